@@ -1,0 +1,2 @@
+// Placeholder until the writer lands.
+#include "analyzer/capture/capture_writer.h"

@@ -1,0 +1,144 @@
+// Writes a capture file (DESIGN.md section 2). Used by the agent's writer
+// thread, by `overlapscope synth` and by tests, so the schema lives in one place.
+//
+// Rows go into an open transaction; commit() ends the batch so a killed
+// process leaves a readable file with everything up to the last commit
+// (WAL mode). close() adds indexes and the end-of-capture metadata.
+#pragma once
+
+#include "analyzer/capture/model.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace osc {
+
+struct KernelRow {
+    TimeNs start = 0, end = 0;
+    uint32_t deviceId = 0, contextId = 0, streamId = 0, correlationId = 0;
+    uint64_t globalPid = 0;
+    std::string_view demangledName, shortName;
+    uint32_t gridX = 0, gridY = 0, gridZ = 0, blockX = 0, blockY = 0, blockZ = 0;
+    uint32_t registersPerThread = 0, staticSharedMemory = 0, dynamicSharedMemory = 0;
+    uint32_t graphId = 0;
+    uint64_t graphNodeId = 0;
+};
+
+struct CopyRow {
+    TimeNs start = 0, end = 0;
+    uint32_t deviceId = 0, contextId = 0, streamId = 0, correlationId = 0;
+    uint64_t globalPid = 0;
+    uint64_t bytes = 0;
+    CopyKind copyKind = CopyKind::Unknown;
+    MemKind srcKind = MemKind::Unknown, dstKind = MemKind::Unknown;
+    uint32_t srcDeviceId = kNoId, dstDeviceId = kNoId;
+};
+
+struct MemsetRow {
+    TimeNs start = 0, end = 0;
+    uint32_t deviceId = 0, contextId = 0, streamId = 0, correlationId = 0;
+    uint64_t globalPid = 0;
+    uint32_t value = 0;
+    uint64_t bytes = 0;
+};
+
+struct SyncRow {
+    TimeNs start = 0, end = 0;
+    uint32_t deviceId = 0, contextId = 0, streamId = kNoId, correlationId = 0;
+    uint64_t globalPid = 0;
+    SyncType syncType = SyncType::Unknown;
+    uint32_t eventId = kNoId;
+};
+
+struct ApiCallRow {
+    TimeNs start = 0, end = 0;
+    ApiKind kind = ApiKind::Runtime;
+    uint64_t globalTid = 0;
+    uint32_t correlationId = 0;
+    std::string_view name;
+    int32_t returnValue = 0;
+};
+
+struct RangeRow {
+    TimeNs start = 0;
+    TimeNs end = -1;  // -1 for a mark
+    RangeKind kind = RangeKind::PushPop;
+    std::string_view text;
+    std::string_view domain;  // empty = default domain
+    uint64_t globalTid = 0, endGlobalTid = 0;
+    uint32_t category = 0, color = 0;
+};
+
+struct CollectiveRow {
+    uint64_t commHash = 0;
+    int32_t rank = -1, nranks = -1;
+    uint64_t seqNumber = 0;
+    std::string_view func, datatype, algo, proto;
+    uint64_t count = 0, bytes = 0;
+    int32_t root = -1, nChannels = 0;
+    uint32_t deviceId = kNoId;
+    TimeNs enqueue = -1, gpuStart = -1, gpuEnd = -1;
+};
+
+struct ProcessRow {
+    uint64_t globalPid = 0;
+    int64_t pid = 0;
+    std::string_view name;
+};
+
+// How a capture ended (OVERLAPSCOPE_META "end_reason").
+enum class CaptureEnd { Stopped, ProcessExit, Signal };
+
+class CaptureWriter {
+public:
+    // Creates a new file; refuses to overwrite an existing one unless
+    // `overwrite` is set. Throws CaptureError naming the path.
+    // `sessionStartUtcNs` anchors all timestamps (TARGET_INFO_SESSION_START_TIME).
+    static std::unique_ptr<CaptureWriter> create(const std::string& path, int64_t sessionStartUtcNs,
+                                                 bool overwrite = false);
+    ~CaptureWriter();
+    CaptureWriter(const CaptureWriter&) = delete;
+    CaptureWriter& operator=(const CaptureWriter&) = delete;
+
+    void setMeta(std::string_view name, std::string_view value);
+    void addGpu(const GpuInfo& gpu);
+    void addProcess(const ProcessRow& process);
+    uint32_t internString(std::string_view text);  // StringIds id
+
+    void addKernel(const KernelRow& row);
+    void addCopy(const CopyRow& row);
+    void addMemset(const MemsetRow& row);
+    void addSync(const SyncRow& row);
+    void addApiCall(const ApiCallRow& row);
+    void addRange(const RangeRow& row);
+    void addCollective(const CollectiveRow& row);
+
+    // Ends the current batch transaction and starts the next one.
+    void commit();
+    // Commits, creates indexes, records how the capture ended. Idempotent.
+    void close(CaptureEnd how = CaptureEnd::Stopped);
+
+    const std::string& path() const { return path_; }
+    uint64_t rowsWritten() const { return rows_; }
+
+private:
+    CaptureWriter() = default;
+    struct Statements;
+    std::string path_;
+    sqlite3* db_ = nullptr;
+    std::unique_ptr<Statements> st_;
+    uint64_t rows_ = 0;
+    bool closed_ = false;
+};
+
+// Writes a whole in-memory process as one capture file (synth, tests, export
+// round trips). Timestamps are written relative to the capture origin.
+void writeProcess(const Capture& capture, const Process& process, const std::string& path,
+                  bool overwrite = false);
+
+}  // namespace osc

@@ -1,0 +1,189 @@
+// The in-memory capture model every reader fills and every consumer reads.
+//
+// Storage is columnar and per device (Perfetto/Tracy style): each table is a
+// struct of vectors, sorted by start time once loading ends. Times are int64
+// nanoseconds on the capture's common timeline: ns since Capture::originUtcNs,
+// so ranks recorded in different processes line up.
+#pragma once
+
+#include "analyzer/capture/string_table.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace osc {
+
+using TimeNs = int64_t;
+inline constexpr uint32_t kNoId = 0xFFFFFFFFu;  // CUPTI's "not applicable"
+
+// CUPTI_ACTIVITY_MEMCPY_KIND values (ENUM_CUDA_MEMCPY_OPER).
+enum class CopyKind : uint8_t {
+    Unknown = 0, HtoD = 1, DtoH = 2, HtoA = 3, AtoH = 4, AtoA = 5, AtoD = 6,
+    DtoA = 7, DtoD = 8, HtoH = 9, PtoP = 10,
+};
+// CUPTI_ACTIVITY_MEMORY_KIND values (ENUM_CUDA_MEM_KIND).
+enum class MemKind : uint8_t {
+    Unknown = 0, Pageable = 1, Pinned = 2, Device = 3, Array = 4, Managed = 5,
+    DeviceStatic = 6, ManagedStatic = 7,
+};
+// CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE values (ENUM_CUPTI_SYNC_TYPE).
+enum class SyncType : uint8_t {
+    Unknown = 0, EventSynchronize = 1, StreamWaitEvent = 2, StreamSynchronize = 3,
+    ContextSynchronize = 4,
+};
+
+struct KernelTable {
+    std::vector<TimeNs> start, end;
+    std::vector<uint32_t> stream, correlation;
+    std::vector<uint32_t> name;       // StringTable id of the demangled name
+    std::vector<uint32_t> shortName;  // StringTable id
+    std::vector<uint32_t> gridX, gridY, gridZ, blockX, blockY, blockZ;
+    std::vector<uint32_t> registersPerThread, staticSharedMemory, dynamicSharedMemory;
+    std::vector<uint32_t> graphId;
+    std::vector<uint64_t> graphNodeId;
+
+    size_t size() const { return start.size(); }
+    void reserve(size_t n);
+    void sortByStart();
+};
+
+struct CopyTable {
+    std::vector<TimeNs> start, end;
+    std::vector<uint32_t> stream, correlation;
+    std::vector<uint64_t> bytes;
+    std::vector<CopyKind> copyKind;
+    std::vector<MemKind> srcKind, dstKind;
+    std::vector<uint32_t> srcDevice, dstDevice;
+
+    size_t size() const { return start.size(); }
+    void sortByStart();
+};
+
+struct MemsetTable {
+    std::vector<TimeNs> start, end;
+    std::vector<uint32_t> stream, correlation;
+    std::vector<uint64_t> bytes;
+    std::vector<uint32_t> value;
+
+    size_t size() const { return start.size(); }
+    void sortByStart();
+};
+
+struct SyncTable {
+    std::vector<TimeNs> start, end;
+    std::vector<uint32_t> stream, correlation;  // stream kNoId for context/event syncs
+    std::vector<SyncType> type;
+    std::vector<uint32_t> eventId;
+
+    size_t size() const { return start.size(); }
+    void sortByStart();
+};
+
+// Host-side runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME).
+enum class ApiKind : uint8_t { Runtime = 0, Driver = 1 };
+struct ApiCallTable {
+    std::vector<TimeNs> start, end;
+    std::vector<uint64_t> globalTid;
+    std::vector<uint32_t> correlation;
+    std::vector<uint32_t> name;  // StringTable id
+    std::vector<int32_t> returnValue;
+    std::vector<ApiKind> kind;
+
+    size_t size() const { return start.size(); }
+    void sortByStart();
+};
+
+// NVTX ranges and marks (NVTX_EVENTS). Marks have end == start.
+enum class RangeKind : uint8_t { PushPop = 0, StartEnd = 1, Mark = 2 };
+struct RangeTable {
+    std::vector<TimeNs> start, end;
+    std::vector<uint32_t> name;  // StringTable id
+    std::vector<uint64_t> globalTid;
+    std::vector<uint32_t> domain;  // StringTable id of the domain name, kNoId = default
+    std::vector<uint32_t> category, color;
+    std::vector<RangeKind> kind;
+    // Ranges from a GPU-side source (Kineto gpu_user_annotation): already on GPU time.
+    std::vector<uint8_t> onGpu;
+
+    size_t size() const { return start.size(); }
+    void sortByStart();
+};
+
+// One row per collective from the NCCL profiler plugin (OVERLAPSCOPE_NCCL_COLL).
+// Times are -1 where unknown.
+struct CollectiveTable {
+    std::vector<uint64_t> commHash;
+    std::vector<int32_t> rank, nranks;
+    std::vector<uint64_t> seqNumber;
+    std::vector<uint32_t> func, datatype, algo, proto;  // StringTable ids
+    std::vector<uint64_t> count, bytes;
+    std::vector<int32_t> root, nChannels;
+    std::vector<uint32_t> device;  // CUDA device ordinal, kNoId if unknown
+    std::vector<TimeNs> enqueue, gpuStart, gpuEnd;
+
+    size_t size() const { return commHash.size(); }
+    void sortByEnqueue();
+};
+
+struct GpuInfo {
+    uint32_t id = 0;  // CUDA device ordinal inside the process
+    std::string name, busLocation, uuid;
+    uint64_t totalMemory = 0;
+    int smCount = 0, computeMajor = 0, computeMinor = 0;
+};
+
+// One GPU as seen by one process: the unit every metric is computed on.
+struct Device {
+    uint32_t id = 0;  // deviceId in the capture
+    GpuInfo gpu;
+    KernelTable kernels;
+    CopyTable copies;
+    MemsetTable memsets;
+    SyncTable syncs;
+    // Stream names set through NVTX (nvtxNameCudaStream) or by an importer.
+    std::map<uint32_t, std::string> streamNames;
+
+    // [first start, last end] of all GPU activity; {0,0} when empty.
+    std::pair<TimeNs, TimeNs> span() const;
+};
+
+// One process (one rank): one capture file, or one process inside an nsys export.
+struct Process {
+    std::string sourcePath;  // file it came from
+    std::string host;
+    int64_t pid = 0;
+    int rank = -1, localRank = -1, worldSize = -1;
+    std::string name;  // executable or command line
+    // Wall-clock ns of this file's time 0, as read. loadCaptures() shifts every
+    // timestamp by (sessionStartUtcNs - Capture::originUtcNs) and records that
+    // shift in timeOffsetNs.
+    int64_t sessionStartUtcNs = 0;
+    TimeNs timeOffsetNs = 0;
+    std::map<std::string, std::string> meta;  // OVERLAPSCOPE_META / META_DATA_EXPORT
+    std::vector<Device> devices;               // sorted by id
+    ApiCallTable apiCalls;
+    RangeTable ranges;
+    CollectiveTable collectives;
+
+    Device& deviceById(uint32_t id);  // creates it when absent
+    const Device* findDevice(uint32_t id) const;
+    std::string label() const;  // "rank 3 (host:pid)" or "host:pid"
+};
+
+struct Capture {
+    std::vector<std::string> sourcePaths;
+    int64_t originUtcNs = 0;  // wall-clock ns of time 0 on the capture timeline
+    StringTable strings;      // shared by all processes
+    std::vector<Process> processes;
+    std::vector<std::string> warnings;  // shown to the user once, after loading
+
+    size_t kernelCount() const;
+    // Puts every process on the common timeline: origin = earliest session start.
+    void alignProcesses();
+    // Sorts every table and orders processes by rank, then host and pid.
+    void finalize();
+};
+
+}  // namespace osc

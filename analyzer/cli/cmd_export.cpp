@@ -1,0 +1,19 @@
+// Placeholder until the command lands.
+#include "analyzer/cli/commands.h"
+
+#include <cstdio>
+
+namespace osc::cli {
+
+void addExportCommand(CLI::App& app, CommandRunner& selected) {
+    auto* cmd = app.add_subcommand("export", "(not implemented yet)");
+    cmd->allow_extras();
+    cmd->callback([&selected] {
+        selected = [] {
+            std::fprintf(stderr, "overlapscope export: not implemented yet\n");
+            return 2;
+        };
+    });
+}
+
+}  // namespace osc::cli

@@ -1,0 +1,19 @@
+// Placeholder until the command lands.
+#include "analyzer/cli/commands.h"
+
+#include <cstdio>
+
+namespace osc::cli {
+
+void addSynthCommand(CLI::App& app, CommandRunner& selected) {
+    auto* cmd = app.add_subcommand("synth", "(not implemented yet)");
+    cmd->allow_extras();
+    cmd->callback([&selected] {
+        selected = [] {
+            std::fprintf(stderr, "overlapscope synth: not implemented yet\n");
+            return 2;
+        };
+    });
+}
+
+}  // namespace osc::cli

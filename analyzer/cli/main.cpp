@@ -1,0 +1,45 @@
+// `overlapscope`: how much of a GPU job's communication hides behind compute.
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/cli/commands.h"
+
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "overlapscope: how much of your GPU communication is hidden behind computation, where it\n"
+        "is not, and why. Reads overlapscope captures, Nsight Systems SQLite exports and PyTorch\n"
+        "profiler traces.",
+        "overlapscope"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("overlapscope ") + OSC_VERSION);
+
+    osc::cli::CommandRunner selected;
+    osc::cli::addReportCommand(app, selected);
+    osc::cli::addCheckCommand(app, selected);
+    osc::cli::addDiffCommand(app, selected);
+    osc::cli::addExportCommand(app, selected);
+    osc::cli::addSynthCommand(app, selected);
+    osc::cli::addAgentCommands(app, selected);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // Usage errors are bad input: exit 2 like every other bad input.
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    try {
+        return selected ? selected() : 0;
+    } catch (const osc::CaptureError& e) {
+        std::fprintf(stderr, "overlapscope: %s\n", e.what());
+        return 2;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "overlapscope: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "overlapscope: %s\n", e.what());
+        return 3;
+    }
+}

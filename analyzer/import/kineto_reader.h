@@ -1,0 +1,15 @@
+// Reads a PyTorch profiler (Kineto) Chrome trace, .json or .json.gz, into the
+// capture model. Appends one Process to `capture`. See docs/formats.md.
+#pragma once
+
+#include "analyzer/capture/model.h"
+#include "analyzer/load/load_options.h"
+
+#include <string>
+
+namespace osc {
+
+// Throws CaptureError naming the file and the problem.
+void readKinetoTrace(const std::string& path, const LoadOptions& options, Capture& capture);
+
+}  // namespace osc

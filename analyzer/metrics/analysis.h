@@ -1,0 +1,131 @@
+// What the analyzer computes from a capture (DESIGN.md section 4). Plain
+// values: the report writers, `check`, `diff` and the GUI panels read these.
+#pragma once
+
+#include "analyzer/capture/model.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace osc {
+
+struct AnalysisSettings {
+    // Extra communication kernel patterns (ECMAScript regex, searched in the
+    // demangled name), in addition to the built-in `nccl` prefix rule.
+    std::vector<std::string> commKernelPatterns;
+    bool commCopies = false;  // host<->device copies count as communication
+    // Step range names (NVTX / user annotations). Default matches
+    // `ProfilerStep#N`, `step N`, `iteration N` (case-insensitive).
+    std::string stepPattern = R"(^(ProfilerStep#\d+|[Ss]tep[ _#]?\d+|[Ii]teration[ _#]?\d+)$)";
+    // "Many small collectives" finding: collectives below this many bytes...
+    uint64_t smallCollectiveBytes = 1 << 20;
+    // ...when at least this many of them are in one step.
+    int smallCollectiveCount = 32;
+    // "Idle gap" finding: a gap with no GPU activity at least this long.
+    TimeNs idleGapNs = 1'000'000;
+};
+
+// The metrics of DESIGN.md section 4 over one window.
+struct OverlapMetrics {
+    TimeNs window_ns = 0, compute_ns = 0, comm_ns = 0, overlap_ns = 0, exposed_comm_ns = 0,
+           busy_ns = 0, idle_ns = 0;
+    std::optional<double> overlap_ratio;     // null when comm_ns == 0
+    std::optional<double> achieved_speedup;  // null when |C ∪ M| == 0
+    std::optional<double> ideal_speedup;     // null when max(compute, comm) == 0
+
+    // Fills the three ratios from the ns fields and |C ∪ M|.
+    void computeRatios(TimeNs computeOrComm_ns);
+};
+
+enum class Category : uint8_t { Compute = 0, Communication = 1, Memory = 2 };
+
+// One communication operation on one device: a communication kernel, or a
+// peer-to-peer (or, with --comm-copies, host<->device) copy.
+struct CollectiveInstance {
+    std::string name;            // kernel name (demangled) or copy description
+    std::string collective;      // AllReduce, AllGather, ReduceScatter, SendRecv, ... or ""
+    std::string datatype;        // f32, bf16, ... or ""
+    TimeNs start_ns = 0, end_ns = 0;
+    uint32_t stream = 0;
+    TimeNs duration_ns = 0, overlapped_ns = 0, exposed_ns = 0;
+    std::optional<uint64_t> bytes;        // from the NCCL plugin table or the copy
+    std::optional<double> bandwidth_gbps; // bytes / duration
+    // From the NCCL profiler plugin row matched to this kernel, when present.
+    std::optional<uint64_t> commHash, seqNumber;
+    std::string algo, proto;
+    int step = -1;         // index into DeviceAnalysis::steps, -1 outside any step
+    size_t kernelIndex = static_cast<size_t>(-1);  // row in Device::kernels, or -1 for a copy
+};
+
+enum class FindingKind {
+    CommOnComputeStream,     // NCCL kernels share a stream with compute
+    CommAfterLastCompute,    // communication starts only after the last compute kernel
+    ManySmallCollectives,
+    IdleGap,
+    CommunicationBound,      // comm_ns > compute_ns: overlap cannot hide it
+};
+
+struct Finding {
+    FindingKind kind;
+    std::string message;  // one sentence a person can act on
+    TimeNs exposed_ns = 0;  // exposed communication (or idle) this finding explains
+};
+
+struct Bottleneck {
+    int collective = -1;       // index into DeviceAnalysis::collectives, -1 if none
+    TimeNs exposed_ns = 0;
+    std::optional<double> share;  // of the step's exposed_comm_ns
+    bool communicationBound = false;  // verdict: comm_ns > compute_ns
+    std::vector<Finding> findings;
+};
+
+struct StepAnalysis {
+    std::string name;
+    TimeNs start_ns = 0, end_ns = 0;  // GPU window of the step
+    OverlapMetrics metrics;
+    Bottleneck bottleneck;
+};
+
+struct DeviceAnalysis {
+    int processIndex = 0;  // into Capture::processes
+    int rank = -1;
+    std::string host;
+    int64_t pid = 0;
+    uint32_t device = 0;
+    OverlapMetrics totals;  // over the device's span
+    std::vector<StepAnalysis> steps;
+    std::vector<CollectiveInstance> collectives;  // start-sorted
+    std::vector<Finding> findings;  // over the whole span
+};
+
+// The same collective seen on every rank.
+struct MatchedCollective {
+    std::string collective;
+    std::optional<uint64_t> commHash, seqNumber;
+    // (device index in Analysis::devices, collective index in that device)
+    std::vector<std::pair<int, int>> instances;
+    TimeNs skew_ns = 0;      // latest start - earliest start: waiting for the slowest rank
+    TimeNs transfer_ns = 0;  // earliest end after the last arrival: time actually moving data
+};
+
+struct RankSpread {
+    // Over devices, per step index present on all of them.
+    TimeNs step_time_min_ns = 0, step_time_median_ns = 0, step_time_max_ns = 0;
+    std::optional<double> overlap_ratio_min, overlap_ratio_median, overlap_ratio_max;
+};
+
+struct Analysis {
+    AnalysisSettings settings;
+    std::vector<DeviceAnalysis> devices;
+    OverlapMetrics summary;  // ns summed over devices, ratios from the sums
+    std::vector<MatchedCollective> matched;  // multi-rank only
+    TimeNs total_skew_ns = 0;
+    std::optional<RankSpread> spread;        // multi-rank only
+    std::vector<std::string> warnings;
+};
+
+// Throws std::invalid_argument for an invalid regex in the settings.
+Analysis analyze(const Capture& capture, const AnalysisSettings& settings = {});
+
+}  // namespace osc

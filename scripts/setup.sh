@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# One command on a fresh Debian 12 machine: install what is missing, build,
+# and run the main job (an overlap report on the example captures).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+echo
+echo "== overlapscope report examples/ddp_bucketed.sqlite"
+build/analyzer/cli/overlapscope report examples/ddp_bucketed.sqlite
