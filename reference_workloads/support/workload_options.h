@@ -1,0 +1,73 @@
+// Typed options of the three reference workloads, parsed from argv. Shape
+// checks that depend on the world size (divisibility of shards and chunks)
+// are separate because the world size is known only after launch detection.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace oscwl {
+
+enum class DType { fp32, bf16 };
+enum class CommBackend { nccl, copies };
+
+struct CommonOptions {
+    int steps = 20;
+    int warmup = 5;
+    DType dtype = DType::fp32;
+    CommBackend comm = CommBackend::nccl;
+    int gpus = 0;                 // >0: single process, one thread per GPU
+    std::string rendezvous;       // "file:/path" or "tcp://host:port"; empty = from env
+    bool check = true;
+    bool verbose = false;
+    std::uint64_t seed = 1234;
+};
+
+enum class DdpMode { none, sequential, per_param, bucketed };
+
+struct DdpOptions {
+    CommonOptions common;
+    int hidden = 1024;
+    int batch = 1024;
+    int layers = 16;
+    DdpMode mode = DdpMode::bucketed;
+    double bucket_mb = 25.0;
+    double lr = 0.1;
+};
+
+enum class TpMode { serial, pipelined };
+
+struct TpOptions {
+    CommonOptions common;
+    int hidden = 4096;
+    int ffn = 16384;
+    int tokens = 8192;
+    TpMode mode = TpMode::pipelined;
+    int chunks = 4;
+};
+
+struct FsdpOptions {
+    CommonOptions common;
+    int hidden = 4096;
+    int batch = 1024;
+    int layers = 8;
+    int prefetch = 1;
+    double lr = 0.1;
+};
+
+// Each throws HelpRequested for --help and UsageError for bad input.
+DdpOptions parse_ddp_options(int argc, const char* const* argv);
+TpOptions parse_tp_options(int argc, const char* const* argv);
+FsdpOptions parse_fsdp_options(int argc, const char* const* argv);
+
+// Shape constraints that need the world size; UsageError when violated.
+void validate_for_world(const TpOptions& o, int world);
+void validate_for_world(const FsdpOptions& o, int world);
+
+const char* to_string(DType d);
+const char* to_string(CommBackend c);
+const char* to_string(DdpMode m);
+const char* to_string(TpMode m);
+std::size_t dtype_bytes(DType d);
+
+}  // namespace oscwl

@@ -1,0 +1,194 @@
+// tp_overlap: one tensor-parallel MLP block in the sequence-parallel layout.
+// Each rank holds tokens/T input tokens X_r (hidden x tokens/T, column-major:
+// one column per token), a column slice W1_r (ffn/T x hidden) and a row slice
+// W2_r (hidden x ffn/T). A block is
+//   G = all-gather(X_r); Y = W1_r G; P = W2_r Y; Z_r = reduce-scatter(P)
+// The pipelined mode splits the tokens into chunks and issues the chunks'
+// collectives on a communication stream so that each chunk's all-gather or
+// reduce-scatter runs while another chunk's GEMMs compute (see
+// support/chunk_schedule.h). Serial is the same code with one chunk.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "reference_workloads/runtime/collectives.h"
+#include "reference_workloads/runtime/device_memory.h"
+#include "reference_workloads/runtime/gemm.h"
+#include "reference_workloads/runtime/kernels.h"
+#include "reference_workloads/runtime/nvtx_range.h"
+#include "reference_workloads/runtime/rank_launcher.h"
+#include "reference_workloads/runtime/step_loop.h"
+#include "reference_workloads/support/chunk_schedule.h"
+#include "reference_workloads/support/result_check.h"
+
+namespace oscwl {
+namespace {
+
+class TpBlock {
+public:
+    TpBlock(const TpOptions& o, RankContext& ctx)
+        : o_(o), ctx_(ctx), elt_(dtype_bytes(o.common.dtype)), h_(o.hidden), fs_(o.ffn / ctx.world),
+          mr_(o.tokens / ctx.world), m_(o.tokens), gemm_(o.common.dtype, compute_.get()) {
+        const auto hh = static_cast<std::size_t>(h_);
+        x_ = DeviceBuffer(hh * mr_ * elt_);
+        z_ = DeviceBuffer(hh * mr_ * elt_);
+        z_serial_ = DeviceBuffer(hh * mr_ * elt_);
+        g_ = DeviceBuffer(hh * m_ * elt_);
+        p_ = DeviceBuffer(hh * m_ * elt_);
+        y_ = DeviceBuffer(static_cast<std::size_t>(fs_) * m_ * elt_);
+        w1_ = DeviceBuffer(static_cast<std::size_t>(fs_) * hh * elt_);
+        w2_ = DeviceBuffer(hh * fs_ * elt_);
+        for (int c = 0; c < o.chunks; ++c) {
+            gathered_.emplace_back();
+            computed_.emplace_back();
+        }
+        const auto r = static_cast<std::uint64_t>(ctx.rank);
+        const DType d = o.common.dtype;
+        launch_fill_uniform(x_.get(), hh * mr_, d, o.common.seed, 100 + r, 0, 1.0f, compute_.get());
+        launch_fill_uniform(w1_.get(), static_cast<std::size_t>(fs_) * hh, d, o.common.seed, 200 + r, 0,
+                            std::sqrt(3.0f / static_cast<float>(h_)), compute_.get());
+        // Scaled by the full ffn: the reduce-scatter sums T partial products.
+        launch_fill_uniform(w2_.get(), hh * fs_, d, o.common.seed, 300 + r, 0,
+                            std::sqrt(3.0f / static_cast<float>(o.ffn)), compute_.get());
+        compute_.sync();
+    }
+
+    const Stream& compute() const { return compute_; }
+
+    void forward(int chunks, void* out) {
+        NvtxRange range("forward");
+        const std::vector<ScheduledOp> schedule = plan_tp_chunks(chunks);
+        const DType d = o_.common.dtype;
+        // The previous step's last reduce-scatter must not be overtaken.
+        start_.record(compute_.get());
+        start_.wait_on(comm_.get());
+        for (const ScheduledOp& op : schedule) {
+            const auto c = static_cast<std::size_t>(op.chunk);
+            // This rank's tokens of the chunk, and where the chunk sits once
+            // gathered (rank-major: every rank's slice of chunk c together).
+            const ChunkRange mine = chunk_range(mr_, chunks, op.chunk);
+            const long long gc = mine.count * ctx_.world, goff = mine.offset * ctx_.world;
+            char* g_chunk = static_cast<char*>(g_.get()) + bytes(goff * h_);
+            char* y_chunk = static_cast<char*>(y_.get()) + bytes(goff * fs_);
+            char* p_chunk = static_cast<char*>(p_.get()) + bytes(goff * h_);
+            const auto count = static_cast<std::size_t>(mine.count * h_);
+            switch (op.op) {
+                case TpOp::all_gather:
+                    ctx_.coll->all_gather(static_cast<char*>(x_.get()) + bytes(mine.offset * h_), g_chunk, count, d,
+                                          comm_.get());
+                    gathered_[c].record(comm_.get());
+                    break;
+                case TpOp::gemm:
+                    gathered_[c].wait_on(compute_.get());
+                    gemm_.run(false, false, fs_, static_cast<int>(gc), h_, w1_.get(), fs_, g_chunk, h_, y_chunk, fs_);
+                    gemm_.run(false, false, h_, static_cast<int>(gc), fs_, w2_.get(), h_, y_chunk, fs_, p_chunk, h_);
+                    computed_[c].record(compute_.get());
+                    break;
+                case TpOp::reduce_scatter:
+                    computed_[c].wait_on(comm_.get());
+                    ctx_.coll->reduce_scatter_sum(p_chunk, static_cast<char*>(out) + bytes(mine.offset * h_), count, d,
+                                                  comm_.get());
+                    break;
+            }
+        }
+        done_.record(comm_.get());
+        done_.wait_on(compute_.get());
+    }
+
+    void* output() const { return z_.get(); }
+
+    // The pipelined output must equal a serial run of the same block; with
+    // one rank it is also compared with a host computation of a few tokens.
+    std::string check() {
+        forward(1, z_serial_.get());
+        OSC_CUDA(cudaDeviceSynchronize());
+        const std::size_t n = static_cast<std::size_t>(h_) * mr_;
+        const bool bf16 = o_.common.dtype == DType::bf16;
+        const double rtol = bf16 ? 5e-2 : 1e-3, atol = bf16 ? 5e-2 : 1e-3;
+        std::vector<float> got = download(z_.get(), n), ref = download(z_serial_.get(), n);
+        CloseResult cmp = compare_close(ref, got, rtol, atol);
+        if (!cmp.ok) throw WorkloadError("check FAILED: pipelined output differs from serial: " + cmp.message());
+        if (ctx_.world != 1) return "passed (pipelined output equals serial within tolerance)";
+        std::vector<float> x = download(x_.get(), n);
+        std::vector<float> w1 = download(w1_.get(), static_cast<std::size_t>(fs_) * h_);
+        std::vector<float> w2 = download(w2_.get(), static_cast<std::size_t>(h_) * fs_);
+        std::vector<float> expect, actual;
+        for (long long t : {0LL, mr_ / 3, mr_ - 1}) {
+            std::vector<double> y(static_cast<std::size_t>(fs_), 0.0);
+            for (int i = 0; i < fs_; ++i)
+                for (int k = 0; k < h_; ++k)
+                    y[static_cast<std::size_t>(i)] += static_cast<double>(w1[static_cast<std::size_t>(k) * fs_ + i]) *
+                                                      x[static_cast<std::size_t>(t * h_ + k)];
+            for (int i = 0; i < h_; ++i) {
+                double z = 0;
+                for (int k = 0; k < fs_; ++k)
+                    z += static_cast<double>(w2[static_cast<std::size_t>(k) * h_ + i]) * y[static_cast<std::size_t>(k)];
+                expect.push_back(static_cast<float>(z));
+                actual.push_back(got[static_cast<std::size_t>(t * h_ + i)]);
+            }
+        }
+        CloseResult host = compare_close(expect, actual, rtol, atol);
+        if (!host.ok) throw WorkloadError("check FAILED: output differs from a host computation: " + host.message());
+        return "passed (pipelined equals serial; 3 tokens match a host computation)";
+    }
+
+private:
+    std::size_t bytes(long long elems) const { return static_cast<std::size_t>(elems) * elt_; }
+    std::vector<float> download(const void* src, std::size_t count) const {
+        std::vector<std::uint8_t> raw(count * elt_);
+        OSC_CUDA(cudaMemcpy(raw.data(), src, raw.size(), cudaMemcpyDeviceToHost));
+        return to_float(raw.data(), count, o_.common.dtype == DType::bf16);
+    }
+
+    const TpOptions& o_;
+    RankContext& ctx_;
+    std::size_t elt_;
+    int h_, fs_;
+    long long mr_, m_;
+    Stream compute_, comm_;
+    Gemm gemm_;
+    DeviceBuffer x_, z_, z_serial_, g_, p_, y_, w1_, w2_;
+    std::vector<Event> gathered_, computed_;
+    Event start_, done_;
+};
+
+void run_tp(const TpOptions& o, RankContext& ctx) {
+    validate_for_world(o, ctx.world);
+    TpBlock block(o, ctx);
+    if (ctx.prints()) {
+        cudaDeviceProp prop{};
+        OSC_CUDA(cudaGetDeviceProperties(&prop, ctx.device));
+        std::printf("tp_overlap: launch: %s\n", ctx.launch.c_str());
+        std::printf("tp_overlap: comm: %s; GPU %d: %s\n", ctx.coll->describe().c_str(), ctx.device, prop.name);
+        std::printf("tp_overlap: block: hidden %d, ffn %d (%d per rank), %d tokens (%d per rank), %s\n", o.hidden,
+                    o.ffn, o.ffn / ctx.world, o.tokens, o.tokens / ctx.world, to_string(o.common.dtype));
+        if (o.mode == TpMode::serial)
+            std::printf("tp_overlap: mode serial: all-gather, 2 GEMMs, reduce-scatter back to back\n");
+        else
+            std::printf("tp_overlap: mode pipelined: %d chunks; the chunks' all-gathers are queued first, so "
+                        "each gather and reduce-scatter runs under another chunk's GEMMs\n", o.chunks);
+    }
+    auto times = run_steps(o.common, block.compute().get(), [&](int) { block.forward(o.chunks, block.output()); },
+                           o.common.verbose && ctx.prints());
+    const std::string check = o.common.check ? block.check() : "skipped";
+    if (!ctx.prints()) return;
+    const double med = median(times);
+    std::printf("tp_overlap: median step %.3f ms over %d steps\n", med, o.common.steps);
+    std::printf("tp_overlap: check %s\n", check.c_str());
+    std::printf("SUMMARY tp_overlap mode=%s chunks=%d comm=%s world=%d dtype=%s hidden=%d ffn=%d tokens=%d "
+                "median_step_ms=%.3f check=%s\n",
+                to_string(o.mode), o.chunks, to_string(o.common.comm), ctx.world, to_string(o.common.dtype),
+                o.hidden, o.ffn, o.tokens, med, o.common.check ? "passed" : "skipped");
+    std::fflush(stdout);
+}
+
+}  // namespace
+}  // namespace oscwl
+
+int main(int argc, char** argv) {
+    return oscwl::guarded_main("tp_overlap", [&] {
+        const oscwl::TpOptions o = oscwl::parse_tp_options(argc, argv);
+        oscwl::run_ranks(o.common, "tp_overlap", [&](oscwl::RankContext& ctx) { oscwl::run_tp(o, ctx); });
+    });
+}

@@ -1,0 +1,73 @@
+// The built programs' command line: --help, bad options and bad launch
+// environments all end before any GPU is touched, so they run in CI.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string output;
+};
+
+Result run(const std::string& command) {
+    Result r;
+    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buf{};
+    while (std::fgets(buf.data(), buf.size(), pipe)) r.output += buf.data();
+    int status = ::pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+const char* const kPrograms[] = {OSC_DDP_OVERLAP, OSC_TP_OVERLAP, OSC_FSDP_PREFETCH};
+
+int lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+TEST(WorkloadPrograms, HelpExitsZeroAndListsCommonOptions) {
+    for (const char* p : kPrograms) {
+        Result r = run(std::string(p) + " --help");
+        EXPECT_EQ(r.code, 0) << p;
+        for (const char* opt : {"--steps", "--warmup", "--dtype", "--comm", "--gpus", "--rendezvous"})
+            EXPECT_NE(r.output.find(opt), std::string::npos) << p << " " << opt;
+    }
+    EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("--bucket-mb"), std::string::npos);
+    EXPECT_NE(run(std::string(OSC_TP_OVERLAP) + " --help").output.find("--chunks"), std::string::npos);
+    EXPECT_NE(run(std::string(OSC_FSDP_PREFETCH) + " --help").output.find("--prefetch"), std::string::npos);
+}
+
+TEST(WorkloadPrograms, BadOptionIsOneLineAndExitTwo) {
+    for (const char* p : kPrograms) {
+        Result r = run(std::string(p) + " --no-such-option");
+        EXPECT_EQ(r.code, 2) << p;
+        EXPECT_EQ(lines(r.output), 1) << r.output;
+        EXPECT_NE(r.output.find("unknown option --no-such-option"), std::string::npos) << r.output;
+    }
+    Result r = run(std::string(OSC_DDP_OVERLAP) + " --mode overlapped");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.output, "ddp_overlap: --mode must be one of none|sequential|per-param|bucketed, got 'overlapped'\n");
+}
+
+TEST(WorkloadPrograms, BadLaunchEnvironmentIsExitTwo) {
+    Result r = run("env RANK=2 WORLD_SIZE=2 " + std::string(OSC_TP_OVERLAP));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.output, "tp_overlap: RANK=2 is not below WORLD_SIZE=2\n");
+    r = run("env RANK=0 WORLD_SIZE=4 " + std::string(OSC_FSDP_PREFETCH) + " --comm copies");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--comm copies runs a single rank"), std::string::npos) << r.output;
+    r = run("env RANK=0 WORLD_SIZE=2 " + std::string(OSC_DDP_OVERLAP) + " --gpus 2");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--gpus drives every GPU from one process"), std::string::npos) << r.output;
+}
+
+}  // namespace
