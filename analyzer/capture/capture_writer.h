@@ -13,9 +13,6 @@
 #include <string>
 #include <string_view>
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace osc {
 
 struct KernelRow {
@@ -27,6 +24,9 @@ struct KernelRow {
     uint32_t registersPerThread = 0, staticSharedMemory = 0, dynamicSharedMemory = 0;
     uint32_t graphId = 0;
     uint64_t graphNodeId = 0;
+    // Optional: ids from internString(). When set (not kNoId) they are used
+    // instead of the names above, which skips hashing the name per row.
+    uint32_t demangledNameId = kNoId, shortNameId = kNoId;
 };
 
 struct CopyRow {
@@ -62,6 +62,7 @@ struct ApiCallRow {
     uint32_t correlationId = 0;
     std::string_view name;
     int32_t returnValue = 0;
+    uint32_t nameId = kNoId;  // optional: internString() id used instead of `name`
 };
 
 struct RangeRow {
@@ -72,6 +73,8 @@ struct RangeRow {
     std::string_view domain;  // empty = default domain
     uint64_t globalTid = 0, endGlobalTid = 0;
     uint32_t category = 0, color = 0;
+    uint32_t textId = kNoId;  // optional: internString() id used instead of `text`
+    bool onGpu = false;       // already on GPU time (imported GPU annotations)
 };
 
 struct CollectiveRow {
@@ -117,6 +120,9 @@ public:
     void addApiCall(const ApiCallRow& row);
     void addRange(const RangeRow& row);
     void addCollective(const CollectiveRow& row);
+    // A stream's name (nvtxNameCudaStream, importers): OVERLAPSCOPE_STREAM_NAME.
+    void addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId,
+                       std::string_view name);
 
     // Ends the current batch transaction and starts the next one.
     void commit();
@@ -130,14 +136,16 @@ private:
     CaptureWriter() = default;
     struct Statements;
     std::string path_;
-    sqlite3* db_ = nullptr;
-    std::unique_ptr<Statements> st_;
+    std::unique_ptr<Statements> st_;  // the open database and its prepared statements
     uint64_t rows_ = 0;
     bool closed_ = false;
 };
 
 // Writes a whole in-memory process as one capture file (synth, tests, export
-// round trips). Timestamps are written relative to the capture origin.
+// round trips). Timestamps are written as they are in the model, and the
+// file's TARGET_INFO_SESSION_START_TIME is the wall-clock time of the model's
+// time 0 for that process (sessionStartUtcNs - timeOffsetNs), so reading the
+// file back gives the same timestamps and the same wall-clock anchor.
 void writeProcess(const Capture& capture, const Process& process, const std::string& path,
                   bool overwrite = false);
 

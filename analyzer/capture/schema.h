@@ -39,4 +39,39 @@ inline constexpr int kNvtxDomainCreate = 75;
 inline constexpr int kEventClassRuntime = 0;
 inline constexpr int kEventClassDriver = 1;
 
+// Rows of each ENUM_* table: (id, name, label), as in the nsys export.
+struct EnumValue {
+    int id;
+    const char* name;
+    const char* label;
+};
+struct EnumTable {
+    const char* table;
+    const EnumValue* values;
+    int count;
+};
+extern const EnumTable kEnumTables[];
+extern const int kEnumTableCount;
+
+// OVERLAPSCOPE_META keys (format_version is kFormatVersionKey above). The
+// writer sets format_version, tool_version and,
+// at close(), capture_stop_utc_ns (unless already set) and end_reason; the
+// agent sets the others. The reader maps host/pid/rank/local_rank/world_size
+// onto Process fields and keeps every pair in Process::meta.
+namespace meta {
+inline constexpr std::string_view kToolVersion = "tool_version";
+inline constexpr std::string_view kHost = "host";
+inline constexpr std::string_view kPid = "pid";
+inline constexpr std::string_view kRank = "rank";
+inline constexpr std::string_view kLocalRank = "local_rank";
+inline constexpr std::string_view kWorldSize = "world_size";
+inline constexpr std::string_view kCommandLine = "command_line";
+inline constexpr std::string_view kCaptureStartUtcNs = "capture_start_utc_ns";
+inline constexpr std::string_view kCaptureStopUtcNs = "capture_stop_utc_ns";
+inline constexpr std::string_view kCuptiVersion = "cupti_version";
+inline constexpr std::string_view kDriverVersion = "driver_version";
+inline constexpr std::string_view kDroppedRecords = "dropped_records";
+inline constexpr std::string_view kEndReason = "end_reason";  // stopped, process_exit, signal
+}  // namespace meta
+
 }  // namespace osc::schema

@@ -1,21 +1,305 @@
-// Placeholder until the agent control commands land.
+// `overlapscope run | attach | detach | ps`: launch a job under the capture
+// agent and control the agents of running jobs through their sockets.
+#include "agent/control/control_client.h"
 #include "analyzer/cli/commands.h"
 
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace osc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace osc::agent;
+
+constexpr const char* kAgentFile = "liboverlapscope-agent.so";
+
+std::string executableDir() {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string(".") : self.parent_path().string();
+}
+
+// --agent, $OVERLAPSCOPE_AGENT, next to the binary, ../lib, the build tree.
+std::string findAgentLibrary(const std::string& explicitPath) {
+    auto usable = [](const fs::path& p) {
+        std::error_code ec;
+        return fs::is_regular_file(p, ec);
+    };
+    if (!explicitPath.empty()) {
+        if (!usable(explicitPath)) throw std::invalid_argument(explicitPath + ": agent library not found");
+        return fs::absolute(explicitPath).string();
+    }
+    if (const char* env = std::getenv("OVERLAPSCOPE_AGENT"); env && *env) {
+        if (!usable(env)) throw std::invalid_argument(std::string(env) + ": agent library (OVERLAPSCOPE_AGENT) not found");
+        return fs::absolute(env).string();
+    }
+    const fs::path dir = executableDir();
+    std::vector<fs::path> candidates = {dir / kAgentFile, dir / ".." / "lib" / kAgentFile};
+#ifdef OSC_AGENT_BUILD_DIR
+    candidates.push_back(fs::path(OSC_AGENT_BUILD_DIR) / kAgentFile);
+#endif
+    for (const auto& c : candidates)
+        if (usable(c)) return fs::weakly_canonical(c).string();
+    throw std::invalid_argument(std::string(kAgentFile) +
+                                ": not found next to overlapscope, in ../lib or in the build tree "
+                                "(build with the CUDA toolkit, or pass --agent PATH)");
+}
+
+std::string findCuptiLibrary(const std::string& agentPath) {
+    if (const char* env = std::getenv("OVERLAPSCOPE_CUPTI"); env && *env) return env;
+    std::vector<fs::path> candidates = {fs::path(agentPath).parent_path() / "libcupti.so"};
+#ifdef OSC_CUPTI_LIBRARY
+    candidates.emplace_back(OSC_CUPTI_LIBRARY);
+#endif
+    for (const auto& c : candidates) {
+        std::error_code ec;
+        if (fs::exists(c, ec)) return c.string();
+    }
+    return {};
+}
+
+std::string secondsText(double s) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%g", s);
+    return buf;
+}
+
+// ---- run ----------------------------------------------------------------
+
+volatile sig_atomic_t g_child = 0;
+
+void forwardSignal(int signo, siginfo_t* info, void*) {
+    // A terminal's Ctrl-C already reached the whole process group, the child
+    // included; only signals sent to us alone are passed on.
+    if (g_child > 0 && (!info || info->si_code != SI_KERNEL)) ::kill(g_child, signo);
+}
+
+struct RunOptions {
+    std::string output = ".";
+    double delay = 0, duration = 0, bufferMb = 0;
+    bool dormant = false;
+    std::string agent;
+    std::vector<std::string> command;
+};
+
+int runCommand(const RunOptions& o) {
+    if (o.command.empty()) throw std::invalid_argument("run: no command given (overlapscope run -- COMMAND...)");
+    const std::string agent = findAgentLibrary(o.agent);
+    std::error_code ec;
+    fs::create_directories(o.output, ec);
+    if (!fs::is_directory(o.output, ec)) throw std::invalid_argument(o.output + ": cannot create output directory");
+    const std::string outDir = fs::absolute(o.output).lexically_normal().string();
+    if (::access(outDir.c_str(), W_OK) != 0) throw std::invalid_argument(outDir + ": output directory is not writable");
+
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"CUDA_INJECTION64_PATH", agent},
+        {"NCCL_PROFILER_PLUGIN", agent},
+        {"OVERLAPSCOPE_OUTPUT_DIR", outDir},
+        {"OVERLAPSCOPE_DELAY", secondsText(o.delay)},
+        {"OVERLAPSCOPE_DURATION", secondsText(o.duration)},
+        {"OVERLAPSCOPE_DORMANT", o.dormant ? "1" : "0"},
+    };
+    if (o.bufferMb > 0) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb));
+    // NVTX ranges reach CUPTI only when NVTX loads libcupti at the job's first NVTX call.
+    if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx) {
+        const std::string cupti = findCuptiLibrary(agent);
+        if (!cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", cupti);
+    }
+    if (const char* prev = std::getenv("CUDA_INJECTION64_PATH"); prev && *prev && agent != prev)
+        std::fprintf(stderr, "overlapscope: replacing CUDA_INJECTION64_PATH=%s\n", prev);
+    std::fprintf(stderr, "overlapscope: %s to %s\n", o.dormant ? "agent dormant, attach to capture" : "capturing",
+                 outDir.c_str());
+
+    struct sigaction fwd{}, oldInt{}, oldTerm{}, oldHup{};
+    fwd.sa_sigaction = forwardSignal;
+    fwd.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&fwd.sa_mask);
+    ::sigaction(SIGINT, &fwd, &oldInt);
+    ::sigaction(SIGTERM, &fwd, &oldTerm);
+    ::sigaction(SIGHUP, &fwd, &oldHup);
+
+    std::fflush(nullptr);
+    const pid_t child = ::fork();
+    if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    if (child == 0) {
+        ::sigaction(SIGINT, &oldInt, nullptr);
+        ::sigaction(SIGTERM, &oldTerm, nullptr);
+        ::sigaction(SIGHUP, &oldHup, nullptr);
+        for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+        std::vector<char*> argv;
+        for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        ::execvp(argv[0], argv.data());
+        std::fprintf(stderr, "overlapscope: %s: %s\n", o.command[0].c_str(), std::strerror(errno));
+        ::_exit(127);
+    }
+    g_child = child;
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    g_child = 0;
+    ::sigaction(SIGINT, &oldInt, nullptr);
+    ::sigaction(SIGTERM, &oldTerm, nullptr);
+    ::sigaction(SIGHUP, &oldHup, nullptr);
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return 1;
+}
+
+// ---- attach / detach / ps ---------------------------------------------------
+
+std::vector<std::string> targetSockets(const std::vector<int64_t>& pids, bool all) {
+    const std::string dir = socketDirectory();
+    std::vector<std::string> sockets;
+    if (all) {
+        for (const auto& a : discoverAgents(dir)) sockets.push_back(a.socketPath);
+        if (sockets.empty()) throw std::invalid_argument(dir + ": no running agents found");
+        return sockets;
+    }
+    if (pids.empty()) throw std::invalid_argument("give a PID or --all");
+    for (int64_t pid : pids) {
+        const std::string path = socketPathFor(dir, pid);
+        std::error_code ec;
+        if (!fs::exists(path, ec))
+            throw std::invalid_argument(path + ": no agent for pid " + std::to_string(pid) +
+                                        " (was it started with `overlapscope run`?)");
+        sockets.push_back(path);
+    }
+    return sockets;
+}
+
+std::string who(const AgentStatus& s) {
+    std::string text = "pid " + std::to_string(s.pid);
+    if (s.rank >= 0) text += " rank " + std::to_string(s.rank);
+    return text;
+}
+
+int controlAll(const std::vector<std::string>& sockets, const ControlRequest& request) {
+    int failures = 0;
+    for (const auto& path : sockets) {
+        try {
+            const ControlReply r = sendRequest(path, request);
+            if (!r.ok) {
+                std::fprintf(stderr, "overlapscope: %s: %s\n", who(r.status).c_str(), r.error.c_str());
+                ++failures;
+            } else if (request.command == ControlCommand::Start) {
+                std::printf("%s: capturing to %s\n", who(r.status).c_str(), r.status.output.c_str());
+            } else {
+                std::printf("%s: stopped, wrote %s (%llu records dropped)\n", who(r.status).c_str(),
+                            r.status.output.c_str(), static_cast<unsigned long long>(r.status.dropped));
+            }
+        } catch (const std::runtime_error& e) {
+            std::fprintf(stderr, "overlapscope: %s\n", e.what());
+            ++failures;
+        }
+    }
+    return failures ? 1 : 0;
+}
+
+int psCommand(bool json) {
+    const auto agents = discoverAgents(socketDirectory());
+    if (json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& a : agents) {
+            const auto& s = a.reply.status;
+            list.push_back({{"pid", s.pid}, {"rank", s.rank}, {"host", s.host}, {"state", s.state},
+                            {"captures", s.captures}, {"output", s.output}, {"dropped", s.dropped},
+                            {"command", s.commandLine}, {"socket", a.socketPath}});
+        }
+        std::printf("%s\n", list.dump().c_str());
+        return 0;
+    }
+    if (agents.empty()) {
+        std::printf("no running agents in %s\n", socketDirectory().c_str());
+        return 0;
+    }
+    std::printf("%-8s %-5s %-10s %-8s %-40s %s\n", "PID", "RANK", "STATE", "CAPTURES", "OUTPUT", "COMMAND");
+    for (const auto& a : agents) {
+        const auto& s = a.reply.status;
+        std::printf("%-8lld %-5s %-10s %-8llu %-40s %.60s\n", static_cast<long long>(s.pid),
+                    s.rank >= 0 ? std::to_string(s.rank).c_str() : "-", s.state.c_str(),
+                    static_cast<unsigned long long>(s.captures), s.output.empty() ? "-" : s.output.c_str(),
+                    s.commandLine.c_str());
+    }
+    return 0;
+}
+
+}  // namespace
 
 void addAgentCommands(CLI::App& app, CommandRunner& selected) {
-    for (const char* name : {"run", "attach", "detach", "ps"}) {
-        auto* cmd = app.add_subcommand(name, "(not implemented yet)");
-        cmd->allow_extras();
-        cmd->callback([&selected] {
-            selected = [] {
-                std::fprintf(stderr, "overlapscope: agent control is not implemented yet\n");
-                return 2;
-            };
-        });
-    }
+    auto run = std::make_shared<RunOptions>();
+    auto* r = app.add_subcommand("run", "Run a command with the capture agent injected into every CUDA process");
+    r->add_option("--output,-o", run->output, "Directory for the capture files (one per process)");
+    r->add_option("--delay", run->delay, "Start capturing this many seconds after CUDA starts")->check(CLI::NonNegativeNumber);
+    r->add_option("--duration", run->duration, "Stop capturing after this many seconds (0: until exit)")
+        ->check(CLI::NonNegativeNumber);
+    r->add_flag("--dormant", run->dormant, "Do not capture until `overlapscope attach`");
+    r->add_option("--buffer-mb", run->bufferMb, "Memory bound for in-flight records per process (default 64)")
+        ->check(CLI::PositiveNumber);
+    r->add_option("--agent", run->agent, "Agent library to inject (default: found next to overlapscope)");
+    r->add_option("command", run->command, "The command to run, after --")->required();
+    r->footer("Example: overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py\n"
+              "Files: <output>/<host>-<pid>[-rank<R>][-N].sqlite. Exit code: the command's.");
+    r->callback([run, &selected] { selected = [run] { return runCommand(*run); }; });
+
+    struct Target {
+        std::vector<int64_t> pids;
+        bool all = false;
+        double duration = 0;
+        std::string output;
+    };
+    auto at = std::make_shared<Target>();
+    auto* a = app.add_subcommand("attach", "Start a capture in running agents (jobs launched with `run`)");
+    a->add_option("pid", at->pids, "Process ids (see `overlapscope ps`)");
+    a->add_flag("--all", at->all, "Every running agent of this user");
+    a->add_option("--duration", at->duration, "Stop after this many seconds (0: until detach or exit)")
+        ->check(CLI::NonNegativeNumber);
+    a->add_option("--output,-o", at->output, "Directory for the capture files (default: the run's)");
+    a->callback([at, &selected] {
+        selected = [at] {
+            ControlRequest req;
+            req.command = ControlCommand::Start;
+            if (at->duration > 0) req.durationS = at->duration;
+            if (!at->output.empty()) {
+                std::error_code ec;
+                fs::create_directories(at->output, ec);
+                req.outputDir = fs::absolute(at->output).lexically_normal().string();
+            }
+            return controlAll(targetSockets(at->pids, at->all), req);
+        };
+    });
+
+    auto dt = std::make_shared<Target>();
+    auto* d = app.add_subcommand("detach", "Stop the capture in running agents and close their files");
+    d->add_option("pid", dt->pids, "Process ids (see `overlapscope ps`)");
+    d->add_flag("--all", dt->all, "Every running agent of this user");
+    d->callback([dt, &selected] {
+        selected = [dt] {
+            ControlRequest req;
+            req.command = ControlCommand::Stop;
+            return controlAll(targetSockets(dt->pids, dt->all), req);
+        };
+    });
+
+    auto psJson = std::make_shared<bool>(false);
+    auto* p = app.add_subcommand("ps", "List running agents of this user: pid, rank, state, output file");
+    p->add_flag("--json", *psJson, "One JSON array instead of a table");
+    p->callback([psJson, &selected] { selected = [psJson] { return psCommand(*psJson); }; });
 }
 
 }  // namespace osc::cli

@@ -1,19 +1,116 @@
-// Placeholder until the command lands.
+// `overlapscope check CAPTURE...`: CI thresholds. Exit 0 when all hold, 1 with
+// one line per violation, 2 for bad input.
+#include "analyzer/cli/cli_common.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/report/check.h"
+#include "analyzer/report/report_json.h"
 
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
 
 namespace osc::cli {
+namespace {
+
+struct CheckArgs {
+    std::vector<std::string> inputs;
+    std::optional<double> minOverlapRatio, maxExposedCommMs, maxExposedCommShare;
+    std::string baseline;
+    std::string maxRegression;  // "10" or "10%"
+    std::string junit;
+    AnalysisFlags flags;
+};
+
+std::optional<double> parsePercent(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    std::string digits = text;
+    if (digits.back() == '%') digits.pop_back();
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(digits, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != digits.size())
+        throw std::invalid_argument("check: --max-regression expects a percentage like 10 or 10%, got '" +
+                                    text + "'");
+    return v;
+}
+
+int runCheck(const CheckArgs& args) {
+    report::Thresholds t;
+    t.minOverlapRatio = args.minOverlapRatio;
+    t.maxExposedCommMs = args.maxExposedCommMs;
+    t.maxExposedCommShare = args.maxExposedCommShare;
+    t.maxRegressionPercent = parsePercent(args.maxRegression);
+    std::optional<report::ReportFile> baseline;
+    if (!args.baseline.empty()) baseline = report::readReportJson(args.baseline);
+    // Validates the thresholds before the (possibly long) load.
+    report::runChecks(Analysis{}, t, baseline ? &baseline->analysis : nullptr);
+
+    const Capture capture = loadInputs(args.inputs, /*launchDetails=*/false);
+    const Analysis analysis = analyzeWithStatus(capture, args.flags.settings());
+    const auto outcomes = report::runChecks(analysis, t, baseline ? &baseline->analysis : nullptr);
+
+    size_t failed = 0;
+    if (analysis.devices.empty()) {
+        // A gate that passes on an empty capture would hide a broken capture setup.
+        std::printf("FAIL no GPU activity in the capture: nothing to check\n");
+        ++failed;
+    }
+    for (const auto& o : outcomes)
+        if (!o.passed) {
+            ++failed;
+            std::printf("FAIL %s\n", o.message.c_str());
+        }
+    if (!args.junit.empty())
+        writeOutput(args.junit, report::formatJunit(outcomes, "overlapscope check"), true);
+    if (failed == 0)
+        std::printf("ok: %zu checks passed on %zu device%s\n", outcomes.size(),
+                    analysis.devices.size(), analysis.devices.size() == 1 ? "" : "s");
+    std::fflush(stdout);
+    return failed == 0 ? 0 : 1;
+}
+
+}  // namespace
 
 void addCheckCommand(CLI::App& app, CommandRunner& selected) {
-    auto* cmd = app.add_subcommand("check", "(not implemented yet)");
-    cmd->allow_extras();
-    cmd->callback([&selected] {
-        selected = [] {
-            std::fprintf(stderr, "overlapscope check: not implemented yet\n");
-            return 2;
-        };
-    });
+    auto args = std::make_shared<CheckArgs>();
+    auto* cmd = app.add_subcommand(
+        "check",
+        "Fail (exit 1) when overlap misses a threshold, for CI. Every threshold is checked on "
+        "every device and, with several devices, on the summary (except --max-exposed-comm-ms, "
+        "which is per device).\nExit codes: 0 all thresholds hold, 1 a threshold is violated "
+        "(one 'FAIL' line each on stdout), 2 bad input or options.");
+    cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")
+        ->required();
+    cmd->add_option("--min-overlap-ratio", args->minOverlapRatio,
+                    "Fail when less than R (0..1) of communication is hidden behind compute; a "
+                    "device without communication passes")
+        ->type_name("R");
+    cmd->add_option("--max-exposed-comm-ms", args->maxExposedCommMs,
+                    "Fail when a device has more than X ms of exposed communication")
+        ->type_name("X");
+    cmd->add_option("--max-exposed-comm-share", args->maxExposedCommShare,
+                    "Fail when exposed communication exceeds S (0..1) of the window (the device's "
+                    "span, first GPU activity to last)")
+        ->type_name("S");
+    cmd->add_option("--baseline", args->baseline,
+                    "A report saved earlier with 'report --format json'; devices are matched by "
+                    "rank and GPU")
+        ->type_name("REPORT.json");
+    cmd->add_option("--max-regression", args->maxRegression,
+                    "With --baseline: fail when the overlap ratio falls more than P% below the "
+                    "baseline's, or exposed communication grows more than P% above it")
+        ->type_name("P%");
+    cmd->add_option("--junit", args->junit,
+                    "Also write JUnit XML (one testcase per threshold per device) to FILE; it is a "
+                    "CI artifact, so an existing FILE is replaced")
+        ->type_name("FILE");
+    args->flags.addTo(cmd);
+    cmd->callback([&selected, args] { selected = [args] { return runCheck(*args); }; });
 }
 
 }  // namespace osc::cli

@@ -1,19 +1,101 @@
-// Placeholder until the command lands.
+// `overlapscope export CAPTURE... -o trace.json`: a Chrome/Perfetto trace.
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/cli/cli_common.h"
 #include "analyzer/cli/commands.h"
+#include "analyzer/import/chrome_export.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <unistd.h>
 
 namespace osc::cli {
+namespace {
+
+struct ExportArgs {
+    std::vector<std::string> inputs;
+    std::string output;
+    std::string format = "chrome";
+    bool force = false, noOverlap = false, noFlows = false;
+    AnalysisFlags flags;
+};
+
+int runExport(const ExportArgs& args) {
+    namespace fs = std::filesystem;
+    const bool toStdout = args.output == "-";
+    std::error_code ec;
+    // Checked before loading, so a long load is not wasted on a refusal.
+    if (!toStdout && !args.force && fs::exists(args.output, ec))
+        throw CaptureError(args.output, "already exists (use --force to replace it)");
+
+    const Capture capture = loadInputs(args.inputs);
+    ChromeExportOptions options;
+    options.settings = args.flags.settings();
+    options.overlapLanes = !args.noOverlap;
+    options.flows = !args.noFlows;
+    ProgressLine progress;
+    options.progress = [&](double f) { progress.show("writing trace", f); };
+
+    if (toStdout) {
+        writeChromeTrace(capture, std::cout, options);
+        std::cout.flush();
+        return 0;
+    }
+    // Written beside the target and renamed at the end: an interrupted export
+    // never leaves a half-written file under the requested name.
+    const std::string temp = args.output + ".partial-" + std::to_string(::getpid());
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (!out) throw CaptureError(args.output, "cannot open for writing");
+        std::vector<char> buffer(1 << 20);
+        out.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+        try {
+            writeChromeTrace(capture, out, options);
+        } catch (...) {
+            out.close();
+            fs::remove(temp, ec);
+            throw;
+        }
+        out.close();
+        if (!out) {
+            fs::remove(temp, ec);
+            throw CaptureError(args.output, "write failed (disk full?)");
+        }
+    }
+    fs::rename(temp, args.output, ec);
+    if (ec) {
+        fs::remove(temp, ec);
+        throw CaptureError(args.output, "cannot create: " + ec.message());
+    }
+    progress.done();
+    return 0;
+}
+
+}  // namespace
 
 void addExportCommand(CLI::App& app, CommandRunner& selected) {
-    auto* cmd = app.add_subcommand("export", "(not implemented yet)");
-    cmd->allow_extras();
-    cmd->callback([&selected] {
-        selected = [] {
-            std::fprintf(stderr, "overlapscope export: not implemented yet\n");
-            return 2;
-        };
-    });
+    auto args = std::make_shared<ExportArgs>();
+    auto* cmd = app.add_subcommand(
+        "export",
+        "Write a capture as a Chrome trace (JSON) for Perfetto (ui.perfetto.dev) or "
+        "chrome://tracing:\none process per rank, one thread per GPU stream, a lane per GPU with "
+        "overlap (C∩M) and exposed communication (M∖C), and arrows from CUDA calls to the work "
+        "they launched.\nThe file reads back into overlapscope like a PyTorch profiler trace.\n"
+        "Exit codes: 0 written, 2 bad input or the output exists.");
+    cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")
+        ->required();
+    cmd->add_option("-o,--output", args->output, "Trace file to write (\"-\" for stdout)")
+        ->required()
+        ->type_name("FILE");
+    cmd->add_option("--format", args->format, "Output format: chrome (the only one for now)")
+        ->check(CLI::IsMember({"chrome"}));
+    cmd->add_flag("--force", args->force, "Replace an existing output file");
+    cmd->add_flag("--no-overlap-lanes", args->noOverlap, "Leave out the overlap / exposed lanes");
+    cmd->add_flag("--no-flows", args->noFlows, "Leave out the CUDA call -> GPU work arrows");
+    args->flags.addTo(cmd);
+    cmd->callback([&selected, args] { selected = [args] { return runExport(*args); }; });
 }
 
 }  // namespace osc::cli

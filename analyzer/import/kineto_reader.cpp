@@ -1,12 +1,40 @@
-// Placeholder until the Kineto importer lands (issue 4).
 #include "analyzer/import/kineto_reader.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/import/gz_reader.h"
+#include "analyzer/import/json_scanner.h"
+#include "analyzer/import/kineto_builder.h"
+#include "analyzer/import/kineto_sax.h"
+
+#include <new>
 
 namespace osc {
 
-void readKinetoTrace(const std::string& path, const LoadOptions&, Capture&) {
-    throw CaptureError(path, "PyTorch profiler traces are not supported yet");
+void readKinetoTrace(const std::string& path, const LoadOptions& options, Capture& capture) {
+    GzReader reader(path);
+    auto tick = [&] {
+        if (options.cancelled()) throw LoadCancelled{};
+        if (options.progress && reader.fileSize() > 0)
+            options.progress(static_cast<double>(reader.fileBytesRead()) /
+                                 static_cast<double>(reader.fileSize()),
+                             "reading PyTorch trace");
+    };
+    kineto::CaptureBuilder builder(capture, path, tick);
+    kineto::SaxHandler handler(builder);
+    JsonScanner<GzReader, kineto::SaxHandler> scanner(reader, handler);
+    try {
+        scanner.parse();
+    } catch (const JsonSyntaxError& e) {
+        throw CaptureError(path, "line " + std::to_string(e.line) + ": invalid JSON: " + e.message);
+    } catch (const kineto::FormatError& e) {
+        throw CaptureError(path, "line " + std::to_string(scanner.line()) + ": " + e.message);
+    } catch (const std::bad_alloc&) {
+        throw CaptureError(path, "out of memory while reading the trace");
+    }
+    if (!handler.sawTraceEvents())
+        throw CaptureError(path, "not a PyTorch profiler trace: no \"traceEvents\" array");
+    builder.finish();
+    if (options.progress) options.progress(1.0, "reading PyTorch trace");
 }
 
 }  // namespace osc

@@ -1,10 +1,144 @@
-// Placeholder until the metrics land.
+// analyze(): the per-device metrics, steps, operations and findings, then the
+// summary and the multi-rank views. Each piece lives in its own file; this
+// one only wires them together.
 #include "analyzer/metrics/analysis.h"
 
+#include "analyzer/metrics/bottleneck.h"
+#include "analyzer/metrics/collectives.h"
+#include "analyzer/metrics/coverage.h"
+#include "analyzer/metrics/multirank.h"
+#include "analyzer/metrics/steps.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
 namespace osc {
-Analysis analyze(const Capture&, const AnalysisSettings& settings) {
+namespace {
+
+std::regex compileStepPattern(const std::string& pattern) {
+    try {
+        return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+        throw std::invalid_argument("invalid --step-pattern pattern '" + pattern + "': " + e.what());
+    }
+}
+
+// Which device step each operation belongs to: through its launch correlation
+// for CPU-projected steps, else the first step window containing its start.
+void assignSteps(const Device& device, const StepProjector& projector,
+                 const std::vector<int>& deviceStepOfRange, std::vector<StepAnalysis>& steps,
+                 std::vector<CollectiveInstance>& ops) {
+    std::vector<size_t> byStart(steps.size());
+    std::iota(byStart.begin(), byStart.end(), size_t{0});
+    std::sort(byStart.begin(), byStart.end(),
+              [&](size_t x, size_t y) { return steps[x].start_ns < steps[y].start_ns; });
+    for (auto& op : ops) {
+        op.step = -1;
+        if (!projector.onGpu() && op.kernelIndex != static_cast<size_t>(-1)) {
+            const int32_t r = projector.stepOfCorrelation(device.kernels.correlation[op.kernelIndex]);
+            if (r >= 0) op.step = deviceStepOfRange[static_cast<size_t>(r)];
+            continue;
+        }
+        auto it = std::upper_bound(byStart.begin(), byStart.end(), op.start_ns,
+                                   [&](TimeNs t, size_t s) { return t < steps[s].start_ns; });
+        for (int walked = 0; it != byStart.begin() && walked < 8; ++walked) {
+            --it;
+            if (op.start_ns < steps[*it].end_ns) op.step = static_cast<int>(*it);
+        }
+    }
+}
+
+DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int processIndex,
+                             const Device& device, const StepProjector& projector,
+                             ActivityClassifier& classifier, const AnalysisSettings& settings,
+                             std::vector<std::string>& warnings) {
+    DeviceAnalysis out;
+    out.processIndex = processIndex;
+    out.rank = process.rank;
+    out.host = process.host;
+    out.pid = process.pid;
+    out.device = device.id;
+
+    const DeviceCoverage cov = buildDeviceCoverage(device, classifier);
+    out.totals = cov.metrics(cov.span);
+    out.collectives = collectCommOps(capture, device, classifier, cov);
+    attachPluginRows(capture, process, device, out.collectives);
+
+    const std::vector<Interval> windows = projector.gpuWindows(device, cov);
+    std::vector<int> deviceStepOfRange(windows.size(), -1);
+    int dropped = 0;
+    std::string firstDropped;
+    for (size_t r = 0; r < windows.size(); ++r) {
+        if (windows[r].empty()) {
+            if (dropped++ == 0) firstDropped = projector.name(r);
+            continue;
+        }
+        deviceStepOfRange[r] = static_cast<int>(out.steps.size());
+        StepAnalysis s;
+        s.name = projector.name(r);
+        s.start_ns = windows[r].start;
+        s.end_ns = windows[r].end;
+        s.metrics = cov.metrics(windows[r]);
+        out.steps.push_back(std::move(s));
+    }
+    if (dropped)
+        warnings.push_back(process.label() + " device " + std::to_string(device.id) + ": " +
+                           std::to_string(dropped) +
+                           " step range(s) launched no GPU work on this device and were dropped "
+                           "(first: '" + firstDropped + "')");
+
+    assignSteps(device, projector, deviceStepOfRange, out.steps, out.collectives);
+
+    const std::vector<uint32_t> computeStreams = computeStreamsOf(device, classifier);
+    std::vector<std::vector<size_t>> opsOfStep(out.steps.size());
+    std::vector<size_t> allOps(out.collectives.size());
+    std::iota(allOps.begin(), allOps.end(), size_t{0});
+    for (size_t i = 0; i < out.collectives.size(); ++i)
+        if (out.collectives[i].step >= 0) opsOfStep[static_cast<size_t>(out.collectives[i].step)].push_back(i);
+    for (size_t s = 0; s < out.steps.size(); ++s) {
+        auto& step = out.steps[s];
+        const WindowContext ctx{{step.start_ns, step.end_ns}, step.metrics, cov, out.collectives,
+                                opsOfStep[s], computeStreams, settings};
+        step.bottleneck = bottleneckOf(ctx);
+    }
+    const WindowContext whole{cov.span, out.totals, cov, out.collectives, allOps, computeStreams,
+                              settings};
+    out.findings = explainWindow(whole);
+    return out;
+}
+
+}  // namespace
+
+Analysis analyze(const Capture& capture, const AnalysisSettings& settings) {
     Analysis a;
     a.settings = settings;
+    ActivityClassifier classifier(capture.strings, settings);
+    const std::regex stepPattern = compileStepPattern(settings.stepPattern);
+    std::vector<int8_t> stepNameMatches;
+
+    TimeNs computeOrComm = 0;
+    for (size_t p = 0; p < capture.processes.size(); ++p) {
+        const Process& process = capture.processes[p];
+        const StepProjector projector(capture, process, stepPattern, stepNameMatches);
+        for (const Device& device : process.devices) {
+            a.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device,
+                                              projector, classifier, settings, a.warnings));
+            const OverlapMetrics& t = a.devices.back().totals;
+            a.summary.window_ns += t.window_ns;
+            a.summary.compute_ns += t.compute_ns;
+            a.summary.comm_ns += t.comm_ns;
+            a.summary.overlap_ns += t.overlap_ns;
+            a.summary.exposed_comm_ns += t.exposed_comm_ns;
+            a.summary.busy_ns += t.busy_ns;
+            a.summary.idle_ns += t.idle_ns;
+            computeOrComm += t.compute_ns + t.comm_ns - t.overlap_ns;
+        }
+    }
+    a.summary.computeRatios(computeOrComm);
+    matchAcrossDevices(a);
+    a.spread = rankSpread(a);
     return a;
 }
+
 }  // namespace osc

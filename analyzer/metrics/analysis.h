@@ -20,6 +20,8 @@ struct AnalysisSettings {
     std::string stepPattern = R"(^(ProfilerStep#\d+|[Ss]tep[ _#]?\d+|[Ii]teration[ _#]?\d+)$)";
     // "Many small collectives" finding: collectives below this many bytes...
     uint64_t smallCollectiveBytes = 1 << 20;
+    // ...or, when the size is unknown (no NCCL plugin rows), shorter than this.
+    TimeNs smallCollectiveNs = 20'000;
     // ...when at least this many of them are in one step.
     int smallCollectiveCount = 32;
     // "Idle gap" finding: a gap with no GPU activity at least this long.

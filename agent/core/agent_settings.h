@@ -1,0 +1,30 @@
+// The agent's settings, read once from the environment that
+// `overlapscope run` prepares (docs/agent.md lists every variable).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace osc::agent {
+
+struct AgentSettings {
+    std::string outputDir = ".";  // OVERLAPSCOPE_OUTPUT_DIR
+    double delayS = 0;             // OVERLAPSCOPE_DELAY: start this long after injection
+    double durationS = 0;          // OVERLAPSCOPE_DURATION: 0 = until stopped or exit
+    bool dormant = false;          // OVERLAPSCOPE_DORMANT=1: capture only on `attach`
+    size_t bufferBytes = 64u << 20;  // OVERLAPSCOPE_BUFFER_MB: bound on in-flight records
+    bool control = true;           // OVERLAPSCOPE_CONTROL=0 disables the control socket
+    std::string socketDir;         // OVERLAPSCOPE_SOCKET_DIR (else the per-user default)
+    int commitIntervalMs = 1000;   // OVERLAPSCOPE_COMMIT_MS: crash-safety batch length
+};
+
+// Reads the OVERLAPSCOPE_* variables. Malformed values keep the default and
+// append a one-line note to `warnings` (the agent must not stop the job).
+AgentSettings settingsFromEnvironment(std::string& warnings);
+
+// Size of one activity buffer for a given bound: CUPTI recommends 1-10 MB;
+// small bounds get smaller buffers so at least two fit.
+size_t activityBufferBytes(size_t boundBytes);
+
+}  // namespace osc::agent

@@ -1,0 +1,233 @@
+#include "agent/core/capture_session.h"
+
+#include "agent/core/thread_util.h"
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/capture/schema.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <unistd.h>
+
+namespace osc::agent {
+namespace {
+
+int64_t clockNs(clockid_t id) {
+    timespec ts{};
+    ::clock_gettime(id, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+void removeCaptureFiles(const std::string& path) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
+}
+
+}  // namespace
+
+int64_t realtimeNs() { return clockNs(CLOCK_REALTIME); }
+int64_t monotonicNs() { return clockNs(CLOCK_MONOTONIC); }
+
+CaptureSession::CaptureSession(SessionConfig config, ActivitySource& source, BufferPool& pool)
+    : config_(std::move(config)), source_(source), pool_(pool) {
+    // Time 0 of the file is "now" on both clocks, taken back to back: the
+    // source clock for subtracting, the wall clock for alignment across ranks.
+    context_.sourceOriginNs = source_.timestampNs();
+    startUtcNs_ = realtimeNs();
+    startMonotonicNs_ = monotonicNs();
+    context_.pid = config_.who.pid;
+    context_.globalPid = schema::packGlobalPid(config_.who.pid);
+    writer_ = CaptureWriter::create(config_.path, startUtcNs_, /*overwrite=*/false);
+    sink_ = std::make_unique<WriterRowSink>(*writer_);
+}
+
+CaptureSession::~CaptureSession() {
+    if (running_) stop(CaptureEnd::ProcessExit);
+}
+
+bool CaptureSession::start(std::string& error) {
+    // Buffers completed after the previous capture stopped belong to nobody.
+    for (CompletedBuffer stale; pool_.tryPopCompleted(stale);) pool_.release(stale.data);
+    refusedAtStart_ = pool_.refusedRequests();
+    (void)source_.takeDroppedRecords();
+    try {
+        writeStartMetadata();
+        writer_->commit();
+    } catch (const std::exception& e) {
+        error = e.what();
+        writer_.reset();
+        removeCaptureFiles(config_.path);
+        return false;
+    }
+    thread_ = startBackgroundThread([this] { writerLoop(); });
+    if (!source_.start(*this, error)) {
+        stopping_ = true;
+        pool_.wake();
+        thread_.join();
+        try { writer_->close(CaptureEnd::Stopped); } catch (const std::exception&) {}
+        writer_.reset();
+        removeCaptureFiles(config_.path);
+        return false;
+    }
+    running_ = true;
+    return true;
+}
+
+void CaptureSession::stop(CaptureEnd how) {
+    if (closed_) return;
+    closed_ = true;
+    if (running_) {
+        std::lock_guard lock(sourceMutex_);  // not while the writer thread flushes it
+        sourceStopped_ = true;
+        source_.stop();  // hands back every outstanding buffer
+    }
+    running_ = false;
+    stopping_ = true;
+    pool_.wake();
+    if (thread_.joinable()) thread_.join();
+    if (!writer_) return;
+    try {
+        drainCollectives();
+        writeEndMetadata();
+        writer_->close(how);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "overlapscope-agent: %s\n", e.what());
+    }
+    writer_.reset();
+}
+
+void CaptureSession::submitCollective(PendingCollective&& collective) {
+    std::lock_guard lock(collectivesMutex_);
+    if (collectives_.size() >= config_.maxPendingCollectives) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    collectives_.push_back(std::move(collective));
+}
+
+uint8_t* CaptureSession::requestBuffer(size_t* size) {
+    *size = pool_.bufferBytes();
+    return pool_.acquire();
+}
+
+void CaptureSession::bufferCompleted(uint8_t* buffer, size_t validBytes) {
+    if (buffer) pool_.pushCompleted(buffer, validBytes);
+}
+
+void CaptureSession::writerLoop() {
+    using clock = std::chrono::steady_clock;
+    const auto interval = std::chrono::milliseconds(config_.commitIntervalMs);
+    auto nextCommit = clock::now() + interval;
+    // Records reach the file within about two intervals: a flush hands the
+    // source's partly filled buffers over, the next commit makes them durable.
+    const auto flushInterval = std::min<std::chrono::milliseconds>(interval, std::chrono::milliseconds(500));
+    auto nextFlush = clock::now() + flushInterval;
+    for (;;) {
+        CompletedBuffer buffer;
+        if (pool_.popCompleted(buffer, std::min(nextCommit, nextFlush))) {
+            decodeBuffer(buffer);
+            // Keep going without committing while buffers are waiting, but
+            // never past the commit deadline.
+            while (clock::now() < nextCommit && pool_.tryPopCompleted(buffer)) decodeBuffer(buffer);
+        }
+        const auto now = clock::now();
+        if (now >= nextFlush && !stopping_) {
+            std::lock_guard lock(sourceMutex_);
+            if (!sourceStopped_) source_.flush();
+            nextFlush = now + flushInterval;
+        }
+        if (now >= nextCommit) {
+            drainCollectives();
+            collectSourceDrops();
+            if (!broken_) {
+                try {
+                    writer_->commit();
+                } catch (const std::exception& e) {
+                    markBroken(e.what());
+                }
+            }
+            nextCommit = now + interval;
+        }
+        if (stopping_) {
+            while (pool_.tryPopCompleted(buffer)) decodeBuffer(buffer);
+            collectSourceDrops();
+            return;
+        }
+    }
+}
+
+void CaptureSession::decodeBuffer(const CompletedBuffer& buffer) {
+    if (!broken_) {
+        try {
+            source_.decode(buffer.data, buffer.validBytes, context_, *sink_);
+        } catch (const std::exception& e) {
+            markBroken(e.what());
+        }
+    }
+    pool_.release(buffer.data);
+}
+
+void CaptureSession::drainCollectives() {
+    std::vector<PendingCollective> batch;
+    {
+        std::lock_guard lock(collectivesMutex_);
+        batch.swap(collectives_);
+    }
+    if (broken_) return;
+    try {
+        for (auto& c : batch) {
+            c.row.func = c.func;
+            c.row.datatype = c.datatype;
+            c.row.algo = c.algo;
+            c.row.proto = c.proto;
+            // Plugin times are wall-clock ns; the file wants ns since its time 0.
+            for (TimeNs* t : {&c.row.enqueue, &c.row.gpuStart, &c.row.gpuEnd})
+                if (*t >= 0) *t -= startUtcNs_;
+            sink_->addCollective(c.row);
+        }
+    } catch (const std::exception& e) {
+        markBroken(e.what());
+    }
+}
+
+void CaptureSession::collectSourceDrops() {
+    dropped_.fetch_add(source_.takeDroppedRecords(), std::memory_order_relaxed);
+}
+
+void CaptureSession::markBroken(const std::string& why) {
+    if (!broken_.exchange(true))
+        std::fprintf(stderr, "overlapscope-agent: %s: writing stopped, records are discarded\n", why.c_str());
+}
+
+void CaptureSession::writeStartMetadata() {
+    namespace m = schema::meta;
+    const auto& who = config_.who;
+    auto set = [&](std::string_view k, const std::string& v) { writer_->setMeta(k, v); };
+    // format_version and tool_version come from CaptureWriter::create.
+    set(m::kHost, who.host);
+    set(m::kPid, std::to_string(who.pid));
+    set(m::kRank, std::to_string(who.rank));
+    set(m::kLocalRank, std::to_string(who.localRank));
+    set(m::kWorldSize, std::to_string(who.worldSize));
+    set(m::kCommandLine, who.commandLine);
+    set(m::kCaptureStartUtcNs, std::to_string(startUtcNs_));
+    // The same instant on the other clocks, so ranks and hosts can be re-aligned later.
+    set("capture_start_monotonic_ns", std::to_string(startMonotonicNs_));
+    set("capture_start_source_ns", std::to_string(context_.sourceOriginNs));
+    set("capture_sequence", std::to_string(config_.sequence));
+    set("activity_source", source_.name());
+    set("agent_buffer_bytes", std::to_string(pool_.bufferBytes() * pool_.capacityBuffers()));
+    for (const auto& [k, v] : source_.metadata()) set(k, v);
+    writer_->addProcess(ProcessRow{context_.globalPid, who.pid, who.executable});
+}
+
+void CaptureSession::writeEndMetadata() {
+    auto set = [&](std::string_view k, const std::string& v) { writer_->setMeta(k, v); };
+    set(schema::meta::kCaptureStopUtcNs, std::to_string(realtimeNs()));
+    set("capture_stop_monotonic_ns", std::to_string(monotonicNs()));
+    set("capture_stop_source_ns", std::to_string(source_.timestampNs()));
+    set(schema::meta::kDroppedRecords, std::to_string(dropped_.load()));
+    set("buffers_refused", std::to_string(pool_.refusedRequests() - refusedAtStart_));
+}
+
+}  // namespace osc::agent

@@ -1,0 +1,102 @@
+// One capture: one file, opened at start and closed at stop. Owns the writer
+// thread that decodes completed activity buffers and collective records into
+// the file, committing at least every commit interval so a killed process
+// leaves a readable file.
+#pragma once
+
+#include "agent/core/activity_source.h"
+#include "agent/core/buffer_pool.h"
+#include "agent/core/process_identity.h"
+#include "analyzer/capture/capture_writer.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace osc::agent {
+
+// A collective from the NCCL plugin with its strings owned, so it can wait in
+// a queue after NCCL's descriptor is gone.
+struct PendingCollective {
+    // String views are re-pointed at the fields below on write; times are
+    // CLOCK_REALTIME ns (-1 unknown) and become capture-relative on write.
+    CollectiveRow row;
+    std::string func, datatype, algo, proto;
+};
+
+struct SessionConfig {
+    std::string path;
+    ProcessIdentity who;
+    int commitIntervalMs = 1000;
+    size_t maxPendingCollectives = 1u << 16;
+    uint64_t sequence = 1;  // 1 for the first capture in this process
+};
+
+class CaptureSession final : public BufferSink {
+public:
+    // Creates the capture file (throws CaptureError naming it when it cannot).
+    CaptureSession(SessionConfig config, ActivitySource& source, BufferPool& pool);
+    ~CaptureSession() override;
+    CaptureSession(const CaptureSession&) = delete;
+    CaptureSession& operator=(const CaptureSession&) = delete;
+
+    // Starts the source and the writer thread. On failure the (empty) file is
+    // removed and `error` says why.
+    bool start(std::string& error);
+    // Stops the source, drains every buffer, writes the end metadata, closes.
+    void stop(CaptureEnd how);
+    bool running() const { return running_; }
+
+    // Called from NCCL's threads; never blocks on the file.
+    void submitCollective(PendingCollective&& collective);
+
+    uint8_t* requestBuffer(size_t* size) override;
+    void bufferCompleted(uint8_t* buffer, size_t validBytes) override;
+
+    const std::string& path() const { return config_.path; }
+    uint64_t droppedRecords() const { return dropped_.load(); }
+    uint64_t rowsWritten() const { return rowsWritten_.load(); }
+    // The writer failed (disk full...): records are being discarded.
+    bool broken() const { return broken_.load(); }
+
+private:
+    void writerLoop();
+    void drainCollectives();
+    void decodeBuffer(const CompletedBuffer& buffer);
+    void writeStartMetadata();
+    void writeEndMetadata();
+    void collectSourceDrops();
+    void markBroken(const std::string& why);
+
+    SessionConfig config_;
+    ActivitySource& source_;
+    BufferPool& pool_;
+    std::unique_ptr<CaptureWriter> writer_;
+    std::unique_ptr<RowSink> sink_;
+    DecodeContext context_;
+    int64_t startUtcNs_ = 0, startMonotonicNs_ = 0;
+
+    std::thread thread_;
+    std::atomic<bool> stopping_{false};
+    bool running_ = false;
+    bool closed_ = false;
+
+    std::mutex sourceMutex_;  // flush (writer thread) vs. stop (controller)
+    bool sourceStopped_ = false;
+    std::mutex collectivesMutex_;
+    std::vector<PendingCollective> collectives_;
+
+    std::atomic<uint64_t> dropped_{0};
+    std::atomic<uint64_t> rowsWritten_{0};
+    std::atomic<bool> broken_{false};
+    uint64_t refusedAtStart_ = 0;
+};
+
+int64_t realtimeNs();
+int64_t monotonicNs();
+
+}  // namespace osc::agent

@@ -1,0 +1,174 @@
+#include "agent/cupti/cupti_source.h"
+
+#include "agent/core/capture_session.h"
+#include "analyzer/capture/schema.h"
+
+#include <cstdio>
+
+namespace osc::agent::cupti {
+namespace {
+
+// CUPTI's buffer callbacks are plain functions: they reach the source through
+// this pointer, set while a capture runs.
+std::atomic<CuptiActivitySource*> g_active{nullptr};
+
+std::string resultText(CUptiResult r) {
+    const char* text = nullptr;
+    if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || !text) return "CUPTI error " + std::to_string(r);
+    return text;
+}
+
+void CUPTIAPI ignoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_MARKER_DATA,
+    CUPTI_ACTIVITY_KIND_NAME,              CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+
+std::string apiCallbackName(ApiKind kind, uint32_t cbid) {
+    const char* name = nullptr;
+    const auto domain = kind == ApiKind::Runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) return {};
+    return name;
+}
+
+}  // namespace
+
+CuptiActivitySource::CuptiActivitySource() : decoder_(&apiCallbackName) {}
+
+CuptiActivitySource::~CuptiActivitySource() { stop(); }
+
+bool CuptiActivitySource::start(BufferSink& sink, std::string& error) {
+    if (cuptiGetVersion(&runtimeVersion_) != CUPTI_SUCCESS) runtimeVersion_ = 0;
+    // Holding the subscription only while capturing leaves CUPTI free for
+    // other tools (torch.profiler) between captures.
+    char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "overlapscope";
+    params.oldSubscriberName = holder;
+    params.oldSubscriberSize = sizeof(holder) - 1;
+    CUptiResult r = cuptiSubscribe_v2(&subscriber_, ignoreCallback, nullptr, &params);
+    if (r != CUPTI_SUCCESS) {
+        subscriber_ = nullptr;
+        error = "CUPTI: " + resultText(r);
+        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+            error += holder[0] ? std::string(" (held by ") + holder + ")" : " (another profiler holds CUPTI)";
+        else
+            error += " (no GPU or CUDA driver in this process?)";
+        return false;
+    }
+    {
+        std::lock_guard lock(sinkMutex_);
+        sink_ = &sink;
+    }
+    g_active = this;
+    decoder_.reset();
+    // Our pool zeroes buffers on the writer thread, so CUPTI need not do it on the app's.
+    size_t one = 1, attrSize = sizeof(one);
+    cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &attrSize, &one);
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    r = cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
+    if (r != CUPTI_SUCCESS) {
+        error = "CUPTI: cannot register buffer callbacks: " + resultText(r);
+        stop();
+        return false;
+    }
+    enableKinds();
+    if (enabled_.empty() || enabled_.front() != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        error = "CUPTI: cannot enable kernel activity (" + failedKinds_ + ")";
+        stop();
+        return false;
+    }
+    return true;
+}
+
+void CuptiActivitySource::enableKinds() {
+    enabled_.clear();
+    failedKinds_.clear();
+    for (CUpti_ActivityKind kind : kKinds) {
+        const CUptiResult r = cuptiActivityEnable(kind);
+        if (r == CUPTI_SUCCESS) {
+            enabled_.push_back(kind);
+        } else {
+            if (!failedKinds_.empty()) failedKinds_ += ", ";
+            failedKinds_ += "kind " + std::to_string(kind) + ": " + resultText(r);
+        }
+    }
+}
+
+void CuptiActivitySource::disableKinds() {
+    for (CUpti_ActivityKind kind : enabled_) cuptiActivityDisable(kind);
+    enabled_.clear();
+}
+
+void CuptiActivitySource::stop() {
+    if (!subscriber_) return;
+    disableKinds();
+    // Forced: also hands back buffers holding incomplete records.
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    {
+        std::lock_guard lock(sinkMutex_);
+        sink_ = nullptr;
+    }
+    g_active = nullptr;
+    cuptiUnsubscribe(subscriber_);
+    subscriber_ = nullptr;
+}
+
+void CuptiActivitySource::flush() {
+    if (subscriber_) cuptiActivityFlushAll(0);
+}
+
+void CuptiActivitySource::decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
+                                 RowSink& rows) {
+    CUpti_Activity* record = nullptr;
+    auto* data = const_cast<uint8_t*>(buffer);
+    while (cuptiActivityGetNextRecord(data, validBytes, &record) == CUPTI_SUCCESS)
+        decoder_.decode(record, context, rows);
+}
+
+int64_t CuptiActivitySource::timestampNs() const {
+    uint64_t t = 0;
+    if (cuptiGetTimestamp(&t) != CUPTI_SUCCESS) return realtimeNs();
+    return static_cast<int64_t>(t);
+}
+
+std::map<std::string, std::string> CuptiActivitySource::metadata() const {
+    std::map<std::string, std::string> m{
+        {"cupti_api_version_compiled", std::to_string(CUPTI_API_VERSION)},
+        {std::string(schema::meta::kCuptiVersion), std::to_string(runtimeVersion_)},
+        {"cupti_clock", "CLOCK_REALTIME (CUPTI default)"},
+    };
+    if (!failedKinds_.empty()) m["cupti_kinds_not_enabled"] = failedKinds_;
+    return m;
+}
+
+void CUPTIAPI CuptiActivitySource::onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
+    *maxNumRecords = 0;
+    *buffer = nullptr;
+    *size = 0;
+    CuptiActivitySource* self = g_active.load();
+    if (!self) return;
+    std::lock_guard lock(self->sinkMutex_);
+    // nullptr when the pool is exhausted: CUPTI then drops records and counts them.
+    if (self->sink_) *buffer = self->sink_->requestBuffer(size);
+}
+
+void CUPTIAPI CuptiActivitySource::onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer,
+                                                    size_t, size_t validSize) {
+    CuptiActivitySource* self = g_active.load();
+    // Read before taking our lock: CUPTI holds its own lock inside this call.
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(context, streamId, &dropped) == CUPTI_SUCCESS && self)
+        self->dropped_.fetch_add(dropped);
+    if (!self || !buffer) return;
+    std::lock_guard lock(self->sinkMutex_);
+    if (self->sink_) self->sink_->bufferCompleted(buffer, validSize);
+}
+
+}  // namespace osc::agent::cupti

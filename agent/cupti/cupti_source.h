@@ -1,0 +1,51 @@
+// The real activity source: CUPTI's asynchronous activity API. Buffers come
+// from the agent's bounded pool through the BufferSink; CUPTI fills them on
+// its own schedule and hands them back on its worker thread (or the thread
+// that calls FlushAll). Decoding runs on the agent's writer thread.
+#pragma once
+
+#include "agent/core/activity_source.h"
+#include "agent/cupti/cupti_decoder.h"
+
+#include <cupti.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace osc::agent::cupti {
+
+class CuptiActivitySource final : public ActivitySource {
+public:
+    CuptiActivitySource();
+    ~CuptiActivitySource() override;
+
+    const char* name() const override { return "cupti"; }
+    bool start(BufferSink& sink, std::string& error) override;
+    void stop() override;
+    void flush() override;
+    void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
+                RowSink& rows) override;
+    int64_t timestampNs() const override;
+    uint64_t takeDroppedRecords() override { return dropped_.exchange(0); }
+    std::map<std::string, std::string> metadata() const override;
+
+private:
+    static void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords);
+    static void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer,
+                                          size_t size, size_t validSize);
+    void enableKinds();
+    void disableKinds();
+
+    CuptiDecoder decoder_;
+    CUpti_SubscriberHandle subscriber_ = nullptr;
+    std::mutex sinkMutex_;
+    BufferSink* sink_ = nullptr;
+    std::vector<CUpti_ActivityKind> enabled_;
+    std::string failedKinds_;
+    std::atomic<uint64_t> dropped_{0};
+    uint32_t runtimeVersion_ = 0;
+};
+
+}  // namespace osc::agent::cupti

@@ -1,0 +1,139 @@
+// The NCCL profiler plugin interface, versions 4 (NCCL 2.27) and 5 (NCCL
+// 2.28), declared here from NCCL's documented layout so the agent builds
+// without NCCL's plugin headers. Only the members we read are named with
+// care; the layout of every struct must match NCCL's exactly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <sys/types.h>
+
+extern "C" {
+
+typedef int ncclResult_t;  // ncclSuccess = 0
+typedef void (*ncclDebugLogger_t)(int level, unsigned long flags, const char* file, int line,
+                                  const char* fmt, ...);
+
+enum {
+    ncclProfileGroup = 1 << 0,
+    ncclProfileColl = 1 << 1,
+    ncclProfileP2p = 1 << 2,
+    ncclProfileProxyOp = 1 << 3,
+    ncclProfileProxyStep = 1 << 4,
+    ncclProfileProxyCtrl = 1 << 5,
+    ncclProfileKernelCh = 1 << 6,
+    ncclProfileNetPlugin = 1 << 7,
+    ncclProfileGroupApi = 1 << 8,
+    ncclProfileCollApi = 1 << 9,
+    ncclProfileP2pApi = 1 << 10,
+    ncclProfileKernelLaunch = 1 << 11,
+};
+
+// ncclProfilerEventState_v4_t / _v5_t: only the state we use.
+typedef int ncclProfilerEventState_v4_t;
+typedef int ncclProfilerEventState_v5_t;
+inline constexpr int ncclProfilerKernelChStop = 22;
+
+struct OscNcclCollDescrV4 {
+    uint64_t seqNumber;
+    const char* func;
+    void const* sendBuff;
+    void* recvBuff;
+    size_t count;
+    int root;
+    const char* datatype;
+    uint8_t nChannels;
+    uint8_t nWarps;
+    const char* algo;
+    const char* proto;
+};
+
+struct OscNcclCollDescrV5 {
+    uint64_t seqNumber;
+    const char* func;
+    void const* sendBuff;
+    void* recvBuff;
+    size_t count;
+    int root;
+    const char* datatype;
+    uint8_t nChannels;
+    uint8_t nWarps;
+    const char* algo;
+    const char* proto;
+    void* parentGroup;
+};
+
+struct OscNcclKernelChDescr {
+    uint8_t channelId;
+    uint64_t pTimer;  // start, GPU globaltimer ns
+};
+
+// The union members we do not read, kept for the union's size and alignment.
+struct OscNcclProxyOpDescr {
+    pid_t pid;
+    uint8_t channelId;
+    int peer, nSteps, chunkSize, isSend;
+};
+
+typedef struct {
+    uint8_t type;
+    void* parentObj;
+    int rank;
+    union {
+        OscNcclCollDescrV4 coll;
+        OscNcclProxyOpDescr proxyOp;
+        OscNcclKernelChDescr kernelCh;
+        struct { int64_t id; void* data; } netPlugin;
+    };
+} ncclProfilerEventDescr_v4_t;
+
+typedef struct {
+    uint64_t type;
+    void* parentObj;
+    int rank;
+    union {
+        OscNcclCollDescrV5 coll;
+        OscNcclProxyOpDescr proxyOp;
+        OscNcclKernelChDescr kernelCh;
+        struct { const char* func; size_t count; const char* datatype; int root; void* stream; bool graphCaptured; } collApi;
+        struct { int64_t id; void* data; } netPlugin;
+    };
+} ncclProfilerEventDescr_v5_t;
+
+typedef union {
+    struct { size_t transSize; } proxyStep;
+    struct { int appendedProxyOps; } proxyCtrl;
+    struct { void* data; } netPlugin;
+    struct { uint64_t pTimer; } kernelCh;
+} ncclProfilerEventStateArgs_v4_t;
+typedef ncclProfilerEventStateArgs_v4_t ncclProfilerEventStateArgs_v5_t;
+
+typedef struct {
+    const char* name;
+    ncclResult_t (*init)(void** context, int* eActivationMask, const char* commName, uint64_t commHash,
+                         int nNodes, int nranks, int rank, ncclDebugLogger_t logfn);
+    ncclResult_t (*startEvent)(void* context, void** eHandle, ncclProfilerEventDescr_v4_t* eDescr);
+    ncclResult_t (*stopEvent)(void* eHandle);
+    ncclResult_t (*recordEventState)(void* eHandle, ncclProfilerEventState_v4_t eState,
+                                     ncclProfilerEventStateArgs_v4_t* eStateArgs);
+    ncclResult_t (*finalize)(void* context);
+} ncclProfiler_v4_t;
+
+typedef struct {
+    const char* name;
+    ncclResult_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                         int nNodes, int nranks, int rank, ncclDebugLogger_t logfn);
+    ncclResult_t (*startEvent)(void* context, void** eHandle, ncclProfilerEventDescr_v5_t* eDescr);
+    ncclResult_t (*stopEvent)(void* eHandle);
+    ncclResult_t (*recordEventState)(void* eHandle, ncclProfilerEventState_v5_t eState,
+                                     ncclProfilerEventStateArgs_v5_t* eStateArgs);
+    ncclResult_t (*finalize)(void* context);
+} ncclProfiler_v5_t;
+
+}  // extern "C"
+
+// Layout checks against the offsets of NCCL's own headers (x86-64 / aarch64 LP64).
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll) == 24);
+static_assert(offsetof(OscNcclCollDescrV5, nChannels) == 56);
+static_assert(offsetof(OscNcclCollDescrV5, algo) == 64);
+static_assert(sizeof(OscNcclKernelChDescr) == 16);

@@ -1,0 +1,148 @@
+// Readers for the per-device GPU activity tables: kernels, copies, memsets,
+// synchronisations. Rows are read straight into one flat columnar table
+// (reserved from count(*)), then handed to their (process, device): moved
+// whole when the file holds one device (the common case: no copy at all),
+// scattered column by column otherwise so the peak stays near one copy.
+#include "analyzer/capture/parallel_scan.h"
+#include "analyzer/capture/sqlite_read_context.h"
+
+#include <tuple>
+
+namespace osc::sqlread {
+namespace {
+
+const auto kKernelColumns = std::make_tuple(
+    &KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
+    &KernelTable::name, &KernelTable::shortName, &KernelTable::gridX, &KernelTable::gridY,
+    &KernelTable::gridZ, &KernelTable::blockX, &KernelTable::blockY, &KernelTable::blockZ,
+    &KernelTable::registersPerThread, &KernelTable::staticSharedMemory,
+    &KernelTable::dynamicSharedMemory, &KernelTable::graphId, &KernelTable::graphNodeId);
+// What is read without launch details (LoadOptions::launchDetails off).
+const auto kKernelCoreColumns =
+    std::make_tuple(&KernelTable::start, &KernelTable::end, &KernelTable::stream,
+                    &KernelTable::correlation, &KernelTable::name, &KernelTable::shortName);
+const auto kCopyColumns = std::make_tuple(
+    &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation,
+    &CopyTable::bytes, &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind,
+    &CopyTable::srcDevice, &CopyTable::dstDevice);
+const auto kMemsetColumns =
+    std::make_tuple(&MemsetTable::start, &MemsetTable::end, &MemsetTable::stream,
+                    &MemsetTable::correlation, &MemsetTable::bytes, &MemsetTable::value);
+const auto kSyncColumns =
+    std::make_tuple(&SyncTable::start, &SyncTable::end, &SyncTable::stream,
+                    &SyncTable::correlation, &SyncTable::type, &SyncTable::eventId);
+
+// SELECT list shared by all four tables: placement first, then times. Raw
+// columns, not coalesce(): NULL reads as 0, which is the right default for
+// these, and the kernel table is big enough for the difference to show.
+std::string placement(ReadContext& ctx, const std::string& table) {
+    return "SELECT " + ctx.rawColumn(table, "globalPid", "0") + ", " +
+           ctx.rawColumn(table, "deviceId", "0") + ", " + ctx.rawColumn(table, "start", "0") +
+           ", " + ctx.rawColumn(table, "end", "0") + ", " + ctx.rawColumn(table, "streamId", "0") +
+           ", " + ctx.rawColumn(table, "correlationId", "0");
+}
+
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+// Reads one table: `row` appends the columns after the six placement ones.
+// Returns the row function's tally.
+template <typename Table, typename... Columns, typename RowFn>
+uint64_t readTable(ReadContext& ctx, const std::string& table, const std::string& extraColumns,
+                   Table Device::*member, const std::tuple<Columns...>& columns, RowFn row) {
+    if (!ctx.hasTable(table) || ctx.rowCount(table) == 0) return 0;
+    auto part = scanTable<Table>(
+        ctx, table, placement(ctx, table) + extraColumns + " FROM \"" + table + "\"", columns, row);
+    distribute(part.rows, part.slotOf, placementTables(ctx, part, member), columns);
+    return part.counter;
+}
+
+}  // namespace
+
+void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
+    const std::string t = "CUPTI_ACTIVITY_KIND_KERNEL";
+    const std::string nameColumn = ctx.firstColumn(t, {"demangledName", "shortName", "mangledName"});
+    const std::string shortColumn = ctx.firstColumn(t, {"shortName", "demangledName"});
+    std::string extra = ", " + (nameColumn.empty() ? "-1" : "coalesce(" + nameColumn + ", -1)") +
+                        ", " + (shortColumn.empty() ? "-1" : "coalesce(" + shortColumn + ", -1)");
+    if (!ctx.options.launchDetails) {
+        readTable(ctx, t, extra, &Device::kernels, kKernelCoreColumns,
+                  [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
+                      k.name.push_back(ctx.name(sqlite3_column_int64(s, 6)));
+                      k.shortName.push_back(ctx.name(sqlite3_column_int64(s, 7)));
+                  });
+        // Only "are any kernels in graphs" matters then, and only for the
+        // whole-graph warning: ask SQLite, which stops at the first one.
+        kernelsInGraphs = 0;
+        if (ctx.rowCount("CUPTI_ACTIVITY_KIND_GRAPH_TRACE") > 0 && ctx.hasColumn(t, "graphNodeId")) {
+            sql::Statement any(ctx.db, "SELECT EXISTS (SELECT 1 FROM \"" + t +
+                                           "\" WHERE \"graphNodeId\" != 0)");
+            kernelsInGraphs = any.step() && any.int64(0) != 0 ? 1 : 0;
+        }
+        return;
+    }
+    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
+        extra += ", " + ctx.rawColumn(t, c, "1");
+    for (const char* c : {"registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+                          "graphId", "graphNodeId"})
+        extra += ", " + ctx.rawColumn(t, c, "0");
+    kernelsInGraphs = readTable(
+        ctx, t, extra, &Device::kernels, kKernelColumns,
+        [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t& inGraphs) {
+            k.name.push_back(ctx.name(sqlite3_column_int64(s, 6)));
+            k.shortName.push_back(ctx.name(sqlite3_column_int64(s, 7)));
+            k.gridX.push_back(u32(sqlite3_column_int64(s, 8)));
+            k.gridY.push_back(u32(sqlite3_column_int64(s, 9)));
+            k.gridZ.push_back(u32(sqlite3_column_int64(s, 10)));
+            k.blockX.push_back(u32(sqlite3_column_int64(s, 11)));
+            k.blockY.push_back(u32(sqlite3_column_int64(s, 12)));
+            k.blockZ.push_back(u32(sqlite3_column_int64(s, 13)));
+            k.registersPerThread.push_back(u32(sqlite3_column_int64(s, 14)));
+            k.staticSharedMemory.push_back(u32(sqlite3_column_int64(s, 15)));
+            k.dynamicSharedMemory.push_back(u32(sqlite3_column_int64(s, 16)));
+            k.graphId.push_back(u32(sqlite3_column_int64(s, 17)));
+            const auto node = static_cast<uint64_t>(sqlite3_column_int64(s, 18));
+            k.graphNodeId.push_back(node);
+            inGraphs += node != 0;
+        });
+}
+
+void readCopies(ReadContext& ctx) {
+    const std::string t = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    const std::string extra = ", " + ctx.column(t, "bytes", "0") + ", " +
+                              ctx.column(t, "copyKind", "0") + ", " +
+                              ctx.column(t, "srcKind", "0") + ", " + ctx.column(t, "dstKind", "0") +
+                              ", " + ctx.column(t, "srcDeviceId", "4294967295") + ", " +
+                              ctx.column(t, "dstDeviceId", "4294967295");
+    readTable(ctx, t, extra, &Device::copies, kCopyColumns, [](CopyTable& c, sqlite3_stmt* s, uint64_t&) {
+        c.bytes.push_back(static_cast<uint64_t>(sqlite3_column_int64(s, 6)));
+        c.copyKind.push_back(static_cast<CopyKind>(sqlite3_column_int64(s, 7)));
+        c.srcKind.push_back(static_cast<MemKind>(sqlite3_column_int64(s, 8)));
+        c.dstKind.push_back(static_cast<MemKind>(sqlite3_column_int64(s, 9)));
+        c.srcDevice.push_back(u32(sqlite3_column_int64(s, 10)));
+        c.dstDevice.push_back(u32(sqlite3_column_int64(s, 11)));
+    });
+}
+
+void readMemsets(ReadContext& ctx) {
+    const std::string t = "CUPTI_ACTIVITY_KIND_MEMSET";
+    const std::string extra = ", " + ctx.column(t, "bytes", "0") + ", " + ctx.column(t, "value", "0");
+    readTable(ctx, t, extra, &Device::memsets, kMemsetColumns, [](MemsetTable& m, sqlite3_stmt* s, uint64_t&) {
+        m.bytes.push_back(static_cast<uint64_t>(sqlite3_column_int64(s, 6)));
+        m.value.push_back(u32(sqlite3_column_int64(s, 7)));
+    });
+}
+
+void readSyncs(ReadContext& ctx) {
+    const std::string t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    // streamId NULL means "no stream" here, unlike the other tables.
+    const std::string extra = ", " + ctx.column(t, "syncType", "0") + ", " +
+                              ctx.column(t, "eventId", "4294967295") + ", " +
+                              (ctx.hasColumn(t, "streamId") ? "\"streamId\" IS NULL" : "1");
+    readTable(ctx, t, extra, &Device::syncs, kSyncColumns, [](SyncTable& y, sqlite3_stmt* s, uint64_t&) {
+        y.type.push_back(static_cast<SyncType>(sqlite3_column_int64(s, 6)));
+        y.eventId.push_back(u32(sqlite3_column_int64(s, 7)));
+        if (sqlite3_column_int64(s, 8) != 0) y.stream.back() = kNoId;
+    });
+}
+
+}  // namespace osc::sqlread

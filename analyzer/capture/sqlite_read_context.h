@@ -1,0 +1,94 @@
+// Internal to the SQLite reader: what one file's table readers share (the
+// open database, which tables and columns exist, the StringIds remap, the
+// processes found so far) and the per-table readers' entry points.
+#pragma once
+
+#include "analyzer/capture/model.h"
+#include "analyzer/capture/sqlite_util.h"
+#include "analyzer/load/load_options.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace osc::sqlread {
+
+class ReadContext {
+public:
+    ReadContext(const std::string& path, const LoadOptions& options, Capture& capture);
+
+    sql::Database db;
+    const std::string path;
+    const LoadOptions& options;
+    Capture& capture;
+    size_t firstProcess = 0;  // this file's processes are capture.processes[firstProcess..]
+
+    // --- schema ---
+    bool hasTable(const std::string& table) const { return tables_.count(table) != 0; }
+    bool hasColumn(const std::string& table, const std::string& column);
+    const std::set<std::string>& tableNames() const { return tables_; }
+    // `coalesce("column", fallback)` when the column exists, else `fallback`:
+    // absent columns and NULLs read the same, so nsys's schema drift needs no
+    // special cases in the row loops.
+    std::string column(const std::string& table, const std::string& name,
+                       const std::string& fallback);
+    // `"column"` when it exists (NULL then reads as 0), else `fallback`.
+    std::string rawColumn(const std::string& table, const std::string& name,
+                          const std::string& fallback);
+    // The first of `names` the table has, quoted; empty when none.
+    std::string firstColumn(const std::string& table, std::initializer_list<const char*> names);
+    // At least the number of rows (exact when rowids are dense); remembered.
+    int64_t rowCount(const std::string& table);
+
+    // --- strings ---
+    void loadStrings();
+    // File StringIds id → capture.strings id ("" for unknown ids).
+    uint32_t name(int64_t fileId) const {
+        return fileId >= 0 && static_cast<uint64_t>(fileId) < remap_.size()
+                   ? remap_[static_cast<size_t>(fileId)]
+                   : 0;
+    }
+    size_t stringIdCount() const { return remap_.size(); }
+
+    // --- processes ---
+    // Index into capture.processes of the process with this globalPid or
+    // globalTid (keyed by the bits above the tid), created when first seen.
+    size_t processIndex(uint64_t globalPidOrTid);
+    // The file's first process, created from nothing when the file has none.
+    size_t defaultProcess();
+
+    // --- progress ---
+    // Called between and inside tables: reports progress and throws
+    // LoadCancelled when asked to stop.
+    // A stage covers [from, to) of the file's progress bar.
+    void stage(const char* label, double from, double to);
+    void tick(int64_t done, int64_t total);
+
+private:
+    size_t addProcess(uint64_t key);
+
+    std::set<std::string> tables_;
+    std::map<std::string, std::set<std::string>> columns_;
+    std::map<std::string, int64_t> counts_;
+    std::vector<uint32_t> remap_;
+    std::unordered_map<uint64_t, size_t> processByKey_;
+    uint64_t lastKey_ = ~0ull;
+    size_t lastIndex_ = 0;
+    const char* stageLabel_ = "";
+    double stageFrom_ = 0, stageTo_ = 0;
+};
+
+// Table readers (sqlite_gpu_tables.cpp, sqlite_host_tables.cpp). Each reads
+// one table if present and appends its rows to the file's processes.
+void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs);
+void readCopies(ReadContext& ctx);
+void readMemsets(ReadContext& ctx);
+void readSyncs(ReadContext& ctx);
+void readApiCalls(ReadContext& ctx);
+void readRanges(ReadContext& ctx);
+void readCollectives(ReadContext& ctx);
+void readStreamNames(ReadContext& ctx);
+
+}  // namespace osc::sqlread

@@ -1,0 +1,121 @@
+#include "analyzer/capture/sqlite_util.h"
+
+#include "analyzer/capture/capture_error.h"
+
+#include <utility>
+
+namespace osc::sql {
+
+std::string describe(sqlite3* db, int rc) {
+    const int primary = rc & 0xFF;
+    std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    switch (primary) {
+        case SQLITE_NOTADB: return "not a SQLite database";
+        case SQLITE_CORRUPT: return "the file is corrupt or truncated (" + detail + ")";
+        case SQLITE_CANTOPEN: return "cannot open (" + detail + ")";
+        case SQLITE_IOERR: return "input/output error (" + detail + ")";
+        case SQLITE_FULL: return "the disk is full";
+        case SQLITE_READONLY: return "the file is read-only (" + detail + ")";
+        case SQLITE_PERM: return "permission denied (" + detail + ")";
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED: return "the file is locked by another process (" + detail + ")";
+        case SQLITE_NOMEM: return "out of memory";
+        default: return detail;
+    }
+}
+
+void fail(const std::string& path, sqlite3* db, int rc, std::string_view doing) {
+    std::string problem = describe(db, rc);
+    if (!doing.empty()) problem = std::string(doing) + ": " + problem;
+    throw CaptureError(path, problem);
+}
+
+Database::Database(const std::string& path, int flags) : path_(path) {
+    const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+    if (rc != SQLITE_OK) {
+        const std::string problem = describe(db_, rc);
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+        throw CaptureError(path, problem);
+    }
+    sqlite3_extended_result_codes(db_, 1);
+}
+
+Database::~Database() {
+    if (db_) sqlite3_close_v2(db_);
+}
+
+Database::Database(Database&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+
+Database& Database::operator=(Database&& other) noexcept {
+    if (this != &other) {
+        if (db_) sqlite3_close_v2(db_);
+        db_ = std::exchange(other.db_, nullptr);
+        path_ = std::move(other.path_);
+    }
+    return *this;
+}
+
+void Database::exec(const char* sql) {
+    char* message = nullptr;
+    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+    sqlite3_free(message);  // describe() reads the same text from the handle
+    if (rc != SQLITE_OK) fail(path_, db_, rc, "");
+}
+
+void Database::close() {
+    if (!db_) return;
+    sqlite3* db = std::exchange(db_, nullptr);
+    const int rc = sqlite3_close(db);
+    if (rc != SQLITE_OK) {
+        const std::string problem = describe(db, rc);
+        sqlite3_close_v2(db);
+        throw CaptureError(path_, "closing: " + problem);
+    }
+}
+
+Statement::Statement(const Database& db, std::string_view sql) : db_(db.get()), path_(db.path()) {
+    const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+    if (rc != SQLITE_OK) fail(path_, db_, rc, "");
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement::Statement(Statement&& other) noexcept
+    : stmt_(std::exchange(other.stmt_, nullptr)),
+      db_(std::exchange(other.db_, nullptr)),
+      path_(std::move(other.path_)) {}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+    if (this != &other) {
+        sqlite3_finalize(stmt_);
+        stmt_ = std::exchange(other.stmt_, nullptr);
+        db_ = std::exchange(other.db_, nullptr);
+        path_ = std::move(other.path_);
+    }
+    return *this;
+}
+
+bool Statement::step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    sqlite3_reset(stmt_);
+    fail(path_, db_, rc, "");
+}
+
+void Statement::run() {
+    const int rc = sqlite3_step(stmt_);
+    sqlite3_reset(stmt_);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) fail(path_, db_, rc, "");
+}
+
+std::string_view Statement::text(int column) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    if (!p) return {};
+    return {p, static_cast<size_t>(sqlite3_column_bytes(stmt_, column))};
+}
+
+}  // namespace osc::sql

@@ -1,0 +1,135 @@
+#include "analyzer/cli/cli_common.h"
+
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/load/load_capture.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace osc::cli {
+
+void AnalysisFlags::addTo(CLI::App* cmd) {
+    cmd->add_option("--comm-kernel", commKernels,
+                    "Also count kernels whose demangled name matches REGEX as communication "
+                    "(ECMAScript, searched anywhere in the name; repeatable). Kernels whose name "
+                    "starts with 'nccl' always count.")
+        ->type_name("REGEX");
+    cmd->add_flag("--comm-copies", commCopies,
+                  "Count host<->device copies as communication (offload workloads); peer-to-peer "
+                  "copies always count");
+    cmd->add_option("--step-pattern", stepPattern,
+                    "Regex for step range names (NVTX / annotations); default matches "
+                    "'ProfilerStep#N', 'step N', 'iteration N'")
+        ->type_name("REGEX");
+}
+
+AnalysisSettings AnalysisFlags::settings() const {
+    AnalysisSettings s;
+    s.commKernelPatterns = commKernels;
+    s.commCopies = commCopies;
+    if (!stepPattern.empty()) s.stepPattern = stepPattern;
+    return s;
+}
+
+bool stderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+ProgressLine::ProgressLine() : enabled_(stderrIsTerminal()) {}
+ProgressLine::~ProgressLine() { done(); }
+
+void ProgressLine::show(const std::string& label, double fraction) {
+    if (!enabled_) return;
+    const int permille = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000.0);
+    // Redraw only when something visible changed: terminals are slow too.
+    if (permille == lastPermille_ && label == lastLabel_) return;
+    lastPermille_ = permille;
+    lastLabel_ = label;
+    std::fprintf(stderr, "\r\033[K%s %5.1f%%", label.c_str(), permille / 10.0);
+    std::fflush(stderr);
+    shown_ = true;
+}
+
+void ProgressLine::status(const std::string& label) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\r\033[K%s...", label.c_str());
+    std::fflush(stderr);
+    lastLabel_ = label;
+    lastPermille_ = -1;
+    shown_ = true;
+}
+
+void ProgressLine::done() {
+    if (enabled_ && shown_) {
+        std::fprintf(stderr, "\r\033[K");
+        std::fflush(stderr);
+    }
+    shown_ = false;
+    lastPermille_ = -1;
+}
+
+void printWarnings(const std::vector<std::string>& warnings) {
+    for (const auto& w : warnings) std::fprintf(stderr, "overlapscope: warning: %s\n", w.c_str());
+}
+
+Capture loadInputs(const std::vector<std::string>& paths, bool launchDetails) {
+    ProgressLine progress;
+    LoadOptions options;
+    options.launchDetails = launchDetails;
+    options.progress = [&progress](double fraction, std::string_view stage) {
+        progress.show("loading: " + std::string(stage), fraction);
+    };
+    Capture capture = loadCaptures(paths, options);
+    progress.done();
+    printWarnings(capture.warnings);
+    return capture;
+}
+
+Analysis analyzeWithStatus(const Capture& capture, const AnalysisSettings& settings) {
+    ProgressLine progress;
+    progress.status("analyzing");
+    Analysis analysis = analyze(capture, settings);
+    progress.done();
+    printWarnings(analysis.warnings);
+    return analysis;
+}
+
+void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write,
+                 bool overwrite) {
+    if (path.empty() || path == "-") {
+        write(std::cout);
+        std::cout.flush();
+        return;
+    }
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!overwrite && fs::exists(path, ec))
+        throw CaptureError(path, "already exists (use --force to replace it)");
+    const std::string temp = path + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (!out) throw CaptureError(path, "cannot open for writing");
+        write(out);
+        out.close();
+        if (!out) {
+            fs::remove(temp, ec);
+            throw CaptureError(path, "write failed");
+        }
+    }
+    fs::rename(temp, path, ec);
+    if (ec) {
+        fs::remove(temp, ec);
+        throw CaptureError(path, "cannot replace: " + ec.message());
+    }
+}
+
+void writeOutput(const std::string& path, const std::string& text, bool overwrite) {
+    writeOutput(
+        path, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); },
+        overwrite);
+}
+
+}  // namespace osc::cli

@@ -1,0 +1,68 @@
+// Option handling and I/O shared by the analysis commands (report, check,
+// export, diff): the classification flags every command takes, loading with
+// a progress line on a terminal, and writing an output file safely.
+#pragma once
+
+#include "analyzer/capture/model.h"
+#include "analyzer/metrics/analysis.h"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace osc::cli {
+
+// --comm-kernel REGEX (repeatable), --comm-copies, --step-pattern REGEX.
+struct AnalysisFlags {
+    std::vector<std::string> commKernels;
+    bool commCopies = false;
+    std::string stepPattern;  // empty = the default pattern
+
+    void addTo(CLI::App* cmd);
+    AnalysisSettings settings() const;
+};
+
+bool stderrIsTerminal();
+
+// Loads every input as one capture (directories are multi-rank captures).
+// Shows progress on stderr when stderr is a terminal; prints the capture's
+// warnings on stderr. Throws CaptureError for bad input. Commands that only
+// compute metrics pass launchDetails = false: the grid/block/register columns
+// are then not read, which saves time and about 44 bytes per kernel.
+Capture loadInputs(const std::vector<std::string>& paths, bool launchDetails = true);
+
+// Runs the analysis, saying so on a terminal, and prints its warnings on stderr.
+Analysis analyzeWithStatus(const Capture& capture, const AnalysisSettings& settings);
+
+void printWarnings(const std::vector<std::string>& warnings);
+
+// Writes `text` to `path`, or to stdout when path is empty or "-". Refuses
+// to replace an existing file unless `overwrite`. Throws CaptureError. A file
+// is written under a temporary name and renamed at the end, so a failure
+// never leaves a half-written report where the old one was.
+void writeOutput(const std::string& path, const std::string& text, bool overwrite);
+// The same for output produced piece by piece (large JSON reports).
+void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write,
+                 bool overwrite);
+
+// A single progress line on stderr, redrawn in place; silent unless stderr
+// is a terminal. Cleared by done() or the destructor.
+class ProgressLine {
+public:
+    ProgressLine();
+    ~ProgressLine();
+    void show(const std::string& label, double fraction);
+    void status(const std::string& label);  // no percentage: work of unknown length
+    void done();
+
+private:
+    bool enabled_;
+    int lastPermille_ = -1;
+    std::string lastLabel_;
+    bool shown_ = false;
+};
+
+}  // namespace osc::cli

@@ -1,0 +1,240 @@
+#include "analyzer/import/kineto_builder.h"
+
+#include "analyzer/import/decimal_time.h"
+#include "analyzer/import/kineto_names.h"
+#include "analyzer/import/kineto_sax.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace osc::kineto {
+namespace {
+
+// Enough for any real node; stops hostile input from creating millions.
+constexpr size_t kMaxDevicesPerProcess = 1024;
+
+uint32_t idOrNone(int64_t value) {
+    return value < 0 || value >= static_cast<int64_t>(kNoId) ? kNoId
+                                                             : static_cast<uint32_t>(value);
+}
+
+uint32_t clampU32(int64_t value) {
+    return value < 0 ? 0 : value > static_cast<int64_t>(UINT32_MAX) ? UINT32_MAX
+                                                                    : static_cast<uint32_t>(value);
+}
+
+// nsys packing: pid in bits 24..47, tid in bits 0..23.
+uint64_t globalTid(int64_t pid, int64_t tid) {
+    const uint64_t p = pid < 0 ? 0 : static_cast<uint64_t>(pid) & 0xFFFFFFu;
+    const uint64_t t = tid < 0 ? 0 : static_cast<uint64_t>(tid) & 0xFFFFFFu;
+    return (p << 24) | t;
+}
+
+void shiftColumn(std::vector<TimeNs>& column, TimeNs by) {
+    for (auto& t : column) t -= by;
+}
+
+}  // namespace
+
+CaptureBuilder::CaptureBuilder(Capture& capture, std::string path, std::function<void()> tick)
+    : capture_(capture), path_(std::move(path)), tick_(std::move(tick)) {}
+
+Process& CaptureBuilder::processFor(int64_t tracePid) {
+    if (!processByTracePid_.empty()) {
+        const auto it = processByTracePid_.find(tracePid);
+        if (it != processByTracePid_.end()) return processes_[it->second];
+    }
+    if (processes_.empty()) processes_.emplace_back();
+    return processes_.front();
+}
+
+Device& CaptureBuilder::deviceFor(Process& process, int64_t device) {
+    if (device < 0 || device >= static_cast<int64_t>(kNoId))
+        throw FormatError{"GPU event without a usable args.device"};
+    const auto id = static_cast<uint32_t>(device);
+    if (!process.findDevice(id) && process.devices.size() >= kMaxDevicesPerProcess)
+        throw FormatError{"more than " + std::to_string(kMaxDevicesPerProcess) + " GPUs"};
+    return process.deviceById(id);
+}
+
+void CaptureBuilder::onEvent(const Event& e) {
+    if (++events_ % 8192 == 0 && tick_) tick_();
+    if (e.ph != "X") return;  // metadata, instants, flows: nothing we model
+    const EventKind kind = kindOfCategory(e.cat);
+    if (kind == EventKind::Ignored) return;
+    if (!e.hasTs || !e.hasDur)
+        throw FormatError{"\"" + e.cat + "\" event \"" + e.name.substr(0, 80) + "\" lacks \"" +
+                          (e.hasTs ? "dur" : "ts") + "\""};
+    const TimeNs start = e.tsNs, end = e.tsNs + e.durNs;  // |ts| and dur <= 2^61: no overflow
+    minTs_ = std::min(minTs_, start);
+    Process& p = processFor(e.pid);
+    // GPU lanes: args.device and args.stream; legacy traces only have pid/tid.
+    const int64_t device = e.device != kAbsent ? e.device : e.pid;
+    const uint32_t stream = idOrNone(e.stream != kAbsent ? e.stream : e.tid);
+    const uint32_t correlation = e.correlation == kAbsent ? 0 : clampU32(e.correlation);
+
+    switch (kind) {
+        case EventKind::Kernel: {
+            auto& k = deviceFor(p, device).kernels;
+            const uint32_t name = capture_.strings.intern(e.name);
+            k.start.push_back(start);
+            k.end.push_back(end);
+            k.stream.push_back(stream == kNoId ? 0 : stream);
+            k.correlation.push_back(correlation);
+            k.name.push_back(name);
+            k.shortName.push_back(name);
+            k.gridX.push_back(clampU32(e.grid[0]));
+            k.gridY.push_back(clampU32(e.grid[1]));
+            k.gridZ.push_back(clampU32(e.grid[2]));
+            k.blockX.push_back(clampU32(e.block[0]));
+            k.blockY.push_back(clampU32(e.block[1]));
+            k.blockZ.push_back(clampU32(e.block[2]));
+            k.registersPerThread.push_back(clampU32(e.registers));
+            // Kineto reports static + dynamic shared memory as one figure.
+            k.staticSharedMemory.push_back(clampU32(e.sharedMemory));
+            k.dynamicSharedMemory.push_back(0);
+            k.graphId.push_back(0);
+            k.graphNodeId.push_back(0);
+            ++kernels_;
+            break;
+        }
+        case EventKind::Memcpy: {
+            auto& c = deviceFor(p, device).copies;
+            const CopyKinds kinds = parseCopyName(e.name);
+            c.start.push_back(start);
+            c.end.push_back(end);
+            c.stream.push_back(stream == kNoId ? 0 : stream);
+            c.correlation.push_back(correlation);
+            c.bytes.push_back(e.bytes == kAbsent ? 0 : static_cast<uint64_t>(e.bytes));
+            c.copyKind.push_back(kinds.copy);
+            c.srcKind.push_back(kinds.src);
+            c.dstKind.push_back(kinds.dst);
+            c.srcDevice.push_back(kNoId);
+            c.dstDevice.push_back(kNoId);
+            break;
+        }
+        case EventKind::Memset: {
+            auto& m = deviceFor(p, device).memsets;
+            m.start.push_back(start);
+            m.end.push_back(end);
+            m.stream.push_back(stream == kNoId ? 0 : stream);
+            m.correlation.push_back(correlation);
+            m.bytes.push_back(e.bytes == kAbsent ? 0 : static_cast<uint64_t>(e.bytes));
+            m.value.push_back(0);
+            break;
+        }
+        case EventKind::Sync: {
+            auto& s = deviceFor(p, device == kAbsent ? 0 : device).syncs;
+            s.start.push_back(start);
+            s.end.push_back(end);
+            s.stream.push_back(e.stream == kAbsent ? kNoId : stream);
+            s.correlation.push_back(correlation);
+            s.type.push_back(parseSyncName(e.name));
+            s.eventId.push_back(kNoId);
+            break;
+        }
+        case EventKind::Runtime:
+        case EventKind::Driver: {
+            auto& a = p.apiCalls;
+            a.start.push_back(start);
+            a.end.push_back(end);
+            a.globalTid.push_back(globalTid(e.pid, e.tid));
+            a.correlation.push_back(correlation);
+            a.name.push_back(capture_.strings.intern(e.name));
+            a.returnValue.push_back(0);
+            a.kind.push_back(kind == EventKind::Driver ? ApiKind::Driver : ApiKind::Runtime);
+            if (p.pid == 0 && e.pid > 0) p.pid = e.pid;
+            break;
+        }
+        case EventKind::CpuRange:
+        case EventKind::GpuRange: {
+            auto& r = p.ranges;
+            r.start.push_back(start);
+            r.end.push_back(end);
+            r.name.push_back(capture_.strings.intern(e.name));
+            // For GPU ranges Kineto's pid/tid are the device and stream.
+            r.globalTid.push_back(globalTid(e.pid, e.tid));
+            r.domain.push_back(kNoId);
+            r.category.push_back(0);
+            r.color.push_back(0);
+            r.kind.push_back(RangeKind::PushPop);
+            r.onGpu.push_back(kind == EventKind::GpuRange ? 1 : 0);
+            if (kind == EventKind::CpuRange && p.pid == 0 && e.pid > 0) p.pid = e.pid;
+            break;
+        }
+        case EventKind::Ignored: break;
+    }
+}
+
+void CaptureBuilder::onDistributedInfo(int64_t rank, int64_t worldSize) {
+    distRank_ = rank;
+    distWorldSize_ = worldSize;
+}
+
+void CaptureBuilder::onDeviceProperties(const DeviceProperties& d) {
+    if (d.id < 0 || d.id >= static_cast<int64_t>(kNoId)) return;
+    GpuInfo g;
+    g.id = static_cast<uint32_t>(d.id);
+    g.name = d.name;
+    g.totalMemory = static_cast<uint64_t>(d.totalMemory);
+    g.smCount = static_cast<int>(std::min<int64_t>(d.smCount, INT_MAX));
+    g.computeMajor = static_cast<int>(std::min<int64_t>(d.computeMajor, INT_MAX));
+    g.computeMinor = static_cast<int>(std::min<int64_t>(d.computeMinor, INT_MAX));
+    gpus_[d.id] = g;
+}
+
+void CaptureBuilder::onProcessInfo(const ProcessInfo& info) {
+    if (info.tracePid == kAbsent || processByTracePid_.count(info.tracePid)) return;
+    if (processes_.size() >= 65536) throw FormatError{"too many entries in overlapscopeProcesses"};
+    // Events read before this entry went to a default process; keep it first.
+    if (processByTracePid_.empty() && !processes_.empty()) {
+        processByTracePid_[info.tracePid] = 0;
+    } else {
+        processByTracePid_[info.tracePid] = processes_.size();
+        processes_.emplace_back();
+    }
+    Process& p = processes_[processByTracePid_[info.tracePid]];
+    p.pid = info.pid;
+    p.rank = static_cast<int>(std::clamp<int64_t>(info.rank, -1, INT_MAX));
+    p.localRank = static_cast<int>(std::clamp<int64_t>(info.localRank, -1, INT_MAX));
+    p.worldSize = static_cast<int>(std::clamp<int64_t>(info.worldSize, -1, INT_MAX));
+    p.host = info.host;
+    p.name = info.name;
+}
+
+void CaptureBuilder::onBaseTimeNs(int64_t baseTimeNs) { baseTimeNs_ = baseTimeNs; }
+
+void CaptureBuilder::onTopLevelScalar(const std::string& key, const std::string& value) {
+    if (meta_.size() < 256) meta_["kineto." + key] = value.substr(0, 4096);
+}
+
+void CaptureBuilder::finish() {
+    if (processes_.empty()) processes_.emplace_back();
+    const TimeNs origin = minTs_ == INT64_MAX ? 0 : minTs_;
+    for (auto& p : processes_) {
+        p.sourcePath = path_;
+        p.sessionStartUtcNs = baseTimeNs_ + origin;
+        p.meta.insert(meta_.begin(), meta_.end());
+        p.meta["source_format"] = "kineto";
+        if (processByTracePid_.empty()) {
+            p.rank = static_cast<int>(std::clamp<int64_t>(distRank_, -1, INT_MAX));
+            p.worldSize = static_cast<int>(std::clamp<int64_t>(distWorldSize_, -1, INT_MAX));
+        }
+        for (auto& d : p.devices) {
+            shiftColumn(d.kernels.start, origin); shiftColumn(d.kernels.end, origin);
+            shiftColumn(d.copies.start, origin); shiftColumn(d.copies.end, origin);
+            shiftColumn(d.memsets.start, origin); shiftColumn(d.memsets.end, origin);
+            shiftColumn(d.syncs.start, origin); shiftColumn(d.syncs.end, origin);
+            if (const auto it = gpus_.find(d.id); it != gpus_.end()) d.gpu = it->second;
+        }
+        shiftColumn(p.apiCalls.start, origin); shiftColumn(p.apiCalls.end, origin);
+        shiftColumn(p.ranges.start, origin); shiftColumn(p.ranges.end, origin);
+    }
+    if (kernels_ == 0)
+        capture_.warnings.push_back(path_ + ": the trace holds no GPU kernels (was the profiler "
+                                            "run with ProfilerActivity.CUDA?)");
+    for (auto& p : processes_) capture_.processes.push_back(std::move(p));
+    processes_.clear();
+}
+
+}  // namespace osc::kineto

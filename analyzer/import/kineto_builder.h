@@ -1,0 +1,50 @@
+// Builds capture Processes from parsed Kineto events: the field mapping of
+// docs/formats.md ("kernel" -> kernels, "gpu_memcpy" -> copies, ...), then the
+// rebasing of times so the earliest event of the file is at 0.
+#pragma once
+
+#include "analyzer/capture/model.h"
+#include "analyzer/import/kineto_event.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace osc::kineto {
+
+class CaptureBuilder : public Sink {
+public:
+    // `tick` runs every few thousand events (progress, cancellation).
+    CaptureBuilder(Capture& capture, std::string path, std::function<void()> tick);
+
+    void onEvent(const Event& event) override;
+    void onDistributedInfo(int64_t rank, int64_t worldSize) override;
+    void onDeviceProperties(const DeviceProperties& device) override;
+    void onProcessInfo(const ProcessInfo& process) override;
+    void onBaseTimeNs(int64_t baseTimeNs) override;
+    void onTopLevelScalar(const std::string& key, const std::string& value) override;
+
+    // Rebases times, attaches GPU properties and moves the processes into the
+    // capture. Call once, after a successful parse.
+    void finish();
+
+private:
+    Process& processFor(int64_t tracePid);
+    Device& deviceFor(Process& process, int64_t device);
+
+    Capture& capture_;
+    std::string path_;
+    std::function<void()> tick_;
+    uint64_t events_ = 0;
+    std::vector<Process> processes_;
+    std::map<int64_t, size_t> processByTracePid_;  // from "overlapscopeProcesses"
+    std::map<int64_t, GpuInfo> gpus_;
+    std::map<std::string, std::string> meta_;
+    int64_t distRank_ = -1, distWorldSize_ = -1;
+    int64_t baseTimeNs_ = 0;
+    int64_t minTs_ = INT64_MAX;
+    uint64_t kernels_ = 0;
+};
+
+}  // namespace osc::kineto

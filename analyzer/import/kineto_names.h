@@ -1,0 +1,37 @@
+// What Kineto's event names and categories mean in our model: categories to
+// event kinds, "Memcpy DtoH (Device -> Pinned)" to copy and memory kinds,
+// "Stream Sync" to sync types. Kept apart from the parser so the mapping can
+// be read (and tested) on its own; docs/formats.md restates it.
+#pragma once
+
+#include "analyzer/capture/model.h"
+
+#include <string_view>
+
+namespace osc::kineto {
+
+enum class EventKind : uint8_t {
+    Ignored, Kernel, Memcpy, Memset, Runtime, Driver, CpuRange, GpuRange, Sync,
+};
+
+// `cat` of a ph:"X" event, both current ("kernel", "gpu_memcpy") and legacy
+// ("Kernel", "Memcpy") spellings.
+EventKind kindOfCategory(std::string_view cat);
+
+struct CopyKinds {
+    CopyKind copy = CopyKind::Unknown;
+    MemKind src = MemKind::Unknown, dst = MemKind::Unknown;
+};
+// "Memcpy HtoD (Pageable -> Device)", "Memcpy PtoP (Device -> Device)", ...
+CopyKinds parseCopyName(std::string_view name);
+
+// "Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event".
+SyncType parseSyncName(std::string_view name);
+
+// The names used when writing a Kineto-style trace (our Chrome export), the
+// inverse of the two parsers above.
+std::string_view copyKindName(CopyKind kind);  // "HtoD", ...
+std::string_view memKindName(MemKind kind);    // "Pageable", ...
+std::string_view syncTypeName(SyncType type);  // "Stream Sync", ...
+
+}  // namespace osc::kineto

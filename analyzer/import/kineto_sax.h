@@ -1,0 +1,74 @@
+// The streaming (SAX) side of the Kineto reader: turns JsonScanner's parse
+// callbacks into checked Events for a Sink, never building a DOM, so memory
+// stays at the size of what the sink keeps however large the trace is.
+#pragma once
+
+#include "analyzer/import/kineto_event.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace osc::kineto {
+
+// A well-formed JSON document that is not a usable trace (a field of the wrong
+// type, an absurd time). The reader adds the file name and line.
+struct FormatError {
+    std::string message;
+};
+
+class SaxHandler {
+public:
+    explicit SaxHandler(Sink& sink) : sink_(sink) {}
+
+    bool sawTraceEvents() const { return sawTraceEvents_; }
+    uint64_t eventsSeen() const { return eventsSeen_; }
+    // The JsonScanner handler interface.
+    bool null();
+    bool boolean(bool value);
+    bool number_integer(int64_t value);
+    bool number_unsigned(uint64_t value);
+    bool number_float(const std::string& text);
+    bool string(std::string& value);
+    bool start_object();
+    bool key(std::string& name);
+    bool end_object();
+    bool start_array();
+    bool end_array();
+
+private:
+    enum class Frame : uint8_t {
+        Root, Events, Event, Args, ArgVector, DistInfo, DevProps, DevProp, Procs, Proc, Skip
+    };
+    struct State {
+        Frame frame;
+        uint8_t key = 0;    // meaning depends on the frame; 0 = a key we ignore
+        uint8_t index = 0;  // next element of an ArgVector
+    };
+    // A scalar value in any of the forms JSON gives it.
+    struct Scalar {
+        enum class Type : uint8_t { Integer, Unsigned, Float, String, Other } type;
+        int64_t i = 0;
+        uint64_t u = 0;
+        const std::string* text = nullptr;  // strings, and floats as written
+    };
+
+    static int64_t integerOf(const Scalar& value, int64_t fallback);
+    bool onScalar(const Scalar& value);
+    void onEventField(uint8_t key, const Scalar& value);
+    void onArg(uint8_t key, const Scalar& value);
+    void push(Frame frame) { stack_.push_back({frame}); }
+    State& top() { return stack_.back(); }
+
+    Sink& sink_;
+    std::vector<State> stack_;
+    Event event_;
+    DeviceProperties deviceProps_;
+    ProcessInfo process_;
+    int64_t distRank_ = -1, distWorldSize_ = -1;
+    std::string rootKey_;
+    bool sawTraceEvents_ = false;
+    uint64_t eventsSeen_ = 0;
+};
+
+}  // namespace osc::kineto

@@ -1,0 +1,35 @@
+// Why communication is exposed: the bottleneck bucket of a window and the
+// findings that explain exposed time (DESIGN.md section 4, "Bottleneck").
+#pragma once
+
+#include "analyzer/metrics/coverage.h"
+
+#include <vector>
+
+namespace osc {
+
+// What a window's explanation needs; ops are the device's operations and
+// opIndices those that belong to the window (a step's own, or all of them).
+struct WindowContext {
+    Interval window;
+    const OverlapMetrics& metrics;
+    const DeviceCoverage& coverage;
+    const std::vector<CollectiveInstance>& ops;
+    const std::vector<size_t>& opIndices;
+    const std::vector<uint32_t>& computeStreams;  // sorted
+    const AnalysisSettings& settings;
+};
+
+// Sorted ids of the streams that run at least one compute kernel.
+std::vector<uint32_t> computeStreamsOf(const Device& device, ActivityClassifier& classifier);
+
+// The part of an operation inside the window that compute does not hide.
+TimeNs exposedWithin(const CollectiveInstance& op, Interval window, const DeviceCoverage& cov);
+
+// Findings, largest exposed time first.
+std::vector<Finding> explainWindow(const WindowContext& ctx);
+
+// Bottleneck bucket, its share of exposed time, verdict and findings.
+Bottleneck bottleneckOf(const WindowContext& ctx);
+
+}  // namespace osc

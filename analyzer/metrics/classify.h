@@ -1,0 +1,55 @@
+// Which GPU activity is computation, communication or memory traffic
+// (DESIGN.md section 3), and what NCCL kernel names say about the collective.
+#pragma once
+
+#include "analyzer/metrics/analysis.h"
+
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace osc {
+
+// What an NCCL kernel name tells: the collective and, for reductions, the
+// element type. Algorithm and protocol in the name are the compiled
+// specialisation, not what ran, so they are deliberately not parsed.
+struct NcclKernelName {
+    bool isNccl = false;     // the name (without "void ") starts with "nccl"
+    std::string collective;  // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
+                             // AllGatherV, SendRecv, ... ; "" when unknown (Generic)
+    std::string datatype;    // i8 u8 i32 u32 i64 u64 f16 f32 f64 bf16 f8e4m3 f8e5m2, or ""
+};
+
+// Parses both naming schemes: ncclDevKernel_<coll>[_<op>_<type>]_<algo>_<proto>
+// (NCCL >= 2.19, also ncclSymDevKernel_/ncclSymkDevKernel_) and
+// ncclKernel_<coll>_<ALGO>_<PROTO>_<op>_<ctype> (NCCL <= 2.18, C type names).
+// Accepts a leading "void " and a trailing argument list.
+NcclKernelName parseNcclKernelName(std::string_view name);
+
+// The name without a leading "void " and without its argument list.
+std::string_view bareKernelName(std::string_view name);
+
+// Classifies per unique name id (a capture holds far fewer distinct kernel
+// names than kernels), caching each answer; the regexes run once per name.
+class ActivityClassifier {
+public:
+    // Throws std::invalid_argument naming the pattern when a regex is invalid.
+    ActivityClassifier(const StringTable& strings, const AnalysisSettings& settings);
+
+    Category kernel(uint32_t nameId);
+    Category copy(CopyKind kind) const;
+    static Category memset() { return Category::Memory; }
+    // Parsed NCCL name for a kernel name id (cached like the category).
+    const NcclKernelName& ncclName(uint32_t nameId);
+
+private:
+    const StringTable& strings_;
+    std::vector<std::regex> patterns_;
+    bool commCopies_ = false;
+    std::vector<uint8_t> category_;  // by name id; 0xFF = not yet classified
+    std::vector<int32_t> parsedIndex_;  // by name id; -1 = not yet parsed
+    std::vector<NcclKernelName> parsed_;
+};
+
+}  // namespace osc

@@ -1,0 +1,172 @@
+#include "analyzer/metrics/collectives.h"
+
+#include <algorithm>
+#include <map>
+
+namespace osc {
+namespace {
+
+const char* copyKindName(CopyKind k) {
+    switch (k) {
+    case CopyKind::HtoD: return "HtoD";
+    case CopyKind::DtoH: return "DtoH";
+    case CopyKind::HtoA: return "HtoA";
+    case CopyKind::AtoH: return "AtoH";
+    case CopyKind::AtoA: return "AtoA";
+    case CopyKind::AtoD: return "AtoD";
+    case CopyKind::DtoA: return "DtoA";
+    case CopyKind::DtoD: return "DtoD";
+    case CopyKind::HtoH: return "HtoH";
+    case CopyKind::PtoP: return "PtoP";
+    default: return "Unknown";
+    }
+}
+
+// NCCL plugin func names vs the collective in kernel names: point-to-point
+// calls run inside the SendRecv kernel.
+std::string kernelCollectiveOf(std::string_view func) {
+    if (func == "Send" || func == "Recv" || func == "SendRecv") return "SendRecv";
+    return std::string(func);
+}
+
+void fillBandwidth(CollectiveInstance& op) {
+    if (op.bytes && op.duration_ns > 0)
+        op.bandwidth_gbps = static_cast<double>(*op.bytes) / static_cast<double>(op.duration_ns);
+    else
+        op.bandwidth_gbps.reset();
+}
+
+}  // namespace
+
+std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Device& device,
+                                               ActivityClassifier& classifier,
+                                               const DeviceCoverage& coverage) {
+    std::vector<CollectiveInstance> ops;
+    const auto finish = [&](CollectiveInstance& op) {
+        op.duration_ns = std::max<TimeNs>(0, op.end_ns - op.start_ns);
+        op.overlapped_ns = op.duration_ns ? coverage.compute.covered(op.start_ns, op.end_ns) : 0;
+        op.exposed_ns = op.duration_ns - op.overlapped_ns;
+        fillBandwidth(op);
+    };
+    const auto& k = device.kernels;
+    size_t count = 0;
+    for (size_t i = 0; i < k.size(); ++i)
+        count += classifier.kernel(kernelNameId(k, i)) == Category::Communication;
+    ops.reserve(count);
+    for (size_t i = 0; i < k.size(); ++i) {
+        const uint32_t nameId = kernelNameId(k, i);
+        if (classifier.kernel(nameId) != Category::Communication) continue;
+        CollectiveInstance op;
+        op.name = std::string(capture.strings.at(nameId));
+        const NcclKernelName& parsed = classifier.ncclName(nameId);
+        op.collective = parsed.collective;
+        op.datatype = parsed.datatype;
+        op.start_ns = k.start[i];
+        op.end_ns = k.end[i];
+        op.stream = k.stream[i];
+        op.kernelIndex = i;
+        finish(op);
+        ops.push_back(std::move(op));
+    }
+    const size_t nKernels = ops.size();
+    const auto& c = device.copies;
+    for (size_t i = 0; i < c.size(); ++i) {
+        const CopyKind kind = i < c.copyKind.size() ? c.copyKind[i] : CopyKind::Unknown;
+        if (classifier.copy(kind) != Category::Communication) continue;
+        CollectiveInstance op;
+        op.name = std::string("Memcpy ") + copyKindName(kind);
+        op.start_ns = c.start[i];
+        op.end_ns = c.end[i];
+        op.stream = c.stream[i];
+        if (i < c.bytes.size()) op.bytes = c.bytes[i];
+        finish(op);
+        ops.push_back(std::move(op));
+    }
+    // Kernels and copies are each start-sorted; merge the two runs.
+    const auto byStart = [](const CollectiveInstance& a, const CollectiveInstance& b) {
+        return a.start_ns < b.start_ns;
+    };
+    auto mid = ops.begin() + static_cast<std::ptrdiff_t>(nKernels);
+    if (mid == ops.end()) {
+        if (!std::is_sorted(ops.begin(), ops.end(), byStart))
+            std::stable_sort(ops.begin(), ops.end(), byStart);
+    } else if (!std::is_sorted(ops.begin(), mid, byStart) || !std::is_sorted(mid, ops.end(), byStart))
+        std::stable_sort(ops.begin(), ops.end(), byStart);
+    else
+        std::inplace_merge(ops.begin(), mid, ops.end(), byStart);
+    return ops;
+}
+
+void attachPluginRows(const Capture& capture, const Process& process, const Device& device,
+                      std::vector<CollectiveInstance>& ops) {
+    const CollectiveTable& t = process.collectives;
+    if (t.size() == 0) return;
+    const bool oneDevice = process.devices.size() == 1;
+    const auto rowOnDevice = [&](size_t r) {
+        const uint32_t d = r < t.device.size() ? t.device[r] : kNoId;
+        return d == device.id || (d == kNoId && oneDevice);
+    };
+    const auto known = [](const std::vector<TimeNs>& col, size_t r) {
+        return r < col.size() && col[r] >= 0;
+    };
+
+    std::vector<int> rowsOn(ops.size(), 0);
+    const auto attach = [&](size_t opIndex, size_t r) {
+        CollectiveInstance& op = ops[opIndex];
+        if (rowsOn[opIndex]++ == 0) {
+            op.commHash = t.commHash[r];
+            op.seqNumber = t.seqNumber[r];
+            op.algo = std::string(capture.strings.at(t.algo[r]));
+            op.proto = std::string(capture.strings.at(t.proto[r]));
+            op.bytes = t.bytes[r];
+            if (op.collective.empty())
+                op.collective = kernelCollectiveOf(capture.strings.at(t.func[r]));
+        } else {
+            op.bytes = op.bytes.value_or(0) + t.bytes[r];
+        }
+        fillBandwidth(op);
+    };
+
+    // Kernel operations only; copies carry their own byte counts.
+    std::vector<size_t> kernelOps;
+    for (size_t i = 0; i < ops.size(); ++i)
+        if (ops[i].kernelIndex != static_cast<size_t>(-1)) kernelOps.push_back(i);
+
+    std::vector<size_t> untimed;
+    for (size_t r = 0; r < t.size(); ++r) {
+        if (!rowOnDevice(r)) continue;
+        if (!known(t.gpuStart, r)) {
+            untimed.push_back(r);
+            continue;
+        }
+        const TimeNs g = t.gpuStart[r];
+        // Last kernel op starting at or before g; walk back over overlapping ones.
+        auto it = std::upper_bound(kernelOps.begin(), kernelOps.end(), g,
+                                   [&](TimeNs v, size_t i) { return v < ops[i].start_ns; });
+        // Communication kernels of one device overlap little (a few streams),
+        // so a short walk back finds the one containing g if any does.
+        bool placed = false;
+        for (int walked = 0; it != kernelOps.begin() && walked < 64 && !placed; ++walked) {
+            --it;
+            if (ops[*it].end_ns >= g) {
+                attach(*it, r);
+                placed = true;
+            }
+        }
+        if (!placed) untimed.push_back(r);
+    }
+
+    // Order rule: per collective type, k-th unmatched row -> k-th unmatched kernel.
+    std::map<std::string, std::vector<size_t>> freeOps, freeRows;
+    for (size_t i : kernelOps)
+        if (rowsOn[i] == 0 && !ops[i].collective.empty()) freeOps[ops[i].collective].push_back(i);
+    for (size_t r : untimed) freeRows[kernelCollectiveOf(capture.strings.at(t.func[r]))].push_back(r);
+    for (auto& [coll, rows] : freeRows) {
+        auto f = freeOps.find(coll);
+        if (f == freeOps.end()) continue;
+        const size_t n = std::min(rows.size(), f->second.size());
+        for (size_t k = 0; k < n; ++k) attach(f->second[k], rows[k]);
+    }
+}
+
+}  // namespace osc

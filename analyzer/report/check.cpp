@@ -1,0 +1,196 @@
+#include "analyzer/report/check.h"
+
+#include "analyzer/report/report_format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace osc::report {
+namespace {
+
+std::string num(double v, const char* fmt = "%.3f") {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return buf;
+}
+
+std::string ms(TimeNs ns) { return num(static_cast<double>(ns) / 1e6, "%.3f") + " ms"; }
+
+class Checker {
+public:
+    Checker(const Thresholds& t, std::vector<CheckOutcome>& out) : t_(t), out_(out) {}
+
+    void scope(const std::string& who, const OverlapMetrics& m, const OverlapMetrics* base,
+               bool perDevice, bool baselineMissing) {
+        if (t_.minOverlapRatio) {
+            const double min = *t_.minOverlapRatio;
+            if (!m.overlap_ratio)
+                add(who, "min-overlap-ratio", true, who + ": no communication, nothing to hide");
+            else
+                add(who, "min-overlap-ratio", *m.overlap_ratio >= min,
+                    who + ": overlap ratio " + num(*m.overlap_ratio) +
+                        (*m.overlap_ratio >= min ? " >= " : " below the minimum ") + num(min));
+        }
+        if (t_.maxExposedCommMs && perDevice) {
+            const double limit = *t_.maxExposedCommMs;
+            const bool ok = static_cast<double>(m.exposed_comm_ns) <= limit * 1e6;
+            add(who, "max-exposed-comm-ms", ok,
+                who + ": exposed communication " + ms(m.exposed_comm_ns) +
+                    (ok ? " <= " : " above the maximum ") + num(limit) + " ms");
+        }
+        if (t_.maxExposedCommShare) {
+            const double limit = *t_.maxExposedCommShare;
+            const double share = m.window_ns > 0 ? static_cast<double>(m.exposed_comm_ns) /
+                                                       static_cast<double>(m.window_ns)
+                                                 : 0.0;
+            const bool ok = share <= limit;
+            add(who, "max-exposed-comm-share", ok,
+                who + ": exposed communication is " + num(share) + " of the window" +
+                    (ok ? ", <= " : ", above the maximum ") + num(limit));
+        }
+        if (t_.maxRegressionPercent) regression(who, m, base, baselineMissing);
+    }
+
+private:
+    void regression(const std::string& who, const OverlapMetrics& m, const OverlapMetrics* base,
+                    bool baselineMissing) {
+        const double p = *t_.maxRegressionPercent;
+        const std::string allowed = " (allowed " + num(p, "%.1f") + "%)";
+        if (baselineMissing || !base) {
+            add(who, "overlap-ratio-regression", false, who + ": not in the baseline report");
+            add(who, "exposed-comm-regression", false, who + ": not in the baseline report");
+            return;
+        }
+        if (base->overlap_ratio && m.overlap_ratio) {
+            const double floor = *base->overlap_ratio * (1.0 - p / 100.0);
+            const bool ok = *m.overlap_ratio >= floor;
+            const double drop = *base->overlap_ratio > 0
+                                    ? (1.0 - *m.overlap_ratio / *base->overlap_ratio) * 100.0
+                                    : 0.0;
+            add(who, "overlap-ratio-regression", ok,
+                who + ": overlap ratio " + num(*m.overlap_ratio) + " vs baseline " +
+                    num(*base->overlap_ratio) + (ok ? "" : ", " + num(drop, "%.1f") + "% lower") +
+                    allowed);
+        } else {
+            add(who, "overlap-ratio-regression", true,
+                who + ": overlap ratio not defined in both (no communication)");
+        }
+        const double ceiling = static_cast<double>(base->exposed_comm_ns) * (1.0 + p / 100.0);
+        const bool ok = static_cast<double>(m.exposed_comm_ns) <= ceiling;
+        std::string growth;
+        if (!ok && base->exposed_comm_ns > 0)
+            growth = ", " +
+                     num((static_cast<double>(m.exposed_comm_ns) /
+                              static_cast<double>(base->exposed_comm_ns) -
+                          1.0) * 100.0,
+                         "%.1f") +
+                     "% more";
+        add(who, "exposed-comm-regression", ok,
+            who + ": exposed communication " + ms(m.exposed_comm_ns) + " vs baseline " +
+                ms(base->exposed_comm_ns) + growth + allowed);
+    }
+
+    void add(const std::string& who, const std::string& name, bool ok, const std::string& msg) {
+        out_.push_back(CheckOutcome{who, name, ok, msg});
+    }
+
+    const Thresholds& t_;
+    std::vector<CheckOutcome>& out_;
+};
+
+// The baseline device for `d`: same rank and device ordinal; without ranks,
+// the same position.
+const DeviceAnalysis* matchBaseline(const Analysis& base, const DeviceAnalysis& d, size_t index) {
+    if (d.rank >= 0) {
+        for (const auto& b : base.devices)
+            if (b.rank == d.rank && b.device == d.device) return &b;
+        return nullptr;
+    }
+    return index < base.devices.size() ? &base.devices[index] : nullptr;
+}
+
+void validate(const Thresholds& t, const Analysis* baseline) {
+    if (!t.any())
+        throw std::invalid_argument(
+            "check: give at least one threshold (--min-overlap-ratio, --max-exposed-comm-ms, "
+            "--max-exposed-comm-share, or --baseline with --max-regression)");
+    auto finite = [](double v) { return std::isfinite(v); };
+    if (t.minOverlapRatio && !(finite(*t.minOverlapRatio) && *t.minOverlapRatio >= 0 && *t.minOverlapRatio <= 1))
+        throw std::invalid_argument("check: --min-overlap-ratio must be between 0 and 1");
+    if (t.maxExposedCommShare &&
+        !(finite(*t.maxExposedCommShare) && *t.maxExposedCommShare >= 0 && *t.maxExposedCommShare <= 1))
+        throw std::invalid_argument("check: --max-exposed-comm-share must be between 0 and 1");
+    if (t.maxExposedCommMs && !(finite(*t.maxExposedCommMs) && *t.maxExposedCommMs >= 0))
+        throw std::invalid_argument("check: --max-exposed-comm-ms must be >= 0");
+    if (t.maxRegressionPercent && !(finite(*t.maxRegressionPercent) && *t.maxRegressionPercent >= 0))
+        throw std::invalid_argument("check: --max-regression must be >= 0");
+    if (t.maxRegressionPercent && !baseline)
+        throw std::invalid_argument("check: --max-regression needs --baseline REPORT.json");
+    if (baseline && !t.maxRegressionPercent)
+        throw std::invalid_argument("check: --baseline needs --max-regression PERCENT");
+}
+
+std::string xmlEscape(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&apos;"; break;
+            default:
+                // Control characters are not allowed in XML 1.0.
+                if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
+                else out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t,
+                                    const Analysis* baseline) {
+    validate(t, baseline);
+    std::vector<CheckOutcome> out;
+    Checker checker(t, out);
+    for (size_t i = 0; i < current.devices.size(); ++i) {
+        const auto& d = current.devices[i];
+        const DeviceAnalysis* b = baseline ? matchBaseline(*baseline, d, i) : nullptr;
+        checker.scope(deviceLabel(d), d.totals, b ? &b->totals : nullptr, true,
+                      baseline && !b);
+    }
+    // An absolute ms limit is per device: the summary sums devices, so it
+    // would grow with the rank count.
+    if (current.devices.size() > 1)
+        checker.scope("summary", current.summary, baseline ? &baseline->summary : nullptr, false,
+                      false);
+    return out;
+}
+
+std::string formatJunit(const std::vector<CheckOutcome>& outcomes, const std::string& suiteName) {
+    size_t failures = 0;
+    for (const auto& o : outcomes)
+        if (!o.passed) ++failures;
+    std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    xml += "<testsuites name=\"overlapscope\" tests=\"" + std::to_string(outcomes.size()) +
+           "\" failures=\"" + std::to_string(failures) + "\">\n";
+    xml += "  <testsuite name=\"" + xmlEscape(suiteName) + "\" tests=\"" +
+           std::to_string(outcomes.size()) + "\" failures=\"" + std::to_string(failures) +
+           "\" errors=\"0\" skipped=\"0\">\n";
+    for (const auto& o : outcomes) {
+        xml += "    <testcase classname=\"" + xmlEscape(o.scope) + "\" name=\"" + xmlEscape(o.name) + "\"";
+        if (o.passed) {
+            xml += ">\n      <system-out>" + xmlEscape(o.message) + "</system-out>\n    </testcase>\n";
+        } else {
+            xml += ">\n      <failure message=\"" + xmlEscape(o.message) + "\" type=\"threshold\">" +
+                   xmlEscape(o.message) + "</failure>\n    </testcase>\n";
+        }
+    }
+    xml += "  </testsuite>\n</testsuites>\n";
+    return xml;
+}
+
+}  // namespace osc::report

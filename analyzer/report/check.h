@@ -1,0 +1,41 @@
+// `overlapscope check`: CI thresholds over an analysis, each evaluated per
+// device and (where it makes sense) for the summary over all devices.
+#pragma once
+
+#include "analyzer/metrics/analysis.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace osc::report {
+
+struct Thresholds {
+    std::optional<double> minOverlapRatio;      // overlap_ratio >= this
+    std::optional<double> maxExposedCommMs;     // exposed_comm_ns <= this * 1e6 (per device only)
+    std::optional<double> maxExposedCommShare;  // exposed_comm_ns / window_ns <= this
+    // With a baseline: overlap_ratio >= base * (1 - P/100) and
+    // exposed_comm_ns <= base * (1 + P/100).
+    std::optional<double> maxRegressionPercent;
+
+    bool any() const {
+        return minOverlapRatio || maxExposedCommMs || maxExposedCommShare || maxRegressionPercent;
+    }
+};
+
+struct CheckOutcome {
+    std::string scope;    // "rank 0 gpu 0" or "summary"
+    std::string name;     // "min-overlap-ratio", "max-exposed-comm-ms", ...
+    bool passed = true;
+    std::string message;  // one line: scope, value, threshold
+};
+
+// Throws std::invalid_argument when no threshold is set, a threshold is out
+// of range, or --max-regression comes without a baseline (or the reverse).
+std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& thresholds,
+                                    const Analysis* baseline = nullptr);
+
+// JUnit XML: one <testcase> per outcome, classname = scope.
+std::string formatJunit(const std::vector<CheckOutcome>& outcomes, const std::string& suiteName);
+
+}  // namespace osc::report

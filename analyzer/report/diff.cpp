@@ -1,0 +1,136 @@
+#include "analyzer/report/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace osc::report {
+namespace {
+
+constexpr double kNoiseNs = 1000;  // exposed-comm changes below 1 µs are not regressions
+
+std::optional<double> ns(TimeNs v) { return static_cast<double>(v); }
+
+MetricDelta delta(std::string name, std::optional<double> base, std::optional<double> cand) {
+    MetricDelta d;
+    d.name = std::move(name);
+    d.base = base;
+    d.candidate = cand;
+    if (base && cand) {
+        d.change = *cand - *base;
+        if (*base != 0) d.relativePct = *d.change / std::fabs(*base) * 100.0;
+    }
+    return d;
+}
+
+std::vector<MetricDelta> compare(const OverlapMetrics& a, const OverlapMetrics& b) {
+    std::vector<MetricDelta> out;
+    auto ratio = delta("overlap_ratio", a.overlap_ratio, b.overlap_ratio);
+    if (ratio.base && ratio.candidate && *ratio.base > 0)
+        ratio.regressionPct = (*ratio.base - *ratio.candidate) / *ratio.base * 100.0;
+    else if (ratio.base && ratio.candidate && *ratio.base == 0 && *ratio.candidate == 0)
+        ratio.regressionPct = 0;
+    out.push_back(ratio);
+    auto exposed = delta("exposed_comm_ns", ns(a.exposed_comm_ns), ns(b.exposed_comm_ns));
+    const double change = *exposed.change;
+    if (std::fabs(change) < kNoiseNs) exposed.regressionPct = 0;
+    else if (a.exposed_comm_ns > 0) exposed.regressionPct = change / static_cast<double>(a.exposed_comm_ns) * 100.0;
+    else exposed.regressionPct = change > 0 ? HUGE_VAL : 0;
+    out.push_back(exposed);
+    out.push_back(delta("window_ns", ns(a.window_ns), ns(b.window_ns)));
+    out.push_back(delta("compute_ns", ns(a.compute_ns), ns(b.compute_ns)));
+    out.push_back(delta("comm_ns", ns(a.comm_ns), ns(b.comm_ns)));
+    out.push_back(delta("overlap_ns", ns(a.overlap_ns), ns(b.overlap_ns)));
+    out.push_back(delta("busy_ns", ns(a.busy_ns), ns(b.busy_ns)));
+    out.push_back(delta("idle_ns", ns(a.idle_ns), ns(b.idle_ns)));
+    out.push_back(delta("achieved_speedup", a.achieved_speedup, b.achieved_speedup));
+    out.push_back(delta("ideal_speedup", a.ideal_speedup, b.ideal_speedup));
+    return out;
+}
+
+DiffRow row(DiffScope scope, std::string label, const OverlapMetrics& a, const OverlapMetrics& b) {
+    DiffRow r;
+    r.scope = scope;
+    r.label = std::move(label);
+    r.metrics = compare(a, b);
+    for (const auto& m : r.metrics)
+        if (m.regressionPct) r.worstRegressionPct = std::max(r.worstRegressionPct, *m.regressionPct);
+    return r;
+}
+
+std::string deviceName(const DeviceAnalysis& d) {
+    const std::string who = d.rank >= 0 ? "rank " + std::to_string(d.rank)
+                                        : (d.host.empty() ? "" : d.host + ":") + std::to_string(d.pid);
+    return who + " gpu " + std::to_string(d.device);
+}
+
+// Devices match by (rank, GPU); without ranks, by order among same-GPU devices,
+// since pids change from run to run.
+using DeviceKey = std::tuple<int, uint32_t, int>;
+std::map<DeviceKey, const DeviceAnalysis*> keyed(const Analysis& a) {
+    std::map<DeviceKey, const DeviceAnalysis*> out;
+    std::map<std::pair<int, uint32_t>, int> seen;
+    for (const auto& d : a.devices) {
+        const int n = seen[{d.rank, d.device}]++;
+        out[{d.rank, d.device, n}] = &d;
+    }
+    return out;
+}
+
+void sortWorstFirst(std::vector<DiffRow>& rows) {
+    std::stable_sort(rows.begin(), rows.end(), [](const DiffRow& x, const DiffRow& y) {
+        return x.worstRegressionPct > y.worstRegressionPct;
+    });
+}
+
+}  // namespace
+
+DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
+    DiffResult out;
+    out.rows.push_back(row(DiffScope::Summary, "summary", base.summary, candidate.summary));
+    std::vector<DiffRow> devices, steps;
+    const auto a = keyed(base), b = keyed(candidate);
+    for (const auto& [key, da] : a) {
+        const auto it = b.find(key);
+        if (it == b.end()) {
+            out.notes.push_back(deviceName(*da) + " is only in the base");
+            continue;
+        }
+        const DeviceAnalysis* db = it->second;
+        DiffRow r = row(DiffScope::Device, deviceName(*da), da->totals, db->totals);
+        r.rank = da->rank;
+        r.device = da->device;
+        devices.push_back(std::move(r));
+        const size_t n = std::min(da->steps.size(), db->steps.size());
+        for (size_t s = 0; s < n; ++s) {
+            std::string label = deviceName(*da) + " step " + std::to_string(s) + " (" +
+                                da->steps[s].name;
+            if (db->steps[s].name != da->steps[s].name) label += " / " + db->steps[s].name;
+            DiffRow sr = row(DiffScope::Step, label + ")", da->steps[s].metrics, db->steps[s].metrics);
+            sr.rank = da->rank;
+            sr.device = da->device;
+            sr.step = static_cast<int>(s);
+            steps.push_back(std::move(sr));
+        }
+        if (da->steps.size() != db->steps.size())
+            out.notes.push_back(deviceName(*da) + ": " + std::to_string(da->steps.size()) +
+                                " steps in the base, " + std::to_string(db->steps.size()) +
+                                " in the candidate; compared the first " + std::to_string(n));
+    }
+    for (const auto& [key, db] : b)
+        if (!a.count(key)) out.notes.push_back(deviceName(*db) + " is only in the candidate");
+    sortWorstFirst(devices);
+    sortWorstFirst(steps);
+    out.worstRegressionPct = out.rows.front().worstRegressionPct;
+    for (const auto& d : devices) out.worstRegressionPct = std::max(out.worstRegressionPct, d.worstRegressionPct);
+    for (auto& r : devices) out.rows.push_back(std::move(r));
+    for (auto& r : steps) out.rows.push_back(std::move(r));
+    return out;
+}
+
+bool exceedsRegression(const DiffResult& diff, double percent) {
+    return diff.worstRegressionPct > percent;
+}
+
+}  // namespace osc::report

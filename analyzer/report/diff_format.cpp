@@ -1,0 +1,172 @@
+// Text, Markdown and JSON renderings of a DiffResult.
+#include "analyzer/report/diff.h"
+#include "analyzer/report/report_format.h"
+#include "analyzer/report/text_table.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+namespace osc::report {
+namespace {
+
+const MetricDelta* find(const DiffRow& r, const std::string& name) {
+    for (const auto& m : r.metrics)
+        if (m.name == name) return &m;
+    return nullptr;
+}
+
+std::string pct(double v) {
+    if (std::isinf(v)) return v > 0 ? "+inf%" : "-inf%";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f%%", v);
+    return buf;
+}
+
+bool isRatio(const std::string& name) {
+    return name == "overlap_ratio" || name == "achieved_speedup" || name == "ideal_speedup";
+}
+
+std::string value(const std::string& name, std::optional<double> v) {
+    if (!v) return "n/a";
+    if (name == "overlap_ratio") return formatPercent(v);
+    if (isRatio(name)) return formatFactor(v);
+    return formatDuration(static_cast<TimeNs>(std::llround(*v)));
+}
+
+// "81% -> 70% (-13.7%)"
+std::string sideBySide(const MetricDelta* m) {
+    if (!m) return "";
+    std::string s = value(m->name, m->base) + " -> " + value(m->name, m->candidate);
+    if (m->relativePct) s += " (" + pct(*m->relativePct) + ")";
+    return s;
+}
+
+std::string worst(const DiffRow& r, std::optional<double> failPercent) {
+    if (r.worstRegressionPct <= 0) return "-";
+    std::string s = pct(r.worstRegressionPct);
+    if (failPercent && r.scope != DiffScope::Step && r.worstRegressionPct > *failPercent)
+        s += " REGRESSION";
+    return s;
+}
+
+std::string verdictLine(const DiffResult& d, std::optional<double> failPercent) {
+    const DiffRow* worstRow = nullptr;
+    for (const auto& r : d.rows)
+        if (r.scope != DiffScope::Step && (!worstRow || r.worstRegressionPct > worstRow->worstRegressionPct))
+            worstRow = &r;
+    if (!worstRow || worstRow->worstRegressionPct <= 0)
+        return "no regression in overlap ratio or exposed communication";
+    std::string line = "worst regression: " + pct(worstRow->worstRegressionPct) + " on " + worstRow->label;
+    if (failPercent)
+        line += exceedsRegression(d, *failPercent)
+                    ? " (beyond the " + pct(*failPercent).substr(1) + " limit: FAIL)"
+                    : " (within the " + pct(*failPercent).substr(1) + " limit)";
+    return line;
+}
+
+TextTable overview(const DiffResult& d, std::optional<double> failPercent) {
+    TextTable t({"scope", "overlap ratio", "exposed comm", "window", "worst regression"});
+    for (const auto& r : d.rows)
+        t.addRow({r.label, sideBySide(find(r, "overlap_ratio")), sideBySide(find(r, "exposed_comm_ns")),
+                  sideBySide(find(r, "window_ns")), worst(r, failPercent)});
+    return t;
+}
+
+TextTable summaryDetail(const DiffResult& d) {
+    TextTable t({"metric", "base", "candidate", "change", "relative"});
+    for (const auto& m : d.rows.front().metrics) {
+        std::string change = "n/a";
+        if (m.change) {
+            if (m.name == "overlap_ratio") {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%+.1f pt", *m.change * 100.0);
+                change = buf;
+            } else if (isRatio(m.name)) {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%+.2fx", *m.change);
+                change = buf;
+            } else {
+                const auto v = static_cast<TimeNs>(std::llround(*m.change));
+                change = (v >= 0 ? "+" : "-") + formatDuration(v >= 0 ? v : -v);
+            }
+        }
+        t.addRow({m.name, value(m.name, m.base), value(m.name, m.candidate), change,
+                  m.relativePct ? pct(*m.relativePct) : "n/a"});
+    }
+    return t;
+}
+
+nlohmann::json optionalNumber(std::optional<double> v) {
+    if (!v || !std::isfinite(*v)) return nullptr;
+    return *v;
+}
+
+}  // namespace
+
+std::string formatDiffText(const DiffResult& d, std::optional<double> failPercent) {
+    std::string out = "overlapscope diff\n  base:      " + d.basePath + "\n  candidate: " +
+                      d.candidatePath + "\n" + verdictLine(d, failPercent) + "\n\nSummary:\n" +
+                      summaryDetail(d).render() + "\nBy device and step, largest regressions first:\n" +
+                      overview(d, failPercent).render();
+    if (!d.notes.empty()) {
+        out += "\nNotes:\n";
+        for (const auto& n : d.notes) out += "  " + n + "\n";
+    }
+    return out;
+}
+
+std::string formatDiffMarkdown(const DiffResult& d, std::optional<double> failPercent) {
+    std::string out = "## overlapscope diff\n\nBase: `" + d.basePath + "`  \nCandidate: `" +
+                      d.candidatePath + "`\n\n**" + verdictLine(d, failPercent) + "**\n\n### Summary\n\n" +
+                      summaryDetail(d).renderMarkdown() +
+                      "\n### By device and step (largest regressions first)\n\n" +
+                      overview(d, failPercent).renderMarkdown();
+    if (!d.notes.empty()) {
+        out += "\n### Notes\n\n";
+        for (const auto& n : d.notes) out += "- " + n + "\n";
+    }
+    return out;
+}
+
+std::string formatDiffJson(const DiffResult& d, std::optional<double> failPercent) {
+    nlohmann::ordered_json j;
+    j["format"] = "overlapscope-diff";
+    j["version"] = 1;
+    j["base"] = d.basePath;
+    j["candidate"] = d.candidatePath;
+    j["fail_on_regression_pct"] = optionalNumber(failPercent);
+    j["worst_regression_pct"] = optionalNumber(d.worstRegressionPct);
+    j["regressed"] = failPercent ? nlohmann::ordered_json(exceedsRegression(d, *failPercent))
+                                 : nlohmann::ordered_json(nullptr);
+    auto rows = nlohmann::ordered_json::array();
+    for (const auto& r : d.rows) {
+        nlohmann::ordered_json o;
+        o["scope"] = r.scope == DiffScope::Summary ? "summary" : r.scope == DiffScope::Device ? "device" : "step";
+        o["label"] = r.label;
+        if (r.scope != DiffScope::Summary) {
+            o["rank"] = r.rank;
+            o["device"] = r.device;
+        }
+        if (r.scope == DiffScope::Step) o["step"] = r.step;
+        o["worst_regression_pct"] = optionalNumber(r.worstRegressionPct);
+        nlohmann::ordered_json metrics;
+        for (const auto& m : r.metrics) {
+            nlohmann::ordered_json v;
+            v["base"] = optionalNumber(m.base);
+            v["candidate"] = optionalNumber(m.candidate);
+            v["change"] = optionalNumber(m.change);
+            v["relative_pct"] = optionalNumber(m.relativePct);
+            if (m.regressionPct) v["regression_pct"] = optionalNumber(m.regressionPct);
+            metrics[m.name] = v;
+        }
+        o["metrics"] = metrics;
+        rows.push_back(o);
+    }
+    j["rows"] = rows;
+    j["notes"] = d.notes;
+    return j.dump(2) + "\n";
+}
+
+}  // namespace osc::report

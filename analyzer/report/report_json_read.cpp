@@ -1,0 +1,248 @@
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/report/report_format.h"
+#include "analyzer/report/report_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace osc::report {
+namespace {
+
+using nlohmann::json;
+
+// Walks the document, naming the place of any problem ("devices[1].totals.comm_ns").
+class Reader {
+public:
+    explicit Reader(std::string origin) : origin_(std::move(origin)) {}
+
+    [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+        throw CaptureError(origin_, "not a valid overlapscope report: " + where + " " + what);
+    }
+
+    const json& field(const json& obj, const char* key, const std::string& where) const {
+        if (!obj.is_object()) fail(where, "is not an object");
+        auto it = obj.find(key);
+        if (it == obj.end()) fail(where + "." + key, "is missing");
+        return *it;
+    }
+    bool has(const json& obj, const char* key) const { return obj.is_object() && obj.contains(key); }
+
+    int64_t integer(const json& obj, const char* key, const std::string& where) const {
+        const json& v = field(obj, key, where);
+        if (!v.is_number_integer()) fail(where + "." + key, "is not an integer");
+        return v.get<int64_t>();
+    }
+    std::optional<int64_t> optInteger(const json& obj, const char* key, const std::string& where) const {
+        if (!has(obj, key) || obj[key].is_null()) return std::nullopt;
+        return integer(obj, key, where);
+    }
+    std::optional<double> optNumber(const json& obj, const char* key, const std::string& where) const {
+        const json& v = field(obj, key, where);
+        if (v.is_null()) return std::nullopt;
+        if (!v.is_number()) fail(where + "." + key, "is neither a number nor null");
+        return v.get<double>();
+    }
+    std::string text(const json& obj, const char* key, const std::string& where) const {
+        const json& v = field(obj, key, where);
+        if (!v.is_string()) fail(where + "." + key, "is not a string");
+        return v.get<std::string>();
+    }
+    std::string optText(const json& obj, const char* key, const std::string& where) const {
+        if (!has(obj, key) || obj[key].is_null()) return {};
+        return text(obj, key, where);
+    }
+    const json& array(const json& obj, const char* key, const std::string& where) const {
+        const json& v = field(obj, key, where);
+        if (!v.is_array()) fail(where + "." + key, "is not an array");
+        return v;
+    }
+    std::optional<uint64_t> optHex(const json& obj, const char* key, const std::string& where) const {
+        if (!has(obj, key) || obj[key].is_null()) return std::nullopt;
+        const json& v = obj[key];
+        if (v.is_number_unsigned() || v.is_number_integer()) return v.get<uint64_t>();
+        if (!v.is_string()) fail(where + "." + key, "is not a hex string");
+        try {
+            return std::stoull(v.get<std::string>(), nullptr, 16);
+        } catch (const std::exception&) {
+            fail(where + "." + key, "is not a hex string");
+        }
+    }
+
+    OverlapMetrics metrics(const json& obj, const std::string& where) const {
+        OverlapMetrics m;
+        m.window_ns = integer(obj, "window_ns", where);
+        m.compute_ns = integer(obj, "compute_ns", where);
+        m.comm_ns = integer(obj, "comm_ns", where);
+        m.overlap_ns = integer(obj, "overlap_ns", where);
+        m.exposed_comm_ns = integer(obj, "exposed_comm_ns", where);
+        m.busy_ns = integer(obj, "busy_ns", where);
+        m.idle_ns = integer(obj, "idle_ns", where);
+        m.overlap_ratio = optNumber(obj, "overlap_ratio", where);
+        m.achieved_speedup = optNumber(obj, "achieved_speedup", where);
+        m.ideal_speedup = optNumber(obj, "ideal_speedup", where);
+        return m;
+    }
+
+    std::vector<Finding> findings(const json& obj, const std::string& where) const {
+        std::vector<Finding> out;
+        if (!has(obj, "findings")) return out;
+        const json& arr = array(obj, "findings", where);
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string w = where + ".findings[" + std::to_string(i) + "]";
+            Finding f{};
+            try {
+                f.kind = parseFindingKind(text(arr[i], "kind", w));
+            } catch (const std::invalid_argument& e) {
+                fail(w + ".kind", e.what());
+            }
+            f.message = text(arr[i], "message", w);
+            f.exposed_ns = optInteger(arr[i], "exposed_ns", w).value_or(0);
+            out.push_back(f);
+        }
+        return out;
+    }
+
+    CollectiveInstance collective(const json& c, const std::string& w) const {
+        CollectiveInstance x;
+        x.name = text(c, "name", w);
+        x.collective = optText(c, "collective", w);
+        x.datatype = optText(c, "datatype", w);
+        x.start_ns = integer(c, "start_ns", w);
+        x.end_ns = integer(c, "end_ns", w);
+        x.stream = static_cast<uint32_t>(optInteger(c, "stream", w).value_or(0));
+        x.duration_ns = integer(c, "duration_ns", w);
+        x.overlapped_ns = integer(c, "overlapped_ns", w);
+        x.exposed_ns = integer(c, "exposed_ns", w);
+        if (auto b = optInteger(c, "bytes", w)) x.bytes = static_cast<uint64_t>(*b);
+        if (has(c, "bandwidth_gbps")) x.bandwidth_gbps = optNumber(c, "bandwidth_gbps", w);
+        x.commHash = optHex(c, "comm_hash", w);
+        if (auto s = optInteger(c, "seq_number", w)) x.seqNumber = static_cast<uint64_t>(*s);
+        x.algo = optText(c, "algo", w);
+        x.proto = optText(c, "proto", w);
+        x.step = static_cast<int>(optInteger(c, "step", w).value_or(-1));
+        return x;
+    }
+
+    StepAnalysis step(const json& s, const std::string& w) const {
+        StepAnalysis x;
+        x.name = text(s, "name", w);
+        x.start_ns = integer(s, "start_ns", w);
+        x.end_ns = integer(s, "end_ns", w);
+        x.metrics = metrics(s, w);
+        const json& b = field(s, "bottleneck", w);
+        const std::string bw = w + ".bottleneck";
+        x.bottleneck.collective = static_cast<int>(optInteger(b, "collective", bw).value_or(-1));
+        x.bottleneck.exposed_ns = optInteger(b, "exposed_ns", bw).value_or(0);
+        if (has(b, "share")) x.bottleneck.share = optNumber(b, "share", bw);
+        x.bottleneck.communicationBound = optText(b, "verdict", bw) == "communication-bound";
+        x.bottleneck.findings = findings(b, bw);
+        return x;
+    }
+
+    DeviceAnalysis device(const json& d, const std::string& w) const {
+        DeviceAnalysis x;
+        x.rank = static_cast<int>(integer(d, "rank", w));
+        x.host = optText(d, "host", w);
+        x.pid = optInteger(d, "pid", w).value_or(0);
+        x.device = static_cast<uint32_t>(integer(d, "device", w));
+        x.totals = metrics(field(d, "totals", w), w + ".totals");
+        const json& steps = array(d, "steps", w);
+        for (size_t i = 0; i < steps.size(); ++i)
+            x.steps.push_back(step(steps[i], w + ".steps[" + std::to_string(i) + "]"));
+        const json& colls = array(d, "collectives", w);
+        for (size_t i = 0; i < colls.size(); ++i)
+            x.collectives.push_back(collective(colls[i], w + ".collectives[" + std::to_string(i) + "]"));
+        x.findings = findings(d, w);
+        return x;
+    }
+
+private:
+    std::string origin_;
+};
+
+}  // namespace
+
+ReportFile parseReportJson(const std::string& text, const std::string& origin) {
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw CaptureError(origin, std::string("not JSON: ") + e.what());
+    }
+    Reader r(origin);
+    if (!doc.is_object() || !doc.contains("format") || doc["format"] != "overlapscope-report")
+        throw CaptureError(origin, "not an overlapscope report (expected \"format\": \"overlapscope-report\")");
+    ReportFile out;
+    out.version = static_cast<int>(r.integer(doc, "version", "$"));
+    if (out.version > kReportVersion)
+        throw CaptureError(origin, "report version " + std::to_string(out.version) +
+                                       " is newer than this overlapscope reads (" +
+                                       std::to_string(kReportVersion) + ")");
+    if (out.version < 1) r.fail("$.version", "must be at least 1");
+    if (r.has(doc, "inputs"))
+        for (const auto& i : r.array(doc, "inputs", "$"))
+            if (i.is_string()) out.inputs.push_back(i.get<std::string>());
+
+    Analysis& a = out.analysis;
+    if (r.has(doc, "settings") && doc["settings"].is_object()) {
+        const json& s = doc["settings"];
+        if (s.contains("comm_kernel_patterns") && s["comm_kernel_patterns"].is_array())
+            for (const auto& p : s["comm_kernel_patterns"])
+                if (p.is_string()) a.settings.commKernelPatterns.push_back(p.get<std::string>());
+        if (s.contains("comm_copies") && s["comm_copies"].is_boolean())
+            a.settings.commCopies = s["comm_copies"].get<bool>();
+        if (s.contains("step_pattern") && s["step_pattern"].is_string())
+            a.settings.stepPattern = s["step_pattern"].get<std::string>();
+    }
+    const json& devices = r.array(doc, "devices", "$");
+    for (size_t i = 0; i < devices.size(); ++i) {
+        a.devices.push_back(r.device(devices[i], "devices[" + std::to_string(i) + "]"));
+        a.devices.back().processIndex = static_cast<int>(i);
+    }
+    a.summary = r.metrics(r.field(doc, "summary", "$"), "summary");
+    if (r.has(doc, "matched_collectives")) {
+        const json& arr = r.array(doc, "matched_collectives", "$");
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string w = "matched_collectives[" + std::to_string(i) + "]";
+            MatchedCollective m;
+            m.collective = r.optText(arr[i], "collective", w);
+            m.commHash = r.optHex(arr[i], "comm_hash", w);
+            if (auto s = r.optInteger(arr[i], "seq_number", w)) m.seqNumber = static_cast<uint64_t>(*s);
+            for (const auto& inst : r.array(arr[i], "instances", w))
+                m.instances.emplace_back(static_cast<int>(r.integer(inst, "device", w)),
+                                         static_cast<int>(r.integer(inst, "collective", w)));
+            m.skew_ns = r.integer(arr[i], "skew_ns", w);
+            m.transfer_ns = r.optInteger(arr[i], "transfer_ns", w).value_or(0);
+            a.matched.push_back(m);
+        }
+    }
+    a.total_skew_ns = r.optInteger(doc, "total_skew_ns", "$").value_or(0);
+    if (r.has(doc, "spread") && !doc["spread"].is_null()) {
+        const json& s = doc["spread"];
+        RankSpread sp;
+        sp.step_time_min_ns = r.integer(s, "step_time_min_ns", "spread");
+        sp.step_time_median_ns = r.integer(s, "step_time_median_ns", "spread");
+        sp.step_time_max_ns = r.integer(s, "step_time_max_ns", "spread");
+        sp.overlap_ratio_min = r.optNumber(s, "overlap_ratio_min", "spread");
+        sp.overlap_ratio_median = r.optNumber(s, "overlap_ratio_median", "spread");
+        sp.overlap_ratio_max = r.optNumber(s, "overlap_ratio_max", "spread");
+        a.spread = sp;
+    }
+    if (r.has(doc, "warnings") && doc["warnings"].is_array())
+        for (const auto& w : doc["warnings"])
+            if (w.is_string()) a.warnings.push_back(w.get<std::string>());
+    return out;
+}
+
+ReportFile readReportJson(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw CaptureError(path, "cannot open for reading");
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    if (in.bad()) throw CaptureError(path, "read error");
+    return parseReportJson(buf.str(), path);
+}
+
+}  // namespace osc::report

@@ -1,0 +1,248 @@
+#include "analyzer/report/report_format.h"
+#include "analyzer/report/report_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+namespace osc::report {
+namespace {
+
+using nlohmann::ordered_json;
+
+template <typename T>
+ordered_json orNull(const std::optional<T>& v) {
+    return v ? ordered_json(*v) : ordered_json(nullptr);
+}
+
+// 64-bit hashes exceed what JSON readers in JavaScript keep exactly.
+ordered_json hexOrNull(const std::optional<uint64_t>& v) {
+    if (!v) return nullptr;
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(*v));
+    return buf;
+}
+
+void putMetrics(ordered_json& j, const OverlapMetrics& m) {
+    j["window_ns"] = m.window_ns;
+    j["compute_ns"] = m.compute_ns;
+    j["comm_ns"] = m.comm_ns;
+    j["overlap_ns"] = m.overlap_ns;
+    j["exposed_comm_ns"] = m.exposed_comm_ns;
+    j["busy_ns"] = m.busy_ns;
+    j["idle_ns"] = m.idle_ns;
+    j["overlap_ratio"] = orNull(m.overlap_ratio);
+    j["achieved_speedup"] = orNull(m.achieved_speedup);
+    j["ideal_speedup"] = orNull(m.ideal_speedup);
+}
+
+ordered_json findingsJson(const std::vector<Finding>& findings) {
+    ordered_json arr = ordered_json::array();
+    for (const auto& f : findings)
+        arr.push_back({{"kind", toString(f.kind)}, {"message", f.message}, {"exposed_ns", f.exposed_ns}});
+    return arr;
+}
+
+ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
+    ordered_json j;
+    j["name"] = s.name;
+    j["start_ns"] = s.start_ns;
+    j["end_ns"] = s.end_ns;
+    putMetrics(j, s.metrics);
+    const auto& b = s.bottleneck;
+    ordered_json bj;
+    const bool has = b.collective >= 0 && static_cast<size_t>(b.collective) < d.collectives.size();
+    bj["collective"] = has ? ordered_json(b.collective) : ordered_json(nullptr);
+    bj["name"] = has ? ordered_json(describeCollective(d.collectives[static_cast<size_t>(b.collective)]))
+                     : ordered_json(nullptr);
+    bj["exposed_ns"] = b.exposed_ns;
+    bj["share"] = orNull(b.share);
+    bj["verdict"] = b.communicationBound ? "communication-bound" : "compute-bound";
+    bj["findings"] = findingsJson(b.findings);
+    j["bottleneck"] = bj;
+    return j;
+}
+
+// The hot path of big reports (millions of collectives): written by hand in
+// exactly the layout nlohmann::json::dump(2) gives, without building a tree.
+void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) {
+    const std::string in(static_cast<size_t>(indent) + 2, ' ');
+    auto str = [](const std::string& v) { return ordered_json(v).dump(); };
+    auto optU = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
+    os << "{\n"
+       << in << "\"name\": " << str(c.name) << ",\n"
+       << in << "\"collective\": " << str(c.collective) << ",\n"
+       << in << "\"datatype\": " << str(c.datatype) << ",\n"
+       << in << "\"start_ns\": " << c.start_ns << ",\n"
+       << in << "\"end_ns\": " << c.end_ns << ",\n"
+       << in << "\"stream\": " << c.stream << ",\n"
+       << in << "\"duration_ns\": " << c.duration_ns << ",\n"
+       << in << "\"overlapped_ns\": " << c.overlapped_ns << ",\n"
+       << in << "\"exposed_ns\": " << c.exposed_ns << ",\n"
+       << in << "\"bytes\": " << optU(c.bytes) << ",\n"
+       << in << "\"bandwidth_gbps\": " << orNull(c.bandwidth_gbps).dump() << ",\n"
+       << in << "\"comm_hash\": " << hexOrNull(c.commHash).dump() << ",\n"
+       << in << "\"seq_number\": " << optU(c.seqNumber) << ",\n"
+       << in << "\"algo\": " << str(c.algo) << ",\n"
+       << in << "\"proto\": " << str(c.proto) << ",\n"
+       << in << "\"step\": " << (c.step >= 0 ? std::to_string(c.step) : std::string("null")) << "\n"
+       << std::string(static_cast<size_t>(indent), ' ') << "}";
+}
+
+// Writes the document piece by piece: per-collective and per-step objects are
+// built and dumped one at a time, so a capture with millions of collectives
+// never holds the whole JSON tree in memory. Output matches dump(2).
+class ObjectWriter {
+public:
+    ObjectWriter(std::ostream& os, int indent) : os_(os), indent_(indent) { os_ << "{"; }
+
+    void field(const std::string& key, const ordered_json& value) {
+        next(key);
+        os_ << reindent(value.dump(2), indent_ + 2);
+    }
+    template <typename Item>
+    void arrayField(const std::string& key, size_t n, Item item) {
+        next(key);
+        os_ << "[";
+        for (size_t i = 0; i < n; ++i)
+            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4) << reindent(item(i).dump(2), indent_ + 4);
+        if (n) os_ << "\n" << pad(indent_ + 2);
+        os_ << "]";
+    }
+    // An array whose items write themselves: item(ostream&, indent of the item, i).
+    template <typename Item>
+    void rawArrayField(const std::string& key, size_t n, Item item) {
+        next(key);
+        os_ << "[";
+        for (size_t i = 0; i < n; ++i) {
+            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
+            item(os_, indent_ + 4, i);
+        }
+        if (n) os_ << "\n" << pad(indent_ + 2);
+        os_ << "]";
+    }
+    // An array of objects each written field by field: body(ObjectWriter&, i).
+    template <typename Body>
+    void objectArrayField(const std::string& key, size_t n, Body body) {
+        next(key);
+        os_ << "[";
+        for (size_t i = 0; i < n; ++i) {
+            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
+            ObjectWriter inner(os_, indent_ + 4);
+            body(inner, i);
+            inner.close();
+        }
+        if (n) os_ << "\n" << pad(indent_ + 2);
+        os_ << "]";
+    }
+    void close() { os_ << (first_ ? "" : "\n" + pad(indent_)) << "}"; }
+
+private:
+    static std::string pad(int n) { return std::string(static_cast<size_t>(n), ' '); }
+    static std::string reindent(const std::string& text, int by) {
+        if (text.find('\n') == std::string::npos) return text;
+        std::string out;
+        out.reserve(text.size() + 64);
+        const std::string p = pad(by);
+        for (char c : text) {
+            out += c;
+            if (c == '\n') out += p;
+        }
+        return out;
+    }
+    void next(const std::string& key) {
+        os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump() << ": ";
+        first_ = false;
+    }
+    std::ostream& os_;
+    int indent_;
+    bool first_ = true;
+};
+
+void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
+    w.field("rank", d.rank);
+    w.field("host", d.host);
+    w.field("pid", d.pid);
+    w.field("device", d.device);
+    ordered_json totals;
+    putMetrics(totals, d.totals);
+    w.field("totals", totals);
+    w.arrayField("steps", d.steps.size(), [&](size_t i) { return stepJson(d, d.steps[i]); });
+    w.rawArrayField("collectives", d.collectives.size(), [&](std::ostream& os, int indent, size_t i) {
+        writeCollective(os, indent, d.collectives[i]);
+    });
+    // Added fields (version 1 allows additions).
+    w.field("label", deviceLabel(d));
+    w.field("verdict", verdict(d.totals));
+    const auto b = deviceBottleneck(d);
+    w.field("bottleneck", b.found ? ordered_json{{"name", b.label},
+                                                 {"position", b.position >= 0 ? ordered_json(b.position)
+                                                                              : ordered_json(nullptr)},
+                                                 {"collective", b.collective},
+                                                 {"exposed_ns", b.exposed_ns},
+                                                 {"share", orNull(b.share)}}
+                                  : ordered_json(nullptr));
+    w.field("findings", findingsJson(d.findings));
+}
+
+}  // namespace
+
+void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o) {
+    ObjectWriter w(os, 0);
+    w.field("format", "overlapscope-report");
+    w.field("version", kReportVersion);
+    if (!o.toolVersion.empty()) w.field("generator", "overlapscope " + o.toolVersion);
+    w.field("inputs", o.inputs);
+    const auto& s = a.settings;
+    w.field("settings", {{"comm_kernel_patterns", s.commKernelPatterns},
+                         {"comm_copies", s.commCopies},
+                         {"step_pattern", s.stepPattern},
+                         {"small_collective_bytes", s.smallCollectiveBytes},
+                         {"small_collective_count", s.smallCollectiveCount},
+                         {"idle_gap_ns", s.idleGapNs}});
+    w.objectArrayField("devices", a.devices.size(),
+                       [&](ObjectWriter& dw, size_t i) { writeDevice(dw, a.devices[i]); });
+
+    ordered_json summary;
+    putMetrics(summary, a.summary);
+    summary["device_count"] = a.devices.size();
+    summary["verdict"] = verdict(a.summary);
+    w.field("summary", summary);
+
+    w.arrayField("matched_collectives", a.matched.size(), [&](size_t i) {
+        const auto& m = a.matched[i];
+        ordered_json inst = ordered_json::array();
+        for (const auto& [dev, coll] : m.instances) inst.push_back({{"device", dev}, {"collective", coll}});
+        return ordered_json{{"collective", m.collective},
+                            {"comm_hash", hexOrNull(m.commHash)},
+                            {"seq_number", orNull(m.seqNumber)},
+                            {"instances", inst},
+                            {"skew_ns", m.skew_ns},
+                            {"transfer_ns", m.transfer_ns}};
+    });
+    w.field("total_skew_ns", a.total_skew_ns);
+    if (a.spread) {
+        const auto& sp = *a.spread;
+        w.field("spread", {{"step_time_min_ns", sp.step_time_min_ns},
+                           {"step_time_median_ns", sp.step_time_median_ns},
+                           {"step_time_max_ns", sp.step_time_max_ns},
+                           {"overlap_ratio_min", orNull(sp.overlap_ratio_min)},
+                           {"overlap_ratio_median", orNull(sp.overlap_ratio_median)},
+                           {"overlap_ratio_max", orNull(sp.overlap_ratio_max)}});
+    } else {
+        w.field("spread", nullptr);
+    }
+    w.field("warnings", a.warnings);
+    w.close();
+    os << "\n";
+}
+
+std::string formatJsonReport(const Analysis& a, const ReportOptions& o) {
+    std::ostringstream os;
+    writeJsonReport(os, a, o);
+    return os.str();
+}
+
+}  // namespace osc::report

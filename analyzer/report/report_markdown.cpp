@@ -1,0 +1,52 @@
+#include "analyzer/report/report_markdown.h"
+
+#include "analyzer/report/report_format.h"
+#include "analyzer/report/report_tables.h"
+
+namespace osc::report {
+
+std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
+    std::string out = "### overlapscope report\n\n";
+    if (a.devices.empty()) return out + "No GPU activity found.\n";
+    // The verdicts first: that is what a reviewer reads.
+    for (const auto& d : a.devices) out += "- **" + headline(d) + "**\n";
+    if (a.devices.size() > 1) out += "- **" + summaryHeadline(a) + "**\n";
+    out += "\n" + totalsTable(a).renderMarkdown();
+
+    std::string findings;
+    for (const auto& d : a.devices)
+        for (const auto& f : deviceFindings(d))
+            findings += "- " + deviceLabel(d) + ": " + describeFinding(f) + "\n";
+    if (!findings.empty()) out += "\n**Findings**\n\n" + findings;
+
+    if (a.spread || !a.matched.empty()) {
+        out += "\n**Across ranks**\n\n";
+        if (!a.matched.empty())
+            out += "- " + formatDuration(a.total_skew_ns) +
+                   " spent waiting for the slowest rank over " + std::to_string(a.matched.size()) +
+                   " matched collectives\n";
+        if (a.spread)
+            out += "- step time min/median/max: " + formatDuration(a.spread->step_time_min_ns) +
+                   " / " + formatDuration(a.spread->step_time_median_ns) + " / " +
+                   formatDuration(a.spread->step_time_max_ns) + "\n";
+    }
+    if (o.steps)
+        for (const auto& d : a.devices)
+            if (!d.steps.empty())
+                out += "\n<details><summary>Steps on " + deviceLabel(d) + "</summary>\n\n" +
+                       stepsTable(d).renderMarkdown() + "\n</details>\n";
+    if (o.collectives)
+        for (const auto& d : a.devices)
+            if (!d.collectives.empty())
+                out += "\n<details><summary>Most exposed collectives on " + deviceLabel(d) +
+                       "</summary>\n\n" + collectivesTable(d, o.topCollectives).renderMarkdown() +
+                       "\n</details>\n";
+    if (!o.inputs.empty()) {
+        out += "\n<sub>inputs:";
+        for (const auto& i : o.inputs) out += " `" + i + "`";
+        out += "</sub>\n";
+    }
+    return out;
+}
+
+}  // namespace osc::report

@@ -1,0 +1,57 @@
+#include "analyzer/synth/workload_spec.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace osc::synth {
+
+std::string toString(OverlapMode mode) {
+    switch (mode) {
+        case OverlapMode::Sequential: return "sequential";
+        case OverlapMode::PerParam: return "per-param";
+        case OverlapMode::Bucketed: return "bucketed";
+    }
+    return "bucketed";
+}
+
+OverlapMode parseOverlapMode(const std::string& name) {
+    if (name == "sequential") return OverlapMode::Sequential;
+    if (name == "per-param") return OverlapMode::PerParam;
+    if (name == "bucketed") return OverlapMode::Bucketed;
+    throw std::invalid_argument("unknown overlap mode '" + name +
+                                "' (expected sequential, per-param or bucketed)");
+}
+
+void WorkloadSpec::validate() const {
+    auto require = [](bool ok, const char* what) {
+        if (!ok) throw std::invalid_argument(std::string("synth: ") + what);
+    };
+    require(layers >= 1, "--layers must be at least 1");
+    require(forwardNs >= 0 && backwardNs >= 1, "--forward-ns must be >= 0 and --backward-ns >= 1");
+    require(gradBytesPerLayer >= 1, "--grad-bytes must be at least 1");
+    require(bucketMb > 0, "--bucket-mb must be positive");
+    require(alphaNs >= 0, "--alpha-ns must be >= 0");
+    require(bandwidthGBps > 0 && std::isfinite(bandwidthGBps), "--bandwidth-gbps must be positive");
+    require(algoFactor > 0 && std::isfinite(algoFactor), "--algo-factor must be positive");
+    require(ranks >= 1 && ranks <= 256, "--ranks must be between 1 and 256");
+    require(steps >= 1, "--steps must be at least 1");
+    require(jitter >= 0 && jitter < 1, "--jitter must be in [0, 1)");
+    require(optimizerNs >= 0 && stepGapNs >= 0, "--optimizer-ns and --step-gap-ns must be >= 0");
+    require(!host.empty(), "--host must not be empty");
+    require(basePid > 0 && basePid + ranks < (1 << 24), "--pid must be positive and below 2^24");
+}
+
+TimeNs WorkloadSpec::commNs(uint64_t bytes) const {
+    return alphaNs +
+           static_cast<TimeNs>(std::llround(algoFactor * static_cast<double>(bytes) / bandwidthGBps));
+}
+
+void GenericSpec::validate() const {
+    if (kernels < 1) throw std::invalid_argument("synth: --kernels must be at least 1");
+    if (streams < 1 || streams > 1024)
+        throw std::invalid_argument("synth: --streams must be between 1 and 1024");
+    if (pid <= 0 || pid >= (1 << 24))
+        throw std::invalid_argument("synth: --pid must be positive and below 2^24");
+}
+
+}  // namespace osc::synth

@@ -1,0 +1,72 @@
+// What `overlapscope synth` generates: a data-parallel training job described
+// by a few numbers (README.md in this folder works out the answers the
+// analyzer must find for each overlap mode), or a plain stream of kernels for
+// benchmarks.
+#pragma once
+
+#include "analyzer/capture/model.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace osc::synth {
+
+// How gradients are communicated during the backward pass.
+enum class OverlapMode {
+    Sequential,  // all buckets reduced after the whole backward pass: nothing hidden
+    PerParam,    // one all-reduce per layer, issued as soon as its gradient is ready
+    Bucketed,    // DDP: layers grouped into buckets of ~bucketMb, issued when a bucket fills
+};
+
+std::string toString(OverlapMode mode);
+// Throws std::invalid_argument for an unknown name.
+OverlapMode parseOverlapMode(const std::string& name);
+
+struct WorkloadSpec {
+    int layers = 12;
+    TimeNs forwardNs = 500'000;   // per layer
+    TimeNs backwardNs = 1'000'000;  // per layer
+    uint64_t gradBytesPerLayer = 8ull << 20;
+    double bucketMb = 25.0;  // MiB; a bucket closes once it holds at least this much
+    // Alpha-beta link: comm time = alpha + algoFactor * bytes / bandwidth.
+    TimeNs alphaNs = 20'000;
+    double bandwidthGBps = 25.0;  // 1 GB/s moves 1 byte per ns
+    double algoFactor = 1.0;      // 2(n-1)/n models a ring all-reduce's traffic
+    int ranks = 1;
+    int steps = 5;
+    double jitter = 0.0;  // each duration scaled by 1 + U(-jitter, +jitter)
+    uint64_t seed = 1;
+    OverlapMode mode = OverlapMode::Bucketed;
+    bool commOnComputeStream = false;  // the classic bug: collectives serialize with compute
+    TimeNs optimizerNs = 0;   // one optimizer kernel after all gradients are reduced (0 = none)
+    TimeNs stepGapNs = 100'000;  // idle GPU time between steps
+    std::string host = "synth-host";
+    int64_t basePid = 4000;  // rank r gets pid basePid + r
+
+    // Throws std::invalid_argument naming the first bad field.
+    void validate() const;
+    // Communication time of one collective moving `bytes` (before jitter).
+    TimeNs commNs(uint64_t bytes) const;
+};
+
+// `--kernels N --streams S`: N kernels over S streams for benchmarks. The last
+// stream carries NCCL kernels (when S > 1), the others compute kernels.
+struct GenericSpec {
+    uint64_t kernels = 1000;
+    int streams = 4;
+    uint64_t seed = 1;
+    std::string host = "synth-host";
+    int64_t pid = 4000;
+
+    void validate() const;
+};
+
+// Fixed anchors so generated files are reproducible byte for byte.
+inline constexpr int64_t kSessionStartUtcNs = 1'767'225'600'000'000'000;  // 2026-01-01
+inline constexpr TimeNs kFirstKernelNs = 1'000'000;
+inline constexpr uint32_t kComputeStream = 7;
+inline constexpr uint32_t kCommStream = 13;
+inline constexpr uint64_t kCommHash = 0x5e1f0c0ffee15eedull;
+
+}  // namespace osc::synth

@@ -1,0 +1,284 @@
+#include "analyzer/synth/workload_synth.h"
+
+#include "analyzer/capture/schema.h"
+#include "analyzer/synth/jitter.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <string_view>
+
+namespace osc::synth {
+namespace {
+
+// Names as CUPTI reports them for cuBLAS GEMMs, the optimizer and NCCL 2.19+.
+constexpr std::string_view kForwardName = "ampere_sgemm_128x64_nn";
+constexpr std::string_view kBackwardName = "ampere_sgemm_128x64_nt";
+constexpr std::string_view kOptimizerName = "multi_tensor_apply_kernel";
+constexpr std::string_view kNcclName =
+    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+constexpr std::string_view kNcclShortName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+constexpr std::string_view kRuntimeLaunch = "cudaLaunchKernel_v7000";
+constexpr std::string_view kDriverLaunch = "cuLaunchKernelEx";  // how NCCL launches
+// The CPU issues a step's first launch this long before its first kernel runs.
+constexpr TimeNs kLaunchLeadNs = 20'000;
+constexpr TimeNs kMaxLaunchSpacingNs = 5'000;
+
+struct Launch {
+    KernelRow kernel;
+    bool nccl = false;
+    CollectiveRow collective;  // when nccl
+};
+
+// One rank's progress through the simulation.
+struct RankState {
+    TimeNs cursor = kFirstKernelNs;  // compute stream free from here
+    TimeNs commFree = kFirstKernelNs;  // comm stream free from here
+    uint32_t nextCorrelation = 1;
+    std::vector<Launch> launches;  // this step's, in program order
+    Jitter jitter;
+    ProcessIdentity who;
+};
+
+class Simulation {
+public:
+    Simulation(const WorkloadSpec& spec, const std::vector<RowSink*>& sinks)
+        : spec_(spec), sinks_(sinks), commJitter_(spec.seed ^ 0x9e3779b97f4a7c15ull, spec.jitter) {
+        for (int r = 0; r < spec.ranks; ++r)
+            ranks_.push_back(RankState{kFirstKernelNs, kFirstKernelNs, 1, {},
+                                       Jitter(spec.seed * 1000003ull + static_cast<uint64_t>(r),
+                                              spec.jitter),
+                                       workloadIdentity(spec, r)});
+        buckets_ = planBuckets(spec);
+    }
+
+    void run() {
+        for (int step = 0; step < spec_.steps; ++step) {
+            for (auto& r : ranks_) r.launches.clear();
+            for (int l = 0; l < spec_.layers; ++l)
+                for (auto& r : ranks_) computeKernel(r, kForwardName, spec_.forwardNs);
+            size_t nextBucket = 0;
+            for (int l = spec_.layers - 1; l >= 0; --l) {
+                for (auto& r : ranks_) computeKernel(r, kBackwardName, spec_.backwardNs);
+                if (spec_.mode == OverlapMode::PerParam) {
+                    allReduce(spec_.gradBytesPerLayer);
+                } else if (spec_.mode == OverlapMode::Bucketed &&
+                           buckets_[nextBucket].lastLayer == l) {
+                    allReduce(buckets_[nextBucket++].bytes);
+                }
+            }
+            if (spec_.mode == OverlapMode::Sequential)
+                for (const auto& b : buckets_) allReduce(b.bytes);
+            for (auto& r : ranks_) {
+                // The optimizer needs every reduced gradient.
+                r.cursor = std::max(r.cursor, r.commFree);
+                if (spec_.optimizerNs > 0) computeKernel(r, kOptimizerName, spec_.optimizerNs);
+            }
+            for (size_t i = 0; i < ranks_.size(); ++i) emitStep(i, step);
+            for (auto& r : ranks_) {
+                r.cursor += spec_.stepGapNs;
+                r.commFree = r.cursor;
+            }
+        }
+    }
+
+private:
+    KernelRow baseKernel(RankState& r) {
+        KernelRow k;
+        k.deviceId = r.who.gpu.id;
+        k.contextId = 1;
+        k.correlationId = r.nextCorrelation++;
+        k.globalPid = schema::packGlobalPid(r.who.pid);
+        return k;
+    }
+
+    void computeKernel(RankState& r, std::string_view name, TimeNs ns) {
+        Launch launch;
+        KernelRow& k = launch.kernel;
+        k = baseKernel(r);
+        k.start = r.cursor;
+        k.end = r.cursor + r.jitter.apply(ns);
+        k.streamId = kComputeStream;
+        k.demangledName = k.shortName = name;
+        k.gridX = 256; k.gridY = 4; k.gridZ = 1;
+        k.blockX = 128; k.blockY = 1; k.blockZ = 1;
+        k.registersPerThread = 128;
+        k.dynamicSharedMemory = 49152;
+        r.cursor = k.end;
+        r.launches.push_back(launch);
+    }
+
+    // One all-reduce across all ranks: each rank's kernel starts when its
+    // gradients are ready and its stream is free, and all finish together
+    // once the last rank has arrived and the data has moved (NCCL kernels
+    // spin waiting for their peers).
+    void allReduce(uint64_t bytes) {
+        const TimeNs duration = commJitter_.apply(spec_.commNs(bytes));
+        TimeNs latest = 0;
+        std::vector<TimeNs> starts;
+        for (auto& r : ranks_) {
+            const TimeNs s = spec_.commOnComputeStream ? r.cursor : std::max(r.cursor, r.commFree);
+            starts.push_back(s);
+            latest = std::max(latest, s);
+        }
+        const TimeNs end = latest + duration;
+        for (size_t i = 0; i < ranks_.size(); ++i) {
+            RankState& r = ranks_[i];
+            Launch launch;
+            launch.nccl = true;
+            KernelRow& k = launch.kernel;
+            k = baseKernel(r);
+            k.start = starts[i];
+            k.end = end;
+            k.streamId = spec_.commOnComputeStream ? kComputeStream : kCommStream;
+            k.demangledName = kNcclName;
+            k.shortName = kNcclShortName;
+            k.gridX = 2; k.gridY = 1; k.gridZ = 1;
+            k.blockX = 640; k.blockY = 1; k.blockZ = 1;
+            k.registersPerThread = 96;
+            CollectiveRow& c = launch.collective;
+            c.commHash = kCommHash;
+            c.rank = r.who.rank;
+            c.nranks = spec_.ranks;
+            c.seqNumber = seq_;
+            c.func = "AllReduce";
+            c.datatype = "ncclFloat32";
+            c.algo = "RING";
+            c.proto = "SIMPLE";
+            c.count = bytes / 4;
+            c.bytes = bytes;
+            c.nChannels = 2;
+            c.deviceId = r.who.gpu.id;
+            c.gpuStart = k.start;
+            c.gpuEnd = k.end;
+            r.commFree = end;
+            if (spec_.commOnComputeStream) r.cursor = end;
+            r.launches.push_back(launch);
+        }
+        ++seq_;
+    }
+
+    // The CPU side of one step: a `step N` range holding one launch call per
+    // kernel, spaced so the range ends before the next step's range begins.
+    void emitStep(size_t rankIndex, int step) {
+        RankState& r = ranks_[rankIndex];
+        RowSink& sink = *sinks_[rankIndex];
+        TimeNs gpuStart = r.launches.front().kernel.start, gpuEnd = gpuStart;
+        for (const auto& l : r.launches) {
+            gpuStart = std::min(gpuStart, l.kernel.start);
+            gpuEnd = std::max(gpuEnd, l.kernel.end);
+        }
+        const auto n = static_cast<TimeNs>(r.launches.size());
+        const TimeNs spacing = std::clamp<TimeNs>((gpuEnd - gpuStart) / (n + 1), 2, kMaxLaunchSpacingNs);
+        const TimeNs hostStart = gpuStart - kLaunchLeadNs;
+        const uint64_t tid = schema::packGlobalTid(r.who.pid, r.who.pid);
+
+        const std::string name = "step " + std::to_string(step);
+        RangeRow range;
+        range.start = hostStart;
+        range.end = hostStart + (n + 1) * spacing;
+        range.kind = RangeKind::PushPop;
+        range.text = name;
+        range.globalTid = range.endGlobalTid = tid;
+        sink.range(range);
+
+        TimeNs callStart = hostStart;
+        for (auto& l : r.launches) {
+            callStart += spacing;
+            ApiCallRow call;
+            call.start = callStart;
+            call.end = callStart + std::max<TimeNs>(spacing / 2, 1);
+            call.kind = l.nccl ? ApiKind::Driver : ApiKind::Runtime;
+            call.globalTid = tid;
+            call.correlationId = l.kernel.correlationId;
+            call.name = l.nccl ? kDriverLaunch : kRuntimeLaunch;
+            sink.apiCall(call);
+            sink.kernel(l.kernel);
+            if (l.nccl) {
+                l.collective.enqueue = callStart;
+                sink.collective(l.collective);
+            }
+        }
+    }
+
+    const WorkloadSpec& spec_;
+    const std::vector<RowSink*>& sinks_;
+    Jitter commJitter_;  // one draw per collective, shared by all ranks
+    std::vector<RankState> ranks_;
+    std::vector<Bucket> buckets_;
+    uint64_t seq_ = 0;
+};
+
+}  // namespace
+
+std::vector<Bucket> planBuckets(const WorkloadSpec& spec) {
+    const auto cap = static_cast<uint64_t>(spec.bucketMb * 1024.0 * 1024.0);
+    std::vector<Bucket> buckets;
+    Bucket open{spec.layers - 1, spec.layers - 1, 0};
+    for (int l = spec.layers - 1; l >= 0; --l) {
+        open.bytes += spec.gradBytesPerLayer;
+        open.lastLayer = l;
+        if (open.bytes >= cap || l == 0) {
+            buckets.push_back(open);
+            open = Bucket{l - 1, l - 1, 0};
+        }
+    }
+    return buckets;
+}
+
+ProcessIdentity workloadIdentity(const WorkloadSpec& spec, int rank) {
+    ProcessIdentity who;
+    who.host = spec.host;
+    who.pid = spec.basePid + rank;
+    who.rank = rank;
+    who.localRank = rank;
+    who.worldSize = spec.ranks;
+    who.commandLine = "synthetic data-parallel training (" + toString(spec.mode) +
+                      (spec.commOnComputeStream ? ", comm on compute stream" : "") + ")";
+    who.sessionStartUtcNs = kSessionStartUtcNs;
+    who.gpu.id = static_cast<uint32_t>(rank);
+    who.gpu.name = "NVIDIA H100 80GB HBM3 (synthetic)";
+    char bus[32], uuid[64];
+    std::snprintf(bus, sizeof bus, "0000:%02x:00.0", 0x18 + rank);
+    std::snprintf(uuid, sizeof uuid, "GPU-5e1f0000-0000-0000-0000-%012x", rank);
+    who.gpu.busLocation = bus;
+    who.gpu.uuid = uuid;
+    who.gpu.totalMemory = 80ull << 30;
+    who.gpu.smCount = 132;
+    who.gpu.computeMajor = 9;
+    who.gpu.computeMinor = 0;
+    return who;
+}
+
+std::string rankFileName(const std::string& host, int64_t pid, int rank) {
+    return host + "-" + std::to_string(pid) + "-rank" + std::to_string(rank) + ".sqlite";
+}
+
+void generateWorkload(const WorkloadSpec& spec, const std::vector<RowSink*>& sinks) {
+    spec.validate();
+    if (sinks.size() != static_cast<size_t>(spec.ranks))
+        throw std::invalid_argument("synth: one sink per rank is needed");
+    Simulation(spec, sinks).run();
+}
+
+Capture synthesizeWorkload(const WorkloadSpec& spec) {
+    spec.validate();
+    Capture capture;
+    capture.sourcePaths.push_back("<synth>");
+    capture.processes.resize(static_cast<size_t>(spec.ranks));
+    std::vector<std::unique_ptr<ProcessSink>> owned;
+    std::vector<RowSink*> sinks;
+    for (int r = 0; r < spec.ranks; ++r) {
+        owned.push_back(std::make_unique<ProcessSink>(capture, capture.processes[static_cast<size_t>(r)],
+                                                      workloadIdentity(spec, r)));
+        capture.processes[static_cast<size_t>(r)].sourcePath =
+            rankFileName(spec.host, spec.basePid + r, r);
+        sinks.push_back(owned.back().get());
+    }
+    generateWorkload(spec, sinks);
+    capture.alignProcesses();
+    capture.finalize();
+    return capture;
+}
+
+}  // namespace osc::synth

@@ -1,0 +1,78 @@
+// overlapscope-gui [CAPTURE] [--screenshot OUT.png [--size WxH] [--range START:END]]
+#include "gui/model/time_ticks.h"
+#include "gui/widgets/main_window.h"
+#include "gui/widgets/screenshot.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+
+#include <cstdio>
+
+namespace {
+
+int usageError(const QString& message) {
+    std::fprintf(stderr, "overlapscope-gui: %s\n", message.toLocal8Bit().constData());
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("overlapscope");
+    QApplication::setApplicationName("overlapscope-gui");
+    QApplication::setApplicationVersion(OSC_VERSION);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        "Timeline viewer for overlapscope captures: compute and communication lanes per GPU,\n"
+        "an overlap lane (hidden vs exposed communication), per-step and per-collective panels.\n"
+        "Opens our SQLite captures, Nsight Systems SQLite exports, Kineto JSON traces,\n"
+        "or a directory of per-rank files.");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument("capture", "Capture file or directory to open.", "[CAPTURE]");
+    QCommandLineOption shot("screenshot", "Render CAPTURE to a PNG and exit (works with QT_QPA_PLATFORM=offscreen).", "out.png");
+    QCommandLineOption size("size", "Window size for --screenshot (default 1600x900).", "WxH", "1600x900");
+    QCommandLineOption range("range", "Visible time range for --screenshot, e.g. 10ms:25ms or 1000000:2000000 (ns).", "START:END");
+    QCommandLineOption find("find", "Highlight kernels whose name contains TEXT (with --screenshot).", "TEXT");
+    parser.addOptions({shot, size, range, find});
+    parser.process(app);
+
+    const QStringList args = parser.positionalArguments();
+    if (args.size() > 1) return usageError("expected at most one capture");
+    if (parser.isSet(shot)) {
+        if (args.isEmpty()) return usageError("--screenshot needs a CAPTURE");
+        osc::gui::ScreenshotRequest req;
+        req.capturePath = args.front();
+        req.outputPath = parser.value(shot);
+        if (QFileInfo::exists(req.outputPath) && QFileInfo(req.outputPath).isDir()) {
+            return usageError(req.outputPath + ": is a directory");
+        }
+        const QStringList wh = parser.value(size).split('x');
+        bool okW = false, okH = false;
+        if (wh.size() == 2) req.size = QSize(wh[0].toInt(&okW), wh[1].toInt(&okH));
+        if (!okW || !okH || req.size.width() < 200 || req.size.height() < 150) {
+            return usageError("--size: expected WxH, at least 200x150, e.g. 1920x1080");
+        }
+        if (parser.isSet(range)) {
+            const QStringList se = parser.value(range).split(':');
+            std::optional<osc::TimeNs> s, e;
+            if (se.size() == 2) {
+                s = osc::gui::parseDuration(se[0].trimmed().toStdString());
+                e = osc::gui::parseDuration(se[1].trimmed().toStdString());
+            }
+            if (!s || !e || *e <= *s) return usageError("--range: expected START:END with END > START, e.g. 10ms:25ms");
+            req.range = osc::gui::ViewRange{*s, *e};
+        }
+        req.find = parser.value(find);
+        return osc::gui::renderScreenshot(req);
+    }
+
+    osc::gui::MainWindow window;
+    window.resize(1600, 950);
+    window.show();
+    if (!args.isEmpty()) window.openCapture(args.front());
+    return app.exec();
+}

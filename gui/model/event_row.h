@@ -1,0 +1,46 @@
+// One horizontal row of a lane: events sorted by start, stored as columns.
+//
+// Per-frame work must follow pixels, not events (Tracy, Perfetto), so the row
+// keeps two monotonic helper columns: `endMax` (prefix maximum of ends) finds
+// the first event still running at the left edge by binary search even when
+// events overlap, and `durPrefix` (prefix sum of durations) gives the busy
+// share of a folded block of many tiny events in O(1).
+#pragma once
+
+#include "analyzer/capture/model.h"
+#include "gui/model/row_summary.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace osc::gui {
+
+// Where an event came from, so details can be looked up in the capture.
+// Step: a GPU step window from the analysis (ref = TimelineModel::stepName index).
+enum class EventSource : uint8_t { Kernel, Copy, Memset, Range, Step };
+
+struct EventRow {
+    std::vector<TimeNs> start, end, endMax, durPrefix;
+    std::vector<uint32_t> ref;       // row in the source table
+    std::vector<uint8_t> category;   // osc::Category for GPU work; 0 for ranges
+    std::vector<EventSource> source;
+    RowSummary summary;  // zoomed-out drawing reads this, not the events
+
+    size_t size() const { return start.size(); }
+    void add(TimeNs s, TimeNs e, uint32_t r, uint8_t cat, EventSource src);
+    // Call after the last add(): fills endMax, durPrefix and the summary.
+    void finish();
+
+    // First event whose end is after t (it may still be running at t).
+    size_t firstEndingAfter(TimeNs t) const;
+    // First index >= from whose start is >= t, by galloping from `from`:
+    // cost grows with the log of the distance skipped, not the row size.
+    size_t gallopToStart(size_t from, TimeNs t) const;
+    // Sum of durations of events [i, j).
+    TimeNs durationSum(size_t i, size_t j) const;
+    // The event under time t (within `toleranceNs`), or size() when none;
+    // prefers an event containing t over a near one.
+    size_t hitTest(TimeNs t, TimeNs toleranceNs) const;
+};
+
+}  // namespace osc::gui

@@ -1,0 +1,25 @@
+// DESIGN.md section 4 metrics for an arbitrary time range, answered from a
+// device group's coverages in O(log n) so a drag selection can refresh them
+// on every mouse move. One device's numbers come from the analyzer's
+// DeviceCoverage::metrics, so they equal what `overlapscope report` prints.
+#pragma once
+
+#include "analyzer/metrics/analysis.h"
+#include "gui/model/timeline_model.h"
+
+#include <vector>
+
+namespace osc::gui {
+
+// Metrics of one device over the window [a, b).
+OverlapMetrics rangeMetrics(const DeviceGroup& group, TimeNs a, TimeNs b);
+
+// Summed over several groups (ns added, ratios from the sums), as the
+// report's "summary" does.
+OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a,
+                            TimeNs b);
+
+// overlap_ratio, achieved and ideal speedup from the ns fields.
+void fillRatios(OverlapMetrics& m);
+
+}  // namespace osc::gui

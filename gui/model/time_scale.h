@@ -1,0 +1,51 @@
+// Maps capture time (int64 ns) to widget x (double px) and back.
+//
+// A plain value type, so the zoom/pan maths is unit-testable without a
+// window (the Hotspot `TimeLineData` idea). Times stay int64 until the last
+// step: x = (t - start) * pxPerNs is computed from a small difference, so a
+// capture hours long keeps sub-pixel precision at nanosecond zoom.
+#pragma once
+
+#include "analyzer/capture/model.h"
+
+#include <algorithm>
+
+namespace osc::gui {
+
+struct ViewRange {
+    TimeNs start = 0, end = 1;
+    TimeNs length() const { return end - start; }
+    bool operator==(const ViewRange&) const = default;
+};
+
+class TimeScale {
+public:
+    // Never zoom below this: a few pixels per nanosecond is already meaningless.
+    static constexpr TimeNs kMinSpanNs = 10;
+
+    TimeScale() = default;
+    TimeScale(ViewRange range, double widthPx);
+
+    ViewRange range() const { return range_; }
+    double width() const { return width_; }
+    double pxPerNs() const { return width_ / static_cast<double>(range_.length()); }
+    double nsPerPx() const { return static_cast<double>(range_.length()) / width_; }
+
+    double toX(TimeNs t) const { return static_cast<double>(t - range_.start) * pxPerNs(); }
+    TimeNs toTime(double x) const;
+
+    // Zooms by `factor` (< 1 zooms in) keeping the time under `anchorX` fixed.
+    TimeScale zoomedAt(double anchorX, double factor) const;
+    // Pans by `dxPx` pixels (positive moves the view later in time).
+    TimeScale pannedBy(double dxPx) const;
+    // Keeps the view inside `bounds` where possible, without changing its length
+    // unless it is longer than the bounds.
+    TimeScale clampedTo(ViewRange bounds) const;
+    TimeScale withWidth(double widthPx) const { return TimeScale(range_, widthPx); }
+
+private:
+    ViewRange range_;
+    double width_ = 1.0;
+};
+
+}  // namespace osc::gui

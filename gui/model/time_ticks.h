@@ -1,0 +1,38 @@
+// Time-axis ticks on "nice" 1-2-5 steps and the unit labels that go with them.
+#pragma once
+
+#include "gui/model/time_scale.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace osc::gui {
+
+struct Tick {
+    TimeNs time = 0;
+    double x = 0;
+    std::string label;
+};
+
+// The smallest 1-2-5 step (in ns, >= 1) at which ticks are at least
+// `minSpacingPx` apart.
+TimeNs niceTickStep(double nsPerPx, double minSpacingPx);
+
+// Ticks at multiples of the nice step inside the visible range.
+std::vector<Tick> makeTicks(const TimeScale& scale, double minSpacingPx = 90.0);
+
+// "850 ns", "12.5 µs", "3.2 ms", "1.25 s": three significant digits at most.
+std::string formatDuration(TimeNs ns);
+
+// A tick label: the time in the unit the step calls for, with as many
+// decimals as the step needs ("12.34 ms" for a 10 µs step).
+std::string formatTickLabel(TimeNs t, TimeNs step);
+
+}  // namespace osc::gui
+
+namespace osc::gui {
+// Parses "1500", "1500ns", "12.5us", "12.5µs", "3ms", "1.2s" into ns.
+std::optional<TimeNs> parseDuration(std::string_view text);
+}  // namespace osc::gui

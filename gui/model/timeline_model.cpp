@@ -1,0 +1,292 @@
+#include "gui/model/timeline_model.h"
+
+#include "analyzer/metrics/classify.h"
+
+#include <algorithm>
+#include <map>
+
+namespace osc::gui {
+namespace {
+
+struct StreamStats {
+    TimeNs time[3] = {0, 0, 0};  // per Category
+    std::map<std::string, size_t> collectives;
+};
+
+std::string streamLabel(uint32_t stream, const Device& dev, const StreamStats& st, Category main) {
+    std::string label = "stream " + std::to_string(stream);
+    if (auto it = dev.streamNames.find(stream); it != dev.streamNames.end() && !it->second.empty()) {
+        return label + " · " + it->second;
+    }
+    if (main == Category::Communication) {
+        std::string best;
+        size_t bestCount = 0;
+        for (const auto& [name, count] : st.collectives) {
+            if (count > bestCount) best = name, bestCount = count;
+        }
+        return label + " · NCCL" + (best.empty() ? "" : " " + best);
+    }
+    return label + (main == Category::Memory ? " · memory" : " · compute");
+}
+
+}  // namespace
+
+TimelineModel::TimelineModel(std::shared_ptr<const Capture> capture, const AnalysisSettings& settings)
+    : capture_(std::move(capture)), settings_(settings) {
+    if (!capture_) return;
+    for (size_t p = 0; p < capture_->processes.size(); ++p) buildProcess(static_cast<int>(p));
+    TimeNs lo = INT64_MAX, hi = INT64_MIN;
+    for (const auto& lane : lanes_) {
+        for (const auto& row : lane.rows) {
+            if (row.size() == 0) continue;
+            lo = std::min(lo, row.start.front());
+            hi = std::max(hi, row.endMax.back());
+        }
+    }
+    if (lo <= hi) {
+        begin_ = lo;
+        end_ = std::max(hi, lo + 1);
+    }
+}
+
+void TimelineModel::buildProcess(int processIndex) {
+    const Process& p = capture_->processes[static_cast<size_t>(processIndex)];
+    int first = -1;
+    for (size_t d = 0; d < p.devices.size(); ++d) {
+        const int g = buildDeviceGroup(processIndex, static_cast<int>(d));
+        if (first < 0) first = g;
+    }
+    if (p.ranges.size() == 0) return;
+    if (first < 0) {
+        DeviceGroup group;
+        group.process = processIndex;
+        group.label = p.label();
+        groups_.push_back(std::move(group));
+        first = static_cast<int>(groups_.size()) - 1;
+    }
+    buildRangesLane(first, p);
+}
+
+int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
+    const Process& p = capture_->processes[static_cast<size_t>(processIndex)];
+    const Device& dev = p.devices[static_cast<size_t>(deviceIndex)];
+    const StringTable& strings = capture_->strings;
+    // The analyzer's classifier: the lanes, the report and `check` agree on
+    // what counts as communication.
+    ActivityClassifier classifier(strings, settings_);
+
+    DeviceGroup group;
+    group.process = processIndex;
+    group.device = deviceIndex;
+    group.label = p.label() + " · GPU " + std::to_string(dev.id);
+    const int groupIndex = static_cast<int>(groups_.size());
+
+    auto kernelCategory = [&](size_t k) { return classifier.kernel(kernelNameId(dev.kernels, k)); };
+
+    std::map<uint32_t, EventRow> streams;
+    std::map<uint32_t, StreamStats> stats;
+
+    // Three-way merge of the start-sorted tables keeps every stream row sorted.
+    const KernelTable& K = dev.kernels;
+    const CopyTable& C = dev.copies;
+    const MemsetTable& S = dev.memsets;
+    size_t k = 0, c = 0, s = 0;
+    while (k < K.size() || c < C.size() || s < S.size()) {
+        const TimeNs tk = k < K.size() ? K.start[k] : INT64_MAX;
+        const TimeNs tc = c < C.size() ? C.start[c] : INT64_MAX;
+        const TimeNs ts = s < S.size() ? S.start[s] : INT64_MAX;
+        if (tk <= tc && tk <= ts) {
+            const Category cat = kernelCategory(k);
+            streams[K.stream[k]].add(K.start[k], K.end[k], static_cast<uint32_t>(k),
+                                     static_cast<uint8_t>(cat), EventSource::Kernel);
+            auto& st = stats[K.stream[k]];
+            st.time[static_cast<int>(cat)] += K.end[k] - K.start[k];
+            if (cat == Category::Communication) {
+                group.commKernels.push_back(static_cast<uint32_t>(k));
+                const std::string& coll = classifier.ncclName(kernelNameId(K, k)).collective;
+                if (!coll.empty() && st.collectives.size() < 16) ++st.collectives[coll];
+            }
+            ++k;
+        } else if (tc <= ts) {
+            const Category cat = classifier.copy(C.copyKind[c]);
+            streams[C.stream[c]].add(C.start[c], C.end[c], static_cast<uint32_t>(c),
+                                     static_cast<uint8_t>(cat), EventSource::Copy);
+            stats[C.stream[c]].time[static_cast<int>(cat)] += C.end[c] - C.start[c];
+            ++c;
+        } else {
+            streams[S.stream[s]].add(S.start[s], S.end[s], static_cast<uint32_t>(s),
+                                     static_cast<uint8_t>(Category::Memory), EventSource::Memset);
+            stats[S.stream[s]].time[static_cast<int>(Category::Memory)] += S.end[s] - S.start[s];
+            ++s;
+        }
+    }
+
+    group.coverage = buildDeviceCoverage(dev, classifier);
+    group.overlapPrefix = intervalPrefix(group.coverage.overlap.intervals());
+    group.exposedPrefix = intervalPrefix(group.coverage.exposedComm.intervals());
+
+    groups_.push_back(std::move(group));
+    auto addLane = [&](Lane lane) {
+        lane.group = groupIndex;
+        lanes_.push_back(std::move(lane));
+        groups_.back().lanes.push_back(static_cast<int>(lanes_.size()) - 1);
+    };
+
+    Lane overlapLane;
+    overlapLane.kind = LaneKind::Overlap;
+    overlapLane.label = "overlap · hidden / exposed comm";
+    overlapLane.mainCategory = Category::Communication;
+    addLane(std::move(overlapLane));
+
+    for (auto& [stream, row] : streams) {
+        row.finish();
+        const StreamStats& st = stats[stream];
+        const auto mainIt = std::max_element(std::begin(st.time), std::end(st.time));
+        const auto main = static_cast<Category>(mainIt - std::begin(st.time));
+        Lane lane;
+        lane.kind = LaneKind::Stream;
+        lane.stream = stream;
+        lane.mainCategory = main;
+        lane.label = streamLabel(stream, dev, st, main);
+        lane.rows.push_back(std::move(row));
+        addLane(std::move(lane));
+    }
+    return groupIndex;
+}
+
+void TimelineModel::buildRangesLane(int group, const Process& p) {
+    Lane lane;
+    lane.kind = LaneKind::Ranges;
+    lane.group = group;
+    lane.label = "NVTX / steps";
+    lane.rows.resize(1);
+    // Greedy depth: the first row whose last range has ended. Nested NVTX
+    // push/pop ranges land one row below their parent.
+    std::vector<TimeNs> rowEnd;
+    const RangeTable& R = p.ranges;
+    for (size_t i = 0; i < R.size(); ++i) {
+        size_t depth = 0;
+        while (depth < rowEnd.size() && rowEnd[depth] > R.start[i]) ++depth;
+        depth = std::min<size_t>(depth, kMaxRangeDepth - 1);
+        if (depth >= rowEnd.size()) rowEnd.resize(depth + 1, INT64_MIN);
+        if (depth >= lane.rows.size()) lane.rows.resize(depth + 1);
+        rowEnd[depth] = std::max(rowEnd[depth], R.end[i]);
+        lane.rows[depth].add(R.start[i], R.end[i], static_cast<uint32_t>(i), 0, EventSource::Range);
+    }
+    for (auto& row : lane.rows) row.finish();
+    lanes_.push_back(std::move(lane));
+    auto& order = groups_[static_cast<size_t>(group)].lanes;
+    order.insert(order.begin(), static_cast<int>(lanes_.size()) - 1);
+}
+
+void TimelineModel::addStepLanes(const Analysis& analysis) {
+    for (const DeviceAnalysis& d : analysis.devices) {
+        if (d.steps.empty()) continue;
+        int group = -1;
+        for (size_t g = 0; g < groups_.size(); ++g) {
+            const Device* dev = deviceOf(static_cast<int>(g));
+            if (groups_[g].process == d.processIndex && dev && dev->id == d.device) group = static_cast<int>(g);
+        }
+        if (group < 0) continue;
+        Lane lane;
+        lane.kind = LaneKind::Ranges;
+        lane.group = group;
+        lane.label = "steps (GPU)";
+        lane.rows.resize(1);
+        for (const StepAnalysis& s : d.steps) {
+            lane.rows[0].add(s.start_ns, s.end_ns, static_cast<uint32_t>(stepNames_.size()), 0, EventSource::Step);
+            stepNames_.push_back(s.name);
+        }
+        lane.rows[0].finish();
+        lanes_.push_back(std::move(lane));
+        auto& order = groups_[static_cast<size_t>(group)].lanes;
+        const bool hasNvtx = !order.empty() && lanes_[static_cast<size_t>(order.front())].kind == LaneKind::Ranges;
+        order.insert(order.begin() + (hasNvtx ? 1 : 0), static_cast<int>(lanes_.size()) - 1);
+    }
+}
+
+std::vector<int> TimelineModel::visibleLanes() const {
+    std::vector<int> out;
+    for (const auto& g : groups_) {
+        for (int l : g.lanes) {
+            const Lane& lane = lanes_[static_cast<size_t>(l)];
+            if (lane.hidden) continue;
+            // A collapsed group keeps only its overlap lane: the one-line summary.
+            if (g.collapsed && lane.kind != LaneKind::Overlap && g.device >= 0) continue;
+            out.push_back(l);
+        }
+    }
+    return out;
+}
+
+void TimelineModel::setCollapsed(int group, bool collapsed) {
+    groups_.at(static_cast<size_t>(group)).collapsed = collapsed;
+}
+
+void TimelineModel::setHidden(int lane, bool hidden) {
+    lanes_.at(static_cast<size_t>(lane)).hidden = hidden;
+}
+
+void TimelineModel::showAllLanes() {
+    for (auto& l : lanes_) l.hidden = false;
+}
+
+void TimelineModel::moveLane(int lane, int delta) {
+    auto& order = groups_.at(static_cast<size_t>(lanes_.at(static_cast<size_t>(lane)).group)).lanes;
+    const auto it = std::find(order.begin(), order.end(), lane);
+    const long pos = it - order.begin();
+    const long to = std::clamp<long>(pos + delta, 0, static_cast<long>(order.size()) - 1);
+    if (to == pos) return;
+    order.erase(it);
+    order.insert(order.begin() + to, lane);
+}
+
+const Device* TimelineModel::deviceOf(int group) const {
+    const DeviceGroup& g = groups_.at(static_cast<size_t>(group));
+    if (g.device < 0) return nullptr;
+    return &processOf(group).devices[static_cast<size_t>(g.device)];
+}
+
+const Process& TimelineModel::processOf(int group) const {
+    return capture_->processes[static_cast<size_t>(groups_.at(static_cast<size_t>(group)).process)];
+}
+
+EventRef TimelineModel::findKernel(int group, uint32_t kernelRow) const {
+    const Device* dev = deviceOf(group);
+    if (!dev || kernelRow >= dev->kernels.size()) return {};
+    const uint32_t stream = dev->kernels.stream[kernelRow];
+    const TimeNs t = dev->kernels.start[kernelRow];
+    for (int l : groups_[static_cast<size_t>(group)].lanes) {
+        const Lane& lane = lanes_[static_cast<size_t>(l)];
+        if (lane.kind != LaneKind::Stream || lane.stream != stream) continue;
+        const EventRow& row = lane.rows[0];
+        auto i = static_cast<size_t>(std::lower_bound(row.start.begin(), row.start.end(), t) -
+                                     row.start.begin());
+        for (; i < row.size() && row.start[i] == t; ++i) {
+            if (row.source[i] == EventSource::Kernel && row.ref[i] == kernelRow) return {l, 0, i};
+        }
+    }
+    return {};
+}
+
+std::vector<EventRef> TimelineModel::matchingCollectives(EventRef ref) const {
+    std::vector<EventRef> out;
+    if (!ref.valid()) return out;
+    const Lane& lane = lanes_[static_cast<size_t>(ref.lane)];
+    const EventRow& row = lane.rows[static_cast<size_t>(ref.row)];
+    if (row.source[ref.index] != EventSource::Kernel ||
+        row.category[ref.index] != static_cast<uint8_t>(Category::Communication))
+        return out;
+    const auto& own = groups_[static_cast<size_t>(lane.group)].commKernels;
+    const uint32_t kernel = row.ref[ref.index];
+    const auto pos = std::lower_bound(own.begin(), own.end(), kernel) - own.begin();
+    for (size_t g = 0; g < groups_.size(); ++g) {
+        const auto& other = groups_[g].commKernels;
+        if (static_cast<int>(g) == lane.group || pos >= static_cast<long>(other.size())) continue;
+        const EventRef r = findKernel(static_cast<int>(g), other[static_cast<size_t>(pos)]);
+        if (r.valid()) out.push_back(r);
+    }
+    return out;
+}
+
+}  // namespace osc::gui

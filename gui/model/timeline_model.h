@@ -1,0 +1,113 @@
+// The timeline's data: lanes grouped by device, built once from a Capture.
+//
+// No painting and no widgets here (Qt Creator's tracing lib split). A device
+// group holds the stream lanes of one GPU in one process plus its coverages
+// (the analyzer's DeviceCoverage); a process's NVTX ranges sit in its first group.
+// Layout state (collapsed, hidden, order) lives here too so that it survives
+// repaints and can be tested without a window.
+#pragma once
+
+#include "analyzer/capture/model.h"
+#include "analyzer/metrics/analysis.h"
+#include "analyzer/metrics/coverage.h"
+#include "gui/model/coverage_walk.h"
+#include "gui/model/event_row.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace osc::gui {
+
+enum class LaneKind : uint8_t { Ranges, Stream, Overlap };
+
+struct Lane {
+    LaneKind kind = LaneKind::Stream;
+    int group = 0;
+    uint32_t stream = 0;  // for stream lanes
+    std::string label;
+    Category mainCategory = Category::Compute;
+    std::vector<EventRow> rows;  // one row, or one per nesting depth for ranges
+    bool hidden = false;
+};
+
+struct DeviceGroup {
+    int process = 0;  // into Capture::processes
+    int device = -1;  // into Process::devices, -1 for a process without GPU work
+    std::string label;
+    // C, M, X, C∩M, M∖C, C∪M, C∪M∪X with prefix sums: the analyzer's own
+    // index, so a range selection gives exactly the report's numbers.
+    DeviceCoverage coverage;
+    // Prefix sums of coverage.overlap and coverage.exposedComm for the overlap
+    // lane's per-column walk (CoverageWalker).
+    std::vector<TimeNs> overlapPrefix, exposedPrefix;
+    std::vector<int> lanes;  // display order, into TimelineModel::lanes()
+    // Kernel rows of communication kernels, start-sorted: matching the same
+    // collective across ranks by order when no NCCL plugin rows exist.
+    std::vector<uint32_t> commKernels;
+    bool collapsed = false;
+};
+
+// Refers to one event: lane, row inside the lane, index inside the row.
+struct EventRef {
+    int lane = -1;
+    int row = 0;
+    size_t index = 0;
+    bool valid() const { return lane >= 0; }
+    bool operator==(const EventRef&) const = default;
+};
+
+class TimelineModel {
+public:
+    static constexpr int kMaxRangeDepth = 6;
+
+    TimelineModel() = default;
+    TimelineModel(std::shared_ptr<const Capture> capture, const AnalysisSettings& settings = {});
+
+    const Capture& capture() const { return *capture_; }
+    std::shared_ptr<const Capture> sharedCapture() const { return capture_; }
+    bool empty() const { return !capture_ || groups_.empty(); }
+    const std::vector<DeviceGroup>& groups() const { return groups_; }
+    const std::vector<Lane>& lanes() const { return lanes_; }
+    const Lane& lane(int i) const { return lanes_[static_cast<size_t>(i)]; }
+    // Earliest start and latest end over everything shown.
+    TimeNs begin() const { return begin_; }
+    TimeNs end() const { return end_; }
+
+    // Lanes to show, top to bottom, honouring collapsed groups and hidden lanes.
+    std::vector<int> visibleLanes() const;
+    void setCollapsed(int group, bool collapsed);
+    void setHidden(int lane, bool hidden);
+    void showAllLanes();
+    // Moves a lane up (delta < 0) or down inside its group.
+    void moveLane(int lane, int delta);
+
+    // Adds a "steps (GPU)" lane per device from the analysis: the step
+    // windows projected onto the GPU, under the NVTX lane.
+    void addStepLanes(const Analysis& analysis);
+    const std::string& stepName(uint32_t i) const { return stepNames_.at(i); }
+
+    // The device in the capture behind a group, or nullptr.
+    const Device* deviceOf(int group) const;
+    const Process& processOf(int group) const;
+
+    // Where a kernel row of a group's device is drawn.
+    EventRef findKernel(int group, uint32_t kernelRow) const;
+    // The same collective on every other group: by position among the
+    // communication kernels (the N-th collective on each rank).
+    std::vector<EventRef> matchingCollectives(EventRef ref) const;
+
+private:
+    void buildProcess(int processIndex);
+    int buildDeviceGroup(int processIndex, int deviceIndex);
+    void buildRangesLane(int group, const Process& p);
+
+    std::shared_ptr<const Capture> capture_;
+    AnalysisSettings settings_;
+    std::vector<DeviceGroup> groups_;
+    std::vector<Lane> lanes_;
+    std::vector<std::string> stepNames_;
+    TimeNs begin_ = 0, end_ = 1;
+};
+
+}  // namespace osc::gui

@@ -1,0 +1,35 @@
+// The timeline's colours, in one place so tests can look for them.
+// Chosen to stay apart for the common colour-vision deficiencies: blue compute,
+// purple communication, teal memory, green hidden comm, vermilion exposed.
+#pragma once
+
+#include "analyzer/metrics/analysis.h"
+
+#include <cstdint>
+#include <string_view>
+
+namespace osc::gui::palette {
+
+inline constexpr uint32_t kBackground = 0xFFFFFF;
+inline constexpr uint32_t kLaneStripe = 0xF4F5F7;
+inline constexpr uint32_t kHeader = 0xE3E6EA;
+inline constexpr uint32_t kHeaderText = 0x20252B;
+inline constexpr uint32_t kText = 0x20252B;
+inline constexpr uint32_t kTextOnColour = 0xFFFFFF;
+inline constexpr uint32_t kGrid = 0xDADDE1;
+inline constexpr uint32_t kCompute = 0x2F6DB5;
+inline constexpr uint32_t kCommunication = 0x8E44AD;
+inline constexpr uint32_t kMemory = 0x16A085;
+inline constexpr uint32_t kOverlap = 0x27AE60;   // communication hidden behind compute
+inline constexpr uint32_t kExposed = 0xE0451F;   // communication with no compute under it
+inline constexpr uint32_t kSelection = 0x1E88E5; // range selection (drawn translucent)
+inline constexpr uint32_t kHighlight = 0xFFB300; // selected event and its matches
+inline constexpr uint32_t kFindHit = 0xFFEB3B;
+
+uint32_t categoryColour(Category c);
+// A stable pastel for a range name, so the same step name keeps its colour.
+uint32_t rangeColour(std::string_view name);
+// `colour` faded towards the background; share 1 keeps it, 0 gives a pale tint.
+uint32_t shaded(uint32_t colour, double share);
+
+}  // namespace osc::gui::palette

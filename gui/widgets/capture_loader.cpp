@@ -1,0 +1,86 @@
+#include "gui/widgets/capture_loader.h"
+
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/load/load_capture.h"
+
+#include <QMetaObject>
+
+namespace osc::gui {
+
+LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settings,
+                             const std::atomic<bool>* cancel,
+                             const std::function<void(double, const QString&)>& progress) {
+    LoadOptions options;
+    options.cancel = cancel;
+    options.progress = [&](double f, std::string_view stage) {
+        // Reading is most of the work; building and analysing share the rest.
+        if (progress) progress(0.8 * f, QString::fromUtf8(stage.data(), static_cast<qsizetype>(stage.size())));
+    };
+    auto capture = std::make_shared<Capture>(loadCapture(path.toStdString(), options));
+    if (options.cancelled()) throw LoadCancelled{};
+    if (progress) progress(0.8, QObject::tr("building lanes"));
+    LoadedCapture out;
+    out.path = path;
+    out.model = std::make_shared<TimelineModel>(capture, settings);
+    if (options.cancelled()) throw LoadCancelled{};
+    if (progress) progress(0.9, QObject::tr("analysing"));
+    out.analysis = std::make_shared<const Analysis>(analyze(*capture, settings));
+    out.model->addStepLanes(*out.analysis);
+    if (progress) progress(1.0, QObject::tr("done"));
+    return out;
+}
+
+CaptureLoader::CaptureLoader(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<osc::gui::LoadedCapture>();
+}
+
+CaptureLoader::~CaptureLoader() {
+    cancel();
+    waitForIdle();
+}
+
+void CaptureLoader::start(const QString& path, const AnalysisSettings& settings) {
+    cancel();
+    waitForIdle();
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    auto flag = cancel_;
+    // The worker talks back only through queued invocations on `this`, and
+    // the destructor waits for it, so `this` outlives every call.
+    thread_ = QThread::create([this, path, settings, flag] {
+        try {
+            auto result = loadForViewing(path, settings, flag.get(), [this](double f, const QString& s) {
+                QMetaObject::invokeMethod(this, [this, f, s] { emit progress(f, s); }, Qt::QueuedConnection);
+            });
+            if (flag->load()) return;
+            QMetaObject::invokeMethod(this, [this, result] { emit loaded(result); }, Qt::QueuedConnection);
+        } catch (const LoadCancelled&) {
+        } catch (const CaptureError& e) {
+            const QString msg = QString::fromStdString(e.what());
+            QMetaObject::invokeMethod(this, [this, msg] { emit failed(msg); }, Qt::QueuedConnection);
+        } catch (const std::exception& e) {
+            const QString msg = path + ": " + QString::fromStdString(e.what());
+            QMetaObject::invokeMethod(this, [this, msg] { emit failed(msg); }, Qt::QueuedConnection);
+        }
+    });
+    thread_->setParent(this);
+    connect(thread_, &QThread::finished, this, [this, t = thread_] {
+        t->deleteLater();
+        if (thread_ == t) thread_ = nullptr;
+    });
+    thread_->start();
+}
+
+void CaptureLoader::cancel() {
+    if (cancel_) cancel_->store(true);
+}
+
+void CaptureLoader::waitForIdle() {
+    // The thread object is a child of this loader and deletes itself later
+    // through the finished() connection; here we only wait for it.
+    if (thread_) {
+        thread_->wait();
+        thread_ = nullptr;
+    }
+}
+
+}  // namespace osc::gui

@@ -1,0 +1,421 @@
+#include "gui/widgets/main_window.h"
+
+#include "gui/widgets/attach_dialog.h"
+
+#include "gui/model/event_details.h"
+#include "gui/model/range_metrics.h"
+#include "gui/model/time_ticks.h"
+#include "gui/widgets/metric_tables.h"
+#include "gui/widgets/timeline_widget.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTimer>
+#include <QToolBar>
+
+namespace osc::gui {
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns)); }
+
+QString pct(const std::optional<double>& v) {
+    return v ? QString::number(*v * 100, 'f', 1) + " %" : QStringLiteral("–");
+}
+
+QTableView* makeTable(QAbstractItemModel* model, int timeColumn, QWidget* parent) {
+    auto* proxy = new QSortFilterProxyModel(parent);
+    proxy->setSourceModel(model);
+    proxy->setSortRole(SortRole);
+    auto* view = new QTableView(parent);
+    view->setModel(proxy);
+    view->setSortingEnabled(true);
+    view->sortByColumn(timeColumn, Qt::AscendingOrder);  // time order until the user sorts
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setAlternatingRowColors(true);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    return view;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(tr("overlapscope"));
+    setAcceptDrops(true);
+    timeline_ = new TimelineWidget(this);
+    setCentralWidget(timeline_);
+    loader_ = new CaptureLoader(this);
+    steps_ = new StepTableModel(this);
+    collectives_ = new CollectiveTableModel(this);
+    buildMenus();
+    buildDocks();
+    buildFindBar();
+
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 1000);
+    progress_->setMaximumWidth(240);
+    cancelButton_ = new QPushButton(tr("Cancel"), this);
+    statusLabel_ = new QLabel(tr("Open a capture: File > Open, or drop a file here."), this);
+    statusBar()->addWidget(statusLabel_, 1);
+    statusBar()->addPermanentWidget(progress_);
+    statusBar()->addPermanentWidget(cancelButton_);
+    progress_->hide();
+    cancelButton_->hide();
+
+    connect(cancelButton_, &QPushButton::clicked, this, [this] {
+        loader_->cancel();
+        progress_->hide();
+        cancelButton_->hide();
+        statusLabel_->setText(tr("Loading cancelled."));
+    });
+    connect(loader_, &CaptureLoader::progress, this, [this](double f, const QString& stage) {
+        progress_->setValue(static_cast<int>(f * 1000));
+        statusLabel_->setText(tr("Loading… %1").arg(stage));
+    });
+    connect(loader_, &CaptureLoader::loaded, this, &MainWindow::showLoaded);
+    connect(loader_, &CaptureLoader::failed, this, [this](const QString& msg) {
+        progress_->hide();
+        cancelButton_->hide();
+        statusLabel_->setText(msg);
+        // Not exec(): a modal loop here would stall the window (and tests).
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open capture"), msg, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
+    followTimer_ = new QTimer(this);
+    connect(followTimer_, &QTimer::timeout, this, [this] {
+        if (loader_->busy() || current_.path.isEmpty()) return;
+        reloading_ = true;
+        loader_->start(current_.path);
+    });
+    connect(timeline_, &TimelineWidget::selectionChanged, this, &MainWindow::updateSelectionPanel);
+    connect(timeline_, &TimelineWidget::eventSelected, this, &MainWindow::updateDetails);
+}
+
+MainWindow::~MainWindow() {
+    loader_->cancel();
+    loader_->waitForIdle();
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open capture"), {},
+                                                          tr("Captures (*.sqlite *.db *.json *.json.gz);;All files (*)"));
+        if (!path.isEmpty()) openCapture(path);
+    });
+    file->addAction(tr("Open &directory (multi-rank)…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open multi-rank capture directory"));
+        if (!dir.isEmpty()) openCapture(dir);
+    });
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    refreshRecentMenu();
+    QAction* follow = file->addAction(tr("&Follow live capture"), this, [this](bool on) { setFollowing(on); });
+    follow->setCheckable(true);
+    follow->setToolTip(tr("Re-read the capture every second while an agent writes it"));
+    followAction_ = follow;
+    file->addAction(tr("&Attach to live agent…"), this, [this] { showAttachDialog(); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_Home), timeline_, &TimelineWidget::fitAll);
+    view->addAction(tr("Fit &selection"), timeline_, &TimelineWidget::fitSelection);
+    view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack);
+    view->addAction(tr("Clear selection"), timeline_, &TimelineWidget::clearSelection);
+    view->addSeparator();
+    view->addAction(tr("Show all lanes"), this, [this] {
+        if (!timeline_->model()) return;
+        timeline_->model()->showAllLanes();
+        timeline_->relayout();
+    });
+    view->addAction(tr("Collapse all devices"), this, [this] {
+        if (auto* m = timeline_->model()) {
+            for (size_t g = 0; g < m->groups().size(); ++g) m->setCollapsed(static_cast<int>(g), true);
+            timeline_->relayout();
+        }
+    });
+    view->addAction(tr("Expand all devices"), this, [this] {
+        if (auto* m = timeline_->model()) {
+            for (size_t g = 0; g < m->groups().size(); ++g) m->setCollapsed(static_cast<int>(g), false);
+            timeline_->relayout();
+        }
+    });
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(tr("&Find kernels…"), QKeySequence::Find, this, [this] {
+        findBar_->show();
+        findEdit_->setFocus();
+        findEdit_->selectAll();
+    });
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard and mouse"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard and mouse"),
+                                 tr("Ctrl+wheel: zoom at the cursor · wheel: scroll lanes · Shift+wheel: pan\n"
+                                    "drag: select a range (metrics in the Selection panel) · Shift+drag or middle drag: pan\n"
+                                    "W/S: zoom · A/D: pan · F: fit selection · Home: fit all · Backspace: previous view\n"
+                                    "Esc: clear selection · click: event details · double-click: zoom to event\n"
+                                    "click a device title: collapse it · right-click: hide, move, collapse lanes\n"
+                                    "Ctrl+F: find kernels by name, Enter / Shift+Enter: next / previous hit"));
+    });
+    help->addAction(tr("&About"), this, [this] {
+        QMessageBox::about(this, tr("About overlapscope"),
+                           tr("overlapscope: how much GPU communication hides behind computation."));
+    });
+}
+
+void MainWindow::buildDocks() {
+    details_ = new QTableWidget(0, 2, this);
+    details_->setHorizontalHeaderLabels({tr("field"), tr("value")});
+    details_->horizontalHeader()->setStretchLastSection(true);
+    details_->verticalHeader()->hide();
+    details_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    auto* detailsDock = new QDockWidget(tr("Details"), this);
+    detailsDock->setObjectName("details");
+    detailsDock->setWidget(details_);
+    addDockWidget(Qt::RightDockWidgetArea, detailsDock);
+
+    selectionLabel_ = new QLabel(tr("Drag across lanes to measure a range."), this);
+    selectionLabel_->setTextFormat(Qt::RichText);
+    selectionLabel_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    selectionLabel_->setMargin(6);
+    selectionLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* selDock = new QDockWidget(tr("Selection"), this);
+    selDock->setObjectName("selection");
+    selDock->setWidget(selectionLabel_);
+    addDockWidget(Qt::RightDockWidgetArea, selDock);
+
+    auto* stepView = makeTable(steps_, StepTableModel::Start, this);
+    auto* stepDock = new QDockWidget(tr("Steps"), this);
+    stepDock->setObjectName("steps");
+    stepDock->setWidget(stepView);
+    addDockWidget(Qt::BottomDockWidgetArea, stepDock);
+    connect(stepView, &QTableView::clicked, this, &MainWindow::jumpToRow);
+
+    auto* collView = makeTable(collectives_, CollectiveTableModel::Start, this);
+    auto* collDock = new QDockWidget(tr("Collectives"), this);
+    collDock->setObjectName("collectives");
+    collDock->setWidget(collView);
+    addDockWidget(Qt::BottomDockWidgetArea, collDock);
+    tabifyDockWidget(stepDock, collDock);
+    stepDock->raise();
+    connect(collView, &QTableView::clicked, this, &MainWindow::jumpToRow);
+    resizeDocks({detailsDock}, {380}, Qt::Horizontal);
+    resizeDocks({stepDock}, {170}, Qt::Vertical);
+}
+
+void MainWindow::buildFindBar() {
+    findBar_ = new QToolBar(tr("Find"), this);
+    findBar_->setObjectName("find");
+    findEdit_ = new QLineEdit(this);
+    findEdit_->setPlaceholderText(tr("kernel name contains…"));
+    findEdit_->setClearButtonEnabled(true);
+    findEdit_->setMaximumWidth(320);
+    findLabel_ = new QLabel(this);
+    findBar_->addWidget(new QLabel(tr(" Find: "), this));
+    findBar_->addWidget(findEdit_);
+    findBar_->addAction(tr("◀"), this, [this] { findNext(-1); });
+    findBar_->addAction(tr("▶"), this, [this] { findNext(+1); });
+    findBar_->addWidget(findLabel_);
+    addToolBar(Qt::TopToolBarArea, findBar_);
+    findBar_->hide();
+    connect(findEdit_, &QLineEdit::returnPressed, this, [this] {
+        const bool back = QApplication::keyboardModifiers() & Qt::ShiftModifier;
+        if (findResult_.count > 0 && !findEdit_->isModified()) findNext(back ? -1 : +1);
+        else find(findEdit_->text());
+        findEdit_->setModified(false);
+    });
+}
+
+void MainWindow::openCapture(const QString& path) {
+    reloading_ = false;
+    statusLabel_->setText(tr("Loading %1…").arg(path));
+    progress_->setValue(0);
+    progress_->show();
+    cancelButton_->show();
+    loader_->start(path);
+}
+
+AttachDialog* MainWindow::showAttachDialog() {
+    if (!attachDialog_) {
+        attachDialog_ = new AttachDialog(this);
+        connect(attachDialog_, &AttachDialog::followRequested, this, [this](const QString& path) {
+            openCapture(path);
+            setFollowing(true);
+        });
+    } else {
+        attachDialog_->refresh();
+    }
+    attachDialog_->show();
+    attachDialog_->raise();
+    return attachDialog_;
+}
+
+void MainWindow::setFollowing(bool on, int intervalMs) {
+    following_ = on;
+    if (followAction_) followAction_->setChecked(on);
+    if (on) followTimer_->start(intervalMs);
+    else followTimer_->stop();
+}
+
+void MainWindow::showLoaded(const LoadedCapture& loaded) {
+    progress_->hide();
+    cancelButton_->hide();
+    const bool refresh = reloading_ && following_ && current_.model;
+    reloading_ = false;
+    const ViewRange before = timeline_->viewRange();
+    current_ = loaded;
+    timeline_->setModel(loaded.model);
+    if (refresh) {
+        // Keep the zoom and scroll to the newest activity (auto-scroll).
+        const TimeNs len = before.length();
+        timeline_->setViewRange({loaded.model->end() - len * 9 / 10, loaded.model->end() + len / 10}, false);
+    }
+    steps_->setData(loaded.model, loaded.analysis);
+    collectives_->setData(loaded.model, loaded.analysis);
+    findResult_ = {};
+    currentHit_ = -1;
+    setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
+    const Capture& c = loaded.model->capture();
+    statusLabel_->setText(tr("%1: %2 processes, %3 kernels")
+                              .arg(loaded.path)
+                              .arg(c.processes.size())
+                              .arg(static_cast<qulonglong>(c.kernelCount())));
+    for (const auto& w : c.warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
+    if (!refresh) rememberRecent(loaded.path);
+    updateSelectionPanel();
+    updateDetails({});
+}
+
+QString MainWindow::selectionSummary() const { return selectionLabel_->text(); }
+
+void MainWindow::updateSelectionPanel() {
+    const auto sel = timeline_->selection();
+    TimelineModel* model = timeline_->model();
+    if (!sel || !model) {
+        selectionLabel_->setText(tr("Drag across lanes to measure a range."));
+        return;
+    }
+    const auto& groups = timeline_->selectionGroups();
+    const OverlapMetrics m = rangeMetrics(*model, groups, sel->start, sel->end);
+    QString html = tr("<b>%1</b> from %2, %3 device(s)<table>")
+                       .arg(dur(sel->length()), dur(sel->start))
+                       .arg(groups.size());
+    auto row = [&](const QString& k, const QString& v) { html += "<tr><td>" + k + "</td><td align=right>&nbsp;" + v + "</td></tr>"; };
+    row(tr("compute"), dur(m.compute_ns));
+    row(tr("communication"), dur(m.comm_ns));
+    row(tr("overlap (hidden)"), dur(m.overlap_ns));
+    row(tr("exposed comm"), dur(m.exposed_comm_ns));
+    row(tr("busy"), dur(m.busy_ns));
+    row(tr("idle"), dur(m.idle_ns));
+    row(tr("overlap ratio"), pct(m.overlap_ratio));
+    row(tr("achieved speedup"), m.achieved_speedup ? QString::number(*m.achieved_speedup, 'f', 2) + "×" : "–");
+    row(tr("ideal speedup"), m.ideal_speedup ? QString::number(*m.ideal_speedup, 'f', 2) + "×" : "–");
+    html += "</table>";
+    selectionLabel_->setText(html);
+}
+
+void MainWindow::updateDetails(EventRef ref) {
+    details_->setRowCount(0);
+    TimelineModel* model = timeline_->model();
+    if (!model || !ref.valid()) return;
+    const DetailList d = eventDetails(*model, ref);
+    details_->setRowCount(static_cast<int>(d.size()));
+    for (size_t i = 0; i < d.size(); ++i) {
+        details_->setItem(static_cast<int>(i), 0, new QTableWidgetItem(QString::fromStdString(d[i].first)));
+        auto* v = new QTableWidgetItem(QString::fromStdString(d[i].second));
+        v->setToolTip(v->text());
+        details_->setItem(static_cast<int>(i), 1, v);
+    }
+    details_->resizeColumnToContents(0);
+}
+
+void MainWindow::jumpToRow(const QModelIndex& index) {
+    const TimeNs s = index.data(StartRole).toLongLong(), e = index.data(EndRole).toLongLong();
+    if (e <= s) return;
+    const TimeNs margin = std::max<TimeNs>(1, (e - s) / 10);
+    timeline_->setViewRange({s - margin, e + margin});
+    const int group = index.data(GroupRole).toInt();
+    if (group >= 0) timeline_->setSelection({s, e}, {group});
+}
+
+void MainWindow::find(const QString& pattern) {
+    TimelineModel* model = timeline_->model();
+    findResult_ = {};
+    currentHit_ = -1;
+    if (model && !pattern.isEmpty()) findResult_ = findKernels(*model, {pattern.toStdString(), std::nullopt});
+    timeline_->setFindHits(findResult_.hits);
+    if (findResult_.count == 0) {
+        findLabel_->setText(pattern.isEmpty() ? QString() : tr("  no kernel matches"));
+        return;
+    }
+    findLabel_->setText(tr("  %1 kernels · total %2 · min %3 · median %4 · max %5")
+                            .arg(static_cast<qulonglong>(findResult_.count))
+                            .arg(dur(findResult_.total_ns), dur(findResult_.min_ns), dur(findResult_.median_ns),
+                                 dur(findResult_.max_ns)));
+    findNext(+1);
+}
+
+void MainWindow::findNext(int direction) {
+    const int n = static_cast<int>(findResult_.hits.size());
+    if (n == 0) return;
+    currentHit_ = currentHit_ < 0 ? (direction > 0 ? 0 : n - 1) : (currentHit_ + direction + n) % n;
+    timeline_->selectEvent(findResult_.hits[static_cast<size_t>(currentHit_)], true);
+    statusLabel_->setText(tr("hit %1 of %2").arg(currentHit_ + 1).arg(n));
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+    QSettings settings;
+    QStringList recent = settings.value("recentFiles").toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent) recent.removeLast();
+    settings.setValue("recentFiles", recent);
+    refreshRecentMenu();
+}
+
+void MainWindow::refreshRecentMenu() {
+    recentMenu_->clear();
+    const QStringList recent = QSettings().value("recentFiles").toStringList();
+    for (const QString& path : recent) {
+        recentMenu_->addAction(path, this, [this, path] { openCapture(path); });
+    }
+    recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    // Closing mid-load is allowed: the reader stops at its next cancel check.
+    loader_->cancel();
+    loader_->waitForIdle();
+    e->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+    if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+    const auto urls = e->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile()) openCapture(urls.front().toLocalFile());
+}
+
+}  // namespace osc::gui

@@ -1,0 +1,90 @@
+// The application window: timeline in the middle; details, range metrics,
+// steps and collectives in docks; a find bar; background loading with a
+// progress bar and cancel; recent files and drag and drop.
+#pragma once
+
+#include "gui/model/kernel_find.h"
+#include "gui/widgets/capture_loader.h"
+
+#include <QMainWindow>
+
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QTableView;
+class QTableWidget;
+class QToolBar;
+
+namespace osc::gui {
+
+class TimelineWidget;
+class StepTableModel;
+class CollectiveTableModel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    void openCapture(const QString& path);  // in the background
+    void showLoaded(const LoadedCapture& loaded);
+    TimelineWidget* timeline() const { return timeline_; }
+    CaptureLoader* loader() const { return loader_; }
+    StepTableModel* stepModel() const { return steps_; }
+    CollectiveTableModel* collectiveModel() const { return collectives_; }
+    QString selectionSummary() const;
+    // Live: re-read the open capture every `intervalMs` while an agent is
+    // still writing it; the view follows the newest activity.
+    void setFollowing(bool on, int intervalMs = 1000);
+    bool following() const { return following_; }
+    // File > Attach to live agent…: opens (or raises) the dialog.
+    class AttachDialog* showAttachDialog();
+
+    // Find: runs the query and selects the first hit.
+    void find(const QString& pattern);
+    const FindResult& findResult() const { return findResult_; }
+    void findNext(int direction);  // +1 next, -1 previous
+    int currentHit() const { return currentHit_; }
+
+protected:
+    void closeEvent(QCloseEvent*) override;
+    void dragEnterEvent(QDragEnterEvent*) override;
+    void dropEvent(QDropEvent*) override;
+
+private:
+    void buildMenus();
+    void buildDocks();
+    void buildFindBar();
+    void rememberRecent(const QString& path);
+    void refreshRecentMenu();
+    void updateSelectionPanel();
+    void updateDetails(EventRef ref);
+    void jumpToRow(const QModelIndex& index);
+
+    TimelineWidget* timeline_ = nullptr;
+    CaptureLoader* loader_ = nullptr;
+    LoadedCapture current_;
+    StepTableModel* steps_ = nullptr;
+    CollectiveTableModel* collectives_ = nullptr;
+    QTableWidget* details_ = nullptr;
+    QLabel* selectionLabel_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QPushButton* cancelButton_ = nullptr;
+    QLabel* statusLabel_ = nullptr;
+    QToolBar* findBar_ = nullptr;
+    QLineEdit* findEdit_ = nullptr;
+    QLabel* findLabel_ = nullptr;
+    class QTimer* followTimer_ = nullptr;
+    class QAction* followAction_ = nullptr;
+    class AttachDialog* attachDialog_ = nullptr;
+    bool following_ = false;
+    bool reloading_ = false;  // the current load is a follow refresh
+    FindResult findResult_;
+    int currentHit_ = -1;
+};
+
+}  // namespace osc::gui

@@ -1,0 +1,48 @@
+#include "gui/widgets/screenshot.h"
+
+#include "analyzer/capture/capture_error.h"
+#include "gui/widgets/main_window.h"
+#include "gui/widgets/timeline_widget.h"
+
+#include <QApplication>
+#include <QFileInfo>
+#include <QImage>
+
+#include <cstdio>
+
+namespace osc::gui {
+
+int renderScreenshot(const ScreenshotRequest& request) {
+    LoadedCapture loaded;
+    try {
+        loaded = loadForViewing(request.capturePath, {}, nullptr, [](double f, const QString& stage) {
+            std::fprintf(stderr, "\rloading %3.0f%% %-24s", f * 100, stage.toLocal8Bit().constData());
+        });
+        std::fprintf(stderr, "\n");
+    } catch (const CaptureError& e) {
+        std::fprintf(stderr, "\n%s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "\n%s: %s\n", request.capturePath.toLocal8Bit().constData(), e.what());
+        return 2;
+    }
+    MainWindow window;
+    window.resize(request.size);
+    window.show();
+    window.showLoaded(loaded);
+    QApplication::processEvents();
+    if (request.range) window.timeline()->setViewRange(*request.range);
+    if (!request.find.isEmpty()) window.find(request.find);
+    if (request.range) window.timeline()->setViewRange(*request.range);
+    QApplication::processEvents();
+    const QImage image = window.grab().toImage();
+    if (!image.save(request.outputPath, "PNG")) {
+        std::fprintf(stderr, "%s: cannot write the PNG\n", request.outputPath.toLocal8Bit().constData());
+        return 2;
+    }
+    std::fprintf(stderr, "wrote %s (%dx%d)\n", request.outputPath.toLocal8Bit().constData(), image.width(),
+                 image.height());
+    return 0;
+}
+
+}  // namespace osc::gui

@@ -1,0 +1,24 @@
+// `overlapscope-gui --screenshot`: render a capture to a PNG without user
+// interaction (works on the offscreen platform, for docs and CI artifacts).
+#pragma once
+
+#include "gui/model/time_scale.h"
+
+#include <QSize>
+#include <QString>
+
+#include <optional>
+
+namespace osc::gui {
+
+struct ScreenshotRequest {
+    QString capturePath, outputPath;
+    QSize size{1600, 900};
+    std::optional<ViewRange> range;  // default: fit everything
+    QString find;                    // optional kernel-name pattern to highlight
+};
+
+// Returns the process exit code: 0 written, 2 bad input (message on stderr).
+int renderScreenshot(const ScreenshotRequest& request);
+
+}  // namespace osc::gui

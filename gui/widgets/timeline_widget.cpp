@@ -1,0 +1,562 @@
+#include "gui/widgets/timeline_widget.h"
+
+#include "gui/model/time_ticks.h"
+#include "gui/render/palette.h"
+
+#include <QContextMenuEvent>
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMenu>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace osc::gui {
+namespace {
+
+QColor qcolour(uint32_t rgb) { return QColor::fromRgb(0xFF000000u | rgb); }
+
+}  // namespace
+
+TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
+    setFocusPolicy(Qt::StrongFocus);
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setMinimumSize(400, 200);
+    scale_ = TimeScale({0, 1000}, eventAreaWidth());
+}
+
+void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model) {
+    model_ = std::move(model);
+    selection_.reset();
+    selectionGroups_.clear();
+    selectedEvent_ = {};
+    matches_.clear();
+    findHits_.clear();
+    history_.clear();
+    scrollY_ = 0;
+    relayout();
+    fitAll();
+    history_.clear();
+}
+
+void TimelineWidget::relayout() {
+    layout_ = model_ ? LaneLayout(*model_) : LaneLayout();
+    cacheValid_ = false;
+    setScrollY(scrollY_);
+    update();
+}
+
+Viewport TimelineWidget::viewport() const {
+    Viewport vp;
+    vp.scale = scale_;
+    vp.left = kLabelWidth;
+    vp.top = static_cast<float>(kRulerHeight - scrollY_);
+    vp.clipTop = kRulerHeight;
+    vp.clipBottom = static_cast<float>(height());
+    return vp;
+}
+
+void TimelineWidget::setScrollY(int y) {
+    const int maxScroll = std::max(0, layout_.totalHeight() - (height() - kRulerHeight));
+    const int clamped = std::clamp(y, 0, maxScroll);
+    if (clamped != scrollY_) {
+        scrollY_ = clamped;
+        update();
+    }
+}
+
+void TimelineWidget::applyScale(TimeScale s) {
+    if (s.range() == scale_.range() && s.width() == scale_.width()) return;
+    scale_ = s;
+    update();
+    emit viewRangeChanged(scale_.range());
+}
+
+void TimelineWidget::setViewRange(ViewRange r, bool remember) {
+    if (remember) history_.push(scale_.range());
+    applyScale(TimeScale(r, eventAreaWidth()));
+}
+
+void TimelineWidget::fitAll() {
+    if (!model_ || model_->empty()) return;
+    // A small margin so the first and last kernels do not touch the edges.
+    const TimeNs len = model_->end() - model_->begin();
+    const TimeNs margin = std::max<TimeNs>(1, len / 50);
+    setViewRange({model_->begin() - margin, model_->end() + margin});
+}
+
+void TimelineWidget::fitSelection() {
+    if (selection_) {
+        setViewRange(*selection_);
+    } else if (selectedEvent_.valid() && model_) {
+        const EventRow& row = model_->lane(selectedEvent_.lane).rows[static_cast<size_t>(selectedEvent_.row)];
+        const TimeNs s = row.start[selectedEvent_.index], e = row.end[selectedEvent_.index];
+        const TimeNs margin = std::max<TimeNs>(1, (e - s) / 10);
+        setViewRange({s - margin, e + margin});
+    } else {
+        fitAll();
+    }
+}
+
+bool TimelineWidget::goBack() {
+    const auto r = history_.pop();
+    if (!r) return false;
+    applyScale(TimeScale(*r, eventAreaWidth()));
+    return true;
+}
+
+void TimelineWidget::zoomBy(double factor, double anchorX) { applyScale(scale_.zoomedAt(anchorX, factor)); }
+
+void TimelineWidget::panByPixels(double dx) { applyScale(scale_.pannedBy(dx)); }
+
+int TimelineWidget::laneY(int lane) const {
+    const LaneSlot* s = layout_.slotOf(lane);
+    return s ? kRulerHeight + s->y - scrollY_ : -1;
+}
+
+void TimelineWidget::setSelection(ViewRange r, std::vector<int> groups) {
+    if (r.end < r.start) std::swap(r.start, r.end);
+    selection_ = r;
+    selectionGroups_ = std::move(groups);
+    update();
+    emit selectionChanged();
+}
+
+void TimelineWidget::clearSelection() {
+    const bool had = selection_.has_value() || selectedEvent_.valid();
+    selection_.reset();
+    selectionGroups_.clear();
+    selectedEvent_ = {};
+    matches_.clear();
+    if (had) {
+        update();
+        emit selectionChanged();
+        emit eventSelected({});
+    }
+}
+
+void TimelineWidget::selectEvent(EventRef ref, bool reveal) {
+    selectedEvent_ = ref;
+    matches_ = model_ && ref.valid() ? model_->matchingCollectives(ref) : std::vector<EventRef>{};
+    if (reveal && ref.valid()) {
+        const EventRow& row = model_->lane(ref.lane).rows[static_cast<size_t>(ref.row)];
+        const TimeNs s = row.start[ref.index], e = row.end[ref.index];
+        ViewRange v = scale_.range();
+        // Keep the zoom when the event fits, otherwise zoom out to show it whole.
+        if (e - s > v.length() * 8 / 10) {
+            const TimeNs margin = std::max<TimeNs>(1, (e - s) / 5);
+            v = {s - margin, e + margin};
+        } else {
+            const TimeNs centre = s + (e - s) / 2;
+            v = {centre - v.length() / 2, centre - v.length() / 2 + v.length()};
+        }
+        setViewRange(v);
+        if (const LaneSlot* slot = layout_.slotOf(ref.lane)) {
+            const int visible = height() - kRulerHeight;
+            if (slot->y < scrollY_ || slot->y + slot->height > scrollY_ + visible) {
+                setScrollY(slot->y - visible / 3);
+            }
+        }
+    }
+    update();
+    emit eventSelected(ref);
+}
+
+void TimelineWidget::setFindHits(std::vector<EventRef> hits) {
+    findHits_ = std::move(hits);
+    update();
+}
+
+EventRef TimelineWidget::hitTest(QPoint p) const {
+    if (!model_ || p.x() < kLabelWidth || p.y() < kRulerHeight) return {};
+    const LaneSlot* slot = layout_.laneAt(p.y() - kRulerHeight + scrollY_);
+    if (!slot) return {};
+    const Lane& lane = model_->lane(slot->lane);
+    if (lane.kind == LaneKind::Overlap) return {};
+    const int row = (p.y() - kRulerHeight + scrollY_ - slot->y) / std::max(1, slot->rowHeight);
+    if (row < 0 || row >= static_cast<int>(lane.rows.size())) return {};
+    const EventRow& r = lane.rows[static_cast<size_t>(row)];
+    const TimeNs tolerance = static_cast<TimeNs>(std::ceil(3 * scale_.nsPerPx()));
+    const size_t i = r.hitTest(timeAt(p.x()), tolerance);
+    if (i >= r.size()) return {};
+    return {slot->lane, row, i};
+}
+
+std::vector<int> TimelineWidget::groupsBetween(int y0, int y1) const {
+    if (y1 < y0) std::swap(y0, y1);
+    std::vector<int> groups;
+    for (const LaneSlot& s : layout_.lanes()) {
+        const int top = kRulerHeight + s.y - scrollY_;
+        if (top + s.height < y0 || top > y1) continue;
+        const int g = model_->lane(s.lane).group;
+        if (model_->groups()[static_cast<size_t>(g)].device < 0) continue;
+        if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+    }
+    return groups;
+}
+
+void TimelineWidget::updateSelectionFromDrag(QPoint p) {
+    const int x0 = std::clamp(pressPos_.x(), kLabelWidth, width());
+    const int x1 = std::clamp(p.x(), kLabelWidth, width());
+    setSelection({timeAt(std::min(x0, x1)), timeAt(std::max(x0, x1))}, groupsBetween(pressPos_.y(), p.y()));
+}
+
+void TimelineWidget::mousePressEvent(QMouseEvent* e) {
+    setFocus();
+    pressPos_ = e->position().toPoint();
+    pressScale_ = scale_;
+    pressScrollY_ = scrollY_;
+    const bool pan = e->button() == Qt::MiddleButton ||
+                     (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
+    if (pan) {
+        drag_ = Drag::Pan;
+        setCursor(Qt::ClosedHandCursor);
+    } else if (e->button() == Qt::LeftButton) {
+        drag_ = Drag::Pending;
+    }
+}
+
+void TimelineWidget::leaveEvent(QEvent*) { hoverX_.reset(); }
+
+void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
+    const QPoint p = e->position().toPoint();
+    if (p.x() >= kLabelWidth) hoverX_ = p.x() - kLabelWidth;
+    else hoverX_.reset();
+    if (drag_ == Drag::Pan) {
+        const QPoint d = p - pressPos_;
+        applyScale(pressScale_.pannedBy(-d.x()));
+        setScrollY(pressScrollY_ - d.y());
+    } else if (drag_ == Drag::Pending && (p - pressPos_).manhattanLength() >= kDragThresholdPx &&
+               pressPos_.x() >= kLabelWidth) {
+        drag_ = Drag::Select;
+        updateSelectionFromDrag(p);
+    } else if (drag_ == Drag::Select) {
+        updateSelectionFromDrag(p);
+    }
+}
+
+void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
+    const QPoint p = e->position().toPoint();
+    if (drag_ == Drag::Pending && e->button() == Qt::LeftButton && model_) {
+        const int contentY = p.y() - kRulerHeight + scrollY_;
+        const int group = p.y() >= kRulerHeight ? layout_.groupHeaderAt(contentY) : -1;
+        if (group >= 0) {
+            // A click on a group's title bar folds it to its overlap lane.
+            model_->setCollapsed(group, !model_->groups()[static_cast<size_t>(group)].collapsed);
+            relayout();
+        } else {
+            selectEvent(hitTest(p), false);
+        }
+    } else if (drag_ == Drag::Select) {
+        updateSelectionFromDrag(p);
+    }
+    drag_ = Drag::None;
+    unsetCursor();
+}
+
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e) {
+    const EventRef ref = hitTest(e->position().toPoint());
+    if (!ref.valid()) return;
+    selectEvent(ref, false);
+    fitSelection();
+}
+
+void TimelineWidget::wheelEvent(QWheelEvent* e) {
+    const QPoint delta = e->angleDelta();
+    const double x = e->position().x() - kLabelWidth;
+    const bool overRuler = e->position().y() < kRulerHeight;
+    if ((e->modifiers() & Qt::ControlModifier) || overRuler) {
+        // Bursts of wheel events make one history entry, not one per notch.
+        if (!lastWheelZoom_.isValid() || lastWheelZoom_.elapsed() > 500) history_.push(scale_.range());
+        lastWheelZoom_.start();
+        const double notches = delta.y() / 120.0;
+        zoomBy(std::pow(kWheelZoomStep, notches), std::clamp(x, 0.0, static_cast<double>(eventAreaWidth())));
+    } else if ((e->modifiers() & Qt::ShiftModifier) || delta.x() != 0) {
+        const int d = delta.x() != 0 ? delta.x() : delta.y();
+        panByPixels(-d / 120.0 * eventAreaWidth() * kKeyPanFraction);
+    } else {
+        setScrollY(scrollY_ - delta.y() / 120 * 3 * layout_.metrics().rowHeight);
+    }
+    e->accept();
+}
+
+void TimelineWidget::keyPressEvent(QKeyEvent* e) {
+    const double w = eventAreaWidth();
+    // W/S zoom at the mouse when it hovers the events, else at the centre.
+    const double anchor = hoverX_ ? *hoverX_ : w / 2;
+    switch (e->key()) {
+        case Qt::Key_W: history_.push(scale_.range()); zoomBy(kWheelZoomStep, anchor); break;
+        case Qt::Key_S: history_.push(scale_.range()); zoomBy(1.0 / kWheelZoomStep, anchor); break;
+        case Qt::Key_A: panByPixels(-w * kKeyPanFraction); break;
+        case Qt::Key_D: panByPixels(w * kKeyPanFraction); break;
+        case Qt::Key_F: fitSelection(); break;
+        case Qt::Key_Home: fitAll(); break;
+        case Qt::Key_Backspace: goBack(); break;
+        case Qt::Key_Escape: clearSelection(); break;
+        default: QWidget::keyPressEvent(e); return;
+    }
+    e->accept();
+}
+
+void TimelineWidget::contextMenuEvent(QContextMenuEvent* e) {
+    if (!model_) return;
+    const int contentY = e->pos().y() - kRulerHeight + scrollY_;
+    const LaneSlot* slot = layout_.laneAt(contentY);
+    const int group = slot ? model_->lane(slot->lane).group : layout_.groupHeaderAt(contentY);
+    QMenu menu(this);
+    if (selection_) {
+        menu.addAction(tr("Zoom to selection"), this, [this] { fitSelection(); });
+    }
+    if (group >= 0) {
+        const bool collapsed = model_->groups()[static_cast<size_t>(group)].collapsed;
+        menu.addAction(collapsed ? tr("Expand group") : tr("Collapse group"), this, [this, group, collapsed] {
+            model_->setCollapsed(group, !collapsed);
+            relayout();
+        });
+    }
+    if (slot) {
+        const int lane = slot->lane;
+        menu.addAction(tr("Hide lane"), this, [this, lane] { model_->setHidden(lane, true); relayout(); });
+        menu.addAction(tr("Move lane up"), this, [this, lane] { model_->moveLane(lane, -1); relayout(); });
+        menu.addAction(tr("Move lane down"), this, [this, lane] { model_->moveLane(lane, 1); relayout(); });
+    }
+    menu.addAction(tr("Show all lanes"), this, [this] { model_->showAllLanes(); relayout(); });
+    menu.exec(e->globalPos());
+}
+
+bool TimelineWidget::event(QEvent* e) {
+    if (e->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(e);
+        const QString text = tooltipAt(help->pos());
+        if (text.isEmpty()) QToolTip::hideText();
+        else QToolTip::showText(help->globalPos(), text, this);
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+QString TimelineWidget::tooltipAt(QPoint p) const {
+    if (!model_ || p.x() < kLabelWidth || p.y() < kRulerHeight) return {};
+    const LaneSlot* slot = layout_.laneAt(p.y() - kRulerHeight + scrollY_);
+    if (!slot) return {};
+    const Lane& lane = model_->lane(slot->lane);
+    const double x = p.x() - kLabelWidth;
+    const TimeNs t0 = scale_.toTime(std::floor(x)), t1 = scale_.toTime(std::floor(x) + 1);
+    if (lane.kind == LaneKind::Overlap) {
+        const DeviceGroup& g = model_->groups()[static_cast<size_t>(lane.group)];
+        return tr("hidden comm %1, exposed comm %2 in this pixel (%3)")
+            .arg(QString::fromStdString(formatDuration(g.coverage.overlap.covered(t0, t1))),
+                 QString::fromStdString(formatDuration(g.coverage.exposedComm.covered(t0, t1))),
+                 QString::fromStdString(formatDuration(t1 - t0)));
+    }
+    const EventRef ref = hitTest(p);
+    if (!ref.valid()) return {};
+    const EventRow& row = lane.rows[static_cast<size_t>(ref.row)];
+    const TimeNs dur = row.end[ref.index] - row.start[ref.index];
+    if (dur < FrameBuilder::kMinEventPx * scale_.nsPerPx()) {
+        // A folded block: how many events it stands for and how busy it is.
+        const auto [a, b] = FrameBuilder::eventsInColumn(row, scale_, x);
+        const double busy = static_cast<double>(row.durationSum(a, b)) / static_cast<double>(std::max<TimeNs>(1, t1 - t0));
+        return tr("%1 events too small to show, busy %2%").arg(b - a).arg(std::min(100.0, busy * 100), 0, 'f', 0);
+    }
+    return QString::fromStdString(eventLabel(*model_, lane, row, ref.index) + " · " + formatDuration(dur));
+}
+
+void TimelineWidget::resizeEvent(QResizeEvent*) {
+    // Keep the time range, spread over the new width.
+    scale_ = scale_.withWidth(eventAreaWidth());
+    setScrollY(scrollY_);
+}
+
+void TimelineWidget::paintEvent(QPaintEvent*) {
+    const auto t0 = std::chrono::steady_clock::now();
+    QPainter p(this);
+    const Viewport vp = viewport();
+    // Zoomed out, a frame is tens of thousands of small solid rectangles; each
+    // QPainter::fillRect call costs more than filling its pixels, so on a
+    // plain (dpr 1) device they are written straight into an opaque layer and
+    // the layer is drawn once. On high-dpi screens QPainter does the scaling.
+    const bool rawLayer = devicePixelRatioF() == 1.0;
+    if (rawLayer) {
+        if (layer_.size() != size()) layer_ = QImage(size(), QImage::Format_ARGB32_Premultiplied);
+        layer_.fill(qcolour(palette::kBackground));
+    } else {
+        p.fillRect(rect(), qcolour(palette::kBackground));
+    }
+    const auto fill = [&](QRect r, uint32_t rgb) {
+        if (rawLayer) fillLayer(r, rgb);
+        else p.fillRect(r, qcolour(rgb));
+    };
+    if (model_) {
+        // Lane stripes and group title bars under everything else.
+        bool odd = false;
+        for (const LaneSlot& s : layout_.lanes()) {
+            const int y = static_cast<int>(vp.top) + s.y;
+            if (odd) fill(QRect(kLabelWidth, y, width() - kLabelWidth, s.height), palette::kLaneStripe);
+            odd = !odd;
+        }
+        for (const GroupSlot& g : layout_.groups()) {
+            fill(QRect(0, static_cast<int>(vp.top) + g.y, width(), layout_.metrics().headerHeight), palette::kHeader);
+        }
+        // Tick grid lines.
+        for (const Tick& t : makeTicks(scale_)) {
+            fill(QRect(kLabelWidth + static_cast<int>(t.x), kRulerHeight, 1, height() - kRulerHeight), palette::kGrid);
+        }
+        if (!cacheValid_ || cachedRange_ != scale_.range() || cachedSize_ != size() || cachedScrollY_ != scrollY_) {
+            cachedList_.clear();
+            FrameBuilder(*model_, layout_).build(vp, cachedList_);
+            cachedRange_ = scale_.range();
+            cachedSize_ = size();
+            cachedScrollY_ = scrollY_;
+            cacheValid_ = true;
+        }
+        const DrawList& list = cachedList_;
+        for (const DrawRect& r : list.rects) {
+            fill(QRect(qRound(r.x), qRound(r.y), std::max(1, qRound(r.w)), qRound(r.h)), r.rgb);
+        }
+        if (rawLayer) drawLayer(p);
+        const QFontMetrics fm(font());
+        for (const DrawText& t : list.texts) {
+            p.setPen(qcolour(t.rgb));
+            const QString text = fm.elidedText(QString::fromStdString(t.text), Qt::ElideRight, static_cast<int>(t.w));
+            if (text.size() > 1) p.drawText(QRectF(t.x, t.y, t.w, t.h), Qt::AlignVCenter | Qt::AlignLeft, text);
+        }
+        paintOverlays(p, vp);
+    } else if (rawLayer) {
+        drawLayer(p);
+    }
+    paintLabels(p);
+    paintRuler(p);
+    lastPaintMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void TimelineWidget::drawLayer(QPainter& p) {
+    // The layer is opaque: a plain copy, no blending.
+    p.setCompositionMode(QPainter::CompositionMode_Source);
+    p.drawImage(0, 0, layer_);
+    p.setCompositionMode(QPainter::CompositionMode_SourceOver);
+}
+
+void TimelineWidget::fillLayer(QRect r, uint32_t rgb) {
+    r = r.intersected(layer_.rect());
+    if (r.isEmpty()) return;
+    const QRgb value = 0xFF000000u | rgb;
+    // bits() once per rectangle: scanLine() per row would check for a detach each time.
+    uchar* base = layer_.bits();
+    const qsizetype stride = layer_.bytesPerLine();
+    for (int y = r.top(); y <= r.bottom(); ++y) {
+        auto* line = reinterpret_cast<QRgb*>(base + y * stride);
+        std::fill_n(line + r.left(), r.width(), value);
+    }
+}
+
+void TimelineWidget::paintOverlays(QPainter& p, const Viewport& vp) {
+    FrameBuilder fb(*model_, layout_);
+    auto outline = [&](EventRef ref, uint32_t rgb, int widthPx) {
+        if (auto r = fb.eventRect(vp, ref)) {
+            p.setPen(QPen(qcolour(rgb), widthPx));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(QRectF(r->x, r->y + 0.5, std::max(2.f, r->w), r->h - 1));
+        }
+    };
+    // Only hits on screen are outlined; the list may hold a hundred thousand.
+    const ViewRange v = scale_.range();
+    for (const EventRef& h : findHits_) {
+        const EventRow& row = model_->lane(h.lane).rows[static_cast<size_t>(h.row)];
+        if (row.end[h.index] < v.start || row.start[h.index] > v.end) continue;
+        outline(h, palette::kFindHit, 2);
+    }
+    for (const EventRef& m : matches_) outline(m, palette::kHighlight, 2);
+    if (selectedEvent_.valid()) outline(selectedEvent_, 0x000000, 2);
+    if (matches_.size() > 0 && selectedEvent_.valid()) {
+        // Arrival skew: a vertical line at each rank's start of the collective.
+        p.setPen(QPen(qcolour(palette::kHighlight), 1, Qt::DashLine));
+        for (const EventRef& m : matches_) {
+            const EventRow& row = model_->lane(m.lane).rows[static_cast<size_t>(m.row)];
+            const int x = static_cast<int>(xOf(row.start[m.index]));
+            p.drawLine(x, kRulerHeight, x, height());
+        }
+    }
+    if (selection_) {
+        const double x0 = std::max<double>(kLabelWidth, xOf(selection_->start));
+        const double x1 = std::min<double>(width(), xOf(selection_->end));
+        QColor fill = qcolour(palette::kSelection);
+        fill.setAlpha(40);
+        // Shade the selected groups' lanes; the edges run across the whole view.
+        for (const LaneSlot& s : layout_.lanes()) {
+            const int g = model_->lane(s.lane).group;
+            if (std::find(selectionGroups_.begin(), selectionGroups_.end(), g) == selectionGroups_.end()) continue;
+            p.fillRect(QRectF(x0, vp.top + s.y, std::max(1.0, x1 - x0), s.height + layout_.metrics().gap), fill);
+        }
+        p.setPen(QPen(qcolour(palette::kSelection), 1));
+        p.drawLine(QPointF(x0, kRulerHeight), QPointF(x0, height()));
+        p.drawLine(QPointF(x1, kRulerHeight), QPointF(x1, height()));
+    }
+}
+
+void TimelineWidget::paintLabels(QPainter& p) {
+    p.fillRect(0, kRulerHeight, kLabelWidth, height() - kRulerHeight, qcolour(palette::kBackground));
+    p.setPen(qcolour(palette::kGrid));
+    p.drawLine(kLabelWidth - 1, kRulerHeight, kLabelWidth - 1, height());
+    if (!model_) return;
+    const int top = kRulerHeight - scrollY_;
+    const QFontMetrics fm(font());
+    QFont bold = font();
+    bold.setBold(true);
+    for (const GroupSlot& g : layout_.groups()) {
+        const DeviceGroup& group = model_->groups()[static_cast<size_t>(g.group)];
+        const int y = top + g.y;
+        if (y + layout_.metrics().headerHeight < kRulerHeight || y > height()) continue;
+        p.fillRect(0, y, kLabelWidth, layout_.metrics().headerHeight, qcolour(palette::kHeader));
+        p.setPen(qcolour(palette::kHeaderText));
+        p.setFont(bold);
+        const QString text = QString::fromUtf8(group.collapsed ? "▸ " : "▾ ") + QString::fromStdString(group.label);
+        p.drawText(QRect(6, y, width() - 12, layout_.metrics().headerHeight), Qt::AlignVCenter | Qt::AlignLeft, text);
+    }
+    p.setFont(font());
+    for (const LaneSlot& s : layout_.lanes()) {
+        const int y = top + s.y;
+        if (y + s.height < kRulerHeight || y > height()) continue;
+        const Lane& lane = model_->lane(s.lane);
+        // A colour chip says what the lane mostly carries.
+        const uint32_t chip = lane.kind == LaneKind::Overlap ? palette::kOverlap
+                              : lane.kind == LaneKind::Ranges ? 0xC9A227
+                                                              : palette::categoryColour(lane.mainCategory);
+        p.fillRect(8, y + 4, 4, std::min(s.height, s.rowHeight) - 8, qcolour(chip));
+        p.setPen(qcolour(palette::kText));
+        const QString label = fm.elidedText(QString::fromStdString(lane.label), Qt::ElideRight, kLabelWidth - 24);
+        p.drawText(QRect(18, y, kLabelWidth - 22, std::min(s.height, s.rowHeight)), Qt::AlignVCenter | Qt::AlignLeft, label);
+    }
+}
+
+void TimelineWidget::paintRuler(QPainter& p) {
+    p.fillRect(0, 0, width(), kRulerHeight, qcolour(palette::kHeader));
+    p.setPen(qcolour(palette::kHeaderText));
+    const ViewRange v = scale_.range();
+    p.drawText(QRect(6, 0, kLabelWidth - 12, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
+               tr("view %1").arg(QString::fromStdString(formatDuration(v.length()))));
+    for (const Tick& t : makeTicks(scale_)) {
+        const int x = kLabelWidth + static_cast<int>(t.x);
+        p.drawLine(x, kRulerHeight - 6, x, kRulerHeight);
+        p.drawText(QRect(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignVCenter | Qt::AlignLeft, QString::fromStdString(t.label));
+    }
+    if (selection_) {
+        const double x0 = xOf(selection_->start), x1 = xOf(selection_->end);
+        const QString d = QString::fromStdString(formatDuration(selection_->length()));
+        QColor band = qcolour(palette::kSelection);
+        band.setAlpha(60);
+        p.fillRect(QRectF(std::max<double>(kLabelWidth, x0), kRulerHeight - 8, std::max(1.0, x1 - x0), 8), band);
+        p.setPen(qcolour(palette::kSelection));
+        p.drawText(QRectF(std::max<double>(kLabelWidth, x0) + 2, kRulerHeight - 24, 160, 14), Qt::AlignLeft, d);
+    }
+    p.setPen(qcolour(palette::kGrid));
+    p.drawLine(0, kRulerHeight - 1, width(), kRulerHeight - 1);
+}
+
+}  // namespace osc::gui

@@ -1,0 +1,138 @@
+// The timeline: paints a DrawList built by FrameBuilder and turns mouse and
+// keyboard input into view changes, selections and clicks. It owns the view
+// state (time scale, vertical scroll, selection), not the data.
+#pragma once
+
+#include "gui/model/lane_layout.h"
+#include "gui/model/time_scale.h"
+#include "gui/model/timeline_model.h"
+#include "gui/model/view_history.h"
+#include "gui/render/frame_builder.h"
+
+#include <QElapsedTimer>
+#include <QImage>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace osc::gui {
+
+class TimelineWidget : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kLabelWidth = 240;
+    static constexpr int kRulerHeight = 26;
+    static constexpr double kWheelZoomStep = 0.8;  // span factor per wheel notch / W press
+    static constexpr double kKeyPanFraction = 0.1; // A/D pan by this share of the span
+    static constexpr int kDragThresholdPx = 4;
+
+    explicit TimelineWidget(QWidget* parent = nullptr);
+
+    void setModel(std::shared_ptr<TimelineModel> model);
+    TimelineModel* model() const { return model_.get(); }
+
+    ViewRange viewRange() const { return scale_.range(); }
+    TimeScale scale() const { return scale_; }
+    // Sets the visible time range; `remember` lets Backspace come back here.
+    void setViewRange(ViewRange r, bool remember = true);
+    void fitAll();
+    void fitSelection();  // the range selection, else the selected event, else everything
+    bool goBack();
+    void zoomBy(double factor, double anchorX);  // anchorX in event-area pixels
+    void panByPixels(double dx);
+
+    const LaneLayout& layout() const { return layout_; }
+    Viewport viewport() const;
+    int eventAreaWidth() const { return std::max(1, width() - kLabelWidth); }
+    int scrollY() const { return scrollY_; }
+    void setScrollY(int y);
+    // Call after collapsing, hiding or moving lanes in the model.
+    void relayout();
+
+    std::optional<ViewRange> selection() const { return selection_; }
+    const std::vector<int>& selectionGroups() const { return selectionGroups_; }
+    void setSelection(ViewRange r, std::vector<int> groups);
+    void clearSelection();
+
+    EventRef selectedEvent() const { return selectedEvent_; }
+    void selectEvent(EventRef ref, bool reveal);
+    void setFindHits(std::vector<EventRef> hits);
+
+    // Widget x of a time, and the time at a widget x (event area).
+    double xOf(TimeNs t) const { return kLabelWidth + scale_.toX(t); }
+    TimeNs timeAt(double widgetX) const { return scale_.toTime(widgetX - kLabelWidth); }
+    // Widget y of a lane's top edge, or -1 when the lane is not shown.
+    int laneY(int lane) const;
+
+    // Forgets the cached draw list (the bench measures uncached frames).
+    void invalidateGeometry() { cacheValid_ = false; }
+
+    // Paint time of the last frame, for the bench and a status-bar readout.
+    double lastPaintMs() const { return lastPaintMs_; }
+
+signals:
+    void viewRangeChanged(osc::gui::ViewRange range);
+    void selectionChanged();
+    void eventSelected(osc::gui::EventRef ref);
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+    void mousePressEvent(QMouseEvent*) override;
+    void mouseMoveEvent(QMouseEvent*) override;
+    void mouseReleaseEvent(QMouseEvent*) override;
+    void mouseDoubleClickEvent(QMouseEvent*) override;
+    void wheelEvent(QWheelEvent*) override;
+    void keyPressEvent(QKeyEvent*) override;
+    void contextMenuEvent(QContextMenuEvent*) override;
+    bool event(QEvent*) override;
+    void leaveEvent(QEvent*) override;
+
+private:
+    enum class Drag { None, Pending, Select, Pan };
+
+    void applyScale(TimeScale s);
+    EventRef hitTest(QPoint p) const;
+    QString tooltipAt(QPoint p) const;
+    std::vector<int> groupsBetween(int y0, int y1) const;
+    void updateSelectionFromDrag(QPoint p);
+    void paintLabels(class QPainter& p);
+    void paintRuler(class QPainter& p);
+    void paintOverlays(class QPainter& p, const Viewport& vp);
+    // Solid fill straight into layer_ (clipped): the fast path of paintEvent.
+    void fillLayer(QRect r, uint32_t rgb);
+    void drawLayer(class QPainter& p);
+
+    std::shared_ptr<TimelineModel> model_;
+    LaneLayout layout_;
+    TimeScale scale_;
+    ViewHistory history_;
+    int scrollY_ = 0;
+
+    std::optional<ViewRange> selection_;
+    std::vector<int> selectionGroups_;
+    EventRef selectedEvent_;
+    std::vector<EventRef> matches_;  // the selected collective on other ranks
+    std::vector<EventRef> findHits_;
+
+    Drag drag_ = Drag::None;
+    QPoint pressPos_;
+    TimeScale pressScale_;
+    int pressScrollY_ = 0;
+    QElapsedTimer lastWheelZoom_;
+    std::optional<double> hoverX_;  // event-area x of the mouse while it hovers
+    double lastPaintMs_ = 0;
+    // The draw list of the last frame, replayed while only overlays change
+    // (dragging a selection, hovering, selecting an event): Qt Creator's
+    // geometry cache keyed on what the list depends on.
+    DrawList cachedList_;
+    ViewRange cachedRange_;
+    QSize cachedSize_;
+    int cachedScrollY_ = -1;
+    bool cacheValid_ = false;
+    QImage layer_;  // opaque frame buffer for the solid rectangles, reused between frames
+};
+
+}  // namespace osc::gui

@@ -1,0 +1,270 @@
+// `overlapscope run / attach / detach / ps` end to end, without a GPU: the
+// real command-line program injects the fake agent library into fake_job,
+// which loads it the way the CUDA driver does.
+#include "agent/control/control_client.h"
+#include "analyzer/load/load_capture.h"
+#include "tests/agent/agent_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+namespace osc::agent {
+namespace {
+
+using test::Child;
+using test::TempDir;
+
+class AgentEndToEnd : public ::testing::Test {
+protected:
+    void SetUp() override {
+        sockets = dir / "sock";
+        out = dir / "out";
+        ::setenv("OVERLAPSCOPE_SOCKET_DIR", sockets.c_str(), 1);  // for discovery from this process
+    }
+    void TearDown() override { ::unsetenv("OVERLAPSCOPE_SOCKET_DIR"); }
+
+    std::map<std::string, std::string> env() const {
+        return {{"OVERLAPSCOPE_SOCKET_DIR", sockets},
+                {"OVERLAPSCOPE_COMMIT_MS", "100"},
+                {"OVERLAPSCOPE_FAKE_RATE", "20000"},
+                {"CUDA_INJECTION64_PATH", ""},
+                {"OVERLAPSCOPE_AGENT", ""}};
+    }
+    std::unique_ptr<Child> run(const std::vector<std::string>& runArgs, const std::vector<std::string>& job,
+                               const std::string& log = "run.log") {
+        std::vector<std::string> argv = {OSC_TEST_CLI, "run", "--agent", OSC_TEST_FAKE_AGENT, "-o", out};
+        argv.insert(argv.end(), runArgs.begin(), runArgs.end());
+        argv.push_back("--");
+        argv.push_back(OSC_TEST_FAKE_JOB);
+        argv.insert(argv.end(), job.begin(), job.end());
+        return std::make_unique<Child>(argv, env(), dir / log);
+    }
+    // Runs the CLI to completion; returns {exit code, output}.
+    std::pair<int, std::string> cli(const std::vector<std::string>& args) {
+        std::vector<std::string> argv = {OSC_TEST_CLI};
+        argv.insert(argv.end(), args.begin(), args.end());
+        Child c(argv, env(), dir / ("cli" + std::to_string(++cliRuns) + ".log"));
+        const int code = c.waitExitCode(60);
+        return {code, c.output()};
+    }
+    // Waits for `count` agents to answer on the socket directory.
+    std::vector<DiscoveredAgent> agents(size_t count) {
+        std::vector<DiscoveredAgent> found;
+        test::waitUntil([&] {
+            found = discoverAgents(sockets);
+            return found.size() >= count;
+        });
+        return found;
+    }
+    std::string state(int64_t pid) {
+        return sendRequest(socketPathFor(sockets, pid), ControlRequest{}).status.state;
+    }
+
+    TempDir dir;
+    std::string sockets, out;
+    int cliRuns = 0;
+};
+
+TEST_F(AgentEndToEnd, RunCapturesAndReturnsTheJobsExitCode) {
+    auto r = run({}, {"0.6", "7"});
+    EXPECT_EQ(r->waitExitCode(), 7) << r->output();
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u) << r->output();
+    const Capture cap = loadCapture(files[0]);
+    ASSERT_EQ(cap.processes.size(), 1u);
+    EXPECT_GT(cap.kernelCount(), 100u);
+    EXPECT_EQ(cap.processes[0].meta.at("end_reason"), "process_exit");
+    EXPECT_NE(cap.processes[0].meta.at("command_line").find("fake_job 0.6 7"), std::string::npos);
+    EXPECT_EQ(test::filesIn(sockets, ".sock").size(), 0u);  // the agent removed its socket at exit
+}
+
+TEST_F(AgentEndToEnd, DurationEndsTheCaptureBeforeTheJob) {
+    auto r = run({"--duration", "0.3"}, {"1.5", "0"});
+    EXPECT_EQ(r->waitExitCode(), 0) << r->output();
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    const auto meta = loadCapture(files[0]).processes.at(0).meta;
+    EXPECT_EQ(meta.at("end_reason"), "stopped");
+    const double seconds =
+        (std::stod(meta.at("capture_stop_utc_ns")) - std::stod(meta.at("capture_start_utc_ns"))) / 1e9;
+    EXPECT_GT(seconds, 0.25);
+    EXPECT_LT(seconds, 1.2);
+}
+
+TEST_F(AgentEndToEnd, DormantThenAttachDetachAndAttachAgain) {
+    auto r = run({"--dormant"}, {"30", "0"});
+    auto found = agents(1);
+    ASSERT_EQ(found.size(), 1u) << r->output();
+    const int64_t pid = found[0].pid;
+    EXPECT_EQ(found[0].reply.status.state, "dormant");
+    EXPECT_TRUE(test::filesIn(out).empty());
+
+    auto [psCode, psOut] = cli({"ps"});
+    EXPECT_EQ(psCode, 0);
+    EXPECT_NE(psOut.find(std::to_string(pid)), std::string::npos) << psOut;
+    EXPECT_NE(psOut.find("dormant"), std::string::npos) << psOut;
+    auto [jsonCode, jsonOut] = cli({"ps", "--json"});
+    EXPECT_EQ(jsonCode, 0);
+    EXPECT_NE(jsonOut.find("\"pid\":" + std::to_string(pid)), std::string::npos) << jsonOut;
+    EXPECT_NE(jsonOut.find("\"state\":\"dormant\""), std::string::npos) << jsonOut;
+
+    auto [a1, a1Out] = cli({"attach", std::to_string(pid)});
+    EXPECT_EQ(a1, 0) << a1Out;
+    EXPECT_NE(a1Out.find("capturing to " + out), std::string::npos) << a1Out;
+    EXPECT_EQ(state(pid), "capturing");
+    auto [again, againOut] = cli({"attach", std::to_string(pid)});
+    EXPECT_EQ(again, 1) << againOut;  // already capturing: refused, nothing changes
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto [d1, d1Out] = cli({"detach", std::to_string(pid)});
+    EXPECT_EQ(d1, 0) << d1Out;
+    EXPECT_NE(d1Out.find("stopped, wrote"), std::string::npos) << d1Out;
+    EXPECT_EQ(state(pid), "stopped");
+    ASSERT_EQ(test::filesIn(out).size(), 1u);
+    const Capture first = loadCapture(test::filesIn(out)[0]);  // complete while the job runs on
+    EXPECT_GT(first.kernelCount(), 0u);
+    EXPECT_EQ(first.processes[0].meta.at("end_reason"), "stopped");
+
+    auto [a2, a2Out] = cli({"attach", std::to_string(pid), "--duration", "0.3", "-o", dir / "second"});
+    EXPECT_EQ(a2, 0) << a2Out;
+    EXPECT_TRUE(test::waitUntil([&] { return state(pid) == "stopped"; }, 10));
+    const auto second = test::filesIn(dir / "second");
+    ASSERT_EQ(second.size(), 1u);
+    EXPECT_NE(second[0].find("-2.sqlite"), std::string::npos) << second[0];
+    EXPECT_GT(loadCapture(second[0]).kernelCount(), 0u);
+
+    ::kill(static_cast<pid_t>(pid), SIGTERM);
+    EXPECT_EQ(r->waitExitCode(), 128 + SIGTERM);
+    EXPECT_EQ(test::filesIn(out).size(), 1u);  // no capture was running: no new file
+}
+
+TEST_F(AgentEndToEnd, TwoAgentsAtOnceWithAll) {
+    auto r1 = run({"--dormant"}, {"30", "0"}, "run1.log");
+    auto r2 = run({"--dormant"}, {"30", "0"}, "run2.log");
+    auto found = agents(2);
+    ASSERT_EQ(found.size(), 2u);
+    auto [a, aOut] = cli({"attach", "--all"});
+    EXPECT_EQ(a, 0) << aOut;
+    for (const auto& f : found) EXPECT_EQ(state(f.pid), "capturing");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto [d, dOut] = cli({"detach", "--all"});
+    EXPECT_EQ(d, 0) << dOut;
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 2u);
+    for (const auto& f : files) EXPECT_GT(loadCapture(f).kernelCount(), 0u) << f;
+    const Capture both = loadCapture(out);  // the directory reads as one multi-process capture
+    EXPECT_EQ(both.processes.size(), 2u);
+    for (const auto& f : found) ::kill(static_cast<pid_t>(f.pid), SIGTERM);
+    EXPECT_EQ(r1->waitExitCode(), 128 + SIGTERM);
+    EXPECT_EQ(r2->waitExitCode(), 128 + SIGTERM);
+}
+
+TEST_F(AgentEndToEnd, SigtermDuringCaptureClosesTheFileThenKillsTheJob) {
+    auto r = run({}, {"30", "0"});
+    auto found = agents(1);
+    ASSERT_EQ(found.size(), 1u) << r->output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    ::kill(static_cast<pid_t>(found[0].pid), SIGTERM);
+    EXPECT_EQ(r->waitExitCode(), 128 + SIGTERM) << r->output();
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    const Capture cap = loadCapture(files[0]);
+    EXPECT_EQ(cap.processes[0].meta.at("end_reason"), "signal");
+    EXPECT_GT(cap.kernelCount(), 0u);
+}
+
+TEST_F(AgentEndToEnd, RunForwardsSigtermToTheJob) {
+    auto r = run({}, {"30", "0"});
+    ASSERT_EQ(agents(1).size(), 1u) << r->output();
+    ::kill(r->pid(), SIGTERM);  // to `overlapscope run` itself
+    EXPECT_EQ(r->waitExitCode(), 128 + SIGTERM) << r->output();
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_EQ(loadCapture(files[0]).processes[0].meta.at("end_reason"), "signal");
+}
+
+TEST_F(AgentEndToEnd, SigkillLeavesAReadableFileUpToTheLastCommit) {
+    auto r = run({}, {"30", "0"});
+    auto found = agents(1);
+    ASSERT_EQ(found.size(), 1u) << r->output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));  // several 100 ms flush+commit rounds
+    ::kill(static_cast<pid_t>(found[0].pid), SIGKILL);
+    EXPECT_EQ(r->waitExitCode(), 128 + SIGKILL);
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    const Capture cap = loadCapture(files[0]);
+    EXPECT_GT(cap.kernelCount(), 0u);
+    EXPECT_EQ(cap.processes[0].meta.count("end_reason"), 0u);  // it never ended cleanly
+    auto [code, text] = cli({"report", files[0]});
+    EXPECT_EQ(code, 0) << text;
+    // The dead agent's socket is stale: `ps` removes it and lists nobody.
+    auto [psCode, psOut] = cli({"ps"});
+    EXPECT_EQ(psCode, 0);
+    EXPECT_NE(psOut.find("no running agents"), std::string::npos) << psOut;
+    EXPECT_TRUE(test::filesIn(sockets, ".sock").empty());
+}
+
+TEST_F(AgentEndToEnd, NcclPluginRowsThroughTheExportedStruct) {
+    auto r = run({}, {"0.3", "0", "--nccl", "5"});
+    EXPECT_EQ(r->waitExitCode(), 0) << r->output();
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    const Capture cap = loadCapture(files[0]);
+    const Process& p = cap.processes.at(0);
+    const CollectiveTable& c = p.collectives;
+    ASSERT_EQ(c.size(), 5u);
+    for (size_t i = 0; i < c.size(); ++i) {
+        EXPECT_EQ(c.commHash[i], 0xC0FFEEu);
+        EXPECT_EQ(c.rank[i], 2);
+        EXPECT_EQ(c.nranks[i], 4);
+        EXPECT_EQ(c.seqNumber[i], i);
+        EXPECT_EQ(cap.strings.at(c.func[i]), "AllReduce");
+        EXPECT_EQ(cap.strings.at(c.datatype[i]), "ncclBfloat16");
+        EXPECT_EQ(cap.strings.at(c.algo[i]), "RING");
+        EXPECT_EQ(cap.strings.at(c.proto[i]), "SIMPLE");
+        EXPECT_EQ(c.count[i], 1000u + i);
+        EXPECT_EQ(c.bytes[i], (1000u + i) * 2);
+        EXPECT_EQ(c.nChannels[i], 2);
+        EXPECT_GE(c.enqueue[i], 0);
+        // Channel 0 starts at base + i ms; channel 1 stops 100 + 5010 ns later.
+        EXPECT_GE(c.gpuStart[i], 0);
+        EXPECT_EQ(c.gpuEnd[i] - c.gpuStart[i], 5110);
+        if (i > 0) {
+            EXPECT_EQ(c.gpuStart[i] - c.gpuStart[i - 1], 1000000);
+        }
+    }
+}
+
+TEST_F(AgentEndToEnd, BadInputIsOneLineAndExitTwo) {
+    auto [code, text] = cli({"run", "--agent", dir / "missing.so", "--", OSC_TEST_FAKE_JOB, "0", "0"});
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(text.find("missing.so: agent library not found"), std::string::npos) << text;
+    auto [a, aText] = cli({"attach", "999999"});
+    EXPECT_EQ(a, 2);
+    EXPECT_NE(aText.find("no agent for pid 999999"), std::string::npos) << aText;
+    auto [h, hText] = cli({"run", "--help"});
+    EXPECT_EQ(h, 0);
+    EXPECT_NE(hText.find("--dormant"), std::string::npos);
+}
+
+#ifdef OSC_TEST_REAL_AGENT
+// The real CUPTI library in a process without a GPU or driver: one line on
+// stderr, no file, and the job exits with its own code.
+TEST_F(AgentEndToEnd, RealAgentWithoutGpuReportsOnceAndStaysOutOfTheWay) {
+    auto e = env();
+    e["CUDA_INJECTION64_PATH"] = OSC_TEST_REAL_AGENT;
+    e["OVERLAPSCOPE_OUTPUT_DIR"] = out;
+    std::filesystem::create_directories(out);
+    Child job({OSC_TEST_FAKE_JOB, "0.2", "5"}, e, dir / "real.log");
+    EXPECT_EQ(job.waitExitCode(), 5);
+    const std::string text = job.output();
+    size_t lines = 0, pos = 0;
+    while ((pos = text.find("overlapscope-agent:", pos)) != std::string::npos) ++lines, ++pos;
+    EXPECT_EQ(lines, 1u) << text;
+    EXPECT_NE(text.find("capture disabled"), std::string::npos) << text;
+    EXPECT_TRUE(test::filesIn(out).empty());
+}
+#endif
+
+}  // namespace
+}  // namespace osc::agent

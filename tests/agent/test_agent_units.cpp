@@ -1,0 +1,250 @@
+// Unit tests of the agent's plain parts: control protocol, settings, file
+// naming, buffer pool, kernel names, NCCL collective tracking.
+#include "agent/control/control_protocol.h"
+#include "agent/core/agent_settings.h"
+#include "agent/core/buffer_pool.h"
+#include "agent/core/kernel_names.h"
+#include "agent/core/process_identity.h"
+#include "agent/nccl_plugin/collective_tracker.h"
+#include "tests/agent/agent_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+namespace osc::agent {
+namespace {
+
+TEST(ControlProtocol, RequestRoundTrip) {
+    ControlRequest r;
+    r.command = ControlCommand::Start;
+    r.durationS = 2.5;
+    r.outputDir = "/tmp/x y";
+    const std::string line = encodeRequest(r);
+    ASSERT_EQ(line.back(), '\n');
+    const ControlRequest back = parseRequest(line.substr(0, line.size() - 1));
+    EXPECT_EQ(back.command, ControlCommand::Start);
+    ASSERT_TRUE(back.durationS);
+    EXPECT_DOUBLE_EQ(*back.durationS, 2.5);
+    EXPECT_EQ(back.outputDir.value_or(""), "/tmp/x y");
+    EXPECT_EQ(parseRequest(R"({"cmd":"stop"})").command, ControlCommand::Stop);
+    EXPECT_FALSE(parseRequest(R"({"cmd":"start","duration_s":0})").durationS);  // 0 = no limit
+}
+
+TEST(ControlProtocol, MalformedRequestsAreRejected) {
+    for (const char* bad : {"", "not json", "[1,2]", R"({"cmd":5})", R"({"cmd":"reboot"})",
+                            R"({"cmd":"start","duration_s":"soon"})", R"({"cmd":"start","duration_s":-1})",
+                            R"({"cmd":"start","output_dir":""})", R"({"nocmd":1})"}) {
+        EXPECT_THROW(parseRequest(bad), std::invalid_argument) << bad;
+    }
+    EXPECT_THROW(parseRequest(std::string(kMaxMessageBytes + 1, ' ')), std::invalid_argument);
+}
+
+TEST(ControlProtocol, ReplyRoundTrip) {
+    ControlReply r;
+    r.ok = false;
+    r.error = "nope";
+    r.status.pid = 4242;
+    r.status.rank = 3;
+    r.status.state = "capturing";
+    r.status.output = "/o/h-4242-rank3.sqlite";
+    r.status.captures = 2;
+    r.status.dropped = 17;
+    const ControlReply back = parseReply(encodeReply(r));
+    EXPECT_FALSE(back.ok);
+    EXPECT_EQ(back.error, "nope");
+    EXPECT_EQ(back.status.pid, 4242);
+    EXPECT_EQ(back.status.rank, 3);
+    EXPECT_EQ(back.status.state, "capturing");
+    EXPECT_EQ(back.status.output, "/o/h-4242-rank3.sqlite");
+    EXPECT_EQ(back.status.captures, 2u);
+    EXPECT_EQ(back.status.dropped, 17u);
+    EXPECT_THROW(parseReply("{"), std::invalid_argument);
+}
+
+TEST(ControlProtocol, SocketNames) {
+    EXPECT_EQ(socketPathFor("/d", 77), "/d/agent-77.sock");
+    EXPECT_EQ(pidFromSocketName("agent-77.sock"), 77);
+    EXPECT_EQ(pidFromSocketName("agent-.sock"), -1);
+    EXPECT_EQ(pidFromSocketName("agent-7x.sock"), -1);
+    EXPECT_EQ(pidFromSocketName("other-7.sock"), -1);
+    EXPECT_EQ(pidFromSocketName("agent-7.sockx"), -1);
+}
+
+TEST(AgentSettings, ReadsEnvironmentAndWarnsOnGarbage) {
+    ::setenv("OVERLAPSCOPE_OUTPUT_DIR", "/out", 1);
+    ::setenv("OVERLAPSCOPE_DELAY", "1.5", 1);
+    ::setenv("OVERLAPSCOPE_DURATION", "abc", 1);
+    ::setenv("OVERLAPSCOPE_DORMANT", "1", 1);
+    ::setenv("OVERLAPSCOPE_BUFFER_MB", "0.5", 1);
+    std::string warnings;
+    const AgentSettings s = settingsFromEnvironment(warnings);
+    EXPECT_EQ(s.outputDir, "/out");
+    EXPECT_DOUBLE_EQ(s.delayS, 1.5);
+    EXPECT_DOUBLE_EQ(s.durationS, 0);
+    EXPECT_TRUE(s.dormant);
+    EXPECT_EQ(s.bufferBytes, 512u * 1024u);
+    EXPECT_NE(warnings.find("OVERLAPSCOPE_DURATION=abc"), std::string::npos);
+    for (const char* n : {"OVERLAPSCOPE_OUTPUT_DIR", "OVERLAPSCOPE_DELAY", "OVERLAPSCOPE_DURATION",
+                          "OVERLAPSCOPE_DORMANT", "OVERLAPSCOPE_BUFFER_MB"})
+        ::unsetenv(n);
+    EXPECT_EQ(activityBufferBytes(64u << 20), 4u << 20);     // CUPTI's recommended range
+    EXPECT_EQ(activityBufferBytes(64u << 10), 32u << 10);    // small bounds: two buffers fit
+}
+
+TEST(ProcessIdentity, RankFromLauncherVariables) {
+    ::unsetenv("RANK");
+    ::setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+    ::setenv("SLURM_PROCID", "9", 1);
+    EXPECT_EQ(currentProcessIdentity().rank, 5);  // OMPI before SLURM
+    ::setenv("RANK", "2", 1);
+    EXPECT_EQ(currentProcessIdentity().rank, 2);
+    ::unsetenv("RANK");
+    ::unsetenv("OMPI_COMM_WORLD_RANK");
+    ::unsetenv("SLURM_PROCID");
+    const ProcessIdentity me = currentProcessIdentity();
+    EXPECT_EQ(me.rank, -1);
+    EXPECT_EQ(me.pid, ::getpid());
+    EXPECT_NE(me.commandLine.find("test_agent_units"), std::string::npos);
+}
+
+TEST(ProcessIdentity, FileNamesNeverReuseAFile) {
+    test::TempDir dir;
+    ProcessIdentity who;
+    who.host = "node1";
+    who.pid = 321;
+    EXPECT_EQ(captureFileName(dir.path(), who, 1), dir / "node1-321.sqlite");
+    who.rank = 4;
+    const std::string first = captureFileName(dir.path(), who, 1);
+    EXPECT_EQ(first, dir / "node1-321-rank4.sqlite");
+    EXPECT_EQ(captureFileName(dir.path(), who, 2), dir / "node1-321-rank4-2.sqlite");
+    std::ofstream(dir / "node1-321-rank4-2.sqlite") << "x";
+    EXPECT_EQ(captureFileName(dir.path(), who, 2), dir / "node1-321-rank4-3.sqlite");
+    std::ofstream(first) << "x";
+    EXPECT_EQ(captureFileName(dir.path(), who, 1), dir / "node1-321-rank4-3.sqlite");
+}
+
+TEST(BufferPool, BoundIsHonouredAndRefusalsCounted) {
+    BufferPool pool(3 * 4096, 4096);
+    EXPECT_EQ(pool.capacityBuffers(), 3u);
+    std::set<uint8_t*> taken;
+    for (int i = 0; i < 3; ++i) {
+        uint8_t* b = pool.acquire();
+        ASSERT_NE(b, nullptr);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 8, 0u);
+        taken.insert(b);
+    }
+    EXPECT_EQ(taken.size(), 3u);
+    EXPECT_EQ(pool.acquire(), nullptr);
+    EXPECT_EQ(pool.acquire(), nullptr);
+    EXPECT_EQ(pool.refusedRequests(), 2u);
+    uint8_t* b = *taken.begin();
+    b[0] = 0xAB;
+    pool.pushCompleted(b, 1);
+    CompletedBuffer done;
+    ASSERT_TRUE(pool.tryPopCompleted(done));
+    EXPECT_EQ(done.data, b);
+    EXPECT_EQ(done.validBytes, 1u);
+    pool.release(b);
+    uint8_t* again = pool.acquire();
+    EXPECT_EQ(again, b);  // recycled...
+    EXPECT_EQ(again[0], 0);  // ...and zeroed
+    EXPECT_EQ(pool.buffersInUse(), 3u);
+}
+
+TEST(BufferPool, PopWaitsUntilDeadline) {
+    BufferPool pool(8192, 4096);
+    CompletedBuffer out;
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_FALSE(pool.popCompleted(out, t0 + std::chrono::milliseconds(30)));
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(25));
+}
+
+TEST(KernelNames, DemangleAndShortName) {
+    EXPECT_EQ(demangle("_Z3fooPfi"), "foo(float*, int)");
+    EXPECT_EQ(demangle("ncclDevKernel_AllReduce_Sum_f32_RING_LL"), "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    EXPECT_EQ(demangle("_Zbroken"), "_Zbroken");
+    EXPECT_EQ(shortKernelName("foo(float*, int)"), "foo");
+    EXPECT_EQ(shortKernelName("void at::native::vectorized_elementwise_kernel<4, at::native::Fn<(int)1> >(int, float)"),
+              "vectorized_elementwise_kernel");
+    EXPECT_EQ(shortKernelName("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs4K)"),
+              "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    EXPECT_EQ(shortKernelName("plain_name"), "plain_name");
+    KernelNameCache cache;
+    const auto& a = cache.lookup("_ZN2ns6kernelEv");
+    EXPECT_EQ(a.demangled, "ns::kernel()");
+    EXPECT_EQ(a.shortName, "kernel");
+    cache.lookup("_ZN2ns6kernelEv");
+    EXPECT_EQ(cache.size(), 1u);
+}
+
+TEST(CollectiveTracker, RowCompleteAfterEveryChannelStops) {
+    std::vector<PendingCollective> out;
+    CollectiveTracker t(0xABCDu, 8, 3, [&](PendingCollective&& c) { out.push_back(std::move(c)); });
+    CollectiveTracker::CollInfo info;
+    info.seqNumber = 41;
+    info.func = "ReduceScatter";
+    info.datatype = "ncclFloat32";
+    info.algo = "RING";
+    info.proto = "LL128";
+    info.count = 256;
+    info.root = -1;
+    info.nChannels = 2;
+    void* coll = t.startColl(info, 5000);
+    EXPECT_EQ(CollectiveTracker::ownerOf(coll), &t);
+    t.stop(coll);  // enqueued: not complete yet
+    void* ch0 = t.startKernelChannel(coll, 9000);
+    void* ch1 = t.startKernelChannel(coll, 8000);
+    t.kernelChannelStopped(ch0, 12000);
+    t.kernelChannelStopped(ch1, 15000);
+    t.stop(ch0);
+    EXPECT_TRUE(out.empty());
+    t.stop(ch1);
+    ASSERT_EQ(out.size(), 1u);
+    const CollectiveRow& r = out[0].row;
+    EXPECT_EQ(r.commHash, 0xABCDu);
+    EXPECT_EQ(r.rank, 3);
+    EXPECT_EQ(r.nranks, 8);
+    EXPECT_EQ(r.seqNumber, 41u);
+    EXPECT_EQ(out[0].func, "ReduceScatter");
+    EXPECT_EQ(out[0].datatype, "ncclFloat32");
+    EXPECT_EQ(out[0].algo, "RING");
+    EXPECT_EQ(out[0].proto, "LL128");
+    EXPECT_EQ(r.count, 256u);
+    EXPECT_EQ(r.bytes, 1024u);
+    EXPECT_EQ(r.nChannels, 2);
+    EXPECT_EQ(r.enqueue, 5000);
+    EXPECT_EQ(r.gpuStart, 8000);   // earliest channel start
+    EXPECT_EQ(r.gpuEnd, 15000);    // latest channel stop
+}
+
+TEST(CollectiveTracker, FinalizeFlushesOpenCollectives) {
+    std::vector<PendingCollective> out;
+    {
+        CollectiveTracker t(1, 2, 0, [&](PendingCollective&& c) { out.push_back(std::move(c)); });
+        CollectiveTracker::CollInfo info;
+        info.func = "AllGather";
+        info.datatype = "ncclInt8";
+        info.count = 10;
+        info.nChannels = 4;
+        t.stop(t.startColl(info, 1));
+        t.startColl(info, 2);  // never stopped
+        EXPECT_TRUE(out.empty());
+    }  // destructor = NCCL finalize
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].row.gpuStart, -1);
+    EXPECT_EQ(out[0].row.bytes, 10u);
+}
+
+TEST(CollectiveTracker, DatatypeSizes) {
+    EXPECT_EQ(ncclDatatypeBytes("ncclBfloat16"), 2u);
+    EXPECT_EQ(ncclDatatypeBytes("ncclFloat64"), 8u);
+    EXPECT_EQ(ncclDatatypeBytes("ncclUint8"), 1u);
+    EXPECT_EQ(ncclDatatypeBytes("ncclInt32"), 4u);
+    EXPECT_EQ(ncclDatatypeBytes("mystery"), 0u);
+    EXPECT_EQ(ncclDatatypeBytes(nullptr), 0u);
+}
+
+}  // namespace
+}  // namespace osc::agent

@@ -1,0 +1,211 @@
+// Bad input gives one clear line naming the file; a killed writer leaves a
+// readable file; loading reports progress and can be cancelled.
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/capture/capture_writer.h"
+#include "analyzer/capture/schema.h"
+#include "analyzer/capture/sqlite_reader.h"
+#include "tests/analyzer/test_capture_io_util.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace osc {
+namespace {
+
+using testing_io::execSql;
+using testing_io::ScratchDir;
+
+// The CaptureError's full message ("<path>: <problem>"), or a failure.
+std::string readError(const std::string& path) {
+    Capture c;
+    try {
+        readSqliteCapture(path, {}, c);
+    } catch (const CaptureError& e) {
+        EXPECT_EQ(e.path(), path);
+        EXPECT_TRUE(c.processes.empty()) << "a failed file must add nothing";
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+        return e.what();
+    }
+    ADD_FAILURE() << "no error reading " << path;
+    return {};
+}
+
+void writeKernels(const std::string& path, int count) {
+    auto w = CaptureWriter::create(path, 0);
+    KernelRow k;
+    k.globalPid = schema::packGlobalPid(5);
+    k.demangledName = "some_kernel_with_a_reasonably_long_name_to_fill_pages";
+    for (int i = 0; i < count; ++i) {
+        k.start = i * 100;
+        k.end = i * 100 + 50;
+        k.correlationId = static_cast<uint32_t>(i);
+        w->addKernel(k);
+    }
+    w->close();
+}
+
+TEST(CaptureIoErrors, NotSqlite) {
+    ScratchDir dir;
+    const auto path = dir.file("notes.sqlite");
+    std::ofstream(path) << "this is a text file, long enough to have a header's worth of bytes "
+                           "and then some more text so SQLite looks at it properly\n";
+    EXPECT_EQ(readError(path), path + ": not a SQLite database");
+}
+
+TEST(CaptureIoErrors, MissingFile) {
+    ScratchDir dir;
+    const auto path = dir.file("absent.sqlite");
+    EXPECT_NE(readError(path).find("cannot open"), std::string::npos);
+}
+
+TEST(CaptureIoErrors, TruncatedFile) {
+    ScratchDir dir;
+    const auto path = dir.file("cut.sqlite");
+    writeKernels(path, 20000);
+    const auto size = std::filesystem::file_size(path);
+    ASSERT_GT(size, 200'000u);
+    std::filesystem::resize_file(path, size / 2);
+    const auto message = readError(path);
+    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+    EXPECT_NE(message.find("corrupt or truncated"), std::string::npos) << message;
+}
+
+TEST(CaptureIoErrors, CorruptPages) {
+    ScratchDir dir;
+    const auto path = dir.file("scribbled.sqlite");
+    writeKernels(path, 20000);
+    {
+        // Scribble over the middle of the file, where table pages are.
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(path) / 3));
+        const std::string junk(70'000, '\x5a');
+        f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+    }
+    const auto message = readError(path);
+    EXPECT_NE(message.find("corrupt or truncated"), std::string::npos) << message;
+}
+
+TEST(CaptureIoErrors, NewerFormatVersion) {
+    ScratchDir dir;
+    const auto path = dir.file("future.sqlite");
+    writeKernels(path, 1);
+    execSql(path, "UPDATE OVERLAPSCOPE_META SET value = '99' WHERE name = 'format_version'");
+    EXPECT_EQ(readError(path), path + ": format version 99 is newer than this overlapscope supports (" +
+                                   std::to_string(schema::kFormatVersion) + ")");
+    execSql(path, "UPDATE OVERLAPSCOPE_META SET value = 'two' WHERE name = 'format_version'");
+    EXPECT_EQ(readError(path), path + ": format version 'two' is not a number");
+}
+
+TEST(CaptureIoErrors, SqliteWithoutCuptiTablesIsNotACapture) {
+    ScratchDir dir;
+    const auto path = dir.file("other.db");
+    execSql(path, "CREATE TABLE StringIds (id INTEGER, value TEXT); CREATE TABLE notes (x);");
+    EXPECT_EQ(readError(path),
+              path + ": not a capture: it has no CUPTI_ACTIVITY_KIND_* table (expected an "
+                     "overlapscope capture or an Nsight Systems SQLite export)");
+}
+
+TEST(CaptureIoErrors, FailedFileLeavesEarlierProcessesAlone) {
+    ScratchDir dir;
+    const auto good = dir.file("good.sqlite");
+    const auto bad = dir.file("bad.sqlite");
+    writeKernels(good, 3);
+    writeKernels(bad, 3);
+    execSql(bad, "UPDATE OVERLAPSCOPE_META SET value = '99' WHERE name = 'format_version'");
+    Capture c;
+    readSqliteCapture(good, {}, c);
+    EXPECT_THROW(readSqliteCapture(bad, {}, c), CaptureError);
+    ASSERT_EQ(c.processes.size(), 1u);
+    EXPECT_EQ(c.processes[0].sourcePath, good);
+}
+
+// A writer killed by SIGKILL after a commit: no close(), no indexes, the WAL
+// still beside the file. Everything committed must be readable, read-only.
+TEST(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
+    ScratchDir dir;
+    const auto path = dir.file("killed.sqlite");
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // Child: no gtest assertions here; any failure shows as a wrong exit.
+        try {
+            auto w = CaptureWriter::create(path, 123);
+            w->setMeta("rank", "4");
+            w->addProcess({schema::packGlobalPid(9), 9, "victim"});
+            KernelRow k;
+            k.globalPid = schema::packGlobalPid(9);
+            k.demangledName = "committed";
+            for (int i = 0; i < 3000; ++i) {
+                k.start = i;
+                k.end = i + 1;
+                w->addKernel(k);
+            }
+            w->commit();
+            k.demangledName = "never committed";
+            for (int i = 0; i < 500; ++i) w->addKernel(k);
+            ::kill(::getpid(), SIGKILL);
+        } catch (...) {
+        }
+        ::_exit(3);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    ASSERT_EQ(WTERMSIG(status), SIGKILL);
+    ASSERT_TRUE(std::filesystem::exists(path + "-wal"));
+
+    Capture c;
+    readSqliteCapture(path, {}, c);
+    ASSERT_EQ(c.processes.size(), 1u);
+    const auto& p = c.processes[0];
+    EXPECT_EQ(p.rank, 4);
+    EXPECT_EQ(p.name, "victim");
+    EXPECT_EQ(p.sessionStartUtcNs, 123);
+    EXPECT_EQ(p.meta.count("end_reason"), 0u);  // it never ended properly
+    ASSERT_EQ(p.devices.size(), 1u);
+    const auto& k = p.devices[0].kernels;
+    ASSERT_EQ(k.size(), 3000u);
+    EXPECT_EQ(k.start.back(), 2999);
+    for (uint32_t name : k.name) ASSERT_EQ(c.strings.at(name), "committed");
+}
+
+TEST(CaptureIoProgress, ReportsStagesInOrderAndCanBeCancelled) {
+    ScratchDir dir;
+    const auto path = dir.file("big.sqlite");
+    writeKernels(path, 200'000);
+
+    std::vector<double> fractions;
+    std::vector<std::string> stages;
+    LoadOptions options;
+    options.progress = [&](double f, std::string_view stage) {
+        fractions.push_back(f);
+        if (stages.empty() || stages.back() != stage) stages.emplace_back(stage);
+    };
+    Capture c;
+    readSqliteCapture(path, options, c);
+    ASSERT_FALSE(fractions.empty());
+    for (size_t i = 1; i < fractions.size(); ++i) ASSERT_LE(fractions[i - 1], fractions[i]);
+    EXPECT_GE(fractions.front(), 0.0);
+    EXPECT_LE(fractions.back(), 1.0);
+    EXPECT_GT(fractions.back(), 0.9);  // nearly all rows are kernels
+    EXPECT_NE(std::find(stages.begin(), stages.end(), "kernels"), stages.end());
+    EXPECT_GT(fractions.size(), 3u);  // within the kernel table too, not only between tables
+
+    std::atomic<bool> cancel{false};
+    LoadOptions cancelling;
+    cancelling.cancel = &cancel;
+    cancelling.progress = [&](double f, std::string_view) {
+        if (f > 0.3) cancel = true;
+    };
+    Capture d;
+    EXPECT_THROW(readSqliteCapture(path, cancelling, d), LoadCancelled);
+    EXPECT_TRUE(d.processes.empty());
+}
+
+}  // namespace
+}  // namespace osc

@@ -1,0 +1,66 @@
+// Helpers shared by the capture I/O tests: a scratch directory per test and
+// raw SQL access for building files by hand and inspecting what was written.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+namespace osc::testing_io {
+
+class ScratchDir {
+public:
+    ScratchDir() {
+        static std::atomic<int> counter{0};
+        dir_ = std::filesystem::temp_directory_path() /
+               ("osc_capture_io_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+        std::filesystem::remove_all(dir_);
+        std::filesystem::create_directories(dir_);
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+    std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+private:
+    std::filesystem::path dir_;
+};
+
+// Runs SQL on a file, read-write, failing the test on error.
+inline void execSql(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+    const std::string message = error ? error : "";
+    sqlite3_free(error);
+    sqlite3_close(db);
+    ASSERT_EQ(rc, SQLITE_OK) << message << "\nin: " << sql;
+}
+
+// First column of the first row as text ("" when no row), read-only.
+inline std::string querySql(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::string out;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_stmt* st = nullptr;
+        const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK
+                           ? sqlite3_step(st)
+                           : SQLITE_ERROR;
+        if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
+            out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+        else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            out = std::string("<error: ") + sqlite3_errmsg(db) + ">";
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return out;
+}
+
+}  // namespace osc::testing_io

@@ -1,0 +1,240 @@
+// The report JSON against DESIGN.md section 5, field by field, and the
+// reader that brings a saved report back (check --baseline, diff).
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/report/report_json.h"
+#include "tests/analyzer/test_report_fixture.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <unistd.h>
+
+using namespace osc;
+using namespace osc::report;
+using nlohmann::json;
+
+namespace {
+
+json reportOf(const Analysis& a) {
+    ReportOptions o;
+    o.inputs = {"r0.sqlite", "dir/"};
+    o.toolVersion = "9.9.9";
+    return json::parse(formatJsonReport(a, o));
+}
+
+const std::set<std::string> kMetricKeys = {
+    "window_ns", "compute_ns", "comm_ns", "overlap_ns", "exposed_comm_ns", "busy_ns",
+    "idle_ns", "overlap_ratio", "achieved_speedup", "ideal_speedup"};
+
+std::set<std::string> keysOf(const json& obj) {
+    std::set<std::string> k;
+    for (auto it = obj.begin(); it != obj.end(); ++it) k.insert(it.key());
+    return k;
+}
+
+void expectMetrics(const json& j, const OverlapMetrics& m) {
+    for (const auto& k : kMetricKeys) EXPECT_TRUE(j.contains(k)) << k;
+    EXPECT_EQ(j["window_ns"].get<int64_t>(), m.window_ns);
+    EXPECT_EQ(j["compute_ns"].get<int64_t>(), m.compute_ns);
+    EXPECT_EQ(j["comm_ns"].get<int64_t>(), m.comm_ns);
+    EXPECT_EQ(j["overlap_ns"].get<int64_t>(), m.overlap_ns);
+    EXPECT_EQ(j["exposed_comm_ns"].get<int64_t>(), m.exposed_comm_ns);
+    EXPECT_EQ(j["busy_ns"].get<int64_t>(), m.busy_ns);
+    EXPECT_EQ(j["idle_ns"].get<int64_t>(), m.idle_ns);
+    auto ratio = [&](const char* key, const std::optional<double>& v) {
+        if (v) EXPECT_DOUBLE_EQ(j[key].get<double>(), *v) << key;
+        else EXPECT_TRUE(j[key].is_null()) << key;
+    };
+    ratio("overlap_ratio", m.overlap_ratio);
+    ratio("achieved_speedup", m.achieved_speedup);
+    ratio("ideal_speedup", m.ideal_speedup);
+}
+
+std::string tempPath(const std::string& name) {
+    return (std::filesystem::temp_directory_path() /
+            ("osc_test_report_json_" + std::to_string(::getpid()) + "_" + name))
+        .string();
+}
+
+}  // namespace
+
+TEST(ReportJson, TopLevelShape) {
+    const auto j = reportOf(fixture::oneDeviceAnalysis());
+    EXPECT_EQ(j["format"], "overlapscope-report");
+    EXPECT_EQ(j["version"], 1);
+    EXPECT_EQ(j["generator"], "overlapscope 9.9.9");
+    EXPECT_EQ(j["inputs"], json({"r0.sqlite", "dir/"}));
+    ASSERT_TRUE(j["settings"].is_object());
+    EXPECT_EQ(j["settings"]["comm_copies"], false);
+    EXPECT_EQ(j["settings"]["step_pattern"], AnalysisSettings{}.stepPattern);
+    EXPECT_TRUE(j["settings"]["comm_kernel_patterns"].is_array());
+    ASSERT_TRUE(j["devices"].is_array());
+    ASSERT_EQ(j["devices"].size(), 1u);
+    ASSERT_TRUE(j["summary"].is_object());
+    EXPECT_TRUE(j["spread"].is_null());
+    EXPECT_EQ(j["matched_collectives"], json::array());
+}
+
+TEST(ReportJson, DeviceTotalsStepsCollectives) {
+    const auto a = fixture::oneDeviceAnalysis();
+    const auto j = reportOf(a);
+    const auto& d = j["devices"][0];
+    EXPECT_EQ(d["rank"], 0);
+    EXPECT_EQ(d["host"], "node");
+    EXPECT_EQ(d["pid"], 100);
+    EXPECT_EQ(d["device"], 0);
+    EXPECT_EQ(keysOf(d["totals"]), kMetricKeys);
+    expectMetrics(d["totals"], a.devices[0].totals);
+
+    ASSERT_EQ(d["steps"].size(), 2u);
+    const auto& s = d["steps"][1];
+    EXPECT_EQ(s["name"], "step 1");
+    EXPECT_EQ(s["start_ns"], 30'000'000);
+    EXPECT_EQ(s["end_ns"], 60'000'000);
+    expectMetrics(s, a.devices[0].steps[1].metrics);  // metrics inline in the step
+    EXPECT_EQ(s["bottleneck"]["collective"], 3);
+    EXPECT_EQ(s["bottleneck"]["name"], "AllReduce f32");
+    EXPECT_EQ(s["bottleneck"]["exposed_ns"], 1'100'000);
+    EXPECT_NEAR(s["bottleneck"]["share"].get<double>(), 1.1 / 1.6, 1e-12);
+    EXPECT_EQ(s["bottleneck"]["verdict"], "compute-bound");
+    ASSERT_EQ(s["bottleneck"]["findings"].size(), 1u);
+    EXPECT_EQ(s["bottleneck"]["findings"][0]["kind"], "comm-after-last-compute");
+
+    ASSERT_EQ(d["collectives"].size(), 4u);
+    const auto& c = d["collectives"][3];
+    EXPECT_EQ(c["collective"], "AllReduce");
+    EXPECT_EQ(c["datatype"], "f32");
+    EXPECT_EQ(c["start_ns"], 38'000'000);
+    EXPECT_EQ(c["end_ns"], 42'000'000);
+    EXPECT_EQ(c["duration_ns"], 4'000'000);
+    EXPECT_EQ(c["overlapped_ns"], 2'900'000);
+    EXPECT_EQ(c["exposed_ns"], 1'100'000);
+    EXPECT_EQ(c["bytes"], 32ull << 20);
+    EXPECT_EQ(c["comm_hash"], "0xabcdef0123456789");
+    EXPECT_EQ(c["seq_number"], 38'000);
+    EXPECT_EQ(c["step"], 1);
+    EXPECT_EQ(c["stream"], 13);
+
+    // Device-level additions.
+    EXPECT_EQ(d["label"], "rank 0 gpu 0");
+    EXPECT_EQ(d["verdict"], "compute-bound");
+    EXPECT_EQ(d["bottleneck"]["name"], "AllReduce f32 bucket #1");
+    EXPECT_EQ(d["bottleneck"]["exposed_ns"], 3'100'000);
+}
+
+TEST(ReportJson, NullRatiosAndMultiRankFields) {
+    const auto a = fixture::twoDeviceAnalysis();
+    const auto j = reportOf(a);
+    const auto& t = j["devices"][1]["totals"];
+    EXPECT_TRUE(t["overlap_ratio"].is_null());  // no communication on rank 1
+    EXPECT_EQ(t["comm_ns"], 0);
+    EXPECT_TRUE(j["devices"][1]["bottleneck"].is_null());
+    expectMetrics(j["summary"], a.summary);
+    EXPECT_EQ(j["summary"]["device_count"], 2);
+    ASSERT_EQ(j["matched_collectives"].size(), 1u);
+    const auto& m = j["matched_collectives"][0];
+    EXPECT_EQ(m["collective"], "AllReduce");
+    EXPECT_EQ(m["seq_number"], 7);
+    EXPECT_EQ(m["skew_ns"], 250'000);
+    EXPECT_EQ(m["transfer_ns"], 3'000'000);
+    EXPECT_EQ(m["instances"][1]["device"], 1);
+    EXPECT_EQ(m["instances"][1]["collective"], 0);
+    EXPECT_EQ(j["total_skew_ns"], 250'000);
+    EXPECT_EQ(j["spread"]["step_time_median_ns"], 30'000'000);
+    EXPECT_DOUBLE_EQ(j["spread"]["overlap_ratio_max"].get<double>(), 0.7);
+}
+
+TEST(ReportJson, ReadBackGivesTheSameValues) {
+    const auto a = fixture::twoDeviceAnalysis();
+    ReportOptions o;
+    o.inputs = {"x.sqlite"};
+    const auto back = parseReportJson(formatJsonReport(a, o), "mem");
+    EXPECT_EQ(back.version, 1);
+    EXPECT_EQ(back.inputs, std::vector<std::string>{"x.sqlite"});
+    const auto& b = back.analysis;
+    ASSERT_EQ(b.devices.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+        const auto& x = a.devices[i];
+        const auto& y = b.devices[i];
+        EXPECT_EQ(y.rank, x.rank);
+        EXPECT_EQ(y.host, x.host);
+        EXPECT_EQ(y.pid, x.pid);
+        EXPECT_EQ(y.device, x.device);
+        EXPECT_EQ(y.totals.exposed_comm_ns, x.totals.exposed_comm_ns);
+        EXPECT_EQ(y.totals.overlap_ratio, x.totals.overlap_ratio);
+        EXPECT_EQ(y.totals.ideal_speedup, x.totals.ideal_speedup);
+        ASSERT_EQ(y.steps.size(), x.steps.size());
+        for (size_t s = 0; s < x.steps.size(); ++s) {
+            EXPECT_EQ(y.steps[s].name, x.steps[s].name);
+            EXPECT_EQ(y.steps[s].metrics.comm_ns, x.steps[s].metrics.comm_ns);
+            EXPECT_EQ(y.steps[s].bottleneck.collective, x.steps[s].bottleneck.collective);
+            EXPECT_EQ(y.steps[s].bottleneck.findings.size(), x.steps[s].bottleneck.findings.size());
+        }
+        ASSERT_EQ(y.collectives.size(), x.collectives.size());
+        for (size_t c = 0; c < x.collectives.size(); ++c) {
+            EXPECT_EQ(y.collectives[c].start_ns, x.collectives[c].start_ns);
+            EXPECT_EQ(y.collectives[c].exposed_ns, x.collectives[c].exposed_ns);
+            EXPECT_EQ(y.collectives[c].commHash, x.collectives[c].commHash);
+            EXPECT_EQ(y.collectives[c].seqNumber, x.collectives[c].seqNumber);
+            EXPECT_EQ(y.collectives[c].bytes, x.collectives[c].bytes);
+            EXPECT_EQ(y.collectives[c].step, x.collectives[c].step);
+        }
+    }
+    EXPECT_EQ(b.summary.overlap_ns, a.summary.overlap_ns);
+    ASSERT_EQ(b.matched.size(), 1u);
+    EXPECT_EQ(b.matched[0].instances, a.matched[0].instances);
+    EXPECT_EQ(b.total_skew_ns, 250'000);
+    ASSERT_TRUE(b.spread);
+    EXPECT_EQ(b.spread->overlap_ratio_min, 0.5);
+}
+
+TEST(ReportJson, ReadFromFile) {
+    const auto path = tempPath("ok.json");
+    {
+        std::ofstream out(path);
+        out << formatJsonReport(fixture::oneDeviceAnalysis(), ReportOptions{});
+    }
+    const auto back = readReportJson(path);
+    EXPECT_EQ(back.analysis.devices.size(), 1u);
+    std::filesystem::remove(path);
+}
+
+TEST(ReportJson, BadInputNamesTheFileAndTheProblem) {
+    auto problem = [](const std::string& text) {
+        try {
+            parseReportJson(text, "base.json");
+        } catch (const CaptureError& e) {
+            EXPECT_EQ(e.path(), "base.json");
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(problem("{not json").find("base.json: not JSON"), std::string::npos);
+    EXPECT_NE(problem(R"({"format":"chrome"})").find("not an overlapscope report"), std::string::npos);
+    EXPECT_NE(problem(R"({"format":"overlapscope-report","version":2,"devices":[],"summary":{}})")
+                  .find("report version 2 is newer"),
+              std::string::npos);
+    // A missing field is named by its place in the document.
+    auto j = json::parse(formatJsonReport(fixture::oneDeviceAnalysis(), ReportOptions{}));
+    j["devices"][0]["totals"].erase("comm_ns");
+    EXPECT_NE(problem(j.dump()).find("devices[0].totals.comm_ns is missing"), std::string::npos);
+    j = json::parse(formatJsonReport(fixture::oneDeviceAnalysis(), ReportOptions{}));
+    j["devices"][0]["steps"][1]["exposed_comm_ns"] = "many";
+    EXPECT_NE(problem(j.dump()).find("devices[0].steps[1].exposed_comm_ns is not an integer"),
+              std::string::npos);
+    EXPECT_THROW(readReportJson(tempPath("does-not-exist.json")), CaptureError);
+}
+
+TEST(ReportJson, StreamedOutputIsExactlyTheIndentedDocument) {
+    // The writer streams piece by piece; the result must be what a JSON
+    // library prints for the same document with a 2-space indent.
+    for (const auto& a : {fixture::oneDeviceAnalysis(), fixture::twoDeviceAnalysis(), Analysis{}}) {
+        const auto text = formatJsonReport(a, ReportOptions{});
+        EXPECT_EQ(text, nlohmann::ordered_json::parse(text).dump(2) + "\n");
+    }
+}

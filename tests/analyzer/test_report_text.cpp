@@ -1,0 +1,201 @@
+// Text and Markdown reports from hand-built analyses: the expected words and
+// numbers are worked out by hand in test_report_fixture.h.
+#include "analyzer/report/report_format.h"
+#include "analyzer/report/report_markdown.h"
+#include "analyzer/report/report_text.h"
+#include "tests/analyzer/test_report_fixture.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+using namespace osc;
+using namespace osc::report;
+
+namespace {
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+
+size_t countOf(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST(ReportFormat, Durations) {
+    EXPECT_EQ(formatDuration(0), "0 ns");
+    EXPECT_EQ(formatDuration(999), "999 ns");
+    EXPECT_EQ(formatDuration(1'500), "1.50 us");
+    EXPECT_EQ(formatDuration(3'100'000), "3.10 ms");
+    EXPECT_EQ(formatDuration(14'200'000), "14.2 ms");
+    EXPECT_EQ(formatDuration(123'456'789), "123 ms");
+    EXPECT_EQ(formatDuration(2'500'000'000), "2.50 s");
+}
+
+TEST(ReportFormat, PercentBytesFactor) {
+    EXPECT_EQ(formatPercent(0.6213), "62%");
+    EXPECT_EQ(formatPercent(std::nullopt), "n/a");
+    EXPECT_EQ(formatBytes(32ull << 20), "32.0 MiB");
+    EXPECT_EQ(formatBytes(512), "512 B");
+    EXPECT_EQ(formatBytes(std::nullopt), "n/a");
+    EXPECT_EQ(formatFactor(1.5), "1.50x");
+}
+
+TEST(ReportFormat, DeviceLabelWithAndWithoutRank) {
+    DeviceAnalysis d;
+    d.rank = 3;
+    d.device = 1;
+    EXPECT_EQ(deviceLabel(d), "rank 3 gpu 1");
+    d.rank = -1;
+    d.host = "h";
+    d.pid = 42;
+    EXPECT_EQ(deviceLabel(d), "h:42 gpu 1");
+}
+
+TEST(ReportFormat, VerdictFollowsComputeVersusComm) {
+    EXPECT_EQ(verdict(fixture::metrics(10, 5, 6, 0, 10)), "communication-bound");
+    EXPECT_EQ(verdict(fixture::metrics(10, 6, 6, 0, 10)), "compute-bound");
+    EXPECT_EQ(verdict(fixture::metrics(10, 6, 0, 0, 6)), "no communication");
+}
+
+TEST(ReportFormat, BottleneckSumsBucketPositionOverSteps) {
+    const auto a = fixture::oneDeviceAnalysis();
+    const auto b = deviceBottleneck(a.devices[0]);
+    ASSERT_TRUE(b.found);
+    EXPECT_EQ(b.position, 1);
+    EXPECT_EQ(b.exposed_ns, 3'100'000);  // 2.0 ms in step 0 + 1.1 ms in step 1
+    EXPECT_EQ(b.label, "AllReduce f32 bucket #1");
+    ASSERT_TRUE(b.share);
+    EXPECT_NEAR(*b.share, 3.1 / 14.2, 1e-9);
+}
+
+TEST(ReportFormat, BottleneckWithoutStepsIsTheMostExposedCollective) {
+    auto a = fixture::oneDeviceAnalysis();
+    auto& d = a.devices[0];
+    d.steps.clear();
+    for (auto& c : d.collectives) c.step = -1;
+    const auto b = deviceBottleneck(d);
+    ASSERT_TRUE(b.found);
+    EXPECT_EQ(b.collective, 1);
+    EXPECT_EQ(b.exposed_ns, 2'000'000);
+    EXPECT_EQ(b.label, "AllReduce f32 #1");
+}
+
+TEST(ReportFormat, HeadlineIsTheVerdictSentence) {
+    const auto a = fixture::oneDeviceAnalysis();
+    EXPECT_EQ(headline(a.devices[0]),
+              "rank 0 gpu 0: 62% of communication hidden, 14.2 ms exposed of 37.5 ms; "
+              "compute-bound; bottleneck: AllReduce f32 bucket #1 (3.10 ms exposed, 22%)");
+}
+
+TEST(ReportFormat, HeadlineWithoutCommunication) {
+    const auto a = fixture::twoDeviceAnalysis();
+    EXPECT_EQ(headline(a.devices[1]), "rank 1 gpu 1: no communication; compute 40.0 ms of 60.0 ms");
+}
+
+TEST(ReportText, VerdictFirstThenAlignedTable) {
+    const auto a = fixture::oneDeviceAnalysis();
+    ReportOptions o;
+    o.inputs = {"run.sqlite"};
+    const auto text = formatTextReport(a, o);
+    const auto ls = lines(text);
+    ASSERT_GE(ls.size(), 5u);
+    EXPECT_EQ(ls[0], "overlapscope report: 1 device from run.sqlite");
+    EXPECT_EQ(ls[1], "rank 0 gpu 0: 62% of communication hidden, 14.2 ms exposed of 37.5 ms; "
+                     "compute-bound; bottleneck: AllReduce f32 bucket #1 (3.10 ms exposed, 22%)");
+    // The totals table: header and one row, both the same width (right-aligned columns).
+    size_t header = 0;
+    while (header < ls.size() && ls[header].find("window") == std::string::npos) ++header;
+    ASSERT_LT(header + 1, ls.size());
+    EXPECT_EQ(ls[header].size(), ls[header + 1].size());
+    EXPECT_NE(ls[header + 1].find("rank 0 gpu 0"), std::string::npos);
+    EXPECT_NE(ls[header + 1].find("62%"), std::string::npos);
+    // Findings from the steps, told once with the exposed time summed (2.0 + 2.0 ms).
+    EXPECT_EQ(countOf(text, "bucket issued after the last compute kernel"), 1u);
+    EXPECT_NE(text.find("kernel (seen in 2 steps; 4.00 ms exposed in total)"), std::string::npos);
+    // No optional sections unless asked.
+    EXPECT_EQ(text.find("Steps on"), std::string::npos);
+    EXPECT_EQ(text.find("Collectives on"), std::string::npos);
+}
+
+TEST(ReportText, StepsAndCollectivesSections) {
+    const auto a = fixture::oneDeviceAnalysis();
+    ReportOptions o;
+    o.steps = true;
+    o.collectives = true;
+    o.topCollectives = 3;
+    const auto text = formatTextReport(a, o);
+    EXPECT_NE(text.find("Steps on rank 0 gpu 0:"), std::string::npos);
+    EXPECT_NE(text.find("Collectives on rank 0 gpu 0 (3 most exposed of 4; --top 0 lists all):"),
+              std::string::npos);
+    // Step rows name their bottleneck with its position in the step.
+    const auto ls = lines(text);
+    bool step0 = false, step1 = false;
+    for (const auto& l : ls) {
+        if (l.find("step 0") == 2 && l.find("AllReduce f32 #1") != std::string::npos) step0 = true;
+        if (l.find("step 1") == 2 && l.find("AllReduce f32 #1") != std::string::npos) step1 = true;
+    }
+    EXPECT_TRUE(step0);
+    EXPECT_TRUE(step1);
+    // Most exposed first: 2.00 ms, 1.10 ms, 1.00 ms; the 0.5 ms one is cut.
+    const auto p2 = text.find("2.00 ms", text.find("Collectives on"));
+    const auto p11 = text.find("1.10 ms", text.find("Collectives on"));
+    const auto p1 = text.find("1.00 ms", text.find("Collectives on"));
+    EXPECT_LT(p2, p11);
+    EXPECT_LT(p11, p1);
+    EXPECT_EQ(text.find("500 us", text.find("Collectives on")), std::string::npos);
+}
+
+TEST(ReportText, MultiRankSummaryAndSpread) {
+    const auto a = fixture::twoDeviceAnalysis();
+    ReportOptions o;
+    o.collectives = true;
+    const auto text = formatTextReport(a, o);
+    const auto ls = lines(text);
+    ASSERT_GE(ls.size(), 4u);
+    EXPECT_EQ(ls[3], "all 2 devices: 62% of communication hidden, 14.2 ms exposed of 37.5 ms; "
+                     "compute-bound");
+    EXPECT_NE(text.find("all devices"), std::string::npos);
+    EXPECT_NE(text.find("250 us spent waiting for the slowest rank over 1 matched collectives"),
+              std::string::npos);
+    EXPECT_NE(text.find("step time min/median/max: 29.0 ms / 30.0 ms / 31.0 ms"), std::string::npos);
+    EXPECT_NE(text.find("hidden communication min/median/max: 50% / 60% / 70%"), std::string::npos);
+    EXPECT_NE(text.find("largest skews:"), std::string::npos);
+}
+
+TEST(ReportText, EmptyAnalysis) {
+    ReportOptions o;
+    o.inputs = {"x.sqlite"};
+    EXPECT_EQ(formatTextReport(Analysis{}, o),
+              "overlapscope report: 0 devices from x.sqlite\nno GPU activity found\n");
+}
+
+TEST(ReportMarkdown, VerdictListAndTable) {
+    const auto a = fixture::twoDeviceAnalysis();
+    ReportOptions o;
+    o.inputs = {"a|b.sqlite"};
+    o.steps = true;
+    const auto md = formatMarkdownReport(a, o);
+    const auto ls = lines(md);
+    EXPECT_EQ(ls[0], "### overlapscope report");
+    EXPECT_EQ(ls[2], "- **" + headline(a.devices[0]) + "**");
+    // The totals table: header, separator, one row per device, one summary row.
+    size_t header = 0;
+    while (header < ls.size() && ls[header].rfind("| device |", 0) != 0) ++header;
+    ASSERT_LT(header + 4, ls.size());
+    EXPECT_EQ(ls[header + 1].rfind("| :--- | ---: |", 0), 0u);
+    EXPECT_EQ(ls[header + 2].rfind("| rank 0 gpu 0 |", 0), 0u);
+    EXPECT_EQ(ls[header + 3].rfind("| rank 1 gpu 1 |", 0), 0u);
+    EXPECT_EQ(ls[header + 4].rfind("| all devices |", 0), 0u);
+    const auto cells = countOf(ls[header], "|");
+    for (size_t i = header; i <= header + 4; ++i) EXPECT_EQ(countOf(ls[i], "|"), cells) << ls[i];
+    EXPECT_NE(md.find("<details><summary>Steps on rank 0 gpu 0</summary>"), std::string::npos);
+    EXPECT_NE(md.find("`a|b.sqlite`"), std::string::npos);
+}

@@ -1,0 +1,267 @@
+// Model-layer tests: time scale, ticks, coverage algebra, rows, lanes, range
+// metrics and find, checked against hand-worked numbers and brute force.
+#include "gui/model/event_details.h"
+#include "gui/model/kernel_find.h"
+#include "gui/model/lane_layout.h"
+#include "gui/model/range_metrics.h"
+#include "gui/model/time_scale.h"
+#include "gui/model/time_ticks.h"
+#include "gui/model/timeline_model.h"
+#include "gui/model/view_history.h"
+#include "tests/gui/gui_test_captures.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+using namespace osc;
+using namespace osc::gui;
+
+TEST(TimeScale, MapsTimeToPixelsAndBack) {
+    const TimeScale s({1000, 2000}, 100);  // 10 ns per pixel
+    EXPECT_DOUBLE_EQ(s.toX(1000), 0);
+    EXPECT_DOUBLE_EQ(s.toX(1500), 50);
+    EXPECT_DOUBLE_EQ(s.toX(2000), 100);
+    EXPECT_EQ(s.toTime(25), 1250);
+    EXPECT_DOUBLE_EQ(s.nsPerPx(), 10);
+}
+
+TEST(TimeScale, ZoomKeepsTheAnchorTimeUnderTheCursor) {
+    const TimeScale s({0, 10000}, 1000);
+    const TimeScale z = s.zoomedAt(250, 0.5);  // t = 2500 stays at x = 250
+    EXPECT_EQ(z.range().length(), 5000);
+    EXPECT_EQ(z.range().start, 2500 - 1250);
+    EXPECT_NEAR(z.toX(2500), 250, 1e-9);
+    const TimeScale out = z.zoomedAt(250, 2.0);
+    EXPECT_EQ(out.range(), (ViewRange{0, 10000}));
+}
+
+TEST(TimeScale, PanMovesByPixelsAndNeverCollapses) {
+    const TimeScale s({0, 10000}, 1000);
+    EXPECT_EQ(s.pannedBy(100).range(), (ViewRange{1000, 11000}));
+    EXPECT_EQ(s.pannedBy(-50).range(), (ViewRange{-500, 9500}));
+    EXPECT_EQ(TimeScale({5, 5}, 100).range().length(), TimeScale::kMinSpanNs);
+    EXPECT_EQ(s.zoomedAt(0, 1e-9).range().length(), TimeScale::kMinSpanNs);
+}
+
+TEST(TimeScale, ClampKeepsTheViewInsideTheBounds) {
+    EXPECT_EQ(TimeScale({-500, 500}, 100).clampedTo({0, 10000}).range(), (ViewRange{0, 1000}));
+    EXPECT_EQ(TimeScale({9500, 10500}, 100).clampedTo({0, 10000}).range(), (ViewRange{9000, 10000}));
+    EXPECT_EQ(TimeScale({0, 20000}, 100).clampedTo({0, 10000}).range(), (ViewRange{-5000, 15000}));
+}
+
+TEST(TimeTicks, NiceStepsFollowOneTwoFive) {
+    EXPECT_EQ(niceTickStep(1.0, 90), 100);       // 90 ns -> 100
+    EXPECT_EQ(niceTickStep(1.0, 150), 200);      // 150 -> 200
+    EXPECT_EQ(niceTickStep(1.0, 300), 500);      // 300 -> 500
+    EXPECT_EQ(niceTickStep(1.0, 600), 1000);     // 600 -> 1000
+    EXPECT_EQ(niceTickStep(0.001, 90), 1);       // never below 1 ns
+    EXPECT_EQ(niceTickStep(1e6, 90), 100'000'000);
+}
+
+TEST(TimeTicks, TicksAreAtMultiplesInsideTheView) {
+    const TimeScale s({1050, 2050}, 1000);  // 1 ns per pixel, step 100 at 90 px
+    const auto ticks = makeTicks(s, 90);
+    ASSERT_EQ(ticks.size(), 10u);
+    EXPECT_EQ(ticks.front().time, 1100);
+    EXPECT_EQ(ticks.back().time, 2000);
+    EXPECT_DOUBLE_EQ(ticks.front().x, 50);
+    EXPECT_EQ(ticks.front().label, "1.1 µs");
+}
+
+TEST(TimeTicks, LabelsUseUnitsAndEnoughDecimals) {
+    EXPECT_EQ(formatTickLabel(12'340'000, 10'000), "12.34 ms");
+    EXPECT_EQ(formatTickLabel(3'000'000'000, 1'000'000'000), "3 s");
+    EXPECT_EQ(formatTickLabel(500, 100), "500 ns");
+    EXPECT_EQ(formatTickLabel(0, 1000), "0 µs");
+    EXPECT_EQ(formatDuration(850), "850 ns");
+    EXPECT_EQ(formatDuration(12'500), "12.5 µs");
+    EXPECT_EQ(formatDuration(3'250'000), "3.25 ms");
+    EXPECT_EQ(formatDuration(125'000'000'000), "125 s");
+}
+
+TEST(TimeTicks, ParsesDurationsWithUnits) {
+    EXPECT_EQ(parseDuration("1500"), 1500);
+    EXPECT_EQ(parseDuration("12.5us"), 12'500);
+    EXPECT_EQ(parseDuration("12.5µs"), 12'500);
+    EXPECT_EQ(parseDuration("3ms"), 3'000'000);
+    EXPECT_EQ(parseDuration("1.2s"), 1'200'000'000);
+    EXPECT_EQ(parseDuration("20ns"), 20);
+    EXPECT_FALSE(parseDuration("abc"));
+    EXPECT_FALSE(parseDuration("ms"));
+}
+
+TEST(EventRow, GallopAndHitTest) {
+    EventRow row;
+    for (TimeNs t = 0; t < 1000; t += 10) row.add(t, t + 5, static_cast<uint32_t>(t / 10), 0, EventSource::Kernel);
+    row.finish();
+    for (TimeNs t : {-5, 0, 3, 10, 11, 555, 990, 995, 2000}) {
+        size_t expect = 0;
+        while (expect < row.size() && row.start[expect] < t) ++expect;
+        EXPECT_EQ(row.gallopToStart(0, t), expect) << t;
+        EXPECT_EQ(row.gallopToStart(std::min<size_t>(expect, 3), t), expect) << t;
+    }
+    EXPECT_EQ(row.firstEndingAfter(14), 1u);  // [10, 15) is still running at 14
+    EXPECT_EQ(row.firstEndingAfter(15), 2u);
+    EXPECT_EQ(row.durationSum(2, 5), 15);
+    EXPECT_EQ(row.hitTest(12, 0), 1u);
+    EXPECT_EQ(row.hitTest(17, 0), row.size());  // in a gap
+    EXPECT_EQ(row.hitTest(18, 3), 2u);          // 2 ns from [20, 25), 4 from [10, 15)
+}
+
+TEST(TimelineModel, BuildsLanesPerStreamWithLabelsAndCategories) {
+    const TimelineModel m(guitest::smallCapture());
+    ASSERT_EQ(m.groups().size(), 1u);
+    const DeviceGroup& g = m.groups()[0];
+    EXPECT_EQ(g.label, "rank 0 (node:100) · GPU 0");
+    // Ranges, overlap, then streams 7, 13, 20.
+    ASSERT_EQ(g.lanes.size(), 5u);
+    EXPECT_EQ(m.lane(g.lanes[0]).kind, LaneKind::Ranges);
+    EXPECT_EQ(m.lane(g.lanes[1]).kind, LaneKind::Overlap);
+    EXPECT_EQ(m.lane(g.lanes[2]).label, "stream 7 · compute");
+    EXPECT_EQ(m.lane(g.lanes[3]).label, "stream 13 · NCCL AllReduce");
+    EXPECT_EQ(m.lane(g.lanes[3]).mainCategory, Category::Communication);
+    EXPECT_EQ(m.lane(g.lanes[4]).label, "stream 20 · memory");
+    EXPECT_EQ(g.coverage.compute.total(), 6000);
+    EXPECT_EQ(g.coverage.comm.total(), 3000);
+    EXPECT_EQ(g.coverage.overlap.total(), 2000);
+    EXPECT_EQ(g.coverage.exposedComm.total(), 1000);
+    EXPECT_EQ(g.coverage.exposedComm.intervals().at(0).start, 5000);
+    EXPECT_EQ(g.coverage.busy.total(), 400 + 7000);
+    EXPECT_EQ(m.begin(), 0);
+    EXPECT_EQ(m.end(), 9000);
+}
+
+TEST(TimelineModel, CollapseHideAndReorder) {
+    TimelineModel m(guitest::smallCapture(2));
+    ASSERT_EQ(m.groups().size(), 2u);
+    EXPECT_EQ(m.visibleLanes().size(), 10u);
+    m.setCollapsed(0, true);
+    EXPECT_EQ(m.visibleLanes().size(), 6u);  // group 0 keeps its overlap lane only
+    const int stream7 = m.groups()[1].lanes[2];
+    m.setHidden(stream7, true);
+    EXPECT_EQ(m.visibleLanes().size(), 5u);
+    m.showAllLanes();
+    m.moveLane(stream7, -2);
+    EXPECT_EQ(m.groups()[1].lanes[0], stream7);
+    m.moveLane(stream7, -5);  // clamped at the top
+    EXPECT_EQ(m.groups()[1].lanes[0], stream7);
+
+    const LaneLayout layout(m);
+    const LaneSlot* s = layout.slotOf(stream7);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(layout.laneAt(s->y + 1)->lane, stream7);
+    EXPECT_EQ(layout.groupHeaderAt(layout.groups()[0].y + 2), 0);
+}
+
+TEST(TimelineModel, MatchesTheSameCollectiveOnOtherRanks) {
+    const TimelineModel m(guitest::smallCapture(3, 300));
+    const EventRef ncclOnRank0 = m.findKernel(0, 1);  // kernel row 1 is the AllReduce
+    ASSERT_TRUE(ncclOnRank0.valid());
+    const auto others = m.matchingCollectives(ncclOnRank0);
+    ASSERT_EQ(others.size(), 2u);
+    const auto& row = m.lane(others[1].lane).rows[0];
+    EXPECT_EQ(row.start[others[1].index], 4000 + 600);
+    EXPECT_TRUE(m.matchingCollectives(m.findKernel(0, 0)).empty());  // a gemm matches nothing
+
+    const DetailList d = eventDetails(m, ncclOnRank0);
+    auto value = [&](const std::string& k) {
+        for (const auto& [key, v] : d)
+            if (key == k) return v;
+        return std::string("<missing>");
+    };
+    EXPECT_EQ(value("kernel"), guitest::kAllReduce);
+    EXPECT_EQ(value("collective"), "AllReduce");
+    EXPECT_EQ(value("duration"), "3 µs");
+    EXPECT_EQ(value("arrival skew"), "600 ns");
+}
+
+TEST(RangeMetrics, HandWorkedWindow) {
+    const TimelineModel m(guitest::smallCapture());
+    const OverlapMetrics r = rangeMetrics(m.groups()[0], 3000, 8000);
+    EXPECT_EQ(r.window_ns, 5000);
+    EXPECT_EQ(r.compute_ns, 4000);
+    EXPECT_EQ(r.comm_ns, 3000);
+    EXPECT_EQ(r.overlap_ns, 2000);
+    EXPECT_EQ(r.exposed_comm_ns, 1000);
+    EXPECT_EQ(r.busy_ns, 5000);
+    EXPECT_EQ(r.idle_ns, 0);
+    EXPECT_DOUBLE_EQ(*r.overlap_ratio, 2.0 / 3.0);
+    EXPECT_DOUBLE_EQ(*r.achieved_speedup, 7000.0 / 5000.0);
+    EXPECT_DOUBLE_EQ(*r.ideal_speedup, 7000.0 / 4000.0);
+    EXPECT_FALSE(rangeMetrics(m.groups()[0], 100, 400).overlap_ratio.has_value());
+}
+
+TEST(RangeMetrics, MatchBruteForceOnRandomWindows) {
+    // Random kernels on three streams; per-ns classification as the oracle.
+    auto c = std::make_shared<Capture>();
+    Process p;
+    p.rank = 0;
+    Device& d = p.deviceById(0);
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<TimeNs> st(0, 3000), len(1, 120);
+    std::vector<std::pair<TimeNs, TimeNs>> comp, comm;
+    for (int i = 0; i < 150; ++i) {
+        const TimeNs s = st(rng), e = s + len(rng);
+        const bool isComm = i % 3 == 0;
+        guitest::addKernel(*c, d, s, e, isComm ? 13 : 7 + i % 2, isComm ? guitest::kAllReduce : "void gemm()");
+        (isComm ? comm : comp).push_back({s, e});
+    }
+    c->processes.push_back(std::move(p));
+    c->finalize();
+    const TimelineModel m(c);
+    std::vector<uint8_t> C(3200), M(3200);
+    for (auto [s, e] : comp)
+        for (TimeNs t = s; t < e; ++t) C[static_cast<size_t>(t)] = 1;
+    for (auto [s, e] : comm)
+        for (TimeNs t = s; t < e; ++t) M[static_cast<size_t>(t)] = 1;
+    std::uniform_int_distribution<TimeNs> w(0, 3200);
+    for (int k = 0; k < 100; ++k) {
+        TimeNs a = w(rng), b = w(rng);
+        if (a > b) std::swap(a, b);
+        TimeNs cn = 0, mn = 0, on = 0, bn = 0;
+        for (TimeNs t = a; t < b; ++t) {
+            const auto i = static_cast<size_t>(t);
+            cn += C[i];
+            mn += M[i];
+            on += C[i] && M[i];
+            bn += C[i] || M[i];
+        }
+        const OverlapMetrics r = rangeMetrics(m.groups()[0], a, b);
+        ASSERT_EQ(r.compute_ns, cn);
+        ASSERT_EQ(r.comm_ns, mn);
+        ASSERT_EQ(r.overlap_ns, on);
+        ASSERT_EQ(r.exposed_comm_ns, mn - on);
+        ASSERT_EQ(r.busy_ns, bn);
+        ASSERT_EQ(r.idle_ns, (b - a) - bn);
+    }
+}
+
+TEST(KernelFind, CountsAndDurationStatistics) {
+    const TimelineModel m(guitest::smallCapture(2, 100));
+    const FindResult r = findKernels(m, {"GEMM", std::nullopt});
+    EXPECT_EQ(r.count, 4u);
+    EXPECT_EQ(r.total_ns, 2 * (4000 + 2000));
+    EXPECT_EQ(r.min_ns, 2000);
+    EXPECT_EQ(r.median_ns, 2000);  // lower median of {2000, 2000, 4000, 4000}
+    EXPECT_EQ(r.max_ns, 4000);
+    ASSERT_EQ(r.hits.size(), 4u);
+    // Time order across ranks: 1000 (r0), 1100 (r1), 6000 (r0), 6100 (r1).
+    std::vector<TimeNs> starts;
+    for (const auto& h : r.hits) starts.push_back(m.lane(h.lane).rows[0].start[h.index]);
+    EXPECT_EQ(starts, (std::vector<TimeNs>{1000, 1100, 6000, 6100}));
+    const FindResult ranged = findKernels(m, {"gemm", ViewRange{0, 5000}});
+    EXPECT_EQ(ranged.count, 2u);
+    EXPECT_EQ(findKernels(m, {"nothing-like-this", std::nullopt}).count, 0u);
+}
+
+TEST(ViewHistory, PopsInReverseOrder) {
+    ViewHistory h;
+    h.push({0, 10});
+    h.push({0, 10});  // duplicates collapse
+    h.push({5, 6});
+    EXPECT_EQ(h.pop(), (ViewRange{5, 6}));
+    EXPECT_EQ(h.pop(), (ViewRange{0, 10}));
+    EXPECT_FALSE(h.pop());
+}

@@ -1,0 +1,267 @@
+// The widgets under QT_QPA_PLATFORM=offscreen: pixels at computed positions,
+// zoom/pan/selection through synthesised input, panel models.
+#include "analyzer/synth/generic_synth.h"
+#include "gui/model/range_metrics.h"
+#include "gui/render/palette.h"
+#include "gui/widgets/main_window.h"
+#include "gui/widgets/metric_tables.h"
+#include "gui/widgets/timeline_widget.h"
+#include "tests/gui/gui_test_captures.h"
+
+#include <QAbstractItemModelTester>
+#include <QTemporaryDir>
+#include <QApplication>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTest>
+#include <QWheelEvent>
+#include <gtest/gtest.h>
+
+using namespace osc;
+using namespace osc::gui;
+
+namespace {
+
+constexpr int kEventWidth = 1000;  // event area: 10 ns per pixel over [0, 10000)
+
+struct Fixture {
+    std::shared_ptr<TimelineModel> model = std::make_shared<TimelineModel>(guitest::smallCapture());
+    TimelineWidget w;
+    Fixture() {
+        w.resize(TimelineWidget::kLabelWidth + kEventWidth, 400);
+        w.setModel(model);
+        w.setViewRange({0, 10000}, false);
+    }
+    int x(TimeNs t) const { return TimelineWidget::kLabelWidth + static_cast<int>(t / 10); }
+    int laneMid(int laneInGroup) const {
+        const int lane = model->groups()[0].lanes[static_cast<size_t>(laneInGroup)];
+        return w.laneY(lane) + w.layout().slotOf(lane)->rowHeight / 2;
+    }
+    QImage grab() {
+        QImage img(w.size(), QImage::Format_ARGB32);
+        w.render(&img);
+        return img;
+    }
+};
+
+uint32_t rgbAt(const QImage& img, int x, int y) { return img.pixel(x, y) & 0xFFFFFF; }
+
+void wheel(QWidget& w, QPoint pos, int delta, Qt::KeyboardModifiers mods) {
+    QWheelEvent e(pos, w.mapToGlobal(pos), {}, {0, delta}, Qt::NoButton, mods, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(&w, &e);
+}
+
+}  // namespace
+
+TEST(TimelineWidget, PaintsComputeOverlapAndExposedWhereTheyRun) {
+    Fixture f;
+    const QImage img = f.grab();
+    // A compute kernel's colour where it runs, the background where it does not.
+    EXPECT_EQ(rgbAt(img, f.x(2000), f.laneMid(2)), palette::kCompute);
+    EXPECT_NE(rgbAt(img, f.x(5500), f.laneMid(2)), palette::kCompute);
+    // The AllReduce on its stream.
+    EXPECT_EQ(rgbAt(img, f.x(4500), f.laneMid(3)), palette::kCommunication);
+    // Overlap lane: green where compute and communication coincide, vermilion
+    // where only communication runs, nothing where there is no communication.
+    EXPECT_EQ(rgbAt(img, f.x(4500), f.laneMid(1)), palette::kOverlap);
+    EXPECT_EQ(rgbAt(img, f.x(6500), f.laneMid(1)), palette::kOverlap);
+    EXPECT_EQ(rgbAt(img, f.x(5500), f.laneMid(1)), palette::kExposed);
+    EXPECT_NE(rgbAt(img, f.x(2000), f.laneMid(1)), palette::kOverlap);
+    EXPECT_NE(rgbAt(img, f.x(2000), f.laneMid(1)), palette::kExposed);
+    // The memcpy on stream 20 (near the top edge: its label covers the middle).
+    EXPECT_EQ(rgbAt(img, f.x(700), f.laneMid(4) - 6), palette::kMemory);
+    if (::testing::Test::HasFailure()) img.save("test_gui_widget_failure.png");
+}
+
+TEST(TimelineWidget, CtrlWheelZoomsAtTheCursor) {
+    Fixture f;
+    QSignalSpy spy(&f.w, &TimelineWidget::viewRangeChanged);
+    wheel(f.w, {f.x(5000), 100}, 120, Qt::ControlModifier);
+    // One notch: span x 0.8 = 8000 around t = 5000 at the centre -> [1000, 9000).
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 9000}));
+    EXPECT_EQ(spy.count(), 1);
+    wheel(f.w, {f.x(0), 100}, -120, Qt::ControlModifier);  // zoom out anchored at the left edge
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 11000}));
+    // A plain wheel scrolls lanes, not time.
+    wheel(f.w, {f.x(5000), 100}, -120, Qt::NoModifier);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 11000}));
+}
+
+TEST(TimelineWidget, KeyboardZoomPanFitAndBack) {
+    Fixture f;
+    QTest::keyClick(&f.w, Qt::Key_D);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 11000}));  // 10% of the span
+    QTest::keyClick(&f.w, Qt::Key_A);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{0, 10000}));
+    QTest::keyClick(&f.w, Qt::Key_W);  // zoom in 0.8 around the centre
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 9000}));
+    QTest::keyClick(&f.w, Qt::Key_S);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{0, 10000}));
+    QTest::keyClick(&f.w, Qt::Key_F);  // nothing selected: fit everything, 2% margins
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 9180}));
+    QTest::keyClick(&f.w, Qt::Key_Backspace);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{0, 10000}));
+}
+
+TEST(TimelineWidget, DragSelectsARangeWithItsMetrics) {
+    Fixture f;
+    QSignalSpy spy(&f.w, &TimelineWidget::selectionChanged);
+    const int y = f.laneMid(2);
+    QTest::mousePress(&f.w, Qt::LeftButton, {}, {f.x(3000), y});
+    QTest::mouseMove(&f.w, {f.x(6000), y});
+    EXPECT_GE(spy.count(), 1);  // updated while dragging
+    ASSERT_TRUE(f.w.selection());
+    EXPECT_EQ(*f.w.selection(), (ViewRange{3000, 6000}));
+    QTest::mouseMove(&f.w, {f.x(8000), y});
+    QTest::mouseRelease(&f.w, Qt::LeftButton, {}, {f.x(8000), y});
+    ASSERT_TRUE(f.w.selection());
+    EXPECT_EQ(*f.w.selection(), (ViewRange{3000, 8000}));
+    EXPECT_EQ(f.w.selectionGroups(), std::vector<int>{0});
+    const OverlapMetrics m = rangeMetrics(*f.model, f.w.selectionGroups(), 3000, 8000);
+    EXPECT_EQ(m.overlap_ns, 2000);
+    EXPECT_EQ(m.exposed_comm_ns, 1000);
+    // F fits the selection, Backspace returns, Esc clears.
+    QTest::keyClick(&f.w, Qt::Key_F);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{3000, 8000}));
+    QTest::keyClick(&f.w, Qt::Key_Backspace);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{0, 10000}));
+    QTest::keyClick(&f.w, Qt::Key_Escape);
+    EXPECT_FALSE(f.w.selection());
+}
+
+TEST(TimelineWidget, ShiftDragPans) {
+    Fixture f;
+    const int y = f.laneMid(2);
+    QTest::mousePress(&f.w, Qt::LeftButton, Qt::ShiftModifier, {f.x(5000), y});
+    QTest::mouseMove(&f.w, {f.x(5000) - 100, y});
+    QTest::mouseRelease(&f.w, Qt::LeftButton, Qt::ShiftModifier, {f.x(5000) - 100, y});
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 11000}));  // dragged left 100 px = 1000 ns later
+    EXPECT_FALSE(f.w.selection());
+}
+
+TEST(TimelineWidget, ClickSelectsAnEventAndHeaderClickCollapses) {
+    Fixture f;
+    QSignalSpy spy(&f.w, &TimelineWidget::eventSelected);
+    QTest::mouseClick(&f.w, Qt::LeftButton, {}, {f.x(4500), f.laneMid(3)});
+    ASSERT_EQ(spy.count(), 1);
+    const EventRef ref = f.w.selectedEvent();
+    ASSERT_TRUE(ref.valid());
+    EXPECT_EQ(ref, f.model->findKernel(0, 1));
+    const int headerY = TimelineWidget::kRulerHeight + f.w.layout().groups()[0].y + 5;
+    QTest::mouseClick(&f.w, Qt::LeftButton, {}, {f.x(4500), headerY});
+    EXPECT_TRUE(f.model->groups()[0].collapsed);
+    EXPECT_EQ(f.w.layout().lanes().size(), 1u);
+}
+
+TEST(MainWindow, FindStepsThroughHitsAndSelectionPanelUpdates) {
+    MainWindow win;
+    win.resize(1400, 800);
+    LoadedCapture loaded;
+    loaded.model = std::make_shared<TimelineModel>(guitest::smallCapture(2, 100));
+    loaded.analysis = std::make_shared<Analysis>();
+    loaded.path = "memory";
+    win.showLoaded(loaded);
+    win.find("gemm");
+    EXPECT_EQ(win.findResult().count, 4u);
+    EXPECT_EQ(win.currentHit(), 0);
+    win.findNext(+1);
+    const EventRef second = win.timeline()->selectedEvent();
+    EXPECT_EQ(loaded.model->lane(second.lane).rows[0].start[second.index], 1100);
+    win.findNext(-1);
+    win.findNext(-1);
+    EXPECT_EQ(win.currentHit(), 3);  // wraps around
+    win.timeline()->setSelection({3000, 8000}, {0});
+    EXPECT_TRUE(win.selectionSummary().contains("2 µs")) << win.selectionSummary().toStdString();
+    EXPECT_TRUE(win.selectionSummary().contains("66.7 %")) << win.selectionSummary().toStdString();
+}
+
+TEST(MainWindow, LoadsInTheBackgroundAndReportsBadFiles) {
+    MainWindow win;
+    QSignalSpy failed(win.loader(), &CaptureLoader::failed);
+    win.openCapture("/nonexistent/capture.sqlite");
+    ASSERT_TRUE(failed.wait(10000) || failed.count() > 0);
+    EXPECT_TRUE(failed.at(0).at(0).toString().contains("/nonexistent/capture.sqlite"));
+}
+
+TEST(MainWindow, OpensAFileAndFollowsItWhileItGrows) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("live.sqlite").toStdString();
+    osc::synth::GenericSpec spec;
+    spec.kernels = 200;
+    spec.streams = 2;
+    osc::synth::writeGeneric(spec, path, false);
+    MainWindow win;
+    QSignalSpy loaded(win.loader(), &CaptureLoader::loaded);
+    win.openCapture(QString::fromStdString(path));
+    ASSERT_TRUE(loaded.wait(20000));
+    ASSERT_NE(win.timeline()->model(), nullptr);
+    EXPECT_EQ(win.timeline()->model()->capture().kernelCount(), 200u);
+    // The "agent" writes more: the next refresh shows the new rows.
+    spec.kernels = 500;
+    osc::synth::writeGeneric(spec, path, true);
+    win.setFollowing(true, 50);
+    ASSERT_TRUE(loaded.wait(20000));
+    EXPECT_EQ(win.timeline()->model()->capture().kernelCount(), 500u);
+    // Auto-scroll: the newest activity is in view.
+    EXPECT_GE(win.timeline()->viewRange().end, win.timeline()->model()->end());
+    win.setFollowing(false);
+}
+
+TEST(PanelModels, StepsAndCollectivesPassTheModelTester) {
+    auto model = std::make_shared<TimelineModel>(guitest::smallCapture());
+    auto a = std::make_shared<Analysis>();
+    DeviceAnalysis d;
+    d.processIndex = 0;
+    d.rank = 0;
+    d.device = 0;
+    StepAnalysis s;
+    s.name = "ProfilerStep#1";
+    s.start_ns = 1000;
+    s.end_ns = 8000;
+    s.metrics.compute_ns = 6000;
+    s.metrics.comm_ns = 3000;
+    s.metrics.overlap_ns = 2000;
+    s.metrics.exposed_comm_ns = 1000;
+    s.metrics.overlap_ratio = 2.0 / 3.0;
+    s.bottleneck.collective = 1;
+    d.steps.push_back(s);
+    CollectiveInstance c;
+    c.name = guitest::kAllReduce;
+    c.collective = "AllReduce";
+    c.start_ns = 4000;
+    c.end_ns = 7000;
+    c.duration_ns = 3000;
+    d.collectives.push_back(c);
+    c.start_ns = 7500;
+    c.end_ns = 7900;
+    c.duration_ns = 400;
+    c.exposed_ns = 400;
+    d.collectives.push_back(c);
+    a->devices.push_back(d);
+
+    StepTableModel steps;
+    QAbstractItemModelTester t1(&steps, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    steps.setData(model, a);
+    ASSERT_EQ(steps.rowCount(), 1);
+    EXPECT_EQ(steps.index(0, StepTableModel::OverlapRatio).data().toString(), "66.7 %");
+    EXPECT_EQ(steps.index(0, StepTableModel::Exposed).data().toString(), "1 µs");
+    EXPECT_EQ(steps.index(0, 0).data(GroupRole).toInt(), 0);
+    EXPECT_EQ(steps.index(0, 0).data(StartRole).toLongLong(), 1000);
+
+    CollectiveTableModel colls;
+    QAbstractItemModelTester t2(&colls, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    colls.setData(model, a);
+    ASSERT_EQ(colls.rowCount(), 2);
+    EXPECT_FALSE(colls.isBottleneck(0));
+    EXPECT_TRUE(colls.isBottleneck(1));
+    EXPECT_EQ(colls.index(1, CollectiveTableModel::Exposed).data().toString(), "400 ns");
+}
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication::setAttribute(Qt::AA_Use96Dpi);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("overlapscope-test");
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
