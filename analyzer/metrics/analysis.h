@@ -16,7 +16,8 @@ struct AnalysisSettings {
     std::vector<std::string> commKernelPatterns;
     bool commCopies = false;  // host<->device copies count as communication
     // Step range names (NVTX / user annotations). Default matches
-    // `ProfilerStep#N`, `step N`, `iteration N` (case-insensitive).
+    // `ProfilerStep#N`, `step N`, `iteration N` (first letter either case);
+    // the regex itself is matched case-sensitively.
     std::string stepPattern = R"(^(ProfilerStep#\d+|[Ss]tep[ _#]?\d+|[Ii]teration[ _#]?\d+)$)";
     // "Many small collectives" finding: collectives below this many bytes...
     uint64_t smallCollectiveBytes = 1 << 20;
