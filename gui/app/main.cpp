@@ -8,8 +8,26 @@
 #include <QFileInfo>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace {
+
+// --help, --version and --screenshot need no window. Without a display (ssh,
+// CI) Qt would abort before parsing them, so they get the offscreen platform
+// unless the user chose one.
+void useOffscreenWhenNoWindowIsNeeded(int argc, char** argv) {
+    if (std::getenv("QT_QPA_PLATFORM") || std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY"))
+        return;
+    for (int i = 1; i < argc; ++i) {
+        const char* a = argv[i];
+        if (!std::strcmp(a, "--help") || !std::strcmp(a, "-h") || !std::strcmp(a, "--version") ||
+            !std::strcmp(a, "-v") || !std::strncmp(a, "--screenshot", 12)) {
+            setenv("QT_QPA_PLATFORM", "offscreen", 0);
+            return;
+        }
+    }
+}
 
 int usageError(const QString& message) {
     std::fprintf(stderr, "overlapscope-gui: %s\n", message.toLocal8Bit().constData());
@@ -19,6 +37,7 @@ int usageError(const QString& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    useOffscreenWhenNoWindowIsNeeded(argc, argv);
     QApplication app(argc, argv);
     QApplication::setOrganizationName("overlapscope");
     QApplication::setApplicationName("overlapscope-gui");
