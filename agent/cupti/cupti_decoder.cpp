@@ -12,6 +12,24 @@ CopyKind copyKindOf(uint8_t k) { return k <= 10 ? static_cast<CopyKind>(k) : Cop
 MemKind memKindOf(uint8_t k) { return k <= 7 ? static_cast<MemKind>(k) : MemKind::Unknown; }
 SyncType syncTypeOf(uint32_t t) { return t <= 4 ? static_cast<SyncType>(t) : SyncType::Unknown; }
 
+// Memcpy and MemcpyPtoP records share these fields; peer copies add devices.
+template <typename Record>
+CopyRow copyRowOf(const Record& r, const DecodeContext& c) {
+    CopyRow m;
+    m.start = rel(r.start, c);
+    m.end = rel(r.end, c);
+    m.deviceId = r.deviceId;
+    m.contextId = r.contextId;
+    m.streamId = r.streamId;
+    m.correlationId = r.correlationId;
+    m.globalPid = c.globalPid;
+    m.bytes = r.bytes;
+    m.copyKind = copyKindOf(r.copyKind);
+    m.srcKind = memKindOf(r.srcKind);
+    m.dstKind = memKindOf(r.dstKind);
+    return m;
+}
+
 }  // namespace
 
 CuptiDecoder::CuptiDecoder(ApiNameFn apiName) : apiNameFn_(std::move(apiName)) {}
@@ -73,37 +91,14 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
             const auto* r = reinterpret_cast<const MemcpyRecord*>(record);
             if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
             contextDevice_[r->contextId] = r->deviceId;
-            CopyRow m;
-            m.start = rel(r->start, c);
-            m.end = rel(r->end, c);
-            m.deviceId = r->deviceId;
-            m.contextId = r->contextId;
-            m.streamId = r->streamId;
-            m.correlationId = r->correlationId;
-            m.globalPid = c.globalPid;
-            m.bytes = r->bytes;
-            m.copyKind = copyKindOf(r->copyKind);
-            m.srcKind = memKindOf(r->srcKind);
-            m.dstKind = memKindOf(r->dstKind);
-            rows.addCopy(m);
+            rows.addCopy(copyRowOf(*r, c));
             return;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY2: {
             const auto* r = reinterpret_cast<const MemcpyPtoPRecord*>(record);
             if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
             contextDevice_[r->contextId] = r->deviceId;
-            CopyRow m;
-            m.start = rel(r->start, c);
-            m.end = rel(r->end, c);
-            m.deviceId = r->deviceId;
-            m.contextId = r->contextId;
-            m.streamId = r->streamId;
-            m.correlationId = r->correlationId;
-            m.globalPid = c.globalPid;
-            m.bytes = r->bytes;
-            m.copyKind = copyKindOf(r->copyKind);
-            m.srcKind = memKindOf(r->srcKind);
-            m.dstKind = memKindOf(r->dstKind);
+            CopyRow m = copyRowOf(*r, c);
             m.srcDeviceId = r->srcDeviceId;
             m.dstDeviceId = r->dstDeviceId;
             rows.addCopy(m);
