@@ -59,7 +59,10 @@ public:
 
     const std::string& path() const { return config_.path; }
     uint64_t droppedRecords() const { return dropped_.load(); }
+    // Rows handed to SQLite so far (durable at the next commit).
     uint64_t rowsWritten() const { return rowsWritten_.load(); }
+    // CPU time the writer thread used, known once stop() has joined it.
+    int64_t writerCpuNs() const { return writerCpuNs_.load(); }
     // The writer failed (disk full...): records are being discarded.
     bool broken() const { return broken_.load(); }
 
@@ -92,6 +95,7 @@ private:
 
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint64_t> rowsWritten_{0};
+    std::atomic<int64_t> writerCpuNs_{0};
     std::atomic<bool> broken_{false};
     uint64_t refusedAtStart_ = 0;
 };

@@ -1,6 +1,8 @@
 #include "agent/core/kernel_names.h"
 
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <cxxabi.h>
 
 namespace osc::agent {
@@ -68,6 +70,30 @@ const KernelNameCache::Names& KernelNameCache::lookup(std::string_view mangled) 
     n.demangled = demangle(mangled);
     n.shortName = shortKernelName(n.demangled);
     return names_.emplace(std::string(mangled), std::move(n)).first->second;
+}
+
+const KernelNameCache::Names& KernelNameCache::lookup(const char* mangled) {
+    Recent& slot = recent_[(std::hash<const void*>{}(mangled) >> 4) % recent_.size()];
+    // The pointer alone is not proof: a module unload could free the text
+    // and a later kernel's name could land at the same address.
+    if (slot.pointer == mangled && std::strcmp(slot.entry->first.c_str(), mangled) == 0)
+        return slot.entry->second;
+    const Names& names = lookup(std::string_view(mangled));
+    slot.pointer = mangled;
+    slot.entry = &*names_.find(std::string_view(mangled));
+    return names;
+}
+
+void setKernelNames(KernelRow& row, const KernelNameCache::Names& names, RowSink& sink) {
+    row.demangledName = names.demangled;
+    row.shortName = names.shortName;
+    if (names.sinkSerial != sink.serial()) {
+        names.demangledId = sink.stringId(names.demangled);
+        names.shortId = sink.stringId(names.shortName);
+        names.sinkSerial = sink.serial();
+    }
+    row.demangledNameId = names.demangledId;
+    row.shortNameId = names.shortId;
 }
 
 }  // namespace osc::agent

@@ -37,6 +37,9 @@ CuptiDecoder::CuptiDecoder(ApiNameFn apiName) : apiNameFn_(std::move(apiName)) {
 void CuptiDecoder::reset() {
     openRanges_.clear();
     markerStyle_.clear();
+    gpus_.clear();
+    usedDevices_.clear();
+    ownThreads_.clear();
     noTimestamp_ = 0;
     overheadNs_ = 0;
 }
@@ -55,6 +58,12 @@ uint32_t CuptiDecoder::deviceOfContext(uint32_t contextId) const {
     return it == contextDevice_.end() ? 0 : it->second;
 }
 
+bool CuptiDecoder::isOwnThread(uint32_t threadId) const {
+    for (uint32_t t : ownThreads_)
+        if (t == threadId) return true;
+    return false;
+}
+
 void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, RowSink& rows) {
     switch (record->kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
@@ -62,6 +71,7 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
             const auto* r = reinterpret_cast<const KernelRecord*>(record);
             if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
             contextDevice_[r->contextId] = r->deviceId;
+            useDevice(r->deviceId, rows);
             const auto& names = kernelNames_.lookup(r->name ? r->name : "<unknown>");
             KernelRow k;
             k.start = rel(r->start, c);
@@ -71,8 +81,7 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
             k.streamId = r->streamId;
             k.correlationId = r->correlationId;
             k.globalPid = c.globalPid;
-            k.demangledName = names.demangled;
-            k.shortName = names.shortName;
+            setKernelNames(k, names, rows);
             k.gridX = static_cast<uint32_t>(r->gridX);
             k.gridY = static_cast<uint32_t>(r->gridY);
             k.gridZ = static_cast<uint32_t>(r->gridZ);
@@ -91,6 +100,7 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
             const auto* r = reinterpret_cast<const MemcpyRecord*>(record);
             if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
             contextDevice_[r->contextId] = r->deviceId;
+            useDevice(r->deviceId, rows);
             rows.addCopy(copyRowOf(*r, c));
             return;
         }
@@ -98,6 +108,7 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
             const auto* r = reinterpret_cast<const MemcpyPtoPRecord*>(record);
             if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
             contextDevice_[r->contextId] = r->deviceId;
+            useDevice(r->deviceId, rows);
             CopyRow m = copyRowOf(*r, c);
             m.srcDeviceId = r->srcDeviceId;
             m.dstDeviceId = r->dstDeviceId;
@@ -108,6 +119,7 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
             const auto* r = reinterpret_cast<const MemsetRecord*>(record);
             if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
             contextDevice_[r->contextId] = r->deviceId;
+            useDevice(r->deviceId, rows);
             MemsetRow m;
             m.start = rel(r->start, c);
             m.end = rel(r->end, c);
@@ -140,6 +152,7 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
         case CUPTI_ACTIVITY_KIND_RUNTIME:
         case CUPTI_ACTIVITY_KIND_DRIVER: {
             const auto* r = reinterpret_cast<const ApiRecord*>(record);
+            if (isOwnThread(r->threadId)) return;
             const ApiKind kind = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? ApiKind::Runtime : ApiKind::Driver;
             ApiCallRow a;
             a.start = rel(r->start, c);
@@ -211,7 +224,10 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
             if (r->end > r->start) overheadNs_ += r->end - r->start;
             return;
         }
-        default: return;  // NAME, CUDA_EVENT...: enabled for CUPTI's own bookkeeping, not stored
+        case CUPTI_ACTIVITY_KIND_DEVICE: decodeDevice(record, rows); return;
+        case CUPTI_ACTIVITY_KIND_CUDA_EVENT: decodeCudaEvent(record, c, rows); return;
+        case CUPTI_ACTIVITY_KIND_NAME: decodeName(record, c, rows); return;
+        default: return;  // kinds we did not enable
     }
 }
 

@@ -17,6 +17,8 @@ using SyncRecord = CUpti_ActivitySynchronization2;
 using MarkerRecord = CUpti_ActivityMarker2;
 using MarkerDataRecord = CUpti_ActivityMarkerData2;
 using OverheadRecord = CUpti_ActivityOverhead3;
+using CudaEventRecord = CUpti_ActivityCudaEvent2;  // adds deviceId, deviceTimestamp, cudaEventSyncId
+using DeviceRecord = CUpti_ActivityDevice5;  // 13.2's Device6 only appends fields
 #elif CUPTI_API_VERSION >= 18  // CUDA 12.x
 using KernelRecord = CUpti_ActivityKernel9;
 using MemcpyRecord = CUpti_ActivityMemcpy5;
@@ -26,9 +28,12 @@ using SyncRecord = CUpti_ActivitySynchronization;
 using MarkerRecord = CUpti_ActivityMarker2;
 using MarkerDataRecord = CUpti_ActivityMarkerData;
 using OverheadRecord = CUpti_ActivityOverhead;
+using CudaEventRecord = CUpti_ActivityCudaEvent;
+using DeviceRecord = CUpti_ActivityDevice5;
 #else
 #error "overlapscope needs the CUPTI headers of CUDA 12 or newer"
 #endif
 using ApiRecord = CUpti_ActivityAPI;
+using NameRecord = CUpti_ActivityName;
 
 }  // namespace osc::agent::cupti

@@ -1,7 +1,11 @@
 #include "agent/cupti/cupti_source.h"
 
 #include "agent/core/capture_session.h"
+#include "agent/cupti/driver_info.h"
 #include "analyzer/capture/schema.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -28,6 +32,11 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_MARKER_DATA,
     CUPTI_ACTIVITY_KIND_NAME,              CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
+// Enabled with cuptiActivityEnableAndDump, which also re-emits the records
+// of devices that existed before the capture. They reach us only if CUPTI
+// was attached before cuInit; the driver query (driver_info.h) covers the
+// other cases.
+constexpr CUpti_ActivityKind kDumpedKinds[] = {CUPTI_ACTIVITY_KIND_DEVICE};
 
 std::string apiCallbackName(ApiKind kind, uint32_t cbid) {
     const char* name = nullptr;
@@ -90,20 +99,30 @@ bool CuptiActivitySource::start(BufferSink& sink, std::string& error) {
 void CuptiActivitySource::enableKinds() {
     enabled_.clear();
     failedKinds_.clear();
-    for (CUpti_ActivityKind kind : kKinds) {
-        const CUptiResult r = cuptiActivityEnable(kind);
+    auto note = [&](CUpti_ActivityKind kind, CUptiResult r) {
         if (r == CUPTI_SUCCESS) {
             enabled_.push_back(kind);
         } else {
             if (!failedKinds_.empty()) failedKinds_ += ", ";
             failedKinds_ += "kind " + std::to_string(kind) + ": " + resultText(r);
         }
-    }
+    };
+    for (CUpti_ActivityKind kind : kKinds) note(kind, cuptiActivityEnable(kind));
+    for (CUpti_ActivityKind kind : kDumpedKinds) note(kind, cuptiActivityEnableAndDump(kind));
+#if CUPTI_API_VERSION >= 130000
+    // Where on the GPU timeline each event record completed; off by default.
+    eventTimestamps_ = cuptiActivityEnableCudaEventDeviceTimestamps(1) == CUPTI_SUCCESS;
+#endif
 }
 
 void CuptiActivitySource::disableKinds() {
     for (CUpti_ActivityKind kind : enabled_) cuptiActivityDisable(kind);
     enabled_.clear();
+#if CUPTI_API_VERSION >= 130000
+    // CUPTI is left as we found it for other tools between captures.
+    if (eventTimestamps_) cuptiActivityEnableCudaEventDeviceTimestamps(0);
+#endif
+    eventTimestamps_ = false;
 }
 
 void CuptiActivitySource::stop() {
@@ -126,10 +145,26 @@ void CuptiActivitySource::flush() {
 
 void CuptiActivitySource::decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
                                  RowSink& rows) {
+    describeGpus(rows);
     CUpti_Activity* record = nullptr;
     auto* data = const_cast<uint8_t*>(buffer);
     while (cuptiActivityGetNextRecord(data, validBytes, &record) == CUPTI_SUCCESS)
         decoder_.decode(record, context, rows);
+}
+
+void CuptiActivitySource::describeGpus(RowSink& rows) {
+    if (gpusDescribedIn_ == rows.serial()) return;
+    if (!driverGpus_) {
+        // On the writer thread, where nothing else calls CUDA: CUPTI records
+        // these calls too, and the decoder must know they are ours.
+        decoder_.ignoreApiCallsOf(static_cast<uint32_t>(::syscall(SYS_gettid)));
+        const auto devices = queryDriverDevices();
+        if (!devices) return;  // the driver is still initialising: next buffer
+        driverGpus_.emplace();
+        for (const DriverDevice& d : *devices) driverGpus_->push_back(gpuInfoOf(d));
+    }
+    for (const GpuInfo& g : *driverGpus_) decoder_.addDriverGpu(g, rows);
+    gpusDescribedIn_ = rows.serial();
 }
 
 int64_t CuptiActivitySource::timestampNs() const {
@@ -145,6 +180,14 @@ std::map<std::string, std::string> CuptiActivitySource::metadata() const {
         {"cupti_clock", "CLOCK_REALTIME (CUPTI default)"},
     };
     if (!failedKinds_.empty()) m["cupti_kinds_not_enabled"] = failedKinds_;
+    // cuDriverGetVersion: the newest CUDA the driver supports, not its
+    // release number. It needs no initialisation, so it is fine here, where
+    // we may be inside cuInit (a capture started from InitializeInjection);
+    // the device queries wait for the writer thread.
+    if (const auto version = queryDriverVersion()) {
+        m[std::string(schema::meta::kDriverVersion)] = std::to_string(*version);
+        m["driver_version_text"] = cudaVersionText(*version);
+    }
     return m;
 }
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ private:
                                           size_t size, size_t validSize);
     void enableKinds();
     void disableKinds();
+    // TARGET_INFO_GPU rows from the driver, once per capture file.
+    void describeGpus(RowSink& rows);
 
     CuptiDecoder decoder_;
     CUpti_SubscriberHandle subscriber_ = nullptr;
@@ -46,6 +49,10 @@ private:
     std::string failedKinds_;
     std::atomic<uint64_t> dropped_{0};
     uint32_t runtimeVersion_ = 0;
+    bool eventTimestamps_ = false;
+    // Writer thread only. Devices do not change while the process runs.
+    std::optional<std::vector<GpuInfo>> driverGpus_;
+    uint64_t gpusDescribedIn_ = 0;  // RowSink::serial() of the last file described
 };
 
 }  // namespace osc::agent::cupti

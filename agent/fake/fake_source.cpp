@@ -59,7 +59,12 @@ void FakeActivitySource::stop() {
     sink_ = nullptr;
 }
 
-void FakeActivitySource::flush() { flushRequested_ = true; }
+void FakeActivitySource::flush() {
+    // Like cuptiActivityFlushAll: once nothing is being produced, the flush
+    // itself hands the last partly filled buffer over.
+    if (finished_) completeCurrent();
+    else flushRequested_ = true;
+}
 
 int64_t FakeActivitySource::timestampNs() const { return realtimeNs(); }
 
@@ -162,6 +167,9 @@ void FakeActivitySource::produce() {
         ++step;
         if (flushRequested_.exchange(false)) completeCurrent();
     }
+    // The last records are due now, not at the next flush: the benchmark
+    // times how long the writer takes to catch up with them.
+    if (options_.maxRecords && count >= options_.maxRecords) completeCurrent();
     finished_ = true;
 }
 
@@ -186,8 +194,7 @@ void FakeActivitySource::decode(const uint8_t* buffer, size_t validBytes, const 
                 k.streamId = r.streamId;
                 k.correlationId = r.correlationId;
                 k.globalPid = context.globalPid;
-                k.demangledName = n.demangled;
-                k.shortName = n.shortName;
+                setKernelNames(k, n, rows);
                 k.gridX = r.grid[0], k.gridY = r.grid[1], k.gridZ = r.grid[2];
                 k.blockX = r.block[0], k.blockY = r.block[1], k.blockZ = r.block[2];
                 rows.addKernel(k);

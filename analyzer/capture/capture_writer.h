@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -88,6 +89,27 @@ struct CollectiveRow {
     TimeNs enqueue = -1, gpuStart = -1, gpuEnd = -1;
 };
 
+// A CUDA event recorded on a stream (CUPTI CUDA_EVENT): with the
+// stream-wait-event sync rows, it shows which stream waited for which.
+struct CudaEventRow {
+    // When the GPU passed the record; absent unless CUPTI collected it.
+    std::optional<TimeNs> deviceTimestamp;
+    uint32_t deviceId = kNoId, contextId = 0, streamId = kNoId, correlationId = 0, eventId = 0;
+    uint64_t globalPid = 0;
+    // Tells apart successive records of one event (CUPTI 13); absent before.
+    std::optional<uint64_t> cudaEventSyncId;
+};
+
+// Things NVTX can name besides streams and threads (those have their own tables).
+enum class NamedObject { Process, Device, Context };
+
+struct ObjectNameRow {
+    NamedObject kind = NamedObject::Device;
+    uint64_t globalPid = 0;
+    uint32_t deviceId = kNoId, contextId = kNoId;  // kNoId where the kind has none
+    std::string_view name;
+};
+
 struct ProcessRow {
     uint64_t globalPid = 0;
     int64_t pid = 0;
@@ -97,13 +119,28 @@ struct ProcessRow {
 // How a capture ended (OVERLAPSCOPE_META "end_reason").
 enum class CaptureEnd { Stopped, ProcessExit, Signal };
 
+struct CaptureWriterOptions {
+    bool overwrite = false;  // replace an existing file instead of refusing
+    // Copy WAL frames into the file on a helper thread (the agent's writer,
+    // which must keep up with the GPU); otherwise SQLite's own checkpoint runs
+    // in the committing thread.
+    bool backgroundCheckpoint = false;
+    // With backgroundCheckpoint: how far the WAL may grow under a writer that
+    // is never idle before the writer waits for it to start over.
+    int64_t walLimitBytes = int64_t{512} << 20;
+};
+
 class CaptureWriter {
 public:
     // Creates a new file; refuses to overwrite an existing one unless
     // `overwrite` is set. Throws CaptureError naming the path.
     // `sessionStartUtcNs` anchors all timestamps (TARGET_INFO_SESSION_START_TIME).
     static std::unique_ptr<CaptureWriter> create(const std::string& path, int64_t sessionStartUtcNs,
-                                                 bool overwrite = false);
+                                                 const CaptureWriterOptions& options);
+    static std::unique_ptr<CaptureWriter> create(const std::string& path, int64_t sessionStartUtcNs,
+                                                 bool overwrite = false) {
+        return create(path, sessionStartUtcNs, CaptureWriterOptions{.overwrite = overwrite});
+    }
     ~CaptureWriter();
     CaptureWriter(const CaptureWriter&) = delete;
     CaptureWriter& operator=(const CaptureWriter&) = delete;
@@ -123,6 +160,10 @@ public:
     // A stream's name (nvtxNameCudaStream, importers): OVERLAPSCOPE_STREAM_NAME.
     void addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId,
                        std::string_view name);
+    void addCudaEvent(const CudaEventRow& row);  // OVERLAPSCOPE_CUDA_EVENT
+    // nsys's ThreadNames; a thread named again keeps only its newest name.
+    void addThreadName(uint64_t globalTid, std::string_view name);
+    void addObjectName(const ObjectNameRow& row);  // OVERLAPSCOPE_OBJECT_NAME
 
     // Ends the current batch transaction and starts the next one.
     void commit();

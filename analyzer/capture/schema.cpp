@@ -81,6 +81,23 @@ const char* const kCreateTables[] = {
     // Stream names (nvtxNameCudaStream, importers).
     "CREATE TABLE OVERLAPSCOPE_STREAM_NAME (globalPid INTEGER, deviceId INTEGER NOT NULL, "
     "streamId INTEGER NOT NULL, name TEXT NOT NULL)",
+
+    // nsys's table of thread names (nvtxNameOsThread).
+    "CREATE TABLE ThreadNames (nameId INTEGER NOT NULL REFERENCES StringIds(id), "
+    "priority INTEGER, globalTid INTEGER)",
+
+    // CUPTI CUDA_EVENT records: the stream that recorded each event, which
+    // stream-wait-event sync rows (eventId) then wait for. deviceTimestamp is
+    // NULL unless CUPTI collected it; cudaEventSyncId (CUPTI 13) tells apart
+    // successive records of one event.
+    "CREATE TABLE OVERLAPSCOPE_CUDA_EVENT (deviceTimestamp INTEGER, deviceId INTEGER, "
+    "contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, "
+    "eventId INTEGER, cudaEventSyncId INTEGER)",
+
+    // NVTX names of processes, devices and contexts (objectKind 'process',
+    // 'device', 'context'); ids that do not apply to the kind are NULL.
+    "CREATE TABLE OVERLAPSCOPE_OBJECT_NAME (globalPid INTEGER, objectKind TEXT NOT NULL, "
+    "deviceId INTEGER, contextId INTEGER, name TEXT NOT NULL)",
 };
 const int kCreateTableCount = sizeof kCreateTables / sizeof kCreateTables[0];
 

@@ -10,7 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
 #include <set>
 
 namespace osc::agent {
@@ -177,6 +181,68 @@ TEST(KernelNames, DemangleAndShortName) {
     EXPECT_EQ(a.shortName, "kernel");
     cache.lookup("_ZN2ns6kernelEv");
     EXPECT_EQ(cache.size(), 1u);
+}
+
+// CUPTI passes each kernel's name pointer again and again; the cache keys on
+// it but must notice when the text behind a pointer has changed.
+TEST(KernelNames, PointerHitsAreConfirmedByText) {
+    KernelNameCache cache;
+    char buffer[32] = "_Z3fooi";
+    EXPECT_EQ(cache.lookup(static_cast<const char*>(buffer)).shortName, "foo");
+    EXPECT_EQ(cache.lookup(static_cast<const char*>(buffer)).shortName, "foo");
+    std::snprintf(buffer, sizeof buffer, "_Z3bari");  // same address, new kernel
+    EXPECT_EQ(cache.lookup(static_cast<const char*>(buffer)).demangled, "bar(int)");
+    std::snprintf(buffer, sizeof buffer, "_Z3fooi");
+    EXPECT_EQ(cache.lookup(static_cast<const char*>(buffer)).demangled, "foo(int)");
+    EXPECT_EQ(cache.size(), 2u);
+}
+
+// Each sink gets ids of its own: a decoder's cached ids must never leak into
+// the next capture's file, whose string table starts afresh.
+TEST(KernelNames, SinkIdsAreCachedPerSink) {
+    struct IdSink final : RowSink {
+        explicit IdSink(uint32_t base) : next(base) {}
+        void addKernel(const KernelRow&) override {}
+        void addCopy(const CopyRow&) override {}
+        void addMemset(const MemsetRow&) override {}
+        void addSync(const SyncRow&) override {}
+        void addApiCall(const ApiCallRow&) override {}
+        void addRange(const RangeRow&) override {}
+        void addCollective(const CollectiveRow&) override {}
+        uint32_t stringId(std::string_view text) override {
+            asked.emplace_back(text);
+            return next++;
+        }
+        uint32_t next;
+        std::vector<std::string> asked;
+    };
+    KernelNameCache cache;
+    const auto& names = cache.lookup("_Z3fooi");
+    auto first = std::make_unique<IdSink>(100);
+    KernelRow row;
+    setKernelNames(row, names, *first);
+    setKernelNames(row, names, *first);
+    EXPECT_EQ(row.demangledNameId, 100u);
+    EXPECT_EQ(row.shortNameId, 101u);
+    EXPECT_EQ(first->asked, (std::vector<std::string>{"foo(int)", "foo"})) << "asked once per sink";
+    first.reset();
+    auto second = std::make_unique<IdSink>(7);  // may well reuse the first one's address
+    setKernelNames(row, names, *second);
+    EXPECT_EQ(row.demangledNameId, 7u);
+    EXPECT_EQ(row.shortNameId, 8u);
+    EXPECT_EQ(row.demangledName, "foo(int)");
+    struct TextSink final : RowSink {  // keeps text: no ids
+        void addKernel(const KernelRow&) override {}
+        void addCopy(const CopyRow&) override {}
+        void addMemset(const MemsetRow&) override {}
+        void addSync(const SyncRow&) override {}
+        void addApiCall(const ApiCallRow&) override {}
+        void addRange(const RangeRow&) override {}
+        void addCollective(const CollectiveRow&) override {}
+    } text;
+    setKernelNames(row, names, text);
+    EXPECT_EQ(row.demangledNameId, kNoId);
+    EXPECT_EQ(row.shortName, "foo");
 }
 
 TEST(CollectiveTracker, RowCompleteAfterEveryChannelStops) {

@@ -78,11 +78,12 @@ TEST(CaptureIoErrors, TruncatedFile) {
 TEST(CaptureIoErrors, CorruptPages) {
     ScratchDir dir;
     const auto path = dir.file("scribbled.sqlite");
-    writeKernels(path, 20000);
+    // Enough rows that kernel pages fill the middle of the file (the first
+    // pages are one near-empty root page per table, 64 KiB each).
+    writeKernels(path, 100000);
     {
-        // Scribble over the middle of the file, where table pages are.
         std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-        f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(path) / 3));
+        f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(path) / 2));
         const std::string junk(70'000, '\x5a');
         f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
     }
@@ -125,8 +126,11 @@ TEST(CaptureIoErrors, FailedFileLeavesEarlierProcessesAlone) {
 }
 
 // A writer killed by SIGKILL after a commit: no close(), no indexes, the WAL
-// still beside the file. Everything committed must be readable, read-only.
-TEST(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
+// still beside the file. Everything committed must be readable, read-only,
+// whether SQLite or the agent's helper thread copies the WAL.
+class CaptureIoKilledWriter : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
     ScratchDir dir;
     const auto path = dir.file("killed.sqlite");
     const pid_t child = fork();
@@ -134,7 +138,8 @@ TEST(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
     if (child == 0) {
         // Child: no gtest assertions here; any failure shows as a wrong exit.
         try {
-            auto w = CaptureWriter::create(path, 123);
+            auto w = CaptureWriter::create(
+                path, 123, CaptureWriterOptions{.backgroundCheckpoint = GetParam()});
             w->setMeta("rank", "4");
             w->addProcess({schema::packGlobalPid(9), 9, "victim"});
             KernelRow k;
@@ -173,6 +178,9 @@ TEST(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
     EXPECT_EQ(k.start.back(), 2999);
     for (uint32_t name : k.name) ASSERT_EQ(c.strings.at(name), "committed");
 }
+
+INSTANTIATE_TEST_SUITE_P(Checkpoint, CaptureIoKilledWriter, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "HelperThread" : "SqliteOwn"; });
 
 TEST(CaptureIoProgress, ReportsStagesInOrderAndCanBeCancelled) {
     ScratchDir dir;
