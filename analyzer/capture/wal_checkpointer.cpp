@@ -35,6 +35,7 @@ int pageSize(sqlite3* db) {
 WalCheckpointer::WalCheckpointer(sqlite3* writer, std::string path, int64_t walLimitBytes)
     : writer_(writer), path_(std::move(path)) {
     walLimitFrames_ = std::max<int64_t>(1, walLimitBytes / pageSize(writer_));
+    waitAtFrames_ = walLimitFrames_;
     sqlite3_wal_hook(writer_, &WalCheckpointer::onCommit, this);  // replaces autocheckpoint
     thread_ = startQuietThread([this] { run(); });
 }
@@ -52,21 +53,25 @@ void WalCheckpointer::afterCommit() {
         requested_ = true;
     }
     wake_.notify_one();
-    if (framesInWal_ < walLimitFrames_) return;
+    if (framesInWal_ < walLimitFrames_) waitAtFrames_ = walLimitFrames_;  // it started over
+    if (framesInWal_ < waitAtFrames_) return;
     // Finish the copy ourselves (the helper has done most of it) so that our
     // next transaction finds the WAL fully copied and starts it over. A
-    // reader holding an old snapshot can keep frames pinned: give up after a
-    // while rather than stall the capture; the WAL just grows a little more.
+    // reader holding an old snapshot (a viewer following the capture) can
+    // keep frames pinned: give up after a while rather than stall the
+    // capture, and let the WAL grow by another limit before trying again,
+    // so a long read costs one wait, not one per commit.
     ++writerWaits_;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
     for (;;) {
         int log = 0, copied = 0;
         const int rc =
             sqlite3_wal_checkpoint_v2(writer_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
-        if ((rc == SQLITE_OK && copied >= log) || std::chrono::steady_clock::now() >= deadline)
-            break;
+        if (rc == SQLITE_OK && copied >= log) return;
+        if (std::chrono::steady_clock::now() >= deadline) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    waitAtFrames_ = framesInWal_ + walLimitFrames_;
 }
 
 void WalCheckpointer::stop() {

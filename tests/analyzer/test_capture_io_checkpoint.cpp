@@ -6,6 +6,8 @@
 #include "analyzer/capture/capture_writer.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_reader.h"
+#include "analyzer/capture/sqlite_util.h"
+#include "analyzer/capture/wal_checkpointer.h"
 #include "tests/analyzer/test_capture_io_util.h"
 
 #include <gtest/gtest.h>
@@ -92,3 +94,52 @@ TEST(CaptureIoCheckpoint, HelperCopiesCommittedPagesWhileTheCaptureRuns) {
 
 }  // namespace
 }  // namespace osc
+
+namespace osc::sql {
+namespace {
+
+// A viewer following the live capture holds a read snapshot, which pins the
+// WAL: the writer may not wait a quarter second at every commit for a copy
+// that cannot finish, only once each time the WAL grows by another limit.
+TEST(WalCheckpointer, APinnedWalCostsOneWaitPerLimitNotPerCommit) {
+    osc::testing_io::ScratchDir dir;
+    const auto path = dir.file("pinned.sqlite");
+    Database writer(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    writer.exec("PRAGMA page_size=4096");
+    writer.exec("PRAGMA journal_mode=WAL");
+    writer.exec("CREATE TABLE t (x BLOB)");
+    constexpr int kLimitFrames = 16;
+    WalCheckpointer checkpointer(writer.get(), path, int64_t{kLimitFrames} * 4096);
+    Statement insert(writer, "INSERT INTO t VALUES (zeroblob(9000))");  // 3 pages a commit
+    auto commitOne = [&] {
+        writer.exec("BEGIN");
+        insert.run();
+        writer.exec("COMMIT");
+        checkpointer.afterCommit();
+    };
+    commitOne();
+    Database viewer(path, SQLITE_OPEN_READONLY);
+    viewer.exec("BEGIN");
+    Statement count(viewer, "SELECT count(*) FROM t");
+    ASSERT_TRUE(count.step());  // the snapshot stays until the viewer's COMMIT
+    constexpr int kPinnedCommits = 40;  // several limits' worth of frames
+    for (int i = 0; i < kPinnedCommits; ++i) commitOne();
+    // Every frame is still in the WAL (nothing could start over): its size
+    // says how many limits the WAL grew by, hence how many waits are due.
+    const auto frames = std::filesystem::file_size(path + "-wal") / (4096 + 24);
+    EXPECT_GE(frames, uint64_t{3} * kLimitFrames);
+    EXPECT_GE(checkpointer.writerWaits(), 1u);
+    EXPECT_LE(checkpointer.writerWaits(), frames / kLimitFrames + 1)
+        << "a wait per commit past the limit";
+    count.reset();
+    viewer.exec("COMMIT");
+
+    // Unpinned, the WAL starts over again and stops growing.
+    for (int i = 0; i < 10; ++i) commitOne();
+    const auto settled = std::filesystem::file_size(path + "-wal");
+    for (int i = 0; i < 40; ++i) commitOne();
+    EXPECT_EQ(std::filesystem::file_size(path + "-wal"), settled);
+}
+
+}  // namespace
+}  // namespace osc::sql
