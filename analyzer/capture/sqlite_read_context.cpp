@@ -3,6 +3,8 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/schema.h"
 
+#include <filesystem>
+
 namespace osc::sqlread {
 namespace {
 
@@ -55,22 +57,43 @@ std::string ReadContext::firstColumn(const std::string& table,
     return {};
 }
 
+int64_t ReadContext::fileBytes() {
+    if (fileBytes_ < 0) {
+        std::error_code ec;
+        fileBytes_ = 0;
+        for (const std::string& p : {path, path + "-wal"}) {
+            const auto n = std::filesystem::file_size(p, ec);
+            if (!ec) fileBytes_ += static_cast<int64_t>(n);
+        }
+    }
+    return fileBytes_;
+}
+
 int64_t ReadContext::rowCount(const std::string& table) {
     if (!hasTable(table)) return 0;
     if (auto it = counts_.find(table); it != counts_.end()) return it->second;
     // The rowid span bounds the row count from above and costs two b-tree
     // descents, where count(*) reads the whole table. Rowids are dense in
     // every capture we know; where they are not, the surplus is reserved
-    // address space that is never touched.
-    int64_t n = 0;
+    // address space that is never touched. A span no file of this size
+    // could hold (sparse or hostile rowids) would be reserved for real, or
+    // not at all: then the rows are counted.
+    int64_t n = -1;
     try {
         // Two scalar subqueries: SQLite answers a lone min() or max() from
         // the b-tree's edge, but min() and max() in one SELECT scan the table.
         sql::Statement span(db, "SELECT (SELECT max(rowid) FROM " + quoted(table) +
                                     ") - (SELECT min(rowid) FROM " + quoted(table) + ") + 1");
-        n = span.step() ? span.int64(0) : 0;
+        if (span.step()) {
+            const int type = sqlite3_column_type(span.get(), 0);
+            if (type == SQLITE_NULL) n = 0;  // an empty table
+            else if (type == SQLITE_INTEGER) n = span.int64(0);  // not REAL: no overflow
+        }
     } catch (const CaptureError&) {
-        sql::Statement count(db, "SELECT count(*) FROM " + quoted(table));  // a view, say
+        // A view, say: counted below.
+    }
+    if (n < 0 || n > fileBytes()) {
+        sql::Statement count(db, "SELECT count(*) FROM " + quoted(table));
         n = count.step() ? count.int64(0) : 0;
     }
     counts_.emplace(table, n);

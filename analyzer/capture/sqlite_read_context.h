@@ -41,6 +41,8 @@ public:
     std::string firstColumn(const std::string& table, std::initializer_list<const char*> names);
     // At least the number of rows (exact when rowids are dense); remembered.
     int64_t rowCount(const std::string& table);
+    // The file's size with its WAL: no table can hold more rows than bytes.
+    int64_t fileBytes();
 
     // --- strings ---
     void loadStrings();
@@ -72,6 +74,7 @@ private:
     std::set<std::string> tables_;
     std::map<std::string, std::set<std::string>> columns_;
     std::map<std::string, int64_t> counts_;
+    int64_t fileBytes_ = -1;
     std::vector<uint32_t> remap_;
     std::unordered_map<uint64_t, size_t> processByKey_;
     uint64_t lastKey_ = ~0ull;

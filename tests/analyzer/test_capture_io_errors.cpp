@@ -49,6 +49,24 @@ void writeKernels(const std::string& path, int count) {
     w->close();
 }
 
+// Row counts are estimated from the rowid span (two b-tree descents instead
+// of a scan). Sparse rowids, or a corrupt page's garbage rowid, must not turn
+// into a reservation of 2^62 rows (the fuzzer found a std::length_error).
+TEST(CaptureIoErrors, SparseRowidsAreCountedNotReserved) {
+    ScratchDir dir;
+    const auto path = dir.file("sparse.sqlite");
+    writeKernels(path, 3);
+    execSql(path, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (rowid, start, end, deviceId, streamId, "
+                  "correlationId, globalPid, demangledName, shortName) SELECT 4611686018427387904, "
+                  "1000, 1100, deviceId, streamId, 99, globalPid, demangledName, shortName "
+                  "FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1");
+    Capture c;
+    readSqliteCapture(path, {}, c);
+    ASSERT_EQ(c.processes.size(), 1u);
+    ASSERT_EQ(c.processes[0].devices.size(), 1u);
+    EXPECT_EQ(c.processes[0].devices[0].kernels.size(), 4u);
+}
+
 TEST(CaptureIoErrors, NotSqlite) {
     ScratchDir dir;
     const auto path = dir.file("notes.sqlite");
