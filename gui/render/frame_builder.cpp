@@ -29,6 +29,26 @@ struct PendingFold {
     size_t count = 0;
 };
 
+// Labels of one row, left to right. Texts are painted after every
+// rectangle, so the labels of overlapping events (ranges clamped into the
+// deepest row, a stream whose kernels overlap) would be painted over each
+// other into an unreadable smear: a label that would start inside the
+// previous one is left out.
+class RowLabels {
+public:
+    RowLabels(DrawList& out, float y, float h) : out_(out), y_(y), h_(h) {}
+    void add(float fx, float fw, uint32_t colour, std::string text) {
+        if (fx + 3 < end_) return;
+        out_.texts.push_back({fx + 3, y_, fw - 6, h_, colour, std::move(text)});
+        end_ = fx + fw - 3;
+    }
+
+private:
+    DrawList& out_;
+    float y_, h_;
+    float end_ = -1e30f;
+};
+
 // Few shade levels: neighbouring columns merge into longer blocks, so a dense
 // lane costs tens of rectangles instead of one per pixel column.
 constexpr int kShareLevels = 4;
@@ -117,6 +137,7 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
     const TimeNs minNs = std::max<TimeNs>(1, static_cast<TimeNs>(std::ceil(kMinEventPx * s.nsPerPx())));
     const bool isRange = lane.kind == LaneKind::Ranges;
     const uint32_t textColour = isRange ? palette::kText : palette::kTextOnColour;
+    RowLabels labels(out, y, h);
 
     auto emitEvent = [&](size_t i) {
         const double x0 = std::max(0.0, std::floor(s.toX(row.start[i])));
@@ -126,7 +147,7 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
         out.rects.push_back({fx, y, fw, h, eventColour(lane, row, i)});
         ++out.eventsDrawn;
         if (fw >= kMinLabelPx) {
-            out.texts.push_back({fx + 3, y, fw - 6, h, textColour, eventLabel(model_, lane, row, i)});
+            labels.add(fx, fw, textColour, eventLabel(model_, lane, row, i));
         }
     };
     PendingFold fold;
@@ -139,7 +160,7 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
         out.rects.push_back({fx, y, fw, h, palette::shaded(base, share)});
         ++out.foldedBlocks;
         if (fw >= kMinLabelPx * 1.5) {
-            out.texts.push_back({fx + 3, y, fw - 6, h, palette::kText, std::to_string(fold.count) + " ×"});
+            labels.add(fx, fw, palette::kText, std::to_string(fold.count) + " ×");
         }
         fold.open = false;
     };
@@ -203,6 +224,7 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
     // previous one did so that rounding never stacks two blocks on a column.
     PendingFold fold;
     int drawnTo = 0;
+    RowLabels foldLabels(out, y, h);
     auto flush = [&]() {
         if (!fold.open) return;
         const uint32_t base = isRange ? 0x9AA5B1 : palette::categoryColour(static_cast<Category>(fold.category));
@@ -210,7 +232,7 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
         out.rects.push_back({fx, y, fw, h, palette::shaded(base, static_cast<double>(fold.shareLevel) / kShareLevels)});
         ++out.foldedBlocks;
         if (fw >= kMinLabelPx * 1.5) {
-            out.texts.push_back({fx + 3, y, fw - 6, h, palette::kText, std::to_string(fold.count) + " ×"});
+            foldLabels.add(fx, fw, palette::kText, std::to_string(fold.count) + " ×");
         }
         drawnTo = fold.x1;
         fold.open = false;
@@ -244,6 +266,7 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
 
     const RowSummary::LongEvents& longs = sum.longEvents(level);
     const uint32_t textColour = isRange ? palette::kText : palette::kTextOnColour;
+    RowLabels longLabels(out, y, h);  // drawn over the folds: labelled apart from them
     auto i = static_cast<size_t>(std::upper_bound(longs.endMax.begin(), longs.endMax.end(), v.start) -
                                  longs.endMax.begin());
     for (; i < longs.index.size() && row.start[longs.index[i]] < v.end; ++i) {
@@ -255,7 +278,7 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
         const float fx = vp.left + static_cast<float>(x0), fw = static_cast<float>(x1 - x0);
         out.rects.push_back({fx, y, fw, h, eventColour(lane, row, e)});
         ++out.eventsDrawn;
-        if (fw >= kMinLabelPx) out.texts.push_back({fx + 3, y, fw - 6, h, textColour, eventLabel(model_, lane, row, e)});
+        if (fw >= kMinLabelPx) longLabels.add(fx, fw, textColour, eventLabel(model_, lane, row, e));
     }
 }
 

@@ -135,3 +135,27 @@ TEST(FrameBuilder, ManyLanesSplitAcrossThreadsGiveTheSameFrame) {
         EXPECT_TRUE(found) << "rank " << g;
     }
 }
+
+// Texts are painted after every rectangle: labels of overlapping events in
+// one row would be painted over each other. The first keeps its label; one
+// starting inside it gets none; a later one clear of it gets its own.
+TEST(FrameBuilder, OverlappingEventsInARowGetOneLabelNotASmear) {
+    auto c = std::make_shared<Capture>();
+    Process p;
+    p.rank = 0;
+    Device& d = p.deviceById(0);
+    guitest::addKernel(*c, d, 1000, 5000, 7, "first");
+    guitest::addKernel(*c, d, 1500, 5500, 7, "second");  // starts inside the first
+    guitest::addKernel(*c, d, 7000, 9000, 7, "third");
+    c->processes.push_back(std::move(p));
+    c->finalize();
+    const TimelineModel m(c);
+    const LaneLayout layout(m);
+    DrawList list;
+    FrameBuilder(m, layout).build(viewportFor({0, 10000}, 1000), list);  // 10 ns per px
+    EXPECT_EQ(list.eventsDrawn, 3u);
+    std::vector<std::string> labels;
+    for (const DrawText& t : list.texts)
+        if (t.text == "first" || t.text == "second" || t.text == "third") labels.push_back(t.text);
+    EXPECT_EQ(labels, (std::vector<std::string>{"first", "third"}));
+}
