@@ -2,7 +2,7 @@
 
 #include "agent/core/control_server.h"
 #include "agent/core/signal_bridge.h"
-#include "agent/core/thread_util.h"
+#include "analyzer/capture/background_thread.h"
 
 #include <cstdio>
 

@@ -1,6 +1,6 @@
 #include "agent/core/control_server.h"
 
-#include "agent/core/thread_util.h"
+#include "analyzer/capture/background_thread.h"
 
 #include <cerrno>
 #include <cstring>

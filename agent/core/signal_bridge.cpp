@@ -1,6 +1,6 @@
 #include "agent/core/signal_bridge.h"
 
-#include "agent/core/thread_util.h"
+#include "analyzer/capture/background_thread.h"
 
 #include <cerrno>
 #include <fcntl.h>

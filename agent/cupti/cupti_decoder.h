@@ -50,7 +50,10 @@ public:
     // Runtime and driver API records of this thread are the agent's own
     // calls (the driver queries above), not the application's: dropped.
     // Forgotten at reset(), since the system may reuse the thread id.
-    void ignoreApiCallsOf(uint32_t threadId) { ownThreads_.push_back(threadId); }
+    // Called for every buffer until the driver answers: each thread once.
+    void ignoreApiCallsOf(uint32_t threadId) {
+        if (!isOwnThread(threadId)) ownThreads_.push_back(threadId);
+    }
 
 private:
     struct OpenRange {

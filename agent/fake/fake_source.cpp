@@ -1,7 +1,7 @@
 #include "agent/fake/fake_source.h"
 
 #include "agent/core/capture_session.h"
-#include "agent/core/thread_util.h"
+#include "analyzer/capture/background_thread.h"
 
 #include <chrono>
 #include <cstdlib>

@@ -1,24 +1,12 @@
 #include "analyzer/capture/wal_checkpointer.h"
 
+#include "analyzer/capture/background_thread.h"
+
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <pthread.h>
 
 namespace osc::sql {
 namespace {
-
-// A library thread inside someone else's process must not be the one the
-// kernel picks for SIGINT/SIGTERM: block everything while it is created.
-template <typename Fn>
-std::thread startQuietThread(Fn&& fn) {
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    std::thread t(std::forward<Fn>(fn));
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    return t;
-}
 
 int pageSize(sqlite3* db) {
     sqlite3_stmt* st = nullptr;
@@ -37,7 +25,7 @@ WalCheckpointer::WalCheckpointer(sqlite3* writer, std::string path, int64_t walL
     walLimitFrames_ = std::max<int64_t>(1, walLimitBytes / pageSize(writer_));
     waitAtFrames_ = walLimitFrames_;
     sqlite3_wal_hook(writer_, &WalCheckpointer::onCommit, this);  // replaces autocheckpoint
-    thread_ = startQuietThread([this] { run(); });
+    thread_ = startBackgroundThread([this] { run(); });
 }
 
 WalCheckpointer::~WalCheckpointer() { stop(); }
@@ -104,7 +92,6 @@ void WalCheckpointer::run() {
         requested_ = false;
         lock.unlock();
         sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-        ++checkpoints_;
         lock.lock();
     }
     lock.unlock();

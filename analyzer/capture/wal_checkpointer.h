@@ -14,7 +14,6 @@
 
 #include "analyzer/capture/sqlite_util.h"
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -38,7 +37,6 @@ public:
     // change needs the writer to be the only connection). Idempotent.
     void stop();
 
-    uint64_t checkpoints() const { return checkpoints_; }
     uint64_t writerWaits() const { return writerWaits_; }
 
 private:
@@ -55,7 +53,6 @@ private:
     std::condition_variable wake_;
     bool requested_ = false, stopping_ = false;
     std::thread thread_;
-    std::atomic<uint64_t> checkpoints_{0};
     uint64_t writerWaits_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include "analyzer/capture/schema.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/agent/cupti_record_fixture.h"
 
 #include <gtest/gtest.h>
 
@@ -14,17 +15,6 @@
 
 namespace osc::agent::cupti {
 namespace {
-
-constexpr int64_t kOrigin = 1'700'000'000'000'000'000;  // source clock at capture start
-constexpr int64_t kPid = 4321;
-
-template <typename T>
-T zeroed(CUpti_ActivityKind kind) {
-    T r;
-    std::memset(&r, 0, sizeof(r));
-    r.kind = kind;
-    return r;
-}
 
 const char* kMangled = "_ZN4gemm6kernelIfLi128EEEvPKT_PS1_i";
 

@@ -9,6 +9,7 @@
 #include "analyzer/capture/schema.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/agent/agent_test_util.h"
+#include "tests/agent/cupti_record_fixture.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -22,17 +23,7 @@
 namespace osc::agent::cupti {
 namespace {
 
-constexpr int64_t kOrigin = 1'700'000'000'000'000'000;  // source clock at capture start
-constexpr int64_t kPid = 4321;
 const uint64_t kGlobalPid = schema::packGlobalPid(kPid);
-
-template <typename T>
-T zeroed(CUpti_ActivityKind kind) {
-    T r;
-    std::memset(&r, 0, sizeof(r));
-    r.kind = kind;
-    return r;
-}
 
 CUuuid uuidOf(std::initializer_list<int> bytes) {
     CUuuid u{};
