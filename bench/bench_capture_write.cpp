@@ -3,10 +3,16 @@
 // Target: 2 million kernel records per second sustained (the agent's
 // writer-thread budget, DESIGN.md section 7).
 //
-//   bench_capture_write [kernels] [output.sqlite]
+//   bench_capture_write [kernels] [output.sqlite|-] [launches]
+//
+// `launches`: how many distinct launch configurations (stream, name, grid...)
+// the kernels share (default 8). Each distinct one is a row of
+// OVERLAPSCOPE_KERNEL_LAUNCH; 0 makes every kernel its own, the worst case
+// (a job whose grid changes with every launch).
 #include "analyzer/capture/capture_writer.h"
 #include "analyzer/capture/schema.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,9 +22,11 @@
 
 int main(int argc, char** argv) {
     const long long n = argc > 1 ? std::atoll(argv[1]) : 10'000'000;
+    const bool userPath = argc > 2 && std::string(argv[2]) != "-";
     const std::string path =
-        argc > 2 ? argv[2]
+        userPath ? argv[2]
                  : (std::filesystem::temp_directory_path() / "osc_bench_capture_write.sqlite").string();
+    const long long launches = argc > 3 ? std::atoll(argv[3]) : 8;
     constexpr double kTarget = 2e6;
     constexpr long long kBatch = 1 << 20;  // about half a second of records at the target rate
 
@@ -39,7 +47,7 @@ int main(int argc, char** argv) {
     double cpu1 = 0;
     try {
         // A path given by the user is never replaced; the default scratch file is.
-        auto w = osc::CaptureWriter::create(path, 1'700'000'000'000'000'000LL, argc <= 2);
+        auto w = osc::CaptureWriter::create(path, 1'700'000'000'000'000'000LL, !userPath);
         const uint64_t gpid = osc::schema::packGlobalPid(4242);
         osc::KernelRow r;
         r.globalPid = gpid;
@@ -55,6 +63,8 @@ int main(int argc, char** argv) {
             r.correlationId = static_cast<uint32_t>(i + 1);
             r.demangledName = names[stream % 4];
             r.shortName = names[stream % 4];
+            // Launch configurations beyond the 8 streams differ in their grid.
+            r.gridX = static_cast<uint32_t>(launches > 0 ? 108 + (i % launches) / 8 : 108 + i);
             w->addKernel(r);
             if ((i + 1) % kBatch == 0) w->commit();
         }
@@ -71,6 +81,7 @@ int main(int argc, char** argv) {
     const double cpuRate = static_cast<double>(n) / (cpu1 - cpu0);
     const auto bytes = std::filesystem::file_size(path);
     // CPU time too: on a shared machine the wall time says more about the neighbours.
+    std::printf("launch configurations: %lld\n", launches > 0 ? std::max(launches, 8LL) : n);
     std::printf("capture writer: %lld kernel records in %.2f s (%.2f s CPU) = %.2f M records/s "
                 "(%.2f M/s per CPU second) (target >= %.1f M/s): %s\n",
                 n, s, cpu1 - cpu0, rate / 1e6, cpuRate / 1e6, kTarget / 1e6,
@@ -79,6 +90,6 @@ int main(int argc, char** argv) {
                 cpuNow() - cpu1);
     std::printf("file: %s, %.1f bytes per kernel record (indexes included)\n", path.c_str(),
                 static_cast<double>(bytes) / static_cast<double>(n));
-    if (argc <= 2) std::filesystem::remove(path);
+    if (!userPath) std::filesystem::remove(path);
     return 0;
 }

@@ -29,6 +29,31 @@ struct StringHash {
 };
 using StringIdMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
 
+// What a kernel row shares with other launches of the same kernel in the
+// same way (OVERLAPSCOPE_KERNEL_LAUNCH). No padding: compared and hashed as bytes.
+struct LaunchKey {
+    uint32_t contextId, streamId, name, shortName;
+    uint32_t gridX, gridY, gridZ, blockX, blockY, blockZ;
+    uint32_t registersPerThread, staticSharedMemory, dynamicSharedMemory, graphId;
+    uint64_t globalPid, graphNodeId;
+    bool operator==(const LaunchKey& o) const { return std::memcmp(this, &o, sizeof o) == 0; }
+};
+static_assert(sizeof(LaunchKey) == 14 * 4 + 2 * 8, "LaunchKey must have no padding");
+
+struct LaunchKeyHash {
+    size_t operator()(const LaunchKey& k) const {
+        uint64_t words[sizeof(LaunchKey) / 8];
+        std::memcpy(words, &k, sizeof words);
+        uint64_t h = 0x9E3779B97F4A7C15ull;
+        for (uint64_t w : words) {
+            h ^= w;
+            h *= 0xBF58476D1CE4E5B9ull;
+            h ^= h >> 31;
+        }
+        return static_cast<size_t>(h);
+    }
+};
+
 int64_t asInt(uint64_t v) { return static_cast<int64_t>(v); }  // two's complement, by design
 
 // CUPTI's "not applicable" id is stored as NULL.
@@ -90,7 +115,14 @@ struct CaptureWriter::Statements {
     sql::Database db;  // first: destroyed after the statements that use it
     sql::Statement begin, commit, domain, collective, string, meta, gpu, process, streamName;
     sql::Statement threadNameForget, threadName, objectName;
-    sql::BatchInsert kernel, copy, memset, sync, api, range, cudaEvent;
+    sql::BatchInsert kernelLaunch, kernel, copy, memset, sync, api, range, cudaEvent;
+    // Launch configurations seen so far, to their OVERLAPSCOPE_KERNEL_LAUNCH
+    // id. Bounded: a job whose every launch differs (grids that follow the
+    // input shape) would otherwise grow it without end; past the bound it
+    // starts over, and a configuration seen again just gets a second row.
+    static constexpr size_t kMaxLaunchesRemembered = size_t{1} << 16;
+    std::unordered_map<LaunchKey, uint32_t, LaunchKeyHash> launches;
+    uint32_t nextLaunchId = 0;
     std::unique_ptr<sql::WalCheckpointer> checkpointer;  // declared after db: stopped first
     StringIdMap strings;
     StringIdMap domains;
@@ -114,7 +146,8 @@ struct CaptureWriter::Statements {
         auto p = [&](const char* text) { return sql::Statement(db, text); };
         begin = p("BEGIN");
         commit = p("COMMIT");
-        kernel = sql::BatchInsert(db, "CUPTI_ACTIVITY_KIND_KERNEL", "", 20);
+        kernelLaunch = sql::BatchInsert(db, "OVERLAPSCOPE_KERNEL_LAUNCH", "", 17);
+        kernel = sql::BatchInsert(db, "OVERLAPSCOPE_KERNEL", "", 5);
         copy = sql::BatchInsert(db, "CUPTI_ACTIVITY_KIND_MEMCPY", "", 13);
         memset = sql::BatchInsert(db, "CUPTI_ACTIVITY_KIND_MEMSET", "", 9);
         sync = sql::BatchInsert(db, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "", 9);
@@ -139,7 +172,8 @@ struct CaptureWriter::Statements {
     }
 
     void flush() {
-        for (auto* b : {&kernel, &copy, &memset, &sync, &api, &range, &cudaEvent}) b->flush();
+        for (auto* b : {&kernelLaunch, &kernel, &copy, &memset, &sync, &api, &range, &cudaEvent})
+            b->flush();
     }
 };
 
@@ -260,31 +294,57 @@ uint32_t CaptureWriter::internString(std::string_view text) {
 }
 
 void CaptureWriter::addKernel(const KernelRow& r) {
-    const uint32_t name =
-        r.demangledNameId != kNoId ? r.demangledNameId : internString(r.demangledName);
-    const uint32_t shortName = r.shortNameId != kNoId ? r.shortNameId : internString(r.shortName);
-    auto& b = st_->kernel;
+    const LaunchKey key{r.contextId,
+                        r.streamId,
+                        r.demangledNameId != kNoId ? r.demangledNameId : internString(r.demangledName),
+                        r.shortNameId != kNoId ? r.shortNameId : internString(r.shortName),
+                        r.gridX,
+                        r.gridY,
+                        r.gridZ,
+                        r.blockX,
+                        r.blockY,
+                        r.blockZ,
+                        r.registersPerThread,
+                        r.staticSharedMemory,
+                        r.dynamicSharedMemory,
+                        r.graphId,
+                        r.globalPid,
+                        r.graphNodeId};
+    auto& st = *st_;
+    if (st.launches.size() >= Statements::kMaxLaunchesRemembered) st.launches.clear();
+    auto [it, isNew] = st.launches.try_emplace(key, st.nextLaunchId);
+    if (isNew) {
+        // Flushed with the kernel rows that refer to it, in the same
+        // transaction: the view never loses a committed kernel.
+        ++st.nextLaunchId;
+        auto& launch = st.kernelLaunch;
+        int64_t* v = launch.next();
+        v[0] = it->second;
+        v[1] = key.contextId;
+        v[2] = key.streamId;
+        v[3] = asInt(key.globalPid);
+        v[4] = key.name;
+        v[5] = key.shortName;
+        v[6] = key.gridX;
+        v[7] = key.gridY;
+        v[8] = key.gridZ;
+        v[9] = key.blockX;
+        v[10] = key.blockY;
+        v[11] = key.blockZ;
+        v[12] = key.registersPerThread;
+        v[13] = key.staticSharedMemory;
+        v[14] = key.dynamicSharedMemory;
+        v[15] = key.graphId;
+        v[16] = asInt(key.graphNodeId);
+        launch.push();
+    }
+    auto& b = st.kernel;
     int64_t* v = b.next();
     v[0] = r.start;
     v[1] = r.end;
     v[2] = r.deviceId;
-    v[3] = r.contextId;
-    v[4] = r.streamId;
-    v[5] = r.correlationId;
-    v[6] = asInt(r.globalPid);
-    v[7] = name;
-    v[8] = shortName;
-    v[9] = r.gridX;
-    v[10] = r.gridY;
-    v[11] = r.gridZ;
-    v[12] = r.blockX;
-    v[13] = r.blockY;
-    v[14] = r.blockZ;
-    v[15] = r.registersPerThread;
-    v[16] = r.staticSharedMemory;
-    v[17] = r.dynamicSharedMemory;
-    v[18] = r.graphId;
-    v[19] = asInt(r.graphNodeId);
+    v[3] = r.correlationId;
+    v[4] = it->second;
     b.push();
     ++rows_;
 }

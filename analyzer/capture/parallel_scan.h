@@ -44,26 +44,32 @@ private:
     uint32_t lastSlot_ = 0;
 };
 
-// Reads the rows `select` returns into `part`. The first six result columns
-// are globalPid, deviceId, start, end, streamId, correlationId; `row` reads
-// the rest. `tick(done)` is called every 65536 rows.
+// Reads the rows `select` returns into `part`: `row(part, statement)` appends
+// one row to part.rows and its placement slot to part.slotOf. `tick(done)` is
+// called every 65536 rows.
 // flatten: the per-row push_backs are inlined (GCC otherwise calls an
 // out-of-line emplace_back for each of the ~20 columns; 9% of the read).
 template <typename Table, typename RowFn, typename Tick>
 [[gnu::flatten]] void scanRows(sql::Statement& st, TablePart<Table>& part, RowFn& row, Tick tick) {
     sqlite3_stmt* s = st.get();
-    auto& t = part.rows;
     int64_t done = 0;
     while (st.step()) {
-        part.slotOf.push_back(part.slot(static_cast<uint64_t>(sqlite3_column_int64(s, 0)),
-                                        static_cast<uint32_t>(sqlite3_column_int64(s, 1))));
-        t.start.push_back(sqlite3_column_int64(s, 2));
-        t.end.push_back(sqlite3_column_int64(s, 3));
-        t.stream.push_back(static_cast<uint32_t>(sqlite3_column_int64(s, 4)));
-        t.correlation.push_back(static_cast<uint32_t>(sqlite3_column_int64(s, 5)));
-        row(t, s, part.counter);
+        row(part, s);
         if ((++done & 0xFFFF) == 0) tick(done);
     }
+}
+
+// The usual first six result columns: globalPid, deviceId, start, end,
+// streamId, correlationId.
+template <typename Table>
+inline void readPlacementColumns(TablePart<Table>& part, sqlite3_stmt* s) {
+    part.slotOf.push_back(part.slot(static_cast<uint64_t>(sqlite3_column_int64(s, 0)),
+                                    static_cast<uint32_t>(sqlite3_column_int64(s, 1))));
+    auto& t = part.rows;
+    t.start.push_back(sqlite3_column_int64(s, 2));
+    t.end.push_back(sqlite3_column_int64(s, 3));
+    t.stream.push_back(static_cast<uint32_t>(sqlite3_column_int64(s, 4)));
+    t.correlation.push_back(static_cast<uint32_t>(sqlite3_column_int64(s, 5)));
 }
 
 // Appends `from` to `into`, keeping rowid order (into's rows come first).
@@ -85,8 +91,8 @@ void mergeParts(TablePart<Table>& into, TablePart<Table>& from,
 // exercise the two-thread path on small files).
 inline int64_t parallelScanMinRows = 1 << 20;
 
-// Scans `select` (no WHERE clause) over `table`: in two threads when the
-// table is big and the machine has two cores, else in this thread.
+// Scans `select` (one table, no WHERE clause) over `table`: in two threads
+// when the table is big and the machine has two cores, else in this thread.
 template <typename Table, typename... Columns, typename RowFn>
 TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std::string& select,
                            const std::tuple<Columns...>& columns, RowFn row) {

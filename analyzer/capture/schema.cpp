@@ -28,15 +28,38 @@ const char* const kCreateTables[] = {
     "computeMinor INTEGER)",
     "CREATE TABLE PROCESSES (globalPid INTEGER NOT NULL, pid INTEGER NOT NULL, name TEXT)",
 
-    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, "
-    "deviceId INTEGER, contextId INTEGER, streamId INTEGER, "
-    "correlationId INTEGER, globalPid INTEGER, "
+    // Kernels (format version 2): what changes with every launch (times,
+    // device, correlation id) is one narrow row in OVERLAPSCOPE_KERNEL; what
+    // repeats (stream, names, launch configuration, graph node) is stored
+    // once per distinct combination in OVERLAPSCOPE_KERNEL_LAUNCH. nsys's
+    // CUPTI_ACTIVITY_KIND_KERNEL is a view joining the two, with nsys's
+    // column names, so scripts written for nsys exports read it unchanged.
+    // Why: a 5-column row inserts twice as fast as the 20-column one
+    // (measured: 2.8-3.3 vs 1.45-1.66 M rows per CPU second), which is what
+    // lets the agent's writer keep up with 2 M kernels/s on two cores; and a
+    // kernel takes a third of the bytes on disk.
+    "CREATE TABLE OVERLAPSCOPE_KERNEL_LAUNCH (id INTEGER NOT NULL PRIMARY KEY, "
+    "contextId INTEGER, streamId INTEGER, globalPid INTEGER, "
     "demangledName INTEGER REFERENCES StringIds(id), "
     "shortName INTEGER REFERENCES StringIds(id), "
     "gridX INTEGER, gridY INTEGER, gridZ INTEGER, "
     "blockX INTEGER, blockY INTEGER, blockZ INTEGER, "
     "registersPerThread INTEGER, staticSharedMemory INTEGER, "
     "dynamicSharedMemory INTEGER, graphId INTEGER, graphNodeId INTEGER)",
+
+    "CREATE TABLE OVERLAPSCOPE_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+    "correlationId INTEGER, launchId INTEGER REFERENCES OVERLAPSCOPE_KERNEL_LAUNCH(id))",
+
+    "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT "
+    "k.start AS start, k.end AS end, k.deviceId AS deviceId, l.contextId AS contextId, "
+    "l.streamId AS streamId, k.correlationId AS correlationId, l.globalPid AS globalPid, "
+    "l.demangledName AS demangledName, l.shortName AS shortName, "
+    "l.gridX AS gridX, l.gridY AS gridY, l.gridZ AS gridZ, "
+    "l.blockX AS blockX, l.blockY AS blockY, l.blockZ AS blockZ, "
+    "l.registersPerThread AS registersPerThread, l.staticSharedMemory AS staticSharedMemory, "
+    "l.dynamicSharedMemory AS dynamicSharedMemory, l.graphId AS graphId, "
+    "l.graphNodeId AS graphNodeId "
+    "FROM OVERLAPSCOPE_KERNEL AS k JOIN OVERLAPSCOPE_KERNEL_LAUNCH AS l ON l.id = k.launchId",
 
     "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, "
     "deviceId INTEGER, contextId INTEGER, streamId INTEGER, "
@@ -103,7 +126,8 @@ const int kCreateTableCount = sizeof kCreateTables / sizeof kCreateTables[0];
 
 // Built at close: building them while rows stream in would slow every insert.
 const char* const kCreateIndexes[] = {
-    "CREATE INDEX IF NOT EXISTS kernel_device_start ON CUPTI_ACTIVITY_KIND_KERNEL (deviceId, start)",
+    // Queries through the CUPTI_ACTIVITY_KIND_KERNEL view use this one too.
+    "CREATE INDEX IF NOT EXISTS kernel_device_start ON OVERLAPSCOPE_KERNEL (deviceId, start)",
     "CREATE INDEX IF NOT EXISTS memcpy_device_start ON CUPTI_ACTIVITY_KIND_MEMCPY (deviceId, start)",
     "CREATE INDEX IF NOT EXISTS memset_device_start ON CUPTI_ACTIVITY_KIND_MEMSET (deviceId, start)",
     "CREATE INDEX IF NOT EXISTS sync_device_start ON CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (deviceId, start)",

@@ -8,10 +8,12 @@
 namespace osc::schema {
 
 // Bumped when a reader of the previous version would misread a file.
-inline constexpr int kFormatVersion = 1;
+// 2: kernels in OVERLAPSCOPE_KERNEL + OVERLAPSCOPE_KERNEL_LAUNCH, with
+//    CUPTI_ACTIVITY_KIND_KERNEL a view over them (1: a table).
+inline constexpr int kFormatVersion = 2;
 inline constexpr std::string_view kFormatVersionKey = "format_version";
 
-// CREATE TABLE statements for every table our writer creates, in order.
+// CREATE TABLE (and VIEW) statements for everything our writer creates, in order.
 // Defined in schema.cpp.
 extern const char* const kCreateTables[];
 extern const int kCreateTableCount;

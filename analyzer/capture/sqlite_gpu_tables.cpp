@@ -3,10 +3,13 @@
 // (reserved from count(*)), then handed to their (process, device): moved
 // whole when the file holds one device (the common case: no copy at all),
 // scattered column by column otherwise so the peak stays near one copy.
+// Kernels come in two layouts: nsys's (and our format 1) one wide table, and
+// our format 2's narrow OVERLAPSCOPE_KERNEL rows plus the launches they share.
 #include "analyzer/capture/parallel_scan.h"
 #include "analyzer/capture/sqlite_read_context.h"
 
 #include <tuple>
+#include <vector>
 
 namespace osc::sqlread {
 namespace {
@@ -51,14 +54,120 @@ uint64_t readTable(ReadContext& ctx, const std::string& table, const std::string
                    Table Device::*member, const std::tuple<Columns...>& columns, RowFn row) {
     if (!ctx.hasTable(table) || ctx.rowCount(table) == 0) return 0;
     auto part = scanTable<Table>(
-        ctx, table, placement(ctx, table) + extraColumns + " FROM \"" + table + "\"", columns, row);
+        ctx, table, placement(ctx, table) + extraColumns + " FROM \"" + table + "\"", columns,
+        [&row](TablePart<Table>& p, sqlite3_stmt* s) {
+            readPlacementColumns(p, s);
+            row(p.rows, s, p.counter);
+        });
     distribute(part.rows, part.slotOf, placementTables(ctx, part, member), columns);
+    return part.counter;
+}
+
+// --- format 2: OVERLAPSCOPE_KERNEL + OVERLAPSCOPE_KERNEL_LAUNCH ---
+
+struct Launch {
+    uint64_t globalPid = 0, graphNodeId = 0;
+    uint32_t stream = 0, name = 0, shortName = 0;  // names: capture string ids
+    uint32_t gridX = 0, gridY = 0, gridZ = 0, blockX = 0, blockY = 0, blockZ = 0;
+    uint32_t registersPerThread = 0, staticSharedMemory = 0, dynamicSharedMemory = 0, graphId = 0;
+};
+
+// Indexed by launch id; the last entry (all zero) stands for ids the table
+// does not have, which only a damaged file holds.
+std::vector<Launch> readLaunches(ReadContext& ctx) {
+    const std::string t = "OVERLAPSCOPE_KERNEL_LAUNCH";
+    int64_t maxId = -1;
+    {
+        sql::Statement top(ctx.db, "SELECT max(id), count(*) FROM " + t);
+        if (top.step() && !top.isNull(0)) maxId = top.int64(0);
+        // Ids are dense as written; a vector indexed by id is the fast path.
+        if (maxId > 4 * top.int64(1) + (1 << 20))
+            throw CaptureError(ctx.path, t + " ids are implausibly sparse (max id " +
+                                             std::to_string(maxId) + ")");
+    }
+    std::vector<Launch> launches(static_cast<size_t>(maxId + 2));
+    sql::Statement rows(ctx.db,
+                        "SELECT id, globalPid, streamId, coalesce(demangledName, -1), "
+                        "coalesce(shortName, demangledName, -1), gridX, gridY, gridZ, blockX, "
+                        "blockY, blockZ, registersPerThread, staticSharedMemory, "
+                        "dynamicSharedMemory, graphId, graphNodeId FROM " + t);
+    while (rows.step()) {
+        const int64_t id = rows.int64(0);
+        if (id < 0 || id > maxId) continue;
+        Launch& l = launches[static_cast<size_t>(id)];
+        l.globalPid = static_cast<uint64_t>(rows.int64(1));
+        l.stream = u32(rows.int64(2));
+        l.name = ctx.name(rows.int64(3));
+        l.shortName = ctx.name(rows.int64(4));
+        l.gridX = u32(rows.int64(5));
+        l.gridY = u32(rows.int64(6));
+        l.gridZ = u32(rows.int64(7));
+        l.blockX = u32(rows.int64(8));
+        l.blockY = u32(rows.int64(9));
+        l.blockZ = u32(rows.int64(10));
+        l.registersPerThread = u32(rows.int64(11));
+        l.staticSharedMemory = u32(rows.int64(12));
+        l.dynamicSharedMemory = u32(rows.int64(13));
+        l.graphId = u32(rows.int64(14));
+        l.graphNodeId = static_cast<uint64_t>(rows.int64(15));
+    }
+    return launches;
+}
+
+// The narrow rows, joined with their launch here rather than through the
+// view: a vector lookup instead of a b-tree descent per kernel.
+template <bool Details, typename... Columns>
+uint64_t readSplitKernels(ReadContext& ctx, const std::vector<Launch>& launches,
+                          const std::tuple<Columns...>& columns) {
+    const std::string t = "OVERLAPSCOPE_KERNEL";
+    if (ctx.rowCount(t) == 0) return 0;
+    const int64_t missing = static_cast<int64_t>(launches.size()) - 1;
+    auto part = scanTable<KernelTable>(
+        ctx, t, "SELECT start, end, deviceId, correlationId, launchId FROM " + t, columns,
+        [&](TablePart<KernelTable>& p, sqlite3_stmt* s) {
+            const int64_t id = sqlite3_column_int64(s, 4);
+            const Launch& l = launches[static_cast<size_t>(id >= 0 && id < missing ? id : missing)];
+            p.slotOf.push_back(p.slot(l.globalPid, u32(sqlite3_column_int64(s, 2))));
+            auto& k = p.rows;
+            k.start.push_back(sqlite3_column_int64(s, 0));
+            k.end.push_back(sqlite3_column_int64(s, 1));
+            k.stream.push_back(l.stream);
+            k.correlation.push_back(u32(sqlite3_column_int64(s, 3)));
+            k.name.push_back(l.name);
+            k.shortName.push_back(l.shortName);
+            if constexpr (Details) {
+                k.gridX.push_back(l.gridX);
+                k.gridY.push_back(l.gridY);
+                k.gridZ.push_back(l.gridZ);
+                k.blockX.push_back(l.blockX);
+                k.blockY.push_back(l.blockY);
+                k.blockZ.push_back(l.blockZ);
+                k.registersPerThread.push_back(l.registersPerThread);
+                k.staticSharedMemory.push_back(l.staticSharedMemory);
+                k.dynamicSharedMemory.push_back(l.dynamicSharedMemory);
+                k.graphId.push_back(l.graphId);
+                k.graphNodeId.push_back(l.graphNodeId);
+                p.counter += l.graphNodeId != 0;
+            }
+        });
+    distribute(part.rows, part.slotOf, placementTables(ctx, part, &Device::kernels), columns);
     return part.counter;
 }
 
 }  // namespace
 
 void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
+    if (ctx.hasTable("OVERLAPSCOPE_KERNEL") && ctx.hasTable("OVERLAPSCOPE_KERNEL_LAUNCH")) {
+        const auto launches = readLaunches(ctx);
+        if (ctx.options.launchDetails) {
+            kernelsInGraphs = readSplitKernels<true>(ctx, launches, kKernelColumns);
+        } else {
+            readSplitKernels<false>(ctx, launches, kKernelCoreColumns);
+            kernelsInGraphs = 0;
+            for (const auto& l : launches) kernelsInGraphs |= l.graphNodeId != 0;
+        }
+        return;
+    }
     const std::string t = "CUPTI_ACTIVITY_KIND_KERNEL";
     const std::string nameColumn = ctx.firstColumn(t, {"demangledName", "shortName", "mangledName"});
     const std::string shortColumn = ctx.firstColumn(t, {"shortName", "demangledName"});

@@ -141,7 +141,10 @@ void readFile(ReadContext& ctx) {
     const int64_t session = sessionStart(ctx);
 
     // Progress: each table's share of the bar is its share of the rows.
-    const char* tables[] = {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+    // Counting rows through format 2's kernel view would join them all.
+    const char* kernelTable = ctx.hasTable("OVERLAPSCOPE_KERNEL") ? "OVERLAPSCOPE_KERNEL"
+                                                                   : "CUPTI_ACTIVITY_KIND_KERNEL";
+    const char* tables[] = {"StringIds", kernelTable, "CUPTI_ACTIVITY_KIND_MEMCPY",
                             "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
                             "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"};
     const char* labels[] = {"strings", "kernels", "copies", "memsets", "synchronisations",

@@ -53,7 +53,7 @@ TEST(CaptureIoCheckpoint, WalStartsOverUnderAWriterThatIsNeverIdle) {
     ScratchDir dir;
     const auto path = dir.file("busy.sqlite");
     constexpr int64_t kLimit = 1 << 20;
-    constexpr int kCommits = 40, kRowsPerCommit = 10000;  // ~0.6 MB per commit, ~25 MB in all
+    constexpr int kCommits = 40, kRowsPerCommit = 25000;  // ~0.6 MB per commit, ~25 MB in all
     auto w = CaptureWriter::create(
         path, 0, CaptureWriterOptions{.backgroundCheckpoint = true, .walLimitBytes = kLimit});
     uint64_t largestWal = 0;

@@ -56,10 +56,9 @@ TEST(CaptureIoErrors, SparseRowidsAreCountedNotReserved) {
     ScratchDir dir;
     const auto path = dir.file("sparse.sqlite");
     writeKernels(path, 3);
-    execSql(path, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (rowid, start, end, deviceId, streamId, "
-                  "correlationId, globalPid, demangledName, shortName) SELECT 4611686018427387904, "
-                  "1000, 1100, deviceId, streamId, 99, globalPid, demangledName, shortName "
-                  "FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1");
+    execSql(path, "INSERT INTO OVERLAPSCOPE_KERNEL (rowid, start, end, deviceId, correlationId, "
+                  "launchId) SELECT 4611686018427387904, 1000, 1100, deviceId, 99, launchId "
+                  "FROM OVERLAPSCOPE_KERNEL LIMIT 1");
     Capture c;
     readSqliteCapture(path, {}, c);
     ASSERT_EQ(c.processes.size(), 1u);

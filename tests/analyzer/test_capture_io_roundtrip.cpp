@@ -14,6 +14,7 @@
 namespace osc {
 namespace {
 
+using testing_io::queryPlan;
 using testing_io::querySql;
 using testing_io::ScratchDir;
 
@@ -328,9 +329,20 @@ TEST(CaptureIoRoundTrip, FileHasTheNsysLayout) {
     EXPECT_EQ(querySql(path, "SELECT value FROM OVERLAPSCOPE_META WHERE name = 'world_size'"), "8");
     EXPECT_EQ(querySql(path, "SELECT count(*) FROM OVERLAPSCOPE_NCCL_COLL WHERE gpuStart IS NULL"),
               "1");
+    // Kernels are a view over narrow rows and shared launches (format 2),
+    // with exactly the columns DESIGN.md lists, in its order.
+    EXPECT_EQ(querySql(path, "SELECT group_concat(name, ',') FROM "
+                             "pragma_table_info('CUPTI_ACTIVITY_KIND_KERNEL')"),
+              "start,end,deviceId,contextId,streamId,correlationId,globalPid,demangledName,"
+              "shortName,gridX,gridY,gridZ,blockX,blockY,blockZ,registersPerThread,"
+              "staticSharedMemory,dynamicSharedMemory,graphId,graphNodeId");
     EXPECT_EQ(querySql(path, "SELECT name FROM sqlite_master WHERE type = 'index' AND "
-                             "tbl_name = 'CUPTI_ACTIVITY_KIND_KERNEL'"),
+                             "tbl_name = 'OVERLAPSCOPE_KERNEL'"),
               "kernel_device_start");
+    // ... and a script's (deviceId, start) query through the view uses it.
+    const auto plan = queryPlan(
+        path, "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 0 AND start > 5");
+    EXPECT_NE(plan.find("USING INDEX kernel_device_start"), std::string::npos) << plan;
     // A closed capture is one self-contained file.
     EXPECT_EQ(querySql(path, "PRAGMA journal_mode"), "delete");
     EXPECT_FALSE(std::filesystem::exists(path + "-wal"));

@@ -63,4 +63,20 @@ inline std::string querySql(const std::string& path, const std::string& sql) {
     return out;
 }
 
+// EXPLAIN QUERY PLAN's detail lines, joined by ';', read-only.
+inline std::string queryPlan(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::string out;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_stmt* st = nullptr;
+        if (sqlite3_prepare_v2(db, ("EXPLAIN QUERY PLAN " + sql).c_str(), -1, &st, nullptr) ==
+            SQLITE_OK)
+            while (sqlite3_step(st) == SQLITE_ROW)
+                out += reinterpret_cast<const char*>(sqlite3_column_text(st, 3)) + std::string(";");
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return out;
+}
+
 }  // namespace osc::testing_io
