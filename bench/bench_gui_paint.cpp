@@ -7,6 +7,7 @@
 // usage: bench_gui_paint [--kernels N] [--dir DIR]
 // The per-rank files are written once into DIR (default /tmp/osc-bench-gui-N)
 // and reused by later runs; writing them is not part of the load figure.
+#include "analyzer/capture/schema.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/synth/generic_synth.h"
 #include "analyzer/synth/row_sink.h"
@@ -88,7 +89,11 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    if (dir.empty()) dir = "/tmp/osc-bench-gui-" + std::to_string(kernels);
+    // The format version in the name: cached files of an older format would
+    // measure the old reader path.
+    if (dir.empty())
+        dir = "/tmp/osc-bench-gui-" + std::to_string(kernels) + "-format" +
+              std::to_string(osc::schema::kFormatVersion);
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
 

@@ -11,6 +11,8 @@
 //   bench_report [--kernels N] [--streams S] [--format text|json|markdown]
 //                [--target-s S] [--target-gb G] [--regenerate]
 //                [--cli PATH] [--dir DIR]   (defaults: the built overlapscope, the build dir)
+#include "analyzer/capture/schema.h"
+
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -96,9 +98,12 @@ int main(int argc, char** argv) {
             return a == "--help" || a == "-h" ? 0 : 2;
         }
     }
+    // The format version in the name: a cached file from an older format
+    // would measure the old reader path.
     const std::string capture = dir + "/bench_report_" +
                                 std::to_string(kernels) + "_kernels_" + std::to_string(streams) +
-                                "_streams.sqlite";
+                                "_streams_format" + std::to_string(osc::schema::kFormatVersion) +
+                                ".sqlite";
     if (regenerate || !std::filesystem::exists(capture)) {
         std::printf("generating %s (%llu kernels on %d streams)...\n", capture.c_str(), kernels, streams);
         std::fflush(stdout);

@@ -134,7 +134,11 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
             const auto rows = static_cast<size_t>(total - firstRows + (total >> 6) + 1024);
             reserveAll(second.rows, rows, columns);
             second.slotOf.reserve(rows);
-            sql::Statement st(db, select + " WHERE rowid > " + std::to_string(mid));
+            // Bounded by the first connection's max(rowid): a live capture
+            // may have committed more since, and those rows could refer to
+            // launches or strings the first connection's snapshot lacks.
+            sql::Statement st(db, select + " WHERE rowid > " + std::to_string(mid) +
+                                      " AND rowid <= " + std::to_string(hi));
             scanRows(st, second, row, [&](int64_t) {
                 if (stop.load(std::memory_order_relaxed)) throw LoadCancelled{};
             });

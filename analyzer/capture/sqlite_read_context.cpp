@@ -21,6 +21,10 @@ ReadContext::ReadContext(const std::string& filePath, const LoadOptions& loadOpt
       firstProcess(target.processes.size()) {
     // A live capture's writer may hold a lock for a moment (WAL checkpoint).
     sqlite3_busy_timeout(db.get(), 5000);
+    // One read transaction: every table is read from the same snapshot, so
+    // a live capture's rows never refer to strings or kernel launches
+    // committed after those tables were read.
+    db.exec("BEGIN");
     // The first read of the schema is where "not a database" and most
     // corruption show up.
     sql::Statement list(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");

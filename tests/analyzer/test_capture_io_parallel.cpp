@@ -9,6 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <string>
+#include <thread>
+
 namespace osc {
 namespace {
 
@@ -98,6 +102,51 @@ TEST(CaptureIoParallelScan, CancelStopsBothThreads) {
     Capture c;
     EXPECT_THROW(readSqliteCapture(path, options, c), LoadCancelled);
     EXPECT_TRUE(c.processes.empty());
+}
+
+// A viewer following a live capture: every kernel it reads must come with
+// its launch (names, grid) even while the writer keeps committing new
+// launches and names. Each kernel here has a launch and a name of its own,
+// so a kernel read from a newer snapshot than its launch shows as an empty
+// name.
+TEST(CaptureIoParallelScan, ALiveCaptureReadsAsOneSnapshot) {
+    ScratchDir dir;
+    const auto path = dir.file("live.sqlite");
+    auto w = CaptureWriter::create(path, 0);
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+        KernelRow k;
+        k.globalPid = schema::packGlobalPid(500);
+        for (int i = 0; i < 60000; ++i) {
+            const std::string name = "kernel_" + std::to_string(i);
+            k.start = i * 10;
+            k.end = k.start + 5;
+            k.correlationId = static_cast<uint32_t>(i);
+            k.gridX = static_cast<uint32_t>(i);
+            k.demangledName = name;
+            k.shortName = name;
+            w->addKernel(k);
+            if (i % 200 == 199) w->commit();
+        }
+        w->commit();
+        done = true;
+    });
+    ScanThreshold lowered(1000);
+    int reads = 0;
+    while (!done || reads < 3) {
+        Capture c;
+        readSqliteCapture(path, {}, c);
+        ++reads;
+        if (c.processes.empty()) continue;
+        const auto& k = c.processes[0].devices.at(0).kernels;
+        for (size_t i = 0; i < k.size(); ++i) {
+            ASSERT_EQ(k.gridX[i], k.correlation[i]) << "read " << reads << ", row " << i;
+            ASSERT_EQ(c.strings.at(k.name[i]), "kernel_" + std::to_string(k.correlation[i]))
+                << "read " << reads << ", row " << i;
+        }
+    }
+    writer.join();
+    w->close();
 }
 
 }  // namespace
