@@ -35,7 +35,7 @@ const char* const kCreateTables[] = {
     // CUPTI_ACTIVITY_KIND_KERNEL is a view joining the two, with nsys's
     // column names, so scripts written for nsys exports read it unchanged.
     // Why: a 5-column row inserts twice as fast as the 20-column one
-    // (measured: 2.8-3.3 vs 1.45-1.66 M rows per CPU second), which is what
+    // (measured: 2.8-3.0 vs 1.45-1.66 M rows per CPU second), which is what
     // lets the agent's writer keep up with 2 M kernels/s on two cores; and a
     // kernel takes a third of the bytes on disk.
     "CREATE TABLE OVERLAPSCOPE_KERNEL_LAUNCH (id INTEGER NOT NULL PRIMARY KEY, "
