@@ -1,7 +1,7 @@
 // Agent writer throughput: the fake activity source plays the GPU, the
 // agent's writer thread decodes its buffers and writes kernel rows into a
-// capture file (nsys columns, WAL, a commit at least every second), exactly
-// as in a job.
+// capture file (format 2 kernel rows, WAL, a commit at least every second),
+// exactly as in a job.
 //
 //   bench_agent_writer [SECONDS] [OUTPUT_DIR]     (default 5, /tmp)
 //

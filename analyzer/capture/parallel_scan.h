@@ -1,5 +1,5 @@
 // Internal to the SQLite reader: scanning a big GPU activity table with two
-// threads. SQLite spends about a microsecond per 20-column row decoding
+// threads. SQLite spends up to a microsecond per 20-column row decoding
 // records, so a 10-million-kernel table is read in two rowid halves, each on
 // its own read-only connection, and the halves are joined in rowid order.
 // Rows go straight into columnar tables (no per-row allocation); each row
