@@ -76,15 +76,7 @@ struct Launch {
 // does not have, which only a damaged file holds.
 std::vector<Launch> readLaunches(ReadContext& ctx) {
     const std::string t = "OVERLAPSCOPE_KERNEL_LAUNCH";
-    int64_t maxId = -1;
-    {
-        sql::Statement top(ctx.db, "SELECT max(id), count(*) FROM " + t);
-        if (top.step() && !top.isNull(0)) maxId = top.int64(0);
-        // Ids are dense as written; a vector indexed by id is the fast path.
-        if (maxId > 4 * top.int64(1) + (1 << 20))
-            throw CaptureError(ctx.path, t + " ids are implausibly sparse (max id " +
-                                             std::to_string(maxId) + ")");
-    }
+    const int64_t maxId = ctx.denseMaxId(t);
     std::vector<Launch> launches(static_cast<size_t>(maxId + 2));
     sql::Statement rows(ctx.db,
                         "SELECT id, globalPid, streamId, coalesce(demangledName, -1), "
@@ -157,7 +149,7 @@ uint64_t readSplitKernels(ReadContext& ctx, const std::vector<Launch>& launches,
 }  // namespace
 
 void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
-    if (ctx.hasTable("OVERLAPSCOPE_KERNEL") && ctx.hasTable("OVERLAPSCOPE_KERNEL_LAUNCH")) {
+    if (ctx.hasSplitKernels()) {
         const auto launches = readLaunches(ctx);
         if (ctx.options.launchDetails) {
             kernelsInGraphs = readSplitKernels<true>(ctx, launches, kKernelColumns);

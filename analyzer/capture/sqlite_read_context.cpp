@@ -104,18 +104,21 @@ int64_t ReadContext::rowCount(const std::string& table) {
     return n;
 }
 
+int64_t ReadContext::denseMaxId(const std::string& table) {
+    sql::Statement top(db, "SELECT max(id), count(*) FROM " + quoted(table));
+    if (!top.step() || top.isNull(0)) return -1;
+    const int64_t maxId = top.int64(0);
+    // A vector indexed by id is the fast path; ids are dense in every file
+    // we know, so a wildly sparse table is treated as damage.
+    if (maxId > 4 * top.int64(1) + (1 << 20))
+        throw CaptureError(path, table + " ids are implausibly sparse (max id " +
+                                     std::to_string(maxId) + ")");
+    return maxId;
+}
+
 void ReadContext::loadStrings() {
     if (!hasTable("StringIds")) return;
-    int64_t maxId = -1;
-    {
-        sql::Statement top(db, "SELECT max(id), count(*) FROM StringIds");
-        if (top.step() && !top.isNull(0)) maxId = top.int64(0);
-        // A dense remap vector is the fast path; ids are dense in every file
-        // we know, so a wildly sparse table is treated as damage.
-        if (maxId > 4 * top.int64(1) + (1 << 20))
-            throw CaptureError(path, "StringIds ids are implausibly sparse (max id " +
-                                         std::to_string(maxId) + ")");
-    }
+    const int64_t maxId = denseMaxId("StringIds");
     remap_.assign(static_cast<size_t>(maxId + 1), 0);
     sql::Statement rows(db, "SELECT id, value FROM StringIds");
     int64_t done = 0;

@@ -43,6 +43,14 @@ public:
     int64_t rowCount(const std::string& table);
     // The file's size with its WAL: no table can hold more rows than bytes.
     int64_t fileBytes();
+    // max(id) of a table whose ids index a vector (-1 when empty); throws
+    // CaptureError when the ids are too sparse for that.
+    int64_t denseMaxId(const std::string& table);
+    // Format 2 kernels: narrow OVERLAPSCOPE_KERNEL rows and the launches they
+    // share (CUPTI_ACTIVITY_KIND_KERNEL is then a view over them).
+    bool hasSplitKernels() const {
+        return hasTable("OVERLAPSCOPE_KERNEL") && hasTable("OVERLAPSCOPE_KERNEL_LAUNCH");
+    }
 
     // --- strings ---
     void loadStrings();

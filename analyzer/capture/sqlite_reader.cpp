@@ -142,8 +142,8 @@ void readFile(ReadContext& ctx) {
 
     // Progress: each table's share of the bar is its share of the rows.
     // Counting rows through format 2's kernel view would join them all.
-    const char* kernelTable = ctx.hasTable("OVERLAPSCOPE_KERNEL") ? "OVERLAPSCOPE_KERNEL"
-                                                                   : "CUPTI_ACTIVITY_KIND_KERNEL";
+    const char* kernelTable =
+        ctx.hasSplitKernels() ? "OVERLAPSCOPE_KERNEL" : "CUPTI_ACTIVITY_KIND_KERNEL";
     const char* tables[] = {"StringIds", kernelTable, "CUPTI_ACTIVITY_KIND_MEMCPY",
                             "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
                             "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"};

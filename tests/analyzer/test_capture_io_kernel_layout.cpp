@@ -19,6 +19,7 @@ namespace osc {
 namespace {
 
 using testing_io::execSql;
+using testing_io::forEachRow;
 using testing_io::querySql;
 using testing_io::ScratchDir;
 
@@ -90,32 +91,20 @@ std::array<int64_t, 20> expectedViewRow(const KernelRow& k, const std::map<std::
 
 std::map<std::string, int64_t> stringIds(const std::string& path) {
     std::map<std::string, int64_t> ids;
-    sqlite3* db = nullptr;
-    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-    sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(db, "SELECT id, value FROM StringIds", -1, &st, nullptr);
-    while (sqlite3_step(st) == SQLITE_ROW)
+    EXPECT_TRUE(forEachRow(path, "SELECT id, value FROM StringIds", [&](sqlite3_stmt* st) {
         ids[reinterpret_cast<const char*>(sqlite3_column_text(st, 1))] = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    }));
     return ids;
 }
 
 // Every view row, keyed by correlation id.
 std::map<int64_t, std::array<int64_t, 20>> viewRows(const std::string& path) {
     std::map<int64_t, std::array<int64_t, 20>> rows;
-    sqlite3* db = nullptr;
-    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-    sqlite3_stmt* st = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &st, nullptr),
-              SQLITE_OK);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    EXPECT_TRUE(forEachRow(path, "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL", [&](sqlite3_stmt* st) {
         std::array<int64_t, 20> r{};
         for (int c = 0; c < 20; ++c) r[static_cast<size_t>(c)] = sqlite3_column_int64(st, c);
         rows[r[5]] = r;
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    }));
     return rows;
 }
 

@@ -63,19 +63,28 @@ inline std::string querySql(const std::string& path, const std::string& sql) {
     return out;
 }
 
-// EXPLAIN QUERY PLAN's detail lines, joined by ';', read-only.
-inline std::string queryPlan(const std::string& path, const std::string& sql) {
+// Calls `row(statement)` for every row of `sql`, read-only; false when the
+// file cannot be opened or the SQL does not prepare.
+template <typename RowFn>
+bool forEachRow(const std::string& path, const std::string& sql, RowFn row) {
     sqlite3* db = nullptr;
-    std::string out;
+    bool ok = false;
     if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
         sqlite3_stmt* st = nullptr;
-        if (sqlite3_prepare_v2(db, ("EXPLAIN QUERY PLAN " + sql).c_str(), -1, &st, nullptr) ==
-            SQLITE_OK)
-            while (sqlite3_step(st) == SQLITE_ROW)
-                out += reinterpret_cast<const char*>(sqlite3_column_text(st, 3)) + std::string(";");
+        ok = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK;
+        while (ok && sqlite3_step(st) == SQLITE_ROW) row(st);
         sqlite3_finalize(st);
     }
     sqlite3_close(db);
+    return ok;
+}
+
+// EXPLAIN QUERY PLAN's detail lines, joined by ';', read-only.
+inline std::string queryPlan(const std::string& path, const std::string& sql) {
+    std::string out;
+    forEachRow(path, "EXPLAIN QUERY PLAN " + sql, [&](sqlite3_stmt* st) {
+        out += reinterpret_cast<const char*>(sqlite3_column_text(st, 3)) + std::string(";");
+    });
     return out;
 }
 
