@@ -7,4 +7,4 @@ scripts/install-deps.sh
 scripts/build.sh
 echo
 echo "== overlapscope report examples/ddp_bucketed.sqlite"
-build/analyzer/cli/overlapscope report examples/ddp_bucketed.sqlite
+build/cli/overlapscope report examples/ddp_bucketed.sqlite

@@ -3,7 +3,7 @@
 // the settings (delay, duration), the control socket, signals and exit.
 #pragma once
 
-#include "agent/control/control_protocol.h"
+#include "control/control_protocol.h"
 #include "agent/core/activity_source.h"
 #include "agent/core/agent_settings.h"
 #include "agent/core/buffer_pool.h"

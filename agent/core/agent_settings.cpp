@@ -1,6 +1,6 @@
 #include "agent/core/agent_settings.h"
 
-#include "agent/control/control_protocol.h"
+#include "control/control_protocol.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // or malformed requests get an error reply and change nothing.
 #pragma once
 
-#include "agent/control/control_protocol.h"
+#include "control/control_protocol.h"
 
 #include <functional>
 #include <string>

@@ -1,10 +1,10 @@
 // The data behind the Attach dialog: the live agents on this machine, found
-// through the agent control client (agent/control/), as a table model, plus
+// through the agent control client (control/), as a table model, plus
 // start/stop requests to one of them. No window needed, so it is tested with
 // QAbstractItemModelTester against real control sockets.
 #pragma once
 
-#include "agent/control/control_client.h"
+#include "control/control_client.h"
 
 #include <QAbstractTableModel>
 

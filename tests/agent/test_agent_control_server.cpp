@@ -1,6 +1,6 @@
 // The control socket: requests and replies, malformed and oversized input,
 // the peer-uid check, and the client's discovery of live and stale agents.
-#include "agent/control/control_client.h"
+#include "control/control_client.h"
 #include "agent/core/control_server.h"
 #include "tests/agent/agent_test_util.h"
 

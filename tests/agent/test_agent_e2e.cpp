@@ -1,7 +1,7 @@
 // `overlapscope run / attach / detach / ps` end to end, without a GPU: the
 // real command-line program injects the fake agent library into fake_job,
 // which loads it the way the CUDA driver does.
-#include "agent/control/control_client.h"
+#include "control/control_client.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/agent/agent_test_util.h"
 

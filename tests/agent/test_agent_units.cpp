@@ -1,6 +1,6 @@
 // Unit tests of the agent's plain parts: control protocol, settings, file
 // naming, buffer pool, kernel names, NCCL collective tracking.
-#include "agent/control/control_protocol.h"
+#include "control/control_protocol.h"
 #include "agent/core/agent_settings.h"
 #include "agent/core/buffer_pool.h"
 #include "agent/core/kernel_names.h"

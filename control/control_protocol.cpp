@@ -1,4 +1,4 @@
-#include "agent/control/control_protocol.h"
+#include "control/control_protocol.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // `overlapscope export CAPTURE... -o trace.json`: a Chrome/Perfetto trace.
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/cli/cli_common.h"
-#include "analyzer/cli/commands.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
 #include "analyzer/import/chrome_export.h"
 
 #include <cstdio>

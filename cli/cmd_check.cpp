@@ -1,7 +1,7 @@
 // `overlapscope check CAPTURE...`: CI thresholds. Exit 0 when all hold, 1 with
 // one line per violation, 2 for bad input.
-#include "analyzer/cli/cli_common.h"
-#include "analyzer/cli/commands.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
 #include "analyzer/report/check.h"
 #include "analyzer/report/report_json.h"
 

@@ -1,7 +1,7 @@
 // `overlapscope diff BASE CANDIDATE`: compare two captures or saved reports.
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/cli/cli_common.h"
-#include "analyzer/cli/commands.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
 #include "analyzer/report/diff.h"
 #include "analyzer/report/report_json.h"
 

@@ -1,6 +1,6 @@
 // `overlapscope report CAPTURE...`: the overlap report as text, JSON or Markdown.
-#include "analyzer/cli/cli_common.h"
-#include "analyzer/cli/commands.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"

@@ -1,7 +1,7 @@
 // Client side of the control protocol: talk to one agent, or find them all.
 #pragma once
 
-#include "agent/control/control_protocol.h"
+#include "control/control_protocol.h"
 
 #include <string>
 #include <vector>

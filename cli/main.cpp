@@ -1,6 +1,6 @@
 // `overlapscope`: how much of a GPU job's communication hides behind compute.
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/cli/commands.h"
+#include "cli/commands.h"
 
 #include <cstdio>
 #include <exception>

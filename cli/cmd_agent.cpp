@@ -1,7 +1,7 @@
 // `overlapscope run | attach | detach | ps`: launch a job under the capture
 // agent and control the agents of running jobs through their sockets.
-#include "agent/control/control_client.h"
-#include "analyzer/cli/commands.h"
+#include "control/control_client.h"
+#include "cli/commands.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "analyzer/cli/cli_common.h"
+#include "cli/cli_common.h"
 
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/load/load_capture.h"

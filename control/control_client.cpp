@@ -1,4 +1,4 @@
-#include "agent/control/control_client.h"
+#include "control/control_client.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,8 +1,8 @@
 // `overlapscope synth -o FILE|DIR`: synthetic captures from a workload model
 // (analyzer/synth/README.md), or a plain kernel stream for benchmarks.
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/cli/cli_common.h"
-#include "analyzer/cli/commands.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
 #include "analyzer/synth/generic_synth.h"
 #include "analyzer/synth/workload_synth.h"
 
