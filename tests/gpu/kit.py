@@ -109,7 +109,7 @@ def main(argv):
                 step.figures.update(step.action(kit, step) or {})
             except Exception as e:  # a bug in one step must not cost the others
                 step.outcome = runner.Outcome(status="error", error=f"{type(e).__name__}: {e}")
-            step.outcome.seconds = step.outcome.seconds or round(time.monotonic() - began, 2)
+            step.outcome.seconds = round(time.monotonic() - began, 2)  # the whole step, fallbacks included
             if step.name.startswith("environment") and not args.set:
                 kit.set_name = default_set_name(kit.machine)
         print(f"  {step.name:28} {step.outcome.status:8} {step.outcome.seconds:7.1f} s  {step.outcome.error}",

@@ -27,6 +27,8 @@ struct RunDir {
     std::string set, name, path;
 };
 
+void PrintTo(const RunDir& run, std::ostream* os) { *os << run.set << "/" << run.name; }
+
 std::vector<RunDir> discoverRuns() {
     std::vector<RunDir> runs;
     std::error_code ec;

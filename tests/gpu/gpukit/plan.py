@@ -393,7 +393,7 @@ def overhead_step(part, runs):
             step.outcome = runner.Outcome(status="planned")
             return {}
         figures = readings.overhead_figures(samples, OVERHEAD_TARGETS)
-        figures["workload"] = "ddp_overlap --comm copies --mode bucketed --steps 30 --warmup 5 (one rank)"
+        figures["runs_of"] = "ddp_overlap --comm copies --mode bucketed --steps 30 --warmup 5 (one rank)"
         figures["failed_runs"] = failures
         enough = all(len(v) >= min(runs, 10) for v in samples.values())
         step.outcome = runner.Outcome(status="ok" if enough and not failures else "failed",

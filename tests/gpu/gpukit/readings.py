@@ -104,7 +104,7 @@ def judge(facts, expected):
     if per_step is not None:
         want = per_step * (2 if expected.get("comm") == "copies" else 1)
         checks["collectives_per_step"] = bool(devices) and all(
-            all(n == want for n in d["collectives_per_step"]) for d in devices)
+            d["collectives_per_step"] and all(n == want for n in d["collectives_per_step"]) for d in devices)
     if expected.get("comm", "nccl") == "nccl":
         checks["nccl_kernels_present"] = out["nccl_kernels"] > 0
     out["checks"] = checks
