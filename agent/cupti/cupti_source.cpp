@@ -165,14 +165,7 @@ void CuptiActivitySource::recordAndDecode(const uint8_t* buffer, size_t validByt
                                           RowSink& rows) {
     if (!recorder_->begunFor(rows.serial())) {
         recording::Manifest m;
-        const ProcessIdentity who = currentProcessIdentity();
-        m.host = who.host;
-        m.pid = who.pid;
-        m.rank = who.rank;
-        m.localRank = who.localRank;
-        m.worldSize = who.worldSize;
-        m.commandLine = who.commandLine;
-        m.executable = who.executable;
+        m.who = currentProcessIdentity();
         m.metadata = metadata();
         recorder_->begin(rows.serial(), context, std::move(m));
     }

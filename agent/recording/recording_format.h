@@ -10,6 +10,7 @@
 // the machines CUPTI runs on.
 #pragma once
 
+#include "agent/core/process_identity.h"
 #include "analyzer/capture/model.h"
 
 #include <cstdint>
@@ -30,10 +31,7 @@ inline constexpr int kFormatVersion = 1;
 struct Manifest {
     int formatVersion = kFormatVersion;
     bool fabricated = false;  // made by a generator, not recorded on a GPU
-    std::string host;
-    int64_t pid = 0;
-    int rank = -1, localRank = -1, worldSize = -1;
-    std::string commandLine, executable;
+    ProcessIdentity who;      // the recorded process: its replay is this process
     // The activity source's metadata (CUPTI version, driver version...),
     // written into the replayed capture as the live one had it.
     std::map<std::string, std::string> metadata;

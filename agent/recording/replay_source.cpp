@@ -125,8 +125,7 @@ size_t replayToCapture(const Recording& recording, const std::string& capturePat
     BufferPool pool(bufferBytes * 4, bufferBytes);
     SessionConfig config;
     config.path = capturePath;
-    const Manifest& m = recording.manifest;
-    config.who = ProcessIdentity{m.host, m.pid, m.rank, m.localRank, m.worldSize, m.commandLine, m.executable};
+    config.who = recording.manifest.who;
     config.commitIntervalMs = 200;
     CaptureSession session(config, source, pool);
     std::string error;

@@ -128,13 +128,7 @@ GpuInfo driverGpu() {
 
 recording::Manifest manifest() {
     recording::Manifest m;
-    m.host = "gpuhost";
-    m.pid = kPid;
-    m.rank = 1;
-    m.localRank = 1;
-    m.worldSize = 2;
-    m.commandLine = "ddp_overlap --mode bucketed";
-    m.executable = "ddp_overlap";
+    m.who = ProcessIdentity{"gpuhost", kPid, 1, 1, 2, "ddp_overlap --mode bucketed", "ddp_overlap"};
     m.metadata = {{"cupti_version", "130000"}};
     return m;
 }
@@ -170,8 +164,9 @@ TEST(CuptiRecording, WritesEveryBufferWithItsStringsAndOffsets) {
     Texts texts;
     const Recording r = recording::readRecording(recordSample(dir.path(), texts));
     EXPECT_EQ(fs::path(r.directory).filename(), "gpuhost-4321-rank1.cupti");
-    EXPECT_EQ(r.manifest.host, "gpuhost");
-    EXPECT_EQ(r.manifest.rank, 1);
+    EXPECT_EQ(r.manifest.who.host, "gpuhost");
+    EXPECT_EQ(r.manifest.who.rank, 1);
+    EXPECT_EQ(r.manifest.who.commandLine, "ddp_overlap --mode bucketed");
     EXPECT_EQ(r.manifest.layout.at("kernel"), static_cast<int64_t>(sizeof(KernelRecord)));
     EXPECT_TRUE(r.hasOrigin);
     EXPECT_EQ(r.originSourceNs, kOrigin);

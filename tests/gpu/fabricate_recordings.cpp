@@ -3,7 +3,8 @@
 // commits real ones beside them (tests/gpu/README.md). The records are the
 // real CUDA 13 structs, filled the way CUPTI fills them, from a two-stream
 // timeline simulation of each schedule; they go to disk through the agent's
-// own CuptiRecorder. Deterministic: the same command writes the same bytes.
+// own CuptiRecorder. Each run writes the same records; only the pointer
+// values inside them differ (as in a real recording: they are addresses).
 //
 //   fabricate_recordings OUT_DIR     (tests/gpu/recordings/fabricated)
 #include "agent/cupti/cupti_recorder.h"
@@ -156,12 +157,7 @@ int recordRank(const Run& run, int rank, const fs::path& runDir) {
     context.capturePath = (runDir / ("fabricated-" + std::to_string(pid) + "-rank" + std::to_string(rank) + ".sqlite")).string();
     recording::Manifest m;
     m.fabricated = true;
-    m.host = "fabricated";
-    m.pid = pid;
-    m.rank = m.localRank = rank;
-    m.worldSize = kRanks;
-    m.commandLine = run.command;
-    m.executable = run.workload;
+    m.who = ProcessIdentity{"fabricated", pid, rank, rank, kRanks, run.command, run.workload};
     m.metadata = {{"cupti_version", std::to_string(CUPTI_API_VERSION)}, {"driver_version", "13000"}};
     recorder.begin(1, context, m);
     GpuInfo gpu;

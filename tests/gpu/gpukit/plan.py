@@ -109,6 +109,14 @@ def build_from_source(kit, step):
                  "-DOSC_BUILD_GUI=OFF", "-DOSC_BUILD_AGENT=ON", "-DOSC_BUILD_WORKLOADS=ON", "-DOSC_BUILD_FUZZERS=OFF"]
     if os.path.isdir(deps):
         configure.append(f"-DCMAKE_PREFIX_PATH={deps}")
+    # NCCL and CUPTI from PyTorch's packages (with their headers) when the toolkit lacks them.
+    libraries, _ = find_libraries(kit.python)
+    for name, library_var, include_var, header in (("nccl", "OSC_NCCL_LIBRARY", "OSC_NCCL_INCLUDE", "nccl.h"),
+                                                   ("cupti", "CUDA_cupti_LIBRARY", "CUDAToolkit_CUPTI_INCLUDE_DIR",
+                                                    "cupti.h")):
+        include = os.path.join(os.path.dirname(os.path.dirname(libraries.get(name, "/none/lib/x"))), "include")
+        if os.path.isfile(os.path.join(include, header)):
+            configure += [f"-D{library_var}={libraries[name]}", f"-D{include_var}={include}"]
     out = kit.run(step, configure, 180, log_name="build-configure")
     if out.ok():
         out = kit.run(step, ["cmake", "--build", build, "-j", str(os.cpu_count() or 4), "--target"] + KIT_TARGETS,
