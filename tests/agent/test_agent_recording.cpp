@@ -15,6 +15,9 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -287,6 +290,36 @@ TEST(CuptiRecording, OtherRecordLayoutsAreRefusedByName) {
         EXPECT_NE(std::string(e.what()).find("gpuhost-4321-rank1.cupti: recorded with kernel = "), std::string::npos)
             << e.what();
     }
+}
+
+// overlapscope-replay's command line: one line and exit 2 for bad input,
+// nothing overwritten.
+int replayTool(const std::string& args, std::string& output) {
+    FILE* pipe = ::popen((std::string(OSC_REPLAY_TOOL) + " " + args + " 2>&1").c_str(), "r");
+    char buf[4096];
+    output.clear();
+    while (pipe && std::fgets(buf, sizeof buf, pipe)) output += buf;
+    const int status = pipe ? ::pclose(pipe) : -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(ReplayTool, ReplaysAFolderOfRecordingsAndKeepsWhatExists) {
+    test::TempDir dir;
+    recordSample(dir / "recs", Texts{});
+    std::string out;
+    EXPECT_EQ(replayTool("--help", out), 0);
+    EXPECT_NE(out.find("--output"), std::string::npos) << out;
+    EXPECT_EQ(replayTool(dir / "recs -o " + dir / "caps", out), 0) << out;
+    EXPECT_NE(out.find("2 buffers, 9 records -> " + dir / "caps/gpuhost-4321-rank1.sqlite"), std::string::npos) << out;
+    EXPECT_EQ(loadCapture(dir / "caps").kernelCount(), 3u);
+    const auto written = fs::last_write_time(dir / "caps/gpuhost-4321-rank1.sqlite");
+    EXPECT_EQ(replayTool(dir / "recs -o " + dir / "caps", out), 2);
+    EXPECT_EQ(out, "overlapscope-replay: " + dir / "caps/gpuhost-4321-rank1.sqlite" + ": already exists; not overwritten\n");
+    EXPECT_EQ(fs::last_write_time(dir / "caps/gpuhost-4321-rank1.sqlite"), written);
+    EXPECT_EQ(replayTool(dir / "nothing -o " + dir / "caps2", out), 2);
+    EXPECT_EQ(out, "overlapscope-replay: " + dir / "nothing" + ": not a directory\n");
+    EXPECT_EQ(replayTool(dir.path() + " -o " + dir / "caps3", out), 2);  // holds no recording.json at any level
+    EXPECT_EQ(out, "overlapscope-replay: " + dir.path() + ": no CUPTI recording (recording.json) in it\n");
 }
 
 TEST(CuptiRecording, BadFoldersGiveOneLineNamingTheFile) {

@@ -12,6 +12,11 @@
 #                  (the fallback when the carried programs do not run there)
 # tests/gpu/README.md ("On the lent machine") has the `run` call that uses them.
 set -euo pipefail
+if [[ "${1:-}" == "--help" ]]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  echo "Environment: OSC_CARRY_BUILD (build folder), OSC_CARRY_JOBS (parallel jobs, default 2)."
+  exit 0
+fi
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${OSC_CARRY_BUILD:-$repo/.device/build}"
 kit="$repo/.device/kit"
