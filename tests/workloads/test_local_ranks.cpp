@@ -68,7 +68,7 @@ TEST(LocalRanks, AFailingRankStopsItsWaitingPeers) {
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     EXPECT_EQ(code, 3);
     EXPECT_EQ(failure, "rank 1 exited with code 3");
-    EXPECT_LT(took, 10.0);
+    EXPECT_LT(took, 4.0) << "rank 0 should end at SIGTERM, before the 5 s grace runs out";
 }
 
 TEST(LocalRanks, APeerIgnoringSigtermIsKilledAfterTheGrace) {
