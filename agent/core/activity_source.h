@@ -29,8 +29,16 @@ public:
 // Translates a source's timestamps into capture-relative ns.
 struct DecodeContext {
     int64_t sourceOriginNs = 0;  // source timestamp at capture start (time 0)
+    int64_t originUtcNs = 0;     // the same instant on the wall clock
     uint64_t globalPid = 0;      // nsys-packed pid of this process
     int64_t pid = 0;
+    std::string capturePath;     // the capture file (names side files, e.g. a CUPTI recording)
+};
+
+// Time 0 of a capture on the source clock and the wall clock, read back to back.
+struct CaptureOrigin {
+    int64_t sourceNs = 0;
+    int64_t utcNs = 0;
 };
 
 class ActivitySource {
@@ -50,6 +58,10 @@ public:
                         RowSink& rows) = 0;
     // Current timestamp on the source's clock (CLOCK_REALTIME ns for CUPTI's default).
     virtual int64_t timestampNs() const = 0;
+    // Where a new capture's time 0 lies: now, for a live source; a replayed
+    // recording answers with the recorded instant, so its file lines up with
+    // the other ranks' files as the original would have.
+    virtual CaptureOrigin captureOrigin() const;
     // Records lost inside the source since the last call (reset on read).
     virtual uint64_t takeDroppedRecords() = 0;
     // Versions and similar facts for OVERLAPSCOPE_META.

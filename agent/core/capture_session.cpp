@@ -28,15 +28,19 @@ void removeCaptureFiles(const std::string& path) {
 int64_t realtimeNs() { return clockNs(CLOCK_REALTIME); }
 int64_t monotonicNs() { return clockNs(CLOCK_MONOTONIC); }
 
+CaptureOrigin ActivitySource::captureOrigin() const { return {timestampNs(), realtimeNs()}; }
+
 CaptureSession::CaptureSession(SessionConfig config, ActivitySource& source, BufferPool& pool)
     : config_(std::move(config)), source_(source), pool_(pool) {
     // Time 0 of the file is "now" on both clocks, taken back to back: the
     // source clock for subtracting, the wall clock for alignment across ranks.
-    context_.sourceOriginNs = source_.timestampNs();
-    startUtcNs_ = realtimeNs();
+    const CaptureOrigin origin = source_.captureOrigin();
+    context_.sourceOriginNs = origin.sourceNs;
+    startUtcNs_ = context_.originUtcNs = origin.utcNs;
     startMonotonicNs_ = monotonicNs();
     context_.pid = config_.who.pid;
     context_.globalPid = schema::packGlobalPid(config_.who.pid);
+    context_.capturePath = config_.path;
     // The writer thread must keep up with the GPU: WAL copying goes to a helper.
     writer_ = CaptureWriter::create(config_.path, startUtcNs_,
                                     CaptureWriterOptions{.backgroundCheckpoint = true});

@@ -1,6 +1,7 @@
 #include "agent/cupti/cupti_source.h"
 
 #include "agent/core/capture_session.h"
+#include "agent/core/process_identity.h"
 #include "agent/cupti/driver_info.h"
 #include "analyzer/capture/schema.h"
 
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace osc::agent::cupti {
 namespace {
@@ -47,7 +49,10 @@ std::string apiCallbackName(ApiKind kind, uint32_t cbid) {
 
 }  // namespace
 
-CuptiActivitySource::CuptiActivitySource() : decoder_(&apiCallbackName) {}
+CuptiActivitySource::CuptiActivitySource() : decoder_(&apiCallbackName) {
+    if (const char* dir = std::getenv("OVERLAPSCOPE_CUPTI_RECORD"); dir && *dir)
+        recorder_ = std::make_unique<CuptiRecorder>(dir, &apiCallbackName);
+}
 
 CuptiActivitySource::~CuptiActivitySource() { stop(); }
 
@@ -145,6 +150,10 @@ void CuptiActivitySource::flush() {
 
 void CuptiActivitySource::decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
                                  RowSink& rows) {
+    if (recorder_) {
+        recordAndDecode(buffer, validBytes, context, rows);
+        return;
+    }
     describeGpus(rows);
     CUpti_Activity* record = nullptr;
     auto* data = const_cast<uint8_t*>(buffer);
@@ -152,18 +161,38 @@ void CuptiActivitySource::decode(const uint8_t* buffer, size_t validBytes, const
         decoder_.decode(record, context, rows);
 }
 
+void CuptiActivitySource::recordAndDecode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
+                                          RowSink& rows) {
+    if (!recorder_->begunFor(rows.serial())) {
+        recording::Manifest m;
+        m.who = currentProcessIdentity();
+        m.metadata = metadata();
+        recorder_->begin(rows.serial(), context, std::move(m));
+    }
+    describeGpus(rows);
+    records_.clear();
+    CUpti_Activity* record = nullptr;
+    auto* data = const_cast<uint8_t*>(buffer);
+    while (cuptiActivityGetNextRecord(data, validBytes, &record) == CUPTI_SUCCESS) records_.push_back(record);
+    recorder_->buffer(buffer, validBytes, records_);
+    for (const CUpti_Activity* r : records_) decoder_.decode(r, context, rows);
+}
+
 void CuptiActivitySource::describeGpus(RowSink& rows) {
     if (gpusDescribedIn_ == rows.serial()) return;
     if (!driverGpus_) {
         // On the writer thread, where nothing else calls CUDA: CUPTI records
         // these calls too, and the decoder must know they are ours.
-        decoder_.ignoreApiCallsOf(static_cast<uint32_t>(::syscall(SYS_gettid)));
+        const auto self = static_cast<uint32_t>(::syscall(SYS_gettid));
+        decoder_.ignoreApiCallsOf(self);
+        if (recorder_) recorder_->ownThread(self);
         const auto devices = queryDriverDevices();
         if (!devices) return;  // the driver is still initialising: next buffer
         driverGpus_.emplace();
         for (const DriverDevice& d : *devices) driverGpus_->push_back(gpuInfoOf(d));
     }
     for (const GpuInfo& g : *driverGpus_) decoder_.addDriverGpu(g, rows);
+    if (recorder_) recorder_->gpus(*driverGpus_);
     gpusDescribedIn_ = rows.serial();
 }
 

@@ -6,10 +6,12 @@
 
 #include "agent/core/activity_source.h"
 #include "agent/cupti/cupti_decoder.h"
+#include "agent/cupti/cupti_recorder.h"
 
 #include <cupti.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -40,6 +42,8 @@ private:
     void disableKinds();
     // TARGET_INFO_GPU rows from the driver, once per capture file.
     void describeGpus(RowSink& rows);
+    // OVERLAPSCOPE_CUPTI_RECORD: the raw buffer also goes to the recording.
+    void recordAndDecode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context, RowSink& rows);
 
     CuptiDecoder decoder_;
     CUpti_SubscriberHandle subscriber_ = nullptr;
@@ -53,6 +57,8 @@ private:
     // Writer thread only. Devices do not change while the process runs.
     std::optional<std::vector<GpuInfo>> driverGpus_;
     uint64_t gpusDescribedIn_ = 0;  // RowSink::serial() of the last file described
+    std::unique_ptr<CuptiRecorder> recorder_;  // writer thread only
+    std::vector<const CUpti_Activity*> records_;
 };
 
 }  // namespace osc::agent::cupti

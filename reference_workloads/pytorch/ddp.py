@@ -10,8 +10,10 @@ Steps are NVTX ranges named "step N" (and "forward", "backward",
 also as torch.profiler.record_function ranges in a Kineto trace.
 
 Run:  torchrun --nproc-per-node 8 reference_workloads/pytorch/ddp.py --bucket-mb 25
-One GPU: python3 reference_workloads/pytorch/ddp.py  (world size 1: DDP still runs its
-      bucketed all-reduces through NCCL, which returns at once with one rank)
+One GPU, real collectives: torchrun --standalone --nproc-per-node 2 reference_workloads/pytorch/ddp.py
+      (more ranks than GPUs: the ranks share the GPU and each gets its own NCCL_HOSTID,
+      so NCCL connects them through its network transport, as ddp_overlap --ranks does)
+One GPU, one rank: python3 reference_workloads/pytorch/ddp.py  (DDP's all-reduces return at once)
 """
 
 import argparse
@@ -56,6 +58,22 @@ def build_model(torch, args, device, dtype):
     return model
 
 
+def shared_gpu_nccl_env(rank, world, local_world, devices, environ):
+    """The variables NCCL needs when this host runs more ranks than it has GPUs
+    (the same rule as reference_workloads/support/launch_env.h): NCCL refuses
+    two ranks on one GPU unless they look like different hosts, so each rank
+    gets its own NCCL_HOSTID; with every rank on this host, the network
+    transport runs over loopback. Variables already set are kept."""
+    out = {}
+    if world < 2 or devices < 1 or local_world <= devices:
+        return out
+    if "NCCL_HOSTID" not in environ:
+        out["NCCL_HOSTID"] = f"osc-rank{rank}"
+    if local_world == world and "NCCL_SOCKET_IFNAME" not in environ:
+        out["NCCL_SOCKET_IFNAME"] = "lo"
+    return out
+
+
 def main(argv):
     args = parse_args(argv)
     try:
@@ -74,6 +92,9 @@ def main(argv):
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29500")
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "0"))
+    shared = shared_gpu_nccl_env(rank, world, local_world, torch.cuda.device_count(), os.environ)
+    os.environ.update(shared)  # before NCCL starts
     torch.cuda.set_device(local_rank % torch.cuda.device_count())
     device = torch.device("cuda", torch.cuda.current_device())
     dist.init_process_group("nccl", rank=rank, world_size=world)
@@ -145,6 +166,9 @@ def main(argv):
         med = statistics.median(times)
         print(f"ddp.py: torch {torch.__version__}, {world} rank(s), bucket_cap_mb={args.bucket_mb}, "
               f"gradient_as_bucket_view={not args.no_bucket_view}")
+        if shared:
+            print(f"ddp.py: {local_world} ranks share {torch.cuda.device_count()} GPU(s), so NCCL connects them "
+                  "through its network transport: " + " ".join(f"{k}={v}" for k, v in sorted(shared.items())))
         print(f"ddp.py: median step {med:.3f} ms over {args.steps} steps")
         print(f"ddp.py: check {'passed (weights identical on all ranks)' if ok else 'FAILED'}")
         print(f"SUMMARY ddp.py bucket_mb={args.bucket_mb:g} world={world} dtype={args.dtype} "

@@ -13,6 +13,10 @@ Gemm::~Gemm() {
     if (handle_) cublasDestroy(handle_);
 }
 
+void Gemm::set_workspace(void* workspace, std::size_t bytes) const {
+    OSC_CUBLAS(cublasSetWorkspace(handle_, workspace, bytes));
+}
+
 void Gemm::run(bool trans_a, bool trans_b, int m, int n, int k, const void* a, int lda,
                const void* b, int ldb, void* c, int ldc) const {
     const float alpha = 1.0f, beta = 0.0f;

@@ -5,6 +5,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "reference_workloads/support/workload_options.h"
 
 namespace oscwl {
@@ -15,6 +17,10 @@ public:
     ~Gemm();
     Gemm(const Gemm&) = delete;
     Gemm& operator=(const Gemm&) = delete;
+
+    // Workspace owned by the caller: cuBLAS then allocates nothing while a
+    // stream is captured into a CUDA graph.
+    void set_workspace(void* workspace, std::size_t bytes) const;
 
     void run(bool trans_a, bool trans_b, int m, int n, int k, const void* a, int lda, const void* b,
              int ldb, void* c, int ldc) const;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include "reference_workloads/runtime/cuda_check.h"
 #include "reference_workloads/support/launch_env.h"
+#include "reference_workloads/support/local_ranks.h"
 #include "reference_workloads/support/rendezvous.h"
 
 namespace oscwl {
@@ -65,10 +67,30 @@ void run_threads(const CommonOptions& o, const std::string& program, const RankB
     for (auto& t : threads) t.join();
 }
 
+// --ranks N in the parent: start the ranks and wait. No CUDA call here, so
+// under `overlapscope run` only the ranks load the agent.
+void start_local_ranks(const CommonOptions& o, const std::string& program) {
+    std::vector<std::string> argv = o.argv;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) argv.at(0) = self.string();
+    std::printf("%s: launch: starting %d rank processes on this host (--ranks)\n", program.c_str(), o.ranks);
+    std::fflush(stdout);
+    std::string failure;
+    if (run_local_ranks(o.ranks, argv, failure) != 0) throw WorkloadError(failure);
+}
+
 }  // namespace
 
 void run_ranks(const CommonOptions& o, const std::string& program, const RankBody& body) {
     const LaunchEnv env = detect_launch_env(process_env());
+    if (o.ranks > 1 && !is_spawned_rank()) {
+        if (env.world > 1)
+            throw UsageError("--ranks starts its own " + std::to_string(o.ranks) + " ranks; do not combine it with " +
+                             env.source + " starting " + std::to_string(env.world));
+        start_local_ranks(o, program);
+        return;
+    }
     if (o.comm == CommBackend::copies && env.world > 1)
         throw UsageError("--comm copies runs a single rank, but " + env.source + " started " +
                          std::to_string(env.world) + " ranks");
@@ -94,6 +116,15 @@ void run_ranks(const CommonOptions& o, const std::string& program, const RankBod
 
     const int device = env.local_rank % devices;
     OSC_CUDA(cudaSetDevice(device));
+    // Before NCCL reads its environment (at its first call).
+    std::string shared;
+    for (const auto& [name, value] : shared_gpu_nccl_env(env, devices, process_env())) {
+        ::setenv(name.c_str(), value.c_str(), 1);
+        shared += " " + name + "=" + value;
+    }
+    if (!shared.empty())
+        shared = "; " + std::to_string(env.local_world) + " ranks share " + std::to_string(devices) +
+                 " GPU(s), so NCCL connects them through its network transport:" + shared;
     ncclUniqueId id;
     RendezvousSpec spec;
     if (env.world > 1) {
@@ -120,9 +151,10 @@ void run_ranks(const CommonOptions& o, const std::string& program, const RankBod
     if (env.world > 1) finish_rendezvous(spec, env.rank);
     NcclCollectives coll(comm, env.rank, env.world);
     RankContext ctx{env.rank, env.world, device, &coll,
-                    "one process per GPU (" + env.source + " environment), rank " +
+                    "one process per GPU (" + (is_spawned_rank() ? std::string("--ranks") : env.source + " environment") +
+                        "), rank " +
                         std::to_string(env.rank) + " of " + std::to_string(env.world) +
-                        ", local rank " + std::to_string(env.local_rank)};
+                        ", local rank " + std::to_string(env.local_rank) + shared};
     body(ctx);
 }
 

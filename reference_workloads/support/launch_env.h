@@ -7,6 +7,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace oscwl {
 
@@ -14,6 +16,7 @@ struct LaunchEnv {
     int rank = 0;
     int world = 1;
     int local_rank = 0;
+    int local_world = 0;  // ranks on this host (LOCAL_WORLD_SIZE...); 0 = not said
     std::string source = "none";  // which launcher's variables were used
 };
 
@@ -25,9 +28,19 @@ EnvLookup process_env();
 // UsageError for malformed or inconsistent values (rank >= world, ...).
 LaunchEnv detect_launch_env(const EnvLookup& env);
 
-// The rendezvous to use when --rendezvous was not given: MASTER_ADDR and
-// MASTER_PORT (torchrun sets them; its own store holds MASTER_PORT, so we
-// take the next port). Empty when they are not set.
+// The rendezvous to use when --rendezvous was not given: OSC_RENDEZVOUS
+// (set by --ranks for the ranks it starts), else MASTER_ADDR and MASTER_PORT
+// (torchrun sets them; its own store holds MASTER_PORT, so we take the next
+// port). Empty when none is set.
 std::string default_rendezvous(const EnvLookup& env);
+
+// NCCL refuses two ranks on one GPU ("Duplicate GPU detected") unless they
+// look like different hosts. When this host runs more ranks than it has
+// GPUs, each rank gets its own NCCL_HOSTID, so NCCL connects them through its
+// network transport; and when every rank is on this host, that transport
+// uses the loopback interface (NCCL_SOCKET_IFNAME=lo). Variables the user set
+// are kept. Returns the variables to set (empty when the GPUs suffice).
+std::vector<std::pair<std::string, std::string>> shared_gpu_nccl_env(const LaunchEnv& launch, int devices,
+                                                                     const EnvLookup& env);
 
 }  // namespace oscwl

@@ -16,6 +16,9 @@ void declare_common(CliArgs& args) {
                    "nccl|copies; copies replaces each collective by device<->host copies "
                    "of the same bytes (one GPU, world size 1)");
     args.add_value("gpus", "0", "N>0: one process drives N GPUs with one thread each");
+    args.add_value("ranks", "0",
+                   "N>1: start N rank processes on this host; ranks sharing a GPU get their own "
+                   "NCCL_HOSTID (NCCL's network transport), so one GPU runs real collectives");
     args.add_value("rendezvous", "",
                    "file:/path or tcp://host:port to exchange the NCCL id "
                    "(default: tcp://MASTER_ADDR:MASTER_PORT+1 when set)");
@@ -24,14 +27,16 @@ void declare_common(CliArgs& args) {
     args.add_flag("verbose", "print every measured step");
 }
 
-CommonOptions read_common(const CliArgs& args) {
+CommonOptions read_common(const CliArgs& args, int argc, const char* const* argv) {
     CommonOptions c;
+    c.argv.assign(argv, argv + argc);
     c.steps = static_cast<int>(args.integer("steps", 1, 1000000));
     c.warmup = static_cast<int>(args.integer("warmup", 0, 1000000));
     c.dtype = args.choice("dtype", {"fp32", "bf16"}) == "bf16" ? DType::bf16 : DType::fp32;
     c.comm = args.choice("comm", {"nccl", "copies"}) == "copies" ? CommBackend::copies
                                                                    : CommBackend::nccl;
     c.gpus = static_cast<int>(args.integer("gpus", 0, 1024));
+    c.ranks = static_cast<int>(args.integer("ranks", 0, 64));
     c.rendezvous = args.text("rendezvous");
     if (!c.rendezvous.empty() && c.rendezvous.rfind("file:", 0) != 0 &&
         c.rendezvous.rfind("tcp://", 0) != 0)
@@ -42,6 +47,10 @@ CommonOptions read_common(const CliArgs& args) {
     if (c.comm == CommBackend::copies && c.gpus > 1)
         throw UsageError("--comm copies runs one rank on one GPU; it cannot be combined with --gpus " +
                          std::to_string(c.gpus));
+    if (c.ranks > 1 && c.comm == CommBackend::copies)
+        throw UsageError("--comm copies runs one rank; it cannot be combined with --ranks " + std::to_string(c.ranks));
+    if (c.ranks > 1 && c.gpus > 0)
+        throw UsageError("--ranks starts one process per rank; it cannot be combined with --gpus");
     return c;
 }
 
@@ -59,10 +68,11 @@ DdpOptions parse_ddp_options(int argc, const char* const* argv) {
     args.add_value("mode", "bucketed", "none|sequential|per-param|bucketed gradient all-reduce");
     args.add_value("bucket-mb", "25", "bucket capacity in MiB (mode bucketed)");
     args.add_value("lr", "0.1", "SGD learning rate (loss: mean squared output)");
+    args.add_flag("cuda-graph", "capture one training step into a CUDA graph once, then replay the graph every step");
     args.parse(argc, argv);
 
     DdpOptions o;
-    o.common = read_common(args);
+    o.common = read_common(args, argc, argv);
     o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
     o.batch = static_cast<int>(args.integer("batch", 1, kMaxDim));
     o.layers = static_cast<int>(args.integer("layers", 1, 4096));
@@ -75,6 +85,7 @@ DdpOptions parse_ddp_options(int argc, const char* const* argv) {
     if (args.given("bucket-mb") && o.mode != DdpMode::bucketed)
         throw UsageError("ddp_overlap: --bucket-mb applies only to --mode bucketed");
     o.lr = args.real("lr", 0.0, 10.0);
+    o.cuda_graph = args.flag("cuda-graph");
     return o;
 }
 
@@ -93,7 +104,7 @@ TpOptions parse_tp_options(int argc, const char* const* argv) {
     args.parse(argc, argv);
 
     TpOptions o;
-    o.common = read_common(args);
+    o.common = read_common(args, argc, argv);
     o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
     o.ffn = args.given("ffn") ? static_cast<int>(args.integer("ffn", 1, kMaxDim)) : 4 * o.hidden;
     o.tokens = static_cast<int>(args.integer("tokens", 1, kMaxDim));
@@ -121,7 +132,7 @@ FsdpOptions parse_fsdp_options(int argc, const char* const* argv) {
     args.parse(argc, argv);
 
     FsdpOptions o;
-    o.common = read_common(args);
+    o.common = read_common(args, argc, argv);
     o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
     o.batch = static_cast<int>(args.integer("batch", 1, kMaxDim));
     o.layers = static_cast<int>(args.integer("layers", 1, 4096));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace oscwl {
 
@@ -17,10 +18,12 @@ struct CommonOptions {
     DType dtype = DType::fp32;
     CommBackend comm = CommBackend::nccl;
     int gpus = 0;                 // >0: single process, one thread per GPU
+    int ranks = 0;                // >1: start this many rank processes on this host (local_ranks.h)
     std::string rendezvous;       // "file:/path" or "tcp://host:port"; empty = from env
     bool check = true;
     bool verbose = false;
     std::uint64_t seed = 1234;
+    std::vector<std::string> argv;  // the command line, for --ranks to start the ranks with
 };
 
 enum class DdpMode { none, sequential, per_param, bucketed };
@@ -33,6 +36,7 @@ struct DdpOptions {
     DdpMode mode = DdpMode::bucketed;
     double bucket_mb = 25.0;
     double lr = 0.1;
+    bool cuda_graph = false;  // capture one step into a CUDA graph, replay it every step
 };
 
 enum class TpMode { serial, pipelined };

@@ -46,7 +46,18 @@ TEST(DdpOptions, Defaults) {
     EXPECT_EQ(o.common.dtype, DType::fp32);
     EXPECT_EQ(o.common.comm, CommBackend::nccl);
     EXPECT_EQ(o.common.gpus, 0);
+    EXPECT_EQ(o.common.ranks, 0);
+    EXPECT_FALSE(o.cuda_graph);
     EXPECT_TRUE(o.common.check);
+}
+
+TEST(DdpOptions, RanksAndCudaGraphKeepTheCommandLine) {
+    Argv a{"--ranks", "2", "--cuda-graph", "--mode", "sequential"};
+    DdpOptions o = parse_ddp_options(a.argc(), a.argv());
+    EXPECT_EQ(o.common.ranks, 2);
+    EXPECT_TRUE(o.cuda_graph);
+    // --ranks starts the ranks with this very command line.
+    EXPECT_EQ(o.common.argv, (std::vector<std::string>{"prog", "--ranks", "2", "--cuda-graph", "--mode", "sequential"}));
 }
 
 TEST(DdpOptions, ValuesInBothSpellings) {
@@ -95,6 +106,10 @@ TEST(DdpOptions, RejectsBadInputWithOneLineNamingTheOption) {
         {{"--rendezvous", "http://x"}, "--rendezvous must start with file: or tcp://"},
         {{"--comm", "copies", "--gpus", "2"}, "cannot be combined with --gpus"},
         {{"--batch", "99999999999999999999"}, "--batch expects an integer"},
+        {{"--ranks", "2", "--comm", "copies"}, "cannot be combined with --ranks 2"},
+        {{"--ranks", "2", "--gpus", "2"}, "--ranks starts one process per rank"},
+        {{"--ranks", "65"}, "--ranks must be between 0"},
+        {{"--cuda-graph=1"}, "--cuda-graph takes no value"},
     };
     for (const Case& c : cases) {
         std::vector<const char*> argv{"prog"};
@@ -112,8 +127,8 @@ TEST(DdpOptions, HelpListsEveryOption) {
         FAIL() << "no HelpRequested";
     } catch (const HelpRequested& h) {
         std::string text = h.what();
-        for (const char* opt : {"--steps", "--warmup", "--dtype", "--comm", "--gpus", "--rendezvous", "--hidden",
-                                "--batch", "--layers", "--mode", "--bucket-mb", "--help"})
+        for (const char* opt : {"--steps", "--warmup", "--dtype", "--comm", "--gpus", "--ranks", "--rendezvous",
+                                "--hidden", "--batch", "--layers", "--mode", "--bucket-mb", "--cuda-graph", "--help"})
             EXPECT_NE(text.find(opt), std::string::npos) << opt;
     }
 }

@@ -38,10 +38,11 @@ TEST(WorkloadPrograms, HelpExitsZeroAndListsCommonOptions) {
     for (const char* p : kPrograms) {
         Result r = run(std::string(p) + " --help");
         EXPECT_EQ(r.code, 0) << p;
-        for (const char* opt : {"--steps", "--warmup", "--dtype", "--comm", "--gpus", "--rendezvous"})
+        for (const char* opt : {"--steps", "--warmup", "--dtype", "--comm", "--gpus", "--ranks", "--rendezvous"})
             EXPECT_NE(r.output.find(opt), std::string::npos) << p << " " << opt;
     }
     EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("--bucket-mb"), std::string::npos);
+    EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("--cuda-graph"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_TP_OVERLAP) + " --help").output.find("--chunks"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_FSDP_PREFETCH) + " --help").output.find("--prefetch"), std::string::npos);
 }
@@ -68,6 +69,21 @@ TEST(WorkloadPrograms, BadLaunchEnvironmentIsExitTwo) {
     r = run("env RANK=0 WORLD_SIZE=2 " + std::string(OSC_DDP_OVERLAP) + " --gpus 2");
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.output.find("--gpus drives every GPU from one process"), std::string::npos) << r.output;
+    // --ranks under another launcher's ranks: refused before any rank starts.
+    r = run("env -u OSC_SPAWNED_RANK RANK=0 WORLD_SIZE=4 " + std::string(OSC_TP_OVERLAP) + " --ranks 2");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(r.output, "tp_overlap: --ranks starts its own 2 ranks; do not combine it with torchrun starting 4\n");
+}
+
+TEST(WorkloadPrograms, RanksStartsTheProgramOncePerRank) {
+    // Without a GPU each rank fails at its first CUDA call; the launcher must
+    // start both, report the failure and exit non-zero, not hang.
+    Result r = run("env -u RANK -u WORLD_SIZE -u OSC_SPAWNED_RANK " + std::string(OSC_DDP_OVERLAP) +
+                   " --ranks 2 --steps 1 --warmup 0");
+    EXPECT_NE(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("ddp_overlap: launch: starting 2 rank processes on this host (--ranks)"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("ddp_overlap: rank "), std::string::npos) << r.output;
 }
 
 }  // namespace

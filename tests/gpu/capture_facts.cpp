@@ -1,0 +1,98 @@
+#include "tests/gpu/capture_facts.h"
+
+#include "analyzer/metrics/classify.h"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+namespace osc::gpukit {
+namespace {
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+bool isLaunchCall(std::string_view api) {
+    static const std::regex launch(
+        R"(^(cudaLaunchKernel|cudaLaunchKernelExC|cudaLaunchCooperativeKernel|cuLaunchKernel|cuLaunchKernelEx|)"
+        R"(cuLaunchCooperativeKernel|cudaGraphLaunch|cuGraphLaunch)(_v\d+)?(_ptsz|_ptds)?$)");
+    return std::regex_match(api.begin(), api.end(), launch);
+}
+
+bool isGraphLaunchCall(std::string_view api) {
+    return isLaunchCall(api) && (api.rfind("cudaGraphLaunch", 0) == 0 || api.rfind("cuGraphLaunch", 0) == 0);
+}
+
+bool looksNccl(std::string_view name) {
+    if (name.rfind("void ", 0) == 0) name.remove_prefix(5);
+    return name.rfind("nccl", 0) == 0;
+}
+
+double CaptureFacts::overlapMean() const {
+    if (devices.empty()) return 0;
+    double sum = 0;
+    for (const auto& d : devices) sum += d.stepOverlapMedian;
+    return sum / static_cast<double>(devices.size());
+}
+
+CaptureFacts captureFacts(const Capture& cap, const Analysis& analysis) {
+    CaptureFacts facts;
+    ActivityClassifier classify(cap.strings, analysis.settings);
+    for (const Process& p : cap.processes) {
+        ProcessFacts f;
+        f.rank = p.rank;
+        f.pid = p.pid;
+        f.meta = p.meta;
+        std::set<uint32_t> kernelCorrelations;
+        for (const Device& d : p.devices) {
+            const KernelTable& k = d.kernels;
+            f.kernels += k.size();
+            kernelCorrelations.insert(k.correlation.begin(), k.correlation.end());
+            for (size_t i = 0; i < k.size(); ++i) {
+                if (i < k.graphId.size() && k.graphId[i] != 0) ++f.graphKernels;
+                const bool nccl = looksNccl(cap.strings.at(k.name[i]));
+                const bool comm = classify.kernel(k.name[i]) == Category::Communication;
+                f.ncclKernels += nccl;
+                f.ncclAsCommunication += nccl && comm;
+                f.otherAsCommunication += !nccl && comm;
+            }
+        }
+        const ApiCallTable& a = p.apiCalls;
+        for (size_t i = 0; i < a.size(); ++i) {
+            const std::string_view name = cap.strings.at(a.name[i]);
+            if (!isLaunchCall(name) || a.returnValue[i] != 0) continue;
+            ++f.launchCalls;
+            f.graphLaunchCalls += isGraphLaunchCall(name);
+            if (!kernelCorrelations.count(a.correlation[i])) ++f.launchesWithoutKernel[std::string(name)];
+        }
+        facts.processes.push_back(std::move(f));
+    }
+    for (const DeviceAnalysis& d : analysis.devices) {
+        DeviceFacts f;
+        f.rank = d.rank;
+        f.device = d.device;
+        f.steps = d.steps.size();
+        f.collectivesPerStep.assign(d.steps.size(), 0);
+        for (const CollectiveInstance& c : d.collectives)
+            if (c.step >= 0 && static_cast<size_t>(c.step) < d.steps.size()) ++f.collectivesPerStep[static_cast<size_t>(c.step)];
+        std::vector<double> overlap, exposed, window;
+        for (const StepAnalysis& s : d.steps) {
+            overlap.push_back(s.metrics.overlap_ratio.value_or(0.0));
+            exposed.push_back(static_cast<double>(s.metrics.exposed_comm_ns) / 1e6);
+            window.push_back(static_cast<double>(s.end_ns - s.start_ns) / 1e6);
+        }
+        f.stepOverlapMedian = median(overlap);
+        f.exposedCommMsMedian = median(exposed);
+        f.stepMsMedian = median(window);
+        facts.devices.push_back(std::move(f));
+    }
+    return facts;
+}
+
+}  // namespace osc::gpukit

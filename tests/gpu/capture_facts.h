@@ -1,0 +1,57 @@
+// What the GPU kit and the replay tests read off a capture of a reference
+// workload: kernels against the launch calls that started them, NCCL kernels
+// against the classification, steps, collectives per step and overlap. One
+// definition, so a live capture on the GPU machine and its replayed
+// recording in CI are judged the same way.
+#pragma once
+
+#include "analyzer/capture/model.h"
+#include "analyzer/metrics/analysis.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace osc::gpukit {
+
+struct ProcessFacts {
+    int rank = -1;
+    int64_t pid = 0;
+    size_t kernels = 0;
+    size_t graphKernels = 0;         // kernels launched from a CUDA graph (graphId != 0)
+    size_t ncclKernels = 0;          // name starts with "nccl"
+    size_t ncclAsCommunication = 0;  // of those, classified as communication
+    size_t otherAsCommunication = 0; // non-NCCL kernels classified as communication (should be 0)
+    size_t launchCalls = 0;          // successful kernel and graph launch API calls
+    size_t graphLaunchCalls = 0;
+    // Launch calls with no kernel of the same correlation id, by API name.
+    std::map<std::string, size_t> launchesWithoutKernel;
+    std::map<std::string, std::string> meta;  // dropped_records, end_reason, cupti_version...
+};
+
+struct DeviceFacts {
+    int rank = -1;
+    uint32_t device = 0;
+    size_t steps = 0;
+    std::vector<int> collectivesPerStep;  // communication operations inside each step
+    double stepOverlapMedian = 0;         // median over steps of the overlap ratio (0 when none)
+    double exposedCommMsMedian = 0;
+    double stepMsMedian = 0;              // GPU window of a step
+};
+
+struct CaptureFacts {
+    std::vector<ProcessFacts> processes;
+    std::vector<DeviceFacts> devices;
+    double overlapMean() const;  // stepOverlapMedian averaged over devices
+};
+
+// Kernel and graph launch API names (cudaLaunchKernel_v7000, cuLaunchKernelEx, cudaGraphLaunch_v10000...).
+bool isLaunchCall(std::string_view apiName);
+bool isGraphLaunchCall(std::string_view apiName);
+// The classification rule's name test, spelled out independently of the classifier.
+bool looksNccl(std::string_view kernelName);
+
+CaptureFacts captureFacts(const Capture& capture, const Analysis& analysis);
+
+}  // namespace osc::gpukit

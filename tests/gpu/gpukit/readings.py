@@ -1,0 +1,146 @@
+"""Reading a run's results: the workload's SUMMARY line, the capture facts
+from overlapscope-kit-probe, the replayed recording against the live capture,
+and the expected.json that lets the CI replay tests judge a recording."""
+
+import json
+import os
+import statistics
+import subprocess
+
+
+def parse_summary(log_text):
+    """The last 'SUMMARY <program> k=v ...' line as a dict (values as text)."""
+    for line in reversed(log_text.splitlines()):
+        if line.startswith("SUMMARY "):
+            fields = line.split()
+            out = {"program": fields[1]}
+            for f in fields[2:]:
+                if "=" in f:
+                    k, v = f.split("=", 1)
+                    out[k] = v
+            return out
+    return {}
+
+
+def nccl_version(log_text):
+    """'NCCL version 2.28.9+cuda13.0' as NCCL_DEBUG=VERSION prints it."""
+    for line in log_text.splitlines():
+        i = line.find("NCCL version ")
+        if i >= 0:
+            return line[i + len("NCCL version "):].split()[0]
+    return None
+
+
+def probe(kit, path, comm_copies=False, timeout_s=120):
+    """Capture facts (capture_facts.h) of a capture file or directory, or None."""
+    if not kit.programs.get("probe") or not os.path.exists(path):
+        return None
+    argv = [kit.programs["probe"]] + (["--comm-copies"] if comm_copies else []) + [path]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=kit.env)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"error": str(e)}
+    if p.returncode != 0:
+        return {"error": (p.stderr or p.stdout).strip()[-500:]}
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return {"error": "probe printed no JSON"}
+
+
+def collectives_per_step(workload, summary):
+    """Communication operations each measured step must hold, from what the program said."""
+    try:
+        if workload == "ddp_overlap":
+            return int(summary["buckets"])
+        if workload == "tp_overlap":
+            return 2 * int(summary["chunks"])  # one all-gather and one reduce-scatter per chunk
+        if workload == "fsdp_prefetch":
+            return 3 * int(summary["layers"])  # forward and backward gathers, backward reduce-scatters
+    except (KeyError, ValueError):
+        pass
+    return None
+
+
+def judge(facts, expected):
+    """The capture facts against what the run must show: the same questions the
+    replay tests ask (tests/gpu/test_replay_recordings.cpp), as figures."""
+    if not facts or "error" in facts:
+        return {"readable": False, "error": (facts or {}).get("error", "no capture")}
+    procs = facts.get("processes", [])
+    devices = facts.get("devices", [])
+    out = {
+        "readable": True,
+        "ranks_in_capture": len(procs),
+        "kernels": sum(p["kernels"] for p in procs),
+        "kernels_per_rank": [p["kernels"] for p in sorted(procs, key=lambda p: p["rank"])],
+        "launch_calls": sum(p["launch_calls"] for p in procs),
+        "launches_without_kernel": sum(p["launches_without_kernel"] for p in procs),
+        "nccl_kernels": sum(p["nccl_kernels"] for p in procs),
+        "nccl_as_communication": sum(p["nccl_as_communication"] for p in procs),
+        "other_as_communication": sum(p["other_as_communication"] for p in procs),
+        "graph_kernels": sum(p["graph_kernels"] for p in procs),
+        "graph_launch_calls": sum(p["graph_launch_calls"] for p in procs),
+        "dropped_records": sum(int(p["meta"].get("dropped_records", "0") or 0) for p in procs),
+        "cupti_version": next((p["meta"].get("cupti_version") for p in procs if p["meta"].get("cupti_version")), None),
+        "driver_version": next((p["meta"].get("driver_version_text") for p in procs
+                                if p["meta"].get("driver_version_text")), None),
+        "steps_per_device": [d["steps"] for d in devices],
+        "overlap_ratio": facts.get("overlap_ratio_mean"),
+        "exposed_comm_ms": statistics.median([d["exposed_comm_ms_median"] for d in devices]) if devices else None,
+        "step_window_ms": statistics.median([d["step_ms_median"] for d in devices]) if devices else None,
+    }
+    checks = {
+        "every_launch_has_its_kernel": out["launches_without_kernel"] == 0 and out["launch_calls"] > 0,
+        "nccl_kernels_are_communication": out["nccl_as_communication"] == out["nccl_kernels"]
+                                          and out["other_as_communication"] == 0,
+        "no_records_dropped": out["dropped_records"] == 0,
+    }
+    if expected.get("ranks"):
+        checks["one_capture_per_rank"] = out["ranks_in_capture"] == expected["ranks"]
+    if expected.get("steps") is not None:
+        checks["steps_found"] = bool(devices) and all(d["steps"] == expected["steps"] for d in devices)
+    per_step = expected.get("collectives_per_step")
+    if per_step is not None:
+        want = per_step * (2 if expected.get("comm") == "copies" else 1)
+        checks["collectives_per_step"] = bool(devices) and all(
+            d["collectives_per_step"] and all(n == want for n in d["collectives_per_step"]) for d in devices)
+    if expected.get("comm", "nccl") == "nccl":
+        checks["nccl_kernels_present"] = out["nccl_kernels"] > 0
+    out["checks"] = checks
+    out["all_checks_pass"] = all(checks.values())
+    return out
+
+
+def expected_for(kit, workload, mode, ranks, steps, warmup, comm, summary, live):
+    """expected.json of a recorded run: what the CI replay test asserts."""
+    return {
+        "workload": workload, "mode": mode, "ranks": ranks, "steps": steps, "warmup": warmup, "comm": comm,
+        "collectives_per_step": collectives_per_step(workload, summary),
+        "kernels_per_rank": (live or {}).get("kernels_per_rank"),
+        "fabricated": False,
+        "gpu": (kit.machine.get("gpus") or ["unknown"])[0],
+        "recorded_utc": kit.started_utc,
+    }
+
+
+def write_expected(folder, expected):
+    with open(os.path.join(folder, "expected.json"), "w") as f:
+        json.dump({k: v for k, v in expected.items() if v is not None}, f, indent=1)
+        f.write("\n")
+
+
+def overhead_figures(samples, targets):
+    """samples: config -> list of median step ms; ratios against 'none' with targets."""
+    out = {"runs": {k: len(v) for k, v in samples.items()}, "median_step_ms": {}, "ratio_to_none": {}}
+    for config, values in samples.items():
+        if values:
+            out["median_step_ms"][config] = round(statistics.median(values), 4)
+    base = out["median_step_ms"].get("none")
+    for config, target in targets.items():
+        m = out["median_step_ms"].get(config)
+        if base and m:
+            ratio = m / base
+            out["ratio_to_none"][config] = {"ratio": round(ratio, 4), "target": target,
+                                            "verdict": "PASS" if ratio <= target else "FAIL"}
+    return out
