@@ -63,7 +63,7 @@ Run runCapture(const std::string& path, const FakeSourceOptions& options) {
     CaptureSession session(cfg, source, pool);
     std::string error;
     const auto t0 = Clock::now();
-    if (!session.start(error)) {
+    if (session.start(error) != CaptureSession::Start::Started) {
         std::fprintf(stderr, "bench_agent_writer: %s\n", error.c_str());
         std::exit(2);
     }
@@ -102,18 +102,6 @@ Run runCapture(const std::string& path, const FakeSourceOptions& options) {
     return run;
 }
 
-class DiscardRows final : public RowSink {
-public:
-    void addKernel(const osc::KernelRow&) override { ++rows; }
-    void addCopy(const osc::CopyRow&) override { ++rows; }
-    void addMemset(const osc::MemsetRow&) override { ++rows; }
-    void addSync(const osc::SyncRow&) override { ++rows; }
-    void addApiCall(const osc::ApiCallRow&) override { ++rows; }
-    void addRange(const osc::RangeRow&) override { ++rows; }
-    void addCollective(const osc::CollectiveRow&) override { ++rows; }
-    uint64_t rows = 0;
-};
-
 class PoolSink final : public BufferSink {
 public:
     explicit PoolSink(BufferPool& pool) : pool_(pool) {}
@@ -137,7 +125,7 @@ double pipelineWithoutSqlite(uint64_t records) {
     FakeActivitySource source(opt);
     BufferPool pool(kBoundBytes, activityBufferBytes(kBoundBytes));
     PoolSink sink(pool);
-    DiscardRows rows;
+    CountingRowSink rows;
     DecodeContext ctx;
     const auto t0 = Clock::now();
     std::string error;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <sys/wait.h>
@@ -74,8 +76,63 @@ std::string findCuptiLibrary(const std::string& agentPath) {
 
 std::string secondsText(double s) {
     char buf[64];
-    std::snprintf(buf, sizeof(buf), "%g", s);
+    std::snprintf(buf, sizeof(buf), "%.15g", s);
     return buf;
+}
+
+// A number option, checked here rather than by CLI11 so that a bad value is
+// one line and exit 2, like every bad input.
+struct NumberOption {
+    std::string text;
+    double value = 0;
+};
+
+void parseNumber(const char* command, const char* option, NumberOption& o, double lo, double hi,
+                 const char* unit) {
+    if (o.text.empty()) return;
+    char* end = nullptr;
+    const double v = std::strtod(o.text.c_str(), &end);
+    if (end == o.text.c_str() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
+        char range[96];
+        std::snprintf(range, sizeof range, "%.15g to %.15g", lo, hi);
+        throw std::invalid_argument(std::string(command) + ": " + option + " " + o.text + ": expected " + unit +
+                                    " from " + range);
+    }
+    o.value = v;
+}
+
+// Text an agent sent, made safe for a terminal: control characters
+// (escape sequences included) and bytes that are not UTF-8 become \xNN.
+std::string printable(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    auto escape = [&](unsigned char c) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        out += buf;
+    };
+    for (size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        const size_t length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        bool valid = length > 0 && i + length <= text.size();
+        for (size_t k = 1; valid && k < length; ++k)
+            valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+        // C1 controls (U+0080..U+009F) act like escapes on some terminals.
+        if (valid && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) valid = false;
+        if (!valid) {
+            escape(c);
+            ++i;
+            continue;
+        }
+        out.append(text.substr(i, length));
+        i += length;
+    }
+    return out;
 }
 
 // ---- run ----------------------------------------------------------------
@@ -90,14 +147,17 @@ void forwardSignal(int signo, siginfo_t* info, void*) {
 
 struct RunOptions {
     std::string output = ".";
-    double delay = 0, duration = 0, bufferMb = 0;
+    NumberOption delay, duration, bufferMb;
     bool dormant = false;
     std::string agent;
     std::vector<std::string> command;
 };
 
-int runCommand(const RunOptions& o) {
+int runCommand(RunOptions& o) {
     if (o.command.empty()) throw std::invalid_argument("run: no command given (overlapscope run -- COMMAND...)");
+    parseNumber("run", "--delay", o.delay, 0, kMaxSeconds, "seconds");
+    parseNumber("run", "--duration", o.duration, 0, kMaxSeconds, "seconds");
+    parseNumber("run", "--buffer-mb", o.bufferMb, kMinBufferMb, kMaxBufferMb, "MB");
     const std::string agent = findAgentLibrary(o.agent);
     std::error_code ec;
     fs::create_directories(o.output, ec);
@@ -109,11 +169,11 @@ int runCommand(const RunOptions& o) {
         {"CUDA_INJECTION64_PATH", agent},
         {"NCCL_PROFILER_PLUGIN", agent},
         {"OVERLAPSCOPE_OUTPUT_DIR", outDir},
-        {"OVERLAPSCOPE_DELAY", secondsText(o.delay)},
-        {"OVERLAPSCOPE_DURATION", secondsText(o.duration)},
+        {"OVERLAPSCOPE_DELAY", secondsText(o.delay.value)},
+        {"OVERLAPSCOPE_DURATION", secondsText(o.duration.value)},
         {"OVERLAPSCOPE_DORMANT", o.dormant ? "1" : "0"},
     };
-    if (o.bufferMb > 0) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb));
+    if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb.value));
     // NVTX ranges reach CUPTI only when NVTX loads libcupti at the job's first NVTX call.
     if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx) {
         const std::string cupti = findCuptiLibrary(agent);
@@ -163,22 +223,30 @@ int runCommand(const RunOptions& o) {
 
 // ---- attach / detach / ps ---------------------------------------------------
 
+void printRefused(const std::vector<std::string>& refused) {
+    for (const auto& line : refused) std::fprintf(stderr, "overlapscope: %s\n", printable(line).c_str());
+}
+
 std::vector<std::string> targetSockets(const std::vector<int64_t>& pids, bool all) {
     const std::string dir = socketDirectory();
+    std::vector<std::string> refused;
     std::vector<std::string> sockets;
     if (all) {
-        for (const auto& a : discoverAgents(dir)) sockets.push_back(a.socketPath);
+        for (const auto& a : discoverAgents(dir, &refused)) sockets.push_back(a.socketPath);
+        printRefused(refused);
         if (sockets.empty()) throw std::invalid_argument(dir + ": no running agents found");
         return sockets;
     }
     if (pids.empty()) throw std::invalid_argument("give a PID or --all");
     for (int64_t pid : pids) {
-        const std::string path = socketPathFor(dir, pid);
-        std::error_code ec;
-        if (!fs::exists(path, ec))
-            throw std::invalid_argument(path + ": no agent for pid " + std::to_string(pid) +
+        // The same directories for every pid: their problems are told once.
+        const auto path = findAgentSocket(pid, dir, sockets.empty() ? &refused : nullptr);
+        printRefused(refused);
+        refused.clear();
+        if (!path)
+            throw std::invalid_argument(socketPathFor(dir, pid) + ": no agent for pid " + std::to_string(pid) +
                                         " (was it started with `overlapscope run`?)");
-        sockets.push_back(path);
+        sockets.push_back(*path);
     }
     return sockets;
 }
@@ -190,21 +258,23 @@ std::string who(const AgentStatus& s) {
 }
 
 int controlAll(const std::vector<std::string>& sockets, const ControlRequest& request) {
+    // Stopping writes what is waiting, closes the file and builds its indexes.
+    constexpr int kTimeoutMs = 60000;
     int failures = 0;
     for (const auto& path : sockets) {
         try {
-            const ControlReply r = sendRequest(path, request);
+            const ControlReply r = sendRequest(path, request, kTimeoutMs);
             if (!r.ok) {
-                std::fprintf(stderr, "overlapscope: %s: %s\n", who(r.status).c_str(), r.error.c_str());
+                std::fprintf(stderr, "overlapscope: %s: %s\n", who(r.status).c_str(), printable(r.error).c_str());
                 ++failures;
             } else if (request.command == ControlCommand::Start) {
-                std::printf("%s: capturing to %s\n", who(r.status).c_str(), r.status.output.c_str());
+                std::printf("%s: capturing to %s\n", who(r.status).c_str(), printable(r.status.output).c_str());
             } else {
                 std::printf("%s: stopped, wrote %s (%llu records dropped)\n", who(r.status).c_str(),
-                            r.status.output.c_str(), static_cast<unsigned long long>(r.status.dropped));
+                            printable(r.status.output).c_str(), static_cast<unsigned long long>(r.status.dropped));
             }
         } catch (const std::runtime_error& e) {
-            std::fprintf(stderr, "overlapscope: %s\n", e.what());
+            std::fprintf(stderr, "overlapscope: %s\n", printable(e.what()).c_str());
             ++failures;
         }
     }
@@ -212,7 +282,9 @@ int controlAll(const std::vector<std::string>& sockets, const ControlRequest& re
 }
 
 int psCommand(bool json) {
-    const auto agents = discoverAgents(socketDirectory());
+    std::vector<std::string> refused;
+    const auto agents = discoverAgents(socketDirectory(), &refused);
+    printRefused(refused);
     if (json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& a : agents) {
@@ -221,20 +293,20 @@ int psCommand(bool json) {
                             {"captures", s.captures}, {"output", s.output}, {"dropped", s.dropped},
                             {"command", s.commandLine}, {"socket", a.socketPath}});
         }
-        std::printf("%s\n", list.dump().c_str());
+        std::printf("%s\n", list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return 0;
     }
     if (agents.empty()) {
-        std::printf("no running agents in %s\n", socketDirectory().c_str());
+        std::printf("no running agents in %s\n", printable(socketDirectory()).c_str());
         return 0;
     }
     std::printf("%-8s %-5s %-10s %-8s %-40s %s\n", "PID", "RANK", "STATE", "CAPTURES", "OUTPUT", "COMMAND");
     for (const auto& a : agents) {
         const auto& s = a.reply.status;
         std::printf("%-8lld %-5s %-10s %-8llu %-40s %.60s\n", static_cast<long long>(s.pid),
-                    s.rank >= 0 ? std::to_string(s.rank).c_str() : "-", s.state.c_str(),
-                    static_cast<unsigned long long>(s.captures), s.output.empty() ? "-" : s.output.c_str(),
-                    s.commandLine.c_str());
+                    s.rank >= 0 ? std::to_string(s.rank).c_str() : "-", printable(s.state).c_str(),
+                    static_cast<unsigned long long>(s.captures),
+                    s.output.empty() ? "-" : printable(s.output).c_str(), printable(s.commandLine).c_str());
     }
     return 0;
 }
@@ -245,12 +317,14 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     auto run = std::make_shared<RunOptions>();
     auto* r = app.add_subcommand("run", "Run a command with the capture agent injected into every CUDA process");
     r->add_option("--output,-o", run->output, "Directory for the capture files (one per process)");
-    r->add_option("--delay", run->delay, "Start capturing this many seconds after CUDA starts")->check(CLI::NonNegativeNumber);
-    r->add_option("--duration", run->duration, "Stop capturing after this many seconds (0: until exit)")
-        ->check(CLI::NonNegativeNumber);
+    r->add_option("--delay", run->delay.text, "Start capturing this many seconds after CUDA starts (0 to 1e6)")
+        ->type_name("SECONDS");
+    r->add_option("--duration", run->duration.text, "Stop capturing after this many seconds (0: until exit; up to 1e6)")
+        ->type_name("SECONDS");
     r->add_flag("--dormant", run->dormant, "Do not capture until `overlapscope attach`");
-    r->add_option("--buffer-mb", run->bufferMb, "Memory bound for in-flight records per process (default 64)")
-        ->check(CLI::PositiveNumber);
+    r->add_option("--buffer-mb", run->bufferMb.text,
+                  "Memory bound for in-flight records per process (default 64; 1 to 65536)")
+        ->type_name("MB");
     r->add_option("--agent", run->agent, "Agent library to inject (default: found next to overlapscope)");
     r->add_option("command", run->command, "The command to run, after --")->required();
     r->footer("Example: overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py\n"
@@ -260,21 +334,22 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     struct Target {
         std::vector<int64_t> pids;
         bool all = false;
-        double duration = 0;
+        NumberOption duration;
         std::string output;
     };
     auto at = std::make_shared<Target>();
     auto* a = app.add_subcommand("attach", "Start a capture in running agents (jobs launched with `run`)");
     a->add_option("pid", at->pids, "Process ids (see `overlapscope ps`)");
     a->add_flag("--all", at->all, "Every running agent of this user");
-    a->add_option("--duration", at->duration, "Stop after this many seconds (0: until detach or exit)")
-        ->check(CLI::NonNegativeNumber);
+    a->add_option("--duration", at->duration.text, "Stop after this many seconds (0: until detach or exit; up to 1e6)")
+        ->type_name("SECONDS");
     a->add_option("--output,-o", at->output, "Directory for the capture files (default: the run's)");
     a->callback([at, &selected] {
         selected = [at] {
+            parseNumber("attach", "--duration", at->duration, 0, kMaxSeconds, "seconds");
             ControlRequest req;
             req.command = ControlCommand::Start;
-            if (at->duration > 0) req.durationS = at->duration;
+            if (at->duration.value > 0) req.durationS = at->duration.value;
             if (!at->output.empty()) {
                 std::error_code ec;
                 fs::create_directories(at->output, ec);

@@ -9,6 +9,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -38,30 +39,82 @@ bool waitFor(int fd, short events, int timeoutMs) {
     return rc > 0;
 }
 
-int connectTo(const std::string& path) {
+uid_t resolve(uid_t uid) { return uid == kThisUser ? ::geteuid() : uid; }
+
+std::string directoryOf(const std::string& socketPath) {
+    const size_t slash = socketPath.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : socketPath.substr(0, slash);
+}
+
+void requireTrustedDirectory(const std::string& socketPath, uid_t uid) {
+    const std::string dir = directoryOf(socketPath);
+    if (auto why = untrustedDirectoryReason(dir, uid))
+        fail(socketPath, "not trusted, nothing sent: its directory " + dir + " " + *why);
+}
+
+int connectTo(const std::string& path, int timeoutMs) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (path.size() >= sizeof(addr.sun_path)) fail(path, "socket path too long");
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) fail(path, std::string("socket: ") + std::strerror(errno));
+    // Bounds the wait when the agent's accept queue is full.
+    timeval tv{timeoutMs / 1000, (timeoutMs % 1000) * 1000};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
         const int err = errno;
         ::close(fd);
-        errno = err;
         fail(path, std::string("cannot connect: ") + std::strerror(err));
     }
     return fd;
+}
+
+// SO_PEERCRED on a connected socket names whoever called listen() on the other end.
+void requireAgentOf(int fd, const std::string& path, uid_t uid) {
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        fail(path, std::string("cannot tell who listens on it: ") + std::strerror(errno));
+    if (cred.uid != uid)
+        fail(path, "not trusted, nothing sent: the process listening on it runs as uid " +
+                       std::to_string(cred.uid) + ", not uid " + std::to_string(uid));
 }
 
 bool processAlive(int64_t pid) {
     return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+struct SearchedDirectory {
+    std::string path;
+    bool fallback = false;  // made by one agent with mkdtemp
+};
+
+// The directories to search, each checked; the untrusted ones are noted.
+std::vector<SearchedDirectory> trustedDirectories(const std::string& dir, std::vector<std::string>* refused,
+                                                  uid_t uid) {
+    std::vector<SearchedDirectory> trusted;
+    const std::vector<std::string> candidates = socketDirectoriesFor(dir);
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        struct stat st{};
+        if (::lstat(candidates[i].c_str(), &st) != 0) continue;  // no agent has made it yet
+        if (const auto why = untrustedDirectoryReason(candidates[i], uid)) {
+            if (refused) refused->push_back(candidates[i] + " " + *why + "; not searched for agents");
+        } else {
+            trusted.push_back({candidates[i], i > 0});
+        }
+    }
+    return trusted;
+}
+
 }  // namespace
 
-std::string sendRaw(const std::string& socketPath, const std::string& bytes, int timeoutMs) {
-    Fd fd(connectTo(socketPath));
+std::string sendRaw(const std::string& socketPath, const std::string& bytes, int timeoutMs, uid_t trustedUid) {
+    const uid_t uid = resolve(trustedUid);
+    requireTrustedDirectory(socketPath, uid);
+    Fd fd(connectTo(socketPath, timeoutMs));
+    requireAgentOf(fd.get(), socketPath, uid);
     size_t sent = 0;
     while (sent < bytes.size()) {
         if (!waitFor(fd.get(), POLLOUT, timeoutMs)) fail(socketPath, "agent did not accept the request");
@@ -86,8 +139,9 @@ std::string sendRaw(const std::string& socketPath, const std::string& bytes, int
     return reply.substr(0, reply.find('\n'));
 }
 
-ControlReply sendRequest(const std::string& socketPath, const ControlRequest& request, int timeoutMs) {
-    const std::string line = sendRaw(socketPath, encodeRequest(request), timeoutMs);
+ControlReply sendRequest(const std::string& socketPath, const ControlRequest& request, int timeoutMs,
+                         uid_t trustedUid) {
+    const std::string line = sendRaw(socketPath, encodeRequest(request), timeoutMs, trustedUid);
     try {
         return parseReply(line);
     } catch (const std::invalid_argument& e) {
@@ -95,31 +149,50 @@ ControlReply sendRequest(const std::string& socketPath, const ControlRequest& re
     }
 }
 
-std::vector<DiscoveredAgent> discoverAgents(const std::string& dir) {
+std::vector<DiscoveredAgent> discoverAgents(const std::string& dir, std::vector<std::string>* refused,
+                                            uid_t trustedUid) {
     namespace fs = std::filesystem;
+    const uid_t uid = resolve(trustedUid);
     std::vector<DiscoveredAgent> agents;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const int64_t pid = pidFromSocketName(entry.path().filename().string());
-        if (pid < 0) continue;
-        const std::string path = entry.path().string();
-        if (!processAlive(pid)) {
-            fs::remove(entry.path(), ec);  // stale socket of a process that died without cleanup
-            continue;
+    for (const auto& [d, fallback] : trustedDirectories(dir, refused, uid)) {
+        std::error_code ec;
+        bool removedStale = false;
+        for (const auto& entry : fs::directory_iterator(d, ec)) {
+            const int64_t pid = pidFromSocketName(entry.path().filename().string());
+            if (pid < 0) continue;
+            const std::string path = entry.path().string();
+            if (!processAlive(pid)) {
+                // The socket of a process that died without cleaning up.
+                removedStale = fs::remove(entry.path(), ec) || removedStale;
+                continue;
+            }
+            try {
+                DiscoveredAgent a;
+                a.pid = pid;
+                a.socketPath = path;
+                a.reply = sendRequest(path, ControlRequest{}, 2000, uid);
+                agents.push_back(std::move(a));
+            } catch (const std::runtime_error&) {
+                // Alive but not answering (pid reused, or an agent shutting down): not listed.
+            }
         }
-        try {
-            DiscoveredAgent a;
-            a.pid = pid;
-            a.socketPath = path;
-            a.reply = sendRequest(path, ControlRequest{}, 2000);
-            agents.push_back(std::move(a));
-        } catch (const std::runtime_error&) {
-            // Alive but not answering (pid reused, or an agent shutting down): not listed.
-        }
+        // Each fallback directory belongs to one agent: once its stale socket
+        // is gone, so is the directory (rmdir leaves it if anything is left).
+        if (removedStale && fallback) ::rmdir(d.c_str());
     }
     std::sort(agents.begin(), agents.end(),
               [](const DiscoveredAgent& a, const DiscoveredAgent& b) { return a.pid < b.pid; });
     return agents;
+}
+
+std::optional<std::string> findAgentSocket(int64_t pid, const std::string& dir, std::vector<std::string>* refused,
+                                           uid_t trustedUid) {
+    for (const auto& d : trustedDirectories(dir, refused, resolve(trustedUid))) {
+        const std::string path = socketPathFor(d.path, pid);
+        struct stat st{};
+        if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return path;
+    }
+    return std::nullopt;
 }
 
 }  // namespace osc::agent

@@ -3,9 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstdlib>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace osc::agent {
 namespace {
@@ -53,7 +51,8 @@ ControlRequest parseRequest(const std::string& line) {
     if (auto d = j.find("duration_s"); d != j.end() && !d->is_null()) {
         if (!d->is_number()) throw std::invalid_argument("duration_s must be a number");
         const double v = d->get<double>();
-        if (!std::isfinite(v) || v < 0) throw std::invalid_argument("duration_s must be >= 0");
+        if (!std::isfinite(v) || v < 0 || v > kMaxSeconds)
+            throw std::invalid_argument("duration_s must be from 0 to " + std::to_string(static_cast<int64_t>(kMaxSeconds)));
         if (v > 0) r.durationS = v;
     }
     if (auto o = j.find("output_dir"); o != j.end() && !o->is_null()) {
@@ -90,32 +89,6 @@ ControlReply parseReply(const std::string& line) {
         throw std::invalid_argument("malformed reply from agent");
     }
     return r;
-}
-
-std::string socketDirectory() {
-    if (const char* d = std::getenv("OVERLAPSCOPE_SOCKET_DIR"); d && *d) return d;
-    if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) return std::string(x) + "/overlapscope";
-    return "/tmp/overlapscope-" + std::to_string(::geteuid());
-}
-
-std::string socketPathFor(const std::string& dir, int64_t pid) {
-    return dir + "/agent-" + std::to_string(pid) + ".sock";
-}
-
-int64_t pidFromSocketName(const std::string& fileName) {
-    static const std::string prefix = "agent-", suffix = ".sock";
-    if (fileName.size() <= prefix.size() + suffix.size()) return -1;
-    if (fileName.compare(0, prefix.size(), prefix) != 0) return -1;
-    if (fileName.compare(fileName.size() - suffix.size(), suffix.size(), suffix) != 0) return -1;
-    const std::string digits =
-        fileName.substr(prefix.size(), fileName.size() - prefix.size() - suffix.size());
-    if (digits.empty() || digits.size() > 10) return -1;
-    int64_t pid = 0;
-    for (char c : digits) {
-        if (c < '0' || c > '9') return -1;
-        pid = pid * 10 + (c - '0');
-    }
-    return pid > 0 ? pid : -1;
 }
 
 }  // namespace osc::agent

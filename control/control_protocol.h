@@ -10,6 +10,8 @@
 // included so one round trip serves `ps` as well as start/stop.
 #pragma once
 
+#include "control/socket_directory.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +19,13 @@
 namespace osc::agent {
 
 inline constexpr size_t kMaxMessageBytes = 4096;
+
+// Ranges both ends enforce: `overlapscope run / attach` refuse anything else
+// with one line (exit 2), the agent refuses such requests and ignores such
+// environment values. Past about 9.2e9 s a duration no longer fits the
+// clocks' nanoseconds; these bounds stay far from that.
+inline constexpr double kMaxSeconds = 1e6;  // --delay, --duration: about 11.5 days
+inline constexpr double kMinBufferMb = 1, kMaxBufferMb = 65536;  // --buffer-mb
 
 enum class ControlCommand { Status, Start, Stop };
 
@@ -50,12 +59,5 @@ ControlRequest parseRequest(const std::string& line);
 
 std::string encodeReply(const ControlReply& reply);
 ControlReply parseReply(const std::string& line);
-
-// The per-user directory that holds agent sockets: $OVERLAPSCOPE_SOCKET_DIR,
-// else $XDG_RUNTIME_DIR/overlapscope, else /tmp/overlapscope-<uid>.
-std::string socketDirectory();
-std::string socketPathFor(const std::string& dir, int64_t pid);
-// The pid encoded in a socket file name ("agent-<pid>.sock"), or -1.
-int64_t pidFromSocketName(const std::string& fileName);
 
 }  // namespace osc::agent

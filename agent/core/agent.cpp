@@ -4,12 +4,16 @@
 #include "agent/core/signal_bridge.h"
 #include "analyzer/capture/background_thread.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace osc::agent {
 namespace {
 
 std::chrono::steady_clock::time_point after(double seconds) {
+    // Requests and settings are checked against kMaxSeconds already; this
+    // keeps the conversion to integer nanoseconds defined whatever comes.
+    seconds = std::clamp(seconds, 0.0, kMaxSeconds);
     return std::chrono::steady_clock::now() +
            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                std::chrono::duration<double>(seconds));
@@ -64,6 +68,9 @@ void Agent::boot() {
         std::string error;
         if (control_->start(error)) {
             socketPath_ = control_->socketPath();
+            if (!control_->fallbackReason().empty())
+                std::fprintf(stderr, "overlapscope-agent: %s; control socket is %s instead\n",
+                             control_->fallbackReason().c_str(), socketPath_.c_str());
         } else {
             std::fprintf(stderr, "overlapscope-agent: %s: control socket disabled\n", error.c_str());
             control_.reset();
@@ -98,6 +105,11 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
     config.commitIntervalMs = settings_.commitIntervalMs;
     config.sequence = sequence;
     config.path = captureFileName(outputDir.value_or(settings_.outputDir), who_, sequence);
+    // The timer thread ends a capture whose file cannot be written any more.
+    config.onWriteFailure = [this] {
+        std::lock_guard lock(stateMutex_);
+        timerCv_.notify_all();
+    };
     std::unique_ptr<CaptureSession> session;
     try {
         session = std::make_unique<CaptureSession>(config, *source_, pool_);
@@ -105,10 +117,13 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
         error = e.what();
         return false;
     }
-    if (!session->start(error)) {
-        // The source cannot run in this process at all (no driver, CUPTI taken).
-        disable(error);
-        return false;
+    switch (session->start(error)) {
+        case CaptureSession::Start::Started: break;
+        case CaptureSession::Start::FileFailed: return false;  // another output may work
+        case CaptureSession::Start::SourceFailed:
+            // The source cannot run in this process at all (no driver, CUPTI taken).
+            disable(error);
+            return false;
     }
     {
         std::lock_guard lock(stateMutex_);
@@ -169,15 +184,13 @@ void Agent::shutdown(CaptureEnd how) {
 void Agent::timerLoop() {
     std::unique_lock lock(stateMutex_);
     while (!shuttingDown_) {
-        auto next = std::chrono::steady_clock::time_point::max();
-        if (startAt_) next = std::min(next, *startAt_);
-        if (stopAt_) next = std::min(next, *stopAt_);
-        if (next == std::chrono::steady_clock::time_point::max()) timerCv_.wait(lock);
-        else timerCv_.wait_until(lock, next);
-        if (shuttingDown_) return;
         const auto now = std::chrono::steady_clock::now();
         std::string error;
-        if (startAt_ && now >= *startAt_) {
+        if (session_ && session_->broken()) {
+            lock.unlock();
+            stopCapture(CaptureEnd::Stopped, error);
+            lock.lock();
+        } else if (startAt_ && now >= *startAt_) {
             startAt_.reset();
             const auto duration = scheduledDurationS_;
             lock.unlock();
@@ -189,6 +202,12 @@ void Agent::timerLoop() {
             lock.unlock();
             stopCapture(CaptureEnd::Stopped, error);
             lock.lock();
+        } else {
+            auto next = std::chrono::steady_clock::time_point::max();
+            if (startAt_) next = std::min(next, *startAt_);
+            if (stopAt_) next = std::min(next, *stopAt_);
+            if (next == std::chrono::steady_clock::time_point::max()) timerCv_.wait(lock);
+            else timerCv_.wait_until(lock, next);
         }
     }
 }

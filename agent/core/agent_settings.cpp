@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -15,18 +16,21 @@ const char* env(const char* name) {
     return (v && *v) ? v : nullptr;
 }
 
-bool parseNumber(const char* text, double& out) {
+// A number from `lo` to `hi`; anything else (text, inf, nan, out of range)
+// keeps the default and adds a note to `warnings`.
+bool readNumber(const char* name, double lo, double hi, const char* unit, double& out, std::string& warnings) {
+    const char* text = env(name);
+    if (!text) return false;
     char* end = nullptr;
     const double v = std::strtod(text, &end);
-    if (end == text || *end != '\0' || !std::isfinite(v) || v < 0) return false;
+    if (end == text || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
+        char range[96];
+        std::snprintf(range, sizeof range, "%.15g to %.15g", lo, hi);
+        warnings += std::string(name) + "=" + text + " is not a number of " + unit + " from " + range + "; ignored. ";
+        return false;
+    }
     out = v;
     return true;
-}
-
-void readSeconds(const char* name, double& out, std::string& warnings) {
-    if (const char* v = env(name)) {
-        if (!parseNumber(v, out)) warnings += std::string(name) + "=" + v + " is not a number of seconds; ignored. ";
-    }
 }
 
 bool truthy(std::string_view v) { return v == "1" || v == "true" || v == "yes" || v == "on"; }
@@ -36,21 +40,16 @@ bool truthy(std::string_view v) { return v == "1" || v == "true" || v == "yes" |
 AgentSettings settingsFromEnvironment(std::string& warnings) {
     AgentSettings s;
     if (const char* v = env("OVERLAPSCOPE_OUTPUT_DIR")) s.outputDir = v;
-    readSeconds("OVERLAPSCOPE_DELAY", s.delayS, warnings);
-    readSeconds("OVERLAPSCOPE_DURATION", s.durationS, warnings);
+    readNumber("OVERLAPSCOPE_DELAY", 0, kMaxSeconds, "seconds", s.delayS, warnings);
+    readNumber("OVERLAPSCOPE_DURATION", 0, kMaxSeconds, "seconds", s.durationS, warnings);
     if (const char* v = env("OVERLAPSCOPE_DORMANT")) s.dormant = truthy(v);
     if (const char* v = env("OVERLAPSCOPE_CONTROL")) s.control = !(std::string_view(v) == "0");
-    if (const char* v = env("OVERLAPSCOPE_BUFFER_MB")) {
-        double mb = 0;
-        if (parseNumber(v, mb) && mb > 0)
-            s.bufferBytes = static_cast<size_t>(mb * 1024.0 * 1024.0);
-        else
-            warnings += std::string("OVERLAPSCOPE_BUFFER_MB=") + v + " is not a positive number; ignored. ";
-    }
-    if (const char* v = env("OVERLAPSCOPE_COMMIT_MS")) {
-        double ms = 0;
-        if (parseNumber(v, ms) && ms >= 10) s.commitIntervalMs = static_cast<int>(std::min(ms, 60000.0));
-    }
+    double mb = 0;
+    if (readNumber("OVERLAPSCOPE_BUFFER_MB", kMinBufferMb, kMaxBufferMb, "MB", mb, warnings))
+        s.bufferBytes = static_cast<size_t>(mb * 1024.0 * 1024.0);
+    double ms = 0;
+    if (readNumber("OVERLAPSCOPE_COMMIT_MS", 10, 60000, "milliseconds", ms, warnings))
+        s.commitIntervalMs = static_cast<int>(ms);
     s.socketDir = socketDirectory();
     return s;
 }

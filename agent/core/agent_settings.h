@@ -16,7 +16,7 @@ struct AgentSettings {
     size_t bufferBytes = 64u << 20;  // OVERLAPSCOPE_BUFFER_MB: bound on in-flight records
     bool control = true;           // OVERLAPSCOPE_CONTROL=0 disables the control socket
     std::string socketDir;         // OVERLAPSCOPE_SOCKET_DIR (else the per-user default)
-    int commitIntervalMs = 1000;   // OVERLAPSCOPE_COMMIT_MS: crash-safety batch length
+    int commitIntervalMs = 1000;   // OVERLAPSCOPE_COMMIT_MS: the most a killed process loses
 };
 
 // Reads the OVERLAPSCOPE_* variables. Malformed values keep the default and

@@ -68,6 +68,11 @@ bool BufferPool::tryPopCompleted(CompletedBuffer& out) {
     return true;
 }
 
+size_t BufferPool::completedCount() const {
+    std::lock_guard lock(mutex_);
+    return completed_.size();
+}
+
 void BufferPool::wake() {
     {
         std::lock_guard lock(mutex_);

@@ -41,6 +41,7 @@ public:
     // Waits until a completed buffer is queued or `deadline` passes.
     bool popCompleted(CompletedBuffer& out, std::chrono::steady_clock::time_point deadline);
     bool tryPopCompleted(CompletedBuffer& out);
+    size_t completedCount() const;
     // Wakes a waiting popCompleted (shutdown).
     void wake();
 

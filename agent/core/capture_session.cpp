@@ -51,7 +51,7 @@ CaptureSession::~CaptureSession() {
     if (running_) stop(CaptureEnd::ProcessExit);
 }
 
-bool CaptureSession::start(std::string& error) {
+CaptureSession::Start CaptureSession::start(std::string& error) {
     // Buffers completed after the previous capture stopped belong to nobody.
     for (CompletedBuffer stale; pool_.tryPopCompleted(stale);) pool_.release(stale.data);
     refusedAtStart_ = pool_.refusedRequests();
@@ -63,7 +63,7 @@ bool CaptureSession::start(std::string& error) {
         error = e.what();
         writer_.reset();
         removeCaptureFiles(config_.path);
-        return false;
+        return Start::FileFailed;
     }
     thread_ = startBackgroundThread([this] { writerLoop(); });
     if (!source_.start(*this, error)) {
@@ -73,15 +73,18 @@ bool CaptureSession::start(std::string& error) {
         try { writer_->close(CaptureEnd::Stopped); } catch (const std::exception&) {}
         writer_.reset();
         removeCaptureFiles(config_.path);
-        return false;
+        return Start::SourceFailed;
     }
     running_ = true;
-    return true;
+    return Start::Started;
 }
 
 void CaptureSession::stop(CaptureEnd how) {
     if (closed_) return;
     closed_ = true;
+    // The application waits for an exit or a signal: bounded from here on.
+    if (how != CaptureEnd::Stopped)
+        drainDeadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.exitDrainMs);
     if (running_) {
         std::lock_guard lock(sourceMutex_);  // not while the writer thread flushes it
         sourceStopped_ = true;
@@ -93,11 +96,15 @@ void CaptureSession::stop(CaptureEnd how) {
     if (thread_.joinable()) thread_.join();
     if (!writer_) return;
     try {
-        drainCollectives();
-        writeEndMetadata();
-        writer_->close(how);
+        if (!broken_) {
+            drainCollectives();
+            writeEndMetadata();
+        }
+        // A process that is exiting does not wait for indexes either.
+        writer_->close(how, /*buildIndexes=*/how == CaptureEnd::Stopped);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "overlapscope-agent: %s\n", e.what());
+        // A broken capture has said so once already.
+        if (!broken_) std::fprintf(stderr, "overlapscope-agent: %s\n", e.what());
     }
     writer_.reset();
 }
@@ -122,57 +129,79 @@ void CaptureSession::bufferCompleted(uint8_t* buffer, size_t validBytes) {
 
 void CaptureSession::writerLoop() {
     using clock = std::chrono::steady_clock;
-    const auto interval = std::chrono::milliseconds(config_.commitIntervalMs);
-    auto nextCommit = clock::now() + interval;
-    // Records reach the file within about two intervals: a flush hands the
-    // source's partly filled buffers over, the next commit makes them durable.
-    const auto flushInterval = std::min<std::chrono::milliseconds>(interval, std::chrono::milliseconds(500));
-    auto nextFlush = clock::now() + flushInterval;
+    // A record handed over by the flush at the end of one cycle is committed
+    // at once; one recorded just after it waits for the next cycle. Half an
+    // interval per cycle leaves the other half for writing the batch.
+    const auto cycle = std::chrono::milliseconds(std::max(1, config_.commitIntervalMs / 2));
+    auto nextCommit = clock::now() + cycle;
+    CompletedBuffer buffer;
     for (;;) {
-        CompletedBuffer buffer;
-        if (pool_.popCompleted(buffer, std::min(nextCommit, nextFlush))) {
-            decodeBuffer(buffer);
-            // Keep going without committing while buffers are waiting, but
-            // never past the commit deadline.
-            while (clock::now() < nextCommit && pool_.tryPopCompleted(buffer)) decodeBuffer(buffer);
-        }
+        if (pool_.popCompleted(buffer, nextCommit)) decodeBuffer(buffer);
+        if (stopping_) break;
         const auto now = clock::now();
-        if (now >= nextFlush && !stopping_) {
-            std::lock_guard lock(sourceMutex_);
-            if (!sourceStopped_) source_.flush();
-            nextFlush = now + flushInterval;
-        }
-        if (now >= nextCommit) {
-            drainCollectives();
-            collectSourceDrops();
-            if (!broken_) {
-                try {
-                    writer_->commit();
-                } catch (const std::exception& e) {
-                    markBroken(e.what());
-                }
-            }
-            nextCommit = now + interval;
-        }
-        if (stopping_) {
-            while (pool_.tryPopCompleted(buffer)) decodeBuffer(buffer);
-            collectSourceDrops();
-            writerCpuNs_ = clockNs(CLOCK_THREAD_CPUTIME_ID);
-            return;
-        }
+        if (now < nextCommit) continue;
+        flushSource();
+        // What the flush handed over, and no more: under overload the queue never empties.
+        for (size_t n = pool_.completedCount(); n > 0 && !stopping_ && pool_.tryPopCompleted(buffer); --n)
+            decodeBuffer(buffer);
+        commitBatch();
+        nextCommit += cycle;
+        if (nextCommit <= clock::now()) nextCommit = clock::now() + cycle;  // fell behind: no burst of commits
+    }
+    drainAtStop();
+    collectSourceDrops();
+    writerCpuNs_ = clockNs(CLOCK_THREAD_CPUTIME_ID);
+}
+
+void CaptureSession::flushSource() {
+    std::lock_guard lock(sourceMutex_);
+    if (!sourceStopped_) source_.flush();
+}
+
+void CaptureSession::commitBatch() {
+    drainCollectives();
+    collectSourceDrops();
+    if (broken_) return;
+    try {
+        writer_->commit();
+    } catch (const std::exception& e) {
+        markBroken(e.what());
+    }
+}
+
+void CaptureSession::drainAtStop() {
+    CompletedBuffer buffer;
+    while (pool_.tryPopCompleted(buffer)) {
+        if (std::chrono::steady_clock::now() < drainDeadline_) decodeBuffer(buffer);
+        else droppedAtExit_ += discardBuffer(buffer);
     }
 }
 
 void CaptureSession::decodeBuffer(const CompletedBuffer& buffer) {
-    if (!broken_) {
-        try {
-            source_.decode(buffer.data, buffer.validBytes, context_, *sink_);
-            rowsWritten_.store(writer_->rowsWritten(), std::memory_order_relaxed);
-        } catch (const std::exception& e) {
-            markBroken(e.what());
-        }
+    if (broken_) {
+        discardBuffer(buffer);
+        return;
+    }
+    try {
+        source_.decode(buffer.data, buffer.validBytes, context_, *sink_);
+        rowsWritten_.store(writer_->rowsWritten(), std::memory_order_relaxed);
+    } catch (const std::exception& e) {
+        markBroken(e.what());
     }
     pool_.release(buffer.data);
+}
+
+uint64_t CaptureSession::discardBuffer(const CompletedBuffer& buffer) {
+    // Decoding without writing: tens of millions of records a second.
+    CountingRowSink counter;
+    try {
+        source_.decode(buffer.data, buffer.validBytes, context_, counter);
+    } catch (const std::exception&) {
+        // Counted as far as it could be read.
+    }
+    pool_.release(buffer.data);
+    dropped_.fetch_add(counter.rows, std::memory_order_relaxed);
+    return counter.rows;
 }
 
 void CaptureSession::drainCollectives() {
@@ -203,8 +232,10 @@ void CaptureSession::collectSourceDrops() {
 }
 
 void CaptureSession::markBroken(const std::string& why) {
-    if (!broken_.exchange(true))
-        std::fprintf(stderr, "overlapscope-agent: %s: writing stopped, records are discarded\n", why.c_str());
+    if (broken_.exchange(true)) return;
+    std::fprintf(stderr, "overlapscope-agent: %s: capture ended, the file keeps what was committed before\n",
+                 why.c_str());
+    if (config_.onWriteFailure) config_.onWriteFailure();
 }
 
 void CaptureSession::writeStartMetadata() {
@@ -235,6 +266,7 @@ void CaptureSession::writeEndMetadata() {
     set("capture_stop_monotonic_ns", std::to_string(monotonicNs()));
     set("capture_stop_source_ns", std::to_string(source_.timestampNs()));
     set(schema::meta::kDroppedRecords, std::to_string(dropped_.load()));
+    set("dropped_at_exit", std::to_string(droppedAtExit_.load()));
     set("buffers_refused", std::to_string(pool_.refusedRequests() - refusedAtStart_));
     // What the capture cost this process on the writer thread (decoding and
     // SQLite; the indexes built at close come after this).

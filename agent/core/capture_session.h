@@ -1,7 +1,8 @@
 // One capture: one file, opened at start and closed at stop. Owns the writer
 // thread that decodes completed activity buffers and collective records into
-// the file, committing at least every commit interval so a killed process
-// leaves a readable file.
+// the file. Every half commit interval it takes the source's partly filled
+// buffers, writes what it has and commits, so a killed process loses at most
+// the last interval (while the writer keeps up) and leaves a readable file.
 #pragma once
 
 #include "agent/core/activity_source.h"
@@ -10,6 +11,8 @@
 #include "analyzer/capture/capture_writer.h"
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,7 +34,15 @@ struct PendingCollective {
 struct SessionConfig {
     std::string path;
     ProcessIdentity who;
+    // The most activity a killed process may lose; see above.
     int commitIntervalMs = 1000;
+    // When the process is exiting or was signalled, stop() writes waiting
+    // records for at most this long; the rest are counted as dropped, so the
+    // application never waits much longer than this for the agent.
+    int exitDrainMs = 1000;
+    // Called once, on the writer thread, when the file cannot be written any
+    // more (disk full...): the owner should then stop this capture.
+    std::function<void()> onWriteFailure;
     size_t maxPendingCollectives = 1u << 16;
     uint64_t sequence = 1;  // 1 for the first capture in this process
 };
@@ -44,10 +55,13 @@ public:
     CaptureSession(const CaptureSession&) = delete;
     CaptureSession& operator=(const CaptureSession&) = delete;
 
+    enum class Start { Started, FileFailed, SourceFailed };
     // Starts the source and the writer thread. On failure the (empty) file is
-    // removed and `error` says why.
-    bool start(std::string& error);
-    // Stops the source, drains every buffer, writes the end metadata, closes.
+    // removed and `error` says why; FileFailed concerns this file only,
+    // SourceFailed the process (no driver, CUPTI taken).
+    Start start(std::string& error);
+    // Stops the source, writes the waiting buffers (for at most exitDrainMs
+    // unless `how` is Stopped), writes the end metadata, closes.
     void stop(CaptureEnd how);
     bool running() const { return running_; }
 
@@ -65,11 +79,18 @@ public:
     int64_t writerCpuNs() const { return writerCpuNs_.load(); }
     // The writer failed (disk full...): records are being discarded.
     bool broken() const { return broken_.load(); }
+    // Records that were still waiting when the exit drain ran out of time.
+    uint64_t droppedAtExit() const { return droppedAtExit_.load(); }
 
 private:
     void writerLoop();
+    void flushSource();
+    void commitBatch();
+    void drainAtStop();
     void drainCollectives();
     void decodeBuffer(const CompletedBuffer& buffer);
+    // Releases a buffer unwritten, counting its records as dropped.
+    uint64_t discardBuffer(const CompletedBuffer& buffer);
     void writeStartMetadata();
     void writeEndMetadata();
     void collectSourceDrops();
@@ -84,6 +105,8 @@ private:
     int64_t startUtcNs_ = 0, startMonotonicNs_ = 0;
 
     std::thread thread_;
+    // Written by stop() before stopping_ is set, read by the writer after.
+    std::chrono::steady_clock::time_point drainDeadline_ = std::chrono::steady_clock::time_point::max();
     std::atomic<bool> stopping_{false};
     bool running_ = false;
     bool closed_ = false;
@@ -97,6 +120,7 @@ private:
     std::atomic<uint64_t> rowsWritten_{0};
     std::atomic<int64_t> writerCpuNs_{0};
     std::atomic<bool> broken_{false};
+    std::atomic<uint64_t> droppedAtExit_{0};
     uint64_t refusedAtStart_ = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 namespace osc::agent {
@@ -17,6 +18,8 @@ int g_pipe[2] = {-1, -1};
 pid_t g_ownerPid = 0;
 struct sigaction g_previous[kSignalCount];
 bool g_installed[kSignalCount] = {false, false};
+// A default-action signal is being handled by the watcher (close, then re-raise).
+volatile sig_atomic_t g_closing[kSignalCount] = {0, 0};
 
 int indexOf(int signo) {
     for (int i = 0; i < kSignalCount; ++i)
@@ -24,18 +27,55 @@ int indexOf(int signo) {
     return -1;
 }
 
-void onSignal(int signo) {
+bool isHandler(const struct sigaction& action) {
+    if (action.sa_flags & SA_SIGINFO) return action.sa_sigaction != nullptr;
+    return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+}
+
+// Runs the application's handler as the kernel would have: with its mask
+// (and the signal itself unless SA_NODEFER) blocked, with our arguments.
+void chain(int i, int signo, siginfo_t* info, void* context) {
+    const struct sigaction previous = g_previous[i];
+    if (previous.sa_flags & SA_RESETHAND) {  // one-shot: the next one takes the default action
+        g_previous[i].sa_handler = SIG_DFL;
+        g_previous[i].sa_flags &= ~(SA_SIGINFO | SA_RESETHAND);
+    }
+    sigset_t mask = previous.sa_mask, saved;
+    if (!(previous.sa_flags & SA_NODEFER)) sigaddset(&mask, signo);
+    pthread_sigmask(SIG_BLOCK, &mask, &saved);
+    if (previous.sa_flags & SA_SIGINFO) previous.sa_sigaction(signo, info, context);
+    else previous.sa_handler(signo);
+    pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+}
+
+void notifyWatcher(int signo) {
+    const unsigned char b = static_cast<unsigned char>(signo);
+    [[maybe_unused]] ssize_t n = ::write(g_pipe[1], &b, 1);
+}
+
+void onSignal(int signo, siginfo_t* info, void* context) {
     const int saved = errno;
     const int i = indexOf(signo);
-    if (::getpid() != g_ownerPid || g_pipe[1] < 0) {
-        // A forked child has no watcher thread: hand the signal straight back.
+    // A forked child has no watcher thread and no capture of ours.
+    const bool watched = ::getpid() == g_ownerPid && g_pipe[1] >= 0;
+    if (i >= 0 && isHandler(g_previous[i])) {
+        if (watched) notifyWatcher(signo);
+        chain(i, signo, info, context);
+    } else if (watched && i >= 0 && !g_closing[i]) {
+        g_closing[i] = 1;
+        notifyWatcher(signo);
+    } else {
+        // The default action, now: no watcher, or the user insists.
         if (i >= 0) ::sigaction(signo, &g_previous[i], nullptr);
         ::raise(signo);
-    } else {
-        const unsigned char b = static_cast<unsigned char>(signo);
-        [[maybe_unused]] ssize_t n = ::write(g_pipe[1], &b, 1);
     }
     errno = saved;
+}
+
+bool ourHandlerIsInstalled(int signo) {
+    struct sigaction current{};
+    ::sigaction(signo, nullptr, &current);
+    return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == onSignal;
 }
 
 }  // namespace
@@ -48,6 +88,8 @@ void SignalBridge::install() {
     std::lock_guard lock(mutex_);
     if (!running_) {
         if (g_pipe[0] < 0 && ::pipe2(g_pipe, O_CLOEXEC) != 0) return;
+        // A handler must never block on a full pipe.
+        ::fcntl(g_pipe[1], F_SETFL, ::fcntl(g_pipe[1], F_GETFL) | O_NONBLOCK);
         g_ownerPid = ::getpid();
         running_ = true;
         thread_ = startBackgroundThread([this] { watch(); });
@@ -57,10 +99,14 @@ void SignalBridge::install() {
         struct sigaction current{};
         ::sigaction(kSignals[i], nullptr, &current);
         if (current.sa_handler == SIG_IGN && !(current.sa_flags & SA_SIGINFO)) continue;
+        // The application's handler keeps its mask, alternate stack and
+        // restart behaviour when it runs through ours.
         struct sigaction ours{};
-        ours.sa_handler = onSignal;
-        sigemptyset(&ours.sa_mask);
-        ours.sa_flags = SA_RESTART;
+        ours.sa_sigaction = onSignal;
+        ours.sa_mask = current.sa_mask;
+        ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_ONSTACK | SA_NODEFER));
+        if (!isHandler(current) || (current.sa_flags & SA_RESTART)) ours.sa_flags |= SA_RESTART;
+        g_closing[i] = 0;
         if (::sigaction(kSignals[i], &ours, &g_previous[i]) == 0) g_installed[i] = true;
     }
 }
@@ -68,7 +114,8 @@ void SignalBridge::install() {
 void SignalBridge::restore(int signo) {
     const int i = indexOf(signo);
     if (i < 0 || !g_installed[i]) return;
-    ::sigaction(signo, &g_previous[i], nullptr);
+    // The application may have installed a handler after ours: leave it be.
+    if (ourHandlerIsInstalled(signo)) ::sigaction(signo, &g_previous[i], nullptr);
     g_installed[i] = false;
 }
 
@@ -79,12 +126,14 @@ void SignalBridge::watch() {
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0 || b == 0) return;  // 0 = shutdown request
         const int signo = b;
+        const int i = indexOf(signo);
         if (onSignal_) onSignal_(signo);
+        if (i < 0 || !g_closing[i]) continue;  // the application's handler has run already
         {
             std::lock_guard lock(mutex_);
             restore(signo);
         }
-        // Process-directed, so the app's handler runs on one of its own threads.
+        // Process-directed, so it reaches one of the application's threads.
         ::kill(::getpid(), signo);
     }
 }

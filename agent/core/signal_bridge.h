@@ -1,8 +1,15 @@
-// SIGINT/SIGTERM during a capture: the handler only writes the signal number
-// to a pipe (async-signal-safe); a watcher thread closes the capture, then
-// puts back the application's previous disposition and raises the signal
-// again, so the app's own handler (or the default action) runs as if we had
-// never been there.
+// SIGINT/SIGTERM during a capture. The agent's handler never makes the
+// application wait for the capture file:
+// - the application has a handler of its own: that handler runs at once, in
+//   our handler, on the thread and with the siginfo_t and context the kernel
+//   gave us, as if we were not there; meanwhile a watcher thread closes the
+//   capture (end_reason "signal");
+// - the signal's action is the default (terminate): the watcher closes the
+//   capture first, within the capture's exit drain bound, then puts the
+//   default back and raises the signal again. A second such signal while
+//   that runs terminates at once.
+// Our handler only writes the signal number to a pipe (async-signal-safe)
+// and chains; everything else happens on the watcher thread.
 #pragma once
 
 #include <csignal>
@@ -22,7 +29,8 @@ public:
 
     // Installs the handlers (idempotent; a signal the app ignores stays ignored).
     void install();
-    // Stops the watcher thread and restores the previous dispositions.
+    // Stops the watcher thread and restores the previous dispositions where
+    // ours is still in place.
     void shutdown();
 
 private:

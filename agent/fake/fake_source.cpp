@@ -60,16 +60,17 @@ void FakeActivitySource::stop() {
 }
 
 void FakeActivitySource::flush() {
-    // Like cuptiActivityFlushAll: once nothing is being produced, the flush
-    // itself hands the last partly filled buffer over.
-    if (finished_) completeCurrent();
-    else flushRequested_ = true;
+    // Like cuptiActivityFlushAll: the partly filled buffer is handed over
+    // before the call returns.
+    completeCurrent();
 }
 
 int64_t FakeActivitySource::timestampNs() const { return realtimeNs(); }
 
 std::map<std::string, std::string> FakeActivitySource::metadata() const {
-    return {{"fake_records_per_second", std::to_string(options_.recordsPerSecond)}};
+    std::map<std::string, std::string> m{{"fake_records_per_second", std::to_string(options_.recordsPerSecond)}};
+    if (options_.metadataPaddingBytes > 0) m["fake_padding"] = std::string(options_.metadataPaddingBytes, 'p');
+    return m;
 }
 
 void FakeActivitySource::completeCurrent() {
@@ -118,7 +119,6 @@ void FakeActivitySource::produce() {
             const double due = std::chrono::duration<double>(clock::now() - begin).count() *
                                options_.recordsPerSecond;
             if (static_cast<double>(count) >= due) {
-                if (flushRequested_.exchange(false)) completeCurrent();
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
                 continue;
             }
@@ -165,7 +165,6 @@ void FakeActivitySource::produce() {
         count += 4;
         produced_.fetch_add(4, std::memory_order_relaxed);
         ++step;
-        if (flushRequested_.exchange(false)) completeCurrent();
     }
     // The last records are due now, not at the next flush: the benchmark
     // times how long the writer takes to catch up with them.

@@ -32,6 +32,7 @@ struct FakeSourceOptions {
     bool waitForBuffers = false;      // true: retry instead of dropping (benchmark)
     uint64_t maxRecords = 0;          // stop producing after this many (0 = no limit)
     bool kernelsOnly = false;         // no NVTX ranges (benchmark of kernel rows)
+    size_t metadataPaddingBytes = 0;  // a metadata value this long: a first commit too big to fit (tests)
 };
 
 // The names the generator uses; some mangled, some NCCL kernels.
@@ -68,7 +69,6 @@ private:
     std::thread thread_;
     std::atomic<bool> running_{false};
     std::atomic<bool> finished_{false};
-    std::atomic<bool> flushRequested_{false};
     std::mutex bufferMutex_;  // the buffer being filled (producer vs. flush)
     uint8_t* current_ = nullptr;
     size_t currentSize_ = 0, currentUsed_ = 0;

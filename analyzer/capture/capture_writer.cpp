@@ -537,7 +537,7 @@ void CaptureWriter::commit() {
     st_->begin.run();
 }
 
-void CaptureWriter::close(CaptureEnd how) {
+void CaptureWriter::close(CaptureEnd how, bool buildIndexes) {
     if (closed_ || !st_) return;
     closed_ = true;
     setMeta(schema::meta::kEndReason, endReasonName(how));
@@ -556,11 +556,13 @@ void CaptureWriter::close(CaptureEnd how) {
     // Still in WAL mode, so a process killed while the indexes are built
     // leaves a file any reader opens (a rollback journal would leave a hot
     // journal that a read-only reader cannot roll back).
-    db.exec("PRAGMA threads=2");
-    db.exec("PRAGMA cache_size=-262144");
-    db.exec("BEGIN");
-    for (int i = 0; i < schema::kCreateIndexCount; ++i) db.exec(schema::kCreateIndexes[i]);
-    db.exec("COMMIT");
+    if (buildIndexes) {
+        db.exec("PRAGMA threads=2");
+        db.exec("PRAGMA cache_size=-262144");
+        db.exec("BEGIN");
+        for (int i = 0; i < schema::kCreateIndexCount; ++i) db.exec(schema::kCreateIndexes[i]);
+        db.exec("COMMIT");
+    }
     sql::Database database = std::move(st_->db);
     st_.reset();  // finalizes the statements
     // Back to a rollback journal: the closed capture is one self-contained

@@ -2,13 +2,17 @@
 // library named by CUDA_INJECTION64_PATH and calls InitializeInjection, then
 // "trains" (sleeps) for a while and exits with the code it was given.
 //
-//   fake_job SECONDS EXIT_CODE [--nccl N]
+//   fake_job SECONDS EXIT_CODE [--nccl N] [--sigterm-handler]
 //
 // --nccl N drives the library's exported ncclProfiler_v5 with N fabricated
 // all-reduces (2 channels each), as NCCL 2.28 would.
+// --sigterm-handler installs an SA_SIGINFO handler for SIGTERM, as a job
+// that shuts down cleanly would; the job then prints who sent the signal and
+// when the handler ran (CLOCK_MONOTONIC ns), and exits with code 3.
 #include "agent/nccl_plugin/nccl_profiler_abi.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +23,20 @@
 #include <ctime>
 
 namespace {
+
+volatile sig_atomic_t g_terminated = 0;
+pid_t g_senderPid = 0;
+int g_senderCode = 0;
+int64_t g_handlerNs = 0;
+
+void onSigterm(int, siginfo_t* info, void*) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+    g_handlerNs = static_cast<int64_t>(now.tv_sec) * 1000000000LL + now.tv_nsec;
+    g_senderPid = info ? info->si_pid : -1;
+    g_senderCode = info ? info->si_code : -1;
+    g_terminated = 1;
+}
 
 void driveNccl(void* lib, int n) {
     auto* plugin = static_cast<ncclProfiler_v5_t*>(dlsym(lib, "ncclProfiler_v5"));
@@ -78,8 +96,18 @@ int main(int argc, char** argv) {
     const double seconds = std::atof(argv[1]);
     const int code = std::atoi(argv[2]);
     int ncclCount = 0;
-    for (int i = 3; i + 1 < argc; ++i)
-        if (std::strcmp(argv[i], "--nccl") == 0) ncclCount = std::atoi(argv[i + 1]);
+    bool sigtermHandler = false;
+    for (int i = 3; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--nccl") == 0 && i + 1 < argc) ncclCount = std::atoi(argv[i + 1]);
+        if (std::strcmp(argv[i], "--sigterm-handler") == 0) sigtermHandler = true;
+    }
+    if (sigtermHandler) {  // before CUDA starts, as a training script would
+        struct sigaction sa{};
+        sa.sa_sigaction = onSigterm;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, nullptr);
+    }
 
     void* lib = nullptr;
     if (const char* path = std::getenv("CUDA_INJECTION64_PATH"); path && *path) {
@@ -96,6 +124,12 @@ int main(int argc, char** argv) {
     std::printf("fake_job: pid %d training\n", static_cast<int>(getpid()));
     std::fflush(stdout);
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (std::chrono::steady_clock::now() < end && !g_terminated)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (g_terminated) {
+        std::printf("fake_job: SIGTERM from pid %d code %d, handler at %lld ns\n", static_cast<int>(g_senderPid),
+                    g_senderCode, static_cast<long long>(g_handlerNs));
+        return 3;
+    }
     return code;
 }

@@ -1,5 +1,7 @@
 // The control socket: requests and replies, malformed and oversized input,
-// the peer-uid check, and the client's discovery of live and stale agents.
+// the peer-uid check on both ends, untrusted directories and the agent's
+// private fallback, many connections at once, and the client's discovery of
+// live and stale agents.
 #include "control/control_client.h"
 #include "agent/core/control_server.h"
 #include "tests/agent/agent_test_util.h"
@@ -8,6 +10,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <poll.h>
 #include <pwd.h>
 #include <sys/stat.h>
 
@@ -104,14 +107,12 @@ TEST_F(ControlServerTest, ForeignUidIsRefusedByTheInjectedCheck) {
     EXPECT_FALSE(ControlServer::sameUserOnly(::geteuid() + 1));
 }
 
-// As root we can check the default policy against a real other user.
+// As root we can check the default policy against a real other user. The
+// stranger speaks the protocol over a raw socket: our client would not even
+// connect into a directory that is not theirs.
 TEST_F(ControlServerTest, RealOtherUserIsRefusedWhenRunAsRoot) {
     const passwd* nobody = ::getpwnam("nobody");
-    if (::geteuid() != 0 || !nobody) {
-        // Without root the injected-check test above covers the policy.
-        SUCCEED() << "not root: covered by ForeignUidIsRefusedByTheInjectedCheck";
-        return;
-    }
+    if (::geteuid() != 0 || !nobody) GTEST_SKIP() << "needs root; ForeignUidIsRefusedByTheInjectedCheck covers the policy";
     ::chmod(dir.path().c_str(), 0755);
     auto server = makeServer({}, /*privateDir=*/false, "open");
     ::chmod((dir / "open").c_str(), 0755);
@@ -119,14 +120,10 @@ TEST_F(ControlServerTest, RealOtherUserIsRefusedWhenRunAsRoot) {
     const pid_t child = ::fork();
     if (child == 0) {
         if (::setgid(nobody->pw_gid) != 0 || ::setuid(nobody->pw_uid) != 0) ::_exit(10);
-        try {
-            ControlRequest req;
-            req.command = ControlCommand::Stop;
-            const ControlReply r = sendRequest(server->socketPath(), req);
-            ::_exit(!r.ok && r.error.find("permission denied") != std::string::npos ? 0 : 11);
-        } catch (...) {
-            ::_exit(12);
-        }
+        const std::string reply = test::rawExchange(server->socketPath(), "{\"cmd\":\"stop\"}\n");
+        ::_exit(reply.find("permission denied") != std::string::npos && reply.find("\"pid\":0") != std::string::npos
+                    ? 0
+                    : 11);
     }
     int st = 0;
     ::waitpid(child, &st, 0);
@@ -135,16 +132,190 @@ TEST_F(ControlServerTest, RealOtherUserIsRefusedWhenRunAsRoot) {
     EXPECT_EQ(handled, 0);
 }
 
-TEST_F(ControlServerTest, RefusesADirectoryOthersCanEnter) {
+TEST_F(ControlServerTest, RefusesADirectoryOthersCanEnterWhenNotAllowedToFallBack) {
     std::filesystem::create_directories(dir / "shared");
     ::chmod((dir / "shared").c_str(), 0777);
     ControlServer::Options opt;
     opt.directory = dir / "shared";
     opt.pid = ::getpid();
+    opt.fallbackDirectory = false;
     ControlServer server(opt, [](const ControlRequest&) { return ControlReply{}; }, {});
     std::string error;
     EXPECT_FALSE(server.start(error));
     EXPECT_NE(error.find("0700"), std::string::npos) << error;
+}
+
+// Someone else made the usual directory first (here: open to all, and as
+// root also owned by nobody). The agent serves from a fresh private
+// directory beside it, and the client finds it there and nowhere else.
+TEST_F(ControlServerTest, FallsBackToAFreshPrivateDirectoryThatClientsFind) {
+    const std::string hijacked = dir / "sockets";
+    std::filesystem::create_directories(hijacked);
+    ::chmod(hijacked.c_str(), 0777);
+    if (const passwd* nobody = ::getpwnam("nobody"); nobody && ::geteuid() == 0) {
+        ASSERT_EQ(::chown(hijacked.c_str(), nobody->pw_uid, nobody->pw_gid), 0);
+    }
+    auto server = makeServer();
+    EXPECT_NE(server->fallbackReason().find(hijacked), std::string::npos) << server->fallbackReason();
+    const std::string fallback = std::filesystem::path(server->socketPath()).parent_path().string();
+    ASSERT_EQ(fallback.rfind(hijacked + "-", 0), 0u) << fallback;
+    EXPECT_EQ(fallback.size(), hijacked.size() + 7);  // "-XXXXXX"
+    EXPECT_FALSE(untrustedDirectoryReason(fallback, ::geteuid())) << "made with mode 0700, ours";
+
+    std::vector<std::string> refused;
+    const auto agents = discoverAgents(hijacked, &refused);
+    ASSERT_EQ(agents.size(), 1u);
+    EXPECT_EQ(agents[0].socketPath, server->socketPath());
+    EXPECT_EQ(agents[0].reply.status.rank, 7);
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_NE(refused[0].find(hijacked + " is "), std::string::npos) << refused[0];
+    EXPECT_EQ(findAgentSocket(::getpid(), hijacked).value_or(""), server->socketPath());
+    server->stop();
+    EXPECT_FALSE(std::filesystem::exists(fallback)) << "the agent removes its own directory";
+}
+
+// The client checks the directory before it connects: an agent in a
+// directory that is not the user's never sees a byte (here the "other user"
+// is an injected uid; as root also a directory really owned by nobody).
+TEST_F(ControlServerTest, ClientSendsNothingIntoADirectoryThatIsNotTheUsers) {
+    auto listener = test::RawListener::open(dir / "theirs", ::getpid());
+    ASSERT_TRUE(listener) << "cannot listen";
+    const uid_t someoneElse = ::geteuid() + 1;
+    try {
+        sendRequest(listener->path(), ControlRequest{}, 500, someoneElse);
+        ADD_FAILURE() << "request sent into a directory owned by another uid";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("not trusted, nothing sent"), std::string::npos) << e.what();
+    }
+    std::vector<std::string> refused;
+    EXPECT_TRUE(discoverAgents(dir / "theirs", &refused, someoneElse).empty());
+    EXPECT_EQ(refused.size(), 1u);
+    EXPECT_FALSE(findAgentSocket(::getpid(), dir / "theirs", nullptr, someoneElse));
+    EXPECT_EQ(listener->pendingConnections(), 0) << "the client connected anyway";
+
+    if (const passwd* nobody = ::getpwnam("nobody"); nobody && ::geteuid() == 0) {
+        ASSERT_EQ(::chown((dir / "theirs").c_str(), nobody->pw_uid, nobody->pw_gid), 0);
+        EXPECT_THROW(sendRequest(listener->path(), ControlRequest{}, 500), std::runtime_error);
+        refused.clear();
+        EXPECT_TRUE(discoverAgents(dir / "theirs", &refused).empty());
+        ASSERT_EQ(refused.size(), 1u);
+        EXPECT_NE(refused[0].find("owned by uid " + std::to_string(nobody->pw_uid)), std::string::npos) << refused[0];
+        EXPECT_EQ(listener->pendingConnections(), 0) << "the client connected anyway";
+    }
+}
+
+// The client checks who listens (SO_PEERCRED) before it sends: a socket
+// another user listens on, in a directory that passes every check, gets
+// nothing. Needs a real second uid, hence root.
+TEST_F(ControlServerTest, ClientSendsNothingToAnAgentOfAnotherUser) {
+    const passwd* nobody = ::getpwnam("nobody");
+    if (::geteuid() != 0 || !nobody) GTEST_SKIP() << "needs root to listen as another user";
+    const std::string sockets = dir / "private";
+    ASSERT_EQ(::mkdir(sockets.c_str(), 0700), 0);
+    const std::string path = socketPathFor(sockets, ::getpid());
+    int ready[2], result[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    ASSERT_EQ(::pipe(result), 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        // Bound as root (the directory is root's), listening as nobody:
+        // SO_PEERCRED reports whoever called listen().
+        const int fd = test::boundSocket(path);
+        if (fd < 0 || ::setgid(nobody->pw_gid) != 0 || ::setuid(nobody->pw_uid) != 0 || ::listen(fd, 4) != 0)
+            ::_exit(10);
+        [[maybe_unused]] ssize_t w = ::write(ready[1], "r", 1);
+        const int conn = ::accept(fd, nullptr, nullptr);
+        char buf[256];
+        pollfd p{conn, POLLIN, 0};
+        ssize_t got = 0;
+        if (::poll(&p, 1, 2000) > 0) got = ::recv(conn, buf, sizeof buf, 0);
+        const char verdict = got > 0 ? 's' : 'n';  // something sent, or nothing
+        w = ::write(result[1], &verdict, 1);
+        ::_exit(0);
+    }
+    char c = 0;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    try {
+        sendRequest(path, ControlRequest{}, 2000);
+        ADD_FAILURE() << "request sent to a process of another user";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("runs as uid " + std::to_string(nobody->pw_uid)), std::string::npos)
+            << e.what();
+    }
+    ASSERT_EQ(::read(result[0], &c, 1), 1);
+    EXPECT_EQ(c, 'n') << "the stranger received the request";
+    int st = 0;
+    ::waitpid(child, &st, 0);
+    for (int fd : {ready[0], ready[1], result[0], result[1]}) ::close(fd);
+}
+
+// Idle connections (a stuck client, or a flood) neither block nor starve
+// others: each has its own deadline, many are served at once, and past the
+// bound the oldest is dropped.
+TEST_F(ControlServerTest, IdleConnectionsDoNotKeepOthersWaiting) {
+    ControlServer::Options opt;
+    opt.directory = dir / "sockets";
+    opt.pid = ::getpid();
+    opt.receiveTimeoutMs = 2000;
+    opt.maxConnections = 32;
+    ControlServer server(
+        opt, [](const ControlRequest&) { ControlReply r; r.ok = true; return r; }, [this] { return status(); });
+    std::string error;
+    ASSERT_TRUE(server.start(error)) << error;
+    std::vector<int> idle;
+    const auto connecting = std::chrono::steady_clock::now();
+    while (idle.size() < 200 && std::chrono::steady_clock::now() - connecting < std::chrono::seconds(2)) {
+        const int fd = test::connectNonBlocking(server.socketPath());
+        if (fd >= 0) idle.push_back(fd);
+        else std::this_thread::sleep_for(std::chrono::milliseconds(1));  // accept queue full for a moment
+    }
+    EXPECT_EQ(idle.size(), 200u);
+    const auto t0 = std::chrono::steady_clock::now();
+    const ControlReply status = sendRequest(server.socketPath(), ControlRequest{}, 1500);
+    ControlRequest stop;
+    stop.command = ControlCommand::Stop;
+    const ControlReply stopped = sendRequest(server.socketPath(), stop, 1500);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_TRUE(status.ok);
+    EXPECT_EQ(status.status.rank, 7);
+    EXPECT_TRUE(stopped.ok);
+    EXPECT_LT(seconds, 1.0) << "200 idle connections held up two requests";
+    // Every idle connection is answered: dropped, or timed out at its deadline.
+    size_t answered = 0;
+    for (int fd : idle) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 3000) > 0) ++answered;
+        ::close(fd);
+    }
+    EXPECT_EQ(answered, idle.size());
+}
+
+// A start or stop can take a while (closing a file); status answers meanwhile.
+TEST_F(ControlServerTest, StatusIsAnsweredWhileAStartIsInProgress) {
+    ControlServer::Options opt;
+    opt.directory = dir / "sockets";
+    opt.pid = ::getpid();
+    ControlServer server(
+        opt,
+        [](const ControlRequest&) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+            ControlReply r;
+            r.ok = true;
+            return r;
+        },
+        [this] { return status(); });
+    std::string error;
+    ASSERT_TRUE(server.start(error)) << error;
+    std::thread slow([&] {
+        ControlRequest start;
+        start.command = ControlCommand::Start;
+        EXPECT_TRUE(sendRequest(server.socketPath(), start, 5000).ok);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(sendRequest(server.socketPath(), ControlRequest{}, 5000).ok);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
+    slow.join();
 }
 
 TEST_F(ControlServerTest, DiscoveryListsLiveAgentsAndRemovesStaleSockets) {

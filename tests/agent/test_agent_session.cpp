@@ -1,9 +1,12 @@
 // The writer path end to end inside one process: a fake source feeds the
 // bounded pool, the writer thread decodes into a capture file, and the file
-// is read back with the analyzer's loader. Also the capture lifecycle.
+// is read back with the analyzer's loader. Also the capture lifecycle: how
+// much a killed process can lose, the bounded drain at exit, and write
+// errors that end one capture and nothing else.
 #include "agent/core/agent.h"
 #include "agent/core/capture_session.h"
 #include "agent/fake/fake_source.h"
+#include "analyzer/capture/sqlite_util.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/agent/agent_test_util.h"
 
@@ -11,6 +14,7 @@
 
 #include <fstream>
 #include <map>
+#include <sys/resource.h>
 
 namespace osc::agent {
 namespace {
@@ -25,6 +29,19 @@ ProcessIdentity testIdentity() {
     who.commandLine = "train.py --fast";
     who.executable = "train.py";
     return who;
+}
+
+SessionConfig sessionConfig(const std::string& path) {
+    SessionConfig cfg;
+    cfg.path = path;
+    cfg.who = testIdentity();
+    return cfg;
+}
+
+bool hasKernelIndex(const std::string& path) {
+    sql::Database db(path, SQLITE_OPEN_READONLY);
+    sql::Statement q(db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'kernel_device_start'");
+    return q.step();
 }
 
 std::map<std::string, size_t> kernelCountsByShortName(const Capture& cap) {
@@ -43,13 +60,11 @@ TEST(CaptureSession, EveryGeneratedRecordReachesTheFile) {
     opt.maxRecords = 4000;  // 1000 steps: 1 range + 3 kernels each
     FakeActivitySource source(opt);
     BufferPool pool(1u << 20, 64u << 10);
-    SessionConfig cfg;
-    cfg.path = dir / "cap.sqlite";
-    cfg.who = testIdentity();
+    SessionConfig cfg = sessionConfig(dir / "cap.sqlite");
     cfg.commitIntervalMs = 50;
     CaptureSession session(cfg, source, pool);
     std::string error;
-    ASSERT_TRUE(session.start(error)) << error;
+    ASSERT_EQ(session.start(error), CaptureSession::Start::Started) << error;
     ASSERT_TRUE(test::waitUntil([&] { return source.finished(); }));
     session.stop(CaptureEnd::Stopped);
     EXPECT_EQ(session.droppedRecords(), 0u);
@@ -84,6 +99,7 @@ TEST(CaptureSession, EveryGeneratedRecordReachesTheFile) {
     EXPECT_TRUE(p.meta.count("capture_start_utc_ns"));
     EXPECT_TRUE(p.meta.count("capture_stop_source_ns"));
     EXPECT_LE(std::stoll(p.meta.at("capture_start_utc_ns")), std::stoll(p.meta.at("capture_stop_utc_ns")));
+    EXPECT_TRUE(hasKernelIndex(cfg.path)) << "a stopped capture is indexed";
 }
 
 TEST(CaptureSession, TinyBufferBoundDropsAndCountsInsteadOfBlocking) {
@@ -94,12 +110,10 @@ TEST(CaptureSession, TinyBufferBoundDropsAndCountsInsteadOfBlocking) {
     opt.maxRecords = 200000;
     FakeActivitySource source(opt);
     BufferPool pool(4096, 4096);  // a single small buffer
-    SessionConfig cfg;
-    cfg.path = dir / "tiny.sqlite";
-    cfg.who = testIdentity();
+    SessionConfig cfg = sessionConfig(dir / "tiny.sqlite");
     CaptureSession session(cfg, source, pool);
     std::string error;
-    ASSERT_TRUE(session.start(error)) << error;
+    ASSERT_EQ(session.start(error), CaptureSession::Start::Started) << error;
     ASSERT_TRUE(test::waitUntil([&] { return source.finished(); }));
     session.stop(CaptureEnd::Stopped);
 
@@ -117,16 +131,116 @@ TEST(CaptureSession, RefusesToOverwriteAndReportsTheFile) {
     test::TempDir dir;
     FakeActivitySource source(FakeSourceOptions{});
     BufferPool pool(1u << 20, 64u << 10);
-    SessionConfig cfg;
-    cfg.who = testIdentity();
-    cfg.path = dir / "not-a-dir" + "/x.sqlite";
+    const SessionConfig cfg = sessionConfig(dir / "not-a-dir" + "/x.sqlite");
     std::ofstream(dir / "not-a-dir") << "file";
     EXPECT_THROW(CaptureSession(cfg, source, pool), std::exception);
 }
 
+// The loss bound, checked at every moment rather than at one kill: a
+// reader polls the file as the writer commits, and at each poll the
+// activity newer than the newest committed record is what a SIGKILL then
+// would lose. The worst poll must stay within the commit interval.
+TEST(CaptureSession, AKillAtAnyMomentLosesAtMostTheCommitInterval) {
+    test::TempDir dir;
+    FakeSourceOptions opt;
+    opt.recordsPerSecond = 20000;
+    FakeActivitySource source(opt);
+    BufferPool pool(8u << 20, 1u << 20);
+    SessionConfig cfg = sessionConfig(dir / "kill.sqlite");
+    cfg.commitIntervalMs = 400;
+    CaptureSession session(cfg, source, pool);
+    std::string error;
+    ASSERT_EQ(session.start(error), CaptureSession::Start::Started) << error;
+    const int64_t startedNs = realtimeNs();  // no activity before this to lose
+
+    sql::Database db(cfg.path, SQLITE_OPEN_READONLY);
+    int64_t originNs = 0;  // the fake's clock at time 0 of the file
+    {
+        sql::Statement q(db, "SELECT value FROM OVERLAPSCOPE_META WHERE name = 'capture_start_source_ns'");
+        ASSERT_TRUE(q.step());
+        originNs = std::stoll(std::string(q.text(0)));
+    }
+    // The newest rows (by insertion) hold the newest activity.
+    sql::Statement newest(db, "SELECT max(end) FROM (SELECT end FROM OVERLAPSCOPE_KERNEL ORDER BY rowid DESC LIMIT 16)");
+    int64_t worstNs = 0;
+    size_t polls = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (std::chrono::steady_clock::now() < until) {
+        const int64_t durableNs = newest.step() && !newest.isNull(0) ? originNs + newest.int64(0) : startedNs;
+        newest.reset();  // ends the read: the writer's checkpoints need not wait for it
+        worstNs = std::max(worstNs, realtimeNs() - durableNs);
+        ++polls;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    session.stop(CaptureEnd::Stopped);
+    EXPECT_GT(polls, 300u);
+    EXPECT_GT(worstNs, 100'000'000) << "the polls never saw a commit coming";
+    EXPECT_LE(worstNs, int64_t{cfg.commitIntervalMs} * 1'000'000)
+        << "a kill at the worst moment would have lost " << worstNs / 1e6 << " ms";
+}
+
+// The application waits for the agent at exit: records still waiting when
+// the drain bound runs out are counted as dropped instead of written.
+TEST(CaptureSession, ExitDrainIsBoundedAndCountsWhatItDrops) {
+    test::TempDir dir;
+    FakeSourceOptions opt;
+    opt.recordsPerSecond = 0;    // far faster than SQLite...
+    opt.waitForBuffers = true;   // ...and nothing dropped before the exit
+    opt.maxRecords = 800000;
+    FakeActivitySource source(opt);
+    BufferPool pool(96u << 20, 4u << 20);  // room for all of them: a long queue at exit
+    SessionConfig cfg = sessionConfig(dir / "exit.sqlite");
+    cfg.exitDrainMs = 100;
+    CaptureSession session(cfg, source, pool);
+    std::string error;
+    ASSERT_EQ(session.start(error), CaptureSession::Start::Started) << error;
+    ASSERT_TRUE(test::waitUntil([&] { return source.finished(); }));
+    const auto t0 = std::chrono::steady_clock::now();
+    session.stop(CaptureEnd::ProcessExit);
+    const double stopS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    EXPECT_GT(session.droppedAtExit(), 0u) << "the whole queue was written: the drain was not bounded";
+    EXPECT_EQ(session.droppedRecords(), session.droppedAtExit());
+    const Capture cap = loadCapture(cfg.path);
+    const Process& p = cap.processes.at(0);
+    EXPECT_EQ(cap.kernelCount() + p.ranges.size() + session.droppedRecords(), source.producedRecords())
+        << "every record is written or counted";
+    EXPECT_EQ(p.meta.at("dropped_records"), std::to_string(session.droppedRecords()));
+    EXPECT_EQ(p.meta.at("dropped_at_exit"), std::to_string(session.droppedAtExit()));
+    EXPECT_EQ(p.meta.at("end_reason"), "process_exit");
+    EXPECT_FALSE(hasKernelIndex(cfg.path)) << "the exiting process waited for indexes";
+    // 100 ms of writing, counting the rest, then the close.
+    EXPECT_LT(stopS, 2.0);
+    std::printf("exit drain: stop took %.3f s, %llu records written, %llu dropped at exit\n", stopS,
+                static_cast<unsigned long long>(cap.kernelCount() + p.ranges.size()),
+                static_cast<unsigned long long>(session.droppedAtExit()));
+}
+
+// Disk full, played by a file size limit: writes past it fail with EFBIG.
+class FileSizeLimit {
+public:
+    explicit FileSizeLimit(rlim_t bytes) {
+        ::getrlimit(RLIMIT_FSIZE, &saved_);
+        previousHandler_ = std::signal(SIGXFSZ, SIG_IGN);  // a failed write, not a dead process
+        rlimit limited = saved_;
+        limited.rlim_cur = bytes;
+        ::setrlimit(RLIMIT_FSIZE, &limited);
+    }
+    ~FileSizeLimit() {
+        lift();
+        std::signal(SIGXFSZ, previousHandler_);
+    }
+    void lift() { ::setrlimit(RLIMIT_FSIZE, &saved_); }
+
+private:
+    rlimit saved_{};
+    void (*previousHandler_)(int) = SIG_DFL;
+};
+
 class AgentLifecycle : public ::testing::Test {
 protected:
-    std::unique_ptr<Agent> makeAgent(bool dormant = true, double delayS = 0, double durationS = 0) {
+    std::unique_ptr<Agent> makeAgent(bool dormant = true, double delayS = 0, double durationS = 0,
+                                     FakeSourceOptions opt = {}) {
         AgentSettings s;
         s.outputDir = dir.path();
         s.dormant = dormant;
@@ -134,8 +248,6 @@ protected:
         s.durationS = durationS;
         s.control = false;
         s.commitIntervalMs = 50;
-        FakeSourceOptions opt;
-        opt.recordsPerSecond = 20000;
         auto agent = std::make_unique<Agent>(s, testIdentity(), std::make_unique<FakeActivitySource>(opt));
         agent->boot();
         return agent;
@@ -180,6 +292,17 @@ TEST_F(AgentLifecycle, DurationExpiryStopsTheCapture) {
     const auto files = test::filesIn(dir.path());
     ASSERT_EQ(files.size(), 1u);
     EXPECT_GT(loadCapture(files[0]).kernelCount(), 0u);
+}
+
+// 1e10 s is past what the clock's nanoseconds hold: it must mean "a very
+// long time", not wrap around to "already over".
+TEST_F(AgentLifecycle, AHugeDurationDoesNotEndTheCaptureAtOnce) {
+    auto agent = makeAgent();
+    std::string error;
+    ASSERT_TRUE(agent->startCapture(1e10, std::nullopt, error)) << error;
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    EXPECT_EQ(agent->state(), AgentState::Capturing);
+    ASSERT_TRUE(agent->stopCapture(CaptureEnd::Stopped, error)) << error;
 }
 
 TEST_F(AgentLifecycle, NotDormantStartsAtBootAndShutdownCloses) {
@@ -230,6 +353,57 @@ TEST_F(AgentLifecycle, SourceThatCannotStartDisablesCaptureAndLeavesNoFile) {
     EXPECT_EQ(agent->state(), AgentState::Disabled);
     EXPECT_TRUE(test::filesIn(dir.path()).empty());
     EXPECT_FALSE(agent->startCapture(std::nullopt, std::nullopt, error));
+}
+
+}  // namespace
+}  // namespace osc::agent
+
+namespace osc::agent {
+namespace {
+
+// A capture whose first commit cannot be written (disk full) fails alone:
+// the agent is not disabled, and the next capture elsewhere works.
+TEST_F(AgentLifecycle, AWriteErrorAtTheFirstCommitFailsThatCaptureOnly) {
+    std::filesystem::create_directories(dir / "other");
+    FakeSourceOptions opt;
+    opt.metadataPaddingBytes = 8u << 20;  // the first commit needs 8 MB more
+    auto agent = makeAgent(/*dormant=*/true, 0, 0, opt);
+    FileSizeLimit limit(4u << 20);        // the empty capture fits, the first commit does not
+    std::string error;
+    EXPECT_FALSE(agent->startCapture(std::nullopt, std::nullopt, error));
+    EXPECT_FALSE(error.empty());
+    EXPECT_NE(agent->state(), AgentState::Disabled) << error;
+    EXPECT_TRUE(test::filesIn(dir.path()).empty()) << "the failed capture's file is removed";
+    limit.lift();  // space again, or another disk
+    ASSERT_TRUE(agent->startCapture(std::nullopt, dir / "other", error)) << error;
+    EXPECT_EQ(agent->state(), AgentState::Capturing);
+    ASSERT_TRUE(agent->stopCapture(CaptureEnd::Stopped, error)) << error;
+    ASSERT_EQ(test::filesIn(dir / "other").size(), 1u);
+    EXPECT_EQ(loadCapture(test::filesIn(dir / "other")[0]).processes.at(0).meta.at("end_reason"), "stopped");
+}
+
+// The disk fills up during a capture: that capture ends by itself (its file
+// keeps what was committed), and a later one works.
+TEST_F(AgentLifecycle, AWriteErrorDuringACaptureEndsItAndTheNextOneWorks) {
+    FakeSourceOptions opt;
+    opt.recordsPerSecond = 500000;  // several MB a second into the file
+    auto agent = makeAgent(/*dormant=*/true, 0, 0, opt);
+    std::filesystem::create_directories(dir / "other");
+    std::string error;
+    {
+        FileSizeLimit limit(6u << 20);
+        ASSERT_TRUE(agent->startCapture(std::nullopt, std::nullopt, error)) << error;
+        EXPECT_TRUE(test::waitUntil([&] { return agent->state() == AgentState::Stopped; }, 10))
+            << "the broken capture kept running";
+    }
+    const auto broken = test::filesIn(dir.path());
+    ASSERT_EQ(broken.size(), 1u);
+    EXPECT_GT(loadCapture(broken[0]).kernelCount(), 0u) << "what was committed before the error stays readable";
+    ASSERT_TRUE(agent->startCapture(std::nullopt, dir / "other", error)) << error;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(agent->stopCapture(CaptureEnd::Stopped, error)) << error;
+    ASSERT_EQ(test::filesIn(dir / "other").size(), 1u);
+    EXPECT_GT(loadCapture(test::filesIn(dir / "other")[0]).kernelCount(), 0u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sys/stat.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,10 @@ TEST(ControlProtocol, MalformedRequestsAreRejected) {
         EXPECT_THROW(parseRequest(bad), std::invalid_argument) << bad;
     }
     EXPECT_THROW(parseRequest(std::string(kMaxMessageBytes + 1, ' ')), std::invalid_argument);
+    // Past about 9.2e9 s a duration overflows the clock: refused well before.
+    EXPECT_THROW(parseRequest(R"({"cmd":"start","duration_s":1e10})"), std::invalid_argument);
+    EXPECT_THROW(parseRequest(R"({"cmd":"start","duration_s":1000001})"), std::invalid_argument);
+    EXPECT_DOUBLE_EQ(parseRequest(R"({"cmd":"start","duration_s":1000000})").durationS.value_or(0), 1e6);
 }
 
 TEST(ControlProtocol, ReplyRoundTrip) {
@@ -76,22 +81,61 @@ TEST(ControlProtocol, SocketNames) {
     EXPECT_EQ(pidFromSocketName("agent-7.sockx"), -1);
 }
 
+TEST(SocketDirectory, TrustAndFallbacks) {
+    test::TempDir dir;
+    const uid_t me = ::geteuid();
+    EXPECT_EQ(untrustedDirectoryReason(dir / "none", me).value_or(""), "does not exist");
+    ASSERT_EQ(::mkdir((dir / "mine").c_str(), 0700), 0);
+    EXPECT_FALSE(untrustedDirectoryReason(dir / "mine", me));
+    EXPECT_NE(untrustedDirectoryReason(dir / "mine", me + 1).value_or("").find("owned by uid"), std::string::npos);
+    ::chmod((dir / "mine").c_str(), 0750);
+    EXPECT_NE(untrustedDirectoryReason(dir / "mine", me).value_or("").find("mode 0750"), std::string::npos);
+    ::chmod((dir / "mine").c_str(), 0700);
+    ASSERT_EQ(::symlink((dir / "mine").c_str(), (dir / "link").c_str()), 0);
+    EXPECT_EQ(untrustedDirectoryReason(dir / "link", me).value_or(""), "is a symbolic link");
+    std::ofstream(dir / "file") << "x";
+    EXPECT_EQ(untrustedDirectoryReason(dir / "file", me).value_or(""), "is not a directory");
+
+    // Only "<dir>-" and six mkdtemp characters count as fallbacks of <dir>.
+    EXPECT_EQ(fallbackDirectoryTemplate(dir / "s/"), dir / "s-XXXXXX");
+    for (const char* name : {"s-Ab3xYz", "s-000000", "s-abc", "s-abcdefg", "s-ab.def", "sx-abcdef", "t-abcdef"})
+        ASSERT_EQ(::mkdir((dir / name).c_str(), 0700), 0) << name;
+    EXPECT_EQ(socketDirectoriesFor(dir / "s"),
+              (std::vector<std::string>{dir / "s", dir / "s-000000", dir / "s-Ab3xYz"}));
+}
+
 TEST(AgentSettings, ReadsEnvironmentAndWarnsOnGarbage) {
     ::setenv("OVERLAPSCOPE_OUTPUT_DIR", "/out", 1);
     ::setenv("OVERLAPSCOPE_DELAY", "1.5", 1);
     ::setenv("OVERLAPSCOPE_DURATION", "abc", 1);
     ::setenv("OVERLAPSCOPE_DORMANT", "1", 1);
-    ::setenv("OVERLAPSCOPE_BUFFER_MB", "0.5", 1);
+    ::setenv("OVERLAPSCOPE_BUFFER_MB", "2.5", 1);
+    ::setenv("OVERLAPSCOPE_COMMIT_MS", "250", 1);
     std::string warnings;
-    const AgentSettings s = settingsFromEnvironment(warnings);
+    AgentSettings s = settingsFromEnvironment(warnings);
     EXPECT_EQ(s.outputDir, "/out");
     EXPECT_DOUBLE_EQ(s.delayS, 1.5);
     EXPECT_DOUBLE_EQ(s.durationS, 0);
     EXPECT_TRUE(s.dormant);
-    EXPECT_EQ(s.bufferBytes, 512u * 1024u);
+    EXPECT_EQ(s.bufferBytes, 2621440u);
+    EXPECT_EQ(s.commitIntervalMs, 250);
     EXPECT_NE(warnings.find("OVERLAPSCOPE_DURATION=abc"), std::string::npos);
+    // Out of range: a warning each, and the defaults stay.
+    ::setenv("OVERLAPSCOPE_DELAY", "1e10", 1);
+    ::setenv("OVERLAPSCOPE_DURATION", "inf", 1);
+    ::setenv("OVERLAPSCOPE_BUFFER_MB", "1e30", 1);
+    ::setenv("OVERLAPSCOPE_COMMIT_MS", "5", 1);
+    warnings.clear();
+    s = settingsFromEnvironment(warnings);
+    EXPECT_DOUBLE_EQ(s.delayS, 0);
+    EXPECT_DOUBLE_EQ(s.durationS, 0);
+    EXPECT_EQ(s.bufferBytes, 64u << 20);
+    EXPECT_EQ(s.commitIntervalMs, 1000);
+    for (const char* n : {"OVERLAPSCOPE_DELAY=1e10", "OVERLAPSCOPE_DURATION=inf", "OVERLAPSCOPE_BUFFER_MB=1e30",
+                          "OVERLAPSCOPE_COMMIT_MS=5"})
+        EXPECT_NE(warnings.find(n), std::string::npos) << n << " not reported: " << warnings;
     for (const char* n : {"OVERLAPSCOPE_OUTPUT_DIR", "OVERLAPSCOPE_DELAY", "OVERLAPSCOPE_DURATION",
-                          "OVERLAPSCOPE_DORMANT", "OVERLAPSCOPE_BUFFER_MB"})
+                          "OVERLAPSCOPE_DORMANT", "OVERLAPSCOPE_BUFFER_MB", "OVERLAPSCOPE_COMMIT_MS"})
         ::unsetenv(n);
     EXPECT_EQ(activityBufferBytes(64u << 20), 4u << 20);     // CUPTI's recommended range
     EXPECT_EQ(activityBufferBytes(64u << 10), 32u << 10);    // small bounds: two buffers fit
