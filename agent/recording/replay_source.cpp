@@ -129,7 +129,8 @@ size_t replayToCapture(const Recording& recording, const std::string& capturePat
     config.commitIntervalMs = 200;
     CaptureSession session(config, source, pool);
     std::string error;
-    if (!session.start(error)) throw std::runtime_error(recording.directory + ": " + error);
+    if (session.start(error) != CaptureSession::Start::Started)
+        throw std::runtime_error(recording.directory + ": " + error);
     while (!source.finished()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     session.stop(CaptureEnd::Stopped);
     if (session.broken()) throw std::runtime_error(capturePath + ": writing the replayed capture failed");
