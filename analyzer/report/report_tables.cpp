@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <unordered_map>
 
 namespace osc::report {
 namespace {
@@ -24,14 +25,23 @@ std::string gbps(std::optional<double> v) {
     return buf;
 }
 
+// Each collective's issue position within its step, in one pass: a per-row
+// count over earlier collectives made `--collectives --top 0` quadratic.
+std::vector<int> stepPositions(const DeviceAnalysis& d) {
+    std::vector<int> positions(d.collectives.size(), 0);
+    std::unordered_map<int, int> seen;
+    for (size_t i = 0; i < d.collectives.size(); ++i)
+        positions[i] = seen[d.collectives[i].step]++;
+    return positions;
+}
+
 // "AllReduce f32 #2": the collective and its issue position within its step.
-std::string positionedName(const DeviceAnalysis& d, int index) {
+std::string positionedName(const DeviceAnalysis& d, const std::vector<int>& positions,
+                           int index) {
     if (index < 0 || static_cast<size_t>(index) >= d.collectives.size()) return "-";
     const auto& c = d.collectives[static_cast<size_t>(index)];
-    int pos = 0;
-    for (int i = 0; i < index; ++i)
-        if (d.collectives[static_cast<size_t>(i)].step == c.step) ++pos;
-    return describeCollective(c) + (c.step >= 0 ? " #" + std::to_string(pos) : "");
+    return describeCollective(c) +
+           (c.step >= 0 ? " #" + std::to_string(positions[static_cast<size_t>(index)]) : "");
 }
 
 }  // namespace
@@ -55,12 +65,13 @@ TextTable totalsTable(const Analysis& a) {
 TextTable stepsTable(const DeviceAnalysis& d) {
     TextTable t({"step", "window", "compute", "comm", "exposed", "hidden", "bottleneck",
                  "its exposed", "share", "verdict"});
+    const auto positions = stepPositions(d);
     for (const auto& s : d.steps) {
         const auto& m = s.metrics;
         const auto& b = s.bottleneck;
         t.addRow({s.name, formatDuration(m.window_ns), formatDuration(m.compute_ns),
                   formatDuration(m.comm_ns), formatDuration(m.exposed_comm_ns),
-                  formatPercent(m.overlap_ratio), positionedName(d, b.collective),
+                  formatPercent(m.overlap_ratio), positionedName(d, positions, b.collective),
                   b.collective >= 0 ? formatDuration(b.exposed_ns) : "-", formatPercent(b.share),
                   b.communicationBound ? "communication-bound" : verdict(m)});
     }
@@ -79,6 +90,7 @@ TextTable collectivesTable(const DeviceAnalysis& d, size_t top) {
                           return x < y;
                       });
     TextTable t({"collective", "step", "start", "duration", "exposed", "hidden", "bytes", "GB/s"});
+    const auto positions = stepPositions(d);
     for (size_t i = 0; i < n; ++i) {
         const auto& c = d.collectives[order[i]];
         const std::optional<double> hidden =
@@ -88,7 +100,7 @@ TextTable collectivesTable(const DeviceAnalysis& d, size_t top) {
         const std::string step = c.step >= 0 && static_cast<size_t>(c.step) < d.steps.size()
                                      ? d.steps[static_cast<size_t>(c.step)].name
                                      : "-";
-        t.addRow({positionedName(d, static_cast<int>(order[i])), step, formatDuration(c.start_ns),
+        t.addRow({positionedName(d, positions, static_cast<int>(order[i])), step, formatDuration(c.start_ns),
                   formatDuration(c.duration_ns), formatDuration(c.exposed_ns),
                   formatPercent(hidden), formatBytes(c.bytes), gbps(c.bandwidth_gbps)});
     }

@@ -2,6 +2,7 @@
 // numbers are worked out by hand in test_report_fixture.h.
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_markdown.h"
+#include "analyzer/report/report_tables.h"
 #include "analyzer/report/report_text.h"
 #include "tests/analyzer/test_report_fixture.h"
 
@@ -198,4 +199,24 @@ TEST(ReportMarkdown, VerdictListAndTable) {
     for (size_t i = header; i <= header + 4; ++i) EXPECT_EQ(countOf(ls[i], "|"), cells) << ls[i];
     EXPECT_NE(md.find("<details><summary>Steps on rank 0 gpu 0</summary>"), std::string::npos);
     EXPECT_NE(md.find("`a|b.sqlite`"), std::string::npos);
+}
+
+TEST(ReportTables, CollectivePositionCountsOnlyEarlierCollectivesOfTheSameStep) {
+    // Steps interleave and one collective lies outside any step; positions by
+    // hand: k0 #0, k1 #0, k2 #1, k3 none, k4 #1, k5 #2.
+    DeviceAnalysis d;
+    const int steps[] = {0, 1, 0, -1, 1, 0};
+    for (int i = 0; i < 6; ++i) {
+        CollectiveInstance c;
+        c.name = "k" + std::to_string(i);
+        c.step = steps[i];
+        c.exposed_ns = 100 - i;  // most exposed first keeps the issue order
+        c.duration_ns = 100;
+        d.collectives.push_back(c);
+    }
+    const auto ls = lines(collectivesTable(d, 0).render());
+    const std::vector<std::string> expected = {"k0 #0", "k1 #0", "k2 #1", "k3 ", "k4 #1", "k5 #2"};
+    ASSERT_EQ(ls.size(), expected.size() + 1);  // header first
+    for (size_t i = 0; i < expected.size(); ++i)
+        EXPECT_EQ(ls[i + 1].rfind("  " + expected[i], 0), 0u) << ls[i + 1];
 }
