@@ -5,10 +5,65 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_set>
 
 namespace fs = std::filesystem;
 
 namespace osc::synth {
+namespace {
+
+// Ranks up to this many are streamed into open files as they are generated.
+constexpr int kStreamedRanksMax = 64;
+
+// Rows of one rank, kept in generation order per kind; replaying them keeps
+// each kind's order, which is all a capture file records. Rows carry names as
+// views into the generator's temporaries, so the buffer keeps its own copies.
+class BufferedRows : public RowSink {
+public:
+    void kernel(const KernelRow& row) override {
+        auto r = row;
+        r.demangledName = own(r.demangledName);
+        r.shortName = own(r.shortName);
+        kernels_.push_back(r);
+    }
+    void apiCall(const ApiCallRow& row) override {
+        auto r = row;
+        r.name = own(r.name);
+        apiCalls_.push_back(r);
+    }
+    void range(const RangeRow& row) override {
+        auto r = row;
+        r.text = own(r.text);
+        r.domain = own(r.domain);
+        ranges_.push_back(r);
+    }
+    void collective(const CollectiveRow& row) override {
+        auto r = row;
+        r.func = own(r.func);
+        r.datatype = own(r.datatype);
+        r.algo = own(r.algo);
+        r.proto = own(r.proto);
+        collectives_.push_back(r);
+    }
+    void replayInto(RowSink& sink) const {
+        for (const auto& r : kernels_) sink.kernel(r);
+        for (const auto& r : apiCalls_) sink.apiCall(r);
+        for (const auto& r : ranges_) sink.range(r);
+        for (const auto& r : collectives_) sink.collective(r);
+    }
+
+private:
+    std::string_view own(std::string_view s) { return *names_.emplace(s).first; }
+    std::unordered_set<std::string> names_;  // node-based: views stay valid
+    std::vector<KernelRow> kernels_;
+    std::vector<ApiCallRow> apiCalls_;
+    std::vector<RangeRow> ranges_;
+    std::vector<CollectiveRow> collectives_;
+};
+
+}  // namespace
 
 std::vector<std::string> writeWorkload(const WorkloadSpec& spec, const std::string& out,
                                        bool overwrite) {
@@ -33,15 +88,31 @@ std::vector<std::string> writeWorkload(const WorkloadSpec& spec, const std::stri
         for (const auto& p : paths)
             if (fs::exists(p, ec)) throw CaptureError(p, "already exists (use --force to replace it)");
 
-    std::vector<std::unique_ptr<WriterSink>> owned;
-    std::vector<RowSink*> sinks;
-    for (int r = 0; r < spec.ranks; ++r) {
-        owned.push_back(std::make_unique<WriterSink>(paths[static_cast<size_t>(r)],
-                                                     workloadIdentity(spec, r), overwrite));
-        sinks.push_back(owned.back().get());
+    if (spec.ranks <= kStreamedRanksMax) {
+        std::vector<std::unique_ptr<WriterSink>> owned;
+        std::vector<RowSink*> sinks;
+        for (int r = 0; r < spec.ranks; ++r) {
+            owned.push_back(std::make_unique<WriterSink>(paths[static_cast<size_t>(r)],
+                                                         workloadIdentity(spec, r), overwrite));
+            sinks.push_back(owned.back().get());
+        }
+        generateWorkload(spec, sinks);
+        for (auto& s : owned) s->close();
+        return paths;
     }
+    // Many ranks: an open writer costs megabytes (SQLite cache, WAL), so
+    // thousands at once exhaust memory. Keep the rows instead (small per rank
+    // at these scales) and write the files one at a time.
+    std::vector<BufferedRows> buffered(static_cast<size_t>(spec.ranks));
+    std::vector<RowSink*> sinks;
+    for (auto& b : buffered) sinks.push_back(&b);
     generateWorkload(spec, sinks);
-    for (auto& s : owned) s->close();
+    for (int r = 0; r < spec.ranks; ++r) {
+        WriterSink sink(paths[static_cast<size_t>(r)], workloadIdentity(spec, r), overwrite);
+        buffered[static_cast<size_t>(r)].replayInto(sink);
+        sink.close();
+        buffered[static_cast<size_t>(r)] = BufferedRows{};
+    }
     return paths;
 }
 

@@ -33,7 +33,7 @@ void WorkloadSpec::validate() const {
     require(alphaNs >= 0, "--alpha-ns must be >= 0");
     require(bandwidthGBps > 0 && std::isfinite(bandwidthGBps), "--bandwidth-gbps must be positive");
     require(algoFactor > 0 && std::isfinite(algoFactor), "--algo-factor must be positive");
-    require(ranks >= 1 && ranks <= 256, "--ranks must be between 1 and 256");
+    require(ranks >= 1 && ranks <= 4096, "--ranks must be between 1 and 4096");
     require(steps >= 1, "--steps must be at least 1");
     require(jitter >= 0 && jitter < 1, "--jitter must be in [0, 1)");
     require(optimizerNs >= 0 && stepGapNs >= 0, "--optimizer-ns and --step-gap-ns must be >= 0");

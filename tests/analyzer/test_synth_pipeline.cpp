@@ -167,3 +167,45 @@ TEST(SynthPipeline, MultiRankDirectory) {
     EXPECT_EQ(a.summary.comm_ns, comm);
     std::filesystem::remove_all(dir);
 }
+
+TEST(SynthPipeline, ManyRanksWrittenOneAtATimeMatchTheInMemoryJob) {
+    // Past 64 ranks the files are written one after another from buffered
+    // rows; what they hold must be the job the model makes in memory.
+    const auto dir = tempDir("many");
+    WorkloadSpec s;
+    s.ranks = 80;
+    s.steps = 1;
+    s.layers = 3;
+    s.jitter = 0.05;
+    ASSERT_EQ(writeWorkload(s, dir, false).size(), 80u);
+    const auto fromFiles = analyze(loadCapture(dir));
+    const auto inMemory = analyze(synthesizeWorkload(s));
+    ASSERT_EQ(fromFiles.devices.size(), inMemory.devices.size());
+    for (size_t d = 0; d < inMemory.devices.size(); ++d) {
+        const auto& f = fromFiles.devices[d];
+        const auto& m = inMemory.devices[d];
+        EXPECT_EQ(f.rank, m.rank);
+        EXPECT_EQ(f.totals.window_ns, m.totals.window_ns);
+        EXPECT_EQ(f.totals.compute_ns, m.totals.compute_ns);
+        EXPECT_EQ(f.totals.exposed_comm_ns, m.totals.exposed_comm_ns);
+        EXPECT_EQ(f.steps.size(), m.steps.size());
+        ASSERT_EQ(f.collectives.size(), m.collectives.size());
+        for (size_t c = 0; c < m.collectives.size(); ++c) {
+            EXPECT_EQ(f.collectives[c].start_ns, m.collectives[c].start_ns);
+            EXPECT_EQ(f.collectives[c].bytes, m.collectives[c].bytes);
+        }
+    }
+    EXPECT_EQ(fromFiles.matched.size(), inMemory.matched.size());
+    EXPECT_EQ(fromFiles.total_skew_ns, inMemory.total_skew_ns);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(SynthPipeline, RanksUpTo4096) {
+    WorkloadSpec s;
+    s.ranks = 4096;
+    EXPECT_NO_THROW(s.validate());
+    s.ranks = 4097;
+    EXPECT_THROW(s.validate(), std::exception);
+    s.ranks = 0;
+    EXPECT_THROW(s.validate(), std::exception);
+}
