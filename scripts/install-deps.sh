@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config python3
-  libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev
+  libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libisal-dev
   libgtest-dev libgmock-dev
   qt6-base-dev libgl-dev xvfb xauth
   clang libclang-rt-14-dev

@@ -5,10 +5,10 @@
 #   .device/kit/   the kit's programs built here (Release, stripped):
 #                  bin/{overlapscope,overlapscope-replay,overlapscope-kit-probe,
 #                  ddp_overlap,tp_overlap,fsdp_prefetch}, lib/liboverlapscope-agent.so,
-#                  lib/libsqlite3.so.0 (the programs look in ../lib first),
+#                  lib/libsqlite3.so.0, lib/libisal.so.2 (the programs look in ../lib first),
 #                  BUILD_INFO (commit, compiler, the newest glibc/libstdc++ symbols needed)
 #   .device/deps/  Debian's headers, static libraries and CMake files of SQLite,
-#                  zlib, nlohmann-json, CLI11 and GoogleTest, for `run.sh --build`
+#                  zlib, ISA-L, nlohmann-json, CLI11 and GoogleTest, for `run.sh --build`
 #                  (the fallback when the carried programs do not run there)
 # tests/gpu/README.md ("On the lent machine") has the `run` call that uses them.
 set -euo pipefail
@@ -40,9 +40,12 @@ mkdir -p "$kit/bin" "$kit/lib"
 install -m 755 "$build/cli/overlapscope" "$build/agent/overlapscope-replay" \
   "$build/tests/gpu/overlapscope-kit-probe" "$build"/reference_workloads/{ddp_overlap,tp_overlap,fsdp_prefetch} "$kit/bin/"
 install -m 755 "$build/agent/liboverlapscope-agent.so" "$kit/lib/"
-# Debian's SQLite travels with the programs that link it: the lent machine may lack it.
-sqlite="$(ldd "$build/cli/overlapscope" | awk '/libsqlite3/ {print $3}')"
-if [[ -n "$sqlite" ]]; then install -m 644 "$(readlink -f "$sqlite")" "$kit/lib/libsqlite3.so.0"; fi
+# Debian's SQLite and ISA-L travel with the programs that link them: the lent
+# machine may lack them.
+for soname in libsqlite3.so.0 libisal.so.2; do
+  lib="$(ldd "$build/cli/overlapscope" | awk -v n="$soname" '$1 == n {print $3}')"
+  if [[ -n "$lib" ]]; then install -m 644 "$(readlink -f "$lib")" "$kit/lib/$soname"; fi
+done
 strip --strip-unneeded "$kit"/bin/* "$kit"/lib/*.so*
 
 {
@@ -57,11 +60,12 @@ strip --strip-unneeded "$kit"/bin/* "$kit"/lib/*.so*
 # The fallback build's dependencies: files of the Debian -dev packages, as installed.
 rm -rf "$deps"
 mkdir -p "$deps"
-dpkg -L libsqlite3-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev |
+dpkg -L libsqlite3-dev zlib1g-dev libisal-dev libisal2 nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev |
   grep -E '^/usr/(include|lib|share/cmake)' | while read -r f; do
     if [[ -f "$f" ]]; then mkdir -p "$deps$(dirname "$f")"; cp -a "$f" "$deps$f"; fi
   done
-# The .so links would dangle there: the fallback links the static libraries.
+# The .so links would dangle there: the fallback links the static libraries
+# (ISA-L has none; its libisal.so.2 is in the list and in the kit's lib/).
 for lib in libsqlite3.so libz.so; do
   if [[ -L "$deps/usr/lib/x86_64-linux-gnu/$lib" ]]; then rm "$deps/usr/lib/x86_64-linux-gnu/$lib"; fi
 done
