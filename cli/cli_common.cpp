@@ -26,6 +26,13 @@ void AnalysisFlags::addTo(CLI::App* cmd) {
                     "Regex for step range names (NVTX / annotations); default matches "
                     "'ProfilerStep#N', 'step N', 'iteration N'")
         ->type_name("REGEX");
+    cmd->add_option("--align", align,
+                    "How processes' clocks are lined up: 'session-start' (wall-clock session "
+                    "start; default) or 'collectives' (shift each process so the ends of its "
+                    "matched collectives meet the lowest rank's in the median; for captures "
+                    "from several hosts, whose clocks differ by hundreds of microseconds)")
+        ->check(CLI::IsMember({"session-start", "collectives"}))
+        ->type_name("MODE");
 }
 
 AnalysisSettings AnalysisFlags::settings() const {
@@ -33,6 +40,7 @@ AnalysisSettings AnalysisFlags::settings() const {
     s.commKernelPatterns = commKernels;
     s.commCopies = commCopies;
     if (!stepPattern.empty()) s.stepPattern = stepPattern;
+    s.alignCollectives = align == "collectives";
     return s;
 }
 

@@ -15,11 +15,12 @@
 
 namespace osc::cli {
 
-// --comm-kernel REGEX (repeatable), --comm-copies, --step-pattern REGEX.
+// --comm-kernel REGEX (repeatable), --comm-copies, --step-pattern REGEX, --align MODE.
 struct AnalysisFlags {
     std::vector<std::string> commKernels;
     bool commCopies = false;
     std::string stepPattern;  // empty = the default pattern
+    std::string align = "session-start";
 
     void addTo(CLI::App* cmd);
     AnalysisSettings settings() const;

@@ -50,7 +50,7 @@ int runCheck(const CheckArgs& args) {
     // Validates the thresholds before the (possibly long) load.
     report::runChecks(Analysis{}, t, baseline ? &baseline->analysis : nullptr);
 
-    const Capture capture = loadInputs(args.inputs, /*launchDetails=*/false);
+    const Capture capture = loadInputs(args.inputs);
     const Analysis analysis = analyzeWithStatus(capture, args.flags.settings());
     const auto outcomes = report::runChecks(analysis, t, baseline ? &baseline->analysis : nullptr);
 

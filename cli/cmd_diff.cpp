@@ -42,7 +42,7 @@ bool isReportJson(const std::string& path) {
 
 Analysis analysisOf(const std::string& path, const AnalysisFlags& flags) {
     if (isReportJson(path)) return report::readReportJson(path).analysis;
-    return analyzeWithStatus(loadInputs({path}, /*launchDetails=*/false), flags.settings());
+    return analyzeWithStatus(loadInputs({path}), flags.settings());
 }
 
 int runDiff(const DiffArgs& args) {

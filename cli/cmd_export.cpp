@@ -1,4 +1,5 @@
 // `overlapscope export CAPTURE... -o trace.json`: a Chrome/Perfetto trace.
+#include "analyzer/metrics/wait_transfer.h"
 #include "analyzer/capture/capture_error.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
@@ -30,9 +31,10 @@ int runExport(const ExportArgs& args) {
     if (!toStdout && !args.force && fs::exists(args.output, ec))
         throw CaptureError(args.output, "already exists (use --force to replace it)");
 
-    const Capture capture = loadInputs(args.inputs);
+    Capture capture = loadInputs(args.inputs);
     ChromeExportOptions options;
     options.settings = args.flags.settings();
+    if (options.settings.alignCollectives) alignOnCollectives(capture, options.settings);
     options.overlapLanes = !args.noOverlap;
     options.flows = !args.noFlows;
     ProgressLine progress;

@@ -21,7 +21,7 @@ struct ReportArgs {
 };
 
 int runReport(const ReportArgs& args) {
-    const Capture capture = loadInputs(args.inputs, /*launchDetails=*/false);
+    const Capture capture = loadInputs(args.inputs);
     const Analysis analysis = analyzeWithStatus(capture, args.flags.settings());
     report::ReportOptions options;
     options.inputs = args.inputs;

@@ -143,22 +143,25 @@ void Capture::alignProcesses() {
     int64_t origin = processes.front().sessionStartUtcNs;
     for (const auto& p : processes) origin = std::min(origin, p.sessionStartUtcNs);
     originUtcNs = origin;
-    for (auto& p : processes) {
-        const TimeNs by = p.sessionStartUtcNs - origin - p.timeOffsetNs;
-        p.timeOffsetNs += by;
-        if (by == 0) continue;
-        for (auto& d : p.devices) {
-            shift(d.kernels.start, by); shift(d.kernels.end, by);
-            shift(d.copies.start, by); shift(d.copies.end, by);
-            shift(d.memsets.start, by); shift(d.memsets.end, by);
-            shift(d.syncs.start, by); shift(d.syncs.end, by);
-        }
-        shift(p.apiCalls.start, by); shift(p.apiCalls.end, by);
-        shift(p.ranges.start, by); shift(p.ranges.end, by);
-        shiftKnown(p.collectives.enqueue, by);
-        shiftKnown(p.collectives.gpuStart, by);
-        shiftKnown(p.collectives.gpuEnd, by);
+    for (size_t i = 0; i < processes.size(); ++i)
+        shiftProcess(i, processes[i].sessionStartUtcNs - origin - processes[i].timeOffsetNs);
+}
+
+void Capture::shiftProcess(size_t index, TimeNs by) {
+    auto& p = processes[index];
+    p.timeOffsetNs += by;
+    if (by == 0) return;
+    for (auto& d : p.devices) {
+        shift(d.kernels.start, by); shift(d.kernels.end, by);
+        shift(d.copies.start, by); shift(d.copies.end, by);
+        shift(d.memsets.start, by); shift(d.memsets.end, by);
+        shift(d.syncs.start, by); shift(d.syncs.end, by);
     }
+    shift(p.apiCalls.start, by); shift(p.apiCalls.end, by);
+    shift(p.ranges.start, by); shift(p.ranges.end, by);
+    shiftKnown(p.collectives.enqueue, by);
+    shiftKnown(p.collectives.gpuStart, by);
+    shiftKnown(p.collectives.gpuEnd, by);
 }
 
 void Capture::finalize() {

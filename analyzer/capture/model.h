@@ -182,6 +182,8 @@ struct Capture {
     size_t kernelCount() const;
     // Puts every process on the common timeline: origin = earliest session start.
     void alignProcesses();
+    // Moves every time of process `index` by `by` (recorded in its timeOffsetNs).
+    void shiftProcess(size_t index, TimeNs by);
     // Sorts every table and orders processes by rank, then host and pid.
     void finalize();
 };

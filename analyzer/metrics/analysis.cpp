@@ -6,8 +6,10 @@
 #include "analyzer/metrics/bottleneck.h"
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/coverage.h"
+#include "analyzer/metrics/interference.h"
 #include "analyzer/metrics/multirank.h"
 #include "analyzer/metrics/steps.h"
+#include "analyzer/metrics/wait_transfer.h"
 
 #include <algorithm>
 #include <numeric>
@@ -52,7 +54,7 @@ void assignSteps(const Device& device, const StepProjector& projector,
 DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int processIndex,
                              const Device& device, const StepProjector& projector,
                              ActivityClassifier& classifier, const AnalysisSettings& settings,
-                             std::vector<std::string>& warnings) {
+                             std::vector<std::string>& warnings, IntervalSet& computeOut) {
     DeviceAnalysis out;
     out.processIndex = processIndex;
     out.rank = process.rank;
@@ -105,6 +107,14 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     const WindowContext whole{cov.span, out.totals, cov, out.collectives, allOps, computeStreams,
                               settings};
     out.findings = explainWindow(whole);
+
+    const InterferenceIndex interference(capture, device, classifier, cov);
+    out.interference = interference.over(cov.span, out.totals.overlap_ns);
+    for (auto& step : out.steps)
+        step.interference = interference.over({step.start_ns, step.end_ns}, step.metrics.overlap_ns);
+    out.signatures = interference.signatures();
+    // Kept for waiting versus transfer, which needs every device's matches first.
+    computeOut = cov.compute.intervals();
     return out;
 }
 
@@ -118,12 +128,15 @@ Analysis analyze(const Capture& capture, const AnalysisSettings& settings) {
     std::vector<int8_t> stepNameMatches;
 
     TimeNs computeOrComm = 0;
+    std::vector<IntervalSet> computeOfDevice;
     for (size_t p = 0; p < capture.processes.size(); ++p) {
         const Process& process = capture.processes[p];
         const StepProjector projector(capture, process, stepPattern, stepNameMatches);
         for (const Device& device : process.devices) {
+            computeOfDevice.emplace_back();
             a.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device,
-                                              projector, classifier, settings, a.warnings));
+                                              projector, classifier, settings, a.warnings,
+                                              computeOfDevice.back()));
             const OverlapMetrics& t = a.devices.back().totals;
             a.summary.window_ns += t.window_ns;
             a.summary.compute_ns += t.compute_ns;
@@ -137,6 +150,11 @@ Analysis analyze(const Capture& capture, const AnalysisSettings& settings) {
     }
     a.summary.computeRatios(computeOrComm);
     matchAcrossDevices(a);
+    if (settings.alignCollectives) {
+        applyClockShifts(a, collectiveClockShifts(a, capture.processes.size()), computeOfDevice);
+        matchAcrossDevices(a);  // skews in the aligned clocks
+    }
+    computeWaitTransfer(a, computeOfDevice);
     a.spread = rankSpread(a);
     return a;
 }

@@ -4,6 +4,7 @@
 
 #include "analyzer/capture/model.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct AnalysisSettings {
     int smallCollectiveCount = 32;
     // "Idle gap" finding: a gap with no GPU activity at least this long.
     TimeNs idleGapNs = 1'000'000;
+    // --align collectives (DESIGN.md 4c): shift each process so that the ends
+    // of its matched collectives line up with the lowest rank's in the median.
+    bool alignCollectives = false;
 };
 
 // The metrics of DESIGN.md section 4 over one window.
@@ -39,6 +43,35 @@ struct OverlapMetrics {
 
     // Fills the three ratios from the ns fields and |C ∪ M|.
     void computeRatios(TimeNs computeOrComm_ns);
+};
+
+// DESIGN.md section 4b over one window: what overlap cost compute. Sums run
+// over the overlapped compute kernels (at least half under communication)
+// whose start lies in the window.
+struct InterferenceMetrics {
+    TimeNs overlapped_compute_ns = 0;
+    TimeNs interfered_compute_ns = 0;  // of those, kernels whose signature has a baseline
+    TimeNs interference_ns = 0;        // signed: sum of (duration - baseline)
+    std::optional<double> interference_coverage;  // interfered / overlapped
+    std::optional<double> compute_slowdown;       // interference / (interfered - interference)
+    TimeNs net_overlap_gain_ns = 0;               // overlap_ns - interference_ns
+};
+
+// DESIGN.md section 4c over one window; absent with one device.
+struct WaitTransferMetrics {
+    TimeNs comm_wait_ns = 0;         // waiting for the last rank, not also transfer
+    TimeNs exposed_wait_ns = 0;      // of that, not under compute
+    TimeNs exposed_transfer_ns = 0;  // exposed_comm_ns - exposed_wait_ns
+};
+
+// One compute kernel signature (name, grid, block) on one device (4b).
+struct SignatureInterference {
+    std::string name;
+    std::array<uint32_t, 3> grid{}, block{};
+    int isolated = 0, overlapped = 0;
+    std::optional<TimeNs> baseline_ns;           // lower median of >= 3 isolated durations
+    std::optional<TimeNs> median_overlapped_ns;  // lower median of the overlapped durations
+    std::optional<TimeNs> slowdown_ns;           // sum of (duration - baseline) when a baseline exists
 };
 
 enum class Category : uint8_t { Compute = 0, Communication = 1, Memory = 2 };
@@ -88,6 +121,8 @@ struct StepAnalysis {
     TimeNs start_ns = 0, end_ns = 0;  // GPU window of the step
     OverlapMetrics metrics;
     Bottleneck bottleneck;
+    InterferenceMetrics interference;
+    std::optional<WaitTransferMetrics> wait;  // two or more devices
 };
 
 struct DeviceAnalysis {
@@ -100,6 +135,12 @@ struct DeviceAnalysis {
     std::vector<StepAnalysis> steps;
     std::vector<CollectiveInstance> collectives;  // start-sorted
     std::vector<Finding> findings;  // over the whole span
+    InterferenceMetrics interference;                // over the whole span
+    std::vector<SignatureInterference> signatures;   // with overlapped kernels, largest slowdown first
+    std::optional<WaitTransferMetrics> wait;         // two or more devices
+    std::optional<int> last_arrivals;                // groups this device started strictly last
+    std::optional<TimeNs> delay_caused_ns;           // sum of (last - second-latest start) there
+    std::optional<TimeNs> clock_shift_ns;            // with --align collectives
 };
 
 // The same collective seen on every rank.

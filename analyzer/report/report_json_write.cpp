@@ -38,6 +38,33 @@ void putMetrics(ordered_json& j, const OverlapMetrics& m) {
     j["ideal_speedup"] = orNull(m.ideal_speedup);
 }
 
+// DESIGN.md 4b and 4c fields of one window; 4c ones are null with one device.
+void putInterferenceAndWait(ordered_json& j, const InterferenceMetrics& i,
+                            const std::optional<WaitTransferMetrics>& w) {
+    j["overlapped_compute_ns"] = i.overlapped_compute_ns;
+    j["interfered_compute_ns"] = i.interfered_compute_ns;
+    j["interference_ns"] = i.interference_ns;
+    j["interference_coverage"] = orNull(i.interference_coverage);
+    j["compute_slowdown"] = orNull(i.compute_slowdown);
+    j["net_overlap_gain_ns"] = i.net_overlap_gain_ns;
+    j["comm_wait_ns"] = w ? ordered_json(w->comm_wait_ns) : ordered_json(nullptr);
+    j["exposed_wait_ns"] = w ? ordered_json(w->exposed_wait_ns) : ordered_json(nullptr);
+    j["exposed_transfer_ns"] = w ? ordered_json(w->exposed_transfer_ns) : ordered_json(nullptr);
+}
+
+ordered_json signatureJson(const SignatureInterference& s) {
+    ordered_json j;
+    j["name"] = s.name;
+    j["grid"] = {s.grid[0], s.grid[1], s.grid[2]};
+    j["block"] = {s.block[0], s.block[1], s.block[2]};
+    j["isolated"] = s.isolated;
+    j["overlapped"] = s.overlapped;
+    j["baseline_ns"] = orNull(s.baseline_ns);
+    j["median_overlapped_ns"] = orNull(s.median_overlapped_ns);
+    j["slowdown_ns"] = orNull(s.slowdown_ns);
+    return j;
+}
+
 ordered_json findingsJson(const std::vector<Finding>& findings) {
     ordered_json arr = ordered_json::array();
     for (const auto& f : findings)
@@ -51,6 +78,7 @@ ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
     j["start_ns"] = s.start_ns;
     j["end_ns"] = s.end_ns;
     putMetrics(j, s.metrics);
+    putInterferenceAndWait(j, s.interference, s.wait);
     const auto& b = s.bottleneck;
     ordered_json bj;
     const bool has = b.collective >= 0 && static_cast<size_t>(b.collective) < d.collectives.size();
@@ -168,6 +196,9 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     w.field("device", d.device);
     ordered_json totals;
     putMetrics(totals, d.totals);
+    putInterferenceAndWait(totals, d.interference, d.wait);
+    totals["last_arrivals"] = orNull(d.last_arrivals);
+    totals["delay_caused_ns"] = orNull(d.delay_caused_ns);
     w.field("totals", totals);
     w.arrayField("steps", d.steps.size(), [&](size_t i) { return stepJson(d, d.steps[i]); });
     w.rawArrayField("collectives", d.collectives.size(), [&](std::ostream& os, int indent, size_t i) {
@@ -185,6 +216,8 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
                                                  {"share", orNull(b.share)}}
                                   : ordered_json(nullptr));
     w.field("findings", findingsJson(d.findings));
+    w.arrayField("interference", d.signatures.size(), [&](size_t i) { return signatureJson(d.signatures[i]); });
+    if (d.clock_shift_ns) w.field("clock_shift_ns", *d.clock_shift_ns);
 }
 
 }  // namespace
@@ -201,7 +234,8 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
                          {"step_pattern", s.stepPattern},
                          {"small_collective_bytes", s.smallCollectiveBytes},
                          {"small_collective_count", s.smallCollectiveCount},
-                         {"idle_gap_ns", s.idleGapNs}});
+                         {"idle_gap_ns", s.idleGapNs},
+                         {"align", s.alignCollectives ? "collectives" : "session-start"}});
     w.objectArrayField("devices", a.devices.size(),
                        [&](ObjectWriter& dw, size_t i) { writeDevice(dw, a.devices[i]); });
 

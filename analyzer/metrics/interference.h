@@ -1,0 +1,36 @@
+// DESIGN.md section 4b: how much longer compute kernels run while
+// communication runs beside them, against the same kernel signature running
+// alone.
+#pragma once
+
+#include "analyzer/metrics/analysis.h"
+#include "analyzer/metrics/coverage.h"
+
+#include <vector>
+
+namespace osc {
+
+// The overlapped compute kernels of one device, start-sorted, each with its
+// signature's baseline when it has one; window sums are then a scan.
+class InterferenceIndex {
+public:
+    InterferenceIndex(const Capture& capture, const Device& device, ActivityClassifier& classifier,
+                      const DeviceCoverage& coverage);
+
+    // The 4b sums over the overlapped kernels starting in `window`;
+    // `overlap_ns` is the window's |C ∩ M| for net_overlap_gain_ns.
+    InterferenceMetrics over(Interval window, TimeNs overlap_ns) const;
+    // Per signature with at least one overlapped kernel, largest summed
+    // slowdown first (signatures without a baseline last).
+    const std::vector<SignatureInterference>& signatures() const { return signatures_; }
+
+private:
+    struct Overlapped {
+        TimeNs start, duration;
+        TimeNs baseline;  // -1 when the signature has none
+    };
+    std::vector<Overlapped> overlapped_;  // start-sorted
+    std::vector<SignatureInterference> signatures_;
+};
+
+}  // namespace osc

@@ -1,0 +1,34 @@
+// DESIGN.md section 4c: the part of communication spent waiting for the last
+// rank to arrive versus moving data, who arrives last, and clock alignment
+// on matched collectives (--align collectives).
+#pragma once
+
+#include "analyzer/metrics/analysis.h"
+#include "analyzer/metrics/intervals.h"
+
+#include <vector>
+
+namespace osc {
+
+// Needs Analysis::matched (matchAcrossDevices). `computeOfDevice[d]` is C of
+// device d over the whole capture, in the same clock as its collectives.
+// Fills each device's and step's `wait`, and `last_arrivals` and
+// `delay_caused_ns`; leaves them empty with fewer than two devices.
+void computeWaitTransfer(Analysis& a, const std::vector<IntervalSet>& computeOfDevice);
+
+// The shift per process (indexed by DeviceAnalysis::processIndex, sized
+// `processes`) that lines the ends of its matched collectives up with the
+// reference process (lowest rank) in the lower median; 0 for the reference
+// and for processes sharing no matched collective with it.
+std::vector<TimeNs> collectiveClockShifts(const Analysis& a, size_t processes);
+
+// Moves every time of the devices of process p by shifts[p]: steps,
+// collectives and each device's compute set.
+void applyClockShifts(Analysis& a, const std::vector<TimeNs>& shifts,
+                      std::vector<IntervalSet>& computeOfDevice);
+
+// For views of the capture itself (export, the GUI): moves each process of
+// `capture` by its --align collectives shift; returns the shifts by process.
+std::vector<TimeNs> alignOnCollectives(Capture& capture, const AnalysisSettings& settings);
+
+}  // namespace osc
