@@ -16,6 +16,7 @@ namespace {
 struct CheckArgs {
     std::vector<std::string> inputs;
     std::optional<double> minOverlapRatio, maxExposedCommMs, maxExposedCommShare;
+    std::optional<double> maxComputeSlowdown, maxExposedTransferMs, maxDelayCausedMs;
     std::string baseline;
     std::string maxRegression;  // "10" or "10%"
     std::string junit;
@@ -44,6 +45,9 @@ int runCheck(const CheckArgs& args) {
     t.minOverlapRatio = args.minOverlapRatio;
     t.maxExposedCommMs = args.maxExposedCommMs;
     t.maxExposedCommShare = args.maxExposedCommShare;
+    t.maxComputeSlowdown = args.maxComputeSlowdown;
+    t.maxExposedTransferMs = args.maxExposedTransferMs;
+    t.maxDelayCausedMs = args.maxDelayCausedMs;
     t.maxRegressionPercent = parsePercent(args.maxRegression);
     std::optional<report::ReportFile> baseline;
     if (!args.baseline.empty()) baseline = report::readReportJson(args.baseline);
@@ -97,6 +101,18 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
                     "Fail when exposed communication exceeds S (0..1) of the window (the device's "
                     "span, first GPU activity to last)")
         ->type_name("S");
+    cmd->add_option("--max-compute-slowdown", args->maxComputeSlowdown,
+                    "Fail when compute kernels running under communication take more than R "
+                    "longer than the same kernels alone (0.05 = 5%; DESIGN 4b compute_slowdown)")
+        ->type_name("R");
+    cmd->add_option("--max-exposed-transfer-ms", args->maxExposedTransferMs,
+                    "Fail when a device has more than X ms of exposed communication spent moving "
+                    "data rather than waiting for other ranks (one device: all exposed communication)")
+        ->type_name("X");
+    cmd->add_option("--max-delay-caused-ms", args->maxDelayCausedMs,
+                    "Fail when a device, arriving last at collectives, kept the other ranks waiting "
+                    "more than X ms in all")
+        ->type_name("X");
     cmd->add_option("--baseline", args->baseline,
                     "A report saved earlier with 'report --format json'; devices are matched by "
                     "rank and GPU")

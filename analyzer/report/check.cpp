@@ -52,6 +52,44 @@ public:
         if (t_.maxRegressionPercent) regression(who, m, base, baselineMissing);
     }
 
+    // The 4b/4c thresholds, which exist per device only.
+    void device(const std::string& who, const DeviceAnalysis& d) {
+        if (t_.maxComputeSlowdown) {
+            const double limit = *t_.maxComputeSlowdown;
+            const auto& slow = d.interference.compute_slowdown;
+            if (!slow) {
+                add(who, "max-compute-slowdown", true,
+                    who + ": no overlapped kernel with an isolated baseline, slowdown not measured");
+            } else {
+                const bool ok = *slow <= limit;
+                add(who, "max-compute-slowdown", ok,
+                    who + ": compute under communication ran " + num(*slow * 100.0, "%.1f") +
+                        "% slower than alone" + (ok ? ", <= " : ", above the maximum ") +
+                        num(limit * 100.0, "%.1f") + "%");
+            }
+        }
+        if (t_.maxExposedTransferMs) {
+            const double limit = *t_.maxExposedTransferMs;
+            const TimeNs v = d.wait ? d.wait->exposed_transfer_ns : d.totals.exposed_comm_ns;
+            const bool ok = static_cast<double>(v) <= limit * 1e6;
+            add(who, "max-exposed-transfer-ms", ok,
+                who + ": exposed transfer " + ms(v) + (d.wait ? "" : " (one device: all exposed communication)") +
+                    (ok ? " <= " : " above the maximum ") + num(limit) + " ms");
+        }
+        if (t_.maxDelayCausedMs) {
+            const double limit = *t_.maxDelayCausedMs;
+            if (!d.delay_caused_ns) {
+                add(who, "max-delay-caused-ms", true, who + ": one device, no other rank to delay");
+            } else {
+                const bool ok = static_cast<double>(*d.delay_caused_ns) <= limit * 1e6;
+                add(who, "max-delay-caused-ms", ok,
+                    who + ": arriving last at " + std::to_string(d.last_arrivals.value_or(0)) +
+                        " collectives kept others waiting " + ms(*d.delay_caused_ns) +
+                        (ok ? " <= " : ", above the maximum ") + num(limit) + " ms");
+            }
+        }
+    }
+
 private:
     void regression(const std::string& who, const OverlapMetrics& m, const OverlapMetrics* base,
                     bool baselineMissing) {
@@ -114,7 +152,8 @@ void validate(const Thresholds& t, const Analysis* baseline) {
     if (!t.any())
         throw std::invalid_argument(
             "check: give at least one threshold (--min-overlap-ratio, --max-exposed-comm-ms, "
-            "--max-exposed-comm-share, or --baseline with --max-regression)");
+            "--max-exposed-comm-share, --max-compute-slowdown, --max-exposed-transfer-ms, "
+            "--max-delay-caused-ms, or --baseline with --max-regression)");
     auto finite = [](double v) { return std::isfinite(v); };
     if (t.minOverlapRatio && !(finite(*t.minOverlapRatio) && *t.minOverlapRatio >= 0 && *t.minOverlapRatio <= 1))
         throw std::invalid_argument("check: --min-overlap-ratio must be between 0 and 1");
@@ -123,6 +162,12 @@ void validate(const Thresholds& t, const Analysis* baseline) {
         throw std::invalid_argument("check: --max-exposed-comm-share must be between 0 and 1");
     if (t.maxExposedCommMs && !(finite(*t.maxExposedCommMs) && *t.maxExposedCommMs >= 0))
         throw std::invalid_argument("check: --max-exposed-comm-ms must be >= 0");
+    if (t.maxComputeSlowdown && !finite(*t.maxComputeSlowdown))
+        throw std::invalid_argument("check: --max-compute-slowdown must be a number");
+    if (t.maxExposedTransferMs && !(finite(*t.maxExposedTransferMs) && *t.maxExposedTransferMs >= 0))
+        throw std::invalid_argument("check: --max-exposed-transfer-ms must be >= 0");
+    if (t.maxDelayCausedMs && !(finite(*t.maxDelayCausedMs) && *t.maxDelayCausedMs >= 0))
+        throw std::invalid_argument("check: --max-delay-caused-ms must be >= 0");
     if (t.maxRegressionPercent && !(finite(*t.maxRegressionPercent) && *t.maxRegressionPercent >= 0))
         throw std::invalid_argument("check: --max-regression must be >= 0");
     if (t.maxRegressionPercent && !baseline)
@@ -161,6 +206,7 @@ std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t
         const DeviceAnalysis* b = baseline ? matchBaseline(*baseline, d, i) : nullptr;
         checker.scope(deviceLabel(d), d.totals, b ? &b->totals : nullptr, true,
                       baseline && !b);
+        checker.device(deviceLabel(d), d);
     }
     // An absolute ms limit is per device: the summary sums devices, so it
     // would grow with the rank count.

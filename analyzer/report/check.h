@@ -17,9 +17,13 @@ struct Thresholds {
     // With a baseline: overlap_ratio >= base * (1 - P/100) and
     // exposed_comm_ns <= base * (1 + P/100).
     std::optional<double> maxRegressionPercent;
+    // DESIGN.md 4b/4c, per device: compute_slowdown <= R; exposed_transfer_ns
+    // (exposed_comm_ns with one device) <= X ms; delay_caused_ns <= X ms.
+    std::optional<double> maxComputeSlowdown, maxExposedTransferMs, maxDelayCausedMs;
 
     bool any() const {
-        return minOverlapRatio || maxExposedCommMs || maxExposedCommShare || maxRegressionPercent;
+        return minOverlapRatio || maxExposedCommMs || maxExposedCommShare || maxRegressionPercent ||
+               maxComputeSlowdown || maxExposedTransferMs || maxDelayCausedMs;
     }
 };
 

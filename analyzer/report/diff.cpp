@@ -49,6 +49,29 @@ std::vector<MetricDelta> compare(const OverlapMetrics& a, const OverlapMetrics& 
     return out;
 }
 
+// The 4b/4c numbers, shown but not gated (a slower or more-waiting run shows
+// up in the gated exposed communication already).
+void appendInterferenceWait(std::vector<MetricDelta>& out, const InterferenceMetrics& a,
+                            const InterferenceMetrics& b, const std::optional<WaitTransferMetrics>& wa,
+                            const std::optional<WaitTransferMetrics>& wb) {
+    out.push_back(delta("interference_ns", ns(a.interference_ns), ns(b.interference_ns)));
+    out.push_back(delta("compute_slowdown", a.compute_slowdown, b.compute_slowdown));
+    out.push_back(delta("net_overlap_gain_ns", ns(a.net_overlap_gain_ns), ns(b.net_overlap_gain_ns)));
+    const auto field = [](const std::optional<WaitTransferMetrics>& w, TimeNs WaitTransferMetrics::*f) {
+        return w ? ns((*w).*f) : std::nullopt;
+    };
+    out.push_back(delta("comm_wait_ns", field(wa, &WaitTransferMetrics::comm_wait_ns),
+                        field(wb, &WaitTransferMetrics::comm_wait_ns)));
+    out.push_back(delta("exposed_wait_ns", field(wa, &WaitTransferMetrics::exposed_wait_ns),
+                        field(wb, &WaitTransferMetrics::exposed_wait_ns)));
+    out.push_back(delta("exposed_transfer_ns", field(wa, &WaitTransferMetrics::exposed_transfer_ns),
+                        field(wb, &WaitTransferMetrics::exposed_transfer_ns)));
+}
+
+std::optional<double> optNs(const std::optional<TimeNs>& v) {
+    return v ? ns(*v) : std::nullopt;
+}
+
 DiffRow row(DiffScope scope, std::string label, const OverlapMetrics& a, const OverlapMetrics& b) {
     DiffRow r;
     r.scope = scope;
@@ -99,6 +122,11 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
         }
         const DeviceAnalysis* db = it->second;
         DiffRow r = row(DiffScope::Device, deviceName(*da), da->totals, db->totals);
+        appendInterferenceWait(r.metrics, da->interference, db->interference, da->wait, db->wait);
+        r.metrics.push_back(delta("last_arrivals",
+                                  da->last_arrivals ? std::optional<double>(*da->last_arrivals) : std::nullopt,
+                                  db->last_arrivals ? std::optional<double>(*db->last_arrivals) : std::nullopt));
+        r.metrics.push_back(delta("delay_caused_ns", optNs(da->delay_caused_ns), optNs(db->delay_caused_ns)));
         r.rank = da->rank;
         r.device = da->device;
         devices.push_back(std::move(r));
@@ -108,6 +136,8 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
                                 da->steps[s].name;
             if (db->steps[s].name != da->steps[s].name) label += " / " + db->steps[s].name;
             DiffRow sr = row(DiffScope::Step, label + ")", da->steps[s].metrics, db->steps[s].metrics);
+            appendInterferenceWait(sr.metrics, da->steps[s].interference, db->steps[s].interference,
+                                   da->steps[s].wait, db->steps[s].wait);
             sr.rank = da->rank;
             sr.device = da->device;
             sr.step = static_cast<int>(s);

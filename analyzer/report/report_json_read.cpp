@@ -85,6 +85,22 @@ public:
         return m;
     }
 
+    // 4b/4c fields; reports written before them lack them (all zero / empty).
+    void interferenceAndWait(const json& obj, const std::string& where, InterferenceMetrics& i,
+                             std::optional<WaitTransferMetrics>& wait) const {
+        i.overlapped_compute_ns = optInteger(obj, "overlapped_compute_ns", where).value_or(0);
+        i.interfered_compute_ns = optInteger(obj, "interfered_compute_ns", where).value_or(0);
+        i.interference_ns = optInteger(obj, "interference_ns", where).value_or(0);
+        if (has(obj, "interference_coverage")) i.interference_coverage = optNumber(obj, "interference_coverage", where);
+        if (has(obj, "compute_slowdown")) i.compute_slowdown = optNumber(obj, "compute_slowdown", where);
+        i.net_overlap_gain_ns = optInteger(obj, "net_overlap_gain_ns", where).value_or(0);
+        const auto cw = optInteger(obj, "comm_wait_ns", where);
+        if (cw) {
+            wait = WaitTransferMetrics{*cw, optInteger(obj, "exposed_wait_ns", where).value_or(0),
+                                       optInteger(obj, "exposed_transfer_ns", where).value_or(0)};
+        }
+    }
+
     std::vector<Finding> findings(const json& obj, const std::string& where) const {
         std::vector<Finding> out;
         if (!has(obj, "findings")) return out;
@@ -131,6 +147,7 @@ public:
         x.start_ns = integer(s, "start_ns", w);
         x.end_ns = integer(s, "end_ns", w);
         x.metrics = metrics(s, w);
+        interferenceAndWait(s, w, x.interference, x.wait);
         const json& b = field(s, "bottleneck", w);
         const std::string bw = w + ".bottleneck";
         x.bottleneck.collective = static_cast<int>(optInteger(b, "collective", bw).value_or(-1));
@@ -148,6 +165,11 @@ public:
         x.pid = optInteger(d, "pid", w).value_or(0);
         x.device = static_cast<uint32_t>(integer(d, "device", w));
         x.totals = metrics(field(d, "totals", w), w + ".totals");
+        const json& totals = field(d, "totals", w);
+        interferenceAndWait(totals, w + ".totals", x.interference, x.wait);
+        if (auto v = optInteger(totals, "last_arrivals", w + ".totals")) x.last_arrivals = static_cast<int>(*v);
+        x.delay_caused_ns = optInteger(totals, "delay_caused_ns", w + ".totals");
+        x.clock_shift_ns = optInteger(d, "clock_shift_ns", w);
         const json& steps = array(d, "steps", w);
         for (size_t i = 0; i < steps.size(); ++i)
             x.steps.push_back(step(steps[i], w + ".steps[" + std::to_string(i) + "]"));

@@ -198,3 +198,45 @@ TEST(Check, WellFormednessCheckerRejectsBrokenXml) {
     EXPECT_FALSE(wellFormedXml("<a>", why));
     EXPECT_TRUE(wellFormedXml("<a x=\"1\"><b/>t&amp;</a>\n", why)) << why;
 }
+
+TEST(Check, InterferenceWaitAndDelayThresholdsPerDevice) {
+    // Two devices by hand: rank 0 slowed 10% (interference 100 of 1000 ns
+    // baseline), 2 ms exposed transfer, caused 0.5 ms of waiting; rank 1 has
+    // no baseline, 0.5 ms exposed transfer and caused nothing.
+    Analysis a;
+    a.devices.resize(2);
+    a.devices[0].rank = 0;
+    a.devices[0].interference.compute_slowdown = 0.10;
+    a.devices[0].wait = WaitTransferMetrics{1'000'000, 500'000, 2'000'000};
+    a.devices[0].last_arrivals = 3;
+    a.devices[0].delay_caused_ns = 500'000;
+    a.devices[1].rank = 1;
+    a.devices[1].device = 1;
+    a.devices[1].wait = WaitTransferMetrics{0, 0, 500'000};
+    a.devices[1].last_arrivals = 0;
+    a.devices[1].delay_caused_ns = 0;
+    Thresholds t;
+    t.maxComputeSlowdown = 0.05;
+    t.maxExposedTransferMs = 1.0;
+    t.maxDelayCausedMs = 0.25;
+    const auto out = runChecks(a, t);
+    const auto failed = failures(out);
+    ASSERT_EQ(failed.size(), 3u);
+    EXPECT_NE(failed[0].find("10.0% slower"), std::string::npos) << failed[0];
+    EXPECT_NE(failed[1].find("exposed transfer 2.000 ms"), std::string::npos) << failed[1];
+    EXPECT_NE(failed[2].find("arriving last at 3 collectives"), std::string::npos) << failed[2];
+    // Rank 1 passes all three: no baseline, 0.5 ms transfer, no delay caused.
+    size_t rank1 = 0;
+    for (const auto& o : out) rank1 += o.scope == "rank 1 gpu 1" && o.passed;
+    EXPECT_EQ(rank1, 3u);
+    // One device: exposed transfer falls back to all exposed communication.
+    Analysis one;
+    one.devices.resize(1);
+    one.devices[0].totals.exposed_comm_ns = 3'000'000;
+    Thresholds only;
+    only.maxExposedTransferMs = 2.0;
+    ASSERT_EQ(failures(runChecks(one, only)).size(), 1u);
+    Thresholds bad;
+    bad.maxDelayCausedMs = -1;
+    EXPECT_THROW(runChecks(a, bad), std::invalid_argument);
+}

@@ -197,3 +197,27 @@ TEST_F(DiffCommand, ExportRefusesToOverwrite) {
     EXPECT_EQ(run("export --help"), 0);
     EXPECT_EQ(run("diff --help"), 0);
 }
+
+TEST(Diff, InterferenceAndWaitingAreComparedNotGated) {
+    Analysis base, cand;
+    base.summary = cand.summary = metrics(30'000'000, 20'000'000, 10'000'000, 8'000'000);
+    base.devices.push_back(device(0, 0, base.summary));
+    cand.devices.push_back(device(0, 0, cand.summary));
+    base.devices[0].interference.interference_ns = 1'000'000;
+    cand.devices[0].interference.interference_ns = 3'000'000;
+    base.devices[0].wait = WaitTransferMetrics{4'000'000, 1'500'000, 500'000};
+    cand.devices[0].wait = WaitTransferMetrics{2'000'000, 500'000, 1'500'000};
+    base.devices[0].delay_caused_ns = 0;
+    cand.devices[0].delay_caused_ns = 700'000;
+    const auto d = diffAnalyses(base, cand);
+    const auto& r = d.rows.at(1);
+    ASSERT_EQ(r.scope, DiffScope::Device);
+    EXPECT_DOUBLE_EQ(*metric(r, "interference_ns").change, 2'000'000);
+    EXPECT_DOUBLE_EQ(*metric(r, "interference_ns").relativePct, 200.0);
+    EXPECT_DOUBLE_EQ(*metric(r, "exposed_wait_ns").change, -1'000'000);
+    EXPECT_DOUBLE_EQ(*metric(r, "exposed_transfer_ns").change, 1'000'000);
+    EXPECT_DOUBLE_EQ(*metric(r, "delay_caused_ns").change, 700'000);
+    // One side without waiting figures (a single-device report): no change.
+    EXPECT_FALSE(metric(r, "last_arrivals").change.has_value());
+    EXPECT_EQ(d.worstRegressionPct, 0.0);  // the gated metrics did not move
+}
