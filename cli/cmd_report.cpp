@@ -13,7 +13,7 @@ namespace {
 struct ReportArgs {
     std::vector<std::string> inputs;
     std::string format = "text";
-    bool steps = false, collectives = false;
+    bool steps = false, collectives = false, interference = false;
     size_t top = 20;
     std::string output;
     bool force = false;
@@ -28,6 +28,7 @@ int runReport(const ReportArgs& args) {
     options.toolVersion = OSC_VERSION;
     options.steps = args.steps;
     options.collectives = args.collectives;
+    options.interference = args.interference;
     options.topCollectives = args.top;
     if (args.format == "json") {
         // Streamed: a JSON report lists every collective, millions on big captures.
@@ -59,6 +60,9 @@ void addReportCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_flag("--steps", args->steps, "Add a per-step table (text, markdown; JSON always has steps)");
     cmd->add_flag("--collectives", args->collectives,
                   "Add the most exposed collectives (and, for several ranks, the largest skews)");
+    cmd->add_flag("--interference", args->interference,
+                  "Add a per kernel signature table: compute kernels that ran under communication "
+                  "against the same kernel (name, grid, block) alone (text, markdown; JSON always has it)");
     cmd->add_option("--top", args->top, "Rows in each --collectives table (default 20, 0 = all)");
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")

@@ -1,5 +1,6 @@
 #include "analyzer/report/report_markdown.h"
 
+#include "analyzer/report/report_costs.h"
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_tables.h"
 
@@ -18,6 +19,12 @@ std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
         for (const auto& f : deviceFindings(d))
             findings += "- " + deviceLabel(d) + ": " + describeFinding(f) + "\n";
     if (!findings.empty()) out += "\n**Findings**\n\n" + findings;
+
+    std::string costs;
+    for (const auto& d : a.devices)
+        for (const auto& c : costSentences(d)) costs += "- " + deviceLabel(d) + ": " + c + "\n";
+    if (const auto late = stragglerSentence(a); !late.empty()) costs += "- " + late + "\n";
+    if (!costs.empty()) out += "\n**What overlap costs, and who waits**\n\n" + costs;
 
     if (a.spread || !a.matched.empty()) {
         out += "\n**Across ranks**\n\n";
@@ -41,6 +48,11 @@ std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
                 out += "\n<details><summary>Most exposed collectives on " + deviceLabel(d) +
                        "</summary>\n\n" + collectivesTable(d, o.topCollectives).renderMarkdown() +
                        "\n</details>\n";
+    if (o.interference)
+        for (const auto& d : a.devices)
+            if (!d.signatures.empty())
+                out += "\n<details><summary>Interference on " + deviceLabel(d) + "</summary>\n\n" +
+                       interferenceTable(d, o.topCollectives).renderMarkdown() + "\n</details>\n";
     if (!o.inputs.empty()) {
         out += "\n<sub>inputs:";
         for (const auto& i : o.inputs) out += " `" + i + "`";

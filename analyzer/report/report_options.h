@@ -13,6 +13,7 @@ struct ReportOptions {
     bool steps = false;               // per-step tables (text, markdown)
     bool collectives = false;         // per-collective tables (text, markdown)
     size_t topCollectives = 20;       // rows per collective table; 0 = all
+    bool interference = false;        // per kernel signature tables (text, markdown)
 };
 
 }  // namespace osc::report

@@ -1,5 +1,6 @@
 #include "analyzer/report/report_text.h"
 
+#include "analyzer/report/report_costs.h"
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_tables.h"
 
@@ -20,6 +21,7 @@ std::string multiRankSection(const Analysis& a, const ReportOptions& o) {
     if (!a.matched.empty())
         out += "  " + formatDuration(a.total_skew_ns) + " spent waiting for the slowest rank over " +
                std::to_string(a.matched.size()) + " matched collectives\n";
+    if (const auto late = stragglerSentence(a); !late.empty()) out += "  " + late + "\n";
     if (a.spread) {
         const auto& s = *a.spread;
         out += "  step time min/median/max: " + formatDuration(s.step_time_min_ns) + " / " +
@@ -51,6 +53,20 @@ std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
         for (const auto& f : deviceFindings(d))
             findings += "  " + deviceLabel(d) + ": " + describeFinding(f) + "\n";
     if (!findings.empty()) out += "\nFindings:\n" + findings;
+
+    std::string costs;
+    for (const auto& d : a.devices)
+        for (const auto& c : costSentences(d)) costs += "  " + deviceLabel(d) + ": " + c + "\n";
+    if (!costs.empty()) out += "\nWhat overlap costs, and who waits:\n" + costs;
+    if (o.interference) {
+        for (const auto& d : a.devices) {
+            out += "\nInterference on " + deviceLabel(d);
+            out += d.signatures.empty()
+                       ? ": no compute kernel ran at least half under communication\n"
+                       : " (kernels under communication against the same kernel alone):\n" +
+                             interferenceTable(d, o.topCollectives).render();
+        }
+    }
 
     if (o.steps) {
         for (const auto& d : a.devices) {

@@ -1,6 +1,7 @@
 // Text and Markdown reports from hand-built analyses: the expected words and
 // numbers are worked out by hand in test_report_fixture.h.
 #include "analyzer/report/report_format.h"
+#include "analyzer/report/report_costs.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_tables.h"
 #include "analyzer/report/report_text.h"
@@ -219,4 +220,43 @@ TEST(ReportTables, CollectivePositionCountsOnlyEarlierCollectivesOfTheSameStep) 
     ASSERT_EQ(ls.size(), expected.size() + 1);  // header first
     for (size_t i = 0; i < expected.size(); ++i)
         EXPECT_EQ(ls[i + 1].rfind("  " + expected[i], 0), 0u) << ls[i + 1];
+}
+
+TEST(ReportCosts, SentencesFromHandSetNumbers) {
+    DeviceAnalysis d;
+    d.rank = 3;
+    d.totals.overlap_ns = 13'600'000;
+    d.totals.exposed_comm_ns = 10'000'000;
+    d.interference.overlapped_compute_ns = 12'000'000;
+    d.interference.interfered_compute_ns = 12'000'000;
+    d.interference.interference_ns = 2'100'000;
+    d.interference.interference_coverage = 1.0;
+    d.interference.compute_slowdown = 2.1 / 9.9;
+    d.interference.net_overlap_gain_ns = 11'500'000;
+    d.wait = WaitTransferMetrics{7'000'000, 6'200'000, 3'800'000};
+    auto s = costSentences(d);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0], "overlap hid 13.6 ms but slowed compute by 2.10 ms: net 11.5 ms "
+                    "(compute under communication 21% slower)");
+    EXPECT_EQ(s[1], "62% of exposed communication (6.20 ms of 10.0 ms) is waiting for other "
+                    "ranks, not transfer");
+    // Interference larger than what overlap hid.
+    d.interference.interference_ns = 15'000'000;
+    d.interference.net_overlap_gain_ns = -1'400'000;
+    s = costSentences(d);
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_NE(s[0].find("net -1.40 ms"), std::string::npos) << s[0];
+    EXPECT_EQ(s[1].rfind("overlap costs more compute than it hides", 0), 0u) << s[1];
+
+    Analysis a;
+    a.devices.resize(2);
+    a.devices[0].rank = 0;
+    a.devices[0].last_arrivals = 19;
+    a.devices[0].delay_caused_ns = 4'000'000;
+    a.devices[1] = d;
+    a.devices[1].device = 1;
+    a.devices[1].last_arrivals = 41;
+    a.devices[1].delay_caused_ns = 18'000'000;
+    a.matched.resize(60);
+    EXPECT_EQ(stragglerSentence(a), "rank 3 gpu 1 arrived last at 41 of 60 collectives (18.0 ms of others' waiting)");
 }

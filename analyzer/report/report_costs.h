@@ -1,0 +1,26 @@
+// The DESIGN.md 4b/4c results in words: what overlap cost compute, how much
+// of the exposed communication is waiting rather than transfer, and who
+// arrives last. Shared by the text and Markdown reports.
+#pragma once
+
+#include "analyzer/metrics/analysis.h"
+#include "analyzer/report/text_table.h"
+
+#include <string>
+#include <vector>
+
+namespace osc::report {
+
+// Sentences about one device, without its label; empty when nothing is known
+// (no overlapped kernel with a baseline, one device, nothing exposed).
+std::vector<std::string> costSentences(const DeviceAnalysis& d);
+
+// "rank 3 arrived last at 41 of 60 collectives (18.0 ms of others' waiting)"
+// for the device that arrived last most often; empty with fewer than two
+// devices or no strict last arrival.
+std::string stragglerSentence(const Analysis& a);
+
+// --interference: per kernel signature, largest summed slowdown first.
+TextTable interferenceTable(const DeviceAnalysis& d, size_t top);
+
+}  // namespace osc::report
