@@ -95,6 +95,20 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("--optimizer-ns", w.optimizerNs,
                     "Optimizer kernel after the gradients are reduced, ns (default 0 = none)");
     cmd->add_option("--step-gap-ns", w.stepGapNs, "Idle GPU time between steps, ns (default 100000)");
+    cmd->add_option("--interference", w.interference,
+                    "Compute kernels that start while their rank's collective runs take F times "
+                    "longer (default 1 = no interference)")
+        ->type_name("F");
+    cmd->add_option("--arrival-skew-ns", w.arrivalSkewNs,
+                    "Per rank, comma-separated: rank r starts every step this many ns late, so it "
+                    "arrives last at collectives (missing ranks: 0)")
+        ->delimiter(',')
+        ->type_name("NS,...");
+    cmd->add_option("--clock-offset-ns", w.clockOffsetNs,
+                    "Per rank, comma-separated: every time rank r records is off by this many ns, "
+                    "like a host clock that disagrees (--align collectives undoes it)")
+        ->delimiter(',')
+        ->type_name("NS,...");
     cmd->add_option("--seed", args->seed, "Random seed for --jitter and --kernels (default 1)");
     cmd->add_option("--host", args->host, "Host name recorded in the capture (default synth-host)");
     cmd->add_option("--pid", args->pid, "Process id of rank 0; rank r gets pid + r (default 4000)");

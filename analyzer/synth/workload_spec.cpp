@@ -38,6 +38,12 @@ void WorkloadSpec::validate() const {
     require(jitter >= 0 && jitter < 1, "--jitter must be in [0, 1)");
     require(optimizerNs >= 0 && stepGapNs >= 0, "--optimizer-ns and --step-gap-ns must be >= 0");
     require(!host.empty(), "--host must not be empty");
+    require(interference > 0 && interference <= 100, "--interference must be in (0, 100]");
+    require(arrivalSkewNs.size() <= static_cast<size_t>(ranks) && clockOffsetNs.size() <= static_cast<size_t>(ranks),
+            "--arrival-skew-ns and --clock-offset-ns take at most one value per rank");
+    for (TimeNs v : arrivalSkewNs) require(v >= 0 && v <= (TimeNs{1} << 50), "--arrival-skew-ns values must be in [0, 2^50]");
+    for (TimeNs v : clockOffsetNs)
+        require(v >= -(TimeNs{1} << 50) && v <= (TimeNs{1} << 50), "--clock-offset-ns values must be within +-2^50");
     require(basePid > 0 && basePid + ranks < (1 << 24), "--pid must be positive and below 2^24");
 }
 

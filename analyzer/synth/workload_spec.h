@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace osc::synth {
 
@@ -43,6 +44,18 @@ struct WorkloadSpec {
     TimeNs stepGapNs = 100'000;  // idle GPU time between steps
     std::string host = "synth-host";
     int64_t basePid = 4000;  // rank r gets pid basePid + r
+    // Compute kernels that start while their rank's communication runs take
+    // this many times longer (DESIGN 4b interference with a known answer).
+    double interference = 1.0;
+    // Per rank (missing ranks: 0). Rank r starts every step this much later,
+    // so it arrives last at collectives by that much (DESIGN 4c).
+    std::vector<TimeNs> arrivalSkewNs;
+    // Per rank: every time rank r records is off by this much, as a host
+    // clock that disagrees with the others (--align collectives undoes it).
+    std::vector<TimeNs> clockOffsetNs;
+
+    TimeNs arrivalSkew(int rank) const { return rank < static_cast<int>(arrivalSkewNs.size()) ? arrivalSkewNs[static_cast<size_t>(rank)] : 0; }
+    TimeNs clockOffset(int rank) const { return rank < static_cast<int>(clockOffsetNs.size()) ? clockOffsetNs[static_cast<size_t>(rank)] : 0; }
 
     // Throws std::invalid_argument naming the first bad field.
     void validate() const;

@@ -54,7 +54,10 @@ public:
 
     void run() {
         for (int step = 0; step < spec_.steps; ++step) {
-            for (auto& r : ranks_) r.launches.clear();
+            for (size_t i = 0; i < ranks_.size(); ++i) {
+                ranks_[i].launches.clear();
+                ranks_[i].cursor += spec_.arrivalSkew(static_cast<int>(i));
+            }
             for (int l = 0; l < spec_.layers; ++l)
                 for (auto& r : ranks_) computeKernel(r, kForwardName, spec_.forwardNs);
             size_t nextBucket = 0;
@@ -97,7 +100,11 @@ private:
         KernelRow& k = launch.kernel;
         k = baseKernel(r);
         k.start = r.cursor;
-        k.end = r.cursor + r.jitter.apply(ns);
+        TimeNs duration = r.jitter.apply(ns);
+        // Starting while this rank's collective still runs: slowed down.
+        if (spec_.interference != 1.0 && !spec_.commOnComputeStream && r.commFree > r.cursor)
+            duration = static_cast<TimeNs>(std::llround(static_cast<double>(duration) * spec_.interference));
+        k.end = r.cursor + duration;
         k.streamId = kComputeStream;
         k.demangledName = k.shortName = name;
         k.gridX = 256; k.gridY = 4; k.gridZ = 1;
@@ -174,9 +181,11 @@ private:
         const uint64_t tid = schema::packGlobalTid(r.who.pid, r.who.pid);
 
         const std::string name = "step " + std::to_string(step);
+        // A host clock that disagrees: every time this rank records moves.
+        const TimeNs off = spec_.clockOffset(static_cast<int>(rankIndex));
         RangeRow range;
-        range.start = hostStart;
-        range.end = hostStart + (n + 1) * spacing;
+        range.start = hostStart + off;
+        range.end = hostStart + (n + 1) * spacing + off;
         range.kind = RangeKind::PushPop;
         range.text = name;
         range.globalTid = range.endGlobalTid = tid;
@@ -186,16 +195,21 @@ private:
         for (auto& l : r.launches) {
             callStart += spacing;
             ApiCallRow call;
-            call.start = callStart;
-            call.end = callStart + std::max<TimeNs>(spacing / 2, 1);
+            call.start = callStart + off;
+            call.end = callStart + std::max<TimeNs>(spacing / 2, 1) + off;
             call.kind = l.nccl ? ApiKind::Driver : ApiKind::Runtime;
             call.globalTid = tid;
             call.correlationId = l.kernel.correlationId;
             call.name = l.nccl ? kDriverLaunch : kRuntimeLaunch;
             sink.apiCall(call);
-            sink.kernel(l.kernel);
+            KernelRow kernel = l.kernel;
+            kernel.start += off;
+            kernel.end += off;
+            sink.kernel(kernel);
             if (l.nccl) {
-                l.collective.enqueue = callStart;
+                l.collective.enqueue = callStart + off;
+                l.collective.gpuStart += off;
+                l.collective.gpuEnd += off;
                 sink.collective(l.collective);
             }
         }

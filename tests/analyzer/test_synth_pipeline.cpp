@@ -209,3 +209,65 @@ TEST(SynthPipeline, RanksUpTo4096) {
     s.ranks = 0;
     EXPECT_THROW(s.validate(), std::exception);
 }
+
+TEST(SynthPipeline, InterferenceHasItsAnalyticAnswer) {
+    // Per-param, 12 layers: each backward kernel after the first starts with
+    // the previous layer's all-reduce (100 us + 20 MB / 25 GB/s = 900 us),
+    // which covers at least half of its 1.25 ms; the first backward kernel
+    // of each step runs alone (5 isolated, baseline 1 ms). Per step:
+    // 11 x 0.25 ms = 2.75 ms of interference; slowdown 0.25.
+    WorkloadSpec s;
+    s.mode = OverlapMode::PerParam;
+    s.layers = 12;
+    s.steps = 5;
+    s.interference = 1.25;
+    s.alphaNs = 100'000;
+    s.gradBytesPerLayer = 20'000'000;
+    s.bandwidthGBps = 25;
+    const auto a = analyze(synthesizeWorkload(s));
+    const auto& d = a.devices.at(0);
+    EXPECT_EQ(d.interference.interference_ns, 5 * 11 * 250'000);
+    EXPECT_EQ(d.interference.interfered_compute_ns, 5 * 11 * 1'250'000);
+    EXPECT_EQ(d.interference.overlapped_compute_ns, 5 * 11 * 1'250'000);
+    ASSERT_TRUE(d.interference.compute_slowdown.has_value());
+    EXPECT_DOUBLE_EQ(*d.interference.compute_slowdown, 0.25);
+    EXPECT_EQ(d.interference.net_overlap_gain_ns, d.totals.overlap_ns - 5 * 11 * 250'000);
+    for (const auto& st : d.steps) EXPECT_EQ(st.interference.interference_ns, 11 * 250'000);
+    ASSERT_EQ(d.signatures.size(), 1u);
+    EXPECT_EQ(d.signatures[0].isolated, 5);
+    EXPECT_EQ(d.signatures[0].overlapped, 55);
+    EXPECT_EQ(d.signatures[0].baseline_ns, 1'000'000);
+    EXPECT_EQ(d.signatures[0].median_overlapped_ns, 1'250'000);
+    EXPECT_EQ(d.wait.has_value(), false);  // one device
+}
+
+TEST(SynthPipeline, ArrivalSkewAndClockOffsetsHaveTheirAnalyticAnswers) {
+    // Rank 3 starts every step 300 us late; comm (10 us + 1 MB / 25 GB/s =
+    // 50 us) is shorter than a backward layer, so every one of the 6 x 3
+    // all-reduces waits exactly 300 us for rank 3 on ranks 0-2.
+    WorkloadSpec s;
+    s.ranks = 4;
+    s.mode = OverlapMode::PerParam;
+    s.layers = 6;
+    s.steps = 3;
+    s.alphaNs = 10'000;
+    s.gradBytesPerLayer = 1'000'000;
+    s.arrivalSkewNs = {0, 0, 0, 300'000};
+    s.clockOffsetNs = {0, 50'000, -70'000, 0};
+    AnalysisSettings aligned;
+    aligned.alignCollectives = true;
+    const auto a = analyze(synthesizeWorkload(s), aligned);
+    ASSERT_EQ(a.devices.size(), 4u);
+    const TimeNs shifts[] = {0, -50'000, 70'000, 0};
+    for (size_t r = 0; r < 4; ++r) {
+        const auto& d = a.devices[r];
+        EXPECT_EQ(d.clock_shift_ns, shifts[r]) << r;
+        EXPECT_EQ(d.last_arrivals, r == 3 ? 18 : 0) << r;
+        EXPECT_EQ(d.delay_caused_ns, r == 3 ? 18 * 300'000 : 0) << r;
+        ASSERT_TRUE(d.wait.has_value());
+        EXPECT_EQ(d.wait->comm_wait_ns, r == 3 ? 0 : 18 * 300'000) << r;
+    }
+    // Without alignment the offsets are read as waiting.
+    const auto plain = analyze(synthesizeWorkload(s));
+    EXPECT_NE(plain.devices[1].wait->comm_wait_ns, 18 * 300'000);
+}
