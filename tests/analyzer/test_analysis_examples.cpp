@@ -394,5 +394,77 @@ TEST(DeviceCoverage, WindowQueriesForTheGui) {
     EXPECT_EQ(cov.metrics({us(50), us(120)}).compute_ns, us(50));
 }
 
+
+TEST(AnalysisInterference, Example4) {
+    // docs/metrics.md, Example 4.
+    TraceBuilder b;
+    b.kernel(0, 0, kAllReduce, us(100), us(200), 13);
+    for (auto [s, e] : {std::pair{0, 10}, {20, 30}, {40, 52}, {100, 115}, {190, 210}, {195, 215}})
+        b.kernel(0, 0, "gemm", us(s), us(e));
+    b.kernel(0, 0, "layernorm", us(120), us(140));
+    const Analysis a = analyze(b.finalized());
+    const auto& d = a.devices.at(0);
+    EXPECT_EQ(d.interference.overlapped_compute_ns, us(55));
+    EXPECT_EQ(d.interference.interfered_compute_ns, us(35));
+    EXPECT_EQ(d.interference.interference_ns, us(15));
+    EXPECT_DOUBLE_EQ(*d.interference.interference_coverage, 35.0 / 55.0);
+    EXPECT_DOUBLE_EQ(*d.interference.compute_slowdown, 0.75);
+    EXPECT_EQ(d.totals.overlap_ns, us(45));
+    EXPECT_EQ(d.interference.net_overlap_gain_ns, us(30));
+    ASSERT_EQ(d.signatures.size(), 2u);
+    EXPECT_EQ(d.signatures[0].name, "gemm");
+    EXPECT_EQ(d.signatures[0].isolated, 3);
+    EXPECT_EQ(d.signatures[0].overlapped, 2);
+    EXPECT_EQ(d.signatures[0].baseline_ns, us(10));
+    EXPECT_EQ(d.signatures[0].median_overlapped_ns, us(15));
+    EXPECT_EQ(d.signatures[0].slowdown_ns, us(15));
+    EXPECT_EQ(d.signatures[1].name, "layernorm");
+    EXPECT_EQ(d.signatures[1].isolated, 0);
+    EXPECT_FALSE(d.signatures[1].baseline_ns.has_value());
+    EXPECT_EQ(d.signatures[1].median_overlapped_ns, us(20));
+    EXPECT_FALSE(d.signatures[1].slowdown_ns.has_value());
+}
+
+TEST(AnalysisWaitTransfer, Example5) {
+    // docs/metrics.md, Example 5.
+    TraceBuilder b;
+    b.kernel(0, 0, kAllReduce, us(100), us(300), 13);
+    b.copy(0, 0, CopyKind::PtoP, us(120), us(160));
+    b.kernel(0, 0, "gemm", us(150), us(250));
+    b.kernel(1, 0, kAllReduce, us(180), us(320), 13);
+    const Analysis a = analyze(b.finalized());
+    ASSERT_EQ(a.devices.size(), 2u);
+    const auto& r0 = a.devices[0];
+    const auto& r1 = a.devices[1];
+    ASSERT_TRUE(r0.wait && r1.wait);
+    EXPECT_EQ(r0.wait->comm_wait_ns, us(40));
+    EXPECT_EQ(r0.wait->exposed_wait_ns, us(20));
+    EXPECT_EQ(r0.totals.exposed_comm_ns, us(100));
+    EXPECT_EQ(r0.wait->exposed_transfer_ns, us(80));
+    EXPECT_EQ(r1.wait->comm_wait_ns, 0);
+    EXPECT_EQ(r1.wait->exposed_transfer_ns, us(140));
+    EXPECT_EQ(r1.last_arrivals, 1);
+    EXPECT_EQ(r1.delay_caused_ns, us(80));
+    EXPECT_EQ(r0.last_arrivals, 0);
+    EXPECT_EQ(r0.delay_caused_ns, 0);
+}
+
+TEST(AnalysisWaitTransfer, AlignCollectivesExample) {
+    // docs/metrics.md, section 7c: ends 1,010, 1,000 and 990 us apart -> -1,000 us.
+    TraceBuilder b;
+    const int ends0[] = {300, 600, 900};
+    const int late[] = {1010, 1000, 990};
+    for (int i = 0; i < 3; ++i) {
+        b.kernel(0, 0, kAllReduce, us(ends0[i] - 100), us(ends0[i]), 13);
+        b.kernel(1, 0, kAllReduce, us(ends0[i] + late[i] - 100), us(ends0[i] + late[i]), 13);
+    }
+    AnalysisSettings s;
+    s.alignCollectives = true;
+    const Analysis a = analyze(b.finalized(), s);
+    EXPECT_EQ(a.devices[0].clock_shift_ns, 0);
+    EXPECT_EQ(a.devices[1].clock_shift_ns, -us(1000));
+    EXPECT_EQ(a.devices[1].collectives[1].end_ns, us(600));
+}
+
 }  // namespace
 }  // namespace osc
