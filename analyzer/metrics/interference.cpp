@@ -34,16 +34,14 @@ uint32_t column(const std::vector<uint32_t>& c, size_t i) { return i < c.size() 
 }  // namespace
 
 InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& device,
-                                     ActivityClassifier& classifier, const DeviceCoverage& coverage) {
+                                     ActivityClassifier& classifier, const DeviceCoverage& coverage)
+    : kernels_(device.kernels) {
     const auto& k = device.kernels;
+    sorted_ = std::is_sorted(k.start.begin(), k.start.end());
+    slotOf_.assign(k.size(), kNotOverlapped);
     std::unordered_map<SignatureKey, uint32_t, KeyHash> slotOf;
     std::vector<SignatureKey> keys;
     std::vector<SignatureDurations> durations;
-    struct Candidate {
-        TimeNs start, duration;
-        uint32_t slot;
-    };
-    std::vector<Candidate> candidates;
     for (size_t i = 0; i < k.size(); ++i) {
         const TimeNs d = k.end[i] - k.start[i];
         if (d <= 0) continue;
@@ -64,19 +62,16 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
             durations[it->second].isolated.push_back(d);
         } else {
             durations[it->second].overlapped.push_back(d);
-            candidates.push_back({k.start[i], d, it->second});
+            slotOf_[i] = it->second;
         }
     }
 
-    std::vector<TimeNs> baseline(keys.size(), -1);
+    std::vector<TimeNs>& baseline = baseline_;
+    baseline.assign(keys.size(), -1);
     for (size_t s = 0; s < keys.size(); ++s) {
         auto& iso = durations[s].isolated;
         if (iso.size() >= 3) baseline[s] = lowerMedian(iso);
     }
-    overlapped_.reserve(candidates.size());
-    for (const auto& c : candidates) overlapped_.push_back({c.start, c.duration, baseline[c.slot]});
-    std::stable_sort(overlapped_.begin(), overlapped_.end(),
-                     [](const Overlapped& a, const Overlapped& b) { return a.start < b.start; });
 
     for (size_t s = 0; s < keys.size(); ++s) {
         auto& dur = durations[s];
@@ -109,13 +104,21 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
 
 InterferenceMetrics InterferenceIndex::over(Interval window, TimeNs overlap_ns) const {
     InterferenceMetrics m;
-    auto it = std::lower_bound(overlapped_.begin(), overlapped_.end(), window.start,
-                               [](const Overlapped& o, TimeNs t) { return o.start < t; });
-    for (; it != overlapped_.end() && it->start < window.end; ++it) {
-        m.overlapped_compute_ns += it->duration;
-        if (it->baseline < 0) continue;
-        m.interfered_compute_ns += it->duration;
-        m.interference_ns += it->duration - it->baseline;
+    const auto& k = kernels_;
+    size_t i = 0, end = k.size();
+    if (sorted_) {
+        i = static_cast<size_t>(std::lower_bound(k.start.begin(), k.start.end(), window.start) - k.start.begin());
+        end = static_cast<size_t>(std::lower_bound(k.start.begin(), k.start.end(), window.end) - k.start.begin());
+    }
+    for (; i < end; ++i) {
+        const uint32_t slot = slotOf_[i];
+        if (slot == kNotOverlapped || k.start[i] < window.start || k.start[i] >= window.end) continue;
+        const TimeNs d = k.end[i] - k.start[i];
+        m.overlapped_compute_ns += d;
+        const TimeNs base = baseline_[slot];
+        if (base < 0) continue;
+        m.interfered_compute_ns += d;
+        m.interference_ns += d - base;
     }
     if (m.overlapped_compute_ns > 0)
         m.interference_coverage =
