@@ -3,6 +3,7 @@
 #pragma once
 
 #include "analyzer/capture/model.h"
+#include "analyzer/metrics/intervals.h"
 
 #include <array>
 #include <optional>
@@ -141,6 +142,9 @@ struct DeviceAnalysis {
     std::optional<int> last_arrivals;                // groups this device started strictly last
     std::optional<TimeNs> delay_caused_ns;           // sum of (last - second-latest start) there
     std::optional<TimeNs> clock_shift_ns;            // with --align collectives
+    // Where exposed waiting happened ((Wt ∖ Tr) ∖ C), for the GUI's overlap
+    // lane; empty with one device.
+    IntervalSet exposed_wait_intervals;
 };
 
 // The same collective seen on every rank.

@@ -71,6 +71,7 @@ void computeWaitTransfer(Analysis& a, const std::vector<IntervalSet>& computeOfD
             return out;
         };
         dev.wait = metricsOver(dev.totals, {}, true);
+        dev.exposed_wait_intervals = exposedWait;
         for (auto& s : dev.steps) s.wait = metricsOver(s.metrics, {s.start_ns, s.end_ns}, false);
     }
 }
@@ -122,6 +123,10 @@ void applyClockShifts(Analysis& a, const std::vector<TimeNs>& shifts,
         for (auto& c : dev.collectives) {
             c.start_ns += by;
             c.end_ns += by;
+        }
+        for (auto& i : dev.exposed_wait_intervals) {
+            i.start += by;
+            i.end += by;
         }
         if (d < computeOfDevice.size())
             for (auto& i : computeOfDevice[d]) {

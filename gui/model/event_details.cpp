@@ -41,9 +41,66 @@ const CollectiveTable* collectivesOf(const Process& p) {
     return p.collectives.size() ? &p.collectives : nullptr;
 }
 
+std::string signedPercent(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f%%", v * 100.0);
+    return buf;
+}
+
+// A compute kernel against its signature (name, grid, block) alone.
+void addInterference(const DeviceAnalysis& d, const DeviceGroup& g, const KernelTable& K, uint32_t r,
+                     const std::string& name, TimeNs dur, DetailList& out) {
+    const TimeNs under = g.coverage.comm.covered(K.start[r], K.end[r]);
+    out.emplace_back("under communication", formatDuration(under) + " of " + formatDuration(dur));
+    const auto col = [&](const std::vector<uint32_t>& c) { return r < c.size() ? c[r] : 0u; };
+    for (const auto& s : d.signatures) {
+        if (s.name != name || s.grid[0] != col(K.gridX) || s.grid[1] != col(K.gridY) || s.grid[2] != col(K.gridZ) ||
+            s.block[0] != col(K.blockX) || s.block[1] != col(K.blockY) || s.block[2] != col(K.blockZ))
+            continue;
+        if (!s.baseline_ns) {
+            out.emplace_back("alone (baseline)", "not measured: ran alone " + std::to_string(s.isolated) +
+                                                     " times, needs 3");
+            return;
+        }
+        out.emplace_back("alone (baseline)", formatDuration(*s.baseline_ns) + ", median of " +
+                                                 std::to_string(s.isolated) + " runs");
+        if (*s.baseline_ns > 0)
+            out.emplace_back("this run vs alone",
+                             signedPercent(static_cast<double>(dur) / static_cast<double>(*s.baseline_ns) - 1.0));
+        return;
+    }
+}
+
+// A collective's waiting for the last rank and its transfer, from the match.
+void addWaitTransfer(const Analysis& a, size_t device, uint32_t kernelRow, DetailList& out) {
+    const auto& ops = a.devices[device].collectives;
+    for (size_t c = 0; c < ops.size(); ++c) {
+        if (ops[c].kernelIndex != kernelRow) continue;
+        for (const auto& m : a.matched) {
+            bool here = false;
+            TimeNs last = INT64_MIN;
+            int lastDevice = -1;
+            for (const auto& [dv, op] : m.instances) {
+                here |= static_cast<size_t>(dv) == device && static_cast<size_t>(op) == c;
+                const TimeNs s = a.devices[static_cast<size_t>(dv)].collectives[static_cast<size_t>(op)].start_ns;
+                if (s > last) last = s, lastDevice = dv;
+            }
+            if (!here) continue;
+            const auto& op = ops[c];
+            out.emplace_back("waiting for last rank", formatDuration(std::max<TimeNs>(0, std::min(op.end_ns, last) - op.start_ns)));
+            out.emplace_back("transfer", formatDuration(std::max<TimeNs>(0, op.end_ns - std::max(op.start_ns, last))));
+            const auto& who = a.devices[static_cast<size_t>(lastDevice)];
+            out.emplace_back("last to arrive", who.rank >= 0 ? "rank " + std::to_string(who.rank) : who.host + ":" + std::to_string(who.pid));
+            return;
+        }
+        out.emplace_back("transfer", formatDuration(ops[c].duration_ns) + " (matched on no other rank)");
+        return;
+    }
+}
+
 }  // namespace
 
-DetailList eventDetails(const TimelineModel& model, EventRef ref) {
+DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis* analysis) {
     DetailList d;
     if (!ref.valid()) return d;
     const Lane& lane = model.lane(ref.lane);
@@ -101,6 +158,11 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref) {
                             formatDuration(orow.end[o.index] - orow.start[o.index]));
                 }
                 if (!others.empty()) add("arrival skew", formatDuration(last - first));
+            }
+            const DeviceGroup& g = model.groups()[static_cast<size_t>(lane.group)];
+            if (analysis && g.analysisDevice >= 0 && static_cast<size_t>(g.analysisDevice) < analysis->devices.size()) {
+                if (comm) addWaitTransfer(*analysis, static_cast<size_t>(g.analysisDevice), r, d);
+                else addInterference(analysis->devices[static_cast<size_t>(g.analysisDevice)], g, K, r, name, dur, d);
             }
             break;
         }

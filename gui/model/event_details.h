@@ -1,6 +1,7 @@
 // The details of one event as (field, value) pairs for the details panel:
 // name, duration, stream, grid/block, bytes, correlation, the launching API
 // call and, for a collective, its size, bandwidth and instances on other ranks.
+#include "analyzer/metrics/analysis.h"
 #pragma once
 
 #include "gui/model/timeline_model.h"
@@ -13,6 +14,9 @@ namespace osc::gui {
 
 using DetailList = std::vector<std::pair<std::string, std::string>>;
 
-DetailList eventDetails(const TimelineModel& model, EventRef ref);
+// With the analysis, a compute kernel also shows its signature's baseline
+// (the same kernel alone) and this run against it, and a collective its
+// waiting and transfer parts and who arrived last (DESIGN 4b, 4c).
+DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis* analysis = nullptr);
 
 }  // namespace osc::gui

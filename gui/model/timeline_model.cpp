@@ -179,14 +179,33 @@ void TimelineModel::buildRangesLane(int group, const Process& p) {
     order.insert(order.begin(), static_cast<int>(lanes_.size()) - 1);
 }
 
+int TimelineModel::groupOf(const DeviceAnalysis& d) const {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+        const Device* dev = deviceOf(static_cast<int>(g));
+        if (groups_[g].process == d.processIndex && dev && dev->id == d.device) return static_cast<int>(g);
+    }
+    return -1;
+}
+
+void TimelineModel::annotate(const Analysis& analysis) {
+    for (size_t i = 0; i < analysis.devices.size(); ++i) {
+        const DeviceAnalysis& d = analysis.devices[i];
+        const int group = groupOf(d);
+        if (group < 0) continue;
+        DeviceGroup& g = groups_[static_cast<size_t>(group)];
+        g.analysisDevice = static_cast<int>(i);
+        g.exposedWait = d.exposed_wait_intervals;
+        g.exposedWaitPrefix = intervalPrefix(g.exposedWait);
+        if (d.last_arrivals && *d.last_arrivals > 0)
+            g.label += " · last at " + std::to_string(*d.last_arrivals) + " of " +
+                       std::to_string(analysis.matched.size()) + " collectives";
+    }
+}
+
 void TimelineModel::addStepLanes(const Analysis& analysis) {
     for (const DeviceAnalysis& d : analysis.devices) {
         if (d.steps.empty()) continue;
-        int group = -1;
-        for (size_t g = 0; g < groups_.size(); ++g) {
-            const Device* dev = deviceOf(static_cast<int>(g));
-            if (groups_[g].process == d.processIndex && dev && dev->id == d.device) group = static_cast<int>(g);
-        }
+        const int group = groupOf(d);
         if (group < 0) continue;
         Lane lane;
         lane.kind = LaneKind::Ranges;

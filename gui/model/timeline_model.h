@@ -45,6 +45,11 @@ struct DeviceGroup {
     // Kernel rows of communication kernels, start-sorted: matching the same
     // collective across ranks by order when no NCCL plugin rows exist.
     std::vector<uint32_t> commKernels;
+    // From the analysis (annotate()): exposed communication spent waiting for
+    // the last rank, drawn apart from exposed transfer on the overlap lane.
+    IntervalSet exposedWait;
+    std::vector<TimeNs> exposedWaitPrefix;
+    int analysisDevice = -1;  // into Analysis::devices, -1 before annotate()
     bool collapsed = false;
 };
 
@@ -85,6 +90,11 @@ public:
     // Adds a "steps (GPU)" lane per device from the analysis: the step
     // windows projected onto the GPU, under the NVTX lane.
     void addStepLanes(const Analysis& analysis);
+    // Takes what the analysis adds to each device group: the exposed waiting
+    // for the overlap lane, and the last-arrival count in the group's label.
+    void annotate(const Analysis& analysis);
+    // The group showing DeviceAnalysis `d`, or -1.
+    int groupOf(const DeviceAnalysis& d) const;
     const std::string& stepName(uint32_t i) const { return stepNames_.at(i); }
 
     // The device in the capture behind a group, or nullptr.

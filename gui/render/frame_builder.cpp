@@ -288,41 +288,51 @@ void FrameBuilder::buildCoverageLane(const DeviceGroup& g, const Viewport& vp, f
     const int width = static_cast<int>(std::ceil(s.width()));
     const float inner = h - 2;
     // Runs of columns with the same stacked heights become one rectangle each.
-    int runStart = 0, runO = 0, runX = 0;
+    // Stacked from the bottom: hidden (C∩M), exposed transfer, exposed waiting.
+    int runStart = 0, runO = 0, runX = 0, runW = 0;
     auto flush = [&](int x) {
-        if (x > runStart && (runO > 0 || runX > 0)) {
+        if (x > runStart && (runO > 0 || runX > 0 || runW > 0)) {
             const float fx = vp.left + static_cast<float>(runStart), fw = static_cast<float>(x - runStart);
             const float bottom = y + 1 + inner;
             if (runO > 0) out.rects.push_back({fx, bottom - static_cast<float>(runO), fw, static_cast<float>(runO), palette::kOverlap});
             if (runX > 0) out.rects.push_back({fx, bottom - static_cast<float>(runO + runX), fw, static_cast<float>(runX), palette::kExposed});
+            if (runW > 0)
+                out.rects.push_back({fx, bottom - static_cast<float>(runO + runX + runW), fw, static_cast<float>(runW),
+                                     palette::kExposedWait});
         }
         runStart = x;
     };
     TimeNs t0 = s.toTime(0);
     CoverageWalker overlap(g.coverage.overlap.intervals(), g.overlapPrefix);
     CoverageWalker exposed(g.coverage.exposedComm.intervals(), g.exposedPrefix);
-    TimeNs o0 = overlap.coveredBefore(t0), e0 = exposed.coveredBefore(t0);
+    CoverageWalker waiting(g.exposedWait, g.exposedWaitPrefix);
+    TimeNs o0 = overlap.coveredBefore(t0), e0 = exposed.coveredBefore(t0), w0 = waiting.coveredBefore(t0);
     for (int x = 0; x < width; ++x) {
         const TimeNs t1 = s.toTime(x + 1.0);
-        int oh = 0, xh = 0;
-        const TimeNs o1 = overlap.coveredBefore(t1), e1 = exposed.coveredBefore(t1);
-        const TimeNs on = o1 - o0, en = e1 - e0;
+        int oh = 0, xh = 0, wh = 0;
+        const TimeNs o1 = overlap.coveredBefore(t1), e1 = exposed.coveredBefore(t1), w1 = waiting.coveredBefore(t1);
+        const TimeNs on = o1 - o0, wn = std::min(w1 - w0, e1 - e0), en = e1 - e0 - wn;
         o0 = o1;
         e0 = e1;
-        if (on > 0 || en > 0) {
+        w0 = w1;
+        if (on > 0 || en > 0 || wn > 0) {
             const double len = static_cast<double>(std::max<TimeNs>(1, t1 - t0));
             const double o = static_cast<double>(on) / len;
             const double e = static_cast<double>(en) / len;
+            const double w = static_cast<double>(wn) / len;
             oh = static_cast<int>(std::lround(o * inner));
             xh = static_cast<int>(std::lround(e * inner));
+            wh = static_cast<int>(std::lround(w * inner));
             // Anything present stays visible at least one pixel high.
             if (o > 0 && oh == 0) oh = 1;
             if (e > 0 && xh == 0) xh = 1;
+            if (w > 0 && wh == 0) wh = 1;
         }
-        if (oh != runO || xh != runX) {
+        if (oh != runO || xh != runX || wh != runW) {
             flush(x);
             runO = oh;
             runX = xh;
+            runW = wh;
         }
         t0 = t1;
     }

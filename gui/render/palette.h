@@ -22,6 +22,7 @@ inline constexpr uint32_t kCommunication = 0x8E44AD;
 inline constexpr uint32_t kMemory = 0x16A085;
 inline constexpr uint32_t kOverlap = 0x27AE60;   // communication hidden behind compute
 inline constexpr uint32_t kExposed = 0xE0451F;   // communication with no compute under it
+inline constexpr uint32_t kExposedWait = 0xF0B429;  // of that, waiting for the last rank (DESIGN 4c)
 inline constexpr uint32_t kSelection = 0x1E88E5; // range selection (drawn translucent)
 inline constexpr uint32_t kHighlight = 0xFFB300; // selected event and its matches
 inline constexpr uint32_t kFindHit = 0xFFEB3B;

@@ -2,6 +2,7 @@
 
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/metrics/wait_transfer.h"
 
 #include <QMetaObject>
 
@@ -18,14 +19,30 @@ LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settin
     };
     auto capture = std::make_shared<Capture>(loadCapture(path.toStdString(), options));
     if (options.cancelled()) throw LoadCancelled{};
+    // --align collectives: the lanes show the shifted clocks, so shift the
+    // capture itself, then analyse it as it now stands.
+    std::vector<TimeNs> shifts;
+    AnalysisSettings analysisSettings = settings;
+    if (settings.alignCollectives) {
+        if (progress) progress(0.8, QObject::tr("aligning clocks"));
+        shifts = alignOnCollectives(*capture, settings);
+        analysisSettings.alignCollectives = false;
+    }
     if (progress) progress(0.8, QObject::tr("building lanes"));
     LoadedCapture out;
     out.path = path;
-    out.model = std::make_shared<TimelineModel>(capture, settings);
+    out.model = std::make_shared<TimelineModel>(capture, analysisSettings);
     if (options.cancelled()) throw LoadCancelled{};
     if (progress) progress(0.9, QObject::tr("analysing"));
-    out.analysis = std::make_shared<const Analysis>(analyze(*capture, settings));
+    auto analysis = std::make_shared<Analysis>(analyze(*capture, analysisSettings));
+    if (settings.alignCollectives) {
+        analysis->settings.alignCollectives = true;
+        for (auto& d : analysis->devices)
+            d.clock_shift_ns = static_cast<size_t>(d.processIndex) < shifts.size() ? shifts[static_cast<size_t>(d.processIndex)] : 0;
+    }
+    out.analysis = analysis;
     out.model->addStepLanes(*out.analysis);
+    out.model->annotate(*out.analysis);
     if (progress) progress(1.0, QObject::tr("done"));
     return out;
 }

@@ -106,7 +106,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(followTimer_, &QTimer::timeout, this, [this] {
         if (loader_->busy() || current_.path.isEmpty()) return;
         reloading_ = true;
-        loader_->start(current_.path);
+        loader_->start(current_.path, settings_);
     });
     connect(timeline_, &TimelineWidget::selectionChanged, this, &MainWindow::updateSelectionPanel);
     connect(timeline_, &TimelineWidget::eventSelected, this, &MainWindow::updateDetails);
@@ -144,6 +144,13 @@ void MainWindow::buildMenus() {
     view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack);
     view->addAction(tr("Clear selection"), timeline_, &TimelineWidget::clearSelection);
     view->addSeparator();
+    alignAction_ = view->addAction(tr("Align clocks on &collectives"), this, [this](bool on) {
+        settings_.alignCollectives = on;
+        if (!current_.path.isEmpty()) openCapture(current_.path);
+    });
+    alignAction_->setCheckable(true);
+    alignAction_->setToolTip(tr("Shift each process so its collectives end with the lowest rank's (in the "
+                                "median): for captures from several hosts, whose clocks disagree"));
     view->addAction(tr("Show all lanes"), this, [this] {
         if (!timeline_->model()) return;
         timeline_->model()->showAllLanes();
@@ -252,7 +259,7 @@ void MainWindow::openCapture(const QString& path) {
     progress_->setValue(0);
     progress_->show();
     cancelButton_->show();
-    loader_->start(path);
+    loader_->start(path, settings_);
 }
 
 AttachDialog* MainWindow::showAttachDialog() {
@@ -338,7 +345,7 @@ void MainWindow::updateDetails(EventRef ref) {
     details_->setRowCount(0);
     TimelineModel* model = timeline_->model();
     if (!model || !ref.valid()) return;
-    const DetailList d = eventDetails(*model, ref);
+    const DetailList d = eventDetails(*model, ref, current_.analysis.get());
     details_->setRowCount(static_cast<int>(d.size()));
     for (size_t i = 0; i < d.size(); ++i) {
         details_->setItem(static_cast<int>(i), 0, new QTableWidgetItem(QString::fromStdString(d[i].first)));

@@ -67,6 +67,10 @@ private:
     TimelineWidget* timeline_ = nullptr;
     CaptureLoader* loader_ = nullptr;
     LoadedCapture current_;
+    // How captures are analysed; View > Align clocks on collectives sets
+    // alignCollectives and reloads (the lanes then show the shifted clocks).
+    AnalysisSettings settings_;
+    QAction* alignAction_ = nullptr;
     StepTableModel* steps_ = nullptr;
     CollectiveTableModel* collectives_ = nullptr;
     QTableWidget* details_ = nullptr;

@@ -265,3 +265,35 @@ TEST(ViewHistory, PopsInReverseOrder) {
     EXPECT_EQ(h.pop(), (ViewRange{0, 10}));
     EXPECT_FALSE(h.pop());
 }
+
+TEST(TimelineModel, AnalysisAddsExposedWaitingLastArrivalsAndDetails) {
+    // Rank 1 starts everything 1.5 us later: rank 0's AllReduce [4000, 7000)
+    // waits for rank 1's [5500, 8500) until 5500; its gemm covers up to 5000,
+    // so [5000, 5500) is exposed waiting and [5500, 7000) transfer.
+    auto capture = guitest::smallCapture(2, 1500);
+    TimelineModel m(capture);
+    const Analysis a = analyze(*capture);
+    m.addStepLanes(a);
+    m.annotate(a);
+    EXPECT_EQ(m.groups()[0].exposedWait, (IntervalSet{{5000, 5500}}));
+    EXPECT_TRUE(m.groups()[1].exposedWait.empty());
+    EXPECT_NE(m.groups()[1].label.find("last at 1 of 1 collectives"), std::string::npos) << m.groups()[1].label;
+    EXPECT_EQ(m.groups()[0].label.find("last at"), std::string::npos);
+
+    auto valueOf = [](const DetailList& d, const std::string& k) {
+        for (const auto& [key, v] : d)
+            if (key == k) return v;
+        return std::string("<missing>");
+    };
+    const DetailList nccl = eventDetails(m, m.findKernel(0, 1), &a);
+    EXPECT_EQ(valueOf(nccl, "waiting for last rank"), formatDuration(1500));
+    EXPECT_EQ(valueOf(nccl, "transfer"), formatDuration(1500));
+    EXPECT_EQ(valueOf(nccl, "last to arrive"), "rank 1");
+    // The second gemm [6000, 8000) runs entirely under communication; no
+    // gemm ran alone, so there is no baseline to compare with.
+    const DetailList gemm = eventDetails(m, m.findKernel(0, 2), &a);
+    EXPECT_EQ(valueOf(gemm, "under communication"), formatDuration(1000) + " of " + formatDuration(2000));
+    EXPECT_EQ(valueOf(gemm, "alone (baseline)"), "not measured: ran alone 0 times, needs 3");
+    // Without the analysis none of this is shown.
+    EXPECT_EQ(valueOf(eventDetails(m, m.findKernel(0, 1)), "transfer"), "<missing>");
+}

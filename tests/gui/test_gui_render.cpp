@@ -109,6 +109,28 @@ TEST(FrameBuilder, OverlapLaneShowsHiddenAndExposedCommunication) {
     EXPECT_EQ(exposedPx, 100);
 }
 
+TEST(FrameBuilder, OverlapLaneTellsExposedWaitingFromTransfer) {
+    // As in the model test: rank 0's exposed [5000, 6000) is waiting for
+    // rank 1 in [5000, 5500) and transfer in [5500, 6000).
+    auto capture = guitest::smallCapture(2, 1500);
+    TimelineModel m(capture);
+    m.annotate(analyze(*capture));
+    const LaneLayout layout(m);
+    DrawList list;
+    FrameBuilder(m, layout).build(viewportFor({0, 10000}, 1000), list);
+    const LaneSlot* slot = layout.slotOf(m.groups()[0].lanes[1]);
+    int waitX = -1, waitW = 0, exposedX = -1, exposedW = 0;
+    for (const DrawRect& r : list.rects) {
+        if (r.y < slot->y || r.y >= slot->y + slot->height) continue;
+        if (r.rgb == palette::kExposedWait) waitX = static_cast<int>(r.x), waitW += static_cast<int>(r.w);
+        if (r.rgb == palette::kExposed) exposedX = static_cast<int>(r.x), exposedW += static_cast<int>(r.w);
+    }
+    EXPECT_EQ(waitX, 500);
+    EXPECT_EQ(waitW, 50);
+    EXPECT_EQ(exposedX, 550);
+    EXPECT_EQ(exposedW, 50);
+}
+
 TEST(FrameBuilder, EventRectFollowsTheScale) {
     const TimelineModel m(guitest::smallCapture());
     const LaneLayout layout(m);
