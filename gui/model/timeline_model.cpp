@@ -196,6 +196,10 @@ void TimelineModel::annotate(const Analysis& analysis) {
         g.analysisDevice = static_cast<int>(i);
         g.exposedWait = d.exposed_wait_intervals;
         g.exposedWaitPrefix = intervalPrefix(g.exposedWait);
+        if (d.wait)  // several devices: the lane now tells waiting from transfer
+            for (int l : g.lanes)
+                if (lanes_[static_cast<size_t>(l)].kind == LaneKind::Overlap)
+                    lanes_[static_cast<size_t>(l)].label = "overlap · hidden / exposed / waiting";
         if (d.last_arrivals && *d.last_arrivals > 0)
             g.label += " · last at " + std::to_string(*d.last_arrivals) + " of " +
                        std::to_string(analysis.matched.size()) + " collectives";
