@@ -198,7 +198,28 @@ TEST(ChromeExport, RoundTripGivesTheSameEventsAndMetrics) {
         EXPECT_EQ(x.devices[i].steps.size(), 3u);
         for (size_t s = 0; s < x.devices[i].steps.size(); ++s)
             expectSameMetrics(x.devices[i].steps[s].metrics, y.devices[i].steps[s].metrics);
+        // DESIGN 4b/4c from a Kineto trace: grid and block travel in args.
+        const auto& dx = x.devices[i];
+        const auto& dy = y.devices[i];
+        EXPECT_EQ(dx.interference.overlapped_compute_ns, dy.interference.overlapped_compute_ns);
+        EXPECT_EQ(dx.interference.interference_ns, dy.interference.interference_ns);
+        EXPECT_EQ(dx.interference.net_overlap_gain_ns, dy.interference.net_overlap_gain_ns);
+        ASSERT_EQ(dx.signatures.size(), dy.signatures.size());
+        for (size_t k = 0; k < dx.signatures.size(); ++k) {
+            EXPECT_EQ(dx.signatures[k].name, dy.signatures[k].name);
+            EXPECT_EQ(dx.signatures[k].grid, dy.signatures[k].grid);
+            EXPECT_EQ(dx.signatures[k].block, dy.signatures[k].block);
+            EXPECT_EQ(dx.signatures[k].baseline_ns, dy.signatures[k].baseline_ns);
+        }
+        ASSERT_TRUE(dx.wait && dy.wait);
+        EXPECT_EQ(dx.wait->comm_wait_ns, dy.wait->comm_wait_ns);
+        EXPECT_EQ(dx.wait->exposed_wait_ns, dy.wait->exposed_wait_ns);
+        EXPECT_EQ(dx.last_arrivals, dy.last_arrivals);
+        EXPECT_EQ(dx.delay_caused_ns, dy.delay_caused_ns);
     }
+    size_t withInterference = 0;
+    for (const auto& d : x.devices) withInterference += d.interference.overlapped_compute_ns > 0;
+    EXPECT_GT(withInterference, 0u);
     expectSameMetrics(x.summary, y.summary);
     EXPECT_GT(x.summary.comm_ns, 0);
     EXPECT_GT(x.summary.overlap_ns, 0);
