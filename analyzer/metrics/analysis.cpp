@@ -54,7 +54,7 @@ void assignSteps(const Device& device, const StepProjector& projector,
 DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int processIndex,
                              const Device& device, const StepProjector& projector,
                              ActivityClassifier& classifier, const AnalysisSettings& settings,
-                             std::vector<std::string>& warnings, IntervalSet& computeOut) {
+                             std::vector<std::string>& warnings, IntervalSet& exposedOut) {
     DeviceAnalysis out;
     out.processIndex = processIndex;
     out.rank = process.rank;
@@ -113,49 +113,61 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     for (auto& step : out.steps)
         step.interference = interference.over({step.start_ns, step.end_ns}, step.metrics.overlap_ns);
     out.signatures = interference.signatures();
-    // Kept for waiting versus transfer, which needs every device's matches first.
-    computeOut = cov.compute.intervals();
+    // Kept for waiting versus transfer, which needs every device's matches
+    // first: M ∖ C, as small as the communication, not the compute.
+    exposedOut = cov.exposedComm.intervals();
     return out;
 }
 
 }  // namespace
 
-Analysis analyze(const Capture& capture, const AnalysisSettings& settings) {
-    Analysis a;
-    a.settings = settings;
+void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
+                      std::vector<IntervalSet>& exposedOfDevice) {
+    out.settings = settings;
     ActivityClassifier classifier(capture.strings, settings);
     const std::regex stepPattern = compileStepPattern(settings.stepPattern);
     std::vector<int8_t> stepNameMatches;
-
-    TimeNs computeOrComm = 0;
-    std::vector<IntervalSet> computeOfDevice;
     for (size_t p = 0; p < capture.processes.size(); ++p) {
         const Process& process = capture.processes[p];
         const StepProjector projector(capture, process, stepPattern, stepNameMatches);
         for (const Device& device : process.devices) {
-            computeOfDevice.emplace_back();
-            a.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device,
-                                              projector, classifier, settings, a.warnings,
-                                              computeOfDevice.back()));
-            const OverlapMetrics& t = a.devices.back().totals;
-            a.summary.window_ns += t.window_ns;
-            a.summary.compute_ns += t.compute_ns;
-            a.summary.comm_ns += t.comm_ns;
-            a.summary.overlap_ns += t.overlap_ns;
-            a.summary.exposed_comm_ns += t.exposed_comm_ns;
-            a.summary.busy_ns += t.busy_ns;
-            a.summary.idle_ns += t.idle_ns;
-            computeOrComm += t.compute_ns + t.comm_ns - t.overlap_ns;
+            exposedOfDevice.emplace_back();
+            out.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device,
+                                                projector, classifier, settings, out.warnings,
+                                                exposedOfDevice.back()));
         }
+    }
+}
+
+void finishAnalysis(Analysis& a, std::vector<IntervalSet>& exposedOfDevice, size_t processes) {
+    a.summary = OverlapMetrics{};
+    TimeNs computeOrComm = 0;
+    for (const auto& d : a.devices) {
+        const OverlapMetrics& t = d.totals;
+        a.summary.window_ns += t.window_ns;
+        a.summary.compute_ns += t.compute_ns;
+        a.summary.comm_ns += t.comm_ns;
+        a.summary.overlap_ns += t.overlap_ns;
+        a.summary.exposed_comm_ns += t.exposed_comm_ns;
+        a.summary.busy_ns += t.busy_ns;
+        a.summary.idle_ns += t.idle_ns;
+        computeOrComm += t.compute_ns + t.comm_ns - t.overlap_ns;
     }
     a.summary.computeRatios(computeOrComm);
     matchAcrossDevices(a);
-    if (settings.alignCollectives) {
-        applyClockShifts(a, collectiveClockShifts(a, capture.processes.size()), computeOfDevice);
+    if (a.settings.alignCollectives) {
+        applyClockShifts(a, collectiveClockShifts(a, processes), exposedOfDevice);
         matchAcrossDevices(a);  // skews in the aligned clocks
     }
-    computeWaitTransfer(a, computeOfDevice);
+    computeWaitTransfer(a, exposedOfDevice);
     a.spread = rankSpread(a);
+}
+
+Analysis analyze(const Capture& capture, const AnalysisSettings& settings) {
+    Analysis a;
+    std::vector<IntervalSet> exposedOfDevice;
+    analyzeProcesses(capture, settings, a, exposedOfDevice);
+    finishAnalysis(a, exposedOfDevice, capture.processes.size());
     return a;
 }
 

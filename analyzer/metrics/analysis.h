@@ -176,4 +176,15 @@ struct Analysis {
 // Throws std::invalid_argument for an invalid regex in the settings.
 Analysis analyze(const Capture& capture, const AnalysisSettings& settings = {});
 
+// analyze() in two phases, so that processes can be analysed apart (one file
+// at a time, on several threads) and their captures freed before the
+// cross-device part. Appends one DeviceAnalysis per device of `capture` to
+// `out.devices` (processIndex into capture.processes) and each device's
+// exposed communication M ∖ C to `exposedOfDevice`.
+void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
+                      std::vector<IntervalSet>& exposedOfDevice);
+// The summary and everything across devices: matching, --align collectives,
+// waiting versus transfer, rank spread. `processes` bounds processIndex.
+void finishAnalysis(Analysis& a, std::vector<IntervalSet>& exposedOfDevice, size_t processes);
+
 }  // namespace osc

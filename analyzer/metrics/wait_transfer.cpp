@@ -18,7 +18,7 @@ const CollectiveInstance& opOf(const Analysis& a, std::pair<int, int> instance) 
 
 }  // namespace
 
-void computeWaitTransfer(Analysis& a, const std::vector<IntervalSet>& computeOfDevice) {
+void computeWaitTransfer(Analysis& a, const std::vector<IntervalSet>& exposedOfDevice) {
     const size_t n = a.devices.size();
     if (n < 2) return;
     std::vector<IntervalSetBuilder> waiting(n), transfer(n);
@@ -62,7 +62,7 @@ void computeWaitTransfer(Analysis& a, const std::vector<IntervalSet>& computeOfD
             if (!grouped[d][i]) transfer[d].add(dev.collectives[i].start_ns, dev.collectives[i].end_ns);
         const IntervalSet waitOnly = subtract(waiting[d].finish(), transfer[d].finish());
         const IntervalSet exposedWait =
-            d < computeOfDevice.size() ? subtract(waitOnly, computeOfDevice[d]) : waitOnly;
+            d < exposedOfDevice.size() ? intersect(waitOnly, exposedOfDevice[d]) : waitOnly;
         const auto metricsOver = [&](const OverlapMetrics& m, Interval w, bool whole) {
             WaitTransferMetrics out;
             out.comm_wait_ns = whole ? totalLength(waitOnly) : lengthWithin(waitOnly, w);
@@ -108,31 +108,35 @@ std::vector<TimeNs> collectiveClockShifts(const Analysis& a, size_t processes) {
     return shifts;
 }
 
+void shiftDeviceTimes(DeviceAnalysis& d, TimeNs by, IntervalSet* exposed) {
+    if (by == 0) return;
+    for (auto& s : d.steps) {
+        s.start_ns += by;
+        s.end_ns += by;
+    }
+    for (auto& c : d.collectives) {
+        c.start_ns += by;
+        c.end_ns += by;
+    }
+    for (auto& i : d.exposed_wait_intervals) {
+        i.start += by;
+        i.end += by;
+    }
+    if (exposed)
+        for (auto& i : *exposed) {
+            i.start += by;
+            i.end += by;
+        }
+}
+
 void applyClockShifts(Analysis& a, const std::vector<TimeNs>& shifts,
-                      std::vector<IntervalSet>& computeOfDevice) {
+                      std::vector<IntervalSet>& exposedOfDevice) {
     for (size_t d = 0; d < a.devices.size(); ++d) {
         auto& dev = a.devices[d];
         const auto p = static_cast<size_t>(dev.processIndex);
         const TimeNs by = p < shifts.size() ? shifts[p] : 0;
         dev.clock_shift_ns = by;
-        if (by == 0) continue;
-        for (auto& s : dev.steps) {
-            s.start_ns += by;
-            s.end_ns += by;
-        }
-        for (auto& c : dev.collectives) {
-            c.start_ns += by;
-            c.end_ns += by;
-        }
-        for (auto& i : dev.exposed_wait_intervals) {
-            i.start += by;
-            i.end += by;
-        }
-        if (d < computeOfDevice.size())
-            for (auto& i : computeOfDevice[d]) {
-                i.start += by;
-                i.end += by;
-            }
+        shiftDeviceTimes(dev, by, d < exposedOfDevice.size() ? &exposedOfDevice[d] : nullptr);
     }
 }
 

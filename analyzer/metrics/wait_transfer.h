@@ -10,11 +10,12 @@
 
 namespace osc {
 
-// Needs Analysis::matched (matchAcrossDevices). `computeOfDevice[d]` is C of
-// device d over the whole capture, in the same clock as its collectives.
+// Needs Analysis::matched (matchAcrossDevices). `exposedOfDevice[d]` is
+// M ∖ C of device d over the whole capture, in the same clock as its
+// collectives: waiting lies inside M, so (Wt ∖ Tr) ∖ C = (Wt ∖ Tr) ∩ (M ∖ C).
 // Fills each device's and step's `wait`, and `last_arrivals` and
 // `delay_caused_ns`; leaves them empty with fewer than two devices.
-void computeWaitTransfer(Analysis& a, const std::vector<IntervalSet>& computeOfDevice);
+void computeWaitTransfer(Analysis& a, const std::vector<IntervalSet>& exposedOfDevice);
 
 // The shift per process (indexed by DeviceAnalysis::processIndex, sized
 // `processes`) that lines the ends of its matched collectives up with the
@@ -22,10 +23,12 @@ void computeWaitTransfer(Analysis& a, const std::vector<IntervalSet>& computeOfD
 // and for processes sharing no matched collective with it.
 std::vector<TimeNs> collectiveClockShifts(const Analysis& a, size_t processes);
 
-// Moves every time of the devices of process p by shifts[p]: steps,
-// collectives and each device's compute set.
+// Moves every time of the devices of process p by shifts[p] (steps,
+// collectives, each device's exposed set) and records it as clock_shift_ns.
 void applyClockShifts(Analysis& a, const std::vector<TimeNs>& shifts,
-                      std::vector<IntervalSet>& computeOfDevice);
+                      std::vector<IntervalSet>& exposedOfDevice);
+// Moves every time of one device's analysis by `by`.
+void shiftDeviceTimes(DeviceAnalysis& d, TimeNs by, IntervalSet* exposed);
 
 // For views of the capture itself (export, the GUI): moves each process of
 // `capture` by its --align collectives shift; returns the shifts by process.
