@@ -85,6 +85,27 @@ Capture loadCaptures(const std::vector<std::string>& paths, const LoadOptions& o
     return capture;
 }
 
+std::vector<std::string> captureFiles(const std::vector<std::string>& paths) {
+    std::vector<std::string> out;
+    for (const auto& path : paths) {
+        std::error_code ec;
+        if (!fs::is_directory(path, ec)) {
+            out.push_back(path);  // loading it says what is wrong, if anything
+            continue;
+        }
+        std::vector<std::string> files;
+        for (const auto& entry : fs::directory_iterator(path, ec))
+            if (entry.is_regular_file() && looksLikeCaptureFile(entry.path()))
+                files.push_back(entry.path().string());
+        if (ec) throw CaptureError(path, "cannot list directory: " + ec.message());
+        if (files.empty())
+            throw CaptureError(path, "directory holds no capture files (.sqlite, .json, .json.gz)");
+        std::sort(files.begin(), files.end());
+        out.insert(out.end(), files.begin(), files.end());
+    }
+    return out;
+}
+
 Capture loadCapture(const std::string& path, const LoadOptions& options) {
     return loadCaptures({path}, options);
 }

@@ -22,4 +22,9 @@ InputFormat detectFormat(const std::string& path);
 Capture loadCapture(const std::string& path, const LoadOptions& options = {});
 Capture loadCaptures(const std::vector<std::string>& paths, const LoadOptions& options = {});
 
+// The files loadCaptures(paths) reads, in its order: a directory becomes its
+// capture files (.sqlite, .db, .json, .json.gz; not SQLite's side files),
+// sorted by name. Throws CaptureError for a directory that holds none.
+std::vector<std::string> captureFiles(const std::vector<std::string>& paths);
+
 }  // namespace osc

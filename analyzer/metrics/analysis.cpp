@@ -122,7 +122,7 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
 }  // namespace
 
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
-                      std::vector<IntervalSet>& exposedOfDevice) {
+                      std::vector<IntervalSet>& exposedOfDevice, std::vector<int>* warningProcess) {
     out.settings = settings;
     ActivityClassifier classifier(capture.strings, settings);
     const std::regex stepPattern = compileStepPattern(settings.stepPattern);
@@ -135,6 +135,7 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
             out.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device,
                                                 projector, classifier, settings, out.warnings,
                                                 exposedOfDevice.back()));
+            if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         }
     }
 }

@@ -181,8 +181,10 @@ Analysis analyze(const Capture& capture, const AnalysisSettings& settings = {});
 // cross-device part. Appends one DeviceAnalysis per device of `capture` to
 // `out.devices` (processIndex into capture.processes) and each device's
 // exposed communication M ∖ C to `exposedOfDevice`.
+// `warningProcess`, when given, gets the process index of each warning added.
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
-                      std::vector<IntervalSet>& exposedOfDevice);
+                      std::vector<IntervalSet>& exposedOfDevice,
+                      std::vector<int>* warningProcess = nullptr);
 // The summary and everything across devices: matching, --align collectives,
 // waiting versus transfer, rank spread. `processes` bounds processIndex.
 void finishAnalysis(Analysis& a, std::vector<IntervalSet>& exposedOfDevice, size_t processes);
