@@ -2,6 +2,8 @@
 
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/capture/printable_text.h"
+#include "cli/safe_output.h"
 
 #include <unistd.h>
 
@@ -80,7 +82,7 @@ void ProgressLine::done() {
 }
 
 void printWarnings(const std::vector<std::string>& warnings) {
-    for (const auto& w : warnings) std::fprintf(stderr, "overlapscope: warning: %s\n", w.c_str());
+    for (const auto& w : warnings) std::fprintf(stderr, "overlapscope: warning: %s\n", printableLine(w).c_str());
 }
 
 Capture loadInputs(const std::vector<std::string>& paths, bool launchDetails) {
@@ -112,26 +114,7 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
         std::cout.flush();
         return;
     }
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (!overwrite && fs::exists(path, ec))
-        throw CaptureError(path, "already exists (use --force to replace it)");
-    const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) throw CaptureError(path, "cannot open for writing");
-        write(out);
-        out.close();
-        if (!out) {
-            fs::remove(temp, ec);
-            throw CaptureError(path, "write failed");
-        }
-    }
-    fs::rename(temp, path, ec);
-    if (ec) {
-        fs::remove(temp, ec);
-        throw CaptureError(path, "cannot replace: " + ec.message());
-    }
+    writeFileSafely(path, write, overwrite);
 }
 
 void writeOutput(const std::string& path, const std::string& text, bool overwrite) {

@@ -41,9 +41,9 @@ Analysis analyzeWithStatus(const Capture& capture, const AnalysisSettings& setti
 void printWarnings(const std::vector<std::string>& warnings);
 
 // Writes `text` to `path`, or to stdout when path is empty or "-". Refuses
-// to replace an existing file unless `overwrite`. Throws CaptureError. A file
-// is written under a temporary name and renamed at the end, so a failure
-// never leaves a half-written report where the old one was.
+// to replace an existing file unless `overwrite`. Throws CaptureError. Files
+// are written by writeFileSafely (cli/safe_output.h): under a private
+// temporary name renamed at the end, through symlinks, FIFOs and devices.
 void writeOutput(const std::string& path, const std::string& text, bool overwrite);
 // The same for output produced piece by piece (large JSON reports).
 void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write,

@@ -1,5 +1,6 @@
 // `overlapscope run | attach | detach | ps`: launch a job under the capture
 // agent and control the agents of running jobs through their sockets.
+#include "analyzer/capture/printable_text.h"
 #include "control/control_client.h"
 #include "cli/commands.h"
 
@@ -99,40 +100,6 @@ void parseNumber(const char* command, const char* option, NumberOption& o, doubl
                                     " from " + range);
     }
     o.value = v;
-}
-
-// Text an agent sent, made safe for a terminal: control characters
-// (escape sequences included) and bytes that are not UTF-8 become \xNN.
-std::string printable(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    auto escape = [&](unsigned char c) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02x", c);
-        out += buf;
-    };
-    for (size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-            ++i;
-            continue;
-        }
-        const size_t length = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-        bool valid = length > 0 && i + length <= text.size();
-        for (size_t k = 1; valid && k < length; ++k)
-            valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-        // C1 controls (U+0080..U+009F) act like escapes on some terminals.
-        if (valid && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) valid = false;
-        if (!valid) {
-            escape(c);
-            ++i;
-            continue;
-        }
-        out.append(text.substr(i, length));
-        i += length;
-    }
-    return out;
 }
 
 // ---- run ----------------------------------------------------------------

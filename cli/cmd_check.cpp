@@ -1,5 +1,6 @@
 // `overlapscope check CAPTURE...`: CI thresholds. Exit 0 when all hold, 1 with
 // one line per violation, 2 for bad input.
+#include "analyzer/capture/printable_text.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "analyzer/report/check.h"
@@ -20,6 +21,7 @@ struct CheckArgs {
     std::string baseline;
     std::string maxRegression;  // "10" or "10%"
     std::string junit;
+    bool allowDropped = false;
     AnalysisFlags flags;
 };
 
@@ -49,6 +51,7 @@ int runCheck(const CheckArgs& args) {
     t.maxExposedTransferMs = args.maxExposedTransferMs;
     t.maxDelayCausedMs = args.maxDelayCausedMs;
     t.maxRegressionPercent = parsePercent(args.maxRegression);
+    t.allowDropped = args.allowDropped;
     std::optional<report::ReportFile> baseline;
     if (!args.baseline.empty()) baseline = report::readReportJson(args.baseline);
     // Validates the thresholds before the (possibly long) load.
@@ -67,10 +70,10 @@ int runCheck(const CheckArgs& args) {
     for (const auto& o : outcomes)
         if (!o.passed) {
             ++failed;
-            std::printf("FAIL %s\n", o.message.c_str());
+            std::printf("FAIL %s\n", printable(o.message).c_str());
         }
     if (!args.junit.empty())
-        writeOutput(args.junit, report::formatJunit(outcomes, "overlapscope check"), true);
+        writeOutput(args.junit, printable(report::formatJunit(outcomes, "overlapscope check"), true), true);
     if (failed == 0)
         std::printf("ok: %zu checks passed on %zu device%s\n", outcomes.size(),
                     analysis.devices.size(), analysis.devices.size() == 1 ? "" : "s");
@@ -125,6 +128,9 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
                     "Also write JUnit XML (one testcase per threshold per device) to FILE; it is a "
                     "CI artifact, so an existing FILE is replaced")
         ->type_name("FILE");
+    cmd->add_flag("--allow-dropped", args->allowDropped,
+                  "Pass a capture whose agent dropped records (by default each such device fails "
+                  "'dropped-records': its numbers undercount GPU activity)");
     args->flags.addTo(cmd);
     cmd->callback([&selected, args] { selected = [args] { return runCheck(*args); }; });
 }

@@ -1,5 +1,6 @@
 // `overlapscope diff BASE CANDIDATE`: compare two captures or saved reports.
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/capture/printable_text.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "analyzer/report/diff.h"
@@ -57,7 +58,9 @@ int runDiff(const DiffArgs& args) {
     if (args.format == "json") text = report::formatDiffJson(diff, args.failPercent);
     else if (args.format == "markdown") text = report::formatDiffMarkdown(diff, args.failPercent);
     else text = report::formatDiffText(diff, args.failPercent);
-    writeOutput(args.output, text, args.force);
+    // Names come from the files: no control bytes or broken UTF-8 reach a
+    // terminal (JSON is valid UTF-8 with its controls escaped already).
+    writeOutput(args.output, args.format == "json" ? text : printable(text, /*keepLineBreaks=*/true), args.force);
     return args.failPercent && report::exceedsRegression(diff, *args.failPercent) ? 1 : 0;
 }
 

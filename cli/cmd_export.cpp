@@ -3,14 +3,11 @@
 #include "analyzer/capture/capture_error.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/safe_output.h"
 #include "analyzer/import/chrome_export.h"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <unistd.h>
 
 namespace osc::cli {
 namespace {
@@ -24,12 +21,9 @@ struct ExportArgs {
 };
 
 int runExport(const ExportArgs& args) {
-    namespace fs = std::filesystem;
     const bool toStdout = args.output == "-";
-    std::error_code ec;
     // Checked before loading, so a long load is not wasted on a refusal.
-    if (!toStdout && !args.force && fs::exists(args.output, ec))
-        throw CaptureError(args.output, "already exists (use --force to replace it)");
+    if (!toStdout) checkOutputPath(args.output, args.force);
 
     Capture capture = loadInputs(args.inputs);
     ChromeExportOptions options;
@@ -40,37 +34,7 @@ int runExport(const ExportArgs& args) {
     ProgressLine progress;
     options.progress = [&](double f) { progress.show("writing trace", f); };
 
-    if (toStdout) {
-        writeChromeTrace(capture, std::cout, options);
-        std::cout.flush();
-        return 0;
-    }
-    // Written beside the target and renamed at the end: an interrupted export
-    // never leaves a half-written file under the requested name.
-    const std::string temp = args.output + ".partial-" + std::to_string(::getpid());
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) throw CaptureError(args.output, "cannot open for writing");
-        std::vector<char> buffer(1 << 20);
-        out.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-        try {
-            writeChromeTrace(capture, out, options);
-        } catch (...) {
-            out.close();
-            fs::remove(temp, ec);
-            throw;
-        }
-        out.close();
-        if (!out) {
-            fs::remove(temp, ec);
-            throw CaptureError(args.output, "write failed (disk full?)");
-        }
-    }
-    fs::rename(temp, args.output, ec);
-    if (ec) {
-        fs::remove(temp, ec);
-        throw CaptureError(args.output, "cannot create: " + ec.message());
-    }
+    writeOutput(args.output, [&](std::ostream& out) { writeChromeTrace(capture, out, options); }, args.force);
     progress.done();
     return 0;
 }

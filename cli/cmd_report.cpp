@@ -1,4 +1,5 @@
 // `overlapscope report CAPTURE...`: the overlap report as text, JSON or Markdown.
+#include "analyzer/capture/printable_text.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "analyzer/report/report_json.h"
@@ -39,7 +40,8 @@ int runReport(const ReportArgs& args) {
     }
     const std::string text = args.format == "markdown" ? report::formatMarkdownReport(analysis, options)
                                                        : report::formatTextReport(analysis, options);
-    writeOutput(args.output, text, args.force);
+    // Names come from the file: no control bytes or broken UTF-8 reach a terminal.
+    writeOutput(args.output, printable(text, /*keepLineBreaks=*/true), args.force);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 // `overlapscope`: how much of a GPU job's communication hides behind compute.
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/capture/printable_text.h"
 #include "cli/commands.h"
 
 #include <cstdio>
@@ -33,13 +34,13 @@ int main(int argc, char** argv) {
     try {
         return selected ? selected() : 0;
     } catch (const osc::CaptureError& e) {
-        std::fprintf(stderr, "overlapscope: %s\n", e.what());
+        std::fprintf(stderr, "overlapscope: %s\n", osc::printableLine(e.what()).c_str());
         return 2;
     } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "overlapscope: %s\n", e.what());
+        std::fprintf(stderr, "overlapscope: %s\n", osc::printableLine(e.what()).c_str());
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "overlapscope: %s\n", e.what());
+        std::fprintf(stderr, "overlapscope: %s\n", osc::printableLine(e.what()).c_str());
         return 3;
     }
 }

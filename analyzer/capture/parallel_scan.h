@@ -12,7 +12,9 @@
 
 #include <atomic>
 #include <exception>
+#include <algorithm>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -28,10 +30,11 @@ struct TablePart {
 
     uint32_t slot(uint64_t globalPid, uint32_t deviceId) {
         if (globalPid == lastPid_ && deviceId == lastDevice_) return lastSlot_;
-        uint32_t found = static_cast<uint32_t>(placements.size());
-        for (uint32_t i = 0; i < placements.size(); ++i)
-            if (placements[i].first == globalPid && placements[i].second == deviceId) found = i;
-        if (found == placements.size()) placements.emplace_back(globalPid, deviceId);
+        // Indexed: a hostile file with 500k distinct pairs made a linear
+        // search here quadratic (259 s).
+        const auto [it, added] = index_.try_emplace({globalPid, deviceId}, static_cast<uint32_t>(placements.size()));
+        if (added) placements.emplace_back(globalPid, deviceId);
+        const uint32_t found = it->second;
         lastPid_ = globalPid;
         lastDevice_ = deviceId;
         lastSlot_ = found;
@@ -39,6 +42,12 @@ struct TablePart {
     }
 
 private:
+    struct PairHash {
+        size_t operator()(const std::pair<uint64_t, uint32_t>& p) const {
+            return std::hash<uint64_t>()(p.first * 0x9E3779B97F4A7C15ull ^ p.second);
+        }
+    };
+    std::unordered_map<std::pair<uint64_t, uint32_t>, uint32_t, PairHash> index_;
     uint64_t lastPid_ = ~0ull;
     uint32_t lastDevice_ = 0xFFFFFFFFu;
     uint32_t lastSlot_ = 0;
@@ -50,11 +59,18 @@ private:
 // flatten: the per-row push_backs are inlined (GCC otherwise calls an
 // out-of-line emplace_back for each of the ~20 columns; 9% of the read).
 template <typename Table, typename RowFn, typename Tick>
-[[gnu::flatten]] void scanRows(sql::Statement& st, TablePart<Table>& part, RowFn& row, Tick tick) {
+[[gnu::flatten]] void scanRows(sql::Statement& st, std::string_view table, TablePart<Table>& part, RowFn& row,
+                               Tick tick) {
     sqlite3_stmt* s = st.get();
+    const int columns = st.columnCount();  // all integers in these selects
     int64_t done = 0;
     while (st.step()) {
-        row(part, s);
+        try {
+            row(part, s);  // reads with sql::integerColumn
+        } catch (const sql::NotAnInteger&) {
+            st.requireIntegers(0, columns, table);  // throws the message naming the column
+            throw;
+        }
         if ((++done & 0xFFFF) == 0) tick(done);
     }
 }
@@ -63,13 +79,13 @@ template <typename Table, typename RowFn, typename Tick>
 // streamId, correlationId.
 template <typename Table>
 inline void readPlacementColumns(TablePart<Table>& part, sqlite3_stmt* s) {
-    part.slotOf.push_back(part.slot(static_cast<uint64_t>(sqlite3_column_int64(s, 0)),
-                                    static_cast<uint32_t>(sqlite3_column_int64(s, 1))));
+    part.slotOf.push_back(part.slot(static_cast<uint64_t>(sql::integerColumn(s, 0)),
+                                    static_cast<uint32_t>(sql::integerColumn(s, 1))));
     auto& t = part.rows;
-    t.start.push_back(sqlite3_column_int64(s, 2));
-    t.end.push_back(sqlite3_column_int64(s, 3));
-    t.stream.push_back(static_cast<uint32_t>(sqlite3_column_int64(s, 4)));
-    t.correlation.push_back(static_cast<uint32_t>(sqlite3_column_int64(s, 5)));
+    t.start.push_back(sql::integerColumn(s, 2));
+    t.end.push_back(sql::integerColumn(s, 3));
+    t.stream.push_back(static_cast<uint32_t>(sql::integerColumn(s, 4)));
+    t.correlation.push_back(static_cast<uint32_t>(sql::integerColumn(s, 5)));
 }
 
 // Appends `from` to `into`, keeping rowid order (into's rows come first).
@@ -116,7 +132,7 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
     }
     if (!split) {
         sql::Statement st(ctx.db, select);
-        scanRows(st, first, row, [&](int64_t done) { ctx.tick(done, total); });
+        scanRows(st, table, first, row, [&](int64_t done) { ctx.tick(done, total); });
         return first;
     }
 
@@ -129,7 +145,7 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
     std::atomic<bool> stop{false};
     std::thread worker([&] {
         try {
-            sql::Database db(ctx.path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+            sql::Database db = sql::Database::openForReading(ctx.path);
             sqlite3_busy_timeout(db.get(), 5000);
             const auto rows = static_cast<size_t>(total - firstRows + (total >> 6) + 1024);
             reserveAll(second.rows, rows, columns);
@@ -139,7 +155,7 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
             // launches or strings the first connection's snapshot lacks.
             sql::Statement st(db, select + " WHERE rowid > " + std::to_string(mid) +
                                       " AND rowid <= " + std::to_string(hi));
-            scanRows(st, second, row, [&](int64_t) {
+            scanRows(st, table, second, row, [&](int64_t) {
                 if (stop.load(std::memory_order_relaxed)) throw LoadCancelled{};
             });
         } catch (...) {
@@ -157,7 +173,7 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
     } joiner{worker, stop};
     {
         sql::Statement st(ctx.db, select + " WHERE rowid <= " + std::to_string(mid));
-        scanRows(st, first, row, [&](int64_t done) { ctx.tick(done, firstRows); });
+        scanRows(st, table, first, row, [&](int64_t done) { ctx.tick(done, firstRows); });
     }
     worker.join();
     if (secondError) std::rethrow_exception(secondError);
@@ -172,11 +188,12 @@ template <typename Table>
 std::vector<Table*> placementTables(ReadContext& ctx, const TablePart<Table>& part,
                                     Table Device::*member) {
     std::vector<std::pair<size_t, uint32_t>> where;
-    for (const auto& [pid, device] : part.placements) {
-        const size_t process = ctx.processIndex(pid);
-        ctx.capture.processes[process].deviceById(device);
-        where.emplace_back(process, device);
-    }
+    for (const auto& [pid, device] : part.placements) where.emplace_back(ctx.processIndex(pid), device);
+    // Created in ascending order, each device is appended to its process's
+    // sorted list instead of inserted in the middle (quadratic for many).
+    std::vector<std::pair<size_t, uint32_t>> sorted = where;
+    std::sort(sorted.begin(), sorted.end());
+    for (const auto& [process, device] : sorted) ctx.capture.processes[process].deviceById(device);
     std::vector<Table*> out;
     for (const auto& [process, device] : where)
         out.push_back(&(ctx.capture.processes[process].deviceById(device).*member));

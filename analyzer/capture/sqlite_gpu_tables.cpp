@@ -84,6 +84,7 @@ std::vector<Launch> readLaunches(ReadContext& ctx) {
                         "blockY, blockZ, registersPerThread, staticSharedMemory, "
                         "dynamicSharedMemory, graphId, graphNodeId FROM " + t);
     while (rows.step()) {
+        rows.requireIntegers(0, 16, t);
         const int64_t id = rows.int64(0);
         if (id < 0 || id > maxId) continue;
         Launch& l = launches[static_cast<size_t>(id)];
@@ -117,14 +118,14 @@ uint64_t readSplitKernels(ReadContext& ctx, const std::vector<Launch>& launches,
     auto part = scanTable<KernelTable>(
         ctx, t, "SELECT start, end, deviceId, correlationId, launchId FROM " + t, columns,
         [&](TablePart<KernelTable>& p, sqlite3_stmt* s) {
-            const int64_t id = sqlite3_column_int64(s, 4);
+            const int64_t id = sql::integerColumn(s, 4);
             const Launch& l = launches[static_cast<size_t>(id >= 0 && id < missing ? id : missing)];
-            p.slotOf.push_back(p.slot(l.globalPid, u32(sqlite3_column_int64(s, 2))));
+            p.slotOf.push_back(p.slot(l.globalPid, u32(sql::integerColumn(s, 2))));
             auto& k = p.rows;
-            k.start.push_back(sqlite3_column_int64(s, 0));
-            k.end.push_back(sqlite3_column_int64(s, 1));
+            k.start.push_back(sql::integerColumn(s, 0));
+            k.end.push_back(sql::integerColumn(s, 1));
             k.stream.push_back(l.stream);
-            k.correlation.push_back(u32(sqlite3_column_int64(s, 3)));
+            k.correlation.push_back(u32(sql::integerColumn(s, 3)));
             k.name.push_back(l.name);
             k.shortName.push_back(l.shortName);
             if constexpr (Details) {
@@ -168,8 +169,8 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
     if (!ctx.options.launchDetails) {
         readTable(ctx, t, extra, &Device::kernels, kKernelCoreColumns,
                   [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
-                      k.name.push_back(ctx.name(sqlite3_column_int64(s, 6)));
-                      k.shortName.push_back(ctx.name(sqlite3_column_int64(s, 7)));
+                      k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
+                      k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
                   });
         // Only "are any kernels in graphs" matters then, and only for the
         // whole-graph warning: ask SQLite, which stops at the first one.
@@ -189,19 +190,19 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
     kernelsInGraphs = readTable(
         ctx, t, extra, &Device::kernels, kKernelColumns,
         [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t& inGraphs) {
-            k.name.push_back(ctx.name(sqlite3_column_int64(s, 6)));
-            k.shortName.push_back(ctx.name(sqlite3_column_int64(s, 7)));
-            k.gridX.push_back(u32(sqlite3_column_int64(s, 8)));
-            k.gridY.push_back(u32(sqlite3_column_int64(s, 9)));
-            k.gridZ.push_back(u32(sqlite3_column_int64(s, 10)));
-            k.blockX.push_back(u32(sqlite3_column_int64(s, 11)));
-            k.blockY.push_back(u32(sqlite3_column_int64(s, 12)));
-            k.blockZ.push_back(u32(sqlite3_column_int64(s, 13)));
-            k.registersPerThread.push_back(u32(sqlite3_column_int64(s, 14)));
-            k.staticSharedMemory.push_back(u32(sqlite3_column_int64(s, 15)));
-            k.dynamicSharedMemory.push_back(u32(sqlite3_column_int64(s, 16)));
-            k.graphId.push_back(u32(sqlite3_column_int64(s, 17)));
-            const auto node = static_cast<uint64_t>(sqlite3_column_int64(s, 18));
+            k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
+            k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
+            k.gridX.push_back(u32(sql::integerColumn(s, 8)));
+            k.gridY.push_back(u32(sql::integerColumn(s, 9)));
+            k.gridZ.push_back(u32(sql::integerColumn(s, 10)));
+            k.blockX.push_back(u32(sql::integerColumn(s, 11)));
+            k.blockY.push_back(u32(sql::integerColumn(s, 12)));
+            k.blockZ.push_back(u32(sql::integerColumn(s, 13)));
+            k.registersPerThread.push_back(u32(sql::integerColumn(s, 14)));
+            k.staticSharedMemory.push_back(u32(sql::integerColumn(s, 15)));
+            k.dynamicSharedMemory.push_back(u32(sql::integerColumn(s, 16)));
+            k.graphId.push_back(u32(sql::integerColumn(s, 17)));
+            const auto node = static_cast<uint64_t>(sql::integerColumn(s, 18));
             k.graphNodeId.push_back(node);
             inGraphs += node != 0;
         });
@@ -215,12 +216,12 @@ void readCopies(ReadContext& ctx) {
                               ", " + ctx.column(t, "srcDeviceId", "4294967295") + ", " +
                               ctx.column(t, "dstDeviceId", "4294967295");
     readTable(ctx, t, extra, &Device::copies, kCopyColumns, [](CopyTable& c, sqlite3_stmt* s, uint64_t&) {
-        c.bytes.push_back(static_cast<uint64_t>(sqlite3_column_int64(s, 6)));
-        c.copyKind.push_back(static_cast<CopyKind>(sqlite3_column_int64(s, 7)));
-        c.srcKind.push_back(static_cast<MemKind>(sqlite3_column_int64(s, 8)));
-        c.dstKind.push_back(static_cast<MemKind>(sqlite3_column_int64(s, 9)));
-        c.srcDevice.push_back(u32(sqlite3_column_int64(s, 10)));
-        c.dstDevice.push_back(u32(sqlite3_column_int64(s, 11)));
+        c.bytes.push_back(static_cast<uint64_t>(sql::integerColumn(s, 6)));
+        c.copyKind.push_back(static_cast<CopyKind>(sql::integerColumn(s, 7)));
+        c.srcKind.push_back(static_cast<MemKind>(sql::integerColumn(s, 8)));
+        c.dstKind.push_back(static_cast<MemKind>(sql::integerColumn(s, 9)));
+        c.srcDevice.push_back(u32(sql::integerColumn(s, 10)));
+        c.dstDevice.push_back(u32(sql::integerColumn(s, 11)));
     });
 }
 
@@ -228,8 +229,8 @@ void readMemsets(ReadContext& ctx) {
     const std::string t = "CUPTI_ACTIVITY_KIND_MEMSET";
     const std::string extra = ", " + ctx.column(t, "bytes", "0") + ", " + ctx.column(t, "value", "0");
     readTable(ctx, t, extra, &Device::memsets, kMemsetColumns, [](MemsetTable& m, sqlite3_stmt* s, uint64_t&) {
-        m.bytes.push_back(static_cast<uint64_t>(sqlite3_column_int64(s, 6)));
-        m.value.push_back(u32(sqlite3_column_int64(s, 7)));
+        m.bytes.push_back(static_cast<uint64_t>(sql::integerColumn(s, 6)));
+        m.value.push_back(u32(sql::integerColumn(s, 7)));
     });
 }
 
@@ -240,9 +241,9 @@ void readSyncs(ReadContext& ctx) {
                               ctx.column(t, "eventId", "4294967295") + ", " +
                               (ctx.hasColumn(t, "streamId") ? "\"streamId\" IS NULL" : "1");
     readTable(ctx, t, extra, &Device::syncs, kSyncColumns, [](SyncTable& y, sqlite3_stmt* s, uint64_t&) {
-        y.type.push_back(static_cast<SyncType>(sqlite3_column_int64(s, 6)));
-        y.eventId.push_back(u32(sqlite3_column_int64(s, 7)));
-        if (sqlite3_column_int64(s, 8) != 0) y.stream.back() = kNoId;
+        y.type.push_back(static_cast<SyncType>(sql::integerColumn(s, 6)));
+        y.eventId.push_back(u32(sql::integerColumn(s, 7)));
+        if (sql::integerColumn(s, 8) != 0) y.stream.back() = kNoId;
     });
 }
 

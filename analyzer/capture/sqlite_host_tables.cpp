@@ -86,29 +86,34 @@ void readApiCalls(ReadContext& ctx) {
     sqlite3_stmt* s = st.get();
     int64_t done = 0;
     while (st.step()) {
-        const auto tid = static_cast<uint64_t>(sqlite3_column_int64(s, 0));
-        slotOf.push_back(slots.slot(tid));
-        flat.globalTid.push_back(tid);
-        flat.start.push_back(sqlite3_column_int64(s, 1));
-        flat.end.push_back(sqlite3_column_int64(s, 2));
-        flat.correlation.push_back(u32(sqlite3_column_int64(s, 3)));
-        const uint32_t name = ctx.name(sqlite3_column_int64(s, 4));
-        flat.name.push_back(name);
-        flat.returnValue.push_back(static_cast<int32_t>(sqlite3_column_int64(s, 5)));
-        const int64_t eventClass = sqlite3_column_int64(s, 6);
-        ApiKind kind;
-        if (eventClass == schema::kEventClassRuntime) {
-            kind = ApiKind::Runtime;
-        } else if (eventClass == schema::kEventClassDriver) {
-            kind = ApiKind::Driver;
-        } else {
-            if (name >= kindByName.size()) kindByName.resize(name + 1, -1);
-            if (kindByName[name] < 0)
-                kindByName[name] = static_cast<int8_t>(kindFromName(ctx.capture.strings.at(name)));
-            kind = static_cast<ApiKind>(kindByName[name]);
+        try {
+            const auto tid = static_cast<uint64_t>(sql::integerColumn(s, 0));
+            slotOf.push_back(slots.slot(tid));
+            flat.globalTid.push_back(tid);
+            flat.start.push_back(sql::integerColumn(s, 1));
+            flat.end.push_back(sql::integerColumn(s, 2));
+            flat.correlation.push_back(u32(sql::integerColumn(s, 3)));
+            const uint32_t name = ctx.name(sql::integerColumn(s, 4));
+            flat.name.push_back(name);
+            flat.returnValue.push_back(static_cast<int32_t>(sql::integerColumn(s, 5)));
+            const int64_t eventClass = sql::integerColumn(s, 6);
+            ApiKind kind;
+            if (eventClass == schema::kEventClassRuntime) {
+                kind = ApiKind::Runtime;
+            } else if (eventClass == schema::kEventClassDriver) {
+                kind = ApiKind::Driver;
+            } else {
+                if (name >= kindByName.size()) kindByName.resize(name + 1, -1);
+                if (kindByName[name] < 0)
+                    kindByName[name] = static_cast<int8_t>(kindFromName(ctx.capture.strings.at(name)));
+                kind = static_cast<ApiKind>(kindByName[name]);
+            }
+            flat.kind.push_back(kind);
+            if ((++done & 0xFFFF) == 0) ctx.tick(done, total);
+        } catch (const sql::NotAnInteger&) {
+            st.requireIntegers(0, 7, t);
+            throw;
         }
-        flat.kind.push_back(kind);
-        if ((++done & 0xFFFF) == 0) ctx.tick(done, total);
     }
     distribute(flat, slotOf, slots.tables(&Process::apiCalls), kApiColumns);
 }
@@ -131,6 +136,8 @@ void readRanges(ReadContext& ctx) {
                                       " FROM " + t + " WHERE " + eventType + " = " +
                                       std::to_string(schema::kNvtxDomainCreate));
         while (st.step()) {
+            st.requireIntegers(0, 2, t);
+            st.requireIntegers(3, 4, t);
             const uint32_t name = st.isNull(2) ? ctx.name(st.int64(3))
                                                : ctx.capture.strings.intern(st.text(2));
             const size_t process = ctx.processIndex(static_cast<uint64_t>(st.int64(0)));
@@ -161,6 +168,8 @@ void readRanges(ReadContext& ctx) {
     sqlite3_stmt* s = st.get();
     int64_t done = 0;
     while (st.step()) {
+        st.requireIntegers(0, 4, t);  // column 4 is the text
+        st.requireIntegers(5, 10, t);
         const auto globalTid = static_cast<uint64_t>(sqlite3_column_int64(s, 0));
         const uint32_t slot = slots.slot(globalTid);
         slotOf.push_back(slot);
@@ -210,6 +219,8 @@ void readCollectives(ReadContext& ctx) {
                                   c("gpuEnd", "-1") + " FROM " + t);
     auto& strings = ctx.capture.strings;
     while (st.step()) {
+        // Columns 6, 8, 11, 12 are names (text in our files, string ids in others).
+        for (const auto& [from, to] : {std::pair{0, 6}, {7, 8}, {9, 11}, {13, 17}}) st.requireIntegers(from, to, t);
         const auto globalPid = static_cast<uint64_t>(st.int64(0));
         auto& n = ctx.capture.processes[globalPid == 0 ? ctx.defaultProcess()
                                                        : ctx.processIndex(globalPid)]
@@ -241,6 +252,7 @@ void readStreamNames(ReadContext& ctx) {
                                   ctx.column(t, "streamId", "0") + ", " +
                                   ctx.column(t, "name", "''") + " FROM " + t);
     while (st.step()) {
+        st.requireIntegers(0, 3, t);
         const auto globalPid = static_cast<uint64_t>(st.int64(0));
         auto& process = ctx.capture.processes[globalPid == 0 ? ctx.defaultProcess()
                                                              : ctx.processIndex(globalPid)];

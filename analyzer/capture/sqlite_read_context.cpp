@@ -3,10 +3,13 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/schema.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace osc::sqlread {
 namespace {
+
+constexpr int kStepsPerCallback = 1 << 16;
 
 std::string quoted(const std::string& identifier) { return "\"" + identifier + "\""; }
 
@@ -14,7 +17,7 @@ std::string quoted(const std::string& identifier) { return "\"" + identifier + "
 
 ReadContext::ReadContext(const std::string& filePath, const LoadOptions& loadOptions,
                          Capture& target)
-    : db(filePath, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX),
+    : db(sql::Database::openForReading(filePath)),
       path(filePath),
       options(loadOptions),
       capture(target),
@@ -27,8 +30,26 @@ ReadContext::ReadContext(const std::string& filePath, const LoadOptions& loadOpt
     db.exec("BEGIN");
     // The first read of the schema is where "not a database" and most
     // corruption show up.
-    sql::Statement list(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");
-    while (list.step()) tables_.emplace(list.text(0));
+    sql::Statement list(db, "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')");
+    while (list.step()) (list.text(1) == "view" ? views_ : tables_).emplace(list.text(0));
+    // Honest reads take work in proportion to the file (rows <= bytes, an
+    // index lookup or a sort step per row); a query that runs far past that
+    // (a trigger or view that never ends, which hasTable() should already
+    // have refused) is interrupted instead of hanging.
+    stepBudget_ = std::max<uint64_t>(uint64_t{1} << 32, static_cast<uint64_t>(fileBytes()) * 4096);
+    sqlite3_progress_handler(db.get(), kStepsPerCallback, &ReadContext::onProgress, this);
+}
+
+int ReadContext::onProgress(void* self) {
+    auto* ctx = static_cast<ReadContext*>(self);
+    ctx->stepsTaken_ += kStepsPerCallback;
+    return ctx->stepsTaken_ > ctx->stepBudget_ ? 1 : 0;
+}
+
+bool ReadContext::hasTable(const std::string& table) const {
+    if (views_.count(table) != 0 && !(table == "CUPTI_ACTIVITY_KIND_KERNEL" && hasSplitKernels()))
+        throw CaptureError(path, table + " is a view where a table was expected; not reading it");
+    return tables_.count(table) != 0;
 }
 
 bool ReadContext::hasColumn(const std::string& table, const std::string& column) {
@@ -123,6 +144,7 @@ void ReadContext::loadStrings() {
     sql::Statement rows(db, "SELECT id, value FROM StringIds");
     int64_t done = 0;
     while (rows.step()) {
+        rows.requireIntegers(0, 1, "StringIds");
         const int64_t id = rows.int64(0);
         if (id >= 0 && id <= maxId)
             remap_[static_cast<size_t>(id)] = capture.strings.intern(rows.text(1));

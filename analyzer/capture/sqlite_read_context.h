@@ -26,7 +26,9 @@ public:
     size_t firstProcess = 0;  // this file's processes are capture.processes[firstProcess..]
 
     // --- schema ---
-    bool hasTable(const std::string& table) const { return tables_.count(table) != 0; }
+    // Throws CaptureError when `table` is a view: a view runs whatever query
+    // the file's author wrote (an endless recursive one hangs the reader).
+    bool hasTable(const std::string& table) const;
     bool hasColumn(const std::string& table, const std::string& column);
     const std::set<std::string>& tableNames() const { return tables_; }
     // `coalesce("column", fallback)` when the column exists, else `fallback`:
@@ -79,7 +81,11 @@ public:
 private:
     size_t addProcess(uint64_t key);
 
-    std::set<std::string> tables_;
+    std::set<std::string> tables_;  // type 'table' only
+    std::set<std::string> views_;
+    // SQLite VM steps this file may take (see the constructor) and taken so far.
+    uint64_t stepBudget_ = 0, stepsTaken_ = 0;
+    static int onProgress(void* self);
     std::map<std::string, std::set<std::string>> columns_;
     std::map<std::string, int64_t> counts_;
     int64_t fileBytes_ = -1;

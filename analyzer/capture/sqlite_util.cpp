@@ -2,7 +2,12 @@
 
 #include "analyzer/capture/capture_error.h"
 
+#include <cctype>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace osc::sql {
 
@@ -20,6 +25,9 @@ std::string describe(sqlite3* db, int rc) {
         case SQLITE_BUSY:
         case SQLITE_LOCKED: return "the file is locked by another process (" + detail + ")";
         case SQLITE_NOMEM: return "out of memory";
+        case SQLITE_INTERRUPT:
+            return "reading took far more work than a file this size can need (a view or trigger "
+                   "that never ends?); stopped";
         default: return detail;
     }
 }
@@ -30,8 +38,8 @@ void fail(const std::string& path, sqlite3* db, int rc, std::string_view doing) 
     throw CaptureError(path, problem);
 }
 
-Database::Database(const std::string& path, int flags) : path_(path) {
-    const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+Database::Database(const std::string& path, int flags, const std::string& openName) : path_(path) {
+    const int rc = sqlite3_open_v2(openName.empty() ? path.c_str() : openName.c_str(), &db_, flags, nullptr);
     if (rc != SQLITE_OK) {
         const std::string problem = describe(db_, rc);
         sqlite3_close_v2(db_);
@@ -39,6 +47,51 @@ Database::Database(const std::string& path, int flags) : path_(path) {
         throw CaptureError(path, problem);
     }
     sqlite3_extended_result_codes(db_, 1);
+}
+
+namespace {
+
+// The header's read/write versions are 2 for a WAL-mode database.
+bool headerSaysWal(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    unsigned char header[20] = {};
+    const ssize_t n = ::pread(fd, header, sizeof header, 0);
+    ::close(fd);
+    return n == static_cast<ssize_t>(sizeof header) && header[18] == 2 && header[19] == 2;
+}
+
+bool exists(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+// file: URI for `path`: every byte but unreserved ones and '/' percent-encoded.
+std::string fileUri(const std::string& path, const char* query) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string uri = "file:";
+    for (const unsigned char c : path) {
+        if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+            uri += static_cast<char>(c);
+        } else {
+            uri += '%';
+            uri += hex[c >> 4];
+            uri += hex[c & 15];
+        }
+    }
+    return uri + "?" + query;
+}
+
+}  // namespace
+
+Database Database::openForReading(const std::string& path) {
+    constexpr int kFlags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
+    if (!headerSaysWal(path) || exists(path + "-shm")) return Database(path, kFlags);
+    Database db(path, kFlags | SQLITE_OPEN_URI, fileUri(path, "mode=ro&vfs=unix-none"));
+    // Set before the first read: SQLite then keeps the wal-index in memory
+    // and never creates a -shm (https://sqlite.org/wal.html#noshm).
+    db.exec("PRAGMA locking_mode=EXCLUSIVE");
+    return db;
 }
 
 Database::~Database() {
@@ -73,6 +126,19 @@ void Database::close() {
         sqlite3_close_v2(db);
         throw CaptureError(path_, "closing: " + problem);
     }
+}
+
+void Statement::failNotInteger(int column, std::string_view table) const {
+    // The result column is named after its expression, e.g. coalesce("start", 0):
+    // the first quoted identifier in it is the file's column.
+    std::string name = sqlite3_column_name(stmt_, column) ? sqlite3_column_name(stmt_, column) : "?";
+    if (const auto open = name.find('"'); open != std::string::npos) {
+        const auto close = name.find('"', open + 1);
+        if (close != std::string::npos) name = name.substr(open + 1, close - open - 1);
+    }
+    throw CaptureError(path_, std::string(table) + "." + name + " holds " +
+                                  (sqlite3_column_type(stmt_, column) == SQLITE_TEXT ? "text" : "a blob") +
+                                  " where an integer is expected");
 }
 
 Statement::Statement(const Database& db, std::string_view sql) : db_(db.get()), path_(db.path()) {

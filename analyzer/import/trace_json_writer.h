@@ -3,6 +3,8 @@
 // exactly three decimals (so ns survive the trip through a µs format).
 #pragma once
 
+#include "analyzer/capture/printable_text.h"
+
 #include <charconv>
 #include <cstdint>
 #include <ostream>
@@ -47,7 +49,19 @@ public:
         size_t run = 0;
         for (size_t i = 0; i < s.size(); ++i) {
             const auto c = static_cast<unsigned char>(s[i]);
-            if (c >= 0x20 && c != '"' && c != '\\') continue;
+            if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
+            if (c >= 0x80) {
+                // Names from files may be broken UTF-8; JSON may not.
+                const size_t length = utf8SequenceLength(s, i);
+                if (length > 0) {
+                    i += length - 1;
+                    continue;
+                }
+                raw(s.substr(run, i - run));
+                run = i + 1;
+                raw("\\ufffd");
+                continue;
+            }
             raw(s.substr(run, i - run));
             run = i + 1;
             switch (c) {

@@ -2,17 +2,24 @@
 
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/sqlite_reader.h"
+#include "analyzer/capture/time_range.h"
 #include "analyzer/import/kineto_reader.h"
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <cerrno>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace osc {
 namespace {
+
+void loadByFormat(const std::string& path, const LoadOptions& options, Capture& capture);
 
 bool looksLikeCaptureFile(const fs::path& p) {
     const auto name = p.filename().string();
@@ -26,6 +33,12 @@ bool looksLikeCaptureFile(const fs::path& p) {
 }
 
 void loadOne(const std::string& path, const LoadOptions& options, Capture& capture) {
+    const size_t before = capture.processes.size();
+    loadByFormat(path, options, capture);
+    for (size_t i = before; i < capture.processes.size(); ++i) checkTimeRange(capture.processes[i], path);
+}
+
+void loadByFormat(const std::string& path, const LoadOptions& options, Capture& capture) {
     switch (detectFormat(path)) {
         case InputFormat::Sqlite: readSqliteCapture(path, options, capture); break;
         case InputFormat::KinetoJson: readKinetoTrace(path, options, capture); break;
@@ -36,9 +49,34 @@ void loadOne(const std::string& path, const LoadOptions& options, Capture& captu
     }
 }
 
+// Opens `path` without blocking (a FIFO would wait for a writer forever) and
+// returns its type; one line naming the problem when it cannot be opened.
+mode_t inputType(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        const int error = errno;
+        switch (error) {
+            case ENOENT: throw CaptureError(path, "no such file or directory");
+            case EACCES: throw CaptureError(path, "permission denied");
+            case ELOOP: throw CaptureError(path, "too many levels of symbolic links (a link loop?)");
+            case ENOTDIR: throw CaptureError(path, "a part of the path is not a directory");
+            default: throw CaptureError(path, std::string("cannot open: ") + std::strerror(error));
+        }
+    }
+    struct stat st {};
+    const int rc = ::fstat(fd, &st);
+    ::close(fd);
+    if (rc != 0) throw CaptureError(path, std::string("cannot open: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        throw CaptureError(path, std::string("not a regular file (") +
+                                     (S_ISFIFO(st.st_mode) ? "a pipe" : S_ISCHR(st.st_mode) ? "a device" : "a socket or device") +
+                                     "); save the capture to a file and give its name");
+    return st.st_mode;
+}
+
 void loadPath(const std::string& path, const LoadOptions& options, Capture& capture) {
     std::error_code ec;
-    if (fs::is_directory(path, ec)) {
+    if (S_ISDIR(inputType(path))) {
         std::vector<std::string> files;
         for (const auto& entry : fs::directory_iterator(path, ec))
             if (entry.is_regular_file() && looksLikeCaptureFile(entry.path()))
@@ -50,18 +88,21 @@ void loadPath(const std::string& path, const LoadOptions& options, Capture& capt
         for (const auto& f : files) loadOne(f, options, capture);
         return;
     }
-    if (!fs::exists(path, ec)) throw CaptureError(path, "no such file or directory");
     loadOne(path, options, capture);
 }
 
 }  // namespace
 
 InputFormat detectFormat(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw CaptureError(path, "cannot open for reading");
+    if (!S_ISREG(inputType(path))) throw CaptureError(path, "is a directory, not a capture file");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) throw CaptureError(path, std::string("cannot open: ") + std::strerror(errno));
     char head[16] = {};
-    in.read(head, sizeof head);
-    const auto got = static_cast<size_t>(in.gcount());
+    ssize_t n;
+    do n = ::read(fd, head, sizeof head);
+    while (n < 0 && errno == EINTR);
+    ::close(fd);
+    const auto got = n > 0 ? static_cast<size_t>(n) : 0;
     if (got >= 16 && std::memcmp(head, "SQLite format 3\0", 16) == 0) return InputFormat::Sqlite;
     if (got >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
         static_cast<unsigned char>(head[1]) == 0x8b)
@@ -80,7 +121,10 @@ Capture loadCaptures(const std::vector<std::string>& paths, const LoadOptions& o
         capture.sourcePaths.push_back(p);
         loadPath(p, options, capture);
     }
+    // Both checked: a time and a session start each in range cannot overflow
+    // when shifted, but can land outside the range.
     capture.alignProcesses();
+    for (const auto& p : capture.processes) checkTimeRange(p, p.sourcePath);
     capture.finalize();
     return capture;
 }

@@ -3,6 +3,8 @@
 // one only wires them together.
 #include "analyzer/metrics/analysis.h"
 
+#include "analyzer/capture/schema.h"
+
 #include "analyzer/metrics/bottleneck.h"
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/coverage.h"
@@ -12,6 +14,7 @@
 #include "analyzer/metrics/wait_transfer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <numeric>
 #include <stdexcept>
 
@@ -51,6 +54,37 @@ void assignSteps(const Device& device, const StepProjector& projector,
     }
 }
 
+void addSaturating(TimeNs& sum, TimeNs value) {
+    if (__builtin_add_overflow(sum, value, &sum)) sum = value < 0 ? INT64_MIN : INT64_MAX;
+}
+
+// A count from the metadata; 0 when it is not a plain non-negative number.
+uint64_t parseCount(const std::string& text) {
+    uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc() && end == text.data() + text.size() ? value : 0;
+}
+
+// What the capture's metadata says about its completeness, told once per
+// process: numbers from a capture that lost records or never finished
+// undercount what the GPU did.
+void warnAboutCompleteness(const Process& process, std::vector<std::string>& warnings, uint64_t& dropped) {
+    const auto& meta = process.meta;
+    const bool ours = meta.count(std::string(schema::kFormatVersionKey)) != 0;
+    if (const auto it = meta.find(std::string(schema::meta::kDroppedRecords)); it != meta.end()) {
+        const uint64_t n = parseCount(it->second);
+        dropped += n;
+        if (n > 0)
+            warnings.push_back(process.label() + ": the agent dropped " + std::to_string(n) +
+                               " records during capture (its buffer was full or its writer fell behind): "
+                               "GPU activity is missing and the metrics undercount it");
+    }
+    if (ours && meta.count(std::string(schema::meta::kEndReason)) == 0)
+        warnings.push_back(process.label() +
+                           ": the capture did not finish (no end_reason: its process was killed or the disk "
+                           "filled up); it holds what was committed before that");
+}
+
 DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int processIndex,
                              const Device& device, const StepProjector& projector,
                              ActivityClassifier& classifier, const AnalysisSettings& settings,
@@ -61,6 +95,10 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     out.host = process.host;
     out.pid = process.pid;
     out.device = device.id;
+    if (const auto it = process.meta.find(std::string(schema::meta::kDroppedRecords)); it != process.meta.end())
+        out.droppedRecords = parseCount(it->second);
+    if (const auto it = process.meta.find(std::string(schema::meta::kEndReason)); it != process.meta.end())
+        out.endReason = it->second;
 
     const DeviceCoverage cov = buildDeviceCoverage(device, classifier);
     out.totals = cov.metrics(cov.span);
@@ -130,6 +168,8 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
     for (size_t p = 0; p < capture.processes.size(); ++p) {
         const Process& process = capture.processes[p];
         const StepProjector projector(capture, process, stepPattern, stepNameMatches);
+        if (!process.devices.empty()) warnAboutCompleteness(process, out.warnings, out.droppedRecords);
+        if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         for (const Device& device : process.devices) {
             exposedOfDevice.emplace_back();
             out.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device,
@@ -145,14 +185,16 @@ void finishAnalysis(Analysis& a, std::vector<IntervalSet>& exposedOfDevice, size
     TimeNs computeOrComm = 0;
     for (const auto& d : a.devices) {
         const OverlapMetrics& t = d.totals;
-        a.summary.window_ns += t.window_ns;
-        a.summary.compute_ns += t.compute_ns;
-        a.summary.comm_ns += t.comm_ns;
-        a.summary.overlap_ns += t.overlap_ns;
-        a.summary.exposed_comm_ns += t.exposed_comm_ns;
-        a.summary.busy_ns += t.busy_ns;
-        a.summary.idle_ns += t.idle_ns;
-        computeOrComm += t.compute_ns + t.comm_ns - t.overlap_ns;
+        // Each device's times fit (times lie within +-2^62 ns); their sum
+        // over many devices may not, and saturates instead of wrapping.
+        addSaturating(a.summary.window_ns, t.window_ns);
+        addSaturating(a.summary.compute_ns, t.compute_ns);
+        addSaturating(a.summary.comm_ns, t.comm_ns);
+        addSaturating(a.summary.overlap_ns, t.overlap_ns);
+        addSaturating(a.summary.exposed_comm_ns, t.exposed_comm_ns);
+        addSaturating(a.summary.busy_ns, t.busy_ns);
+        addSaturating(a.summary.idle_ns, t.idle_ns);
+        addSaturating(computeOrComm, t.compute_ns + t.comm_ns - t.overlap_ns);
     }
     a.summary.computeRatios(computeOrComm);
     matchAcrossDevices(a);

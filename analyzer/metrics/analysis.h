@@ -145,6 +145,13 @@ struct DeviceAnalysis {
     // Where exposed waiting happened ((Wt ∖ Tr) ∖ C), for the GUI's overlap
     // lane; empty with one device.
     IntervalSet exposed_wait_intervals;
+    // From the capture's metadata (the device's process): records the agent
+    // lost (absent when the file does not say: nsys, Kineto), and how the
+    // capture ended ("stopped", "process_exit", "signal"; absent when not
+    // recorded: an overlapscope capture killed or ended by a full disk, or
+    // a file from another tool).
+    std::optional<uint64_t> droppedRecords;
+    std::optional<std::string> endReason;
 };
 
 // The same collective seen on every rank.
@@ -170,6 +177,7 @@ struct Analysis {
     std::vector<MatchedCollective> matched;  // multi-rank only
     TimeNs total_skew_ns = 0;
     std::optional<RankSpread> spread;        // multi-rank only
+    uint64_t droppedRecords = 0;             // over processes, as far as known
     std::vector<std::string> warnings;
 };
 

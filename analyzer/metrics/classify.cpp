@@ -100,6 +100,11 @@ NcclKernelName parseNcclKernelName(std::string_view full) {
     return out;
 }
 
+bool searchName(std::string_view name, const std::regex& pattern) {
+    name = name.substr(0, kRegexNameLimit);
+    return std::regex_search(name.begin(), name.end(), pattern);
+}
+
 ActivityClassifier::ActivityClassifier(const StringTable& strings,
                                        const AnalysisSettings& settings)
     : strings_(strings), commCopies_(settings.commCopies) {
@@ -117,7 +122,7 @@ Category ActivityClassifier::kernel(uint32_t nameId) {
         const std::string_view name = strings_.at(nameId);
         bool comm = bareKernelName(name).starts_with("nccl");
         for (size_t i = 0; !comm && i < patterns_.size(); ++i)
-            comm = std::regex_search(name.begin(), name.end(), patterns_[i]);
+            comm = searchName(name, patterns_[i]);
         c = static_cast<uint8_t>(comm ? Category::Communication : Category::Compute);
     }
     return static_cast<Category>(c);

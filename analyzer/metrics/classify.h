@@ -30,6 +30,16 @@ NcclKernelName parseNcclKernelName(std::string_view name);
 // The name without a leading "void " and without its argument list.
 std::string_view bareKernelName(std::string_view name);
 
+// The longest prefix of a name a user regex (--comm-kernel, --step-pattern)
+// is matched against. std::regex recurses once per character it consumes, so
+// an unbounded name from a file (30,000 digits) overflows the stack; 2,048
+// bytes stays under 2 MB of stack and is longer than any real step name, and
+// a kernel name's first 2,048 bytes hold its namespace and function name.
+inline constexpr size_t kRegexNameLimit = 2048;
+
+// regex_search over at most the first kRegexNameLimit bytes of `name`.
+bool searchName(std::string_view name, const std::regex& pattern);
+
 // Classifies per unique name id (a capture holds far fewer distinct kernel
 // names than kernels), caching each answer; the regexes run once per name.
 class ActivityClassifier {

@@ -1,5 +1,7 @@
 #include "analyzer/metrics/steps.h"
 
+#include "analyzer/metrics/classify.h"
+
 #include <algorithm>
 
 namespace osc {
@@ -44,8 +46,7 @@ StepProjector::StepProjector(const Capture& capture, const Process& process,
         if (id == kNoId) return false;
         if (id >= matches.size()) matches.resize(std::max<size_t>(capture.strings.size(), id + 1), -1);
         if (matches[id] < 0) {
-            const auto text = capture.strings.at(id);
-            matches[id] = std::regex_search(text.begin(), text.end(), pattern) ? 1 : 0;
+            matches[id] = searchName(capture.strings.at(id), pattern) ? 1 : 0;
         }
         return matches[id] == 1;
     };

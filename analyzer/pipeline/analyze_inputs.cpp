@@ -140,7 +140,10 @@ AnalyzedInputs analyzeInputs(const std::vector<std::string>& paths, const Analys
         for (size_t w = 0; w < part.analysis.warnings.size(); ++w)
             if (part.warningProcess[w] == order[g].process) a.warnings.push_back(part.analysis.warnings[w]);
     }
-    for (const auto& p : parts) out.loadWarnings.insert(out.loadWarnings.end(), p.loadWarnings.begin(), p.loadWarnings.end());
+    for (const auto& p : parts) {
+        out.loadWarnings.insert(out.loadWarnings.end(), p.loadWarnings.begin(), p.loadWarnings.end());
+        a.droppedRecords += p.analysis.droppedRecords;
+    }
     finishAnalysis(a, exposed, order.size());
     return out;
 }

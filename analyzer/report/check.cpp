@@ -207,6 +207,11 @@ std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t
         checker.scope(deviceLabel(d), d.totals, b ? &b->totals : nullptr, true,
                       baseline && !b);
         checker.device(deviceLabel(d), d);
+        if (d.droppedRecords && *d.droppedRecords > 0)
+            out.push_back({deviceLabel(d), "dropped-records", t.allowDropped,
+                           deviceLabel(d) + ": " + std::to_string(*d.droppedRecords) +
+                               " records were dropped during capture; the metrics undercount GPU activity" +
+                               (t.allowDropped ? " (accepted: --allow-dropped)" : " (--allow-dropped accepts it)")});
     }
     // An absolute ms limit is per device: the summary sums devices, so it
     // would grow with the rank count.

@@ -20,6 +20,9 @@ struct Thresholds {
     // DESIGN.md 4b/4c, per device: compute_slowdown <= R; exposed_transfer_ns
     // (exposed_comm_ns with one device) <= X ms; delay_caused_ns <= X ms.
     std::optional<double> maxComputeSlowdown, maxExposedTransferMs, maxDelayCausedMs;
+    // A capture that lost records undercounts GPU activity: by default each
+    // device whose capture dropped records fails ("dropped-records").
+    bool allowDropped = false;
 
     bool any() const {
         return minOverlapRatio || maxExposedCommMs || maxExposedCommShare || maxRegressionPercent ||

@@ -11,6 +11,9 @@
 namespace osc::report {
 namespace {
 
+// Names come from files and may be broken UTF-8: replaced (U+FFFD), not thrown on.
+constexpr auto kInvalidUtf8 = nlohmann::json::error_handler_t::replace;
+
 const MetricDelta* find(const DiffRow& r, const std::string& name) {
     for (const auto& m : r.metrics)
         if (m.name == name) return &m;
@@ -166,7 +169,7 @@ std::string formatDiffJson(const DiffResult& d, std::optional<double> failPercen
     }
     j["rows"] = rows;
     j["notes"] = d.notes;
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, kInvalidUtf8) + "\n";
 }
 
 }  // namespace osc::report

@@ -2,10 +2,14 @@
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_json.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
 
 namespace osc::report {
 namespace {
@@ -177,6 +181,8 @@ public:
         for (size_t i = 0; i < colls.size(); ++i)
             x.collectives.push_back(collective(colls[i], w + ".collectives[" + std::to_string(i) + "]"));
         x.findings = findings(d, w);
+        if (auto n = optInteger(d, "dropped_records", w)) x.droppedRecords = static_cast<uint64_t>(*n);
+        if (d.contains("end_reason") && d["end_reason"].is_string()) x.endReason = d["end_reason"].get<std::string>();
         return x;
     }
 
@@ -224,6 +230,8 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
         a.devices.back().processIndex = static_cast<int>(i);
     }
     a.summary = r.metrics(r.field(doc, "summary", "$"), "summary");
+    if (auto n = r.optInteger(r.field(doc, "summary", "$"), "dropped_records", "summary"))
+        a.droppedRecords = static_cast<uint64_t>(*n);
     if (r.has(doc, "matched_collectives")) {
         const json& arr = r.array(doc, "matched_collectives", "$");
         for (size_t i = 0; i < arr.size(); ++i) {
@@ -259,12 +267,32 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
 }
 
 ReportFile readReportJson(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw CaptureError(path, "cannot open for reading");
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) throw CaptureError(path, "read error");
-    return parseReportJson(buf.str(), path);
+    // Opened without blocking and checked to be a file: opening a FIFO to
+    // read would wait for a writer forever.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        const int error = errno;
+        if (error == ENOENT) throw CaptureError(path, "no such file or directory");
+        throw CaptureError(path, std::string("cannot open: ") + std::strerror(error));
+    }
+    std::string text;
+    struct stat st {};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    int error = 0;
+    if (regular) {
+        char chunk[1 << 16];
+        for (;;) {
+            const ssize_t n = ::read(fd, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) error = errno;
+            if (n <= 0) break;
+            text.append(chunk, static_cast<size_t>(n));
+        }
+    }
+    ::close(fd);
+    if (!regular) throw CaptureError(path, "not a regular file; give a saved JSON report");
+    if (error != 0) throw CaptureError(path, std::string("read error: ") + std::strerror(error));
+    return parseReportJson(text, path);
 }
 
 }  // namespace osc::report

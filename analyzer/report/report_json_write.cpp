@@ -10,6 +10,9 @@
 namespace osc::report {
 namespace {
 
+// Names come from files and may be broken UTF-8: replaced (U+FFFD), not thrown on.
+constexpr auto kInvalidUtf8 = nlohmann::json::error_handler_t::replace;
+
 using nlohmann::ordered_json;
 
 template <typename T>
@@ -97,7 +100,7 @@ ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
 // exactly the layout nlohmann::json::dump(2) gives, without building a tree.
 void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) {
     const std::string in(static_cast<size_t>(indent) + 2, ' ');
-    auto str = [](const std::string& v) { return ordered_json(v).dump(); };
+    auto str = [](const std::string& v) { return ordered_json(v).dump(-1, ' ', false, kInvalidUtf8); };
     auto optU = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
     os << "{\n"
        << in << "\"name\": " << str(c.name) << ",\n"
@@ -110,8 +113,8 @@ void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) 
        << in << "\"overlapped_ns\": " << c.overlapped_ns << ",\n"
        << in << "\"exposed_ns\": " << c.exposed_ns << ",\n"
        << in << "\"bytes\": " << optU(c.bytes) << ",\n"
-       << in << "\"bandwidth_gbps\": " << orNull(c.bandwidth_gbps).dump() << ",\n"
-       << in << "\"comm_hash\": " << hexOrNull(c.commHash).dump() << ",\n"
+       << in << "\"bandwidth_gbps\": " << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << ",\n"
+       << in << "\"comm_hash\": " << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << ",\n"
        << in << "\"seq_number\": " << optU(c.seqNumber) << ",\n"
        << in << "\"algo\": " << str(c.algo) << ",\n"
        << in << "\"proto\": " << str(c.proto) << ",\n"
@@ -128,14 +131,14 @@ public:
 
     void field(const std::string& key, const ordered_json& value) {
         next(key);
-        os_ << reindent(value.dump(2), indent_ + 2);
+        os_ << reindent(value.dump(2, ' ', false, kInvalidUtf8), indent_ + 2);
     }
     template <typename Item>
     void arrayField(const std::string& key, size_t n, Item item) {
         next(key);
         os_ << "[";
         for (size_t i = 0; i < n; ++i)
-            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4) << reindent(item(i).dump(2), indent_ + 4);
+            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4) << reindent(item(i).dump(2, ' ', false, kInvalidUtf8), indent_ + 4);
         if (n) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
     }
@@ -181,7 +184,7 @@ private:
         return out;
     }
     void next(const std::string& key) {
-        os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump() << ": ";
+        os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ": ";
         first_ = false;
     }
     std::ostream& os_;
@@ -216,6 +219,9 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
                                                  {"share", orNull(b.share)}}
                                   : ordered_json(nullptr));
     w.field("findings", findingsJson(d.findings));
+    // The capture's completeness (its process's counts; null when the file does not say).
+    w.field("dropped_records", orNull(d.droppedRecords));
+    w.field("end_reason", d.endReason ? ordered_json(*d.endReason) : ordered_json(nullptr));
     w.arrayField("interference", d.signatures.size(), [&](size_t i) { return signatureJson(d.signatures[i]); });
     if (d.clock_shift_ns) w.field("clock_shift_ns", *d.clock_shift_ns);
 }
@@ -243,6 +249,7 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     putMetrics(summary, a.summary);
     summary["device_count"] = a.devices.size();
     summary["verdict"] = verdict(a.summary);
+    summary["dropped_records"] = a.droppedRecords;
     w.field("summary", summary);
 
     w.arrayField("matched_collectives", a.matched.size(), [&](size_t i) {

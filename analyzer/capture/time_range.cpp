@@ -1,0 +1,34 @@
+#include "analyzer/capture/time_range.h"
+
+#include "analyzer/capture/capture_error.h"
+
+namespace osc {
+namespace {
+
+void checkColumn(const std::vector<TimeNs>& column, const char* table, const std::string& path) {
+    for (size_t i = 0; i < column.size(); ++i)
+        if (!timeInRange(column[i]))
+            throw CaptureError(path, std::string(table) + " " + std::to_string(i + 1) + ": time " +
+                                         std::to_string(column[i]) +
+                                         " ns is impossible (times must lie within +-2^62 ns)");
+}
+
+}  // namespace
+
+void checkTimeRange(const Process& p, const std::string& path) {
+    if (!timeInRange(p.sessionStartUtcNs))
+        throw CaptureError(path, "session start " + std::to_string(p.sessionStartUtcNs) +
+                                     " ns is impossible (times must lie within +-2^62 ns)");
+    for (const auto& d : p.devices) {
+        for (const auto* c : {&d.kernels.start, &d.kernels.end}) checkColumn(*c, "kernel", path);
+        for (const auto* c : {&d.copies.start, &d.copies.end}) checkColumn(*c, "memory copy", path);
+        for (const auto* c : {&d.memsets.start, &d.memsets.end}) checkColumn(*c, "memset", path);
+        for (const auto* c : {&d.syncs.start, &d.syncs.end}) checkColumn(*c, "synchronization", path);
+    }
+    for (const auto* c : {&p.apiCalls.start, &p.apiCalls.end}) checkColumn(*c, "API call", path);
+    for (const auto* c : {&p.ranges.start, &p.ranges.end}) checkColumn(*c, "range", path);
+    for (const auto* c : {&p.collectives.enqueue, &p.collectives.gpuStart, &p.collectives.gpuEnd})
+        checkColumn(*c, "collective", path);
+}
+
+}  // namespace osc
