@@ -58,7 +58,7 @@ private:
 class Stream {
 public:
     Stream() { OSC_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-    ~Stream() { cudaStreamDestroy(s_); }
+    ~Stream() { if (s_) cudaStreamDestroy(s_); }
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
     cudaStream_t get() const { return s_; }
@@ -73,7 +73,10 @@ public:
     explicit Event(bool timing = false) {
         OSC_CUDA(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
     }
-    ~Event() { cudaEventDestroy(e_); }
+    // A moved-from event holds null; destroying null fails with "invalid
+    // resource handle", which cudaGetLastError() then reports at the next
+    // kernel launch (seen on the H100 when vector<Event> grew).
+    ~Event() { if (e_) cudaEventDestroy(e_); }
     Event(const Event&) = delete;
     Event& operator=(const Event&) = delete;
     Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
