@@ -203,9 +203,13 @@ int64_t CuptiActivitySource::timestampNs() const {
 }
 
 std::map<std::string, std::string> CuptiActivitySource::metadata() const {
+    // The session writes its start metadata before start() has run, so ask
+    // here too (the H100 captures said cupti_version 0 without this).
+    uint32_t cuptiVersion = runtimeVersion_;
+    if (cuptiVersion == 0 && cuptiGetVersion(&cuptiVersion) != CUPTI_SUCCESS) cuptiVersion = 0;
     std::map<std::string, std::string> m{
         {"cupti_api_version_compiled", std::to_string(CUPTI_API_VERSION)},
-        {std::string(schema::meta::kCuptiVersion), std::to_string(runtimeVersion_)},
+        {std::string(schema::meta::kCuptiVersion), std::to_string(cuptiVersion)},
         {"cupti_clock", "CLOCK_REALTIME (CUPTI default)"},
     };
     if (!failedKinds_.empty()) m["cupti_kinds_not_enabled"] = failedKinds_;
