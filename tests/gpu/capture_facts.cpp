@@ -29,6 +29,14 @@ bool isGraphLaunchCall(std::string_view api) {
     return isLaunchCall(api) && (api.rfind("cudaGraphLaunch", 0) == 0 || api.rfind("cuGraphLaunch", 0) == 0);
 }
 
+bool isBeginCaptureCall(std::string_view api) {
+    return api.rfind("cudaStreamBeginCapture", 0) == 0 || api.rfind("cuStreamBeginCapture", 0) == 0;
+}
+
+bool isEndCaptureCall(std::string_view api) {
+    return api.rfind("cudaStreamEndCapture", 0) == 0 || api.rfind("cuStreamEndCapture", 0) == 0;
+}
+
 bool looksNccl(std::string_view name) {
     if (name.rfind("void ", 0) == 0) name.remove_prefix(5);
     return name.rfind("nccl", 0) == 0;
@@ -64,12 +72,24 @@ CaptureFacts captureFacts(const Capture& cap, const Analysis& analysis) {
             }
         }
         const ApiCallTable& a = p.apiCalls;
-        for (size_t i = 0; i < a.size(); ++i) {
+        // Threads inside cudaStreamBeginCapture ... cudaStreamEndCapture:
+        // their launches become graph nodes and run later under the
+        // cudaGraphLaunch's correlation id, never under their own.
+        std::vector<size_t> order(a.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return a.start[x] < a.start[y]; });
+        std::set<uint64_t> capturing;
+        for (const size_t i : order) {
             const std::string_view name = cap.strings.at(a.name[i]);
+            if (a.returnValue[i] == 0 && isBeginCaptureCall(name)) capturing.insert(a.globalTid[i]);
+            if (isEndCaptureCall(name)) capturing.erase(a.globalTid[i]);
             if (!isLaunchCall(name) || a.returnValue[i] != 0) continue;
             ++f.launchCalls;
             f.graphLaunchCalls += isGraphLaunchCall(name);
-            if (!kernelCorrelations.count(a.correlation[i])) ++f.launchesWithoutKernel[std::string(name)];
+            if (capturing.count(a.globalTid[i]) && !isGraphLaunchCall(name))
+                ++f.launchesCapturedIntoGraph;
+            else if (!kernelCorrelations.count(a.correlation[i]))
+                ++f.launchesWithoutKernel[std::string(name)];
         }
         facts.processes.push_back(std::move(f));
     }

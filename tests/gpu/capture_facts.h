@@ -25,7 +25,11 @@ struct ProcessFacts {
     size_t otherAsCommunication = 0; // non-NCCL kernels classified as communication (should be 0)
     size_t launchCalls = 0;          // successful kernel and graph launch API calls
     size_t graphLaunchCalls = 0;
-    // Launch calls with no kernel of the same correlation id, by API name.
+    // Launch calls made while their thread was capturing a CUDA graph: they
+    // run no kernel of their own (the graph's launch does), so they are
+    // counted here and not as missing.
+    size_t launchesCapturedIntoGraph = 0;
+    // Other launch calls with no kernel of the same correlation id, by API name.
     std::map<std::string, size_t> launchesWithoutKernel;
     std::map<std::string, std::string> meta;  // dropped_records, end_reason, cupti_version...
 };
@@ -49,6 +53,9 @@ struct CaptureFacts {
 // Kernel and graph launch API names (cudaLaunchKernel_v7000, cuLaunchKernelEx, cudaGraphLaunch_v10000...).
 bool isLaunchCall(std::string_view apiName);
 bool isGraphLaunchCall(std::string_view apiName);
+// cudaStreamBeginCapture_v10000, cuStreamBeginCapture_v2...; and the end of a capture.
+bool isBeginCaptureCall(std::string_view apiName);
+bool isEndCaptureCall(std::string_view apiName);
 // The classification rule's name test, spelled out independently of the classifier.
 bool looksNccl(std::string_view kernelName);
 

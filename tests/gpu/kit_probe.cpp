@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
                 {"nccl_kernels", p.ncclKernels}, {"nccl_as_communication", p.ncclAsCommunication},
                 {"other_as_communication", p.otherAsCommunication}, {"launch_calls", p.launchCalls},
                 {"graph_launch_calls", p.graphLaunchCalls}, {"launches_without_kernel", missing},
+                {"launches_captured_into_graph", p.launchesCapturedIntoGraph},
                 {"launches_without_kernel_by_api", p.launchesWithoutKernel}, {"meta", p.meta},
             });
         }

@@ -6,7 +6,10 @@ Parts (each fits one 10-minute command on the lent machine; see README.md):
      SIGKILL mid-capture
   3  the DDP bucket sweep (1, 5, 100 MiB; 25 is part 1's bucketed run), and the
      overhead: no agent / dormant / capturing, interleaved, 12 runs each
-Parts 1-3 each start with the environment and binary checks, so any part runs
+  4  every mode as one rank with --comm copies (no time-slicing), bucket sweeps
+     where the bucket count changes, overhead on the 2-rank NCCL job and on
+     PyTorch DDP
+Parts 1-4 each start with the environment and binary checks, so any part runs
 on a fresh machine."""
 
 import glob
@@ -143,11 +146,12 @@ def workload_args(workload, mode):
     raise ValueError(workload)
 
 
-def captured_run(kit, step, workload, mode, comm="nccl", record=True, steps=MATRIX_STEPS, warmup=MATRIX_WARMUP):
+def captured_run(kit, step, workload, mode, comm="nccl", record=True, steps=MATRIX_STEPS, warmup=MATRIX_WARMUP,
+                 name=None):
     """One workload run under `overlapscope run`: 2 ranks sharing the GPU
     through NCCL (--ranks), or one rank with --comm copies. Reads the program's
     SUMMARY, the capture, and the raw recording replayed without the GPU."""
-    name = step.name if comm == "nccl" else step.name + "-copies"
+    name = name or (step.name if comm == "nccl" else step.name + "-copies")
     caps = kit.path("captures", name)
     rec = kit.path("recordings", kit.set_name, name)
     ranks = RANKS if comm == "nccl" else 1
@@ -205,6 +209,18 @@ def matrix_step(workload, mode, part, fallback=True, record=True):
         return figures
     return Step(f"{workload}-{mode}", part, f"{workload} {mode} ({RANKS} ranks, one GPU)",
                 RUN_TIMEOUT + SINGLE_TIMEOUT + 60, action)
+
+
+def one_rank_step(workload, mode, part):
+    """The one-rank stand-in on purpose (--comm copies: the copy engines carry
+    the "communication"): no second process time-slices the GPU, so the
+    overlap the schedule allows is what the capture shows."""
+    def action(kit, step):
+        out, fig = captured_run(kit, step, workload, mode, comm="copies", record=False, name=step.name)
+        step.outcome = out
+        return {"workload": workload, "mode": mode, "copies": fig}
+    return Step(f"{workload}-{mode}-1rank", part, f"{workload} {mode} (1 rank, --comm copies)", SINGLE_TIMEOUT + 30,
+                action)
 
 
 def report_step(part):
@@ -368,7 +384,19 @@ def sigkill_step(part):
     return Step("sigkill", part, "SIGKILL the workload mid-capture, read what is left", 150, action)
 
 
-def overhead_step(part, runs):
+def _nccl_ddp(kit, steps):
+    return [kit.programs.get("ddp_overlap"), "--ranks", str(RANKS), "--mode", "bucketed", "--steps", str(steps),
+            "--warmup", "5", "--no-check"]
+
+
+def _pytorch_ddp(kit, steps):
+    ddp_py = os.path.join(kit.repo, "reference_workloads", "pytorch", "ddp.py")
+    return [kit.python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(RANKS), ddp_py,
+            "--steps", str(steps), "--warmup", "5"]
+
+
+def overhead_step(part, runs, name="overhead", workload=_copies_ddp, steps=30, run_timeout=SINGLE_TIMEOUT,
+                  runs_of="ddp_overlap --comm copies --mode bucketed --steps 30 --warmup 5 (one rank)"):
     def action(kit, step):
         configs = ["none", "dormant", "capturing"]
         samples = {c: [] for c in configs}
@@ -376,20 +404,20 @@ def overhead_step(part, runs):
         for i in range(runs):
             order = configs[i % 3:] + configs[:i % 3]  # interleaved: each config in each position
             for config in order:
-                workload = _copies_ddp(kit, 30)
-                caps = kit.path("captures", f"overhead-{config}")
+                job = workload(kit, steps)
+                caps = kit.path("captures", f"{name}-{config}")
                 shutil.rmtree(caps, ignore_errors=True)
                 if config == "none":
-                    argv = workload
+                    argv = job
                 else:
                     argv = [kit.programs.get("overlapscope"), "run", "-o", caps] + \
-                           (["--dormant"] if config == "dormant" else []) + ["--"] + workload
+                           (["--dormant"] if config == "dormant" else []) + ["--"] + job
                 if i > 0 and kit.dry_run:
                     continue  # the plan shows each configuration once
-                if kit.deadline and time.monotonic() + SINGLE_TIMEOUT > kit.deadline:
+                if kit.deadline and time.monotonic() + run_timeout > kit.deadline:
                     step.figures["stopped_early"] = f"part budget reached after {i} rounds"
                     break
-                out = kit.run(step, argv, SINGLE_TIMEOUT, log_name=f"overhead-{config}-{i}")
+                out = kit.run(step, argv, run_timeout, log_name=f"{name}-{config}-{i}")
                 if out.status == "planned":
                     continue
                 ms = readings.parse_summary(kit.log_text(out)).get("median_step_ms")
@@ -401,14 +429,14 @@ def overhead_step(part, runs):
             step.outcome = runner.Outcome(status="planned")
             return {}
         figures = readings.overhead_figures(samples, OVERHEAD_TARGETS)
-        figures["runs_of"] = "ddp_overlap --comm copies --mode bucketed --steps 30 --warmup 5 (one rank)"
+        figures["runs_of"] = runs_of
         figures["failed_runs"] = failures
         enough = all(len(v) >= min(runs, 10) for v in samples.values())
         step.outcome = runner.Outcome(status="ok" if enough and not failures else "failed",
-                                      error="" if enough else "fewer than 10 good runs per configuration")
+                                      error="" if enough else f"fewer than {min(runs, 10)} good runs per configuration")
         return figures
-    return Step("overhead", part, f"overhead: no agent, dormant, capturing; {runs} interleaved runs each",
-                runs * 3 * SINGLE_TIMEOUT, action)
+    return Step(name, part, f"{name}: no agent, dormant, capturing; {runs} interleaved runs each",
+                runs * 3 * run_timeout, action)
 
 
 def replay_pipeline_step(part):
@@ -439,7 +467,7 @@ def replay_pipeline_step(part):
 
 def build(overhead_runs=OVERHEAD_RUNS, from_source=False):
     steps = []
-    for part in (1, 2, 3):
+    for part in (1, 2, 3, 4):
         if from_source:  # planned, not run, in a dry run: it takes minutes
             steps.append(Step(f"build-{part}", part, "build the programs from source (--build)", 600,
                               build_from_source))
@@ -466,6 +494,21 @@ def build(overhead_runs=OVERHEAD_RUNS, from_source=False):
         matrix_step("ddp_overlap", "bucketed-100", 3, fallback=False, record=False),
         overhead_step(3, overhead_runs),
     ]
+    # Part 4: what part 1-3 cannot show with two ranks time-slicing one GPU.
+    for workload, mode in (("ddp_overlap", "sequential"), ("ddp_overlap", "per-param"), ("ddp_overlap", "bucketed"),
+                           ("tp_overlap", "serial"), ("tp_overlap", "pipelined"), ("fsdp_prefetch", "prefetch-0"),
+                           ("fsdp_prefetch", "prefetch-1"), ("fsdp_prefetch", "prefetch-2")):
+        steps.append(one_rank_step(workload, mode, 4))
+    # Bucket sweeps where the bucket count changes (4 MiB layers): 2-rank NCCL and one-rank copies.
+    for mb in (8, 12, 16, 32, 48, 64):
+        steps.append(matrix_step("ddp_overlap", f"bucketed-{mb}", 4, fallback=False, record=False))
+    for mb in (1, 4, 8, 12, 16, 25, 32, 48, 64, 100):
+        steps.append(one_rank_step("ddp_overlap", f"bucketed-{mb}", 4))
+    steps.append(overhead_step(4, max(4, overhead_runs // 2), name="overhead-nccl", workload=_nccl_ddp,
+                               run_timeout=RUN_TIMEOUT,
+                               runs_of="ddp_overlap --ranks 2 --mode bucketed --steps 30 --warmup 5 (2 ranks, NCCL)"))
+    steps.append(overhead_step(4, 4, name="overhead-pytorch", workload=_pytorch_ddp, run_timeout=180,
+                               runs_of="reference_workloads/pytorch/ddp.py under torchrun, 2 ranks, --steps 30"))
     order = {s.name: i for i, s in enumerate(steps)}
     return sorted(steps, key=lambda s: (s.part, 0 if s.name.startswith(("build", "environment", "binaries")) else 1,
                                         order[s.name]))

@@ -139,9 +139,12 @@ def summary_markdown(res):
                          f"{c['higher']} {c['higher_ratio']} | {c['verdict']} |")
         lines.append("")
     by_name = {s["name"]: s for s in res["steps"]}
-    over = by_name.get("overhead", {}).get("figures", {})
-    if over.get("median_step_ms"):
-        lines += ["### Overhead (median of per-run median step times)", "", "| configuration | runs | median step ms | "
+    for name in sorted(n for n in by_name if n.startswith("overhead")):
+        over = by_name[name].get("figures", {})
+        if not over.get("median_step_ms"):
+            continue
+        lines += [f"### {name.capitalize()} (median of per-run median step times)", "",
+                  f"Runs of {over.get('runs_of', '?')}.", "", "| configuration | runs | median step ms | "
                   "ratio to no agent | target | verdict |", "|---|---|---|---|---|---|"]
         for config, ms in over["median_step_ms"].items():
             r = over.get("ratio_to_none", {}).get(config, {})
@@ -183,6 +186,12 @@ def archive(kit, out_dir, extra_files):
                        sorted(glob.glob(os.path.join(work, "captures", name, "*.sqlite")))]
     candidates += [(p, os.path.relpath(p, work)) for p in sorted(glob.glob(os.path.join(work, "kineto", "**", "*"),
                                                                            recursive=True)) if os.path.isfile(p)]
+    # Then every other capture (the bucket sweep feeds the what-if validation),
+    # except the overhead runs, which only measure time.
+    for folder in sorted(glob.glob(os.path.join(work, "captures", "*"))):
+        name = os.path.basename(folder)
+        if name not in EXAMPLE_CAPTURES and not name.startswith("overhead-"):
+            candidates += [(p, os.path.relpath(p, work)) for p in sorted(glob.glob(os.path.join(folder, "*.sqlite")))]
     chosen, left_out, total = [], [], 0
     for path, arcname in candidates:
         size = _gz_size(path)

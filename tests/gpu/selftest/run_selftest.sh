@@ -34,18 +34,23 @@ errors = [f"{s['name']}: {s['error']}" for s in res["steps"] if s["status"] == "
 assert not errors, "steps ended in a kit error: " + "; ".join(errors)
 steps = {s["name"]: s for s in res["steps"]}
 for name, s in steps.items():
-    if "workload" in s["figures"]:
+    if "workload" in s["figures"] and "nccl" in s["figures"]:
         cap = s["figures"]["nccl"].get("capture", {})
         assert cap.get("readable"), f"{name}: capture not read: {cap}"
         assert cap["ranks_in_capture"] == 2, f"{name}: {cap['ranks_in_capture']} ranks"
         assert cap["nccl_kernels"] > 0 and cap["nccl_as_communication"] == cap["nccl_kernels"], name
+    elif "workload" in s["figures"]:  # the one-rank --comm copies runs of part 4
+        cap = s["figures"]["copies"].get("capture", {})
+        assert cap.get("readable"), f"{name}: capture not read: {cap}"
+        assert cap["ranks_in_capture"] == 1, f"{name}: {cap['ranks_in_capture']} ranks"
 if "attach_twice" in steps:
     assert steps["attach_twice"]["status"] == "ok", steps["attach_twice"]
 if "sigkill" in steps:
     assert steps["sigkill"]["figures"]["capture"].get("readable"), steps["sigkill"]["figures"]
-if "overhead" in steps:
-    ms = steps["overhead"]["figures"]["median_step_ms"]
-    assert set(ms) == {"none", "dormant", "capturing"}, ms
+for name in ("overhead", "overhead-nccl"):  # overhead-pytorch needs PyTorch (--python /bin/false here)
+    if name in steps:
+        ms = steps[name]["figures"]["median_step_ms"]
+        assert set(ms) == {"none", "dormant", "capturing"}, (name, ms)
 names = tarfile.open(os.path.join(out, "overlapscope-gpu-kit.tar.gz")).getnames()
 assert "results.json" in names and any(n.startswith("logs/") for n in names), names
 assert open(os.path.join(out, "summary.md")).read().startswith("## GPU validation kit")
