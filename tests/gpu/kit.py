@@ -45,6 +45,9 @@ def parse_args(argv):
     p.add_argument("--budget", type=float, help="seconds this command may take; steps that would not fit are "
                                                 "skipped and recorded (default: 540 for one part, none for all)")
     p.add_argument("--overhead-runs", type=int, default=plan.OVERHEAD_RUNS, help="runs per overhead configuration")
+    p.add_argument("--only", metavar="STEP,...",
+                   help="run only these steps of the part (and its environment and binary checks), e.g. to repeat "
+                        "a measurement")
     p.add_argument("--list", action="store_true", help="print the plan and exit")
     p.add_argument("--merge", nargs="+", metavar="RESULTS_JSON",
                    help="merge the results.json of several parts into --out (results.json, summary.md)")
@@ -79,6 +82,13 @@ def main(argv):
     steps = plan.build(args.overhead_runs, args.build)
     if args.part != "all":
         steps = [s for s in steps if s.part == int(args.part)]
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {s.name for s in steps}
+        if unknown:
+            print(f"run.sh: --only: no such step in part {args.part}: {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        steps = [s for s in steps if s.name in wanted or s.name.startswith(("build", "environment", "binaries"))]
     if args.list:
         for s in steps:
             print(f"part {s.part}  {s.name:28} limit {s.timeout_s:5.0f} s  {'GPU' if s.needs_gpu else '   '}  {s.title}")

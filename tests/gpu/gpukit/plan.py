@@ -389,6 +389,13 @@ def _nccl_ddp(kit, steps):
             "--warmup", "5", "--no-check"]
 
 
+def _launch_bound_ddp(kit, steps):
+    # Tiny layers: the GPU finishes each kernel before the next launch, so a
+    # step is as long as its launch calls: the agent's worst case, per launch.
+    return [kit.programs.get("ddp_overlap"), "--comm", "copies", "--mode", "bucketed", "--hidden", "64", "--batch",
+            "64", "--layers", "32", "--bucket-mb", "0.01", "--steps", str(steps), "--warmup", "20", "--no-check"]
+
+
 def _pytorch_ddp(kit, steps):
     ddp_py = os.path.join(kit.repo, "reference_workloads", "pytorch", "ddp.py")
     return [kit.python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(RANKS), ddp_py,
@@ -507,6 +514,9 @@ def build(overhead_runs=OVERHEAD_RUNS, from_source=False):
     steps.append(overhead_step(4, max(4, overhead_runs // 2), name="overhead-nccl", workload=_nccl_ddp,
                                run_timeout=RUN_TIMEOUT,
                                runs_of="ddp_overlap --ranks 2 --mode bucketed --steps 30 --warmup 5 (2 ranks, NCCL)"))
+    steps.append(overhead_step(4, max(4, overhead_runs // 2), name="overhead-launch-bound", workload=_launch_bound_ddp,
+                               steps=300, runs_of="ddp_overlap --comm copies --hidden 64 --batch 64 --layers 32 "
+                                                  "--bucket-mb 0.01 --steps 300 (one rank, launch-bound)"))
     steps.append(overhead_step(4, 4, name="overhead-pytorch", workload=_pytorch_ddp, run_timeout=180,
                                runs_of="reference_workloads/pytorch/ddp.py under torchrun, 2 ranks, --steps 30"))
     order = {s.name: i for i, s in enumerate(steps)}
