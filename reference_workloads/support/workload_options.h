@@ -26,7 +26,9 @@ struct CommonOptions {
     std::vector<std::string> argv;  // the command line, for --ranks to start the ranks with
 };
 
-enum class DdpMode { none, sequential, per_param, bucketed };
+// zero1: ZeRO stage 1 — gradient buckets reduce-scattered, SGD on this rank's
+// shard, parameters all-gathered at the start of the next step under its forward.
+enum class DdpMode { none, sequential, per_param, bucketed, zero1 };
 
 struct DdpOptions {
     CommonOptions common;
@@ -39,7 +41,8 @@ struct DdpOptions {
     bool cuda_graph = false;  // capture one step into a CUDA graph, replay it every step
 };
 
-enum class TpMode { serial, pipelined };
+// ring: ring-exchange P2P (support/ring_schedule.h) instead of collectives.
+enum class TpMode { serial, pipelined, ring };
 
 struct TpOptions {
     CommonOptions common;
@@ -47,7 +50,7 @@ struct TpOptions {
     int ffn = 16384;
     int tokens = 8192;
     TpMode mode = TpMode::pipelined;
-    int chunks = 4;
+    int chunks = 4;  // pipelined: chunks; ring: ring positions when there is one rank
 };
 
 struct FsdpOptions {
@@ -65,6 +68,7 @@ TpOptions parse_tp_options(int argc, const char* const* argv);
 FsdpOptions parse_fsdp_options(int argc, const char* const* argv);
 
 // Shape constraints that need the world size; UsageError when violated.
+void validate_for_world(const DdpOptions& o, int world);
 void validate_for_world(const TpOptions& o, int world);
 void validate_for_world(const FsdpOptions& o, int world);
 

@@ -44,6 +44,8 @@ TEST(WorkloadPrograms, HelpExitsZeroAndListsCommonOptions) {
     EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("--bucket-mb"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("--cuda-graph"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_TP_OVERLAP) + " --help").output.find("--chunks"), std::string::npos);
+    EXPECT_NE(run(std::string(OSC_TP_OVERLAP) + " --help").output.find("serial|pipelined|ring"), std::string::npos);
+    EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("zero1"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_FSDP_PREFETCH) + " --help").output.find("--prefetch"), std::string::npos);
 }
 
@@ -56,7 +58,7 @@ TEST(WorkloadPrograms, BadOptionIsOneLineAndExitTwo) {
     }
     Result r = run(std::string(OSC_DDP_OVERLAP) + " --mode overlapped");
     EXPECT_EQ(r.code, 2);
-    EXPECT_EQ(r.output, "ddp_overlap: --mode must be one of none|sequential|per-param|bucketed, got 'overlapped'\n");
+    EXPECT_EQ(r.output, "ddp_overlap: --mode must be one of none|sequential|per-param|bucketed|zero1, got 'overlapped'\n");
 }
 
 TEST(WorkloadPrograms, BadLaunchEnvironmentIsExitTwo) {
