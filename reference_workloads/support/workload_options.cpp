@@ -150,6 +150,36 @@ FsdpOptions parse_fsdp_options(int argc, const char* const* argv) {
     return o;
 }
 
+PpOptions parse_pp_options(int argc, const char* const* argv) {
+    CliArgs args("pp_overlap",
+                 "Pipeline-parallel training step: one stage per rank, each a stack of linear\n"
+                 "layers; micro-batches' activations go forward and their gradients backward\n"
+                 "with NCCL send/receive, in GPipe or 1F1B order, blocking the compute stream\n"
+                 "or (--overlap) queued on a communication stream ahead of need. NVTX ranges\n"
+                 "'step N', 'fwd mb N', 'bwd mb N'. No optimizer: the weights stay fixed, so the\n"
+                 "check can recompute the whole model on one GPU.");
+    declare_common(args);
+    args.add_value("hidden", "1024", "hidden size (weights are hidden x hidden)");
+    args.add_value("mb-size", "256", "tokens (columns) of one micro-batch");
+    args.add_value("layers", "4", "linear layers per stage");
+    args.add_value("microbatches", "8", "micro-batches per step");
+    args.add_value("schedule", "1f1b", "gpipe|1f1b order of the forward and backward passes");
+    args.add_flag("overlap", "send and receive on a communication stream, receives posted ahead of the pass "
+                             "that needs them, instead of blocking the compute stream between passes");
+    args.parse(argc, argv);
+
+    PpOptions o;
+    o.common = read_common(args, argc, argv);
+    o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
+    o.mb_tokens = static_cast<int>(args.integer("mb-size", 1, kMaxDim));
+    o.layers = static_cast<int>(args.integer("layers", 1, 1024));
+    o.microbatches = static_cast<int>(args.integer("microbatches", 1, 1024));
+    o.schedule = args.choice("schedule", {"gpipe", "1f1b"}) == "gpipe" ? PipeSchedule::gpipe
+                                                                         : PipeSchedule::one_f_one_b;
+    o.overlap = args.flag("overlap");
+    return o;
+}
+
 void validate_for_world(const DdpOptions& o, int world) {
     const long long elems = static_cast<long long>(o.hidden) * o.hidden;
     if (o.mode == DdpMode::zero1 && elems % world != 0)

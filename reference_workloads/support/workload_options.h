@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "reference_workloads/support/pipeline_schedule.h"
+
 namespace oscwl {
 
 enum class DType { fp32, bf16 };
@@ -62,10 +64,22 @@ struct FsdpOptions {
     double lr = 0.1;
 };
 
+// pp_overlap: one pipeline stage per rank.
+struct PpOptions {
+    CommonOptions common;
+    int hidden = 1024;
+    int mb_tokens = 256;  // columns of one micro-batch's activations
+    int layers = 4;       // per stage
+    int microbatches = 8;
+    PipeSchedule schedule = PipeSchedule::one_f_one_b;
+    bool overlap = false;
+};
+
 // Each throws HelpRequested for --help and UsageError for bad input.
 DdpOptions parse_ddp_options(int argc, const char* const* argv);
 TpOptions parse_tp_options(int argc, const char* const* argv);
 FsdpOptions parse_fsdp_options(int argc, const char* const* argv);
+PpOptions parse_pp_options(int argc, const char* const* argv);
 
 // Shape constraints that need the world size; UsageError when violated.
 void validate_for_world(const DdpOptions& o, int world);

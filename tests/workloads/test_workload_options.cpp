@@ -186,6 +186,29 @@ TEST(TpOptions, RingTakesChunksOnlyForOneRank) {
               std::string::npos);
 }
 
+TEST(PpOptions, DefaultsAndChoices) {
+    Argv a{};
+    PpOptions o = parse_pp_options(a.argc(), a.argv());
+    EXPECT_EQ(o.schedule, PipeSchedule::one_f_one_b);
+    EXPECT_FALSE(o.overlap);
+    EXPECT_EQ(o.microbatches, 8);
+    EXPECT_EQ(o.layers, 4);
+    EXPECT_EQ(o.mb_tokens, 256);
+    Argv b{"--schedule", "gpipe", "--overlap", "--microbatches", "3", "--mb-size=64", "--layers", "2"};
+    PpOptions p = parse_pp_options(b.argc(), b.argv());
+    EXPECT_EQ(p.schedule, PipeSchedule::gpipe);
+    EXPECT_TRUE(p.overlap);
+    EXPECT_EQ(p.microbatches, 3);
+    EXPECT_EQ(p.mb_tokens, 64);
+    EXPECT_EQ(p.layers, 2);
+    Argv bad{"--schedule", "interleaved"};
+    EXPECT_NE(usage_error([&] { parse_pp_options(bad.argc(), bad.argv()); }).find("--schedule must be one of gpipe|1f1b"),
+              std::string::npos);
+    Argv zero{"--microbatches", "0"};
+    EXPECT_NE(usage_error([&] { parse_pp_options(zero.argc(), zero.argv()); }).find("--microbatches must be between 1"),
+              std::string::npos);
+}
+
 TEST(FsdpOptions, PrefetchRangeAndDivisibility) {
     Argv a{"--prefetch", "2", "--hidden", "6"};
     FsdpOptions o = parse_fsdp_options(a.argc(), a.argv());

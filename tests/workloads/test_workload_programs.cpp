@@ -26,7 +26,7 @@ Result run(const std::string& command) {
     return r;
 }
 
-const char* const kPrograms[] = {OSC_DDP_OVERLAP, OSC_TP_OVERLAP, OSC_FSDP_PREFETCH};
+const char* const kPrograms[] = {OSC_DDP_OVERLAP, OSC_TP_OVERLAP, OSC_FSDP_PREFETCH, OSC_PP_OVERLAP};
 
 int lines(const std::string& s) {
     int n = 0;
@@ -47,6 +47,8 @@ TEST(WorkloadPrograms, HelpExitsZeroAndListsCommonOptions) {
     EXPECT_NE(run(std::string(OSC_TP_OVERLAP) + " --help").output.find("serial|pipelined|ring"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("zero1"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_FSDP_PREFETCH) + " --help").output.find("--prefetch"), std::string::npos);
+    for (const char* opt : {"--schedule", "--overlap", "--microbatches", "--mb-size"})
+        EXPECT_NE(run(std::string(OSC_PP_OVERLAP) + " --help").output.find(opt), std::string::npos) << opt;
 }
 
 TEST(WorkloadPrograms, BadOptionIsOneLineAndExitTwo) {
