@@ -180,6 +180,45 @@ PpOptions parse_pp_options(int argc, const char* const* argv) {
     return o;
 }
 
+MoeOptions parse_moe_options(int argc, const char* const* argv) {
+    CliArgs args("moe_alltoall",
+                 "Expert-parallel MoE layer: one expert per rank, tokens dispatched to their\n"
+                 "expert and combined back with all-to-alls made of grouped NCCL send/receive,\n"
+                 "a shared expert on every token. Serial, or (--overlap) in chunks so one\n"
+                 "chunk's all-to-all runs under another chunk's expert GEMMs and the shared\n"
+                 "expert. --imbalance F gives rank 0 F times the tokens. NVTX ranges 'step N',\n"
+                 "'forward'.");
+    declare_common(args);
+    args.add_value("hidden", "1024", "model hidden size");
+    args.add_value("ffn", "4096", "expert inner size");
+    args.add_value("tokens", "2048", "tokens per rank (rank 0: times --imbalance)");
+    args.add_value("imbalance", "1", "rank 0 routes this many times the others' tokens (1 = balanced)");
+    args.add_flag("overlap", "split the tokens in --chunks: each chunk's all-to-all under other chunks' GEMMs "
+                             "and the shared expert, instead of dispatch, experts, combine, shared expert in turn");
+    args.add_value("chunks", "4", "chunks of the overlapped schedule");
+    args.parse(argc, argv);
+
+    MoeOptions o;
+    o.common = read_common(args, argc, argv);
+    o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
+    o.ffn = static_cast<int>(args.integer("ffn", 1, kMaxDim));
+    o.tokens = static_cast<int>(args.integer("tokens", 1, kMaxDim));
+    o.imbalance = args.real("imbalance", 1.0, 64.0);
+    o.overlap = args.flag("overlap");
+    o.chunks = static_cast<int>(args.integer("chunks", 1, 1024));
+    if (args.given("chunks") && !o.overlap) throw UsageError("moe_alltoall: --chunks applies only with --overlap");
+    if (!o.overlap) o.chunks = 1;
+    return o;
+}
+
+void validate_for_world(const MoeOptions& o, int world) {
+    // Every rank then routes at least `chunks` tokens to every expert, so no
+    // chunk's all-to-all is empty.
+    if (static_cast<long long>(o.tokens) < static_cast<long long>(world) * o.chunks)
+        throw UsageError("moe_alltoall: --tokens " + std::to_string(o.tokens) + " must be at least the world size " +
+                         std::to_string(world) + " x " + std::to_string(o.chunks) + " chunks");
+}
+
 void validate_for_world(const DdpOptions& o, int world) {
     const long long elems = static_cast<long long>(o.hidden) * o.hidden;
     if (o.mode == DdpMode::zero1 && elems % world != 0)

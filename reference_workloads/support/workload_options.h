@@ -75,16 +75,29 @@ struct PpOptions {
     bool overlap = false;
 };
 
+// moe_alltoall: one expert per rank (support/alltoall_plan.h).
+struct MoeOptions {
+    CommonOptions common;
+    int hidden = 1024;
+    int ffn = 4096;          // expert inner size
+    int tokens = 2048;       // per rank before --imbalance
+    double imbalance = 1.0;  // rank 0 holds imbalance x tokens
+    bool overlap = false;
+    int chunks = 4;          // with --overlap
+};
+
 // Each throws HelpRequested for --help and UsageError for bad input.
 DdpOptions parse_ddp_options(int argc, const char* const* argv);
 TpOptions parse_tp_options(int argc, const char* const* argv);
 FsdpOptions parse_fsdp_options(int argc, const char* const* argv);
 PpOptions parse_pp_options(int argc, const char* const* argv);
+MoeOptions parse_moe_options(int argc, const char* const* argv);
 
 // Shape constraints that need the world size; UsageError when violated.
 void validate_for_world(const DdpOptions& o, int world);
 void validate_for_world(const TpOptions& o, int world);
 void validate_for_world(const FsdpOptions& o, int world);
+void validate_for_world(const MoeOptions& o, int world);
 
 const char* to_string(DType d);
 const char* to_string(CommBackend c);

@@ -209,6 +209,26 @@ TEST(PpOptions, DefaultsAndChoices) {
               std::string::npos);
 }
 
+TEST(MoeOptions, ChunksOnlyWithOverlapAndEnoughTokens) {
+    Argv a{"--imbalance", "4", "--tokens", "64"};
+    MoeOptions o = parse_moe_options(a.argc(), a.argv());
+    EXPECT_DOUBLE_EQ(o.imbalance, 4.0);
+    EXPECT_FALSE(o.overlap);
+    EXPECT_EQ(o.chunks, 1);  // serial
+    Argv b{"--overlap", "--chunks", "8", "--tokens", "64"};
+    MoeOptions p = parse_moe_options(b.argc(), b.argv());
+    EXPECT_TRUE(p.overlap);
+    EXPECT_EQ(p.chunks, 8);
+    EXPECT_NO_THROW(validate_for_world(p, 8));  // 64 tokens >= 8 ranks x 8 chunks
+    EXPECT_NE(usage_error([&] { validate_for_world(p, 9); }).find("--tokens 64 must be at least"), std::string::npos);
+    Argv c{"--chunks", "2"};
+    EXPECT_NE(usage_error([&] { parse_moe_options(c.argc(), c.argv()); }).find("--chunks applies only with --overlap"),
+              std::string::npos);
+    Argv d{"--imbalance", "0.5"};
+    EXPECT_NE(usage_error([&] { parse_moe_options(d.argc(), d.argv()); }).find("--imbalance must be between 1"),
+              std::string::npos);
+}
+
 TEST(FsdpOptions, PrefetchRangeAndDivisibility) {
     Argv a{"--prefetch", "2", "--hidden", "6"};
     FsdpOptions o = parse_fsdp_options(a.argc(), a.argv());

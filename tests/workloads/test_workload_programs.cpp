@@ -26,7 +26,7 @@ Result run(const std::string& command) {
     return r;
 }
 
-const char* const kPrograms[] = {OSC_DDP_OVERLAP, OSC_TP_OVERLAP, OSC_FSDP_PREFETCH, OSC_PP_OVERLAP};
+const char* const kPrograms[] = {OSC_DDP_OVERLAP, OSC_TP_OVERLAP, OSC_FSDP_PREFETCH, OSC_PP_OVERLAP, OSC_MOE_ALLTOALL};
 
 int lines(const std::string& s) {
     int n = 0;
@@ -49,6 +49,8 @@ TEST(WorkloadPrograms, HelpExitsZeroAndListsCommonOptions) {
     EXPECT_NE(run(std::string(OSC_FSDP_PREFETCH) + " --help").output.find("--prefetch"), std::string::npos);
     for (const char* opt : {"--schedule", "--overlap", "--microbatches", "--mb-size"})
         EXPECT_NE(run(std::string(OSC_PP_OVERLAP) + " --help").output.find(opt), std::string::npos) << opt;
+    for (const char* opt : {"--imbalance", "--overlap", "--chunks", "--ffn"})
+        EXPECT_NE(run(std::string(OSC_MOE_ALLTOALL) + " --help").output.find(opt), std::string::npos) << opt;
 }
 
 TEST(WorkloadPrograms, BadOptionIsOneLineAndExitTwo) {
