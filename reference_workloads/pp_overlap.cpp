@@ -223,7 +223,9 @@ private:
         return ops;
     }
 
+    // The streams are non-blocking: a plain cudaMemcpy would not wait for them.
     std::vector<float> download(const void* src, std::size_t count) const {
+        OSC_CUDA(cudaDeviceSynchronize());
         std::vector<std::uint8_t> raw(count * elt_);
         OSC_CUDA(cudaMemcpy(raw.data(), src, raw.size(), cudaMemcpyDeviceToHost));
         return to_float(raw.data(), count, o_.common.dtype == DType::bf16);
