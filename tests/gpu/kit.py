@@ -27,10 +27,11 @@ def parse_args(argv):
                     "archive (at most 16 MiB) into --out.",
         epilog="Parts: 1 = environment, DDP and TP modes, CUDA graph; 2 = FSDP, PyTorch DDP, attach twice, "
                "SIGKILL; 3 = DDP bucket sweep, overhead; 4 = one-rank runs of every mode, finer bucket sweeps, "
-               "overhead on 2-rank NCCL and PyTorch DDP. Each part fits one 10-minute command. "
+               "overhead on 2-rank NCCL and PyTorch DDP; 5 = pipeline (GPipe, 1F1B), MoE all-to-all, TP ring "
+               "exchange, ZeRO-1, 2 ranks and one. Each part fits one 10-minute command. "
                "Details: tests/gpu/README.md.")
     p.add_argument("--out", default="gpu-kit-out", help="folder for results.json, summary.md and the archive")
-    p.add_argument("--part", default="all", choices=["all", "1", "2", "3", "4"], help="which part of the matrix")
+    p.add_argument("--part", default="all", choices=["all", "1", "2", "3", "4", "5"], help="which part of the matrix")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything that needs no GPU (binaries, plan, the reading path on a committed "
                         "recording) and write the planned commands; runs in CI")
