@@ -84,10 +84,10 @@ bool kernelPoints(StepModel& step, const std::vector<Vertex>& v, std::optional<T
     for (const auto& b : step.buckets)
         if (b.readyKnown && b.readyName != kNoId) names.insert(b.readyName);
     if (names.empty()) return false;
-    std::vector<TimeNs> ends;
+    std::vector<std::pair<TimeNs, TimeNs>> ends;  // (end, duration) of each gradient kernel
     for (const auto& k : step.compute)
         if (names.count(k.name) && k.end <= v.back().time && (!backwardStart || k.start >= *backwardStart))
-            ends.push_back(k.end);
+            ends.emplace_back(k.end, k.end - k.start);
     std::sort(ends.begin(), ends.end());
 
     size_t firstKept = 0;
@@ -95,7 +95,8 @@ bool kernelPoints(StepModel& step, const std::vector<Vertex>& v, std::optional<T
         // Without a backward marker the same kernels may also run in the
         // forward pass: give the first bucket as many gradient kernels as its
         // bytes need at the others' bytes per kernel.
-        const auto firstEnd = std::upper_bound(ends.begin(), ends.end(), v.front().time);
+        const auto firstEnd = std::upper_bound(ends.begin(), ends.end(), v.front().time,
+                                               [](TimeNs t, const auto& e) { return t < e.first; });
         const auto later = static_cast<double>(ends.end() - firstEnd);
         if (later > 0) {
             const double perKernel = (v.back().cumulative - v.front().cumulative) / later;
@@ -105,22 +106,39 @@ bool kernelPoints(StepModel& step, const std::vector<Vertex>& v, std::optional<T
         }
     }
 
+    // Each gradient kernel brings a share of its bucket's bytes in proportion
+    // to its own duration: the kernel that finishes a gradient (an
+    // accumulate, a split-K reduce, a weight-gradient GEMM) takes longer for a
+    // larger one. Durations are rounded to quarter octaves of their median so
+    // that equal layers, whose kernels differ by a few percent of noise, get
+    // exactly equal shares (else a bucket of exactly the cap tips either way).
+    std::vector<TimeNs> durations;
+    for (const auto& e : ends) durations.push_back(e.second);
+    std::nth_element(durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2), durations.end());
+    const double median = std::max<double>(1.0, static_cast<double>(durations[durations.size() / 2]));
+    std::vector<double> weight(ends.size());
+    for (size_t k = 0; k < ends.size(); ++k) {
+        const double octaves = std::log2(std::max(1.0, static_cast<double>(ends[k].second)) / median);
+        weight[k] = std::exp2(std::round(octaves * 4) / 4);
+    }
+
     size_t i = firstKept;
     double cumulative = 0;
     for (const auto& x : v) {
         size_t j = i;
-        while (j < ends.size() && ends[j] <= x.time) ++j;
+        while (j < ends.size() && ends[j].first <= x.time) ++j;
         if (j == i) {
             cumulative += x.bytes;
             addPoint(step.points, x.time, cumulative);
-        } else {
-            const double share = x.bytes / static_cast<double>(j - i);
-            for (size_t k = i; k < j; ++k) {
-                cumulative += share;
-                addPoint(step.points, ends[k], cumulative);
-            }
-            i = j;
+            continue;
         }
+        double total = 0;
+        for (size_t k = i; k < j; ++k) total += weight[k];
+        for (size_t k = i; k < j; ++k) {
+            cumulative += x.bytes * weight[k] / total;
+            addPoint(step.points, ends[k].first, cumulative);
+        }
+        i = j;
     }
     step.points.back().bytes = v.back().cumulative;
     return true;

@@ -11,9 +11,9 @@ namespace osc::whatif {
 
 enum class ReadinessMode {
     // Refined: bytes become ready only at the ends of kernels of the same
-    // signature as the kernels that made observed buckets ready (the
-    // gradient kernels); between two observed buckets each such kernel
-    // brings an equal share of the later bucket's bytes.
+    // name as the kernels that made observed buckets ready (the gradient
+    // kernels); between two observed buckets each such kernel brings a share
+    // of the later bucket's bytes in proportion to its duration.
     Kernels,
     // The base rule: a piecewise-linear curve through (backward
     // start, 0) and (ready_i, bytes of buckets 1..i), read at the end of
