@@ -21,7 +21,7 @@ struct WhatIfArgs {
     bool baseModel = false;
     bool independentRanks = false;
     whatif::WhatIfSettings settings;
-    std::optional<double> observedMb, alphaNs;
+    std::optional<double> observedMb, alphaNs, gradMb;
     std::string output;
     bool force = false;
     AnalysisFlags flags;
@@ -33,6 +33,7 @@ int runWhatIf(WhatIfArgs& args) {
     s.readiness = args.readiness == "time" ? whatif::ReadinessMode::Time : whatif::ReadinessMode::Kernels;
     s.observedMb = args.observedMb;
     s.alphaNs = args.alphaNs;
+    s.gradMb = args.gradMb;
     s.jointRanks = !args.independentRanks;
     if (args.baseModel) {
         s.readiness = whatif::ReadinessMode::Time;
@@ -95,6 +96,9 @@ void addWhatIfCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("--alpha-ns", args->alphaNs,
                     "Fix the per-collective latency instead of fitting it (needed when the capture holds "
                     "a single collective size)");
+    cmd->add_option("--grad-mb", args->gradMb,
+                    "Gradient MiB per step, for captures that record no collective sizes (Nsight Systems "
+                    "exports of NCCL jobs): shared out over the step's collectives by their durations");
     cmd->add_option("--backward-pattern", args->settings.backwardPattern,
                     "Regex (case-insensitive) for ranges marking the backward pass (default 'backward')")
         ->type_name("REGEX");

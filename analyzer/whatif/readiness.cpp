@@ -22,7 +22,14 @@ std::vector<Vertex> knownVertices(const StepModel& step) {
         pending += static_cast<double>(b.bytes);
         cumulative += static_cast<double>(b.bytes);
         if (!b.readyKnown) continue;
-        v.push_back({b.ready, pending, cumulative});
+        // Buckets launched after the same kernel (reduced after the backward
+        // pass) become ready together: one vertex.
+        if (!v.empty() && v.back().time == b.ready) {
+            v.back().bytes += pending;
+            v.back().cumulative = cumulative;
+        } else {
+            v.push_back({b.ready, pending, cumulative});
+        }
         pending = 0;
     }
     if (pending > 0) {
@@ -90,22 +97,6 @@ bool kernelPoints(StepModel& step, const std::vector<Vertex>& v, std::optional<T
             ends.emplace_back(k.end, k.end - k.start);
     std::sort(ends.begin(), ends.end());
 
-    size_t firstKept = 0;
-    if (!backwardStart && v.size() >= 2) {
-        // Without a backward marker the same kernels may also run in the
-        // forward pass: give the first bucket as many gradient kernels as its
-        // bytes need at the others' bytes per kernel.
-        const auto firstEnd = std::upper_bound(ends.begin(), ends.end(), v.front().time,
-                                               [](TimeNs t, const auto& e) { return t < e.first; });
-        const auto later = static_cast<double>(ends.end() - firstEnd);
-        if (later > 0) {
-            const double perKernel = (v.back().cumulative - v.front().cumulative) / later;
-            const auto want = std::max<long long>(1, std::llround(v.front().bytes / perKernel));
-            const auto have = firstEnd - ends.begin();
-            if (have > want) firstKept = static_cast<size_t>(have - want);
-        }
-    }
-
     // Each gradient kernel brings a share of its bucket's bytes in proportion
     // to its own duration: the kernel that finishes a gradient (an
     // accumulate, a split-K reduce, a weight-gradient GEMM) takes longer for a
@@ -120,6 +111,26 @@ bool kernelPoints(StepModel& step, const std::vector<Vertex>& v, std::optional<T
     for (size_t k = 0; k < ends.size(); ++k) {
         const double octaves = std::log2(std::max(1.0, static_cast<double>(ends[k].second)) / median);
         weight[k] = std::exp2(std::round(octaves * 4) / 4);
+    }
+
+    size_t firstKept = 0;
+    if (!backwardStart && v.size() >= 2) {
+        // Without a backward marker the same kernels may also run in the
+        // forward pass: give the first bucket the kernels (counted back from
+        // its ready point) whose weight its bytes need at the bytes per
+        // weight of the later buckets.
+        const auto firstEnd = static_cast<size_t>(
+            std::upper_bound(ends.begin(), ends.end(), v.front().time,
+                             [](TimeNs t, const auto& e) { return t < e.first; }) - ends.begin());
+        double later = 0;
+        for (size_t k = firstEnd; k < ends.size(); ++k) later += weight[k];
+        if (later > 0 && firstEnd > 0) {
+            const double needed = v.front().bytes / ((v.back().cumulative - v.front().cumulative) / later);
+            double sum = 0;
+            size_t k = firstEnd;
+            while (k > 0 && std::fabs(sum + weight[k - 1] - needed) <= std::fabs(sum - needed)) sum += weight[--k];
+            firstKept = std::min(k, firstEnd - 1);
+        }
     }
 
     size_t i = firstKept;
@@ -173,7 +184,7 @@ bool assignReadiness(StepModel& step) {
             }
         } else {
             step.hostOrder = false;
-            const bool idle = i == 0 || b.start >= step.buckets[i - 1].end;
+            const bool idle = i == 0 || b.start > step.buckets[i - 1].end;
             if (idle) {
                 b.ready = b.start;
                 b.readyKnown = true;

@@ -3,6 +3,7 @@
 #include "analyzer/metrics/coverage.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -155,29 +156,50 @@ std::vector<Activity> deviceActivities(const Capture& capture, const Analysis& a
 
 // The gradient collective type and its stream: those with the most bytes
 // inside steps (a copy-based job also copies outside them, to check results).
-bool chooseGradientStream(const std::vector<Activity>& acts, std::string& collective, uint32_t& stream,
-                          std::string& reason) {
-    std::map<std::string, double> bytes;
-    std::map<std::string, int> unsized;
+// With no size known anywhere and `inferSizes`, the type with the most time.
+bool chooseGradientStream(const std::vector<Activity>& acts, bool inferSizes, std::string& collective,
+                          uint32_t& stream, std::string& reason) {
+    std::map<std::string, double> weight, unsized;
     for (const auto& a : acts) {
         if (a.collective.empty()) continue;
-        if (a.bytes && *a.bytes > 0) bytes[a.collective] += static_cast<double>(*a.bytes);
-        else ++unsized[a.collective];
+        if (a.bytes && *a.bytes > 0) weight[a.collective] += static_cast<double>(*a.bytes);
+        else unsized[a.collective] += static_cast<double>(a.end - a.start);
     }
-    if (bytes.empty()) {
-        if (!unsized.empty())
-            reason = "the sizes of its " + unsized.begin()->first +
-                     " collectives are unknown (no NCCL profiler plugin rows or Kineto collective arguments)";
-        else
+    const bool sized = !weight.empty();
+    if (!sized) {
+        if (unsized.empty()) {
             reason = "no all-reduce or reduce-scatter (nor, with --comm-copies, communication copies) to model";
-        return false;
+            return false;
+        }
+        if (!inferSizes) {
+            reason = "the sizes of its " + unsized.begin()->first +
+                     " collectives are unknown (no NCCL profiler plugin rows or Kineto collective "
+                     "arguments; --grad-mb infers them from their durations)";
+            return false;
+        }
+        weight = unsized;
     }
-    collective = std::max_element(bytes.begin(), bytes.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
+    collective = std::max_element(weight.begin(), weight.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
     std::map<uint32_t, double> perStream;
     for (const auto& a : acts)
-        if (a.collective == collective) perStream[a.stream] += static_cast<double>(a.bytes.value_or(0)) + 1;
+        if (a.collective == collective)
+            perStream[a.stream] += (sized ? static_cast<double>(a.bytes.value_or(0)) : static_cast<double>(a.end - a.start)) + 1;
     stream = std::max_element(perStream.begin(), perStream.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
     return true;
+}
+
+// No sizes recorded: the step's gradient bytes (--grad-mb) shared out in
+// proportion to each collective's cost above alpha, which is what a linear
+// cost with that alpha says.
+void inferSizes(std::vector<ObservedBucket>& buckets, double gradBytes, double alphaNs) {
+    double total = 0;
+    std::vector<double> w;
+    for (const auto& b : buckets) {
+        w.push_back(std::max(1.0, static_cast<double>(b.costNs) - alphaNs));
+        total += w.back();
+    }
+    for (size_t i = 0; i < buckets.size(); ++i)
+        buckets[i].bytes = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(gradBytes * w[i] / total)));
 }
 
 // Backward-pass marks of a process: host ranges (matched against launch
@@ -256,7 +278,8 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
                 inSteps.push_back(a);
                 break;
             }
-    if (!chooseGradientStream(inSteps, out.collective, out.stream, out.reason)) return out;
+    if (!chooseGradientStream(inSteps, settings.gradBytes.has_value(), out.collective, out.stream, out.reason))
+        return out;
     const BackwardMarks marks =
         backwardMarks(capture, capture.processes[static_cast<size_t>(da.processIndex)], settings.backward);
 
@@ -304,6 +327,10 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
         for (const auto& g : groups) {
             step.buckets.push_back(bucketOf(g));
             sized = sized && step.buckets.back().bytes > 0;
+        }
+        if (!sized && settings.gradBytes) {
+            inferSizes(step.buckets, *settings.gradBytes, settings.defaultAlphaNs);
+            out.sizesInferred = sized = true;
         }
         if (!sized) {
             skip("a gradient collective of unknown size");

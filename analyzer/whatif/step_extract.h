@@ -8,6 +8,7 @@
 #include "analyzer/whatif/readiness.h"
 #include "analyzer/whatif/step_model.h"
 
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@ struct ExtractSettings {
     ReadinessMode readiness = ReadinessMode::Kernels;
     // Host (or GPU-side) ranges whose name matches this mark the backward pass.
     std::regex backward{"backward", std::regex::ECMAScript | std::regex::icase};
+    // Gradient bytes per step, for captures that record no collective sizes
+    // (an Nsight Systems export of an NCCL job): shared out by duration.
+    std::optional<double> gradBytes;
+    double defaultAlphaNs = kDefaultAlphaNs;
 };
 
 struct DeviceSteps {
@@ -25,6 +30,7 @@ struct DeviceSteps {
     uint32_t stream = 0;     // the gradient collectives' stream
     std::vector<StepModel> steps;        // the modelled ones
     std::vector<CostSample> samples;     // (bytes, cost) of their buckets
+    bool sizesInferred = false;          // some sizes came from gradBytes
     std::string reason;                  // why nothing is modelled, when steps is empty
     std::vector<std::string> skipped;    // "step 3: why", for steps left out
 };

@@ -99,7 +99,10 @@ void addNotes(DeviceWhatIf& d, const DeviceSteps& ds, const WhatIfSettings& sett
     if (!ds.skipped.empty())
         d.notes.push_back(std::to_string(ds.skipped.size()) + " of " + std::to_string(d.steps_total) +
                           " steps not modelled (" + ds.skipped.front() + ")");
-    if (d.fit.alphaSource == "default") {
+    if (ds.sizesInferred)
+        d.notes.push_back("the capture records no collective sizes: --grad-mb shared out in proportion to each "
+                          "collective's time above alpha");
+    if (d.fit.alphaSource == "default" && !ds.sizesInferred) {
         char buf[160];
         std::snprintf(buf, sizeof buf,
                       "one collective size in the capture: alpha is the default %.1f us, not fitted (--alpha-ns sets it)",
@@ -273,6 +276,8 @@ void WhatIfSettings::validate() const {
             throw std::invalid_argument("whatif: bucket sizes must be positive MiB up to 1048576");
     if (observedMb && (!(*observedMb > 0) || !std::isfinite(*observedMb)))
         throw std::invalid_argument("whatif: --observed-mb must be positive");
+    if (gradMb && (!(*gradMb > 0) || !std::isfinite(*gradMb) || *gradMb > 1e9))
+        throw std::invalid_argument("whatif: --grad-mb must be positive");
     if (alphaNs && (!(*alphaNs >= 0) || !std::isfinite(*alphaNs)))
         throw std::invalid_argument("whatif: --alpha-ns must be >= 0");
 }
@@ -283,6 +288,8 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
     result.settings = settings;
     ExtractSettings es;
     es.readiness = settings.readiness;
+    if (settings.gradMb) es.gradBytes = *settings.gradMb * kMiB;
+    es.defaultAlphaNs = settings.alphaNs.value_or(settings.defaultAlphaNs);
     try {
         es.backward = std::regex(settings.backwardPattern, std::regex::ECMAScript | std::regex::icase);
     } catch (const std::regex_error& e) {
@@ -309,7 +316,11 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
             result.devices.push_back(std::move(d));
             continue;
         }
-        d.fit = fitCost(w.steps.samples, settings.defaultAlphaNs, settings.alphaNs);
+        // Sizes shared out by duration lie on a line through the default
+        // alpha by construction: that alpha is an assumption, not a fit.
+        d.fit = fitCost(w.steps.samples, settings.defaultAlphaNs,
+                        w.steps.sizesInferred ? std::optional<double>(es.defaultAlphaNs) : settings.alphaNs);
+        if (w.steps.sizesInferred) d.fit.alphaSource = settings.alphaNs ? "given" : "default";
         if (settings.latencies) d.latencies = estimateLatencies(w.steps.steps);
         d.modelled = true;
         addNotes(d, w.steps, settings);

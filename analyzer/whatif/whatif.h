@@ -27,6 +27,7 @@ struct WhatIfSettings {
     bool jointRanks = true;   // several ranks: a collective moves once the last rank arrives
     std::optional<double> observedMb;  // the bucket size the job ran with, when the user says
     std::optional<double> alphaNs;     // fixes alpha instead of fitting it
+    std::optional<double> gradMb;      // gradient MiB per step, when the capture has no sizes
     double defaultAlphaNs = kDefaultAlphaNs;
     std::string backwardPattern = "backward";  // case-insensitive regex for backward-pass ranges
 
