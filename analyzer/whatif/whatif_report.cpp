@@ -125,6 +125,7 @@ std::string formatWhatIfText(const WhatIfResult& result, const ReportOptions& op
                       (result.settings.rule == BucketRule::AtLeast ? "at the first gradient reaching the size"
                                                                    : "before a gradient would exceed the size") +
                       ")\n";
+    if (result.devices.empty()) out += "\nThe capture holds no GPU activity.\n";
     if (options.summary && result.summaryObserved) {
         out += "\nmedian over " + std::to_string(modelled) + " modelled devices\n";
         out += observedLines(*result.summaryObserved, result.summarySelfCheck);

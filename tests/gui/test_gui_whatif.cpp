@@ -11,6 +11,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDir>
 #include <QImage>
 #include <gtest/gtest.h>
 
@@ -120,7 +121,7 @@ TEST(WhatIfPanelWidget, PaintsThePredictionOfTheLoadedCapture) {
     // Away from the plot: background.
     EXPECT_EQ(colourAt(panel.width() - 2, 2), palette::kBackground);
     if (const char* dir = std::getenv("OSC_GUI_TEST_SAVE")) img.save(QString(dir) + "/whatif-panel.png");
-    if (::testing::Test::HasFailure()) img.save("test_gui_whatif_failure.png");
+    if (::testing::Test::HasFailure()) img.save(QDir::tempPath() + "/test_gui_whatif_failure.png");
 }
 
 TEST(WhatIfPanelWidget, TheViewMenuShowsItForTheLoadedCapture) {
