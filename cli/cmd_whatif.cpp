@@ -75,6 +75,7 @@ void addWhatIfCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("--bucket-mb", args->settings.bucketMb,
                     "Bucket sizes to predict, MiB, comma-separated (default 1,5,10,25,50,100)")
         ->delimiter(',')
+        ->allow_extra_args(false)
         ->type_name("MB,...");
     cmd->add_option("--format", args->format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
     cmd->add_flag("--summary", args->summary, "One table: the median over ranks, instead of one per device");

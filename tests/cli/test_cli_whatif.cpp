@@ -42,7 +42,8 @@ TEST_F(CliWhatIf, HelpNamesTheOptions) {
 }
 
 TEST_F(CliWhatIf, TextTableWithTheBestAndTheSelfCheck) {
-    const auto r = run("whatif " + quote(capture(25)) + " --bucket-mb 8,25,100");
+    // The size list before the capture: the list ends at its one argument.
+    const auto r = run("whatif --bucket-mb 8,25,100 " + quote(capture(25)));
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("bucket MiB  buckets  step ms  exposed ms  overlap"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("self-check"), std::string::npos);
