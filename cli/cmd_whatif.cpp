@@ -19,6 +19,7 @@ struct WhatIfArgs {
     std::string rule = "at-least";
     std::string readiness = "kernels";
     bool baseModel = false;
+    bool noLatencies = false;
     bool independentRanks = false;
     whatif::WhatIfSettings settings;
     std::optional<double> observedMb, alphaNs, gradMb;
@@ -35,6 +36,7 @@ int runWhatIf(WhatIfArgs& args) {
     s.alphaNs = args.alphaNs;
     s.gradMb = args.gradMb;
     s.jointRanks = !args.independentRanks;
+    s.latencies = !args.noLatencies;
     if (args.baseModel) {
         s.readiness = whatif::ReadinessMode::Time;
         s.latencies = false;
@@ -90,6 +92,9 @@ void addWhatIfCommand(CLI::App& app, CommandRunner& selected) {
         ->check(CLI::IsMember({"kernels", "time"}));
     cmd->add_flag("--base-model", args->baseModel,
                   "The unrefined model: readiness linear in time, no fitted latencies, ranks replayed apart");
+    cmd->add_flag("--no-latencies", args->noLatencies,
+                  "Start each collective as soon as its gradients are ready and the previous one ends "
+                  "(no fitted ready lag or queue gap)");
     cmd->add_flag("--independent-ranks", args->independentRanks,
                   "Replay each rank alone instead of starting each collective when the last rank arrives");
     cmd->add_option("--observed-mb", args->observedMb,

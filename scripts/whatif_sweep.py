@@ -13,7 +13,8 @@ exposed communication) and against the workload's own median step time
   scripts/whatif_sweep.py --osc build/cli/overlapscope --kit /work/gpu-data/part3 --kit /work/gpu-data/part4 \
       [-- extra whatif options, e.g. --base-model]
 
-ddp_overlap packs buckets that never exceed the size (--bucket-rule at-most).
+ddp_overlap packs buckets that never exceed the size (--bucket-rule at-most,
+the default here; --rule at-least shows what the PyTorch rule would predict).
 Standard library only.
 """
 
@@ -45,8 +46,8 @@ def find_runs(kits):
     return runs
 
 
-def whatif(osc, capture, sizes, group, extra):
-    cmd = [osc, "whatif", "--format", "json", "--bucket-rule", "at-most", "--summary",
+def whatif(osc, capture, sizes, group, extra, rule):
+    cmd = [osc, "whatif", "--format", "json", "--bucket-rule", rule, "--summary",
            "--bucket-mb", ",".join(f"{s:g}" for s in sizes), *extra, str(capture)]
     if group == "copies":
         cmd.insert(2, "--comm-copies")
@@ -58,11 +59,11 @@ def pct(x):
     return f"{100 * x:+.1f}%"
 
 
-def report(group, runs, osc, extra):
+def report(group, runs, osc, extra, rule):
     sizes = sorted(runs)
     if len(sizes) < 2:
         return
-    results = {s: whatif(osc, runs[s]["capture"], sizes, group, extra) for s in sizes}
+    results = {s: whatif(osc, runs[s]["capture"], sizes, group, extra, rule) for s in sizes}
     observed = {s: results[s]["observed"] for s in sizes}
     title = "one rank, --comm copies" if group == "copies" else "two ranks on one GPU, NCCL"
     print(f"\n#### {title}\n")
@@ -113,12 +114,14 @@ def main(argv):
     parser.add_argument("--osc", required=True, help="the overlapscope program")
     parser.add_argument("--kit", action="append", required=True, help="an extracted GPU kit archive (repeatable)")
     parser.add_argument("--group", choices=["copies", "nccl", "both"], default="both")
+    parser.add_argument("--rule", choices=["at-most", "at-least"], default="at-most",
+                        help="--bucket-rule for whatif (ddp_overlap: at-most, the default)")
     parser.add_argument("extra", nargs="*", help="options passed to whatif (after --)")
     args = parser.parse_args(argv)
     runs = find_runs(args.kit)
     for group in ("copies", "nccl"):
         if args.group in (group, "both"):
-            report(group, runs[group], args.osc, args.extra)
+            report(group, runs[group], args.osc, args.extra, args.rule)
     return 0
 
 
