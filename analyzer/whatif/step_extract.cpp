@@ -11,7 +11,7 @@ namespace osc::whatif {
 namespace {
 
 constexpr TimeNs kUnknown = -1;
-const std::string kCopies = "copies";
+const std::string kCopies = "copies", kAllReduce = "AllReduce", kReduceScatter = "ReduceScatter";
 
 // One piece of GPU work of the device, with what the model needs of it.
 struct Activity {
@@ -22,7 +22,7 @@ struct Activity {
     CopyKind copyKind = CopyKind::Unknown;
     int op = -1;                   // index in DeviceAnalysis::collectives (kernels)
     std::optional<uint64_t> bytes;
-    std::string collective;        // of a gradient candidate: "AllReduce", ..., or kCopies
+    const std::string* collective = nullptr;  // a gradient candidate's kind (kAllReduce, ...), else null
     TimeNs lastArrival = std::numeric_limits<TimeNs>::min();  // matched group's latest start
 };
 
@@ -44,7 +44,10 @@ private:
     std::vector<std::pair<uint32_t, TimeNs>> byId_;
 };
 
-bool isGradientCollective(const std::string& c) { return c == "AllReduce" || c == "ReduceScatter"; }
+// Gradient collectives: all-reduce (DDP) and reduce-scatter (ZeRO, FSDP).
+const std::string* gradientKind(const std::string& c) {
+    return c == kAllReduce ? &kAllReduce : c == kReduceScatter ? &kReduceScatter : nullptr;
+}
 
 // Sizes of the device's gradient collectives from the NCCL profiler plugin
 // rows, paired in order: the k-th row of a collective type (by enqueue time)
@@ -68,7 +71,7 @@ void pairPluginRowsInOrder(const Capture& capture, const Process& process, const
     for (auto& [func, list] : rows) {
         std::vector<Activity*> kernels;
         for (auto& a : acts)
-            if (!a.copy && a.collective == func) kernels.push_back(&a);
+            if (!a.copy && a.collective && *a.collective == func) kernels.push_back(&a);
         if (kernels.size() != list.size()) continue;
         std::stable_sort(list.begin(), list.end(), [&](size_t x, size_t y) {
             return t.enqueue[x] != t.enqueue[y] ? t.enqueue[x] < t.enqueue[y] : t.seqNumber[x] < t.seqNumber[y];
@@ -119,7 +122,7 @@ std::vector<Activity> deviceActivities(const Capture& capture, const Analysis& a
             const CollectiveInstance& op = da.collectives[static_cast<size_t>(a.op)];
             a.bytes = op.bytes;
             a.lastArrival = lastArrival[static_cast<size_t>(a.op)];
-            if (isGradientCollective(op.collective)) a.collective = op.collective;
+            a.collective = gradientKind(op.collective);
         }
         out.push_back(a);
     }
@@ -135,7 +138,7 @@ std::vector<Activity> deviceActivities(const Capture& capture, const Analysis& a
         a.category = classifier.copy(a.copyKind);
         a.stream = c.stream[i];
         if (i < c.bytes.size()) a.bytes = c.bytes[i];
-        if (a.category == Category::Communication) a.collective = kCopies;
+        if (a.category == Category::Communication) a.collective = &kCopies;
         out.push_back(a);
     }
     const MemsetTable& m = device.memsets;
@@ -161,9 +164,9 @@ bool chooseGradientStream(const std::vector<Activity>& acts, bool inferSizes, st
                           uint32_t& stream, std::string& reason) {
     std::map<std::string, double> weight, unsized;
     for (const auto& a : acts) {
-        if (a.collective.empty()) continue;
-        if (a.bytes && *a.bytes > 0) weight[a.collective] += static_cast<double>(*a.bytes);
-        else unsized[a.collective] += static_cast<double>(a.end - a.start);
+        if (!a.collective) continue;
+        if (a.bytes && *a.bytes > 0) weight[*a.collective] += static_cast<double>(*a.bytes);
+        else unsized[*a.collective] += static_cast<double>(a.end - a.start);
     }
     const bool sized = !weight.empty();
     if (!sized) {
@@ -182,7 +185,7 @@ bool chooseGradientStream(const std::vector<Activity>& acts, bool inferSizes, st
     collective = std::max_element(weight.begin(), weight.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
     std::map<uint32_t, double> perStream;
     for (const auto& a : acts)
-        if (a.collective == collective)
+        if (a.collective && *a.collective == collective)
             perStream[a.stream] += (sized ? static_cast<double>(a.bytes.value_or(0)) : static_cast<double>(a.end - a.start)) + 1;
     stream = std::max_element(perStream.begin(), perStream.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
     return true;
@@ -272,12 +275,20 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
     }
     const std::vector<Activity> acts = deviceActivities(capture, analysis, deviceIndex, classifier);
     std::vector<Activity> inSteps;
-    for (const auto& a : acts)
-        for (const auto& s : da.steps)
-            if (!a.collective.empty() && a.start >= s.start_ns && a.start < s.end_ns) {
+    std::vector<Interval> windows;
+    for (const auto& s : da.steps) windows.push_back({s.start_ns, s.end_ns});
+    std::sort(windows.begin(), windows.end(), [](const Interval& x, const Interval& y) { return x.start < y.start; });
+    for (const auto& a : acts) {
+        if (!a.collective) continue;
+        auto it = std::upper_bound(windows.begin(), windows.end(), a.start,
+                                   [](TimeNs t, const Interval& w) { return t < w.start; });
+        // Step windows rarely overlap: a short walk back finds the one holding it.
+        for (int walked = 0; it != windows.begin() && walked < 4; ++walked)
+            if ((--it)->end > a.start) {
                 inSteps.push_back(a);
                 break;
             }
+    }
     if (!chooseGradientStream(inSteps, settings.gradBytes.has_value(), out.collective, out.stream, out.reason))
         return out;
     const BackwardMarks marks =
@@ -297,7 +308,8 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
                                          [](const Activity& a, TimeNs t) { return a.start < t; });
         std::vector<const Activity*> grads, others;
         for (auto it = lo; it != hi; ++it)
-            (it->collective == out.collective && it->stream == out.stream ? grads : others).push_back(&*it);
+            (it->collective && *it->collective == out.collective && it->stream == out.stream ? grads : others)
+                .push_back(&*it);
         const auto skip = [&](const std::string& why) { out.skipped.push_back(sa.name + ": " + why); };
         if (grads.empty()) {
             skip("no " + out.collective + " on stream " + std::to_string(out.stream));

@@ -1,6 +1,7 @@
 // The what-if model against synth's known answers: a capture made at one
 // bucket size predicts the step time and exposed communication synth itself
 // produces at other sizes (analyzer/synth/README.md works out those answers).
+#include "analyzer/import/kineto_names.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/synth/workload_synth.h"
@@ -218,6 +219,26 @@ TEST(WhatIfSynth, KinetoCollectiveArgsGiveTheSizes) {
     EXPECT_NEAR(r.devices[0].fit.ns_per_byte, 0.25, 1e-9);
     // One bucket of 6000 B ready at 1800: [1800, 3400); step from 100.
     EXPECT_EQ(r.devices[0].scenarios[0].step_ns, 3300);
+}
+
+TEST(WhatIfSynth, KinetoCollectiveNamesAndTypes) {
+    using namespace osc::kineto;
+    EXPECT_EQ(ncclFuncOfCollective("allreduce"), "AllReduce");
+    EXPECT_EQ(ncclFuncOfCollective("allreduce_coalesced"), "AllReduce");
+    EXPECT_EQ(ncclFuncOfCollective("_reduce_scatter_base"), "ReduceScatter");
+    EXPECT_EQ(ncclFuncOfCollective("reduce_scatter_tensor_coalesced"), "ReduceScatter");
+    EXPECT_EQ(ncclFuncOfCollective("_allgather_base"), "AllGather");
+    EXPECT_EQ(ncclFuncOfCollective("all_gather_into_tensor_coalesced"), "AllGather");
+    EXPECT_EQ(ncclFuncOfCollective("broadcast"), "Broadcast");
+    EXPECT_EQ(ncclFuncOfCollective("reduce"), "Reduce");
+    EXPECT_EQ(ncclFuncOfCollective("all_to_all"), "AllToAll");
+    EXPECT_EQ(ncclFuncOfCollective("barrier"), "");
+    EXPECT_EQ(dtypeBytes("Float"), 4);
+    EXPECT_EQ(dtypeBytes("BFloat16"), 2);
+    EXPECT_EQ(dtypeBytes("Half"), 2);
+    EXPECT_EQ(dtypeBytes("Double"), 8);
+    EXPECT_EQ(dtypeBytes("Float8_e4m3fn"), 1);
+    EXPECT_EQ(dtypeBytes("Unknown"), 0);
 }
 
 }  // namespace
