@@ -23,6 +23,9 @@ struct SynthArgs {
     std::string host = "synth-host";
     int64_t pid = 4000;
     CLI::Option* kernelsOption = nullptr;
+    CLI::Option* gradListOption = nullptr;
+    CLI::Option* backwardListOption = nullptr;
+    CLI::Option* layersOption = nullptr;
 };
 
 int runSynth(SynthArgs& args) {
@@ -44,6 +47,10 @@ int runSynth(SynthArgs& args) {
         return 0;
     }
     auto& w = args.workload;
+    if (args.layersOption->count() == 0) {
+        if (args.gradListOption->count() > 0) w.layers = static_cast<int>(w.gradBytesList.size());
+        else if (args.backwardListOption->count() > 0) w.layers = static_cast<int>(w.backwardNsList.size());
+    }
     w.mode = synth::parseOverlapMode(args.mode);
     w.seed = args.seed;
     w.host = args.host;
@@ -82,6 +89,19 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("--backward-ns", w.backwardNs, "Backward compute per layer, ns (default 1000000)");
     cmd->add_option("--grad-bytes", w.gradBytesPerLayer,
                     "Gradient bytes per layer (default 8388608 = 8 MiB)");
+    args->gradListOption =
+        cmd->add_option("--grad-bytes-list", w.gradBytesList,
+                        "Uneven layers: gradient bytes of layer 0, 1, ... comma-separated, one per layer "
+                        "(replaces --grad-bytes; --layers defaults to how many are given)")
+            ->delimiter(',')
+            ->type_name("BYTES,...");
+    args->backwardListOption =
+        cmd->add_option("--backward-ns-list", w.backwardNsList,
+                        "Uneven layers: backward compute ns of layer 0, 1, ... comma-separated, one per "
+                        "layer (replaces --backward-ns)")
+            ->delimiter(',')
+            ->type_name("NS,...");
+    args->layersOption = cmd->get_option("--layers");
     cmd->add_option("--bucket-mb", w.bucketMb,
                     "Bucket size in MiB: a bucket closes once it holds at least this much (default 25)");
     cmd->add_option("--alpha-ns", w.alphaNs, "Per-collective latency, ns (default 20000)");

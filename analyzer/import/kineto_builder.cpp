@@ -96,6 +96,7 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.graphId.push_back(0);
             k.graphNodeId.push_back(0);
             ++kernels_;
+            addCollective(p, e, device, start, end);
             break;
         }
         case EventKind::Memcpy: {
@@ -166,6 +167,34 @@ void CaptureBuilder::onEvent(const Event& e) {
     }
 }
 
+// PyTorch writes a collective's size on its NCCL kernel ("In msg nelems",
+// "dtype", "Collective name"): one plugin-style row per such kernel, with the
+// kernel's own times, so sizes reach the analyzer as from the NCCL plugin.
+void CaptureBuilder::addCollective(Process& p, const Event& e, int64_t device, TimeNs start, TimeNs end) {
+    const std::string_view func = ncclFuncOfCollective(e.collectiveName);
+    const int elem = dtypeBytes(e.dtype);
+    // NCCL counts a reduce-scatter by its output, everything else by its input.
+    const int64_t nelems = func == "ReduceScatter" && e.outNelems != kAbsent ? e.outNelems : e.inNelems;
+    if (func.empty() || elem == 0 || nelems == kAbsent || nelems > (int64_t{1} << 50)) return;
+    CollectiveTable& c = p.collectives;
+    c.commHash.push_back(0);
+    c.rank.push_back(static_cast<int32_t>(std::clamp<int64_t>(distRank_, -1, INT_MAX)));
+    c.nranks.push_back(static_cast<int32_t>(e.groupSize == kAbsent ? -1 : std::min<int64_t>(e.groupSize, INT_MAX)));
+    c.seqNumber.push_back(c.seqNumber.size());
+    c.func.push_back(capture_.strings.intern(func));
+    c.datatype.push_back(capture_.strings.intern(e.dtype));
+    c.algo.push_back(capture_.strings.intern(""));
+    c.proto.push_back(capture_.strings.intern(""));
+    c.count.push_back(static_cast<uint64_t>(nelems));
+    c.bytes.push_back(static_cast<uint64_t>(nelems) * static_cast<uint64_t>(elem));
+    c.root.push_back(-1);
+    c.nChannels.push_back(-1);
+    c.device.push_back(idOrNone(device));
+    c.enqueue.push_back(-1);
+    c.gpuStart.push_back(start);
+    c.gpuEnd.push_back(end);
+}
+
 void CaptureBuilder::onDistributedInfo(int64_t rank, int64_t worldSize) {
     distRank_ = rank;
     distWorldSize_ = worldSize;
@@ -228,6 +257,7 @@ void CaptureBuilder::finish() {
             if (const auto it = gpus_.find(d.id); it != gpus_.end()) d.gpu = it->second;
         }
         shiftColumn(p.apiCalls.start, origin); shiftColumn(p.apiCalls.end, origin);
+        shiftColumn(p.collectives.gpuStart, origin); shiftColumn(p.collectives.gpuEnd, origin);
         shiftColumn(p.ranges.start, origin); shiftColumn(p.ranges.end, origin);
     }
     if (kernels_ == 0)

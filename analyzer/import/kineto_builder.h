@@ -32,6 +32,7 @@ public:
 private:
     Process& processFor(int64_t tracePid);
     Device& deviceFor(Process& process, int64_t device);
+    void addCollective(Process& process, const Event& event, int64_t device, TimeNs start, TimeNs end);
 
     Capture& capture_;
     std::string path_;

@@ -20,6 +20,10 @@ struct Event {
     int64_t device = kAbsent, stream = kAbsent, correlation = kAbsent, bytes = kAbsent;
     int64_t registers = kAbsent, sharedMemory = kAbsent;
     int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+    // PyTorch's collective args on NCCL kernels (and record_param_comms):
+    // "Collective name", "dtype", "In msg nelems", "Out msg nelems", "Group size".
+    std::string collectiveName, dtype;
+    int64_t inNelems = kAbsent, outNelems = kAbsent, groupSize = kAbsent;
 
     void clear() {
         ph.clear(); cat.clear(); name.clear();
@@ -28,6 +32,9 @@ struct Event {
         tsNs = durNs = 0;
         device = stream = correlation = bytes = registers = sharedMemory = kAbsent;
         for (int i = 0; i < 3; ++i) grid[i] = block[i] = 0;
+        collectiveName.clear();
+        dtype.clear();
+        inNelems = outNelems = groupSize = kAbsent;
     }
 };
 

@@ -14,7 +14,8 @@ namespace {
 enum RootKey : uint8_t { kRootOther = 0, kTraceEvents, kDistInfo, kDevProps, kProcs, kBaseTime };
 enum EventKey : uint8_t { kEvOther = 0, kPh, kCat, kName, kPid, kTid, kTs, kDur, kArgs };
 enum ArgKey : uint8_t {
-    kArgOther = 0, kDevice, kStream, kCorrelation, kBytes, kRegisters, kSharedMem, kGrid, kBlock
+    kArgOther = 0, kDevice, kStream, kCorrelation, kBytes, kRegisters, kSharedMem, kGrid, kBlock,
+    kCollName, kDtype, kInNelems, kOutNelems, kGroupSize
 };
 enum DistKey : uint8_t { kDistOther = 0, kRank, kWorldSize };
 enum DevKey : uint8_t { kDevOther = 0, kDevId, kDevName, kDevMem, kDevSms, kDevMajor, kDevMinor };
@@ -62,6 +63,11 @@ uint8_t argKey(std::string_view k) {
     if (k == "shared memory") return kSharedMem;
     if (k == "grid") return kGrid;
     if (k == "block") return kBlock;
+    if (k == "Collective name") return kCollName;
+    if (k == "dtype") return kDtype;
+    if (k == "In msg nelems") return kInNelems;
+    if (k == "Out msg nelems") return kOutNelems;
+    if (k == "Group size") return kGroupSize;
     return kArgOther;
 }
 
@@ -246,6 +252,12 @@ void SaxHandler::onEventField(uint8_t key, const Scalar& v) {
 
 void SaxHandler::onArg(uint8_t key, const Scalar& v) {
     if (key == kArgOther) return;
+    if (key == kCollName || key == kDtype) {
+        // Short names ("allreduce", "Float"); anything longer is not one.
+        if (v.type == Scalar::Type::String && v.text->size() <= 64)
+            (key == kCollName ? event_.collectiveName : event_.dtype) = *v.text;
+        return;
+    }
     const int64_t x = integerOf(v, kAbsent);
     const int64_t value = x < 0 ? kAbsent : x;
     switch (key) {
@@ -255,6 +267,9 @@ void SaxHandler::onArg(uint8_t key, const Scalar& v) {
         case kBytes: event_.bytes = value; break;
         case kRegisters: event_.registers = value; break;
         case kSharedMem: event_.sharedMemory = value; break;
+        case kInNelems: event_.inNelems = value; break;
+        case kOutNelems: event_.outNelems = value; break;
+        case kGroupSize: event_.groupSize = value; break;
         default: break;
     }
 }

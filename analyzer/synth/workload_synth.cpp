@@ -62,9 +62,9 @@ public:
                 for (auto& r : ranks_) computeKernel(r, kForwardName, spec_.forwardNs);
             size_t nextBucket = 0;
             for (int l = spec_.layers - 1; l >= 0; --l) {
-                for (auto& r : ranks_) computeKernel(r, kBackwardName, spec_.backwardNs);
+                for (auto& r : ranks_) computeKernel(r, kBackwardName, spec_.layerBackwardNs(l));
                 if (spec_.mode == OverlapMode::PerParam) {
-                    allReduce(spec_.gradBytesPerLayer);
+                    allReduce(spec_.layerBytes(l));
                 } else if (spec_.mode == OverlapMode::Bucketed &&
                            buckets_[nextBucket].lastLayer == l) {
                     allReduce(buckets_[nextBucket++].bytes);
@@ -230,7 +230,7 @@ std::vector<Bucket> planBuckets(const WorkloadSpec& spec) {
     std::vector<Bucket> buckets;
     Bucket open{spec.layers - 1, spec.layers - 1, 0};
     for (int l = spec.layers - 1; l >= 0; --l) {
-        open.bytes += spec.gradBytesPerLayer;
+        open.bytes += spec.layerBytes(l);
         open.lastLayer = l;
         if (open.bytes >= cap || l == 0) {
             buckets.push_back(open);

@@ -7,6 +7,7 @@
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/timeline_widget.h"
+#include "gui/widgets/whatif_panel.h"
 
 #include <QAction>
 #include <QApplication>
@@ -168,6 +169,7 @@ void MainWindow::buildMenus() {
             timeline_->relayout();
         }
     });
+    addWhatIfDock(this, view);  // issue 19: a dock of its own, shown from this menu
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     edit->addAction(tr("&Find kernels…"), QKeySequence::Find, this, [this] {
         findBar_->show();
@@ -299,6 +301,7 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     }
     steps_->setData(loaded.model, loaded.analysis);
     collectives_->setData(loaded.model, loaded.analysis);
+    if (auto* whatIf = findChild<WhatIfPanel*>()) whatIf->setData(loaded.model, loaded.analysis);
     findResult_ = {};
     currentHit_ = -1;
     setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
