@@ -2,7 +2,7 @@
 // --comm copies: each collective is a device-to-host plus host-to-device
 // copy). Predictions are checked against step times the workload measured
 // itself with CUDA events in other runs of the same sweep (GPU kit part 4,
-// results.json `median_step_ms`; docs/measurements_whatif.md has the whole
+// results.json `median_step_ms`; docs/measurements.md ("What-if against the measured bucket sweep") has the whole
 // table), not against anything this code printed.
 #include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
