@@ -96,6 +96,11 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.graphId.push_back(0);
             k.graphNodeId.push_back(0);
             ++kernels_;
+            if (!e.comm.collective.empty() && describesSendsOrReceives(e.comm)) {
+                const auto index = static_cast<size_t>(&p - processes_.data());
+                if (pendingComm_.size() <= index) pendingComm_.resize(index + 1);
+                pendingComm_[index].push_back({static_cast<uint32_t>(device), start, end, e.comm});
+            }
             break;
         }
         case EventKind::Memcpy: {
@@ -229,7 +234,15 @@ void CaptureBuilder::finish() {
         }
         shiftColumn(p.apiCalls.start, origin); shiftColumn(p.apiCalls.end, origin);
         shiftColumn(p.ranges.start, origin); shiftColumn(p.ranges.end, origin);
+        const auto index = static_cast<size_t>(&p - processes_.data());
+        if (index < pendingComm_.size())
+            for (auto& c : pendingComm_[index]) {
+                c.start -= origin;
+                c.end -= origin;
+                appendCommRows(p, capture_.strings, c, p.rank);
+            }
     }
+    pendingComm_.clear();
     if (kernels_ == 0)
         capture_.warnings.push_back(path_ + ": the trace holds no GPU kernels (was the profiler "
                                             "run with ProfilerActivity.CUDA?)");
