@@ -27,8 +27,11 @@ uint64_t groupHash(const std::string& name) {
     return h;
 }
 
-// Enough for any real process group; a hostile list stops here.
-constexpr size_t kMaxGroup = 1 << 16;
+// Larger than any expert-parallel group in use (hundreds of ranks); a hostile
+// group size stops here, since an all-to-all makes two rows per member.
+constexpr size_t kMaxGroup = 4096;
+// Rows per process: a trace claiming more gets no more (bounded memory).
+constexpr size_t kMaxRowsPerProcess = 32u << 20;
 
 }  // namespace
 
@@ -100,6 +103,7 @@ void appendCommRows(Process& p, StringTable& strings, const PendingComm& c, int 
     const auto add = [&](bool send, int64_t peer, uint64_t elements) {
         if (elements > (uint64_t{1} << 56)) return;  // no real message; keeps bytes from overflowing
         auto& t = p.collectives;
+        if (t.size() >= kMaxRowsPerProcess) return;
         t.commHash.push_back(comm);
         t.rank.push_back(static_cast<int32_t>(self));
         t.nranks.push_back(static_cast<int32_t>(size));

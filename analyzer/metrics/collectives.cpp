@@ -172,9 +172,10 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
             const auto& op = ops[*it];
             if (op.end_ns < g) continue;
             const int score = op.start_ns != g ? 1 : op.end_ns == gEnd ? 3 : 2;
-            // Kernels with the same times (a send and a receive of one
-            // pipeline step) take such rows in turn.
-            if (score > bestScore || (score == bestScore && rowsOn[*it] < rowsOn[best])) {
+            // Kernels with the same start (a send and a receive of one
+            // pipeline step) take such rows in turn; otherwise the latest
+            // starting one wins, as before.
+            if (score > bestScore || (score == bestScore && score >= 2 && rowsOn[*it] < rowsOn[best])) {
                 bestScore = score;
                 best = *it;
             }

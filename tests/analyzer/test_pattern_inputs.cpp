@@ -188,8 +188,13 @@ TEST(PatternInputs, PytorchEvenAllToAllAndUnusableArguments) {
             {us(20), us(30), kSendRecv, "\"Collective name\": \"send\", \"Dst Rank\": 9, \"Group size\": 3, "
                                         "\"dtype\": \"Float\", \"In msg nelems\": 4"},
             {us(40), us(50), kSendRecv, "\"Collective name\": \"all_to_allv\", \"Group size\": 3, "
-                                        "\"In split size\": \"[1, x]\", \"In msg nelems\": 4"}});
-    const Analysis a = analyze(loadCaptures({dir.file("e0.json"), dir.file("e1.json"), dir.file("e2.json")}));
+                                        "\"In split size\": \"[1, x]\", \"In msg nelems\": 4"},
+            // A group no job has: two rows per member would be a million rows per kernel.
+            {us(60), us(70), kSendRecv, "\"Collective name\": \"all_to_all\", \"Group size\": 1000000, "
+                                        "\"dtype\": \"Float\", \"In split size\": \"[]\", \"In msg nelems\": 4"}});
+    const Capture c = loadCaptures({dir.file("e0.json"), dir.file("e1.json"), dir.file("e2.json")});
+    for (const auto& p : c.processes) EXPECT_EQ(p.collectives.size(), 4u);  // the even all-to-all's rows only
+    const Analysis a = analyze(c);
     ASSERT_EQ(a.alltoall.size(), 1u);
     for (const auto& r : a.alltoall[0].ranks) EXPECT_EQ(r.bytes, 4u * 1024 * 4) << r.device;  // 1024 floats to and from each of 2 peers
     EXPECT_DOUBLE_EQ(*a.alltoall[0].bytes_imbalance, 1.0);
