@@ -96,7 +96,16 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.graphId.push_back(0);
             k.graphNodeId.push_back(0);
             ++kernels_;
-            addCollective(p, e, device, start, end);
+            if (!e.comm.collective.empty()) {
+                if (describesSendsOrReceives(e.comm)) {
+                    // Peers need the process's own rank, known only at the end.
+                    const auto index = static_cast<size_t>(&p - processes_.data());
+                    if (pendingComm_.size() <= index) pendingComm_.resize(index + 1);
+                    pendingComm_[index].push_back({static_cast<uint32_t>(device), start, end, e.comm});
+                } else {
+                    addCollective(p, e, device, start, end);
+                }
+            }
             break;
         }
         case EventKind::Memcpy: {
@@ -171,18 +180,19 @@ void CaptureBuilder::onEvent(const Event& e) {
 // "dtype", "Collective name"): one plugin-style row per such kernel, with the
 // kernel's own times, so sizes reach the analyzer as from the NCCL plugin.
 void CaptureBuilder::addCollective(Process& p, const Event& e, int64_t device, TimeNs start, TimeNs end) {
-    const std::string_view func = ncclFuncOfCollective(e.collectiveName);
-    const int elem = dtypeBytes(e.dtype);
+    const CommArgs& a = e.comm;
+    const std::string_view func = ncclFuncOfCollective(a.collective);
+    const int elem = dtypeBytes(a.dtype);
     // NCCL counts a reduce-scatter by its output, everything else by its input.
-    const int64_t nelems = func == "ReduceScatter" && e.outNelems != kAbsent ? e.outNelems : e.inNelems;
+    const int64_t nelems = func == "ReduceScatter" && a.outNelems != kAbsent ? a.outNelems : a.inNelems;
     if (func.empty() || elem == 0 || nelems == kAbsent || nelems > (int64_t{1} << 50)) return;
     CollectiveTable& c = p.collectives;
     c.commHash.push_back(0);
     c.rank.push_back(static_cast<int32_t>(std::clamp<int64_t>(distRank_, -1, INT_MAX)));
-    c.nranks.push_back(static_cast<int32_t>(e.groupSize == kAbsent ? -1 : std::min<int64_t>(e.groupSize, INT_MAX)));
+    c.nranks.push_back(static_cast<int32_t>(a.groupSize == kAbsent ? -1 : std::min<int64_t>(a.groupSize, INT_MAX)));
     c.seqNumber.push_back(c.seqNumber.size());
     c.func.push_back(capture_.strings.intern(func));
-    c.datatype.push_back(capture_.strings.intern(e.dtype));
+    c.datatype.push_back(capture_.strings.intern(a.dtype));
     c.algo.push_back(capture_.strings.intern(""));
     c.proto.push_back(capture_.strings.intern(""));
     c.count.push_back(static_cast<uint64_t>(nelems));
@@ -259,7 +269,15 @@ void CaptureBuilder::finish() {
         shiftColumn(p.apiCalls.start, origin); shiftColumn(p.apiCalls.end, origin);
         shiftColumn(p.collectives.gpuStart, origin); shiftColumn(p.collectives.gpuEnd, origin);
         shiftColumn(p.ranges.start, origin); shiftColumn(p.ranges.end, origin);
+        const auto index = static_cast<size_t>(&p - processes_.data());
+        if (index < pendingComm_.size())
+            for (auto& c : pendingComm_[index]) {
+                c.start -= origin;
+                c.end -= origin;
+                appendCommRows(p, capture_.strings, c, p.rank);
+            }
     }
+    pendingComm_.clear();
     if (kernels_ == 0)
         capture_.warnings.push_back(path_ + ": the trace holds no GPU kernels (was the profiler "
                                             "run with ProfilerActivity.CUDA?)");

@@ -2,6 +2,7 @@
 
 #include "analyzer/import/decimal_time.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -15,7 +16,9 @@ enum RootKey : uint8_t { kRootOther = 0, kTraceEvents, kDistInfo, kDevProps, kPr
 enum EventKey : uint8_t { kEvOther = 0, kPh, kCat, kName, kPid, kTid, kTs, kDur, kArgs };
 enum ArgKey : uint8_t {
     kArgOther = 0, kDevice, kStream, kCorrelation, kBytes, kRegisters, kSharedMem, kGrid, kBlock,
-    kCollName, kDtype, kInNelems, kOutNelems, kGroupSize
+    // PyTorch's collective arguments on NCCL kernels.
+    kCollName, kDtype, kInSplit, kOutSplit, kGroupName, kGroupRanks, kInNelems, kOutNelems, kGroupSize,
+    kSrcRank, kDstRank
 };
 enum DistKey : uint8_t { kDistOther = 0, kRank, kWorldSize };
 enum DevKey : uint8_t { kDevOther = 0, kDevId, kDevName, kDevMem, kDevSms, kDevMajor, kDevMinor };
@@ -65,9 +68,15 @@ uint8_t argKey(std::string_view k) {
     if (k == "block") return kBlock;
     if (k == "Collective name") return kCollName;
     if (k == "dtype") return kDtype;
+    if (k == "In split size") return kInSplit;
+    if (k == "Out split size") return kOutSplit;
+    if (k == "Process Group Name") return kGroupName;
+    if (k == "Process Group Ranks") return kGroupRanks;
     if (k == "In msg nelems") return kInNelems;
     if (k == "Out msg nelems") return kOutNelems;
     if (k == "Group size") return kGroupSize;
+    if (k == "Src Rank") return kSrcRank;
+    if (k == "Dst Rank") return kDstRank;
     return kArgOther;
 }
 
@@ -252,10 +261,8 @@ void SaxHandler::onEventField(uint8_t key, const Scalar& v) {
 
 void SaxHandler::onArg(uint8_t key, const Scalar& v) {
     if (key == kArgOther) return;
-    if (key == kCollName || key == kDtype) {
-        // Short names ("allreduce", "Float"); anything longer is not one.
-        if (v.type == Scalar::Type::String && v.text->size() <= 64)
-            (key == kCollName ? event_.collectiveName : event_.dtype) = *v.text;
+    if (key >= kCollName) {
+        onCommArg(key, v);
         return;
     }
     const int64_t x = integerOf(v, kAbsent);
@@ -267,9 +274,43 @@ void SaxHandler::onArg(uint8_t key, const Scalar& v) {
         case kBytes: event_.bytes = value; break;
         case kRegisters: event_.registers = value; break;
         case kSharedMem: event_.sharedMemory = value; break;
-        case kInNelems: event_.inNelems = value; break;
-        case kOutNelems: event_.outNelems = value; break;
-        case kGroupSize: event_.groupSize = value; break;
+        default: break;
+    }
+}
+
+void SaxHandler::onCommArg(uint8_t key, const Scalar& v) {
+    CommArgs& c = event_.comm;
+    if (key <= kGroupRanks) {
+        if (v.type != Scalar::Type::String) return;
+        // Bounded: these are names and short lists; a hostile file gets no more.
+        const std::string text = v.text->substr(0, 1 << 16);
+        switch (key) {
+            case kCollName: c.collective = text; break;
+            case kDtype: c.dtype = text; break;
+            case kInSplit: c.inSplit = text; break;
+            case kOutSplit: c.outSplit = text; break;
+            case kGroupName: c.groupName = text; break;
+            default: c.groupRanks = text; break;
+        }
+        return;
+    }
+    int64_t x = kAbsent;
+    if (v.type == Scalar::Type::String) {
+        // PyTorch writes some numbers as text ("Src Rank": "3").
+        const std::string& t = *v.text;
+        int64_t n = 0;
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+        if (ec == std::errc() && end == t.data() + t.size()) x = n;
+    } else {
+        x = integerOf(v, kAbsent);
+    }
+    if (x < 0) x = kAbsent;
+    switch (key) {
+        case kInNelems: c.inNelems = x; break;
+        case kOutNelems: c.outNelems = x; break;
+        case kGroupSize: c.groupSize = x; break;
+        case kSrcRank: c.srcRank = x; break;
+        case kDstRank: c.dstRank = x; break;
         default: break;
     }
 }

@@ -17,7 +17,7 @@ namespace {
 // What one file leaves behind once its capture is freed.
 struct FilePart {
     Analysis analysis;  // devices with processIndex into this file's processes
-    std::vector<IntervalSet> exposed;
+    std::vector<DeviceIntervals> intervals;
     std::vector<int> warningProcess;
     struct Who {
         int rank;
@@ -35,7 +35,7 @@ FilePart analyzeFile(const std::string& file, const AnalysisSettings& settings, 
     const Capture capture = loadCaptures({file}, load);
     AnalysisSettings perFile = settings;
     perFile.alignCollectives = false;  // a cross-process step: done after the merge
-    analyzeProcesses(capture, perFile, part.analysis, part.exposed, &part.warningProcess);
+    analyzeProcesses(capture, perFile, part.analysis, part.intervals, &part.warningProcess);
     for (const auto& p : capture.processes) part.processes.push_back({p.rank, p.host, p.pid});
     part.originUtcNs = capture.originUtcNs;
     part.loadWarnings = capture.warnings;
@@ -125,17 +125,17 @@ AnalyzedInputs analyzeInputs(const std::vector<std::string>& paths, const Analys
 
     Analysis& a = out.analysis;
     a.settings = settings;
-    std::vector<IntervalSet> exposed;
+    std::vector<DeviceIntervals> intervals;
     for (size_t g = 0; g < order.size(); ++g) {
         FilePart& part = parts[order[g].file];
         const TimeNs delta = part.originUtcNs - origin;
         for (size_t d = 0; d < part.analysis.devices.size(); ++d) {
             DeviceAnalysis& dev = part.analysis.devices[d];
             if (dev.processIndex != order[g].process) continue;
-            shiftDeviceTimes(dev, delta, &part.exposed[d]);
+            shiftDeviceTimes(dev, delta, &part.intervals[d]);
             dev.processIndex = static_cast<int>(g);
             a.devices.push_back(std::move(dev));
-            exposed.push_back(std::move(part.exposed[d]));
+            intervals.push_back(std::move(part.intervals[d]));
         }
         for (size_t w = 0; w < part.analysis.warnings.size(); ++w)
             if (part.warningProcess[w] == order[g].process) a.warnings.push_back(part.analysis.warnings[w]);
@@ -144,7 +144,7 @@ AnalyzedInputs analyzeInputs(const std::vector<std::string>& paths, const Analys
         out.loadWarnings.insert(out.loadWarnings.end(), p.loadWarnings.begin(), p.loadWarnings.end());
         a.droppedRecords += p.analysis.droppedRecords;
     }
-    finishAnalysis(a, exposed, order.size());
+    finishAnalysis(a, intervals, order.size());
     return out;
 }
 
