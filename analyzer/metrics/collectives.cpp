@@ -1,5 +1,7 @@
 #include "analyzer/metrics/collectives.h"
 
+#include "analyzer/metrics/plugin_clock.h"
+
 #include <algorithm>
 #include <map>
 
@@ -149,6 +151,16 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
     for (size_t i = 0; i < ops.size(); ++i)
         if (ops[i].kernelIndex != static_cast<size_t>(-1)) kernelOps.push_back(i);
 
+    // The rows' GPU times and the kernels' may be on different clocks
+    // (plugin_clock.h): put the rows on the kernels' first.
+    std::vector<TimedSpan> rowSpans, kernelSpans;
+    for (size_t r = 0; r < t.size(); ++r)
+        if (rowOnDevice(r) && known(t.gpuStart, r))
+            rowSpans.push_back({t.gpuStart[r], known(t.gpuEnd, r) ? t.gpuEnd[r] : -1});
+    std::sort(rowSpans.begin(), rowSpans.end(), [](const TimedSpan& a, const TimedSpan& b) { return a.start < b.start; });
+    for (size_t i : kernelOps) kernelSpans.push_back({ops[i].start_ns, ops[i].end_ns});
+    const TimeNs shift = pluginClockOffset(rowSpans, kernelSpans);
+
     std::vector<size_t> untimed;
     for (size_t r = 0; r < t.size(); ++r) {
         if (!rowOnDevice(r)) continue;
@@ -156,8 +168,17 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
             untimed.push_back(r);
             continue;
         }
-        const TimeNs g = t.gpuStart[r];
-        const TimeNs gEnd = known(t.gpuEnd, r) ? t.gpuEnd[r] : -1;
+        const TimeNs g = t.gpuStart[r] + shift;
+        const TimeNs gEnd = known(t.gpuEnd, r) ? t.gpuEnd[r] + shift : -1;
+        if (shift != 0 && gEnd >= g) {
+            // Moved from another clock, a row lands near its kernel's start,
+            // on either side of it: the nearest kernel of its duration.
+            const long k = kernelMatchingRow(kernelSpans, g, gEnd - g);
+            if (k >= 0) {
+                attach(kernelOps[static_cast<size_t>(k)], r);
+                continue;
+            }
+        }
         // Last kernel op starting at or before g; walk back over overlapping ones.
         auto it = std::upper_bound(kernelOps.begin(), kernelOps.end(), g,
                                    [&](TimeNs v, size_t i) { return v < ops[i].start_ns; });

@@ -144,6 +144,21 @@ class RealCaptures(unittest.TestCase):
         self.assertLess(ratio["tp_serial"], ratio["tp_pipelined"])
         self.assertLess(ratio["ddp_sequential_1rank_copies"], ratio["ddp_bucketed_1rank_copies"])
 
+    def test_every_collective_gets_its_own_size_from_the_plugin(self):
+        # ddp_overlap: 16 layers of 4 MiB gradients; 25 MiB buckets never
+        # exceed the cap, so 6 + 6 + 4 layers; sequential: one 64 MiB bucket.
+        # The plugin's rows are timed by the GPU's global timer, 0.77 ms off
+        # CUPTI's clock on this machine: matched by time alone, each bucket
+        # took the previous bucket's size.
+        mib = 1 << 20
+        for example, sizes in (("ddp_bucketed", [24 * mib, 24 * mib, 16 * mib]), ("ddp_sequential", [64 * mib])):
+            rep = report(os.path.join(EXAMPLES, example))
+            for d in rep["devices"]:
+                for step in range(len(d["steps"])):
+                    got = [c["bytes"] for c in d["collectives"]
+                           if c.get("step") == step and c.get("collective") == "AllReduce"]
+                    self.assertEqual(got, sizes, f"{example} rank {d['rank']} step {step}")
+
     def test_pytorch_capture_matches_torch_profiler(self):
         ours = os.path.join(EXAMPLES, "pytorch_ddp")
         theirs = os.path.join(EXAMPLES, "pytorch_ddp_torch_profiler")
