@@ -1,6 +1,7 @@
 #include "gui/model/event_details.h"
 
 #include "analyzer/metrics/classify.h"
+#include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
 
 #include <algorithm>
@@ -9,12 +10,31 @@
 namespace osc::gui {
 namespace {
 
-std::string bytesText(uint64_t b) {
-    char buf[48];
-    if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1 << 20));
-    else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024);
-    else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+std::string bytesText(uint64_t b) { return formatBytes(b); }
+
+std::string percentText(std::optional<double> v) {
+    if (!v) return "–";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", *v * 100.0);
     return buf;
+}
+
+// A step's metrics, verdict and findings from the analysis.
+void addStep(const StepAnalysis& s, DetailList& out) {
+    const OverlapMetrics& m = s.metrics;
+    out.emplace_back("compute", formatDuration(m.compute_ns, 4));
+    out.emplace_back("communication", formatDuration(m.comm_ns, 4));
+    out.emplace_back("overlap (hidden)", formatDuration(m.overlap_ns, 4));
+    out.emplace_back("exposed comm", formatDuration(m.exposed_comm_ns, 4));
+    out.emplace_back("idle", formatDuration(m.idle_ns, 4) + " (" +
+                                 percentText(m.window_ns > 0 ? std::optional<double>(static_cast<double>(m.idle_ns) /
+                                                                                      static_cast<double>(m.window_ns))
+                                                             : std::nullopt) +
+                                 ")");
+    out.emplace_back("overlap ratio", percentText(m.overlap_ratio));
+    const StepVerdict v = stepVerdict(s);
+    out.emplace_back("verdict", v.text);
+    for (const Finding& f : s.bottleneck.findings) out.emplace_back(findingName(f.kind), f.message);
 }
 
 std::string bandwidthText(uint64_t bytes, TimeNs ns) {
@@ -29,7 +49,7 @@ std::string launchingCall(const Process& p, const StringTable& strings, uint32_t
     const ApiCallTable& api = p.apiCalls;
     for (size_t i = 0; i < api.size(); ++i) {
         if (api.correlation[i] == correlation) {
-            return std::string(strings.at(api.name[i])) + " at " + formatDuration(api.start[i]) +
+            return std::string(strings.at(api.name[i])) + " at " + formatTimestamp(api.start[i]) +
                    " (tid " + std::to_string(api.globalTid[i] & 0xFFFFFF) + ")";
         }
     }
@@ -121,7 +141,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             const bool comm = row.category[i] == static_cast<uint8_t>(Category::Communication);
             add("category", comm ? "communication" : "compute");
             add("stream", std::to_string(K.stream[r]));
-            add("start", formatDuration(row.start[i]));
+            add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
             add("grid", std::to_string(K.gridX[r]) + "×" + std::to_string(K.gridY[r]) + "×" +
                             std::to_string(K.gridZ[r]));
@@ -173,7 +193,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             const auto kind = static_cast<size_t>(C.copyKind[r]);
             add("copy", std::string("memcpy ") + (kind < 11 ? kKinds[kind] : "?"));
             add("stream", std::to_string(C.stream[r]));
-            add("start", formatDuration(row.start[i]));
+            add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
             add("bytes", bytesText(C.bytes[r]));
             add("bandwidth", bandwidthText(C.bytes[r], dur));
@@ -185,21 +205,26 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             const MemsetTable& S = model.deviceOf(lane.group)->memsets;
             add("memset", std::to_string(S.value[r]));
             add("stream", std::to_string(S.stream[r]));
-            add("start", formatDuration(row.start[i]));
+            add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
             add("bytes", bytesText(S.bytes[r]));
             add("correlation", std::to_string(S.correlation[r]));
             break;
         }
-        case EventSource::Step:
+        case EventSource::Step: {
             add("step (GPU window)", model.stepName(r));
-            add("start", formatDuration(row.start[i]));
-            add("duration", formatDuration(dur));
+            add("start", formatTimestamp(row.start[i]));
+            add("duration", formatDuration(dur, 4));
+            const auto [dev, step] = model.stepOrigin(r);
+            if (analysis && dev >= 0 && static_cast<size_t>(dev) < analysis->devices.size() &&
+                static_cast<size_t>(step) < analysis->devices[static_cast<size_t>(dev)].steps.size())
+                addStep(analysis->devices[static_cast<size_t>(dev)].steps[static_cast<size_t>(step)], d);
             break;
+        }
         case EventSource::Range: {
             const RangeTable& R = proc.ranges;
             add("range", std::string(strings.at(R.name[r])));
-            add("start", formatDuration(row.start[i]));
+            add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
             add("thread", std::to_string(R.globalTid[r] & 0xFFFFFF));
             add("side", R.onGpu[r] ? "GPU annotation" : "CPU (NVTX)");

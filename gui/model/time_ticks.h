@@ -23,8 +23,16 @@ TimeNs niceTickStep(double nsPerPx, double minSpacingPx);
 // Ticks at multiples of the nice step inside the visible range.
 std::vector<Tick> makeTicks(const TimeScale& scale, double minSpacingPx = 90.0);
 
-// "850 ns", "12.5 µs", "3.2 ms", "1.25 s": three significant digits at most.
-std::string formatDuration(TimeNs ns);
+// "850 ns", "12.5 µs", "3.2 ms", "1.25 s": `significant` digits at most
+// (trailing zeros dropped). Tables use 4 so that neighbouring steps differ.
+std::string formatDuration(TimeNs ns, int significant = 3);
+
+// A point in time on the capture's timeline, to the microsecond, so that two
+// steps or collectives never print alike: "1.321457 s", "12.345 ms", "850 ns".
+std::string formatTimestamp(TimeNs t);
+
+// "512 B", "4 KiB", "25.5 MiB", "1.25 GiB".
+std::string formatBytes(uint64_t bytes);
 
 // A tick label: the time in the unit the step calls for, with as many
 // decimals as the step needs ("12.34 ms" for a 10 µs step).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace osc::gui {
 namespace {
@@ -207,7 +208,8 @@ void TimelineModel::annotate(const Analysis& analysis) {
 }
 
 void TimelineModel::addStepLanes(const Analysis& analysis) {
-    for (const DeviceAnalysis& d : analysis.devices) {
+    for (size_t di = 0; di < analysis.devices.size(); ++di) {
+        const DeviceAnalysis& d = analysis.devices[di];
         if (d.steps.empty()) continue;
         const int group = groupOf(d);
         if (group < 0) continue;
@@ -216,9 +218,11 @@ void TimelineModel::addStepLanes(const Analysis& analysis) {
         lane.group = group;
         lane.label = "steps (GPU)";
         lane.rows.resize(1);
-        for (const StepAnalysis& s : d.steps) {
+        for (size_t si = 0; si < d.steps.size(); ++si) {
+            const StepAnalysis& s = d.steps[si];
             lane.rows[0].add(s.start_ns, s.end_ns, static_cast<uint32_t>(stepNames_.size()), 0, EventSource::Step);
             stepNames_.push_back(s.name);
+            stepOrigins_.emplace_back(static_cast<int>(di), static_cast<int>(si));
         }
         lane.rows[0].finish();
         lanes_.push_back(std::move(lane));
@@ -277,17 +281,46 @@ const Process& TimelineModel::processOf(int group) const {
 EventRef TimelineModel::findKernel(int group, uint32_t kernelRow) const {
     const Device* dev = deviceOf(group);
     if (!dev || kernelRow >= dev->kernels.size()) return {};
-    const uint32_t stream = dev->kernels.stream[kernelRow];
-    const TimeNs t = dev->kernels.start[kernelRow];
+    return findOnStream(group, dev->kernels.stream[kernelRow], dev->kernels.start[kernelRow], EventSource::Kernel,
+                        kernelRow);
+}
+
+namespace {
+
+// The index of the event starting at `t` in a start-sorted row that passes `ok`.
+template <class Pred>
+std::optional<size_t> findAt(const EventRow& row, TimeNs t, Pred ok) {
+    auto i = static_cast<size_t>(std::lower_bound(row.start.begin(), row.start.end(), t) - row.start.begin());
+    for (; i < row.size() && row.start[i] == t; ++i)
+        if (ok(i)) return i;
+    return std::nullopt;
+}
+
+}  // namespace
+
+EventRef TimelineModel::findOnStream(int group, uint32_t stream, TimeNs start, EventSource source,
+                                     uint32_t sourceRow) const {
+    if (group < 0 || static_cast<size_t>(group) >= groups_.size()) return {};
     for (int l : groups_[static_cast<size_t>(group)].lanes) {
         const Lane& lane = lanes_[static_cast<size_t>(l)];
         if (lane.kind != LaneKind::Stream || lane.stream != stream) continue;
         const EventRow& row = lane.rows[0];
-        auto i = static_cast<size_t>(std::lower_bound(row.start.begin(), row.start.end(), t) -
-                                     row.start.begin());
-        for (; i < row.size() && row.start[i] == t; ++i) {
-            if (row.source[i] == EventSource::Kernel && row.ref[i] == kernelRow) return {l, 0, i};
-        }
+        if (const auto i = findAt(row, start, [&](size_t k) {
+                return row.source[k] == source && (sourceRow == kNoId || row.ref[k] == sourceRow);
+            }))
+            return {l, 0, *i};
+    }
+    return {};
+}
+
+EventRef TimelineModel::findStep(int group, TimeNs start) const {
+    if (group < 0 || static_cast<size_t>(group) >= groups_.size()) return {};
+    for (int l : groups_[static_cast<size_t>(group)].lanes) {
+        const Lane& lane = lanes_[static_cast<size_t>(l)];
+        if (lane.kind != LaneKind::Ranges || lane.rows.size() != 1) continue;
+        const EventRow& row = lane.rows[0];
+        if (const auto i = findAt(row, start, [&](size_t k) { return row.source[k] == EventSource::Step; }))
+            return {l, 0, *i};
     }
     return {};
 }

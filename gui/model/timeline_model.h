@@ -103,6 +103,15 @@ public:
 
     // Where a kernel row of a group's device is drawn.
     EventRef findKernel(int group, uint32_t kernelRow) const;
+    // The event of `source` starting at `start` on a stream lane of the group
+    // (and, unless kNoId, with that row in its source table).
+    EventRef findOnStream(int group, uint32_t stream, TimeNs start, EventSource source,
+                          uint32_t sourceRow = kNoId) const;
+    // The step window starting at `start` on the group's "steps (GPU)" lane.
+    EventRef findStep(int group, TimeNs start) const;
+    // Which analysed step a Step event shows: (index into Analysis::devices,
+    // index into its steps).
+    std::pair<int, int> stepOrigin(uint32_t stepEvent) const { return stepOrigins_.at(stepEvent); }
     // The same collective on every other group: by position among the
     // communication kernels (the N-th collective on each rank).
     std::vector<EventRef> matchingCollectives(EventRef ref) const;
@@ -117,6 +126,7 @@ private:
     std::vector<DeviceGroup> groups_;
     std::vector<Lane> lanes_;
     std::vector<std::string> stepNames_;
+    std::vector<std::pair<int, int>> stepOrigins_;
     TimeNs begin_ = 0, end_ = 1;
 };
 

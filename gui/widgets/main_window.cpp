@@ -6,6 +6,7 @@
 #include "gui/model/range_metrics.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/metric_tables.h"
+#include "gui/widgets/selection_panel.h"
 #include "gui/widgets/timeline_widget.h"
 
 #include <QAction>
@@ -18,13 +19,13 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
-#include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
@@ -36,24 +37,21 @@ namespace {
 
 constexpr int kMaxRecent = 10;
 
-QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns)); }
+QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)); }
 
-QString pct(const std::optional<double>& v) {
-    return v ? QString::number(*v * 100, 'f', 1) + " %" : QStringLiteral("–");
-}
+QString count(size_t n) { return QLocale().toString(static_cast<qulonglong>(n)); }
 
+// The models sort themselves off the GUI thread (AsyncSortedTableModel).
 QTableView* makeTable(QAbstractItemModel* model, int timeColumn, QWidget* parent) {
-    auto* proxy = new QSortFilterProxyModel(parent);
-    proxy->setSourceModel(model);
-    proxy->setSortRole(SortRole);
     auto* view = new QTableView(parent);
-    view->setModel(proxy);
+    view->setModel(model);
     view->setSortingEnabled(true);
     view->sortByColumn(timeColumn, Qt::AscendingOrder);  // time order until the user sorts
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->setAlternatingRowColors(true);
     view->verticalHeader()->hide();
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     return view;
 }
 
@@ -84,16 +82,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     connect(cancelButton_, &QPushButton::clicked, this, [this] {
         loader_->cancel();
+        loading_ = false;
         progress_->hide();
         cancelButton_->hide();
         statusLabel_->setText(tr("Loading cancelled."));
     });
     connect(loader_, &CaptureLoader::progress, this, [this](double f, const QString& stage) {
+        // Progress still queued from a cancelled load must not overwrite "cancelled".
+        if (!loading_) return;
         progress_->setValue(static_cast<int>(f * 1000));
         statusLabel_->setText(tr("Loading… %1").arg(stage));
     });
-    connect(loader_, &CaptureLoader::loaded, this, &MainWindow::showLoaded);
+    connect(loader_, &CaptureLoader::loaded, this, [this](const LoadedCapture& loaded) {
+        if (loading_) showLoaded(loaded);  // a load finished just as it was cancelled stays unshown
+    });
     connect(loader_, &CaptureLoader::failed, this, [this](const QString& msg) {
+        if (!loading_) return;
+        loading_ = false;
         progress_->hide();
         cancelButton_->hide();
         statusLabel_->setText(msg);
@@ -106,9 +111,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(followTimer_, &QTimer::timeout, this, [this] {
         if (loader_->busy() || current_.path.isEmpty()) return;
         reloading_ = true;
+        loading_ = true;
         loader_->start(current_.path, settings_);
     });
     connect(timeline_, &TimelineWidget::selectionChanged, this, &MainWindow::updateSelectionPanel);
+
     connect(timeline_, &TimelineWidget::eventSelected, this, &MainWindow::updateDetails);
 }
 
@@ -139,6 +146,7 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
+    viewMenu_ = view;
     view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_Home), timeline_, &TimelineWidget::fitAll);
     view->addAction(tr("Fit &selection"), timeline_, &TimelineWidget::fitSelection);
     view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack);
@@ -201,14 +209,10 @@ void MainWindow::buildDocks() {
     detailsDock->setWidget(details_);
     addDockWidget(Qt::RightDockWidgetArea, detailsDock);
 
-    selectionLabel_ = new QLabel(tr("Drag across lanes to measure a range."), this);
-    selectionLabel_->setTextFormat(Qt::RichText);
-    selectionLabel_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    selectionLabel_->setMargin(6);
-    selectionLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    selectionPanel_ = new SelectionPanel(this);
     auto* selDock = new QDockWidget(tr("Selection"), this);
     selDock->setObjectName("selection");
-    selDock->setWidget(selectionLabel_);
+    selDock->setWidget(selectionPanel_);
     addDockWidget(Qt::RightDockWidgetArea, selDock);
 
     auto* stepView = makeTable(steps_, StepTableModel::Start, this);
@@ -228,6 +232,10 @@ void MainWindow::buildDocks() {
     connect(collView, &QTableView::clicked, this, &MainWindow::jumpToRow);
     resizeDocks({detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({stepDock}, {170}, Qt::Vertical);
+    // View reopens every panel a user may have closed.
+    viewMenu_->addSeparator();
+    panelsMenu_ = viewMenu_->addMenu(tr("&Panels"));
+    for (QDockWidget* dock : {detailsDock, selDock, stepDock, collDock}) panelsMenu_->addAction(dock->toggleViewAction());
 }
 
 void MainWindow::buildFindBar() {
@@ -245,16 +253,21 @@ void MainWindow::buildFindBar() {
     findBar_->addWidget(findLabel_);
     addToolBar(Qt::TopToolBarArea, findBar_);
     findBar_->hide();
+    findBar_->toggleViewAction()->setText(tr("Find bar"));
+    panelsMenu_->addAction(findBar_->toggleViewAction());
     connect(findEdit_, &QLineEdit::returnPressed, this, [this] {
         const bool back = QApplication::keyboardModifiers() & Qt::ShiftModifier;
-        if (findResult_.count > 0 && !findEdit_->isModified()) findNext(back ? -1 : +1);
+        if (findResult_ && findResult_->count > 0 && !findEdit_->isModified()) findNext(back ? -1 : +1);
         else find(findEdit_->text());
         findEdit_->setModified(false);
     });
 }
 
-void MainWindow::openCapture(const QString& path) {
+void MainWindow::openCapture(const QString& given) {
+    // Absolute, so that Open Recent and follow refreshes work from any directory.
+    const QString path = given.isEmpty() ? given : QFileInfo(given).absoluteFilePath();
     reloading_ = false;
+    loading_ = true;
     statusLabel_->setText(tr("Loading %1…").arg(path));
     progress_->setValue(0);
     progress_->show();
@@ -285,6 +298,7 @@ void MainWindow::setFollowing(bool on, int intervalMs) {
 }
 
 void MainWindow::showLoaded(const LoadedCapture& loaded) {
+    loading_ = false;
     progress_->hide();
     cancelButton_->hide();
     const bool refresh = reloading_ && following_ && current_.model;
@@ -299,46 +313,40 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     }
     steps_->setData(loaded.model, loaded.analysis);
     collectives_->setData(loaded.model, loaded.analysis);
-    findResult_ = {};
-    currentHit_ = -1;
+    // Find results belong to the capture they were found in; a follow
+    // refresh finds the same text again in the grown capture.
+    const QString pattern = findPattern_;
+    clearFind();
+    if (refresh && !pattern.isEmpty()) {
+        findEdit_->setText(pattern);
+        find(pattern);
+    }
     setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
     const Capture& c = loaded.model->capture();
     statusLabel_->setText(tr("%1: %2 processes, %3 kernels")
                               .arg(loaded.path)
                               .arg(c.processes.size())
-                              .arg(static_cast<qulonglong>(c.kernelCount())));
+                              .arg(count(c.kernelCount())));
     for (const auto& w : c.warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
     if (!refresh) rememberRecent(loaded.path);
     updateSelectionPanel();
     updateDetails({});
 }
 
-QString MainWindow::selectionSummary() const { return selectionLabel_->text(); }
+QString MainWindow::selectionSummary() const { return selectionPanel_->text(); }
+
+QString MainWindow::detailsText() const {
+    QStringList lines;
+    for (int r = 0; r < details_->rowCount(); ++r)
+        lines << details_->item(r, 0)->text() + ": " + details_->item(r, 1)->text();
+    return lines.join('\n');
+}
+
+QString MainWindow::findLabelText() const { return findLabel_->text(); }
+QString MainWindow::statusText() const { return statusLabel_->text(); }
 
 void MainWindow::updateSelectionPanel() {
-    const auto sel = timeline_->selection();
-    TimelineModel* model = timeline_->model();
-    if (!sel || !model) {
-        selectionLabel_->setText(tr("Drag across lanes to measure a range."));
-        return;
-    }
-    const auto& groups = timeline_->selectionGroups();
-    const OverlapMetrics m = rangeMetrics(*model, groups, sel->start, sel->end);
-    QString html = tr("<b>%1</b> from %2, %3 device(s)<table>")
-                       .arg(dur(sel->length()), dur(sel->start))
-                       .arg(groups.size());
-    auto row = [&](const QString& k, const QString& v) { html += "<tr><td>" + k + "</td><td align=right>&nbsp;" + v + "</td></tr>"; };
-    row(tr("compute"), dur(m.compute_ns));
-    row(tr("communication"), dur(m.comm_ns));
-    row(tr("overlap (hidden)"), dur(m.overlap_ns));
-    row(tr("exposed comm"), dur(m.exposed_comm_ns));
-    row(tr("busy"), dur(m.busy_ns));
-    row(tr("idle"), dur(m.idle_ns));
-    row(tr("overlap ratio"), pct(m.overlap_ratio));
-    row(tr("achieved speedup"), m.achieved_speedup ? QString::number(*m.achieved_speedup, 'f', 2) + "×" : "–");
-    row(tr("ideal speedup"), m.ideal_speedup ? QString::number(*m.ideal_speedup, 'f', 2) + "×" : "–");
-    html += "</table>";
-    selectionLabel_->setText(html);
+    selectionPanel_->showRange(timeline_->model(), timeline_->selection(), timeline_->selectionGroups());
 }
 
 void MainWindow::updateDetails(EventRef ref) {
@@ -363,34 +371,51 @@ void MainWindow::jumpToRow(const QModelIndex& index) {
     timeline_->setViewRange({s - margin, e + margin});
     const int group = index.data(GroupRole).toInt();
     if (group >= 0) timeline_->setSelection({s, e}, {group});
+    // Details follow the row: its kernel, copy or step (none: cleared).
+    timeline_->selectEvent(unpackEvent(index.data(EventRole)), false);
+}
+
+const FindResult& MainWindow::findResult() const {
+    static const FindResult kNone;
+    return findResult_ ? *findResult_ : kNone;
+}
+
+void MainWindow::clearFind() {
+    findResult_.reset();
+    findPattern_.clear();
+    currentHit_ = -1;
+    timeline_->setFindHits(nullptr);
+    findLabel_->clear();
 }
 
 void MainWindow::find(const QString& pattern) {
     TimelineModel* model = timeline_->model();
-    findResult_ = {};
-    currentHit_ = -1;
-    if (model && !pattern.isEmpty()) findResult_ = findKernels(*model, {pattern.toStdString(), std::nullopt});
-    timeline_->setFindHits(findResult_.hits);
-    if (findResult_.count == 0) {
-        findLabel_->setText(pattern.isEmpty() ? QString() : tr("  no kernel matches"));
+    clearFind();
+    if (!model || pattern.isEmpty()) return;
+    findPattern_ = pattern;
+    auto result = std::make_shared<FindResult>(findKernels(*model, {pattern.toStdString(), std::nullopt}));
+    findResult_ = result;
+    timeline_->setFindHits(findResult_);
+    if (result->count == 0) {
+        findLabel_->setText(tr("  no kernel matches"));
         return;
     }
     findLabel_->setText(tr("  %1 kernels · total %2 · min %3 · median %4 · max %5")
-                            .arg(static_cast<qulonglong>(findResult_.count))
-                            .arg(dur(findResult_.total_ns), dur(findResult_.min_ns), dur(findResult_.median_ns),
-                                 dur(findResult_.max_ns)));
+                            .arg(count(result->count))
+                            .arg(dur(result->total_ns), dur(result->min_ns), dur(result->median_ns), dur(result->max_ns)));
     findNext(+1);
 }
 
 void MainWindow::findNext(int direction) {
-    const int n = static_cast<int>(findResult_.hits.size());
-    if (n == 0) return;
+    if (!findResult_ || findResult_->hits.empty()) return;
+    const auto n = static_cast<long>(findResult_->hits.size());
     currentHit_ = currentHit_ < 0 ? (direction > 0 ? 0 : n - 1) : (currentHit_ + direction + n) % n;
-    timeline_->selectEvent(findResult_.hits[static_cast<size_t>(currentHit_)], true);
-    statusLabel_->setText(tr("hit %1 of %2").arg(currentHit_ + 1).arg(n));
+    timeline_->selectEvent(findResult_->hits[static_cast<size_t>(currentHit_)].ref(), true);
+    statusLabel_->setText(tr("hit %1 of %2").arg(count(static_cast<size_t>(currentHit_) + 1), count(findResult_->hits.size())));
 }
 
-void MainWindow::rememberRecent(const QString& path) {
+void MainWindow::rememberRecent(const QString& given) {
+    const QString path = QFileInfo(given).absoluteFilePath();
     QSettings settings;
     QStringList recent = settings.value("recentFiles").toStringList();
     recent.removeAll(path);

@@ -35,7 +35,11 @@ public:
     CaptureLoader* loader() const { return loader_; }
     StepTableModel* stepModel() const { return steps_; }
     CollectiveTableModel* collectiveModel() const { return collectives_; }
+    // The Selection panel's text (header and per-device table).
     QString selectionSummary() const;
+    QString detailsText() const;     // the Details panel, "field: value" per line
+    QString findLabelText() const;
+    QString statusText() const;
     // Live: re-read the open capture every `intervalMs` while an agent is
     // still writing it; the view follows the newest activity.
     void setFollowing(bool on, int intervalMs = 1000);
@@ -45,9 +49,11 @@ public:
 
     // Find: runs the query and selects the first hit.
     void find(const QString& pattern);
-    const FindResult& findResult() const { return findResult_; }
+    const FindResult& findResult() const;
     void findNext(int direction);  // +1 next, -1 previous
-    int currentHit() const { return currentHit_; }
+    long currentHit() const { return currentHit_; }
+    // A panel table's row was clicked: move there and show its event.
+    void jumpToRow(const QModelIndex& index);
 
 protected:
     void closeEvent(QCloseEvent*) override;
@@ -62,7 +68,7 @@ private:
     void refreshRecentMenu();
     void updateSelectionPanel();
     void updateDetails(EventRef ref);
-    void jumpToRow(const QModelIndex& index);
+    void clearFind();
 
     TimelineWidget* timeline_ = nullptr;
     CaptureLoader* loader_ = nullptr;
@@ -74,7 +80,9 @@ private:
     StepTableModel* steps_ = nullptr;
     CollectiveTableModel* collectives_ = nullptr;
     QTableWidget* details_ = nullptr;
-    QLabel* selectionLabel_ = nullptr;
+    class SelectionPanel* selectionPanel_ = nullptr;
+    QMenu* viewMenu_ = nullptr;
+    QMenu* panelsMenu_ = nullptr;
     QMenu* recentMenu_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
@@ -87,8 +95,10 @@ private:
     class AttachDialog* attachDialog_ = nullptr;
     bool following_ = false;
     bool reloading_ = false;  // the current load is a follow refresh
-    FindResult findResult_;
-    int currentHit_ = -1;
+    bool loading_ = false;    // a load is running and has not been cancelled
+    std::shared_ptr<const FindResult> findResult_;
+    QString findPattern_;  // the query behind findResult_, re-run on a follow refresh
+    long currentHit_ = -1;
 };
 
 }  // namespace osc::gui

@@ -1,5 +1,6 @@
 #include "gui/widgets/timeline_widget.h"
 
+#include "gui/model/kernel_find.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 
@@ -37,8 +38,10 @@ void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model) {
     selectionGroups_.clear();
     selectedEvent_ = {};
     matches_.clear();
-    findHits_.clear();
+    findHits_.reset();
     history_.clear();
+    limits_ = model_ && !model_->empty() ? ViewLimits::forContent(model_->begin(), model_->end(), kFitMargin)
+                                         : ViewLimits{};
     scrollY_ = 0;
     relayout();
     fitAll();
@@ -72,6 +75,7 @@ void TimelineWidget::setScrollY(int y) {
 }
 
 void TimelineWidget::applyScale(TimeScale s) {
+    s = TimeScale(limits_.clamp(s.range()), s.width());
     if (s.range() == scale_.range() && s.width() == scale_.width()) return;
     scale_ = s;
     update();
@@ -85,20 +89,23 @@ void TimelineWidget::setViewRange(ViewRange r, bool remember) {
 
 void TimelineWidget::fitAll() {
     if (!model_ || model_->empty()) return;
-    // A small margin so the first and last kernels do not touch the edges.
-    const TimeNs len = model_->end() - model_->begin();
-    const TimeNs margin = std::max<TimeNs>(1, len / 50);
-    setViewRange({model_->begin() - margin, model_->end() + margin});
+    // The limits' bounds: a small margin so the first and last kernels do not touch the edges.
+    setViewRange(limits_.bounds);
+}
+
+void TimelineWidget::fitEvent(EventRef ref) {
+    if (!model_ || !ref.valid()) return;
+    const EventRow& row = model_->lane(ref.lane).rows[static_cast<size_t>(ref.row)];
+    const TimeNs s = row.start[ref.index], e = row.end[ref.index];
+    const TimeNs margin = std::max<TimeNs>(1, (e - s) / 10);
+    setViewRange({s - margin, e + margin});
 }
 
 void TimelineWidget::fitSelection() {
     if (selection_) {
         setViewRange(*selection_);
     } else if (selectedEvent_.valid() && model_) {
-        const EventRow& row = model_->lane(selectedEvent_.lane).rows[static_cast<size_t>(selectedEvent_.row)];
-        const TimeNs s = row.start[selectedEvent_.index], e = row.end[selectedEvent_.index];
-        const TimeNs margin = std::max<TimeNs>(1, (e - s) / 10);
-        setViewRange({s - margin, e + margin});
+        fitEvent(selectedEvent_);
     } else {
         fitAll();
     }
@@ -168,7 +175,7 @@ void TimelineWidget::selectEvent(EventRef ref, bool reveal) {
     emit eventSelected(ref);
 }
 
-void TimelineWidget::setFindHits(std::vector<EventRef> hits) {
+void TimelineWidget::setFindHits(std::shared_ptr<const FindResult> hits) {
     findHits_ = std::move(hits);
     update();
 }
@@ -251,7 +258,15 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
             model_->setCollapsed(group, !model_->groups()[static_cast<size_t>(group)].collapsed);
             relayout();
         } else {
-            selectEvent(hitTest(p), false);
+            // Clicking an event makes it the selection: F and the panels then
+            // follow it, not an older range.
+            const EventRef ref = hitTest(p);
+            if (ref.valid() && selection_) {
+                selection_.reset();
+                selectionGroups_.clear();
+                emit selectionChanged();
+            }
+            selectEvent(ref, false);
         }
     } else if (drag_ == Drag::Select) {
         updateSelectionFromDrag(p);
@@ -261,10 +276,16 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
 }
 
 void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e) {
+    // Zooms to the event under the cursor, whatever range was selected before.
     const EventRef ref = hitTest(e->position().toPoint());
     if (!ref.valid()) return;
+    if (selection_) {
+        selection_.reset();
+        selectionGroups_.clear();
+        emit selectionChanged();
+    }
     selectEvent(ref, false);
-    fitSelection();
+    fitEvent(ref);
 }
 
 void TimelineWidget::wheelEvent(QWheelEvent* e) {
@@ -465,12 +486,18 @@ void TimelineWidget::paintOverlays(QPainter& p, const Viewport& vp) {
             p.drawRect(QRectF(r->x, r->y + 0.5, std::max(2.f, r->w), r->h - 1));
         }
     };
-    // Only hits on screen are outlined; the list may hold a hundred thousand.
-    const ViewRange v = scale_.range();
-    for (const EventRef& h : findHits_) {
-        const EventRow& row = model_->lane(h.lane).rows[static_cast<size_t>(h.row)];
-        if (row.end[h.index] < v.start || row.start[h.index] > v.end) continue;
-        outline(h, palette::kFindHit, 2);
+    // Only hits on screen are outlined, at most one per pixel column and lane:
+    // the result may hold millions.
+    if (findHits_) {
+        for (const LaneSlot& s : layout_.lanes()) {
+            const float y = vp.top + static_cast<float>(s.y);
+            if (y + static_cast<float>(s.height) < vp.clipTop || y > vp.clipBottom) continue;
+            if (static_cast<size_t>(s.lane) >= findHits_->byLane.size()) continue;
+            const auto& laneHits = findHits_->byLane[static_cast<size_t>(s.lane)];
+            if (laneHits.empty()) continue;
+            for (uint32_t i : visibleHits(model_->lane(s.lane).rows[0], laneHits, scale_))
+                outline({s.lane, 0, i}, palette::kFindHit, 2);
+        }
     }
     for (const EventRef& m : matches_) outline(m, palette::kHighlight, 2);
     if (selectedEvent_.valid()) outline(selectedEvent_, 0x000000, 2);

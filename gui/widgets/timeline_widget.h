@@ -27,6 +27,7 @@ public:
     static constexpr double kWheelZoomStep = 0.8;  // span factor per wheel notch / W press
     static constexpr double kKeyPanFraction = 0.1; // A/D pan by this share of the span
     static constexpr int kDragThresholdPx = 4;
+    static constexpr double kFitMargin = 0.02;     // Fit all: 2% of the capture on each side
 
     explicit TimelineWidget(QWidget* parent = nullptr);
 
@@ -39,6 +40,8 @@ public:
     void setViewRange(ViewRange r, bool remember = true);
     void fitAll();
     void fitSelection();  // the range selection, else the selected event, else everything
+    void fitEvent(EventRef ref);  // the event with a 10% margin on each side
+    const ViewLimits& limits() const { return limits_; }
     bool goBack();
     void zoomBy(double factor, double anchorX);  // anchorX in event-area pixels
     void panByPixels(double dx);
@@ -58,7 +61,9 @@ public:
 
     EventRef selectedEvent() const { return selectedEvent_; }
     void selectEvent(EventRef ref, bool reveal);
-    void setFindHits(std::vector<EventRef> hits);
+    // Outlines the hits in view; nullptr clears them.
+    void setFindHits(std::shared_ptr<const struct FindResult> hits);
+    const FindResult* findHits() const { return findHits_.get(); }
 
     // Widget x of a time, and the time at a widget x (event area).
     double xOf(TimeNs t) const { return kLabelWidth + scale_.toX(t); }
@@ -109,13 +114,14 @@ private:
     LaneLayout layout_;
     TimeScale scale_;
     ViewHistory history_;
+    ViewLimits limits_;
     int scrollY_ = 0;
 
     std::optional<ViewRange> selection_;
     std::vector<int> selectionGroups_;
     EventRef selectedEvent_;
     std::vector<EventRef> matches_;  // the selected collective on other ranks
-    std::vector<EventRef> findHits_;
+    std::shared_ptr<const FindResult> findHits_;
 
     Drag drag_ = Drag::None;
     QPoint pressPos_;
