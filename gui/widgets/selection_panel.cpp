@@ -42,6 +42,9 @@ SelectionPanel::SelectionPanel(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(header_);
     layout->addWidget(table_, 1);
+    layout->addStretch(0);
+    header_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    header_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
     showRange(nullptr, std::nullopt, {});
 }
 
