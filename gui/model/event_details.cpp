@@ -1,6 +1,8 @@
 #include "gui/model/event_details.h"
 
 #include "analyzer/metrics/classify.h"
+#include "gui/model/flows.h"
+#include "gui/model/host_lanes.h"
 #include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
 
@@ -11,6 +13,17 @@ namespace osc::gui {
 namespace {
 
 std::string bytesText(uint64_t b) { return formatBytes(b); }
+
+const char* copyKindShortName(CopyKind k) {
+    switch (k) {
+        case CopyKind::HtoD: return "HtoD";
+        case CopyKind::DtoH: return "DtoH";
+        case CopyKind::DtoD: return "DtoD";
+        case CopyKind::HtoH: return "HtoH";
+        case CopyKind::PtoP: return "PtoP";
+        default: return "";
+    }
+}
 
 std::string percentText(std::optional<double> v) {
     if (!v) return "–";
@@ -45,15 +58,14 @@ std::string bandwidthText(uint64_t bytes, TimeNs ns) {
 }
 
 // The runtime/driver call with the same correlation id: what launched it.
-std::string launchingCall(const Process& p, const StringTable& strings, uint32_t correlation) {
-    const ApiCallTable& api = p.apiCalls;
-    for (size_t i = 0; i < api.size(); ++i) {
-        if (api.correlation[i] == correlation) {
-            return std::string(strings.at(api.name[i])) + " at " + formatTimestamp(api.start[i]) +
-                   " (tid " + std::to_string(api.globalTid[i] & 0xFFFFFF) + ")";
-        }
-    }
-    return "-";
+std::string launchingCall(const TimelineModel& model, int group, uint32_t correlation) {
+    const int process = model.groups()[static_cast<size_t>(group)].process;
+    const int32_t i = model.flowIndex().apiCall(static_cast<size_t>(process), correlation);
+    if (i < 0) return "-";
+    const ApiCallTable& api = model.processOf(group).apiCalls;
+    const auto k = static_cast<size_t>(i);
+    return std::string(model.capture().strings.at(api.name[k])) + " at " + formatTimestamp(api.start[k]) +
+           " (thread " + std::to_string(threadIdOf(api.globalTid[k])) + ")";
 }
 
 // The NCCL profiler plugin rows of a process, when the plugin ran.
@@ -120,6 +132,30 @@ void addWaitTransfer(const Analysis& a, size_t device, uint32_t kernelRow, Detai
 
 }  // namespace
 
+std::string eventLabel(const TimelineModel& model, const Lane& lane, const EventRow& row, size_t i) {
+    const StringTable& strings = model.capture().strings;
+    const uint32_t r = row.ref[i];
+    switch (row.source[i]) {
+        case EventSource::Kernel: {
+            const Device* dev = model.deviceOf(lane.group);
+            const auto shortName = strings.at(dev->kernels.shortName[r]);
+            return std::string(shortName.empty() ? strings.at(dev->kernels.name[r]) : shortName);
+        }
+        case EventSource::Copy:
+            return std::string("memcpy ") + copyKindShortName(model.deviceOf(lane.group)->copies.copyKind[r]);
+        case EventSource::Memset: return "memset";
+        case EventSource::Range:
+            return std::string(strings.at(model.processOf(lane.group).ranges.name[r]));
+        case EventSource::Step: return model.stepName(r);
+        case EventSource::ApiCall:
+            return std::string(strings.at(model.processOf(lane.group).apiCalls.name[r]));
+        case EventSource::CpuOp:
+            return std::string(strings.at(model.processOf(lane.group).cpuOps.name[r]));
+    }
+    return {};
+}
+
+
 DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis* analysis) {
     DetailList d;
     if (!ref.valid()) return d;
@@ -148,7 +184,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             add("block", std::to_string(K.blockX[r]) + "×" + std::to_string(K.blockY[r]) + "×" +
                              std::to_string(K.blockZ[r]));
             add("correlation", std::to_string(K.correlation[r]));
-            add("launched by", launchingCall(proc, strings, K.correlation[r]));
+            add("launched by", launchingCall(model, lane.group, K.correlation[r]));
             if (comm) {
                 const std::string coll = parseNcclKernelName(name).collective;
                 if (!coll.empty()) add("collective", coll);
@@ -198,7 +234,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             add("bytes", bytesText(C.bytes[r]));
             add("bandwidth", bandwidthText(C.bytes[r], dur));
             add("correlation", std::to_string(C.correlation[r]));
-            add("launched by", launchingCall(proc, strings, C.correlation[r]));
+            add("launched by", launchingCall(model, lane.group, C.correlation[r]));
             break;
         }
         case EventSource::Memset: {
@@ -219,6 +255,33 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             if (analysis && dev >= 0 && static_cast<size_t>(dev) < analysis->devices.size() &&
                 static_cast<size_t>(step) < analysis->devices[static_cast<size_t>(dev)].steps.size())
                 addStep(analysis->devices[static_cast<size_t>(dev)].steps[static_cast<size_t>(step)], d);
+            break;
+        }
+        case EventSource::ApiCall: {
+            const ApiCallTable& A = proc.apiCalls;
+            add(A.kind[r] == ApiKind::Driver ? "driver call" : "runtime call", std::string(strings.at(A.name[r])));
+            add("thread", std::to_string(threadIdOf(A.globalTid[r])));
+            add("start", formatTimestamp(row.start[i]));
+            add("duration", formatDuration(dur, 4));
+            add("correlation", std::to_string(A.correlation[r]));
+            const auto flows = flowsOf(model, ref);
+            if (!flows.empty()) {
+                const EventRef to = flows.front().to;
+                const Lane& gl = model.lane(to.lane);
+                const EventRow& gr = gl.rows[static_cast<size_t>(to.row)];
+                add("launched", eventLabel(model, gl, gr, to.index) + " on " + gl.label + ", " +
+                                    formatDuration(gr.start[to.index] - row.start[i], 4) + " later");
+            }
+            break;
+        }
+        case EventSource::CpuOp: {
+            const RangeTable& O = proc.cpuOps;
+            add("operator", std::string(strings.at(O.name[r])));
+            add("thread", std::to_string(threadIdOf(O.globalTid[r])));
+            add("start", formatTimestamp(row.start[i]));
+            add("duration", formatDuration(dur, 4));
+            const auto flows = flowsOf(model, ref);
+            add("GPU work launched", std::to_string(flows.size()) + (flows.size() >= 64 ? "+" : ""));
             break;
         }
         case EventSource::Range: {

@@ -55,6 +55,24 @@ std::vector<Tick> makeTicks(const TimeScale& scale, double minSpacingPx) {
     return ticks;
 }
 
+Ruler makeRuler(const TimeScale& scale, double minSpacingPx, size_t maxLabelChars) {
+    Ruler r;
+    r.ticks = makeTicks(scale, minSpacingPx);
+    const auto chars = [](const std::string& s) {
+        size_t n = 0;  // UTF-8 code points: "µ" is two bytes and one character
+        for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+        return n;
+    };
+    bool tooLong = false;
+    for (const Tick& t : r.ticks) tooLong |= chars(t.label) > maxLabelChars;
+    if (!tooLong || r.ticks.size() < 2) return r;
+    const TimeNs step = r.ticks[1].time - r.ticks[0].time;
+    const TimeNs base = r.ticks.front().time;
+    r.origin = formatTickLabel(base, step);  // every digit the step needs
+    for (Tick& t : r.ticks) t.label = t.time == base ? "+0" : "+" + formatTickLabel(t.time - base, step);
+    return r;
+}
+
 std::string formatDuration(TimeNs ns, int significant) {
     const TimeNs mag = ns < 0 ? -ns : ns;
     const Unit u = unitFor(mag);

@@ -23,6 +23,15 @@ TimeNs niceTickStep(double nsPerPx, double minSpacingPx);
 // Ticks at multiples of the nice step inside the visible range.
 std::vector<Tick> makeTicks(const TimeScale& scale, double minSpacingPx = 90.0);
 
+// The ruler: ticks, and where absolute labels would get long ("1.3214571 s"
+// at 100 ns steps) labels relative to the first tick ("+200 ns"), whose
+// absolute time is `origin` (empty when the labels are absolute).
+struct Ruler {
+    std::vector<Tick> ticks;
+    std::string origin;
+};
+Ruler makeRuler(const TimeScale& scale, double minSpacingPx = 90.0, size_t maxLabelChars = 9);
+
 // "850 ns", "12.5 µs", "3.2 ms", "1.25 s": `significant` digits at most
 // (trailing zeros dropped). Tables use 4 so that neighbouring steps differ.
 std::string formatDuration(TimeNs ns, int significant = 3);

@@ -1,6 +1,7 @@
 #include "gui/model/timeline_model.h"
 
 #include "analyzer/metrics/classify.h"
+#include "gui/model/host_lanes.h"
 
 #include <algorithm>
 #include <map>
@@ -8,6 +9,15 @@
 
 namespace osc::gui {
 namespace {
+
+// The index of the event starting at `t` in a start-sorted row that passes `ok`.
+template <class Pred>
+std::optional<size_t> findAt(const EventRow& row, TimeNs t, Pred ok) {
+    auto i = static_cast<size_t>(std::lower_bound(row.start.begin(), row.start.end(), t) - row.start.begin());
+    for (; i < row.size() && row.start[i] == t; ++i)
+        if (ok(i)) return i;
+    return std::nullopt;
+}
 
 struct StreamStats {
     TimeNs time[3] = {0, 0, 0};  // per Category
@@ -36,6 +46,7 @@ TimelineModel::TimelineModel(std::shared_ptr<const Capture> capture, const Analy
     : capture_(std::move(capture)), settings_(settings) {
     if (!capture_) return;
     for (size_t p = 0; p < capture_->processes.size(); ++p) buildProcess(static_cast<int>(p));
+    flowIndex_ = FlowIndex(*capture_);
     TimeNs lo = INT64_MAX, hi = INT64_MIN;
     for (const auto& lane : lanes_) {
         for (const auto& row : lane.rows) {
@@ -57,7 +68,7 @@ void TimelineModel::buildProcess(int processIndex) {
         const int g = buildDeviceGroup(processIndex, static_cast<int>(d));
         if (first < 0) first = g;
     }
-    if (p.ranges.size() == 0) return;
+    if (p.ranges.size() == 0 && p.apiCalls.size() == 0 && p.cpuOps.size() == 0) return;
     if (first < 0) {
         DeviceGroup group;
         group.process = processIndex;
@@ -65,7 +76,52 @@ void TimelineModel::buildProcess(int processIndex) {
         groups_.push_back(std::move(group));
         first = static_cast<int>(groups_.size()) - 1;
     }
-    buildRangesLane(first, p);
+    buildHostLanes(first, p);  // under the NVTX lane, which goes on top
+    if (p.ranges.size() > 0) buildRangesLane(first, p);
+}
+
+void TimelineModel::buildHostLanes(int group, const Process& p) {
+    auto& order = groups_[static_cast<size_t>(group)].lanes;
+    // Above the overlap lane: host work, then what it made the GPU do.
+    size_t at = 0;
+    for (HostThreadLane& t : osc::gui::buildHostLanes(p)) {
+        Lane lane;
+        lane.kind = LaneKind::Host;
+        lane.group = group;
+        lane.thread = t.globalTid;
+        lane.label = std::move(t.label);
+        lane.rows = std::move(t.rows);
+        lanes_.push_back(std::move(lane));
+        order.insert(order.begin() + static_cast<long>(at++), static_cast<int>(lanes_.size()) - 1);
+    }
+}
+
+bool TimelineModel::hasHostLanes() const {
+    return std::any_of(lanes_.begin(), lanes_.end(), [](const Lane& l) { return l.kind == LaneKind::Host; });
+}
+
+int TimelineModel::groupOfDevice(int process, int deviceIndex) const {
+    for (size_t g = 0; g < groups_.size(); ++g)
+        if (groups_[g].process == process && groups_[g].device == deviceIndex) return static_cast<int>(g);
+    return -1;
+}
+
+EventRef TimelineModel::findApiCall(int process, uint32_t row) const {
+    const Process& p = capture_->processes.at(static_cast<size_t>(process));
+    if (row >= p.apiCalls.size()) return {};
+    const uint64_t tid = p.apiCalls.globalTid[row];
+    const TimeNs t = p.apiCalls.start[row];
+    for (size_t l = 0; l < lanes_.size(); ++l) {
+        const Lane& lane = lanes_[l];
+        if (lane.kind != LaneKind::Host || lane.thread != tid || groups_[static_cast<size_t>(lane.group)].process != process)
+            continue;
+        for (size_t r = 0; r < lane.rows.size(); ++r) {
+            const EventRow& er = lane.rows[r];
+            if (const auto i = findAt(er, t, [&](size_t k) { return er.source[k] == EventSource::ApiCall && er.ref[k] == row; }))
+                return {static_cast<int>(l), static_cast<int>(r), *i};
+        }
+    }
+    return {};
 }
 
 int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
@@ -238,6 +294,7 @@ std::vector<int> TimelineModel::visibleLanes() const {
         for (int l : g.lanes) {
             const Lane& lane = lanes_[static_cast<size_t>(l)];
             if (lane.hidden) continue;
+            if (lane.kind == LaneKind::Host && !hostLanesShown_) continue;
             // A collapsed group keeps only its overlap lane: the one-line summary.
             if (g.collapsed && lane.kind != LaneKind::Overlap && g.device >= 0) continue;
             out.push_back(l);
@@ -284,19 +341,6 @@ EventRef TimelineModel::findKernel(int group, uint32_t kernelRow) const {
     return findOnStream(group, dev->kernels.stream[kernelRow], dev->kernels.start[kernelRow], EventSource::Kernel,
                         kernelRow);
 }
-
-namespace {
-
-// The index of the event starting at `t` in a start-sorted row that passes `ok`.
-template <class Pred>
-std::optional<size_t> findAt(const EventRow& row, TimeNs t, Pred ok) {
-    auto i = static_cast<size_t>(std::lower_bound(row.start.begin(), row.start.end(), t) - row.start.begin());
-    for (; i < row.size() && row.start[i] == t; ++i)
-        if (ok(i)) return i;
-    return std::nullopt;
-}
-
-}  // namespace
 
 EventRef TimelineModel::findOnStream(int group, uint32_t stream, TimeNs start, EventSource source,
                                      uint32_t sourceRow) const {

@@ -6,7 +6,10 @@
 #include "gui/model/range_metrics.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/metric_tables.h"
+#include "gui/widgets/legend_bar.h"
+#include "gui/widgets/overview_strip.h"
 #include "gui/widgets/selection_panel.h"
+#include "gui/widgets/timeline_frame.h"
 #include "gui/widgets/timeline_widget.h"
 
 #include <QAction>
@@ -60,8 +63,9 @@ QTableView* makeTable(QAbstractItemModel* model, int timeColumn, QWidget* parent
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("overlapscope"));
     setAcceptDrops(true);
-    timeline_ = new TimelineWidget(this);
-    setCentralWidget(timeline_);
+    frame_ = new TimelineFrame(this);
+    timeline_ = frame_->timeline();
+    setCentralWidget(frame_);
     loader_ = new CaptureLoader(this);
     steps_ = new StepTableModel(this);
     collectives_ = new CollectiveTableModel(this);
@@ -159,6 +163,19 @@ void MainWindow::buildMenus() {
     alignAction_->setCheckable(true);
     alignAction_->setToolTip(tr("Shift each process so its collectives end with the lowest rank's (in the "
                                 "median): for captures from several hosts, whose clocks disagree"));
+    hostAction_ = view->addAction(tr("CPU &lanes (API calls, operators)"), this, [this](bool on) {
+        if (!timeline_->model()) return;
+        timeline_->model()->setHostLanesShown(on);
+        timeline_->relayout();
+    });
+    hostAction_->setCheckable(true);
+    hostAction_->setChecked(true);
+    QAction* overview = view->addAction(tr("&Overview strip"), this, [this](bool on) { frame_->overview()->setVisible(on); });
+    overview->setCheckable(true);
+    overview->setChecked(true);
+    QAction* legend = view->addAction(tr("Colour le&gend"), this, [this](bool on) { frame_->legend()->setVisible(on); });
+    legend->setCheckable(true);
+    legend->setChecked(true);
     view->addAction(tr("Show all lanes"), this, [this] {
         if (!timeline_->model()) return;
         timeline_->model()->showAllLanes();
@@ -305,7 +322,8 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     reloading_ = false;
     const ViewRange before = timeline_->viewRange();
     current_ = loaded;
-    timeline_->setModel(loaded.model);
+    loaded.model->setHostLanesShown(hostAction_->isChecked());
+    timeline_->setModel(loaded.model, loaded.analysis);
     if (refresh) {
         // Keep the zoom and scroll to the newest activity (auto-scroll).
         const TimeNs len = before.length();

@@ -70,7 +70,9 @@ private:
     void updateDetails(EventRef ref);
     void clearFind();
 
+    class TimelineFrame* frame_ = nullptr;
     TimelineWidget* timeline_ = nullptr;
+    QAction* hostAction_ = nullptr;
     CaptureLoader* loader_ = nullptr;
     LoadedCapture current_;
     // How captures are analysed; View > Align clocks on collectives sets

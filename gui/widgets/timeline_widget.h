@@ -3,6 +3,7 @@
 // state (time scale, vertical scroll, selection), not the data.
 #pragma once
 
+#include "gui/model/flows.h"
 #include "gui/model/lane_layout.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/timeline_model.h"
@@ -31,8 +32,10 @@ public:
 
     explicit TimelineWidget(QWidget* parent = nullptr);
 
-    void setModel(std::shared_ptr<TimelineModel> model);
+    void setModel(std::shared_ptr<TimelineModel> model, std::shared_ptr<const Analysis> analysis = nullptr);
     TimelineModel* model() const { return model_.get(); }
+    const Analysis* analysis() const { return analysis_.get(); }
+    const std::vector<Flow>& flows() const { return flows_; }
 
     ViewRange viewRange() const { return scale_.range(); }
     TimeScale scale() const { return scale_; }
@@ -50,6 +53,8 @@ public:
     Viewport viewport() const;
     int eventAreaWidth() const { return std::max(1, width() - kLabelWidth); }
     int scrollY() const { return scrollY_; }
+    int maxScrollY() const;
+    int pageHeight() const { return std::max(1, height() - kRulerHeight); }
     void setScrollY(int y);
     // Call after collapsing, hiding or moving lanes in the model.
     void relayout();
@@ -79,6 +84,9 @@ public:
 
 signals:
     void viewRangeChanged(osc::gui::ViewRange range);
+    void modelChanged();
+    // The vertical scroll position, its range or the page changed.
+    void scrollChanged();
     void selectionChanged();
     void eventSelected(osc::gui::EventRef ref);
 
@@ -100,12 +108,12 @@ private:
 
     void applyScale(TimeScale s);
     EventRef hitTest(QPoint p) const;
+    // The group whose title bar (its own, or the one pinned under the ruler) is at widget y, or -1.
+    int headerGroupAt(int y) const;
     QString tooltipAt(QPoint p) const;
     std::vector<int> groupsBetween(int y0, int y1) const;
     void updateSelectionFromDrag(QPoint p);
-    void paintLabels(class QPainter& p);
-    void paintRuler(class QPainter& p);
-    void paintOverlays(class QPainter& p, const Viewport& vp);
+    struct TimelineView view(const Viewport& vp) const;
     // Solid fill straight into layer_ (clipped): the fast path of paintEvent.
     void fillLayer(QRect r, uint32_t rgb);
     void drawLayer(class QPainter& p);
@@ -121,6 +129,8 @@ private:
     std::vector<int> selectionGroups_;
     EventRef selectedEvent_;
     std::vector<EventRef> matches_;  // the selected collective on other ranks
+    std::vector<Flow> flows_;        // launch -> GPU work arrows of the selected event
+    std::shared_ptr<const Analysis> analysis_;
     std::shared_ptr<const FindResult> findHits_;
 
     Drag drag_ = Drag::None;

@@ -93,6 +93,22 @@ TEST(TimeTicks, LabelsUseUnitsAndEnoughDecimals) {
     EXPECT_EQ(formatBytes(3ull << 30), "3 GiB");
 }
 
+TEST(TimeTicks, RulerLabelsBecomeRelativeWhenAbsoluteOnesGetLong) {
+    // 1 us on 1000 px around 1.3214571 s: 100 ns steps would print
+    // "1.3214571 s"; instead the origin is said once and ticks count from it.
+    const Ruler r = makeRuler(TimeScale({1'321'457'050, 1'321'458'050}, 1000));
+    ASSERT_GE(r.ticks.size(), 3u);
+    EXPECT_EQ(r.origin, "1.3214571 s");
+    EXPECT_EQ(r.ticks[0].time, 1'321'457'100);
+    EXPECT_EQ(r.ticks[0].label, "+0");
+    EXPECT_EQ(r.ticks[1].label, "+100 ns");
+    EXPECT_EQ(r.ticks[2].label, "+200 ns");
+    // Short absolute labels stay absolute.
+    const Ruler a = makeRuler(TimeScale({0, 10'000'000}, 1000));
+    EXPECT_TRUE(a.origin.empty());
+    EXPECT_EQ(a.ticks[1].label, "1 ms");
+}
+
 TEST(TimeTicks, ParsesDurationsWithUnits) {
     EXPECT_EQ(parseDuration("1500"), 1500);
     EXPECT_EQ(parseDuration("12.5us"), 12'500);
