@@ -29,6 +29,7 @@
 #include <QSettings>
 
 #include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -152,10 +153,12 @@ int main(int argc, char** argv) {
     // Recent files of the bench go to its own directory, not the user's settings.
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, QString::fromStdString(dir + "/settings"));
     QApplication::setOrganizationName("overlapscope-bench");
-    std::printf("bench_gui_paint: files in %s\n", dir.c_str());
+    std::printf("bench_gui_paint: files in %s; load average %.2f on %u cores\n", dir.c_str(), loadAverage(),
+                std::thread::hardware_concurrency());
     bool pass = true;
     if (only.empty() || only == "A") pass &= caseRanks(dir + "/ranks", kernels);
     if (only.empty() || only == "B") pass &= caseSingleFile(dir + "/single.sqlite", kernels);
+    if (only.empty() || only == "C") pass &= caseHeatMap(1024);
     std::printf("\n");
     const double rss = peakRssGiB();
     pass &= verdict("peak memory (RSS)", rss, "GiB", 3);

@@ -9,11 +9,25 @@
 
 #include <sys/resource.h>
 
+#include <cstdlib>
+#include <ctime>
+
 #include <algorithm>
 #include <filesystem>
 #include <vector>
 
 namespace oscbench {
+
+double processCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+double loadAverage() {
+    double l[1] = {0};
+    return getloadavg(l, 1) == 1 ? l[0] : -1;
+}
 
 double peakRssGiB() {
     rusage u{};
@@ -137,6 +151,116 @@ void GuiStallProbe::stop() {
     longestMs_ = std::max(longestMs_, static_cast<double>(since_.nsecsElapsed()) / 1e6);
     timer_.stop();
     timer_.disconnect();
+}
+
+}  // namespace oscbench
+
+// ---- case C: the heat map of many ranks ----
+
+#include "gui/widgets/heat_map_widget.h"
+
+namespace oscbench {
+namespace {
+
+void addKernel(osc::Capture& c, osc::Device& d, osc::TimeNs s, osc::TimeNs e, uint32_t stream, uint32_t name) {
+    osc::KernelTable& k = d.kernels;
+    k.start.push_back(s);
+    k.end.push_back(e);
+    k.stream.push_back(stream);
+    k.correlation.push_back(0);
+    k.name.push_back(name);
+    k.shortName.push_back(name);
+    for (auto* v : {&k.gridX, &k.gridY, &k.gridZ, &k.blockX, &k.blockY, &k.blockZ, &k.registersPerThread,
+                    &k.staticSharedMemory, &k.dynamicSharedMemory})
+        v->push_back(1);
+    k.graphId.push_back(0);
+    k.graphNodeId.push_back(0);
+    (void)c;
+}
+
+}  // namespace
+
+std::shared_ptr<osc::Capture> manyRanks(int ranks, int steps, int layers) {
+    auto c = std::make_shared<osc::Capture>();
+    const uint32_t gemm = c->strings.intern("gemm_kernel");
+    const uint32_t nccl = c->strings.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    uint64_t seed = 12345;
+    auto jitter = [&](osc::TimeNs v) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        return v + static_cast<osc::TimeNs>((seed >> 33) % static_cast<uint64_t>(v / 5 + 1));
+    };
+    for (int r = 0; r < ranks; ++r) {
+        osc::Process p;
+        p.host = "node" + std::to_string(r / 8);
+        p.pid = 1000 + r;
+        p.rank = r;
+        p.worldSize = ranks;
+        osc::Device& d = p.deviceById(static_cast<uint32_t>(r % 8));
+        osc::TimeNs t = 0;
+        for (int s = 0; s < steps; ++s) {
+            // Backward layers on the compute stream, one bucket all-reduce per
+            // two layers on the comm stream, started as its layers finish.
+            osc::TimeNs commFree = t;
+            for (int l = 0; l < layers; ++l) {
+                const osc::TimeNs len = jitter(200'000);
+                addKernel(*c, d, t, t + len, 7, gemm);
+                t += len + 5'000;
+                if (l % 2 == 1) {
+                    const osc::TimeNs start = std::max(commFree, t);
+                    const osc::TimeNs clen = jitter(r == ranks / 3 ? 900'000 : 300'000);  // one slow rank
+                    addKernel(*c, d, start, start + clen, 13, nccl);
+                    commFree = start + clen;
+                }
+            }
+            t = std::max(t, commFree) + 100'000;
+        }
+        c->processes.push_back(std::move(p));
+    }
+    c->finalize();
+    return c;
+}
+
+bool caseHeatMap(int ranks) {
+    std::printf("\nC. heat map of %d ranks at 1920x1080\n", ranks);
+    const auto t0 = Clock::now();
+    auto capture = manyRanks(ranks, 20, 24);
+    auto model = std::make_shared<osc::gui::TimelineModel>(capture);
+    std::printf("  %zu kernels built in %.2f s\n", capture->kernelCount(), seconds(t0));
+    osc::gui::TimelineWidget timeline;
+    timeline.resize(1920, 1080);
+    timeline.setModel(model);
+    osc::gui::HeatMapView view(&timeline);
+    view.resize(1920, 1080);
+    QImage img(view.size(), QImage::Format_ARGB32_Premultiplied);
+    const osc::TimeNs begin = model->begin(), len = model->end() - begin;
+    bool pass = true;
+    struct Zoom {
+        const char* name;
+        double fraction;
+    } zooms[] = {{"everything", 1.0}, {"1/10 of the span", 0.1}, {"1/100", 0.01}};
+    for (const Zoom& z : zooms) {
+        const auto span = static_cast<osc::TimeNs>(static_cast<double>(len) * z.fraction);
+        const osc::TimeNs start = begin + (len - span) / 2;
+        std::vector<double> ms, cpu;
+        for (int i = 0; i < 7; ++i) {
+            // A pan of one column each time: the map is rebuilt, as when the user drags.
+            timeline.setViewRange({start + i * span / 1800, start + i * span / 1800 + span}, false);
+            const auto p0 = Clock::now();
+            const double c0 = processCpuMs();
+            view.rebuild();
+            view.render(&img);
+            cpu.push_back(processCpuMs() - c0);
+            ms.push_back(seconds(p0) * 1000);
+        }
+        std::sort(ms.begin(), ms.end());
+        std::sort(cpu.begin(), cpu.end());
+        std::printf("  %-18s CPU time of all threads %.2f ms (median), wall fastest %.2f ms\n", z.name, cpu[cpu.size() / 2], ms.front());
+        char what[96];
+        std::snprintf(what, sizeof what, "C. heat map rebuild + paint, %s (median of 7)", z.name);
+        pass &= verdict(what, ms[ms.size() / 2], "ms", 16);
+    }
+    std::printf("  %d rows x %d columns\n", view.heatMap().rows(), view.heatMap().columns);
+    return pass;
 }
 
 }  // namespace oscbench

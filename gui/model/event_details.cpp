@@ -14,6 +14,29 @@ namespace {
 
 std::string bytesText(uint64_t b) { return formatBytes(b); }
 
+}  // namespace
+
+std::string shortKernelName(std::string_view name) {
+    // Kineto and some exports keep only the demangled signature:
+    // "void at::native::foo<float>(int, float*)" reads "at::native::foo<float>".
+    if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+    static constexpr std::string_view kAnonymous = "(anonymous namespace)";
+    int depth = 0;
+    for (size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        if (name.substr(i, kAnonymous.size()) == kAnonymous) {
+            i += kAnonymous.size() - 1;  // part of the name, not its parameters
+            continue;
+        }
+        if (c == '<') ++depth;
+        else if (c == '>') depth = std::max(0, depth - 1);
+        else if (c == '(' && depth == 0 && i > 0) return std::string(name.substr(0, i));
+    }
+    return std::string(name);
+}
+
+namespace {
+
 const char* copyKindShortName(CopyKind k) {
     switch (k) {
         case CopyKind::HtoD: return "HtoD";
@@ -139,7 +162,7 @@ std::string eventLabel(const TimelineModel& model, const Lane& lane, const Event
         case EventSource::Kernel: {
             const Device* dev = model.deviceOf(lane.group);
             const auto shortName = strings.at(dev->kernels.shortName[r]);
-            return std::string(shortName.empty() ? strings.at(dev->kernels.name[r]) : shortName);
+            return shortKernelName(shortName.empty() ? strings.at(dev->kernels.name[r]) : shortName);
         }
         case EventSource::Copy:
             return std::string("memcpy ") + copyKindShortName(model.deviceOf(lane.group)->copies.copyKind[r]);

@@ -23,4 +23,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
 // operator or API call name.
 std::string eventLabel(const TimelineModel& model, const Lane& lane, const EventRow& row, size_t i);
 
+// A kernel's name without "void " and its parameter list.
+std::string shortKernelName(std::string_view name);
+
 }  // namespace osc::gui

@@ -6,9 +6,11 @@
 #include "gui/model/range_metrics.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/metric_tables.h"
+#include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/legend_bar.h"
 #include "gui/widgets/overview_strip.h"
 #include "gui/widgets/selection_panel.h"
+#include "gui/widgets/statistics_panel.h"
 #include "gui/widgets/timeline_frame.h"
 #include "gui/widgets/timeline_widget.h"
 
@@ -245,6 +247,25 @@ void MainWindow::buildDocks() {
     collDock->setWidget(collView);
     addDockWidget(Qt::BottomDockWidgetArea, collDock);
     tabifyDockWidget(stepDock, collDock);
+
+    statistics_ = new StatisticsPanel(timeline_, this);
+    auto* statsDock = new QDockWidget(tr("Statistics"), this);
+    statsDock->setObjectName("statistics");
+    statsDock->setWidget(statistics_);
+    addDockWidget(Qt::BottomDockWidgetArea, statsDock);
+    tabifyDockWidget(collDock, statsDock);
+
+    heatMap_ = new HeatMapPanel(timeline_, this);
+    heatDock_ = new QDockWidget(tr("Heat map"), this);
+    heatDock_->setObjectName("heatmap");
+    heatDock_->setWidget(heatMap_);
+    addDockWidget(Qt::BottomDockWidgetArea, heatDock_);
+    tabifyDockWidget(statsDock, heatDock_);
+    connect(heatMap_->view(), &HeatMapView::cellClicked, this, [this](int group, ViewRange window) {
+        if (window.length() <= 0) return;
+        timeline_->setViewRange(window);
+        timeline_->revealGroup(group);
+    });
     stepDock->raise();
     connect(collView, &QTableView::clicked, this, &MainWindow::jumpToRow);
     resizeDocks({detailsDock}, {380}, Qt::Horizontal);
@@ -252,7 +273,8 @@ void MainWindow::buildDocks() {
     // View reopens every panel a user may have closed.
     viewMenu_->addSeparator();
     panelsMenu_ = viewMenu_->addMenu(tr("&Panels"));
-    for (QDockWidget* dock : {detailsDock, selDock, stepDock, collDock}) panelsMenu_->addAction(dock->toggleViewAction());
+    for (QDockWidget* dock : {detailsDock, selDock, stepDock, collDock, statsDock, heatDock_})
+        panelsMenu_->addAction(dock->toggleViewAction());
 }
 
 void MainWindow::buildFindBar() {
@@ -331,6 +353,13 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     }
     steps_->setData(loaded.model, loaded.analysis);
     collectives_->setData(loaded.model, loaded.analysis);
+    statistics_->setCapture(loaded.model, loaded.analysis);
+    heatMap_->view()->setAnalysis(loaded.analysis);
+    // Many ranks: the heat map is the way in.
+    if (!refresh && loaded.analysis && loaded.analysis->devices.size() >= 16) {
+        heatDock_->raise();
+        resizeDocks({heatDock_}, {height() * 2 / 5}, Qt::Vertical);
+    }
     // Find results belong to the capture they were found in; a follow
     // refresh finds the same text again in the grown capture.
     const QString pattern = findPattern_;
@@ -404,6 +433,23 @@ void MainWindow::clearFind() {
     currentHit_ = -1;
     timeline_->setFindHits(nullptr);
     findLabel_->clear();
+}
+
+void MainWindow::waitForPanels() {
+    steps_->waitForSort();
+    collectives_->waitForSort();
+    statistics_->waitForResult();
+}
+
+bool MainWindow::raisePanel(const QString& name) {
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+        if (dock->objectName() != name) continue;
+        dock->show();
+        dock->raise();
+        if (name == "heatmap" || name == "statistics") resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
+        return true;
+    }
+    return false;
 }
 
 void MainWindow::find(const QString& pattern) {

@@ -35,6 +35,8 @@ public:
     CaptureLoader* loader() const { return loader_; }
     StepTableModel* stepModel() const { return steps_; }
     CollectiveTableModel* collectiveModel() const { return collectives_; }
+    class StatisticsPanel* statistics() const { return statistics_; }
+    class HeatMapPanel* heatMap() const { return heatMap_; }
     // The Selection panel's text (header and per-device table).
     QString selectionSummary() const;
     QString detailsText() const;     // the Details panel, "field: value" per line
@@ -52,6 +54,11 @@ public:
     const FindResult& findResult() const;
     void findNext(int direction);  // +1 next, -1 previous
     long currentHit() const { return currentHit_; }
+    // Shows and raises a panel by its object name (details, selection,
+    // steps, collectives, statistics, heatmap); false when there is none.
+    bool raisePanel(const QString& name);
+    // Waits until the tables are sorted and the statistics computed.
+    void waitForPanels();
     // A panel table's row was clicked: move there and show its event.
     void jumpToRow(const QModelIndex& index);
 
@@ -83,6 +90,9 @@ private:
     CollectiveTableModel* collectives_ = nullptr;
     QTableWidget* details_ = nullptr;
     class SelectionPanel* selectionPanel_ = nullptr;
+    class StatisticsPanel* statistics_ = nullptr;
+    class HeatMapPanel* heatMap_ = nullptr;
+    class QDockWidget* heatDock_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     QMenu* panelsMenu_ = nullptr;
     QMenu* recentMenu_ = nullptr;

@@ -70,6 +70,11 @@ Viewport TimelineWidget::viewport() const {
     return vp;
 }
 
+void TimelineWidget::revealGroup(int group) {
+    for (const GroupSlot& g : layout_.groups())
+        if (g.group == group) setScrollY(g.y);
+}
+
 int TimelineWidget::maxScrollY() const { return std::max(0, layout_.totalHeight() - pageHeight()); }
 
 void TimelineWidget::setScrollY(int y) {

@@ -56,6 +56,8 @@ public:
     int maxScrollY() const;
     int pageHeight() const { return std::max(1, height() - kRulerHeight); }
     void setScrollY(int y);
+    // Scrolls so that a group's title bar is at the top (expanding nothing).
+    void revealGroup(int group);
     // Call after collapsing, hiding or moving lanes in the model.
     void relayout();
 
