@@ -171,7 +171,14 @@ QPoint HeatMapView::cellCentre(int row, int column) const {
 void HeatMapView::mouseReleaseEvent(QMouseEvent* e) {
     const auto [row, column] = cellAt(e->position().toPoint());
     if (row < 0) return;
-    emit cellClicked(map_.groups[static_cast<size_t>(row)], map_.window(row, column));
+    ViewRange w = map_.window(row, column);
+    if (!map_.perStep) {
+        // Ten times closer around the cell: the cell and some context, not one sliver.
+        const TimeNs len = std::max<TimeNs>(w.length(), map_.range.length() / 10);
+        const TimeNs centre = w.start + w.length() / 2;
+        w = {centre - len / 2, centre - len / 2 + len};
+    }
+    emit cellClicked(map_.groups[static_cast<size_t>(row)], w);
 }
 
 bool HeatMapView::event(QEvent* e) {

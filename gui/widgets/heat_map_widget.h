@@ -1,7 +1,8 @@
 // The heat map panel: ranks down, time buckets of the timeline's view (or
 // steps) across, each cell coloured by its overlap ratio or exposed share.
 // When ranks outnumber pixel rows, a pixel row shows the worst of its ranks.
-// Clicking a cell zooms the timeline to it and scrolls to that rank.
+// Clicking a cell zooms the timeline to it (a step, or ten times closer
+// around a time bucket) and scrolls to that rank.
 #pragma once
 
 #include "gui/model/heat_map.h"

@@ -31,6 +31,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
@@ -58,6 +59,24 @@ QTableView* makeTable(QAbstractItemModel* model, int timeColumn, QWidget* parent
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     return view;
+}
+
+// A table, or in its place a sentence saying why it is empty.
+QStackedWidget* withHint(QTableView* table, QWidget* parent) {
+    auto* stack = new QStackedWidget(parent);
+    stack->addWidget(table);
+    auto* hint = new QLabel(parent);
+    hint->setWordWrap(true);
+    hint->setAlignment(Qt::AlignCenter);
+    hint->setMargin(12);
+    hint->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    stack->addWidget(hint);
+    return stack;
+}
+
+void showHint(QStackedWidget* stack, const QString& hint) {
+    static_cast<QLabel*>(stack->widget(1))->setText(hint);
+    stack->setCurrentIndex(hint.isEmpty() ? 0 : 1);
 }
 
 }  // namespace
@@ -237,14 +256,16 @@ void MainWindow::buildDocks() {
     auto* stepView = makeTable(steps_, StepTableModel::Start, this);
     auto* stepDock = new QDockWidget(tr("Steps"), this);
     stepDock->setObjectName("steps");
-    stepDock->setWidget(stepView);
+    stepStack_ = withHint(stepView, this);
+    stepDock->setWidget(stepStack_);
     addDockWidget(Qt::BottomDockWidgetArea, stepDock);
     connect(stepView, &QTableView::clicked, this, &MainWindow::jumpToRow);
 
     auto* collView = makeTable(collectives_, CollectiveTableModel::Start, this);
     auto* collDock = new QDockWidget(tr("Collectives"), this);
     collDock->setObjectName("collectives");
-    collDock->setWidget(collView);
+    collStack_ = withHint(collView, this);
+    collDock->setWidget(collStack_);
     addDockWidget(Qt::BottomDockWidgetArea, collDock);
     tabifyDockWidget(stepDock, collDock);
 
@@ -354,6 +375,17 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     steps_->setData(loaded.model, loaded.analysis);
     collectives_->setData(loaded.model, loaded.analysis);
     statistics_->setCapture(loaded.model, loaded.analysis);
+    showHint(stepStack_, steps_->rowCount() > 0 ? QString() :
+        tr("No steps in this capture. Steps are NVTX or profiler ranges named ProfilerStep#N, step N or "
+           "iteration N (torch.profiler's schedule writes ProfilerStep#N; with NVTX, push a range per "
+           "iteration). `overlapscope report --step-pattern` takes other names. Metrics over the whole "
+           "capture are in the Selection panel: drag across a device."));
+    const bool anyComm = loaded.analysis && std::any_of(loaded.analysis->devices.begin(), loaded.analysis->devices.end(),
+                                                        [](const DeviceAnalysis& d) { return !d.collectives.empty(); });
+    showHint(collStack_, anyComm ? QString() :
+        tr("No communication in this capture: no NCCL kernels (recognised by their ncclKernel / ncclDevKernel "
+           "names) and no peer-to-peer copies, so there is nothing to overlap. Other libraries' kernels can be "
+           "counted as communication with `overlapscope report --comm-kernel REGEX`."));
     heatMap_->view()->setAnalysis(loaded.analysis);
     // Many ranks: the heat map is the way in.
     if (!refresh && loaded.analysis && loaded.analysis->devices.size() >= 16) {
@@ -391,6 +423,14 @@ QString MainWindow::detailsText() const {
 
 QString MainWindow::findLabelText() const { return findLabel_->text(); }
 QString MainWindow::statusText() const { return statusLabel_->text(); }
+
+QString MainWindow::stepsHint() const {
+    return stepStack_->currentIndex() == 1 ? static_cast<QLabel*>(stepStack_->widget(1))->text() : QString();
+}
+
+QString MainWindow::collectivesHint() const {
+    return collStack_->currentIndex() == 1 ? static_cast<QLabel*>(collStack_->widget(1))->text() : QString();
+}
 
 void MainWindow::updateSelectionPanel() {
     selectionPanel_->showRange(timeline_->model(), timeline_->selection(), timeline_->selectionGroups());

@@ -8,7 +8,10 @@
 
 #include <QMainWindow>
 
+class QAction;
+class QDockWidget;
 class QLabel;
+class QStackedWidget;
 class QLineEdit;
 class QMenu;
 class QProgressBar;
@@ -42,6 +45,9 @@ public:
     QString detailsText() const;     // the Details panel, "field: value" per line
     QString findLabelText() const;
     QString statusText() const;
+    // Why the Steps / Collectives table is empty, or "" when it is not.
+    QString stepsHint() const;
+    QString collectivesHint() const;
     // Live: re-read the open capture every `intervalMs` while an agent is
     // still writing it; the view follows the newest activity.
     void setFollowing(bool on, int intervalMs = 1000);
@@ -92,7 +98,9 @@ private:
     class SelectionPanel* selectionPanel_ = nullptr;
     class StatisticsPanel* statistics_ = nullptr;
     class HeatMapPanel* heatMap_ = nullptr;
-    class QDockWidget* heatDock_ = nullptr;
+    QDockWidget* heatDock_ = nullptr;
+    QStackedWidget* stepStack_ = nullptr;  // the Steps table, or why it is empty
+    QStackedWidget* collStack_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     QMenu* panelsMenu_ = nullptr;
     QMenu* recentMenu_ = nullptr;
@@ -103,7 +111,7 @@ private:
     QLineEdit* findEdit_ = nullptr;
     QLabel* findLabel_ = nullptr;
     class QTimer* followTimer_ = nullptr;
-    class QAction* followAction_ = nullptr;
+    QAction* followAction_ = nullptr;
     class AttachDialog* attachDialog_ = nullptr;
     bool following_ = false;
     bool reloading_ = false;  // the current load is a follow refresh

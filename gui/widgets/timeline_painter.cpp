@@ -173,6 +173,11 @@ void paintLabels(QPainter& p, const TimelineView& v, const QFont& font) {
 void paintRuler(QPainter& p, const TimelineView& v) {
     p.fillRect(0, 0, v.width, v.rulerHeight, qcolour(palette::kHeader));
     p.setPen(qcolour(palette::kHeaderText));
+    if (!v.model) {  // nothing open: no time axis to speak of
+        p.setPen(qcolour(palette::kGrid));
+        p.drawLine(0, v.rulerHeight - 1, v.width, v.rulerHeight - 1);
+        return;
+    }
     const TimeScale& scale = v.vp.scale;
     const Ruler ruler = makeRuler(scale);
     const QFontMetrics fm(p.font());

@@ -447,7 +447,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         for (const GroupSlot& g : layout_.groups()) {
             fill(QRect(0, static_cast<int>(vp.top) + g.y, width(), layout_.metrics().headerHeight), palette::kHeader);
         }
-        // Tick grid lines, under the ruler's ticks.
+        // Tick grid lines, under the ruler's ticks (only with a capture, like the ruler).
         for (const Tick& t : makeRuler(scale_).ticks) {
             fill(QRect(kLabelWidth + static_cast<int>(t.x), kRulerHeight, 1, height() - kRulerHeight), palette::kGrid);
         }

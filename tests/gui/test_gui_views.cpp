@@ -2,17 +2,22 @@
 // against hand-worked captures and brute force, and their widgets driven as
 // a user drives them (offscreen).
 #include "gui/model/event_details.h"
+#include "gui/model/hover_text.h"
 #include "gui/model/heat_map.h"
 #include "gui/model/kernel_stats.h"
 #include "gui/model/overview.h"
+#include "gui/render/palette.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/statistics_panel.h"
+#include "gui/widgets/overview_strip.h"
+#include "gui/widgets/timeline_frame.h"
 #include "gui/widgets/timeline_widget.h"
 #include "tests/gui/gui_test_captures.h"
 
 #include <QApplication>
 #include <QImage>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -192,12 +197,14 @@ TEST(HeatMap, ClickingACellZoomsTheTimelineThereAndScrollsToTheRank) {
     const HeatMap& h = view->heatMap();
     ASSERT_EQ(h.rows(), 20);
     ASSERT_EQ(h.columns, 200);
-    // Rank 13's row, column 100: the bucket under the click, and rank 13's header on top.
+    // Rank 13's row, column 100: ten times closer around that bucket, and
+    // rank 13's header on top.
     const QPoint at = view->cellCentre(13, 100);
     EXPECT_EQ(view->cellAt(at), (std::pair<int, int>{13, 100}));
     const ViewRange bucket = h.window(13, 100);
+    const TimeNs len = h.range.length() / 10, centre = bucket.start + bucket.length() / 2;
     QTest::mouseClick(view, Qt::LeftButton, {}, at);
-    EXPECT_EQ(win.timeline()->viewRange(), win.timeline()->limits().clamp(bucket));
+    EXPECT_EQ(win.timeline()->viewRange(), win.timeline()->limits().clamp({centre - len / 2, centre - len / 2 + len}));
     const int group = h.groups[13];
     ASSERT_EQ(win.timeline()->model()->processOf(group).rank, 13);
     int headerY = -1;
@@ -250,6 +257,94 @@ TEST(Overview, ColumnsAverageComputeHiddenAndExposedOverGpus) {
     EXPECT_FLOAT_EQ(o.columns[5].compute, 0.5f);
     EXPECT_FLOAT_EQ(o.columns[5].hidden, 0.5f);
     EXPECT_FLOAT_EQ(o.columns[5].exposed, 0.5f);
+}
+
+TEST(HoverText, TheOverlapLaneDescribesTheCollectiveUnderTheCursor) {
+    // Rank 0's AllReduce [4000, 7000): hidden 2000 (under the gemms), exposed
+    // 1000; rank 1 starts 1500 later, so [5000, 5500) of the exposed part is
+    // waiting for it (see the model test of the same capture).
+    const LoadedCapture l = analysed(guitest::smallCapture(2, 1500));
+    const TimelineModel& m = *l.model;
+    const int overlapLane = m.groups()[0].lanes[1];
+    ASSERT_EQ(m.lane(overlapLane).kind, LaneKind::Overlap);
+    const TimeScale s({0, 10'000}, 1000);  // 10 ns per px
+    const std::string text = hoverText(m, l.analysis.get(), overlapLane, 0, s, 560);  // t = 5600
+    EXPECT_EQ(text, "AllReduce f32 · 3 µs: hidden 2 µs, exposed 1 µs (of which waiting for the last rank 500 ns)") << text;
+    // Between collectives, and on a GPU without any.
+    EXPECT_EQ(hoverText(m, l.analysis.get(), overlapLane, 0, s, 200), "no communication here");
+    auto computeOnly = std::make_shared<Capture>(*guitest::smallCapture());
+    auto& k = computeOnly->processes[0].devices[0].kernels;
+    k.name[1] = k.shortName[1] = computeOnly->strings.intern("relu_kernel");
+    const TimelineModel cm(computeOnly);
+    EXPECT_EQ(hoverText(cm, nullptr, cm.groups()[0].lanes[1], 0, s, 560), "no communication on this GPU");
+    // An event lane: the kernel and its duration.
+    EXPECT_EQ(hoverText(m, l.analysis.get(), m.groups()[0].lanes[2], 0, s, 200), "gemm_kernel · 4 µs");
+}
+
+TEST(EmptyStates, TablesSayWhyTheyAreEmptyAndTheTimelineHowToStart) {
+    MainWindow win;
+    win.resize(1200, 800);
+    win.show();
+    // Nothing open: the timeline's middle holds the hint text (dark pixels on white).
+    QImage img(win.timeline()->size(), QImage::Format_RGB32);
+    win.timeline()->render(&img);
+    int text = 0;
+    const int y0 = img.height() / 2 - 20, y1 = img.height() / 2 + 20;
+    for (int y = y0; y < y1; ++y)
+        for (int x = TimelineWidget::kLabelWidth; x < img.width(); ++x) text += (img.pixel(x, y) & 0xFFFFFF) == palette::kEmptyText;
+    EXPECT_GT(text, 20);
+    // A capture with communication but no steps (the NVTX range is CPU-side, never projected).
+    win.showLoaded(analysed(guitest::smallCapture()));
+    EXPECT_TRUE(win.stepsHint().startsWith("No steps in this capture")) << win.stepsHint().toStdString();
+    EXPECT_TRUE(win.collectivesHint().isEmpty());
+    // Compute only: no communication to list.
+    auto computeOnly = std::make_shared<Capture>(*guitest::smallCapture());
+    auto& k = computeOnly->processes[0].devices[0].kernels;
+    k.name[1] = k.shortName[1] = computeOnly->strings.intern("relu_kernel");
+    win.showLoaded(analysed(computeOnly));
+    EXPECT_TRUE(win.collectivesHint().startsWith("No communication in this capture")) << win.collectivesHint().toStdString();
+}
+
+TEST(TimelineFrame, ScrollbarFollowsTheLanesAndTheHeaderStaysPinned) {
+    TimelineFrame frame;
+    frame.resize(1000, 300);
+    frame.show();
+    auto model = std::make_shared<TimelineModel>(guitest::smallCapture(4, 100));
+    frame.timeline()->setModel(model);
+    QApplication::processEvents();
+    TimelineWidget* t = frame.timeline();
+    ASSERT_GT(t->maxScrollY(), 0);
+    EXPECT_EQ(frame.scrollBar()->maximum(), t->maxScrollY());
+    frame.scrollBar()->setValue(60);
+    EXPECT_EQ(t->scrollY(), 60);
+    // Rank 0's header (content y 0) has scrolled away while its lanes are on
+    // screen: it is drawn under the ruler, and a click there folds rank 0.
+    QImage img(t->size(), QImage::Format_RGB32);
+    t->render(&img);
+    const int y = TimelineWidget::kRulerHeight + 4;
+    EXPECT_EQ(img.pixel(TimelineWidget::kLabelWidth + 300, y) & 0xFFFFFF, palette::kHeader);
+    QTest::mouseClick(t, Qt::LeftButton, {}, {TimelineWidget::kLabelWidth + 300, y});
+    EXPECT_TRUE(model->groups()[0].collapsed);
+    // Scrolling the timeline moves the scrollbar too.
+    t->setScrollY(0);
+    EXPECT_EQ(frame.scrollBar()->value(), 0);
+}
+
+TEST(TimelineFrame, ClickingTheOverviewMovesTheViewThere) {
+    TimelineFrame frame;
+    frame.resize(TimelineWidget::kLabelWidth + 936 + 20, 400);
+    frame.show();
+    auto model = std::make_shared<TimelineModel>(guitest::smallCapture());
+    frame.timeline()->setModel(model);
+    QApplication::processEvents();
+    frame.timeline()->setViewRange({1000, 2000});
+    OverviewStrip* o = frame.overview();
+    ASSERT_FALSE(o->overview().columns.empty());
+    const int x = static_cast<int>(std::lround(o->xOf(6000)));
+    QTest::mouseClick(o, Qt::LeftButton, {}, {x, OverviewStrip::kHeight / 2});
+    const ViewRange v = frame.timeline()->viewRange();
+    EXPECT_EQ(v.length(), 1000);
+    EXPECT_NEAR(static_cast<double>(v.start + v.length() / 2), 6000.0, 20.0);  // within a column
 }
 
 int main(int argc, char** argv) {
