@@ -67,11 +67,19 @@ float worstOf(float a, float b, HeatMetric metric) {
 
 HeatMap heatMapByTime(const TimelineModel& model, ViewRange range, int columns, HeatMetric metric) {
     HeatMap h;
+    heatMapByTime(model, range, columns, metric, h);
+    return h;
+}
+
+void heatMapByTime(const TimelineModel& model, ViewRange range, int columns, HeatMetric metric, HeatMap& h) {
     h.groups = deviceGroups(model);
     h.range = range;
+    h.perStep = false;
+    h.stepNames.clear();
+    h.cellWindows.clear();
     h.columns = std::max(0, columns);
     h.values.assign(h.groups.size() * static_cast<size_t>(h.columns), kNone);
-    if (h.columns == 0 || range.length() <= 0) return h;
+    if (h.columns == 0 || range.length() <= 0) return;
     const TimeScale scale(range, h.columns);
     // Bucket edges once, shared by every row.
     std::vector<TimeNs> edges(static_cast<size_t>(h.columns) + 1);
@@ -91,7 +99,6 @@ HeatMap heatMapByTime(const TimelineModel& model, ViewRange range, int columns, 
             out[c] = cellValue(hidden[k], exposed[k], edges[k + 1] - edges[k], metric);
         }
     });
-    return h;
 }
 
 HeatMap heatMapBySteps(const TimelineModel& model, const Analysis& analysis, HeatMetric metric) {

@@ -37,6 +37,9 @@ struct HeatMap {
 };
 
 HeatMap heatMapByTime(const TimelineModel& model, ViewRange range, int columns, HeatMetric metric);
+// The same into `out`, reusing its memory: a view that moves rebuilds the map
+// every frame, and fresh megabytes each time cost more in page faults than the sums.
+void heatMapByTime(const TimelineModel& model, ViewRange range, int columns, HeatMetric metric, HeatMap& out);
 HeatMap heatMapBySteps(const TimelineModel& model, const Analysis& analysis, HeatMetric metric);
 
 // The worst of several values for one pixel row when ranks outnumber pixels:

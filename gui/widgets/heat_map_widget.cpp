@@ -82,7 +82,7 @@ void HeatMapView::rebuild() {
     const int columns = std::max(1, width() - kLabelWidth);
     if (!model) map_ = {};
     else if (perStep_ && analysis_) map_ = heatMapBySteps(*model, *analysis_, metric_);
-    else map_ = heatMapByTime(*model, timeline_->viewRange(), columns, metric_);
+    else heatMapByTime(*model, timeline_->viewRange(), columns, metric_, map_);
     // One image pixel per column and pixel row; a pixel row holding several
     // ranks shows the worst of them.
     const int px = pixelRows();
@@ -91,7 +91,7 @@ void HeatMapView::rebuild() {
         update();
         return;
     }
-    image_ = QImage(map_.columns, px, QImage::Format_RGB32);
+    if (image_.width() != map_.columns || image_.height() != px) image_ = QImage(map_.columns, px, QImage::Format_RGB32);
     const int rows = map_.rows();
     // Colours from a table of 256 steps (and one for "no communication").
     std::array<QRgb, 257> lut;
