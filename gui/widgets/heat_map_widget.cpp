@@ -107,8 +107,13 @@ void HeatMapView::rebuild() {
         const int r0 = static_cast<int>(static_cast<int64_t>(y) * rows / px);
         const int r1 = std::max(r0 + 1, static_cast<int>(static_cast<int64_t>(y + 1) * rows / px));
         auto* line = reinterpret_cast<QRgb*>(bits + y * stride);
+        const float* first = &map_.values[static_cast<size_t>(r0) * static_cast<size_t>(map_.columns)];
+        if (r1 == r0 + 1) {  // one rank per pixel row (the common case): a straight copy through the table
+            for (int c = 0; c < map_.columns; ++c) line[c] = colourOf(first[c]);
+            return;
+        }
         for (int c = 0; c < map_.columns; ++c) {
-            float v = map_.at(r0, c);
+            float v = first[c];
             for (int r = r0 + 1; r < r1; ++r) v = worstOf(v, map_.at(r, c), metric_);
             line[c] = colourOf(v);
         }
