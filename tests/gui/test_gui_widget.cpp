@@ -296,6 +296,9 @@ TEST(PanelModels, StepsAndCollectivesPassTheModelTester) {
     EXPECT_FALSE(colls.isBottleneck(0));
     EXPECT_TRUE(colls.isBottleneck(1));
     EXPECT_EQ(colls.index(1, CollectiveTableModel::Exposed).data().toString(), "400 ns");
+    // Outside every step: said in words, never "step -1".
+    EXPECT_EQ(colls.index(0, CollectiveTableModel::Step).data().toString(), "outside steps");
+    EXPECT_EQ(colls.index(0, CollectiveTableModel::Bytes).data().toString(), "–");
 }
 
 int main(int argc, char** argv) {
