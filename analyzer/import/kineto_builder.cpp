@@ -66,7 +66,9 @@ void CaptureBuilder::onEvent(const Event& e) {
         throw FormatError{"\"" + e.cat + "\" event \"" + e.name.substr(0, 80) + "\" lacks \"" +
                           (e.hasTs ? "dur" : "ts") + "\""};
     const TimeNs start = e.tsNs, end = e.tsNs + e.durNs;  // |ts| and dur <= 2^61: no overflow
-    minTs_ = std::min(minTs_, start);
+    // CPU operators are only shown, never measured: they leave the time
+    // origin (and so every reported time) as it was before they were read.
+    if (kind != EventKind::CpuOp) minTs_ = std::min(minTs_, start);
     Process& p = processFor(e.pid);
     // GPU lanes: args.device and args.stream; legacy traces only have pid/tid.
     const int64_t device = e.device != kAbsent ? e.device : e.pid;
@@ -172,6 +174,19 @@ void CaptureBuilder::onEvent(const Event& e) {
             if (kind == EventKind::CpuRange && p.pid == 0 && e.pid > 0) p.pid = e.pid;
             break;
         }
+        case EventKind::CpuOp: {
+            auto& r = p.cpuOps;
+            r.start.push_back(start);
+            r.end.push_back(end);
+            r.name.push_back(capture_.strings.intern(e.name));
+            r.globalTid.push_back(globalTid(e.pid, e.tid));
+            r.domain.push_back(kNoId);
+            r.category.push_back(0);
+            r.color.push_back(0);
+            r.kind.push_back(RangeKind::PushPop);
+            r.onGpu.push_back(0);
+            break;
+        }
         case EventKind::Ignored: break;
     }
 }
@@ -269,6 +284,7 @@ void CaptureBuilder::finish() {
         shiftColumn(p.apiCalls.start, origin); shiftColumn(p.apiCalls.end, origin);
         shiftColumn(p.collectives.gpuStart, origin); shiftColumn(p.collectives.gpuEnd, origin);
         shiftColumn(p.ranges.start, origin); shiftColumn(p.ranges.end, origin);
+        shiftColumn(p.cpuOps.start, origin); shiftColumn(p.cpuOps.end, origin);
         const auto index = static_cast<size_t>(&p - processes_.data());
         if (index < pendingComm_.size())
             for (auto& c : pendingComm_[index]) {

@@ -43,6 +43,7 @@ EventKind kindOfCategory(std::string_view cat) {
     if (cat == "user_annotation") return EventKind::CpuRange;
     if (cat == "gpu_user_annotation") return EventKind::GpuRange;
     if (cat == "cuda_sync") return EventKind::Sync;
+    if (cat == "cpu_op") return EventKind::CpuOp;
     return EventKind::Ignored;
 }
 
