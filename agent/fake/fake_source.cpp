@@ -4,6 +4,7 @@
 #include "analyzer/capture/background_thread.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -16,8 +17,9 @@ const char* const kNames[] = {
     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgs4K)",
     "layer_norm_fwd",
     "ProfilerStep#",  // NVTX step ranges
+    "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)",
 };
-constexpr uint32_t kGemm = 0, kElementwise = 1, kNccl = 2, kLayerNorm = 3, kStep = 4;
+constexpr uint32_t kGemm = 0, kElementwise = 1, kNccl = 2, kLayerNorm = 3, kStep = 4, kSendRecv = 5;
 
 }  // namespace
 
@@ -36,6 +38,13 @@ FakeSourceOptions FakeActivitySource::optionsFromEnvironment() {
         char* end = nullptr;
         const double r = std::strtod(v, &end);
         if (*end == '\0' && r >= 0) o.recordsPerSecond = r;
+    }
+    if (const char* v = std::getenv("OVERLAPSCOPE_FAKE_SENDRECV"); v && *v) {
+        long long first = 0, period = 0, duration = 0;
+        int count = 0;
+        if (std::sscanf(v, "%lld,%d,%lld,%lld", &first, &count, &period, &duration) == 4 && count > 0 &&
+            period >= 0 && duration > 0)
+            o.sendRecv = {first, period, duration, count};
     }
     return o;
 }
@@ -113,6 +122,7 @@ void FakeActivitySource::produce() {
     const auto begin = clock::now();
     uint64_t count = 0, step = 0;
     uint32_t correlation = 1;
+    emitSendRecvKernels(correlation);
     while (running_) {
         if (options_.maxRecords && count >= options_.maxRecords) break;
         if (options_.recordsPerSecond > 0) {
@@ -170,6 +180,22 @@ void FakeActivitySource::produce() {
     // times how long the writer takes to catch up with them.
     if (options_.maxRecords && count >= options_.maxRecords) completeCurrent();
     finished_ = true;
+}
+
+void FakeActivitySource::emitSendRecvKernels(uint32_t& correlation) {
+    const FakeSourceOptions::Kernels& s = options_.sendRecv;
+    for (int i = 0; i < s.count; ++i) {
+        FakeRecord k;
+        k.kind = FakeRecord::Kernel;
+        k.nameIndex = kSendRecv;
+        k.streamId = 13;
+        k.grid[0] = 4;
+        k.block[0] = 544;
+        k.start = s.firstStartNs + i * s.periodNs;
+        k.end = k.start + s.durationNs;
+        k.correlationId = correlation++;
+        emit(k);
+    }
 }
 
 void FakeActivitySource::decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,

@@ -33,6 +33,13 @@ struct FakeSourceOptions {
     uint64_t maxRecords = 0;          // stop producing after this many (0 = no limit)
     bool kernelsOnly = false;         // no NVTX ranges (benchmark of kernel rows)
     size_t metadataPaddingBytes = 0;  // a metadata value this long: a first commit too big to fit (tests)
+    // NCCL SendRecv kernels at fixed CLOCK_REALTIME times besides the loop's:
+    // those of the sends and receives a test job plays on the agent's NCCL
+    // plugin (fake_job --p2p), so its rows have kernels to land on.
+    struct Kernels {
+        int64_t firstStartNs = 0, periodNs = 0, durationNs = 0;
+        int count = 0;
+    } sendRecv;
 };
 
 // The names the generator uses; some mangled, some NCCL kernels.
@@ -43,7 +50,9 @@ public:
     explicit FakeActivitySource(FakeSourceOptions options);
     ~FakeActivitySource() override;
 
-    // OVERLAPSCOPE_FAKE_RATE (records/s) configures the injected fake agent.
+    // OVERLAPSCOPE_FAKE_RATE (records/s) and OVERLAPSCOPE_FAKE_SENDRECV
+    // (FIRST_START_NS,COUNT,PERIOD_NS,DURATION_NS: sendRecv) configure the
+    // injected fake agent.
     static FakeSourceOptions optionsFromEnvironment();
 
     const char* name() const override { return "fake"; }
@@ -61,6 +70,7 @@ public:
 
 private:
     void produce();
+    void emitSendRecvKernels(uint32_t& correlation);
     bool emit(const FakeRecord& record);  // false when dropped
     void completeCurrent();
 

@@ -1,7 +1,8 @@
 // The NCCL profiler plugin interface, versions 4 (NCCL 2.27) and 5 (NCCL
 // 2.28), declared here from NCCL's documented layout so the agent builds
-// without NCCL's plugin headers. Only the members we read are named with
-// care; the layout of every struct must match NCCL's exactly.
+// without NCCL's plugin headers (ext-profiler/example/nccl/profiler_v4.h and
+// profiler_v5.h). Only the members we read are named with care; the layout of
+// every struct must match NCCL's exactly.
 #pragma once
 
 #include <cstddef>
@@ -63,6 +64,27 @@ struct OscNcclCollDescrV5 {
     void* parentGroup;
 };
 
+// A point-to-point call: one ncclSend or ncclRecv. NCCL gives it no sequence
+// number; `peer` is the other rank in the communicator.
+struct OscNcclP2pDescrV4 {
+    const char* func;  // "Send" or "Recv"
+    void* buff;
+    const char* datatype;
+    size_t count;
+    int peer;
+    uint8_t nChannels;
+};
+
+struct OscNcclP2pDescrV5 {
+    const char* func;
+    void* buff;
+    const char* datatype;
+    size_t count;
+    int peer;
+    uint8_t nChannels;
+    void* parentGroup;  // v5 keeps the group here; parentObj is the (API) call
+};
+
 struct OscNcclKernelChDescr {
     uint8_t channelId;
     uint64_t pTimer;  // start, GPU globaltimer ns
@@ -81,6 +103,7 @@ typedef struct {
     int rank;
     union {
         OscNcclCollDescrV4 coll;
+        OscNcclP2pDescrV4 p2p;
         OscNcclProxyOpDescr proxyOp;
         OscNcclKernelChDescr kernelCh;
         struct { int64_t id; void* data; } netPlugin;
@@ -93,6 +116,7 @@ typedef struct {
     int rank;
     union {
         OscNcclCollDescrV5 coll;
+        OscNcclP2pDescrV5 p2p;
         OscNcclProxyOpDescr proxyOp;
         OscNcclKernelChDescr kernelCh;
         struct { const char* func; size_t count; const char* datatype; int root; void* stream; bool graphCaptured; } collApi;
@@ -133,7 +157,28 @@ typedef struct {
 }  // extern "C"
 
 // Layout checks against the offsets of NCCL's own headers (x86-64 / aarch64 LP64).
+// The v5 Coll and P2p offsets are also where NCCL 2.28.9's libnccl.so writes
+// (its ncclProfilerStartTaskEvents, disassembled): for a P2p event func, buff,
+// datatype, count, peer, nChannels and parentGroup at 24, 32, 40, 48, 56, 60
+// and 64 from the descriptor's start, parentObj being the P2pApi event; and
+// (ncclProfilerStart/StopKernelChEvent) a KernelCh event's channelId and
+// pTimer at 24 and 32, its stop as state 22 with the timer at offset 0 of
+// the arguments.
+static_assert(offsetof(ncclProfilerEventDescr_v4_t, parentObj) == 8);
+static_assert(offsetof(ncclProfilerEventDescr_v4_t, rank) == 16);
+static_assert(offsetof(ncclProfilerEventDescr_v4_t, coll) == 24);
+static_assert(offsetof(ncclProfilerEventDescr_v4_t, p2p) == 24);
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, parentObj) == 8);
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, rank) == 16);
 static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll) == 24);
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, p2p) == 24);
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, kernelCh) == 24);
 static_assert(offsetof(OscNcclCollDescrV5, nChannels) == 56);
 static_assert(offsetof(OscNcclCollDescrV5, algo) == 64);
+static_assert(offsetof(OscNcclCollDescrV5, parentGroup) == 80);
+static_assert(offsetof(OscNcclP2pDescrV4, count) == 24);
+static_assert(offsetof(OscNcclP2pDescrV4, peer) == 32);
+static_assert(offsetof(OscNcclP2pDescrV4, nChannels) == 36);
+static_assert(offsetof(OscNcclP2pDescrV5, nChannels) == 36);
+static_assert(offsetof(OscNcclP2pDescrV5, parentGroup) == 40);
 static_assert(sizeof(OscNcclKernelChDescr) == 16);

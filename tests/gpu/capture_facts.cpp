@@ -93,6 +93,15 @@ CaptureFacts captureFacts(const Capture& cap, const Analysis& analysis) {
         }
         facts.processes.push_back(std::move(f));
     }
+    for (const Process& p : cap.processes)
+        for (size_t r = 0; r < p.collectives.size(); ++r) {
+            const std::string_view func = cap.strings.at(p.collectives.func[r]);
+            facts.pluginP2pRows += func == "Send" || func == "Recv";
+        }
+    facts.p2pTransfers = analysis.p2p.size();
+    for (const DeviceAnalysis& d : analysis.devices)
+        for (const CollectiveInstance& c : d.collectives)
+            facts.sendRecvKernelsWithoutPeers += c.collective == "SendRecv" && c.p2p.empty();
     for (const DeviceAnalysis& d : analysis.devices) {
         DeviceFacts f;
         f.rank = d.rank;

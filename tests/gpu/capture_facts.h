@@ -47,6 +47,12 @@ struct DeviceFacts {
 struct CaptureFacts {
     std::vector<ProcessFacts> processes;
     std::vector<DeviceFacts> devices;
+    // Point-to-point: NCCL plugin rows of sends and receives, the sends the
+    // analysis paired with their receives, and SendRecv kernels no row or
+    // trace argument gave a peer.
+    size_t pluginP2pRows = 0;
+    size_t p2pTransfers = 0;
+    size_t sendRecvKernelsWithoutPeers = 0;
     double overlapMean() const;  // stepOverlapMedian averaged over devices
 };
 

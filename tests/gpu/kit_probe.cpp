@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
         nlohmann::json out;
         out["input"] = input;
         out["overlap_ratio_mean"] = facts.overlapMean();
+        out["plugin_p2p_rows"] = facts.pluginP2pRows;
+        out["p2p_transfers"] = facts.p2pTransfers;
+        out["sendrecv_kernels_without_peers"] = facts.sendRecvKernelsWithoutPeers;
         for (const auto& p : facts.processes) {
             size_t missing = 0;
             for (const auto& [name, n] : p.launchesWithoutKernel) missing += n;

@@ -101,6 +101,10 @@ def judge(facts, expected):
         "cupti_version": next((p["meta"].get("cupti_version") for p in procs if p["meta"].get("cupti_version")), None),
         "driver_version": next((p["meta"].get("driver_version_text") for p in procs
                                 if p["meta"].get("driver_version_text")), None),
+        # Figures, not checks: the agent's sends and receives (pipeline, all-to-all runs).
+        "plugin_p2p_rows": facts.get("plugin_p2p_rows"),
+        "p2p_transfers": facts.get("p2p_transfers"),
+        "sendrecv_kernels_without_peers": facts.get("sendrecv_kernels_without_peers"),
         "steps_per_device": [d["steps"] for d in devices],
         "overlap_ratio": facts.get("overlap_ratio_mean"),
         "exposed_comm_ms": statistics.median([d["exposed_comm_ms_median"] for d in devices]) if devices else None,

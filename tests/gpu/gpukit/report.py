@@ -94,6 +94,24 @@ def _fmt(v, digits=3):
     return str(v)
 
 
+def p2p_markdown(rows):
+    """The NCCL plugin's sends and receives per NCCL run that has any, and
+    whether the analysis paired them (docs/metrics.md section 7d)."""
+    table = []
+    for s in rows:
+        c = ((s["figures"].get("nccl") or {}).get("capture")) or {}
+        if c.get("plugin_p2p_rows") or c.get("sendrecv_kernels_without_peers"):
+            table.append(f"| {s['name']} | {_fmt(c.get('plugin_p2p_rows'))} | {_fmt(c.get('p2p_transfers'))} | "
+                         f"{_fmt(c.get('sendrecv_kernels_without_peers'))} |")
+    if not table:
+        return []
+    return ["### Sends and receives (NCCL plugin)", "",
+            "Plugin `Send`/`Recv` rows, the sends the analysis paired with their receives, and `SendRecv` "
+            "kernels no row gave a peer (want 0).", "",
+            "| run | Send/Recv rows | transfers paired | SendRecv kernels without a peer |", "|---|---|---|---|",
+            *table, ""]
+
+
 def summary_markdown(res):
     m = res.get("machine", {})
     lines = [f"## GPU validation kit, {res['started_utc'][:10]} (part {res['part']})", ""]
@@ -133,6 +151,7 @@ def summary_markdown(res):
                     f"{_fmt(c.get('exposed_comm_ms'))} | {(f.get('program') or {}).get('median_step_ms', '-')} | "
                     f"{_fmt(r.get('matches_live_capture'))} |")
         lines.append("")
+    lines += p2p_markdown(rows)
     checks = res.get("orderings", {}).get("checks", [])
     if checks:
         lines += ["### Expected orderings of the overlap ratio", "", "| comm | workload | lower | higher | verdict |",

@@ -3,22 +3,29 @@
 # fsdp_prefetch, pp_overlap, moe_alltoall) in the kit's self-test (no GPU):
 # each rank is a fake_job that loads the injected agent (the fake agent
 # there) like the CUDA driver would, then the SUMMARY line a real rank 0
-# prints. Links named after the workloads point here.
+# prints. Links named after the workloads point here. The point-to-point
+# workloads (pp_overlap, moe_alltoall, tp_overlap --mode ring) with two or
+# more ranks also play 3 launches of a ring exchange on the agent's NCCL
+# plugin, whose SendRecv kernels the fake agent's GPU runs (fake_job --p2p):
+# per rank 3 sends and 3 receives, 3 transfers from each rank to the next.
 prog="$(basename "$0")"
-ranks=1 steps=20
+ranks=1 steps=20 mode=
 while (($#)); do
   case "$1" in
     --help) echo "usage: $prog [options] (the GPU kit's stand-in)"; exit 0 ;;
     --ranks) ranks="$2"; shift ;;
     --steps) steps="$2"; shift ;;
+    --mode) mode="$2"; shift ;;
   esac
   shift
 done
+p2p=0
+case "$prog/$mode" in pp_overlap/* | moe_alltoall/* | tp_overlap/ring) ((ranks > 1)) && p2p=3 ;; esac
 job="$(dirname "$(readlink -f "$0")")/fake_job"
 seconds="$(awk -v s="$steps" 'BEGIN { t = s / 200; if (t < 0.3) t = 0.3; if (t > 20) t = 20; print t }')"
 pids=()
 for ((r = 0; r < ranks; r++)); do
-  RANK=$r WORLD_SIZE=$ranks LOCAL_RANK=$r "$job" "$seconds" 0 --nccl 3 &
+  RANK=$r WORLD_SIZE=$ranks LOCAL_RANK=$r "$job" "$seconds" 0 --nccl 3 --p2p $p2p --rank $r --nranks "$ranks" &
   pids+=($!)
 done
 code=0

@@ -33,12 +33,21 @@ res = json.load(open(os.path.join(out, "results.json")))
 errors = [f"{s['name']}: {s['error']}" for s in res["steps"] if s["status"] == "error"]
 assert not errors, "steps ended in a kit error: " + "; ".join(errors)
 steps = {s["name"]: s for s in res["steps"]}
+p2p_runs = 0
 for name, s in steps.items():
     if "workload" in s["figures"] and "nccl" in s["figures"]:
         cap = s["figures"]["nccl"].get("capture", {})
         assert cap.get("readable"), f"{name}: capture not read: {cap}"
         assert cap["ranks_in_capture"] == 2, f"{name}: {cap['ranks_in_capture']} ranks"
         assert cap["nccl_kernels"] > 0 and cap["nccl_as_communication"] == cap["nccl_kernels"], name
+        # The point-to-point stand-ins play 3 ring-exchange launches per rank
+        # (fake_workload.sh): 2 ranks x 3 x (send, receive) rows, 3 transfers
+        # each way, every SendRecv kernel with its peers.
+        f = s["figures"]
+        p2p = f["workload"] in ("pp_overlap", "moe_alltoall") or (f["workload"], f["mode"]) == ("tp_overlap", "ring")
+        got = (cap["plugin_p2p_rows"], cap["p2p_transfers"], cap["sendrecv_kernels_without_peers"])
+        assert got == ((12, 6, 0) if p2p else (0, 0, 0)), (name, got)
+        p2p_runs += p2p
     elif "workload" in s["figures"]:  # the one-rank --comm copies runs of part 4
         cap = s["figures"]["copies"].get("capture", {})
         assert cap.get("readable"), f"{name}: capture not read: {cap}"
@@ -53,6 +62,9 @@ for name in ("overhead", "overhead-nccl"):  # overhead-pytorch needs PyTorch (--
         assert set(ms) == {"none", "dormant", "capturing"}, (name, ms)
 names = tarfile.open(os.path.join(out, "overlapscope-gpu-kit.tar.gz")).getnames()
 assert "results.json" in names and any(n.startswith("logs/") for n in names), names
-assert open(os.path.join(out, "summary.md")).read().startswith("## GPU validation kit")
+summary = open(os.path.join(out, "summary.md")).read()
+assert summary.startswith("## GPU validation kit")
+if p2p_runs:
+    assert "### Sends and receives (NCCL plugin)" in summary and "| pp_overlap-gpipe | 12 | 6 | 0 |" in summary, summary
 print("selftest: ok:", len(res["steps"]), "steps,", len(res["failed"]), "failed as expected without a GPU")
 PY

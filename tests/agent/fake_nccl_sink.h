@@ -1,0 +1,39 @@
+// A fake NCCL communicator (fake_nccl.h) on the plugin's own tables
+// (nccl::profilerV5 / profilerV4, made as nccl_plugin.cpp makes the exported
+// ones) whose `init` hands the rows to the test instead of the agent.
+#pragma once
+
+#include "agent/nccl_plugin/profiler_callbacks.h"
+#include "tests/agent/fake_nccl.h"
+
+namespace osc::agent::test {
+
+namespace detail {
+// The sink of the communicator being created on this thread: `init` is a
+// plain function pointer, and NCCL calls it on the creating thread.
+inline thread_local const CollectiveTracker::Emit* t_sink = nullptr;
+
+inline ncclResult_t initToSinkV5(void** context, uint64_t commId, int* mask, const char*, int, int nranks, int rank,
+                                 ncclDebugLogger_t) {
+    return nccl::initContext(context, mask, commId, nranks, rank, *t_sink);
+}
+inline ncclResult_t initToSinkV4(void** context, int* mask, const char*, uint64_t commHash, int, int nranks, int rank,
+                                 ncclDebugLogger_t) {
+    return nccl::initContext(context, mask, commHash, nranks, rank, *t_sink);
+}
+
+// The table of `abi`; its `init` reads `sink`, which must outlive the call.
+inline NcclPlugin pluginWithSink(NcclAbi abi, const CollectiveTracker::Emit& sink) {
+    t_sink = &sink;
+    if (abi == NcclAbi::V5) return nccl::profilerV5(initToSinkV5);
+    return nccl::profilerV4(initToSinkV4);
+}
+}  // namespace detail
+
+class SinkNcclComm : public FakeNcclComm {
+public:
+    SinkNcclComm(NcclAbi abi, uint64_t commHash, int nranks, int rank, const CollectiveTracker::Emit& sink)
+        : FakeNcclComm(detail::pluginWithSink(abi, sink), commHash, nranks, rank) {}
+};
+
+}  // namespace osc::agent::test
