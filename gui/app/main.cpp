@@ -57,7 +57,11 @@ int main(int argc, char** argv) {
     QCommandLineOption range("range", "Visible time range for --screenshot, e.g. 10ms:25ms or 1000000:2000000 (ns).", "START:END");
     QCommandLineOption find("find", "Highlight kernels whose name contains TEXT (with --screenshot).", "TEXT");
     QCommandLineOption panel("panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap.", "NAME");
-    parser.addOptions({shot, size, range, find, panel});
+    QCommandLineOption select("select",
+                              "Select the first kernel whose name contains TEXT starting at or after TIME, as a click "
+                              "does (with --screenshot), e.g. SendRecv@12ms.",
+                              "TEXT@TIME");
+    parser.addOptions({shot, size, range, find, panel, select});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -85,6 +89,15 @@ int main(int argc, char** argv) {
             }
             if (!s || !e || *e <= *s) return usageError("--range: expected START:END with END > START, e.g. 10ms:25ms");
             req.range = osc::gui::ViewRange{*s, *e};
+        }
+        if (parser.isSet(select)) {
+            const QString v = parser.value(select);
+            const qsizetype at = v.lastIndexOf('@');
+            const std::optional<osc::TimeNs> t =
+                at > 0 ? osc::gui::parseDuration(v.mid(at + 1).trimmed().toStdString()) : std::nullopt;
+            if (!t) return usageError("--select: expected TEXT@TIME, e.g. SendRecv@12ms");
+            req.selectText = v.left(at);
+            req.selectFrom = t;
         }
         req.find = parser.value(find);
         req.panel = parser.value(panel);

@@ -3,6 +3,8 @@
 #include "analyzer/metrics/classify.h"
 #include "gui/model/flows.h"
 #include "gui/model/host_lanes.h"
+#include "gui/model/kernel_links.h"
+#include "gui/model/step_patterns.h"
 #include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
 
@@ -55,8 +57,10 @@ std::string percentText(std::optional<double> v) {
     return buf;
 }
 
-// A step's metrics, verdict and findings from the analysis.
-void addStep(const StepAnalysis& s, DetailList& out) {
+// A step's metrics, verdict and findings from the analysis, and where it is
+// a pipeline stage or ran all-to-all, its bubble and the step's imbalance.
+void addStep(const Analysis& a, size_t device, size_t step, DetailList& out) {
+    const StepAnalysis& s = a.devices[device].steps[step];
     const OverlapMetrics& m = s.metrics;
     out.emplace_back("compute", formatDuration(m.compute_ns, 4));
     out.emplace_back("communication", formatDuration(m.comm_ns, 4));
@@ -68,6 +72,15 @@ void addStep(const StepAnalysis& s, DetailList& out) {
                                                              : std::nullopt) +
                                  ")");
     out.emplace_back("overlap ratio", percentText(m.overlap_ratio));
+    if (s.pipeline) {
+        out.emplace_back("pipeline bubble", bubbleDetails(*s.pipeline));
+        out.emplace_back("pipeline stage", stageText(*s.pipeline));
+    }
+    if (s.alltoall) {
+        out.emplace_back("all-to-all", allToAllText(*s.alltoall));
+        const int k = allToAllStepIndex(a)[device][step];
+        if (k >= 0) out.emplace_back("all-to-all imbalance", imbalanceDetails(a, a.alltoall[static_cast<size_t>(k)]));
+    }
     const StepVerdict v = stepVerdict(s);
     out.emplace_back("verdict", v.text);
     for (const Finding& f : s.bottleneck.findings) out.emplace_back(findingName(f.kind), f.message);
@@ -126,30 +139,63 @@ void addInterference(const DeviceAnalysis& d, const DeviceGroup& g, const Kernel
     }
 }
 
-// A collective's waiting for the last rank and its transfer, from the match.
-void addWaitTransfer(const Analysis& a, size_t device, uint32_t kernelRow, DetailList& out) {
-    const auto& ops = a.devices[device].collectives;
-    for (size_t c = 0; c < ops.size(); ++c) {
-        if (ops[c].kernelIndex != kernelRow) continue;
-        for (const auto& m : a.matched) {
-            bool here = false;
-            TimeNs last = INT64_MIN;
-            int lastDevice = -1;
-            for (const auto& [dv, op] : m.instances) {
-                here |= static_cast<size_t>(dv) == device && static_cast<size_t>(op) == c;
-                const TimeNs s = a.devices[static_cast<size_t>(dv)].collectives[static_cast<size_t>(op)].start_ns;
-                if (s > last) last = s, lastDevice = dv;
-            }
-            if (!here) continue;
-            const auto& op = ops[c];
-            out.emplace_back("waiting for last rank", formatDuration(std::max<TimeNs>(0, std::min(op.end_ns, last) - op.start_ns)));
-            out.emplace_back("transfer", formatDuration(std::max<TimeNs>(0, op.end_ns - std::max(op.start_ns, last))));
-            const auto& who = a.devices[static_cast<size_t>(lastDevice)];
-            out.emplace_back("last to arrive", who.rank >= 0 ? "rank " + std::to_string(who.rank) : who.host + ":" + std::to_string(who.pid));
-            return;
+const CollectiveInstance& opAt(const Analysis& a, std::pair<int, int> where) {
+    return a.devices[static_cast<size_t>(where.first)].collectives[static_cast<size_t>(where.second)];
+}
+
+// A communication kernel's waiting and transfer (DESIGN 4c, docs/metrics.md
+// 7d): a collective (or all-to-all exchange) waits for the latest start of
+// its group; a send or receive for its partners that started while it ran.
+void addWaitTransfer(const Analysis& a, const KernelLinks& links, DetailList& out) {
+    const CollectiveInstance& op = opAt(a, {links.device, links.op});
+    TimeNs last = op.start_ns;
+    int lastDevice = links.device;
+    if (links.matched >= 0) {
+        for (const auto& inst : a.matched[static_cast<size_t>(links.matched)].instances)
+            if (opAt(a, inst).start_ns > last) last = opAt(a, inst).start_ns, lastDevice = inst.first;
+    } else if (links.pointToPoint()) {
+        for (const PeerTransfer& t : links.transfers) {
+            const TimeNs s = opAt(a, {t.partnerDevice, t.partnerOp}).start_ns;
+            if (s <= op.end_ns && s > last) last = s, lastDevice = t.partnerDevice;
         }
-        out.emplace_back("transfer", formatDuration(ops[c].duration_ns) + " (matched on no other rank)");
+    } else {
+        out.emplace_back("transfer", formatDuration(op.duration_ns) + " (matched on no other rank)");
         return;
+    }
+    const bool p2p = links.matched < 0;
+    out.emplace_back(p2p ? "waiting for partner" : "waiting for last rank",
+                     formatDuration(std::max<TimeNs>(0, std::min(op.end_ns, last) - op.start_ns)));
+    out.emplace_back("transfer", formatDuration(std::max<TimeNs>(0, op.end_ns - std::max(op.start_ns, last))));
+    out.emplace_back("last to arrive", lastDevice == links.device && last == op.start_ns && p2p
+                                           ? "this kernel"
+                                           : deviceLabel(a.devices[static_cast<size_t>(lastDevice)]));
+}
+
+// The sends and receives of a SendRecv kernel: per partner kernel, which way
+// and how many bytes, and when the partner ran relative to this kernel.
+void addTransfers(const Analysis& a, const KernelLinks& links, TimeNs start, DetailList& out) {
+    std::vector<std::pair<int, int>> partners;
+    for (const PeerTransfer& t : links.transfers)
+        if (std::find(partners.begin(), partners.end(), std::make_pair(t.partnerDevice, t.partnerOp)) == partners.end())
+            partners.emplace_back(t.partnerDevice, t.partnerOp);
+    std::sort(partners.begin(), partners.end());  // by device: rank order, as the timeline
+    for (const auto& p : partners) {
+        uint64_t sent = 0, received = 0;
+        int sends = 0, receives = 0;
+        for (const PeerTransfer& t : links.transfers) {
+            if (std::make_pair(t.partnerDevice, t.partnerOp) != p) continue;
+            (t.send ? sent : received) += t.bytes;
+            ++(t.send ? sends : receives);
+        }
+        const CollectiveInstance& other = opAt(a, p);
+        std::string key = sends && receives ? "exchange with" : sends ? "send to" : "receive from";
+        // Single direction: the key says which way. Both: this kernel's part each way.
+        std::string value = deviceLabel(a.devices[static_cast<size_t>(p.first)]) + ", ";
+        if (sends && receives) value += "sends " + bytesText(sent) + ", receives " + bytesText(received);
+        else value += bytesText(sends ? sent : received);
+        value += "; its kernel starts " + formatDuration(other.start_ns - start) + " from here, lasts " +
+                 formatDuration(other.duration_ns);
+        out.emplace_back(std::move(key), std::move(value));
     }
 }
 
@@ -210,8 +256,18 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             add("launched by", launchingCall(model, lane.group, K.correlation[r]));
             if (comm) {
                 const std::string coll = parseNcclKernelName(name).collective;
-                if (!coll.empty()) add("collective", coll);
-                if (const CollectiveTable* ct = collectivesOf(proc)) {
+                const KernelLinks links = linkedKernels(model, analysis, ref);
+                const CollectiveInstance* op = analysis && links.op >= 0 ? &analysis->devices[static_cast<size_t>(links.device)]
+                                                                                 .collectives[static_cast<size_t>(links.op)]
+                                                                         : nullptr;
+                if (!coll.empty()) add("collective", coll + (op && op->allToAll ? " (all-to-all exchange)" : ""));
+                if (op) {
+                    // The analyzer's rows for it (on the kernels' clock, summed
+                    // over the parts of a grouped send/receive).
+                    if (op->bytes) add("bytes", bytesText(*op->bytes));
+                    if (op->bytes) add("bandwidth", bandwidthText(*op->bytes, dur));
+                    if (op->seqNumber) add("seq", std::to_string(*op->seqNumber));
+                } else if (const CollectiveTable* ct = collectivesOf(proc)) {
                     // The plugin row whose GPU start is nearest to this kernel's.
                     size_t best = ct->size();
                     TimeNs bestGap = INT64_MAX;
@@ -226,23 +282,27 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
                         add("seq", std::to_string(ct->seqNumber[best]));
                     }
                 }
-                const auto others = model.matchingCollectives(ref);
+                if (links.pointToPoint()) {
+                    addTransfers(*analysis, links, row.start[i], d);
+                } else if (coll == "SendRecv") {
+                    add("peer", "unknown: no NCCL profiler plugin row or trace argument names this kernel's peer");
+                }
                 TimeNs first = row.start[i], last = row.start[i];
-                for (const EventRef& o : others) {
+                for (const EventRef& o : links.partners) {
                     const EventRow& orow = model.lane(o.lane).rows[static_cast<size_t>(o.row)];
                     first = std::min(first, orow.start[o.index]);
                     last = std::max(last, orow.start[o.index]);
+                    if (links.pointToPoint()) continue;  // said per partner above
                     add("on " + model.processOf(model.lane(o.lane).group).label(),
                         "starts " + formatDuration(orow.start[o.index] - row.start[i]) + " from here, lasts " +
                             formatDuration(orow.end[o.index] - orow.start[o.index]));
                 }
-                if (!others.empty()) add("arrival skew", formatDuration(last - first));
+                if (!links.partners.empty()) add("arrival skew", formatDuration(last - first));
+                if (op) addWaitTransfer(*analysis, links, d);
             }
             const DeviceGroup& g = model.groups()[static_cast<size_t>(lane.group)];
-            if (analysis && g.analysisDevice >= 0 && static_cast<size_t>(g.analysisDevice) < analysis->devices.size()) {
-                if (comm) addWaitTransfer(*analysis, static_cast<size_t>(g.analysisDevice), r, d);
-                else addInterference(analysis->devices[static_cast<size_t>(g.analysisDevice)], g, K, r, name, dur, d);
-            }
+            if (!comm && analysis && g.analysisDevice >= 0 && static_cast<size_t>(g.analysisDevice) < analysis->devices.size())
+                addInterference(analysis->devices[static_cast<size_t>(g.analysisDevice)], g, K, r, name, dur, d);
             break;
         }
         case EventSource::Copy: {
@@ -277,7 +337,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             const auto [dev, step] = model.stepOrigin(r);
             if (analysis && dev >= 0 && static_cast<size_t>(dev) < analysis->devices.size() &&
                 static_cast<size_t>(step) < analysis->devices[static_cast<size_t>(dev)].steps.size())
-                addStep(analysis->devices[static_cast<size_t>(dev)].steps[static_cast<size_t>(step)], d);
+                addStep(*analysis, static_cast<size_t>(dev), static_cast<size_t>(step), d);
             break;
         }
         case EventSource::ApiCall: {

@@ -73,7 +73,14 @@ std::string hoverText(const TimelineModel& model, const Analysis* analysis, int 
     if (rowIndex < 0 || static_cast<size_t>(rowIndex) >= lane.rows.size()) return {};
     const EventRow& row = lane.rows[static_cast<size_t>(rowIndex)];
     const size_t i = row.hitTest(t, tolerance);
-    if (i >= row.size()) return {};
+    // A pipeline stage's stream lanes are shaded where it has no compute.
+    const BubbleInterval* bubble =
+        lane.kind == LaneKind::Stream ? model.groups()[static_cast<size_t>(lane.group)].bubbles.at(t) : nullptr;
+    if (i >= row.size())
+        return bubble ? bubbleText(model.groups()[static_cast<size_t>(lane.group)].bubbles, *bubble) : std::string();
+    const std::string inBubble = bubble ? std::string("\nin the pipeline bubble (") + bubblePartName(bubble->part) + " " +
+                                              formatDuration(bubble->end - bubble->start, 4) + "): no compute on this stage here"
+                                        : std::string();
     const TimeNs dur = row.end[i] - row.start[i];
     if (static_cast<double>(dur) < 2.0 * scale.nsPerPx()) {
         // A folded block: how many events it stands for and how busy it is.
@@ -83,10 +90,10 @@ std::string hoverText(const TimelineModel& model, const Analysis* analysis, int 
         if (b - a > 1) {
             const double busy = static_cast<double>(row.durationSum(a, b)) / static_cast<double>(std::max<TimeNs>(1, t1 - t0));
             return std::to_string(b - a) + " events too small to show, busy " +
-                   std::to_string(static_cast<int>(std::lround(std::min(1.0, busy) * 100))) + "%";
+                   std::to_string(static_cast<int>(std::lround(std::min(1.0, busy) * 100))) + "%" + inBubble;
         }
     }
-    return eventLabel(model, lane, row, i) + " · " + formatDuration(dur, 4);
+    return eventLabel(model, lane, row, i) + " · " + formatDuration(dur, 4) + inBubble;
 }
 
 }  // namespace osc::gui

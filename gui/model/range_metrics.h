@@ -15,7 +15,8 @@ namespace osc::gui {
 OverlapMetrics rangeMetrics(const DeviceGroup& group, TimeNs a, TimeNs b);
 
 // Summed over several groups (ns added, ratios from the sums), as the
-// report's "summary" does.
+// report's "summary" does: a sum that does not fit in TimeNs (times near
+// +-2^62 ns on several devices) saturates; the ratios come from exact sums.
 OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a,
                             TimeNs b);
 
@@ -27,7 +28,8 @@ struct SelectionMetrics {
 };
 SelectionMetrics selectionMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a, TimeNs b);
 
-// overlap_ratio, achieved and ideal speedup from the ns fields.
+// overlap_ratio, achieved and ideal speedup from the ns fields (in double:
+// compute + comm may not fit in TimeNs).
 void fillRatios(OverlapMetrics& m);
 
 }  // namespace osc::gui

@@ -54,10 +54,14 @@ void RowSummary::build(const std::vector<TimeNs>& start, const std::vector<TimeN
     const TimeNs span = last - origin_;
     // About four events per base bucket on average: the cells stay a fraction
     // of the row's own memory, and below the base a pixel holds few events.
-    const auto target = static_cast<uint64_t>(std::max<TimeNs>(1, 4 * (span / static_cast<TimeNs>(n))));
+    // Times lie within +-2^62 ns, so a span reaches 2^63: widths stop at
+    // kMaxWidth, where twice a width and a bucket's end still fit in TimeNs.
+    constexpr auto maxWidth = static_cast<uint64_t>(kMaxWidth);
+    const auto perEvent = static_cast<uint64_t>(span) / n;
+    const uint64_t target = perEvent >= maxWidth / 4 ? maxWidth : std::max<uint64_t>(1, 4 * perEvent);
     base_ = static_cast<TimeNs>(std::bit_ceil(target));
 
-    auto bucketsAt = [&](TimeNs width) { return static_cast<size_t>((span + width - 1) / width); };
+    auto bucketsAt = [&](TimeNs width) { return static_cast<size_t>(span / width + (span % width != 0)); };
     Level level0;
     level0.cells.resize(bucketsAt(base_));
     for (size_t i = 0; i < n; ++i) {
@@ -66,7 +70,7 @@ void RowSummary::build(const std::vector<TimeNs>& start, const std::vector<TimeN
         else level0.longEvents.index.push_back(static_cast<uint32_t>(i));
     }
     levels_.push_back(std::move(level0));
-    while (levels_.back().cells.size() > 1) {
+    while (levels_.back().cells.size() > 1 && bucketWidth(levels() - 1) < kMaxWidth) {
         const Level& below = levels_.back();
         const TimeNs width = bucketWidth(levels());
         Level up;

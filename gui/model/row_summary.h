@@ -38,6 +38,10 @@ public:
     void build(const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
                const std::vector<uint8_t>& category);
 
+    // The widest bucket: the top level has one bucket, or up to four on a
+    // row spanning more than this (times near the +-2^62 ns limits).
+    static constexpr TimeNs kMaxWidth = TimeNs{1} << 61;
+
     bool empty() const { return levels_.empty(); }
     int levels() const { return static_cast<int>(levels_.size()); }
     TimeNs origin() const { return origin_; }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace osc::gui {
 namespace {
@@ -38,6 +39,34 @@ std::string streamLabel(uint32_t stream, const Device& dev, const StreamStats& s
         return label + " · NCCL" + (best.empty() ? "" : " " + best);
     }
     return label + (main == Category::Memory ? " · memory" : " · compute");
+}
+
+// What a device's last-arrival count is out of (docs/metrics.md 7c, 7d; the
+// analyzer's wait_transfer.cpp): every matched group (collectives and
+// all-to-all exchanges) and every pair of linked send/receive kernels that
+// are in no such group, once however many transfers the two kernels share.
+std::string lastArrivalsOutOf(const Analysis& a) {
+    std::vector<std::vector<char>> grouped(a.devices.size());
+    for (size_t d = 0; d < a.devices.size(); ++d) grouped[d].assign(a.devices[d].collectives.size(), 0);
+    const auto valid = [&](std::pair<int, int> op) {
+        return op.first >= 0 && static_cast<size_t>(op.first) < grouped.size() && op.second >= 0 &&
+               static_cast<size_t>(op.second) < grouped[static_cast<size_t>(op.first)].size();
+    };
+    for (const auto& m : a.matched)
+        for (const auto& op : m.instances)
+            if (valid(op)) grouped[static_cast<size_t>(op.first)][static_cast<size_t>(op.second)] = 1;
+    std::set<std::pair<std::pair<int, int>, std::pair<int, int>>> kernelPairs;
+    for (const auto& t : a.p2p) {
+        if (!valid(t.sender) || !valid(t.receiver)) continue;
+        if (grouped[static_cast<size_t>(t.sender.first)][static_cast<size_t>(t.sender.second)] ||
+            grouped[static_cast<size_t>(t.receiver.first)][static_cast<size_t>(t.receiver.second)])
+            continue;
+        kernelPairs.insert(std::minmax(t.sender, t.receiver));
+    }
+    const size_t pairs = kernelPairs.size();
+    if (pairs == 0) return std::to_string(a.matched.size()) + " collectives";
+    if (a.matched.empty()) return std::to_string(pairs) + " send/receive pairs";
+    return std::to_string(a.matched.size() + pairs) + " collectives and send/receive pairs";
 }
 
 }  // namespace
@@ -199,7 +228,10 @@ int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
         row.finish();
         const StreamStats& st = stats[stream];
         const auto mainIt = std::max_element(std::begin(st.time), std::end(st.time));
-        const auto main = static_cast<Category>(mainIt - std::begin(st.time));
+        auto main = static_cast<Category>(mainIt - std::begin(st.time));
+        // Only zero-length events (a pipeline's sends that never waited):
+        // name the stream by what it carries, not "compute" by default.
+        if (*mainIt == 0 && row.size() > 0) main = static_cast<Category>(row.category[0]);
         Lane lane;
         lane.kind = LaneKind::Stream;
         lane.stream = stream;
@@ -245,6 +277,8 @@ int TimelineModel::groupOf(const DeviceAnalysis& d) const {
 }
 
 void TimelineModel::annotate(const Analysis& analysis) {
+    std::vector<OpLinks> links = buildOpLinks(analysis);
+    std::string outOf;  // the same for every device: counted once, when first needed
     for (size_t i = 0; i < analysis.devices.size(); ++i) {
         const DeviceAnalysis& d = analysis.devices[i];
         const int group = groupOf(d);
@@ -257,9 +291,12 @@ void TimelineModel::annotate(const Analysis& analysis) {
             for (int l : g.lanes)
                 if (lanes_[static_cast<size_t>(l)].kind == LaneKind::Overlap)
                     lanes_[static_cast<size_t>(l)].label = "overlap · hidden / exposed / waiting";
-        if (d.last_arrivals && *d.last_arrivals > 0)
-            g.label += " · last at " + std::to_string(*d.last_arrivals) + " of " +
-                       std::to_string(analysis.matched.size()) + " collectives";
+        if (d.last_arrivals && *d.last_arrivals > 0) {
+            if (outOf.empty()) outOf = lastArrivalsOutOf(analysis);
+            g.label += " · last at " + std::to_string(*d.last_arrivals) + " of " + outOf;
+        }
+        g.bubbles = stageBubbles(analysis, static_cast<int>(i), g.coverage.compute.intervals());
+        if (i < links.size()) g.opLinks = std::move(links[i]);
     }
 }
 
@@ -376,6 +413,9 @@ std::vector<EventRef> TimelineModel::matchingCollectives(EventRef ref) const {
     const EventRow& row = lane.rows[static_cast<size_t>(ref.row)];
     if (row.source[ref.index] != EventSource::Kernel ||
         row.category[ref.index] != static_cast<uint8_t>(Category::Communication))
+        return out;
+    const Device* dev = deviceOf(lane.group);
+    if (parseNcclKernelName(capture_->strings.at(kernelNameId(dev->kernels, row.ref[ref.index]))).collective == "SendRecv")
         return out;
     const auto& own = groups_[static_cast<size_t>(lane.group)].commKernels;
     const uint32_t kernel = row.ref[ref.index];

@@ -13,6 +13,8 @@
 #include "gui/model/coverage_walk.h"
 #include "gui/model/event_row.h"
 #include "gui/model/flow_index.h"
+#include "gui/model/op_links.h"
+#include "gui/model/pipeline_bubbles.h"
 
 #include <memory>
 #include <string>
@@ -53,6 +55,11 @@ struct DeviceGroup {
     IntervalSet exposedWait;
     std::vector<TimeNs> exposedWaitPrefix;
     int analysisDevice = -1;  // into Analysis::devices, -1 before annotate()
+    // From the analysis: the device's pipeline bubbles as intervals (shaded
+    // on its stream lanes), and what each of its communication operations
+    // was matched with on other ranks.
+    StageBubbles bubbles;
+    OpLinks opLinks;
     bool collapsed = false;
 };
 
@@ -98,7 +105,8 @@ public:
     // windows projected onto the GPU, under the NVTX lane.
     void addStepLanes(const Analysis& analysis);
     // Takes what the analysis adds to each device group: the exposed waiting
-    // for the overlap lane, and the last-arrival count in the group's label.
+    // for the overlap lane, the pipeline bubbles, the matches of its
+    // operations, and the last-arrival count in the group's label.
     void annotate(const Analysis& analysis);
     // The group showing DeviceAnalysis `d`, or -1.
     int groupOf(const DeviceAnalysis& d) const;
@@ -125,7 +133,9 @@ public:
     // index into its steps).
     std::pair<int, int> stepOrigin(uint32_t stepEvent) const { return stepOrigins_.at(stepEvent); }
     // The same collective on every other group: by position among the
-    // communication kernels (the N-th collective on each rank).
+    // communication kernels (the N-th collective on each rank). Without the
+    // analysis only (kernel_links.h uses its matches); sends and receives
+    // (SendRecv kernels) pair by peer, not position, so they match nothing here.
     std::vector<EventRef> matchingCollectives(EventRef ref) const;
 
 private:

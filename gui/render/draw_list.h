@@ -21,10 +21,14 @@ struct DrawText {
 };
 
 struct DrawList {
+    // Pipeline bubbles: a pale tint crossed by diagonal lines of `rgb`,
+    // painted under `rects` so that no kernel is hidden.
+    std::vector<DrawRect> hatches;
     std::vector<DrawRect> rects;
     std::vector<DrawText> texts;
     size_t eventsDrawn = 0, foldedBlocks = 0;  // for the bench and tests
     void clear() {
+        hatches.clear();
         rects.clear();
         texts.clear();
         eventsDrawn = foldedBlocks = 0;

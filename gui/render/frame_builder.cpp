@@ -108,6 +108,7 @@ void FrameBuilder::build(const Viewport& vp, DrawList& out) const {
     }
     for (auto& th : pool) th.join();
     for (DrawList& part : parts) {
+        out.hatches.insert(out.hatches.end(), part.hatches.begin(), part.hatches.end());
         out.rects.insert(out.rects.end(), part.rects.begin(), part.rects.end());
         for (DrawText& text : part.texts) out.texts.push_back(std::move(text));
         out.eventsDrawn += part.eventsDrawn;
@@ -121,6 +122,10 @@ void FrameBuilder::buildLane(const LaneSlot& slot, const Viewport& vp, DrawList&
     if (lane.kind == LaneKind::Overlap) {
         buildCoverageLane(model_.groups()[static_cast<size_t>(lane.group)], vp, y, static_cast<float>(slot.height), out);
         return;
+    }
+    if (lane.kind == LaneKind::Stream) {
+        const StageBubbles& bubbles = model_.groups()[static_cast<size_t>(lane.group)].bubbles;
+        if (!bubbles.empty()) buildBubbles(bubbles, vp, y, static_cast<float>(slot.height), out);
     }
     for (size_t r = 0; r < lane.rows.size(); ++r) {
         const float ry = y + static_cast<float>(r) * static_cast<float>(slot.rowHeight);
@@ -282,6 +287,37 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
         ++out.eventsDrawn;
         if (fw >= kMinLabelPx) labels.add(fx, fw, textColour, eventLabel(model_, lane, row, e));
     }
+}
+
+void FrameBuilder::buildBubbles(const StageBubbles& b, const Viewport& vp, float y, float h, DrawList& out) const {
+    const TimeScale& s = vp.scale;
+    const int width = static_cast<int>(std::ceil(s.width()));
+    // Rounded, not floored and ceiled: a gap between two kernels narrower
+    // than a pixel is not shaded, so zoomed out the bubble shows where the
+    // stage really idles, not between every pair of kernels.
+    const auto column = [&](TimeNs t) { return static_cast<int>(std::clamp<double>(std::round(s.toX(t)), 0, width)); };
+    int x0 = 0, x1 = 0;  // the open run of columns
+    auto flush = [&] {
+        if (x1 > x0) out.hatches.push_back({vp.left + static_cast<float>(x0), y, static_cast<float>(x1 - x0), h, palette::kBubbleHatch});
+    };
+    size_t i = b.firstEndingAfter(s.range().start);
+    while (i < b.intervals.size() && b.intervals[i].start < s.range().end) {
+        const int a = std::max(column(b.intervals[i].start), x1), e = column(b.intervals[i].end);
+        if (e > a) {
+            if (a > x1) {
+                flush();
+                x0 = a;
+            }
+            x1 = e;
+        }
+        // Intervals that end before the middle of column m start no later
+        // than this one and round to no column past m: none adds anything.
+        // Skipping them by binary search makes a zoomed-out frame cost per
+        // column, not per interval (each visit moves on by a column).
+        const int m = std::max(x1, a);
+        i = std::max(i + 1, b.firstEndingAfter(s.toTime(m + 0.5) - 2));
+    }
+    flush();
 }
 
 void FrameBuilder::buildCoverageLane(const DeviceGroup& g, const Viewport& vp, float y, float h,

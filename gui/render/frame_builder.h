@@ -7,7 +7,8 @@
 // Further out, where a pixel holds several events on average, rows are drawn
 // from their multi-resolution summary (RowSummary) instead of the events.
 // Coverage lanes (overlap / exposed) are drawn from prefix sums per column
-// boundary, found by galloping forward (CoverageWalker).
+// boundary, found by galloping forward (CoverageWalker). A pipeline stage's
+// bubbles go under its stream lanes' events (DrawList::hatches).
 #pragma once
 
 #include "gui/model/event_details.h"
@@ -52,6 +53,9 @@ private:
     // events long enough to be drawn on their own.
     void buildSummarisedRow(const Lane& lane, const EventRow& row, int level, const Viewport& vp,
                             float y, float h, DrawList& out) const;
+    // A stream lane of a pipeline stage: its bubbles, one hatch rectangle per
+    // run of pixel columns, found by binary search from the left edge.
+    void buildBubbles(const StageBubbles& bubbles, const Viewport& vp, float y, float h, DrawList& out) const;
     void buildCoverageLane(const DeviceGroup& group, const Viewport& vp, float y, float h,
                            DrawList& out) const;
     uint32_t eventColour(const Lane& lane, const EventRow& row, size_t i) const;

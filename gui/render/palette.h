@@ -30,6 +30,15 @@ inline constexpr uint32_t kApiCall = 0x8D7B6A;    // CUDA runtime/driver call on
 inline constexpr uint32_t kRangeChip = 0xC9A227;  // label chip of NVTX / step lanes
 inline constexpr uint32_t kFlow = 0xD81B60;       // launch -> GPU work arrows
 inline constexpr uint32_t kEmptyText = 0x7A828C;  // hints where there is nothing to draw
+// Pipeline bubble (no compute on a stage): diagonal lines on a pale tint, so
+// that kernels drawn over it stay as they are.
+inline constexpr uint32_t kBubbleTint = 0xEDEAF2;
+inline constexpr uint32_t kBubbleHatch = 0xB3ABC2;
+inline constexpr int kBubbleHatchPeriod = 6;      // px between diagonal lines
+// Whether widget pixel (x, y) of a bubble is on one of its lines: anchored to
+// the widget, so neighbouring bubble rectangles continue each other's lines.
+inline bool bubbleHatchAt(int x, int y) { return (x + y) % kBubbleHatchPeriod == 0; }
+inline constexpr uint32_t kPeerLink = 0xC25E00;    // send -> receive arrow between partner kernels
 
 uint32_t categoryColour(Category c);
 // A stable pastel for a range name, so the same step name keeps its colour.

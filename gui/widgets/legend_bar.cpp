@@ -17,7 +17,9 @@ LegendBar::LegendBar(QWidget* parent) : QWidget(parent) {
         {palette::shaded(palette::kCompute, 0.25), tr("folded: events too small to show (shade = busy share)"), false},
         {palette::kApiCall, tr("CUDA API call"), false},
         {palette::rangeColour("ProfilerStep#1"), tr("NVTX range / step / operator"), false},
-        {palette::kHighlight, tr("same collective on other ranks"), true},
+        {palette::kHighlight, tr("same collective / send-receive partner on other ranks"), true},
+        {palette::kPeerLink, tr("send → receive"), false},
+        {palette::kBubbleHatch, tr("pipeline bubble (no compute on the stage)"), false, true},
         {palette::kFindHit, tr("find hit"), true},
         {palette::kFlow, tr("launch → GPU work"), false},
     };
@@ -58,7 +60,10 @@ void LegendBar::paintEvent(QPaintEvent*) {
         const Entry& e = entries_[i];
         const int x = at[i].x(), top = at[i].y(), y = top + (lineHeight - chip) / 2;
         const QColor c = QColor::fromRgb(0xFF000000u | e.rgb);
-        if (e.outline) {
+        if (e.hatch) {
+            p.fillRect(x, y, chip, chip, QColor::fromRgb(0xFF000000u | palette::kBubbleTint));
+            p.fillRect(x, y, chip, chip, QBrush(c, Qt::BDiagPattern));
+        } else if (e.outline) {
             p.setPen(QPen(c, 2));
             p.setBrush(Qt::NoBrush);
             p.drawRect(x + 1, y + 1, chip - 2, chip - 2);

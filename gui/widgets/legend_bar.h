@@ -15,6 +15,7 @@ public:
         uint32_t rgb;
         QString text;
         bool outline;  // drawn as an outline (find hits, matches), not a fill
+        bool hatch = false;  // drawn as the pipeline bubble's hatch
     };
     explicit LegendBar(QWidget* parent = nullptr);
     const std::vector<Entry>& entries() const { return entries_; }

@@ -255,7 +255,7 @@ void MainWindow::buildDocks() {
     selDock->setWidget(selectionPanel_);
     addDockWidget(Qt::RightDockWidgetArea, selDock);
 
-    auto* stepView = makeTable(steps_, StepTableModel::Start, this);
+    auto* stepView = stepView_ = makeTable(steps_, StepTableModel::Start, this);
     auto* stepDock = new QDockWidget(tr("Steps"), this);
     stepDock->setObjectName("steps");
     stepStack_ = withHint(stepView, this);
@@ -375,6 +375,9 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
         timeline_->setViewRange({loaded.model->end() - len * 9 / 10, loaded.model->end() + len / 10}, false);
     }
     steps_->setData(loaded.model, loaded.analysis);
+    // Pipeline and all-to-all columns only where the capture has them.
+    stepView_->setColumnHidden(StepTableModel::Bubble, !steps_->hasPipeline());
+    stepView_->setColumnHidden(StepTableModel::AllToAllImbalance, !steps_->hasAllToAll());
     collectives_->setData(loaded.model, loaded.analysis);
     if (auto* whatIf = findChild<WhatIfPanel*>()) whatIf->setData(loaded.model, loaded.analysis);
     statistics_->setCapture(loaded.model, loaded.analysis);

@@ -99,6 +99,7 @@ private:
     class StatisticsPanel* statistics_ = nullptr;
     class HeatMapPanel* heatMap_ = nullptr;
     QDockWidget* heatDock_ = nullptr;
+    QTableView* stepView_ = nullptr;
     QStackedWidget* stepStack_ = nullptr;  // the Steps table, or why it is empty
     QStackedWidget* collStack_ = nullptr;
     QMenu* viewMenu_ = nullptr;

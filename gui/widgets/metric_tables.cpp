@@ -1,11 +1,14 @@
 #include "gui/widgets/metric_tables.h"
 
+#include "gui/model/step_patterns.h"
 #include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
 
 #include <QBrush>
 #include <QColor>
 #include <QFont>
+
+#include <iterator>
 
 namespace osc::gui {
 namespace {
@@ -51,11 +54,16 @@ void StepTableModel::setData(std::shared_ptr<const TimelineModel> model, std::sh
     model_ = std::move(model);
     analysis_ = std::move(analysis);
     auto rows = std::make_shared<std::vector<Row>>();
+    hasPipeline_ = hasAllToAll_ = false;
     if (analysis_) {
+        const auto alltoall = allToAllStepIndex(*analysis_);
         for (size_t d = 0; d < analysis_->devices.size(); ++d) {
             const int group = model_ ? groupForDevice(*model_, analysis_->devices[d]) : -1;
-            for (size_t s = 0; s < analysis_->devices[d].steps.size(); ++s)
-                rows->push_back({static_cast<int>(d), static_cast<int>(s), group});
+            for (size_t s = 0; s < analysis_->devices[d].steps.size(); ++s) {
+                rows->push_back({static_cast<int>(d), static_cast<int>(s), group, alltoall[d][s]});
+                hasPipeline_ |= analysis_->devices[d].steps[s].pipeline.has_value();
+                hasAllToAll_ |= alltoall[d][s] >= 0;
+            }
         }
     }
     resetRows(rows->size());
@@ -69,12 +77,18 @@ int StepTableModel::columnCount(const QModelIndex& parent) const { return parent
 QVariant StepTableModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal) return {};
     static const char* kNames[] = {"device", "step", "start", "duration", "compute", "comm", "overlap",
-                                   "exposed", "idle", "idle %", "overlap %", "verdict", "largest finding"};
+                                   "exposed", "idle", "idle %", "overlap %", "bubble % (theory)",
+                                   "all-to-all imbalance", "verdict", "largest finding"};
     static const char* kTips[] = {nullptr, nullptr, "GPU window start", "GPU window of the step", nullptr, nullptr,
                                   "communication hidden behind compute", "communication with no compute under it",
                                   "no GPU activity", "idle share of the step", "hidden share of the communication",
+                                  "pipeline stage: share of the pipeline window with no compute on it, and in "
+                                  "brackets the theory (S−1)/(M+S−1) for S stages and M micro-batches",
+                                  "max / mean over ranks of the step's all-to-all bytes (else transfer time); "
+                                  "⚑ on the rank that moves the most, when the analyzer calls it imbalanced",
                                   "the analyzer's verdict; idle-bound when its largest finding is idle gaps",
                                   "the analyzer's largest finding (hover a row for all of them)"};
+    static_assert(std::size(kNames) == ColumnCount && std::size(kTips) == ColumnCount);
     if (section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) return QString::fromUtf8(kNames[section]);
     if (role == Qt::ToolTipRole && kTips[section]) return QString::fromUtf8(kTips[section]);
@@ -87,18 +101,33 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
     const DeviceAnalysis& d = analysis_->devices[static_cast<size_t>(r.device)];
     const StepAnalysis& s = d.steps[static_cast<size_t>(r.step)];
     const OverlapMetrics& m = s.metrics;
+    const AllToAllStep* a2a = r.alltoall >= 0 ? &analysis_->alltoall[static_cast<size_t>(r.alltoall)] : nullptr;
+    // The rank the analyzer's AllToAllImbalance finding is about.
+    const bool overloaded = a2a && a2a->overloaded == r.device && allToAllImbalanced(*analysis_, *a2a);
     switch (role) {
         case StartRole: return ns(s.start_ns);
         case EndRole: return ns(s.end_ns);
         case GroupRole: return r.group;
         case EventRole: return model_ && r.group >= 0 ? packEvent(model_->findStep(r.group, s.start_ns)) : QVariant();
         case Qt::TextAlignmentRole:
-            return index.column() >= Start && index.column() <= OverlapRatio ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+            return index.column() >= Start && index.column() <= AllToAllImbalance ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+        case Qt::FontRole:
+            if (index.column() != AllToAllImbalance || !overloaded) return {};
+            {
+                QFont f;
+                f.setBold(true);
+                return f;
+            }
         case Qt::ToolTipRole:
             if (index.column() == Verdict || index.column() == Finding) {
                 const std::string details = stepVerdict(s).details;
                 return details.empty() ? QVariant() : QVariant(QString::fromStdString(details));
             }
+            if (index.column() == Bubble && s.pipeline)
+                return QString::fromStdString(stageText(*s.pipeline) + ": " + bubbleDetails(*s.pipeline));
+            if (index.column() == AllToAllImbalance && a2a)
+                return QString::fromStdString(imbalanceDetails(*analysis_, *a2a) +
+                                              (s.alltoall ? "\nthis rank: " + allToAllText(*s.alltoall) : std::string()));
             return {};
         case Qt::DisplayRole: break;
         default: return {};
@@ -115,6 +144,10 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
         case Idle: return dur(m.idle_ns);
         case IdleShare: return QString::number(share(m.idle_ns, m.window_ns) * 100.0, 'f', 1) + " %";
         case OverlapRatio: return percent(m.overlap_ratio);
+        case Bubble: return s.pipeline ? QString::fromStdString(bubbleShareText(*s.pipeline)) : QStringLiteral("–");
+        case AllToAllImbalance:
+            if (!a2a || imbalanceText(*a2a).empty()) return QStringLiteral("–");
+            return (overloaded ? QStringLiteral("⚑ ") : QString()) + QString::fromStdString(imbalanceText(*a2a));
         case Verdict: return QString::fromStdString(stepVerdict(s).text);
         case Finding: return QString::fromStdString(stepVerdict(s).finding);
     }
@@ -142,6 +175,10 @@ std::function<AsyncSortedTableModel::Keys()> StepTableModel::sortKeys(int column
                 case Idle: k.push_back(static_cast<double>(m.idle_ns)); break;
                 case IdleShare: k.push_back(share(m.idle_ns, m.window_ns)); break;
                 case OverlapRatio: k.push_back(m.overlap_ratio.value_or(-1)); break;
+                case Bubble: k.push_back(s.pipeline ? s.pipeline->bubble_share.value_or(-1) : -1); break;
+                case AllToAllImbalance:
+                    k.push_back(r.alltoall >= 0 ? allToAllImbalance(a->alltoall[static_cast<size_t>(r.alltoall)]).value_or(-1) : -1);
+                    break;
                 case Verdict: text.push_back(stepVerdict(s).text); break;
                 default: text.push_back(stepVerdict(s).finding); break;
             }

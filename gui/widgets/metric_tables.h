@@ -29,8 +29,10 @@ class StepTableModel : public AsyncSortedTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Device, Step, Start, Duration, Compute, Comm, Overlap, Exposed, Idle, IdleShare, OverlapRatio, Verdict,
-        Finding, ColumnCount
+        Device, Step, Start, Duration, Compute, Comm, Overlap, Exposed, Idle, IdleShare, OverlapRatio,
+        Bubble,             // pipeline bubble share of the step (theory in brackets), docs/metrics.md 7e
+        AllToAllImbalance,  // the step's all-to-all imbalance over ranks, 7f
+        Verdict, Finding, ColumnCount
     };
     explicit StepTableModel(QObject* parent = nullptr) : AsyncSortedTableModel(parent) {}
     void setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis);
@@ -41,7 +43,12 @@ public:
 
     struct Row {
         int device, step, group;
+        int alltoall;  // into Analysis::alltoall, -1 when the step ran none
     };
+    // Whether any step is a pipeline step / ran all-to-all: the window shows
+    // those columns only then.
+    bool hasPipeline() const { return hasPipeline_; }
+    bool hasAllToAll() const { return hasAllToAll_; }
 
 protected:
     std::function<Keys()> sortKeys(int column) const override;
@@ -50,6 +57,7 @@ private:
     std::shared_ptr<const TimelineModel> model_;
     std::shared_ptr<const Analysis> analysis_;
     std::shared_ptr<const std::vector<Row>> rows_;
+    bool hasPipeline_ = false, hasAllToAll_ = false;
 };
 
 class CollectiveTableModel : public AsyncSortedTableModel {

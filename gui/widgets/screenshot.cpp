@@ -1,6 +1,8 @@
 #include "gui/widgets/screenshot.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "gui/model/kernel_find.h"
+#include "gui/model/time_ticks.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/timeline_widget.h"
 
@@ -33,6 +35,17 @@ int renderScreenshot(const ScreenshotRequest& request) {
     QApplication::processEvents();
     if (request.range) window.timeline()->setViewRange(*request.range);
     if (!request.find.isEmpty()) window.find(request.find);
+    if (request.selectFrom) {
+        const TimelineModel& model = *window.timeline()->model();
+        const FindResult hits =
+            findKernels(model, {request.selectText.toStdString(), ViewRange{*request.selectFrom, model.end() + 1}});
+        if (hits.hits.empty()) {
+            std::fprintf(stderr, "--select: no kernel named like '%s' starts at or after %s\n",
+                         request.selectText.toLocal8Bit().constData(), formatDuration(*request.selectFrom, 4).c_str());
+            return 2;
+        }
+        window.timeline()->selectEvent(hits.hits.front().ref(), true);  // also scrolls its lane into view
+    }
     if (request.range) window.timeline()->setViewRange(*request.range);
     if (!request.panel.isEmpty() && !window.raisePanel(request.panel)) {
         std::fprintf(stderr, "--panel: no panel named '%s' (steps, collectives, statistics, heatmap)\n",

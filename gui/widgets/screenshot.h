@@ -16,6 +16,11 @@ struct ScreenshotRequest {
     QSize size{1600, 900};
     std::optional<ViewRange> range;  // default: fit everything
     QString find;                    // optional kernel-name pattern to highlight
+    // Select one kernel, as a click does (its partners, arrows and Details),
+    // without outlining every hit: the first whose name contains `selectText`
+    // starting at or after `selectFrom`.
+    QString selectText;
+    std::optional<TimeNs> selectFrom;
     QString panel;                   // a bottom panel to raise: steps, collectives, statistics, heatmap
 };
 

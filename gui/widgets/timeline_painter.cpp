@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace osc::gui {
 namespace {
@@ -30,6 +31,27 @@ void drawFlow(QPainter& p, QPointF from, QPointF to) {
     head << to << to + QPointF(-4, dir * 7) << to + QPointF(4, dir * 7);
     p.setBrush(qcolour(palette::kFlow));
     p.drawPolygon(head);
+}
+
+// A straight arrow from a sender's kernel to its receiver's; heads at both
+// ends when the two kernels also exchanged data the other way.
+void drawPeerLink(QPainter& p, QPointF from, QPointF to, bool bothWays) {
+    const QColor c = qcolour(palette::kPeerLink);
+    p.setPen(QPen(c, 2));
+    p.drawLine(from, to);
+    const QPointF d = to - from;
+    const double len = std::hypot(d.x(), d.y());
+    if (len < 1) return;
+    const QPointF u = d / len, n(-u.y(), u.x());
+    auto head = [&](QPointF tip, QPointF dir) {
+        QPolygonF poly;
+        poly << tip << tip - dir * 8 + n * 4 << tip - dir * 8 - n * 4;
+        p.setPen(Qt::NoPen);
+        p.setBrush(c);
+        p.drawPolygon(poly);
+    };
+    head(to, u);
+    if (bothWays) head(from, -u);
 }
 
 }  // namespace
@@ -97,6 +119,24 @@ void paintOverlays(QPainter& p, const TimelineView& v) {
             const int x = static_cast<int>(v.labelWidth + v.vp.scale.toX(row.start[m.index]));
             p.drawLine(x, v.rulerHeight, x, v.height);
         }
+    }
+    if (v.peerLinks && !v.peerLinks->empty()) {
+        // Over the arrival lines: at the moment both kernels were there,
+        // from the sender's edge to the receiver's (each end kept on its own kernel).
+        p.setRenderHint(QPainter::Antialiasing, true);
+        std::map<int, int> atColumn;  // arrows already at a pixel column: spread them apart
+        for (const PeerLink& l : *v.peerLinks) {
+            const auto a = fb.eventRect(v.vp, l.from), b = fb.eventRect(v.vp, l.to);
+            if (!a || !b) continue;  // a lane is hidden or collapsed
+            const double at = v.vp.left + v.vp.scale.toX(l.at);
+            const double x = at + 10 * atColumn[static_cast<int>(std::lround(at))]++;
+            const bool down = b->y > a->y;
+            const QPointF from(std::clamp<double>(x, a->x, a->x + std::max(1.f, a->w)), down ? a->y + a->h : a->y);
+            const QPointF to(std::clamp<double>(x, b->x, b->x + std::max(1.f, b->w)), down ? b->y : b->y + b->h);
+            drawPeerLink(p, from, to, l.bothWays);
+        }
+        p.setBrush(Qt::NoBrush);
+        p.setRenderHint(QPainter::Antialiasing, false);
     }
     if (v.selection) {
         const double x0 = std::max<double>(v.labelWidth, v.labelWidth + v.vp.scale.toX(v.selection->start));

@@ -1,11 +1,13 @@
 // The parts of a timeline frame painted with QPainter on top of the draw
 // list: lane labels (with the group header pinned while its lanes scroll),
-// the ruler, the selection, find hits, collective matches and flow arrows,
+// the ruler, the selection, find hits, collective matches, send -> receive
+// arrows between partner kernels and flow arrows,
 // and the hint shown before anything is open. Plain functions of what the
 // widget shows, so TimelineWidget keeps to view state and input.
 #pragma once
 
 #include "gui/model/flows.h"
+#include "gui/model/kernel_links.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/lane_layout.h"
 #include "gui/render/frame_builder.h"
@@ -29,6 +31,7 @@ struct TimelineView {
     const std::vector<int>* selectionGroups = nullptr;
     EventRef selectedEvent;
     const std::vector<EventRef>* matches = nullptr;
+    const std::vector<PeerLink>* peerLinks = nullptr;
     const std::vector<Flow>* flows = nullptr;
     const FindResult* findHits = nullptr;
 };

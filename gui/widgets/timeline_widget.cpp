@@ -1,6 +1,7 @@
 #include "gui/widgets/timeline_widget.h"
 
 #include "gui/model/hover_text.h"
+#include "gui/model/kernel_links.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
@@ -41,6 +42,7 @@ void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model, std::shared_
     selectionGroups_.clear();
     selectedEvent_ = {};
     matches_.clear();
+    peerLinks_.clear();
     flows_.clear();
     findHits_.reset();
     history_.clear();
@@ -153,6 +155,7 @@ void TimelineWidget::clearSelection() {
     selectionGroups_.clear();
     selectedEvent_ = {};
     matches_.clear();
+    peerLinks_.clear();
     flows_.clear();
     if (had) {
         update();
@@ -163,7 +166,9 @@ void TimelineWidget::clearSelection() {
 
 void TimelineWidget::selectEvent(EventRef ref, bool reveal) {
     selectedEvent_ = ref;
-    matches_ = model_ && ref.valid() ? model_->matchingCollectives(ref) : std::vector<EventRef>{};
+    KernelLinks links = model_ && ref.valid() ? linkedKernels(*model_, analysis_.get(), ref) : KernelLinks{};
+    matches_ = std::move(links.partners);
+    peerLinks_ = std::move(links.arrows);
     flows_ = model_ && ref.valid() ? flowsOf(*model_, ref) : std::vector<Flow>{};
     if (reveal && ref.valid()) {
         const EventRow& row = model_->lane(ref.lane).rows[static_cast<size_t>(ref.row)];
@@ -406,6 +411,7 @@ TimelineView TimelineWidget::view(const Viewport& vp) const {
     v.selectionGroups = &selectionGroups_;
     v.selectedEvent = selectedEvent_;
     v.matches = &matches_;
+    v.peerLinks = &peerLinks_;
     v.flows = &flows_;
     v.findHits = findHits_.get();
     return v;
@@ -460,6 +466,15 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
             cacheValid_ = true;
         }
         const DrawList& list = cachedList_;
+        for (const DrawRect& r : list.hatches) {
+            const QRect q(qRound(r.x), qRound(r.y), std::max(1, qRound(r.w)), qRound(r.h));
+            if (rawLayer) {
+                hatchLayer(q, r.rgb);
+            } else {
+                p.fillRect(q, qcolour(palette::kBubbleTint));
+                p.fillRect(q, QBrush(qcolour(r.rgb), Qt::BDiagPattern));
+            }
+        }
         for (const DrawRect& r : list.rects) {
             fill(QRect(qRound(r.x), qRound(r.y), std::max(1, qRound(r.w)), qRound(r.h)), r.rgb);
         }
@@ -486,6 +501,21 @@ void TimelineWidget::drawLayer(QPainter& p) {
     p.setCompositionMode(QPainter::CompositionMode_Source);
     p.drawImage(0, 0, layer_);
     p.setCompositionMode(QPainter::CompositionMode_SourceOver);
+}
+
+void TimelineWidget::hatchLayer(QRect r, uint32_t lineRgb) {
+    r = r.intersected(layer_.rect());
+    if (r.isEmpty()) return;
+    const QRgb tint = 0xFF000000u | palette::kBubbleTint, line = 0xFF000000u | lineRgb;
+    constexpr int period = palette::kBubbleHatchPeriod;
+    uchar* base = layer_.bits();
+    const qsizetype stride = layer_.bytesPerLine();
+    for (int y = r.top(); y <= r.bottom(); ++y) {
+        auto* row = reinterpret_cast<QRgb*>(base + y * stride);
+        std::fill_n(row + r.left(), r.width(), tint);
+        // The first x of the row on a line (palette::bubbleHatchAt), then every period.
+        for (int x = r.left() + (period - (r.left() + y) % period) % period; x <= r.right(); x += period) row[x] = line;
+    }
 }
 
 void TimelineWidget::fillLayer(QRect r, uint32_t rgb) {

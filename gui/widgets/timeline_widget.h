@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gui/model/flows.h"
+#include "gui/model/kernel_links.h"
 #include "gui/model/lane_layout.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/timeline_model.h"
@@ -118,6 +119,8 @@ private:
     struct TimelineView view(const Viewport& vp) const;
     // Solid fill straight into layer_ (clipped): the fast path of paintEvent.
     void fillLayer(QRect r, uint32_t rgb);
+    // A pipeline bubble into layer_: the tint, crossed by lines of `lineRgb`.
+    void hatchLayer(QRect r, uint32_t lineRgb);
     void drawLayer(class QPainter& p);
 
     std::shared_ptr<TimelineModel> model_;
@@ -130,7 +133,8 @@ private:
     std::optional<ViewRange> selection_;
     std::vector<int> selectionGroups_;
     EventRef selectedEvent_;
-    std::vector<EventRef> matches_;  // the selected collective on other ranks
+    std::vector<EventRef> matches_;  // the selected collective, or send/receive partners, on other ranks
+    std::vector<PeerLink> peerLinks_;  // send -> receive arrows of the selected kernel
     std::vector<Flow> flows_;        // launch -> GPU work arrows of the selected event
     std::shared_ptr<const Analysis> analysis_;
     std::shared_ptr<const FindResult> findHits_;

@@ -221,6 +221,53 @@ TEST(RangeMetrics, HandWorkedWindow) {
     EXPECT_FALSE(rangeMetrics(m.groups()[0], 100, 400).overlap_ratio.has_value());
 }
 
+TEST(RangeMetrics, SumOverDevicesNearTheTimeLimitsSaturatesAndKeepsTheRatios) {
+    // Times may lie anywhere within +-2^62 ns (analyzer/capture/time_range.h).
+    // Three devices, each with compute over [-2^61, 2^61) (2^62 ns) and an
+    // all-reduce over [-2^61, 2^61 - 2): per device every length fits, but
+    // their sums over three devices and compute + comm do not.
+    constexpr TimeNs h = TimeNs{1} << 61, q = TimeNs{1} << 62;
+    auto c = std::make_shared<Capture>();
+    for (int r = 0; r < 3; ++r) {
+        Process p;
+        p.rank = r;
+        p.pid = 100 + r;
+        Device& d = p.deviceById(0);
+        guitest::addKernel(*c, d, -h, h, 7, "void gemm()");
+        guitest::addKernel(*c, d, -h, h - 2, 13, guitest::kAllReduce);
+        c->processes.push_back(std::move(p));
+    }
+    c->finalize();
+    const TimelineModel m(c);
+    ASSERT_EQ(m.groups().size(), 3u);
+    const OverlapMetrics one = rangeMetrics(m.groups()[0], -h, h);
+    EXPECT_EQ(one.window_ns, q);
+    EXPECT_EQ(one.compute_ns, q);
+    EXPECT_EQ(one.comm_ns, q - 2);
+    EXPECT_EQ(one.overlap_ns, q - 2);
+
+    const SelectionMetrics sel = selectionMetrics(m, {0, 1, 2}, -h, h);
+    ASSERT_EQ(sel.perDevice.size(), 3u);
+    EXPECT_EQ(sel.sum.window_ns, INT64_MAX);  // 3 * 2^62 does not fit
+    EXPECT_EQ(sel.sum.compute_ns, INT64_MAX);
+    EXPECT_EQ(sel.sum.comm_ns, INT64_MAX);
+    EXPECT_EQ(sel.sum.overlap_ns, INT64_MAX);
+    EXPECT_EQ(sel.sum.exposed_comm_ns, 0);
+    EXPECT_EQ(sel.sum.idle_ns, 0);
+    // The ratios from the true sums: overlap = comm, and C ∪ M = C.
+    ASSERT_TRUE(sel.sum.overlap_ratio && sel.sum.achieved_speedup && sel.sum.ideal_speedup);
+    EXPECT_DOUBLE_EQ(*sel.sum.overlap_ratio, 1.0);
+    EXPECT_DOUBLE_EQ(*sel.sum.achieved_speedup, (2.0 * q - 2) / q);
+    EXPECT_DOUBLE_EQ(*sel.sum.ideal_speedup, (2.0 * q - 2) / q);
+    // Two devices: the ns sums still fit (2^63 - 4 for comm), compute + comm
+    // (2^64 - 4) does not.
+    const SelectionMetrics two = selectionMetrics(m, {0, 1}, -h, h);
+    EXPECT_EQ(two.sum.comm_ns, 2 * (q - 2));
+    EXPECT_EQ(two.sum.compute_ns, INT64_MAX);  // 2^63
+    ASSERT_TRUE(two.sum.achieved_speedup.has_value());
+    EXPECT_DOUBLE_EQ(*two.sum.achieved_speedup, (2.0 * q - 2) / q);
+}
+
 TEST(RangeMetrics, MatchBruteForceOnRandomWindows) {
     // Random kernels on three streams; per-ns classification as the oracle.
     auto c = std::make_shared<Capture>();
@@ -359,7 +406,7 @@ TEST(TimelineModel, AnalysisAddsExposedWaitingLastArrivalsAndDetails) {
     const DetailList nccl = eventDetails(m, m.findKernel(0, 1), &a);
     EXPECT_EQ(valueOf(nccl, "waiting for last rank"), formatDuration(1500));
     EXPECT_EQ(valueOf(nccl, "transfer"), formatDuration(1500));
-    EXPECT_EQ(valueOf(nccl, "last to arrive"), "rank 1");
+    EXPECT_EQ(valueOf(nccl, "last to arrive"), "rank 1 · GPU 0");
     // The second gemm [6000, 8000) runs entirely under communication; no
     // gemm ran alone, so there is no baseline to compare with.
     const DetailList gemm = eventDetails(m, m.findKernel(0, 2), &a);

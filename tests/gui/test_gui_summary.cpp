@@ -47,6 +47,31 @@ Viewport viewportFor(ViewRange r, double width) {
     return vp;
 }
 
+// Every cell of every level against the events, and the long events.
+void expectBruteForce(const RandomRow& r, const RowSummary& s) {
+    for (int level = 0; level < s.levels(); ++level) {
+        const TimeNs w = s.bucketWidth(level);
+        const auto& cells = s.cells(level);
+        std::vector<uint32_t> longs;
+        for (size_t k = 0; k < cells.size(); ++k) {
+            const TimeNs a = s.origin() + static_cast<TimeNs>(k) * w, b = a + w;
+            double busy[3] = {0, 0, 0};
+            uint32_t count = 0;
+            for (size_t i = 0; i < r.start.size(); ++i) {
+                if (r.end[i] - r.start[i] >= 2 * w) continue;
+                busy[r.cat[i]] += static_cast<double>(clipped(r.start[i], r.end[i], a, b));
+                count += r.start[i] >= a && r.start[i] < b;
+            }
+            for (size_t c = 0; c < 3; ++c) EXPECT_NEAR(cells[k].busy[c], busy[c], 1e-4 * busy[c] + 1e-3) << level << " " << k;
+            EXPECT_EQ(cells[k].count, count) << "level " << level << " bucket " << k;
+        }
+        for (size_t i = 0; i < r.start.size(); ++i) {
+            if (r.end[i] - r.start[i] >= 2 * w) longs.push_back(static_cast<uint32_t>(i));
+        }
+        EXPECT_EQ(s.longEvents(level).index, longs) << "level " << level;
+    }
+}
+
 }  // namespace
 
 TEST(RowSummary, EveryCellEqualsBruteForceOverTheEvents) {
@@ -57,27 +82,33 @@ TEST(RowSummary, EveryCellEqualsBruteForceOverTheEvents) {
         ASSERT_FALSE(s.empty());
         EXPECT_EQ(s.origin(), r.start.front());
         EXPECT_EQ(s.cells(s.levels() - 1).size(), 1u);
-        for (int level = 0; level < s.levels(); ++level) {
-            const TimeNs w = s.bucketWidth(level);
-            const auto& cells = s.cells(level);
-            std::vector<uint32_t> longs;
-            for (size_t k = 0; k < cells.size(); ++k) {
-                const TimeNs a = s.origin() + static_cast<TimeNs>(k) * w, b = a + w;
-                double busy[3] = {0, 0, 0};
-                uint32_t count = 0;
-                for (size_t i = 0; i < r.start.size(); ++i) {
-                    if (r.end[i] - r.start[i] >= 2 * w) continue;
-                    busy[r.cat[i]] += static_cast<double>(clipped(r.start[i], r.end[i], a, b));
-                    count += r.start[i] >= a && r.start[i] < b;
-                }
-                for (size_t c = 0; c < 3; ++c) EXPECT_NEAR(cells[k].busy[c], busy[c], 1e-4 * busy[c] + 1e-3) << level << " " << k;
-                EXPECT_EQ(cells[k].count, count) << "level " << level << " bucket " << k;
-            }
-            for (size_t i = 0; i < r.start.size(); ++i) {
-                if (r.end[i] - r.start[i] >= 2 * w) longs.push_back(static_cast<uint32_t>(i));
-            }
-            EXPECT_EQ(s.longEvents(level).index, longs) << "level " << level;
-        }
+        expectBruteForce(r, s);
+    }
+}
+
+TEST(RowSummary, RowsSpanningTheWholeTimeRangeStayFinite) {
+    // Times may lie anywhere within +-2^62 ns (analyzer/capture/time_range.h);
+    // 4 * span / n once wrapped to 0 here and asked for 2^62 buckets.
+    constexpr TimeNs lim = (TimeNs{1} << 62) - 1;
+    RandomRow one;  // one event over nearly the whole range
+    one.start = {-lim};
+    one.end = {lim};
+    one.cat = {1};
+    RandomRow far;  // short events at both ends and in the middle
+    far.start = {-lim, -lim + 10, 0, lim - 100};
+    far.end = {-lim + 5, -lim + 20, 1000, lim};
+    far.cat = {0, 1, 2, 0};
+    for (const RandomRow& r : {one, far}) {
+        RowSummary s;
+        s.build(r.start, r.end, r.cat);
+        ASSERT_FALSE(s.empty());
+        EXPECT_LE(s.bucketWidth(s.levels() - 1), RowSummary::kMaxWidth);
+        EXPECT_LE(s.cells(s.levels() - 1).size(), 4u);  // 2^63 ns in buckets of 2^61
+        size_t cells = 0;
+        for (int level = 0; level < s.levels(); ++level) cells += s.cells(level).size();
+        EXPECT_LE(cells, 64u);
+        expectBruteForce(r, s);
+        EXPECT_EQ(s.levelFor(1e30), s.levels() - 1);
     }
 }
 
