@@ -74,7 +74,7 @@ TEST(TimelineWidget, PaintsComputeOverlapAndExposedWhereTheyRun) {
     EXPECT_NE(rgbAt(img, f.x(2000), f.laneMid(1)), palette::kExposed);
     // The memcpy on stream 20 (near the top edge: its label covers the middle).
     EXPECT_EQ(rgbAt(img, f.x(700), f.laneMid(4) - 6), palette::kMemory);
-    if (::testing::Test::HasFailure()) img.save("test_gui_widget_failure.png");
+    if (::testing::Test::HasFailure()) img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_failure.png");
 }
 
 TEST(TimelineWidget, CtrlWheelZoomsAtTheCursor) {
