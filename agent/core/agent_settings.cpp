@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <string_view>
 
 namespace osc::agent {
@@ -51,6 +52,33 @@ AgentSettings settingsFromEnvironment(std::string& warnings) {
     if (readNumber("OVERLAPSCOPE_COMMIT_MS", 10, 60000, "milliseconds", ms, warnings))
         s.commitIntervalMs = static_cast<int>(ms);
     s.socketDir = socketDirectory();
+    if (const char* v = env("OVERLAPSCOPE_PARTIAL")) s.partial = truthy(v);
+    if (s.partial) {
+        AnalysisSettings& a = s.partialSettings;
+        if (const char* v = env("OVERLAPSCOPE_COMM_KERNEL")) {
+            std::string_view rest = v;
+            while (!rest.empty()) {
+                const size_t end = rest.find('\n');
+                if (end != 0) a.commKernelPatterns.emplace_back(rest.substr(0, end));
+                if (end == std::string_view::npos) break;
+                rest.remove_prefix(end + 1);
+            }
+        }
+        if (const char* v = env("OVERLAPSCOPE_COMM_COPIES")) a.commCopies = truthy(v);
+        if (const char* v = env("OVERLAPSCOPE_STEP_PATTERN")) a.stepPattern = v;
+        // A bad regex would fail every partial at close: said once, now.
+        std::vector<std::string> patterns = a.commKernelPatterns;
+        patterns.push_back(a.stepPattern);
+        for (const auto& p : patterns) {
+            try {
+                std::regex check(p, std::regex::ECMAScript);
+            } catch (const std::regex_error&) {
+                warnings += "OVERLAPSCOPE_COMM_KERNEL/OVERLAPSCOPE_STEP_PATTERN: '" + p +
+                            "' is not a regular expression; no partial results will be written. ";
+                s.partial = false;
+            }
+        }
+    }
     return s;
 }
 

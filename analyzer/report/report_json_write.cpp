@@ -192,6 +192,20 @@ private:
     bool first_ = true;
 };
 
+ordered_json settingsJson(const AnalysisSettings& s) {
+    return {{"comm_kernel_patterns", s.commKernelPatterns},
+            {"comm_copies", s.commCopies},
+            {"step_pattern", s.stepPattern},
+            {"small_collective_bytes", s.smallCollectiveBytes},
+            {"small_collective_count", s.smallCollectiveCount},
+            {"idle_gap_ns", s.idleGapNs},
+            {"align", s.alignCollectives ? "collectives" : "session-start"}};
+}
+
+// The device object. analyzer/partial's merge writes these objects again
+// with the cross-rank fields filled in (partial_device_json.cpp): every
+// absolute time inside must be a field named start_ns or end_ns, and
+// clock_shift_ns stays the last field.
 void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     w.field("rank", d.rank);
     w.field("host", d.host);
@@ -229,31 +243,39 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
 }  // namespace
 
 void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o) {
+    StreamedReportBody body;
+    body.deviceCount = a.devices.size();
+    body.writeDevice = [&](std::ostream& out, int indent, size_t i) { writeDeviceJson(out, a.devices[i], indent); };
+    body.matchedCount = a.matched.size();
+    body.matched = [&](size_t i) { return a.matched[i]; };
+    writeJsonReport(os, a, o, body);
+}
+
+void writeDeviceJson(std::ostream& os, const DeviceAnalysis& d, int indent) {
+    ObjectWriter w(os, indent);
+    writeDevice(w, d);
+    w.close();
+}
+
+void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o, const StreamedReportBody& body) {
     ObjectWriter w(os, 0);
     w.field("format", "overlapscope-report");
     w.field("version", kReportVersion);
     if (!o.toolVersion.empty()) w.field("generator", "overlapscope " + o.toolVersion);
     w.field("inputs", o.inputs);
-    const auto& s = a.settings;
-    w.field("settings", {{"comm_kernel_patterns", s.commKernelPatterns},
-                         {"comm_copies", s.commCopies},
-                         {"step_pattern", s.stepPattern},
-                         {"small_collective_bytes", s.smallCollectiveBytes},
-                         {"small_collective_count", s.smallCollectiveCount},
-                         {"idle_gap_ns", s.idleGapNs},
-                         {"align", s.alignCollectives ? "collectives" : "session-start"}});
-    w.objectArrayField("devices", a.devices.size(),
-                       [&](ObjectWriter& dw, size_t i) { writeDevice(dw, a.devices[i]); });
+    w.field("settings", settingsJson(a.settings));
+    w.rawArrayField("devices", body.deviceCount,
+                    [&](std::ostream& out, int indent, size_t i) { body.writeDevice(out, indent, i); });
 
     ordered_json summary;
     putMetrics(summary, a.summary);
-    summary["device_count"] = a.devices.size();
+    summary["device_count"] = body.deviceCount;
     summary["verdict"] = verdict(a.summary);
     summary["dropped_records"] = a.droppedRecords;
     w.field("summary", summary);
 
-    w.arrayField("matched_collectives", a.matched.size(), [&](size_t i) {
-        const auto& m = a.matched[i];
+    w.arrayField("matched_collectives", body.matchedCount, [&](size_t i) {
+        const MatchedCollective m = body.matched(i);
         ordered_json inst = ordered_json::array();
         for (const auto& [dev, coll] : m.instances) inst.push_back({{"device", dev}, {"collective", coll}});
         return ordered_json{{"collective", m.collective},

@@ -1,0 +1,382 @@
+#include "analyzer/partial/part_set.h"
+
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/partial/partial_format.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace osc::partial {
+namespace {
+
+using nlohmann::json;
+
+// Names the file and the line of any problem in one message.
+class Where {
+public:
+    Where(const std::string& name, size_t line) : name_(name), line_(line) {}
+    [[noreturn]] void fail(const std::string& what) const {
+        throw CaptureError(name_, "not a valid partial result (line " + std::to_string(line_) + "): " + what);
+    }
+    const json& field(const json& obj, const char* key) const {
+        if (!obj.is_object()) fail("expected an object holding '" + std::string(key) + "'");
+        const auto it = obj.find(key);
+        if (it == obj.end()) fail("'" + std::string(key) + "' is missing");
+        return *it;
+    }
+    int64_t integer(const json& obj, const char* key) const {
+        const json& v = field(obj, key);
+        if (!v.is_number_integer()) fail("'" + std::string(key) + "' is not an integer");
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+            fail("'" + std::string(key) + "' is out of range");
+        return v.get<int64_t>();
+    }
+    uint64_t count(const json& obj, const char* key) const {
+        const json& v = field(obj, key);
+        if (!v.is_number_unsigned()) fail("'" + std::string(key) + "' is not a count");
+        return v.get<uint64_t>();
+    }
+    std::string text(const json& obj, const char* key) const {
+        const json& v = field(obj, key);
+        if (!v.is_string()) fail("'" + std::string(key) + "' is not a string");
+        return v.get<std::string>();
+    }
+    const json& array(const json& obj, const char* key, size_t size = std::numeric_limits<size_t>::max()) const {
+        const json& v = field(obj, key);
+        if (!v.is_array()) fail("'" + std::string(key) + "' is not an array");
+        if (size != std::numeric_limits<size_t>::max() && v.size() != size)
+            fail("'" + std::string(key) + "' holds " + std::to_string(v.size()) + " values, expected " +
+                 std::to_string(size));
+        return v;
+    }
+    int64_t at(const json& arr, size_t i, const char* what) const {
+        const json& v = arr[i];
+        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+            fail(std::string(what) + " holds a value that is not an integer");
+        return v.get<int64_t>();
+    }
+
+private:
+    const std::string& name_;
+    size_t line_;
+};
+
+json parseLine(const std::string& line, const Where& where) {
+    try {
+        return json::parse(line);
+    } catch (const json::exception& e) {
+        where.fail(std::string("not JSON: ") + e.what());
+    }
+}
+
+AnalysisSettings readSettings(const json& s, const Where& w) {
+    AnalysisSettings out;
+    for (const auto& p : w.array(s, "comm_kernel_patterns")) {
+        if (!p.is_string()) w.fail("'comm_kernel_patterns' holds a value that is not a string");
+        out.commKernelPatterns.push_back(p.get<std::string>());
+    }
+    const json& copies = w.field(s, "comm_copies");
+    if (!copies.is_boolean()) w.fail("'comm_copies' is not true or false");
+    out.commCopies = copies.get<bool>();
+    out.stepPattern = w.text(s, "step_pattern");
+    out.smallCollectiveBytes = w.count(s, "small_collective_bytes");
+    out.smallCollectiveNs = w.integer(s, "small_collective_ns");
+    out.smallCollectiveCount = static_cast<int>(w.integer(s, "small_collective_count"));
+    out.idleGapNs = w.integer(s, "idle_gap_ns");
+    const std::string align = w.text(s, "align");
+    if (align != "collectives" && align != "session-start") w.fail("'align' is neither collectives nor session-start");
+    out.alignCollectives = align == "collectives";
+    return out;
+}
+
+// An istream that owns the descriptor and buffer it reads through.
+class RangeStream : public std::istream {
+public:
+    RangeStream(int fd, bool ownsFd, uint64_t offset, uint64_t length, const std::string& name)
+        : std::istream(nullptr), fd_(fd), owns_(ownsFd), buf_(fd, offset, length, name) {
+        rdbuf(&buf_);
+    }
+    ~RangeStream() override {
+        if (owns_) ::close(fd_);
+    }
+
+private:
+    int fd_;
+    bool owns_;
+    FdRangeBuf buf_;
+};
+
+// Opens a file we are about to read whole; refuses what is not a regular file
+// without waiting on it (a FIFO).
+int openRegular(const std::string& path, uint64_t& size) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        const int error = errno;
+        if (error == ENOENT) throw CaptureError(path, "no such file or directory");
+        if (error == EACCES) throw CaptureError(path, "permission denied");
+        throw CaptureError(path, std::string("cannot open: ") + std::strerror(error));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw CaptureError(path, "not a regular file; give a partial result written by `report --partial`");
+    }
+    size = static_cast<uint64_t>(st.st_size);
+    return fd;
+}
+
+}  // namespace
+
+size_t PartSet::KeyHash::operator()(const CollectiveKey& k) const {
+    uint64_t h = k.commHash * 0x9e3779b97f4a7c15ull;
+    h ^= (k.seq + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+    h ^= (static_cast<uint64_t>(k.name) << 1 | static_cast<uint64_t>(k.scheme)) * 0x94d049bb133111ebull;
+    return static_cast<size_t>(h ^ (h >> 31));
+}
+
+uint32_t PartSet::internName(const std::string& name) {
+    const auto [it, added] = nameIndex_.emplace(name, static_cast<uint32_t>(collectiveNames.size()));
+    if (added) collectiveNames.push_back(name);
+    return it->second;
+}
+
+uint32_t PartSet::internKey(const CollectiveKey& key) {
+    const auto [it, added] = keyIndex_.emplace(key, static_cast<uint32_t>(keys.size()));
+    if (added) keys.push_back(key);
+    return it->second;
+}
+
+void PartSet::setHeader(const AnalysisSettings& s, std::vector<std::string> in) {
+    const std::string text = settingsLine(s, false);
+    if (!haveHeader_) {
+        settings = s;
+        settingsText_ = text;
+        haveHeader_ = true;
+    } else if (text != settingsText_) {
+        throw std::invalid_argument("partial results made with different analysis settings (--comm-kernel, "
+                                    "--comm-copies, --step-pattern): " + settingsText_ + " versus " + text);
+    } else if (s.alignCollectives != settings.alignCollectives) {
+        alignAgreed = false;
+    }
+    inputs.insert(inputs.end(), in.begin(), in.end());
+}
+
+void PartSet::addPartialFile(const std::string& path) {
+    uint64_t size = 0;
+    const int fd = openRegular(path, size);
+    if (size > 0 && !looksLikePartial(path)) {
+        ::close(fd);
+        throw CaptureError(path, "not a partial result (`overlapscope report --partial` writes them)");
+    }
+    sources_.push_back({path, path, nullptr});
+    RangeStream in(fd, true, 0, size, path);
+    readStream(in, sources_.size() - 1, 0, true);
+}
+
+void PartSet::addSections(const ScratchFile& scratch, uint64_t offset, uint64_t length, const std::string& name) {
+    sources_.push_back({name, "", &scratch});
+    RangeStream in(scratch.fd(), false, offset, length, name);
+    readStream(in, sources_.size() - 1, offset, false);
+}
+
+void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool whole) {
+    const std::string name = sources_[source].name;
+    uint64_t pos = 0;
+    size_t lineNo = 0;
+    std::string line;
+    // One line; false at the end of the input. A line must end with '\n'.
+    const auto next = [&]() -> bool {
+        if (!std::getline(in, line)) return false;
+        ++lineNo;
+        if (in.eof()) Where(name, lineNo).fail("the last line is cut off (an interrupted write?)");
+        pos += line.size() + 1;
+        return true;
+    };
+    if (whole) {
+        if (!next()) throw CaptureError(name, "empty file; not a partial result");
+        const Where w(name, lineNo);
+        const json header = parseLine(line, w);
+        if (!header.is_object() || !header.contains("format") || header["format"] != kPartialFormat)
+            throw CaptureError(name, "not a partial result (expected \"format\": \"overlapscope-partial\")");
+        const int64_t version = w.integer(header, "version");
+        if (version > kPartialVersion)
+            throw CaptureError(name, "partial result version " + std::to_string(version) +
+                                         " is newer than this overlapscope reads (" +
+                                         std::to_string(kPartialVersion) + ")");
+        if (version < 1) w.fail("'version' must be at least 1");
+        std::vector<std::string> named;
+        for (const auto& i : w.array(header, "inputs"))
+            if (i.is_string()) named.push_back(i.get<std::string>());
+        try {
+            setHeader(readSettings(w.field(header, "settings"), w), std::move(named));
+        } catch (const std::invalid_argument& e) {
+            throw CaptureError(name, e.what());
+        }
+    }
+    size_t filesHere = 0, devicesHere = 0;
+    for (;;) {
+        if (!next()) {
+            if (whole) throw CaptureError(name, "the partial result is cut off (no end line; an interrupted write?)");
+            return;
+        }
+        const Where w(name, lineNo);
+        const json obj = parseLine(line, w);
+        if (obj.is_object() && obj.contains("end")) {
+            if (!whole) w.fail("unexpected end line");
+            const json& end = obj["end"];
+            if (w.count(end, "files") != filesHere || w.count(end, "devices") != devicesHere)
+                w.fail("the end line counts other files or devices than the file holds");
+            if (in.peek() != std::char_traits<char>::eof()) Where(name, lineNo + 1).fail("data after the end line");
+            return;
+        }
+        if (!obj.is_object() || !obj.contains("file")) w.fail("expected a file line");
+        const json& f = obj["file"];
+        PartFile file;
+        file.path = w.text(f, "path");
+        file.originUtcNs = w.integer(f, "origin_utc_ns");
+        for (const auto& p : w.array(f, "processes"))
+            file.processes.push_back({static_cast<int>(w.integer(p, "rank")), w.text(p, "host"), w.integer(p, "pid")});
+        for (const auto& lw : w.array(f, "load_warnings"))
+            if (lw.is_string()) file.loadWarnings.push_back(lw.get<std::string>());
+        for (const auto& wa : w.array(f, "warnings")) {
+            const int64_t p = w.integer(wa, "process");
+            if (p < 0 || static_cast<size_t>(p) >= file.processes.size()) w.fail("a warning names no process of the file");
+            file.warnings.emplace_back(static_cast<int>(p), w.text(wa, "message"));
+        }
+        file.droppedRecords = w.count(f, "dropped_records");
+        const uint64_t deviceCount = w.count(f, "devices");
+        files.push_back(std::move(file));
+        ++filesHere;
+        for (uint64_t k = 0; k < deviceCount; ++k) {
+            if (!next()) Where(name, lineNo + 1).fail("the file's devices are cut off");
+            PartDevice d;
+            d.file = files.size() - 1;
+            readDevice(line, name, lineNo, d);
+            if (d.process < 0 || static_cast<size_t>(d.process) >= files.back().processes.size())
+                Where(name, lineNo).fail("a device names no process of its file");
+            // The device's report object: where it is, read again when written.
+            d.source = source;
+            d.jsonAt = base + pos;
+            in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+            ++lineNo;
+            const auto n = static_cast<uint64_t>(in.gcount());
+            if (n == 0 || in.eof()) Where(name, lineNo).fail("a device's report object is cut off");
+            d.jsonLength = n - 1;
+            pos += n;
+            devices.push_back(std::move(d));
+            ++devicesHere;
+        }
+    }
+}
+
+void PartSet::readDevice(const std::string& line, const std::string& name, size_t lineNo, PartDevice& d) {
+    const Where w(name, lineNo);
+    const json obj = parseLine(line, w);
+    if (!obj.is_object() || !obj.contains("device")) w.fail("expected a device line");
+    const json& j = obj["device"];
+    d.process = static_cast<int>(w.integer(j, "process"));
+    d.rank = static_cast<int>(w.integer(j, "rank"));
+    d.host = w.text(j, "host");
+    d.pid = w.integer(j, "pid");
+    d.device = static_cast<uint32_t>(w.integer(j, "device"));
+    const json& t = w.array(j, "totals", 7);
+    TimeNs* totals[] = {&d.totals.window_ns, &d.totals.compute_ns, &d.totals.comm_ns, &d.totals.overlap_ns,
+                        &d.totals.exposed_comm_ns, &d.totals.busy_ns, &d.totals.idle_ns};
+    for (size_t i = 0; i < 7; ++i) *totals[i] = w.at(t, i, "'totals'");
+
+    const json& s = w.field(j, "steps");
+    const json& names = w.array(s, "name");
+    const size_t steps = names.size();
+    d.steps.resize(steps);
+    for (size_t i = 0; i < steps; ++i) {
+        if (!names[i].is_string()) w.fail("a step name is not a string");
+        d.steps[i].name = names[i].get<std::string>();
+    }
+    const std::pair<const char*, TimeNs PartStep::*> stepColumns[] = {
+        {"start_ns", &PartStep::start_ns}, {"end_ns", &PartStep::end_ns}, {"window_ns", &PartStep::window_ns},
+        {"comm_ns", &PartStep::comm_ns}, {"overlap_ns", &PartStep::overlap_ns},
+        {"exposed_comm_ns", &PartStep::exposed_comm_ns}};
+    for (const auto& [key, member] : stepColumns) {
+        const json& col = w.array(s, key, steps);
+        for (size_t i = 0; i < steps; ++i) d.steps[i].*member = w.at(col, i, key);
+    }
+
+    const json& o = w.field(j, "ops");
+    std::vector<uint32_t> nameIds;
+    for (const auto& n : w.array(o, "collective_names")) {
+        if (!n.is_string()) w.fail("a collective name is not a string");
+        nameIds.push_back(internName(n.get<std::string>()));
+    }
+    const json& kind = w.array(o, "collective");
+    const size_t ops = kind.size();
+    const json& hash = w.array(o, "comm_hash", ops);
+    const json& seq = w.array(o, "seq_number", ops);
+    const json& start = w.array(o, "start_ns", ops);
+    const json& end = w.array(o, "end_ns", ops);
+    std::vector<OpRecord> records(ops);
+    std::map<uint32_t, uint64_t> ordinal;  // per collective name, as matchAcrossDevices counts
+    for (size_t i = 0; i < ops; ++i) {
+        const int64_t k = w.at(kind, i, "'collective'");
+        if (k < 0 || static_cast<size_t>(k) >= nameIds.size()) w.fail("an operation names no collective");
+        const uint32_t nameId = nameIds[static_cast<size_t>(k)];
+        records[i].start_ns = w.at(start, i, "'start_ns'");
+        records[i].end_ns = w.at(end, i, "'end_ns'");
+        if (collectiveNames[nameId].empty()) continue;  // not a collective: never matched
+        const bool plugin = !hash[i].is_null() && !seq[i].is_null();
+        if (plugin && (!hash[i].is_number_unsigned() || !seq[i].is_number_unsigned()))
+            w.fail("an operation's comm_hash or seq_number is not a count");
+        CollectiveKey key;
+        key.name = nameId;
+        if (plugin) {
+            key.scheme = 0;
+            key.commHash = hash[i].get<uint64_t>();
+            key.seq = seq[i].get<uint64_t>();
+        } else {
+            key.seq = ordinal[nameId]++;
+        }
+        records[i].key = internKey(key);
+    }
+    d.ops = static_cast<uint32_t>(ops);
+    d.opsAt = data_->append(records.data(), records.size() * sizeof(OpRecord));
+
+    const json& ex = w.array(j, "exposed_comm");
+    if (ex.size() % 2) w.fail("'exposed_comm' holds an odd count of times");
+    IntervalSet exposed(ex.size() / 2);
+    for (size_t i = 0; i < exposed.size(); ++i)
+        exposed[i] = {w.at(ex, 2 * i, "'exposed_comm'"), w.at(ex, 2 * i + 1, "'exposed_comm'")};
+    d.exposed = static_cast<uint32_t>(exposed.size());
+    d.exposedAt = data_->append(exposed.data(), exposed.size() * sizeof(Interval));
+}
+
+std::vector<OpRecord> PartSet::readOps(const PartDevice& d) const {
+    std::vector<OpRecord> out(d.ops);
+    data_->read(d.opsAt, out.data(), out.size() * sizeof(OpRecord));
+    return out;
+}
+
+IntervalSet PartSet::readExposed(const PartDevice& d) const {
+    IntervalSet out(d.exposed);
+    data_->read(d.exposedAt, out.data(), out.size() * sizeof(Interval));
+    return out;
+}
+
+std::unique_ptr<std::istream> PartSet::openDeviceJson(const PartDevice& d) const {
+    const Source& s = sources_[d.source];
+    if (s.scratch) return std::make_unique<RangeStream>(s.scratch->fd(), false, d.jsonAt, d.jsonLength, s.name);
+    uint64_t size = 0;
+    const int fd = openRegular(s.path, size);
+    if (size < d.jsonAt + d.jsonLength) {
+        ::close(fd);
+        throw CaptureError(s.path, "changed while it was merged (it is shorter now)");
+    }
+    return std::make_unique<RangeStream>(fd, true, d.jsonAt, d.jsonLength, s.name);
+}
+
+}  // namespace osc::partial

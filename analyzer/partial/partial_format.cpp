@@ -1,0 +1,145 @@
+#include "analyzer/partial/partial_format.h"
+
+#include "analyzer/partial/byte_io.h"
+#include "analyzer/report/report_json.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace osc::partial {
+namespace {
+
+using nlohmann::ordered_json;
+constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+
+std::string str(const std::string& s) { return ordered_json(s).dump(-1, ' ', false, kReplace); }
+
+template <typename T, typename Get>
+void column(std::ostream& out, const char* name, const std::vector<T>& rows, Get get, bool first = false) {
+    out << (first ? "" : ",") << '"' << name << "\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        if (i) out << ',';
+        get(out, rows[i]);
+    }
+    out << ']';
+}
+
+void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const IntervalSet& exposed) {
+    out << "{\"device\":{\"process\":" << d.processIndex << ",\"rank\":" << d.rank << ",\"host\":" << str(d.host)
+        << ",\"pid\":" << d.pid << ",\"device\":" << d.device;
+    const auto& t = d.totals;
+    out << ",\"totals\":[" << t.window_ns << ',' << t.compute_ns << ',' << t.comm_ns << ',' << t.overlap_ns << ','
+        << t.exposed_comm_ns << ',' << t.busy_ns << ',' << t.idle_ns << ']';
+
+    out << ",\"steps\":{";
+    column(out, "name", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << str(s.name); }, true);
+    column(out, "start_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.start_ns; });
+    column(out, "end_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.end_ns; });
+    column(out, "window_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.window_ns; });
+    column(out, "comm_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.comm_ns; });
+    column(out, "overlap_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.overlap_ns; });
+    column(out, "exposed_comm_ns", d.steps,
+           [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.exposed_comm_ns; });
+    out << '}';
+
+    // Collective names by index: a device has a handful of kinds.
+    std::map<std::string, size_t> nameIndex;
+    std::vector<std::string> names;
+    std::vector<size_t> nameOf;
+    nameOf.reserve(d.collectives.size());
+    for (const auto& c : d.collectives) {
+        const auto [it, added] = nameIndex.emplace(c.collective, names.size());
+        if (added) names.push_back(c.collective);
+        nameOf.push_back(it->second);
+    }
+    out << ",\"ops\":{";
+    column(out, "collective_names", names, [](std::ostream& o, const std::string& n) { o << str(n); }, true);
+    column(out, "collective", nameOf, [](std::ostream& o, size_t i) { o << i; });
+    column(out, "comm_hash", d.collectives, [](std::ostream& o, const CollectiveInstance& c) {
+        if (c.commHash) o << *c.commHash;
+        else o << "null";
+    });
+    column(out, "seq_number", d.collectives, [](std::ostream& o, const CollectiveInstance& c) {
+        if (c.seqNumber) o << *c.seqNumber;
+        else o << "null";
+    });
+    column(out, "start_ns", d.collectives, [](std::ostream& o, const CollectiveInstance& c) { o << c.start_ns; });
+    column(out, "end_ns", d.collectives, [](std::ostream& o, const CollectiveInstance& c) { o << c.end_ns; });
+    out << '}';
+    column(out, "exposed_comm", exposed, [](std::ostream& o, const Interval& i) { o << i.start << ',' << i.end; });
+    out << "}}\n";
+}
+
+}  // namespace
+
+std::string settingsLine(const AnalysisSettings& s, bool withAlign) {
+    ordered_json j = {{"comm_kernel_patterns", s.commKernelPatterns},
+                      {"comm_copies", s.commCopies},
+                      {"step_pattern", s.stepPattern},
+                      {"small_collective_bytes", s.smallCollectiveBytes},
+                      {"small_collective_ns", s.smallCollectiveNs},
+                      {"small_collective_count", s.smallCollectiveCount},
+                      {"idle_gap_ns", s.idleGapNs}};
+    if (withAlign) j["align"] = s.alignCollectives ? "collectives" : "session-start";
+    return j.dump(-1, ' ', false, kReplace);
+}
+
+void writePartialHeader(std::ostream& out, const PartialHeader& h) {
+    out << kPartialMagic << ",\"version\":" << kPartialVersion << ",\"generator\":" << str(h.generator)
+        << ",\"inputs\":" << ordered_json(h.inputs).dump(-1, ' ', false, kReplace)
+        << ",\"settings\":" << settingsLine(h.settings, true) << "}\n";
+}
+
+size_t writeFileSection(std::ostream& out, const FilePart& part) {
+    const Analysis& a = part.analysis;
+    ordered_json processes = ordered_json::array();
+    for (const auto& p : part.processes) processes.push_back({{"rank", p.rank}, {"host", p.host}, {"pid", p.pid}});
+    ordered_json warnings = ordered_json::array();
+    for (size_t w = 0; w < a.warnings.size(); ++w)
+        warnings.push_back({{"process", w < part.warningProcess.size() ? part.warningProcess[w] : 0},
+                            {"message", a.warnings[w]}});
+    const ordered_json file = {{"path", part.path},
+                               {"origin_utc_ns", part.originUtcNs},
+                               {"processes", processes},
+                               {"load_warnings", part.loadWarnings},
+                               {"warnings", warnings},
+                               {"dropped_records", a.droppedRecords},
+                               {"devices", a.devices.size()}};
+    out << "{\"file\":" << file.dump(-1, ' ', false, kReplace) << "}\n";
+    for (size_t d = 0; d < a.devices.size(); ++d) {
+        static const IntervalSet kNone;
+        writeDeviceLine(out, a.devices[d], d < part.exposed.size() ? part.exposed[d] : kNone);
+        {
+            OneLineJsonBuf oneLine(*out.rdbuf());
+            std::ostream line(&oneLine);
+            report::writeDeviceJson(line, a.devices[d], 0);
+            line.flush();
+        }
+        out << '\n';
+    }
+    return a.devices.size();
+}
+
+void writePartialTrailer(std::ostream& out, size_t files, size_t devices) {
+    out << "{\"end\":{\"files\":" << files << ",\"devices\":" << devices << "}}\n";
+}
+
+bool looksLikePartial(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const size_t n = std::strlen(kPartialMagic);
+    std::string head(n, '\0');
+    ssize_t got;
+    do got = ::read(fd, head.data(), n);
+    while (got < 0 && errno == EINTR);
+    ::close(fd);
+    return got == static_cast<ssize_t>(n) && head == kPartialMagic;
+}
+
+}  // namespace osc::partial
