@@ -77,7 +77,8 @@ protected:
     int sync() override { return out_.pubsync(); }
 
 private:
-    bool put(char c);
+    // Copies what is kept of s[0, n) to `out`; returns how much.
+    size_t filter(const char* s, size_t n, char* out);
     std::streambuf& out_;
     bool inString_ = false, escaped_ = false;
 };

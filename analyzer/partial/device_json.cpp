@@ -2,118 +2,167 @@
 
 #include "analyzer/capture/capture_error.h"
 
-#include <nlohmann/json.hpp>
-
+#include <charconv>
 #include <istream>
+#include <iterator>
 #include <ostream>
 
 namespace osc::partial {
 namespace {
 
-using nlohmann::json;
-constexpr auto kReplace = json::error_handler_t::replace;
-
-// Re-emits SAX events in the layout of json::dump(2), which is the layout of
-// the report writer, substituting the cross-rank values on the way.
-class Rewriter final : public nlohmann::json_sax<json> {
+// Re-emits one JSON object in the layout of json::dump(2) (the report
+// writer's), substituting the cross-rank values on the way. A small
+// tokenizer of its own rather than a general parser: the input is our own
+// writer's output, strings and numbers are copied as they are (already
+// escaped, already in the writer's number format), and a device object of
+// hundreds of megabytes is rewritten at memory speed. It still checks the
+// grammar, so a damaged file is an error, not a damaged report.
+class Rewriter {
 public:
-    Rewriter(std::ostream& out, int indent, const DeviceCrossRank& cross) : out_(out), indent_(indent), cross_(cross) {}
+    Rewriter(const std::string& in, std::ostream& out, int indent, const DeviceCrossRank& cross,
+             const std::string& origin)
+        : in_(in), out_(out), indent_(indent), cross_(cross), origin_(origin) {}
 
-    bool null() override { return scalar([] { return std::string("null"); }); }
-    bool boolean(bool v) override { return scalar([v] { return std::string(v ? "true" : "false"); }); }
-    bool number_integer(number_integer_t v) override {
-        return scalar([&] { return std::to_string(isTime() ? v + cross_.shift : v); });
+    void run() {
+        skipSpace();
+        if (at_ >= in_.size() || in_[at_] != '{') fail("does not start with '{'");
+        value();
+        skipSpace();
+        if (at_ != in_.size()) fail("has bytes after its end");
+        flush();
     }
-    bool number_unsigned(number_unsigned_t v) override {
-        return scalar([&] {
-            if (isTime() && v <= static_cast<number_unsigned_t>(INT64_MAX))
-                return std::to_string(static_cast<int64_t>(v) + cross_.shift);
-            return std::to_string(v);
-        });
-    }
-    bool number_float(number_float_t, const string_t& text) override {
-        return scalar([&] { return text; });
-    }
-    bool string(string_t& v) override { return scalar([&] { return json(v).dump(-1, ' ', false, kReplace); }); }
-    bool binary(binary_t&) override { return false; }
-
-    bool start_object(std::size_t) override {
-        beginValue();
-        out_ << '{';
-        frames_.push_back({true, 0, {}});
-        return true;
-    }
-    bool key(string_t& k) override {
-        Frame& f = frames_.back();
-        out_ << (f.count++ ? ",\n" : "\n") << pad(frames_.size()) << json(k).dump(-1, ' ', false, kReplace)
-             << ": ";
-        f.key = k;
-        return true;
-    }
-    bool end_object() override {
-        if (frames_.size() == 1 && cross_.clockShift) {
-            Frame& f = frames_.back();
-            out_ << (f.count++ ? ",\n" : "\n") << pad(1) << "\"clock_shift_ns\": " << *cross_.clockShift;
-        }
-        return close('}');
-    }
-    bool start_array(std::size_t) override {
-        beginValue();
-        out_ << '[';
-        frames_.push_back({false, 0, {}});
-        return true;
-    }
-    bool end_array() override { return close(']'); }
-    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
-        error_ = "at byte " + std::to_string(position) + ": " + e.what();
-        return false;
-    }
-
-    const std::string& error() const { return error_; }
-    bool complete() const { return done_; }
 
 private:
     struct Frame {
         bool object;
-        size_t count;  // members or elements so far
-        std::string key;
+        size_t count = 0;      // members or elements so far
+        std::string_view key;  // the member being written
     };
 
-    std::string pad(size_t depth) const { return std::string(static_cast<size_t>(indent_) + 2 * depth, ' '); }
-
-    // Array elements start on their own line; object values follow their key.
-    void beginValue() {
-        if (frames_.empty() || frames_.back().object) return;
-        Frame& f = frames_.back();
-        out_ << (f.count++ ? ",\n" : "\n") << pad(frames_.size());
+    [[noreturn]] void fail(const std::string& what) const {
+        throw CaptureError(origin_, "not a valid partial result: a device's report object " + what + " (byte " +
+                                        std::to_string(at_) + ")");
     }
-    bool close(char bracket) {
-        const bool empty = frames_.back().count == 0;
-        frames_.pop_back();
-        if (!empty) out_ << '\n' << pad(frames_.size());
-        out_ << bracket;
-        if (frames_.empty()) done_ = true;
-        return true;
+    void skipSpace() {
+        while (at_ < in_.size() && (in_[at_] == ' ' || in_[at_] == '\n' || in_[at_] == '\r' || in_[at_] == '\t'))
+            ++at_;
+    }
+    char peek() {
+        skipSpace();
+        if (at_ >= in_.size()) fail("is cut off");
+        return in_[at_];
+    }
+    void expect(char c) {
+        if (peek() != c) fail(std::string("lacks a '") + c + "'");
+        ++at_;
+    }
+    void pad(size_t depth) { buf_.append(static_cast<size_t>(indent_) + 2 * depth, ' '); }
+    void flush() {
+        out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+        buf_.clear();
     }
 
-    const std::string& currentKey() const {
-        static const std::string kNone;
+    // A string token, quotes included, as it is.
+    std::string_view stringToken() {
+        if (peek() != '"') fail("has a key that is not a string");
+        const size_t start = at_++;
+        while (at_ < in_.size()) {
+            const char c = in_[at_++];
+            if (c == '\\') {
+                if (at_ >= in_.size()) break;
+                ++at_;
+            } else if (c == '"') {
+                return std::string_view(in_).substr(start, at_ - start);
+            } else if (static_cast<unsigned char>(c) < 0x20) {
+                fail("has a raw control character in a string");
+            } else if (static_cast<unsigned char>(c) >= 0x80) {
+                at_ = utf8End(at_ - 1);
+            }
+        }
+        fail("is cut off in a string");
+    }
+    // The end of the UTF-8 sequence starting at `i` (the writer replaced
+    // broken bytes with U+FFFD: anything else here is a damaged file).
+    size_t utf8End(size_t i) {
+        const auto byte = [&](size_t k) { return k < in_.size() ? static_cast<unsigned char>(in_[k]) : 0u; };
+        const unsigned b = byte(i);
+        size_t n = 0;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (b >= 0xC2 && b <= 0xDF) n = 1;
+        else if (b >= 0xE0 && b <= 0xEF) n = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+        else if (b >= 0xF0 && b <= 0xF4) n = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+        else fail("holds bytes that are not UTF-8");
+        for (size_t k = 1; k <= n; ++k) {
+            const unsigned c = byte(i + k);
+            if (c < (k == 1 ? lo : 0x80u) || c > (k == 1 ? hi : 0xBFu)) fail("holds bytes that are not UTF-8");
+        }
+        return i + n + 1;
+    }
+
+    // JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+    static bool validNumber(std::string_view t) {
+        size_t i = 0;
+        const auto digits = [&] {
+            const size_t from = i;
+            while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+            return i > from;
+        };
+        if (i < t.size() && t[i] == '-') ++i;
+        if (i < t.size() && t[i] == '0') ++i;
+        else if (!digits()) return false;
+        if (i < t.size() && t[i] == '.' && (++i, !digits())) return false;
+        if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+            ++i;
+            if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+            if (!digits()) return false;
+        }
+        return i == t.size();
+    }
+
+    std::string_view scalarToken() {
+        const size_t start = at_;
+        const char c = in_[at_];
+        if (c == 't' || c == 'f' || c == 'n') {
+            for (const char* word : {"true", "false", "null"})
+                if (in_.compare(at_, std::char_traits<char>::length(word), word) == 0) {
+                    at_ += std::char_traits<char>::length(word);
+                    return std::string_view(in_).substr(start, at_ - start);
+                }
+            fail("has an unknown literal");
+        }
+        if (c != '-' && (c < '0' || c > '9')) fail("has an unexpected character");
+        while (at_ < in_.size()) {
+            const char d = in_[at_];
+            if ((d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E') ++at_;
+            else break;
+        }
+        const std::string_view token = std::string_view(in_).substr(start, at_ - start);
+        if (!validNumber(token)) fail("has a malformed number");
+        return token;
+    }
+
+    const std::string_view& currentKey() const {
+        static const std::string_view kNone;
         return !frames_.empty() && frames_.back().object ? frames_.back().key : kNone;
     }
-    bool isTime() const {
-        const std::string& k = currentKey();
-        return k == "start_ns" || k == "end_ns";
-    }
 
-    // The cross-rank value for the field being written, if it is one.
-    std::optional<std::string> replacement() const {
-        const std::string& k = currentKey();
-        const auto orNull = [](const auto& v) { return v ? std::to_string(*v) : std::string("null"); };
-        const auto waitField = [&](const std::optional<WaitTransferMetrics>& w) -> std::optional<std::string> {
-            if (k == "comm_wait_ns") return w ? std::to_string(w->comm_wait_ns) : "null";
-            if (k == "exposed_wait_ns") return w ? std::to_string(w->exposed_wait_ns) : "null";
-            if (k == "exposed_transfer_ns") return w ? std::to_string(w->exposed_transfer_ns) : "null";
-            return std::nullopt;
+    // The cross-rank value for the member being written, if it is one.
+    bool replacement(std::string& into) const {
+        const std::string_view k = currentKey();
+        const auto number = [&](auto v) {
+            into = std::to_string(v);
+            return true;
+        };
+        const auto orNull = [&](const auto& v) {
+            if (v) return number(*v);
+            into = "null";
+            return true;
+        };
+        const auto waitField = [&](const std::optional<WaitTransferMetrics>& w) {
+            if (k == "comm_wait_ns") return w ? number(w->comm_wait_ns) : (into = "null", true);
+            if (k == "exposed_wait_ns") return w ? number(w->exposed_wait_ns) : (into = "null", true);
+            if (k == "exposed_transfer_ns") return w ? number(w->exposed_transfer_ns) : (into = "null", true);
+            return false;
         };
         // devices[i].totals
         if (frames_.size() == 2 && frames_[0].key == "totals" && frames_[1].object) {
@@ -128,36 +177,109 @@ private:
             if (cross_.wait && s < cross_.stepWait.size()) w = cross_.stepWait[s];
             return waitField(w);
         }
-        return std::nullopt;
+        return false;
     }
 
-    template <typename Text>
-    bool scalar(Text text) {
-        beginValue();
-        if (auto r = replacement()) out_ << *r;
-        else out_ << text();
-        if (frames_.empty()) done_ = true;
-        return true;
+    // Array elements start on their own line; object members after their key.
+    void beginElement() {
+        if (frames_.empty() || frames_.back().object) return;
+        Frame& f = frames_.back();
+        buf_ += f.count++ ? ",\n" : "\n";
+        pad(frames_.size());
     }
 
+    void value() {
+        beginElement();
+        const char c = peek();
+        if (c == '{' || c == '[') {
+            container(c == '{');
+            return;
+        }
+        std::string replaced;
+        if (replacement(replaced)) {
+            if (c == '"') stringToken();
+            else scalarToken();
+            buf_ += replaced;
+            return;
+        }
+        if (c == '"') {
+            buf_ += stringToken();
+            return;
+        }
+        const std::string_view token = scalarToken();
+        const std::string_view k = currentKey();
+        if ((k == "start_ns" || k == "end_ns") && cross_.shift != 0 &&
+            token.find_first_of(".eE") == std::string_view::npos) {
+            int64_t v = 0;
+            const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+            if (ec == std::errc() && end == token.data() + token.size()) {
+                buf_ += std::to_string(v + cross_.shift);
+                return;
+            }
+        }
+        buf_ += token;
+    }
+
+    void container(bool object) {
+        const char close = object ? '}' : ']';
+        buf_ += object ? '{' : '[';
+        ++at_;
+        frames_.push_back({object});
+        if (frames_.size() > 64) fail("is nested too deeply");
+        if (peek() != close) {
+            for (;;) {
+                if (object) {
+                    Frame& f = frames_.back();
+                    const std::string_view key = stringToken();
+                    buf_ += f.count++ ? ",\n" : "\n";
+                    pad(frames_.size());
+                    buf_ += key;
+                    buf_ += ": ";
+                    f.key = key.substr(1, key.size() - 2);
+                    expect(':');
+                }
+                value();
+                if (peek() == ',') {
+                    ++at_;
+                    continue;
+                }
+                break;
+            }
+        }
+        expect(close);
+        if (object && frames_.size() == 1 && cross_.clockShift) {
+            Frame& f = frames_.back();
+            buf_ += f.count++ ? ",\n" : "\n";
+            pad(1);
+            buf_ += "\"clock_shift_ns\": " + std::to_string(*cross_.clockShift);
+        }
+        const bool empty = frames_.back().count == 0;
+        frames_.pop_back();
+        if (!empty) {
+            buf_ += '\n';
+            pad(frames_.size());
+        }
+        buf_ += close;
+        if (buf_.size() >= (1u << 16)) flush();
+    }
+
+    const std::string& in_;
+    size_t at_ = 0;
     std::ostream& out_;
+    std::string buf_;
     int indent_;
     const DeviceCrossRank& cross_;
+    const std::string& origin_;
     std::vector<Frame> frames_;
-    std::string error_;
-    bool done_ = false;
 };
 
 }  // namespace
 
 void rewriteDeviceJson(std::istream& in, std::ostream& out, int indent, const DeviceCrossRank& cross,
                        const std::string& origin) {
-    Rewriter rewriter(out, indent, cross);
-    // Not strict: the object is followed by the next line of the file.
-    const bool ok = json::sax_parse(in, &rewriter, json::input_format_t::json, false);
-    if (!ok || !rewriter.complete())
-        throw CaptureError(origin, "not a valid partial result: a device's report object " +
-                                       (rewriter.error().empty() ? std::string("is cut off") : rewriter.error()));
+    // Read whole: one device object is what the merge may hold anyway.
+    const std::string text(std::istreambuf_iterator<char>(in), {});
+    Rewriter(text, out, indent, cross, origin).run();
 }
 
 }  // namespace osc::partial
