@@ -304,7 +304,7 @@ void Merge::summarize() {
         addSaturating(s.exposed_comm_ns, t.exposed_comm_ns);
         addSaturating(s.busy_ns, t.busy_ns);
         addSaturating(s.idle_ns, t.idle_ns);
-        addSaturating(computeOrComm, t.compute_ns + t.comm_ns - t.overlap_ns);
+        addSaturating(computeOrComm, (t.compute_ns - t.overlap_ns) + t.comm_ns);  // as finishAnalysis
         devices.push_back(&parts_.devices[i]);
     }
     s.computeRatios(computeOrComm);

@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -385,4 +386,21 @@ TEST_F(PartialMerge, CaptureDirectoriesSkipPartialFiles) {
     } catch (const CaptureError& e) {
         EXPECT_NE(std::string(e.what()).find("merge"), std::string::npos) << e.what();
     }
+}
+
+// Issue 14 item 4 through the merge: devices whose times lie near the +-2^62
+// bound (windows and compute of almost 2^63 ns each). The summary saturates
+// exactly as analyze()'s does.
+TEST_F(PartialMerge, TimesNearTheBoundGiveTheSingleProcessAnswer) {
+    const std::string corpus = std::string(OSC_SOURCE_DIR) + "/fuzz/corpus/capture_reader/";
+    std::vector<std::string> files;
+    for (int copy = 0; copy < 3; ++copy) {
+        const std::string to = path(std::to_string(copy) + "wide_kernels.sqlite");
+        fs::copy_file(corpus + "wide_kernels.sqlite", to);
+        files.push_back(to);
+    }
+    AnalysisSettings s;
+    const Analysis reference = analyze(loadCaptures(files), s);
+    EXPECT_EQ(reference.summary.window_ns, INT64_MAX);
+    EXPECT_EQ(streamed(files, s, 2, 3), jsonOf(reference, files));
 }

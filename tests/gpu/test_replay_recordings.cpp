@@ -74,7 +74,9 @@ TEST_P(ReplayedRun, EveryRankReplaysIntoOneProcess) {
     const int ranks = r.expected.at("ranks").get<int>();
     ASSERT_EQ(static_cast<int>(r.capture.processes.size()), ranks);
     for (const Process& p : r.capture.processes) {
-        if (ranks > 1) EXPECT_GE(p.rank, 0);  // a one-rank job (--comm copies) sets no RANK
+        if (ranks > 1) {
+            EXPECT_GE(p.rank, 0);  // a one-rank job (--comm copies) sets no RANK
+        }
         EXPECT_EQ(p.meta.at("activity_source"), "cupti-replay");
     }
 }
