@@ -67,8 +67,6 @@ bool isPartialDirectory(const std::string& path) {
     }
 }
 
-void printLoadWarnings(const std::vector<std::string>& warnings) { printWarnings(warnings); }
-
 // "analyzing: 12/1024 files, 8.3/s, about 2 min left" over the pipeline.
 PipelineOptions pipelineOptions(int jobs, RateProgress& progress) {
     PipelineOptions o;
@@ -158,47 +156,35 @@ bool streamsJson(const JobInputs& inputs) {
            (inputs.kind == InputKind::Captures && captureFiles(inputs.paths).size() > 1);
 }
 
+namespace {
+
+// Several captures or partials as one PartSet: captures are analysed file by
+// file first (progress over files). `files` keeps the captures' scratch
+// files alive for as long as `set` is used.
+void partsOf(const JobInputs& inputs, const JobRequest& request, partial::PartSet& set,
+             std::unique_ptr<AnalyzedFiles>& files) {
+    if (inputs.kind == InputKind::Partials) {
+        readPartials(inputs.paths, set);
+    } else {
+        RateProgress progress("analyzing", "files");
+        files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings,
+                                                pipelineOptions(request.jobs, progress));
+        progress.done();
+        files->addTo(set, inputs.paths);
+    }
+    printWarnings(set.loadWarnings());
+}
+
+}  // namespace
+
 Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request) {
-    switch (inputs.kind) {
-        case InputKind::ReportJson: return report::readReportJson(inputs.paths[0]).analysis;
-        case InputKind::Partials: {
-            partial::PartSet set;
-            readPartials(inputs.paths, set);
-            RateProgress progress("merging", "devices");
-            partial::Merge merge(set, mergeOptions(request.align, progress));
-            printLoadWarnings(merge.loadWarnings());
-            Analysis a = merge.rest();
-            for (size_t i = 0; i < merge.deviceCount(); ++i) {
-                DeviceAnalysis d = merge.device(i);
-                if (!request.collectives) d.collectives = {}, d.signatures = {};
-                a.devices.push_back(std::move(d));
-            }
-            if (request.collectives)
-                for (size_t g = 0; g < merge.matchedCount(); ++g) a.matched.push_back(merge.matched(g));
-            progress.done();
-            printWarnings(a.warnings);
-            return a;
-        }
-        case InputKind::Captures: break;
-    }
-    if (captureFiles(inputs.paths).size() <= 1)
-        return analyzeWithStatus(loadInputs(inputs.paths), request.settings);
-    RateProgress progress("analyzing", "files");
-    const AnalyzedFiles files(inputs.paths, request.settings, pipelineOptions(request.jobs, progress));
-    progress.done();
+    if (inputs.kind == InputKind::ReportJson) return report::readReportJson(inputs.paths[0]).analysis;
+    if (!streamsJson(inputs)) return analyzeWithStatus(loadInputs(inputs.paths), request.settings);
     partial::PartSet set;
-    files.addTo(set, inputs.paths);
+    std::unique_ptr<AnalyzedFiles> files;
+    partsOf(inputs, request, set, files);
     RateProgress merging("merging", "devices");
-    partial::Merge merge(set, mergeOptions(std::nullopt, merging));
-    printLoadWarnings(merge.loadWarnings());
-    Analysis a = merge.rest();
-    for (size_t i = 0; i < merge.deviceCount(); ++i) {
-        DeviceAnalysis d = merge.device(i);
-        if (!request.collectives) d.collectives = {}, d.signatures = {};
-        a.devices.push_back(std::move(d));
-    }
-    if (request.collectives)
-        for (size_t g = 0; g < merge.matchedCount(); ++g) a.matched.push_back(merge.matched(g));
+    Analysis a = partial::mergedAnalysis(set, mergeOptions(request.align, merging), request.collectives);
     merging.done();
     printWarnings(a.warnings);
     return a;
@@ -211,19 +197,10 @@ void writeJobJson(const JobInputs& inputs, const JobRequest& request, const repo
         return;
     }
     partial::PartSet set;
-    std::unique_ptr<AnalyzedFiles> files;  // must outlive `set`
-    if (inputs.kind == InputKind::Partials) {
-        readPartials(inputs.paths, set);
-    } else {
-        RateProgress progress("analyzing", "files");
-        files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings,
-                                                pipelineOptions(request.jobs, progress));
-        progress.done();
-        files->addTo(set, inputs.paths);
-    }
+    std::unique_ptr<AnalyzedFiles> files;
+    partsOf(inputs, request, set, files);
     RateProgress merging("merging", "devices");
     partial::Merge merge(set, mergeOptions(request.align, merging));
-    printLoadWarnings(merge.loadWarnings());
     printWarnings(merge.rest().warnings);
     report::StreamedReportBody body;
     body.deviceCount = merge.deviceCount();

@@ -113,44 +113,4 @@ int ScratchWriteBuf::sync() {
     return 0;
 }
 
-size_t OneLineJsonBuf::filter(const char* s, size_t n, char* out) {
-    size_t kept = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const char c = s[i];
-        if (inString_) {
-            if (escaped_) escaped_ = false;
-            else if (c == '\\') escaped_ = true;
-            else if (c == '"') inString_ = false;
-        } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-            continue;
-        } else if (c == '"') {
-            inString_ = true;
-        }
-        out[kept++] = c;
-    }
-    return kept;
-}
-
-OneLineJsonBuf::int_type OneLineJsonBuf::overflow(int_type c) {
-    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
-    const char ch = traits_type::to_char_type(c);
-    char kept;
-    if (filter(&ch, 1, &kept) == 1 && traits_type::eq_int_type(out_.sputc(kept), traits_type::eof()))
-        return traits_type::eof();
-    return c;
-}
-
-std::streamsize OneLineJsonBuf::xsputn(const char* s, std::streamsize n) {
-    // In chunks through a local buffer: one call downstream per chunk, not per byte.
-    char buffer[4096];
-    std::streamsize done = 0;
-    while (done < n) {
-        const auto chunk = static_cast<size_t>(std::min<std::streamsize>(n - done, sizeof buffer));
-        const size_t kept = filter(s + done, chunk, buffer);
-        if (out_.sputn(buffer, static_cast<std::streamsize>(kept)) != static_cast<std::streamsize>(kept)) return done;
-        done += static_cast<std::streamsize>(chunk);
-    }
-    return n;
-}
-
 }  // namespace osc::partial

@@ -1,6 +1,5 @@
 // File plumbing for partial results and the merge: a scratch file nobody
-// else can see, stream buffers over a byte range of a file descriptor, and a
-// filter that writes JSON on one line. Merging a thousand ranks keeps their
+// else can see and stream buffers over a byte range of a file descriptor. Merging a thousand ranks keeps their
 // per-device results on disk, not in memory, and reads them back by range.
 #pragma once
 
@@ -62,25 +61,6 @@ protected:
 private:
     ScratchFile& file_;
     std::vector<char> buffer_;
-};
-
-// Passes JSON through with the whitespace between tokens removed, so a
-// pretty-printed document becomes one line (JSON strings never hold a raw
-// newline: it is escaped).
-class OneLineJsonBuf : public std::streambuf {
-public:
-    explicit OneLineJsonBuf(std::streambuf& out) : out_(out) {}
-
-protected:
-    int_type overflow(int_type c) override;
-    std::streamsize xsputn(const char* s, std::streamsize n) override;
-    int sync() override { return out_.pubsync(); }
-
-private:
-    // Copies what is kept of s[0, n) to `out`; returns how much.
-    size_t filter(const char* s, size_t n, char* out);
-    std::streambuf& out_;
-    bool inString_ = false, escaped_ = false;
 };
 
 }  // namespace osc::partial

@@ -175,12 +175,6 @@ Merge::Merge(const PartSet& parts, const MergeOptions& options) : parts_(parts),
 
 Merge::~Merge() = default;
 
-std::vector<std::string> Merge::loadWarnings() const {
-    std::vector<std::string> out;
-    for (const auto& f : parts_.files) out.insert(out.end(), f.loadWarnings.begin(), f.loadWarnings.end());
-    return out;
-}
-
 std::vector<OpRecord> Merge::shiftedOps(size_t index) const {
     const PartDevice& d = parts_.devices[order_[index]];
     std::vector<OpRecord> ops = parts_.readOps(d);

@@ -57,8 +57,6 @@ public:
     // Everything but the devices and matched collectives: settings, summary,
     // total skew, spread, dropped records and warnings.
     const Analysis& rest() const { return rest_; }
-    // The readers' warnings, in file order (shown before the analysis').
-    std::vector<std::string> loadWarnings() const;
     size_t deviceCount() const { return order_.size(); }
     size_t matchedCount() const { return matchedKeys_.size(); }
 

@@ -355,6 +355,12 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     d.exposedAt = data_->append(exposed.data(), exposed.size() * sizeof(Interval));
 }
 
+std::vector<std::string> PartSet::loadWarnings() const {
+    std::vector<std::string> out;
+    for (const auto& f : files) out.insert(out.end(), f.loadWarnings.begin(), f.loadWarnings.end());
+    return out;
+}
+
 std::vector<OpRecord> PartSet::readOps(const PartDevice& d) const {
     std::vector<OpRecord> out(d.ops);
     data_->read(d.opsAt, out.data(), out.size() * sizeof(OpRecord));

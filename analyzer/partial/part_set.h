@@ -81,6 +81,9 @@ public:
     std::vector<CollectiveKey> keys;
     std::vector<std::string> collectiveNames;
 
+    // The readers' warnings of every file, in file order.
+    std::vector<std::string> loadWarnings() const;
+
     std::vector<OpRecord> readOps(const PartDevice& d) const;
     IntervalSet readExposed(const PartDevice& d) const;
     // The device's report object as it was written (one line of JSON).

@@ -1,6 +1,5 @@
 #include "analyzer/partial/partial_format.h"
 
-#include "analyzer/partial/byte_io.h"
 #include "analyzer/report/report_json.h"
 
 #include <fcntl.h>
@@ -115,12 +114,7 @@ size_t writeFileSection(std::ostream& out, const FilePart& part) {
     for (size_t d = 0; d < a.devices.size(); ++d) {
         static const IntervalSet kNone;
         writeDeviceLine(out, a.devices[d], d < part.exposed.size() ? part.exposed[d] : kNone);
-        {
-            OneLineJsonBuf oneLine(*out.rdbuf());
-            std::ostream line(&oneLine);
-            report::writeDeviceJson(line, a.devices[d], 0);
-            line.flush();
-        }
+        report::writeDeviceJson(out, a.devices[d], -1);
         out << '\n';
     }
     return a.devices.size();

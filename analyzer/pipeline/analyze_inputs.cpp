@@ -117,13 +117,10 @@ AnalyzedInputs analyzeInputs(const std::vector<std::string>& paths, const Analys
     const AnalyzedFiles files(paths, settings, options);
     partial::PartSet set;
     files.addTo(set, paths);
-    partial::Merge merge(set, {});
     AnalyzedInputs out;
     out.files = files.files();
-    out.loadWarnings = merge.loadWarnings();
-    out.analysis = merge.rest();
-    for (size_t i = 0; i < merge.deviceCount(); ++i) out.analysis.devices.push_back(merge.device(i));
-    for (size_t g = 0; g < merge.matchedCount(); ++g) out.analysis.matched.push_back(merge.matched(g));
+    out.loadWarnings = set.loadWarnings();
+    out.analysis = partial::mergedAnalysis(set, {});
     return out;
 }
 

@@ -22,7 +22,7 @@ std::string formatJsonReport(const Analysis& analysis, const ReportOptions& opti
 
 // One element of "devices", exactly as writeJsonReport writes it, its
 // opening brace where the caller's stream is and its inner lines indented
-// `indent` + 2 spaces.
+// `indent` + 2 spaces; with a negative indent on one line, without spaces.
 void writeDeviceJson(std::ostream& out, const DeviceAnalysis& device, int indent);
 
 // The same document with its devices and matched collectives produced by the

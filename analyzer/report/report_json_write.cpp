@@ -97,49 +97,57 @@ ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
 }
 
 // The hot path of big reports (millions of collectives): written by hand in
-// exactly the layout nlohmann::json::dump(2) gives, without building a tree.
+// exactly the layout nlohmann::json::dump(2) gives (dump(-1)'s with a
+// negative indent), without building a tree.
 void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) {
-    const std::string in(static_cast<size_t>(indent) + 2, ' ');
+    const bool compact = indent < 0;
+    const std::string in = compact ? std::string() : std::string(static_cast<size_t>(indent) + 2, ' ');
+    const char* sep = compact ? "," : ",\n";
+    const char* colon = compact ? "\":" : "\": ";
     auto str = [](const std::string& v) { return ordered_json(v).dump(-1, ' ', false, kInvalidUtf8); };
     auto optU = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
-    os << "{\n"
-       << in << "\"name\": " << str(c.name) << ",\n"
-       << in << "\"collective\": " << str(c.collective) << ",\n"
-       << in << "\"datatype\": " << str(c.datatype) << ",\n"
-       << in << "\"start_ns\": " << c.start_ns << ",\n"
-       << in << "\"end_ns\": " << c.end_ns << ",\n"
-       << in << "\"stream\": " << c.stream << ",\n"
-       << in << "\"duration_ns\": " << c.duration_ns << ",\n"
-       << in << "\"overlapped_ns\": " << c.overlapped_ns << ",\n"
-       << in << "\"exposed_ns\": " << c.exposed_ns << ",\n"
-       << in << "\"bytes\": " << optU(c.bytes) << ",\n"
-       << in << "\"bandwidth_gbps\": " << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << ",\n"
-       << in << "\"comm_hash\": " << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << ",\n"
-       << in << "\"seq_number\": " << optU(c.seqNumber) << ",\n"
-       << in << "\"algo\": " << str(c.algo) << ",\n"
-       << in << "\"proto\": " << str(c.proto) << ",\n"
-       << in << "\"step\": " << (c.step >= 0 ? std::to_string(c.step) : std::string("null")) << "\n"
-       << std::string(static_cast<size_t>(indent), ' ') << "}";
+    os << (compact ? "{" : "{\n")
+       << in << "\"name" << colon << str(c.name) << sep
+       << in << "\"collective" << colon << str(c.collective) << sep
+       << in << "\"datatype" << colon << str(c.datatype) << sep
+       << in << "\"start_ns" << colon << c.start_ns << sep
+       << in << "\"end_ns" << colon << c.end_ns << sep
+       << in << "\"stream" << colon << c.stream << sep
+       << in << "\"duration_ns" << colon << c.duration_ns << sep
+       << in << "\"overlapped_ns" << colon << c.overlapped_ns << sep
+       << in << "\"exposed_ns" << colon << c.exposed_ns << sep
+       << in << "\"bytes" << colon << optU(c.bytes) << sep
+       << in << "\"bandwidth_gbps" << colon << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep
+       << in << "\"comm_hash" << colon << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << sep
+       << in << "\"seq_number" << colon << optU(c.seqNumber) << sep
+       << in << "\"algo" << colon << str(c.algo) << sep
+       << in << "\"proto" << colon << str(c.proto) << sep
+       << in << "\"step" << colon << (c.step >= 0 ? std::to_string(c.step) : std::string("null"))
+       << (compact ? "" : "\n" + std::string(static_cast<size_t>(indent), ' ')) << "}";
 }
 
 // Writes the document piece by piece: per-collective and per-step objects are
 // built and dumped one at a time, so a capture with millions of collectives
-// never holds the whole JSON tree in memory. Output matches dump(2).
+// never holds the whole JSON tree in memory. Output matches dump(2), or with
+// a negative indent dump(-1) (one line: analyzer/partial's partial results).
 class ObjectWriter {
 public:
-    ObjectWriter(std::ostream& os, int indent) : os_(os), indent_(indent) { os_ << "{"; }
+    ObjectWriter(std::ostream& os, int indent) : os_(os), indent_(indent), compact_(indent < 0) { os_ << "{"; }
 
     void field(const std::string& key, const ordered_json& value) {
         next(key);
-        os_ << reindent(value.dump(2, ' ', false, kInvalidUtf8), indent_ + 2);
+        os_ << (compact_ ? value.dump(-1, ' ', false, kInvalidUtf8)
+                         : reindent(value.dump(2, ' ', false, kInvalidUtf8), indent_ + 2));
     }
     template <typename Item>
     void arrayField(const std::string& key, size_t n, Item item) {
         next(key);
         os_ << "[";
-        for (size_t i = 0; i < n; ++i)
-            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4) << reindent(item(i).dump(2, ' ', false, kInvalidUtf8), indent_ + 4);
-        if (n) os_ << "\n" << pad(indent_ + 2);
+        for (size_t i = 0; i < n; ++i) {
+            if (compact_) os_ << (i ? "," : "") << item(i).dump(-1, ' ', false, kInvalidUtf8);
+            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4) << reindent(item(i).dump(2, ' ', false, kInvalidUtf8), indent_ + 4);
+        }
+        if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
     }
     // An array whose items write themselves: item(ostream&, indent of the item, i).
@@ -148,10 +156,11 @@ public:
         next(key);
         os_ << "[";
         for (size_t i = 0; i < n; ++i) {
-            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
-            item(os_, indent_ + 4, i);
+            if (compact_) os_ << (i ? "," : "");
+            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
+            item(os_, compact_ ? -1 : indent_ + 4, i);
         }
-        if (n) os_ << "\n" << pad(indent_ + 2);
+        if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
     }
     // An array of objects each written field by field: body(ObjectWriter&, i).
@@ -160,15 +169,16 @@ public:
         next(key);
         os_ << "[";
         for (size_t i = 0; i < n; ++i) {
-            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
-            ObjectWriter inner(os_, indent_ + 4);
+            if (compact_) os_ << (i ? "," : "");
+            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
+            ObjectWriter inner(os_, compact_ ? -1 : indent_ + 4);
             body(inner, i);
             inner.close();
         }
-        if (n) os_ << "\n" << pad(indent_ + 2);
+        if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
     }
-    void close() { os_ << (first_ ? "" : "\n" + pad(indent_)) << "}"; }
+    void close() { os_ << (first_ || compact_ ? "" : "\n" + pad(indent_)) << "}"; }
 
 private:
     static std::string pad(int n) { return std::string(static_cast<size_t>(n), ' '); }
@@ -184,11 +194,13 @@ private:
         return out;
     }
     void next(const std::string& key) {
-        os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ": ";
+        if (compact_) os_ << (first_ ? "" : ",") << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ":";
+        else os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ": ";
         first_ = false;
     }
     std::ostream& os_;
     int indent_;
+    bool compact_;
     bool first_ = true;
 };
 

@@ -404,3 +404,19 @@ TEST_F(PartialMerge, TimesNearTheBoundGiveTheSingleProcessAnswer) {
     EXPECT_EQ(reference.summary.window_ns, INT64_MAX);
     EXPECT_EQ(streamed(files, s, 2, 3), jsonOf(reference, files));
 }
+
+// The partial holds each device's report object on one line: the same JSON
+// as the report's, only without its whitespace.
+TEST_F(PartialMerge, DeviceObjectsOnOneLineHoldTheReportsOnes) {
+    std::mt19937 rng(1605);
+    const auto files = ourJob(randomJob(rng), "compact", rng);
+    const Analysis a = analyze(loadCaptures(files));
+    for (const auto& d : a.devices) {
+        std::ostringstream pretty, compact;
+        report::writeDeviceJson(pretty, d, 4);
+        report::writeDeviceJson(compact, d, -1);
+        EXPECT_EQ(compact.str().find('\n'), std::string::npos);
+        EXPECT_EQ(nlohmann::ordered_json::parse(compact.str()), nlohmann::ordered_json::parse(pretty.str()));
+        EXPECT_EQ(nlohmann::ordered_json::parse(compact.str()).dump(), compact.str());
+    }
+}
