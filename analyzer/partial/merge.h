@@ -1,4 +1,4 @@
-// The cross-rank half of analyze() (Analysis::finishAnalysis) over partial
+// The cross-rank half of analyze() (finishAnalysis in metrics/analysis.h) over partial
 // results, with memory bounded by the largest device rather than the job:
 // per device only its header stays in memory (part_set.h); its operations
 // are read back from disk for each pass. The results are exactly those of

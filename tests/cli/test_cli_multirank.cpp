@@ -67,6 +67,13 @@ TEST_F(MultiRank, PartialsMergeIntoTheReportOfTheCapturesByteForByte) {
         fs::copy_file(parts[1], path("parts/1.partial.json"), fs::copy_options::overwrite_existing);
         EXPECT_EQ(run("merge" + opts + " " + quote(path("parts"))).out, want.out) << format;
     }
+    // --align is the merge's to choose: the same as aligning the captures.
+    const auto aligned = run("report --format json --align collectives" + joined(files, 0, 6));
+    const auto alignedMerge =
+        run("merge --format json --align collectives " + quote(parts[0]) + " " + quote(parts[1]));
+    ASSERT_EQ(alignedMerge.code, 0) << alignedMerge.err;
+    EXPECT_EQ(alignedMerge.out, aligned.out);
+    EXPECT_NE(alignedMerge.out.find("\"clock_shift_ns\""), std::string::npos);
     // The JSON names the captures each partial was made from.
     const auto j = nlohmann::json::parse(run("merge --format json " + quote(parts[0]) + " " + quote(parts[1])).out);
     ASSERT_EQ(j["inputs"].size(), 6u);
