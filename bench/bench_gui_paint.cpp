@@ -1,114 +1,55 @@
-// overlapscope-gui figures on a synthetic 10-million-kernel capture
-// (8 ranks x 8 streams; the last stream of each rank carries NCCL kernels):
-//   load time   (SQLite files -> capture -> lanes and coverages -> analysis), target < 15 s
-//   paint time  of the timeline at 1920x1080 at several zoom levels,        target < 16 ms each
-//   memory      peak resident set size after loading and painting,          target < 3 GB
+// overlapscope-gui figures on synthetic captures of 10 million kernels:
 //
-// usage: bench_gui_paint [--kernels N] [--dir DIR]
-// The per-rank files are written once into DIR (default /tmp/osc-bench-gui-N)
-// and reused by later runs; writing them is not part of the load figure.
+//  A. 8 ranks x 8 streams, one file per rank (the last stream of each rank
+//     carries NCCL kernels):
+//       load time (read -> lanes and coverages -> analysis), target < 15 s
+//       paint time of the timeline at 1920x1080, four zooms,   target < 16 ms each
+//  B. one file, one rank, 8 streams (580,000 NCCL kernels), opened the way a
+//     user opens it: File > Open until the window shows it, tables filled
+//     and sorted and the first frame painted,                 target < 15 s
+//       the longest the GUI thread was blocked meanwhile,      target < 250 ms
+//       and while sorting the Collectives table by exposed time, target < 100 ms
+//       paint time at four zooms,                              target < 16 ms each
+//  C. the heat map of 1,024 ranks at 1920x1080,                target < 16 ms a frame
+//  peak resident set size of each case (each runs in a process of its own), target < 3 GB
+//
+// usage: bench_gui_paint [--kernels N] [--dir DIR] [--only A|B|C]
+// Capture files are written once into DIR (default /tmp/osc-bench-gui-N-formatF)
+// and reused by later runs; writing them is not part of any figure.
+#include "bench/gui_bench_util.h"
+
 #include "analyzer/capture/schema.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/synth/generic_synth.h"
-#include "analyzer/synth/row_sink.h"
 #include "gui/widgets/capture_loader.h"
+#include "gui/widgets/main_window.h"
+#include "gui/widgets/metric_tables.h"
 #include "gui/widgets/timeline_widget.h"
 
 #include <QApplication>
-#include <QImage>
+#include <QSettings>
 
-#include <sys/resource.h>
-
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
 #include <string>
 #include <vector>
 
+extern char** environ;
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace oscbench;
 constexpr int kRanks = 8, kStreams = 8;
 
-double seconds(Clock::time_point since) {
-    return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-double peakRssGiB() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is KiB
-}
-
-void writeRanks(const std::string& dir, uint64_t kernels) {
-    std::filesystem::create_directories(dir);
-    for (int r = 0; r < kRanks; ++r) {
-        const std::string path = dir + "/rank" + std::to_string(r) + ".sqlite";
-        if (std::filesystem::exists(path)) continue;
-        osc::synth::GenericSpec spec;
-        spec.kernels = kernels / kRanks;
-        spec.streams = kStreams;
-        spec.seed = static_cast<uint64_t>(r) + 1;
-        spec.pid = 4000 + r;
-        osc::synth::ProcessIdentity who = osc::synth::genericIdentity(spec);
-        who.rank = r;
-        who.localRank = r;
-        who.worldSize = kRanks;
-        const std::string tmp = path + ".part";
-        std::filesystem::remove(tmp);
-        {
-            osc::synth::WriterSink sink(tmp, who, false);
-            osc::synth::generateGeneric(spec, sink, [&](uint64_t done, uint64_t total) {
-                if (done % 250000 == 0 || done == total)
-                    std::fprintf(stderr, "\rwriting rank %d: %3.0f%%", r, 100.0 * static_cast<double>(done) / static_cast<double>(total));
-            });
-            sink.close();
-        }
-        std::filesystem::rename(tmp, path);
-    }
-    std::fprintf(stderr, "\n");
-}
-
-void verdict(const char* what, double value, const char* unit, double target) {
-    std::printf("%-44s %10.2f %-3s (target < %g %s)  %s\n", what, value, unit, target, unit,
-                value < target ? "PASS" : "FAIL");
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-    uint64_t kernels = 10'000'000;
-    std::string dir;
-    for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) kernels = std::stoull(argv[++i]);
-        else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
-        else {
-            std::fprintf(stderr, "usage: bench_gui_paint [--kernels N] [--dir DIR]\n");
-            return 2;
-        }
-    }
-    // The format version in the name: cached files of an older format would
-    // measure the old reader path.
-    if (dir.empty())
-        dir = "/tmp/osc-bench-gui-" + std::to_string(kernels) + "-format" +
-              std::to_string(osc::schema::kFormatVersion);
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-
-    std::printf("bench_gui_paint: %llu kernels, %d ranks x %d streams, files in %s\n",
-                static_cast<unsigned long long>(kernels), kRanks, kStreams, dir.c_str());
-    writeRanks(dir, kernels);
-
+bool caseRanks(const std::string& dir, uint64_t kernels) {
+    std::printf("\nA. %llu kernels, %d ranks x %d streams, one file per rank\n",
+                static_cast<unsigned long long>(kernels), kRanks, kStreams);
+    writeRanks(dir, kernels, kRanks, kStreams);
     // The same stages as loadForViewing(), timed one by one.
     const auto t0 = Clock::now();
     osc::LoadOptions options;
-    options.progress = [](double f, std::string_view stage) {
-        std::fprintf(stderr, "\rreading %3.0f%% %-30.*s", f * 100, static_cast<int>(stage.size()), stage.data());
-    };
     auto capture = std::make_shared<osc::Capture>(osc::loadCapture(dir, options));
-    std::fprintf(stderr, "\n");
     const double readS = seconds(t0);
     const auto t1 = Clock::now();
     osc::gui::LoadedCapture loaded;
@@ -119,59 +60,130 @@ int main(int argc, char** argv) {
     loaded.model->addStepLanes(*loaded.analysis);
     const double analysisS = seconds(t2);
     const double loadS = seconds(t0);
-    std::printf("  read files %.2f s, build lanes and coverages %.2f s, analysis %.2f s\n", readS, lanesS, analysisS);
-    std::printf("loaded %zu kernels in %zu lanes\n", loaded.model->capture().kernelCount(), loaded.model->lanes().size());
-    verdict("load (read + lanes + analysis)", loadS, "s", 15);
-    size_t summaryBytes = 0, longEntries = 0;
-    for (const auto& lane : loaded.model->lanes()) {
-        for (const auto& row : lane.rows) {
-            for (int l = 0; l < row.summary.levels(); ++l) {
-                summaryBytes += row.summary.cells(l).size() * sizeof(osc::gui::SummaryCell) +
-                                row.summary.longEvents(l).index.size() * (sizeof(uint32_t) + sizeof(osc::TimeNs));
-                longEntries += row.summary.longEvents(l).index.size();
-            }
-        }
-    }
-    std::printf("  row summaries %.0f MiB (%zu long-event entries)\n", static_cast<double>(summaryBytes) / (1 << 20), longEntries);
-
+    std::printf("  read files %.2f s, build lanes and coverages %.2f s, analysis %.2f s (one after the other)\n",
+                readS, lanesS, analysisS);
+    bool pass = verdict("A. load (read + lanes + analysis)", loadS, "s", 15);
+    printSummarySize(*loaded.model);
     osc::gui::TimelineWidget w;
     w.resize(1920, 1080);
     w.setModel(loaded.model);
-    QImage img(w.size(), QImage::Format_ARGB32_Premultiplied);
-    const osc::TimeNs begin = loaded.model->begin(), len = loaded.model->end() - begin;
-    struct Zoom {
-        const char* name;
-        double fraction;  // of the whole span
-    } zooms[] = {{"everything", 1.0}, {"1/10 of the span", 0.1}, {"1/1000", 1e-3}, {"1/100000", 1e-5}};
-    bool allPass = true;
-    for (const Zoom& z : zooms) {
-        const auto span = std::max<osc::TimeNs>(100, static_cast<osc::TimeNs>(static_cast<double>(len) * z.fraction));
-        const osc::TimeNs start = begin + (len - span) / 2;
-        w.setViewRange({start, start + span}, false);
-        std::vector<double> ms, build;
-        osc::gui::DrawList sample;
-        for (int i = 0; i < 7; ++i) {
-            w.invalidateGeometry();  // measure full frames, not the replay cache
-            const auto p0 = Clock::now();
-            w.render(&img);
-            ms.push_back(seconds(p0) * 1000);
-            osc::gui::DrawList list;
-            const auto b0 = Clock::now();
-            osc::gui::FrameBuilder(*loaded.model, w.layout()).build(w.viewport(), list);
-            build.push_back(seconds(b0) * 1000);
-            if (i == 0) sample = std::move(list);
-        }
-        std::sort(ms.begin(), ms.end());
-        std::sort(build.begin(), build.end());
-        std::printf("  %-18s draw list %.2f ms of the frame: %zu rects, %zu texts, %zu events, %zu folded blocks\n",
-                    z.name, build[build.size() / 2], sample.rects.size(), sample.texts.size(), sample.eventsDrawn,
-                    sample.foldedBlocks);
-        char what[80];
-        std::snprintf(what, sizeof what, "paint 1920x1080, %s (median of 7)", z.name);
-        verdict(what, ms[ms.size() / 2], "ms", 16);
-        allPass &= ms[ms.size() / 2] < 16;
+    pass &= paintAtZooms(w, "A.");
+    return pass;
+}
+
+bool caseSingleFile(const std::string& path, uint64_t kernels) {
+    std::printf("\nB. %llu kernels in one file (one rank, %d streams), opened in the window\n",
+                static_cast<unsigned long long>(kernels), kStreams);
+    writeSingle(path, kernels, kStreams);
+    osc::gui::MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    QApplication::processEvents();
+    GuiStallProbe probe;  // the longest gap between GUI-thread timer ticks
+    // Connected after the window's own slot: when this runs, showLoaded() has.
+    bool loaded = false, failed = false;
+    QObject::connect(win.loader(), &osc::gui::CaptureLoader::loaded, &win, [&] { loaded = true; });
+    QObject::connect(win.loader(), &osc::gui::CaptureLoader::failed, &win, [&] { failed = true; });
+    // When each stage of the worker was first reported.
+    std::vector<std::pair<QString, double>> stages;
+    QObject::connect(win.loader(), &osc::gui::CaptureLoader::progress, &win, [&](double, const QString& stage) {
+        const QString head = stage.section(' ', 0, 1);
+        if (stages.empty() || stages.back().first != head) stages.emplace_back(head, 0.0);
+    });
+    const auto t0 = Clock::now();
+    QObject::connect(win.loader(), &osc::gui::CaptureLoader::progress, &win, [&](double, const QString&) {
+        if (!stages.empty() && stages.back().second == 0.0) stages.back().second = seconds(t0);
+    });
+    win.openCapture(QString::fromStdString(path));
+    probe.start();
+    while (!loaded && !failed) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    if (failed) {
+        std::printf("  the capture did not load\n");
+        return false;
     }
+    const double workerS = seconds(t0);
+    while (win.stepModel()->sorting() || win.collectiveModel()->sorting())
+        QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    win.repaint();
+    QApplication::processEvents();
+    const double loadS = seconds(t0);
+    probe.stop();
+    std::printf("  worker stages began at:");
+    for (const auto& [name, at] : stages) std::printf(" %s %.2f s,", name.toLocal8Bit().constData(), at);
+    std::printf("\n  reading, lanes and analysis on the worker %.2f s; shown, tables sorted and painted at %.2f s\n",
+                workerS, loadS);
+    bool pass = verdict("B. load, File > Open to the first frame", loadS, "s", 15);
+    // Showing the capture (lanes laid out, 580,000 table rows, first frame)
+    // is the one part the GUI thread does itself.
+    pass &= verdict("B. longest GUI-thread stall while loading", probe.longestMs(), "ms", 250);
+
+    // Sorting the 580,000-row Collectives table by exposed time, as a header click does.
+    const int rows = win.collectiveModel()->rowCount();
+    GuiStallProbe sortProbe;
+    sortProbe.start();
+    const auto s0 = Clock::now();
+    win.collectiveModel()->sort(osc::gui::CollectiveTableModel::Exposed, Qt::DescendingOrder);
+    const double callMs = seconds(s0) * 1000;
+    while (win.collectiveModel()->sorting()) QApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    const double sortS = seconds(s0);
+    sortProbe.stop();
+    std::printf("  sorting %d collectives by exposed time: sort() returned after %.1f ms, order applied after %.2f s\n",
+                rows, callMs, sortS);
+    pass &= verdict("B. longest GUI-thread stall while sorting", sortProbe.longestMs(), "ms", 100);
+    pass &= paintAtZooms(*win.timeline(), "B.");
+    return pass;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    uint64_t kernels = 10'000'000;
+    std::string dir, only;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) kernels = std::stoull(argv[++i]);
+        else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+        else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else {
+            std::fprintf(stderr, "usage: bench_gui_paint [--kernels N] [--dir DIR] [--only A|B|C]\n");
+            return 2;
+        }
+    }
+    // Each case in a process of its own, so that each peak memory figure is
+    // that case's alone (freed memory is not always returned to the system).
+    if (only.empty()) {
+        int failed = 0;
+        for (const char* c : {"A", "B", "C"}) {
+            std::vector<std::string> args = {argv[0], "--kernels", std::to_string(kernels), "--only", c};
+            if (!dir.empty()) args.insert(args.end(), {"--dir", dir});
+            std::vector<char*> cargs;
+            for (auto& a : args) cargs.push_back(a.data());
+            cargs.push_back(nullptr);
+            std::fflush(stdout);
+            pid_t pid = 0;
+            if (posix_spawn(&pid, argv[0], nullptr, nullptr, cargs.data(), environ) != 0) return 2;
+            int status = 0;
+            waitpid(pid, &status, 0);
+            failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        }
+        return failed ? 1 : 0;
+    }
+    // The format version in the name: cached files of an older format would
+    // measure the old reader path.
+    if (dir.empty())
+        dir = "/tmp/osc-bench-gui-" + std::to_string(kernels) + "-format" + std::to_string(osc::schema::kFormatVersion);
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    // Recent files of the bench go to its own directory, not the user's settings.
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, QString::fromStdString(dir + "/settings"));
+    QApplication::setOrganizationName("overlapscope-bench");
+    std::printf("bench_gui_paint: files in %s; load average %.2f on %u cores\n", dir.c_str(), loadAverage(),
+                std::thread::hardware_concurrency());
+    bool pass = true;
+    if (only.empty() || only == "A") pass &= caseRanks(dir + "/ranks", kernels);
+    if (only.empty() || only == "B") pass &= caseSingleFile(dir + "/single.sqlite", kernels);
+    if (only.empty() || only == "C") pass &= caseHeatMap(1024);
+    std::printf("\n");
     const double rss = peakRssGiB();
-    verdict("peak memory (RSS)", rss, "GiB", 3);
-    return allPass && loadS < 15 && rss < 3 ? 0 : 1;
+    pass &= verdict((only + ". peak memory (RSS)").c_str(), rss, "GiB", 3);
+    return pass ? 0 : 1;
 }

@@ -35,6 +35,17 @@ void AnalysisFlags::addTo(CLI::App* cmd) {
                     "from several hosts, whose clocks differ by hundreds of microseconds)")
         ->check(CLI::IsMember({"session-start", "collectives"}))
         ->type_name("MODE");
+    cmd->add_option("--microbatch-pattern", microbatchPattern,
+                    "Regex for pipeline micro-batch range names; group 1 is the phase (starting with f "
+                    "= forward, b = backward), group 2 the micro-batch number. The default matches "
+                    "'fwd mb 3', 'bwd mb 3', 'forward microbatch 3'")
+        ->type_name("REGEX");
+    cmd->add_option("--pipeline-stages", pipelineStages,
+                    "Pipeline stages S for the theoretical bubble (S-1)/(M+S-1); default: the number "
+                    "of devices that ran micro-batches (set it when tensor or data parallelism puts "
+                    "several devices on one stage)")
+        ->check(CLI::Range(0, 65536))
+        ->type_name("S");
 }
 
 AnalysisSettings AnalysisFlags::settings() const {
@@ -43,6 +54,8 @@ AnalysisSettings AnalysisFlags::settings() const {
     s.commCopies = commCopies;
     if (!stepPattern.empty()) s.stepPattern = stepPattern;
     s.alignCollectives = align == "collectives";
+    if (!microbatchPattern.empty()) s.microbatchPattern = microbatchPattern;
+    s.pipelineStages = pipelineStages;
     return s;
 }
 

@@ -17,12 +17,15 @@
 
 namespace osc::cli {
 
-// --comm-kernel REGEX (repeatable), --comm-copies, --step-pattern REGEX, --align MODE.
+// --comm-kernel REGEX (repeatable), --comm-copies, --step-pattern REGEX, --align MODE,
+// --microbatch-pattern REGEX, --pipeline-stages S.
 struct AnalysisFlags {
     std::vector<std::string> commKernels;
     bool commCopies = false;
     std::string stepPattern;  // empty = the default pattern
     std::string align = "session-start";
+    std::string microbatchPattern;  // empty = the default pattern
+    int pipelineStages = 0;
 
     void addTo(CLI::App* cmd);
     AnalysisSettings settings() const;

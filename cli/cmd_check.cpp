@@ -19,6 +19,7 @@ struct CheckArgs {
     std::vector<std::string> inputs;
     std::optional<double> minOverlapRatio, maxExposedCommMs, maxExposedCommShare;
     std::optional<double> maxComputeSlowdown, maxExposedTransferMs, maxDelayCausedMs;
+    std::optional<double> maxBubbleShare, maxAllToAllImbalance;
     std::string baseline;
     std::string maxRegression;  // "10" or "10%"
     std::string junit;
@@ -52,6 +53,8 @@ int runCheck(const CheckArgs& args) {
     t.maxComputeSlowdown = args.maxComputeSlowdown;
     t.maxExposedTransferMs = args.maxExposedTransferMs;
     t.maxDelayCausedMs = args.maxDelayCausedMs;
+    t.maxBubbleShare = args.maxBubbleShare;
+    t.maxAllToAllImbalance = args.maxAllToAllImbalance;
     t.maxRegressionPercent = parsePercent(args.maxRegression);
     t.allowDropped = args.allowDropped;
     std::optional<report::ReportFile> baseline;
@@ -125,6 +128,15 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
                     "Fail when a device, arriving last at collectives, kept the other ranks waiting "
                     "more than X ms in all")
         ->type_name("X");
+    cmd->add_option("--max-bubble-share", args->maxBubbleShare,
+                    "Fail when a pipeline stage (or, with several, all stages together) has no compute "
+                    "for more than R (0..1) of the pipeline window over its steps; a device without "
+                    "micro-batch ranges passes")
+        ->type_name("R");
+    cmd->add_option("--max-alltoall-imbalance", args->maxAllToAllImbalance,
+                    "Fail when, in any step, one rank's all-to-all bytes (or, without byte counts, "
+                    "transfer time) exceed R times the mean over ranks (R >= 1)")
+        ->type_name("R");
     cmd->add_option("--baseline", args->baseline,
                     "A report saved earlier with 'report --format json'; devices are matched by "
                     "rank and GPU")

@@ -18,6 +18,7 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected);
 void addSynthCommand(CLI::App& app, CommandRunner& selected);
 void addExportCommand(CLI::App& app, CommandRunner& selected);
 void addDiffCommand(CLI::App& app, CommandRunner& selected);
+void addWhatIfCommand(CLI::App& app, CommandRunner& selected);
 void addAgentCommands(CLI::App& app, CommandRunner& selected);  // run, attach, detach, ps
 
 }  // namespace osc::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     osc::cli::addCheckCommand(app, selected);
     osc::cli::addDiffCommand(app, selected);
     osc::cli::addExportCommand(app, selected);
+    osc::cli::addWhatIfCommand(app, selected);
     osc::cli::addSynthCommand(app, selected);
     osc::cli::addAgentCommands(app, selected);
 

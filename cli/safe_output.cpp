@@ -21,7 +21,6 @@ namespace {
 class FdStreamBuf : public std::streambuf {
 public:
     explicit FdStreamBuf(int fd) : fd_(fd), buffer_(1 << 20) { setp(buffer_.data(), buffer_.data() + buffer_.size()); }
-    bool failed() const { return error_ != 0; }
     int error() const { return error_; }
     int sync() override { return flushBuffer() ? 0 : -1; }
 
@@ -93,19 +92,25 @@ Target resolveTarget(const std::string& path, bool overwrite) {
     return target;
 }
 
-void writeThrough(const std::string& path, const std::function<void(std::ostream&)>& write) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) fail(path, "cannot open for writing: " + errnoText(errno));
+// Runs `write` into `fd` and returns the first write error (0 when none);
+// `cleanUp` runs before an exception from `write` goes on.
+int writeToFd(int fd, const std::function<void(std::ostream&)>& write, const std::function<void()>& cleanUp) {
     FdStreamBuf buffer(fd);
     std::ostream out(&buffer);
     try {
         write(out);
         out.flush();
     } catch (...) {
-        ::close(fd);
+        cleanUp();
         throw;
     }
-    const int error = buffer.error();
+    return buffer.error();
+}
+
+void writeThrough(const std::string& path, const std::function<void(std::ostream&)>& write) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) fail(path, "cannot open for writing: " + errnoText(errno));
+    const int error = writeToFd(fd, write, [fd] { ::close(fd); });
     ::close(fd);
     if (error != 0) fail(path, "write failed: " + errnoText(error));
 }
@@ -151,17 +156,7 @@ void writeViaTemporary(const Target& target, const std::string& shownPath, bool 
         ::close(fd);
         ::unlink(temp.c_str());
     };
-    FdStreamBuf buffer(fd);
-    std::ostream out(&buffer);
-    try {
-        write(out);
-        out.flush();
-    } catch (...) {
-        discard();
-        throw;
-    }
-    if (buffer.failed()) {
-        const int error = buffer.error();
+    if (const int error = writeToFd(fd, write, discard); error != 0) {
         discard();
         fail(shownPath, "write failed: " + errnoText(error));
     }

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 echo
-echo "== overlapscope report examples/ddp_bucketed.sqlite"
-build/cli/overlapscope report examples/ddp_bucketed.sqlite
+echo "== overlapscope report examples/h100/tp_pipelined   (a real capture from an H100)"
+build/cli/overlapscope report examples/h100/tp_pipelined

@@ -159,6 +159,7 @@ void Capture::shiftProcess(size_t index, TimeNs by) {
     }
     shift(p.apiCalls.start, by); shift(p.apiCalls.end, by);
     shift(p.ranges.start, by); shift(p.ranges.end, by);
+    shift(p.cpuOps.start, by); shift(p.cpuOps.end, by);
     shiftKnown(p.collectives.enqueue, by);
     shiftKnown(p.collectives.gpuStart, by);
     shiftKnown(p.collectives.gpuEnd, by);
@@ -174,6 +175,7 @@ void Capture::finalize() {
         }
         p.apiCalls.sortByStart();
         p.ranges.sortByStart();
+        p.cpuOps.sortByStart();
         p.collectives.sortByEnqueue();
     }
     std::stable_sort(processes.begin(), processes.end(), [](const Process& a, const Process& b) {

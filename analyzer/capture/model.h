@@ -165,6 +165,10 @@ struct Process {
     std::vector<Device> devices;               // sorted by id
     ApiCallTable apiCalls;
     RangeTable ranges;
+    // Host-side operators of a PyTorch trace (Kineto "cpu_op": aten::mm,
+    // autograd nodes), per thread, for the GUI's CPU lanes. No metric reads
+    // them: steps still come from `ranges` only.
+    RangeTable cpuOps;
     CollectiveTable collectives;
 
     Device& deviceById(uint32_t id);  // creates it when absent

@@ -27,6 +27,7 @@ void checkTimeRange(const Process& p, const std::string& path) {
     }
     for (const auto* c : {&p.apiCalls.start, &p.apiCalls.end}) checkColumn(*c, "API call", path);
     for (const auto* c : {&p.ranges.start, &p.ranges.end}) checkColumn(*c, "range", path);
+    for (const auto* c : {&p.cpuOps.start, &p.cpuOps.end}) checkColumn(*c, "CPU operator", path);
     for (const auto* c : {&p.collectives.enqueue, &p.collectives.gpuStart, &p.collectives.gpuEnd})
         checkColumn(*c, "collective", path);
 }

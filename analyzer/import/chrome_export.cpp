@@ -1,5 +1,6 @@
 #include "analyzer/import/chrome_export.h"
 
+#include "analyzer/import/chrome_comm_args.h"
 #include "analyzer/import/kineto_names.h"
 #include "analyzer/import/trace_json_writer.h"
 #include "analyzer/metrics/classify.h"
@@ -53,6 +54,7 @@ public:
           classifier_(capture.strings, options.settings) {}
 
     void write() {
+        globalRanks_ = globalRanksOf(capture_);
         chooseTracePids();
         writeHeader();
         w_.raw("\"traceEvents\": [");
@@ -223,6 +225,7 @@ private:
                 name += it->second + "; ";
             metadata("thread", pid, &tid, name + roleLabel(role) + ")", tid);
         }
+        const auto commArgs = commKernelArgs(capture_, p, d, classifier_, globalRanks_);
         for (size_t i = 0; i < d.kernels.size(); ++i) {
             const auto& k = d.kernels;
             const int64_t tid = chromeStreamTid(d.id, k.stream[i]);
@@ -236,7 +239,10 @@ private:
             w_.raw(", \"shared memory\": ")
                 .integer(static_cast<int64_t>(k.staticSharedMemory[i]) + k.dynamicSharedMemory[i]);
             w_.raw(", \"overlapscope category\": \"")
-                .raw(categoryLabel(classifier_.kernel(k.name[i]))).raw("\"}}");
+                .raw(categoryLabel(classifier_.kernel(k.name[i]))).raw("\"");
+            if (!commArgs.empty())
+                if (const auto it = commArgs.find(i); it != commArgs.end()) w_.raw(it->second);
+            w_.raw("}}");
             flow(index, pid, p.apiCalls, apiByCorrelation, k.correlation[i], tid, k.start[i]);
         }
         for (size_t i = 0; i < d.copies.size(); ++i) {
@@ -290,6 +296,7 @@ private:
     const ChromeExportOptions& options_;
     ActivityClassifier classifier_;
     std::vector<int64_t> tracePids_;
+    GlobalRanks globalRanks_;
     bool first_ = true;
 };
 

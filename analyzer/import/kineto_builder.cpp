@@ -66,7 +66,9 @@ void CaptureBuilder::onEvent(const Event& e) {
         throw FormatError{"\"" + e.cat + "\" event \"" + e.name.substr(0, 80) + "\" lacks \"" +
                           (e.hasTs ? "dur" : "ts") + "\""};
     const TimeNs start = e.tsNs, end = e.tsNs + e.durNs;  // |ts| and dur <= 2^61: no overflow
-    minTs_ = std::min(minTs_, start);
+    // CPU operators are only shown, never measured: they leave the time
+    // origin (and so every reported time) as it was before they were read.
+    if (kind != EventKind::CpuOp) minTs_ = std::min(minTs_, start);
     Process& p = processFor(e.pid);
     // GPU lanes: args.device and args.stream; legacy traces only have pid/tid.
     const int64_t device = e.device != kAbsent ? e.device : e.pid;
@@ -96,6 +98,16 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.graphId.push_back(0);
             k.graphNodeId.push_back(0);
             ++kernels_;
+            if (!e.comm.collective.empty()) {
+                if (describesSendsOrReceives(e.comm)) {
+                    // Peers need the process's own rank, known only at the end.
+                    const auto index = static_cast<size_t>(&p - processes_.data());
+                    if (pendingComm_.size() <= index) pendingComm_.resize(index + 1);
+                    pendingComm_[index].push_back({static_cast<uint32_t>(device), start, end, e.comm});
+                } else {
+                    addCollective(p, e, device, start, end);
+                }
+            }
             break;
         }
         case EventKind::Memcpy: {
@@ -162,8 +174,50 @@ void CaptureBuilder::onEvent(const Event& e) {
             if (kind == EventKind::CpuRange && p.pid == 0 && e.pid > 0) p.pid = e.pid;
             break;
         }
+        case EventKind::CpuOp: {
+            auto& r = p.cpuOps;
+            r.start.push_back(start);
+            r.end.push_back(end);
+            r.name.push_back(capture_.strings.intern(e.name));
+            r.globalTid.push_back(globalTid(e.pid, e.tid));
+            r.domain.push_back(kNoId);
+            r.category.push_back(0);
+            r.color.push_back(0);
+            r.kind.push_back(RangeKind::PushPop);
+            r.onGpu.push_back(0);
+            break;
+        }
         case EventKind::Ignored: break;
     }
+}
+
+// PyTorch writes a collective's size on its NCCL kernel ("In msg nelems",
+// "dtype", "Collective name"): one plugin-style row per such kernel, with the
+// kernel's own times, so sizes reach the analyzer as from the NCCL plugin.
+void CaptureBuilder::addCollective(Process& p, const Event& e, int64_t device, TimeNs start, TimeNs end) {
+    const CommArgs& a = e.comm;
+    const std::string_view func = ncclFuncOfCollective(a.collective);
+    const int elem = dtypeBytes(a.dtype);
+    // NCCL counts a reduce-scatter by its output, everything else by its input.
+    const int64_t nelems = func == "ReduceScatter" && a.outNelems != kAbsent ? a.outNelems : a.inNelems;
+    if (func.empty() || elem == 0 || nelems == kAbsent || nelems > (int64_t{1} << 50)) return;
+    CollectiveTable& c = p.collectives;
+    c.commHash.push_back(0);
+    c.rank.push_back(static_cast<int32_t>(std::clamp<int64_t>(distRank_, -1, INT_MAX)));
+    c.nranks.push_back(static_cast<int32_t>(a.groupSize == kAbsent ? -1 : std::min<int64_t>(a.groupSize, INT_MAX)));
+    c.seqNumber.push_back(c.seqNumber.size());
+    c.func.push_back(capture_.strings.intern(func));
+    c.datatype.push_back(capture_.strings.intern(a.dtype));
+    c.algo.push_back(capture_.strings.intern(""));
+    c.proto.push_back(capture_.strings.intern(""));
+    c.count.push_back(static_cast<uint64_t>(nelems));
+    c.bytes.push_back(static_cast<uint64_t>(nelems) * static_cast<uint64_t>(elem));
+    c.root.push_back(-1);
+    c.nChannels.push_back(-1);
+    c.device.push_back(idOrNone(device));
+    c.enqueue.push_back(-1);
+    c.gpuStart.push_back(start);
+    c.gpuEnd.push_back(end);
 }
 
 void CaptureBuilder::onDistributedInfo(int64_t rank, int64_t worldSize) {
@@ -228,8 +282,18 @@ void CaptureBuilder::finish() {
             if (const auto it = gpus_.find(d.id); it != gpus_.end()) d.gpu = it->second;
         }
         shiftColumn(p.apiCalls.start, origin); shiftColumn(p.apiCalls.end, origin);
+        shiftColumn(p.collectives.gpuStart, origin); shiftColumn(p.collectives.gpuEnd, origin);
         shiftColumn(p.ranges.start, origin); shiftColumn(p.ranges.end, origin);
+        shiftColumn(p.cpuOps.start, origin); shiftColumn(p.cpuOps.end, origin);
+        const auto index = static_cast<size_t>(&p - processes_.data());
+        if (index < pendingComm_.size())
+            for (auto& c : pendingComm_[index]) {
+                c.start -= origin;
+                c.end -= origin;
+                appendCommRows(p, capture_.strings, c, p.rank);
+            }
     }
+    pendingComm_.clear();
     if (kernels_ == 0)
         capture_.warnings.push_back(path_ + ": the trace holds no GPU kernels (was the profiler "
                                             "run with ProfilerActivity.CUDA?)");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "analyzer/capture/model.h"
+#include "analyzer/import/kineto_comm_args.h"
 #include "analyzer/import/kineto_event.h"
 
 #include <functional>
@@ -32,6 +33,7 @@ public:
 private:
     Process& processFor(int64_t tracePid);
     Device& deviceFor(Process& process, int64_t device);
+    void addCollective(Process& process, const Event& event, int64_t device, TimeNs start, TimeNs end);
 
     Capture& capture_;
     std::string path_;
@@ -45,6 +47,9 @@ private:
     int64_t baseTimeNs_ = 0;
     int64_t minTs_ = INT64_MAX;
     uint64_t kernels_ = 0;
+    // Per process (index into processes_): NCCL kernels with PyTorch's
+    // send/receive arguments, turned into rows once the rank is known.
+    std::vector<std::vector<PendingComm>> pendingComm_;
 };
 
 }  // namespace osc::kineto

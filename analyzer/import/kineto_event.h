@@ -10,6 +10,21 @@ namespace osc::kineto {
 
 inline constexpr int64_t kAbsent = -1;
 
+// The collective arguments PyTorch puts on NCCL kernels (torch.profiler with
+// distributed: "Collective name", "In msg nelems", "Src Rank", ...). Numbers
+// may be written as JSON numbers or as strings; lists ("[0, 1]") as strings.
+struct CommArgs {
+    std::string collective, dtype, inSplit, outSplit, groupName, groupRanks;
+    int64_t inNelems = kAbsent, outNelems = kAbsent, groupSize = kAbsent;
+    int64_t srcRank = kAbsent, dstRank = kAbsent;
+
+    void clear() {
+        collective.clear(); dtype.clear(); inSplit.clear(); outSplit.clear();
+        groupName.clear(); groupRanks.clear();
+        inNelems = outNelems = groupSize = srcRank = dstRank = kAbsent;
+    }
+};
+
 struct Event {
     std::string ph, cat, name;
     // pid/tid as numbers; kAbsent when missing or not numeric ("Spans").
@@ -20,6 +35,7 @@ struct Event {
     int64_t device = kAbsent, stream = kAbsent, correlation = kAbsent, bytes = kAbsent;
     int64_t registers = kAbsent, sharedMemory = kAbsent;
     int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+    CommArgs comm;
 
     void clear() {
         ph.clear(); cat.clear(); name.clear();
@@ -28,6 +44,7 @@ struct Event {
         tsNs = durNs = 0;
         device = stream = correlation = bytes = registers = sharedMemory = kAbsent;
         for (int i = 0; i < 3; ++i) grid[i] = block[i] = 0;
+        comm.clear();
     }
 };
 

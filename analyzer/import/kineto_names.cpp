@@ -43,6 +43,7 @@ EventKind kindOfCategory(std::string_view cat) {
     if (cat == "user_annotation") return EventKind::CpuRange;
     if (cat == "gpu_user_annotation") return EventKind::GpuRange;
     if (cat == "cuda_sync") return EventKind::Sync;
+    if (cat == "cpu_op") return EventKind::CpuOp;
     return EventKind::Ignored;
 }
 
@@ -89,6 +90,28 @@ std::string_view syncTypeName(SyncType type) {
     for (const auto& [text, t] : kSyncTypes)
         if (t == type) return text;
     return "Sync";
+}
+
+std::string_view ncclFuncOfCollective(std::string_view n) {
+    const auto has = [&](std::string_view part) { return n.find(part) != std::string_view::npos; };
+    if (has("reduce_scatter") || has("reducescatter")) return "ReduceScatter";
+    if (has("allreduce") || has("all_reduce")) return "AllReduce";
+    if (has("allgather") || has("all_gather")) return "AllGather";
+    if (has("all_to_all") || has("alltoall")) return "AllToAll";
+    if (has("broadcast")) return "Broadcast";
+    if (has("reduce")) return "Reduce";
+    if (has("send")) return "Send";
+    if (has("recv")) return "Recv";
+    return "";
+}
+
+int dtypeBytes(std::string_view d) {
+    if (d == "Float" || d == "Int" || d == "UInt32") return 4;
+    if (d == "Double" || d == "Long" || d == "UInt64" || d == "ComplexFloat") return 8;
+    if (d == "Half" || d == "BFloat16" || d == "Short" || d == "UInt16") return 2;
+    if (d == "Byte" || d == "Char" || d == "Bool" || d.rfind("Float8", 0) == 0) return 1;
+    if (d == "ComplexDouble") return 16;
+    return 0;
 }
 
 }  // namespace osc::kineto

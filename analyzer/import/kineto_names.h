@@ -11,7 +11,7 @@
 namespace osc::kineto {
 
 enum class EventKind : uint8_t {
-    Ignored, Kernel, Memcpy, Memset, Runtime, Driver, CpuRange, GpuRange, Sync,
+    Ignored, Kernel, Memcpy, Memset, Runtime, Driver, CpuRange, GpuRange, Sync, CpuOp,
 };
 
 // `cat` of a ph:"X" event, both current ("kernel", "gpu_memcpy") and legacy
@@ -27,6 +27,14 @@ CopyKinds parseCopyName(std::string_view name);
 
 // "Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event".
 SyncType parseSyncName(std::string_view name);
+
+// PyTorch's "Collective name" arg ("allreduce", "reduce_scatter_tensor_coalesced",
+// "_allgather_base", ...) as the NCCL function our model uses ("AllReduce",
+// "ReduceScatter", "AllGather", "Broadcast", "Reduce", "AllToAll", "Send",
+// "Recv"); "" when unknown.
+std::string_view ncclFuncOfCollective(std::string_view name);
+// Bytes per element of PyTorch's "dtype" arg ("Float", "BFloat16", ...); 0 unknown.
+int dtypeBytes(std::string_view dtype);
 
 // The names used when writing a Kineto-style trace (our Chrome export), the
 // inverse of the two parsers above.

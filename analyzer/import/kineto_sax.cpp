@@ -2,6 +2,7 @@
 
 #include "analyzer/import/decimal_time.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -14,7 +15,10 @@ namespace {
 enum RootKey : uint8_t { kRootOther = 0, kTraceEvents, kDistInfo, kDevProps, kProcs, kBaseTime };
 enum EventKey : uint8_t { kEvOther = 0, kPh, kCat, kName, kPid, kTid, kTs, kDur, kArgs };
 enum ArgKey : uint8_t {
-    kArgOther = 0, kDevice, kStream, kCorrelation, kBytes, kRegisters, kSharedMem, kGrid, kBlock
+    kArgOther = 0, kDevice, kStream, kCorrelation, kBytes, kRegisters, kSharedMem, kGrid, kBlock,
+    // PyTorch's collective arguments on NCCL kernels.
+    kCollName, kDtype, kInSplit, kOutSplit, kGroupName, kGroupRanks, kInNelems, kOutNelems, kGroupSize,
+    kSrcRank, kDstRank
 };
 enum DistKey : uint8_t { kDistOther = 0, kRank, kWorldSize };
 enum DevKey : uint8_t { kDevOther = 0, kDevId, kDevName, kDevMem, kDevSms, kDevMajor, kDevMinor };
@@ -62,6 +66,17 @@ uint8_t argKey(std::string_view k) {
     if (k == "shared memory") return kSharedMem;
     if (k == "grid") return kGrid;
     if (k == "block") return kBlock;
+    if (k == "Collective name") return kCollName;
+    if (k == "dtype") return kDtype;
+    if (k == "In split size") return kInSplit;
+    if (k == "Out split size") return kOutSplit;
+    if (k == "Process Group Name") return kGroupName;
+    if (k == "Process Group Ranks") return kGroupRanks;
+    if (k == "In msg nelems") return kInNelems;
+    if (k == "Out msg nelems") return kOutNelems;
+    if (k == "Group size") return kGroupSize;
+    if (k == "Src Rank") return kSrcRank;
+    if (k == "Dst Rank") return kDstRank;
     return kArgOther;
 }
 
@@ -246,6 +261,10 @@ void SaxHandler::onEventField(uint8_t key, const Scalar& v) {
 
 void SaxHandler::onArg(uint8_t key, const Scalar& v) {
     if (key == kArgOther) return;
+    if (key >= kCollName) {
+        onCommArg(key, v);
+        return;
+    }
     const int64_t x = integerOf(v, kAbsent);
     const int64_t value = x < 0 ? kAbsent : x;
     switch (key) {
@@ -255,6 +274,43 @@ void SaxHandler::onArg(uint8_t key, const Scalar& v) {
         case kBytes: event_.bytes = value; break;
         case kRegisters: event_.registers = value; break;
         case kSharedMem: event_.sharedMemory = value; break;
+        default: break;
+    }
+}
+
+void SaxHandler::onCommArg(uint8_t key, const Scalar& v) {
+    CommArgs& c = event_.comm;
+    if (key <= kGroupRanks) {
+        if (v.type != Scalar::Type::String) return;
+        // Bounded: these are names and short lists; a hostile file gets no more.
+        const std::string text = v.text->substr(0, 1 << 16);
+        switch (key) {
+            case kCollName: c.collective = text; break;
+            case kDtype: c.dtype = text; break;
+            case kInSplit: c.inSplit = text; break;
+            case kOutSplit: c.outSplit = text; break;
+            case kGroupName: c.groupName = text; break;
+            default: c.groupRanks = text; break;
+        }
+        return;
+    }
+    int64_t x = kAbsent;
+    if (v.type == Scalar::Type::String) {
+        // PyTorch writes some numbers as text ("Src Rank": "3").
+        const std::string& t = *v.text;
+        int64_t n = 0;
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+        if (ec == std::errc() && end == t.data() + t.size()) x = n;
+    } else {
+        x = integerOf(v, kAbsent);
+    }
+    if (x < 0) x = kAbsent;
+    switch (key) {
+        case kInNelems: c.inNelems = x; break;
+        case kOutNelems: c.outNelems = x; break;
+        case kGroupSize: c.groupSize = x; break;
+        case kSrcRank: c.srcRank = x; break;
+        case kDstRank: c.dstRank = x; break;
         default: break;
     }
 }

@@ -57,6 +57,7 @@ private:
     bool onScalar(const Scalar& value);
     void onEventField(uint8_t key, const Scalar& value);
     void onArg(uint8_t key, const Scalar& value);
+    void onCommArg(uint8_t key, const Scalar& value);
     void push(Frame frame) { stack_.push_back({frame}); }
     State& top() { return stack_.back(); }
 

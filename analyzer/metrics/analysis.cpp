@@ -5,11 +5,15 @@
 
 #include "analyzer/capture/schema.h"
 
+#include "analyzer/metrics/alltoall.h"
 #include "analyzer/metrics/bottleneck.h"
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/coverage.h"
 #include "analyzer/metrics/interference.h"
+#include "analyzer/metrics/microbatches.h"
 #include "analyzer/metrics/multirank.h"
+#include "analyzer/metrics/p2p.h"
+#include "analyzer/metrics/pipeline_bubble.h"
 #include "analyzer/metrics/steps.h"
 #include "analyzer/metrics/wait_transfer.h"
 
@@ -85,8 +89,9 @@ void warnAboutCompleteness(const Process& process, std::vector<std::string>& war
 
 DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int processIndex,
                              const Device& device, const StepProjector& projector,
-                             ActivityClassifier& classifier, const AnalysisSettings& settings,
-                             std::vector<std::string>& warnings, IntervalSet& exposedOut) {
+                             const MicroBatchRanges& microbatches, ActivityClassifier& classifier,
+                             const AnalysisSettings& settings, std::vector<std::string>& warnings,
+                             DeviceIntervals& intervalsOut) {
     DeviceAnalysis out;
     out.processIndex = processIndex;
     out.rank = process.rank;
@@ -102,6 +107,7 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     out.totals = cov.metrics(cov.span);
     out.collectives = collectCommOps(capture, device, classifier, cov);
     attachPluginRows(capture, process, device, out.collectives);
+    markAllToAll(out.collectives);
 
     const std::vector<Interval> windows = projector.gpuWindows(device, cov);
     std::vector<int> deviceStepOfRange(windows.size(), -1);
@@ -151,34 +157,40 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     out.signatures = interference.signatures();
     // Kept for waiting versus transfer, which needs every device's matches
     // first: M ∖ C, as small as the communication, not the compute.
-    exposedOut = cov.exposedComm.intervals();
+    intervalsOut.exposed = cov.exposedComm.intervals();
+    // The pipeline bubble needs a window spanning all stages, so the compute
+    // of a device that ran micro-batches is kept for the second phase.
+    intervalsOut.microbatches = microbatches.onDevice(device, classifier, out.steps);
+    if (!intervalsOut.microbatches.empty()) intervalsOut.compute = cov.compute.intervals();
     return out;
 }
 
 }  // namespace
 
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
-                      std::vector<IntervalSet>& exposedOfDevice, std::vector<int>* warningProcess) {
+                      std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess) {
     out.settings = settings;
     ActivityClassifier classifier(capture.strings, settings);
     const std::regex stepPattern = compileStepPattern(settings.stepPattern);
-    std::vector<int8_t> stepNameMatches;
+    const std::regex microbatchPattern = compileMicrobatchPattern(settings.microbatchPattern);
+    std::vector<int8_t> stepNameMatches, microbatchNameMatches;
     for (size_t p = 0; p < capture.processes.size(); ++p) {
         const Process& process = capture.processes[p];
         const StepProjector projector(capture, process, stepPattern, stepNameMatches);
+        const MicroBatchRanges microbatches(capture, process, microbatchPattern, microbatchNameMatches);
         if (!process.devices.empty()) warnAboutCompleteness(process, out.warnings, out.droppedRecords);
         if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         for (const Device& device : process.devices) {
-            exposedOfDevice.emplace_back();
+            intervalsOfDevice.emplace_back();
             out.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device,
-                                                projector, classifier, settings, out.warnings,
-                                                exposedOfDevice.back()));
+                                                projector, microbatches, classifier, settings,
+                                                out.warnings, intervalsOfDevice.back()));
             if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         }
     }
 }
 
-void finishAnalysis(Analysis& a, std::vector<IntervalSet>& exposedOfDevice, size_t processes) {
+void finishAnalysis(Analysis& a, std::vector<DeviceIntervals>& intervalsOfDevice, size_t processes) {
     a.summary = OverlapMetrics{};
     TimeNs computeOrComm = 0;
     for (const auto& d : a.devices) {
@@ -197,19 +209,26 @@ void finishAnalysis(Analysis& a, std::vector<IntervalSet>& exposedOfDevice, size
     }
     a.summary.computeRatios(computeOrComm);
     matchAcrossDevices(a);
+    const P2pLeftovers leftovers = matchPointToPoint(a);
     if (a.settings.alignCollectives) {
-        applyClockShifts(a, collectiveClockShifts(a, processes), exposedOfDevice);
+        applyClockShifts(a, collectiveClockShifts(a, processes), intervalsOfDevice);
         matchAcrossDevices(a);  // skews in the aligned clocks
+        matchPointToPoint(a);
     }
-    computeWaitTransfer(a, exposedOfDevice);
+    // One rank's capture has no partners to find: nothing to warn about.
+    if (a.devices.size() >= 2)
+        if (auto w = p2pWarning(leftovers); !w.empty()) a.warnings.push_back(std::move(w));
+    computeWaitTransfer(a, intervalsOfDevice);
     a.spread = rankSpread(a);
+    analyzePipeline(a, intervalsOfDevice);
+    analyzeAllToAll(a, intervalsOfDevice);
 }
 
 Analysis analyze(const Capture& capture, const AnalysisSettings& settings) {
     Analysis a;
-    std::vector<IntervalSet> exposedOfDevice;
-    analyzeProcesses(capture, settings, a, exposedOfDevice);
-    finishAnalysis(a, exposedOfDevice, capture.processes.size());
+    std::vector<DeviceIntervals> intervalsOfDevice;
+    analyzeProcesses(capture, settings, a, intervalsOfDevice);
+    finishAnalysis(a, intervalsOfDevice, capture.processes.size());
     return a;
 }
 

@@ -32,6 +32,18 @@ struct AnalysisSettings {
     // --align collectives (DESIGN.md 4c): shift each process so that the ends
     // of its matched collectives line up with the lowest rank's in the median.
     bool alignCollectives = false;
+    // Pipeline parallelism (docs/metrics.md section 7e): micro-batch ranges.
+    // Group 1 is the phase (text starting with f/F = forward, b/B = backward),
+    // group 2 the micro-batch number; searched in the range name.
+    std::string microbatchPattern =
+        R"(^([Ff]wd|[Bb]wd|[Ff]orward|[Bb]ackward)[ _-]?(?:mb|MB|microbatch|micro[ _-]batch)[ _#-]?(\d+)$)";
+    // Stages S of the theoretical bubble (S-1)/(M+S-1); 0 = the number of
+    // devices that ran micro-batches in the step (one device per stage).
+    int pipelineStages = 0;
+    // "PipelineBubble" finding: a stage's bubble share exceeds the theory by more than this.
+    double bubbleExcessShare = 0.05;
+    // "AllToAllImbalance" finding: a step's all-to-all imbalance (max/mean) at least this.
+    double alltoallImbalance = 1.25;
 };
 
 // The metrics of DESIGN.md section 4 over one window.
@@ -65,6 +77,30 @@ struct WaitTransferMetrics {
     TimeNs exposed_transfer_ns = 0;  // exposed_comm_ns - exposed_wait_ns
 };
 
+// docs/metrics.md section 7e: one device as one pipeline stage,
+// over a step (or, in DeviceAnalysis, summed over its pipeline steps).
+struct PipelineStageMetrics {
+    int stage = -1;         // position by first compute in the pipeline window (steps only)
+    int stages = 0;         // S (steps only)
+    int microbatches = 0;   // M (steps only)
+    bool slowest = false;   // the stage with the most compute in the step (steps only)
+    TimeNs window_ns = 0;   // |P|: first to last micro-batch compute over all stages
+    TimeNs compute_ns = 0;  // |C ∩ P|
+    TimeNs bubble_ns = 0;   // |P| - |C ∩ P| = fill + drain + stall
+    TimeNs fill_ns = 0, drain_ns = 0, stall_ns = 0;
+    std::optional<double> bubble_share;              // bubble / window
+    std::optional<double> theoretical_bubble_share;  // (S-1)/(M+S-1), window-weighted over steps
+};
+
+// docs/metrics.md section 7f: a device's all-to-all over a window.
+struct AllToAllMetrics {
+    int ops = 0;                      // all-to-all operations launched in the window
+    TimeNs alltoall_ns = 0;           // |A ∩ W|
+    TimeNs exposed_alltoall_ns = 0;   // |(A ∖ C) ∩ W|
+    TimeNs transfer_ns = 0;           // sum over its ops of end - max(start, last arrival)
+    std::optional<uint64_t> bytes_sent, bytes_received;  // to / from other ranks, when known
+};
+
 // One compute kernel signature (name, grid, block) on one device (4b).
 struct SignatureInterference {
     std::string name;
@@ -76,6 +112,15 @@ struct SignatureInterference {
 };
 
 enum class Category : uint8_t { Compute = 0, Communication = 1, Memory = 2 };
+
+// One send or receive inside a communication kernel (NCCL plugin Send/Recv
+// rows, PyTorch trace arguments): the peer is its rank in the communicator.
+struct P2pPart {
+    bool send = true;
+    int32_t peer = -1;
+    uint64_t bytes = 0;
+    friend bool operator==(const P2pPart&, const P2pPart&) = default;
+};
 
 // One communication operation on one device: a communication kernel, or a
 // peer-to-peer (or, with --comm-copies, host<->device) copy.
@@ -91,6 +136,12 @@ struct CollectiveInstance {
     // From the NCCL profiler plugin row matched to this kernel, when present.
     std::optional<uint64_t> commHash, seqNumber;
     std::string algo, proto;
+    // Sends and receives of a SendRecv (or all-to-all) kernel, in row order,
+    // and this device's rank and the size of the communicator from the rows
+    // (-1 when unknown).
+    std::vector<P2pPart> p2p;
+    int32_t commRank = -1, commSize = -1;
+    bool allToAll = false;  // an all-to-all (section 7f), set by analyze()
     int step = -1;         // index into DeviceAnalysis::steps, -1 outside any step
     size_t kernelIndex = static_cast<size_t>(-1);  // row in Device::kernels, or -1 for a copy
 };
@@ -101,12 +152,18 @@ enum class FindingKind {
     ManySmallCollectives,
     IdleGap,
     CommunicationBound,      // comm_ns > compute_ns: overlap cannot hide it
+    PipelineBubble,          // a stage idles more than the pipeline's fill and drain explain
+    AllToAllImbalance,       // one rank moves or takes much more all-to-all than the mean
 };
 
 struct Finding {
     FindingKind kind;
     std::string message;  // one sentence a person can act on
     TimeNs exposed_ns = 0;  // exposed communication (or idle) this finding explains
+    // A time the message names, on the capture's timeline as it was when the
+    // message was written (idle-gap: where its largest gap starts); not in
+    // the report JSON. The merge of partial results moves it to the job's.
+    std::optional<TimeNs> at_ns;
 };
 
 struct Bottleneck {
@@ -124,6 +181,8 @@ struct StepAnalysis {
     Bottleneck bottleneck;
     InterferenceMetrics interference;
     std::optional<WaitTransferMetrics> wait;  // two or more devices
+    std::optional<PipelineStageMetrics> pipeline;  // a pipeline step (micro-batches on >= 2 stages)
+    std::optional<AllToAllMetrics> alltoall;       // the device ran all-to-all in the step
 };
 
 struct DeviceAnalysis {
@@ -142,6 +201,8 @@ struct DeviceAnalysis {
     std::optional<int> last_arrivals;                // groups this device started strictly last
     std::optional<TimeNs> delay_caused_ns;           // sum of (last - second-latest start) there
     std::optional<TimeNs> clock_shift_ns;            // with --align collectives
+    std::optional<PipelineStageMetrics> pipeline;    // summed over its pipeline steps
+    std::optional<AllToAllMetrics> alltoall;         // over the whole capture
     // Where exposed waiting happened ((Wt ∖ Tr) ∖ C), for the GUI's overlap
     // lane; empty with one device.
     IntervalSet exposed_wait_intervals;
@@ -157,6 +218,7 @@ struct DeviceAnalysis {
 // The same collective seen on every rank.
 struct MatchedCollective {
     std::string collective;
+    bool pointToPoint = false;  // an all-to-all made of grouped sends and receives
     std::optional<uint64_t> commHash, seqNumber;
     // (device index in Analysis::devices, collective index in that device)
     std::vector<std::pair<int, int>> instances;
@@ -170,6 +232,45 @@ struct RankSpread {
     std::optional<double> overlap_ratio_min, overlap_ratio_median, overlap_ratio_max;
 };
 
+// One send matched with its receive (docs/metrics.md section 7d): the k-th
+// send from one rank to another on a communicator with the k-th receive there.
+struct P2pTransfer {
+    std::pair<int, int> sender{-1, -1}, receiver{-1, -1};  // (device, collective index)
+    std::optional<uint64_t> commHash;
+    uint64_t bytes = 0;
+};
+
+// The pipeline in one step, over its stages (section 7e).
+struct PipelineStep {
+    std::string step;  // step name; "" = the whole capture (no step ranges)
+    int stages = 0, microbatches = 0;
+    TimeNs start_ns = 0, end_ns = 0;  // the pipeline window P
+    std::optional<double> theoretical_bubble_share;
+    std::vector<int> devices;  // the stage devices, in stage order
+    int slowest = -1;          // device index of the stage with the most compute
+};
+
+// All-to-all in one step, over ranks (section 7f).
+struct AllToAllRank {
+    int device = -1;
+    TimeNs time_ns = 0;     // transfer time of its all-to-all in the step
+    TimeNs exposed_ns = 0;  // exposed all-to-all time in its step window
+    std::optional<uint64_t> bytes;  // sent + received (or the plugin's bytes), when known
+};
+struct AllToAllPair {
+    int src = -1, dst = -1;  // device indices
+    uint64_t bytes = 0;
+};
+struct AllToAllStep {
+    std::string step;  // "" = outside any step
+    int dispatches = 0;
+    std::vector<AllToAllRank> ranks;  // by device
+    std::vector<AllToAllPair> pairs;  // by (src, dst), where sends name their peer
+    std::optional<double> bytes_imbalance, time_imbalance;  // max / mean over ranks
+    int overloaded = -1;  // device index: most bytes when known, else most time
+    TimeNs exposed_ns = 0;  // summed over ranks
+};
+
 struct Analysis {
     AnalysisSettings settings;
     std::vector<DeviceAnalysis> devices;
@@ -177,6 +278,9 @@ struct Analysis {
     std::vector<MatchedCollective> matched;  // multi-rank only
     TimeNs total_skew_ns = 0;
     std::optional<RankSpread> spread;        // multi-rank only
+    std::vector<P2pTransfer> p2p;            // matched sends and receives
+    std::vector<PipelineStep> pipeline;      // steps with micro-batches on >= 2 stages
+    std::vector<AllToAllStep> alltoall;      // steps with all-to-all
     uint64_t droppedRecords = 0;             // over processes, as far as known
     std::vector<std::string> warnings;
 };
@@ -184,17 +288,34 @@ struct Analysis {
 // Throws std::invalid_argument for an invalid regex in the settings.
 Analysis analyze(const Capture& capture, const AnalysisSettings& settings = {});
 
+// What the cross-device part needs of each device besides its
+// DeviceAnalysis, in the same clock (moved with it by shiftDeviceTimes).
+struct DeviceIntervals {
+    IntervalSet exposed;  // M ∖ C over the whole capture
+    IntervalSet compute;  // C, kept only for devices that ran micro-batches
+    // Per device step (-1: outside any step) that ran micro-batch compute:
+    // the distinct forward and backward micro-batch numbers and the span of
+    // that compute.
+    struct MicroBatches {
+        int step = -1;
+        int forward = 0, backward = 0;
+        Interval compute;
+    };
+    std::vector<MicroBatches> microbatches;
+};
+
 // analyze() in two phases, so that processes can be analysed apart (one file
 // at a time, on several threads) and their captures freed before the
 // cross-device part. Appends one DeviceAnalysis per device of `capture` to
-// `out.devices` (processIndex into capture.processes) and each device's
-// exposed communication M ∖ C to `exposedOfDevice`.
+// `out.devices` (processIndex into capture.processes) and what the second
+// phase needs of it to `intervalsOfDevice`.
 // `warningProcess`, when given, gets the process index of each warning added.
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
-                      std::vector<IntervalSet>& exposedOfDevice,
+                      std::vector<DeviceIntervals>& intervalsOfDevice,
                       std::vector<int>* warningProcess = nullptr);
-// The summary and everything across devices: matching, --align collectives,
-// waiting versus transfer, rank spread. `processes` bounds processIndex.
-void finishAnalysis(Analysis& a, std::vector<IntervalSet>& exposedOfDevice, size_t processes);
+// The summary and everything across devices: matching (collectives and
+// point-to-point), --align collectives, waiting versus transfer, rank
+// spread, pipeline bubbles, all-to-all. `processes` bounds processIndex.
+void finishAnalysis(Analysis& a, std::vector<DeviceIntervals>& intervalsOfDevice, size_t processes);
 
 }  // namespace osc

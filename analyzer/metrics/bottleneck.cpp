@@ -4,10 +4,8 @@
 #include <cstdio>
 
 namespace osc {
-namespace {
 
-// "1.250 ms", "830.0 us", "12 ns": durations in finding messages.
-std::string formatDuration(TimeNs ns) {
+std::string findingDuration(TimeNs ns) {
     char buf[64];
     const double v = static_cast<double>(ns);
     if (ns >= 1'000'000'000 || ns <= -1'000'000'000)
@@ -21,7 +19,17 @@ std::string formatDuration(TimeNs ns) {
     return buf;
 }
 
-}  // namespace
+std::string findingDevice(const DeviceAnalysis& d) {
+    const std::string gpu = " gpu " + std::to_string(d.device);
+    if (d.rank >= 0) return "rank " + std::to_string(d.rank) + gpu;
+    return (d.host.empty() ? "pid " : d.host + ":") + std::to_string(d.pid) + gpu;
+}
+
+void addFinding(std::vector<Finding>& findings, Finding finding) {
+    const auto at = std::upper_bound(findings.begin(), findings.end(), finding.exposed_ns,
+                                     [](TimeNs v, const Finding& f) { return v > f.exposed_ns; });
+    findings.insert(at, std::move(finding));
+}
 
 std::vector<uint32_t> computeStreamsOf(const Device& device, ActivityClassifier& classifier) {
     std::vector<uint32_t> streams;
@@ -66,7 +74,7 @@ void commOnComputeStream(const WindowContext& c, std::vector<Finding>& out) {
     out.push_back({FindingKind::CommOnComputeStream,
                    std::to_string(n) + " communication kernel(s) run on stream(s) " + list +
                        ", which also run compute kernels, so they cannot overlap with it (" +
-                       formatDuration(exposed) +
+                       findingDuration(exposed) +
                        " exposed); launch communication on a stream of its own.",
                    exposed});
 }
@@ -87,7 +95,7 @@ void commAfterLastCompute(const WindowContext& c, std::vector<Finding>& out) {
     out.push_back({FindingKind::CommAfterLastCompute,
                    "Communication starts only after the last compute kernel has finished, so "
                    "nothing is left to hide it behind (" +
-                       formatDuration(c.metrics.exposed_comm_ns) +
+                       findingDuration(c.metrics.exposed_comm_ns) +
                        " exposed); issue collectives as soon as their inputs are ready (DDP "
                        "bucketing, FSDP prefetch).",
                    c.metrics.exposed_comm_ns});
@@ -108,9 +116,9 @@ void manySmallCollectives(const WindowContext& c, std::vector<Finding>& out) {
     out.push_back({FindingKind::ManySmallCollectives,
                    std::to_string(n) + " small communication operations (under " +
                        std::to_string(c.settings.smallCollectiveBytes) + " bytes, or under " +
-                       formatDuration(c.settings.smallCollectiveNs) +
+                       findingDuration(c.settings.smallCollectiveNs) +
                        " when the size is unknown) pay launch and latency costs each (" +
-                       formatDuration(exposed) +
+                       findingDuration(exposed) +
                        " exposed); coalesce them (larger buckets, grouped calls).",
                    exposed});
 }
@@ -134,20 +142,20 @@ void idleGaps(const WindowContext& c, std::vector<Finding>& out) {
     if (n == 0) return;
     out.push_back({FindingKind::IdleGap,
                    std::to_string(n) + " idle gap(s) of at least " +
-                       formatDuration(c.settings.idleGapNs) + " with no GPU activity, " +
-                       formatDuration(total) + " in all (largest " + formatDuration(largest) +
-                       " at " + formatDuration(largestAt) +
+                       findingDuration(c.settings.idleGapNs) + " with no GPU activity, " +
+                       findingDuration(total) + " in all (largest " + findingDuration(largest) +
+                       " at " + findingDuration(largestAt) +
                        "); the GPU waited for the host (data loading, synchronisation, launch).",
-                   total});
+                   total, largestAt});
 }
 
 void communicationBound(const WindowContext& c, std::vector<Finding>& out) {
     const auto& m = c.metrics;
     if (m.comm_ns <= m.compute_ns) return;
     out.push_back({FindingKind::CommunicationBound,
-                   "Communication (" + formatDuration(m.comm_ns) + ") exceeds compute (" +
-                       formatDuration(m.compute_ns) + "): even perfect overlap leaves " +
-                       formatDuration(m.comm_ns - m.compute_ns) +
+                   "Communication (" + findingDuration(m.comm_ns) + ") exceeds compute (" +
+                       findingDuration(m.compute_ns) + "): even perfect overlap leaves " +
+                       findingDuration(m.comm_ns - m.compute_ns) +
                        " exposed; reduce the traffic (precision, sharding) or speed up the "
                        "interconnect.",
                    m.comm_ns - m.compute_ns});

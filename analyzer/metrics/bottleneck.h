@@ -4,6 +4,7 @@
 
 #include "analyzer/metrics/coverage.h"
 
+#include <string>
 #include <vector>
 
 namespace osc {
@@ -19,6 +20,13 @@ struct WindowContext {
     const std::vector<uint32_t>& computeStreams;  // sorted
     const AnalysisSettings& settings;
 };
+
+// "1.250 ms", "830.0 us", "12 ns": durations in finding messages.
+std::string findingDuration(TimeNs ns);
+// "rank 3 gpu 3", or "host:pid gpu 0" without a rank: devices in finding messages.
+std::string findingDevice(const DeviceAnalysis& device);
+// Inserts a finding, keeping the list largest exposed time first.
+void addFinding(std::vector<Finding>& findings, Finding finding);
 
 // Sorted ids of the streams that run at least one compute kernel.
 std::vector<uint32_t> computeStreamsOf(const Device& device, ActivityClassifier& classifier);

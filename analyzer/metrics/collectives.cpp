@@ -1,5 +1,7 @@
 #include "analyzer/metrics/collectives.h"
 
+#include "analyzer/metrics/plugin_clock.h"
+
 #include <algorithm>
 #include <map>
 
@@ -27,6 +29,14 @@ const char* copyKindName(CopyKind k) {
 std::string kernelCollectiveOf(std::string_view func) {
     if (func == "Send" || func == "Recv" || func == "SendRecv") return "SendRecv";
     return std::string(func);
+}
+
+bool isAllToAllFunc(std::string_view func) {
+    if (func.size() != 8) return false;
+    constexpr std::string_view lower = "alltoall";
+    for (size_t i = 0; i < 8; ++i)
+        if ((func[i] | 0x20) != lower[i]) return false;
+    return true;
 }
 
 void fillBandwidth(CollectiveInstance& op) {
@@ -113,17 +123,26 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
     std::vector<int> rowsOn(ops.size(), 0);
     const auto attach = [&](size_t opIndex, size_t r) {
         CollectiveInstance& op = ops[opIndex];
+        const std::string_view func = capture.strings.at(t.func[r]);
         if (rowsOn[opIndex]++ == 0) {
             op.commHash = t.commHash[r];
             op.seqNumber = t.seqNumber[r];
             op.algo = std::string(capture.strings.at(t.algo[r]));
             op.proto = std::string(capture.strings.at(t.proto[r]));
             op.bytes = t.bytes[r];
-            if (op.collective.empty())
-                op.collective = kernelCollectiveOf(capture.strings.at(t.func[r]));
+            if (op.collective.empty()) op.collective = kernelCollectiveOf(func);
+            op.commRank = r < t.rank.size() ? t.rank[r] : -1;
+            op.commSize = r < t.nranks.size() ? t.nranks[r] : -1;
         } else {
             op.bytes = op.bytes.value_or(0) + t.bytes[r];
         }
+        // NCCL keeps a point-to-point call's peer where a rooted collective
+        // keeps its root (docs/capture-format.md).
+        if ((func == "Send" || func == "Recv") && r < t.root.size() && t.root[r] >= 0)
+            op.p2p.push_back({func == "Send", t.root[r], t.bytes[r]});
+        // An all-to-all the plugin names runs in a SendRecv kernel (NCCL 2.28).
+        if (isAllToAllFunc(func) && (op.collective.empty() || op.collective == "SendRecv"))
+            op.collective = "AllToAll";
         fillBandwidth(op);
     };
 
@@ -132,6 +151,16 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
     for (size_t i = 0; i < ops.size(); ++i)
         if (ops[i].kernelIndex != static_cast<size_t>(-1)) kernelOps.push_back(i);
 
+    // The rows' GPU times and the kernels' may be on different clocks
+    // (plugin_clock.h): put the rows on the kernels' first.
+    std::vector<TimedSpan> rowSpans, kernelSpans;
+    for (size_t r = 0; r < t.size(); ++r)
+        if (rowOnDevice(r) && known(t.gpuStart, r))
+            rowSpans.push_back({t.gpuStart[r], known(t.gpuEnd, r) ? t.gpuEnd[r] : -1});
+    std::sort(rowSpans.begin(), rowSpans.end(), [](const TimedSpan& a, const TimedSpan& b) { return a.start < b.start; });
+    for (size_t i : kernelOps) kernelSpans.push_back({ops[i].start_ns, ops[i].end_ns});
+    const TimeNs shift = pluginClockOffset(rowSpans, kernelSpans);
+
     std::vector<size_t> untimed;
     for (size_t r = 0; r < t.size(); ++r) {
         if (!rowOnDevice(r)) continue;
@@ -139,21 +168,43 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
             untimed.push_back(r);
             continue;
         }
-        const TimeNs g = t.gpuStart[r];
+        const TimeNs g = t.gpuStart[r] + shift;
+        const TimeNs gEnd = known(t.gpuEnd, r) ? t.gpuEnd[r] + shift : -1;
+        if (shift != 0 && gEnd >= g) {
+            // Moved from another clock, a row lands near its kernel's start,
+            // on either side of it: the nearest kernel of its duration.
+            const long k = kernelMatchingRow(kernelSpans, g, gEnd - g);
+            if (k >= 0) {
+                attach(kernelOps[static_cast<size_t>(k)], r);
+                continue;
+            }
+        }
         // Last kernel op starting at or before g; walk back over overlapping ones.
         auto it = std::upper_bound(kernelOps.begin(), kernelOps.end(), g,
                                    [&](TimeNs v, size_t i) { return v < ops[i].start_ns; });
         // Communication kernels of one device overlap little (a few streams),
-        // so a short walk back finds the one containing g if any does.
-        bool placed = false;
-        for (int walked = 0; it != kernelOps.begin() && walked < 64 && !placed; ++walked) {
+        // so a short walk back finds the ones containing g. Kernels starting
+        // (and ending) exactly at the row's times are preferred: a pipeline's
+        // sends and receives start the moment another one ends.
+        size_t best = static_cast<size_t>(-1);
+        int bestScore = 0;
+        for (int walked = 0; it != kernelOps.begin() && walked < 64; ++walked) {
             --it;
-            if (ops[*it].end_ns >= g) {
-                attach(*it, r);
-                placed = true;
+            const auto& op = ops[*it];
+            if (op.end_ns < g) continue;
+            const int score = op.start_ns != g ? 1 : op.end_ns == gEnd ? 3 : 2;
+            // Kernels with the same start (a send and a receive of one
+            // pipeline step) take such rows in turn; otherwise the latest
+            // starting one wins, as before.
+            if (score > bestScore || (score == bestScore && score >= 2 && rowsOn[*it] < rowsOn[best])) {
+                bestScore = score;
+                best = *it;
             }
         }
-        if (!placed) untimed.push_back(r);
+        if (best != static_cast<size_t>(-1))
+            attach(best, r);
+        else
+            untimed.push_back(r);
     }
 
     // Order rule: per collective type, k-th unmatched row -> k-th unmatched kernel.

@@ -33,7 +33,8 @@ void matchAcrossDevices(Analysis& a) {
         const auto& ops = a.devices[d].collectives;
         for (size_t i = 0; i < ops.size(); ++i) {
             const auto& op = ops[i];
-            if (op.collective.empty()) continue;
+            // Sends and receives pair by peer, not by order (p2p.h).
+            if (op.collective.empty() || op.collective == "SendRecv") continue;
             Keyed k{{}, static_cast<int>(d), static_cast<int>(i)};
             if (op.commHash && op.seqNumber)
                 k.key = {0, *op.commHash, op.collective, *op.seqNumber};

@@ -12,6 +12,7 @@ namespace osc {
 // (commHash, seqNumber) are matched on (commHash, collective, seqNumber);
 // the others on (collective, k) where k counts that collective type on its
 // device in start order. A group needs operations on at least two devices.
+// SendRecv kernels are left to matchPointToPoint (p2p.h): they pair by peer.
 void matchAcrossDevices(Analysis& analysis);
 
 // Min / median / max over devices of mean step time and step overlap ratio,

@@ -48,6 +48,8 @@ public:
 
     size_t size() const { return ranges_.size(); }
     const std::string& name(size_t step) const { return names_[step]; }
+    // The range itself: CPU time, or GPU time when onGpu().
+    Interval range(size_t step) const { return ranges_[step]; }
     bool onGpu() const { return onGpu_; }
     // The step (index < size()) whose range launched this correlation id, or -1.
     int32_t stepOfCorrelation(uint32_t correlation) const { return byCorrelation_.find(correlation); }
@@ -55,7 +57,7 @@ public:
     std::vector<Interval> gpuWindows(const Device& device, const DeviceCoverage& coverage) const;
 
 private:
-    std::vector<Interval> ranges_;  // CPU or GPU time, see onGpu_
+    std::vector<Interval> ranges_;  // CPU or GPU time, see onGpu_; start-sorted
     std::vector<std::string> names_;
     bool onGpu_ = false;
     CorrelationMap byCorrelation_;

@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace osc::partial {
@@ -25,6 +26,16 @@ struct DeviceCrossRank {
     std::optional<int> lastArrivals;          // totals.last_arrivals
     std::optional<TimeNs> delayCaused;        // totals.delay_caused_ns
     std::optional<TimeNs> clockShift;         // clock_shift_ns, the last field, with --align collectives
+    // The merge's shell of the device (merge.h): its pipeline and all-to-all
+    // results (totals and per step, by position) and the findings they add
+    // (device and per step), put in by addFinding; with a pipeline, the
+    // idle-gap and communication-bound findings get the pipeline's note.
+    const DeviceAnalysis* patterns = nullptr;
+    // Idle-gap findings name a time on the file's timeline (window -1: the
+    // device's findings, else its step; PartDevice::idleGapAt): written
+    // moved by messageShift, to the job's timeline as analyze() names it.
+    TimeNs messageShift = 0;
+    const std::vector<std::pair<int, TimeNs>>* idleGapAt = nullptr;
 };
 
 // Reads one device object from `in`; writes it to `out` starting at the

@@ -15,7 +15,7 @@ FilePart analyzeFilePart(const Capture& capture, const std::string& path, const 
     part.path = path;
     AnalysisSettings perFile = settings;
     perFile.alignCollectives = false;
-    analyzeProcesses(capture, perFile, part.analysis, part.exposed, &part.warningProcess);
+    analyzeProcesses(capture, perFile, part.analysis, part.intervals, &part.warningProcess);
     part.analysis.settings = settings;
     for (const auto& p : capture.processes) part.processes.push_back({p.rank, p.host, p.pid});
     part.originUtcNs = capture.originUtcNs;

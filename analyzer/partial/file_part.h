@@ -31,7 +31,10 @@ struct FilePart {
     // timeline, no cross-rank fields; warnings of the per-process phase.
     Analysis analysis;
     std::vector<int> warningProcess;        // process of each analysis warning
-    std::vector<IntervalSet> exposed;       // M ∖ C of each device (waiting versus transfer needs it)
+    // Per device what the cross-rank half needs besides its operations: M ∖ C
+    // (waiting versus transfer, all-to-all), micro-batches and compute (the
+    // pipeline bubble).
+    std::vector<DeviceIntervals> intervals;
 };
 
 // `capture` holds the processes of one file, aligned and finalized as

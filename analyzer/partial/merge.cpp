@@ -83,37 +83,6 @@ std::optional<RankSpread> spreadOf(const std::vector<const PartDevice*>& devices
 
 }  // namespace
 
-// One matching key over the job, as matchAcrossDevices and
-// computeWaitTransfer see its group: each device counts once, with its first
-// operation of that key.
-struct Merge::Group {
-    uint32_t devices = 0;
-    uint32_t stamp = 0;  // ordered device index + 1 of the last device counted
-    TimeNs firstStart = 0, lastStart = 0, firstEnd = 0;
-    TimeNs second = INT64_MIN;  // the second-latest start (equal to lastStart on a tie)
-    int lastDevice = -1, atLast = 0;
-
-    void add(int device, TimeNs start, TimeNs end) {
-        if (devices == 0) {
-            firstStart = start;
-            firstEnd = end;
-            lastStart = INT64_MIN;
-        }
-        firstStart = std::min(firstStart, start);
-        firstEnd = std::min(firstEnd, end);
-        if (start > lastStart) {
-            second = lastStart;
-            lastStart = start;
-            lastDevice = device;
-            atLast = 1;
-        } else {
-            if (start == lastStart) ++atLast;
-            second = std::max(second, start);
-        }
-        ++devices;
-    }
-};
-
 Merge::Merge(const PartSet& parts, const MergeOptions& options) : parts_(parts), options_(options) {
     const bool align = options.alignCollectives.value_or(parts.settings.alignCollectives);
     if (!options.alignCollectives && !parts.alignAgreed)
@@ -158,12 +127,22 @@ Merge::Merge(const PartSet& parts, const MergeOptions& options) : parts_(parts),
     clockShift_.assign(processes_, 0);
 
     groupPass();
+    p2p_ = std::make_unique<P2pMatch>(parts, order_);
     if (align) {
         alignClocks();
         groupPass();  // skews in the aligned clocks
     }
+    p2p_->time([this](size_t i) { return shiftOf(i); });
+    // One rank's capture has no partners to find: nothing to warn about.
+    if (order_.size() >= 2)
+        if (auto w = p2p_->warning(); !w.empty()) rest_.warnings.push_back(std::move(w));
+    orderMatched();
     arrivals();
     summarize();
+    buildShells();
+    pipelinePass();
+    allToAllPass();
+    rest_.p2p = p2p_->transfers();
     instances_ = std::make_unique<InstanceTable>(
         [&] {
             uint64_t n = 0;
@@ -175,10 +154,14 @@ Merge::Merge(const PartSet& parts, const MergeOptions& options) : parts_(parts),
 
 Merge::~Merge() = default;
 
+TimeNs Merge::shiftOf(size_t index) const {
+    return fileShift_[parts_.devices[order_[index]].file] + clockShift_[static_cast<size_t>(processOf_[index])];
+}
+
 std::vector<OpRecord> Merge::shiftedOps(size_t index) const {
     const PartDevice& d = parts_.devices[order_[index]];
     std::vector<OpRecord> ops = parts_.readOps(d);
-    const TimeNs by = fileShift_[d.file] + clockShift_[static_cast<size_t>(processOf_[index])];
+    const TimeNs by = shiftOf(index);
     if (by != 0)
         for (auto& op : ops) {
             op.start_ns += by;
@@ -272,6 +255,22 @@ void Merge::alignClocks() {
     clockShift_ = std::move(shifts);
 }
 
+// matchPointToPoint appends the exchanges to matchAcrossDevices' groups and
+// sorts them all by first start (stably: collectives first among equals).
+void Merge::orderMatched() {
+    const auto& exchanges = p2p_->exchanges();
+    matched_.clear();
+    matched_.reserve(matchedKeys_.size() + exchanges.size());
+    size_t e = 0;
+    for (uint32_t k : matchedKeys_) {
+        for (; e < exchanges.size() && exchanges[e].firstStart < groups_[k].firstStart; ++e)
+            matched_.push_back({true, static_cast<uint32_t>(e)});
+        matched_.push_back({false, k});
+    }
+    for (; e < exchanges.size(); ++e) matched_.push_back({true, static_cast<uint32_t>(e)});
+    for (const auto& x : exchanges) rest_.total_skew_ns += x.lastStart - x.firstStart;
+}
+
 void Merge::arrivals() {
     if (order_.size() < 2) return;
     lastArrivals_.assign(order_.size(), 0);
@@ -282,6 +281,30 @@ void Merge::arrivals() {
         const auto d = static_cast<size_t>(g.lastDevice);
         lastArrivals_[d] += 1;
         delayCaused_[d] += g.lastStart - g.second;
+    }
+    p2p_->addArrivals(lastArrivals_, delayCaused_);
+}
+
+// One shell per device (rest_.devices): what the pipeline and all-to-all
+// phases read and write of a device, on the job's clock.
+void Merge::buildShells() {
+    rest_.devices.assign(order_.size(), DeviceAnalysis{});
+    for (size_t i = 0; i < order_.size(); ++i) {
+        const PartDevice& d = parts_.devices[order_[i]];
+        DeviceAnalysis& shell = rest_.devices[i];
+        shell.processIndex = processOf_[i];
+        shell.rank = d.rank;
+        shell.host = d.host;
+        shell.pid = d.pid;
+        shell.device = d.device;
+        if (d.microbatches.empty() && d.alltoallOps == 0) continue;
+        const TimeNs by = shiftOf(i);
+        shell.steps.resize(d.steps.size());
+        for (size_t s = 0; s < d.steps.size(); ++s) {
+            shell.steps[s].name = d.steps[s].name;
+            shell.steps[s].start_ns = d.steps[s].start_ns + by;
+            shell.steps[s].end_ns = d.steps[s].end_ns + by;
+        }
     }
 }
 
@@ -311,13 +334,19 @@ DeviceCrossRank Merge::crossRank(size_t index) {
     DeviceCrossRank cross;
     cross.shift = fileShift_[d.file] + clockShift_[process];
     if (rest_.settings.alignCollectives) cross.clockShift = clockShift_[process];
+    cross.patterns = &rest_.devices[index];
+    cross.messageShift = fileShift_[d.file];  // analyze() writes messages before --align collectives
+    cross.idleGapAt = &d.idleGapAt;
     if (order_.size() < 2) return cross;
 
     // computeWaitTransfer for this device: waiting up to the last arrival,
     // transfer after it; operations in no group are transfer.
+    // Sends, receives and exchanges wait up to what P2pMatch found.
     IntervalSetBuilder waiting, transfer;
     const auto stamp = static_cast<uint32_t>(index + 1);
     const std::vector<OpRecord> ops = shiftedOps(index);
+    const auto& until = p2p_->waitUntil(index);
+    size_t u = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
         const OpRecord& op = ops[i];
         if (op.key != kNoKey && groups_[op.key].devices >= 2 && groups_[op.key].stamp != stamp) {
@@ -326,6 +355,13 @@ DeviceCrossRank Merge::crossRank(size_t index) {
             waiting.add(op.start_ns, std::min(op.end_ns, g.lastStart));
             transfer.add(std::max(op.start_ns, g.lastStart), op.end_ns);
             instances_->put(slotOf_[op.key]++, static_cast<int>(index), static_cast<int>(i));
+            continue;
+        }
+        while (u < until.size() && until[u].first < i) ++u;
+        if (u < until.size() && until[u].first == i) {
+            const TimeNs last = until[u].second;
+            waiting.add(op.start_ns, std::min(op.end_ns, last));
+            transfer.add(std::max(op.start_ns, last), op.end_ns);
         } else {
             transfer.add(op.start_ns, op.end_ns);
         }
@@ -385,7 +421,18 @@ MatchedCollective Merge::matched(size_t index) {
     if (nextDevice_ != order_.size() || index != nextMatched_)
         throw std::logic_error("Merge::matched before the devices or out of order");
     ++nextMatched_;
-    const uint32_t k = matchedKeys_[index];
+    if (matched_[index].exchange) {
+        const P2pExchange& x = p2p_->exchanges()[matched_[index].id];
+        MatchedCollective m;
+        m.collective = "AllToAll";
+        m.pointToPoint = true;
+        m.commHash = x.commHash;
+        m.instances = x.instances;
+        m.skew_ns = x.lastStart - x.firstStart;
+        m.transfer_ns = std::max<TimeNs>(0, x.firstEnd - x.lastStart);
+        return m;
+    }
+    const uint32_t k = matched_[index].id;
     const Group& g = groups_[k];
     const CollectiveKey& key = parts_.keys[k];
     MatchedCollective m;
@@ -414,6 +461,7 @@ void writeMergedJson(const PartSet& parts, const MergeOptions& options, const re
 Analysis mergedAnalysis(const PartSet& parts, const MergeOptions& options, bool collectives) {
     Merge merge(parts, options);
     Analysis a = merge.rest();
+    a.devices.clear();  // shells: the devices themselves come next
     a.devices.reserve(merge.deviceCount());
     for (size_t i = 0; i < merge.deviceCount(); ++i) {
         DeviceAnalysis d = merge.device(i);

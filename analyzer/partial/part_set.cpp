@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 namespace osc::partial {
@@ -43,6 +44,11 @@ public:
         if (!v.is_number_unsigned()) fail("'" + std::string(key) + "' is not a count");
         return v.get<uint64_t>();
     }
+    double real(const json& obj, const char* key) const {
+        const json& v = field(obj, key);
+        if (!v.is_number()) fail("'" + std::string(key) + "' is not a number");
+        return v.get<double>();
+    }
     std::string text(const json& obj, const char* key) const {
         const json& v = field(obj, key);
         if (!v.is_string()) fail("'" + std::string(key) + "' is not a string");
@@ -55,6 +61,21 @@ public:
             fail("'" + std::string(key) + "' holds " + std::to_string(v.size()) + " values, expected " +
                  std::to_string(size));
         return v;
+    }
+    uint64_t countAt(const json& arr, size_t i, const char* what) const {
+        const json& v = arr[i];
+        if (!v.is_number_unsigned()) fail(std::string(what) + " holds a value that is not a count");
+        return v.get<uint64_t>();
+    }
+    // A count, or nullopt for null.
+    std::optional<uint64_t> optionalCountAt(const json& arr, size_t i, const char* what) const {
+        if (arr[i].is_null()) return std::nullopt;
+        return countAt(arr, i, what);
+    }
+    int32_t int32At(const json& arr, size_t i, const char* what) const {
+        const int64_t v = at(arr, i, what);
+        if (v < INT32_MIN || v > INT32_MAX) fail(std::string(what) + " holds a value out of range");
+        return static_cast<int32_t>(v);
     }
     int64_t at(const json& arr, size_t i, const char* what) const {
         const json& v = arr[i];
@@ -93,6 +114,10 @@ AnalysisSettings readSettings(const json& s, const Where& w) {
     const std::string align = w.text(s, "align");
     if (align != "collectives" && align != "session-start") w.fail("'align' is neither collectives nor session-start");
     out.alignCollectives = align == "collectives";
+    out.microbatchPattern = w.text(s, "microbatch_pattern");
+    out.pipelineStages = static_cast<int>(w.integer(s, "pipeline_stages"));
+    out.bubbleExcessShare = w.real(s, "bubble_excess_share");
+    out.alltoallImbalance = w.real(s, "alltoall_imbalance");
     return out;
 }
 
@@ -161,7 +186,7 @@ void PartSet::setHeader(const AnalysisSettings& s, std::vector<std::string> in) 
         haveHeader_ = true;
     } else if (text != settingsText_) {
         throw std::invalid_argument("partial results made with different analysis settings (--comm-kernel, "
-                                    "--comm-copies, --step-pattern): " + settingsText_ + " versus " + text);
+                                    "--comm-copies, --step-pattern, --microbatch-pattern, --pipeline-stages): " + settingsText_ + " versus " + text);
     } else if (s.alignCollectives != settings.alignCollectives) {
         alignAgreed = false;
     }
@@ -210,7 +235,12 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
             throw CaptureError(name, "partial result version " + std::to_string(version) +
                                          " is newer than this overlapscope reads (" +
                                          std::to_string(kPartialVersion) + ")");
-        if (version < 1) w.fail("'version' must be at least 1");
+        if (version < kPartialVersion)
+            throw CaptureError(name, "partial result version " + std::to_string(version) +
+                                         " is older than this overlapscope reads (" +
+                                         std::to_string(kPartialVersion) +
+                                         "; it lacks the point-to-point and pipeline inputs): write it again with "
+                                         "`overlapscope report --partial`");
         std::vector<std::string> named;
         for (const auto& i : w.array(header, "inputs"))
             if (i.is_string()) named.push_back(i.get<std::string>());
@@ -276,6 +306,120 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
     }
 }
 
+// The device line's point-to-point, all-to-all and pipeline inputs; the
+// records go to `data`. `sendRecv` flags the device's SendRecv operations.
+static void readPatterns(const json& j, const Where& w, PartDevice& d, const std::vector<char>& sendRecv,
+                         ScratchFile& data) {
+    const auto opIndex = [&](const json& col, size_t i, const char* what) {
+        const int64_t v = w.at(col, i, what);
+        if (v < 0 || static_cast<uint64_t>(v) >= sendRecv.size()) w.fail(std::string(what) + " names no operation");
+        return static_cast<uint32_t>(v);
+    };
+    const json& comms = w.array(j, "comm_ranks");
+    if (comms.size() % 2) w.fail("'comm_ranks' holds an odd count of values");
+    for (size_t i = 0; i < comms.size(); i += 2)
+        d.commRanks.emplace_back(w.countAt(comms, i, "'comm_ranks'"), w.int32At(comms, i + 1, "'comm_ranks'"));
+
+    const json& p = w.field(j, "p2p");
+    const json& pop = w.array(p, "op");
+    const size_t n = pop.size();
+    const json& hash = w.array(p, "comm_hash", n);
+    const json& rank = w.array(p, "comm_rank", n);
+    const json& count = w.array(p, "parts", n);
+    const json& send = w.array(p, "send");
+    const json& peer = w.array(p, "peer", send.size());
+    const json& bytes = w.array(p, "bytes", send.size());
+    std::vector<P2pPartRecord> records;
+    size_t next = 0;
+    for (size_t i = 0; i < n; ++i) {
+        P2pPartRecord r;
+        r.op = opIndex(pop, i, "'p2p.op'");
+        const auto h = w.optionalCountAt(hash, i, "'p2p.comm_hash'");
+        r.hasCommHash = h.has_value();
+        r.commHash = h.value_or(0);
+        r.commRank = w.int32At(rank, i, "'p2p.comm_rank'");
+        r.sendRecv = sendRecv[r.op] != 0;
+        const uint64_t parts = w.countAt(count, i, "'p2p.parts'");
+        if (parts > send.size() - next) w.fail("'p2p.parts' counts more parts than the columns hold");
+        if (parts == 0) {
+            r.parts = 0;
+            records.push_back(r);
+            continue;
+        }
+        for (uint64_t q = 0; q < parts; ++q, ++next) {
+            r.send = w.countAt(send, next, "'p2p.send'") != 0;
+            r.peer = w.int32At(peer, next, "'p2p.peer'");
+            r.bytes = w.countAt(bytes, next, "'p2p.bytes'");
+            records.push_back(r);
+        }
+    }
+    if (next != send.size()) w.fail("'p2p' holds parts no operation counts");
+    d.p2pRecords = static_cast<uint32_t>(records.size());
+    d.p2pAt = data.append(records.data(), records.size() * sizeof(P2pPartRecord));
+
+    const json& a = w.field(j, "alltoall");
+    const json& aop = w.array(a, "op");
+    const size_t m = aop.size();
+    const json& step = w.array(a, "step", m);
+    const json& duration = w.array(a, "duration_ns", m);
+    const json& exposedNs = w.array(a, "exposed_ns", m);
+    const json& sent = w.array(a, "sent", m);
+    const json& received = w.array(a, "received", m);
+    const json& total = w.array(a, "total", m);
+    std::vector<AllToAllRecord> alltoall(m);
+    for (size_t i = 0; i < m; ++i) {
+        AllToAllRecord& r = alltoall[i];
+        r.op = opIndex(aop, i, "'alltoall.op'");
+        r.step = w.int32At(step, i, "'alltoall.step'");
+        if (r.step >= static_cast<int32_t>(d.steps.size())) w.fail("'alltoall.step' names no step");
+        r.duration_ns = w.at(duration, i, "'alltoall.duration_ns'");
+        r.exposed_ns = w.at(exposedNs, i, "'alltoall.exposed_ns'");
+        const auto put = [&](const json& col, const char* what, uint64_t& value, uint8_t& has) {
+            const auto v = w.optionalCountAt(col, i, what);
+            has = v.has_value();
+            value = v.value_or(0);
+        };
+        put(sent, "'alltoall.sent'", r.sent, r.hasSent);
+        put(received, "'alltoall.received'", r.received, r.hasReceived);
+        put(total, "'alltoall.total'", r.total, r.hasTotal);
+    }
+    d.alltoallOps = static_cast<uint32_t>(m);
+    d.alltoallAt = data.append(alltoall.data(), alltoall.size() * sizeof(AllToAllRecord));
+
+    const json& mb = w.field(j, "microbatches");
+    const json& mstep = w.array(mb, "step");
+    const size_t k = mstep.size();
+    const json& forward = w.array(mb, "forward", k);
+    const json& backward = w.array(mb, "backward", k);
+    const json& start = w.array(mb, "start", k);
+    const json& end = w.array(mb, "end", k);
+    for (size_t i = 0; i < k; ++i) {
+        DeviceIntervals::MicroBatches x;
+        x.step = w.int32At(mstep, i, "'microbatches.step'");
+        if (x.step >= static_cast<int32_t>(d.steps.size())) w.fail("'microbatches.step' names no step");
+        x.forward = w.int32At(forward, i, "'microbatches.forward'");
+        x.backward = w.int32At(backward, i, "'microbatches.backward'");
+        x.compute = {w.at(start, i, "'microbatches.start'"), w.at(end, i, "'microbatches.end'")};
+        d.microbatches.push_back(x);
+    }
+    const json& c = w.array(j, "compute");
+    if (c.size() % 2) w.fail("'compute' holds an odd count of times");
+    IntervalSet compute(c.size() / 2);
+    for (size_t i = 0; i < compute.size(); ++i)
+        compute[i] = {w.at(c, 2 * i, "'compute'"), w.at(c, 2 * i + 1, "'compute'")};
+    d.compute = static_cast<uint32_t>(compute.size());
+    d.computeAt = data.append(compute.data(), compute.size() * sizeof(Interval));
+
+    const json& g = w.field(j, "idle_gap_at");
+    const json& window = w.array(g, "window");
+    const json& atNs = w.array(g, "at_ns", window.size());
+    for (size_t i = 0; i < window.size(); ++i) {
+        const int32_t at = w.int32At(window, i, "'idle_gap_at.window'");
+        if (at < -1 || at >= static_cast<int32_t>(d.steps.size())) w.fail("'idle_gap_at.window' names no step");
+        d.idleGapAt.emplace_back(at, w.at(atNs, i, "'idle_gap_at.at_ns'"));
+    }
+}
+
 void PartSet::readDevice(const std::string& line, const std::string& name, size_t lineNo, PartDevice& d) {
     const Where w(name, lineNo);
     const json obj = parseLine(line, w);
@@ -322,13 +466,16 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     const json& end = w.array(o, "end_ns", ops);
     std::vector<OpRecord> records(ops);
     std::map<uint32_t, uint64_t> ordinal;  // per collective name, as matchAcrossDevices counts
+    std::vector<char> sendRecv(ops, 0);
     for (size_t i = 0; i < ops; ++i) {
         const int64_t k = w.at(kind, i, "'collective'");
         if (k < 0 || static_cast<size_t>(k) >= nameIds.size()) w.fail("an operation names no collective");
         const uint32_t nameId = nameIds[static_cast<size_t>(k)];
+        sendRecv[i] = collectiveNames[nameId] == "SendRecv";
         records[i].start_ns = w.at(start, i, "'start_ns'");
         records[i].end_ns = w.at(end, i, "'end_ns'");
-        if (collectiveNames[nameId].empty()) continue;  // not a collective: never matched
+        // Not a collective: never matched. Sends and receives pair by peer (merge_p2p.h).
+        if (collectiveNames[nameId].empty() || collectiveNames[nameId] == "SendRecv") continue;
         const bool plugin = !hash[i].is_null() && !seq[i].is_null();
         if (plugin && (!hash[i].is_number_unsigned() || !seq[i].is_number_unsigned()))
             w.fail("an operation's comm_hash or seq_number is not a count");
@@ -353,6 +500,8 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
         exposed[i] = {w.at(ex, 2 * i, "'exposed_comm'"), w.at(ex, 2 * i + 1, "'exposed_comm'")};
     d.exposed = static_cast<uint32_t>(exposed.size());
     d.exposedAt = data_->append(exposed.data(), exposed.size() * sizeof(Interval));
+
+    readPatterns(j, w, d, sendRecv, *data_);
 }
 
 std::vector<std::string> PartSet::loadWarnings() const {
@@ -370,6 +519,24 @@ std::vector<OpRecord> PartSet::readOps(const PartDevice& d) const {
 IntervalSet PartSet::readExposed(const PartDevice& d) const {
     IntervalSet out(d.exposed);
     data_->read(d.exposedAt, out.data(), out.size() * sizeof(Interval));
+    return out;
+}
+
+std::vector<P2pPartRecord> PartSet::readP2p(const PartDevice& d) const {
+    std::vector<P2pPartRecord> out(d.p2pRecords);
+    data_->read(d.p2pAt, out.data(), out.size() * sizeof(P2pPartRecord));
+    return out;
+}
+
+std::vector<AllToAllRecord> PartSet::readAllToAll(const PartDevice& d) const {
+    std::vector<AllToAllRecord> out(d.alltoallOps);
+    data_->read(d.alltoallAt, out.data(), out.size() * sizeof(AllToAllRecord));
+    return out;
+}
+
+IntervalSet PartSet::readCompute(const PartDevice& d) const {
+    IntervalSet out(d.compute);
+    data_->read(d.computeAt, out.data(), out.size() * sizeof(Interval));
     return out;
 }
 

@@ -33,6 +33,28 @@ struct PartStep {
     TimeNs start_ns = 0, end_ns = 0, window_ns = 0, comm_ns = 0, overlap_ns = 0, exposed_comm_ns = 0;
 };
 
+// One send or receive of a device's point-to-point operation (a SendRecv
+// kernel, or an all-to-all the rows describe), with what the operation
+// says of its communicator. A SendRecv kernel without parts has one record
+// with `parts` 0.
+struct P2pPartRecord {
+    uint64_t commHash = 0;
+    uint64_t bytes = 0;
+    uint32_t op = 0;         // index in the device's operations
+    int32_t peer = -1;       // rank in the communicator
+    int32_t commRank = -1;   // the device's own rank there
+    uint8_t send = 0, hasCommHash = 0, sendRecv = 0, parts = 1;
+};
+
+// One all-to-all operation of a device (docs/metrics.md 7f).
+struct AllToAllRecord {
+    uint32_t op = 0;
+    int32_t step = -1;
+    TimeNs duration_ns = 0, exposed_ns = 0;
+    uint64_t sent = 0, received = 0, total = 0;
+    uint8_t hasSent = 0, hasReceived = 0, hasTotal = 0;
+};
+
 struct PartDevice {
     size_t file = 0;  // into PartSet::files
     int process = 0;  // into that file's processes
@@ -44,6 +66,16 @@ struct PartDevice {
     std::vector<PartStep> steps;
     uint64_t opsAt = 0, exposedAt = 0;  // in PartSet's scratch file
     uint32_t ops = 0, exposed = 0;
+    // Point-to-point and all-to-all operations and the pipeline (in
+    // PartSet's scratch file, but for the few per-step micro-batches and the
+    // device's communicators, which stay in memory).
+    uint64_t p2pAt = 0, alltoallAt = 0, computeAt = 0;
+    uint32_t p2pRecords = 0, alltoallOps = 0, compute = 0;
+    std::vector<std::pair<uint64_t, int32_t>> commRanks;
+    std::vector<DeviceIntervals::MicroBatches> microbatches;
+    // (window, time): the idle-gap findings' times on the file's timeline,
+    // window -1 for the device's own findings, else its step.
+    std::vector<std::pair<int, TimeNs>> idleGapAt;
     size_t source = 0;  // where its report object lies
     uint64_t jsonAt = 0, jsonLength = 0;
 };
@@ -86,6 +118,9 @@ public:
 
     std::vector<OpRecord> readOps(const PartDevice& d) const;
     IntervalSet readExposed(const PartDevice& d) const;
+    std::vector<P2pPartRecord> readP2p(const PartDevice& d) const;
+    std::vector<AllToAllRecord> readAllToAll(const PartDevice& d) const;
+    IntervalSet readCompute(const PartDevice& d) const;
     // The device's report object as it was written (one line of JSON).
     std::unique_ptr<std::istream> openDeviceJson(const PartDevice& d) const;
     const std::string& sourceName(size_t source) const { return sources_[source].name; }

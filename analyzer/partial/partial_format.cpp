@@ -1,5 +1,6 @@
 #include "analyzer/partial/partial_format.h"
 
+#include "analyzer/metrics/alltoall.h"
 #include "analyzer/report/report_json.h"
 
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -29,7 +31,101 @@ void column(std::ostream& out, const char* name, const std::vector<T>& rows, Get
     out << ']';
 }
 
-void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const IntervalSet& exposed) {
+template <typename T>
+void optionalNumber(std::ostream& o, const std::optional<T>& v) {
+    if (v) o << *v;
+    else o << "null";
+}
+
+// Sends and receives (docs/metrics.md 7d) of the operations that have them,
+// and SendRecv kernels without them (they count in a warning); the
+// communicators the device belongs to, as (hash, rank) pairs.
+void writePointToPoint(std::ostream& out, const DeviceAnalysis& d) {
+    std::vector<size_t> ops;
+    std::vector<P2pPart> parts;
+    std::set<std::pair<uint64_t, int32_t>> comms;
+    for (size_t i = 0; i < d.collectives.size(); ++i) {
+        const auto& c = d.collectives[i];
+        if (c.commHash && c.commRank >= 0) comms.emplace(*c.commHash, c.commRank);
+        if (c.p2p.empty() && c.collective != "SendRecv") continue;
+        ops.push_back(i);
+        parts.insert(parts.end(), c.p2p.begin(), c.p2p.end());
+    }
+    out << ",\"comm_ranks\":[";
+    bool first = true;
+    for (const auto& [hash, rank] : comms) {
+        out << (first ? "" : ",") << hash << ',' << rank;
+        first = false;
+    }
+    out << "],\"p2p\":{";
+    const auto& cs = d.collectives;
+    column(out, "op", ops, [](std::ostream& o, size_t i) { o << i; }, true);
+    column(out, "comm_hash", ops, [&](std::ostream& o, size_t i) { optionalNumber(o, cs[i].commHash); });
+    column(out, "comm_rank", ops, [&](std::ostream& o, size_t i) { o << cs[i].commRank; });
+    column(out, "parts", ops, [&](std::ostream& o, size_t i) { o << cs[i].p2p.size(); });
+    column(out, "send", parts, [](std::ostream& o, const P2pPart& p) { o << (p.send ? 1 : 0); });
+    column(out, "peer", parts, [](std::ostream& o, const P2pPart& p) { o << p.peer; });
+    column(out, "bytes", parts, [](std::ostream& o, const P2pPart& p) { o << p.bytes; });
+    out << '}';
+}
+
+// All-to-all operations (docs/metrics.md 7f): what the merge needs of each
+// besides its times.
+void writeAllToAll(std::ostream& out, const DeviceAnalysis& d) {
+    std::vector<size_t> ops;
+    std::vector<AllToAllBytes> bytes;
+    for (size_t i = 0; i < d.collectives.size(); ++i)
+        if (d.collectives[i].allToAll) {
+            ops.push_back(i);
+            bytes.push_back(allToAllBytes(d.collectives[i]));
+        }
+    const auto& cs = d.collectives;
+    out << ",\"alltoall\":{";
+    column(out, "op", ops, [](std::ostream& o, size_t i) { o << i; }, true);
+    column(out, "step", ops, [&](std::ostream& o, size_t i) { o << cs[i].step; });
+    column(out, "duration_ns", ops, [&](std::ostream& o, size_t i) { o << cs[i].duration_ns; });
+    column(out, "exposed_ns", ops, [&](std::ostream& o, size_t i) { o << cs[i].exposed_ns; });
+    column(out, "sent", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.sent); });
+    column(out, "received", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.received); });
+    column(out, "total", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.total); });
+    out << '}';
+}
+
+// Micro-batches per step and, on a device that ran them, its compute
+// (docs/metrics.md 7e: the pipeline window spans all stages).
+void writeMicroBatches(std::ostream& out, const DeviceIntervals& iv) {
+    using MB = DeviceIntervals::MicroBatches;
+    const auto& mbs = iv.microbatches;
+    out << ",\"microbatches\":{";
+    column(out, "step", mbs, [](std::ostream& o, const MB& m) { o << m.step; }, true);
+    column(out, "forward", mbs, [](std::ostream& o, const MB& m) { o << m.forward; });
+    column(out, "backward", mbs, [](std::ostream& o, const MB& m) { o << m.backward; });
+    column(out, "start", mbs, [](std::ostream& o, const MB& m) { o << m.compute.start; });
+    column(out, "end", mbs, [](std::ostream& o, const MB& m) { o << m.compute.end; });
+    out << '}';
+    column(out, "compute", iv.compute, [](std::ostream& o, const Interval& i) { o << i.start << ',' << i.end; });
+}
+
+// Where the idle-gap findings' messages name a time (Finding::at_ns): per
+// window (-1 the whole device, else its step), for the merge to move to the
+// job's timeline.
+void writeMessageTimes(std::ostream& out, const DeviceAnalysis& d) {
+    std::vector<std::pair<int, TimeNs>> at;
+    const auto collect = [&](int window, const std::vector<Finding>& findings) {
+        for (const auto& f : findings)
+            if (f.kind == FindingKind::IdleGap && f.at_ns) at.emplace_back(window, *f.at_ns);
+    };
+    collect(-1, d.findings);
+    for (size_t s = 0; s < d.steps.size(); ++s) collect(static_cast<int>(s), d.steps[s].bottleneck.findings);
+    using Entry = std::pair<int, TimeNs>;
+    out << ",\"idle_gap_at\":{";
+    column(out, "window", at, [](std::ostream& o, const Entry& e) { o << e.first; }, true);
+    column(out, "at_ns", at, [](std::ostream& o, const Entry& e) { o << e.second; });
+    out << '}';
+}
+
+void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const DeviceIntervals& iv) {
+    const IntervalSet& exposed = iv.exposed;
     out << "{\"device\":{\"process\":" << d.processIndex << ",\"rank\":" << d.rank << ",\"host\":" << str(d.host)
         << ",\"pid\":" << d.pid << ",\"device\":" << d.device;
     const auto& t = d.totals;
@@ -72,6 +168,10 @@ void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const IntervalS
     column(out, "end_ns", d.collectives, [](std::ostream& o, const CollectiveInstance& c) { o << c.end_ns; });
     out << '}';
     column(out, "exposed_comm", exposed, [](std::ostream& o, const Interval& i) { o << i.start << ',' << i.end; });
+    writePointToPoint(out, d);
+    writeAllToAll(out, d);
+    writeMicroBatches(out, iv);
+    writeMessageTimes(out, d);
     out << "}}\n";
 }
 
@@ -84,7 +184,11 @@ std::string settingsLine(const AnalysisSettings& s, bool withAlign) {
                       {"small_collective_bytes", s.smallCollectiveBytes},
                       {"small_collective_ns", s.smallCollectiveNs},
                       {"small_collective_count", s.smallCollectiveCount},
-                      {"idle_gap_ns", s.idleGapNs}};
+                      {"idle_gap_ns", s.idleGapNs},
+                      {"microbatch_pattern", s.microbatchPattern},
+                      {"pipeline_stages", s.pipelineStages},
+                      {"bubble_excess_share", s.bubbleExcessShare},
+                      {"alltoall_imbalance", s.alltoallImbalance}};
     if (withAlign) j["align"] = s.alignCollectives ? "collectives" : "session-start";
     return j.dump(-1, ' ', false, kReplace);
 }
@@ -112,8 +216,8 @@ size_t writeFileSection(std::ostream& out, const FilePart& part) {
                                {"devices", a.devices.size()}};
     out << "{\"file\":" << file.dump(-1, ' ', false, kReplace) << "}\n";
     for (size_t d = 0; d < a.devices.size(); ++d) {
-        static const IntervalSet kNone;
-        writeDeviceLine(out, a.devices[d], d < part.exposed.size() ? part.exposed[d] : kNone);
+        static const DeviceIntervals kNone;
+        writeDeviceLine(out, a.devices[d], d < part.intervals.size() ? part.intervals[d] : kNone);
         report::writeDeviceJson(out, a.devices[d], -1);
         out << '\n';
     }

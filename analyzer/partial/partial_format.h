@@ -7,7 +7,9 @@
 //            "dropped_records":N,"devices":K}}
 //   then for each of the file's K devices, two lines:
 //   {"device":{"process","rank","host","pid","device","totals":[7 numbers],
-//              "steps":{columns},"ops":{columns},"exposed_comm":[s,e,s,e,..]}}
+//              "steps":{columns},"ops":{columns},"exposed_comm":[s,e,s,e,..],
+//              "comm_ranks":[hash,rank,..],"p2p":{columns},"alltoall":{columns},
+//              "microbatches":{columns},"compute":[s,e,s,e,..],"idle_gap_at":{columns}}}
 //   {..the device exactly as the report JSON's "devices" element, on one line..}
 //   ... more files ...
 //   {"end":{"files":F,"devices":D}}
@@ -20,7 +22,17 @@
 // untouched, so fields added to the report's device object need no change
 // here. The first line holds what the cross-rank part needs: each
 // communication operation's collective, NCCL identity and times ("ops"),
-// the device's exposed communication, step windows and totals.
+// the device's exposed communication, step windows and totals; the
+// communicators it is in, the sends and receives of its point-to-point
+// operations ("p2p": per operation its communicator, rank and number of
+// parts, then the parts' columns), its all-to-all operations (step,
+// duration, exposed time, bytes), and its micro-batches per step with, when
+// it ran any, its compute intervals (docs/metrics.md 7d-7f); and where its
+// idle-gap findings' messages name a time on the file's timeline, which the
+// merge moves to the job's.
+//
+// Version 2 added the point-to-point, all-to-all and pipeline inputs and the
+// pipeline settings; version 1 partials cannot serve them and are refused.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
@@ -33,7 +45,7 @@
 namespace osc::partial {
 
 inline constexpr const char* kPartialFormat = "overlapscope-partial";
-inline constexpr int kPartialVersion = 1;
+inline constexpr int kPartialVersion = 2;
 // What a partial file's first bytes are.
 inline constexpr const char* kPartialMagic = "{\"format\":\"overlapscope-partial\"";
 // The suffix `report --partial` users are told to use and the agent uses;

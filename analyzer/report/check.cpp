@@ -1,6 +1,7 @@
 #include "analyzer/report/check.h"
 
 #include "analyzer/report/report_format.h"
+#include "analyzer/report/report_patterns.h"
 
 #include <cmath>
 #include <cstdio>
@@ -90,6 +91,39 @@ public:
         }
     }
 
+    // The pipeline bubble of one device, or of all of them (the summary).
+    void bubble(const std::string& who, const std::optional<PipelineStageMetrics>& m) {
+        if (!t_.maxBubbleShare) return;
+        const double limit = *t_.maxBubbleShare;
+        if (!m || !m->bubble_share) {
+            add(who, "max-bubble-share", true, who + ": no pipeline (no micro-batch ranges on two or more stages)");
+            return;
+        }
+        const bool ok = *m->bubble_share <= limit;
+        add(who, "max-bubble-share", ok,
+            who + ": pipeline bubble " + num(*m->bubble_share) + " of the pipeline window (theory " +
+                num(m->theoretical_bubble_share.value_or(0)) + ")" + (ok ? ", <= " : ", above the maximum ") +
+                num(limit));
+    }
+
+    // The all-to-all of the worst step.
+    void alltoall(const Analysis& a) {
+        if (!t_.maxAllToAllImbalance) return;
+        const double limit = *t_.maxAllToAllImbalance;
+        double worst = 0;
+        const AllToAllStep* step = worstAllToAll(a, &worst);
+        if (!step) {
+            add("summary", "max-alltoall-imbalance", true, "summary: no all-to-all with a measurable imbalance");
+            return;
+        }
+        const bool ok = worst <= limit;
+        add("summary", "max-alltoall-imbalance", ok,
+            "summary: all-to-all imbalance " + num(worst, "%.2f") + (step->bytes_imbalance ? " (bytes)" : " (time)") +
+                " in " + (step->step.empty() ? std::string("(outside steps)") : "step '" + step->step + "'") +
+                ", " + deviceName(a, step->overloaded) + " overloaded" + (ok ? ", <= " : ", above the maximum ") +
+                num(limit, "%.2f"));
+    }
+
 private:
     void regression(const std::string& who, const OverlapMetrics& m, const OverlapMetrics* base,
                     bool baselineMissing) {
@@ -153,7 +187,8 @@ void validate(const Thresholds& t, const Analysis* baseline) {
         throw std::invalid_argument(
             "check: give at least one threshold (--min-overlap-ratio, --max-exposed-comm-ms, "
             "--max-exposed-comm-share, --max-compute-slowdown, --max-exposed-transfer-ms, "
-            "--max-delay-caused-ms, or --baseline with --max-regression)");
+            "--max-delay-caused-ms, --max-bubble-share, --max-alltoall-imbalance, or --baseline with "
+            "--max-regression)");
     auto finite = [](double v) { return std::isfinite(v); };
     if (t.minOverlapRatio && !(finite(*t.minOverlapRatio) && *t.minOverlapRatio >= 0 && *t.minOverlapRatio <= 1))
         throw std::invalid_argument("check: --min-overlap-ratio must be between 0 and 1");
@@ -168,6 +203,10 @@ void validate(const Thresholds& t, const Analysis* baseline) {
         throw std::invalid_argument("check: --max-exposed-transfer-ms must be >= 0");
     if (t.maxDelayCausedMs && !(finite(*t.maxDelayCausedMs) && *t.maxDelayCausedMs >= 0))
         throw std::invalid_argument("check: --max-delay-caused-ms must be >= 0");
+    if (t.maxBubbleShare && !(finite(*t.maxBubbleShare) && *t.maxBubbleShare >= 0 && *t.maxBubbleShare <= 1))
+        throw std::invalid_argument("check: --max-bubble-share must be between 0 and 1");
+    if (t.maxAllToAllImbalance && !(finite(*t.maxAllToAllImbalance) && *t.maxAllToAllImbalance >= 1))
+        throw std::invalid_argument("check: --max-alltoall-imbalance must be at least 1 (max / mean)");
     if (t.maxRegressionPercent && !(finite(*t.maxRegressionPercent) && *t.maxRegressionPercent >= 0))
         throw std::invalid_argument("check: --max-regression must be >= 0");
     if (t.maxRegressionPercent && !baseline)
@@ -207,6 +246,7 @@ std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t
         checker.scope(deviceLabel(d), d.totals, b ? &b->totals : nullptr, true,
                       baseline && !b);
         checker.device(deviceLabel(d), d);
+        checker.bubble(deviceLabel(d), d.pipeline);
         if (d.droppedRecords && *d.droppedRecords > 0)
             out.push_back({deviceLabel(d), "dropped-records", t.allowDropped,
                            deviceLabel(d) + ": " + std::to_string(*d.droppedRecords) +
@@ -215,9 +255,12 @@ std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t
     }
     // An absolute ms limit is per device: the summary sums devices, so it
     // would grow with the rank count.
-    if (current.devices.size() > 1)
+    if (current.devices.size() > 1) {
         checker.scope("summary", current.summary, baseline ? &baseline->summary : nullptr, false,
                       false);
+        checker.bubble("summary", pipelineSummary(current));
+    }
+    checker.alltoall(current);
     return out;
 }
 

@@ -20,13 +20,18 @@ struct Thresholds {
     // DESIGN.md 4b/4c, per device: compute_slowdown <= R; exposed_transfer_ns
     // (exposed_comm_ns with one device) <= X ms; delay_caused_ns <= X ms.
     std::optional<double> maxComputeSlowdown, maxExposedTransferMs, maxDelayCausedMs;
+    // docs/metrics.md 7e/7f: a pipeline stage's bubble share over its steps
+    // (per device, and the summary) <= R; every step's all-to-all imbalance
+    // (bytes when known, else transfer time; max / mean over ranks) <= R.
+    std::optional<double> maxBubbleShare, maxAllToAllImbalance;
     // A capture that lost records undercounts GPU activity: by default each
     // device whose capture dropped records fails ("dropped-records").
     bool allowDropped = false;
 
     bool any() const {
         return minOverlapRatio || maxExposedCommMs || maxExposedCommShare || maxRegressionPercent ||
-               maxComputeSlowdown || maxExposedTransferMs || maxDelayCausedMs;
+               maxComputeSlowdown || maxExposedTransferMs || maxDelayCausedMs || maxBubbleShare ||
+               maxAllToAllImbalance;
     }
 };
 

@@ -1,5 +1,7 @@
 #include "analyzer/report/diff.h"
 
+#include "analyzer/report/report_patterns.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -72,6 +74,29 @@ std::optional<double> optNs(const std::optional<TimeNs>& v) {
     return v ? ns(*v) : std::nullopt;
 }
 
+// Pipeline bubble and exposed all-to-all (docs/metrics.md 7e/7f), shown, not gated.
+void appendPatterns(std::vector<MetricDelta>& out, const std::optional<PipelineStageMetrics>& pa,
+                    const std::optional<PipelineStageMetrics>& pb, const std::optional<AllToAllMetrics>& xa,
+                    const std::optional<AllToAllMetrics>& xb) {
+    const auto bubble = [](const std::optional<PipelineStageMetrics>& p) {
+        return p ? ns(p->bubble_ns) : std::nullopt;
+    };
+    const auto share = [](const std::optional<PipelineStageMetrics>& p) {
+        return p ? p->bubble_share : std::nullopt;
+    };
+    const auto exposed = [](const std::optional<AllToAllMetrics>& x) {
+        return x ? ns(x->exposed_alltoall_ns) : std::nullopt;
+    };
+    out.push_back(delta("bubble_share", share(pa), share(pb)));
+    out.push_back(delta("bubble_ns", bubble(pa), bubble(pb)));
+    out.push_back(delta("exposed_alltoall_ns", exposed(xa), exposed(xb)));
+}
+
+std::optional<double> worstImbalance(const Analysis& a) {
+    double v = 0;
+    return worstAllToAll(a, &v) ? std::optional<double>(v) : std::nullopt;
+}
+
 DiffRow row(DiffScope scope, std::string label, const OverlapMetrics& a, const OverlapMetrics& b) {
     DiffRow r;
     r.scope = scope;
@@ -112,6 +137,14 @@ void sortWorstFirst(std::vector<DiffRow>& rows) {
 DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
     DiffResult out;
     out.rows.push_back(row(DiffScope::Summary, "summary", base.summary, candidate.summary));
+    {
+        auto& m = out.rows.back().metrics;
+        const auto pa = pipelineSummary(base), pb = pipelineSummary(candidate);
+        m.push_back(delta("bubble_share", pa ? pa->bubble_share : std::nullopt, pb ? pb->bubble_share : std::nullopt));
+        m.push_back(delta("bubble_ns", pa ? ns(pa->bubble_ns) : std::nullopt, pb ? ns(pb->bubble_ns) : std::nullopt));
+        m.push_back(delta("exposed_alltoall_ns", optNs(exposedAllToAll(base)), optNs(exposedAllToAll(candidate))));
+        m.push_back(delta("alltoall_imbalance", worstImbalance(base), worstImbalance(candidate)));
+    }
     std::vector<DiffRow> devices, steps;
     const auto a = keyed(base), b = keyed(candidate);
     for (const auto& [key, da] : a) {
@@ -127,6 +160,7 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
                                   da->last_arrivals ? std::optional<double>(*da->last_arrivals) : std::nullopt,
                                   db->last_arrivals ? std::optional<double>(*db->last_arrivals) : std::nullopt));
         r.metrics.push_back(delta("delay_caused_ns", optNs(da->delay_caused_ns), optNs(db->delay_caused_ns)));
+        appendPatterns(r.metrics, da->pipeline, db->pipeline, da->alltoall, db->alltoall);
         r.rank = da->rank;
         r.device = da->device;
         devices.push_back(std::move(r));
@@ -138,6 +172,8 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
             DiffRow sr = row(DiffScope::Step, label + ")", da->steps[s].metrics, db->steps[s].metrics);
             appendInterferenceWait(sr.metrics, da->steps[s].interference, db->steps[s].interference,
                                    da->steps[s].wait, db->steps[s].wait);
+            appendPatterns(sr.metrics, da->steps[s].pipeline, db->steps[s].pipeline, da->steps[s].alltoall,
+                           db->steps[s].alltoall);
             sr.rank = da->rank;
             sr.device = da->device;
             sr.step = static_cast<int>(s);

@@ -27,13 +27,17 @@ std::string pct(double v) {
     return buf;
 }
 
+// Fractions shown in percent, and factors shown as "1.33x".
+bool isShare(const std::string& name) { return name == "overlap_ratio" || name == "bubble_share"; }
+
 bool isRatio(const std::string& name) {
-    return name == "overlap_ratio" || name == "achieved_speedup" || name == "ideal_speedup";
+    return isShare(name) || name == "achieved_speedup" || name == "ideal_speedup" ||
+           name == "alltoall_imbalance";
 }
 
 std::string value(const std::string& name, std::optional<double> v) {
     if (!v) return "n/a";
-    if (name == "overlap_ratio") return formatPercent(v);
+    if (isShare(name)) return formatPercent(v);
     if (isRatio(name)) return formatFactor(v);
     return formatDuration(static_cast<TimeNs>(std::llround(*v)));
 }
@@ -82,7 +86,7 @@ TextTable summaryDetail(const DiffResult& d) {
     for (const auto& m : d.rows.front().metrics) {
         std::string change = "n/a";
         if (m.change) {
-            if (m.name == "overlap_ratio") {
+            if (isShare(m.name)) {
                 char buf[32];
                 std::snprintf(buf, sizeof buf, "%+.1f pt", *m.change * 100.0);
                 change = buf;

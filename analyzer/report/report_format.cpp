@@ -81,6 +81,8 @@ std::string toString(FindingKind kind) {
         case FindingKind::ManySmallCollectives: return "many-small-collectives";
         case FindingKind::IdleGap: return "idle-gap";
         case FindingKind::CommunicationBound: return "communication-bound";
+        case FindingKind::PipelineBubble: return "pipeline-bubble";
+        case FindingKind::AllToAllImbalance: return "alltoall-imbalance";
     }
     return "unknown";
 }
@@ -88,7 +90,8 @@ std::string toString(FindingKind kind) {
 FindingKind parseFindingKind(const std::string& name) {
     for (auto k : {FindingKind::CommOnComputeStream, FindingKind::CommAfterLastCompute,
                    FindingKind::ManySmallCollectives, FindingKind::IdleGap,
-                   FindingKind::CommunicationBound})
+                   FindingKind::CommunicationBound, FindingKind::PipelineBubble,
+                   FindingKind::AllToAllImbalance})
         if (toString(k) == name) return k;
     throw std::invalid_argument("unknown finding kind '" + name + "'");
 }

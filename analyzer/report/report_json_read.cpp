@@ -107,6 +107,44 @@ public:
         }
     }
 
+    // Pipeline fields (docs/metrics.md 7e): present and not null only for a pipeline.
+    std::optional<PipelineStageMetrics> pipeline(const json& obj, const std::string& where) const {
+        if (!has(obj, "bubble_ns") || obj["bubble_ns"].is_null()) return std::nullopt;
+        PipelineStageMetrics m;
+        m.window_ns = optInteger(obj, "pipeline_window_ns", where).value_or(0);
+        m.bubble_ns = integer(obj, "bubble_ns", where);
+        if (has(obj, "bubble_share")) m.bubble_share = optNumber(obj, "bubble_share", where);
+        if (has(obj, "theoretical_bubble_share"))
+            m.theoretical_bubble_share = optNumber(obj, "theoretical_bubble_share", where);
+        m.fill_ns = optInteger(obj, "fill_ns", where).value_or(0);
+        m.drain_ns = optInteger(obj, "drain_ns", where).value_or(0);
+        m.stall_ns = optInteger(obj, "stall_ns", where).value_or(0);
+        m.compute_ns = m.window_ns - m.bubble_ns;
+        m.stage = static_cast<int>(optInteger(obj, "pipeline_stage", where).value_or(-1));
+        m.stages = static_cast<int>(optInteger(obj, "pipeline_stages", where).value_or(0));
+        m.microbatches = static_cast<int>(optInteger(obj, "microbatches", where).value_or(0));
+        m.slowest = has(obj, "slowest_stage") && obj["slowest_stage"].is_boolean() && obj["slowest_stage"].get<bool>();
+        return m;
+    }
+
+    std::optional<AllToAllMetrics> alltoall(const json& obj, const std::string& where) const {
+        if (!has(obj, "alltoall_ns") || obj["alltoall_ns"].is_null()) return std::nullopt;
+        AllToAllMetrics m;
+        m.ops = static_cast<int>(optInteger(obj, "alltoall_ops", where).value_or(0));
+        m.alltoall_ns = integer(obj, "alltoall_ns", where);
+        m.exposed_alltoall_ns = optInteger(obj, "exposed_alltoall_ns", where).value_or(0);
+        m.transfer_ns = optInteger(obj, "alltoall_transfer_ns", where).value_or(0);
+        if (auto v = optInteger(obj, "alltoall_bytes_sent", where)) m.bytes_sent = static_cast<uint64_t>(*v);
+        if (auto v = optInteger(obj, "alltoall_bytes_received", where)) m.bytes_received = static_cast<uint64_t>(*v);
+        return m;
+    }
+
+    int deviceIndex(const json& ref) const {
+        if (!ref.is_object() || !ref.contains("device_index") || !ref["device_index"].is_number_integer()) return -1;
+        const auto v = ref["device_index"].get<int64_t>();
+        return v < 0 || v > INT32_MAX ? -1 : static_cast<int>(v);
+    }
+
     std::vector<Finding> findings(const json& obj, const std::string& where) const {
         std::vector<Finding> out;
         if (!has(obj, "findings")) return out;
@@ -154,6 +192,8 @@ public:
         x.end_ns = integer(s, "end_ns", w);
         x.metrics = metrics(s, w);
         interferenceAndWait(s, w, x.interference, x.wait);
+        x.pipeline = pipeline(s, w);
+        x.alltoall = alltoall(s, w);
         const json& b = field(s, "bottleneck", w);
         const std::string bw = w + ".bottleneck";
         x.bottleneck.collective = static_cast<int>(optInteger(b, "collective", bw).value_or(-1));
@@ -205,6 +245,8 @@ public:
         interferenceAndWait(totals, w + ".totals", x.interference, x.wait);
         if (auto v = optInteger(totals, "last_arrivals", w + ".totals")) x.last_arrivals = static_cast<int>(*v);
         x.delay_caused_ns = optInteger(totals, "delay_caused_ns", w + ".totals");
+        x.pipeline = pipeline(totals, w + ".totals");
+        x.alltoall = alltoall(totals, w + ".totals");
         x.clock_shift_ns = optInteger(d, "clock_shift_ns", w);
         const json& steps = array(d, "steps", w);
         for (size_t i = 0; i < steps.size(); ++i)
@@ -222,6 +264,84 @@ public:
 private:
     std::string origin_;
 };
+
+// An integer field, or `fallback` when it is absent or not an integer.
+int intOr(const json& obj, const char* key, int fallback) {
+    if (!obj.is_object()) return fallback;
+    const auto it = obj.find(key);
+    if (it == obj.end() || !it->is_number_integer()) return fallback;
+    const auto v = it->get<int64_t>();
+    return v < INT32_MIN || v > INT32_MAX ? fallback : static_cast<int>(v);
+}
+
+// The top-level pipeline, all-to-all and point-to-point lists (absent in
+// reports written before them).
+void readPatterns(const Reader& r, const json& doc, Analysis& a) {
+    const auto ref = [](const json& pair, const char* key) {
+        const json& x = pair[key];
+        return std::pair<int, int>{intOr(x, "device", -1), intOr(x, "collective", -1)};
+    };
+    if (r.has(doc, "p2p_transfers")) {
+        const json& arr = r.array(doc, "p2p_transfers", "$");
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string w = "p2p_transfers[" + std::to_string(i) + "]";
+            if (!arr[i].is_object() || !arr[i].contains("sender") || !arr[i].contains("receiver") ||
+                !arr[i]["sender"].is_object() || !arr[i]["receiver"].is_object())
+                r.fail(w, "needs a sender and a receiver");
+            P2pTransfer t;
+            t.sender = ref(arr[i], "sender");
+            t.receiver = ref(arr[i], "receiver");
+            t.commHash = r.optHex(arr[i], "comm_hash", w);
+            t.bytes = static_cast<uint64_t>(r.optInteger(arr[i], "bytes", w).value_or(0));
+            a.p2p.push_back(t);
+        }
+    }
+    if (r.has(doc, "pipeline")) {
+        const json& arr = r.array(doc, "pipeline", "$");
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string w = "pipeline[" + std::to_string(i) + "]";
+            PipelineStep p;
+            p.step = r.optText(arr[i], "step", w);
+            p.stages = static_cast<int>(r.integer(arr[i], "stages", w));
+            p.microbatches = static_cast<int>(r.integer(arr[i], "microbatches", w));
+            p.start_ns = r.integer(arr[i], "start_ns", w);
+            p.end_ns = r.integer(arr[i], "end_ns", w);
+            p.theoretical_bubble_share = r.optNumber(arr[i], "theoretical_bubble_share", w);
+            if (arr[i].contains("stage_devices") && arr[i]["stage_devices"].is_array())
+                for (const auto& d : arr[i]["stage_devices"]) p.devices.push_back(r.deviceIndex(d));
+            if (arr[i].contains("slowest")) p.slowest = r.deviceIndex(arr[i]["slowest"]);
+            a.pipeline.push_back(p);
+        }
+    }
+    if (r.has(doc, "alltoall")) {
+        const json& arr = r.array(doc, "alltoall", "$");
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string w = "alltoall[" + std::to_string(i) + "]";
+            AllToAllStep s;
+            s.step = r.optText(arr[i], "step", w);
+            s.dispatches = static_cast<int>(r.optInteger(arr[i], "exchanges", w).value_or(0));
+            s.bytes_imbalance = r.optNumber(arr[i], "bytes_imbalance", w);
+            s.time_imbalance = r.optNumber(arr[i], "time_imbalance", w);
+            if (arr[i].contains("overloaded")) s.overloaded = r.deviceIndex(arr[i]["overloaded"]);
+            s.exposed_ns = r.optInteger(arr[i], "exposed_ns", w).value_or(0);
+            if (arr[i].contains("ranks") && arr[i]["ranks"].is_array())
+                for (const auto& x : arr[i]["ranks"]) {
+                    AllToAllRank rank;
+                    rank.device = intOr(x, "device_index", -1);
+                    rank.time_ns = r.optInteger(x, "time_ns", w).value_or(0);
+                    rank.exposed_ns = r.optInteger(x, "exposed_ns", w).value_or(0);
+                    if (auto b = r.optInteger(x, "bytes", w)) rank.bytes = static_cast<uint64_t>(*b);
+                    s.ranks.push_back(rank);
+                }
+            if (arr[i].contains("pairs") && arr[i]["pairs"].is_array())
+                for (const auto& x : arr[i]["pairs"])
+                    if (x.is_object())
+                        s.pairs.push_back({intOr(x, "src", -1), intOr(x, "dst", -1),
+                                           static_cast<uint64_t>(r.optInteger(x, "bytes", w).value_or(0))});
+            a.alltoall.push_back(s);
+        }
+    }
+}
 
 }  // namespace
 
@@ -264,6 +384,9 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
             a.settings.idleGapNs = s["idle_gap_ns"].get<int64_t>();
         if (s.contains("align") && s["align"].is_string())
             a.settings.alignCollectives = s["align"].get<std::string>() == "collectives";
+        if (s.contains("microbatch_pattern") && s["microbatch_pattern"].is_string())
+            a.settings.microbatchPattern = s["microbatch_pattern"].get<std::string>();
+        a.settings.pipelineStages = intOr(s, "pipeline_stages", 0);
     }
     const json& devices = r.array(doc, "devices", "$");
     for (size_t i = 0; i < devices.size(); ++i) {
@@ -286,6 +409,8 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
                                          static_cast<int>(r.integer(inst, "collective", w)));
             m.skew_ns = r.integer(arr[i], "skew_ns", w);
             m.transfer_ns = r.optInteger(arr[i], "transfer_ns", w).value_or(0);
+            m.pointToPoint = arr[i].contains("point_to_point") && arr[i]["point_to_point"].is_boolean() &&
+                             arr[i]["point_to_point"].get<bool>();
             a.matched.push_back(m);
         }
     }
@@ -301,6 +426,7 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
         sp.overlap_ratio_max = r.optNumber(s, "overlap_ratio_max", "spread");
         a.spread = sp;
     }
+    readPatterns(r, doc, a);
     if (r.has(doc, "warnings") && doc["warnings"].is_array())
         for (const auto& w : doc["warnings"])
             if (w.is_string()) a.warnings.push_back(w.get<std::string>());

@@ -1,5 +1,6 @@
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_json.h"
+#include "analyzer/report/report_patterns.h"
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,77 @@ void putInterferenceAndWait(ordered_json& j, const InterferenceMetrics& i,
     j["exposed_transfer_ns"] = w ? ordered_json(w->exposed_transfer_ns) : ordered_json(nullptr);
 }
 
+template <typename T>
+ordered_json fieldOr(const std::optional<PipelineStageMetrics>& m, T PipelineStageMetrics::*f) {
+    return m ? ordered_json((*m).*f) : ordered_json(nullptr);
+}
+
+// Pipeline bubble fields (docs/metrics.md 7e), null without a pipeline;
+// a step also carries its stage, the pipeline's shape and whether it is slowest.
+void putPipeline(ordered_json& j, const std::optional<PipelineStageMetrics>& m, bool step) {
+    j["pipeline_window_ns"] = fieldOr(m, &PipelineStageMetrics::window_ns);
+    j["bubble_ns"] = fieldOr(m, &PipelineStageMetrics::bubble_ns);
+    j["bubble_share"] = m ? orNull(m->bubble_share) : ordered_json(nullptr);
+    j["theoretical_bubble_share"] = m ? orNull(m->theoretical_bubble_share) : ordered_json(nullptr);
+    j["fill_ns"] = fieldOr(m, &PipelineStageMetrics::fill_ns);
+    j["drain_ns"] = fieldOr(m, &PipelineStageMetrics::drain_ns);
+    j["stall_ns"] = fieldOr(m, &PipelineStageMetrics::stall_ns);
+    if (!step) return;
+    j["pipeline_stage"] = fieldOr(m, &PipelineStageMetrics::stage);
+    j["pipeline_stages"] = fieldOr(m, &PipelineStageMetrics::stages);
+    j["microbatches"] = fieldOr(m, &PipelineStageMetrics::microbatches);
+    j["slowest_stage"] = fieldOr(m, &PipelineStageMetrics::slowest);
+}
+
+// All-to-all fields (docs/metrics.md 7f), null without all-to-all.
+void putAllToAll(ordered_json& j, const std::optional<AllToAllMetrics>& m) {
+    j["alltoall_ops"] = m ? ordered_json(m->ops) : ordered_json(nullptr);
+    j["alltoall_ns"] = m ? ordered_json(m->alltoall_ns) : ordered_json(nullptr);
+    j["exposed_alltoall_ns"] = m ? ordered_json(m->exposed_alltoall_ns) : ordered_json(nullptr);
+    j["alltoall_transfer_ns"] = m ? ordered_json(m->transfer_ns) : ordered_json(nullptr);
+    j["alltoall_bytes_sent"] = m ? orNull(m->bytes_sent) : ordered_json(nullptr);
+    j["alltoall_bytes_received"] = m ? orNull(m->bytes_received) : ordered_json(nullptr);
+}
+
+ordered_json deviceRef(const Analysis& a, int device) {
+    if (device < 0 || static_cast<size_t>(device) >= a.devices.size()) return nullptr;
+    const auto& d = a.devices[static_cast<size_t>(device)];
+    return {{"device_index", device}, {"rank", d.rank}, {"device", d.device}, {"label", deviceLabel(d)}};
+}
+
+ordered_json pipelineJson(const Analysis& a, const PipelineStep& p) {
+    ordered_json stages = ordered_json::array();
+    for (int d : p.devices) stages.push_back(deviceRef(a, d));
+    return {{"step", p.step},
+            {"stages", p.stages},
+            {"microbatches", p.microbatches},
+            {"start_ns", p.start_ns},
+            {"end_ns", p.end_ns},
+            {"window_ns", p.end_ns - p.start_ns},
+            {"theoretical_bubble_share", orNull(p.theoretical_bubble_share)},
+            {"stage_devices", stages},
+            {"slowest", deviceRef(a, p.slowest)}};
+}
+
+ordered_json alltoallJson(const Analysis& a, const AllToAllStep& s) {
+    ordered_json ranks = ordered_json::array(), pairs = ordered_json::array();
+    for (const auto& r : s.ranks)
+        ranks.push_back({{"device_index", r.device},
+                         {"label", deviceName(a, r.device)},
+                         {"bytes", orNull(r.bytes)},
+                         {"time_ns", r.time_ns},
+                         {"exposed_ns", r.exposed_ns}});
+    for (const auto& p : s.pairs) pairs.push_back({{"src", p.src}, {"dst", p.dst}, {"bytes", p.bytes}});
+    return {{"step", s.step},
+            {"exchanges", s.dispatches},
+            {"bytes_imbalance", orNull(s.bytes_imbalance)},
+            {"time_imbalance", orNull(s.time_imbalance)},
+            {"overloaded", deviceRef(a, s.overloaded)},
+            {"exposed_ns", s.exposed_ns},
+            {"ranks", ranks},
+            {"pairs", pairs}};
+}
+
 ordered_json signatureJson(const SignatureInterference& s) {
     ordered_json j;
     j["name"] = s.name;
@@ -82,6 +154,8 @@ ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
     j["end_ns"] = s.end_ns;
     putMetrics(j, s.metrics);
     putInterferenceAndWait(j, s.interference, s.wait);
+    putPipeline(j, s.pipeline, true);
+    putAllToAll(j, s.alltoall);
     const auto& b = s.bottleneck;
     ordered_json bj;
     const bool has = b.collective >= 0 && static_cast<size_t>(b.collective) < d.collectives.size();
@@ -211,7 +285,9 @@ ordered_json settingsJson(const AnalysisSettings& s) {
             {"small_collective_bytes", s.smallCollectiveBytes},
             {"small_collective_count", s.smallCollectiveCount},
             {"idle_gap_ns", s.idleGapNs},
-            {"align", s.alignCollectives ? "collectives" : "session-start"}};
+            {"align", s.alignCollectives ? "collectives" : "session-start"},
+            {"microbatch_pattern", s.microbatchPattern},
+            {"pipeline_stages", s.pipelineStages}};
 }
 
 // The device object. analyzer/partial's merge writes these objects again
@@ -228,6 +304,8 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     putInterferenceAndWait(totals, d.interference, d.wait);
     totals["last_arrivals"] = orNull(d.last_arrivals);
     totals["delay_caused_ns"] = orNull(d.delay_caused_ns);
+    putPipeline(totals, d.pipeline, false);
+    putAllToAll(totals, d.alltoall);
     w.field("totals", totals);
     w.arrayField("steps", d.steps.size(), [&](size_t i) { return stepJson(d, d.steps[i]); });
     w.rawArrayField("collectives", d.collectives.size(), [&](std::ostream& os, int indent, size_t i) {
@@ -284,6 +362,10 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     summary["device_count"] = body.deviceCount;
     summary["verdict"] = verdict(a.summary);
     summary["dropped_records"] = a.droppedRecords;
+    putPipeline(summary, pipelineSummary(a), false);
+    summary["exposed_alltoall_ns"] = orNull(exposedAllToAll(a));
+    double worst = 0;
+    summary["alltoall_imbalance"] = worstAllToAll(a, &worst) ? ordered_json(worst) : ordered_json(nullptr);
     w.field("summary", summary);
 
     w.arrayField("matched_collectives", body.matchedCount, [&](size_t i) {
@@ -295,7 +377,8 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
                             {"seq_number", orNull(m.seqNumber)},
                             {"instances", inst},
                             {"skew_ns", m.skew_ns},
-                            {"transfer_ns", m.transfer_ns}};
+                            {"transfer_ns", m.transfer_ns},
+                            {"point_to_point", m.pointToPoint}};
     });
     w.field("total_skew_ns", a.total_skew_ns);
     if (a.spread) {
@@ -309,6 +392,15 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     } else {
         w.field("spread", nullptr);
     }
+    w.arrayField("p2p_transfers", a.p2p.size(), [&](size_t i) {
+        const auto& t = a.p2p[i];
+        return ordered_json{{"sender", {{"device", t.sender.first}, {"collective", t.sender.second}}},
+                            {"receiver", {{"device", t.receiver.first}, {"collective", t.receiver.second}}},
+                            {"comm_hash", hexOrNull(t.commHash)},
+                            {"bytes", t.bytes}};
+    });
+    w.arrayField("pipeline", a.pipeline.size(), [&](size_t i) { return pipelineJson(a, a.pipeline[i]); });
+    w.arrayField("alltoall", a.alltoall.size(), [&](size_t i) { return alltoallJson(a, a.alltoall[i]); });
     w.field("warnings", a.warnings);
     w.close();
     os << "\n";

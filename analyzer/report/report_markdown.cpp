@@ -2,6 +2,7 @@
 
 #include "analyzer/report/report_costs.h"
 #include "analyzer/report/report_format.h"
+#include "analyzer/report/report_patterns.h"
 #include "analyzer/report/report_tables.h"
 
 namespace osc::report {
@@ -37,6 +38,19 @@ std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
                    " / " + formatDuration(a.spread->step_time_median_ns) + " / " +
                    formatDuration(a.spread->step_time_max_ns) + "\n";
     }
+    for (const auto& [title, lines] : {std::pair{"Pipeline", pipelineLines(a)},
+                                       std::pair{"All-to-all", alltoallLines(a)},
+                                       std::pair{"Point-to-point", p2pLines(a)}}) {
+        if (lines.empty()) continue;
+        out += std::string("\n**") + title + "**\n\n";
+        for (const auto& l : lines) out += "- " + l + "\n";
+    }
+    if (!a.pipeline.empty())
+        out += "\n<details><summary>Pipeline bubble per stage</summary>\n\n" + pipelineTable(a).renderMarkdown() +
+               "\n</details>\n";
+    if (!a.alltoall.empty() && (o.steps || o.collectives))
+        out += "\n<details><summary>All-to-all per step</summary>\n\n" +
+               alltoallTable(a, o.topCollectives).renderMarkdown() + "\n</details>\n";
     if (o.steps)
         for (const auto& d : a.devices)
             if (!d.steps.empty())

@@ -2,6 +2,7 @@
 
 #include "analyzer/report/report_costs.h"
 #include "analyzer/report/report_format.h"
+#include "analyzer/report/report_patterns.h"
 #include "analyzer/report/report_tables.h"
 
 namespace osc::report {
@@ -38,6 +39,26 @@ std::string multiRankSection(const Analysis& a, const ReportOptions& o) {
     return out;
 }
 
+// Pipeline, all-to-all and point-to-point (docs/metrics.md sections 7d-7f).
+std::string patternsSection(const Analysis& a, const ReportOptions& o) {
+    std::string out;
+    if (const auto lines = pipelineLines(a); !lines.empty()) {
+        out += "\nPipeline:\n";
+        for (const auto& l : lines) out += "  " + l + "\n";
+        out += pipelineTable(a).render();
+    }
+    if (const auto lines = alltoallLines(a); !lines.empty()) {
+        out += "\nAll-to-all:\n";
+        for (const auto& l : lines) out += "  " + l + "\n";
+        if (o.steps || o.collectives) out += alltoallTable(a, o.topCollectives).render();
+    }
+    if (const auto lines = p2pLines(a); !lines.empty()) {
+        out += "\nPoint-to-point:\n";
+        for (const auto& l : lines) out += "  " + l + "\n";
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
@@ -58,6 +79,7 @@ std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
     for (const auto& d : a.devices)
         for (const auto& c : costSentences(d)) costs += "  " + deviceLabel(d) + ": " + c + "\n";
     if (!costs.empty()) out += "\nWhat overlap costs, and who waits:\n" + costs;
+    out += patternsSection(a, o);
     if (o.interference) {
         for (const auto& d : a.devices) {
             out += "\nInterference on " + deviceLabel(d);

@@ -1,6 +1,8 @@
-// writeWorkload lives apart from the model so that users of the in-memory
-// generator (tests, the GUI) do not link the SQLite writer.
+// Writing a model's ranks to files (one file, or a directory of one file per
+// rank), apart from the models so that users of the in-memory generators
+// (tests, the GUI) do not link the SQLite writer.
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/synth/rank_files.h"
 #include "analyzer/synth/workload_synth.h"
 
 #include <filesystem>
@@ -65,55 +67,63 @@ private:
 
 }  // namespace
 
-std::vector<std::string> writeWorkload(const WorkloadSpec& spec, const std::string& out,
-                                       bool overwrite) {
-    spec.validate();
+std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int64_t basePid,
+                                        const std::string& out, bool overwrite, const IdentityOf& identity,
+                                        const Generator& generate) {
     std::vector<std::string> paths;
     std::error_code ec;
-    if (spec.ranks == 1) {
+    if (ranks == 1) {
         if (fs::is_directory(out, ec))
             throw CaptureError(out, "is a directory; give a file name for a one-rank capture");
         paths.push_back(out);
     } else {
         if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-            throw CaptureError(out, "exists and is not a directory; " + std::to_string(spec.ranks) +
+            throw CaptureError(out, "exists and is not a directory; " + std::to_string(ranks) +
                                         " ranks are written as one file per rank in a directory");
         fs::create_directories(out, ec);
         if (ec) throw CaptureError(out, "cannot create directory: " + ec.message());
-        for (int r = 0; r < spec.ranks; ++r)
-            paths.push_back((fs::path(out) / rankFileName(spec.host, spec.basePid + r, r)).string());
+        for (int r = 0; r < ranks; ++r)
+            paths.push_back((fs::path(out) / rankFileName(host, basePid + r, r)).string());
     }
     // Check every target first so a refusal leaves nothing half-written.
     if (!overwrite)
         for (const auto& p : paths)
             if (fs::exists(p, ec)) throw CaptureError(p, "already exists (use --force to replace it)");
 
-    if (spec.ranks <= kStreamedRanksMax) {
+    if (ranks <= kStreamedRanksMax) {
         std::vector<std::unique_ptr<WriterSink>> owned;
         std::vector<RowSink*> sinks;
-        for (int r = 0; r < spec.ranks; ++r) {
-            owned.push_back(std::make_unique<WriterSink>(paths[static_cast<size_t>(r)],
-                                                         workloadIdentity(spec, r), overwrite));
+        for (int r = 0; r < ranks; ++r) {
+            owned.push_back(std::make_unique<WriterSink>(paths[static_cast<size_t>(r)], identity(r), overwrite));
             sinks.push_back(owned.back().get());
         }
-        generateWorkload(spec, sinks);
+        generate(sinks);
         for (auto& s : owned) s->close();
         return paths;
     }
     // Many ranks: an open writer costs megabytes (SQLite cache, WAL), so
     // thousands at once exhaust memory. Keep the rows instead (small per rank
     // at these scales) and write the files one at a time.
-    std::vector<BufferedRows> buffered(static_cast<size_t>(spec.ranks));
+    std::vector<BufferedRows> buffered(static_cast<size_t>(ranks));
     std::vector<RowSink*> sinks;
     for (auto& b : buffered) sinks.push_back(&b);
-    generateWorkload(spec, sinks);
-    for (int r = 0; r < spec.ranks; ++r) {
-        WriterSink sink(paths[static_cast<size_t>(r)], workloadIdentity(spec, r), overwrite);
+    generate(sinks);
+    for (int r = 0; r < ranks; ++r) {
+        WriterSink sink(paths[static_cast<size_t>(r)], identity(r), overwrite);
         buffered[static_cast<size_t>(r)].replayInto(sink);
         sink.close();
         buffered[static_cast<size_t>(r)] = BufferedRows{};
     }
     return paths;
+}
+
+std::vector<std::string> writeWorkload(const WorkloadSpec& spec, const std::string& out,
+                                       bool overwrite) {
+    spec.validate();
+    return writeRankFiles(
+        spec.ranks, spec.host, spec.basePid, out, overwrite,
+        [&](int r) { return workloadIdentity(spec, r); },
+        [&](const std::vector<RowSink*>& sinks) { generateWorkload(spec, sinks); });
 }
 
 }  // namespace osc::synth

@@ -29,6 +29,12 @@ void WorkloadSpec::validate() const {
     require(layers >= 1, "--layers must be at least 1");
     require(forwardNs >= 0 && backwardNs >= 1, "--forward-ns must be >= 0 and --backward-ns >= 1");
     require(gradBytesPerLayer >= 1, "--grad-bytes must be at least 1");
+    require(gradBytesList.empty() || gradBytesList.size() == static_cast<size_t>(layers),
+            "--grad-bytes-list needs one value per layer (--layers)");
+    require(backwardNsList.empty() || backwardNsList.size() == static_cast<size_t>(layers),
+            "--backward-ns-list needs one value per layer (--layers)");
+    for (TimeNs t : backwardNsList) require(t >= 1 && t <= (TimeNs{1} << 40), "--backward-ns-list values must be in [1, 2^40]");
+    for (uint64_t b : gradBytesList) require(b >= 1 && b <= (uint64_t{1} << 40), "--grad-bytes-list values must be in [1, 2^40]");
     require(bucketMb > 0, "--bucket-mb must be positive");
     require(alphaNs >= 0, "--alpha-ns must be >= 0");
     require(bandwidthGBps > 0 && std::isfinite(bandwidthGBps), "--bandwidth-gbps must be positive");

@@ -29,6 +29,11 @@ struct WorkloadSpec {
     TimeNs forwardNs = 500'000;   // per layer
     TimeNs backwardNs = 1'000'000;  // per layer
     uint64_t gradBytesPerLayer = 8ull << 20;
+    // Uneven layers: gradient bytes of layer 0, 1, ... (forward order), one
+    // per layer; when set it replaces gradBytesPerLayer.
+    std::vector<uint64_t> gradBytesList;
+    // Uneven layers: backward compute ns of layer 0, 1, ...; replaces backwardNs.
+    std::vector<TimeNs> backwardNsList;
     double bucketMb = 25.0;  // MiB; a bucket closes once it holds at least this much
     // Alpha-beta link: comm time = alpha + algoFactor * bytes / bandwidth.
     TimeNs alphaNs = 20'000;
@@ -54,6 +59,12 @@ struct WorkloadSpec {
     // clock that disagrees with the others (--align collectives undoes it).
     std::vector<TimeNs> clockOffsetNs;
 
+    TimeNs layerBackwardNs(int layer) const {
+        return backwardNsList.empty() ? backwardNs : backwardNsList[static_cast<size_t>(layer)];
+    }
+    uint64_t layerBytes(int layer) const {
+        return gradBytesList.empty() ? gradBytesPerLayer : gradBytesList[static_cast<size_t>(layer)];
+    }
     TimeNs arrivalSkew(int rank) const { return rank < static_cast<int>(arrivalSkewNs.size()) ? arrivalSkewNs[static_cast<size_t>(rank)] : 0; }
     TimeNs clockOffset(int rank) const { return rank < static_cast<int>(clockOffsetNs.size()) ? clockOffsetNs[static_cast<size_t>(rank)] : 0; }
 

@@ -2,6 +2,7 @@
 
 #include "analyzer/capture/schema.h"
 #include "analyzer/synth/jitter.h"
+#include "analyzer/synth/rank_files.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -62,9 +63,9 @@ public:
                 for (auto& r : ranks_) computeKernel(r, kForwardName, spec_.forwardNs);
             size_t nextBucket = 0;
             for (int l = spec_.layers - 1; l >= 0; --l) {
-                for (auto& r : ranks_) computeKernel(r, kBackwardName, spec_.backwardNs);
+                for (auto& r : ranks_) computeKernel(r, kBackwardName, spec_.layerBackwardNs(l));
                 if (spec_.mode == OverlapMode::PerParam) {
-                    allReduce(spec_.gradBytesPerLayer);
+                    allReduce(spec_.layerBytes(l));
                 } else if (spec_.mode == OverlapMode::Bucketed &&
                            buckets_[nextBucket].lastLayer == l) {
                     allReduce(buckets_[nextBucket++].bytes);
@@ -230,7 +231,7 @@ std::vector<Bucket> planBuckets(const WorkloadSpec& spec) {
     std::vector<Bucket> buckets;
     Bucket open{spec.layers - 1, spec.layers - 1, 0};
     for (int l = spec.layers - 1; l >= 0; --l) {
-        open.bytes += spec.gradBytesPerLayer;
+        open.bytes += spec.layerBytes(l);
         open.lastLayer = l;
         if (open.bytes >= cap || l == 0) {
             buckets.push_back(open);
@@ -240,15 +241,15 @@ std::vector<Bucket> planBuckets(const WorkloadSpec& spec) {
     return buckets;
 }
 
-ProcessIdentity workloadIdentity(const WorkloadSpec& spec, int rank) {
+ProcessIdentity rankIdentity(const std::string& host, int64_t basePid, int rank, int ranks,
+                             std::string commandLine) {
     ProcessIdentity who;
-    who.host = spec.host;
-    who.pid = spec.basePid + rank;
+    who.host = host;
+    who.pid = basePid + rank;
     who.rank = rank;
     who.localRank = rank;
-    who.worldSize = spec.ranks;
-    who.commandLine = "synthetic data-parallel training (" + toString(spec.mode) +
-                      (spec.commOnComputeStream ? ", comm on compute stream" : "") + ")";
+    who.worldSize = ranks;
+    who.commandLine = std::move(commandLine);
     who.sessionStartUtcNs = kSessionStartUtcNs;
     who.gpu.id = static_cast<uint32_t>(rank);
     who.gpu.name = "NVIDIA H100 80GB HBM3 (synthetic)";
@@ -264,6 +265,12 @@ ProcessIdentity workloadIdentity(const WorkloadSpec& spec, int rank) {
     return who;
 }
 
+ProcessIdentity workloadIdentity(const WorkloadSpec& spec, int rank) {
+    return rankIdentity(spec.host, spec.basePid, rank, spec.ranks,
+                        "synthetic data-parallel training (" + toString(spec.mode) +
+                            (spec.commOnComputeStream ? ", comm on compute stream" : "") + ")");
+}
+
 std::string rankFileName(const std::string& host, int64_t pid, int rank) {
     return host + "-" + std::to_string(pid) + "-rank" + std::to_string(rank) + ".sqlite";
 }
@@ -275,24 +282,30 @@ void generateWorkload(const WorkloadSpec& spec, const std::vector<RowSink*>& sin
     Simulation(spec, sinks).run();
 }
 
-Capture synthesizeWorkload(const WorkloadSpec& spec) {
-    spec.validate();
+Capture synthesizeRanks(int ranks, const std::string& host, int64_t basePid, const IdentityOf& identity,
+                        const Generator& generate) {
     Capture capture;
     capture.sourcePaths.push_back("<synth>");
-    capture.processes.resize(static_cast<size_t>(spec.ranks));
+    capture.processes.resize(static_cast<size_t>(ranks));
     std::vector<std::unique_ptr<ProcessSink>> owned;
     std::vector<RowSink*> sinks;
-    for (int r = 0; r < spec.ranks; ++r) {
+    for (int r = 0; r < ranks; ++r) {
         owned.push_back(std::make_unique<ProcessSink>(capture, capture.processes[static_cast<size_t>(r)],
-                                                      workloadIdentity(spec, r)));
-        capture.processes[static_cast<size_t>(r)].sourcePath =
-            rankFileName(spec.host, spec.basePid + r, r);
+                                                      identity(r)));
+        capture.processes[static_cast<size_t>(r)].sourcePath = rankFileName(host, basePid + r, r);
         sinks.push_back(owned.back().get());
     }
-    generateWorkload(spec, sinks);
+    generate(sinks);
     capture.alignProcesses();
     capture.finalize();
     return capture;
+}
+
+Capture synthesizeWorkload(const WorkloadSpec& spec) {
+    spec.validate();
+    return synthesizeRanks(
+        spec.ranks, spec.host, spec.basePid, [&](int r) { return workloadIdentity(spec, r); },
+        [&](const std::vector<RowSink*>& sinks) { generateWorkload(spec, sinks); });
 }
 
 }  // namespace osc::synth

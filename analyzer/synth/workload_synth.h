@@ -23,6 +23,9 @@ struct Bucket {
 std::vector<Bucket> planBuckets(const WorkloadSpec& spec);
 
 ProcessIdentity workloadIdentity(const WorkloadSpec& spec, int rank);
+// Rank r of a synthetic job: pid basePid + r, GPU r, an H100's properties.
+ProcessIdentity rankIdentity(const std::string& host, int64_t basePid, int rank, int ranks,
+                             std::string commandLine);
 // "<host>-<pid>-rank<R>.sqlite", the agent's naming.
 std::string rankFileName(const std::string& host, int64_t pid, int rank);
 

@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
     QCommandLineOption size("size", "Window size for --screenshot (default 1600x900).", "WxH", "1600x900");
     QCommandLineOption range("range", "Visible time range for --screenshot, e.g. 10ms:25ms or 1000000:2000000 (ns).", "START:END");
     QCommandLineOption find("find", "Highlight kernels whose name contains TEXT (with --screenshot).", "TEXT");
-    parser.addOptions({shot, size, range, find});
+    QCommandLineOption panel("panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap.", "NAME");
+    parser.addOptions({shot, size, range, find, panel});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
             req.range = osc::gui::ViewRange{*s, *e};
         }
         req.find = parser.value(find);
+        req.panel = parser.value(panel);
         return osc::gui::renderScreenshot(req);
     }
 

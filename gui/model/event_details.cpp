@@ -1,6 +1,9 @@
 #include "gui/model/event_details.h"
 
 #include "analyzer/metrics/classify.h"
+#include "gui/model/flows.h"
+#include "gui/model/host_lanes.h"
+#include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
 
 #include <algorithm>
@@ -9,12 +12,65 @@
 namespace osc::gui {
 namespace {
 
-std::string bytesText(uint64_t b) {
-    char buf[48];
-    if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1 << 20));
-    else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024);
-    else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+std::string bytesText(uint64_t b) { return formatBytes(b); }
+
+}  // namespace
+
+std::string shortKernelName(std::string_view name) {
+    // Kineto and some exports keep only the demangled signature:
+    // "void at::native::foo<float>(int, float*)" reads "at::native::foo<float>".
+    if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+    static constexpr std::string_view kAnonymous = "(anonymous namespace)";
+    int depth = 0;
+    for (size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        if (name.substr(i, kAnonymous.size()) == kAnonymous) {
+            i += kAnonymous.size() - 1;  // part of the name, not its parameters
+            continue;
+        }
+        if (c == '<') ++depth;
+        else if (c == '>') depth = std::max(0, depth - 1);
+        else if (c == '(' && depth == 0 && i > 0) return std::string(name.substr(0, i));
+    }
+    return std::string(name);
+}
+
+namespace {
+
+const char* copyKindShortName(CopyKind k) {
+    switch (k) {
+        case CopyKind::HtoD: return "HtoD";
+        case CopyKind::DtoH: return "DtoH";
+        case CopyKind::DtoD: return "DtoD";
+        case CopyKind::HtoH: return "HtoH";
+        case CopyKind::PtoP: return "PtoP";
+        default: return "";
+    }
+}
+
+std::string percentText(std::optional<double> v) {
+    if (!v) return "–";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", *v * 100.0);
     return buf;
+}
+
+// A step's metrics, verdict and findings from the analysis.
+void addStep(const StepAnalysis& s, DetailList& out) {
+    const OverlapMetrics& m = s.metrics;
+    out.emplace_back("compute", formatDuration(m.compute_ns, 4));
+    out.emplace_back("communication", formatDuration(m.comm_ns, 4));
+    out.emplace_back("overlap (hidden)", formatDuration(m.overlap_ns, 4));
+    out.emplace_back("exposed comm", formatDuration(m.exposed_comm_ns, 4));
+    out.emplace_back("idle", formatDuration(m.idle_ns, 4) + " (" +
+                                 percentText(m.window_ns > 0 ? std::optional<double>(static_cast<double>(m.idle_ns) /
+                                                                                      static_cast<double>(m.window_ns))
+                                                             : std::nullopt) +
+                                 ")");
+    out.emplace_back("overlap ratio", percentText(m.overlap_ratio));
+    const StepVerdict v = stepVerdict(s);
+    out.emplace_back("verdict", v.text);
+    for (const Finding& f : s.bottleneck.findings) out.emplace_back(findingName(f.kind), f.message);
 }
 
 std::string bandwidthText(uint64_t bytes, TimeNs ns) {
@@ -25,15 +81,14 @@ std::string bandwidthText(uint64_t bytes, TimeNs ns) {
 }
 
 // The runtime/driver call with the same correlation id: what launched it.
-std::string launchingCall(const Process& p, const StringTable& strings, uint32_t correlation) {
-    const ApiCallTable& api = p.apiCalls;
-    for (size_t i = 0; i < api.size(); ++i) {
-        if (api.correlation[i] == correlation) {
-            return std::string(strings.at(api.name[i])) + " at " + formatDuration(api.start[i]) +
-                   " (tid " + std::to_string(api.globalTid[i] & 0xFFFFFF) + ")";
-        }
-    }
-    return "-";
+std::string launchingCall(const TimelineModel& model, int group, uint32_t correlation) {
+    const int process = model.groups()[static_cast<size_t>(group)].process;
+    const int32_t i = model.flowIndex().apiCall(static_cast<size_t>(process), correlation);
+    if (i < 0) return "-";
+    const ApiCallTable& api = model.processOf(group).apiCalls;
+    const auto k = static_cast<size_t>(i);
+    return std::string(model.capture().strings.at(api.name[k])) + " at " + formatTimestamp(api.start[k]) +
+           " (thread " + std::to_string(threadIdOf(api.globalTid[k])) + ")";
 }
 
 // The NCCL profiler plugin rows of a process, when the plugin ran.
@@ -100,6 +155,30 @@ void addWaitTransfer(const Analysis& a, size_t device, uint32_t kernelRow, Detai
 
 }  // namespace
 
+std::string eventLabel(const TimelineModel& model, const Lane& lane, const EventRow& row, size_t i) {
+    const StringTable& strings = model.capture().strings;
+    const uint32_t r = row.ref[i];
+    switch (row.source[i]) {
+        case EventSource::Kernel: {
+            const Device* dev = model.deviceOf(lane.group);
+            const auto shortName = strings.at(dev->kernels.shortName[r]);
+            return shortKernelName(shortName.empty() ? strings.at(dev->kernels.name[r]) : shortName);
+        }
+        case EventSource::Copy:
+            return std::string("memcpy ") + copyKindShortName(model.deviceOf(lane.group)->copies.copyKind[r]);
+        case EventSource::Memset: return "memset";
+        case EventSource::Range:
+            return std::string(strings.at(model.processOf(lane.group).ranges.name[r]));
+        case EventSource::Step: return model.stepName(r);
+        case EventSource::ApiCall:
+            return std::string(strings.at(model.processOf(lane.group).apiCalls.name[r]));
+        case EventSource::CpuOp:
+            return std::string(strings.at(model.processOf(lane.group).cpuOps.name[r]));
+    }
+    return {};
+}
+
+
 DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis* analysis) {
     DetailList d;
     if (!ref.valid()) return d;
@@ -121,14 +200,14 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             const bool comm = row.category[i] == static_cast<uint8_t>(Category::Communication);
             add("category", comm ? "communication" : "compute");
             add("stream", std::to_string(K.stream[r]));
-            add("start", formatDuration(row.start[i]));
+            add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
             add("grid", std::to_string(K.gridX[r]) + "×" + std::to_string(K.gridY[r]) + "×" +
                             std::to_string(K.gridZ[r]));
             add("block", std::to_string(K.blockX[r]) + "×" + std::to_string(K.blockY[r]) + "×" +
                              std::to_string(K.blockZ[r]));
             add("correlation", std::to_string(K.correlation[r]));
-            add("launched by", launchingCall(proc, strings, K.correlation[r]));
+            add("launched by", launchingCall(model, lane.group, K.correlation[r]));
             if (comm) {
                 const std::string coll = parseNcclKernelName(name).collective;
                 if (!coll.empty()) add("collective", coll);
@@ -173,33 +252,65 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             const auto kind = static_cast<size_t>(C.copyKind[r]);
             add("copy", std::string("memcpy ") + (kind < 11 ? kKinds[kind] : "?"));
             add("stream", std::to_string(C.stream[r]));
-            add("start", formatDuration(row.start[i]));
+            add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
             add("bytes", bytesText(C.bytes[r]));
             add("bandwidth", bandwidthText(C.bytes[r], dur));
             add("correlation", std::to_string(C.correlation[r]));
-            add("launched by", launchingCall(proc, strings, C.correlation[r]));
+            add("launched by", launchingCall(model, lane.group, C.correlation[r]));
             break;
         }
         case EventSource::Memset: {
             const MemsetTable& S = model.deviceOf(lane.group)->memsets;
             add("memset", std::to_string(S.value[r]));
             add("stream", std::to_string(S.stream[r]));
-            add("start", formatDuration(row.start[i]));
+            add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
             add("bytes", bytesText(S.bytes[r]));
             add("correlation", std::to_string(S.correlation[r]));
             break;
         }
-        case EventSource::Step:
+        case EventSource::Step: {
             add("step (GPU window)", model.stepName(r));
-            add("start", formatDuration(row.start[i]));
-            add("duration", formatDuration(dur));
+            add("start", formatTimestamp(row.start[i]));
+            add("duration", formatDuration(dur, 4));
+            const auto [dev, step] = model.stepOrigin(r);
+            if (analysis && dev >= 0 && static_cast<size_t>(dev) < analysis->devices.size() &&
+                static_cast<size_t>(step) < analysis->devices[static_cast<size_t>(dev)].steps.size())
+                addStep(analysis->devices[static_cast<size_t>(dev)].steps[static_cast<size_t>(step)], d);
             break;
+        }
+        case EventSource::ApiCall: {
+            const ApiCallTable& A = proc.apiCalls;
+            add(A.kind[r] == ApiKind::Driver ? "driver call" : "runtime call", std::string(strings.at(A.name[r])));
+            add("thread", std::to_string(threadIdOf(A.globalTid[r])));
+            add("start", formatTimestamp(row.start[i]));
+            add("duration", formatDuration(dur, 4));
+            add("correlation", std::to_string(A.correlation[r]));
+            const auto flows = flowsOf(model, ref);
+            if (!flows.empty()) {
+                const EventRef to = flows.front().to;
+                const Lane& gl = model.lane(to.lane);
+                const EventRow& gr = gl.rows[static_cast<size_t>(to.row)];
+                add("launched", eventLabel(model, gl, gr, to.index) + " on " + gl.label + ", " +
+                                    formatDuration(gr.start[to.index] - row.start[i], 4) + " later");
+            }
+            break;
+        }
+        case EventSource::CpuOp: {
+            const RangeTable& O = proc.cpuOps;
+            add("operator", std::string(strings.at(O.name[r])));
+            add("thread", std::to_string(threadIdOf(O.globalTid[r])));
+            add("start", formatTimestamp(row.start[i]));
+            add("duration", formatDuration(dur, 4));
+            const auto flows = flowsOf(model, ref);
+            add("GPU work launched", std::to_string(flows.size()) + (flows.size() >= 64 ? "+" : ""));
+            break;
+        }
         case EventSource::Range: {
             const RangeTable& R = proc.ranges;
             add("range", std::string(strings.at(R.name[r])));
-            add("start", formatDuration(row.start[i]));
+            add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
             add("thread", std::to_string(R.globalTid[r] & 0xFFFFFF));
             add("side", R.onGpu[r] ? "GPU annotation" : "CPU (NVTX)");

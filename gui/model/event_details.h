@@ -19,4 +19,11 @@ using DetailList = std::vector<std::pair<std::string, std::string>>;
 // waiting and transfer parts and who arrived last (DESIGN 4b, 4c).
 DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis* analysis = nullptr);
 
+// The label text of one event: short kernel name, "memcpy HtoD", a range,
+// operator or API call name.
+std::string eventLabel(const TimelineModel& model, const Lane& lane, const EventRow& row, size_t i);
+
+// A kernel's name without "void " and its parameter list.
+std::string shortKernelName(std::string_view name);
+
 }  // namespace osc::gui

@@ -17,7 +17,8 @@ namespace osc::gui {
 
 // Where an event came from, so details can be looked up in the capture.
 // Step: a GPU step window from the analysis (ref = TimelineModel::stepName index).
-enum class EventSource : uint8_t { Kernel, Copy, Memset, Range, Step };
+// ApiCall: Process::apiCalls row; CpuOp: Process::cpuOps row (CPU lanes).
+enum class EventSource : uint8_t { Kernel, Copy, Memset, Range, Step, ApiCall, CpuOp };
 
 struct EventRow {
     std::vector<TimeNs> start, end, endMax, durPrefix;

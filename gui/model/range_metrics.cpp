@@ -22,11 +22,20 @@ OverlapMetrics rangeMetrics(const DeviceGroup& g, TimeNs a, TimeNs b) {
 
 OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a,
                             TimeNs b) {
-    OverlapMetrics sum;
-    for (int g : groups) {
+    return selectionMetrics(model, groups, a, b).sum;
+}
+
+SelectionMetrics selectionMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a, TimeNs b) {
+    SelectionMetrics out;
+    std::vector<int> sorted = groups;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    OverlapMetrics& sum = out.sum;
+    for (int g : sorted) {
         const DeviceGroup& group = model.groups().at(static_cast<size_t>(g));
         if (group.device < 0) continue;
         const OverlapMetrics m = rangeMetrics(group, a, b);
+        out.perDevice.emplace_back(g, m);
         sum.window_ns += m.window_ns;
         sum.compute_ns += m.compute_ns;
         sum.comm_ns += m.comm_ns;
@@ -36,7 +45,7 @@ OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& 
         sum.idle_ns += m.idle_ns;
     }
     fillRatios(sum);
-    return sum;
+    return out;
 }
 
 }  // namespace osc::gui

@@ -19,6 +19,14 @@ OverlapMetrics rangeMetrics(const DeviceGroup& group, TimeNs a, TimeNs b);
 OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a,
                             TimeNs b);
 
+// A selection over several devices: each device's own metrics, and their sum
+// (labelled as a sum wherever it is shown: ns of several GPUs added up).
+struct SelectionMetrics {
+    std::vector<std::pair<int, OverlapMetrics>> perDevice;  // (group, metrics), in group order
+    OverlapMetrics sum;
+};
+SelectionMetrics selectionMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a, TimeNs b);
+
 // overlap_ratio, achieved and ideal speedup from the ns fields.
 void fillRatios(OverlapMetrics& m);
 

@@ -44,4 +44,27 @@ TimeScale TimeScale::clampedTo(ViewRange bounds) const {
     return TimeScale(r, width_);
 }
 
+ViewLimits ViewLimits::forContent(TimeNs begin, TimeNs end, double marginFraction) {
+    ViewLimits l;
+    const TimeNs len = std::max<TimeNs>(1, end - begin);
+    const TimeNs margin = std::max<TimeNs>(1, static_cast<TimeNs>(static_cast<double>(len) * marginFraction));
+    l.bounds = {begin - margin, end + margin};
+    // A capture shorter than the floor is still shown whole.
+    l.minSpan = std::min(kZoomFloorNs, l.bounds.length());
+    return l;
+}
+
+ViewRange ViewLimits::clamp(ViewRange r) const {
+    if (r.end < r.start) std::swap(r.start, r.end);
+    if (r.length() < minSpan) {
+        const TimeNs centre = r.start + r.length() / 2;
+        r = {centre - minSpan / 2, centre - minSpan / 2 + minSpan};
+    }
+    if (r.length() >= bounds.length()) return bounds;
+    const TimeNs len = r.length();
+    if (r.start < bounds.start) r = {bounds.start, bounds.start + len};
+    if (r.end > bounds.end) r = {bounds.end - len, bounds.end};
+    return r;
+}
+
 }  // namespace osc::gui

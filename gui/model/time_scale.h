@@ -20,7 +20,7 @@ struct ViewRange {
 
 class TimeScale {
 public:
-    // Never zoom below this: a few pixels per nanosecond is already meaningless.
+    // Never a shorter span than this: a few pixels per nanosecond is already meaningless.
     static constexpr TimeNs kMinSpanNs = 10;
 
     TimeScale() = default;
@@ -46,6 +46,23 @@ public:
 private:
     ViewRange range_;
     double width_ = 1.0;
+};
+
+// Where the view may go: never into time well before or after the capture
+// (at most the fit-all margins) and never closer than the zoom floor. Zooming
+// out stops at the bounds; panning stops at their edges.
+struct ViewLimits {
+    // The zoom floor: below ~100 ns on screen no event of a GPU trace has
+    // anything more to show, and sub-nanosecond pixels only blur the ticks.
+    static constexpr TimeNs kZoomFloorNs = 100;
+
+    ViewRange bounds{INT64_MIN / 4, INT64_MAX / 4};
+    TimeNs minSpan = kZoomFloorNs;
+
+    // The capture [begin, end) with `marginFraction` of its length on each side.
+    static ViewLimits forContent(TimeNs begin, TimeNs end, double marginFraction);
+    // `r` moved (and, when it must, shrunk or grown) so that it is allowed.
+    ViewRange clamp(ViewRange r) const;
 };
 
 }  // namespace osc::gui

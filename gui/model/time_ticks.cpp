@@ -55,13 +55,52 @@ std::vector<Tick> makeTicks(const TimeScale& scale, double minSpacingPx) {
     return ticks;
 }
 
-std::string formatDuration(TimeNs ns) {
+Ruler makeRuler(const TimeScale& scale, double minSpacingPx, size_t maxLabelChars) {
+    Ruler r;
+    r.ticks = makeTicks(scale, minSpacingPx);
+    const auto chars = [](const std::string& s) {
+        size_t n = 0;  // UTF-8 code points: "µ" is two bytes and one character
+        for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+        return n;
+    };
+    bool tooLong = false;
+    for (const Tick& t : r.ticks) tooLong |= chars(t.label) > maxLabelChars;
+    if (!tooLong || r.ticks.size() < 2) return r;
+    const TimeNs step = r.ticks[1].time - r.ticks[0].time;
+    const TimeNs base = r.ticks.front().time;
+    r.origin = formatTickLabel(base, step);  // every digit the step needs
+    for (Tick& t : r.ticks) t.label = t.time == base ? "+0" : "+" + formatTickLabel(t.time - base, step);
+    return r;
+}
+
+std::string formatDuration(TimeNs ns, int significant) {
     const TimeNs mag = ns < 0 ? -ns : ns;
     const Unit u = unitFor(mag);
     const double v = static_cast<double>(ns) / static_cast<double>(u.ns);
     const double av = std::fabs(v);
-    const int decimals = u.ns == 1 ? 0 : (av >= 100 ? 0 : av >= 10 ? 1 : 2);
+    const int intDigits = av >= 100 ? 3 : av >= 10 ? 2 : 1;
+    const int decimals = u.ns == 1 ? 0 : std::max(0, significant - intDigits);
     return trimmed(v, decimals, u.name);
+}
+
+std::string formatTimestamp(TimeNs t) {
+    const TimeNs mag = t < 0 ? -t : t;
+    char buf[64];
+    const double v = static_cast<double>(t);
+    if (mag >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.6f s", v / 1e9);
+    else if (mag >= 1'000'000) std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+    else if (mag >= 1'000) std::snprintf(buf, sizeof buf, "%.3f µs", v / 1e3);
+    else std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(t));
+    return buf;
+}
+
+std::string formatBytes(uint64_t b) {
+    static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (b < 1024) return std::to_string(b) + " B";
+    double v = static_cast<double>(b) / 1024;
+    int u = 0;
+    while (v >= 1024 && u < 3) v /= 1024, ++u;
+    return trimmed(v, v >= 100 ? 0 : v >= 10 ? 1 : 2, kUnits[u]);
 }
 
 std::string formatTickLabel(TimeNs t, TimeNs step) {

@@ -23,8 +23,25 @@ TimeNs niceTickStep(double nsPerPx, double minSpacingPx);
 // Ticks at multiples of the nice step inside the visible range.
 std::vector<Tick> makeTicks(const TimeScale& scale, double minSpacingPx = 90.0);
 
-// "850 ns", "12.5 µs", "3.2 ms", "1.25 s": three significant digits at most.
-std::string formatDuration(TimeNs ns);
+// The ruler: ticks, and where absolute labels would get long ("1.3214571 s"
+// at 100 ns steps) labels relative to the first tick ("+200 ns"), whose
+// absolute time is `origin` (empty when the labels are absolute).
+struct Ruler {
+    std::vector<Tick> ticks;
+    std::string origin;
+};
+Ruler makeRuler(const TimeScale& scale, double minSpacingPx = 90.0, size_t maxLabelChars = 9);
+
+// "850 ns", "12.5 µs", "3.2 ms", "1.25 s": `significant` digits at most
+// (trailing zeros dropped). Tables use 4 so that neighbouring steps differ.
+std::string formatDuration(TimeNs ns, int significant = 3);
+
+// A point in time on the capture's timeline, to the microsecond, so that two
+// steps or collectives never print alike: "1.321457 s", "12.345 ms", "850 ns".
+std::string formatTimestamp(TimeNs t);
+
+// "512 B", "4 KiB", "25.5 MiB", "1.25 GiB".
+std::string formatBytes(uint64_t bytes);
 
 // A tick label: the time in the unit the step calls for, with as many
 // decimals as the step needs ("12.34 ms" for a 10 µs step).

@@ -1,12 +1,23 @@
 #include "gui/model/timeline_model.h"
 
 #include "analyzer/metrics/classify.h"
+#include "gui/model/host_lanes.h"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace osc::gui {
 namespace {
+
+// The index of the event starting at `t` in a start-sorted row that passes `ok`.
+template <class Pred>
+std::optional<size_t> findAt(const EventRow& row, TimeNs t, Pred ok) {
+    auto i = static_cast<size_t>(std::lower_bound(row.start.begin(), row.start.end(), t) - row.start.begin());
+    for (; i < row.size() && row.start[i] == t; ++i)
+        if (ok(i)) return i;
+    return std::nullopt;
+}
 
 struct StreamStats {
     TimeNs time[3] = {0, 0, 0};  // per Category
@@ -35,6 +46,7 @@ TimelineModel::TimelineModel(std::shared_ptr<const Capture> capture, const Analy
     : capture_(std::move(capture)), settings_(settings) {
     if (!capture_) return;
     for (size_t p = 0; p < capture_->processes.size(); ++p) buildProcess(static_cast<int>(p));
+    flowIndex_ = FlowIndex(*capture_);
     TimeNs lo = INT64_MAX, hi = INT64_MIN;
     for (const auto& lane : lanes_) {
         for (const auto& row : lane.rows) {
@@ -56,7 +68,7 @@ void TimelineModel::buildProcess(int processIndex) {
         const int g = buildDeviceGroup(processIndex, static_cast<int>(d));
         if (first < 0) first = g;
     }
-    if (p.ranges.size() == 0) return;
+    if (p.ranges.size() == 0 && p.apiCalls.size() == 0 && p.cpuOps.size() == 0) return;
     if (first < 0) {
         DeviceGroup group;
         group.process = processIndex;
@@ -64,7 +76,52 @@ void TimelineModel::buildProcess(int processIndex) {
         groups_.push_back(std::move(group));
         first = static_cast<int>(groups_.size()) - 1;
     }
-    buildRangesLane(first, p);
+    buildHostLanes(first, p);  // under the NVTX lane, which goes on top
+    if (p.ranges.size() > 0) buildRangesLane(first, p);
+}
+
+void TimelineModel::buildHostLanes(int group, const Process& p) {
+    auto& order = groups_[static_cast<size_t>(group)].lanes;
+    // Above the overlap lane: host work, then what it made the GPU do.
+    size_t at = 0;
+    for (HostThreadLane& t : osc::gui::buildHostLanes(p)) {
+        Lane lane;
+        lane.kind = LaneKind::Host;
+        lane.group = group;
+        lane.thread = t.globalTid;
+        lane.label = std::move(t.label);
+        lane.rows = std::move(t.rows);
+        lanes_.push_back(std::move(lane));
+        order.insert(order.begin() + static_cast<long>(at++), static_cast<int>(lanes_.size()) - 1);
+    }
+}
+
+bool TimelineModel::hasHostLanes() const {
+    return std::any_of(lanes_.begin(), lanes_.end(), [](const Lane& l) { return l.kind == LaneKind::Host; });
+}
+
+int TimelineModel::groupOfDevice(int process, int deviceIndex) const {
+    for (size_t g = 0; g < groups_.size(); ++g)
+        if (groups_[g].process == process && groups_[g].device == deviceIndex) return static_cast<int>(g);
+    return -1;
+}
+
+EventRef TimelineModel::findApiCall(int process, uint32_t row) const {
+    const Process& p = capture_->processes.at(static_cast<size_t>(process));
+    if (row >= p.apiCalls.size()) return {};
+    const uint64_t tid = p.apiCalls.globalTid[row];
+    const TimeNs t = p.apiCalls.start[row];
+    for (size_t l = 0; l < lanes_.size(); ++l) {
+        const Lane& lane = lanes_[l];
+        if (lane.kind != LaneKind::Host || lane.thread != tid || groups_[static_cast<size_t>(lane.group)].process != process)
+            continue;
+        for (size_t r = 0; r < lane.rows.size(); ++r) {
+            const EventRow& er = lane.rows[r];
+            if (const auto i = findAt(er, t, [&](size_t k) { return er.source[k] == EventSource::ApiCall && er.ref[k] == row; }))
+                return {static_cast<int>(l), static_cast<int>(r), *i};
+        }
+    }
+    return {};
 }
 
 int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
@@ -207,7 +264,8 @@ void TimelineModel::annotate(const Analysis& analysis) {
 }
 
 void TimelineModel::addStepLanes(const Analysis& analysis) {
-    for (const DeviceAnalysis& d : analysis.devices) {
+    for (size_t di = 0; di < analysis.devices.size(); ++di) {
+        const DeviceAnalysis& d = analysis.devices[di];
         if (d.steps.empty()) continue;
         const int group = groupOf(d);
         if (group < 0) continue;
@@ -216,9 +274,11 @@ void TimelineModel::addStepLanes(const Analysis& analysis) {
         lane.group = group;
         lane.label = "steps (GPU)";
         lane.rows.resize(1);
-        for (const StepAnalysis& s : d.steps) {
+        for (size_t si = 0; si < d.steps.size(); ++si) {
+            const StepAnalysis& s = d.steps[si];
             lane.rows[0].add(s.start_ns, s.end_ns, static_cast<uint32_t>(stepNames_.size()), 0, EventSource::Step);
             stepNames_.push_back(s.name);
+            stepOrigins_.emplace_back(static_cast<int>(di), static_cast<int>(si));
         }
         lane.rows[0].finish();
         lanes_.push_back(std::move(lane));
@@ -234,6 +294,7 @@ std::vector<int> TimelineModel::visibleLanes() const {
         for (int l : g.lanes) {
             const Lane& lane = lanes_[static_cast<size_t>(l)];
             if (lane.hidden) continue;
+            if (lane.kind == LaneKind::Host && !hostLanesShown_) continue;
             // A collapsed group keeps only its overlap lane: the one-line summary.
             if (g.collapsed && lane.kind != LaneKind::Overlap && g.device >= 0) continue;
             out.push_back(l);
@@ -277,17 +338,33 @@ const Process& TimelineModel::processOf(int group) const {
 EventRef TimelineModel::findKernel(int group, uint32_t kernelRow) const {
     const Device* dev = deviceOf(group);
     if (!dev || kernelRow >= dev->kernels.size()) return {};
-    const uint32_t stream = dev->kernels.stream[kernelRow];
-    const TimeNs t = dev->kernels.start[kernelRow];
+    return findOnStream(group, dev->kernels.stream[kernelRow], dev->kernels.start[kernelRow], EventSource::Kernel,
+                        kernelRow);
+}
+
+EventRef TimelineModel::findOnStream(int group, uint32_t stream, TimeNs start, EventSource source,
+                                     uint32_t sourceRow) const {
+    if (group < 0 || static_cast<size_t>(group) >= groups_.size()) return {};
     for (int l : groups_[static_cast<size_t>(group)].lanes) {
         const Lane& lane = lanes_[static_cast<size_t>(l)];
         if (lane.kind != LaneKind::Stream || lane.stream != stream) continue;
         const EventRow& row = lane.rows[0];
-        auto i = static_cast<size_t>(std::lower_bound(row.start.begin(), row.start.end(), t) -
-                                     row.start.begin());
-        for (; i < row.size() && row.start[i] == t; ++i) {
-            if (row.source[i] == EventSource::Kernel && row.ref[i] == kernelRow) return {l, 0, i};
-        }
+        if (const auto i = findAt(row, start, [&](size_t k) {
+                return row.source[k] == source && (sourceRow == kNoId || row.ref[k] == sourceRow);
+            }))
+            return {l, 0, *i};
+    }
+    return {};
+}
+
+EventRef TimelineModel::findStep(int group, TimeNs start) const {
+    if (group < 0 || static_cast<size_t>(group) >= groups_.size()) return {};
+    for (int l : groups_[static_cast<size_t>(group)].lanes) {
+        const Lane& lane = lanes_[static_cast<size_t>(l)];
+        if (lane.kind != LaneKind::Ranges || lane.rows.size() != 1) continue;
+        const EventRow& row = lane.rows[0];
+        if (const auto i = findAt(row, start, [&](size_t k) { return row.source[k] == EventSource::Step; }))
+            return {l, 0, *i};
     }
     return {};
 }

@@ -12,6 +12,7 @@
 #include "analyzer/metrics/coverage.h"
 #include "gui/model/coverage_walk.h"
 #include "gui/model/event_row.h"
+#include "gui/model/flow_index.h"
 
 #include <memory>
 #include <string>
@@ -19,12 +20,14 @@
 
 namespace osc::gui {
 
-enum class LaneKind : uint8_t { Ranges, Stream, Overlap };
+// Host: a CPU thread (API calls, PyTorch operators).
+enum class LaneKind : uint8_t { Ranges, Stream, Overlap, Host };
 
 struct Lane {
     LaneKind kind = LaneKind::Stream;
     int group = 0;
-    uint32_t stream = 0;  // for stream lanes
+    uint32_t stream = 0;     // for stream lanes
+    uint64_t thread = 0;     // for host lanes: the globalTid
     std::string label;
     Category mainCategory = Category::Compute;
     std::vector<EventRow> rows;  // one row, or one per nesting depth for ranges
@@ -79,8 +82,12 @@ public:
     TimeNs begin() const { return begin_; }
     TimeNs end() const { return end_; }
 
-    // Lanes to show, top to bottom, honouring collapsed groups and hidden lanes.
+    // Lanes to show, top to bottom, honouring collapsed groups, hidden lanes
+    // and whether CPU lanes are shown.
     std::vector<int> visibleLanes() const;
+    void setHostLanesShown(bool shown) { hostLanesShown_ = shown; }
+    bool hostLanesShown() const { return hostLanesShown_; }
+    bool hasHostLanes() const;
     void setCollapsed(int group, bool collapsed);
     void setHidden(int lane, bool hidden);
     void showAllLanes();
@@ -95,6 +102,11 @@ public:
     void annotate(const Analysis& analysis);
     // The group showing DeviceAnalysis `d`, or -1.
     int groupOf(const DeviceAnalysis& d) const;
+    // The group of a process's device (index into Process::devices), or -1.
+    int groupOfDevice(int process, int deviceIndex) const;
+    // Where API call `row` of a process is drawn on its thread's CPU lane.
+    EventRef findApiCall(int process, uint32_t row) const;
+    const FlowIndex& flowIndex() const { return flowIndex_; }
     const std::string& stepName(uint32_t i) const { return stepNames_.at(i); }
 
     // The device in the capture behind a group, or nullptr.
@@ -103,6 +115,15 @@ public:
 
     // Where a kernel row of a group's device is drawn.
     EventRef findKernel(int group, uint32_t kernelRow) const;
+    // The event of `source` starting at `start` on a stream lane of the group
+    // (and, unless kNoId, with that row in its source table).
+    EventRef findOnStream(int group, uint32_t stream, TimeNs start, EventSource source,
+                          uint32_t sourceRow = kNoId) const;
+    // The step window starting at `start` on the group's "steps (GPU)" lane.
+    EventRef findStep(int group, TimeNs start) const;
+    // Which analysed step a Step event shows: (index into Analysis::devices,
+    // index into its steps).
+    std::pair<int, int> stepOrigin(uint32_t stepEvent) const { return stepOrigins_.at(stepEvent); }
     // The same collective on every other group: by position among the
     // communication kernels (the N-th collective on each rank).
     std::vector<EventRef> matchingCollectives(EventRef ref) const;
@@ -111,12 +132,16 @@ private:
     void buildProcess(int processIndex);
     int buildDeviceGroup(int processIndex, int deviceIndex);
     void buildRangesLane(int group, const Process& p);
+    void buildHostLanes(int group, const Process& p);
 
     std::shared_ptr<const Capture> capture_;
     AnalysisSettings settings_;
     std::vector<DeviceGroup> groups_;
     std::vector<Lane> lanes_;
     std::vector<std::string> stepNames_;
+    std::vector<std::pair<int, int>> stepOrigins_;
+    FlowIndex flowIndex_;
+    bool hostLanesShown_ = true;
     TimeNs begin_ = 0, end_ = 1;
 };
 

@@ -9,17 +9,6 @@
 namespace osc::gui {
 namespace {
 
-const char* copyKindName(CopyKind k) {
-    switch (k) {
-        case CopyKind::HtoD: return "HtoD";
-        case CopyKind::DtoH: return "DtoH";
-        case CopyKind::DtoD: return "DtoD";
-        case CopyKind::HtoH: return "HtoH";
-        case CopyKind::PtoP: return "PtoP";
-        default: return "";
-    }
-}
-
 // A folded run being extended column by column; flushed when it breaks.
 struct PendingFold {
     bool open = false;
@@ -29,25 +18,55 @@ struct PendingFold {
     size_t count = 0;
 };
 
-// Labels of one row, left to right. Texts are painted after every
-// rectangle, so the labels of overlapping events (ranges clamped into the
-// deepest row, a stream whose kernels overlap) would be painted over each
-// other into an unreadable smear: a label that would start inside the
-// previous one is left out.
+// Labels of one row. Texts are painted after every rectangle, so labels of
+// overlapping events (ranges clamped into the deepest row, a stream whose
+// kernels overlap, a long event over a folded block) would be painted over
+// each other into an unreadable smear: candidates are collected, and placed
+// by priority (events before fold counts), then left to right, only where
+// they overlap no label already placed.
 class RowLabels {
 public:
     RowLabels(DrawList& out, float y, float h) : out_(out), y_(y), h_(h) {}
-    void add(float fx, float fw, uint32_t colour, std::string text) {
-        if (fx + 3 < end_) return;
-        out_.texts.push_back({fx + 3, y_, fw - 6, h_, colour, std::move(text)});
-        end_ = fx + fw - 3;
+    ~RowLabels() { commit(); }
+    void add(float fx, float fw, uint32_t colour, std::string text, int priority = 1) {
+        candidates_.push_back({fx + 3, fw - 6, colour, priority, std::move(text)});
     }
 
 private:
+    struct Candidate {
+        float x, w;
+        uint32_t colour;
+        int priority;
+        std::string text;
+    };
+    void commit() {
+        std::stable_sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+            return a.priority != b.priority ? a.priority > b.priority : a.x < b.x;
+        });
+        std::vector<std::pair<float, float>> placed;  // sorted by start
+        for (Candidate& c : candidates_) {
+            const float a = c.x, b = c.x + c.w;
+            auto it = std::lower_bound(placed.begin(), placed.end(), std::make_pair(a, a));
+            const bool hitsNext = it != placed.end() && it->first < b;
+            const bool hitsPrev = it != placed.begin() && std::prev(it)->second > a;
+            if (hitsNext || hitsPrev) continue;
+            placed.insert(it, {a, b});
+            out_.texts.push_back({c.x, y_, c.w, h_, c.colour, std::move(c.text)});
+        }
+    }
     DrawList& out_;
     float y_, h_;
-    float end_ = -1e30f;
+    std::vector<Candidate> candidates_;
 };
+
+// An event wide enough to see gets a darker left edge, so kernels that run
+// back to back read as several, not one long bar.
+constexpr float kEdgeMinPx = 4;
+
+void pushEvent(DrawList& out, float fx, float y, float fw, float h, uint32_t colour) {
+    out.rects.push_back({fx, y, fw, h, colour});
+    if (fw >= kEdgeMinPx) out.rects.push_back({fx, y, 1, h, palette::edge(colour)});
+}
 
 // Few shade levels: neighbouring columns merge into longer blocks, so a dense
 // lane costs tens of rectangles instead of one per pixel column.
@@ -55,30 +74,14 @@ constexpr int kShareLevels = 4;
 
 }  // namespace
 
-std::string eventLabel(const TimelineModel& model, const Lane& lane, const EventRow& row, size_t i) {
-    const StringTable& strings = model.capture().strings;
-    const uint32_t r = row.ref[i];
-    switch (row.source[i]) {
-        case EventSource::Kernel: {
-            const Device* dev = model.deviceOf(lane.group);
-            const auto shortName = strings.at(dev->kernels.shortName[r]);
-            return std::string(shortName.empty() ? strings.at(dev->kernels.name[r]) : shortName);
-        }
-        case EventSource::Copy:
-            return std::string("memcpy ") + copyKindName(model.deviceOf(lane.group)->copies.copyKind[r]);
-        case EventSource::Memset: return "memset";
-        case EventSource::Range:
-            return std::string(strings.at(model.processOf(lane.group).ranges.name[r]));
-        case EventSource::Step: return model.stepName(r);
-    }
-    return {};
-}
-
 uint32_t FrameBuilder::eventColour(const Lane& lane, const EventRow& row, size_t i) const {
-    if (row.source[i] == EventSource::Range || row.source[i] == EventSource::Step) {
-        return palette::rangeColour(eventLabel(model_, lane, row, i));
+    switch (row.source[i]) {
+        case EventSource::Range:
+        case EventSource::Step:
+        case EventSource::CpuOp: return palette::rangeColour(eventLabel(model_, lane, row, i));
+        case EventSource::ApiCall: return palette::kApiCall;
+        default: return palette::categoryColour(static_cast<Category>(row.category[i]));
     }
-    return palette::categoryColour(static_cast<Category>(row.category[i]));
 }
 
 void FrameBuilder::build(const Viewport& vp, DrawList& out) const {
@@ -135,7 +138,7 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
     const ViewRange v = s.range();
     const double width = s.width();
     const TimeNs minNs = std::max<TimeNs>(1, static_cast<TimeNs>(std::ceil(kMinEventPx * s.nsPerPx())));
-    const bool isRange = lane.kind == LaneKind::Ranges;
+    const bool isRange = lane.kind == LaneKind::Ranges || lane.kind == LaneKind::Host;
     const uint32_t textColour = isRange ? palette::kText : palette::kTextOnColour;
     RowLabels labels(out, y, h);
 
@@ -144,7 +147,7 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
         const double x1 = std::min(width, std::ceil(s.toX(row.end[i])));
         if (x1 <= x0) return;
         const float fx = vp.left + static_cast<float>(x0), fw = static_cast<float>(x1 - x0);
-        out.rects.push_back({fx, y, fw, h, eventColour(lane, row, i)});
+        pushEvent(out, fx, y, fw, h, eventColour(lane, row, i));
         ++out.eventsDrawn;
         if (fw >= kMinLabelPx) {
             labels.add(fx, fw, textColour, eventLabel(model_, lane, row, i));
@@ -160,7 +163,7 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
         out.rects.push_back({fx, y, fw, h, palette::shaded(base, share)});
         ++out.foldedBlocks;
         if (fw >= kMinLabelPx * 1.5) {
-            labels.add(fx, fw, palette::kText, std::to_string(fold.count) + " ×");
+            labels.add(fx, fw, palette::kText, std::to_string(fold.count) + " ×", 0);
         }
         fold.open = false;
     };
@@ -215,7 +218,7 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
     const RowSummary& sum = row.summary;
     const TimeNs w = sum.bucketWidth(level);
     const std::vector<SummaryCell>& cells = sum.cells(level);
-    const bool isRange = lane.kind == LaneKind::Ranges;
+    const bool isRange = lane.kind == LaneKind::Ranges || lane.kind == LaneKind::Host;
     const auto bucketOf = [&](TimeNs t) {
         return static_cast<long>(std::clamp<TimeNs>((t - sum.origin()) / w, 0, static_cast<TimeNs>(cells.size())));
     };
@@ -224,7 +227,7 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
     // previous one did so that rounding never stacks two blocks on a column.
     PendingFold fold;
     int drawnTo = 0;
-    RowLabels foldLabels(out, y, h);
+    RowLabels labels(out, y, h);
     auto flush = [&]() {
         if (!fold.open) return;
         const uint32_t base = isRange ? 0x9AA5B1 : palette::categoryColour(static_cast<Category>(fold.category));
@@ -232,7 +235,7 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
         out.rects.push_back({fx, y, fw, h, palette::shaded(base, static_cast<double>(fold.shareLevel) / kShareLevels)});
         ++out.foldedBlocks;
         if (fw >= kMinLabelPx * 1.5) {
-            foldLabels.add(fx, fw, palette::kText, std::to_string(fold.count) + " ×");
+            labels.add(fx, fw, palette::kText, std::to_string(fold.count) + " ×", 0);
         }
         drawnTo = fold.x1;
         fold.open = false;
@@ -266,7 +269,6 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
 
     const RowSummary::LongEvents& longs = sum.longEvents(level);
     const uint32_t textColour = isRange ? palette::kText : palette::kTextOnColour;
-    RowLabels longLabels(out, y, h);  // drawn over the folds: labelled apart from them
     auto i = static_cast<size_t>(std::upper_bound(longs.endMax.begin(), longs.endMax.end(), v.start) -
                                  longs.endMax.begin());
     for (; i < longs.index.size() && row.start[longs.index[i]] < v.end; ++i) {
@@ -276,9 +278,9 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
         const double x1 = std::min(width, std::ceil(s.toX(row.end[e])));
         if (x1 <= x0) continue;
         const float fx = vp.left + static_cast<float>(x0), fw = static_cast<float>(x1 - x0);
-        out.rects.push_back({fx, y, fw, h, eventColour(lane, row, e)});
+        pushEvent(out, fx, y, fw, h, eventColour(lane, row, e));
         ++out.eventsDrawn;
-        if (fw >= kMinLabelPx) longLabels.add(fx, fw, textColour, eventLabel(model_, lane, row, e));
+        if (fw >= kMinLabelPx) labels.add(fx, fw, textColour, eventLabel(model_, lane, row, e));
     }
 }
 
@@ -287,6 +289,12 @@ void FrameBuilder::buildCoverageLane(const DeviceGroup& g, const Viewport& vp, f
     const TimeScale& s = vp.scale;
     const int width = static_cast<int>(std::ceil(s.width()));
     const float inner = h - 2;
+    if (g.coverage.comm.total() == 0) {
+        // Say so, rather than leave an empty lane to be read as "all hidden".
+        out.texts.push_back({vp.left + 6, y, 400, h, palette::kEmptyText,
+                             "no communication on this GPU (no NCCL kernels or peer copies)"});
+        return;
+    }
     // Runs of columns with the same stacked heights become one rectangle each.
     // Stacked from the bottom: hidden (C∩M), exposed transfer, exposed waiting.
     int runStart = 0, runO = 0, runX = 0, runW = 0;

@@ -10,6 +10,7 @@
 // boundary, found by galloping forward (CoverageWalker).
 #pragma once
 
+#include "gui/model/event_details.h"
 #include "gui/model/lane_layout.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/timeline_model.h"
@@ -59,7 +60,5 @@ private:
     const LaneLayout& layout_;
 };
 
-// The label text of one event: short kernel name, "memcpy HtoD", a range name.
-std::string eventLabel(const TimelineModel& model, const Lane& lane, const EventRow& row, size_t i);
 
 }  // namespace osc::gui

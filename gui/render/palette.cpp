@@ -32,4 +32,9 @@ uint32_t shaded(uint32_t colour, double share) {
     return mix(16) | mix(8) | mix(0);
 }
 
+uint32_t edge(uint32_t colour) {
+    auto dim = [&](int shift) { return static_cast<uint32_t>(((colour >> shift) & 0xFF) * 55 / 100) << shift; };
+    return dim(16) | dim(8) | dim(0);
+}
+
 }  // namespace osc::gui::palette

@@ -26,11 +26,17 @@ inline constexpr uint32_t kExposedWait = 0xF0B429;  // of that, waiting for the 
 inline constexpr uint32_t kSelection = 0x1E88E5; // range selection (drawn translucent)
 inline constexpr uint32_t kHighlight = 0xFFB300; // selected event and its matches
 inline constexpr uint32_t kFindHit = 0xFFEB3B;
+inline constexpr uint32_t kApiCall = 0x8D7B6A;    // CUDA runtime/driver call on a CPU lane
+inline constexpr uint32_t kRangeChip = 0xC9A227;  // label chip of NVTX / step lanes
+inline constexpr uint32_t kFlow = 0xD81B60;       // launch -> GPU work arrows
+inline constexpr uint32_t kEmptyText = 0x7A828C;  // hints where there is nothing to draw
 
 uint32_t categoryColour(Category c);
 // A stable pastel for a range name, so the same step name keeps its colour.
 uint32_t rangeColour(std::string_view name);
 // `colour` faded towards the background; share 1 keeps it, 0 gives a pale tint.
 uint32_t shaded(uint32_t colour, double share);
+// A darker edge for `colour`: the left border that tells back-to-back events apart.
+uint32_t edge(uint32_t colour);
 
 }  // namespace osc::gui::palette

@@ -6,6 +6,8 @@
 
 #include <QMetaObject>
 
+#include <future>
+
 namespace osc::gui {
 
 LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settings,
@@ -28,13 +30,20 @@ LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settin
         shifts = alignOnCollectives(*capture, settings);
         analysisSettings.alignCollectives = false;
     }
-    if (progress) progress(0.8, QObject::tr("building lanes"));
+    // Lanes and analysis only read the capture: build them side by side.
+    if (progress) progress(0.8, QObject::tr("building lanes and analysing"));
+    auto analysing = std::async(std::launch::async, [&] { return analyze(*capture, analysisSettings); });
     LoadedCapture out;
     out.path = path;
-    out.model = std::make_shared<TimelineModel>(capture, analysisSettings);
-    if (options.cancelled()) throw LoadCancelled{};
+    try {
+        out.model = std::make_shared<TimelineModel>(capture, analysisSettings);
+    } catch (...) {
+        analysing.wait();
+        throw;
+    }
     if (progress) progress(0.9, QObject::tr("analysing"));
-    auto analysis = std::make_shared<Analysis>(analyze(*capture, analysisSettings));
+    auto analysis = std::make_shared<Analysis>(analysing.get());
+    if (options.cancelled()) throw LoadCancelled{};
     if (settings.alignCollectives) {
         analysis->settings.alignCollectives = true;
         for (auto& d : analysis->devices)

@@ -6,7 +6,14 @@
 #include "gui/model/range_metrics.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/metric_tables.h"
+#include "gui/widgets/heat_map_widget.h"
+#include "gui/widgets/legend_bar.h"
+#include "gui/widgets/overview_strip.h"
+#include "gui/widgets/selection_panel.h"
+#include "gui/widgets/statistics_panel.h"
+#include "gui/widgets/timeline_frame.h"
 #include "gui/widgets/timeline_widget.h"
+#include "gui/widgets/whatif_panel.h"
 
 #include <QAction>
 #include <QApplication>
@@ -18,13 +25,14 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
-#include <QSortFilterProxyModel>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
@@ -36,25 +44,40 @@ namespace {
 
 constexpr int kMaxRecent = 10;
 
-QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns)); }
+QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)); }
 
-QString pct(const std::optional<double>& v) {
-    return v ? QString::number(*v * 100, 'f', 1) + " %" : QStringLiteral("–");
-}
+QString count(size_t n) { return QLocale().toString(static_cast<qulonglong>(n)); }
 
+// The models sort themselves off the GUI thread (AsyncSortedTableModel).
 QTableView* makeTable(QAbstractItemModel* model, int timeColumn, QWidget* parent) {
-    auto* proxy = new QSortFilterProxyModel(parent);
-    proxy->setSourceModel(model);
-    proxy->setSortRole(SortRole);
     auto* view = new QTableView(parent);
-    view->setModel(proxy);
+    view->setModel(model);
     view->setSortingEnabled(true);
     view->sortByColumn(timeColumn, Qt::AscendingOrder);  // time order until the user sorts
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->setAlternatingRowColors(true);
     view->verticalHeader()->hide();
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     return view;
+}
+
+// A table, or in its place a sentence saying why it is empty.
+QStackedWidget* withHint(QTableView* table, QWidget* parent) {
+    auto* stack = new QStackedWidget(parent);
+    stack->addWidget(table);
+    auto* hint = new QLabel(parent);
+    hint->setWordWrap(true);
+    hint->setAlignment(Qt::AlignCenter);
+    hint->setMargin(12);
+    hint->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    stack->addWidget(hint);
+    return stack;
+}
+
+void showHint(QStackedWidget* stack, const QString& hint) {
+    static_cast<QLabel*>(stack->widget(1))->setText(hint);
+    stack->setCurrentIndex(hint.isEmpty() ? 0 : 1);
 }
 
 }  // namespace
@@ -62,8 +85,9 @@ QTableView* makeTable(QAbstractItemModel* model, int timeColumn, QWidget* parent
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("overlapscope"));
     setAcceptDrops(true);
-    timeline_ = new TimelineWidget(this);
-    setCentralWidget(timeline_);
+    frame_ = new TimelineFrame(this);
+    timeline_ = frame_->timeline();
+    setCentralWidget(frame_);
     loader_ = new CaptureLoader(this);
     steps_ = new StepTableModel(this);
     collectives_ = new CollectiveTableModel(this);
@@ -84,16 +108,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     connect(cancelButton_, &QPushButton::clicked, this, [this] {
         loader_->cancel();
+        loading_ = false;
         progress_->hide();
         cancelButton_->hide();
         statusLabel_->setText(tr("Loading cancelled."));
     });
     connect(loader_, &CaptureLoader::progress, this, [this](double f, const QString& stage) {
+        // Progress still queued from a cancelled load must not overwrite "cancelled".
+        if (!loading_) return;
         progress_->setValue(static_cast<int>(f * 1000));
         statusLabel_->setText(tr("Loading… %1").arg(stage));
     });
-    connect(loader_, &CaptureLoader::loaded, this, &MainWindow::showLoaded);
+    connect(loader_, &CaptureLoader::loaded, this, [this](const LoadedCapture& loaded) {
+        if (loading_) showLoaded(loaded);  // a load finished just as it was cancelled stays unshown
+    });
     connect(loader_, &CaptureLoader::failed, this, [this](const QString& msg) {
+        if (!loading_) return;
+        loading_ = false;
         progress_->hide();
         cancelButton_->hide();
         statusLabel_->setText(msg);
@@ -106,9 +137,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(followTimer_, &QTimer::timeout, this, [this] {
         if (loader_->busy() || current_.path.isEmpty()) return;
         reloading_ = true;
+        loading_ = true;
         loader_->start(current_.path, settings_);
     });
     connect(timeline_, &TimelineWidget::selectionChanged, this, &MainWindow::updateSelectionPanel);
+
     connect(timeline_, &TimelineWidget::eventSelected, this, &MainWindow::updateDetails);
 }
 
@@ -139,6 +172,7 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
+    viewMenu_ = view;
     view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_Home), timeline_, &TimelineWidget::fitAll);
     view->addAction(tr("Fit &selection"), timeline_, &TimelineWidget::fitSelection);
     view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack);
@@ -151,6 +185,19 @@ void MainWindow::buildMenus() {
     alignAction_->setCheckable(true);
     alignAction_->setToolTip(tr("Shift each process so its collectives end with the lowest rank's (in the "
                                 "median): for captures from several hosts, whose clocks disagree"));
+    hostAction_ = view->addAction(tr("CPU &lanes (API calls, operators)"), this, [this](bool on) {
+        if (!timeline_->model()) return;
+        timeline_->model()->setHostLanesShown(on);
+        timeline_->relayout();
+    });
+    hostAction_->setCheckable(true);
+    hostAction_->setChecked(true);
+    QAction* overview = view->addAction(tr("&Overview strip"), this, [this](bool on) { frame_->overview()->setVisible(on); });
+    overview->setCheckable(true);
+    overview->setChecked(true);
+    QAction* legend = view->addAction(tr("Colour le&gend"), this, [this](bool on) { frame_->legend()->setVisible(on); });
+    legend->setCheckable(true);
+    legend->setChecked(true);
     view->addAction(tr("Show all lanes"), this, [this] {
         if (!timeline_->model()) return;
         timeline_->model()->showAllLanes();
@@ -168,6 +215,7 @@ void MainWindow::buildMenus() {
             timeline_->relayout();
         }
     });
+    addWhatIfDock(this, view);  // issue 19: a dock of its own, shown from this menu
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     edit->addAction(tr("&Find kernels…"), QKeySequence::Find, this, [this] {
         findBar_->show();
@@ -201,33 +249,55 @@ void MainWindow::buildDocks() {
     detailsDock->setWidget(details_);
     addDockWidget(Qt::RightDockWidgetArea, detailsDock);
 
-    selectionLabel_ = new QLabel(tr("Drag across lanes to measure a range."), this);
-    selectionLabel_->setTextFormat(Qt::RichText);
-    selectionLabel_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    selectionLabel_->setMargin(6);
-    selectionLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    selectionPanel_ = new SelectionPanel(this);
     auto* selDock = new QDockWidget(tr("Selection"), this);
     selDock->setObjectName("selection");
-    selDock->setWidget(selectionLabel_);
+    selDock->setWidget(selectionPanel_);
     addDockWidget(Qt::RightDockWidgetArea, selDock);
 
     auto* stepView = makeTable(steps_, StepTableModel::Start, this);
     auto* stepDock = new QDockWidget(tr("Steps"), this);
     stepDock->setObjectName("steps");
-    stepDock->setWidget(stepView);
+    stepStack_ = withHint(stepView, this);
+    stepDock->setWidget(stepStack_);
     addDockWidget(Qt::BottomDockWidgetArea, stepDock);
     connect(stepView, &QTableView::clicked, this, &MainWindow::jumpToRow);
 
     auto* collView = makeTable(collectives_, CollectiveTableModel::Start, this);
     auto* collDock = new QDockWidget(tr("Collectives"), this);
     collDock->setObjectName("collectives");
-    collDock->setWidget(collView);
+    collStack_ = withHint(collView, this);
+    collDock->setWidget(collStack_);
     addDockWidget(Qt::BottomDockWidgetArea, collDock);
     tabifyDockWidget(stepDock, collDock);
+
+    statistics_ = new StatisticsPanel(timeline_, this);
+    auto* statsDock = new QDockWidget(tr("Statistics"), this);
+    statsDock->setObjectName("statistics");
+    statsDock->setWidget(statistics_);
+    addDockWidget(Qt::BottomDockWidgetArea, statsDock);
+    tabifyDockWidget(collDock, statsDock);
+
+    heatMap_ = new HeatMapPanel(timeline_, this);
+    heatDock_ = new QDockWidget(tr("Heat map"), this);
+    heatDock_->setObjectName("heatmap");
+    heatDock_->setWidget(heatMap_);
+    addDockWidget(Qt::BottomDockWidgetArea, heatDock_);
+    tabifyDockWidget(statsDock, heatDock_);
+    connect(heatMap_->view(), &HeatMapView::cellClicked, this, [this](int group, ViewRange window) {
+        if (window.length() <= 0) return;
+        timeline_->setViewRange(window);
+        timeline_->revealGroup(group);
+    });
     stepDock->raise();
     connect(collView, &QTableView::clicked, this, &MainWindow::jumpToRow);
     resizeDocks({detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({stepDock}, {170}, Qt::Vertical);
+    // View reopens every panel a user may have closed.
+    viewMenu_->addSeparator();
+    panelsMenu_ = viewMenu_->addMenu(tr("&Panels"));
+    for (QDockWidget* dock : {detailsDock, selDock, stepDock, collDock, statsDock, heatDock_})
+        panelsMenu_->addAction(dock->toggleViewAction());
 }
 
 void MainWindow::buildFindBar() {
@@ -245,16 +315,21 @@ void MainWindow::buildFindBar() {
     findBar_->addWidget(findLabel_);
     addToolBar(Qt::TopToolBarArea, findBar_);
     findBar_->hide();
+    findBar_->toggleViewAction()->setText(tr("Find bar"));
+    panelsMenu_->addAction(findBar_->toggleViewAction());
     connect(findEdit_, &QLineEdit::returnPressed, this, [this] {
         const bool back = QApplication::keyboardModifiers() & Qt::ShiftModifier;
-        if (findResult_.count > 0 && !findEdit_->isModified()) findNext(back ? -1 : +1);
+        if (findResult_ && findResult_->count > 0 && !findEdit_->isModified()) findNext(back ? -1 : +1);
         else find(findEdit_->text());
         findEdit_->setModified(false);
     });
 }
 
-void MainWindow::openCapture(const QString& path) {
+void MainWindow::openCapture(const QString& given) {
+    // Absolute, so that Open Recent and follow refreshes work from any directory.
+    const QString path = given.isEmpty() ? given : QFileInfo(given).absoluteFilePath();
     reloading_ = false;
+    loading_ = true;
     statusLabel_->setText(tr("Loading %1…").arg(path));
     progress_->setValue(0);
     progress_->show();
@@ -285,13 +360,15 @@ void MainWindow::setFollowing(bool on, int intervalMs) {
 }
 
 void MainWindow::showLoaded(const LoadedCapture& loaded) {
+    loading_ = false;
     progress_->hide();
     cancelButton_->hide();
     const bool refresh = reloading_ && following_ && current_.model;
     reloading_ = false;
     const ViewRange before = timeline_->viewRange();
     current_ = loaded;
-    timeline_->setModel(loaded.model);
+    loaded.model->setHostLanesShown(hostAction_->isChecked());
+    timeline_->setModel(loaded.model, loaded.analysis);
     if (refresh) {
         // Keep the zoom and scroll to the newest activity (auto-scroll).
         const TimeNs len = before.length();
@@ -299,46 +376,67 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     }
     steps_->setData(loaded.model, loaded.analysis);
     collectives_->setData(loaded.model, loaded.analysis);
-    findResult_ = {};
-    currentHit_ = -1;
+    if (auto* whatIf = findChild<WhatIfPanel*>()) whatIf->setData(loaded.model, loaded.analysis);
+    statistics_->setCapture(loaded.model, loaded.analysis);
+    showHint(stepStack_, steps_->rowCount() > 0 ? QString() :
+        tr("No steps in this capture. Steps are NVTX or profiler ranges named ProfilerStep#N, step N or "
+           "iteration N (torch.profiler's schedule writes ProfilerStep#N; with NVTX, push a range per "
+           "iteration). `overlapscope report --step-pattern` takes other names. Metrics over the whole "
+           "capture are in the Selection panel: drag across a device."));
+    const bool anyComm = loaded.analysis && std::any_of(loaded.analysis->devices.begin(), loaded.analysis->devices.end(),
+                                                        [](const DeviceAnalysis& d) { return !d.collectives.empty(); });
+    showHint(collStack_, anyComm ? QString() :
+        tr("No communication in this capture: no NCCL kernels (recognised by their ncclKernel / ncclDevKernel "
+           "names) and no peer-to-peer copies, so there is nothing to overlap. Other libraries' kernels can be "
+           "counted as communication with `overlapscope report --comm-kernel REGEX`."));
+    heatMap_->view()->setAnalysis(loaded.analysis);
+    // Many ranks: the heat map is the way in.
+    if (!refresh && loaded.analysis && loaded.analysis->devices.size() >= 16) {
+        heatDock_->raise();
+        resizeDocks({heatDock_}, {height() * 2 / 5}, Qt::Vertical);
+    }
+    // Find results belong to the capture they were found in; a follow
+    // refresh finds the same text again in the grown capture.
+    const QString pattern = findPattern_;
+    clearFind();
+    if (refresh && !pattern.isEmpty()) {
+        findEdit_->setText(pattern);
+        find(pattern);
+    }
     setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
     const Capture& c = loaded.model->capture();
     statusLabel_->setText(tr("%1: %2 processes, %3 kernels")
                               .arg(loaded.path)
                               .arg(c.processes.size())
-                              .arg(static_cast<qulonglong>(c.kernelCount())));
+                              .arg(count(c.kernelCount())));
     for (const auto& w : c.warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
     if (!refresh) rememberRecent(loaded.path);
     updateSelectionPanel();
     updateDetails({});
 }
 
-QString MainWindow::selectionSummary() const { return selectionLabel_->text(); }
+QString MainWindow::selectionSummary() const { return selectionPanel_->text(); }
+
+QString MainWindow::detailsText() const {
+    QStringList lines;
+    for (int r = 0; r < details_->rowCount(); ++r)
+        lines << details_->item(r, 0)->text() + ": " + details_->item(r, 1)->text();
+    return lines.join('\n');
+}
+
+QString MainWindow::findLabelText() const { return findLabel_->text(); }
+QString MainWindow::statusText() const { return statusLabel_->text(); }
+
+QString MainWindow::stepsHint() const {
+    return stepStack_->currentIndex() == 1 ? static_cast<QLabel*>(stepStack_->widget(1))->text() : QString();
+}
+
+QString MainWindow::collectivesHint() const {
+    return collStack_->currentIndex() == 1 ? static_cast<QLabel*>(collStack_->widget(1))->text() : QString();
+}
 
 void MainWindow::updateSelectionPanel() {
-    const auto sel = timeline_->selection();
-    TimelineModel* model = timeline_->model();
-    if (!sel || !model) {
-        selectionLabel_->setText(tr("Drag across lanes to measure a range."));
-        return;
-    }
-    const auto& groups = timeline_->selectionGroups();
-    const OverlapMetrics m = rangeMetrics(*model, groups, sel->start, sel->end);
-    QString html = tr("<b>%1</b> from %2, %3 device(s)<table>")
-                       .arg(dur(sel->length()), dur(sel->start))
-                       .arg(groups.size());
-    auto row = [&](const QString& k, const QString& v) { html += "<tr><td>" + k + "</td><td align=right>&nbsp;" + v + "</td></tr>"; };
-    row(tr("compute"), dur(m.compute_ns));
-    row(tr("communication"), dur(m.comm_ns));
-    row(tr("overlap (hidden)"), dur(m.overlap_ns));
-    row(tr("exposed comm"), dur(m.exposed_comm_ns));
-    row(tr("busy"), dur(m.busy_ns));
-    row(tr("idle"), dur(m.idle_ns));
-    row(tr("overlap ratio"), pct(m.overlap_ratio));
-    row(tr("achieved speedup"), m.achieved_speedup ? QString::number(*m.achieved_speedup, 'f', 2) + "×" : "–");
-    row(tr("ideal speedup"), m.ideal_speedup ? QString::number(*m.ideal_speedup, 'f', 2) + "×" : "–");
-    html += "</table>";
-    selectionLabel_->setText(html);
+    selectionPanel_->showRange(timeline_->model(), timeline_->selection(), timeline_->selectionGroups());
 }
 
 void MainWindow::updateDetails(EventRef ref) {
@@ -363,34 +461,68 @@ void MainWindow::jumpToRow(const QModelIndex& index) {
     timeline_->setViewRange({s - margin, e + margin});
     const int group = index.data(GroupRole).toInt();
     if (group >= 0) timeline_->setSelection({s, e}, {group});
+    // Details follow the row: its kernel, copy or step (none: cleared).
+    timeline_->selectEvent(unpackEvent(index.data(EventRole)), false);
+}
+
+const FindResult& MainWindow::findResult() const {
+    static const FindResult kNone;
+    return findResult_ ? *findResult_ : kNone;
+}
+
+void MainWindow::clearFind() {
+    findResult_.reset();
+    findPattern_.clear();
+    currentHit_ = -1;
+    timeline_->setFindHits(nullptr);
+    findLabel_->clear();
+}
+
+void MainWindow::waitForPanels() {
+    steps_->waitForSort();
+    collectives_->waitForSort();
+    statistics_->waitForResult();
+}
+
+bool MainWindow::raisePanel(const QString& name) {
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+        if (dock->objectName() != name) continue;
+        dock->show();
+        dock->raise();
+        if (name == "heatmap" || name == "statistics") resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
+        return true;
+    }
+    return false;
 }
 
 void MainWindow::find(const QString& pattern) {
     TimelineModel* model = timeline_->model();
-    findResult_ = {};
-    currentHit_ = -1;
-    if (model && !pattern.isEmpty()) findResult_ = findKernels(*model, {pattern.toStdString(), std::nullopt});
-    timeline_->setFindHits(findResult_.hits);
-    if (findResult_.count == 0) {
-        findLabel_->setText(pattern.isEmpty() ? QString() : tr("  no kernel matches"));
+    clearFind();
+    if (!model || pattern.isEmpty()) return;
+    findPattern_ = pattern;
+    auto result = std::make_shared<FindResult>(findKernels(*model, {pattern.toStdString(), std::nullopt}));
+    findResult_ = result;
+    timeline_->setFindHits(findResult_);
+    if (result->count == 0) {
+        findLabel_->setText(tr("  no kernel matches"));
         return;
     }
     findLabel_->setText(tr("  %1 kernels · total %2 · min %3 · median %4 · max %5")
-                            .arg(static_cast<qulonglong>(findResult_.count))
-                            .arg(dur(findResult_.total_ns), dur(findResult_.min_ns), dur(findResult_.median_ns),
-                                 dur(findResult_.max_ns)));
+                            .arg(count(result->count))
+                            .arg(dur(result->total_ns), dur(result->min_ns), dur(result->median_ns), dur(result->max_ns)));
     findNext(+1);
 }
 
 void MainWindow::findNext(int direction) {
-    const int n = static_cast<int>(findResult_.hits.size());
-    if (n == 0) return;
+    if (!findResult_ || findResult_->hits.empty()) return;
+    const auto n = static_cast<long>(findResult_->hits.size());
     currentHit_ = currentHit_ < 0 ? (direction > 0 ? 0 : n - 1) : (currentHit_ + direction + n) % n;
-    timeline_->selectEvent(findResult_.hits[static_cast<size_t>(currentHit_)], true);
-    statusLabel_->setText(tr("hit %1 of %2").arg(currentHit_ + 1).arg(n));
+    timeline_->selectEvent(findResult_->hits[static_cast<size_t>(currentHit_)].ref(), true);
+    statusLabel_->setText(tr("hit %1 of %2").arg(count(static_cast<size_t>(currentHit_) + 1), count(findResult_->hits.size())));
 }
 
-void MainWindow::rememberRecent(const QString& path) {
+void MainWindow::rememberRecent(const QString& given) {
+    const QString path = QFileInfo(given).absoluteFilePath();
     QSettings settings;
     QStringList recent = settings.value("recentFiles").toStringList();
     recent.removeAll(path);

@@ -8,7 +8,10 @@
 
 #include <QMainWindow>
 
+class QAction;
+class QDockWidget;
 class QLabel;
+class QStackedWidget;
 class QLineEdit;
 class QMenu;
 class QProgressBar;
@@ -35,7 +38,16 @@ public:
     CaptureLoader* loader() const { return loader_; }
     StepTableModel* stepModel() const { return steps_; }
     CollectiveTableModel* collectiveModel() const { return collectives_; }
+    class StatisticsPanel* statistics() const { return statistics_; }
+    class HeatMapPanel* heatMap() const { return heatMap_; }
+    // The Selection panel's text (header and per-device table).
     QString selectionSummary() const;
+    QString detailsText() const;     // the Details panel, "field: value" per line
+    QString findLabelText() const;
+    QString statusText() const;
+    // Why the Steps / Collectives table is empty, or "" when it is not.
+    QString stepsHint() const;
+    QString collectivesHint() const;
     // Live: re-read the open capture every `intervalMs` while an agent is
     // still writing it; the view follows the newest activity.
     void setFollowing(bool on, int intervalMs = 1000);
@@ -45,9 +57,16 @@ public:
 
     // Find: runs the query and selects the first hit.
     void find(const QString& pattern);
-    const FindResult& findResult() const { return findResult_; }
+    const FindResult& findResult() const;
     void findNext(int direction);  // +1 next, -1 previous
-    int currentHit() const { return currentHit_; }
+    long currentHit() const { return currentHit_; }
+    // Shows and raises a panel by its object name (details, selection,
+    // steps, collectives, statistics, heatmap); false when there is none.
+    bool raisePanel(const QString& name);
+    // Waits until the tables are sorted and the statistics computed.
+    void waitForPanels();
+    // A panel table's row was clicked: move there and show its event.
+    void jumpToRow(const QModelIndex& index);
 
 protected:
     void closeEvent(QCloseEvent*) override;
@@ -62,9 +81,11 @@ private:
     void refreshRecentMenu();
     void updateSelectionPanel();
     void updateDetails(EventRef ref);
-    void jumpToRow(const QModelIndex& index);
+    void clearFind();
 
+    class TimelineFrame* frame_ = nullptr;
     TimelineWidget* timeline_ = nullptr;
+    QAction* hostAction_ = nullptr;
     CaptureLoader* loader_ = nullptr;
     LoadedCapture current_;
     // How captures are analysed; View > Align clocks on collectives sets
@@ -74,7 +95,14 @@ private:
     StepTableModel* steps_ = nullptr;
     CollectiveTableModel* collectives_ = nullptr;
     QTableWidget* details_ = nullptr;
-    QLabel* selectionLabel_ = nullptr;
+    class SelectionPanel* selectionPanel_ = nullptr;
+    class StatisticsPanel* statistics_ = nullptr;
+    class HeatMapPanel* heatMap_ = nullptr;
+    QDockWidget* heatDock_ = nullptr;
+    QStackedWidget* stepStack_ = nullptr;  // the Steps table, or why it is empty
+    QStackedWidget* collStack_ = nullptr;
+    QMenu* viewMenu_ = nullptr;
+    QMenu* panelsMenu_ = nullptr;
     QMenu* recentMenu_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
@@ -83,12 +111,14 @@ private:
     QLineEdit* findEdit_ = nullptr;
     QLabel* findLabel_ = nullptr;
     class QTimer* followTimer_ = nullptr;
-    class QAction* followAction_ = nullptr;
+    QAction* followAction_ = nullptr;
     class AttachDialog* attachDialog_ = nullptr;
     bool following_ = false;
     bool reloading_ = false;  // the current load is a follow refresh
-    FindResult findResult_;
-    int currentHit_ = -1;
+    bool loading_ = false;    // a load is running and has not been cancelled
+    std::shared_ptr<const FindResult> findResult_;
+    QString findPattern_;  // the query behind findResult_, re-run on a follow refresh
+    long currentHit_ = -1;
 };
 
 }  // namespace osc::gui

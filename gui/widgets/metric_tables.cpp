@@ -1,5 +1,6 @@
 #include "gui/widgets/metric_tables.h"
 
+#include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
 
 #include <QBrush>
@@ -9,112 +10,175 @@
 namespace osc::gui {
 namespace {
 
-QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns)); }
+// Tables print 4 significant digits: neighbouring steps must not read alike.
+QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)); }
+QString when(TimeNs t) { return QString::fromStdString(formatTimestamp(t)); }
 
 QString percent(const std::optional<double>& v) {
-    return v ? QString::number(*v * 100.0, 'f', 1) + " %" : QStringLiteral("-");
+    return v ? QString::number(*v * 100.0, 'f', 1) + " %" : QStringLiteral("–");
 }
+
+double share(TimeNs part, TimeNs whole) {
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+QVariant ns(TimeNs v) { return QVariant::fromValue<qint64>(v); }
+
+}  // namespace
 
 QString deviceName(const DeviceAnalysis& d) {
     return (d.rank >= 0 ? QStringLiteral("rank %1").arg(d.rank) : QString::fromStdString(d.host) + ":" + QString::number(d.pid)) +
            QStringLiteral(" · GPU %1").arg(d.device);
 }
 
-}  // namespace
-
-int groupForDevice(const TimelineModel& model, const DeviceAnalysis& d) {
-    for (size_t g = 0; g < model.groups().size(); ++g) {
-        const DeviceGroup& group = model.groups()[g];
-        if (group.process != d.processIndex || group.device < 0) continue;
-        if (model.deviceOf(static_cast<int>(g))->id == d.device) return static_cast<int>(g);
-    }
-    return -1;
+QVariant packEvent(EventRef ref) {
+    if (!ref.valid()) return {};
+    return QVariantList{ref.lane, ref.row, QVariant::fromValue<qulonglong>(ref.index)};
 }
+
+EventRef unpackEvent(const QVariant& v) {
+    const QVariantList l = v.toList();
+    if (l.size() != 3) return {};
+    return {l[0].toInt(), l[1].toInt(), static_cast<size_t>(l[2].toULongLong())};
+}
+
+int groupForDevice(const TimelineModel& model, const DeviceAnalysis& d) { return model.groupOf(d); }
+
+// ---- steps ----
 
 void StepTableModel::setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis) {
     beginResetModel();
     model_ = std::move(model);
     analysis_ = std::move(analysis);
-    rows_.clear();
+    auto rows = std::make_shared<std::vector<Row>>();
     if (analysis_) {
         for (size_t d = 0; d < analysis_->devices.size(); ++d) {
             const int group = model_ ? groupForDevice(*model_, analysis_->devices[d]) : -1;
-            for (size_t s = 0; s < analysis_->devices[d].steps.size(); ++s) {
-                rows_.push_back({static_cast<int>(d), static_cast<int>(s), group});
-            }
+            for (size_t s = 0; s < analysis_->devices[d].steps.size(); ++s)
+                rows->push_back({static_cast<int>(d), static_cast<int>(s), group});
         }
     }
+    resetRows(rows->size());
+    rows_ = std::move(rows);
     endResetModel();
-}
-
-int StepTableModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+    endReset();
 }
 
 int StepTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant StepTableModel::headerData(int section, Qt::Orientation o, int role) const {
-    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* kNames[] = {"device", "step", "start", "duration", "compute", "comm", "overlap", "exposed", "overlap %", "verdict"};
-    return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
+    if (o != Qt::Horizontal) return {};
+    static const char* kNames[] = {"device", "step", "start", "duration", "compute", "comm", "overlap",
+                                   "exposed", "idle", "idle %", "overlap %", "verdict", "largest finding"};
+    static const char* kTips[] = {nullptr, nullptr, "GPU window start", "GPU window of the step", nullptr, nullptr,
+                                  "communication hidden behind compute", "communication with no compute under it",
+                                  "no GPU activity", "idle share of the step", "hidden share of the communication",
+                                  "the analyzer's verdict; idle-bound when its largest finding is idle gaps",
+                                  "the analyzer's largest finding (hover a row for all of them)"};
+    if (section < 0 || section >= ColumnCount) return {};
+    if (role == Qt::DisplayRole) return QString::fromUtf8(kNames[section]);
+    if (role == Qt::ToolTipRole && kTips[section]) return QString::fromUtf8(kTips[section]);
+    return {};
 }
 
 QVariant StepTableModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
-    const Row& r = rows_[static_cast<size_t>(index.row())];
+    if (!index.isValid() || index.row() >= rowCount()) return {};
+    const Row& r = (*rows_)[static_cast<size_t>(sourceRow(index.row()))];
     const DeviceAnalysis& d = analysis_->devices[static_cast<size_t>(r.device)];
     const StepAnalysis& s = d.steps[static_cast<size_t>(r.step)];
     const OverlapMetrics& m = s.metrics;
-    if (role == StartRole) return QVariant::fromValue<qint64>(s.start_ns);
-    if (role == EndRole) return QVariant::fromValue<qint64>(s.end_ns);
-    if (role == GroupRole) return r.group;
-    if (role == Qt::TextAlignmentRole) {
-        return index.column() >= Start && index.column() <= OverlapRatio ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+    switch (role) {
+        case StartRole: return ns(s.start_ns);
+        case EndRole: return ns(s.end_ns);
+        case GroupRole: return r.group;
+        case EventRole: return model_ && r.group >= 0 ? packEvent(model_->findStep(r.group, s.start_ns)) : QVariant();
+        case Qt::TextAlignmentRole:
+            return index.column() >= Start && index.column() <= OverlapRatio ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+        case Qt::ToolTipRole:
+            if (index.column() == Verdict || index.column() == Finding) {
+                const std::string details = stepVerdict(s).details;
+                return details.empty() ? QVariant() : QVariant(QString::fromStdString(details));
+            }
+            return {};
+        case Qt::DisplayRole: break;
+        default: return {};
     }
-    const bool display = role == Qt::DisplayRole;
-    if (!display && role != SortRole) return {};
     switch (index.column()) {
         case Device: return deviceName(d);
         case Step: return QString::fromStdString(s.name);
-        case Start: return display ? QVariant(dur(s.start_ns)) : QVariant::fromValue<qint64>(s.start_ns);
-        case Duration: return display ? QVariant(dur(s.end_ns - s.start_ns)) : QVariant::fromValue<qint64>(s.end_ns - s.start_ns);
-        case Compute: return display ? QVariant(dur(m.compute_ns)) : QVariant::fromValue<qint64>(m.compute_ns);
-        case Comm: return display ? QVariant(dur(m.comm_ns)) : QVariant::fromValue<qint64>(m.comm_ns);
-        case Overlap: return display ? QVariant(dur(m.overlap_ns)) : QVariant::fromValue<qint64>(m.overlap_ns);
-        case Exposed: return display ? QVariant(dur(m.exposed_comm_ns)) : QVariant::fromValue<qint64>(m.exposed_comm_ns);
-        case OverlapRatio: return display ? QVariant(percent(m.overlap_ratio)) : QVariant(m.overlap_ratio.value_or(-1));
-        case Verdict: return s.bottleneck.communicationBound ? QStringLiteral("comm-bound") : QStringLiteral("compute-bound");
+        case Start: return when(s.start_ns);
+        case Duration: return dur(s.end_ns - s.start_ns);
+        case Compute: return dur(m.compute_ns);
+        case Comm: return dur(m.comm_ns);
+        case Overlap: return dur(m.overlap_ns);
+        case Exposed: return dur(m.exposed_comm_ns);
+        case Idle: return dur(m.idle_ns);
+        case IdleShare: return QString::number(share(m.idle_ns, m.window_ns) * 100.0, 'f', 1) + " %";
+        case OverlapRatio: return percent(m.overlap_ratio);
+        case Verdict: return QString::fromStdString(stepVerdict(s).text);
+        case Finding: return QString::fromStdString(stepVerdict(s).finding);
     }
     return {};
 }
+
+std::function<AsyncSortedTableModel::Keys()> StepTableModel::sortKeys(int column) const {
+    if (!analysis_ || !rows_) return {};
+    return [a = analysis_, rows = rows_, column]() {
+        Keys k;
+        k.reserve(rows->size());
+        std::vector<std::string> text;
+        for (const Row& r : *rows) {
+            const StepAnalysis& s = a->devices[static_cast<size_t>(r.device)].steps[static_cast<size_t>(r.step)];
+            const OverlapMetrics& m = s.metrics;
+            switch (column) {
+                case Device: k.push_back(r.device); break;
+                case Step: k.push_back(r.step); break;
+                case Start: k.push_back(static_cast<double>(s.start_ns)); break;
+                case Duration: k.push_back(static_cast<double>(s.end_ns - s.start_ns)); break;
+                case Compute: k.push_back(static_cast<double>(m.compute_ns)); break;
+                case Comm: k.push_back(static_cast<double>(m.comm_ns)); break;
+                case Overlap: k.push_back(static_cast<double>(m.overlap_ns)); break;
+                case Exposed: k.push_back(static_cast<double>(m.exposed_comm_ns)); break;
+                case Idle: k.push_back(static_cast<double>(m.idle_ns)); break;
+                case IdleShare: k.push_back(share(m.idle_ns, m.window_ns)); break;
+                case OverlapRatio: k.push_back(m.overlap_ratio.value_or(-1)); break;
+                case Verdict: text.push_back(stepVerdict(s).text); break;
+                default: text.push_back(stepVerdict(s).finding); break;
+            }
+        }
+        return text.empty() ? k : rankStrings(text);
+    };
+}
+
+// ---- collectives ----
 
 void CollectiveTableModel::setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis) {
     beginResetModel();
     model_ = std::move(model);
     analysis_ = std::move(analysis);
-    rows_.clear();
+    auto rows = std::make_shared<std::vector<Row>>();
     if (analysis_) {
         for (size_t d = 0; d < analysis_->devices.size(); ++d) {
             const DeviceAnalysis& dev = analysis_->devices[d];
             const int group = model_ ? groupForDevice(*model_, dev) : -1;
-            for (size_t c = 0; c < dev.collectives.size(); ++c) {
-                bool bottleneck = false;
-                for (const StepAnalysis& s : dev.steps) bottleneck |= s.bottleneck.collective == static_cast<int>(c);
-                rows_.push_back({static_cast<int>(d), static_cast<int>(c), group, bottleneck});
-            }
+            std::vector<char> bottleneck(dev.collectives.size(), 0);
+            for (const StepAnalysis& s : dev.steps)
+                if (s.bottleneck.collective >= 0 && static_cast<size_t>(s.bottleneck.collective) < bottleneck.size())
+                    bottleneck[static_cast<size_t>(s.bottleneck.collective)] = 1;
+            for (size_t c = 0; c < dev.collectives.size(); ++c)
+                rows->push_back({static_cast<int>(d), static_cast<int>(c), group, bottleneck[c] != 0});
         }
     }
+    resetRows(rows->size());
+    rows_ = std::move(rows);
     endResetModel();
-}
-
-int CollectiveTableModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+    endReset();
 }
 
 int CollectiveTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 bool CollectiveTableModel::isBottleneck(int row) const {
-    return row >= 0 && row < static_cast<int>(rows_.size()) && rows_[static_cast<size_t>(row)].bottleneck;
+    return row >= 0 && row < rowCount() && (*rows_)[static_cast<size_t>(sourceRow(row))].bottleneck;
 }
 
 QVariant CollectiveTableModel::headerData(int section, Qt::Orientation o, int role) const {
@@ -124,39 +188,78 @@ QVariant CollectiveTableModel::headerData(int section, Qt::Orientation o, int ro
 }
 
 QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
-    const Row& r = rows_[static_cast<size_t>(index.row())];
+    if (!index.isValid() || index.row() >= rowCount()) return {};
+    const Row& r = (*rows_)[static_cast<size_t>(sourceRow(index.row()))];
     const DeviceAnalysis& d = analysis_->devices[static_cast<size_t>(r.device)];
     const CollectiveInstance& c = d.collectives[static_cast<size_t>(r.collective)];
-    if (role == StartRole) return QVariant::fromValue<qint64>(c.start_ns);
-    if (role == EndRole) return QVariant::fromValue<qint64>(c.end_ns);
-    if (role == GroupRole) return r.group;
-    if (role == Qt::FontRole && r.bottleneck) {
-        QFont f;
-        f.setBold(true);
-        return f;
+    switch (role) {
+        case StartRole: return ns(c.start_ns);
+        case EndRole: return ns(c.end_ns);
+        case GroupRole: return r.group;
+        case EventRole: {
+            if (!model_ || r.group < 0) return {};
+            if (c.kernelIndex != static_cast<size_t>(-1))
+                return packEvent(model_->findKernel(r.group, static_cast<uint32_t>(c.kernelIndex)));
+            return packEvent(model_->findOnStream(r.group, c.stream, c.start_ns, EventSource::Copy));
+        }
+        case Qt::FontRole:
+            if (!r.bottleneck) return {};
+            {
+                QFont f;
+                f.setBold(true);
+                return f;
+            }
+        case Qt::BackgroundRole: return r.bottleneck ? QVariant(QBrush(QColor(0xFF, 0xE0, 0xD6))) : QVariant();
+        case Qt::ToolTipRole:
+            return r.bottleneck ? QVariant(tr("bottleneck bucket: the most exposed communication in its step")) : QVariant();
+        case Qt::TextAlignmentRole:
+            return index.column() >= Start ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+        case Qt::DisplayRole: break;
+        default: return {};
     }
-    if (role == Qt::BackgroundRole && r.bottleneck) return QBrush(QColor(0xFF, 0xE0, 0xD6));
-    if (role == Qt::ToolTipRole && r.bottleneck) return tr("bottleneck bucket: the most exposed communication in its step");
-    const bool display = role == Qt::DisplayRole;
-    if (!display && role != SortRole) return {};
     switch (index.column()) {
         case Device: return deviceName(d);
         case Name: {
             const QString name = QString::fromStdString(c.collective.empty() ? c.name : c.collective);
-            return display && r.bottleneck ? QStringLiteral("⚑ ") + name : name;
+            return r.bottleneck ? QStringLiteral("⚑ ") + name : name;
         }
-        case Step: return c.step;
-        case Start: return display ? QVariant(dur(c.start_ns)) : QVariant::fromValue<qint64>(c.start_ns);
-        case Duration: return display ? QVariant(dur(c.duration_ns)) : QVariant::fromValue<qint64>(c.duration_ns);
-        case Overlapped: return display ? QVariant(dur(c.overlapped_ns)) : QVariant::fromValue<qint64>(c.overlapped_ns);
-        case Exposed: return display ? QVariant(dur(c.exposed_ns)) : QVariant::fromValue<qint64>(c.exposed_ns);
-        case Bytes: return c.bytes ? QVariant::fromValue<qulonglong>(*c.bytes) : QVariant(display ? QStringLiteral("-") : QVariant());
-        case Bandwidth:
-            return c.bandwidth_gbps ? (display ? QVariant(QString::number(*c.bandwidth_gbps, 'f', 1) + " GB/s") : QVariant(*c.bandwidth_gbps))
-                                    : QVariant(display ? QStringLiteral("-") : QVariant());
+        case Step:
+            return c.step >= 0 && static_cast<size_t>(c.step) < d.steps.size()
+                       ? QString::fromStdString(d.steps[static_cast<size_t>(c.step)].name)
+                       : tr("outside steps");
+        case Start: return when(c.start_ns);
+        case Duration: return dur(c.duration_ns);
+        case Overlapped: return dur(c.overlapped_ns);
+        case Exposed: return dur(c.exposed_ns);
+        case Bytes: return c.bytes ? QString::fromStdString(formatBytes(*c.bytes)) : QStringLiteral("–");
+        case Bandwidth: return c.bandwidth_gbps ? QString::number(*c.bandwidth_gbps, 'f', 1) + " GB/s" : QStringLiteral("–");
     }
     return {};
+}
+
+std::function<AsyncSortedTableModel::Keys()> CollectiveTableModel::sortKeys(int column) const {
+    if (!analysis_ || !rows_) return {};
+    return [a = analysis_, rows = rows_, column]() {
+        Keys k;
+        k.reserve(rows->size());
+        std::vector<std::string> text;
+        for (const Row& r : *rows) {
+            const DeviceAnalysis& d = a->devices[static_cast<size_t>(r.device)];
+            const CollectiveInstance& c = d.collectives[static_cast<size_t>(r.collective)];
+            switch (column) {
+                case Device: k.push_back(r.device); break;
+                case Name: text.push_back(c.collective.empty() ? c.name : c.collective); break;
+                case Step: k.push_back(c.step); break;
+                case Start: k.push_back(static_cast<double>(c.start_ns)); break;
+                case Duration: k.push_back(static_cast<double>(c.duration_ns)); break;
+                case Overlapped: k.push_back(static_cast<double>(c.overlapped_ns)); break;
+                case Exposed: k.push_back(static_cast<double>(c.exposed_ns)); break;
+                case Bytes: k.push_back(c.bytes ? static_cast<double>(*c.bytes) : -1.0); break;
+                default: k.push_back(c.bandwidth_gbps.value_or(-1.0)); break;
+            }
+        }
+        return text.empty() ? k : rankStrings(text);
+    };
 }
 
 }  // namespace osc::gui

@@ -1,71 +1,86 @@
 // Table models for the panels: per-step metrics and per-collective (bucket)
-// overlap, read from osc::Analysis. Each row knows its time range and device
-// group, so a click can move the timeline there.
+// overlap, read from osc::Analysis. Each row knows its time range, device
+// group and event, so a click can move the timeline there and show the event
+// in Details. Both sort off the GUI thread (AsyncSortedTableModel).
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
 #include "gui/model/timeline_model.h"
-
-#include <QAbstractTableModel>
+#include "gui/widgets/sorted_table_model.h"
 
 #include <memory>
 
 namespace osc::gui {
 
-// Custom roles shared by both models.
+// Custom roles shared by the panel models.
 enum MetricRoles {
     StartRole = Qt::UserRole + 1,  // qint64 ns
     EndRole,                       // qint64 ns
     GroupRole,                     // int: TimelineModel group, -1 if unknown
-    SortRole,                      // numeric value for sorting
+    EventRole,                     // QVariant of EventRef packed as (lane, row, index), invalid if none
 };
 
 // The timeline group showing DeviceAnalysis `d`, or -1.
 int groupForDevice(const TimelineModel& model, const DeviceAnalysis& d);
+// "rank 3 · GPU 0", or "host:pid · GPU 0" without a rank.
+QString deviceName(const DeviceAnalysis& d);
 
-class StepTableModel : public QAbstractTableModel {
+class StepTableModel : public AsyncSortedTableModel {
     Q_OBJECT
 public:
-    enum Column { Device, Step, Start, Duration, Compute, Comm, Overlap, Exposed, OverlapRatio, Verdict, ColumnCount };
-    explicit StepTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
+    enum Column {
+        Device, Step, Start, Duration, Compute, Comm, Overlap, Exposed, Idle, IdleShare, OverlapRatio, Verdict,
+        Finding, ColumnCount
+    };
+    explicit StepTableModel(QObject* parent = nullptr) : AsyncSortedTableModel(parent) {}
     void setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis);
 
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
 
-private:
     struct Row {
         int device, step, group;
     };
+
+protected:
+    std::function<Keys()> sortKeys(int column) const override;
+
+private:
     std::shared_ptr<const TimelineModel> model_;
     std::shared_ptr<const Analysis> analysis_;
-    std::vector<Row> rows_;
+    std::shared_ptr<const std::vector<Row>> rows_;
 };
 
-class CollectiveTableModel : public QAbstractTableModel {
+class CollectiveTableModel : public AsyncSortedTableModel {
     Q_OBJECT
 public:
     enum Column { Device, Name, Step, Start, Duration, Overlapped, Exposed, Bytes, Bandwidth, ColumnCount };
-    explicit CollectiveTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
+    explicit CollectiveTableModel(QObject* parent = nullptr) : AsyncSortedTableModel(parent) {}
     void setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis);
 
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
-    // Whether a row is the bottleneck bucket of its step.
+    // Whether the row shown at `row` is the bottleneck bucket of its step.
     bool isBottleneck(int row) const;
 
-private:
     struct Row {
         int device, collective, group;
         bool bottleneck;
     };
+
+protected:
+    std::function<Keys()> sortKeys(int column) const override;
+
+private:
     std::shared_ptr<const TimelineModel> model_;
     std::shared_ptr<const Analysis> analysis_;
-    std::vector<Row> rows_;
+    std::shared_ptr<const std::vector<Row>> rows_;
 };
+
+// EventRef through a QVariant (EventRole).
+QVariant packEvent(EventRef ref);
+EventRef unpackEvent(const QVariant& v);
 
 }  // namespace osc::gui

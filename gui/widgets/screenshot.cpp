@@ -34,6 +34,13 @@ int renderScreenshot(const ScreenshotRequest& request) {
     if (request.range) window.timeline()->setViewRange(*request.range);
     if (!request.find.isEmpty()) window.find(request.find);
     if (request.range) window.timeline()->setViewRange(*request.range);
+    if (!request.panel.isEmpty() && !window.raisePanel(request.panel)) {
+        std::fprintf(stderr, "--panel: no panel named '%s' (steps, collectives, statistics, heatmap)\n",
+                     request.panel.toLocal8Bit().constData());
+        return 2;
+    }
+    // Panels that compute on a worker (statistics) finish before the picture.
+    window.waitForPanels();
     QApplication::processEvents();
     const QImage image = window.grab().toImage();
     if (!image.save(request.outputPath, "PNG")) {

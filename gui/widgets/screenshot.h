@@ -16,6 +16,7 @@ struct ScreenshotRequest {
     QSize size{1600, 900};
     std::optional<ViewRange> range;  // default: fit everything
     QString find;                    // optional kernel-name pattern to highlight
+    QString panel;                   // a bottom panel to raise: steps, collectives, statistics, heatmap
 };
 
 // Returns the process exit code: 0 written, 2 bad input (message on stderr).

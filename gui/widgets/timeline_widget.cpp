@@ -1,7 +1,10 @@
 #include "gui/widgets/timeline_widget.h"
 
+#include "gui/model/hover_text.h"
+#include "gui/model/kernel_find.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/timeline_painter.h"
 
 #include <QContextMenuEvent>
 #include <QHelpEvent>
@@ -31,18 +34,23 @@ TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
     scale_ = TimeScale({0, 1000}, eventAreaWidth());
 }
 
-void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model) {
+void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model, std::shared_ptr<const Analysis> analysis) {
     model_ = std::move(model);
+    analysis_ = std::move(analysis);
     selection_.reset();
     selectionGroups_.clear();
     selectedEvent_ = {};
     matches_.clear();
-    findHits_.clear();
+    flows_.clear();
+    findHits_.reset();
     history_.clear();
+    limits_ = model_ && !model_->empty() ? ViewLimits::forContent(model_->begin(), model_->end(), kFitMargin)
+                                         : ViewLimits{};
     scrollY_ = 0;
     relayout();
     fitAll();
     history_.clear();
+    emit modelChanged();
 }
 
 void TimelineWidget::relayout() {
@@ -62,16 +70,24 @@ Viewport TimelineWidget::viewport() const {
     return vp;
 }
 
+void TimelineWidget::revealGroup(int group) {
+    for (const GroupSlot& g : layout_.groups())
+        if (g.group == group) setScrollY(g.y);
+}
+
+int TimelineWidget::maxScrollY() const { return std::max(0, layout_.totalHeight() - pageHeight()); }
+
 void TimelineWidget::setScrollY(int y) {
-    const int maxScroll = std::max(0, layout_.totalHeight() - (height() - kRulerHeight));
-    const int clamped = std::clamp(y, 0, maxScroll);
+    const int clamped = std::clamp(y, 0, maxScrollY());
     if (clamped != scrollY_) {
         scrollY_ = clamped;
         update();
     }
+    emit scrollChanged();
 }
 
 void TimelineWidget::applyScale(TimeScale s) {
+    s = TimeScale(limits_.clamp(s.range()), s.width());
     if (s.range() == scale_.range() && s.width() == scale_.width()) return;
     scale_ = s;
     update();
@@ -85,20 +101,23 @@ void TimelineWidget::setViewRange(ViewRange r, bool remember) {
 
 void TimelineWidget::fitAll() {
     if (!model_ || model_->empty()) return;
-    // A small margin so the first and last kernels do not touch the edges.
-    const TimeNs len = model_->end() - model_->begin();
-    const TimeNs margin = std::max<TimeNs>(1, len / 50);
-    setViewRange({model_->begin() - margin, model_->end() + margin});
+    // The limits' bounds: a small margin so the first and last kernels do not touch the edges.
+    setViewRange(limits_.bounds);
+}
+
+void TimelineWidget::fitEvent(EventRef ref) {
+    if (!model_ || !ref.valid()) return;
+    const EventRow& row = model_->lane(ref.lane).rows[static_cast<size_t>(ref.row)];
+    const TimeNs s = row.start[ref.index], e = row.end[ref.index];
+    const TimeNs margin = std::max<TimeNs>(1, (e - s) / 10);
+    setViewRange({s - margin, e + margin});
 }
 
 void TimelineWidget::fitSelection() {
     if (selection_) {
         setViewRange(*selection_);
     } else if (selectedEvent_.valid() && model_) {
-        const EventRow& row = model_->lane(selectedEvent_.lane).rows[static_cast<size_t>(selectedEvent_.row)];
-        const TimeNs s = row.start[selectedEvent_.index], e = row.end[selectedEvent_.index];
-        const TimeNs margin = std::max<TimeNs>(1, (e - s) / 10);
-        setViewRange({s - margin, e + margin});
+        fitEvent(selectedEvent_);
     } else {
         fitAll();
     }
@@ -134,6 +153,7 @@ void TimelineWidget::clearSelection() {
     selectionGroups_.clear();
     selectedEvent_ = {};
     matches_.clear();
+    flows_.clear();
     if (had) {
         update();
         emit selectionChanged();
@@ -144,6 +164,7 @@ void TimelineWidget::clearSelection() {
 void TimelineWidget::selectEvent(EventRef ref, bool reveal) {
     selectedEvent_ = ref;
     matches_ = model_ && ref.valid() ? model_->matchingCollectives(ref) : std::vector<EventRef>{};
+    flows_ = model_ && ref.valid() ? flowsOf(*model_, ref) : std::vector<Flow>{};
     if (reveal && ref.valid()) {
         const EventRow& row = model_->lane(ref.lane).rows[static_cast<size_t>(ref.row)];
         const TimeNs s = row.start[ref.index], e = row.end[ref.index];
@@ -168,13 +189,22 @@ void TimelineWidget::selectEvent(EventRef ref, bool reveal) {
     emit eventSelected(ref);
 }
 
-void TimelineWidget::setFindHits(std::vector<EventRef> hits) {
+void TimelineWidget::setFindHits(std::shared_ptr<const FindResult> hits) {
     findHits_ = std::move(hits);
     update();
 }
 
+int TimelineWidget::headerGroupAt(int y) const {
+    if (!model_ || y < kRulerHeight) return -1;
+    // The pinned header covers whatever scrolled under it.
+    if (y < kRulerHeight + layout_.metrics().headerHeight)
+        if (const int pinned = pinnedGroup(view(viewport())); pinned >= 0) return pinned;
+    return layout_.groupHeaderAt(y - kRulerHeight + scrollY_);
+}
+
 EventRef TimelineWidget::hitTest(QPoint p) const {
     if (!model_ || p.x() < kLabelWidth || p.y() < kRulerHeight) return {};
+    if (headerGroupAt(p.y()) >= 0) return {};
     const LaneSlot* slot = layout_.laneAt(p.y() - kRulerHeight + scrollY_);
     if (!slot) return {};
     const Lane& lane = model_->lane(slot->lane);
@@ -244,14 +274,21 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
 void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
     const QPoint p = e->position().toPoint();
     if (drag_ == Drag::Pending && e->button() == Qt::LeftButton && model_) {
-        const int contentY = p.y() - kRulerHeight + scrollY_;
-        const int group = p.y() >= kRulerHeight ? layout_.groupHeaderAt(contentY) : -1;
+        const int group = headerGroupAt(p.y());
         if (group >= 0) {
             // A click on a group's title bar folds it to its overlap lane.
             model_->setCollapsed(group, !model_->groups()[static_cast<size_t>(group)].collapsed);
             relayout();
         } else {
-            selectEvent(hitTest(p), false);
+            // Clicking an event makes it the selection: F and the panels then
+            // follow it, not an older range.
+            const EventRef ref = hitTest(p);
+            if (ref.valid() && selection_) {
+                selection_.reset();
+                selectionGroups_.clear();
+                emit selectionChanged();
+            }
+            selectEvent(ref, false);
         }
     } else if (drag_ == Drag::Select) {
         updateSelectionFromDrag(p);
@@ -261,10 +298,16 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
 }
 
 void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e) {
+    // Zooms to the event under the cursor, whatever range was selected before.
     const EventRef ref = hitTest(e->position().toPoint());
     if (!ref.valid()) return;
+    if (selection_) {
+        selection_.reset();
+        selectionGroups_.clear();
+        emit selectionChanged();
+    }
     selectEvent(ref, false);
-    fitSelection();
+    fitEvent(ref);
 }
 
 void TimelineWidget::wheelEvent(QWheelEvent* e) {
@@ -345,27 +388,27 @@ QString TimelineWidget::tooltipAt(QPoint p) const {
     if (!model_ || p.x() < kLabelWidth || p.y() < kRulerHeight) return {};
     const LaneSlot* slot = layout_.laneAt(p.y() - kRulerHeight + scrollY_);
     if (!slot) return {};
-    const Lane& lane = model_->lane(slot->lane);
-    const double x = p.x() - kLabelWidth;
-    const TimeNs t0 = scale_.toTime(std::floor(x)), t1 = scale_.toTime(std::floor(x) + 1);
-    if (lane.kind == LaneKind::Overlap) {
-        const DeviceGroup& g = model_->groups()[static_cast<size_t>(lane.group)];
-        return tr("hidden comm %1, exposed comm %2 in this pixel (%3)")
-            .arg(QString::fromStdString(formatDuration(g.coverage.overlap.covered(t0, t1))),
-                 QString::fromStdString(formatDuration(g.coverage.exposedComm.covered(t0, t1))),
-                 QString::fromStdString(formatDuration(t1 - t0)));
-    }
-    const EventRef ref = hitTest(p);
-    if (!ref.valid()) return {};
-    const EventRow& row = lane.rows[static_cast<size_t>(ref.row)];
-    const TimeNs dur = row.end[ref.index] - row.start[ref.index];
-    if (dur < FrameBuilder::kMinEventPx * scale_.nsPerPx()) {
-        // A folded block: how many events it stands for and how busy it is.
-        const auto [a, b] = FrameBuilder::eventsInColumn(row, scale_, x);
-        const double busy = static_cast<double>(row.durationSum(a, b)) / static_cast<double>(std::max<TimeNs>(1, t1 - t0));
-        return tr("%1 events too small to show, busy %2%").arg(b - a).arg(std::min(100.0, busy * 100), 0, 'f', 0);
-    }
-    return QString::fromStdString(eventLabel(*model_, lane, row, ref.index) + " · " + formatDuration(dur));
+    const int row = (p.y() - kRulerHeight + scrollY_ - slot->y) / std::max(1, slot->rowHeight);
+    return QString::fromStdString(hoverText(*model_, analysis_.get(), slot->lane, row, scale_, p.x() - kLabelWidth));
+}
+
+TimelineView TimelineWidget::view(const Viewport& vp) const {
+    TimelineView v;
+    v.model = model_.get();
+    v.layout = &layout_;
+    v.vp = vp;
+    v.width = width();
+    v.height = height();
+    v.labelWidth = kLabelWidth;
+    v.rulerHeight = kRulerHeight;
+    v.scrollY = scrollY_;
+    v.selection = selection_;
+    v.selectionGroups = &selectionGroups_;
+    v.selectedEvent = selectedEvent_;
+    v.matches = &matches_;
+    v.flows = &flows_;
+    v.findHits = findHits_.get();
+    return v;
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent*) {
@@ -404,8 +447,8 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         for (const GroupSlot& g : layout_.groups()) {
             fill(QRect(0, static_cast<int>(vp.top) + g.y, width(), layout_.metrics().headerHeight), palette::kHeader);
         }
-        // Tick grid lines.
-        for (const Tick& t : makeTicks(scale_)) {
+        // Tick grid lines, under the ruler's ticks (only with a capture, like the ruler).
+        for (const Tick& t : makeRuler(scale_).ticks) {
             fill(QRect(kLabelWidth + static_cast<int>(t.x), kRulerHeight, 1, height() - kRulerHeight), palette::kGrid);
         }
         if (!cacheValid_ || cachedRange_ != scale_.range() || cachedSize_ != size() || cachedScrollY_ != scrollY_) {
@@ -427,12 +470,14 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
             const QString text = fm.elidedText(QString::fromStdString(t.text), Qt::ElideRight, static_cast<int>(t.w));
             if (text.size() > 1) p.drawText(QRectF(t.x, t.y, t.w, t.h), Qt::AlignVCenter | Qt::AlignLeft, text);
         }
-        paintOverlays(p, vp);
+        paintOverlays(p, view(vp));
     } else if (rawLayer) {
         drawLayer(p);
     }
-    paintLabels(p);
-    paintRuler(p);
+    const TimelineView v = view(vp);
+    if (!model_) paintEmptyHint(p, v);
+    paintLabels(p, v, font());
+    paintRuler(p, v);
     lastPaintMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -454,109 +499,6 @@ void TimelineWidget::fillLayer(QRect r, uint32_t rgb) {
         auto* line = reinterpret_cast<QRgb*>(base + y * stride);
         std::fill_n(line + r.left(), r.width(), value);
     }
-}
-
-void TimelineWidget::paintOverlays(QPainter& p, const Viewport& vp) {
-    FrameBuilder fb(*model_, layout_);
-    auto outline = [&](EventRef ref, uint32_t rgb, int widthPx) {
-        if (auto r = fb.eventRect(vp, ref)) {
-            p.setPen(QPen(qcolour(rgb), widthPx));
-            p.setBrush(Qt::NoBrush);
-            p.drawRect(QRectF(r->x, r->y + 0.5, std::max(2.f, r->w), r->h - 1));
-        }
-    };
-    // Only hits on screen are outlined; the list may hold a hundred thousand.
-    const ViewRange v = scale_.range();
-    for (const EventRef& h : findHits_) {
-        const EventRow& row = model_->lane(h.lane).rows[static_cast<size_t>(h.row)];
-        if (row.end[h.index] < v.start || row.start[h.index] > v.end) continue;
-        outline(h, palette::kFindHit, 2);
-    }
-    for (const EventRef& m : matches_) outline(m, palette::kHighlight, 2);
-    if (selectedEvent_.valid()) outline(selectedEvent_, 0x000000, 2);
-    if (matches_.size() > 0 && selectedEvent_.valid()) {
-        // Arrival skew: a vertical line at each rank's start of the collective.
-        p.setPen(QPen(qcolour(palette::kHighlight), 1, Qt::DashLine));
-        for (const EventRef& m : matches_) {
-            const EventRow& row = model_->lane(m.lane).rows[static_cast<size_t>(m.row)];
-            const int x = static_cast<int>(xOf(row.start[m.index]));
-            p.drawLine(x, kRulerHeight, x, height());
-        }
-    }
-    if (selection_) {
-        const double x0 = std::max<double>(kLabelWidth, xOf(selection_->start));
-        const double x1 = std::min<double>(width(), xOf(selection_->end));
-        QColor fill = qcolour(palette::kSelection);
-        fill.setAlpha(40);
-        // Shade the selected groups' lanes; the edges run across the whole view.
-        for (const LaneSlot& s : layout_.lanes()) {
-            const int g = model_->lane(s.lane).group;
-            if (std::find(selectionGroups_.begin(), selectionGroups_.end(), g) == selectionGroups_.end()) continue;
-            p.fillRect(QRectF(x0, vp.top + s.y, std::max(1.0, x1 - x0), s.height + layout_.metrics().gap), fill);
-        }
-        p.setPen(QPen(qcolour(palette::kSelection), 1));
-        p.drawLine(QPointF(x0, kRulerHeight), QPointF(x0, height()));
-        p.drawLine(QPointF(x1, kRulerHeight), QPointF(x1, height()));
-    }
-}
-
-void TimelineWidget::paintLabels(QPainter& p) {
-    p.fillRect(0, kRulerHeight, kLabelWidth, height() - kRulerHeight, qcolour(palette::kBackground));
-    p.setPen(qcolour(palette::kGrid));
-    p.drawLine(kLabelWidth - 1, kRulerHeight, kLabelWidth - 1, height());
-    if (!model_) return;
-    const int top = kRulerHeight - scrollY_;
-    const QFontMetrics fm(font());
-    QFont bold = font();
-    bold.setBold(true);
-    for (const GroupSlot& g : layout_.groups()) {
-        const DeviceGroup& group = model_->groups()[static_cast<size_t>(g.group)];
-        const int y = top + g.y;
-        if (y + layout_.metrics().headerHeight < kRulerHeight || y > height()) continue;
-        p.fillRect(0, y, kLabelWidth, layout_.metrics().headerHeight, qcolour(palette::kHeader));
-        p.setPen(qcolour(palette::kHeaderText));
-        p.setFont(bold);
-        const QString text = QString::fromUtf8(group.collapsed ? "▸ " : "▾ ") + QString::fromStdString(group.label);
-        p.drawText(QRect(6, y, width() - 12, layout_.metrics().headerHeight), Qt::AlignVCenter | Qt::AlignLeft, text);
-    }
-    p.setFont(font());
-    for (const LaneSlot& s : layout_.lanes()) {
-        const int y = top + s.y;
-        if (y + s.height < kRulerHeight || y > height()) continue;
-        const Lane& lane = model_->lane(s.lane);
-        // A colour chip says what the lane mostly carries.
-        const uint32_t chip = lane.kind == LaneKind::Overlap ? palette::kOverlap
-                              : lane.kind == LaneKind::Ranges ? 0xC9A227
-                                                              : palette::categoryColour(lane.mainCategory);
-        p.fillRect(8, y + 4, 4, std::min(s.height, s.rowHeight) - 8, qcolour(chip));
-        p.setPen(qcolour(palette::kText));
-        const QString label = fm.elidedText(QString::fromStdString(lane.label), Qt::ElideRight, kLabelWidth - 24);
-        p.drawText(QRect(18, y, kLabelWidth - 22, std::min(s.height, s.rowHeight)), Qt::AlignVCenter | Qt::AlignLeft, label);
-    }
-}
-
-void TimelineWidget::paintRuler(QPainter& p) {
-    p.fillRect(0, 0, width(), kRulerHeight, qcolour(palette::kHeader));
-    p.setPen(qcolour(palette::kHeaderText));
-    const ViewRange v = scale_.range();
-    p.drawText(QRect(6, 0, kLabelWidth - 12, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
-               tr("view %1").arg(QString::fromStdString(formatDuration(v.length()))));
-    for (const Tick& t : makeTicks(scale_)) {
-        const int x = kLabelWidth + static_cast<int>(t.x);
-        p.drawLine(x, kRulerHeight - 6, x, kRulerHeight);
-        p.drawText(QRect(x + 3, 0, 120, kRulerHeight - 4), Qt::AlignVCenter | Qt::AlignLeft, QString::fromStdString(t.label));
-    }
-    if (selection_) {
-        const double x0 = xOf(selection_->start), x1 = xOf(selection_->end);
-        const QString d = QString::fromStdString(formatDuration(selection_->length()));
-        QColor band = qcolour(palette::kSelection);
-        band.setAlpha(60);
-        p.fillRect(QRectF(std::max<double>(kLabelWidth, x0), kRulerHeight - 8, std::max(1.0, x1 - x0), 8), band);
-        p.setPen(qcolour(palette::kSelection));
-        p.drawText(QRectF(std::max<double>(kLabelWidth, x0) + 2, kRulerHeight - 24, 160, 14), Qt::AlignLeft, d);
-    }
-    p.setPen(qcolour(palette::kGrid));
-    p.drawLine(0, kRulerHeight - 1, width(), kRulerHeight - 1);
 }
 
 }  // namespace osc::gui

@@ -3,6 +3,7 @@
 // state (time scale, vertical scroll, selection), not the data.
 #pragma once
 
+#include "gui/model/flows.h"
 #include "gui/model/lane_layout.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/timeline_model.h"
@@ -27,11 +28,14 @@ public:
     static constexpr double kWheelZoomStep = 0.8;  // span factor per wheel notch / W press
     static constexpr double kKeyPanFraction = 0.1; // A/D pan by this share of the span
     static constexpr int kDragThresholdPx = 4;
+    static constexpr double kFitMargin = 0.02;     // Fit all: 2% of the capture on each side
 
     explicit TimelineWidget(QWidget* parent = nullptr);
 
-    void setModel(std::shared_ptr<TimelineModel> model);
+    void setModel(std::shared_ptr<TimelineModel> model, std::shared_ptr<const Analysis> analysis = nullptr);
     TimelineModel* model() const { return model_.get(); }
+    const Analysis* analysis() const { return analysis_.get(); }
+    const std::vector<Flow>& flows() const { return flows_; }
 
     ViewRange viewRange() const { return scale_.range(); }
     TimeScale scale() const { return scale_; }
@@ -39,6 +43,8 @@ public:
     void setViewRange(ViewRange r, bool remember = true);
     void fitAll();
     void fitSelection();  // the range selection, else the selected event, else everything
+    void fitEvent(EventRef ref);  // the event with a 10% margin on each side
+    const ViewLimits& limits() const { return limits_; }
     bool goBack();
     void zoomBy(double factor, double anchorX);  // anchorX in event-area pixels
     void panByPixels(double dx);
@@ -47,7 +53,11 @@ public:
     Viewport viewport() const;
     int eventAreaWidth() const { return std::max(1, width() - kLabelWidth); }
     int scrollY() const { return scrollY_; }
+    int maxScrollY() const;
+    int pageHeight() const { return std::max(1, height() - kRulerHeight); }
     void setScrollY(int y);
+    // Scrolls so that a group's title bar is at the top (expanding nothing).
+    void revealGroup(int group);
     // Call after collapsing, hiding or moving lanes in the model.
     void relayout();
 
@@ -58,7 +68,9 @@ public:
 
     EventRef selectedEvent() const { return selectedEvent_; }
     void selectEvent(EventRef ref, bool reveal);
-    void setFindHits(std::vector<EventRef> hits);
+    // Outlines the hits in view; nullptr clears them.
+    void setFindHits(std::shared_ptr<const struct FindResult> hits);
+    const FindResult* findHits() const { return findHits_.get(); }
 
     // Widget x of a time, and the time at a widget x (event area).
     double xOf(TimeNs t) const { return kLabelWidth + scale_.toX(t); }
@@ -74,6 +86,9 @@ public:
 
 signals:
     void viewRangeChanged(osc::gui::ViewRange range);
+    void modelChanged();
+    // The vertical scroll position, its range or the page changed.
+    void scrollChanged();
     void selectionChanged();
     void eventSelected(osc::gui::EventRef ref);
 
@@ -95,12 +110,12 @@ private:
 
     void applyScale(TimeScale s);
     EventRef hitTest(QPoint p) const;
+    // The group whose title bar (its own, or the one pinned under the ruler) is at widget y, or -1.
+    int headerGroupAt(int y) const;
     QString tooltipAt(QPoint p) const;
     std::vector<int> groupsBetween(int y0, int y1) const;
     void updateSelectionFromDrag(QPoint p);
-    void paintLabels(class QPainter& p);
-    void paintRuler(class QPainter& p);
-    void paintOverlays(class QPainter& p, const Viewport& vp);
+    struct TimelineView view(const Viewport& vp) const;
     // Solid fill straight into layer_ (clipped): the fast path of paintEvent.
     void fillLayer(QRect r, uint32_t rgb);
     void drawLayer(class QPainter& p);
@@ -109,13 +124,16 @@ private:
     LaneLayout layout_;
     TimeScale scale_;
     ViewHistory history_;
+    ViewLimits limits_;
     int scrollY_ = 0;
 
     std::optional<ViewRange> selection_;
     std::vector<int> selectionGroups_;
     EventRef selectedEvent_;
     std::vector<EventRef> matches_;  // the selected collective on other ranks
-    std::vector<EventRef> findHits_;
+    std::vector<Flow> flows_;        // launch -> GPU work arrows of the selected event
+    std::shared_ptr<const Analysis> analysis_;
+    std::shared_ptr<const FindResult> findHits_;
 
     Drag drag_ = Drag::None;
     QPoint pressPos_;

@@ -1,6 +1,7 @@
 #include "reference_workloads/runtime/collectives.h"
 
 #include <algorithm>
+#include <string>
 
 #include "reference_workloads/runtime/cuda_check.h"
 
@@ -55,6 +56,26 @@ void NcclCollectives::reduce_scatter_sum(const void* send, void* recv, std::size
     OSC_NCCL(ncclReduceScatter(send, recv, recv_count, nccl_type(dtype), ncclSum, comm_, stream));
 }
 
+void NcclCollectives::send_recv(const std::vector<P2POp>& ops, DType dtype, cudaStream_t stream) {
+    // The group is always closed, even when an operation in it is refused,
+    // so a failure reports the refused call instead of a later "group open".
+    OSC_NCCL(ncclGroupStart());
+    ncclResult_t first = ncclSuccess;
+    const char* failed = "";
+    for (const P2POp& op : ops) {
+        const ncclResult_t rc = op.kind == P2POp::Kind::send
+                                    ? ncclSend(op.buf, op.count, nccl_type(dtype), op.peer, comm_, stream)
+                                    : ncclRecv(op.buf, op.count, nccl_type(dtype), op.peer, comm_, stream);
+        if (rc != ncclSuccess && first == ncclSuccess) {
+            first = rc;
+            failed = op.kind == P2POp::Kind::send ? "ncclSend" : "ncclRecv";
+        }
+    }
+    OSC_NCCL(ncclGroupEnd());
+    if (first != ncclSuccess)
+        throw_call_error("NCCL", failed, __FILE__, __LINE__, ncclGetErrorString(first));
+}
+
 void NcclCollectives::all_gather_bytes(const void* send, void* recv, std::size_t bytes,
                                        cudaStream_t stream) {
     OSC_NCCL(ncclAllGather(send, recv, bytes, ncclUint8, comm_, stream));
@@ -87,6 +108,25 @@ void CopyCollectives::all_gather(const void* send, void* recv, std::size_t send_
 void CopyCollectives::reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count,
                                          DType dtype, cudaStream_t stream) {
     round_trip(send, recv, recv_count * dtype_bytes(dtype), stream);
+}
+
+void CopyCollectives::send_recv(const std::vector<P2POp>& ops, DType dtype, cudaStream_t stream) {
+    std::vector<const P2POp*> sends, recvs;
+    for (const P2POp& op : ops) {
+        if (op.peer != 0)
+            throw WorkloadError("--comm copies has one rank, but a send/receive addresses rank " +
+                                std::to_string(op.peer));
+        (op.kind == P2POp::Kind::send ? sends : recvs).push_back(&op);
+    }
+    if (sends.size() != recvs.size())
+        throw WorkloadError("--comm copies: a send/receive group has " + std::to_string(sends.size()) +
+                            " send(s) to itself but " + std::to_string(recvs.size()) + " receive(s)");
+    for (std::size_t i = 0; i < sends.size(); ++i) {
+        if (sends[i]->count != recvs[i]->count)
+            throw WorkloadError("--comm copies: send of " + std::to_string(sends[i]->count) +
+                                " elements paired with a receive of " + std::to_string(recvs[i]->count));
+        round_trip(sends[i]->buf, recvs[i]->buf, sends[i]->count * dtype_bytes(dtype), stream);
+    }
 }
 
 void CopyCollectives::all_gather_bytes(const void* send, void* recv, std::size_t bytes,

@@ -15,6 +15,20 @@
 
 namespace oscwl {
 
+// One point-to-point operation of a send/receive group. Counts are elements
+// of the group's dtype.
+struct P2POp {
+    enum class Kind { send, recv };
+    Kind kind;
+    int peer;
+    void* buf;  // read by a send, written by a receive
+    std::size_t count;
+    static P2POp send_to(int peer, const void* buf, std::size_t count) {
+        return {Kind::send, peer, const_cast<void*>(buf), count};
+    }
+    static P2POp recv_from(int peer, void* buf, std::size_t count) { return {Kind::recv, peer, buf, count}; }
+};
+
 class Collectives {
 public:
     virtual ~Collectives() = default;
@@ -30,6 +44,11 @@ public:
     // send holds world() blocks of recv_count elements; block rank() is summed into recv.
     virtual void reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count, DType dtype,
                                     cudaStream_t stream) = 0;
+    // Sends and receives issued together (one NCCL group, so one kernel):
+    // a rank may send to and receive from the same peer in one group without
+    // deadlock. A rank's sends to a peer match that peer's receives from it
+    // in issue order, so every rank must issue its groups in a matching order.
+    virtual void send_recv(const std::vector<P2POp>& ops, DType dtype, cudaStream_t stream) = 0;
 
     // Synchronous helper for result checks: every rank's values, rank order.
     std::vector<std::vector<std::uint64_t>> gather_u64(const std::vector<std::uint64_t>& mine,
@@ -52,6 +71,7 @@ public:
                     cudaStream_t stream) override;
     void reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count, DType dtype,
                             cudaStream_t stream) override;
+    void send_recv(const std::vector<P2POp>& ops, DType dtype, cudaStream_t stream) override;
 
 protected:
     void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) override;
@@ -65,7 +85,10 @@ private:
 // would send followed by a host->device copy into its output, through pinned
 // memory on the caller's stream. The copies run on copy engines, so they
 // overlap kernels on other streams the way NCCL traffic would, and the
-// result equals the one-rank collective (identity).
+// result equals the one-rank collective (identity). A send/receive group can
+// only address rank 0 (itself): the k-th send is paired with the k-th
+// receive and becomes one round trip from the send buffer to the receive
+// buffer, what NCCL's send to self would deliver.
 class CopyCollectives : public Collectives {
 public:
     int rank() const override { return 0; }
@@ -76,6 +99,7 @@ public:
                     cudaStream_t stream) override;
     void reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count, DType dtype,
                             cudaStream_t stream) override;
+    void send_recv(const std::vector<P2POp>& ops, DType dtype, cudaStream_t stream) override;
 
 protected:
     void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) override;

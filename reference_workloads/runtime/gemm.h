@@ -1,4 +1,4 @@
-// Column-major GEMM through cuBLAS (cublasGemmEx): C = A' * B' (+ beta C)
+// Column-major GEMM through cuBLAS (cublasGemmEx): C = A' * B' + beta C
 // where ' is an optional transpose. fp32 or bf16 storage, fp32 accumulate.
 #pragma once
 
@@ -22,8 +22,9 @@ public:
     // stream is captured into a CUDA graph.
     void set_workspace(void* workspace, std::size_t bytes) const;
 
+    // beta 1 accumulates into C (gradient accumulation over micro-batches).
     void run(bool trans_a, bool trans_b, int m, int n, int k, const void* a, int lda, const void* b,
-             int ldb, void* c, int ldc) const;
+             int ldb, void* c, int ldc, float beta = 0.0f) const;
 
 private:
     cublasHandle_t handle_ = nullptr;

@@ -38,6 +38,13 @@ __global__ void sgd_kernel(T* w, const T* g, std::size_t count, float lr) {
         store(w, i, load(w, i) - lr * load(g, i));
 }
 
+template <typename T>
+__global__ void add_kernel(T* out, const T* a, const T* b, std::size_t count) {
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        store(out, i, load(a, i) + load(b, i));
+}
+
 unsigned grid_for(std::size_t count) {
     const std::size_t blocks = (count + 255) / 256;
     return static_cast<unsigned>(blocks < 4096 ? (blocks ? blocks : 1) : 4096);
@@ -55,6 +62,17 @@ void launch_fill_uniform(void* p, std::size_t count, DType dtype, std::uint64_t 
     else
         fill_uniform_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<float*>(p), count, key,
                                                                 first_index, scale);
+    OSC_CUDA(cudaGetLastError());
+}
+
+void launch_add(void* out, const void* a, const void* b, std::size_t count, DType dtype, cudaStream_t stream) {
+    if (dtype == DType::bf16)
+        add_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(out),
+                                                        static_cast<const __nv_bfloat16*>(a),
+                                                        static_cast<const __nv_bfloat16*>(b), count);
+    else
+        add_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<float*>(out), static_cast<const float*>(a),
+                                                        static_cast<const float*>(b), count);
     OSC_CUDA(cudaGetLastError());
 }
 

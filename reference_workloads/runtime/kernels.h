@@ -19,6 +19,9 @@ void launch_fill_uniform(void* p, std::size_t count, DType dtype, std::uint64_t 
                          std::uint64_t stream_id, std::uint64_t first_index, float scale,
                          cudaStream_t stream);
 
+// out[i] = a[i] + b[i], computed in fp32; out may be a or b.
+void launch_add(void* out, const void* a, const void* b, std::size_t count, DType dtype, cudaStream_t stream);
+
 // w[i] -= lr * g[i], computed in fp32.
 void launch_sgd(void* w, const void* g, std::size_t count, DType dtype, float lr, cudaStream_t stream);
 

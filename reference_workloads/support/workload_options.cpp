@@ -65,8 +65,10 @@ DdpOptions parse_ddp_options(int argc, const char* const* argv) {
     args.add_value("hidden", "1024", "hidden size (weights are hidden x hidden)");
     args.add_value("batch", "1024", "samples per rank");
     args.add_value("layers", "16", "number of linear layers");
-    args.add_value("mode", "bucketed", "none|sequential|per-param|bucketed gradient all-reduce");
-    args.add_value("bucket-mb", "25", "bucket capacity in MiB (mode bucketed)");
+    args.add_value("mode", "bucketed",
+                   "none|sequential|per-param|bucketed gradient all-reduce, or zero1: buckets reduce-scattered, "
+                   "SGD on this rank's shard, parameters all-gathered under the next step's forward");
+    args.add_value("bucket-mb", "25", "bucket capacity in MiB (modes bucketed and zero1)");
     args.add_value("lr", "0.1", "SGD learning rate (loss: mean squared output)");
     args.add_flag("cuda-graph", "capture one training step into a CUDA graph once, then replay the graph every step");
     args.parse(argc, argv);
@@ -76,16 +78,19 @@ DdpOptions parse_ddp_options(int argc, const char* const* argv) {
     o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
     o.batch = static_cast<int>(args.integer("batch", 1, kMaxDim));
     o.layers = static_cast<int>(args.integer("layers", 1, 4096));
-    std::string mode = args.choice("mode", {"none", "sequential", "per-param", "bucketed"});
+    std::string mode = args.choice("mode", {"none", "sequential", "per-param", "bucketed", "zero1"});
     o.mode = mode == "none"         ? DdpMode::none
              : mode == "sequential" ? DdpMode::sequential
              : mode == "per-param"  ? DdpMode::per_param
+             : mode == "zero1"      ? DdpMode::zero1
                                     : DdpMode::bucketed;
     o.bucket_mb = args.real("bucket-mb", 0.0, 1e6);
-    if (args.given("bucket-mb") && o.mode != DdpMode::bucketed)
-        throw UsageError("ddp_overlap: --bucket-mb applies only to --mode bucketed");
+    if (args.given("bucket-mb") && o.mode != DdpMode::bucketed && o.mode != DdpMode::zero1)
+        throw UsageError("ddp_overlap: --bucket-mb applies only to --mode bucketed or zero1");
     o.lr = args.real("lr", 0.0, 10.0);
     o.cuda_graph = args.flag("cuda-graph");
+    if (o.cuda_graph && o.mode == DdpMode::zero1)
+        throw UsageError("ddp_overlap: --cuda-graph is not available with --mode zero1");
     return o;
 }
 
@@ -99,8 +104,12 @@ TpOptions parse_tp_options(int argc, const char* const* argv) {
     args.add_value("hidden", "4096", "model hidden size");
     args.add_value("ffn", "", "MLP inner size, split across ranks (default 4 x hidden)");
     args.add_value("tokens", "8192", "tokens (sequence x batch), split across ranks");
-    args.add_value("mode", "pipelined", "serial|pipelined");
-    args.add_value("chunks", "4", "chunks of the pipelined schedule");
+    args.add_value("mode", "pipelined",
+                   "serial|pipelined|ring; ring passes token chunks around the ranks with point-to-point "
+                   "send/receive while each rank multiplies the chunk it holds");
+    args.add_value("chunks", "4",
+                   "chunks of the pipelined schedule; with --mode ring and one rank, the ring positions "
+                   "(the exchanges go to the rank itself)");
     args.parse(argc, argv);
 
     TpOptions o;
@@ -108,11 +117,11 @@ TpOptions parse_tp_options(int argc, const char* const* argv) {
     o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
     o.ffn = args.given("ffn") ? static_cast<int>(args.integer("ffn", 1, kMaxDim)) : 4 * o.hidden;
     o.tokens = static_cast<int>(args.integer("tokens", 1, kMaxDim));
-    o.mode = args.choice("mode", {"serial", "pipelined"}) == "serial" ? TpMode::serial
-                                                                      : TpMode::pipelined;
+    const std::string mode = args.choice("mode", {"serial", "pipelined", "ring"});
+    o.mode = mode == "serial" ? TpMode::serial : mode == "ring" ? TpMode::ring : TpMode::pipelined;
     o.chunks = static_cast<int>(args.integer("chunks", 1, 1024));
     if (args.given("chunks") && o.mode == TpMode::serial)
-        throw UsageError("tp_overlap: --chunks applies only to --mode pipelined");
+        throw UsageError("tp_overlap: --chunks applies only to --mode pipelined or ring");
     if (o.mode == TpMode::serial) o.chunks = 1;
     return o;
 }
@@ -141,6 +150,83 @@ FsdpOptions parse_fsdp_options(int argc, const char* const* argv) {
     return o;
 }
 
+PpOptions parse_pp_options(int argc, const char* const* argv) {
+    CliArgs args("pp_overlap",
+                 "Pipeline-parallel training step: one stage per rank, each a stack of linear\n"
+                 "layers; micro-batches' activations go forward and their gradients backward\n"
+                 "with NCCL send/receive, in GPipe or 1F1B order, blocking the compute stream\n"
+                 "or (--overlap) queued on a communication stream ahead of need. NVTX ranges\n"
+                 "'step N', 'fwd mb N', 'bwd mb N'. No optimizer: the weights stay fixed, so the\n"
+                 "check can recompute the whole model on one GPU.");
+    declare_common(args);
+    args.add_value("hidden", "1024", "hidden size (weights are hidden x hidden)");
+    args.add_value("mb-size", "256", "tokens (columns) of one micro-batch");
+    args.add_value("layers", "4", "linear layers per stage");
+    args.add_value("microbatches", "8", "micro-batches per step");
+    args.add_value("schedule", "1f1b", "gpipe|1f1b order of the forward and backward passes");
+    args.add_flag("overlap", "send and receive on a communication stream, receives posted ahead of the pass "
+                             "that needs them, instead of blocking the compute stream between passes");
+    args.parse(argc, argv);
+
+    PpOptions o;
+    o.common = read_common(args, argc, argv);
+    o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
+    o.mb_tokens = static_cast<int>(args.integer("mb-size", 1, kMaxDim));
+    o.layers = static_cast<int>(args.integer("layers", 1, 1024));
+    o.microbatches = static_cast<int>(args.integer("microbatches", 1, 1024));
+    o.schedule = args.choice("schedule", {"gpipe", "1f1b"}) == "gpipe" ? PipeSchedule::gpipe
+                                                                         : PipeSchedule::one_f_one_b;
+    o.overlap = args.flag("overlap");
+    return o;
+}
+
+MoeOptions parse_moe_options(int argc, const char* const* argv) {
+    CliArgs args("moe_alltoall",
+                 "Expert-parallel MoE layer: one expert per rank, tokens dispatched to their\n"
+                 "expert and combined back with all-to-alls made of grouped NCCL send/receive,\n"
+                 "a shared expert on every token. Serial, or (--overlap) in chunks so one\n"
+                 "chunk's all-to-all runs under another chunk's expert GEMMs and the shared\n"
+                 "expert. --imbalance F gives rank 0 F times the tokens. NVTX ranges 'step N',\n"
+                 "'forward'.");
+    declare_common(args);
+    args.add_value("hidden", "1024", "model hidden size");
+    args.add_value("ffn", "4096", "expert inner size");
+    args.add_value("tokens", "2048", "tokens per rank (rank 0: times --imbalance)");
+    args.add_value("imbalance", "1", "rank 0 routes this many times the others' tokens (1 = balanced)");
+    args.add_flag("overlap", "split the tokens in --chunks: each chunk's all-to-all under other chunks' GEMMs "
+                             "and the shared expert, instead of dispatch, experts, combine, shared expert in turn");
+    args.add_value("chunks", "4", "chunks of the overlapped schedule");
+    args.parse(argc, argv);
+
+    MoeOptions o;
+    o.common = read_common(args, argc, argv);
+    o.hidden = static_cast<int>(args.integer("hidden", 1, kMaxDim));
+    o.ffn = static_cast<int>(args.integer("ffn", 1, kMaxDim));
+    o.tokens = static_cast<int>(args.integer("tokens", 1, kMaxDim));
+    o.imbalance = args.real("imbalance", 1.0, 64.0);
+    o.overlap = args.flag("overlap");
+    o.chunks = static_cast<int>(args.integer("chunks", 1, 1024));
+    if (args.given("chunks") && !o.overlap) throw UsageError("moe_alltoall: --chunks applies only with --overlap");
+    if (!o.overlap) o.chunks = 1;
+    return o;
+}
+
+void validate_for_world(const MoeOptions& o, int world) {
+    // Every rank then routes at least `chunks` tokens to every expert, so no
+    // chunk's all-to-all is empty.
+    if (static_cast<long long>(o.tokens) < static_cast<long long>(world) * o.chunks)
+        throw UsageError("moe_alltoall: --tokens " + std::to_string(o.tokens) + " must be at least the world size " +
+                         std::to_string(world) + " x " + std::to_string(o.chunks) + " chunks");
+}
+
+void validate_for_world(const DdpOptions& o, int world) {
+    const long long elems = static_cast<long long>(o.hidden) * o.hidden;
+    if (o.mode == DdpMode::zero1 && elems % world != 0)
+        throw UsageError("ddp_overlap: hidden x hidden = " + std::to_string(elems) +
+                         " must be divisible by the world size " + std::to_string(world) +
+                         " to shard the buckets (--mode zero1)");
+}
+
 void validate_for_world(const TpOptions& o, int world) {
     if (o.ffn % world != 0)
         throw UsageError("tp_overlap: --ffn " + std::to_string(o.ffn) +
@@ -148,7 +234,8 @@ void validate_for_world(const TpOptions& o, int world) {
     if (o.tokens % world != 0)
         throw UsageError("tp_overlap: --tokens " + std::to_string(o.tokens) +
                          " must be divisible by the world size " + std::to_string(world));
-    if (o.tokens / world < o.chunks)
+    // A ring of several ranks has one position per rank; --chunks does not apply.
+    if ((o.mode != TpMode::ring || world == 1) && o.tokens / world < o.chunks)
         throw UsageError("tp_overlap: " + std::to_string(o.tokens / world) + " tokens per rank cannot form " +
                          std::to_string(o.chunks) + " chunks");
 }
@@ -168,10 +255,18 @@ const char* to_string(DdpMode m) {
         case DdpMode::sequential: return "sequential";
         case DdpMode::per_param: return "per-param";
         case DdpMode::bucketed: return "bucketed";
+        case DdpMode::zero1: return "zero1";
     }
     return "?";
 }
-const char* to_string(TpMode m) { return m == TpMode::serial ? "serial" : "pipelined"; }
+const char* to_string(TpMode m) {
+    switch (m) {
+        case TpMode::serial: return "serial";
+        case TpMode::pipelined: return "pipelined";
+        case TpMode::ring: return "ring";
+    }
+    return "?";
+}
 std::size_t dtype_bytes(DType d) { return d == DType::bf16 ? 2 : 4; }
 
 }  // namespace oscwl

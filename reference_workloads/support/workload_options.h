@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "reference_workloads/support/pipeline_schedule.h"
+
 namespace oscwl {
 
 enum class DType { fp32, bf16 };
@@ -26,7 +28,9 @@ struct CommonOptions {
     std::vector<std::string> argv;  // the command line, for --ranks to start the ranks with
 };
 
-enum class DdpMode { none, sequential, per_param, bucketed };
+// zero1: ZeRO stage 1 — gradient buckets reduce-scattered, SGD on this rank's
+// shard, parameters all-gathered at the start of the next step under its forward.
+enum class DdpMode { none, sequential, per_param, bucketed, zero1 };
 
 struct DdpOptions {
     CommonOptions common;
@@ -39,7 +43,8 @@ struct DdpOptions {
     bool cuda_graph = false;  // capture one step into a CUDA graph, replay it every step
 };
 
-enum class TpMode { serial, pipelined };
+// ring: ring-exchange P2P (support/ring_schedule.h) instead of collectives.
+enum class TpMode { serial, pipelined, ring };
 
 struct TpOptions {
     CommonOptions common;
@@ -47,7 +52,7 @@ struct TpOptions {
     int ffn = 16384;
     int tokens = 8192;
     TpMode mode = TpMode::pipelined;
-    int chunks = 4;
+    int chunks = 4;  // pipelined: chunks; ring: ring positions when there is one rank
 };
 
 struct FsdpOptions {
@@ -59,14 +64,40 @@ struct FsdpOptions {
     double lr = 0.1;
 };
 
+// pp_overlap: one pipeline stage per rank.
+struct PpOptions {
+    CommonOptions common;
+    int hidden = 1024;
+    int mb_tokens = 256;  // columns of one micro-batch's activations
+    int layers = 4;       // per stage
+    int microbatches = 8;
+    PipeSchedule schedule = PipeSchedule::one_f_one_b;
+    bool overlap = false;
+};
+
+// moe_alltoall: one expert per rank (support/alltoall_plan.h).
+struct MoeOptions {
+    CommonOptions common;
+    int hidden = 1024;
+    int ffn = 4096;          // expert inner size
+    int tokens = 2048;       // per rank before --imbalance
+    double imbalance = 1.0;  // rank 0 holds imbalance x tokens
+    bool overlap = false;
+    int chunks = 4;          // with --overlap
+};
+
 // Each throws HelpRequested for --help and UsageError for bad input.
 DdpOptions parse_ddp_options(int argc, const char* const* argv);
 TpOptions parse_tp_options(int argc, const char* const* argv);
 FsdpOptions parse_fsdp_options(int argc, const char* const* argv);
+PpOptions parse_pp_options(int argc, const char* const* argv);
+MoeOptions parse_moe_options(int argc, const char* const* argv);
 
 // Shape constraints that need the world size; UsageError when violated.
+void validate_for_world(const DdpOptions& o, int world);
 void validate_for_world(const TpOptions& o, int world);
 void validate_for_world(const FsdpOptions& o, int world);
+void validate_for_world(const MoeOptions& o, int world);
 
 const char* to_string(DType d);
 const char* to_string(CommBackend c);

@@ -121,8 +121,12 @@ TEST_F(KinetoReaderTest, MapsEveryCategory) {
     gstep.pid = 1; gstep.tid = 7;
     auto& sync = add("cuda_sync", "Stream Sync", 50'000, 1'234);
     sync.device = 1; sync.stream = 7; sync.correlation = 80;
-    // Ignored: cpu ops, python functions, flows, metadata.
-    add("cpu_op", "aten::mm", 0, 10).pid = 4242;
+    // CPU operators are kept apart (for the GUI's CPU lanes) and do not move
+    // the time origin even when they start first; python functions, flows
+    // and metadata are ignored.
+    auto& op = add("cpu_op", "aten::mm", -9'000, 10);
+    op.pid = 4242; op.tid = 4243;
+    add("python_function", "forward", -9'500, 10).pid = 4242;
     const std::string extra =
         R"({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "GPU 1"}},)"
         R"({"ph": "s", "cat": "ac2g", "id": 77, "pid": 4242, "tid": 4243, "ts": 1.5},)"
@@ -184,6 +188,11 @@ TEST_F(KinetoReaderTest, MapsEveryCategory) {
     EXPECT_EQ(p.ranges.start[0], 0);
     EXPECT_EQ(p.ranges.onGpu[0], 0);
     EXPECT_EQ(p.ranges.onGpu[1], 1);
+    ASSERT_EQ(p.cpuOps.size(), 1u);
+    EXPECT_EQ(cap.strings.at(p.cpuOps.name[0]), "aten::mm");
+    EXPECT_EQ(p.cpuOps.start[0], kBase - 9'000 - origin);  // before the origin: negative
+    EXPECT_EQ(p.cpuOps.end[0] - p.cpuOps.start[0], 10);
+    EXPECT_EQ(p.cpuOps.globalTid[0], (uint64_t{4242} << 24) | 4243u);
 }
 
 TEST_F(KinetoReaderTest, LegacyCategoriesAndPidTidLanes) {

@@ -92,6 +92,14 @@ public:
         t.root.push_back(-1); t.nChannels.push_back(2); t.device.push_back(dev);
         t.enqueue.push_back(enqueue); t.gpuStart.push_back(gpuStart); t.gpuEnd.push_back(gpuEnd);
     }
+    // A point-to-point row as NCCL's plugin records it: the peer in `root`.
+    void p2pRow(int rank, uint32_t dev, uint64_t commHash, const std::string& func, int peer, int nranks,
+                uint64_t bytes, TimeNs gpuStart, TimeNs gpuEnd) {
+        pluginRow(rank, dev, commHash, 0, func, bytes, gpuStart, gpuStart, gpuEnd);
+        CollectiveTable& t = process(rank).collectives;
+        t.root.back() = peer;
+        t.nranks.back() = nranks;
+    }
     Capture& finalized() {
         capture.finalize();
         return capture;

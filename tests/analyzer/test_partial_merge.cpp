@@ -1,11 +1,14 @@
 // Issue 16: a job analysed file by file on several threads (streaming), and
 // as partial results merged later (map-reduce), must give exactly the report
 // of analyze(loadCaptures(files)): the same JSON bytes, the same text and
-// Markdown. Random multi-rank jobs in our capture format, as Nsight Systems
-// exports (several processes per file, some with two GPUs, no NCCL plugin
-// rows) and as PyTorch profiler traces; with and without --align
-// collectives; split into partials at random; with the matched instances
-// forced out of memory.
+// Markdown, the same `check` outcomes and `diff` rows. Random multi-rank jobs
+// in our capture format, as Nsight Systems exports (several processes per
+// file, some with two GPUs, no NCCL plugin rows) and as PyTorch profiler
+// traces; with and without --align collectives; split into partials at
+// random; with the matched instances forced out of memory. Besides data
+// parallel jobs, 1F1B pipelines and all-to-all jobs (issue 18: point-to-point
+// pairs and their waiting, the pipeline bubble over all stages, all-to-all
+// balance and the findings of both) in the three formats.
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/import/chrome_export.h"
 #include "analyzer/load/load_capture.h"
@@ -13,9 +16,12 @@
 #include "analyzer/partial/merge.h"
 #include "analyzer/partial/partial_format.h"
 #include "analyzer/pipeline/analyze_inputs.h"
+#include "analyzer/report/check.h"
+#include "analyzer/report/diff.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
+#include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/workload_synth.h"
 #include "tests/analyzer/nsys_shaped.h"
 
@@ -51,6 +57,50 @@ synth::WorkloadSpec randomJob(std::mt19937& rng, int minRanks = 2, int maxRanks 
         s.clockOffsetNs.push_back(std::uniform_int_distribution<TimeNs>(-200'000, 200'000)(rng));
     }
     return s;
+}
+
+// A 1F1B pipeline: stages, micro-batches, a slow stage now and then (its
+// bubble finding), transfer time or none.
+synth::PipelineSpec randomPipeline(std::mt19937& rng) {
+    synth::PipelineSpec s;
+    s.stages = std::uniform_int_distribution<int>(2, 5)(rng);
+    s.microbatches = std::uniform_int_distribution<int>(1, 6)(rng);
+    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
+    s.forwardNs = std::uniform_int_distribution<TimeNs>(50'000, 400'000)(rng);
+    s.backwardNs = std::uniform_int_distribution<TimeNs>(50'000, 800'000)(rng);
+    s.transferNs = std::bernoulli_distribution(0.5)(rng) ? std::uniform_int_distribution<TimeNs>(1, 150'000)(rng) : 0;
+    s.activationBytes = std::uniform_int_distribution<uint64_t>(1, 64)(rng) << 16;
+    if (std::bernoulli_distribution(0.6)(rng)) {
+        s.slowStage = std::uniform_int_distribution<int>(0, s.stages - 1)(rng);
+        s.slowFactor = std::uniform_real_distribution<double>(1.2, 3.0)(rng);
+    }
+    return s;
+}
+
+// Expert parallelism: grouped sends and receives to every other rank, one
+// rank taking more at times (its imbalance finding).
+synth::AllToAllSpec randomAllToAll(std::mt19937& rng) {
+    synth::AllToAllSpec s;
+    s.ranks = std::uniform_int_distribution<int>(3, 6)(rng);
+    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
+    s.gateNs = std::uniform_int_distribution<TimeNs>(10'000, 300'000)(rng);
+    s.expertNs = std::uniform_int_distribution<TimeNs>(100'000, 1'500'000)(rng);
+    s.pairBytes = std::uniform_int_distribution<uint64_t>(1, 64)(rng) << 16;
+    s.imbalance = std::bernoulli_distribution(0.6)(rng) ? std::uniform_real_distribution<double>(1.0, 4.0)(rng) : 1.0;
+    s.hotRank = std::uniform_int_distribution<int>(0, s.ranks - 1)(rng);
+    return s;
+}
+
+// All-to-all kernels named as such (ncclDevKernel_AllToAll) instead of
+// grouped SendRecv ones: matched by order like any collective.
+void renameSendRecvToAllToAll(const std::string& file) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, "UPDATE StringIds SET value = replace(value, 'ncclDevKernel_SendRecv', "
+                               "'ncclDevKernel_AllToAll')",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
 }
 
 void moveSessionStart(const std::string& file, int64_t byNs) {
@@ -91,7 +141,15 @@ protected:
 
     // Our captures, one per rank, each with its own session start.
     std::vector<std::string> ourJob(const synth::WorkloadSpec& spec, const std::string& name, std::mt19937& rng) {
-        auto files = synth::writeWorkload(spec, path(name), false);
+        return shiftedStarts(synth::writeWorkload(spec, path(name), false), rng);
+    }
+    std::vector<std::string> ourJob(const synth::PipelineSpec& spec, const std::string& name, std::mt19937& rng) {
+        return shiftedStarts(synth::writePipeline(spec, path(name), false), rng);
+    }
+    std::vector<std::string> ourJob(const synth::AllToAllSpec& spec, const std::string& name, std::mt19937& rng) {
+        return shiftedStarts(synth::writeAllToAll(spec, path(name), false), rng);
+    }
+    static std::vector<std::string> shiftedStarts(std::vector<std::string> files, std::mt19937& rng) {
         for (const auto& f : files) moveSessionStart(f, std::uniform_int_distribution<int64_t>(0, 400'000)(rng));
         return files;
     }
@@ -99,7 +157,9 @@ protected:
     // Nsight Systems exports of 1 to 3 processes each, some folding two ranks
     // into one process with two GPUs.
     std::vector<std::string> nsysJob(const synth::WorkloadSpec& spec, const std::string& name, std::mt19937& rng) {
-        const Capture c = synth::synthesizeWorkload(spec);
+        return nsysFiles(synth::synthesizeWorkload(spec), name, rng);
+    }
+    std::vector<std::string> nsysFiles(const Capture& c, const std::string& name, std::mt19937& rng) {
         fs::create_directories(path(name));
         std::vector<std::string> files;
         for (size_t p = 0; p < c.processes.size();) {
@@ -119,7 +179,8 @@ protected:
     }
 
     // PyTorch profiler traces exported from our captures.
-    std::vector<std::string> kinetoJob(const synth::WorkloadSpec& spec, const std::string& name, std::mt19937& rng) {
+    template <typename Spec>
+    std::vector<std::string> kinetoJob(const Spec& spec, const std::string& name, std::mt19937& rng) {
         const auto sqlite = ourJob(spec, name + "_sqlite", rng);
         fs::create_directories(path(name));
         std::vector<std::string> files;
@@ -127,6 +188,37 @@ protected:
             const std::string out = path(name + "/" + fs::path(f).stem().string() + ".json");
             std::ofstream o(out);
             writeChromeTrace(loadCapture(f), o);
+            files.push_back(out);
+        }
+        return files;
+    }
+
+    // PyTorch profiler traces, one per rank, cut from one export of the
+    // whole job: like torch.profiler's own per-rank files, each names the
+    // global ranks of its process groups, which the export of one rank's
+    // capture alone cannot (it leaves the peers out, as kinetoJob's do).
+    template <typename Spec>
+    std::vector<std::string> kinetoRankTraces(const Spec& spec, const std::string& name, std::mt19937& rng) {
+        std::ostringstream whole;
+        writeChromeTrace(loadCaptures(ourJob(spec, name + "_sqlite", rng)), whole);
+        const auto trace = nlohmann::ordered_json::parse(whole.str());
+        fs::create_directories(path(name));
+        std::vector<std::string> files;
+        for (const auto& process : trace.at("overlapscopeProcesses")) {
+            nlohmann::ordered_json one = nlohmann::ordered_json::object();
+            for (const auto& [key, value] : trace.items()) {
+                if (key == "traceEvents") {
+                    one[key] = nlohmann::ordered_json::array();
+                    for (const auto& e : value)
+                        if (e.at("pid") == process.at("tracePid")) one[key].push_back(e);
+                } else if (key == "overlapscopeProcesses") {
+                    one[key] = nlohmann::ordered_json::array({process});
+                } else {
+                    one[key] = value;
+                }
+            }
+            const std::string out = path(name + "/rank" + process.at("rank").dump() + ".json");
+            std::ofstream(out) << one.dump();
             files.push_back(out);
         }
         return files;
@@ -169,9 +261,10 @@ protected:
     }
 
     // Every way of analysing `files` must give the reference's bytes.
-    void expectSameAnswers(const std::vector<std::string>& files, std::mt19937& rng, const std::string& what) {
+    void expectSameAnswers(const std::vector<std::string>& files, std::mt19937& rng, const std::string& what,
+                           const AnalysisSettings& settings = {}) {
         for (bool align : {false, true}) {
-            AnalysisSettings s;
+            AnalysisSettings s = settings;
             s.alignCollectives = align;
             const std::string label = what + (align ? " --align collectives" : "");
             // Partials cover random groups of files; the reference reads the
@@ -187,6 +280,7 @@ protected:
             }
             const Analysis reference = analyze(loadCaptures(shuffled), s);
             const std::string want = jsonOf(reference, shuffled);
+            seen_.add(reference);
 
             EXPECT_EQ(streamed(shuffled, s, 1, size_t{8} << 20), want) << label << ": streamed, 1 worker";
             EXPECT_EQ(streamed(shuffled, s, 3, 2), want) << label << ": streamed, 3 workers, instances on disk";
@@ -215,11 +309,62 @@ protected:
                 }
                 EXPECT_EQ(light.devices[d].steps.size(), reference.devices[d].steps.size());
             }
+            // `check` and `diff` on partials read the light analysis.
+            for (const Analysis* fromParts : {&a, &light}) {
+                EXPECT_EQ(checksOf(*fromParts), checksOf(reference)) << label;
+                EXPECT_EQ(report::formatDiffText(report::diffAnalyses(reference, *fromParts), 0.0),
+                          report::formatDiffText(report::diffAnalyses(reference, reference), 0.0))
+                    << label;
+            }
         }
     }
 
+    // Every threshold, at values some devices pass and others fail.
+    static std::string checksOf(const Analysis& a) {
+        report::Thresholds t;
+        t.minOverlapRatio = 0.3;
+        t.maxExposedCommShare = 0.2;
+        t.maxComputeSlowdown = 1.05;
+        t.maxExposedTransferMs = 0.1;
+        t.maxDelayCausedMs = 0.05;
+        t.maxBubbleShare = 0.3;
+        t.maxAllToAllImbalance = 1.5;
+        std::string out;
+        for (const auto& o : report::runChecks(a, t))
+            out += o.scope + " | " + o.name + " | " + (o.passed ? "pass" : "FAIL") + " | " + o.message + "\n";
+        return out;
+    }
+
+    // What the reference jobs held, so that a test knows its rounds exercised the patterns.
+    struct Seen {
+        size_t p2p = 0, exchanges = 0, pipelineSteps = 0, alltoallSteps = 0, bubbleFindings = 0,
+               alltoallFindings = 0, withoutPeers = 0, keyedAllToAll = 0, lastArrivals = 0;
+        void add(const Analysis& a) {
+            p2p += a.p2p.size();
+            pipelineSteps += a.pipeline.size();
+            alltoallSteps += a.alltoall.size();
+            for (const auto& m : a.matched) {
+                exchanges += m.pointToPoint;
+                keyedAllToAll += !m.pointToPoint && m.collective == "AllToAll";
+            }
+            for (const auto& w : a.warnings) withoutPeers += w.find("carry no peer") != std::string::npos;
+            const auto count = [&](const std::vector<Finding>& findings) {
+                for (const auto& f : findings) {
+                    bubbleFindings += f.kind == FindingKind::PipelineBubble;
+                    alltoallFindings += f.kind == FindingKind::AllToAllImbalance;
+                }
+            };
+            for (const auto& d : a.devices) {
+                count(d.findings);
+                for (const auto& st : d.steps) count(st.bottleneck.findings);
+                lastArrivals += static_cast<size_t>(d.last_arrivals.value_or(0));
+            }
+        }
+    };
+
     fs::path dir_;
     int partialCount_ = 0;
+    Seen seen_;
 };
 
 }  // namespace
@@ -255,6 +400,71 @@ TEST_F(PartialMerge, KinetoTracesGiveTheSingleProcessAnswer) {
         const auto files = kinetoJob(randomJob(rng), "kineto" + std::to_string(round), rng);
         expectSameAnswers(files, rng, "kineto round " + std::to_string(round));
     }
+}
+
+// Issue 18's cross-rank metrics through the merge: pipelines (sends paired
+// with receives and their waiting, the bubble over all stages, its
+// findings) and all-to-all jobs (exchanges of grouped sends and receives,
+// bytes per rank pair, imbalance, the overloaded rank), in our format.
+TEST_F(PartialMerge, PipelinesAndAllToAllGiveTheSingleProcessAnswer) {
+    std::mt19937 rng(1606);
+    for (int round = 0; round < 4; ++round) {
+        const auto spec = randomPipeline(rng);
+        AnalysisSettings s;
+        if (round == 3) s.pipelineStages = spec.stages + 1;  // the theory from --pipeline-stages
+        expectSameAnswers(ourJob(spec, "pp" + std::to_string(round), rng), rng,
+                          "pipeline round " + std::to_string(round), s);
+    }
+    for (int round = 0; round < 4; ++round) {
+        auto spec = randomAllToAll(rng);
+        if (round < 2) spec.imbalance = 3.0;  // well past the finding's 1.25x
+        const auto files = ourJob(spec, "a2a" + std::to_string(round), rng);
+        // Every other round, kernels named AllToAll (keyed groups, with the rows' bytes).
+        if (round % 2)
+            for (const auto& f : files) renameSendRecvToAllToAll(f);
+        expectSameAnswers(files, rng, "alltoall round " + std::to_string(round));
+    }
+    // The rounds held what they are meant to test.
+    EXPECT_GT(seen_.p2p, 0u);
+    EXPECT_GT(seen_.exchanges, 0u);
+    EXPECT_GT(seen_.keyedAllToAll, 0u);
+    EXPECT_GT(seen_.pipelineSteps, 0u);
+    EXPECT_GT(seen_.alltoallSteps, 0u);
+    EXPECT_GT(seen_.bubbleFindings, 0u);
+    EXPECT_GT(seen_.alltoallFindings, 0u);
+    EXPECT_GT(seen_.lastArrivals, 0u);
+}
+
+// The same jobs as Nsight Systems exports (no plugin rows: SendRecv kernels
+// without peers and their warning, the bubble from the NVTX micro-batches,
+// AllToAll kernels matched by order) and as PyTorch traces: per-rank traces
+// with the collective arguments (peers and bytes), and exports of single
+// ranks' captures, whose sends and receives name no peer.
+TEST_F(PartialMerge, PatternsInNsysExportsAndKinetoTracesGiveTheSingleProcessAnswer) {
+    std::mt19937 rng(1607);
+    for (int round = 0; round < 2; ++round) {
+        const std::string r = std::to_string(round);
+        expectSameAnswers(nsysFiles(synth::synthesizePipeline(randomPipeline(rng)), "nsys_pp" + r, rng), rng,
+                          "nsys pipeline round " + r);
+        auto a2a = nsysFiles(synth::synthesizeAllToAll(randomAllToAll(rng)), "nsys_a2a" + r, rng);
+        for (const auto& f : a2a) renameSendRecvToAllToAll(f);
+        expectSameAnswers(a2a, rng, "nsys alltoall round " + r);
+        expectSameAnswers(kinetoRankTraces(randomPipeline(rng), "kineto_pp" + r, rng), rng,
+                          "kineto pipeline round " + r);
+        auto spec = randomAllToAll(rng);
+        spec.imbalance = 3.0;  // its finding, from the traces' split sizes
+        expectSameAnswers(kinetoRankTraces(spec, "kineto_a2a" + r, rng), rng, "kineto alltoall round " + r);
+    }
+    const Seen ranked = seen_;
+    expectSameAnswers(kinetoJob(randomPipeline(rng), "kineto_pp_alone", rng), rng, "kineto pipeline, ranks alone");
+    EXPECT_GT(seen_.withoutPeers, ranked.withoutPeers);
+    EXPECT_GT(ranked.withoutPeers, 0u);
+    EXPECT_GT(ranked.keyedAllToAll, 0u);
+    EXPECT_GT(ranked.p2p, 0u);
+    EXPECT_GT(ranked.exchanges, 0u);
+    EXPECT_GT(ranked.pipelineSteps, 0u);
+    EXPECT_GT(ranked.alltoallSteps, 0u);
+    EXPECT_GT(ranked.alltoallFindings, 0u);
 }
 
 TEST_F(PartialMerge, ManyRanksWithInstancesInManyBuckets) {
@@ -350,8 +560,11 @@ TEST_F(PartialMerge, BadPartialsAreOneLineNamingTheFile) {
     expectRefused("", "empty");
     expectRefused("{\"format\":\"overlapscope-report\"}\n", "not a partial result");
     std::string newer = good;
-    newer.replace(newer.find("\"version\":1"), 11, "\"version\":9");
+    newer.replace(newer.find("\"version\":2"), 11, "\"version\":9");
     expectRefused(newer, "newer");
+    std::string older = good;
+    older.replace(older.find("\"version\":2"), 11, "\"version\":1");
+    expectRefused(older, "older");
     std::string lying = good;
     lying.replace(lying.rfind("\"devices\":"), 11, "\"devices\":7");
     expectRefused(lying, "end line");

@@ -36,6 +36,12 @@ const std::set<std::string> kInterferenceWaitKeys = {
     "compute_slowdown", "net_overlap_gain_ns", "comm_wait_ns", "exposed_wait_ns",
     "exposed_transfer_ns"};
 
+// docs/metrics.md 7e/7f: the pipeline and all-to-all fields (null when absent).
+const std::set<std::string> kPatternKeys = {
+    "pipeline_window_ns", "bubble_ns", "bubble_share", "theoretical_bubble_share", "fill_ns", "drain_ns",
+    "stall_ns", "alltoall_ops", "alltoall_ns", "exposed_alltoall_ns", "alltoall_transfer_ns",
+    "alltoall_bytes_sent", "alltoall_bytes_received"};
+
 std::set<std::string> unionOf(std::set<std::string> a, const std::set<std::string>& b,
                               std::set<std::string> c = {}) {
     a.insert(b.begin(), b.end());
@@ -100,8 +106,9 @@ TEST(ReportJson, DeviceTotalsStepsCollectives) {
     EXPECT_EQ(d["host"], "node");
     EXPECT_EQ(d["pid"], 100);
     EXPECT_EQ(d["device"], 0);
-    EXPECT_EQ(keysOf(d["totals"]),
-              unionOf(kMetricKeys, kInterferenceWaitKeys, {"last_arrivals", "delay_caused_ns"}));
+    EXPECT_EQ(keysOf(d["totals"]), unionOf(unionOf(kMetricKeys, kInterferenceWaitKeys, kPatternKeys),
+                                           {"last_arrivals", "delay_caused_ns"}));
+    for (const auto& k : kPatternKeys) EXPECT_TRUE(d["totals"][k].is_null()) << k;  // no pipeline, no all-to-all
     // One device: the waiting-versus-transfer fields are null.
     EXPECT_TRUE(d["totals"]["comm_wait_ns"].is_null());
     EXPECT_TRUE(d["totals"]["last_arrivals"].is_null());

@@ -83,6 +83,75 @@ TEST_F(MultiRank, PartialsMergeIntoTheReportOfTheCapturesByteForByte) {
     EXPECT_FALSE(j["devices"][0]["totals"]["comm_wait_ns"].is_null());
 }
 
+// Issue 18's cross-rank results through `report --partial` (one partial per
+// rank) and `merge`: point-to-point pairs, the pipeline bubble over all
+// stages, all-to-all exchanges and their findings, and the gates on them.
+TEST_F(MultiRank, PipelineAndAllToAllPartialsMergeIntoTheReportOfTheCaptures) {
+    struct Job {
+        std::string name, synth, options, gate;
+        int gateCode;
+    };
+    const std::vector<Job> jobs = {
+        // --pipeline-stages: a setting every partial records and the merge uses.
+        {"pp", "--workload pipeline --steps 2 --transfer-ns 20000 --slow-stage 2 --slow-factor 1.5",
+         " --pipeline-stages 6", "--max-bubble-share 0.25", 1},
+        {"moe", "--workload alltoall --imbalance 3 --hot-rank 1", "", "--max-alltoall-imbalance 1.2", 1},
+    };
+    for (const auto& job : jobs) {
+        SCOPED_TRACE(job.name);
+        const auto dir = path(job.name);
+        ASSERT_EQ(run("synth -o " + quote(dir) + " " + job.synth).code, 0);
+        std::vector<std::string> files;
+        for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
+        std::sort(files.begin(), files.end());
+        const auto parts = path(job.name + "_parts");
+        fs::create_directories(parts);
+        for (size_t i = 0; i < files.size(); ++i) {
+            const auto r = run("report --partial" + job.options + " -o " +
+                               quote(parts + "/" + std::to_string(i) + ".partial.json") + " " + quote(files[i]));
+            ASSERT_EQ(r.code, 0) << r.err;
+        }
+        for (const std::string format : {"json", "text", "markdown"}) {
+            const std::string opts = " --format " + format + " --steps --collectives --interference --top 0";
+            const auto want = run("report" + opts + job.options + joined(files, 0, files.size()));
+            ASSERT_EQ(want.code, 0) << want.err;
+            const auto merged = run("merge" + opts + " " + quote(parts));
+            ASSERT_EQ(merged.code, 0) << merged.err;
+            EXPECT_EQ(merged.out, want.out) << format;
+            if (format != "json") continue;
+            // The job really has what this test is about.
+            const auto j = nlohmann::json::parse(merged.out);
+            if (job.name == "pp") {
+                EXPECT_FALSE(j["pipeline"].empty());
+                EXPECT_FALSE(j["p2p_transfers"].empty());
+                EXPECT_EQ(j["settings"]["pipeline_stages"], 6);
+                EXPECT_NE(merged.out.find("\"pipeline-bubble\""), std::string::npos);
+            } else {
+                EXPECT_FALSE(j["alltoall"].empty());
+                EXPECT_NE(merged.out.find("\"alltoall-imbalance\""), std::string::npos);
+            }
+        }
+        // The gate on the partials and on the merged report: the captures' outcome.
+        const auto mergedJson = path(job.name + "_merged.json");
+        ASSERT_EQ(run("merge --format json -o " + quote(mergedJson) + " " + quote(parts)).code, 0);
+        const auto want = run("check " + job.gate + job.options + " " + quote(dir));
+        EXPECT_EQ(want.code, job.gateCode) << want.out << want.err;
+        for (const auto& input : {parts, mergedJson}) {
+            const auto r = run("check " + job.gate + " " + quote(input));
+            EXPECT_EQ(r.code, want.code) << input << ": " << r.err;
+            EXPECT_EQ(r.out, want.out) << input;
+        }
+    }
+    // Partials of one job made with different pipeline settings do not add up.
+    const auto other = path("pp_other.partial.json");
+    const auto stage0 = fs::directory_iterator(path("pp"))->path().string();
+    ASSERT_EQ(run("report --partial --pipeline-stages 3 -o " + quote(other) + " " + quote(stage0)).code, 0);
+    const auto r = run("merge " + quote(path("pp_parts/1.partial.json")) + " " + quote(other));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(lineCount(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("--pipeline-stages"), std::string::npos) << r.err;
+}
+
 TEST_F(MultiRank, WorkersAndDirectoriesGiveOneAnswer) {
     const auto d = job();
     const auto one = run("report --format json --jobs 1 " + quote(d));

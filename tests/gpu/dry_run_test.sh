@@ -22,6 +22,13 @@ for s in planned:
 assert any("--ranks 2" in c for c in steps["ddp_overlap-sequential"]["commands"]), "2 ranks on one GPU"
 assert any("--cuda-graph" in c for c in steps["ddp_overlap-cuda-graph"]["commands"])
 assert any("torch.distributed.run" in c for c in steps["pytorch_ddp"]["commands"])
+# Part 5 (issue 18): the point-to-point and sharded patterns, 2 ranks and one.
+for name, words in (("pp_overlap-1f1b-overlap", ("--ranks 2", "--schedule 1f1b", "--overlap")),
+                    ("moe_alltoall-overlap-imbalance-4", ("--ranks 2", "--overlap", "--imbalance 4")),
+                    ("tp_overlap-ring", ("--ranks 2", "--mode ring")), ("ddp_overlap-zero1", ("--mode zero1",)),
+                    ("pp_overlap-gpipe-1rank", ("--comm copies", "--schedule gpipe"))):
+    assert steps[name]["part"] == 5, name
+    assert any(all(w in c for w in words) for c in steps[name]["commands"]), (name, steps[name]["commands"])
 assert res["archive"]["bytes"] < 16 * 1024 * 1024
 names = tarfile.open(f"{tmp}/out/overlapscope-gpu-kit.tar.gz").getnames()
 assert "results.json" in names and "summary.md" in names and "MANIFEST" in names, names

@@ -27,10 +27,11 @@ def parse_args(argv):
                     "archive (at most 16 MiB) into --out.",
         epilog="Parts: 1 = environment, DDP and TP modes, CUDA graph; 2 = FSDP, PyTorch DDP, attach twice, "
                "SIGKILL; 3 = DDP bucket sweep, overhead; 4 = one-rank runs of every mode, finer bucket sweeps, "
-               "overhead on 2-rank NCCL and PyTorch DDP. Each part fits one 10-minute command. "
+               "overhead on 2-rank NCCL and PyTorch DDP; 5 = pipeline (GPipe, 1F1B), MoE all-to-all, TP ring "
+               "exchange, ZeRO-1, 2 ranks and one. Each part fits one 10-minute command. "
                "Details: tests/gpu/README.md.")
     p.add_argument("--out", default="gpu-kit-out", help="folder for results.json, summary.md and the archive")
-    p.add_argument("--part", default="all", choices=["all", "1", "2", "3", "4"], help="which part of the matrix")
+    p.add_argument("--part", default="all", choices=["all", "1", "2", "3", "4", "5"], help="which part of the matrix")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything that needs no GPU (binaries, plan, the reading path on a committed "
                         "recording) and write the planned commands; runs in CI")
@@ -45,6 +46,9 @@ def parse_args(argv):
     p.add_argument("--budget", type=float, help="seconds this command may take; steps that would not fit are "
                                                 "skipped and recorded (default: 540 for one part, none for all)")
     p.add_argument("--overhead-runs", type=int, default=plan.OVERHEAD_RUNS, help="runs per overhead configuration")
+    p.add_argument("--only", metavar="STEP,...",
+                   help="run only these steps of the part (and its environment and binary checks), e.g. to repeat "
+                        "a measurement")
     p.add_argument("--list", action="store_true", help="print the plan and exit")
     p.add_argument("--merge", nargs="+", metavar="RESULTS_JSON",
                    help="merge the results.json of several parts into --out (results.json, summary.md)")
@@ -79,6 +83,13 @@ def main(argv):
     steps = plan.build(args.overhead_runs, args.build)
     if args.part != "all":
         steps = [s for s in steps if s.part == int(args.part)]
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {s.name for s in steps}
+        if unknown:
+            print(f"run.sh: --only: no such step in part {args.part}: {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        steps = [s for s in steps if s.name in wanted or s.name.startswith(("build", "environment", "binaries"))]
     if args.list:
         for s in steps:
             print(f"part {s.part}  {s.name:28} limit {s.timeout_s:5.0f} s  {'GPU' if s.needs_gpu else '   '}  {s.title}")

@@ -4,7 +4,8 @@
 # folders named in `carry`:
 #   .device/kit/   the kit's programs built here (Release, stripped):
 #                  bin/{overlapscope,overlapscope-replay,overlapscope-kit-probe,
-#                  ddp_overlap,tp_overlap,fsdp_prefetch}, lib/liboverlapscope-agent.so,
+#                  ddp_overlap,tp_overlap,fsdp_prefetch,pp_overlap,moe_alltoall},
+#                  lib/liboverlapscope-agent.so,
 #                  lib/libsqlite3.so.0, lib/libisal.so.2 (the programs look in ../lib first),
 #                  BUILD_INFO (commit, compiler, the newest glibc/libstdc++ symbols needed)
 #   .device/deps/  Debian's headers, static libraries and CMake files of SQLite,
@@ -31,14 +32,15 @@ fi
 start=$(date +%s)
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOSC_BUILD_GUI=OFF -DOSC_BUILD_AGENT=ON \
   -DOSC_BUILD_WORKLOADS=ON -DOSC_BUILD_FUZZERS=OFF '-DCMAKE_BUILD_RPATH=$ORIGIN/../lib' "${launchers[@]}" >/dev/null
-targets=(overlapscope overlapscope-agent overlapscope-replay overlapscope-kit-probe ddp_overlap tp_overlap fsdp_prefetch)
+targets=(overlapscope overlapscope-agent overlapscope-replay overlapscope-kit-probe ddp_overlap tp_overlap fsdp_prefetch
+         pp_overlap moe_alltoall)
 ninja -C "$build" -j "$jobs" "${targets[@]}"
 built=$(date +%s)
 
 rm -rf "$kit"
 mkdir -p "$kit/bin" "$kit/lib"
 install -m 755 "$build/cli/overlapscope" "$build/agent/overlapscope-replay" \
-  "$build/tests/gpu/overlapscope-kit-probe" "$build"/reference_workloads/{ddp_overlap,tp_overlap,fsdp_prefetch} "$kit/bin/"
+  "$build/tests/gpu/overlapscope-kit-probe" "$build"/reference_workloads/{ddp_overlap,tp_overlap,fsdp_prefetch,pp_overlap,moe_alltoall} "$kit/bin/"
 install -m 755 "$build/agent/liboverlapscope-agent.so" "$kit/lib/"
 # Debian's SQLite and ISA-L travel with the programs that link them: the lent
 # machine may lack them.

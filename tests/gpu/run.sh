@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # overlapscope GPU validation kit: builds nothing, runs the reference
 # workloads under the agent on this machine's GPU, keeps the evidence.
-#   tests/gpu/run.sh --out DIR [--part 1|2|3|all] [--dry-run] [--bin DIR]
+#   tests/gpu/run.sh --out DIR [--part 1|2|3|4|5|all] [--dry-run] [--bin DIR]
 # tests/gpu/README.md says what each result means; --help lists every option.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"

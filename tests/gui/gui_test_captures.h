@@ -59,6 +59,31 @@ inline void addRange(Capture& c, Process& p, TimeNs s, TimeNs e, const std::stri
     r.onGpu.push_back(0);
 }
 
+inline void addApiCall(Capture& c, Process& p, TimeNs s, TimeNs e, uint64_t tid, const std::string& name,
+                       uint32_t corr) {
+    ApiCallTable& a = p.apiCalls;
+    a.start.push_back(s);
+    a.end.push_back(e);
+    a.globalTid.push_back(tid);
+    a.correlation.push_back(corr);
+    a.name.push_back(c.strings.intern(name));
+    a.returnValue.push_back(0);
+    a.kind.push_back(ApiKind::Runtime);
+}
+
+inline void addCpuOp(Capture& c, Process& p, TimeNs s, TimeNs e, uint64_t tid, const std::string& name) {
+    RangeTable& r = p.cpuOps;
+    r.start.push_back(s);
+    r.end.push_back(e);
+    r.name.push_back(c.strings.intern(name));
+    r.globalTid.push_back(tid);
+    r.domain.push_back(kNoId);
+    r.category.push_back(0);
+    r.color.push_back(0);
+    r.kind.push_back(RangeKind::PushPop);
+    r.onGpu.push_back(0);
+}
+
 inline const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 
 // `ranks` copies of the single-rank pattern; rank r is shifted by r * shift ns.

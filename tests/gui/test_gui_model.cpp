@@ -79,6 +79,34 @@ TEST(TimeTicks, LabelsUseUnitsAndEnoughDecimals) {
     EXPECT_EQ(formatDuration(12'500), "12.5 µs");
     EXPECT_EQ(formatDuration(3'250'000), "3.25 ms");
     EXPECT_EQ(formatDuration(125'000'000'000), "125 s");
+    EXPECT_EQ(formatDuration(77'715'000, 4), "77.72 ms");
+    EXPECT_EQ(formatDuration(77'700'000, 4), "77.7 ms");
+    // Timestamps to the microsecond, so two steps never print alike.
+    EXPECT_EQ(formatTimestamp(1'321'457'000), "1.321457 s");
+    EXPECT_EQ(formatTimestamp(1'400'000'000), "1.400000 s");
+    EXPECT_EQ(formatTimestamp(12'345'678), "12.346 ms");
+    EXPECT_EQ(formatTimestamp(850), "850 ns");
+    EXPECT_EQ(formatBytes(512), "512 B");
+    EXPECT_EQ(formatBytes(4096), "4 KiB");
+    EXPECT_EQ(formatBytes(25ull << 20), "25 MiB");
+    EXPECT_EQ(formatBytes(26'738'688), "25.5 MiB");
+    EXPECT_EQ(formatBytes(3ull << 30), "3 GiB");
+}
+
+TEST(TimeTicks, RulerLabelsBecomeRelativeWhenAbsoluteOnesGetLong) {
+    // 1 us on 1000 px around 1.3214571 s: 100 ns steps would print
+    // "1.3214571 s"; instead the origin is said once and ticks count from it.
+    const Ruler r = makeRuler(TimeScale({1'321'457'050, 1'321'458'050}, 1000));
+    ASSERT_GE(r.ticks.size(), 3u);
+    EXPECT_EQ(r.origin, "1.3214571 s");
+    EXPECT_EQ(r.ticks[0].time, 1'321'457'100);
+    EXPECT_EQ(r.ticks[0].label, "+0");
+    EXPECT_EQ(r.ticks[1].label, "+100 ns");
+    EXPECT_EQ(r.ticks[2].label, "+200 ns");
+    // Short absolute labels stay absolute.
+    const Ruler a = makeRuler(TimeScale({0, 10'000'000}, 1000));
+    EXPECT_TRUE(a.origin.empty());
+    EXPECT_EQ(a.ticks[1].label, "1 ms");
 }
 
 TEST(TimeTicks, ParsesDurationsWithUnits) {
@@ -254,6 +282,49 @@ TEST(KernelFind, CountsAndDurationStatistics) {
     const FindResult ranged = findKernels(m, {"gemm", ViewRange{0, 5000}});
     EXPECT_EQ(ranged.count, 2u);
     EXPECT_EQ(findKernels(m, {"nothing-like-this", std::nullopt}).count, 0u);
+}
+
+TEST(KernelFind, VisibleHitsAreOnePerColumnAndCoverEveryColumnWithAHit) {
+    EventRow row;
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<TimeNs> gap(0, 40), len(1, 300);
+    TimeNs t = 0;
+    for (uint32_t i = 0; i < 20000; ++i) {
+        t += gap(rng);
+        row.add(t, t + len(rng), i, 0, EventSource::Kernel);
+    }
+    row.finish();
+    std::vector<uint32_t> hits;
+    for (uint32_t i = 0; i < row.size(); ++i)
+        if (rng() % 3 == 0) hits.push_back(i);
+    for (const ViewRange v : {ViewRange{0, 500'000}, ViewRange{100'003, 101'777}, ViewRange{50'000, 50'100}}) {
+        const TimeScale s(v, 800);
+        const auto shown = visibleHits(row, hits, s);
+        std::set<long> columns;
+        for (uint32_t i : shown) {
+            EXPECT_TRUE(row.end[i] > v.start && row.start[i] < v.end) << i;
+            EXPECT_TRUE(columns.insert(static_cast<long>(std::floor(std::max(0.0, s.toX(row.start[i]))))).second) << i;
+        }
+        for (uint32_t i : hits) {
+            if (row.start[i] >= v.start && row.start[i] < v.end) {
+                EXPECT_TRUE(columns.count(static_cast<long>(std::floor(s.toX(row.start[i]))))) << i;
+            }
+        }
+        EXPECT_LE(shown.size(), 800u);
+    }
+}
+
+TEST(ViewLimits, ClampsIntoTheBoundsAndAboveTheFloor) {
+    const ViewLimits l = ViewLimits::forContent(1000, 11000, 0.02);  // bounds [800, 11200)
+    EXPECT_EQ(l.bounds, (ViewRange{800, 11200}));
+    EXPECT_EQ(l.clamp({0, 1000}), (ViewRange{800, 1800}));
+    EXPECT_EQ(l.clamp({11000, 12000}), (ViewRange{10200, 11200}));
+    EXPECT_EQ(l.clamp({-5, 50000}), l.bounds);
+    EXPECT_EQ(l.clamp({5000, 5010}), (ViewRange{4955, 5055}));
+    EXPECT_EQ(l.clamp({5000, 6000}), (ViewRange{5000, 6000}));
+    // A capture shorter than the floor is shown whole.
+    const ViewLimits tiny = ViewLimits::forContent(0, 20, 0.02);
+    EXPECT_EQ(tiny.clamp({5, 6}), tiny.bounds);
 }
 
 TEST(ViewHistory, PopsInReverseOrder) {

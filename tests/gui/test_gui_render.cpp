@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace osc;
 using namespace osc::gui;
 
@@ -180,4 +182,72 @@ TEST(FrameBuilder, OverlappingEventsInARowGetOneLabelNotASmear) {
     for (const DrawText& t : list.texts)
         if (t.text == "first" || t.text == "second" || t.text == "third") labels.push_back(t.text);
     EXPECT_EQ(labels, (std::vector<std::string>{"first", "third"}));
+}
+
+// Back-to-back kernels must not read as one long bar: each wide event's
+// first column is a darker edge. Kernels [1000, 2000) and [2000, 3000) at
+// 10 ns per px: columns 100 and 200 are edges, 150 and 250 the fill.
+TEST(FrameBuilder, BackToBackKernelsShowWhereOneEndsAndTheNextBegins) {
+    auto c = std::make_shared<Capture>();
+    Process p;
+    p.rank = 0;
+    Device& d = p.deviceById(0);
+    guitest::addKernel(*c, d, 1000, 2000, 7, "a");
+    guitest::addKernel(*c, d, 2000, 3000, 7, "b");
+    c->processes.push_back(std::move(p));
+    c->finalize();
+    const TimelineModel m(c);
+    const LaneLayout layout(m);
+    DrawList list;
+    FrameBuilder(m, layout).build(viewportFor({0, 10000}, 1000), list);
+    // The colour on top at column x (later rectangles paint over earlier ones).
+    auto colourAt = [&](float x) {
+        uint32_t rgb = palette::kBackground;
+        for (const DrawRect& r : list.rects)
+            if (x >= r.x && x < r.x + r.w) rgb = r.rgb;
+        return rgb;
+    };
+    EXPECT_EQ(colourAt(100.5f), palette::edge(palette::kCompute));
+    EXPECT_EQ(colourAt(150.5f), palette::kCompute);
+    EXPECT_EQ(colourAt(200.5f), palette::edge(palette::kCompute));
+    EXPECT_EQ(colourAt(250.5f), palette::kCompute);
+    EXPECT_NE(palette::edge(palette::kCompute), palette::kCompute);
+}
+
+// Zoomed out, a long event drawn over folded blocks and the blocks' count
+// labels share one row: no two labels of the row may overlap.
+TEST(FrameBuilder, LabelsOfARowNeverOverlap) {
+    const auto c = denseCapture(200'000, 1'000'000);  // 4 ms of tiny kernels, one 50 us kernel
+    const TimelineModel m(c);
+    const LaneLayout layout(m);
+    for (const ViewRange v : {ViewRange{0, 4'000'000}, ViewRange{900'000, 1'200'000}, ViewRange{990'000, 1'060'000}}) {
+        DrawList list;
+        FrameBuilder(m, layout).build(viewportFor(v, 1500), list);
+        std::map<float, std::vector<std::pair<float, float>>> rows;  // by y
+        bool big = false;
+        for (const DrawText& t : list.texts) {
+            rows[t.y].emplace_back(t.x, t.x + t.w);
+            big |= t.text == "big_kernel";
+        }
+        // Zoomed in on it, the kernel's name wins over the fold count under it.
+        if (v.start == 990'000) {
+            EXPECT_TRUE(big);
+        }
+        for (auto& [y, spans] : rows) {
+            std::sort(spans.begin(), spans.end());
+            for (size_t i = 1; i < spans.size(); ++i)
+                EXPECT_LE(spans[i - 1].second, spans[i].first) << "labels overlap at x " << spans[i].first;
+        }
+    }
+}
+
+TEST(FrameBuilder, AGpuWithoutCommunicationSaysSoOnItsOverlapLane) {
+    const auto c = denseCapture(10, 1000);  // compute only
+    const TimelineModel m(c);
+    const LaneLayout layout(m);
+    DrawList list;
+    FrameBuilder(m, layout).build(viewportFor({0, 100'000}, 1000), list);
+    bool said = false;
+    for (const DrawText& t : list.texts) said |= t.text.rfind("no communication on this GPU", 0) == 0;
+    EXPECT_TRUE(said);
 }

@@ -22,7 +22,10 @@ using namespace osc::gui;
 
 namespace {
 
-constexpr int kEventWidth = 1000;  // event area: 10 ns per pixel over [0, 10000)
+// The small capture runs over [0, 9000); Fit all adds 2% (180 ns) on each
+// side, and those bounds are also as far as the view may go. 936 px make
+// the fitted view [-180, 9180) exactly 10 ns per pixel.
+constexpr int kEventWidth = 936;
 
 struct Fixture {
     std::shared_ptr<TimelineModel> model = std::make_shared<TimelineModel>(guitest::smallCapture());
@@ -30,9 +33,10 @@ struct Fixture {
     Fixture() {
         w.resize(TimelineWidget::kLabelWidth + kEventWidth, 400);
         w.setModel(model);
-        w.setViewRange({0, 10000}, false);
+        EXPECT_EQ(w.eventAreaWidth(), kEventWidth);
+        EXPECT_EQ(w.viewRange(), (ViewRange{-180, 9180}));
     }
-    int x(TimeNs t) const { return TimelineWidget::kLabelWidth + static_cast<int>(t / 10); }
+    int x(TimeNs t) const { return TimelineWidget::kLabelWidth + static_cast<int>((t + 180) / 10); }
     int laneMid(int laneInGroup) const {
         const int lane = model->groups()[0].lanes[static_cast<size_t>(laneInGroup)];
         return w.laneY(lane) + w.layout().slotOf(lane)->rowHeight / 2;
@@ -76,31 +80,53 @@ TEST(TimelineWidget, PaintsComputeOverlapAndExposedWhereTheyRun) {
 TEST(TimelineWidget, CtrlWheelZoomsAtTheCursor) {
     Fixture f;
     QSignalSpy spy(&f.w, &TimelineWidget::viewRangeChanged);
-    wheel(f.w, {f.x(5000), 100}, 120, Qt::ControlModifier);
-    // One notch: span x 0.8 = 8000 around t = 5000 at the centre -> [1000, 9000).
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 9000}));
+    wheel(f.w, {f.x(4500), 100}, 120, Qt::ControlModifier);
+    // One notch: span 9360 x 0.8 = 7488 with t = 4500 kept at the centre.
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{756, 8244}));
     EXPECT_EQ(spy.count(), 1);
-    wheel(f.w, {f.x(0), 100}, -120, Qt::ControlModifier);  // zoom out anchored at the left edge
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 11000}));
+    // Zooming out anchored at the left edge would run past the end of the
+    // capture's bounds: it stops there, at the fitted view.
+    wheel(f.w, {TimelineWidget::kLabelWidth, 100}, -120, Qt::ControlModifier);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 9180}));
     // A plain wheel scrolls lanes, not time.
     wheel(f.w, {f.x(5000), 100}, -120, Qt::NoModifier);
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 11000}));
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 9180}));
 }
 
 TEST(TimelineWidget, KeyboardZoomPanFitAndBack) {
     Fixture f;
-    QTest::keyClick(&f.w, Qt::Key_D);
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 11000}));  // 10% of the span
+    QTest::keyClick(&f.w, Qt::Key_D);  // everything is in view: nowhere to pan
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 9180}));
+    QTest::keyClick(&f.w, Qt::Key_W);  // zoom in 0.8 around the centre (t = 4500)
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{756, 8244}));
+    QTest::keyClick(&f.w, Qt::Key_D);  // 10% of 936 px at 8 ns/px = 748.8 -> 749 ns
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1505, 8993}));
     QTest::keyClick(&f.w, Qt::Key_A);
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{0, 10000}));
-    QTest::keyClick(&f.w, Qt::Key_W);  // zoom in 0.8 around the centre
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 9000}));
-    QTest::keyClick(&f.w, Qt::Key_S);
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{0, 10000}));
-    QTest::keyClick(&f.w, Qt::Key_F);  // nothing selected: fit everything, 2% margins
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{756, 8244}));
+    QTest::keyClick(&f.w, Qt::Key_D);
+    QTest::keyClick(&f.w, Qt::Key_D);  // [2254, 9742) would end past 9180: stops at the edge
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1692, 9180}));
+    QTest::keyClick(&f.w, Qt::Key_S);  // zooming out stops at the bounds
     EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 9180}));
     QTest::keyClick(&f.w, Qt::Key_Backspace);
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{0, 10000}));
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{1692, 9180}));
+    QTest::keyClick(&f.w, Qt::Key_F);  // nothing selected: fit everything, 2% margins
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 9180}));
+}
+
+TEST(TimelineWidget, NeverPansBeforeTheCaptureNorZoomsBelowTheFloor) {
+    Fixture f;
+    f.w.setViewRange({1000, 2000});
+    f.w.panByPixels(-100000);  // far to the left: stops at the start bound
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 820}));
+    f.w.setViewRange({4000, 4010});  // below the zoom floor: widened around its centre
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{3955, 4055}));
+    f.w.zoomBy(0.01, 468);
+    EXPECT_EQ(f.w.viewRange().length(), ViewLimits::kZoomFloorNs);
+    // Revealing an event near the start centres it only as far as the bounds allow.
+    f.w.setViewRange({5000, 7000});
+    f.w.selectEvent(f.model->findOnStream(0, 20, 500, EventSource::Copy), true);
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 1820}));
 }
 
 TEST(TimelineWidget, DragSelectsARangeWithItsMetrics) {
@@ -124,18 +150,33 @@ TEST(TimelineWidget, DragSelectsARangeWithItsMetrics) {
     QTest::keyClick(&f.w, Qt::Key_F);
     EXPECT_EQ(f.w.viewRange(), (ViewRange{3000, 8000}));
     QTest::keyClick(&f.w, Qt::Key_Backspace);
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{0, 10000}));
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{-180, 9180}));
     QTest::keyClick(&f.w, Qt::Key_Escape);
     EXPECT_FALSE(f.w.selection());
 }
 
+TEST(TimelineWidget, DoubleClickZoomsToTheEventNotAnOlderSelection) {
+    Fixture f;
+    f.w.setSelection({3000, 8000}, {0});
+    // The gemm [1000, 5000) on stream 7: 10% of its 4 us on each side.
+    QTest::mouseDClick(&f.w, Qt::LeftButton, {}, {f.x(2000), f.laneMid(2)});
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{600, 5400}));
+    EXPECT_EQ(f.w.selectedEvent(), f.model->findKernel(0, 0));
+    EXPECT_FALSE(f.w.selection());  // clicking an event replaced the range selection
+    QTest::keyClick(&f.w, Qt::Key_Home);
+    QTest::keyClick(&f.w, Qt::Key_F);  // F now fits the clicked event too
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{600, 5400}));
+}
+
 TEST(TimelineWidget, ShiftDragPans) {
     Fixture f;
+    f.w.setViewRange({0, 4680});  // 5 ns per pixel
     const int y = f.laneMid(2);
-    QTest::mousePress(&f.w, Qt::LeftButton, Qt::ShiftModifier, {f.x(5000), y});
-    QTest::mouseMove(&f.w, {f.x(5000) - 100, y});
-    QTest::mouseRelease(&f.w, Qt::LeftButton, Qt::ShiftModifier, {f.x(5000) - 100, y});
-    EXPECT_EQ(f.w.viewRange(), (ViewRange{1000, 11000}));  // dragged left 100 px = 1000 ns later
+    const int x0 = TimelineWidget::kLabelWidth + 500;
+    QTest::mousePress(&f.w, Qt::LeftButton, Qt::ShiftModifier, {x0, y});
+    QTest::mouseMove(&f.w, {x0 - 100, y});
+    QTest::mouseRelease(&f.w, Qt::LeftButton, Qt::ShiftModifier, {x0 - 100, y});
+    EXPECT_EQ(f.w.viewRange(), (ViewRange{500, 5180}));  // dragged left 100 px = 500 ns later
     EXPECT_FALSE(f.w.selection());
 }
 
@@ -255,6 +296,9 @@ TEST(PanelModels, StepsAndCollectivesPassTheModelTester) {
     EXPECT_FALSE(colls.isBottleneck(0));
     EXPECT_TRUE(colls.isBottleneck(1));
     EXPECT_EQ(colls.index(1, CollectiveTableModel::Exposed).data().toString(), "400 ns");
+    // Outside every step: said in words, never "step -1".
+    EXPECT_EQ(colls.index(0, CollectiveTableModel::Step).data().toString(), "outside steps");
+    EXPECT_EQ(colls.index(0, CollectiveTableModel::Bytes).data().toString(), "–");
 }
 
 int main(int argc, char** argv) {

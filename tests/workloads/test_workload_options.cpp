@@ -86,13 +86,28 @@ TEST(DdpOptions, BucketMbOnlyWithBucketed) {
               std::string::npos);
 }
 
+TEST(DdpOptions, Zero1TakesBucketsAndNeedsShardableLayers) {
+    Argv a{"--mode", "zero1", "--bucket-mb", "8", "--hidden", "6"};
+    DdpOptions o = parse_ddp_options(a.argc(), a.argv());
+    EXPECT_EQ(o.mode, DdpMode::zero1);
+    EXPECT_DOUBLE_EQ(o.bucket_mb, 8.0);
+    EXPECT_STREQ(to_string(o.mode), "zero1");
+    EXPECT_NO_THROW(validate_for_world(o, 4));  // 36 % 4 == 0
+    EXPECT_NE(usage_error([&] { validate_for_world(o, 5); }).find("to shard the buckets"), std::string::npos);
+    o.mode = DdpMode::bucketed;  // only zero1 shards
+    EXPECT_NO_THROW(validate_for_world(o, 5));
+    Argv graph{"--mode", "zero1", "--cuda-graph"};
+    EXPECT_NE(usage_error([&] { parse_ddp_options(graph.argc(), graph.argv()); }).find("--cuda-graph"),
+              std::string::npos);
+}
+
 TEST(DdpOptions, RejectsBadInputWithOneLineNamingTheOption) {
     struct Case {
         std::vector<const char*> args;
         std::string expect;
     };
     const std::vector<Case> cases = {
-        {{"--mode", "fast"}, "--mode must be one of none|sequential|per-param|bucketed"},
+        {{"--mode", "fast"}, "--mode must be one of none|sequential|per-param|bucketed|zero1"},
         {{"--hidden", "abc"}, "--hidden expects an integer"},
         {{"--hidden", "0"}, "--hidden must be between 1"},
         {{"--steps", "-3"}, "--steps must be between 1"},
@@ -154,6 +169,63 @@ TEST(TpOptions, WorldSizeDivisibility) {
     EXPECT_NE(usage_error([&] { validate_for_world(o, 32); }).find("--tokens 48"), std::string::npos);
     EXPECT_NO_THROW(validate_for_world(o, 16));  // 3 tokens per rank, 3 chunks of 1
     EXPECT_NE(usage_error([&] { validate_for_world(o, 24); }).find("2 tokens per rank cannot form 3 chunks"),
+              std::string::npos);
+}
+
+TEST(TpOptions, RingTakesChunksOnlyForOneRank) {
+    Argv a{"--mode", "ring", "--hidden", "64", "--ffn", "96", "--tokens", "48", "--chunks", "6"};
+    TpOptions o = parse_tp_options(a.argc(), a.argv());
+    EXPECT_EQ(o.mode, TpMode::ring);
+    EXPECT_STREQ(to_string(o.mode), "ring");
+    EXPECT_EQ(o.chunks, 6);
+    EXPECT_NO_THROW(validate_for_world(o, 1));   // 48 tokens in 6 loopback positions
+    EXPECT_NO_THROW(validate_for_world(o, 16));  // 3 tokens per rank: a ring has one position per rank
+    Argv few{"--mode", "ring", "--tokens", "5", "--chunks", "6"};
+    TpOptions f = parse_tp_options(few.argc(), few.argv());
+    EXPECT_NE(usage_error([&] { validate_for_world(f, 1); }).find("5 tokens per rank cannot form 6 chunks"),
+              std::string::npos);
+}
+
+TEST(PpOptions, DefaultsAndChoices) {
+    Argv a{};
+    PpOptions o = parse_pp_options(a.argc(), a.argv());
+    EXPECT_EQ(o.schedule, PipeSchedule::one_f_one_b);
+    EXPECT_FALSE(o.overlap);
+    EXPECT_EQ(o.microbatches, 8);
+    EXPECT_EQ(o.layers, 4);
+    EXPECT_EQ(o.mb_tokens, 256);
+    Argv b{"--schedule", "gpipe", "--overlap", "--microbatches", "3", "--mb-size=64", "--layers", "2"};
+    PpOptions p = parse_pp_options(b.argc(), b.argv());
+    EXPECT_EQ(p.schedule, PipeSchedule::gpipe);
+    EXPECT_TRUE(p.overlap);
+    EXPECT_EQ(p.microbatches, 3);
+    EXPECT_EQ(p.mb_tokens, 64);
+    EXPECT_EQ(p.layers, 2);
+    Argv bad{"--schedule", "interleaved"};
+    EXPECT_NE(usage_error([&] { parse_pp_options(bad.argc(), bad.argv()); }).find("--schedule must be one of gpipe|1f1b"),
+              std::string::npos);
+    Argv zero{"--microbatches", "0"};
+    EXPECT_NE(usage_error([&] { parse_pp_options(zero.argc(), zero.argv()); }).find("--microbatches must be between 1"),
+              std::string::npos);
+}
+
+TEST(MoeOptions, ChunksOnlyWithOverlapAndEnoughTokens) {
+    Argv a{"--imbalance", "4", "--tokens", "64"};
+    MoeOptions o = parse_moe_options(a.argc(), a.argv());
+    EXPECT_DOUBLE_EQ(o.imbalance, 4.0);
+    EXPECT_FALSE(o.overlap);
+    EXPECT_EQ(o.chunks, 1);  // serial
+    Argv b{"--overlap", "--chunks", "8", "--tokens", "64"};
+    MoeOptions p = parse_moe_options(b.argc(), b.argv());
+    EXPECT_TRUE(p.overlap);
+    EXPECT_EQ(p.chunks, 8);
+    EXPECT_NO_THROW(validate_for_world(p, 8));  // 64 tokens >= 8 ranks x 8 chunks
+    EXPECT_NE(usage_error([&] { validate_for_world(p, 9); }).find("--tokens 64 must be at least"), std::string::npos);
+    Argv c{"--chunks", "2"};
+    EXPECT_NE(usage_error([&] { parse_moe_options(c.argc(), c.argv()); }).find("--chunks applies only with --overlap"),
+              std::string::npos);
+    Argv d{"--imbalance", "0.5"};
+    EXPECT_NE(usage_error([&] { parse_moe_options(d.argc(), d.argv()); }).find("--imbalance must be between 1"),
               std::string::npos);
 }
 

@@ -26,7 +26,7 @@ Result run(const std::string& command) {
     return r;
 }
 
-const char* const kPrograms[] = {OSC_DDP_OVERLAP, OSC_TP_OVERLAP, OSC_FSDP_PREFETCH};
+const char* const kPrograms[] = {OSC_DDP_OVERLAP, OSC_TP_OVERLAP, OSC_FSDP_PREFETCH, OSC_PP_OVERLAP, OSC_MOE_ALLTOALL};
 
 int lines(const std::string& s) {
     int n = 0;
@@ -44,7 +44,13 @@ TEST(WorkloadPrograms, HelpExitsZeroAndListsCommonOptions) {
     EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("--bucket-mb"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("--cuda-graph"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_TP_OVERLAP) + " --help").output.find("--chunks"), std::string::npos);
+    EXPECT_NE(run(std::string(OSC_TP_OVERLAP) + " --help").output.find("serial|pipelined|ring"), std::string::npos);
+    EXPECT_NE(run(std::string(OSC_DDP_OVERLAP) + " --help").output.find("zero1"), std::string::npos);
     EXPECT_NE(run(std::string(OSC_FSDP_PREFETCH) + " --help").output.find("--prefetch"), std::string::npos);
+    for (const char* opt : {"--schedule", "--overlap", "--microbatches", "--mb-size"})
+        EXPECT_NE(run(std::string(OSC_PP_OVERLAP) + " --help").output.find(opt), std::string::npos) << opt;
+    for (const char* opt : {"--imbalance", "--overlap", "--chunks", "--ffn"})
+        EXPECT_NE(run(std::string(OSC_MOE_ALLTOALL) + " --help").output.find(opt), std::string::npos) << opt;
 }
 
 TEST(WorkloadPrograms, BadOptionIsOneLineAndExitTwo) {
@@ -56,7 +62,7 @@ TEST(WorkloadPrograms, BadOptionIsOneLineAndExitTwo) {
     }
     Result r = run(std::string(OSC_DDP_OVERLAP) + " --mode overlapped");
     EXPECT_EQ(r.code, 2);
-    EXPECT_EQ(r.output, "ddp_overlap: --mode must be one of none|sequential|per-param|bucketed, got 'overlapped'\n");
+    EXPECT_EQ(r.output, "ddp_overlap: --mode must be one of none|sequential|per-param|bucketed|zero1, got 'overlapped'\n");
 }
 
 TEST(WorkloadPrograms, BadLaunchEnvironmentIsExitTwo) {

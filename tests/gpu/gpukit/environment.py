@@ -24,6 +24,8 @@ PROGRAMS = {
     "ddp_overlap": ("bin/ddp_overlap", "reference_workloads/ddp_overlap"),
     "tp_overlap": ("bin/tp_overlap", "reference_workloads/tp_overlap"),
     "fsdp_prefetch": ("bin/fsdp_prefetch", "reference_workloads/fsdp_prefetch"),
+    "pp_overlap": ("bin/pp_overlap", "reference_workloads/pp_overlap"),
+    "moe_alltoall": ("bin/moe_alltoall", "reference_workloads/moe_alltoall"),
 }
 
 LIBRARIES = {

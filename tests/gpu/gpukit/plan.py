@@ -9,7 +9,12 @@ Parts (each fits one 10-minute command on the lent machine; see README.md):
   4  every mode as one rank with --comm copies (no time-slicing), bucket sweeps
      where the bucket count changes, overhead on the 2-rank NCCL job and on
      PyTorch DDP
-Parts 1-4 each start with the environment and binary checks, so any part runs
+  5  the point-to-point and sharded patterns (issue 18): pp_overlap GPipe and
+     1F1B blocking and overlapped, moe_alltoall serial and overlapped, balanced
+     and with rank 0 sending 4 times the tokens, tp_overlap --mode ring,
+     ddp_overlap --mode zero1; each 2 ranks with NCCL (recorded) and one rank
+     with --comm copies
+Parts 1-5 each start with the environment and binary checks, so any part runs
 on a fresh machine."""
 
 import glob
@@ -99,7 +104,7 @@ def check_binaries(kit, step):
 
 
 KIT_TARGETS = ["overlapscope", "overlapscope-agent", "overlapscope-replay", "overlapscope-kit-probe",
-               "ddp_overlap", "tp_overlap", "fsdp_prefetch"]
+               "ddp_overlap", "tp_overlap", "fsdp_prefetch", "pp_overlap", "moe_alltoall"]
 
 
 def build_from_source(kit, step):
@@ -143,6 +148,12 @@ def workload_args(workload, mode):
         return ["--mode", mode] + (["--chunks", "4"] if mode == "pipelined" else [])
     if workload == "fsdp_prefetch":
         return ["--prefetch", mode.split("-", 1)[1], "--hidden", "2048"]
+    if workload == "pp_overlap":  # gpipe, gpipe-overlap, 1f1b, 1f1b-overlap
+        schedule, _, overlap = mode.partition("-")
+        return ["--schedule", schedule] + (["--overlap"] if overlap == "overlap" else [])
+    if workload == "moe_alltoall":  # serial, overlap, serial-imbalance-4, overlap-imbalance-4
+        schedule, _, imbalance = mode.partition("-imbalance-")
+        return (["--overlap"] if schedule == "overlap" else []) + (["--imbalance", imbalance] if imbalance else [])
     raise ValueError(workload)
 
 
@@ -389,6 +400,13 @@ def _nccl_ddp(kit, steps):
             "--warmup", "5", "--no-check"]
 
 
+def _launch_bound_ddp(kit, steps):
+    # Tiny layers: the GPU finishes each kernel before the next launch, so a
+    # step is as long as its launch calls: the agent's worst case, per launch.
+    return [kit.programs.get("ddp_overlap"), "--comm", "copies", "--mode", "bucketed", "--hidden", "64", "--batch",
+            "64", "--layers", "32", "--bucket-mb", "0.01", "--steps", str(steps), "--warmup", "20", "--no-check"]
+
+
 def _pytorch_ddp(kit, steps):
     ddp_py = os.path.join(kit.repo, "reference_workloads", "pytorch", "ddp.py")
     return [kit.python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(RANKS), ddp_py,
@@ -467,7 +485,7 @@ def replay_pipeline_step(part):
 
 def build(overhead_runs=OVERHEAD_RUNS, from_source=False):
     steps = []
-    for part in (1, 2, 3, 4):
+    for part in (1, 2, 3, 4, 5):
         if from_source:  # planned, not run, in a dry run: it takes minutes
             steps.append(Step(f"build-{part}", part, "build the programs from source (--build)", 600,
                               build_from_source))
@@ -507,8 +525,22 @@ def build(overhead_runs=OVERHEAD_RUNS, from_source=False):
     steps.append(overhead_step(4, max(4, overhead_runs // 2), name="overhead-nccl", workload=_nccl_ddp,
                                run_timeout=RUN_TIMEOUT,
                                runs_of="ddp_overlap --ranks 2 --mode bucketed --steps 30 --warmup 5 (2 ranks, NCCL)"))
+    steps.append(overhead_step(4, max(4, overhead_runs // 2), name="overhead-launch-bound", workload=_launch_bound_ddp,
+                               steps=300, runs_of="ddp_overlap --comm copies --hidden 64 --batch 64 --layers 32 "
+                                                  "--bucket-mb 0.01 --steps 300 (one rank, launch-bound)"))
     steps.append(overhead_step(4, 4, name="overhead-pytorch", workload=_pytorch_ddp, run_timeout=180,
                                runs_of="reference_workloads/pytorch/ddp.py under torchrun, 2 ranks, --steps 30"))
+    # Part 5: the point-to-point and sharded patterns of issue 18, 2-rank NCCL
+    # (recorded; the copies stand-in if NCCL fails) and one rank with copies.
+    p2p_modes = [("pp_overlap", "gpipe"), ("pp_overlap", "gpipe-overlap"), ("pp_overlap", "1f1b"),
+                 ("pp_overlap", "1f1b-overlap"), ("moe_alltoall", "serial"), ("moe_alltoall", "overlap"),
+                 ("moe_alltoall", "serial-imbalance-4"), ("moe_alltoall", "overlap-imbalance-4"),
+                 ("tp_overlap", "ring"), ("ddp_overlap", "zero1")]
+    for workload, mode in p2p_modes:
+        steps.append(matrix_step(workload, mode, 5))
+    for workload, mode in p2p_modes:
+        if "imbalance" not in mode:  # one rank has no other rank to send more to
+            steps.append(one_rank_step(workload, mode, 5))
     order = {s.name: i for i, s in enumerate(steps)}
     return sorted(steps, key=lambda s: (s.part, 0 if s.name.startswith(("build", "environment", "binaries")) else 1,
                                         order[s.name]))

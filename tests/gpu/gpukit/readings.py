@@ -49,15 +49,30 @@ def probe(kit, path, comm_copies=False, timeout_s=120):
 
 
 def collectives_per_step(workload, summary):
-    """Communication operations each measured step must hold, from what the program said."""
+    """Communication operations each measured step must hold, from what the
+    program said: a number, or a list by rank where the ranks differ (pipeline
+    stages). NCCL: one kernel per collective or per send/receive group; with
+    --comm copies the judge expects at least a down and an up copy per
+    collective or per send/receive pair."""
     try:
+        mode = summary.get("mode")
+        copies = summary.get("comm") == "copies"
         if workload == "ddp_overlap":
-            return int(summary["buckets"])
+            # zero1: a reduce-scatter per bucket, and an all-gather per bucket under the next forward
+            return (2 if mode == "zero1" else 1) * int(summary["buckets"])
         if workload == "tp_overlap":
+            if mode == "ring":  # positions - 1 exchanges (one send/receive group each) per ring, 2 rings
+                return 2 * (int(summary["chunks"]) - 1)
             return 2 * int(summary["chunks"])  # one all-gather and one reduce-scatter per chunk
         if workload == "fsdp_prefetch":
             return 3 * int(summary["layers"])  # forward and backward gathers, backward reduce-scatters
-    except (KeyError, ValueError):
+        if workload == "pp_overlap":
+            # Per stage: send/receive groups (NCCL kernels); copies: send/receive pairs.
+            per_rank = [int(n) for n in summary["transfers" if copies else "p2p_launches"].split(",")]
+            return per_rank[0] if len(per_rank) == 1 else per_rank
+        if workload == "moe_alltoall":
+            return int(summary["alltoall_launches"])  # dispatch and combine per chunk, one group each
+    except (KeyError, ValueError, AttributeError):
         pass
     return None
 
@@ -103,16 +118,22 @@ def judge(facts, expected):
         checks["steps_found"] = bool(devices) and all(d["steps"] == expected["steps"] for d in devices)
     per_step = expected.get("collectives_per_step")
     if per_step is not None:
+        def wanted(device):  # a list: one count per rank (pipeline stages differ)
+            if isinstance(per_step, list):
+                rank = device.get("rank", -1)
+                return per_step[rank] if 0 <= rank < len(per_step) else None
+            return per_step
         if expected.get("comm") == "copies":
             # Each collective is a down and an up copy per staging-buffer slice
             # (reference_workloads/runtime/collectives.cpp): at least 2 each,
             # more for a collective larger than the staging buffer; the same in every step.
-            def fits(counts):
-                return bool(counts) and counts[0] >= 2 * per_step and all(n == counts[0] for n in counts)
+            def fits(counts, n):
+                return n is not None and bool(counts) and counts[0] >= 2 * n and all(c == counts[0] for c in counts)
         else:
-            def fits(counts):
-                return bool(counts) and all(n == per_step for n in counts)
-        checks["collectives_per_step"] = bool(devices) and all(fits(d["collectives_per_step"]) for d in devices)
+            def fits(counts, n):
+                return n is not None and bool(counts) and all(c == n for c in counts)
+        checks["collectives_per_step"] = bool(devices) and all(fits(d["collectives_per_step"], wanted(d))
+                                                               for d in devices)
     if expected.get("comm", "nccl") == "nccl":
         checks["nccl_kernels_present"] = out["nccl_kernels"] > 0
     out["checks"] = checks

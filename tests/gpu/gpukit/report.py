@@ -17,10 +17,13 @@ ORDERING_RULES = [
     ("ddp_overlap", "sequential", "per-param"), ("ddp_overlap", "sequential", "bucketed"),
     ("tp_overlap", "serial", "pipelined"),
     ("fsdp_prefetch", "prefetch-0", "prefetch-1"), ("fsdp_prefetch", "prefetch-0", "prefetch-2"),
+    ("pp_overlap", "gpipe", "gpipe-overlap"), ("pp_overlap", "1f1b", "1f1b-overlap"),
+    ("moe_alltoall", "serial", "overlap"), ("moe_alltoall", "serial-imbalance-4", "overlap-imbalance-4"),
+    ("tp_overlap", "serial", "ring"), ("ddp_overlap", "sequential", "zero1"),
 ]
 # Captures worth keeping as examples/ (a few steps each), most wanted first.
 EXAMPLE_CAPTURES = ["ddp_overlap-sequential", "ddp_overlap-bucketed", "tp_overlap-serial", "tp_overlap-pipelined",
-                    "pytorch_ddp"]
+                    "pytorch_ddp", "pp_overlap-1f1b-overlap", "moe_alltoall-overlap-imbalance-4"]
 
 
 def step_record(step):

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Stands in for ddp_overlap, tp_overlap and fsdp_prefetch in the kit's
-# self-test (no GPU): each rank is a fake_job that loads the injected agent
-# (the fake agent there) like the CUDA driver would, then the SUMMARY line a
-# real rank 0 prints. Links named after the workloads point here.
+# Stands in for the reference workloads (ddp_overlap, tp_overlap,
+# fsdp_prefetch, pp_overlap, moe_alltoall) in the kit's self-test (no GPU):
+# each rank is a fake_job that loads the injected agent (the fake agent
+# there) like the CUDA driver would, then the SUMMARY line a real rank 0
+# prints. Links named after the workloads point here.
 prog="$(basename "$0")"
 ranks=1 steps=20
 while (($#)); do

@@ -18,7 +18,7 @@ ln -s "$build/tests/gpu/overlapscope-kit-probe" "$bin/bin/overlapscope-kit-probe
 ln -s "$build/agent/liboverlapscope-agent-fake.so" "$bin/lib/liboverlapscope-agent.so"
 cp "$build/tests/agent/fake_job" "$bin/bin/fake_job"
 cp "$here/fake_workload.sh" "$bin/bin/fake_workload.sh"
-for w in ddp_overlap tp_overlap fsdp_prefetch; do ln -s fake_workload.sh "$bin/bin/$w"; done
+for w in ddp_overlap tp_overlap fsdp_prefetch pp_overlap moe_alltoall; do ln -s fake_workload.sh "$bin/bin/$w"; done
 export OVERLAPSCOPE_AGENT="$bin/lib/liboverlapscope-agent.so" OVERLAPSCOPE_FAKE_RATE=2000
 set +e
 "$here/../run.sh" --part "$part" --bin "$bin" --out "$tmp/out" --work "$tmp/work" --set selftest --overhead-runs 2 \

@@ -1,0 +1,153 @@
+#include "analyzer/import/kineto_comm_args.h"
+
+#include "analyzer/import/kineto_names.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace osc::kineto {
+namespace {
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+bool isAllToAll(const std::string& name) {
+    const std::string n = lower(name);
+    return n.rfind("all_to_all", 0) == 0 || n.rfind("alltoall", 0) == 0;
+}
+
+// FNV-1a: one communicator id from PyTorch's process group name, the same on every rank.
+uint64_t groupHash(const std::string& name) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : "pytorch-process-group:" + name) {
+        h ^= c;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+// Larger than any expert-parallel group in use (hundreds of ranks); a hostile
+// group size stops here, since an all-to-all makes two rows per member.
+constexpr size_t kMaxGroup = 4096;
+// Rows per process: a trace claiming more gets no more (bounded memory).
+constexpr size_t kMaxRowsPerProcess = 32u << 20;
+
+}  // namespace
+
+std::vector<int64_t> parseIntList(const std::string& text, bool& ok) {
+    std::vector<int64_t> out;
+    ok = false;
+    size_t i = 0;
+    const auto skip = [&] {
+        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    };
+    skip();
+    if (i >= text.size() || text[i] != '[') return out;
+    ++i;
+    skip();
+    if (i < text.size() && text[i] == ']') {
+        ok = true;
+        return out;
+    }
+    while (i < text.size() && out.size() < kMaxGroup) {
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
+        if (ec != std::errc() || v < 0) return {};
+        out.push_back(v);
+        i = static_cast<size_t>(end - text.data());
+        skip();
+        if (i < text.size() && text[i] == ']') {
+            ok = true;
+            return out;
+        }
+        if (i >= text.size() || text[i] != ',') return {};
+        ++i;
+        skip();
+    }
+    return {};
+}
+
+bool describesSendsOrReceives(const CommArgs& a) {
+    const std::string n = lower(a.collective);
+    return n == "send" || n == "recv" || isAllToAll(a.collective) ||
+           (n == "coalesced" && (!a.inSplit.empty() || !a.outSplit.empty()));
+}
+
+void appendCommRows(Process& p, StringTable& strings, const PendingComm& c, int processRank) {
+    const CommArgs& a = c.args;
+    bool listOk = false;
+    const std::vector<int64_t> members = parseIntList(a.groupRanks, listOk);
+    // Group rank of a global rank: its place in "Process Group Ranks", or itself.
+    const auto groupRank = [&](int64_t global) -> int64_t {
+        if (!listOk || members.empty()) return global;
+        const auto it = std::find(members.begin(), members.end(), global);
+        return it == members.end() ? -1 : it - members.begin();
+    };
+    const int64_t self = processRank >= 0 ? groupRank(processRank) : -1;
+    const int64_t size = a.groupSize >= 0 ? a.groupSize : listOk ? static_cast<int64_t>(members.size()) : -1;
+    if (self < 0 || size <= 0 || size > static_cast<int64_t>(kMaxGroup)) return;
+    const uint64_t element = static_cast<uint64_t>(dtypeBytes(a.dtype));
+    const uint32_t func[2] = {strings.intern("Recv"), strings.intern("Send")};
+    const uint32_t dtype = strings.intern(a.dtype), none = strings.intern("");
+    const uint64_t comm = groupHash(a.groupName.empty() ? a.groupRanks : a.groupName);
+    const auto add = [&](bool send, int64_t peer, uint64_t elements) {
+        if (elements > (uint64_t{1} << 56)) return;  // no real message; keeps bytes from overflowing
+        auto& t = p.collectives;
+        if (t.size() >= kMaxRowsPerProcess) return;
+        t.commHash.push_back(comm);
+        t.rank.push_back(static_cast<int32_t>(self));
+        t.nranks.push_back(static_cast<int32_t>(size));
+        t.seqNumber.push_back(0);
+        t.func.push_back(func[send ? 1 : 0]);
+        t.datatype.push_back(dtype);
+        t.algo.push_back(none);
+        t.proto.push_back(none);
+        t.count.push_back(elements);
+        t.bytes.push_back(elements * element);
+        t.root.push_back(static_cast<int32_t>(peer));
+        t.nChannels.push_back(0);
+        t.device.push_back(c.device);
+        t.enqueue.push_back(-1);
+        t.gpuStart.push_back(c.start);
+        t.gpuEnd.push_back(c.end);
+    };
+    const std::string name = lower(a.collective);
+    if (name == "send" || name == "recv") {
+        const bool send = name == "send";
+        const int64_t peer = groupRank(send ? a.dstRank : a.srcRank);
+        const int64_t n = send ? a.inNelems : (a.outNelems >= 0 ? a.outNelems : a.inNelems);
+        if (peer >= 0 && peer < size && n >= 0) add(send, peer, static_cast<uint64_t>(n));
+        return;
+    }
+    // Split sizes are in rows of the first dimension (all_to_all_single);
+    // an empty list splits evenly. An all-to-all names every peer, even one
+    // it sends nothing; a coalesced group only the peers it exchanges with.
+    const bool every = isAllToAll(a.collective);
+    for (int dir = 0; dir < 2; ++dir) {
+        const bool send = dir == 0;
+        const int64_t total = send ? a.inNelems : (a.outNelems >= 0 ? a.outNelems : a.inNelems);
+        bool ok = false;
+        std::vector<int64_t> split = parseIntList(send ? a.inSplit : a.outSplit, ok);
+        if (!ok || total < 0) continue;
+        if (split.empty()) {
+            if (!every) continue;
+            split.assign(static_cast<size_t>(size), 1);
+        }
+        if (static_cast<int64_t>(split.size()) != size) continue;
+        int64_t rows = 0;
+        bool overflow = false;
+        for (int64_t v : split) overflow |= __builtin_add_overflow(rows, v, &rows);
+        if (overflow) continue;
+        const int64_t perRow = rows > 0 ? total / rows : 0;
+        for (int64_t peer = 0; peer < size; ++peer) {
+            const int64_t n = split[static_cast<size_t>(peer)] * perRow;
+            if (peer == self || (!every && n == 0)) continue;
+            add(send, peer, static_cast<uint64_t>(n));
+        }
+    }
+}
+
+}  // namespace osc::kineto

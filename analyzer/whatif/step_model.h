@@ -1,0 +1,63 @@
+// One training step as the what-if model sees it: the gradient collectives
+// (one per DDP bucket), when their gradients became ready, and everything
+// else on the device, split into work that keeps its time and the work after
+// the last gradient collective (the optimizer) that moves with it.
+#pragma once
+
+#include "analyzer/capture/model.h"
+#include "analyzer/metrics/analysis.h"
+
+#include <string>
+#include <vector>
+
+namespace osc::whatif {
+
+// GPU work the replay does not re-time (or moves as one block).
+struct Work {
+    TimeNs start = 0, end = 0;
+    Category category = Category::Compute;
+};
+
+// One compute kernel of the step, for the readiness rule.
+struct ComputeKernel {
+    TimeNs start = 0, end = 0;
+    TimeNs launch = -1;       // host API call start; -1 when the capture has none
+    uint32_t name = kNoId;    // StringTable id (the signature readiness points share)
+};
+
+// One gradient collective as observed: a DDP bucket.
+struct ObservedBucket {
+    TimeNs start = 0, end = 0;  // first start, last end of its operations
+    TimeNs launch = -1;         // host launch of its first operation, -1 unknown
+    uint64_t bytes = 0;
+    TimeNs costNs = 0;          // what the cost fit sees: duration, or transfer time (DESIGN 4c)
+    TimeNs ready = 0;           // when its gradients were ready (set by the readiness rule)
+    bool readyKnown = false;
+    uint32_t readyName = kNoId; // the compute kernel whose end made it ready
+};
+
+// A gradient-ready point: the end of a backward compute kernel and the
+// gradient bytes ready by then (cumulative from the backward pass's start).
+struct ReadyPoint {
+    TimeNs time = 0;
+    double bytes = 0;
+};
+
+struct StepModel {
+    int stepIndex = -1;  // into DeviceAnalysis::steps
+    std::string name;
+    TimeNs start = 0, end = 0;          // observed GPU window
+    TimeNs measuredExposedNs = 0;       // DESIGN 4 exposed_comm_ns of the step
+    std::vector<Work> kept;             // keeps its time
+    std::vector<Work> post;             // launched after the last gradient collective
+    std::vector<ComputeKernel> compute; // compute kernels of `kept`, by start
+    std::vector<ObservedBucket> buckets;  // in launch (else start) order
+    std::vector<ReadyPoint> points;     // time-sorted, bytes non-decreasing, last = all bytes
+    TimeNs keptComputeEnd = 0;          // last end of compute that keeps its time
+    TimeNs postGap = 0;                 // observed: first post start - max(keptComputeEnd, last collective end)
+    bool hostOrder = true;              // readiness from host launch order for every bucket
+    bool backwardMarked = false;        // the backward pass's start came from a range
+    uint64_t totalBytes() const;
+};
+
+}  // namespace osc::whatif

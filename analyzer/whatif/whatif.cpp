@@ -1,0 +1,356 @@
+#include "analyzer/whatif/whatif.h"
+
+#include "analyzer/metrics/classify.h"
+#include "analyzer/whatif/step_extract.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace osc::whatif {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+template <typename T>
+T medianOf(std::vector<T> v) {
+    if (v.empty()) return T{};
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    if (n % 2 == 1) return v[n / 2];
+    if constexpr (std::is_floating_point_v<T>) return (v[n / 2 - 1] + v[n / 2]) / 2;
+    else return v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+std::optional<double> medianOf(const std::vector<std::optional<double>>& v) {
+    std::vector<double> present;
+    for (const auto& x : v)
+        if (x) present.push_back(*x);
+    if (present.empty()) return std::nullopt;
+    return medianOf(present);
+}
+
+std::string percent(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * x);
+    return buf;
+}
+
+std::string milliseconds(TimeNs ns) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
+    return buf;
+}
+
+// The lag from gradients ready to the collective's start where its stream
+// was idle, and the gap behind the previous collective where it was queued.
+Latencies estimateLatencies(const std::vector<StepModel>& steps) {
+    std::vector<TimeNs> lag, gap;
+    for (const auto& s : steps)
+        for (size_t k = 0; k < s.buckets.size(); ++k) {
+            const ObservedBucket& b = s.buckets[k];
+            if (!b.readyKnown) continue;
+            if (k == 0 || b.ready >= s.buckets[k - 1].end) {
+                if (b.start >= b.ready) lag.push_back(b.start - b.ready);
+            } else {
+                gap.push_back(std::max<TimeNs>(0, b.start - s.buckets[k - 1].end));
+            }
+        }
+    return {medianOf(lag), medianOf(gap)};
+}
+
+double inferredObservedMb(const std::vector<StepModel>& steps) {
+    uint64_t largest = 0;
+    for (const auto& s : steps) {
+        const size_t n = s.buckets.size();
+        for (size_t k = 0; k < n; ++k)
+            if (k + 1 < n || n == 1) largest = std::max(largest, s.buckets[k].bytes);
+    }
+    return static_cast<double>(largest) / kMiB;
+}
+
+// One device's modelled steps and the plans replayed on them: plan 0 is the
+// observed buckets; scenario i (settings.bucketMb[i]) has plans planOf(i, 0)
+// (the prediction), planOf(i, 1) (no overlap) and planOf(i, 2) (perfect).
+size_t planOf(size_t scenario, size_t variant) { return 1 + 3 * scenario + variant; }
+
+struct DeviceWork {
+    size_t result = 0;  // index into WhatIfResult::devices
+    DeviceSteps steps;
+    std::vector<std::vector<std::vector<PlannedBucket>>> plans;       // [step][plan]
+    std::vector<std::vector<std::vector<Interval>>> scheduled;        // [step][plan]
+};
+
+void addNotes(DeviceWhatIf& d, const DeviceSteps& ds, const WhatIfSettings& settings) {
+    int fallback = 0, estimated = 0;
+    for (const auto& s : ds.steps) {
+        fallback += !s.hostOrder;
+        estimated += !s.backwardMarked;
+    }
+    if (fallback)
+        d.notes.push_back("no host launch records for " + std::to_string(fallback) +
+                          " step(s): readiness taken from collectives that started on an idle stream");
+    if (estimated && settings.readiness == ReadinessMode::Time)
+        d.notes.push_back("no backward-pass range in " + std::to_string(estimated) +
+                          " step(s): its start is estimated from the later buckets' rate");
+    if (!ds.skipped.empty())
+        d.notes.push_back(std::to_string(ds.skipped.size()) + " of " + std::to_string(d.steps_total) +
+                          " steps not modelled (" + ds.skipped.front() + ")");
+    if (ds.sizesInferred)
+        d.notes.push_back("the capture records no collective sizes: --grad-mb shared out in proportion to each "
+                          "collective's time above alpha");
+    if (d.fit.alphaSource == "default" && !ds.sizesInferred) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "one collective size in the capture: alpha is the default %.1f us, not fitted (--alpha-ns sets it)",
+                      d.fit.alpha_ns / 1000.0);
+        d.notes.push_back(buf);
+    } else if (d.fit.alphaSource == "zero") {
+        d.notes.push_back("the fitted alpha was negative: refitted through zero");
+    }
+}
+
+// Schedules every (step, plan): jointly across the devices that ran the same
+// step (by name) when several ranks are modelled, else device by device.
+void scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>& devices,
+                 const WhatIfSettings& settings, size_t planCount) {
+    std::map<std::string, std::vector<std::pair<size_t, size_t>>> byStepName;  // (work, step)
+    for (size_t w = 0; w < work.size(); ++w)
+        for (size_t s = 0; s < work[w].steps.steps.size(); ++s)
+            byStepName[work[w].steps.steps[s].name].emplace_back(w, s);
+    for (auto& w : work) {
+        w.scheduled.assign(w.steps.steps.size(), std::vector<std::vector<Interval>>(planCount));
+    }
+    for (const auto& [name, members] : byStepName) {
+        for (size_t p = 0; p < planCount; ++p) {
+            bool joint = settings.jointRanks && members.size() >= 2;
+            for (const auto& [w, s] : members)
+                joint = joint && work[w].plans[s][p].size() == work[members.front().first].plans[members.front().second][p].size();
+            if (joint) {
+                std::vector<const std::vector<PlannedBucket>*> plans;
+                std::vector<const CostModel*> costs;
+                std::vector<Latencies> lat;
+                for (const auto& [w, s] : members) {
+                    plans.push_back(&work[w].plans[s][p]);
+                    costs.push_back(&devices[work[w].result].fit);
+                    lat.push_back(devices[work[w].result].latencies);
+                }
+                auto out = scheduleJoint(plans, costs, lat);
+                for (size_t i = 0; i < members.size(); ++i)
+                    work[members[i].first].scheduled[members[i].second][p] = std::move(out[i]);
+            } else {
+                for (const auto& [w, s] : members) {
+                    const DeviceWhatIf& d = devices[work[w].result];
+                    work[w].scheduled[s][p] = scheduleBuckets(work[w].plans[s][p], d.fit, d.latencies);
+                }
+            }
+        }
+    }
+}
+
+ScenarioResult summarize(double mb, const std::vector<StepPrediction>& preds, const std::vector<TimeNs>& noOverlap,
+                         const std::vector<TimeNs>& perfect) {
+    ScenarioResult r;
+    r.bucket_mb = mb;
+    std::vector<int> buckets;
+    std::vector<TimeNs> step, exposed;
+    std::vector<std::optional<double>> ratio;
+    for (const auto& p : preds) {
+        buckets.push_back(p.buckets);
+        step.push_back(p.step_ns);
+        exposed.push_back(p.exposed_comm_ns);
+        ratio.push_back(p.overlap_ratio);
+    }
+    r.buckets = medianOf(buckets);
+    r.step_ns = medianOf(step);
+    r.exposed_comm_ns = medianOf(exposed);
+    r.overlap_ratio = medianOf(ratio);
+    r.no_overlap_step_ns = medianOf(noOverlap);
+    r.perfect_overlap_step_ns = medianOf(perfect);
+    return r;
+}
+
+void markBest(std::vector<ScenarioResult>& scenarios) {
+    auto best = std::min_element(scenarios.begin(), scenarios.end(),
+                                 [](const ScenarioResult& a, const ScenarioResult& b) { return a.step_ns < b.step_ns; });
+    if (best != scenarios.end()) best->best = true;
+}
+
+void finishDevice(DeviceWhatIf& d, const DeviceWork& w, const WhatIfSettings& settings) {
+    const auto& steps = w.steps.steps;
+    std::vector<TimeNs> measured, measuredExposed, replayed, replayedExposed;
+    std::vector<int> observedBuckets;
+    for (size_t s = 0; s < steps.size(); ++s) {
+        const StepPrediction p = evaluateStep(steps[s], w.scheduled[s][0]);
+        measured.push_back(steps[s].end - steps[s].start);
+        measuredExposed.push_back(steps[s].measuredExposedNs);
+        replayed.push_back(p.step_ns);
+        replayedExposed.push_back(p.exposed_comm_ns);
+        observedBuckets.push_back(static_cast<int>(steps[s].buckets.size()));
+    }
+    d.observed.bucket_mb = settings.observedMb.value_or(inferredObservedMb(steps));
+    d.observed.buckets = medianOf(observedBuckets);
+    d.observed.step_ns = medianOf(measured);
+    d.observed.exposed_comm_ns = medianOf(measuredExposed);
+    d.observed.replayed_step_ns = medianOf(replayed);
+    d.observed.replayed_exposed_comm_ns = medianOf(replayedExposed);
+    if (d.observed.step_ns > 0)
+        d.self_check_error = static_cast<double>(d.observed.replayed_step_ns - d.observed.step_ns) /
+                             static_cast<double>(d.observed.step_ns);
+
+    for (size_t i = 0; i < settings.bucketMb.size(); ++i) {
+        std::vector<StepPrediction> preds;
+        std::vector<TimeNs> noOverlap, perfect;
+        for (size_t s = 0; s < steps.size(); ++s) {
+            preds.push_back(evaluateStep(steps[s], w.scheduled[s][planOf(i, 0)]));
+            noOverlap.push_back(evaluateStep(steps[s], w.scheduled[s][planOf(i, 1)]).step_ns);
+            perfect.push_back(evaluateStep(steps[s], w.scheduled[s][planOf(i, 2)]).step_ns);
+        }
+        d.scenarios.push_back(summarize(settings.bucketMb[i], preds, noOverlap, perfect));
+    }
+    markBest(d.scenarios);
+}
+
+void summarizeDevices(WhatIfResult& result) {
+    std::vector<const DeviceWhatIf*> modelled;
+    for (const auto& d : result.devices)
+        if (d.modelled) modelled.push_back(&d);
+    if (modelled.empty()) return;
+    for (size_t i = 0; i < result.settings.bucketMb.size(); ++i) {
+        ScenarioResult r;
+        r.bucket_mb = result.settings.bucketMb[i];
+        std::vector<int> buckets;
+        std::vector<TimeNs> step, exposed, noOverlap, perfect;
+        std::vector<std::optional<double>> ratio;
+        for (const DeviceWhatIf* d : modelled) {
+            const ScenarioResult& s = d->scenarios[i];
+            buckets.push_back(s.buckets);
+            step.push_back(s.step_ns);
+            exposed.push_back(s.exposed_comm_ns);
+            ratio.push_back(s.overlap_ratio);
+            noOverlap.push_back(s.no_overlap_step_ns);
+            perfect.push_back(s.perfect_overlap_step_ns);
+        }
+        r.buckets = medianOf(buckets);
+        r.step_ns = medianOf(step);
+        r.exposed_comm_ns = medianOf(exposed);
+        r.overlap_ratio = medianOf(ratio);
+        r.no_overlap_step_ns = medianOf(noOverlap);
+        r.perfect_overlap_step_ns = medianOf(perfect);
+        result.summary.push_back(r);
+    }
+    markBest(result.summary);
+    ObservedResult o;
+    std::vector<double> mb;
+    std::vector<int> buckets;
+    std::vector<TimeNs> step, exposed, replayed, replayedExposed;
+    std::vector<double> errors;
+    for (const DeviceWhatIf* d : modelled) {
+        mb.push_back(d->observed.bucket_mb);
+        buckets.push_back(d->observed.buckets);
+        step.push_back(d->observed.step_ns);
+        exposed.push_back(d->observed.exposed_comm_ns);
+        replayed.push_back(d->observed.replayed_step_ns);
+        replayedExposed.push_back(d->observed.replayed_exposed_comm_ns);
+        if (d->self_check_error) errors.push_back(*d->self_check_error);
+    }
+    o.bucket_mb = medianOf(mb);
+    o.buckets = medianOf(buckets);
+    o.step_ns = medianOf(step);
+    o.exposed_comm_ns = medianOf(exposed);
+    o.replayed_step_ns = medianOf(replayed);
+    o.replayed_exposed_comm_ns = medianOf(replayedExposed);
+    result.summaryObserved = o;
+    if (!errors.empty()) result.summarySelfCheck = medianOf(errors);
+}
+
+}  // namespace
+
+void WhatIfSettings::validate() const {
+    if (bucketMb.empty()) throw std::invalid_argument("whatif: --bucket-mb needs at least one size");
+    for (double mb : bucketMb)
+        if (!(mb > 0) || !std::isfinite(mb) || mb > 1048576.0)
+            throw std::invalid_argument("whatif: bucket sizes must be positive MiB up to 1048576");
+    if (observedMb && (!(*observedMb > 0) || !std::isfinite(*observedMb)))
+        throw std::invalid_argument("whatif: --observed-mb must be positive");
+    if (gradMb && (!(*gradMb > 0) || !std::isfinite(*gradMb) || *gradMb > 1e9))
+        throw std::invalid_argument("whatif: --grad-mb must be positive");
+    if (alphaNs && (!(*alphaNs >= 0) || !std::isfinite(*alphaNs)))
+        throw std::invalid_argument("whatif: --alpha-ns must be >= 0");
+}
+
+WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const WhatIfSettings& settings) {
+    settings.validate();
+    WhatIfResult result;
+    result.settings = settings;
+    ExtractSettings es;
+    es.readiness = settings.readiness;
+    if (settings.gradMb) es.gradBytes = *settings.gradMb * kMiB;
+    es.defaultAlphaNs = settings.alphaNs.value_or(settings.defaultAlphaNs);
+    try {
+        es.backward = std::regex(settings.backwardPattern, std::regex::ECMAScript | std::regex::icase);
+    } catch (const std::regex_error& e) {
+        throw std::invalid_argument("invalid --backward-pattern '" + settings.backwardPattern + "': " + e.what());
+    }
+    ActivityClassifier classifier(capture.strings, analysis.settings);
+
+    std::vector<DeviceWork> work;
+    for (size_t i = 0; i < analysis.devices.size(); ++i) {
+        const DeviceAnalysis& da = analysis.devices[i];
+        DeviceWhatIf d;
+        d.rank = da.rank;
+        d.device = da.device;
+        d.label = capture.processes[static_cast<size_t>(da.processIndex)].label() + " device " +
+                  std::to_string(da.device);
+        d.steps_total = static_cast<int>(da.steps.size());
+        DeviceWork w;
+        w.steps = extractDeviceSteps(capture, analysis, i, classifier, es);
+        d.collective = w.steps.collective;
+        d.stream = w.steps.stream;
+        d.steps_modelled = static_cast<int>(w.steps.steps.size());
+        if (w.steps.steps.empty()) {
+            d.reason = w.steps.reason;
+            result.devices.push_back(std::move(d));
+            continue;
+        }
+        // Sizes shared out by duration lie on a line through the default
+        // alpha by construction: that alpha is an assumption, not a fit.
+        d.fit = fitCost(w.steps.samples, settings.defaultAlphaNs,
+                        w.steps.sizesInferred ? std::optional<double>(es.defaultAlphaNs) : settings.alphaNs);
+        if (w.steps.sizesInferred) d.fit.alphaSource = settings.alphaNs ? "given" : "default";
+        if (settings.latencies) d.latencies = estimateLatencies(w.steps.steps);
+        d.modelled = true;
+        addNotes(d, w.steps, settings);
+        for (const auto& s : w.steps.steps) {
+            std::vector<std::vector<PlannedBucket>> plans{observedPlan(s)};
+            for (double mb : settings.bucketMb) {
+                std::vector<PlannedBucket> plan = closeBuckets(s.points, mb * kMiB, settings.rule);
+                plans.push_back(plan);
+                plans.push_back(noOverlapPlan(s, plan));
+                plans.push_back(perfectOverlapPlan(std::move(plan)));
+            }
+            w.plans.push_back(std::move(plans));
+        }
+        w.result = result.devices.size();
+        result.devices.push_back(std::move(d));
+        work.push_back(std::move(w));
+    }
+    scheduleAll(work, result.devices, settings, planOf(settings.bucketMb.size(), 0));
+    for (const auto& w : work) {
+        DeviceWhatIf& d = result.devices[w.result];
+        finishDevice(d, w, settings);
+        if (d.self_check_error && std::fabs(*d.self_check_error) > kSelfCheckWarn)
+            result.warnings.push_back(d.label + ": replaying the observed buckets gives " +
+                                      milliseconds(d.observed.replayed_step_ns) + " against " +
+                                      milliseconds(d.observed.step_ns) + " measured (" +
+                                      percent(*d.self_check_error) +
+                                      "): its predictions are likely off by as much");
+    }
+    summarizeDevices(result);
+    return result;
+}
+
+}  // namespace osc::whatif

@@ -1,0 +1,57 @@
+// Helpers of bench_gui_paint: synthetic files, timing, paint measurement and
+// a probe for how long the GUI thread was blocked.
+#pragma once
+
+#include "gui/model/timeline_model.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace osc::gui {
+class TimelineWidget;
+}
+
+namespace oscbench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+double peakRssGiB();
+double processCpuMs();   // CPU time of every thread of the process
+double loadAverage();    // 1-minute load average: how busy the machine was
+// Prints one figure against its target; true when it meets it.
+bool verdict(const char* what, double value, const char* unit, double target);
+
+// Writes `kernels` over `ranks` files in `dir` (skipped when present).
+void writeRanks(const std::string& dir, uint64_t kernels, int ranks, int streams);
+void writeSingle(const std::string& path, uint64_t kernels, int streams);
+
+void printSummarySize(const osc::gui::TimelineModel& model);
+// Median of 7 uncached frames at the whole span, 1/10, 1/1000 and 1/100000.
+bool paintAtZooms(osc::gui::TimelineWidget& w, const char* prefix);
+
+// The longest gap between ticks of a 2 ms GUI-thread timer: how long the
+// window could not paint or take input.
+class GuiStallProbe : public QObject {
+public:
+    void start();
+    void stop();
+    double longestMs() const { return longestMs_; }
+
+private:
+    QTimer timer_;
+    QElapsedTimer since_;
+    double longestMs_ = 0;
+};
+
+
+// Case C: `ranks` ranks of a bucketed data-parallel pattern, in memory.
+std::shared_ptr<osc::Capture> manyRanks(int ranks, int steps, int layers);
+bool caseHeatMap(int ranks);
+
+}  // namespace oscbench

@@ -1,0 +1,137 @@
+#include "gui/model/heat_map.h"
+
+
+#include <algorithm>
+#include <limits>
+#include <thread>
+
+namespace osc::gui {
+namespace {
+
+constexpr float kNone = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<int> deviceGroups(const TimelineModel& model) {
+    std::vector<int> out;
+    for (size_t g = 0; g < model.groups().size(); ++g)
+        if (model.groups()[g].device >= 0) out.push_back(static_cast<int>(g));
+    return out;  // groups follow processes, which are in rank order
+}
+
+float cellValue(TimeNs hidden, TimeNs exposed, TimeNs length, HeatMetric metric) {
+    if (metric == HeatMetric::ExposedShare) return length > 0 ? static_cast<float>(exposed) / static_cast<float>(length) : 0.f;
+    const TimeNs comm = hidden + exposed;
+    return comm > 0 ? static_cast<float>(hidden) / static_cast<float>(comm) : kNone;
+}
+
+// Adds |set ∩ [edges[c], edges[c+1])| to into[c] for every column c.
+void addCoverage(const CoverageIndex& set, const std::vector<TimeNs>& edges, std::vector<TimeNs>& into) {
+    const IntervalSet& iv = set.intervals();
+    const size_t columns = into.size();
+    size_t c = 0;
+    for (size_t i = set.firstEndingAfter(edges.front()); i < iv.size() && iv[i].start < edges.back(); ++i) {
+        const TimeNs a = std::max(iv[i].start, edges.front()), b = std::min(iv[i].end, edges.back());
+        while (c + 1 < columns && edges[c + 1] <= a) ++c;  // intervals are sorted: c only moves on
+        for (size_t k = c; k < columns && edges[k] < b; ++k)
+            into[k] += std::min(b, edges[k + 1]) - std::max(a, edges[k]);
+    }
+}
+
+}  // namespace
+
+ViewRange HeatMap::window(int row, int column) const {
+    if (perStep) return cellWindows[static_cast<size_t>(row) * static_cast<size_t>(columns) + static_cast<size_t>(column)];
+    const TimeScale s(range, columns);
+    return {s.toTime(column), s.toTime(column + 1.0)};
+}
+
+void parallelRows(int rows, const std::function<void(int)>& fn) {
+    const int threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8);
+    if (threads == 1 || rows < 16) {
+        for (int r = 0; r < rows; ++r) fn(r);
+        return;
+    }
+    // Contiguous blocks: each thread writes its own part of the output.
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            for (int r = rows * t / threads; r < rows * (t + 1) / threads; ++r) fn(r);
+        });
+    for (auto& th : pool) th.join();
+}
+
+float worstOf(float a, float b, HeatMetric metric) {
+    if (std::isnan(a)) return b;
+    if (std::isnan(b)) return a;
+    return metric == HeatMetric::OverlapRatio ? std::min(a, b) : std::max(a, b);
+}
+
+HeatMap heatMapByTime(const TimelineModel& model, ViewRange range, int columns, HeatMetric metric) {
+    HeatMap h;
+    heatMapByTime(model, range, columns, metric, h);
+    return h;
+}
+
+void heatMapByTime(const TimelineModel& model, ViewRange range, int columns, HeatMetric metric, HeatMap& h) {
+    h.groups = deviceGroups(model);
+    h.range = range;
+    h.perStep = false;
+    h.stepNames.clear();
+    h.cellWindows.clear();
+    h.columns = std::max(0, columns);
+    h.values.assign(h.groups.size() * static_cast<size_t>(h.columns), kNone);
+    if (h.columns == 0 || range.length() <= 0) return;
+    const TimeScale scale(range, h.columns);
+    // Bucket edges once, shared by every row.
+    std::vector<TimeNs> edges(static_cast<size_t>(h.columns) + 1);
+    for (int c = 0; c <= h.columns; ++c) edges[static_cast<size_t>(c)] = scale.toTime(c);
+    parallelRows(h.rows(), [&](int r) {
+        const DeviceGroup& g = model.groups()[static_cast<size_t>(h.groups[static_cast<size_t>(r)])];
+        // One sweep over the intervals in view, adding each to the columns it
+        // touches: work follows intervals plus columns, not columns x log n.
+        thread_local std::vector<TimeNs> hidden, exposed;
+        hidden.assign(static_cast<size_t>(h.columns), 0);
+        exposed.assign(static_cast<size_t>(h.columns), 0);
+        addCoverage(g.coverage.overlap, edges, hidden);
+        addCoverage(g.coverage.exposedComm, edges, exposed);
+        float* out = &h.values[static_cast<size_t>(r) * static_cast<size_t>(h.columns)];
+        for (int c = 0; c < h.columns; ++c) {
+            const auto k = static_cast<size_t>(c);
+            out[c] = cellValue(hidden[k], exposed[k], edges[k + 1] - edges[k], metric);
+        }
+    });
+}
+
+HeatMap heatMapBySteps(const TimelineModel& model, const Analysis& analysis, HeatMetric metric) {
+    HeatMap h;
+    h.perStep = true;
+    // Rows: the analysed devices that have a group, in group order.
+    std::vector<const DeviceAnalysis*> devices;
+    std::vector<std::pair<int, const DeviceAnalysis*>> byGroup;
+    for (const DeviceAnalysis& d : analysis.devices)
+        if (const int g = model.groupOf(d); g >= 0) byGroup.emplace_back(g, &d);
+    std::sort(byGroup.begin(), byGroup.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t steps = 0;
+    for (const auto& [g, d] : byGroup) {
+        h.groups.push_back(g);
+        devices.push_back(d);
+        if (d->steps.size() > steps) {
+            steps = d->steps.size();
+            h.stepNames.clear();
+            for (const StepAnalysis& s : d->steps) h.stepNames.push_back(s.name);
+        }
+    }
+    h.columns = static_cast<int>(steps);
+    h.values.assign(devices.size() * steps, kNone);
+    h.cellWindows.assign(devices.size() * steps, ViewRange{0, 0});
+    for (size_t r = 0; r < devices.size(); ++r)
+        for (size_t c = 0; c < devices[r]->steps.size(); ++c) {
+            const StepAnalysis& s = devices[r]->steps[c];
+            const OverlapMetrics& m = s.metrics;
+            h.values[r * steps + c] = cellValue(m.overlap_ns, m.exposed_comm_ns, m.window_ns, metric);
+            h.cellWindows[r * steps + c] = {s.start_ns, s.end_ns};
+        }
+    if (!h.groups.empty()) h.range = {h.cellWindows.front().start, h.cellWindows.back().end};
+    return h;
+}
+
+}  // namespace osc::gui

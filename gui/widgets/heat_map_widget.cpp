@@ -1,0 +1,237 @@
+#include "gui/widgets/heat_map_widget.h"
+
+#include "gui/model/time_ticks.h"
+#include "gui/render/palette.h"
+#include "gui/widgets/selection_panel.h"
+#include "gui/widgets/timeline_widget.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace osc::gui {
+namespace {
+
+uint32_t mix(uint32_t a, uint32_t b, double t) {
+    auto ch = [&](int shift) {
+        const double x = (a >> shift) & 0xFF, y = (b >> shift) & 0xFF;
+        return static_cast<uint32_t>(x + (y - x) * t + 0.5) << shift;
+    };
+    return ch(16) | ch(8) | ch(0);
+}
+
+constexpr uint32_t kNoComm = 0xE6E8EB;
+
+}  // namespace
+
+uint32_t heatColour(float value, HeatMetric metric) {
+    if (std::isnan(value)) return kNoComm;
+    const double v = std::clamp(static_cast<double>(value), 0.0, 1.0);
+    if (metric == HeatMetric::ExposedShare) return mix(palette::kBackground, palette::kExposed, v);
+    return v < 0.5 ? mix(palette::kExposed, palette::kExposedWait, v * 2) : mix(palette::kExposedWait, palette::kOverlap, v * 2 - 1);
+}
+
+HeatMapView::HeatMapView(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
+    setMinimumHeight(80);
+    setMouseTracking(true);
+    connect(timeline_, &TimelineWidget::viewRangeChanged, this, [this] {
+        if (!perStep_) rebuild();
+    });
+    connect(timeline_, &TimelineWidget::modelChanged, this, &HeatMapView::rebuild);
+}
+
+void HeatMapView::setAnalysis(std::shared_ptr<const Analysis> analysis) {
+    analysis_ = std::move(analysis);
+    rebuild();
+}
+
+void HeatMapView::setMode(bool perStep, HeatMetric metric) {
+    perStep_ = perStep;
+    metric_ = metric;
+    rebuild();
+}
+
+int HeatMapView::pixelRows() const {
+    const int h = std::max(1, height() - kHeaderHeight);
+    if (map_.rows() == 0) return 0;
+    if (map_.rows() >= h) return h;
+    return map_.rows() * std::clamp(h / map_.rows(), 1, 24);
+}
+
+int HeatMapView::rowOfPixel(int y) const {
+    const int rows = map_.rows(), px = pixelRows();
+    if (px <= 0 || y < 0 || y >= px) return -1;
+    return static_cast<int>(static_cast<int64_t>(y) * rows / px);
+}
+
+double HeatMapView::columnWidth() const {
+    return map_.columns > 0 ? static_cast<double>(std::max(1, width() - kLabelWidth)) / map_.columns : 1.0;
+}
+
+void HeatMapView::rebuild() {
+    const TimelineModel* model = timeline_->model();
+    const int columns = std::max(1, width() - kLabelWidth);
+    if (!model) map_ = {};
+    else if (perStep_ && analysis_) map_ = heatMapBySteps(*model, *analysis_, metric_);
+    else heatMapByTime(*model, timeline_->viewRange(), columns, metric_, map_);
+    // One image pixel per column and pixel row; a pixel row holding several
+    // ranks shows the worst of them.
+    const int px = pixelRows();
+    if (px <= 0 || map_.columns <= 0) {
+        image_ = QImage();
+        update();
+        return;
+    }
+    if (image_.width() != map_.columns || image_.height() != px) image_ = QImage(map_.columns, px, QImage::Format_RGB32);
+    const int rows = map_.rows();
+    // Colours from a table of 256 steps (and one for "no communication").
+    std::array<QRgb, 257> lut;
+    for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = 0xFF000000u | heatColour(static_cast<float>(i) / 255.f, metric_);
+    lut[256] = 0xFF000000u | heatColour(std::nanf(""), metric_);
+    const auto colourOf = [&](float v) {
+        return std::isnan(v) ? lut[256] : lut[static_cast<size_t>(std::clamp(v, 0.f, 1.f) * 255.f + 0.5f)];
+    };
+    // bits() once: scanLine() would check for a detach from every thread.
+    uchar* bits = image_.bits();
+    const qsizetype stride = image_.bytesPerLine();
+    parallelRows(px, [&](int y) {
+        const int r0 = static_cast<int>(static_cast<int64_t>(y) * rows / px);
+        const int r1 = std::max(r0 + 1, static_cast<int>(static_cast<int64_t>(y + 1) * rows / px));
+        auto* line = reinterpret_cast<QRgb*>(bits + y * stride);
+        const float* first = &map_.values[static_cast<size_t>(r0) * static_cast<size_t>(map_.columns)];
+        if (r1 == r0 + 1) {  // one rank per pixel row (the common case): a straight copy through the table
+            for (int c = 0; c < map_.columns; ++c) line[c] = colourOf(first[c]);
+            return;
+        }
+        for (int c = 0; c < map_.columns; ++c) {
+            float v = first[c];
+            for (int r = r0 + 1; r < r1; ++r) v = worstOf(v, map_.at(r, c), metric_);
+            line[c] = colourOf(v);
+        }
+    });
+    update();
+}
+
+void HeatMapView::resizeEvent(QResizeEvent*) { rebuild(); }
+
+void HeatMapView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), QColor::fromRgb(0xFF000000u | palette::kBackground));
+    p.fillRect(0, 0, width(), kHeaderHeight, QColor::fromRgb(0xFF000000u | palette::kHeader));
+    const TimelineModel* model = timeline_->model();
+    p.setPen(QColor::fromRgb(0xFF000000u | palette::kHeaderText));
+    if (!model || image_.isNull()) {
+        p.setPen(QColor::fromRgb(0xFF000000u | palette::kEmptyText));
+        p.drawText(rect(), Qt::AlignCenter, model ? tr("no GPUs, or no steps to show") : tr("no capture open"));
+        return;
+    }
+    const QString what = metric_ == HeatMetric::OverlapRatio ? tr("overlap ratio: red 0 → amber 50% → green 100%, grey: no communication")
+                                                            : tr("exposed communication share: white 0 → red 100%");
+    const QString columns = perStep_ ? tr("%1 GPUs × %2 steps").arg(map_.rows()).arg(map_.columns)
+                                     : tr("%1 GPUs, %2 to %3, %4 per column")
+                                           .arg(map_.rows())
+                                           .arg(QString::fromStdString(formatTimestamp(map_.range.start)),
+                                                QString::fromStdString(formatTimestamp(map_.range.end)),
+                                                QString::fromStdString(formatDuration(map_.range.length() / std::max(1, map_.columns))));
+    p.drawText(QRect(kLabelWidth, 0, width() - kLabelWidth - 4, kHeaderHeight), Qt::AlignVCenter | Qt::AlignLeft,
+               fontMetrics().elidedText(columns + "   ·   " + what, Qt::ElideRight, width() - kLabelWidth - 4));
+    // Cells: the image stretched to the cell area without smoothing.
+    const QRect cells(kLabelWidth, kHeaderHeight, width() - kLabelWidth, image_.height());
+    p.drawImage(cells, image_);
+    // Rank labels, as many as fit.
+    const int px = pixelRows(), rows = map_.rows();
+    const int lineHeight = fontMetrics().height();
+    const int every = std::max(1, (lineHeight * rows + px - 1) / std::max(1, px));
+    p.setPen(QColor::fromRgb(0xFF000000u | palette::kText));
+    for (int r = 0; r < rows; r += every) {
+        const int y = kHeaderHeight + static_cast<int>(static_cast<int64_t>(r) * px / rows);
+        p.drawText(QRect(4, y, kLabelWidth - 8, lineHeight), Qt::AlignVCenter | Qt::AlignLeft,
+                   QString::fromStdString(shortGroupLabel(*model, map_.groups[static_cast<size_t>(r)])));
+    }
+}
+
+std::pair<int, int> HeatMapView::cellAt(QPoint p) const {
+    if (p.x() < kLabelWidth || map_.columns <= 0) return {-1, -1};
+    const int row = rowOfPixel(p.y() - kHeaderHeight);
+    const int column = static_cast<int>((p.x() - kLabelWidth) / columnWidth());
+    if (row < 0 || column < 0 || column >= map_.columns) return {-1, -1};
+    return {row, column};
+}
+
+QPoint HeatMapView::cellCentre(int row, int column) const {
+    const int px = pixelRows();
+    const int y = kHeaderHeight + static_cast<int>((static_cast<int64_t>(row) * px + px / 2) / std::max(1, map_.rows()));
+    return {kLabelWidth + static_cast<int>((column + 0.5) * columnWidth()), y};
+}
+
+void HeatMapView::mouseReleaseEvent(QMouseEvent* e) {
+    const auto [row, column] = cellAt(e->position().toPoint());
+    if (row < 0) return;
+    ViewRange w = map_.window(row, column);
+    if (!map_.perStep) {
+        // Ten times closer around the cell: the cell and some context, not one sliver.
+        const TimeNs len = std::max<TimeNs>(w.length(), map_.range.length() / 10);
+        const TimeNs centre = w.start + w.length() / 2;
+        w = {centre - len / 2, centre - len / 2 + len};
+    }
+    emit cellClicked(map_.groups[static_cast<size_t>(row)], w);
+}
+
+bool HeatMapView::event(QEvent* e) {
+    if (e->type() != QEvent::ToolTip) return QWidget::event(e);
+    auto* help = static_cast<QHelpEvent*>(e);
+    const auto [row, column] = cellAt(help->pos());
+    const TimelineModel* model = timeline_->model();
+    if (row < 0 || !model) {
+        QToolTip::hideText();
+        return true;
+    }
+    const float v = map_.at(row, column);
+    const ViewRange w = map_.window(row, column);
+    QString text = QString::fromStdString(shortGroupLabel(*model, map_.groups[static_cast<size_t>(row)]));
+    text += map_.perStep ? tr(", %1").arg(QString::fromStdString(map_.stepNames[static_cast<size_t>(column)]))
+                         : tr(", %1 to %2").arg(QString::fromStdString(formatTimestamp(w.start)),
+                                                QString::fromStdString(formatTimestamp(w.end)));
+    if (std::isnan(v)) text += tr(": no communication");
+    else text += (metric_ == HeatMetric::OverlapRatio ? tr(": %1% of communication hidden") : tr(": %1% exposed communication"))
+                     .arg(static_cast<double>(v) * 100, 0, 'f', 1);
+    if (pixelRows() < map_.rows()) text += tr("\n(several ranks per pixel row: the worst is shown)");
+    text += tr("\nclick: zoom the timeline here");
+    QToolTip::showText(help->globalPos(), text, this);
+    return true;
+}
+
+HeatMapPanel::HeatMapPanel(TimelineWidget* timeline, QWidget* parent) : QWidget(parent) {
+    view_ = new HeatMapView(timeline, this);
+    mode_ = new QComboBox(this);
+    mode_->addItems({tr("per time bucket of the view"), tr("per step")});
+    metric_ = new QComboBox(this);
+    metric_->addItems({tr("overlap ratio"), tr("exposed communication")});
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Columns:"), this));
+    bar->addWidget(mode_);
+    bar->addWidget(new QLabel(tr("Colour:"), this));
+    bar->addWidget(metric_);
+    bar->addStretch(1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addLayout(bar);
+    layout->addWidget(view_, 1);
+    connect(mode_, &QComboBox::currentIndexChanged, this, &HeatMapPanel::apply);
+    connect(metric_, &QComboBox::currentIndexChanged, this, &HeatMapPanel::apply);
+}
+
+void HeatMapPanel::apply() {
+    view_->setMode(mode_->currentIndex() == 1, metric_->currentIndex() == 1 ? HeatMetric::ExposedShare : HeatMetric::OverlapRatio);
+}
+
+}  // namespace osc::gui

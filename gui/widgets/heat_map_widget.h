@@ -1,0 +1,76 @@
+// The heat map panel: ranks down, time buckets of the timeline's view (or
+// steps) across, each cell coloured by its overlap ratio or exposed share.
+// When ranks outnumber pixel rows, a pixel row shows the worst of its ranks.
+// Clicking a cell zooms the timeline to it (a step, or ten times closer
+// around a time bucket) and scrolls to that rank.
+#pragma once
+
+#include "gui/model/heat_map.h"
+
+#include <QImage>
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+
+namespace osc::gui {
+
+class TimelineWidget;
+
+class HeatMapView : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kLabelWidth = 110, kHeaderHeight = 18;
+    HeatMapView(TimelineWidget* timeline, QWidget* parent = nullptr);
+    void setAnalysis(std::shared_ptr<const Analysis> analysis);
+    void setMode(bool perStep, HeatMetric metric);
+    const HeatMap& heatMap() const { return map_; }
+    // Builds the map and the image for the current size and view (the bench
+    // times this: it runs whenever the view moves).
+    void rebuild();
+    // The heat map row (device) and column at a widget point, or -1s.
+    std::pair<int, int> cellAt(QPoint p) const;
+    // Widget rectangle of a cell's first pixel row (tests click there).
+    QPoint cellCentre(int row, int column) const;
+
+signals:
+    void cellClicked(int group, osc::gui::ViewRange window);
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+    void mouseReleaseEvent(QMouseEvent*) override;
+    bool event(QEvent*) override;
+
+private:
+    int pixelRows() const;
+    int rowOfPixel(int y) const;  // first device row drawn at pixel row y (from the cell area top)
+    double columnWidth() const;
+
+    TimelineWidget* timeline_;
+    std::shared_ptr<const Analysis> analysis_;
+    bool perStep_ = false;
+    HeatMetric metric_ = HeatMetric::OverlapRatio;
+    HeatMap map_;
+    QImage image_;  // one pixel per column and pixel row
+};
+
+class HeatMapPanel : public QWidget {
+    Q_OBJECT
+public:
+    HeatMapPanel(TimelineWidget* timeline, QWidget* parent = nullptr);
+    HeatMapView* view() const { return view_; }
+
+private:
+    void apply();
+    HeatMapView* view_;
+    QComboBox* mode_;
+    QComboBox* metric_;
+};
+
+// The cell colour: overlap ratio 0 vermilion, 0.5 amber, 1 green; exposed
+// share 0 white to 1 vermilion; light grey where there is no communication.
+uint32_t heatColour(float value, HeatMetric metric);
+
+}  // namespace osc::gui

@@ -1,0 +1,224 @@
+#include "gui/widgets/timeline_painter.h"
+
+#include "gui/model/time_ticks.h"
+#include "gui/render/palette.h"
+
+#include <QCoreApplication>
+#include <QFontMetrics>
+#include <QPainter>
+#include <QPainterPath>
+
+#include <algorithm>
+#include <cmath>
+
+namespace osc::gui {
+namespace {
+
+QColor qcolour(uint32_t rgb) { return QColor::fromRgb(0xFF000000u | rgb); }
+
+// A curved arrow from the end of the launching call to the start of its GPU work.
+void drawFlow(QPainter& p, QPointF from, QPointF to) {
+    QPainterPath path(from);
+    const double dy = (to.y() - from.y()) / 2;
+    path.cubicTo(from + QPointF(0, dy), to - QPointF(0, dy), to);
+    p.setPen(QPen(qcolour(palette::kFlow), 1.5));
+    p.setBrush(Qt::NoBrush);
+    p.drawPath(path);
+    // Arrowhead along the curve's last direction (vertical at the target).
+    const double dir = to.y() >= from.y() ? -1 : 1;
+    QPolygonF head;
+    head << to << to + QPointF(-4, dir * 7) << to + QPointF(4, dir * 7);
+    p.setBrush(qcolour(palette::kFlow));
+    p.drawPolygon(head);
+}
+
+}  // namespace
+
+int pinnedGroup(const TimelineView& v) {
+    if (!v.layout || v.scrollY <= 0) return -1;
+    const LaneSlot* first = nullptr;
+    for (const LaneSlot& s : v.layout->lanes())
+        if (s.y + s.height > v.scrollY) {
+            first = &s;
+            break;
+        }
+    if (!first) return -1;
+    const int group = v.model->lane(first->lane).group;
+    for (const GroupSlot& g : v.layout->groups())
+        if (g.group == group) return g.y < v.scrollY ? group : -1;
+    return -1;
+}
+
+void paintOverlays(QPainter& p, const TimelineView& v) {
+    const TimelineModel& model = *v.model;
+    FrameBuilder fb(model, *v.layout);
+    p.save();
+    p.setClipRect(v.labelWidth, v.rulerHeight, v.width - v.labelWidth, v.height - v.rulerHeight);
+    auto outline = [&](EventRef ref, uint32_t rgb, int widthPx) {
+        if (auto r = fb.eventRect(v.vp, ref)) {
+            p.setPen(QPen(qcolour(rgb), widthPx));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(QRectF(r->x, r->y + 0.5, std::max(2.f, r->w), r->h - 1));
+        }
+    };
+    // Only hits on screen are outlined, at most one per pixel column and lane:
+    // the result may hold millions.
+    if (v.findHits) {
+        for (const LaneSlot& s : v.layout->lanes()) {
+            const float y = v.vp.top + static_cast<float>(s.y);
+            if (y + static_cast<float>(s.height) < v.vp.clipTop || y > v.vp.clipBottom) continue;
+            if (static_cast<size_t>(s.lane) >= v.findHits->byLane.size()) continue;
+            const auto& laneHits = v.findHits->byLane[static_cast<size_t>(s.lane)];
+            if (laneHits.empty()) continue;
+            for (uint32_t i : visibleHits(model.lane(s.lane).rows[0], laneHits, v.vp.scale))
+                outline({s.lane, 0, i}, palette::kFindHit, 2);
+        }
+    }
+    if (v.matches)
+        for (const EventRef& m : *v.matches) outline(m, palette::kHighlight, 2);
+    if (v.flows) {
+        p.setRenderHint(QPainter::Antialiasing, true);
+        for (const Flow& f : *v.flows) {
+            const auto a = fb.eventRect(v.vp, f.from), b = fb.eventRect(v.vp, f.to);
+            if (!a || !b) continue;  // a lane is hidden or collapsed
+            outline(f.from == v.selectedEvent ? f.to : f.from, palette::kFlow, 1);
+            const QPointF from(a->x + std::max(1.f, a->w), a->y + a->h / 2);
+            const QPointF to(b->x + 1, b->y > a->y ? b->y + 1 : b->y + b->h - 1);
+            drawFlow(p, from, to);
+        }
+        p.setRenderHint(QPainter::Antialiasing, false);
+    }
+    if (v.selectedEvent.valid()) outline(v.selectedEvent, 0x000000, 2);
+    if (v.matches && !v.matches->empty() && v.selectedEvent.valid()) {
+        // Arrival skew: a vertical line at each rank's start of the collective.
+        p.setPen(QPen(qcolour(palette::kHighlight), 1, Qt::DashLine));
+        for (const EventRef& m : *v.matches) {
+            const EventRow& row = model.lane(m.lane).rows[static_cast<size_t>(m.row)];
+            const int x = static_cast<int>(v.labelWidth + v.vp.scale.toX(row.start[m.index]));
+            p.drawLine(x, v.rulerHeight, x, v.height);
+        }
+    }
+    if (v.selection) {
+        const double x0 = std::max<double>(v.labelWidth, v.labelWidth + v.vp.scale.toX(v.selection->start));
+        const double x1 = std::min<double>(v.width, v.labelWidth + v.vp.scale.toX(v.selection->end));
+        QColor fill = qcolour(palette::kSelection);
+        fill.setAlpha(40);
+        // Shade the selected groups' lanes; the edges run across the whole view.
+        for (const LaneSlot& s : v.layout->lanes()) {
+            const int g = model.lane(s.lane).group;
+            if (!v.selectionGroups || std::find(v.selectionGroups->begin(), v.selectionGroups->end(), g) == v.selectionGroups->end())
+                continue;
+            p.fillRect(QRectF(x0, v.vp.top + s.y, std::max(1.0, x1 - x0), s.height + v.layout->metrics().gap), fill);
+        }
+        p.setPen(QPen(qcolour(palette::kSelection), 1));
+        p.drawLine(QPointF(x0, v.rulerHeight), QPointF(x0, v.height));
+        p.drawLine(QPointF(x1, v.rulerHeight), QPointF(x1, v.height));
+    }
+    p.restore();
+}
+
+void paintLabels(QPainter& p, const TimelineView& v, const QFont& font) {
+    p.fillRect(0, v.rulerHeight, v.labelWidth, v.height - v.rulerHeight, qcolour(palette::kBackground));
+    p.setPen(qcolour(palette::kGrid));
+    p.drawLine(v.labelWidth - 1, v.rulerHeight, v.labelWidth - 1, v.height);
+    if (!v.model) return;
+    const TimelineModel& model = *v.model;
+    const LaneMetrics& lm = v.layout->metrics();
+    const int top = v.rulerHeight - v.scrollY;
+    const QFontMetrics fm(font);
+    QFont bold = font;
+    bold.setBold(true);
+    auto header = [&](int group, int y) {
+        const DeviceGroup& g = model.groups()[static_cast<size_t>(group)];
+        p.fillRect(0, y, v.labelWidth, lm.headerHeight, qcolour(palette::kHeader));
+        p.setPen(qcolour(palette::kHeaderText));
+        p.setFont(bold);
+        const QString text = QString::fromUtf8(g.collapsed ? "▸ " : "▾ ") + QString::fromStdString(g.label);
+        p.drawText(QRect(6, y, v.width - 12, lm.headerHeight), Qt::AlignVCenter | Qt::AlignLeft,
+                   QFontMetrics(bold).elidedText(text, Qt::ElideRight, v.width - 12));
+        p.setFont(font);
+    };
+    p.save();
+    p.setClipRect(0, v.rulerHeight, v.width, v.height - v.rulerHeight);
+    for (const GroupSlot& g : v.layout->groups()) {
+        const int y = top + g.y;
+        if (y + lm.headerHeight < v.rulerHeight || y > v.height) continue;
+        header(g.group, y);
+    }
+    for (const LaneSlot& s : v.layout->lanes()) {
+        const int y = top + s.y;
+        if (y + s.height < v.rulerHeight || y > v.height) continue;
+        const Lane& lane = model.lane(s.lane);
+        // A colour chip says what the lane mostly carries.
+        const uint32_t chip = lane.kind == LaneKind::Overlap  ? palette::kOverlap
+                              : lane.kind == LaneKind::Ranges ? palette::kRangeChip
+                              : lane.kind == LaneKind::Host   ? palette::kApiCall
+                                                              : palette::categoryColour(lane.mainCategory);
+        p.fillRect(8, y + 4, 4, std::min(s.height, s.rowHeight) - 8, qcolour(chip));
+        p.setPen(qcolour(palette::kText));
+        const QString label = fm.elidedText(QString::fromStdString(lane.label), Qt::ElideRight, v.labelWidth - 24);
+        p.drawText(QRect(18, y, v.labelWidth - 22, std::min(s.height, s.rowHeight)), Qt::AlignVCenter | Qt::AlignLeft, label);
+    }
+    // The header of the group being scrolled through stays at the top, so
+    // every lane on screen says which rank and GPU it belongs to.
+    if (const int g = pinnedGroup(v); g >= 0) {
+        p.fillRect(v.labelWidth, v.rulerHeight, v.width - v.labelWidth, lm.headerHeight, qcolour(palette::kHeader));
+        header(g, v.rulerHeight);
+        p.setPen(qcolour(palette::kGrid));
+        p.drawLine(0, v.rulerHeight + lm.headerHeight, v.width, v.rulerHeight + lm.headerHeight);
+    }
+    p.restore();
+}
+
+void paintRuler(QPainter& p, const TimelineView& v) {
+    p.fillRect(0, 0, v.width, v.rulerHeight, qcolour(palette::kHeader));
+    p.setPen(qcolour(palette::kHeaderText));
+    if (!v.model) {  // nothing open: no time axis to speak of
+        p.setPen(qcolour(palette::kGrid));
+        p.drawLine(0, v.rulerHeight - 1, v.width, v.rulerHeight - 1);
+        return;
+    }
+    const TimeScale& scale = v.vp.scale;
+    const Ruler ruler = makeRuler(scale);
+    const QFontMetrics fm(p.font());
+    QString left = QCoreApplication::translate("TimelineWidget", "view %1").arg(QString::fromStdString(formatDuration(scale.range().length())));
+    if (!ruler.origin.empty()) left += QCoreApplication::translate("TimelineWidget", " from %1").arg(QString::fromStdString(ruler.origin));
+    p.drawText(QRect(6, 0, v.labelWidth - 12, v.rulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
+               fm.elidedText(left, Qt::ElideRight, v.labelWidth - 12));
+    p.save();
+    p.setClipRect(v.labelWidth, 0, v.width - v.labelWidth, v.rulerHeight);
+    // Each label fits before the next tick: labels never overlap.
+    const double spacing = ruler.ticks.size() > 1 ? ruler.ticks[1].x - ruler.ticks[0].x : v.width;
+    const int room = std::max(10, static_cast<int>(spacing) - 6);
+    for (const Tick& t : ruler.ticks) {
+        const int x = v.labelWidth + static_cast<int>(t.x);
+        p.drawLine(x, v.rulerHeight - 6, x, v.rulerHeight);
+        p.drawText(QRect(x + 3, 0, room, v.rulerHeight - 4), Qt::AlignVCenter | Qt::AlignLeft,
+                   fm.elidedText(QString::fromStdString(t.label), Qt::ElideRight, room));
+    }
+    if (v.selection) {
+        const double x0 = v.labelWidth + scale.toX(v.selection->start), x1 = v.labelWidth + scale.toX(v.selection->end);
+        const QString d = QString::fromStdString(formatDuration(v.selection->length(), 4));
+        QColor band = qcolour(palette::kSelection);
+        band.setAlpha(60);
+        p.fillRect(QRectF(std::max<double>(v.labelWidth, x0), v.rulerHeight - 8, std::max(1.0, x1 - x0), 8), band);
+        // On an opaque box over the tick labels, not mixed into them.
+        const QRectF box(std::max<double>(v.labelWidth, x0) + 2, 1, fm.horizontalAdvance(d) + 8, v.rulerHeight - 10);
+        p.fillRect(box, qcolour(palette::kHeader));
+        p.setPen(qcolour(palette::kSelection));
+        p.drawText(box, Qt::AlignCenter, d);
+    }
+    p.restore();
+    p.setPen(qcolour(palette::kGrid));
+    p.drawLine(0, v.rulerHeight - 1, v.width, v.rulerHeight - 1);
+}
+
+void paintEmptyHint(QPainter& p, const TimelineView& v) {
+    p.setPen(qcolour(palette::kEmptyText));
+    const QRect r(v.labelWidth, v.rulerHeight, v.width - v.labelWidth, v.height - v.rulerHeight);
+    p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
+               QCoreApplication::translate("TimelineWidget", "Open a capture: File > Open, or drop a file here.\n"
+                           "Or attach to a running job: File > Attach to live agent…"));
+}
+
+}  // namespace osc::gui

@@ -1,0 +1,177 @@
+#include "gui/widgets/whatif_panel.h"
+
+#include "gui/model/whatif_plot.h"
+#include "gui/render/palette.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QMainWindow>
+#include <QMenu>
+#include <QPainter>
+#include <QPainterPath>
+
+#include <memory>
+#include <stdexcept>
+
+namespace osc::gui {
+namespace {
+
+QColor rgb(uint32_t c) { return QColor::fromRgb(c); }
+
+void polyline(QPainter& p, const std::vector<PlotPoint>& pts) {
+    if (pts.empty()) return;
+    QPainterPath path({pts[0].x, pts[0].y});
+    for (size_t i = 1; i < pts.size(); ++i) path.lineTo(pts[i].x, pts[i].y);
+    p.drawPath(path);
+}
+
+}  // namespace
+
+WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
+    setMinimumSize(320, 200);
+    setAutoFillBackground(true);
+    QPalette pal = palette();
+    pal.setColor(QPalette::Window, rgb(palette::kBackground));
+    setPalette(pal);
+    message_ = tr("Open a capture to predict other bucket sizes.");
+}
+
+std::vector<double> WhatIfPanel::bucketSizes() { return {1, 2, 5, 10, 25, 50, 100, 250}; }
+
+void WhatIfPanel::setData(std::shared_ptr<TimelineModel> model, std::shared_ptr<const Analysis> analysis) {
+    model_ = std::move(model);
+    analysis_ = std::move(analysis);
+    result_.reset();
+    stale_ = true;
+    message_ = tr("Computing…");
+    if (isVisible()) compute();
+    update();
+}
+
+void WhatIfPanel::compute() {
+    if (!stale_ || !model_ || !analysis_) return;
+    stale_ = false;
+    whatif::WhatIfSettings settings;
+    settings.bucketMb = bucketSizes();
+    try {
+        setResult(whatif::runWhatIf(model_->capture(), *analysis_, settings));
+    } catch (const std::exception& e) {
+        result_.reset();
+        message_ = QString::fromStdString(e.what());
+        update();
+    }
+}
+
+void WhatIfPanel::setResult(whatif::WhatIfResult result) {
+    result_ = std::move(result);
+    std::string why;
+    message_ = whatIfSeries(*result_, &why) ? QString() : tr("Not modelled: %1").arg(QString::fromStdString(why));
+    update();
+}
+
+void WhatIfPanel::showEvent(QShowEvent* e) {
+    QWidget::showEvent(e);
+    compute();
+}
+
+void WhatIfPanel::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.fillRect(rect(), rgb(palette::kBackground));
+    std::optional<WhatIfSeries> series;
+    if (result_) series = whatIfSeries(*result_);
+    if (!series) {
+        p.setPen(rgb(palette::kText));
+        p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap, message_);
+        return;
+    }
+    const WhatIfPlot plot = layoutWhatIfPlot(*series, width(), height());
+    const QFontMetrics fm(font());
+    const int line = fm.height();
+    const int textWidth = width() - 12;
+
+    // Grid and tick labels.
+    p.setPen(QPen(rgb(palette::kGrid), 1));
+    for (const auto& t : plot.yTicks) p.drawLine(QPointF(plot.left, t.pos), QPointF(plot.right, t.pos));
+    for (const auto& t : plot.xTicks) p.drawLine(QPointF(t.pos, plot.top), QPointF(t.pos, plot.bottom));
+    p.setPen(rgb(palette::kText));
+    for (const auto& t : plot.yTicks) {
+        const QString s = QString::fromStdString(t.label);
+        p.drawText(QPointF(plot.left - 6 - fm.horizontalAdvance(s), t.pos + fm.ascent() / 2.0 - 1), s);
+    }
+    for (const auto& t : plot.xTicks) {
+        const QString s = QString::fromStdString(t.label);
+        p.drawText(QPointF(t.pos - fm.horizontalAdvance(s) / 2.0, plot.bottom + fm.ascent() + 3), s);
+    }
+
+    // Bounds dashed (exposed colour above: no overlap; overlap colour below:
+    // perfect overlap), the prediction solid in the communication colour.
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(rgb(palette::kExposed), 1.5, Qt::DashLine));
+    polyline(p, plot.noOverlap);
+    p.setPen(QPen(rgb(palette::kOverlap), 1.5, Qt::DashLine));
+    polyline(p, plot.perfect);
+    p.setPen(QPen(rgb(palette::kCommunication), 2.5));
+    polyline(p, plot.step);
+    p.setBrush(rgb(palette::kCommunication));
+    for (const auto& pt : plot.step) p.drawEllipse(QPointF(pt.x, pt.y), 3, 3);
+    if (plot.best >= 0) {
+        const PlotPoint& b = plot.step[static_cast<size_t>(plot.best)];
+        p.setPen(QPen(rgb(palette::kHighlight), 2));
+        p.setBrush(rgb(palette::kHighlight));
+        p.drawEllipse(QPointF(b.x, b.y), 6, 6);
+    }
+    if (plot.observed) {
+        p.setPen(QPen(rgb(palette::kText), 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawEllipse(QPointF(plot.observed->x, plot.observed->y), 7, 7);
+    }
+
+    // Title, a legend in the lines' colours, and the caption.
+    p.setPen(rgb(palette::kText));
+    p.drawText(QPointF(6, 4 + fm.ascent()), fm.elidedText(QString::fromStdString(plot.title), Qt::ElideRight, textWidth));
+    double x = 6;
+    const double legendY = 4 + line + fm.ascent();
+    const auto legendItem = [&](uint32_t colour, Qt::PenStyle style, const QString& text) {
+        p.setPen(QPen(rgb(colour), 2, style));
+        p.drawLine(QPointF(x, legendY - fm.ascent() / 2.0 + 1), QPointF(x + 18, legendY - fm.ascent() / 2.0 + 1));
+        p.setPen(rgb(palette::kText));
+        p.drawText(QPointF(x + 22, legendY), text);
+        x += 22 + fm.horizontalAdvance(text) + 14;
+    };
+    legendItem(palette::kCommunication, Qt::SolidLine, tr("predicted"));
+    legendItem(palette::kExposed, Qt::DashLine, tr("no overlap"));
+    legendItem(palette::kOverlap, Qt::DashLine, tr("perfect overlap"));
+    p.setPen(rgb(palette::kText));
+    p.drawText(QPointF(x, legendY), tr("○ observed  ● best"));
+    p.drawText(QPointF(6, height() - 6.0),
+               fm.elidedText(QString::fromStdString(plot.caption), Qt::ElideRight, textWidth));
+}
+
+WhatIfPanel* addWhatIfDock(QMainWindow* window, QMenu* viewMenu) {
+    auto* panel = new WhatIfPanel(window);
+    auto* dock = new QDockWidget(QObject::tr("What-if: bucket sizes"), window);
+    dock->setObjectName("whatif");
+    dock->setWidget(panel);
+    window->addDockWidget(Qt::BottomDockWidgetArea, dock);
+    dock->hide();
+    // Shown the first time: a tab beside the steps table when there is one
+    // (the plot wants width; the window builds its docks after its menus).
+    auto placed = std::make_shared<bool>(false);
+    QObject::connect(dock, &QDockWidget::visibilityChanged, dock, [window, dock, placed](bool visible) {
+        if (!visible || *placed) return;
+        *placed = true;
+        auto* steps = window->findChild<QDockWidget*>("steps");
+        if (steps && window->dockWidgetArea(steps) == Qt::BottomDockWidgetArea) window->tabifyDockWidget(steps, dock);
+        dock->show();
+        dock->raise();
+    });
+    QAction* show = dock->toggleViewAction();
+    show->setText(QObject::tr("&What-if: bucket sizes"));
+    show->setToolTip(QObject::tr("Predicted step time for other DDP bucket sizes (overlapscope whatif)"));
+    viewMenu->addSeparator();
+    viewMenu->addAction(show);
+    return panel;
+}
+
+}  // namespace osc::gui

@@ -1,0 +1,291 @@
+// The main window's panels as a user drives them (QT_QPA_PLATFORM=offscreen):
+// what Details, Selection, Steps, Collectives and Find show after each action,
+// against hand-worked captures.
+#include "analyzer/synth/generic_synth.h"
+#include "gui/model/step_verdict.h"
+#include "gui/model/time_ticks.h"
+#include "gui/widgets/main_window.h"
+#include "gui/widgets/metric_tables.h"
+#include "gui/widgets/timeline_widget.h"
+#include "tests/gui/gui_test_captures.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace osc;
+using namespace osc::gui;
+
+namespace {
+
+LoadedCapture analysed(std::shared_ptr<Capture> capture, const QString& path = "memory") {
+    LoadedCapture l;
+    l.model = std::make_shared<TimelineModel>(capture);
+    l.analysis = std::make_shared<Analysis>(analyze(*capture));
+    l.model->addStepLanes(*l.analysis);
+    l.model->annotate(*l.analysis);
+    l.path = path;
+    return l;
+}
+
+// One rank whose only step, a GPU-side ProfilerStep#1 over [0, 10 ms), is
+// mostly idle: gemm [0, 1 ms) and [9, 10 ms), AllReduce [1, 1.5 ms), then
+// nothing from 1.5 to 9 ms. Busy 2.5 ms, idle 7.5 ms (75 %); compute 2 ms >
+// comm 0.5 ms, so the analyzer's flag says "not communication-bound", and
+// its largest finding is the 7.5 ms idle gap.
+std::shared_ptr<Capture> idleStepCapture() {
+    auto c = std::make_shared<Capture>();
+    Process p;
+    p.host = "node";
+    p.pid = 7;
+    p.rank = 0;
+    Device& d = p.deviceById(0);
+    guitest::addKernel(*c, d, 0, 1'000'000, 7, "gemm_kernel");
+    guitest::addKernel(*c, d, 1'000'000, 1'500'000, 13, guitest::kAllReduce);
+    guitest::addKernel(*c, d, 9'000'000, 10'000'000, 7, "gemm_kernel");
+    guitest::addRange(*c, p, 0, 10'000'000, "ProfilerStep#1");
+    p.ranges.onGpu.back() = 1;
+    c->processes.push_back(std::move(p));
+    c->finalize();
+    return c;
+}
+
+}  // namespace
+
+TEST(StepsPanel, AMostlyIdleStepIsIdleBoundAndShowsItsIdleTime) {
+    const LoadedCapture l = analysed(idleStepCapture());
+    ASSERT_EQ(l.analysis->devices.size(), 1u);
+    ASSERT_EQ(l.analysis->devices[0].steps.size(), 1u);
+    const StepAnalysis& s = l.analysis->devices[0].steps[0];
+    EXPECT_FALSE(s.bottleneck.communicationBound);
+    StepTableModel steps;
+    QAbstractItemModelTester tester(&steps, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    steps.setData(l.model, l.analysis);
+    ASSERT_EQ(steps.rowCount(), 1);
+    auto cell = [&](int column) { return steps.index(0, column).data().toString().toStdString(); };
+    EXPECT_EQ(cell(StepTableModel::Idle), "7.5 ms");
+    EXPECT_EQ(cell(StepTableModel::IdleShare), "75.0 %");
+    EXPECT_EQ(cell(StepTableModel::Verdict), "idle-bound");
+    EXPECT_EQ(cell(StepTableModel::Finding).rfind("idle gaps 7.5 ms", 0), 0u) << cell(StepTableModel::Finding);
+    // The tooltip carries the analyzer's own sentence.
+    EXPECT_TRUE(steps.index(0, StepTableModel::Verdict).data(Qt::ToolTipRole).toString().contains("waited for the host"));
+    // Without the idle gap the same flag reads compute-bound, as the report says.
+    StepAnalysis busy = s;
+    busy.bottleneck.findings.clear();
+    EXPECT_EQ(stepVerdict(busy).text, "compute-bound");
+    busy.bottleneck.communicationBound = true;
+    EXPECT_EQ(stepVerdict(busy).text, "communication-bound");
+}
+
+TEST(MainWindowPanels, ClickingACollectiveOrStepRowShowsItInDetails) {
+    MainWindow win;
+    win.resize(1400, 800);
+    auto capture = guitest::smallCapture(2, 100);
+    for (auto& p : capture->processes) p.ranges.onGpu.assign(p.ranges.size(), 1);  // GPU-side steps
+    const LoadedCapture l = analysed(capture);
+    win.showLoaded(l);
+    CollectiveTableModel* colls = win.collectiveModel();
+    colls->waitForSort();
+    ASSERT_EQ(colls->rowCount(), 2);  // one AllReduce per rank
+    // A kernel was selected before: the row click must replace it.
+    win.timeline()->selectEvent(l.model->findKernel(0, 0), false);
+    EXPECT_TRUE(win.detailsText().contains("kernel: gemm_kernel")) << win.detailsText().toStdString();
+    win.jumpToRow(colls->index(1, CollectiveTableModel::Name));
+    const int group = colls->index(1, 0).data(GroupRole).toInt();
+    EXPECT_EQ(win.timeline()->selectedEvent(), l.model->findKernel(group, 1));
+    EXPECT_TRUE(win.detailsText().contains(QString("kernel: ") + guitest::kAllReduce)) << win.detailsText().toStdString();
+    ASSERT_TRUE(win.timeline()->selection());
+    EXPECT_EQ(win.timeline()->selection()->start, 4000 + 100 * group);
+
+    // A step row: Details shows the step with the analyzer's verdict.
+    StepTableModel* steps = win.stepModel();
+    steps->waitForSort();
+    ASSERT_GE(steps->rowCount(), 1);
+    win.jumpToRow(steps->index(0, StepTableModel::Step));
+    EXPECT_TRUE(win.detailsText().contains("step (GPU window): ProfilerStep#1")) << win.detailsText().toStdString();
+    EXPECT_TRUE(win.detailsText().contains("verdict: ")) << win.detailsText().toStdString();
+}
+
+TEST(MainWindowPanels, SelectionOverSeveralDevicesShowsEachAndALabelledSum) {
+    MainWindow win;
+    win.resize(1400, 800);
+    win.showLoaded(analysed(guitest::smallCapture(2, 1000)));
+    // [3000, 8000) on rank 0: overlap 2000, exposed 1000; on rank 1 (shifted
+    // by 1000): C = [2000,6000) ∪ [7000,9000), M = [5000,8000) -> within the
+    // window overlap [5000,6000) ∪ [7000,8000) = 2000, exposed [6000,7000) = 1000.
+    win.timeline()->setSelection({3000, 8000}, {0, 1});
+    const QString text = win.selectionSummary();
+    EXPECT_TRUE(text.contains("on 2 device(s)")) << text.toStdString();
+    EXPECT_TRUE(text.contains("rank 0 · GPU 0\trank 1 · GPU 0\tsum of 2 devices")) << text.toStdString();
+    EXPECT_TRUE(text.contains("overlap (hidden)\t2 µs\t2 µs\t4 µs")) << text.toStdString();
+    EXPECT_TRUE(text.contains("exposed comm\t1 µs\t1 µs\t2 µs")) << text.toStdString();
+    // One device: no sum column.
+    win.timeline()->setSelection({3000, 8000}, {1});
+    EXPECT_FALSE(win.selectionSummary().contains("sum of")) << win.selectionSummary().toStdString();
+}
+
+TEST(MainWindowPanels, FindHasNoCapAndIsClearedByAnotherCapture) {
+    // 400,000 kernels on 2 streams, about a third NCCL: count the expected
+    // hits by brute force over the names.
+    osc::synth::GenericSpec spec;
+    spec.kernels = 400'000;
+    spec.streams = 2;
+    auto capture = std::make_shared<Capture>(osc::synth::synthesizeGeneric(spec));
+    size_t expected = 0;
+    for (const auto& d : capture->processes[0].devices)
+        for (size_t k = 0; k < d.kernels.size(); ++k)
+            expected += std::string(capture->strings.at(d.kernels.name[k])).find("nccl") != std::string::npos;
+    ASSERT_GT(expected, 100'000u);  // more than the old cap
+    MainWindow win;
+    win.resize(1400, 800);
+    win.showLoaded(analysed(capture));
+    win.find("NCCL");
+    EXPECT_EQ(win.findResult().count, expected);
+    EXPECT_EQ(win.findResult().hits.size(), expected);  // every hit, not the first 100,000
+    EXPECT_TRUE(win.statusText().startsWith("hit 1 of ")) << win.statusText().toStdString();
+    EXPECT_TRUE(win.statusText().endsWith(QLocale().toString(static_cast<qulonglong>(expected))));
+    win.findNext(-1);  // wraps to the last hit, at the end of the capture
+    const EventRef last = win.timeline()->selectedEvent();
+    const TimelineModel& m = *win.timeline()->model();
+    EXPECT_EQ(m.lane(last.lane).rows[0].start[last.index],
+              m.lane(win.findResult().hits.back().lane).rows[0].start[win.findResult().hits.back().index]);
+
+    // Another capture: nothing of the old search survives.
+    win.showLoaded(analysed(guitest::smallCapture()));
+    EXPECT_EQ(win.findResult().count, 0u);
+    EXPECT_EQ(win.timeline()->findHits(), nullptr);
+    EXPECT_TRUE(win.findLabelText().isEmpty()) << win.findLabelText().toStdString();
+}
+
+TEST(MainWindowPanels, SortingACollectivesTableHappensOffTheGuiThread) {
+    // 200,000 collectives whose exposed time is a shuffled 0..N-1 us, and
+    // whose start is 10x that, so the view order can be read back exactly.
+    auto a = std::make_shared<Analysis>();
+    DeviceAnalysis d;
+    d.rank = 0;
+    const int n = 200'000;
+    std::vector<int> perm(n);
+    for (int i = 0; i < n; ++i) perm[static_cast<size_t>(i)] = i;
+    std::shuffle(perm.begin(), perm.end(), std::mt19937(5));
+    for (int i = 0; i < n; ++i) {
+        CollectiveInstance c;
+        c.collective = "AllReduce";
+        c.exposed_ns = perm[static_cast<size_t>(i)] * 1000LL;
+        c.start_ns = c.exposed_ns * 10;
+        c.end_ns = c.start_ns + 1;
+        d.collectives.push_back(c);
+    }
+    a->devices.push_back(d);
+    CollectiveTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setData(nullptr, a);
+    QSignalSpy done(&model, &CollectiveTableModel::sortFinished);
+    const QPersistentModelIndex first = model.index(0, 0);  // the row exposed perm[0] us
+    model.sort(CollectiveTableModel::Exposed, Qt::DescendingOrder);
+    // sort() returned before the order changed: the work runs on a worker and
+    // lands through the event loop, so painting is never blocked by it.
+    EXPECT_TRUE(model.sorting());
+    EXPECT_EQ(model.index(0, 0).data(StartRole).toLongLong(), perm[0] * 10'000LL);
+    ASSERT_TRUE(done.wait(20000));
+    EXPECT_FALSE(model.sorting());
+    for (int row = 0; row < n; ++row)
+        ASSERT_EQ(model.index(row, 0).data(StartRole).toLongLong(), (n - 1 - row) * 10'000LL) << row;
+    // The persistent index (a view's current row) followed its row.
+    EXPECT_EQ(first.row(), n - 1 - perm[0]);
+    // A reset while a sort runs drops the stale order and sorts the new rows.
+    model.sort(CollectiveTableModel::Start, Qt::AscendingOrder);
+    model.setData(nullptr, a);
+    model.waitForSort();
+    EXPECT_EQ(model.index(0, 0).data(StartRole).toLongLong(), 0);
+}
+
+TEST(MainWindowPanels, OpenRecentKeepsAbsolutePaths) {
+    QTemporaryDir dir;
+    osc::synth::GenericSpec spec;
+    spec.kernels = 100;
+    spec.streams = 2;
+    osc::synth::writeGeneric(spec, dir.filePath("a.sqlite").toStdString(), false);
+    const QString before = QDir::currentPath();
+    ASSERT_TRUE(QDir::setCurrent(dir.path()));
+    {
+        MainWindow win;
+        QSignalSpy loaded(win.loader(), &CaptureLoader::loaded);
+        win.openCapture("a.sqlite");  // relative to the current directory
+        ASSERT_TRUE(loaded.wait(20000));
+    }
+    QDir::setCurrent(before);
+    const QStringList recent = QSettings().value("recentFiles").toStringList();
+    ASSERT_FALSE(recent.isEmpty());
+    EXPECT_EQ(recent.front(), QFileInfo(dir.filePath("a.sqlite")).absoluteFilePath());
+    EXPECT_TRUE(QFileInfo(recent.front()).isAbsolute());
+}
+
+TEST(MainWindowPanels, CancellingALoadSaysCancelled) {
+    QTemporaryDir dir;
+    osc::synth::GenericSpec spec;
+    spec.kernels = 200'000;
+    spec.streams = 4;
+    const QString path = dir.filePath("big.sqlite");
+    osc::synth::writeGeneric(spec, path.toStdString(), false);
+    MainWindow win;
+    QSignalSpy progress(win.loader(), &CaptureLoader::progress);
+    win.openCapture(path);
+    progress.wait(10000);  // the worker is reading
+    auto* cancel = win.findChild<QPushButton*>();
+    ASSERT_NE(cancel, nullptr);
+    cancel->click();
+    win.loader()->waitForIdle();
+    QTest::qWait(50);  // progress still queued from the worker is delivered now
+    QCoreApplication::processEvents();
+    EXPECT_EQ(win.statusText(), "Loading cancelled.");
+    EXPECT_EQ(win.timeline()->model(), nullptr);
+}
+
+TEST(MainWindowPanels, TheViewMenuReopensEveryPanel) {
+    MainWindow win;
+    win.show();
+    const auto docks = win.findChildren<QDockWidget*>();
+    ASSERT_GE(docks.size(), 6);  // details, selection, steps, collectives, statistics, heat map
+    // Every action of the View menu and its submenus (Panels, and any a panel adds itself).
+    QMenu* view = nullptr;
+    for (QAction* a : win.menuBar()->actions())
+        if (a->text() == "&View") view = a->menu();
+    ASSERT_NE(view, nullptr);
+    std::vector<QAction*> actions;
+    std::vector<QMenu*> menus{view};
+    while (!menus.empty()) {
+        QMenu* m = menus.back();
+        menus.pop_back();
+        for (QAction* a : m->actions()) {
+            actions.push_back(a);
+            if (a->menu()) menus.push_back(a->menu());
+        }
+    }
+    for (QDockWidget* dock : docks) {
+        dock->close();
+        EXPECT_FALSE(dock->isVisible());
+        const auto it = std::find(actions.begin(), actions.end(), dock->toggleViewAction());
+        ASSERT_NE(it, actions.end()) << dock->windowTitle().toStdString() << " cannot be reopened from View";
+        (*it)->trigger();
+        EXPECT_TRUE(dock->isVisible()) << dock->windowTitle().toStdString();
+    }
+}
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication::setAttribute(Qt::AA_Use96Dpi);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("overlapscope-test");
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
