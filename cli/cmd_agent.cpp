@@ -1,6 +1,7 @@
 // `overlapscope run | attach | detach | ps`: launch a job under the capture
 // agent and control the agents of running jobs through their sockets.
 #include "analyzer/capture/printable_text.h"
+#include "analyzer/metrics/microbatches.h"
 #include "control/control_client.h"
 #include "cli/commands.h"
 
@@ -124,6 +125,8 @@ struct RunOptions {
     std::vector<std::string> commKernels;
     bool commCopies = false;
     std::string stepPattern;
+    std::string microbatchPattern;
+    int pipelineStages = 0;
 };
 
 int runCommand(RunOptions& o) {
@@ -147,9 +150,10 @@ int runCommand(RunOptions& o) {
         {"OVERLAPSCOPE_DORMANT", o.dormant ? "1" : "0"},
     };
     if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb.value));
-    if (!o.partial && (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty()))
-        throw std::invalid_argument("run: --comm-kernel, --comm-copies and --step-pattern classify the partial "
-                                    "results; give --partial too");
+    if (!o.partial && (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty() ||
+                       !o.microbatchPattern.empty() || o.pipelineStages != 0))
+        throw std::invalid_argument("run: --comm-kernel, --comm-copies, --step-pattern, --microbatch-pattern and "
+                                    "--pipeline-stages set up the partial results; give --partial too");
     if (o.partial) {
         // Checked here, so a bad pattern is one line now rather than one per process later.
         std::vector<std::string> patterns = o.commKernels;
@@ -163,12 +167,23 @@ int runCommand(RunOptions& o) {
                 throw std::invalid_argument("run: invalid pattern '" + p + "': " + e.what());
             }
         }
+        if (!o.microbatchPattern.empty()) {
+            if (o.microbatchPattern.find('\n') != std::string::npos)
+                throw std::invalid_argument("run: a pattern may not hold a line break: '" + o.microbatchPattern + "'");
+            try {
+                compileMicrobatchPattern(o.microbatchPattern);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string("run: ") + e.what());
+            }
+        }
         std::string joined;
         for (const auto& p : o.commKernels) joined += (joined.empty() ? "" : "\n") + p;
         env.emplace_back("OVERLAPSCOPE_PARTIAL", "1");
         env.emplace_back("OVERLAPSCOPE_COMM_KERNEL", joined);
         env.emplace_back("OVERLAPSCOPE_COMM_COPIES", o.commCopies ? "1" : "0");
         env.emplace_back("OVERLAPSCOPE_STEP_PATTERN", o.stepPattern);
+        env.emplace_back("OVERLAPSCOPE_MICROBATCH_PATTERN", o.microbatchPattern);
+        env.emplace_back("OVERLAPSCOPE_PIPELINE_STAGES", std::to_string(o.pipelineStages));
     }
     // NVTX ranges reach CUPTI only when NVTX loads libcupti at the job's first NVTX call.
     if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx) {
@@ -332,6 +347,13 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     r->add_flag("--comm-copies", run->commCopies, "With --partial: count host<->device copies as communication");
     r->add_option("--step-pattern", run->stepPattern, "With --partial: regex for step range names")
         ->type_name("REGEX");
+    r->add_option("--microbatch-pattern", run->microbatchPattern,
+                  "With --partial: regex for pipeline micro-batch range names (as for `report`)")
+        ->type_name("REGEX");
+    r->add_option("--pipeline-stages", run->pipelineStages,
+                  "With --partial: pipeline stages S for the theoretical bubble (as for `report`)")
+        ->check(CLI::Range(0, 65536))
+        ->type_name("S");
     r->add_option("command", run->command, "The command to run, after --")->required();
     r->footer("Example: overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py\n"
               "Files: <output>/<host>-<pid>[-rank<R>][-N].sqlite (with --partial also .partial.json). Exit code: "

@@ -1,5 +1,6 @@
 #include "agent/core/agent_settings.h"
 
+#include "analyzer/metrics/microbatches.h"
 #include "control/control_protocol.h"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
+#include <stdexcept>
 #include <string_view>
 
 namespace osc::agent {
@@ -66,6 +68,20 @@ AgentSettings settingsFromEnvironment(std::string& warnings) {
         }
         if (const char* v = env("OVERLAPSCOPE_COMM_COPIES")) a.commCopies = truthy(v);
         if (const char* v = env("OVERLAPSCOPE_STEP_PATTERN")) a.stepPattern = v;
+        if (const char* v = env("OVERLAPSCOPE_MICROBATCH_PATTERN")) a.microbatchPattern = v;
+        double stages = 0;
+        if (readNumber("OVERLAPSCOPE_PIPELINE_STAGES", 0, 65536, "stages", stages, warnings)) {
+            if (stages == std::floor(stages)) a.pipelineStages = static_cast<int>(stages);
+            else warnings += "OVERLAPSCOPE_PIPELINE_STAGES=" + std::string(env("OVERLAPSCOPE_PIPELINE_STAGES")) +
+                             " is not a whole number; ignored. ";
+        }
+        try {
+            compileMicrobatchPattern(a.microbatchPattern);
+        } catch (const std::invalid_argument& e) {
+            warnings += "OVERLAPSCOPE_MICROBATCH_PATTERN: " + std::string(e.what()) +
+                        "; no partial results will be written. ";
+            s.partial = false;
+        }
         // A bad regex would fail every partial at close: said once, now.
         std::vector<std::string> patterns = a.commKernelPatterns;
         patterns.push_back(a.stepPattern);

@@ -21,7 +21,9 @@ struct AgentSettings {
     int commitIntervalMs = 1000;   // OVERLAPSCOPE_COMMIT_MS: the most a killed process loses
     // OVERLAPSCOPE_PARTIAL=1: write each closed capture's partial result
     // (partial_writer.h), classified by OVERLAPSCOPE_COMM_KERNEL (regexes,
-    // one per line), OVERLAPSCOPE_COMM_COPIES=1 and OVERLAPSCOPE_STEP_PATTERN.
+    // one per line), OVERLAPSCOPE_COMM_COPIES=1 and OVERLAPSCOPE_STEP_PATTERN,
+    // with OVERLAPSCOPE_MICROBATCH_PATTERN and OVERLAPSCOPE_PIPELINE_STAGES
+    // for pipelines (`run --partial`'s options of the same names).
     bool partial = false;
     AnalysisSettings partialSettings;
 };

@@ -358,7 +358,9 @@ TEST_F(AgentEndToEnd, WhatAnAgentSaysIsEscapedBeforeItIsPrinted) {
 // beside it, and merging the partials gives the report of the captures.
 TEST_F(AgentEndToEnd, PartialResultsWrittenAtCloseMergeIntoTheCapturesReport) {
     auto r1 = run({"--partial"}, {"0.6", "0"}, "run1.log");
-    auto r2 = run({"--partial", "--step-pattern", "ProfilerStep#[0-9]+"}, {"0.6", "0"}, "run2.log");
+    auto r2 = run({"--partial", "--step-pattern", "ProfilerStep#[0-9]+", "--microbatch-pattern",
+                   "^(F|B) mb(\\d+)$", "--pipeline-stages", "6"},
+                  {"0.6", "0"}, "run2.log");
     EXPECT_EQ(r1->waitExitCode(), 0) << r1->output();
     EXPECT_EQ(r2->waitExitCode(), 0) << r2->output();
     const auto captures = test::filesIn(out);
@@ -380,11 +382,18 @@ TEST_F(AgentEndToEnd, PartialResultsWrittenAtCloseMergeIntoTheCapturesReport) {
         std::ifstream in(partial);
         std::string header;
         std::getline(in, header);
-        const std::string stepPattern = nlohmann::json::parse(header)["settings"]["step_pattern"];
-        custom += stepPattern == "ProfilerStep#[0-9]+";
+        const auto settings = nlohmann::json::parse(header)["settings"];
+        const std::string stepPattern = settings["step_pattern"];
+        const std::string microbatchPattern = settings["microbatch_pattern"];
+        const int stages = settings["pipeline_stages"];
+        const bool mine = stepPattern == "ProfilerStep#[0-9]+";
+        custom += mine;
+        EXPECT_EQ(microbatchPattern == "^(F|B) mb(\\d+)$", mine) << microbatchPattern;
+        EXPECT_EQ(stages, mine ? 6 : 0);
         auto [pc, merged] = cli({"merge", "--format", "json", partial});
         ASSERT_EQ(pc, 0) << merged;
-        auto [rc, reported] = cli({"report", "--format", "json", "--step-pattern", stepPattern, capture});
+        auto [rc, reported] = cli({"report", "--format", "json", "--step-pattern", stepPattern, "--microbatch-pattern",
+                                   microbatchPattern, "--pipeline-stages", std::to_string(stages), capture});
         ASSERT_EQ(rc, 0) << reported;
         auto a = nlohmann::json::parse(merged.substr(merged.find('{')));
         auto b = nlohmann::json::parse(reported.substr(reported.find('{')));
@@ -422,6 +431,14 @@ TEST_F(AgentEndToEnd, RunRefusesPartialOptionsWithoutPartialAndBadPatterns) {
                           OSC_TEST_FAKE_JOB, "0", "0"});
     EXPECT_EQ(b, 2) << bOut;
     EXPECT_NE(bOut.find("invalid pattern"), std::string::npos) << bOut;
+    auto [c, cOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--pipeline-stages", "4", "--",
+                          OSC_TEST_FAKE_JOB, "0", "0"});
+    EXPECT_EQ(c, 2) << cOut;
+    EXPECT_NE(cOut.find("--partial"), std::string::npos) << cOut;
+    auto [d, dOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--partial", "--microbatch-pattern", "fwd", "--",
+                          OSC_TEST_FAKE_JOB, "0", "0"});
+    EXPECT_EQ(d, 2) << dOut;
+    EXPECT_NE(dOut.find("two groups"), std::string::npos) << dOut;
     EXPECT_TRUE(test::filesIn(out).empty());
 }
 
