@@ -108,7 +108,8 @@ InputFormat detectFormat(const std::string& path) {
     const auto got = n > 0 ? static_cast<size_t>(n) : 0;
     const std::string_view start(head, got);
     if (start.starts_with("{\"format\":\"overlapscope-partial\""))
-        throw CaptureError(path, "a partial result (report --partial), not a capture: give it to `overlapscope merge`");
+        throw CaptureError(path, "a partial result (report --partial), not a capture: give it to `overlapscope "
+                                 "merge` (`check` and `diff` take it too); `export` and `whatif` need the captures");
     if (got >= 16 && std::memcmp(head, "SQLite format 3\0", 16) == 0) return InputFormat::Sqlite;
     if (got >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
         static_cast<unsigned char>(head[1]) == 0x8b)

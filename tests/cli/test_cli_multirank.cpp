@@ -209,6 +209,9 @@ TEST_F(MultiRank, MixedOrMisplacedInputsAreOneLineExitTwo) {
         {"report --partial --format json " + quote(files[0]), "merge"},
         {"report --partial --collectives " + quote(files[0]), "merge"},
         {"report --partial -o " + quote(parts[0]) + " " + quote(files[0]), "--force"},
+        // What-if and export work kernel by kernel: a partial cannot serve them.
+        {"whatif " + quote(parts[0]), "need the captures"},
+        {"export -o " + quote(path("trace.json")) + " " + quote(parts[0]), "need the captures"},
     };
     for (const auto& [args, what] : cases) {
         const auto r = run(args);
