@@ -85,6 +85,15 @@ void ProgressLine::status(const std::string& label) {
     shown_ = true;
 }
 
+void ProgressLine::text(const std::string& line) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    std::fflush(stderr);
+    lastLabel_ = line;
+    lastPermille_ = -1;
+    shown_ = true;
+}
+
 void ProgressLine::done() {
     if (enabled_ && shown_) {
         std::fprintf(stderr, "\r\033[K");
@@ -92,6 +101,34 @@ void ProgressLine::done() {
     }
     shown_ = false;
     lastPermille_ = -1;
+}
+
+RateProgress::RateProgress(std::string verb, std::string unit)
+    : verb_(std::move(verb)), unit_(std::move(unit)), start_(std::chrono::steady_clock::now()) {}
+
+void RateProgress::update(size_t done, size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (drawn_ && done < total && now - lastDraw_ < std::chrono::milliseconds(100)) return;
+    drawn_ = true;
+    lastDraw_ = now;
+    line_.text(describe(verb_, unit_, done, total, std::chrono::duration<double>(now - start_).count()));
+}
+
+std::string RateProgress::describe(const std::string& verb, const std::string& unit, size_t done, size_t total,
+                                   double seconds) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: %zu/%zu %s", verb.c_str(), done, total, unit.c_str());
+    std::string out = buf;
+    if (done == 0 || seconds <= 0) return out;
+    const double rate = static_cast<double>(done) / seconds;
+    std::snprintf(buf, sizeof buf, ", %.1f %s/s", rate, unit.c_str());
+    out += buf;
+    if (done >= total) return out;
+    const auto left = static_cast<long long>(static_cast<double>(total - done) / rate + 0.5);
+    if (left >= 3600) std::snprintf(buf, sizeof buf, ", about %lld h %lld min left", left / 3600, left % 3600 / 60);
+    else if (left >= 60) std::snprintf(buf, sizeof buf, ", about %lld min %lld s left", left / 60, left % 60);
+    else std::snprintf(buf, sizeof buf, ", about %lld s left", left);
+    return out + buf;
 }
 
 void printWarnings(const std::vector<std::string>& warnings) {

@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
+
 #include <functional>
 #include <ostream>
 #include <string>
@@ -60,6 +62,7 @@ public:
     ~ProgressLine();
     void show(const std::string& label, double fraction);
     void status(const std::string& label);  // no percentage: work of unknown length
+    void text(const std::string& line);     // the line as it is
     void done();
 
 private:
@@ -67,6 +70,27 @@ private:
     int lastPermille_ = -1;
     std::string lastLabel_;
     bool shown_ = false;
+};
+
+// Progress over a known number of items (files, devices) for long
+// multi-rank runs: "analyzing: 120/1024 files, 14.2 files/s, about 1 min 4 s
+// left", redrawn at most ten times a second. Silent unless stderr is a
+// terminal. Thread-compatible: callers serialise update().
+class RateProgress {
+public:
+    RateProgress(std::string verb, std::string unit);
+    void update(size_t done, size_t total);
+    void done() { line_.done(); }
+
+    // The line for `done` of `total` after `seconds` (tested apart).
+    static std::string describe(const std::string& verb, const std::string& unit, size_t done, size_t total,
+                                double seconds);
+
+private:
+    ProgressLine line_;
+    std::string verb_, unit_;
+    std::chrono::steady_clock::time_point start_, lastDraw_;
+    bool drawn_ = false;
 };
 
 }  // namespace osc::cli

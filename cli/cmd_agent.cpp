@@ -1,6 +1,7 @@
 // `overlapscope run | attach | detach | ps`: launch a job under the capture
 // agent and control the agents of running jobs through their sockets.
 #include "analyzer/capture/printable_text.h"
+#include "analyzer/metrics/microbatches.h"
 #include "control/control_client.h"
 #include "cli/commands.h"
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -118,6 +120,13 @@ struct RunOptions {
     bool dormant = false;
     std::string agent;
     std::vector<std::string> command;
+    // --partial: each process writes its capture's partial result at close.
+    bool partial = false;
+    std::vector<std::string> commKernels;
+    bool commCopies = false;
+    std::string stepPattern;
+    std::string microbatchPattern;
+    int pipelineStages = 0;
 };
 
 int runCommand(RunOptions& o) {
@@ -141,6 +150,41 @@ int runCommand(RunOptions& o) {
         {"OVERLAPSCOPE_DORMANT", o.dormant ? "1" : "0"},
     };
     if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb.value));
+    if (!o.partial && (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty() ||
+                       !o.microbatchPattern.empty() || o.pipelineStages != 0))
+        throw std::invalid_argument("run: --comm-kernel, --comm-copies, --step-pattern, --microbatch-pattern and "
+                                    "--pipeline-stages set up the partial results; give --partial too");
+    if (o.partial) {
+        // Checked here, so a bad pattern is one line now rather than one per process later.
+        std::vector<std::string> patterns = o.commKernels;
+        if (!o.stepPattern.empty()) patterns.push_back(o.stepPattern);
+        for (const auto& p : patterns) {
+            if (p.find('\n') != std::string::npos)
+                throw std::invalid_argument("run: a pattern may not hold a line break: '" + p + "'");
+            try {
+                std::regex check(p, std::regex::ECMAScript);
+            } catch (const std::regex_error& e) {
+                throw std::invalid_argument("run: invalid pattern '" + p + "': " + e.what());
+            }
+        }
+        if (!o.microbatchPattern.empty()) {
+            if (o.microbatchPattern.find('\n') != std::string::npos)
+                throw std::invalid_argument("run: a pattern may not hold a line break: '" + o.microbatchPattern + "'");
+            try {
+                compileMicrobatchPattern(o.microbatchPattern);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string("run: ") + e.what());
+            }
+        }
+        std::string joined;
+        for (const auto& p : o.commKernels) joined += (joined.empty() ? "" : "\n") + p;
+        env.emplace_back("OVERLAPSCOPE_PARTIAL", "1");
+        env.emplace_back("OVERLAPSCOPE_COMM_KERNEL", joined);
+        env.emplace_back("OVERLAPSCOPE_COMM_COPIES", o.commCopies ? "1" : "0");
+        env.emplace_back("OVERLAPSCOPE_STEP_PATTERN", o.stepPattern);
+        env.emplace_back("OVERLAPSCOPE_MICROBATCH_PATTERN", o.microbatchPattern);
+        env.emplace_back("OVERLAPSCOPE_PIPELINE_STAGES", std::to_string(o.pipelineStages));
+    }
     // NVTX ranges reach CUPTI only when NVTX loads libcupti at the job's first NVTX call.
     if (const char* nvtx = std::getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx) {
         const std::string cupti = findCuptiLibrary(agent);
@@ -293,9 +337,27 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
                   "Memory bound for in-flight records per process (default 64; 1 to 65536)")
         ->type_name("MB");
     r->add_option("--agent", run->agent, "Agent library to inject (default: found next to overlapscope)");
+    r->add_flag("--partial", run->partial,
+                "Each process also writes its capture's partial result when the capture closes "
+                "(<capture>.partial.json, for `overlapscope merge`; at exit the process waits for it, "
+                "about a second per million kernels)");
+    r->add_option("--comm-kernel", run->commKernels,
+                  "With --partial: also count kernels matching REGEX as communication (repeatable)")
+        ->type_name("REGEX");
+    r->add_flag("--comm-copies", run->commCopies, "With --partial: count host<->device copies as communication");
+    r->add_option("--step-pattern", run->stepPattern, "With --partial: regex for step range names")
+        ->type_name("REGEX");
+    r->add_option("--microbatch-pattern", run->microbatchPattern,
+                  "With --partial: regex for pipeline micro-batch range names (as for `report`)")
+        ->type_name("REGEX");
+    r->add_option("--pipeline-stages", run->pipelineStages,
+                  "With --partial: pipeline stages S for the theoretical bubble (as for `report`)")
+        ->check(CLI::Range(0, 65536))
+        ->type_name("S");
     r->add_option("command", run->command, "The command to run, after --")->required();
     r->footer("Example: overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py\n"
-              "Files: <output>/<host>-<pid>[-rank<R>][-N].sqlite. Exit code: the command's.");
+              "Files: <output>/<host>-<pid>[-rank<R>][-N].sqlite (with --partial also .partial.json). Exit code: "
+              "the command's.");
     r->callback([run, &selected] { selected = [run] { return runCommand(*run); }; });
 
     struct Target {

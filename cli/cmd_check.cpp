@@ -3,6 +3,7 @@
 #include "analyzer/capture/printable_text.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/job_inputs.h"
 #include "analyzer/report/check.h"
 #include "analyzer/report/report_json.h"
 
@@ -24,6 +25,7 @@ struct CheckArgs {
     std::string junit;
     bool allowDropped = false;
     AnalysisFlags flags;
+    JobsFlag jobs;
 };
 
 std::optional<double> parsePercent(const std::string& text) {
@@ -60,8 +62,13 @@ int runCheck(const CheckArgs& args) {
     // Validates the thresholds before the (possibly long) load.
     report::runChecks(Analysis{}, t, baseline ? &baseline->analysis : nullptr);
 
-    const Capture capture = loadInputs(args.inputs);
-    const Analysis analysis = analyzeWithStatus(capture, args.flags.settings());
+    // Captures, partial results (merged here) or a report saved earlier
+    // (`report --format json`, `merge --format json`).
+    JobRequest request;
+    request.settings = args.flags.settings();
+    request.jobs = args.jobs.jobs;
+    request.collectives = false;  // thresholds read totals, steps and the 4b/4c fields
+    const Analysis analysis = analyzeJob(classifyInputs(args.inputs), request);
     const auto outcomes = report::runChecks(analysis, t, baseline ? &baseline->analysis : nullptr);
 
     size_t failed = 0;
@@ -94,7 +101,9 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
         "every device and, with several devices, on the summary (except --max-exposed-comm-ms, "
         "which is per device).\nExit codes: 0 all thresholds hold, 1 a threshold is violated "
         "(one 'FAIL' line each on stdout), 2 bad input or options.");
-    cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")
+    cmd->add_option("CAPTURE", args->inputs,
+                    "Capture file(s) or directory of per-rank captures; or partial results (report "
+                    "--partial) to merge; or one report saved with --format json (report or merge)")
         ->required();
     cmd->add_option("--min-overlap-ratio", args->minOverlapRatio,
                     "Fail when less than R (0..1) of communication is hidden behind compute; a "
@@ -144,6 +153,7 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
                   "Pass a capture whose agent dropped records (by default each such device fails "
                   "'dropped-records': its numbers undercount GPU activity)");
     args->flags.addTo(cmd);
+    args->jobs.addTo(cmd);
     cmd->callback([&selected, args] { selected = [args] { return runCheck(*args); }; });
 }
 

@@ -3,6 +3,7 @@
 #include "analyzer/capture/printable_text.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/job_inputs.h"
 #include "analyzer/report/diff.h"
 #include "analyzer/report/report_json.h"
 
@@ -21,36 +22,23 @@ struct DiffArgs {
     std::string output;
     bool force = false;
     AnalysisFlags flags;
+    JobsFlag jobs;
 };
 
-// A report JSON says so in its first bytes: {"format": "overlapscope-report", ...
-bool isReportJson(const std::string& path) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) return false;
-    std::ifstream in(path, std::ios::binary);
-    std::string head(4096, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(in.gcount()));
-    size_t i = head.find_first_not_of(" \t\r\n");
-    if (i == std::string::npos || head[i] != '{') return false;
-    const auto key = head.find("\"format\"", i);
-    if (key == std::string::npos) return false;
-    i = head.find_first_not_of(" \t\r\n", key + 8);
-    if (i == std::string::npos || head[i] != ':') return false;
-    i = head.find_first_not_of(" \t\r\n", i + 1);
-    return i != std::string::npos && head.compare(i, 21, "\"overlapscope-report\"") == 0;
-}
-
-Analysis analysisOf(const std::string& path, const AnalysisFlags& flags) {
-    if (isReportJson(path)) return report::readReportJson(path).analysis;
-    return analyzeWithStatus(loadInputs({path}), flags.settings());
+// A capture, a directory of them, partial results or a saved report.
+Analysis analysisOf(const std::string& path, const AnalysisFlags& flags, int jobs) {
+    JobRequest request;
+    request.settings = flags.settings();
+    request.jobs = jobs;
+    request.collectives = false;  // diff compares totals and steps
+    return analyzeJob(classifyInputs({path}), request);
 }
 
 int runDiff(const DiffArgs& args) {
     if (args.failPercent && !(*args.failPercent >= 0))
         throw std::invalid_argument("--fail-on-regression must be a percentage >= 0");
-    const Analysis base = analysisOf(args.base, args.flags);
-    const Analysis candidate = analysisOf(args.candidate, args.flags);
+    const Analysis base = analysisOf(args.base, args.flags, args.jobs.jobs);
+    const Analysis candidate = analysisOf(args.candidate, args.flags, args.jobs.jobs);
     report::DiffResult diff = report::diffAnalyses(base, candidate);
     diff.basePath = args.base;
     diff.candidatePath = args.candidate;
@@ -88,7 +76,8 @@ void addDiffCommand(CLI::App& app, CommandRunner& selected) {
         "Compare two runs: metrics side by side with absolute and relative change, for the "
         "summary, each device (matched by rank and GPU) and each step (matched by position), "
         "largest regressions first.\nBASE and CANDIDATE are captures (any supported format, or a "
-        "directory of per-rank files) or JSON reports from `overlapscope report --format json`.\n"
+        "directory of per-rank files), partial results (a file, or a directory of *.partial.json) or "
+        "JSON reports from `overlapscope report --format json` or `merge --format json`.\n"
         "A regression is overlap ratio falling, or exposed communication growing, in percent of "
         "the base value.\nExit codes: 0 no regression beyond the limit, 1 regression beyond "
         "--fail-on-regression, 2 bad input.");
@@ -108,6 +97,7 @@ void addDiffCommand(CLI::App& app, CommandRunner& selected) {
         ->type_name("FILE");
     cmd->add_flag("--force", args->force, "Replace an existing --output file");
     args->flags.addTo(cmd);
+    args->jobs.addTo(cmd);
     cmd->callback([&selected, args] { selected = [args] { return runDiff(*args); }; });
 }
 

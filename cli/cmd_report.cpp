@@ -1,12 +1,17 @@
-// `overlapscope report CAPTURE...`: the overlap report as text, JSON or Markdown.
+// `overlapscope report CAPTURE...`: the overlap report as text, JSON or
+// Markdown; with --partial, the per-file half of it for `merge`.
 #include "analyzer/capture/printable_text.h"
+#include "analyzer/pipeline/analyze_inputs.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/job_inputs.h"
+#include "cli/safe_output.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
 
 #include <memory>
+#include <stdexcept>
 
 namespace osc::cli {
 namespace {
@@ -18,12 +23,43 @@ struct ReportArgs {
     size_t top = 20;
     std::string output;
     bool force = false;
+    bool partial = false;
     AnalysisFlags flags;
+    JobsFlag jobs;
 };
 
-int runReport(const ReportArgs& args) {
-    const Capture capture = loadInputs(args.inputs);
-    const Analysis analysis = analyzeWithStatus(capture, args.flags.settings());
+// The per-file half for `overlapscope merge`: every file analysed alone on
+// --jobs threads, written as one partial result.
+int runPartial(const ReportArgs& args, const CLI::App& cmd) {
+    if (cmd.count("--format") || args.steps || args.collectives || args.interference || cmd.count("--top"))
+        throw std::invalid_argument("report --partial: --format, --steps, --collectives, --interference and "
+                                    "--top belong to `overlapscope merge`, which writes the report");
+    if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
+    RateProgress progress("analyzing", "files");
+    PipelineOptions options;
+    options.jobs = args.jobs.jobs;
+    options.progress = [&progress](size_t done, size_t total, const std::string&) { progress.update(done, total); };
+    const AnalyzedFiles files(args.inputs, args.flags.settings(), options);
+    progress.done();
+    writeOutput(
+        args.output,
+        [&](std::ostream& out) { files.writePartial(out, args.inputs, std::string("overlapscope ") + OSC_VERSION); },
+        args.force);
+    return 0;
+}
+
+int runReport(const ReportArgs& args, const CLI::App& cmd) {
+    if (args.partial) return runPartial(args, cmd);
+    const JobInputs inputs = classifyInputs(args.inputs);
+    if (inputs.kind != InputKind::Captures)
+        throw std::invalid_argument(args.inputs.front() + ": " +
+                                    (inputs.kind == InputKind::Partials
+                                         ? "partial results are merged with `overlapscope merge`"
+                                         : "a saved report; `check` and `diff` read those"));
+    if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
+    JobRequest request;
+    request.settings = args.flags.settings();
+    request.jobs = args.jobs.jobs;
     report::ReportOptions options;
     options.inputs = args.inputs;
     options.toolVersion = OSC_VERSION;
@@ -33,11 +69,10 @@ int runReport(const ReportArgs& args) {
     options.topCollectives = args.top;
     if (args.format == "json") {
         // Streamed: a JSON report lists every collective, millions on big captures.
-        writeOutput(
-            args.output, [&](std::ostream& out) { report::writeJsonReport(out, analysis, options); },
-            args.force);
+        writeOutput(args.output, [&](std::ostream& out) { writeJobJson(inputs, request, options, out); }, args.force);
         return 0;
     }
+    const Analysis analysis = analyzeJob(inputs, request);
     const std::string text = args.format == "markdown" ? report::formatMarkdownReport(analysis, options)
                                                        : report::formatTextReport(analysis, options);
     // Names come from the file: no control bytes or broken UTF-8 reach a terminal.
@@ -53,7 +88,10 @@ void addReportCommand(CLI::App& app, CommandRunner& selected) {
         "report",
         "Print how much communication is hidden behind compute, per device, with the bottleneck "
         "collective and findings.\nInputs: overlapscope captures, Nsight Systems SQLite exports, "
-        "PyTorch profiler traces (.json, .json.gz), or a directory of them (one per rank).\n"
+        "PyTorch profiler traces (.json, .json.gz), or a directory of them (one per rank). Several "
+        "files are analysed one at a time per thread (--jobs), so memory follows the largest file, "
+        "not the job.\nWith --partial: write the per-file half of the analysis for `overlapscope "
+        "merge` (one partial result per node of a cluster job).\n"
         "Exit codes: 0 report written, 2 bad input.");
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")
         ->required();
@@ -70,8 +108,13 @@ void addReportCommand(CLI::App& app, CommandRunner& selected) {
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
         ->type_name("FILE");
     cmd->add_flag("--force", args->force, "Replace an existing --output file");
+    cmd->add_flag("--partial", args->partial,
+                  "Write a partial result (JSON Lines; name it NAME.partial.json) instead of the report: "
+                  "the analysis of these files alone, which `overlapscope merge` combines with the "
+                  "partials of other nodes into the job's report (--align is applied there).");
     args->flags.addTo(cmd);
-    cmd->callback([&selected, args] { selected = [args] { return runReport(*args); }; });
+    args->jobs.addTo(cmd);
+    cmd->callback([&selected, args, cmd] { selected = [args, cmd] { return runReport(*args, *cmd); }; });
 }
 
 }  // namespace osc::cli

@@ -13,6 +13,7 @@ namespace osc::cli {
 using CommandRunner = std::function<int()>;
 
 void addReportCommand(CLI::App& app, CommandRunner& selected);
+void addMergeCommand(CLI::App& app, CommandRunner& selected);
 void addCheckCommand(CLI::App& app, CommandRunner& selected);
 void addSynthCommand(CLI::App& app, CommandRunner& selected);
 void addExportCommand(CLI::App& app, CommandRunner& selected);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
 
     osc::cli::CommandRunner selected;
     osc::cli::addReportCommand(app, selected);
+    osc::cli::addMergeCommand(app, selected);
     osc::cli::addCheckCommand(app, selected);
     osc::cli::addDiffCommand(app, selected);
     osc::cli::addExportCommand(app, selected);

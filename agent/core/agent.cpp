@@ -1,6 +1,7 @@
 #include "agent/core/agent.h"
 
 #include "agent/core/control_server.h"
+#include "agent/core/partial_writer.h"
 #include "agent/core/signal_bridge.h"
 #include "analyzer/capture/background_thread.h"
 
@@ -40,6 +41,7 @@ Agent::Agent(AgentSettings settings, ProcessIdentity who, std::unique_ptr<Activi
 Agent::~Agent() { shutdown(CaptureEnd::ProcessExit); }
 
 void Agent::boot() {
+    if (settings_.partial) partials_ = std::make_unique<PartialWriter>(settings_.partialSettings);
     signals_ = std::make_unique<SignalBridge>([this](int) {
         std::string ignored;
         stopCapture(CaptureEnd::Signal, ignored);
@@ -157,6 +159,7 @@ bool Agent::stopCapture(CaptureEnd how, std::string& error) {
         lastDropped_ = session->droppedRecords();
         state_ = AgentState::Stopped;
     }
+    if (partials_) partials_->submit(session->path());
     return true;
 }
 
@@ -178,6 +181,7 @@ void Agent::shutdown(CaptureEnd how) {
     if (control_) control_->stop();
     std::string ignored;
     stopCapture(how, ignored);
+    if (partials_) partials_->finish();  // the last capture's partial, then the thread ends
     if (signals_) signals_->shutdown();
 }
 

@@ -21,6 +21,7 @@
 namespace osc::agent {
 
 class ControlServer;
+class PartialWriter;
 class SignalBridge;
 
 enum class AgentState { Dormant, Capturing, Stopped, Disabled };
@@ -75,6 +76,7 @@ private:
     std::thread timer_;
     std::unique_ptr<ControlServer> control_;
     std::unique_ptr<SignalBridge> signals_;
+    std::unique_ptr<PartialWriter> partials_;  // with OVERLAPSCOPE_PARTIAL
     std::string socketPath_;
 };
 

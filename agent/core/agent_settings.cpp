@@ -1,11 +1,14 @@
 #include "agent/core/agent_settings.h"
 
+#include "analyzer/metrics/microbatches.h"
 #include "control/control_protocol.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
+#include <stdexcept>
 #include <string_view>
 
 namespace osc::agent {
@@ -51,6 +54,47 @@ AgentSettings settingsFromEnvironment(std::string& warnings) {
     if (readNumber("OVERLAPSCOPE_COMMIT_MS", 10, 60000, "milliseconds", ms, warnings))
         s.commitIntervalMs = static_cast<int>(ms);
     s.socketDir = socketDirectory();
+    if (const char* v = env("OVERLAPSCOPE_PARTIAL")) s.partial = truthy(v);
+    if (s.partial) {
+        AnalysisSettings& a = s.partialSettings;
+        if (const char* v = env("OVERLAPSCOPE_COMM_KERNEL")) {
+            std::string_view rest = v;
+            while (!rest.empty()) {
+                const size_t end = rest.find('\n');
+                if (end != 0) a.commKernelPatterns.emplace_back(rest.substr(0, end));
+                if (end == std::string_view::npos) break;
+                rest.remove_prefix(end + 1);
+            }
+        }
+        if (const char* v = env("OVERLAPSCOPE_COMM_COPIES")) a.commCopies = truthy(v);
+        if (const char* v = env("OVERLAPSCOPE_STEP_PATTERN")) a.stepPattern = v;
+        if (const char* v = env("OVERLAPSCOPE_MICROBATCH_PATTERN")) a.microbatchPattern = v;
+        double stages = 0;
+        if (readNumber("OVERLAPSCOPE_PIPELINE_STAGES", 0, 65536, "stages", stages, warnings)) {
+            if (stages == std::floor(stages)) a.pipelineStages = static_cast<int>(stages);
+            else warnings += "OVERLAPSCOPE_PIPELINE_STAGES=" + std::string(env("OVERLAPSCOPE_PIPELINE_STAGES")) +
+                             " is not a whole number; ignored. ";
+        }
+        try {
+            compileMicrobatchPattern(a.microbatchPattern);
+        } catch (const std::invalid_argument& e) {
+            warnings += "OVERLAPSCOPE_MICROBATCH_PATTERN: " + std::string(e.what()) +
+                        "; no partial results will be written. ";
+            s.partial = false;
+        }
+        // A bad regex would fail every partial at close: said once, now.
+        std::vector<std::string> patterns = a.commKernelPatterns;
+        patterns.push_back(a.stepPattern);
+        for (const auto& p : patterns) {
+            try {
+                std::regex check(p, std::regex::ECMAScript);
+            } catch (const std::regex_error&) {
+                warnings += "OVERLAPSCOPE_COMM_KERNEL/OVERLAPSCOPE_STEP_PATTERN: '" + p +
+                            "' is not a regular expression; no partial results will be written. ";
+                s.partial = false;
+            }
+        }
+    }
     return s;
 }
 

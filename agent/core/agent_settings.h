@@ -2,6 +2,8 @@
 // `overlapscope run` prepares (docs/agent.md lists every variable).
 #pragma once
 
+#include "analyzer/metrics/analysis.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,6 +19,13 @@ struct AgentSettings {
     bool control = true;           // OVERLAPSCOPE_CONTROL=0 disables the control socket
     std::string socketDir;         // OVERLAPSCOPE_SOCKET_DIR (else the per-user default)
     int commitIntervalMs = 1000;   // OVERLAPSCOPE_COMMIT_MS: the most a killed process loses
+    // OVERLAPSCOPE_PARTIAL=1: write each closed capture's partial result
+    // (partial_writer.h), classified by OVERLAPSCOPE_COMM_KERNEL (regexes,
+    // one per line), OVERLAPSCOPE_COMM_COPIES=1 and OVERLAPSCOPE_STEP_PATTERN,
+    // with OVERLAPSCOPE_MICROBATCH_PATTERN and OVERLAPSCOPE_PIPELINE_STAGES
+    // for pipelines (`run --partial`'s options of the same names).
+    bool partial = false;
+    AnalysisSettings partialSettings;
 };
 
 // Reads the OVERLAPSCOPE_* variables. Malformed values keep the default and

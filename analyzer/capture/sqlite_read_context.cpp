@@ -36,7 +36,9 @@ ReadContext::ReadContext(const std::string& filePath, const LoadOptions& loadOpt
     // index lookup or a sort step per row); a query that runs far past that
     // (a trigger or view that never ends, which hasTable() should already
     // have refused) is interrupted instead of hanging.
-    stepBudget_ = std::max<uint64_t>(uint64_t{1} << 32, static_cast<uint64_t>(fileBytes()) * 4096);
+    stepBudget_ = sqliteStepBudgetForTests != 0
+                      ? sqliteStepBudgetForTests
+                      : std::max<uint64_t>(uint64_t{1} << 32, static_cast<uint64_t>(fileBytes()) * 4096);
     sqlite3_progress_handler(db.get(), kStepsPerCallback, &ReadContext::onProgress, this);
 }
 

@@ -15,6 +15,11 @@
 
 namespace osc::sqlread {
 
+// SQLite VM steps a file may take before reading it is given up (0: by its
+// size, see ReadContext's constructor). Tests lower it to show the bound is
+// enforced without building a file that would really run forever.
+inline uint64_t sqliteStepBudgetForTests = 0;
+
 class ReadContext {
 public:
     ReadContext(const std::string& path, const LoadOptions& options, Capture& capture);

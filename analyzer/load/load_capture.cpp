@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <filesystem>
 #include <cerrno>
 
@@ -29,6 +30,8 @@ bool looksLikeCaptureFile(const fs::path& p) {
     };
     // SQLite's side files belong to their main file.
     if (endsWith("-wal") || endsWith("-shm") || endsWith("-journal")) return false;
+    // Partial results (`report --partial`, the agent) sit beside the captures.
+    if (endsWith(".partial.json")) return false;
     return endsWith(".sqlite") || endsWith(".db") || endsWith(".json") || endsWith(".json.gz");
 }
 
@@ -97,12 +100,16 @@ InputFormat detectFormat(const std::string& path) {
     if (!S_ISREG(inputType(path))) throw CaptureError(path, "is a directory, not a capture file");
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) throw CaptureError(path, std::string("cannot open: ") + std::strerror(errno));
-    char head[16] = {};
+    char head[40] = {};
     ssize_t n;
     do n = ::read(fd, head, sizeof head);
     while (n < 0 && errno == EINTR);
     ::close(fd);
     const auto got = n > 0 ? static_cast<size_t>(n) : 0;
+    const std::string_view start(head, got);
+    if (start.starts_with("{\"format\":\"overlapscope-partial\""))
+        throw CaptureError(path, "a partial result (report --partial), not a capture: give it to `overlapscope "
+                                 "merge` (`check` and `diff` take it too); `export` and `whatif` need the captures");
     if (got >= 16 && std::memcmp(head, "SQLite format 3\0", 16) == 0) return InputFormat::Sqlite;
     if (got >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
         static_cast<unsigned char>(head[1]) == 0x8b)

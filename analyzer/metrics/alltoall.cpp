@@ -12,29 +12,6 @@
 namespace osc {
 namespace {
 
-// What one operation moved to and from other ranks.
-struct OpBytes {
-    std::optional<uint64_t> sent, received;
-    std::optional<uint64_t> total;  // sent + received, or the plugin's bytes without parts
-};
-
-OpBytes bytesOf(const CollectiveInstance& op) {
-    OpBytes b;
-    if (!op.p2p.empty()) {
-        uint64_t sent = 0, received = 0;
-        for (const auto& part : op.p2p) {
-            if (part.peer == op.commRank) continue;  // a local copy
-            (part.send ? sent : received) += part.bytes;
-        }
-        b.sent = sent;
-        b.received = received;
-        b.total = sent + received;
-    } else if (op.bytes) {
-        b.total = op.bytes;
-    }
-    return b;
-}
-
 void addOptional(std::optional<uint64_t>& sum, const std::optional<uint64_t>& v, bool& known) {
     if (!v) known = false;
     else sum = sum.value_or(0) + *v;
@@ -52,18 +29,8 @@ std::string factor(double v) {
     return buf;
 }
 
-// One step of the job: the exchanges in it and what each rank did.
-struct StepBuild {
-    AllToAllStep out;
-    TimeNs firstStart = INT64_MAX;
-    std::map<int, size_t> rankOf;           // device -> index in out.ranks
-    std::map<int, bool> bytesKnown;         // device -> every op's bytes known
-    std::map<std::pair<int, int>, uint64_t> pairs;
-};
-
-void imbalanceAndFinding(Analysis& a, StepBuild& b, const StepKey& key,
+void imbalanceAndFinding(Analysis& a, AllToAllStep& s, const StepKey& key,
                          const std::vector<std::vector<StepKey>>& keysOf) {
-    AllToAllStep& s = b.out;
     const double n = static_cast<double>(s.ranks.size());
     if (s.ranks.size() < 2) return;
     bool allBytes = true;
@@ -111,6 +78,111 @@ void imbalanceAndFinding(Analysis& a, StepBuild& b, const StepKey& key,
 
 }  // namespace
 
+AllToAllBytes allToAllBytes(const CollectiveInstance& op) {
+    AllToAllBytes b;
+    if (!op.p2p.empty()) {
+        uint64_t sent = 0, received = 0;
+        for (const auto& part : op.p2p) {
+            if (part.peer == op.commRank) continue;  // a local copy
+            (part.send ? sent : received) += part.bytes;
+        }
+        b.sent = sent;
+        b.received = received;
+        b.total = sent + received;
+    } else if (op.bytes) {
+        b.total = op.bytes;
+    }
+    return b;
+}
+
+void deviceAllToAll(DeviceAnalysis& dev, const std::vector<AllToAllOp>& ops, const IntervalSet* exposedComm) {
+    IntervalSetBuilder builder;
+    AllToAllMetrics total;
+    bool sentKnown = true;
+    std::vector<AllToAllMetrics> perStep(dev.steps.size());
+    std::vector<char> stepKnown(dev.steps.size(), 1);
+    for (const auto& op : ops) {
+        builder.add(op.start_ns, op.end_ns);
+        const AllToAllBytes& b = op.bytes;
+        ++total.ops;
+        total.transfer_ns += op.transfer_ns;
+        addOptional(total.bytes_sent, b.sent, sentKnown);
+        addOptional(total.bytes_received, b.received, sentKnown);
+        if (op.step >= 0 && static_cast<size_t>(op.step) < perStep.size()) {
+            auto& m = perStep[static_cast<size_t>(op.step)];
+            bool known = stepKnown[static_cast<size_t>(op.step)];
+            ++m.ops;
+            m.transfer_ns += op.transfer_ns;
+            addOptional(m.bytes_sent, b.sent, known);
+            addOptional(m.bytes_received, b.received, known);
+            stepKnown[static_cast<size_t>(op.step)] = known;
+        }
+    }
+    const IntervalSet all = builder.finish();
+    const IntervalSet exposed = exposedComm ? intersect(all, *exposedComm) : all;
+    total.alltoall_ns = totalLength(all);
+    total.exposed_alltoall_ns = totalLength(exposed);
+    if (!sentKnown) total.bytes_sent = total.bytes_received = std::nullopt;
+    dev.alltoall = total;
+    for (size_t s = 0; s < dev.steps.size(); ++s) {
+        auto& m = perStep[s];
+        const Interval w{dev.steps[s].start_ns, dev.steps[s].end_ns};
+        m.alltoall_ns = lengthWithin(all, w);
+        m.exposed_alltoall_ns = lengthWithin(exposed, w);
+        if (!stepKnown[s]) m.bytes_sent = m.bytes_received = std::nullopt;
+        if (m.ops > 0 || m.alltoall_ns > 0) dev.steps[s].alltoall = m;
+    }
+}
+
+void AllToAllSteps::exchange(const StepKey& key, TimeNs firstStart) {
+    Build& b = steps_[key];
+    b.out.step = key.first;
+    b.firstStart = std::min(b.firstStart, firstStart);
+    ++b.out.dispatches;
+}
+
+void AllToAllSteps::instance(const StepKey& key, int device, TimeNs transfer_ns, TimeNs exposed_ns,
+                             const std::optional<uint64_t>& bytes) {
+    Build& b = steps_[key];
+    auto [slot, fresh] = b.rankOf.try_emplace(device, b.out.ranks.size());
+    if (fresh) {
+        b.out.ranks.push_back({device, 0, 0, std::nullopt});
+        b.bytesKnown[device] = true;
+    }
+    AllToAllRank& r = b.out.ranks[slot->second];
+    r.time_ns += transfer_ns;
+    r.exposed_ns += exposed_ns;  // replaced by the step's exposed time in finish() when known
+    addOptional(r.bytes, bytes, b.bytesKnown[device]);
+}
+
+void AllToAllSteps::pair(const StepKey& key, int src, int dst, uint64_t bytes) {
+    steps_[key].pairs[{src, dst}] += bytes;
+}
+
+void AllToAllSteps::finish(Analysis& a, const std::vector<std::vector<StepKey>>& keysOf) {
+    std::vector<std::pair<TimeNs, StepKey>> order;
+    for (auto& [key, b] : steps_) {
+        for (auto& r : b.out.ranks) {
+            if (!b.bytesKnown[r.device]) r.bytes.reset();
+            // The rank's exposed all-to-all in its own window of the step.
+            const auto& keys = keysOf[static_cast<size_t>(r.device)];
+            const auto at = std::find(keys.begin(), keys.end(), key);
+            if (at != keys.end()) {
+                const auto& st = a.devices[static_cast<size_t>(r.device)].steps[static_cast<size_t>(at - keys.begin())];
+                if (st.alltoall) r.exposed_ns = st.alltoall->exposed_alltoall_ns;
+            }
+            b.out.exposed_ns += r.exposed_ns;
+        }
+        std::sort(b.out.ranks.begin(), b.out.ranks.end(),
+                  [](const AllToAllRank& x, const AllToAllRank& y) { return x.device < y.device; });
+        for (const auto& [pair, bytes] : b.pairs) b.out.pairs.push_back({pair.first, pair.second, bytes});
+        imbalanceAndFinding(a, b.out, key, keysOf);
+        order.emplace_back(b.firstStart, key);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [start, key] : order) a.alltoall.push_back(std::move(steps_[key].out));
+}
+
 void analyzeAllToAll(Analysis& a, const std::vector<DeviceIntervals>& iv) {
     a.alltoall.clear();
     const size_t n = a.devices.size();
@@ -140,7 +212,7 @@ void analyzeAllToAll(Analysis& a, const std::vector<DeviceIntervals>& iv) {
         for (size_t i = 0; i < ops.size(); ++i) transferOf[d][i] = ops[i].duration_ns;
     }
     const auto deviceOf = devicesByCommRank(a);
-    std::map<StepKey, StepBuild> steps;
+    AllToAllSteps steps;
     for (const auto& m : a.matched) {
         if (m.collective != "AllToAll" || m.instances.empty()) continue;
         TimeNs last = INT64_MIN, first = INT64_MAX;
@@ -154,28 +226,17 @@ void analyzeAllToAll(Analysis& a, const std::vector<DeviceIntervals>& iv) {
         const StepKey key = leadStep >= 0 ? keysOf[static_cast<size_t>(m.instances.front().first)]
                                                   [static_cast<size_t>(leadStep)]
                                           : kOutsideSteps;
-        StepBuild& b = steps[key];
-        b.out.step = key.first;
-        b.firstStart = std::min(b.firstStart, first);
-        ++b.out.dispatches;
+        steps.exchange(key, first);
         for (const auto& [d, i] : m.instances) {
             const auto& op = a.devices[static_cast<size_t>(d)].collectives[static_cast<size_t>(i)];
             TimeNs& t = transferOf[static_cast<size_t>(d)][static_cast<size_t>(i)];
             t = std::max<TimeNs>(0, op.end_ns - std::max(op.start_ns, last));
-            auto [slot, fresh] = b.rankOf.try_emplace(d, b.out.ranks.size());
-            if (fresh) {
-                b.out.ranks.push_back({d, 0, 0, std::nullopt});
-                b.bytesKnown[d] = true;
-            }
-            AllToAllRank& r = b.out.ranks[slot->second];
-            r.time_ns += t;
-            r.exposed_ns += op.exposed_ns;  // replaced by the step's exposed time below when known
-            addOptional(r.bytes, bytesOf(op).total, b.bytesKnown[d]);
+            steps.instance(key, d, t, op.exposed_ns, allToAllBytes(op).total);
             if (op.commHash)
                 for (const auto& part : op.p2p) {
                     if (!part.send || part.peer == op.commRank) continue;
                     const auto peer = deviceOf.find({*op.commHash, part.peer});
-                    if (peer != deviceOf.end() && peer->second != d) b.pairs[{d, peer->second}] += part.bytes;
+                    if (peer != deviceOf.end() && peer->second != d) steps.pair(key, d, peer->second, part.bytes);
                 }
         }
     }
@@ -184,67 +245,14 @@ void analyzeAllToAll(Analysis& a, const std::vector<DeviceIntervals>& iv) {
     for (size_t d = 0; d < n; ++d) {
         if (!has[d]) continue;
         auto& dev = a.devices[d];
-        IntervalSetBuilder builder;
-        AllToAllMetrics total;
-        bool sentKnown = true;
-        std::vector<AllToAllMetrics> perStep(dev.steps.size());
-        std::vector<char> stepKnown(dev.steps.size(), 1);
+        std::vector<AllToAllOp> ops;
         for (size_t i = 0; i < dev.collectives.size(); ++i) {
             const auto& op = dev.collectives[i];
-            if (!op.allToAll) continue;
-            builder.add(op.start_ns, op.end_ns);
-            const OpBytes b = bytesOf(op);
-            ++total.ops;
-            total.transfer_ns += transferOf[d][i];
-            addOptional(total.bytes_sent, b.sent, sentKnown);
-            addOptional(total.bytes_received, b.received, sentKnown);
-            if (op.step >= 0 && static_cast<size_t>(op.step) < perStep.size()) {
-                auto& m = perStep[static_cast<size_t>(op.step)];
-                bool known = stepKnown[static_cast<size_t>(op.step)];
-                ++m.ops;
-                m.transfer_ns += transferOf[d][i];
-                addOptional(m.bytes_sent, b.sent, known);
-                addOptional(m.bytes_received, b.received, known);
-                stepKnown[static_cast<size_t>(op.step)] = known;
-            }
+            if (op.allToAll) ops.push_back({op.start_ns, op.end_ns, op.step, transferOf[d][i], allToAllBytes(op)});
         }
-        const IntervalSet all = builder.finish();
-        const IntervalSet exposed = d < iv.size() ? intersect(all, iv[d].exposed) : all;
-        total.alltoall_ns = totalLength(all);
-        total.exposed_alltoall_ns = totalLength(exposed);
-        if (!sentKnown) total.bytes_sent = total.bytes_received = std::nullopt;
-        dev.alltoall = total;
-        for (size_t s = 0; s < dev.steps.size(); ++s) {
-            auto& m = perStep[s];
-            const Interval w{dev.steps[s].start_ns, dev.steps[s].end_ns};
-            m.alltoall_ns = lengthWithin(all, w);
-            m.exposed_alltoall_ns = lengthWithin(exposed, w);
-            if (!stepKnown[s]) m.bytes_sent = m.bytes_received = std::nullopt;
-            if (m.ops > 0 || m.alltoall_ns > 0) dev.steps[s].alltoall = m;
-        }
+        deviceAllToAll(dev, ops, d < iv.size() ? &iv[d].exposed : nullptr);
     }
-
-    std::vector<std::pair<TimeNs, StepKey>> order;
-    for (auto& [key, b] : steps) {
-        for (auto& r : b.out.ranks) {
-            if (!b.bytesKnown[r.device]) r.bytes.reset();
-            // The rank's exposed all-to-all in its own window of the step.
-            const auto& keys = keysOf[static_cast<size_t>(r.device)];
-            const auto at = std::find(keys.begin(), keys.end(), key);
-            if (at != keys.end()) {
-                const auto& st = a.devices[static_cast<size_t>(r.device)].steps[static_cast<size_t>(at - keys.begin())];
-                if (st.alltoall) r.exposed_ns = st.alltoall->exposed_alltoall_ns;
-            }
-            b.out.exposed_ns += r.exposed_ns;
-        }
-        std::sort(b.out.ranks.begin(), b.out.ranks.end(),
-                  [](const AllToAllRank& x, const AllToAllRank& y) { return x.device < y.device; });
-        for (const auto& [pair, bytes] : b.pairs) b.out.pairs.push_back({pair.first, pair.second, bytes});
-        imbalanceAndFinding(a, b, key, keysOf);
-        order.emplace_back(b.firstStart, key);
-    }
-    std::sort(order.begin(), order.end());
-    for (const auto& [start, key] : order) a.alltoall.push_back(std::move(steps[key].out));
+    steps.finish(a, keysOf);
 }
 
 }  // namespace osc

@@ -58,9 +58,7 @@ void assignSteps(const Device& device, const StepProjector& projector,
     }
 }
 
-void addSaturating(TimeNs& sum, TimeNs value) {
-    if (__builtin_add_overflow(sum, value, &sum)) sum = value < 0 ? INT64_MIN : INT64_MAX;
-}
+void addSaturating(TimeNs& sum, TimeNs value) { sum = saturatingAdd(sum, value); }
 
 // A count from the metadata; 0 when it is not a plain non-negative number.
 uint64_t parseCount(const std::string& text) {
@@ -206,7 +204,8 @@ void finishAnalysis(Analysis& a, std::vector<DeviceIntervals>& intervalsOfDevice
         addSaturating(a.summary.exposed_comm_ns, t.exposed_comm_ns);
         addSaturating(a.summary.busy_ns, t.busy_ns);
         addSaturating(a.summary.idle_ns, t.idle_ns);
-        addSaturating(computeOrComm, t.compute_ns + t.comm_ns - t.overlap_ns);
+        // |C ∪ M| < 2^63 always; compute + comm first might not be.
+        addSaturating(computeOrComm, (t.compute_ns - t.overlap_ns) + t.comm_ns);
     }
     a.summary.computeRatios(computeOrComm);
     matchAcrossDevices(a);

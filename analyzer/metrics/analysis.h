@@ -160,6 +160,10 @@ struct Finding {
     FindingKind kind;
     std::string message;  // one sentence a person can act on
     TimeNs exposed_ns = 0;  // exposed communication (or idle) this finding explains
+    // A time the message names, on the capture's timeline as it was when the
+    // message was written (idle-gap: where its largest gap starts); not in
+    // the report JSON. The merge of partial results moves it to the job's.
+    std::optional<TimeNs> at_ns;
 };
 
 struct Bottleneck {

@@ -146,7 +146,7 @@ void idleGaps(const WindowContext& c, std::vector<Finding>& out) {
                        findingDuration(total) + " in all (largest " + findingDuration(largest) +
                        " at " + findingDuration(largestAt) +
                        "); the GPU waited for the host (data loading, synchronisation, launch).",
-                   total});
+                   total, largestAt});
 }
 
 void communicationBound(const WindowContext& c, std::vector<Finding>& out) {

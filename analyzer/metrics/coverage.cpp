@@ -5,13 +5,17 @@
 namespace osc {
 
 void OverlapMetrics::computeRatios(TimeNs computeOrComm_ns) {
-    const auto ratio = [](TimeNs num, TimeNs den) -> std::optional<double> {
+    const auto ratio = [](double num, TimeNs den) -> std::optional<double> {
         if (den <= 0) return std::nullopt;
-        return static_cast<double>(num) / static_cast<double>(den);
+        return num / static_cast<double>(den);
     };
-    overlap_ratio = ratio(overlap_ns, comm_ns);
-    achieved_speedup = ratio(compute_ns + comm_ns, computeOrComm_ns);
-    ideal_speedup = ratio(compute_ns + comm_ns, std::max(compute_ns, comm_ns));
+    // compute + comm may exceed INT64_MAX (each can cover a window of almost
+    // 2^63 ns, and a summary saturates at INT64_MAX): added as doubles,
+    // which are exact up to 2^53 ns (104 days).
+    const double both = static_cast<double>(compute_ns) + static_cast<double>(comm_ns);
+    overlap_ratio = ratio(static_cast<double>(overlap_ns), comm_ns);
+    achieved_speedup = ratio(both, computeOrComm_ns);
+    ideal_speedup = ratio(both, std::max(compute_ns, comm_ns));
 }
 
 OverlapMetrics DeviceCoverage::metrics(Interval w) const {

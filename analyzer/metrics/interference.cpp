@@ -48,7 +48,7 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
         const uint32_t nameId = kernelNameId(k, i);
         if (classifier.kernel(nameId) != Category::Compute) continue;
         const TimeNs ov = coverage.comm.covered(k.start[i], k.end[i]);
-        const bool isolated = ov == 0, overlapped = 2 * ov >= d;
+        const bool isolated = ov == 0, overlapped = ov >= d - ov;  // at least half; 2 * ov may not fit
         if (!isolated && !overlapped) continue;
         const SignatureKey key{nameId,           column(k.gridX, i),  column(k.gridY, i),
                                column(k.gridZ, i), column(k.blockX, i), column(k.blockY, i),
@@ -87,7 +87,7 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
         if (baseline[s] >= 0) {
             row.baseline_ns = baseline[s];
             TimeNs sum = 0;
-            for (TimeNs d : dur.overlapped) sum += d - baseline[s];
+            for (TimeNs d : dur.overlapped) sum = saturatingAdd(sum, d - baseline[s]);
             row.slowdown_ns = sum;
         }
         row.median_overlapped_ns = lowerMedian(dur.overlapped);
@@ -114,18 +114,19 @@ InterferenceMetrics InterferenceIndex::over(Interval window, TimeNs overlap_ns) 
         const uint32_t slot = slotOf_[i];
         if (slot == kNotOverlapped || k.start[i] < window.start || k.start[i] >= window.end) continue;
         const TimeNs d = k.end[i] - k.start[i];
-        m.overlapped_compute_ns += d;
+        // Overlapping kernels' durations can add up past 2^63 ns: saturate.
+        m.overlapped_compute_ns = saturatingAdd(m.overlapped_compute_ns, d);
         const TimeNs base = baseline_[slot];
         if (base < 0) continue;
-        m.interfered_compute_ns += d;
-        m.interference_ns += d - base;
+        m.interfered_compute_ns = saturatingAdd(m.interfered_compute_ns, d);
+        m.interference_ns = saturatingAdd(m.interference_ns, d - base);
     }
     if (m.overlapped_compute_ns > 0)
         m.interference_coverage =
             static_cast<double>(m.interfered_compute_ns) / static_cast<double>(m.overlapped_compute_ns);
-    const TimeNs base = m.interfered_compute_ns - m.interference_ns;
+    const TimeNs base = saturatingSub(m.interfered_compute_ns, m.interference_ns);
     if (base > 0) m.compute_slowdown = static_cast<double>(m.interference_ns) / static_cast<double>(base);
-    m.net_overlap_gain_ns = overlap_ns - m.interference_ns;
+    m.net_overlap_gain_ns = saturatingSub(overlap_ns, m.interference_ns);
     return m;
 }
 

@@ -13,9 +13,25 @@
 
 #include "analyzer/capture/model.h"
 
+#include <climits>
 #include <vector>
 
 namespace osc {
+
+// a + b, or INT64_MAX / INT64_MIN where that does not fit. Each time lies
+// within +-2^62 ns, so one difference fits; sums of many durations (over
+// devices, over overlapping kernels) need not.
+inline TimeNs saturatingAdd(TimeNs a, TimeNs b) {
+    TimeNs sum;
+    if (__builtin_add_overflow(a, b, &sum)) return b < 0 ? INT64_MIN : INT64_MAX;
+    return sum;
+}
+
+inline TimeNs saturatingSub(TimeNs a, TimeNs b) {
+    TimeNs difference;
+    if (__builtin_sub_overflow(a, b, &difference)) return b > 0 ? INT64_MIN : INT64_MAX;
+    return difference;
+}
 
 struct Interval {
     TimeNs start = 0, end = 0;

@@ -13,12 +13,6 @@
 namespace osc {
 namespace {
 
-struct Entry {
-    int device;
-    int step;  // device step index, -1 outside steps
-    const DeviceIntervals::MicroBatches* mb;
-};
-
 struct Stage {
     int device = -1;
     int step = -1;
@@ -32,51 +26,8 @@ std::string percent(double share) {
     return buf;
 }
 
-// The stage's compute inside the window: total, first start and last end.
-Stage measure(const IntervalSet& compute, Interval window) {
-    Stage st;
-    PipelineStageMetrics& m = st.m;
-    m.window_ns = window.length();
-    m.compute_ns = lengthWithin(compute, window);
-    auto first = std::lower_bound(compute.begin(), compute.end(), window.start,
-                                  [](const Interval& i, TimeNs t) { return i.end <= t; });
-    auto past = std::lower_bound(compute.begin(), compute.end(), window.end,
-                                 [](const Interval& i, TimeNs t) { return i.start < t; });
-    if (m.compute_ns == 0 || first == compute.end() || past == compute.begin()) {
-        st.firstCompute = window.end;
-        m.fill_ns = m.window_ns;
-    } else {
-        st.firstCompute = std::max(first->start, window.start);
-        const TimeNs lastEnd = std::min(std::prev(past)->end, window.end);
-        m.fill_ns = st.firstCompute - window.start;
-        m.drain_ns = window.end - lastEnd;
-    }
-    m.bubble_ns = m.window_ns - m.compute_ns;
-    m.stall_ns = m.bubble_ns - m.fill_ns - m.drain_ns;
-    m.bubble_share = m.window_ns > 0 ? std::optional<double>(static_cast<double>(m.bubble_ns) /
-                                                             static_cast<double>(m.window_ns))
-                                     : std::nullopt;
-    return st;
-}
-
 std::string stepWords(const StepKey& key) {
     return key.second < 0 ? "of the capture" : "of the step";
-}
-
-// On a pipeline stage, long idle stretches during fill and drain are the
-// bubble, not the host, and a receive waiting for a slower stage counts as
-// communication: say so where the idle-gap finding blames the host and the
-// communication-bound one the interconnect.
-void notePipelineInFindings(std::vector<Finding>& findings) {
-    for (auto& f : findings) {
-        if (f.message.find("pipeline") != std::string::npos) continue;
-        if (f.kind == FindingKind::IdleGap)
-            f.message += " On a pipeline stage, idle time while the other stages fill and drain the pipeline is "
-                         "its bubble (see the pipeline section), not the host.";
-        if (f.kind == FindingKind::CommunicationBound)
-            f.message += " On a pipeline stage, sends and receives waiting for the other stages count as "
-                         "communication: see how much of it is waiting, and the pipeline section.";
-    }
 }
 
 Finding bubbleFinding(const Analysis& a, const Stage& st, const PipelineStep& p, const StepKey& key) {
@@ -118,22 +69,67 @@ void accumulate(PipelineStageMetrics& total, const PipelineStageMetrics& m, doub
 
 }  // namespace
 
-void analyzePipeline(Analysis& a, const std::vector<DeviceIntervals>& iv) {
-    a.pipeline.clear();
-    for (auto& d : a.devices) {
-        d.pipeline.reset();
-        for (auto& s : d.steps) s.pipeline.reset();
+// On a pipeline stage, long idle stretches during fill and drain are the
+// bubble, not the host, and a receive waiting for a slower stage counts as
+// communication: say so where the idle-gap finding blames the host and the
+// communication-bound one the interconnect.
+void notePipelineInFindings(std::vector<Finding>& findings) {
+    for (auto& f : findings) {
+        if (f.message.find("pipeline") != std::string::npos) continue;
+        if (f.kind == FindingKind::IdleGap)
+            f.message += " On a pipeline stage, idle time while the other stages fill and drain the pipeline is "
+                         "its bubble (see the pipeline section), not the host.";
+        if (f.kind == FindingKind::CommunicationBound)
+            f.message += " On a pipeline stage, sends and receives waiting for the other stages count as "
+                         "communication: see how much of it is waiting, and the pipeline section.";
     }
+}
+
+// The stage's compute inside the window: total, first start and last end.
+PipelineStageMeasure measurePipelineStage(const IntervalSet& compute, Interval window) {
+    PipelineStageMeasure st;
+    PipelineStageMetrics& m = st.m;
+    m.window_ns = window.length();
+    m.compute_ns = lengthWithin(compute, window);
+    auto first = std::lower_bound(compute.begin(), compute.end(), window.start,
+                                  [](const Interval& i, TimeNs t) { return i.end <= t; });
+    auto past = std::lower_bound(compute.begin(), compute.end(), window.end,
+                                 [](const Interval& i, TimeNs t) { return i.start < t; });
+    if (m.compute_ns == 0 || first == compute.end() || past == compute.begin()) {
+        st.firstCompute = window.end;
+        m.fill_ns = m.window_ns;
+    } else {
+        st.firstCompute = std::max(first->start, window.start);
+        const TimeNs lastEnd = std::min(std::prev(past)->end, window.end);
+        m.fill_ns = st.firstCompute - window.start;
+        m.drain_ns = window.end - lastEnd;
+    }
+    m.bubble_ns = m.window_ns - m.compute_ns;
+    m.stall_ns = m.bubble_ns - m.fill_ns - m.drain_ns;
+    m.bubble_share = m.window_ns > 0 ? std::optional<double>(static_cast<double>(m.bubble_ns) /
+                                                             static_cast<double>(m.window_ns))
+                                     : std::nullopt;
+    return st;
+}
+
+PipelinePlan planPipeline(const Analysis& a,
+                          const std::vector<const std::vector<DeviceIntervals::MicroBatches>*>& microbatchesOf) {
+    struct Entry {
+        int device;
+        int step;  // device step index, -1 outside steps
+        const DeviceIntervals::MicroBatches* mb;
+    };
     std::map<StepKey, std::vector<Entry>> byStep;
-    for (size_t d = 0; d < a.devices.size() && d < iv.size(); ++d) {
-        if (iv[d].microbatches.empty()) continue;
+    for (size_t d = 0; d < a.devices.size() && d < microbatchesOf.size(); ++d) {
+        if (!microbatchesOf[d] || microbatchesOf[d]->empty()) continue;
         const auto keys = stepKeys(a.devices[d]);
-        for (const auto& mb : iv[d].microbatches) {
+        for (const auto& mb : *microbatchesOf[d]) {
             const bool inStep = mb.step >= 0 && static_cast<size_t>(mb.step) < keys.size();
             byStep[inStep ? keys[static_cast<size_t>(mb.step)] : kOutsideSteps].push_back(
                 {static_cast<int>(d), inStep ? mb.step : -1, &mb});
         }
     }
+    PipelinePlan plan;
     for (const auto& [key, entries] : byStep) {
         const int devices = static_cast<int>(entries.size());
         if (devices < 2 && a.settings.pipelineStages < 2) continue;
@@ -151,12 +147,31 @@ void analyzePipeline(Analysis& a, const std::vector<DeviceIntervals>& iv) {
         if (p.stages + p.microbatches > 1)
             p.theoretical_bubble_share =
                 static_cast<double>(p.stages - 1) / static_cast<double>(p.microbatches + p.stages - 1);
+        PipelinePlan::Window w{key, std::move(p), {}};
+        for (const auto& e : entries) w.stages.push_back({e.device, e.step});
+        plan.windows.push_back(std::move(w));
+    }
+    return plan;
+}
 
+void finishPipeline(Analysis& a, const PipelinePlan& plan,
+                    const std::vector<std::vector<PipelineStageMeasure>>& measured) {
+    a.pipeline.clear();
+    for (auto& d : a.devices) {
+        d.pipeline.reset();
+        for (auto& s : d.steps) s.pipeline.reset();
+    }
+    for (size_t wi = 0; wi < plan.windows.size(); ++wi) {
+        const auto& window = plan.windows[wi];
+        const StepKey& key = window.key;
+        PipelineStep p = window.step;
         std::vector<Stage> stages;
-        for (const auto& e : entries) {
-            Stage st = measure(iv[static_cast<size_t>(e.device)].compute, {p.start_ns, p.end_ns});
-            st.device = e.device;
-            st.step = e.step;
+        for (size_t i = 0; i < window.stages.size(); ++i) {
+            Stage st;
+            st.device = window.stages[i].device;
+            st.step = window.stages[i].step;
+            st.firstCompute = measured[wi][i].firstCompute;
+            st.m = measured[wi][i].m;
             st.m.stages = p.stages;
             st.m.microbatches = p.microbatches;
             st.m.theoretical_bubble_share = p.theoretical_bubble_share;
@@ -203,6 +218,19 @@ void analyzePipeline(Analysis& a, const std::vector<DeviceIntervals>& iv) {
         }
     std::stable_sort(a.pipeline.begin(), a.pipeline.end(),
                      [](const PipelineStep& x, const PipelineStep& y) { return x.start_ns < y.start_ns; });
+}
+
+void analyzePipeline(Analysis& a, const std::vector<DeviceIntervals>& iv) {
+    std::vector<const std::vector<DeviceIntervals::MicroBatches>*> microbatchesOf(iv.size());
+    for (size_t d = 0; d < iv.size(); ++d) microbatchesOf[d] = &iv[d].microbatches;
+    const PipelinePlan plan = planPipeline(a, microbatchesOf);
+    std::vector<std::vector<PipelineStageMeasure>> measured(plan.windows.size());
+    for (size_t w = 0; w < plan.windows.size(); ++w) {
+        const PipelineStep& p = plan.windows[w].step;
+        for (const auto& st : plan.windows[w].stages)
+            measured[w].push_back(measurePipelineStage(iv[static_cast<size_t>(st.device)].compute, {p.start_ns, p.end_ns}));
+    }
+    finishPipeline(a, plan, measured);
 }
 
 }  // namespace osc

@@ -1,15 +1,22 @@
 // Many capture files (one per rank, thousands of them) analysed with memory
 // bounded by the largest file and the number of workers, not by the job:
 // each file is loaded, analysed per device and freed on one of `jobs`
-// threads; only the per-device results and each device's exposed
-// communication are kept for the cross-rank part. The result is exactly
-// analyze(loadCaptures(paths)).
+// threads, and what it leaves (a partial result's file section,
+// analyzer/partial) goes to a scratch file. The cross-rank part then merges
+// those sections exactly as `overlapscope merge` merges partial files, so a
+// job analysed in one process, on several threads, or as partials on many
+// machines gives the same report as analyze(loadCaptures(paths)).
 #pragma once
 
 #include "analyzer/load/load_options.h"
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/partial/byte_io.h"
+#include "analyzer/partial/merge.h"
+#include "analyzer/partial/part_set.h"
 
 #include <functional>
+#include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,13 +29,43 @@ struct PipelineOptions {
     std::function<void(size_t done, size_t total, const std::string& file)> progress;
 };
 
+// The per-file half of the analysis, kept on disk in file order.
+class AnalyzedFiles {
+public:
+    // Throws CaptureError (the first failing file in order) or LoadCancelled.
+    AnalyzedFiles(const std::vector<std::string>& paths, const AnalysisSettings& settings,
+                  const PipelineOptions& options = {});
+    ~AnalyzedFiles();
+
+    const std::vector<std::string>& files() const { return files_; }
+    const AnalysisSettings& settings() const { return settings_; }
+    // The files' sections for the merge; `inputs` are what the user named.
+    // This object must outlive `set`.
+    void addTo(partial::PartSet& set, const std::vector<std::string>& inputs) const;
+    // A partial result file (analyzer/partial/partial_format.h).
+    void writePartial(std::ostream& out, const std::vector<std::string>& inputs, const std::string& generator) const;
+
+private:
+    struct Section {
+        size_t worker = 0;
+        uint64_t offset = 0, length = 0;
+        size_t devices = 0;
+    };
+    AnalysisSettings settings_;
+    std::vector<std::string> files_;
+    std::vector<std::unique_ptr<partial::ScratchFile>> scratch_;  // one per worker
+    std::vector<Section> sections_;                                // per file
+};
+
 struct AnalyzedInputs {
     Analysis analysis;
     std::vector<std::string> files;          // what was read, in order
     std::vector<std::string> loadWarnings;   // the readers' warnings (Capture::warnings), in file order
 };
 
-// Throws CaptureError (the first failing file in order) or LoadCancelled.
+// The whole job as an Analysis, equal (as report JSON) to
+// analyze(loadCaptures(paths), settings). Its devices carry no
+// exposed_wait_intervals and their collectives no kernelIndex.
 AnalyzedInputs analyzeInputs(const std::vector<std::string>& paths, const AnalysisSettings& settings,
                              const PipelineOptions& options = {});
 

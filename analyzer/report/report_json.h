@@ -6,6 +6,7 @@
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/report/report_options.h"
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -18,6 +19,27 @@ inline constexpr int kReportVersion = 1;
 // piece, so memory does not grow with the size of the document.
 void writeJsonReport(std::ostream& out, const Analysis& analysis, const ReportOptions& options);
 std::string formatJsonReport(const Analysis& analysis, const ReportOptions& options);
+
+// One element of "devices", exactly as writeJsonReport writes it, its
+// opening brace where the caller's stream is and its inner lines indented
+// `indent` + 2 spaces; with a negative indent on one line, without spaces.
+void writeDeviceJson(std::ostream& out, const DeviceAnalysis& device, int indent);
+
+// The same document with its devices and matched collectives produced by the
+// caller, one at a time and in order (analyzer/partial's merge, which never
+// holds a job's devices in memory). `rest` gives everything else: settings,
+// summary, total skew, spread, dropped records, warnings; its own devices
+// and matched lists are not read.
+struct StreamedReportBody {
+    size_t deviceCount = 0;
+    // Writes device `index` as writeDeviceJson would; called for 0, 1, ...
+    std::function<void(std::ostream& out, int indent, size_t index)> writeDevice;
+    size_t matchedCount = 0;
+    // Called for 0, 1, ... after the last device.
+    std::function<MatchedCollective(size_t index)> matched;
+};
+void writeJsonReport(std::ostream& out, const Analysis& rest, const ReportOptions& options,
+                     const StreamedReportBody& body);
 
 // A report read back: the analysis as far as the JSON holds it (collective
 // kernel indexes and process indexes are not stored and come back as -1/0).
@@ -32,5 +54,8 @@ struct ReportFile {
 ReportFile readReportJson(const std::string& path);
 // `origin` names the text in error messages.
 ReportFile parseReportJson(const std::string& text, const std::string& origin);
+// One element of "devices" read back as parseReportJson reads it
+// (processIndex 0, collectives' kernelIndex -1). Throws CaptureError.
+DeviceAnalysis parseDeviceJson(const std::string& text, const std::string& origin);
 
 }  // namespace osc::report

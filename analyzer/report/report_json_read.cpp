@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -203,6 +204,36 @@ public:
         return x;
     }
 
+    // The --interference table's rows; reports written before 4b lack them.
+    std::vector<SignatureInterference> signatures(const json& d, const std::string& where) const {
+        std::vector<SignatureInterference> out;
+        if (!has(d, "interference")) return out;
+        const json& arr = array(d, "interference", where);
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string w = where + ".interference[" + std::to_string(i) + "]";
+            SignatureInterference s;
+            s.name = text(arr[i], "name", w);
+            const auto triple = [&](const char* key, std::array<uint32_t, 3>& into) {
+                const json& v = array(arr[i], key, w);
+                if (v.size() != 3) fail(w + "." + key, "does not hold three numbers");
+                for (size_t k = 0; k < 3; ++k) {
+                    if (!v[k].is_number_unsigned() || v[k].get<uint64_t>() > UINT32_MAX)
+                        fail(w + "." + key, "holds a value that is not a 32-bit count");
+                    into[k] = v[k].get<uint32_t>();
+                }
+            };
+            triple("grid", s.grid);
+            triple("block", s.block);
+            s.isolated = static_cast<int>(integer(arr[i], "isolated", w));
+            s.overlapped = static_cast<int>(integer(arr[i], "overlapped", w));
+            s.baseline_ns = optInteger(arr[i], "baseline_ns", w);
+            s.median_overlapped_ns = optInteger(arr[i], "median_overlapped_ns", w);
+            s.slowdown_ns = optInteger(arr[i], "slowdown_ns", w);
+            out.push_back(std::move(s));
+        }
+        return out;
+    }
+
     DeviceAnalysis device(const json& d, const std::string& w) const {
         DeviceAnalysis x;
         x.rank = static_cast<int>(integer(d, "rank", w));
@@ -226,6 +257,7 @@ public:
         x.findings = findings(d, w);
         if (auto n = optInteger(d, "dropped_records", w)) x.droppedRecords = static_cast<uint64_t>(*n);
         if (d.contains("end_reason") && d["end_reason"].is_string()) x.endReason = d["end_reason"].get<std::string>();
+        x.signatures = signatures(d, w);
         return x;
     }
 
@@ -344,6 +376,14 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
             a.settings.commCopies = s["comm_copies"].get<bool>();
         if (s.contains("step_pattern") && s["step_pattern"].is_string())
             a.settings.stepPattern = s["step_pattern"].get<std::string>();
+        if (s.contains("small_collective_bytes") && s["small_collective_bytes"].is_number_unsigned())
+            a.settings.smallCollectiveBytes = s["small_collective_bytes"].get<uint64_t>();
+        if (s.contains("small_collective_count") && s["small_collective_count"].is_number_integer())
+            a.settings.smallCollectiveCount = s["small_collective_count"].get<int>();
+        if (s.contains("idle_gap_ns") && s["idle_gap_ns"].is_number_integer())
+            a.settings.idleGapNs = s["idle_gap_ns"].get<int64_t>();
+        if (s.contains("align") && s["align"].is_string())
+            a.settings.alignCollectives = s["align"].get<std::string>() == "collectives";
         if (s.contains("microbatch_pattern") && s["microbatch_pattern"].is_string())
             a.settings.microbatchPattern = s["microbatch_pattern"].get<std::string>();
         a.settings.pipelineStages = intOr(s, "pipeline_stages", 0);
@@ -391,6 +431,16 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
         for (const auto& w : doc["warnings"])
             if (w.is_string()) a.warnings.push_back(w.get<std::string>());
     return out;
+}
+
+DeviceAnalysis parseDeviceJson(const std::string& text, const std::string& origin) {
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw CaptureError(origin, std::string("not JSON: ") + e.what());
+    }
+    return Reader(origin).device(doc, "device");
 }
 
 ReportFile readReportJson(const std::string& path) {

@@ -171,49 +171,57 @@ ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
 }
 
 // The hot path of big reports (millions of collectives): written by hand in
-// exactly the layout nlohmann::json::dump(2) gives, without building a tree.
+// exactly the layout nlohmann::json::dump(2) gives (dump(-1)'s with a
+// negative indent), without building a tree.
 void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) {
-    const std::string in(static_cast<size_t>(indent) + 2, ' ');
+    const bool compact = indent < 0;
+    const std::string in = compact ? std::string() : std::string(static_cast<size_t>(indent) + 2, ' ');
+    const char* sep = compact ? "," : ",\n";
+    const char* colon = compact ? "\":" : "\": ";
     auto str = [](const std::string& v) { return ordered_json(v).dump(-1, ' ', false, kInvalidUtf8); };
     auto optU = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
-    os << "{\n"
-       << in << "\"name\": " << str(c.name) << ",\n"
-       << in << "\"collective\": " << str(c.collective) << ",\n"
-       << in << "\"datatype\": " << str(c.datatype) << ",\n"
-       << in << "\"start_ns\": " << c.start_ns << ",\n"
-       << in << "\"end_ns\": " << c.end_ns << ",\n"
-       << in << "\"stream\": " << c.stream << ",\n"
-       << in << "\"duration_ns\": " << c.duration_ns << ",\n"
-       << in << "\"overlapped_ns\": " << c.overlapped_ns << ",\n"
-       << in << "\"exposed_ns\": " << c.exposed_ns << ",\n"
-       << in << "\"bytes\": " << optU(c.bytes) << ",\n"
-       << in << "\"bandwidth_gbps\": " << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << ",\n"
-       << in << "\"comm_hash\": " << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << ",\n"
-       << in << "\"seq_number\": " << optU(c.seqNumber) << ",\n"
-       << in << "\"algo\": " << str(c.algo) << ",\n"
-       << in << "\"proto\": " << str(c.proto) << ",\n"
-       << in << "\"step\": " << (c.step >= 0 ? std::to_string(c.step) : std::string("null")) << "\n"
-       << std::string(static_cast<size_t>(indent), ' ') << "}";
+    os << (compact ? "{" : "{\n")
+       << in << "\"name" << colon << str(c.name) << sep
+       << in << "\"collective" << colon << str(c.collective) << sep
+       << in << "\"datatype" << colon << str(c.datatype) << sep
+       << in << "\"start_ns" << colon << c.start_ns << sep
+       << in << "\"end_ns" << colon << c.end_ns << sep
+       << in << "\"stream" << colon << c.stream << sep
+       << in << "\"duration_ns" << colon << c.duration_ns << sep
+       << in << "\"overlapped_ns" << colon << c.overlapped_ns << sep
+       << in << "\"exposed_ns" << colon << c.exposed_ns << sep
+       << in << "\"bytes" << colon << optU(c.bytes) << sep
+       << in << "\"bandwidth_gbps" << colon << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep
+       << in << "\"comm_hash" << colon << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << sep
+       << in << "\"seq_number" << colon << optU(c.seqNumber) << sep
+       << in << "\"algo" << colon << str(c.algo) << sep
+       << in << "\"proto" << colon << str(c.proto) << sep
+       << in << "\"step" << colon << (c.step >= 0 ? std::to_string(c.step) : std::string("null"))
+       << (compact ? "" : "\n" + std::string(static_cast<size_t>(indent), ' ')) << "}";
 }
 
 // Writes the document piece by piece: per-collective and per-step objects are
 // built and dumped one at a time, so a capture with millions of collectives
-// never holds the whole JSON tree in memory. Output matches dump(2).
+// never holds the whole JSON tree in memory. Output matches dump(2), or with
+// a negative indent dump(-1) (one line: analyzer/partial's partial results).
 class ObjectWriter {
 public:
-    ObjectWriter(std::ostream& os, int indent) : os_(os), indent_(indent) { os_ << "{"; }
+    ObjectWriter(std::ostream& os, int indent) : os_(os), indent_(indent), compact_(indent < 0) { os_ << "{"; }
 
     void field(const std::string& key, const ordered_json& value) {
         next(key);
-        os_ << reindent(value.dump(2, ' ', false, kInvalidUtf8), indent_ + 2);
+        os_ << (compact_ ? value.dump(-1, ' ', false, kInvalidUtf8)
+                         : reindent(value.dump(2, ' ', false, kInvalidUtf8), indent_ + 2));
     }
     template <typename Item>
     void arrayField(const std::string& key, size_t n, Item item) {
         next(key);
         os_ << "[";
-        for (size_t i = 0; i < n; ++i)
-            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4) << reindent(item(i).dump(2, ' ', false, kInvalidUtf8), indent_ + 4);
-        if (n) os_ << "\n" << pad(indent_ + 2);
+        for (size_t i = 0; i < n; ++i) {
+            if (compact_) os_ << (i ? "," : "") << item(i).dump(-1, ' ', false, kInvalidUtf8);
+            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4) << reindent(item(i).dump(2, ' ', false, kInvalidUtf8), indent_ + 4);
+        }
+        if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
     }
     // An array whose items write themselves: item(ostream&, indent of the item, i).
@@ -222,10 +230,11 @@ public:
         next(key);
         os_ << "[";
         for (size_t i = 0; i < n; ++i) {
-            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
-            item(os_, indent_ + 4, i);
+            if (compact_) os_ << (i ? "," : "");
+            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
+            item(os_, compact_ ? -1 : indent_ + 4, i);
         }
-        if (n) os_ << "\n" << pad(indent_ + 2);
+        if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
     }
     // An array of objects each written field by field: body(ObjectWriter&, i).
@@ -234,15 +243,16 @@ public:
         next(key);
         os_ << "[";
         for (size_t i = 0; i < n; ++i) {
-            os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
-            ObjectWriter inner(os_, indent_ + 4);
+            if (compact_) os_ << (i ? "," : "");
+            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
+            ObjectWriter inner(os_, compact_ ? -1 : indent_ + 4);
             body(inner, i);
             inner.close();
         }
-        if (n) os_ << "\n" << pad(indent_ + 2);
+        if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
     }
-    void close() { os_ << (first_ ? "" : "\n" + pad(indent_)) << "}"; }
+    void close() { os_ << (first_ || compact_ ? "" : "\n" + pad(indent_)) << "}"; }
 
 private:
     static std::string pad(int n) { return std::string(static_cast<size_t>(n), ' '); }
@@ -258,14 +268,32 @@ private:
         return out;
     }
     void next(const std::string& key) {
-        os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ": ";
+        if (compact_) os_ << (first_ ? "" : ",") << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ":";
+        else os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ": ";
         first_ = false;
     }
     std::ostream& os_;
     int indent_;
+    bool compact_;
     bool first_ = true;
 };
 
+ordered_json settingsJson(const AnalysisSettings& s) {
+    return {{"comm_kernel_patterns", s.commKernelPatterns},
+            {"comm_copies", s.commCopies},
+            {"step_pattern", s.stepPattern},
+            {"small_collective_bytes", s.smallCollectiveBytes},
+            {"small_collective_count", s.smallCollectiveCount},
+            {"idle_gap_ns", s.idleGapNs},
+            {"align", s.alignCollectives ? "collectives" : "session-start"},
+            {"microbatch_pattern", s.microbatchPattern},
+            {"pipeline_stages", s.pipelineStages}};
+}
+
+// The device object. analyzer/partial's merge writes these objects again
+// with the cross-rank fields filled in (partial_device_json.cpp): every
+// absolute time inside must be a field named start_ns or end_ns, and
+// clock_shift_ns stays the last field.
 void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     w.field("rank", d.rank);
     w.field("host", d.host);
@@ -305,27 +333,33 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
 }  // namespace
 
 void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o) {
+    StreamedReportBody body;
+    body.deviceCount = a.devices.size();
+    body.writeDevice = [&](std::ostream& out, int indent, size_t i) { writeDeviceJson(out, a.devices[i], indent); };
+    body.matchedCount = a.matched.size();
+    body.matched = [&](size_t i) { return a.matched[i]; };
+    writeJsonReport(os, a, o, body);
+}
+
+void writeDeviceJson(std::ostream& os, const DeviceAnalysis& d, int indent) {
+    ObjectWriter w(os, indent);
+    writeDevice(w, d);
+    w.close();
+}
+
+void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o, const StreamedReportBody& body) {
     ObjectWriter w(os, 0);
     w.field("format", "overlapscope-report");
     w.field("version", kReportVersion);
     if (!o.toolVersion.empty()) w.field("generator", "overlapscope " + o.toolVersion);
     w.field("inputs", o.inputs);
-    const auto& s = a.settings;
-    w.field("settings", {{"comm_kernel_patterns", s.commKernelPatterns},
-                         {"comm_copies", s.commCopies},
-                         {"step_pattern", s.stepPattern},
-                         {"small_collective_bytes", s.smallCollectiveBytes},
-                         {"small_collective_count", s.smallCollectiveCount},
-                         {"idle_gap_ns", s.idleGapNs},
-                         {"align", s.alignCollectives ? "collectives" : "session-start"},
-                         {"microbatch_pattern", s.microbatchPattern},
-                         {"pipeline_stages", s.pipelineStages}});
-    w.objectArrayField("devices", a.devices.size(),
-                       [&](ObjectWriter& dw, size_t i) { writeDevice(dw, a.devices[i]); });
+    w.field("settings", settingsJson(a.settings));
+    w.rawArrayField("devices", body.deviceCount,
+                    [&](std::ostream& out, int indent, size_t i) { body.writeDevice(out, indent, i); });
 
     ordered_json summary;
     putMetrics(summary, a.summary);
-    summary["device_count"] = a.devices.size();
+    summary["device_count"] = body.deviceCount;
     summary["verdict"] = verdict(a.summary);
     summary["dropped_records"] = a.droppedRecords;
     putPipeline(summary, pipelineSummary(a), false);
@@ -334,8 +368,8 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     summary["alltoall_imbalance"] = worstAllToAll(a, &worst) ? ordered_json(worst) : ordered_json(nullptr);
     w.field("summary", summary);
 
-    w.arrayField("matched_collectives", a.matched.size(), [&](size_t i) {
-        const auto& m = a.matched[i];
+    w.arrayField("matched_collectives", body.matchedCount, [&](size_t i) {
+        const MatchedCollective m = body.matched(i);
         ordered_json inst = ordered_json::array();
         for (const auto& [dev, coll] : m.instances) inst.push_back({{"device", dev}, {"collective", coll}});
         return ordered_json{{"collective", m.collective},

@@ -6,8 +6,10 @@
 #include "tests/agent/agent_test_util.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -350,6 +352,94 @@ TEST_F(AgentEndToEnd, WhatAnAgentSaysIsEscapedBeforeItIsPrinted) {
     EXPECT_EQ(jsonCode, 0);
     EXPECT_EQ(json.find('\x1b'), std::string::npos);
     EXPECT_NE(json.find("\\u001b"), std::string::npos) << json;
+}
+
+// Issue 16: with --partial each process leaves its capture's partial result
+// beside it, and merging the partials gives the report of the captures.
+TEST_F(AgentEndToEnd, PartialResultsWrittenAtCloseMergeIntoTheCapturesReport) {
+    auto r1 = run({"--partial"}, {"0.6", "0"}, "run1.log");
+    auto r2 = run({"--partial", "--step-pattern", "ProfilerStep#[0-9]+", "--microbatch-pattern",
+                   "^(F|B) mb(\\d+)$", "--pipeline-stages", "6"},
+                  {"0.6", "0"}, "run2.log");
+    EXPECT_EQ(r1->waitExitCode(), 0) << r1->output();
+    EXPECT_EQ(r2->waitExitCode(), 0) << r2->output();
+    const auto captures = test::filesIn(out);
+    const auto partials = test::filesIn(out, ".partial.json");
+    ASSERT_EQ(captures.size(), 2u);
+    ASSERT_EQ(partials.size(), 2u);
+    for (size_t i = 0; i < 2; ++i)
+        EXPECT_EQ(partials[i], captures[i].substr(0, captures[i].size() - 7) + ".partial.json");
+    EXPECT_TRUE(test::filesIn(out, ".tmp").empty());
+    // Each partial was made with its process's settings: merging different
+    // ones is refused, one line, exit 2.
+    auto [mixed, mixedOut] = cli({"merge", out});
+    EXPECT_EQ(mixed, 2) << mixedOut;
+    EXPECT_NE(mixedOut.find("different analysis settings"), std::string::npos) << mixedOut;
+    size_t custom = 0;
+    for (const auto& capture : captures) {
+        const std::string partial = capture.substr(0, capture.size() - 7) + ".partial.json";
+        // The settings the partial's process was given, from its first line.
+        std::ifstream in(partial);
+        std::string header;
+        std::getline(in, header);
+        const auto settings = nlohmann::json::parse(header)["settings"];
+        const std::string stepPattern = settings["step_pattern"];
+        const std::string microbatchPattern = settings["microbatch_pattern"];
+        const int stages = settings["pipeline_stages"];
+        const bool mine = stepPattern == "ProfilerStep#[0-9]+";
+        custom += mine;
+        EXPECT_EQ(microbatchPattern == "^(F|B) mb(\\d+)$", mine) << microbatchPattern;
+        EXPECT_EQ(stages, mine ? 6 : 0);
+        auto [pc, merged] = cli({"merge", "--format", "json", partial});
+        ASSERT_EQ(pc, 0) << merged;
+        auto [rc, reported] = cli({"report", "--format", "json", "--step-pattern", stepPattern, "--microbatch-pattern",
+                                   microbatchPattern, "--pipeline-stages", std::to_string(stages), capture});
+        ASSERT_EQ(rc, 0) << reported;
+        auto a = nlohmann::json::parse(merged.substr(merged.find('{')));
+        auto b = nlohmann::json::parse(reported.substr(reported.find('{')));
+        EXPECT_EQ(a["inputs"], nlohmann::json::array({capture}));
+        a.erase("inputs");
+        b.erase("inputs");
+        EXPECT_EQ(a, b) << capture;
+        EXPECT_GT(a["devices"][0]["collectives"].size(), 0u);
+    }
+    EXPECT_EQ(custom, 1u);
+}
+
+TEST_F(AgentEndToEnd, DetachWritesThePartialWhileTheJobRunsOn) {
+    auto r = run({"--dormant", "--partial"}, {"30", "0"});
+    auto found = agents(1);
+    ASSERT_EQ(found.size(), 1u) << r->output();
+    const int64_t pid = found[0].pid;
+    EXPECT_EQ(cli({"attach", std::to_string(pid)}).first, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(cli({"detach", std::to_string(pid)}).first, 0);
+    EXPECT_TRUE(test::waitUntil([&] { return test::filesIn(out, ".partial.json").size() == 1; }, 20));
+    EXPECT_EQ(state(pid), "stopped");  // the job runs on
+    auto [mc, merged] = cli({"merge", out});
+    EXPECT_EQ(mc, 0) << merged;
+    EXPECT_NE(merged.find("1 device"), std::string::npos) << merged;
+    ::kill(static_cast<pid_t>(pid), SIGTERM);
+    EXPECT_EQ(r->waitExitCode(), 128 + SIGTERM);
+}
+
+TEST_F(AgentEndToEnd, RunRefusesPartialOptionsWithoutPartialAndBadPatterns) {
+    auto [a, aOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--step-pattern", "x", "--", OSC_TEST_FAKE_JOB, "0", "0"});
+    EXPECT_EQ(a, 2) << aOut;
+    EXPECT_NE(aOut.find("--partial"), std::string::npos) << aOut;
+    auto [b, bOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--partial", "--comm-kernel", "(", "--",
+                          OSC_TEST_FAKE_JOB, "0", "0"});
+    EXPECT_EQ(b, 2) << bOut;
+    EXPECT_NE(bOut.find("invalid pattern"), std::string::npos) << bOut;
+    auto [c, cOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--pipeline-stages", "4", "--",
+                          OSC_TEST_FAKE_JOB, "0", "0"});
+    EXPECT_EQ(c, 2) << cOut;
+    EXPECT_NE(cOut.find("--partial"), std::string::npos) << cOut;
+    auto [d, dOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--partial", "--microbatch-pattern", "fwd", "--",
+                          OSC_TEST_FAKE_JOB, "0", "0"});
+    EXPECT_EQ(d, 2) << dOut;
+    EXPECT_NE(dOut.find("two groups"), std::string::npos) << dOut;
+    EXPECT_TRUE(test::filesIn(out).empty());
 }
 
 #ifdef OSC_TEST_REAL_AGENT

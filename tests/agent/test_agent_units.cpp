@@ -141,6 +141,42 @@ TEST(AgentSettings, ReadsEnvironmentAndWarnsOnGarbage) {
     EXPECT_EQ(activityBufferBytes(64u << 10), 32u << 10);    // small bounds: two buffers fit
 }
 
+// OVERLAPSCOPE_PARTIAL's analysis settings (`run --partial` sets them).
+TEST(AgentSettings, PartialSettingsFromEnvironment) {
+    ::setenv("OVERLAPSCOPE_PARTIAL", "1", 1);
+    ::setenv("OVERLAPSCOPE_COMM_KERNEL", "userbuffers\nmy_allreduce", 1);
+    ::setenv("OVERLAPSCOPE_STEP_PATTERN", "^it(\\d+)$", 1);
+    ::setenv("OVERLAPSCOPE_MICROBATCH_PATTERN", "^(f|b)_(\\d+)$", 1);
+    ::setenv("OVERLAPSCOPE_PIPELINE_STAGES", "6", 1);
+    std::string warnings;
+    AgentSettings s = settingsFromEnvironment(warnings);
+    EXPECT_TRUE(s.partial) << warnings;
+    EXPECT_EQ(warnings, "");
+    EXPECT_EQ(s.partialSettings.commKernelPatterns, (std::vector<std::string>{"userbuffers", "my_allreduce"}));
+    EXPECT_EQ(s.partialSettings.stepPattern, "^it(\\d+)$");
+    EXPECT_EQ(s.partialSettings.microbatchPattern, "^(f|b)_(\\d+)$");
+    EXPECT_EQ(s.partialSettings.pipelineStages, 6);
+    // Stages that are not a whole number from 0 to 65536: the default and a note.
+    for (const char* bad : {"2.5", "-1", "70000", "six"}) {
+        ::setenv("OVERLAPSCOPE_PIPELINE_STAGES", bad, 1);
+        warnings.clear();
+        s = settingsFromEnvironment(warnings);
+        EXPECT_TRUE(s.partial) << bad;
+        EXPECT_EQ(s.partialSettings.pipelineStages, 0) << bad;
+        EXPECT_NE(warnings.find(std::string("OVERLAPSCOPE_PIPELINE_STAGES=") + bad), std::string::npos) << warnings;
+    }
+    // A micro-batch pattern without its two groups would fail every partial: none, said once.
+    ::setenv("OVERLAPSCOPE_MICROBATCH_PATTERN", "^fwd", 1);
+    warnings.clear();
+    s = settingsFromEnvironment(warnings);
+    EXPECT_FALSE(s.partial);
+    EXPECT_NE(warnings.find("OVERLAPSCOPE_MICROBATCH_PATTERN"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("two groups"), std::string::npos) << warnings;
+    for (const char* n : {"OVERLAPSCOPE_PARTIAL", "OVERLAPSCOPE_COMM_KERNEL", "OVERLAPSCOPE_STEP_PATTERN",
+                          "OVERLAPSCOPE_MICROBATCH_PATTERN", "OVERLAPSCOPE_PIPELINE_STAGES"})
+        ::unsetenv(n);
+}
+
 TEST(ProcessIdentity, RankFromLauncherVariables) {
     ::unsetenv("RANK");
     ::setenv("OMPI_COMM_WORLD_RANK", "5", 1);

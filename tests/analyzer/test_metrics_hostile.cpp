@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <string>
 
 using osc::testing::TraceBuilder;
@@ -37,4 +38,30 @@ TEST(HostileNames, AHugeKernelNameWithAUserPatternDoesNotOverflowTheStack) {
     osc::ActivityClassifier classify(b.capture.strings, settings);
     EXPECT_EQ(classify.kernel(b.capture.strings.intern("my" + huge)), osc::Category::Compute);
     EXPECT_EQ(classify.kernel(b.capture.strings.intern("mycomm_x")), osc::Category::Communication);
+}
+
+// Issue 14 item 4: compute and communication each covering almost 2^63 ns
+// (times within the +-2^62 the readers allow). Their sum, which the speed-ups
+// divide, does not fit in 64 bits; summed over devices even each does not.
+TEST(HostileTimes, ComputeAndCommunicationOverTheWholeRangeGiveFiniteSpeedups) {
+    TraceBuilder b;
+    const osc::TimeNs lo = -(osc::TimeNs{1} << 62) + 1, hi = (osc::TimeNs{1} << 62) - 1;
+    for (uint32_t device : {0u, 1u}) {
+        b.kernel(0, device, "gemm", lo, hi, 7);
+        b.kernel(0, device, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", lo, hi, 13);
+    }
+    const osc::Analysis a = osc::analyze(b.finalized());
+    ASSERT_EQ(a.devices.size(), 2u);
+    const auto& t = a.devices[0].totals;
+    EXPECT_EQ(t.compute_ns, hi - lo);
+    EXPECT_EQ(t.comm_ns, hi - lo);
+    ASSERT_TRUE(t.achieved_speedup && t.ideal_speedup);
+    EXPECT_DOUBLE_EQ(*t.achieved_speedup, 2.0);  // (C + M) / |C u M| with C = M
+    EXPECT_DOUBLE_EQ(*t.ideal_speedup, 2.0);
+    // The summary saturates instead of wrapping, and its ratios stay right.
+    EXPECT_EQ(a.summary.compute_ns, INT64_MAX);
+    ASSERT_TRUE(a.summary.achieved_speedup && a.summary.ideal_speedup);
+    EXPECT_DOUBLE_EQ(*a.summary.achieved_speedup, 2.0);
+    EXPECT_DOUBLE_EQ(*a.summary.ideal_speedup, 2.0);
+    EXPECT_DOUBLE_EQ(a.summary.overlap_ratio.value_or(0), 1.0);
 }

@@ -64,3 +64,28 @@ TEST_F(Cli, AnUnfinishedCaptureIsWarnedAndHasNoEndReason) {
     EXPECT_TRUE(j["devices"][0]["end_reason"].is_null());
     EXPECT_TRUE(j["devices"][0]["dropped_records"].is_null());
 }
+
+// Issue 16 meets item 11: a partial result carries the drop and the missing
+// end_reason to the merge, whose report and check say what the capture's do.
+TEST_F(Cli, DropsAndUnfinishedCapturesSurviveAPartialAndItsMerge) {
+    const auto f = bucketed(1);
+    setMeta(f, "INSERT OR REPLACE INTO OVERLAPSCOPE_META (name, value) VALUES ('dropped_records', '777');"
+               "DELETE FROM OVERLAPSCOPE_META WHERE name = 'end_reason'");
+    const auto part = path("one.partial.json");
+    auto r = run("report --partial -o " + quote(part) + " " + quote(f));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto direct = run("report --format json " + quote(f));
+    const auto merged = run("merge --format json " + quote(part));
+    ASSERT_EQ(merged.code, 0) << merged.err;
+    EXPECT_EQ(merged.err, direct.err);  // the same two warnings
+    EXPECT_NE(merged.err.find("dropped 777 records"), std::string::npos) << merged.err;
+    EXPECT_NE(merged.err.find("the capture did not finish"), std::string::npos) << merged.err;
+    const auto j = nlohmann::json::parse(merged.out);
+    EXPECT_EQ(j["devices"][0]["dropped_records"], 777);
+    EXPECT_TRUE(j["devices"][0]["end_reason"].is_null());
+    EXPECT_EQ(j["summary"]["dropped_records"], 777);
+    r = run("check --min-overlap-ratio 0.5 " + quote(part));
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("FAIL rank 0 gpu 0: 777 records were dropped"), std::string::npos) << r.out;
+    EXPECT_EQ(run("check --min-overlap-ratio 0.5 --allow-dropped " + quote(part)).code, 0);
+}

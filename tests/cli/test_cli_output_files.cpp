@@ -1,5 +1,6 @@
 // Issue 14 items 1-2, end to end: every command that writes a file the user
-// named (report -o, check --junit, export -o, diff -o) writes through special
+// named (report -o, report --partial -o, check --junit, export -o, diff -o;
+// merge -o shares report's writer) writes through special
 // files and symlinks instead of replacing them, and never follows a planted
 // temporary name.
 #include "cli_fixture.h"
@@ -21,6 +22,7 @@ bool isFifo(const std::string& p) {
 // The commands that take an output file, each writing `out`.
 std::vector<std::string> writers(const std::string& capture, const std::string& out, const std::string& force) {
     return {"report " + force + " -o " + quote(out) + " " + quote(capture),
+            "report --partial " + force + " -o " + quote(out) + " " + quote(capture),
             "check --min-overlap-ratio 0.5 --junit " + quote(out) + " " + quote(capture),
             "export " + force + " -o " + quote(out) + " " + quote(capture),
             "diff " + force + " -o " + quote(out) + " " + quote(capture) + " " + quote(capture)};

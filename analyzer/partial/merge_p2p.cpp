@@ -1,0 +1,271 @@
+#include "analyzer/partial/merge_p2p.h"
+
+#include "analyzer/metrics/p2p.h"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <numeric>
+#include <tuple>
+
+namespace osc::partial {
+namespace {
+
+class UnionFind {
+public:
+    explicit UnionFind(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), size_t{0}); }
+    size_t find(size_t x) {
+        while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+        return x;
+    }
+    void unite(size_t a, size_t b) {
+        a = find(a);
+        b = find(b);
+        if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+    }
+
+private:
+    std::vector<size_t> parent_;
+};
+
+}  // namespace
+
+P2pMatch::P2pMatch(const PartSet& parts, const std::vector<size_t>& order) {
+    const size_t n = order.size();
+    ops_.resize(n);
+    exchangeOf_.resize(n);
+    waitUntil_.resize(n);
+    shift_.assign(n, 0);
+    for (size_t i = 0; i < n; ++i)
+        for (const auto& key : parts.devices[order[i]].commRanks) deviceOf_.emplace(key, static_cast<int>(i));
+
+    // matchPointToPoint: per route (communicator, sender, receiver) the k-th
+    // send with the k-th receive, each in its device's order.
+    struct End {
+        int device;
+        uint32_t op;
+        uint64_t bytes;
+    };
+    std::map<std::tuple<uint64_t, int, int>, std::pair<std::vector<End>, std::vector<End>>> routes;
+    for (size_t i = 0; i < n; ++i) {
+        const PartDevice& d = parts.devices[order[i]];
+        if (d.p2pRecords == 0) continue;
+        const std::vector<P2pPartRecord> records = parts.readP2p(d);
+        const std::vector<OpRecord> ops = parts.readOps(d);
+        std::vector<uint32_t> allToAll;
+        for (const auto& r : parts.readAllToAll(d)) allToAll.push_back(r.op);
+        const int self = static_cast<int>(i);
+        for (const auto& r : records) {
+            if (ops_[i].empty() || ops_[i].back().op != r.op) {
+                const bool a2a = std::binary_search(allToAll.begin(), allToAll.end(), r.op);
+                ops_[i].push_back({r.op, ops[r.op].start_ns, ops[r.op].end_ns, a2a,
+                                   r.hasCommHash ? std::optional<uint64_t>(r.commHash) : std::nullopt});
+            }
+            if (!r.sendRecv) continue;  // an all-to-all the rows name: its parts give bytes only
+            if (r.parts == 0) {
+                ++kernelsWithoutPeers_;
+                continue;
+            }
+            if (r.peer == r.commRank) continue;  // to itself: a local copy
+            const auto peer = r.hasCommHash ? deviceOf_.find({r.commHash, r.peer}) : deviceOf_.end();
+            if (peer == deviceOf_.end()) {
+                ++unmatchedParts_;
+                continue;
+            }
+            const int other = peer->second;
+            if (other == self) continue;
+            if (r.send)
+                routes[{r.commHash, self, other}].first.push_back({self, r.op, r.bytes});
+            else
+                routes[{r.commHash, other, self}].second.push_back({self, r.op, r.bytes});
+        }
+    }
+    for (const auto& [route, ends] : routes) {
+        const auto& [sends, receives] = ends;
+        const size_t k = std::min(sends.size(), receives.size());
+        unmatchedParts_ += sends.size() + receives.size() - 2 * k;
+        for (size_t j = 0; j < k; ++j)
+            pairs_.push_back({sends[j].device, sends[j].op, receives[j].device, receives[j].op, sends[j].bytes,
+                              std::get<0>(route)});
+    }
+    linkExchanges();
+}
+
+const P2pMatch::Op& P2pMatch::opOf(int device, uint32_t op) const {
+    const auto& ops = ops_[static_cast<size_t>(device)];
+    return *std::lower_bound(ops.begin(), ops.end(), op, [](const Op& o, uint32_t v) { return o.op < v; });
+}
+
+TimeNs P2pMatch::startOf(int device, uint32_t op) const {
+    return opOf(device, op).start + shift_[static_cast<size_t>(device)];
+}
+
+TimeNs P2pMatch::endOf(int device, uint32_t op) const {
+    return opOf(device, op).end + shift_[static_cast<size_t>(device)];
+}
+
+// appendExchanges (metrics/p2p.cpp): all-to-all SendRecv kernels linked by
+// matched sends form one exchange per dispatch.
+void P2pMatch::linkExchanges() {
+    const auto bothAllToAll = [&](const Pair& p) {
+        return opOf(p.sender, p.senderOp).allToAll && opOf(p.receiver, p.receiverOp).allToAll;
+    };
+    if (std::none_of(pairs_.begin(), pairs_.end(), bothAllToAll)) return;
+    // Ids in (device, operation) order, as the metrics' offsets number them.
+    std::vector<size_t> offset(ops_.size() + 1, 0);
+    for (size_t d = 0; d < ops_.size(); ++d) offset[d + 1] = offset[d] + ops_[d].size();
+    const auto id = [&](int device, uint32_t op) {
+        const auto& ops = ops_[static_cast<size_t>(device)];
+        const auto at = std::lower_bound(ops.begin(), ops.end(), op, [](const Op& o, uint32_t v) { return o.op < v; });
+        return offset[static_cast<size_t>(device)] + static_cast<size_t>(at - ops.begin());
+    };
+    UnionFind sets(offset.back());
+    std::vector<char> linked(offset.back(), 0);
+    for (const auto& p : pairs_) {
+        if (!bothAllToAll(p)) continue;
+        const size_t s = id(p.sender, p.senderOp), r = id(p.receiver, p.receiverOp);
+        sets.unite(s, r);
+        linked[s] = linked[r] = 1;
+    }
+    std::map<size_t, P2pExchange> groups;
+    for (size_t d = 0; d < ops_.size(); ++d)
+        for (size_t k = 0; k < ops_[d].size(); ++k) {
+            const size_t x = offset[d] + k;
+            if (!linked[x]) continue;
+            const size_t root = sets.find(x);
+            P2pExchange& m = groups[root];
+            if (root == x) m.root = {static_cast<int>(d), static_cast<int>(ops_[d][k].op)};
+            // One operation per device, its first: the same rule as collectives.
+            if (!m.instances.empty() && m.instances.back().first == static_cast<int>(d)) continue;
+            m.instances.emplace_back(static_cast<int>(d), static_cast<int>(ops_[d][k].op));
+            if (!m.commHash) m.commHash = ops_[d][k].commHash;
+        }
+    for (auto& [root, m] : groups)
+        if (m.instances.size() >= 2) exchanges_.push_back(std::move(m));
+}
+
+void P2pMatch::time(const std::function<TimeNs(size_t device)>& shiftOf) {
+    for (size_t d = 0; d < shift_.size(); ++d) shift_[d] = shiftOf(d);
+
+    timeOrder_.resize(pairs_.size());
+    std::iota(timeOrder_.begin(), timeOrder_.end(), 0u);
+    std::stable_sort(timeOrder_.begin(), timeOrder_.end(), [&](uint32_t x, uint32_t y) {
+        return startOf(pairs_[x].sender, pairs_[x].senderOp) < startOf(pairs_[y].sender, pairs_[y].senderOp);
+    });
+
+    for (auto& m : exchanges_) {
+        m.firstStart = m.firstEnd = INT64_MAX;
+        m.lastStart = m.second = INT64_MIN;
+        m.lastDevice = -1;
+        m.atLast = 0;
+        for (const auto& [d, i] : m.instances) {
+            const TimeNs s = startOf(d, static_cast<uint32_t>(i));
+            m.firstStart = std::min(m.firstStart, s);
+            m.firstEnd = std::min(m.firstEnd, endOf(d, static_cast<uint32_t>(i)));
+            // computeWaitTransfer's last arrival and the one before it.
+            if (s > m.lastStart) {
+                m.second = m.lastStart;
+                m.lastStart = s;
+                m.lastDevice = d;
+                m.atLast = 1;
+            } else {
+                if (s == m.lastStart) ++m.atLast;
+                m.second = std::max(m.second, s);
+            }
+        }
+    }
+    std::sort(exchanges_.begin(), exchanges_.end(), [](const P2pExchange& x, const P2pExchange& y) {
+        return std::tie(x.firstStart, x.root) < std::tie(y.firstStart, y.root);
+    });
+    for (auto& v : exchangeOf_) v.clear();
+    for (size_t e = 0; e < exchanges_.size(); ++e)
+        for (const auto& [d, i] : exchanges_[e].instances)
+            exchangeOf_[static_cast<size_t>(d)].emplace_back(static_cast<uint32_t>(i), static_cast<int>(e));
+    for (auto& v : exchangeOf_) std::sort(v.begin(), v.end());
+
+    // addPointToPoint (metrics/wait_transfer.cpp): a send or receive outside
+    // any exchange waits for the partners that started before it ended.
+    std::vector<std::vector<TimeNs>> last(ops_.size());
+    std::vector<std::array<int64_t, 4>> linkedPairs;
+    const auto index = [&](int device, uint32_t op) {
+        const auto& ops = ops_[static_cast<size_t>(device)];
+        return static_cast<size_t>(
+            std::lower_bound(ops.begin(), ops.end(), op, [](const Op& o, uint32_t v) { return o.op < v; }) -
+            ops.begin());
+    };
+    const auto consider = [&](int me, uint32_t meOp, int other, uint32_t otherOp) {
+        auto& l = last[static_cast<size_t>(me)];
+        if (l.empty()) l.assign(ops_[static_cast<size_t>(me)].size(), INT64_MIN);
+        TimeNs& t = l[index(me, meOp)];
+        if (t == INT64_MIN) t = startOf(me, meOp);
+        const TimeNs y = startOf(other, otherOp);
+        if (y <= endOf(me, meOp)) t = std::max(t, y);
+    };
+    for (const auto& p : pairs_) {
+        const bool senderFree = exchangeOf(static_cast<size_t>(p.sender), p.senderOp) < 0;
+        const bool receiverFree = exchangeOf(static_cast<size_t>(p.receiver), p.receiverOp) < 0;
+        if (senderFree) consider(p.sender, p.senderOp, p.receiver, p.receiverOp);
+        if (receiverFree) consider(p.receiver, p.receiverOp, p.sender, p.senderOp);
+        if (senderFree && receiverFree) {
+            std::array<int64_t, 4> key{p.sender, p.senderOp, p.receiver, p.receiverOp};
+            if (std::tie(key[2], key[3]) < std::tie(key[0], key[1])) key = {key[2], key[3], key[0], key[1]};
+            linkedPairs.push_back(key);
+        }
+    }
+    for (size_t d = 0; d < ops_.size(); ++d) {
+        auto& w = waitUntil_[d];
+        w.clear();
+        for (const auto& [op, e] : exchangeOf_[d]) w.emplace_back(op, exchanges_[static_cast<size_t>(e)].lastStart);
+        for (size_t k = 0; k < last[d].size(); ++k)
+            if (last[d][k] != INT64_MIN) w.emplace_back(ops_[d][k].op, last[d][k]);
+        std::sort(w.begin(), w.end());
+    }
+    // Each linked pair counts once for last arrivals.
+    std::sort(linkedPairs.begin(), linkedPairs.end());
+    linkedPairs.erase(std::unique(linkedPairs.begin(), linkedPairs.end()), linkedPairs.end());
+    pairArrivals_.clear();
+    for (const auto& k : linkedPairs) {
+        const auto xd = static_cast<int>(k[0]), yd = static_cast<int>(k[2]);
+        const auto xo = static_cast<uint32_t>(k[1]), yo = static_cast<uint32_t>(k[3]);
+        const TimeNs xs = startOf(xd, xo), ys = startOf(yd, yo);
+        if (xs == ys) continue;
+        const bool yLate = ys > xs;
+        const TimeNs earlyEnd = yLate ? endOf(xd, xo) : endOf(yd, yo);
+        const TimeNs lateStart = yLate ? ys : xs, earlyStart = yLate ? xs : ys;
+        if (lateStart > earlyEnd) continue;
+        pairArrivals_.emplace_back(yLate ? yd : xd, lateStart - earlyStart);
+    }
+}
+
+std::vector<P2pTransfer> P2pMatch::transfers() const {
+    std::vector<P2pTransfer> out;
+    out.reserve(timeOrder_.size());
+    for (uint32_t k : timeOrder_) {
+        const Pair& p = pairs_[k];
+        out.push_back({{p.sender, static_cast<int>(p.senderOp)}, {p.receiver, static_cast<int>(p.receiverOp)},
+                       p.commHash, p.bytes});
+    }
+    return out;
+}
+
+int P2pMatch::exchangeOf(size_t device, uint32_t op) const {
+    const auto& v = exchangeOf_[device];
+    const auto at = std::lower_bound(v.begin(), v.end(), std::pair<uint32_t, int>{op, INT_MIN});
+    return at != v.end() && at->first == op ? at->second : -1;
+}
+
+std::string P2pMatch::warning() const { return p2pWarning({unmatchedParts_, kernelsWithoutPeers_}); }
+
+void P2pMatch::addArrivals(std::vector<int>& lastArrivals, std::vector<TimeNs>& delayCaused) const {
+    for (const auto& m : exchanges_) {
+        if (m.atLast != 1 || m.instances.size() < 2) continue;
+        lastArrivals[static_cast<size_t>(m.lastDevice)] += 1;
+        delayCaused[static_cast<size_t>(m.lastDevice)] += m.lastStart - m.second;
+    }
+    for (const auto& [device, delay] : pairArrivals_) {
+        lastArrivals[static_cast<size_t>(device)] += 1;
+        delayCaused[static_cast<size_t>(device)] += delay;
+    }
+}
+
+}  // namespace osc::partial

@@ -1,0 +1,555 @@
+#include "analyzer/partial/part_set.h"
+
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/partial/partial_format.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+namespace osc::partial {
+namespace {
+
+using nlohmann::json;
+
+// Names the file and the line of any problem in one message.
+class Where {
+public:
+    Where(const std::string& name, size_t line) : name_(name), line_(line) {}
+    [[noreturn]] void fail(const std::string& what) const {
+        throw CaptureError(name_, "not a valid partial result (line " + std::to_string(line_) + "): " + what);
+    }
+    const json& field(const json& obj, const char* key) const {
+        if (!obj.is_object()) fail("expected an object holding '" + std::string(key) + "'");
+        const auto it = obj.find(key);
+        if (it == obj.end()) fail("'" + std::string(key) + "' is missing");
+        return *it;
+    }
+    int64_t integer(const json& obj, const char* key) const {
+        const json& v = field(obj, key);
+        if (!v.is_number_integer()) fail("'" + std::string(key) + "' is not an integer");
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+            fail("'" + std::string(key) + "' is out of range");
+        return v.get<int64_t>();
+    }
+    uint64_t count(const json& obj, const char* key) const {
+        const json& v = field(obj, key);
+        if (!v.is_number_unsigned()) fail("'" + std::string(key) + "' is not a count");
+        return v.get<uint64_t>();
+    }
+    double real(const json& obj, const char* key) const {
+        const json& v = field(obj, key);
+        if (!v.is_number()) fail("'" + std::string(key) + "' is not a number");
+        return v.get<double>();
+    }
+    std::string text(const json& obj, const char* key) const {
+        const json& v = field(obj, key);
+        if (!v.is_string()) fail("'" + std::string(key) + "' is not a string");
+        return v.get<std::string>();
+    }
+    const json& array(const json& obj, const char* key, size_t size = std::numeric_limits<size_t>::max()) const {
+        const json& v = field(obj, key);
+        if (!v.is_array()) fail("'" + std::string(key) + "' is not an array");
+        if (size != std::numeric_limits<size_t>::max() && v.size() != size)
+            fail("'" + std::string(key) + "' holds " + std::to_string(v.size()) + " values, expected " +
+                 std::to_string(size));
+        return v;
+    }
+    uint64_t countAt(const json& arr, size_t i, const char* what) const {
+        const json& v = arr[i];
+        if (!v.is_number_unsigned()) fail(std::string(what) + " holds a value that is not a count");
+        return v.get<uint64_t>();
+    }
+    // A count, or nullopt for null.
+    std::optional<uint64_t> optionalCountAt(const json& arr, size_t i, const char* what) const {
+        if (arr[i].is_null()) return std::nullopt;
+        return countAt(arr, i, what);
+    }
+    int32_t int32At(const json& arr, size_t i, const char* what) const {
+        const int64_t v = at(arr, i, what);
+        if (v < INT32_MIN || v > INT32_MAX) fail(std::string(what) + " holds a value out of range");
+        return static_cast<int32_t>(v);
+    }
+    int64_t at(const json& arr, size_t i, const char* what) const {
+        const json& v = arr[i];
+        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+            fail(std::string(what) + " holds a value that is not an integer");
+        return v.get<int64_t>();
+    }
+
+private:
+    const std::string& name_;
+    size_t line_;
+};
+
+json parseLine(const std::string& line, const Where& where) {
+    try {
+        return json::parse(line);
+    } catch (const json::exception& e) {
+        where.fail(std::string("not JSON: ") + e.what());
+    }
+}
+
+AnalysisSettings readSettings(const json& s, const Where& w) {
+    AnalysisSettings out;
+    for (const auto& p : w.array(s, "comm_kernel_patterns")) {
+        if (!p.is_string()) w.fail("'comm_kernel_patterns' holds a value that is not a string");
+        out.commKernelPatterns.push_back(p.get<std::string>());
+    }
+    const json& copies = w.field(s, "comm_copies");
+    if (!copies.is_boolean()) w.fail("'comm_copies' is not true or false");
+    out.commCopies = copies.get<bool>();
+    out.stepPattern = w.text(s, "step_pattern");
+    out.smallCollectiveBytes = w.count(s, "small_collective_bytes");
+    out.smallCollectiveNs = w.integer(s, "small_collective_ns");
+    out.smallCollectiveCount = static_cast<int>(w.integer(s, "small_collective_count"));
+    out.idleGapNs = w.integer(s, "idle_gap_ns");
+    const std::string align = w.text(s, "align");
+    if (align != "collectives" && align != "session-start") w.fail("'align' is neither collectives nor session-start");
+    out.alignCollectives = align == "collectives";
+    out.microbatchPattern = w.text(s, "microbatch_pattern");
+    out.pipelineStages = static_cast<int>(w.integer(s, "pipeline_stages"));
+    out.bubbleExcessShare = w.real(s, "bubble_excess_share");
+    out.alltoallImbalance = w.real(s, "alltoall_imbalance");
+    return out;
+}
+
+// An istream that owns the descriptor and buffer it reads through.
+class RangeStream : public std::istream {
+public:
+    RangeStream(int fd, bool ownsFd, uint64_t offset, uint64_t length, const std::string& name)
+        : std::istream(nullptr), fd_(fd), owns_(ownsFd), buf_(fd, offset, length, name) {
+        rdbuf(&buf_);
+    }
+    ~RangeStream() override {
+        if (owns_) ::close(fd_);
+    }
+
+private:
+    int fd_;
+    bool owns_;
+    FdRangeBuf buf_;
+};
+
+// Opens a file we are about to read whole; refuses what is not a regular file
+// without waiting on it (a FIFO).
+int openRegular(const std::string& path, uint64_t& size) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        const int error = errno;
+        if (error == ENOENT) throw CaptureError(path, "no such file or directory");
+        if (error == EACCES) throw CaptureError(path, "permission denied");
+        throw CaptureError(path, std::string("cannot open: ") + std::strerror(error));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw CaptureError(path, "not a regular file; give a partial result written by `report --partial`");
+    }
+    size = static_cast<uint64_t>(st.st_size);
+    return fd;
+}
+
+}  // namespace
+
+size_t PartSet::KeyHash::operator()(const CollectiveKey& k) const {
+    uint64_t h = k.commHash * 0x9e3779b97f4a7c15ull;
+    h ^= (k.seq + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+    h ^= (static_cast<uint64_t>(k.name) << 1 | static_cast<uint64_t>(k.scheme)) * 0x94d049bb133111ebull;
+    return static_cast<size_t>(h ^ (h >> 31));
+}
+
+uint32_t PartSet::internName(const std::string& name) {
+    const auto [it, added] = nameIndex_.emplace(name, static_cast<uint32_t>(collectiveNames.size()));
+    if (added) collectiveNames.push_back(name);
+    return it->second;
+}
+
+uint32_t PartSet::internKey(const CollectiveKey& key) {
+    const auto [it, added] = keyIndex_.emplace(key, static_cast<uint32_t>(keys.size()));
+    if (added) keys.push_back(key);
+    return it->second;
+}
+
+void PartSet::setHeader(const AnalysisSettings& s, std::vector<std::string> in) {
+    const std::string text = settingsLine(s, false);
+    if (!haveHeader_) {
+        settings = s;
+        settingsText_ = text;
+        haveHeader_ = true;
+    } else if (text != settingsText_) {
+        throw std::invalid_argument("partial results made with different analysis settings (--comm-kernel, "
+                                    "--comm-copies, --step-pattern, --microbatch-pattern, --pipeline-stages): " + settingsText_ + " versus " + text);
+    } else if (s.alignCollectives != settings.alignCollectives) {
+        alignAgreed = false;
+    }
+    inputs.insert(inputs.end(), in.begin(), in.end());
+}
+
+void PartSet::addPartialFile(const std::string& path) {
+    uint64_t size = 0;
+    const int fd = openRegular(path, size);
+    if (size > 0 && !looksLikePartial(path)) {
+        ::close(fd);
+        throw CaptureError(path, "not a partial result (`overlapscope report --partial` writes them)");
+    }
+    sources_.push_back({path, path, nullptr});
+    RangeStream in(fd, true, 0, size, path);
+    readStream(in, sources_.size() - 1, 0, true);
+}
+
+void PartSet::addSections(const ScratchFile& scratch, uint64_t offset, uint64_t length, const std::string& name) {
+    sources_.push_back({name, "", &scratch});
+    RangeStream in(scratch.fd(), false, offset, length, name);
+    readStream(in, sources_.size() - 1, offset, false);
+}
+
+void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool whole) {
+    const std::string name = sources_[source].name;
+    uint64_t pos = 0;
+    size_t lineNo = 0;
+    std::string line;
+    // One line; false at the end of the input. A line must end with '\n'.
+    const auto next = [&]() -> bool {
+        if (!std::getline(in, line)) return false;
+        ++lineNo;
+        if (in.eof()) Where(name, lineNo).fail("the last line is cut off (an interrupted write?)");
+        pos += line.size() + 1;
+        return true;
+    };
+    if (whole) {
+        if (!next()) throw CaptureError(name, "empty file; not a partial result");
+        const Where w(name, lineNo);
+        const json header = parseLine(line, w);
+        if (!header.is_object() || !header.contains("format") || header["format"] != kPartialFormat)
+            throw CaptureError(name, "not a partial result (expected \"format\": \"overlapscope-partial\")");
+        const int64_t version = w.integer(header, "version");
+        if (version > kPartialVersion)
+            throw CaptureError(name, "partial result version " + std::to_string(version) +
+                                         " is newer than this overlapscope reads (" +
+                                         std::to_string(kPartialVersion) + ")");
+        if (version < kPartialVersion)
+            throw CaptureError(name, "partial result version " + std::to_string(version) +
+                                         " is older than this overlapscope reads (" +
+                                         std::to_string(kPartialVersion) +
+                                         "; it lacks the point-to-point and pipeline inputs): write it again with "
+                                         "`overlapscope report --partial`");
+        std::vector<std::string> named;
+        for (const auto& i : w.array(header, "inputs"))
+            if (i.is_string()) named.push_back(i.get<std::string>());
+        try {
+            setHeader(readSettings(w.field(header, "settings"), w), std::move(named));
+        } catch (const std::invalid_argument& e) {
+            throw CaptureError(name, e.what());
+        }
+    }
+    size_t filesHere = 0, devicesHere = 0;
+    for (;;) {
+        if (!next()) {
+            if (whole) throw CaptureError(name, "the partial result is cut off (no end line; an interrupted write?)");
+            return;
+        }
+        const Where w(name, lineNo);
+        const json obj = parseLine(line, w);
+        if (obj.is_object() && obj.contains("end")) {
+            if (!whole) w.fail("unexpected end line");
+            const json& end = obj["end"];
+            if (w.count(end, "files") != filesHere || w.count(end, "devices") != devicesHere)
+                w.fail("the end line counts other files or devices than the file holds");
+            if (in.peek() != std::char_traits<char>::eof()) Where(name, lineNo + 1).fail("data after the end line");
+            return;
+        }
+        if (!obj.is_object() || !obj.contains("file")) w.fail("expected a file line");
+        const json& f = obj["file"];
+        PartFile file;
+        file.path = w.text(f, "path");
+        file.originUtcNs = w.integer(f, "origin_utc_ns");
+        for (const auto& p : w.array(f, "processes"))
+            file.processes.push_back({static_cast<int>(w.integer(p, "rank")), w.text(p, "host"), w.integer(p, "pid")});
+        for (const auto& lw : w.array(f, "load_warnings"))
+            if (lw.is_string()) file.loadWarnings.push_back(lw.get<std::string>());
+        for (const auto& wa : w.array(f, "warnings")) {
+            const int64_t p = w.integer(wa, "process");
+            if (p < 0 || static_cast<size_t>(p) >= file.processes.size()) w.fail("a warning names no process of the file");
+            file.warnings.emplace_back(static_cast<int>(p), w.text(wa, "message"));
+        }
+        file.droppedRecords = w.count(f, "dropped_records");
+        const uint64_t deviceCount = w.count(f, "devices");
+        files.push_back(std::move(file));
+        ++filesHere;
+        for (uint64_t k = 0; k < deviceCount; ++k) {
+            if (!next()) Where(name, lineNo + 1).fail("the file's devices are cut off");
+            PartDevice d;
+            d.file = files.size() - 1;
+            readDevice(line, name, lineNo, d);
+            if (d.process < 0 || static_cast<size_t>(d.process) >= files.back().processes.size())
+                Where(name, lineNo).fail("a device names no process of its file");
+            // The device's report object: where it is, read again when written.
+            d.source = source;
+            d.jsonAt = base + pos;
+            in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+            ++lineNo;
+            const auto n = static_cast<uint64_t>(in.gcount());
+            if (n == 0 || in.eof()) Where(name, lineNo).fail("a device's report object is cut off");
+            d.jsonLength = n - 1;
+            pos += n;
+            devices.push_back(std::move(d));
+            ++devicesHere;
+        }
+    }
+}
+
+// The device line's point-to-point, all-to-all and pipeline inputs; the
+// records go to `data`. `sendRecv` flags the device's SendRecv operations.
+static void readPatterns(const json& j, const Where& w, PartDevice& d, const std::vector<char>& sendRecv,
+                         ScratchFile& data) {
+    const auto opIndex = [&](const json& col, size_t i, const char* what) {
+        const int64_t v = w.at(col, i, what);
+        if (v < 0 || static_cast<uint64_t>(v) >= sendRecv.size()) w.fail(std::string(what) + " names no operation");
+        return static_cast<uint32_t>(v);
+    };
+    const json& comms = w.array(j, "comm_ranks");
+    if (comms.size() % 2) w.fail("'comm_ranks' holds an odd count of values");
+    for (size_t i = 0; i < comms.size(); i += 2)
+        d.commRanks.emplace_back(w.countAt(comms, i, "'comm_ranks'"), w.int32At(comms, i + 1, "'comm_ranks'"));
+
+    const json& p = w.field(j, "p2p");
+    const json& pop = w.array(p, "op");
+    const size_t n = pop.size();
+    const json& hash = w.array(p, "comm_hash", n);
+    const json& rank = w.array(p, "comm_rank", n);
+    const json& count = w.array(p, "parts", n);
+    const json& send = w.array(p, "send");
+    const json& peer = w.array(p, "peer", send.size());
+    const json& bytes = w.array(p, "bytes", send.size());
+    std::vector<P2pPartRecord> records;
+    size_t next = 0;
+    for (size_t i = 0; i < n; ++i) {
+        P2pPartRecord r;
+        r.op = opIndex(pop, i, "'p2p.op'");
+        const auto h = w.optionalCountAt(hash, i, "'p2p.comm_hash'");
+        r.hasCommHash = h.has_value();
+        r.commHash = h.value_or(0);
+        r.commRank = w.int32At(rank, i, "'p2p.comm_rank'");
+        r.sendRecv = sendRecv[r.op] != 0;
+        const uint64_t parts = w.countAt(count, i, "'p2p.parts'");
+        if (parts > send.size() - next) w.fail("'p2p.parts' counts more parts than the columns hold");
+        if (parts == 0) {
+            r.parts = 0;
+            records.push_back(r);
+            continue;
+        }
+        for (uint64_t q = 0; q < parts; ++q, ++next) {
+            r.send = w.countAt(send, next, "'p2p.send'") != 0;
+            r.peer = w.int32At(peer, next, "'p2p.peer'");
+            r.bytes = w.countAt(bytes, next, "'p2p.bytes'");
+            records.push_back(r);
+        }
+    }
+    if (next != send.size()) w.fail("'p2p' holds parts no operation counts");
+    d.p2pRecords = static_cast<uint32_t>(records.size());
+    d.p2pAt = data.append(records.data(), records.size() * sizeof(P2pPartRecord));
+
+    const json& a = w.field(j, "alltoall");
+    const json& aop = w.array(a, "op");
+    const size_t m = aop.size();
+    const json& step = w.array(a, "step", m);
+    const json& duration = w.array(a, "duration_ns", m);
+    const json& exposedNs = w.array(a, "exposed_ns", m);
+    const json& sent = w.array(a, "sent", m);
+    const json& received = w.array(a, "received", m);
+    const json& total = w.array(a, "total", m);
+    std::vector<AllToAllRecord> alltoall(m);
+    for (size_t i = 0; i < m; ++i) {
+        AllToAllRecord& r = alltoall[i];
+        r.op = opIndex(aop, i, "'alltoall.op'");
+        r.step = w.int32At(step, i, "'alltoall.step'");
+        if (r.step >= static_cast<int32_t>(d.steps.size())) w.fail("'alltoall.step' names no step");
+        r.duration_ns = w.at(duration, i, "'alltoall.duration_ns'");
+        r.exposed_ns = w.at(exposedNs, i, "'alltoall.exposed_ns'");
+        const auto put = [&](const json& col, const char* what, uint64_t& value, uint8_t& has) {
+            const auto v = w.optionalCountAt(col, i, what);
+            has = v.has_value();
+            value = v.value_or(0);
+        };
+        put(sent, "'alltoall.sent'", r.sent, r.hasSent);
+        put(received, "'alltoall.received'", r.received, r.hasReceived);
+        put(total, "'alltoall.total'", r.total, r.hasTotal);
+    }
+    d.alltoallOps = static_cast<uint32_t>(m);
+    d.alltoallAt = data.append(alltoall.data(), alltoall.size() * sizeof(AllToAllRecord));
+
+    const json& mb = w.field(j, "microbatches");
+    const json& mstep = w.array(mb, "step");
+    const size_t k = mstep.size();
+    const json& forward = w.array(mb, "forward", k);
+    const json& backward = w.array(mb, "backward", k);
+    const json& start = w.array(mb, "start", k);
+    const json& end = w.array(mb, "end", k);
+    for (size_t i = 0; i < k; ++i) {
+        DeviceIntervals::MicroBatches x;
+        x.step = w.int32At(mstep, i, "'microbatches.step'");
+        if (x.step >= static_cast<int32_t>(d.steps.size())) w.fail("'microbatches.step' names no step");
+        x.forward = w.int32At(forward, i, "'microbatches.forward'");
+        x.backward = w.int32At(backward, i, "'microbatches.backward'");
+        x.compute = {w.at(start, i, "'microbatches.start'"), w.at(end, i, "'microbatches.end'")};
+        d.microbatches.push_back(x);
+    }
+    const json& c = w.array(j, "compute");
+    if (c.size() % 2) w.fail("'compute' holds an odd count of times");
+    IntervalSet compute(c.size() / 2);
+    for (size_t i = 0; i < compute.size(); ++i)
+        compute[i] = {w.at(c, 2 * i, "'compute'"), w.at(c, 2 * i + 1, "'compute'")};
+    d.compute = static_cast<uint32_t>(compute.size());
+    d.computeAt = data.append(compute.data(), compute.size() * sizeof(Interval));
+
+    const json& g = w.field(j, "idle_gap_at");
+    const json& window = w.array(g, "window");
+    const json& atNs = w.array(g, "at_ns", window.size());
+    for (size_t i = 0; i < window.size(); ++i) {
+        const int32_t at = w.int32At(window, i, "'idle_gap_at.window'");
+        if (at < -1 || at >= static_cast<int32_t>(d.steps.size())) w.fail("'idle_gap_at.window' names no step");
+        d.idleGapAt.emplace_back(at, w.at(atNs, i, "'idle_gap_at.at_ns'"));
+    }
+}
+
+void PartSet::readDevice(const std::string& line, const std::string& name, size_t lineNo, PartDevice& d) {
+    const Where w(name, lineNo);
+    const json obj = parseLine(line, w);
+    if (!obj.is_object() || !obj.contains("device")) w.fail("expected a device line");
+    const json& j = obj["device"];
+    d.process = static_cast<int>(w.integer(j, "process"));
+    d.rank = static_cast<int>(w.integer(j, "rank"));
+    d.host = w.text(j, "host");
+    d.pid = w.integer(j, "pid");
+    d.device = static_cast<uint32_t>(w.integer(j, "device"));
+    const json& t = w.array(j, "totals", 7);
+    TimeNs* totals[] = {&d.totals.window_ns, &d.totals.compute_ns, &d.totals.comm_ns, &d.totals.overlap_ns,
+                        &d.totals.exposed_comm_ns, &d.totals.busy_ns, &d.totals.idle_ns};
+    for (size_t i = 0; i < 7; ++i) *totals[i] = w.at(t, i, "'totals'");
+
+    const json& s = w.field(j, "steps");
+    const json& names = w.array(s, "name");
+    const size_t steps = names.size();
+    d.steps.resize(steps);
+    for (size_t i = 0; i < steps; ++i) {
+        if (!names[i].is_string()) w.fail("a step name is not a string");
+        d.steps[i].name = names[i].get<std::string>();
+    }
+    const std::pair<const char*, TimeNs PartStep::*> stepColumns[] = {
+        {"start_ns", &PartStep::start_ns}, {"end_ns", &PartStep::end_ns}, {"window_ns", &PartStep::window_ns},
+        {"comm_ns", &PartStep::comm_ns}, {"overlap_ns", &PartStep::overlap_ns},
+        {"exposed_comm_ns", &PartStep::exposed_comm_ns}};
+    for (const auto& [key, member] : stepColumns) {
+        const json& col = w.array(s, key, steps);
+        for (size_t i = 0; i < steps; ++i) d.steps[i].*member = w.at(col, i, key);
+    }
+
+    const json& o = w.field(j, "ops");
+    std::vector<uint32_t> nameIds;
+    for (const auto& n : w.array(o, "collective_names")) {
+        if (!n.is_string()) w.fail("a collective name is not a string");
+        nameIds.push_back(internName(n.get<std::string>()));
+    }
+    const json& kind = w.array(o, "collective");
+    const size_t ops = kind.size();
+    const json& hash = w.array(o, "comm_hash", ops);
+    const json& seq = w.array(o, "seq_number", ops);
+    const json& start = w.array(o, "start_ns", ops);
+    const json& end = w.array(o, "end_ns", ops);
+    std::vector<OpRecord> records(ops);
+    std::map<uint32_t, uint64_t> ordinal;  // per collective name, as matchAcrossDevices counts
+    std::vector<char> sendRecv(ops, 0);
+    for (size_t i = 0; i < ops; ++i) {
+        const int64_t k = w.at(kind, i, "'collective'");
+        if (k < 0 || static_cast<size_t>(k) >= nameIds.size()) w.fail("an operation names no collective");
+        const uint32_t nameId = nameIds[static_cast<size_t>(k)];
+        sendRecv[i] = collectiveNames[nameId] == "SendRecv";
+        records[i].start_ns = w.at(start, i, "'start_ns'");
+        records[i].end_ns = w.at(end, i, "'end_ns'");
+        // Not a collective: never matched. Sends and receives pair by peer (merge_p2p.h).
+        if (collectiveNames[nameId].empty() || collectiveNames[nameId] == "SendRecv") continue;
+        const bool plugin = !hash[i].is_null() && !seq[i].is_null();
+        if (plugin && (!hash[i].is_number_unsigned() || !seq[i].is_number_unsigned()))
+            w.fail("an operation's comm_hash or seq_number is not a count");
+        CollectiveKey key;
+        key.name = nameId;
+        if (plugin) {
+            key.scheme = 0;
+            key.commHash = hash[i].get<uint64_t>();
+            key.seq = seq[i].get<uint64_t>();
+        } else {
+            key.seq = ordinal[nameId]++;
+        }
+        records[i].key = internKey(key);
+    }
+    d.ops = static_cast<uint32_t>(ops);
+    d.opsAt = data_->append(records.data(), records.size() * sizeof(OpRecord));
+
+    const json& ex = w.array(j, "exposed_comm");
+    if (ex.size() % 2) w.fail("'exposed_comm' holds an odd count of times");
+    IntervalSet exposed(ex.size() / 2);
+    for (size_t i = 0; i < exposed.size(); ++i)
+        exposed[i] = {w.at(ex, 2 * i, "'exposed_comm'"), w.at(ex, 2 * i + 1, "'exposed_comm'")};
+    d.exposed = static_cast<uint32_t>(exposed.size());
+    d.exposedAt = data_->append(exposed.data(), exposed.size() * sizeof(Interval));
+
+    readPatterns(j, w, d, sendRecv, *data_);
+}
+
+std::vector<std::string> PartSet::loadWarnings() const {
+    std::vector<std::string> out;
+    for (const auto& f : files) out.insert(out.end(), f.loadWarnings.begin(), f.loadWarnings.end());
+    return out;
+}
+
+std::vector<OpRecord> PartSet::readOps(const PartDevice& d) const {
+    std::vector<OpRecord> out(d.ops);
+    data_->read(d.opsAt, out.data(), out.size() * sizeof(OpRecord));
+    return out;
+}
+
+IntervalSet PartSet::readExposed(const PartDevice& d) const {
+    IntervalSet out(d.exposed);
+    data_->read(d.exposedAt, out.data(), out.size() * sizeof(Interval));
+    return out;
+}
+
+std::vector<P2pPartRecord> PartSet::readP2p(const PartDevice& d) const {
+    std::vector<P2pPartRecord> out(d.p2pRecords);
+    data_->read(d.p2pAt, out.data(), out.size() * sizeof(P2pPartRecord));
+    return out;
+}
+
+std::vector<AllToAllRecord> PartSet::readAllToAll(const PartDevice& d) const {
+    std::vector<AllToAllRecord> out(d.alltoallOps);
+    data_->read(d.alltoallAt, out.data(), out.size() * sizeof(AllToAllRecord));
+    return out;
+}
+
+IntervalSet PartSet::readCompute(const PartDevice& d) const {
+    IntervalSet out(d.compute);
+    data_->read(d.computeAt, out.data(), out.size() * sizeof(Interval));
+    return out;
+}
+
+std::unique_ptr<std::istream> PartSet::openDeviceJson(const PartDevice& d) const {
+    const Source& s = sources_[d.source];
+    if (s.scratch) return std::make_unique<RangeStream>(s.scratch->fd(), false, d.jsonAt, d.jsonLength, s.name);
+    uint64_t size = 0;
+    const int fd = openRegular(s.path, size);
+    if (size < d.jsonAt + d.jsonLength) {
+        ::close(fd);
+        throw CaptureError(s.path, "changed while it was merged (it is shorter now)");
+    }
+    return std::make_unique<RangeStream>(fd, true, d.jsonAt, d.jsonLength, s.name);
+}
+
+}  // namespace osc::partial

@@ -1,0 +1,243 @@
+#include "analyzer/partial/partial_format.h"
+
+#include "analyzer/metrics/alltoall.h"
+#include "analyzer/report/report_json.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace osc::partial {
+namespace {
+
+using nlohmann::ordered_json;
+constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+
+std::string str(const std::string& s) { return ordered_json(s).dump(-1, ' ', false, kReplace); }
+
+template <typename T, typename Get>
+void column(std::ostream& out, const char* name, const std::vector<T>& rows, Get get, bool first = false) {
+    out << (first ? "" : ",") << '"' << name << "\":[";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        if (i) out << ',';
+        get(out, rows[i]);
+    }
+    out << ']';
+}
+
+template <typename T>
+void optionalNumber(std::ostream& o, const std::optional<T>& v) {
+    if (v) o << *v;
+    else o << "null";
+}
+
+// Sends and receives (docs/metrics.md 7d) of the operations that have them,
+// and SendRecv kernels without them (they count in a warning); the
+// communicators the device belongs to, as (hash, rank) pairs.
+void writePointToPoint(std::ostream& out, const DeviceAnalysis& d) {
+    std::vector<size_t> ops;
+    std::vector<P2pPart> parts;
+    std::set<std::pair<uint64_t, int32_t>> comms;
+    for (size_t i = 0; i < d.collectives.size(); ++i) {
+        const auto& c = d.collectives[i];
+        if (c.commHash && c.commRank >= 0) comms.emplace(*c.commHash, c.commRank);
+        if (c.p2p.empty() && c.collective != "SendRecv") continue;
+        ops.push_back(i);
+        parts.insert(parts.end(), c.p2p.begin(), c.p2p.end());
+    }
+    out << ",\"comm_ranks\":[";
+    bool first = true;
+    for (const auto& [hash, rank] : comms) {
+        out << (first ? "" : ",") << hash << ',' << rank;
+        first = false;
+    }
+    out << "],\"p2p\":{";
+    const auto& cs = d.collectives;
+    column(out, "op", ops, [](std::ostream& o, size_t i) { o << i; }, true);
+    column(out, "comm_hash", ops, [&](std::ostream& o, size_t i) { optionalNumber(o, cs[i].commHash); });
+    column(out, "comm_rank", ops, [&](std::ostream& o, size_t i) { o << cs[i].commRank; });
+    column(out, "parts", ops, [&](std::ostream& o, size_t i) { o << cs[i].p2p.size(); });
+    column(out, "send", parts, [](std::ostream& o, const P2pPart& p) { o << (p.send ? 1 : 0); });
+    column(out, "peer", parts, [](std::ostream& o, const P2pPart& p) { o << p.peer; });
+    column(out, "bytes", parts, [](std::ostream& o, const P2pPart& p) { o << p.bytes; });
+    out << '}';
+}
+
+// All-to-all operations (docs/metrics.md 7f): what the merge needs of each
+// besides its times.
+void writeAllToAll(std::ostream& out, const DeviceAnalysis& d) {
+    std::vector<size_t> ops;
+    std::vector<AllToAllBytes> bytes;
+    for (size_t i = 0; i < d.collectives.size(); ++i)
+        if (d.collectives[i].allToAll) {
+            ops.push_back(i);
+            bytes.push_back(allToAllBytes(d.collectives[i]));
+        }
+    const auto& cs = d.collectives;
+    out << ",\"alltoall\":{";
+    column(out, "op", ops, [](std::ostream& o, size_t i) { o << i; }, true);
+    column(out, "step", ops, [&](std::ostream& o, size_t i) { o << cs[i].step; });
+    column(out, "duration_ns", ops, [&](std::ostream& o, size_t i) { o << cs[i].duration_ns; });
+    column(out, "exposed_ns", ops, [&](std::ostream& o, size_t i) { o << cs[i].exposed_ns; });
+    column(out, "sent", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.sent); });
+    column(out, "received", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.received); });
+    column(out, "total", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.total); });
+    out << '}';
+}
+
+// Micro-batches per step and, on a device that ran them, its compute
+// (docs/metrics.md 7e: the pipeline window spans all stages).
+void writeMicroBatches(std::ostream& out, const DeviceIntervals& iv) {
+    using MB = DeviceIntervals::MicroBatches;
+    const auto& mbs = iv.microbatches;
+    out << ",\"microbatches\":{";
+    column(out, "step", mbs, [](std::ostream& o, const MB& m) { o << m.step; }, true);
+    column(out, "forward", mbs, [](std::ostream& o, const MB& m) { o << m.forward; });
+    column(out, "backward", mbs, [](std::ostream& o, const MB& m) { o << m.backward; });
+    column(out, "start", mbs, [](std::ostream& o, const MB& m) { o << m.compute.start; });
+    column(out, "end", mbs, [](std::ostream& o, const MB& m) { o << m.compute.end; });
+    out << '}';
+    column(out, "compute", iv.compute, [](std::ostream& o, const Interval& i) { o << i.start << ',' << i.end; });
+}
+
+// Where the idle-gap findings' messages name a time (Finding::at_ns): per
+// window (-1 the whole device, else its step), for the merge to move to the
+// job's timeline.
+void writeMessageTimes(std::ostream& out, const DeviceAnalysis& d) {
+    std::vector<std::pair<int, TimeNs>> at;
+    const auto collect = [&](int window, const std::vector<Finding>& findings) {
+        for (const auto& f : findings)
+            if (f.kind == FindingKind::IdleGap && f.at_ns) at.emplace_back(window, *f.at_ns);
+    };
+    collect(-1, d.findings);
+    for (size_t s = 0; s < d.steps.size(); ++s) collect(static_cast<int>(s), d.steps[s].bottleneck.findings);
+    using Entry = std::pair<int, TimeNs>;
+    out << ",\"idle_gap_at\":{";
+    column(out, "window", at, [](std::ostream& o, const Entry& e) { o << e.first; }, true);
+    column(out, "at_ns", at, [](std::ostream& o, const Entry& e) { o << e.second; });
+    out << '}';
+}
+
+void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const DeviceIntervals& iv) {
+    const IntervalSet& exposed = iv.exposed;
+    out << "{\"device\":{\"process\":" << d.processIndex << ",\"rank\":" << d.rank << ",\"host\":" << str(d.host)
+        << ",\"pid\":" << d.pid << ",\"device\":" << d.device;
+    const auto& t = d.totals;
+    out << ",\"totals\":[" << t.window_ns << ',' << t.compute_ns << ',' << t.comm_ns << ',' << t.overlap_ns << ','
+        << t.exposed_comm_ns << ',' << t.busy_ns << ',' << t.idle_ns << ']';
+
+    out << ",\"steps\":{";
+    column(out, "name", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << str(s.name); }, true);
+    column(out, "start_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.start_ns; });
+    column(out, "end_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.end_ns; });
+    column(out, "window_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.window_ns; });
+    column(out, "comm_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.comm_ns; });
+    column(out, "overlap_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.overlap_ns; });
+    column(out, "exposed_comm_ns", d.steps,
+           [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.exposed_comm_ns; });
+    out << '}';
+
+    // Collective names by index: a device has a handful of kinds.
+    std::map<std::string, size_t> nameIndex;
+    std::vector<std::string> names;
+    std::vector<size_t> nameOf;
+    nameOf.reserve(d.collectives.size());
+    for (const auto& c : d.collectives) {
+        const auto [it, added] = nameIndex.emplace(c.collective, names.size());
+        if (added) names.push_back(c.collective);
+        nameOf.push_back(it->second);
+    }
+    out << ",\"ops\":{";
+    column(out, "collective_names", names, [](std::ostream& o, const std::string& n) { o << str(n); }, true);
+    column(out, "collective", nameOf, [](std::ostream& o, size_t i) { o << i; });
+    column(out, "comm_hash", d.collectives, [](std::ostream& o, const CollectiveInstance& c) {
+        if (c.commHash) o << *c.commHash;
+        else o << "null";
+    });
+    column(out, "seq_number", d.collectives, [](std::ostream& o, const CollectiveInstance& c) {
+        if (c.seqNumber) o << *c.seqNumber;
+        else o << "null";
+    });
+    column(out, "start_ns", d.collectives, [](std::ostream& o, const CollectiveInstance& c) { o << c.start_ns; });
+    column(out, "end_ns", d.collectives, [](std::ostream& o, const CollectiveInstance& c) { o << c.end_ns; });
+    out << '}';
+    column(out, "exposed_comm", exposed, [](std::ostream& o, const Interval& i) { o << i.start << ',' << i.end; });
+    writePointToPoint(out, d);
+    writeAllToAll(out, d);
+    writeMicroBatches(out, iv);
+    writeMessageTimes(out, d);
+    out << "}}\n";
+}
+
+}  // namespace
+
+std::string settingsLine(const AnalysisSettings& s, bool withAlign) {
+    ordered_json j = {{"comm_kernel_patterns", s.commKernelPatterns},
+                      {"comm_copies", s.commCopies},
+                      {"step_pattern", s.stepPattern},
+                      {"small_collective_bytes", s.smallCollectiveBytes},
+                      {"small_collective_ns", s.smallCollectiveNs},
+                      {"small_collective_count", s.smallCollectiveCount},
+                      {"idle_gap_ns", s.idleGapNs},
+                      {"microbatch_pattern", s.microbatchPattern},
+                      {"pipeline_stages", s.pipelineStages},
+                      {"bubble_excess_share", s.bubbleExcessShare},
+                      {"alltoall_imbalance", s.alltoallImbalance}};
+    if (withAlign) j["align"] = s.alignCollectives ? "collectives" : "session-start";
+    return j.dump(-1, ' ', false, kReplace);
+}
+
+void writePartialHeader(std::ostream& out, const PartialHeader& h) {
+    out << kPartialMagic << ",\"version\":" << kPartialVersion << ",\"generator\":" << str(h.generator)
+        << ",\"inputs\":" << ordered_json(h.inputs).dump(-1, ' ', false, kReplace)
+        << ",\"settings\":" << settingsLine(h.settings, true) << "}\n";
+}
+
+size_t writeFileSection(std::ostream& out, const FilePart& part) {
+    const Analysis& a = part.analysis;
+    ordered_json processes = ordered_json::array();
+    for (const auto& p : part.processes) processes.push_back({{"rank", p.rank}, {"host", p.host}, {"pid", p.pid}});
+    ordered_json warnings = ordered_json::array();
+    for (size_t w = 0; w < a.warnings.size(); ++w)
+        warnings.push_back({{"process", w < part.warningProcess.size() ? part.warningProcess[w] : 0},
+                            {"message", a.warnings[w]}});
+    const ordered_json file = {{"path", part.path},
+                               {"origin_utc_ns", part.originUtcNs},
+                               {"processes", processes},
+                               {"load_warnings", part.loadWarnings},
+                               {"warnings", warnings},
+                               {"dropped_records", a.droppedRecords},
+                               {"devices", a.devices.size()}};
+    out << "{\"file\":" << file.dump(-1, ' ', false, kReplace) << "}\n";
+    for (size_t d = 0; d < a.devices.size(); ++d) {
+        static const DeviceIntervals kNone;
+        writeDeviceLine(out, a.devices[d], d < part.intervals.size() ? part.intervals[d] : kNone);
+        report::writeDeviceJson(out, a.devices[d], -1);
+        out << '\n';
+    }
+    return a.devices.size();
+}
+
+void writePartialTrailer(std::ostream& out, size_t files, size_t devices) {
+    out << "{\"end\":{\"files\":" << files << ",\"devices\":" << devices << "}}\n";
+}
+
+bool looksLikePartial(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const size_t n = std::strlen(kPartialMagic);
+    std::string head(n, '\0');
+    ssize_t got;
+    do got = ::read(fd, head.data(), n);
+    while (got < 0 && errno == EINTR);
+    ::close(fd);
+    return got == static_cast<ssize_t>(n) && head == kPartialMagic;
+}
+
+}  // namespace osc::partial

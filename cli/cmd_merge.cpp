@@ -1,0 +1,85 @@
+// `overlapscope merge PARTIAL...`: partial results (report --partial, the
+// agent's OVERLAPSCOPE_PARTIAL) combined into the job's report.
+#include "analyzer/capture/printable_text.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/job_inputs.h"
+#include "cli/safe_output.h"
+#include "analyzer/report/report_markdown.h"
+#include "analyzer/report/report_text.h"
+
+#include <memory>
+#include <optional>
+
+namespace osc::cli {
+namespace {
+
+struct MergeArgs {
+    std::vector<std::string> inputs;
+    std::string format = "text";
+    bool steps = false, collectives = false, interference = false;
+    size_t top = 20;
+    std::string output;
+    bool force = false;
+    std::string align;
+};
+
+int runMerge(const MergeArgs& args) {
+    JobInputs inputs;
+    inputs.kind = InputKind::Partials;
+    inputs.paths = partialFiles(args.inputs);
+    if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
+    JobRequest request;
+    if (!args.align.empty()) request.align = args.align == "collectives";
+    report::ReportOptions options;
+    options.toolVersion = OSC_VERSION;
+    options.steps = args.steps;
+    options.collectives = args.collectives;
+    options.interference = args.interference;
+    options.topCollectives = args.top;
+    // The report names what was analysed: the inputs each partial was made from.
+    options.inputs = partialInputs(inputs.paths);
+    if (args.format == "json") {
+        writeOutput(args.output, [&](std::ostream& out) { writeJobJson(inputs, request, options, out); }, args.force);
+        return 0;
+    }
+    const Analysis analysis = analyzeJob(inputs, request);
+    const std::string text = args.format == "markdown" ? report::formatMarkdownReport(analysis, options)
+                                                       : report::formatTextReport(analysis, options);
+    writeOutput(args.output, printable(text, /*keepLineBreaks=*/true), args.force);
+    return 0;
+}
+
+}  // namespace
+
+void addMergeCommand(CLI::App& app, CommandRunner& selected) {
+    auto args = std::make_shared<MergeArgs>();
+    auto* cmd = app.add_subcommand(
+        "merge",
+        "Combine partial results (`report --partial`, or the agent's OVERLAPSCOPE_PARTIAL) into the "
+        "job's report: the same report `overlapscope report` gives on all the captures at once, "
+        "without the captures. Memory follows the largest device, not the job.\n"
+        "Exit codes: 0 report written, 2 bad input (a missing, cut-off or foreign partial; partials "
+        "made with different --comm-kernel/--comm-copies/--step-pattern).");
+    cmd->add_option("PARTIAL", args->inputs, "Partial result files, or directories of *.partial.json")
+        ->required();
+    cmd->add_option("--format", args->format, "text (default), json (DESIGN.md section 5) or markdown")
+        ->check(CLI::IsMember({"text", "json", "markdown"}));
+    cmd->add_flag("--steps", args->steps, "Add a per-step table (text, markdown; JSON always has steps)");
+    cmd->add_flag("--collectives", args->collectives,
+                  "Add the most exposed collectives and the largest skews across ranks");
+    cmd->add_flag("--interference", args->interference, "Add the per kernel signature interference table");
+    cmd->add_option("--top", args->top, "Rows in each --collectives table (default 20, 0 = all)");
+    cmd->add_option("-o,--output", args->output,
+                    "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
+        ->type_name("FILE");
+    cmd->add_flag("--force", args->force, "Replace an existing --output file");
+    cmd->add_option("--align", args->align,
+                    "'session-start' or 'collectives' (see report --align); default: what the partials "
+                    "were made with")
+        ->check(CLI::IsMember({"session-start", "collectives"}))
+        ->type_name("MODE");
+    cmd->callback([&selected, args] { selected = [args] { return runMerge(*args); }; });
+}
+
+}  // namespace osc::cli

@@ -1,0 +1,62 @@
+// What the analysis commands were given and how each kind becomes a report:
+// one capture file is loaded whole; several are analysed file by file on
+// --jobs threads and merged (analyzer/pipeline); partial results are merged
+// (analyzer/partial); a saved report JSON is read back (check, diff). Each
+// path shows progress on a terminal and prints warnings on stderr.
+#pragma once
+
+#include "analyzer/metrics/analysis.h"
+#include "analyzer/report/report_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace osc::cli {
+
+enum class InputKind { Captures, Partials, ReportJson };
+
+struct JobInputs {
+    InputKind kind = InputKind::Captures;
+    std::vector<std::string> paths;  // Partials: the partial files, directories expanded
+};
+
+// By content: partial results (files, or directories holding only
+// *.partial.json), one saved report JSON, or captures (anything else,
+// checked when loaded). Throws std::invalid_argument for a mix.
+JobInputs classifyInputs(const std::vector<std::string>& paths);
+// Files and directories of partial results; throws CaptureError for a
+// directory without any.
+std::vector<std::string> partialFiles(const std::vector<std::string>& paths);
+
+// What the partial files were made from (their "inputs", in order): the
+// inputs a merged report names.
+std::vector<std::string> partialInputs(const std::vector<std::string>& partialFiles);
+
+// --jobs N: worker threads for several capture files.
+struct JobsFlag {
+    int jobs = 0;
+    void addTo(CLI::App* cmd);
+};
+
+struct JobRequest {
+    AnalysisSettings settings;
+    int jobs = 0;
+    std::optional<bool> align;  // partials: --align given to merge
+    bool collectives = true;    // false: totals and steps only (check, diff)
+};
+
+// The job's analysis, whatever the inputs are.
+Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request);
+// The report JSON, streamed; for several captures or partials the devices
+// never sit in memory together.
+void writeJobJson(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
+                  std::ostream& out);
+// True when writeJobJson streams (several files or partials) rather than
+// building an Analysis first.
+bool streamsJson(const JobInputs& inputs);
+
+}  // namespace osc::cli

@@ -1,0 +1,154 @@
+// Writes processes of an in-memory capture as an Nsight Systems SQLite
+// export would hold them: several processes in one file (nsys profiles a
+// node's ranks together), globalPid/globalTid-encoded ids, names through
+// StringIds, ranks in MPI_RANKS, the host in TARGET_INFO_SYSTEM_ENV, no
+// OVERLAPSCOPE_* tables (so no NCCL plugin rows: collectives match by order).
+// `mergeDevices` folds every second process into the one before it as a
+// second GPU of the same process, the shape of a one-process-many-GPUs job.
+#pragma once
+
+#include "analyzer/capture/model.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace osc::test {
+
+class NsysShapedWriter {
+public:
+    explicit NsysShapedWriter(const std::string& path) {
+        EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+        exec(R"(
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.11.0');
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
+CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT, nameEnum INTEGER, value TEXT);
+CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+CREATE TABLE MPI_RANKS (globalTid INTEGER, rank INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER,
+  contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
+  shortName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER,
+  blockZ INTEGER, registersPerThread INTEGER, staticSharedMemory INTEGER, dynamicSharedMemory INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER, returnValue INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
+  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+BEGIN;
+)");
+    }
+    ~NsysShapedWriter() {
+        exec("COMMIT;");
+        sqlite3_close(db_);
+    }
+
+    // `shift` is subtracted from every time (the file's session starts that
+    // much after the capture's origin).
+    void write(const Capture& c, const std::vector<size_t>& processes, bool mergeDevices, TimeNs shift) {
+        exec("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (" + std::to_string(c.originUtcNs + shift) +
+             ", 'x', 'y');");
+        if (!processes.empty())
+            exec("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (0, 'x', 'Hostname', 2, '" +
+                 c.processes[processes[0]].host + "');");
+        for (size_t k = 0; k < processes.size(); ++k) {
+            const Process& p = c.processes[processes[k]];
+            // The process these rows belong to in the export.
+            const bool folded = mergeDevices && k % 2 == 1;
+            const Process& owner = folded ? c.processes[processes[k - 1]] : p;
+            const uint64_t gpid = static_cast<uint64_t>(owner.pid) << 24;
+            const uint32_t corrBase = folded ? 10'000'000u : 0u;
+            if (!folded) {
+                exec("INSERT INTO PROCESSES VALUES (" + std::to_string(gpid) + ", " + std::to_string(owner.pid) +
+                     ", 'python');");
+                if (p.rank >= 0)
+                    exec("INSERT INTO MPI_RANKS VALUES (" + std::to_string(gpid | 1) + ", " +
+                         std::to_string(p.rank) + ");");
+            }
+            for (const Device& d : p.devices) {
+                const KernelTable& t = d.kernels;
+                sqlite3_stmt* st = prepare(
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                for (size_t i = 0; i < t.size(); ++i) {
+                    int col = 1;
+                    bind(st, col++, t.start[i] - shift);
+                    bind(st, col++, t.end[i] - shift);
+                    bind(st, col++, d.id);
+                    bind(st, col++, t.stream[i]);
+                    bind(st, col++, t.correlation[i] + corrBase);
+                    bind(st, col++, static_cast<int64_t>(gpid));
+                    bind(st, col++, stringId(c, t.name[i]));
+                    bind(st, col++, stringId(c, t.shortName[i]));
+                    for (const auto* v : {&t.gridX, &t.gridY, &t.gridZ, &t.blockX, &t.blockY, &t.blockZ,
+                                          &t.registersPerThread, &t.staticSharedMemory, &t.dynamicSharedMemory})
+                        bind(st, col++, (*v)[i]);
+                    step(st);
+                }
+                sqlite3_finalize(st);
+            }
+            // Each original process keeps its own thread, so a folded
+            // process's ranges and launches stay apart.
+            const uint64_t tid = gpid | (folded ? 2 : 1);
+            sqlite3_stmt* api = prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,0)");
+            for (size_t i = 0; i < p.apiCalls.size(); ++i) {
+                bind(api, 1, p.apiCalls.start[i] - shift);
+                bind(api, 2, p.apiCalls.end[i] - shift);
+                bind(api, 3, static_cast<int64_t>(tid));
+                bind(api, 4, p.apiCalls.correlation[i] + corrBase);
+                bind(api, 5, stringId(c, p.apiCalls.name[i]));
+                step(api);
+            }
+            sqlite3_finalize(api);
+            sqlite3_stmt* nvtx = prepare("INSERT INTO NVTX_EVENTS VALUES (?,?,59,NULL,NULL,NULL,?,?,NULL,NULL,0)");
+            for (size_t i = 0; i < p.ranges.size(); ++i) {
+                bind(nvtx, 1, p.ranges.start[i] - shift);
+                bind(nvtx, 2, p.ranges.end[i] - shift);
+                const std::string_view text = c.strings.at(p.ranges.name[i]);
+                sqlite3_bind_text(nvtx, 3, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+                bind(nvtx, 4, static_cast<int64_t>(tid));
+                step(nvtx);
+            }
+            sqlite3_finalize(nvtx);
+        }
+    }
+
+private:
+    int64_t stringId(const Capture& c, uint32_t id) {
+        if (id >= ids_.size()) ids_.resize(id + 1, -1);
+        if (ids_[id] < 0) {
+            ids_[id] = static_cast<int64_t>(++nextId_);
+            sqlite3_stmt* st = prepare("INSERT INTO StringIds VALUES (?, ?)");
+            bind(st, 1, ids_[id]);
+            const std::string_view text = c.strings.at(id);
+            sqlite3_bind_text(st, 2, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+            step(st);
+            sqlite3_finalize(st);
+        }
+        return ids_[id];
+    }
+    void exec(const std::string& sql) {
+        char* error = nullptr;
+        EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+        sqlite3_free(error);
+    }
+    sqlite3_stmt* prepare(const char* sql) {
+        sqlite3_stmt* st = nullptr;
+        EXPECT_EQ(sqlite3_prepare_v2(db_, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db_);
+        return st;
+    }
+    static void bind(sqlite3_stmt* st, int col, int64_t v) { sqlite3_bind_int64(st, col, v); }
+    void step(sqlite3_stmt* st) {
+        EXPECT_EQ(sqlite3_step(st), SQLITE_DONE) << sqlite3_errmsg(db_);
+        sqlite3_reset(st);
+    }
+
+    sqlite3* db_ = nullptr;
+    std::vector<int64_t> ids_;
+    size_t nextId_ = 0;
+};
+
+}  // namespace osc::test
