@@ -1,12 +1,9 @@
 // `overlapscope merge PARTIAL...`: partial results (report --partial, the
 // agent's OVERLAPSCOPE_PARTIAL) combined into the job's report.
-#include "analyzer/capture/printable_text.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
 #include "cli/safe_output.h"
-#include "analyzer/report/report_markdown.h"
-#include "analyzer/report/report_text.h"
 
 #include <memory>
 #include <optional>
@@ -39,14 +36,7 @@ int runMerge(const MergeArgs& args) {
     options.topCollectives = args.top;
     // The report names what was analysed: the inputs each partial was made from.
     options.inputs = partialInputs(inputs.paths);
-    if (args.format == "json") {
-        writeOutput(args.output, [&](std::ostream& out) { writeJobJson(inputs, request, options, out); }, args.force);
-        return 0;
-    }
-    const Analysis analysis = analyzeJob(inputs, request);
-    const std::string text = args.format == "markdown" ? report::formatMarkdownReport(analysis, options)
-                                                       : report::formatTextReport(analysis, options);
-    writeOutput(args.output, printable(text, /*keepLineBreaks=*/true), args.force);
+    writeJobReport(inputs, request, options, args.format, args.output, args.force);
     return 0;
 }
 

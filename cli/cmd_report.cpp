@@ -1,14 +1,11 @@
 // `overlapscope report CAPTURE...`: the overlap report as text, JSON or
 // Markdown; with --partial, the per-file half of it for `merge`.
-#include "analyzer/capture/printable_text.h"
 #include "analyzer/pipeline/analyze_inputs.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
 #include "cli/safe_output.h"
 #include "analyzer/report/report_json.h"
-#include "analyzer/report/report_markdown.h"
-#include "analyzer/report/report_text.h"
 
 #include <memory>
 #include <stdexcept>
@@ -67,16 +64,7 @@ int runReport(const ReportArgs& args, const CLI::App& cmd) {
     options.collectives = args.collectives;
     options.interference = args.interference;
     options.topCollectives = args.top;
-    if (args.format == "json") {
-        // Streamed: a JSON report lists every collective, millions on big captures.
-        writeOutput(args.output, [&](std::ostream& out) { writeJobJson(inputs, request, options, out); }, args.force);
-        return 0;
-    }
-    const Analysis analysis = analyzeJob(inputs, request);
-    const std::string text = args.format == "markdown" ? report::formatMarkdownReport(analysis, options)
-                                                       : report::formatTextReport(analysis, options);
-    // Names come from the file: no control bytes or broken UTF-8 reach a terminal.
-    writeOutput(args.output, printable(text, /*keepLineBreaks=*/true), args.force);
+    writeJobReport(inputs, request, options, args.format, args.output, args.force);
     return 0;
 }
 

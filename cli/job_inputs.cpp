@@ -1,11 +1,14 @@
 #include "cli/job_inputs.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/capture/printable_text.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/partial/merge.h"
 #include "analyzer/partial/partial_format.h"
 #include "analyzer/pipeline/analyze_inputs.h"
 #include "analyzer/report/report_json.h"
+#include "analyzer/report/report_markdown.h"
+#include "analyzer/report/report_text.h"
 #include "cli/cli_common.h"
 
 #include <algorithm>
@@ -209,6 +212,19 @@ void writeJobJson(const JobInputs& inputs, const JobRequest& request, const repo
     body.matched = [&](size_t i) { return merge.matched(i); };
     report::writeJsonReport(out, merge.rest(), options, body);
     merging.done();
+}
+
+void writeJobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
+                    const std::string& format, const std::string& output, bool force) {
+    if (format == "json") {
+        // Streamed: a JSON report lists every collective, millions on big captures.
+        writeOutput(output, [&](std::ostream& out) { writeJobJson(inputs, request, options, out); }, force);
+        return;
+    }
+    const Analysis analysis = analyzeJob(inputs, request);
+    const std::string text = format == "markdown" ? report::formatMarkdownReport(analysis, options)
+                                                  : report::formatTextReport(analysis, options);
+    writeOutput(output, printable(text, /*keepLineBreaks=*/true), force);
 }
 
 }  // namespace osc::cli

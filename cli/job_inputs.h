@@ -55,6 +55,12 @@ Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request);
 // never sit in memory together.
 void writeJobJson(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
                   std::ostream& out);
+// The report as `format` says (text, markdown or json) into `output` (stdout
+// when empty; an existing file only with `force`). JSON streams as
+// writeJobJson; text and Markdown pass through printable(), since names come
+// from the files and no control bytes or broken UTF-8 may reach a terminal.
+void writeJobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
+                    const std::string& format, const std::string& output, bool force);
 // True when writeJobJson streams (several files or partials) rather than
 // building an Analysis first.
 bool streamsJson(const JobInputs& inputs);

@@ -88,16 +88,16 @@ void matchAcrossDevices(Analysis& a) {
                      });
 }
 
-std::optional<RankSpread> rankSpread(const Analysis& a) {
-    if (a.devices.size() < 2) return std::nullopt;
-    std::set<std::string> common;
-    for (size_t d = 0; d < a.devices.size(); ++d) {
-        std::set<std::string> names;
-        for (const auto& s : a.devices[d].steps) names.insert(s.name);
+std::optional<RankSpread> rankSpread(const std::vector<SpreadDevice>& devices) {
+    if (devices.size() < 2) return std::nullopt;
+    std::set<std::string_view> common;
+    for (size_t d = 0; d < devices.size(); ++d) {
+        std::set<std::string_view> names;
+        for (const auto& s : devices[d].steps) names.insert(s.name);
         if (d == 0) {
             common = std::move(names);
         } else {
-            std::set<std::string> both;
+            std::set<std::string_view> both;
             std::set_intersection(common.begin(), common.end(), names.begin(), names.end(),
                                   std::inserter(both, both.begin()));
             common = std::move(both);
@@ -106,19 +106,19 @@ std::optional<RankSpread> rankSpread(const Analysis& a) {
     RankSpread r;
     std::vector<TimeNs> times;
     std::vector<double> ratios;
-    for (const auto& dev : a.devices) {
+    for (const auto& dev : devices) {
         TimeNs window = 0, overlap = 0, comm = 0;
         int n = 0;
         for (const auto& s : dev.steps) {
             if (!common.count(s.name)) continue;
-            window += s.metrics.window_ns;
-            overlap += s.metrics.overlap_ns;
-            comm += s.metrics.comm_ns;
+            window += s.window_ns;
+            overlap += s.overlap_ns;
+            comm += s.comm_ns;
             ++n;
         }
         if (n == 0) {  // no common steps: overlap over the whole span
-            overlap = dev.totals.overlap_ns;
-            comm = dev.totals.comm_ns;
+            overlap = dev.overlap_ns;
+            comm = dev.comm_ns;
         } else {
             times.push_back(window / n);
         }
@@ -135,6 +135,18 @@ std::optional<RankSpread> rankSpread(const Analysis& a) {
         r.overlap_ratio_median = medianOf(ratios);
     }
     return r;
+}
+
+std::optional<RankSpread> rankSpread(const Analysis& a) {
+    std::vector<SpreadDevice> devices(a.devices.size());
+    for (size_t d = 0; d < a.devices.size(); ++d) {
+        const auto& dev = a.devices[d];
+        devices[d].overlap_ns = dev.totals.overlap_ns;
+        devices[d].comm_ns = dev.totals.comm_ns;
+        for (const auto& s : dev.steps)
+            devices[d].steps.push_back({s.name, s.metrics.window_ns, s.metrics.overlap_ns, s.metrics.comm_ns});
+    }
+    return rankSpread(devices);
 }
 
 }  // namespace osc

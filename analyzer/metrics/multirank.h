@@ -5,6 +5,8 @@
 #include "analyzer/metrics/analysis.h"
 
 #include <optional>
+#include <string_view>
+#include <vector>
 
 namespace osc {
 
@@ -18,5 +20,18 @@ void matchAcrossDevices(Analysis& analysis);
 // Min / median / max over devices of mean step time and step overlap ratio,
 // over the step names every device has; nullopt with fewer than two devices.
 std::optional<RankSpread> rankSpread(const Analysis& analysis);
+
+// One device's steps as rankSpread needs them, so that a merge of partial
+// reports (analyzer/partial) computes the spread by the same rule. The names
+// are views into the caller's steps.
+struct SpreadStep {
+    std::string_view name;
+    TimeNs window_ns = 0, overlap_ns = 0, comm_ns = 0;
+};
+struct SpreadDevice {
+    std::vector<SpreadStep> steps;
+    TimeNs overlap_ns = 0, comm_ns = 0;  // the whole capture's, for devices without common steps
+};
+std::optional<RankSpread> rankSpread(const std::vector<SpreadDevice>& devices);
 
 }  // namespace osc

@@ -1,5 +1,7 @@
 #include "analyzer/metrics/p2p.h"
 
+#include "analyzer/metrics/union_find.h"
+
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -18,23 +20,6 @@ struct End {
 using Route = std::tuple<uint64_t, int, int>;
 struct RouteParts {
     std::vector<End> sends, receives;  // each in its device's order
-};
-
-class UnionFind {
-public:
-    explicit UnionFind(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), size_t{0}); }
-    size_t find(size_t x) {
-        while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-        return x;
-    }
-    void unite(size_t a, size_t b) {
-        a = find(a);
-        b = find(b);
-        if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-    }
-
-private:
-    std::vector<size_t> parent_;
 };
 
 const CollectiveInstance& opAt(const Analysis& a, int device, int op) {

@@ -1,12 +1,12 @@
 #include "analyzer/partial/merge.h"
 
+#include "analyzer/metrics/multirank.h"
 #include "analyzer/partial/instance_table.h"
 #include "analyzer/report/report_json.h"
 
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
@@ -18,67 +18,22 @@ void addSaturating(TimeNs& sum, TimeNs value) {
     if (__builtin_add_overflow(sum, value, &sum)) sum = value < 0 ? INT64_MIN : INT64_MAX;
 }
 
-template <typename T>
-T medianOf(std::vector<T> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : static_cast<T>((v[n / 2 - 1] + v[n / 2]) / 2);
-}
-
 TimeNs lowerMedian(std::vector<TimeNs> v) {
     const size_t at = (v.size() - 1) / 2;
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
     return v[at];
 }
 
-// rankSpread (metrics/multirank.cpp) over the devices' step headers.
+// rankSpread (metrics/multirank.h) over the devices' step headers.
 std::optional<RankSpread> spreadOf(const std::vector<const PartDevice*>& devices) {
-    if (devices.size() < 2) return std::nullopt;
-    std::set<std::string> common;
+    std::vector<SpreadDevice> spread(devices.size());
     for (size_t d = 0; d < devices.size(); ++d) {
-        std::set<std::string> names;
-        for (const auto& s : devices[d]->steps) names.insert(s.name);
-        if (d == 0) {
-            common = std::move(names);
-        } else {
-            std::set<std::string> both;
-            std::set_intersection(common.begin(), common.end(), names.begin(), names.end(),
-                                  std::inserter(both, both.begin()));
-            common = std::move(both);
-        }
+        spread[d].overlap_ns = devices[d]->totals.overlap_ns;
+        spread[d].comm_ns = devices[d]->totals.comm_ns;
+        for (const auto& s : devices[d]->steps)
+            spread[d].steps.push_back({s.name, s.window_ns, s.overlap_ns, s.comm_ns});
     }
-    RankSpread r;
-    std::vector<TimeNs> times;
-    std::vector<double> ratios;
-    for (const PartDevice* dev : devices) {
-        TimeNs window = 0, overlap = 0, comm = 0;
-        int n = 0;
-        for (const auto& s : dev->steps) {
-            if (!common.count(s.name)) continue;
-            window += s.window_ns;
-            overlap += s.overlap_ns;
-            comm += s.comm_ns;
-            ++n;
-        }
-        if (n == 0) {
-            overlap = dev->totals.overlap_ns;
-            comm = dev->totals.comm_ns;
-        } else {
-            times.push_back(window / n);
-        }
-        if (comm > 0) ratios.push_back(static_cast<double>(overlap) / static_cast<double>(comm));
-    }
-    if (!times.empty()) {
-        r.step_time_min_ns = *std::min_element(times.begin(), times.end());
-        r.step_time_max_ns = *std::max_element(times.begin(), times.end());
-        r.step_time_median_ns = medianOf(times);
-    }
-    if (!ratios.empty()) {
-        r.overlap_ratio_min = *std::min_element(ratios.begin(), ratios.end());
-        r.overlap_ratio_max = *std::max_element(ratios.begin(), ratios.end());
-        r.overlap_ratio_median = medianOf(ratios);
-    }
-    return r;
+    return rankSpread(spread);
 }
 
 }  // namespace

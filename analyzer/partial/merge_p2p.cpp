@@ -1,6 +1,7 @@
 #include "analyzer/partial/merge_p2p.h"
 
 #include "analyzer/metrics/p2p.h"
+#include "analyzer/metrics/union_find.h"
 
 #include <algorithm>
 #include <array>
@@ -9,26 +10,6 @@
 #include <tuple>
 
 namespace osc::partial {
-namespace {
-
-class UnionFind {
-public:
-    explicit UnionFind(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), size_t{0}); }
-    size_t find(size_t x) {
-        while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-        return x;
-    }
-    void unite(size_t a, size_t b) {
-        a = find(a);
-        b = find(b);
-        if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-    }
-
-private:
-    std::vector<size_t> parent_;
-};
-
-}  // namespace
 
 P2pMatch::P2pMatch(const PartSet& parts, const std::vector<size_t>& order) {
     const size_t n = order.size();

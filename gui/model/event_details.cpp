@@ -52,9 +52,7 @@ const char* copyKindShortName(CopyKind k) {
 
 std::string percentText(std::optional<double> v) {
     if (!v) return "–";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %%", *v * 100.0);
-    return buf;
+    return formatPercent(*v);
 }
 
 // A step's metrics, verdict and findings from the analysis, and where it is

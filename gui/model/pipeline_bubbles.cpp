@@ -3,16 +3,9 @@
 #include "gui/model/time_ticks.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace osc::gui {
 namespace {
-
-std::string percent(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %%", v * 100.0);
-    return buf;
-}
 
 const char* partMeaning(BubblePart p) {
     switch (p) {
@@ -100,13 +93,13 @@ std::string bubbleText(const StageBubbles& b, const BubbleInterval& i) {
                        formatDuration(i.end - i.start, 4) + ": " + partMeaning(i.part) + "\n";
     text += (st.step.empty() ? std::string("whole capture") : st.step) + ", stage " + std::to_string(st.stage) +
             " of " + std::to_string(st.stages) + (st.slowest ? " (the slowest)" : "") + ": bubble " +
-            formatDuration(st.bubble_ns(), 4) + " = " + percent(st.share()) + " of the " +
+            formatDuration(st.bubble_ns(), 4) + " = " + formatPercent(st.share()) + " of the " +
             formatDuration(st.window.length(), 4) + " pipeline window (fill " + formatDuration(st.fill_ns, 4) +
             ", drain " + formatDuration(st.drain_ns, 4) + ", stall " + formatDuration(st.stall_ns, 4) + ")";
     if (st.theory) {
         const int s = st.stages, m = st.microbatches;
         text += "\ntheory (S−1)/(M+S−1) = " + std::to_string(s - 1) + "/" + std::to_string(m + s - 1) + " = " +
-                percent(*st.theory) + " for " + std::to_string(s) + " stages and " + std::to_string(m) +
+                formatPercent(*st.theory) + " for " + std::to_string(s) + " stages and " + std::to_string(m) +
                 " micro-batches";
     }
     return text;

@@ -12,12 +12,6 @@
 namespace osc::gui {
 namespace {
 
-std::string percent(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %%", v * 100.0);
-    return buf;
-}
-
 std::string times(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f×", v);
@@ -86,20 +80,20 @@ std::vector<std::vector<int>> allToAllStepIndex(const Analysis& a) {
 
 std::string bubbleShareText(const PipelineStageMetrics& m) {
     if (!m.bubble_share) return "–";
-    std::string text = percent(*m.bubble_share);
-    if (m.theoretical_bubble_share) text += " (" + percent(*m.theoretical_bubble_share) + ")";
+    std::string text = formatPercent(*m.bubble_share);
+    if (m.theoretical_bubble_share) text += " (" + formatPercent(*m.theoretical_bubble_share) + ")";
     return text;
 }
 
 std::string bubbleDetails(const PipelineStageMetrics& m) {
     std::string text = formatDuration(m.bubble_ns, 4) + " of the " + formatDuration(m.window_ns, 4) +
-                       " pipeline window" + (m.bubble_share ? " = " + percent(*m.bubble_share) : std::string());
+                       " pipeline window" + (m.bubble_share ? " = " + formatPercent(*m.bubble_share) : std::string());
     if (m.theoretical_bubble_share) {
         text += "; theory ";
         if (m.stages > 0)
             text += "(S−1)/(M+S−1) = " + std::to_string(m.stages - 1) + "/" +
                     std::to_string(m.microbatches + m.stages - 1) + " = ";
-        text += percent(*m.theoretical_bubble_share);
+        text += formatPercent(*m.theoretical_bubble_share);
     }
     text += "; fill " + formatDuration(m.fill_ns, 4) + ", drain " + formatDuration(m.drain_ns, 4) + ", stall " +
             formatDuration(m.stall_ns, 4);

@@ -103,6 +103,12 @@ std::string formatBytes(uint64_t b) {
     return trimmed(v, v >= 100 ? 0 : v >= 10 ? 1 : 2, kUnits[u]);
 }
 
+std::string formatPercent(double fraction) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", fraction * 100.0);
+    return buf;
+}
+
 std::string formatTickLabel(TimeNs t, TimeNs step) {
     const TimeNs mag = std::max<TimeNs>(t < 0 ? -t : t, step);
     const Unit u = unitFor(mag);

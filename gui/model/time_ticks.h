@@ -43,6 +43,9 @@ std::string formatTimestamp(TimeNs t);
 // "512 B", "4 KiB", "25.5 MiB", "1.25 GiB".
 std::string formatBytes(uint64_t bytes);
 
+// A fraction as a percentage with one decimal: 0.614 -> "61.4 %".
+std::string formatPercent(double fraction);
+
 // A tick label: the time in the unit the step calls for, with as many
 // decimals as the step needs ("12.34 ms" for a 10 µs step).
 std::string formatTickLabel(TimeNs t, TimeNs step);

@@ -91,6 +91,9 @@ TEST(TimeTicks, LabelsUseUnitsAndEnoughDecimals) {
     EXPECT_EQ(formatBytes(25ull << 20), "25 MiB");
     EXPECT_EQ(formatBytes(26'738'688), "25.5 MiB");
     EXPECT_EQ(formatBytes(3ull << 30), "3 GiB");
+    EXPECT_EQ(formatPercent(0.614), "61.4 %");
+    EXPECT_EQ(formatPercent(0.0), "0.0 %");
+    EXPECT_EQ(formatPercent(1.0), "100.0 %");
 }
 
 TEST(TimeTicks, RulerLabelsBecomeRelativeWhenAbsoluteOnesGetLong) {
