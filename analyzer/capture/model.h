@@ -122,6 +122,10 @@ struct CollectiveTable {
     std::vector<int32_t> root, nChannels;
     std::vector<uint32_t> device;  // CUDA device ordinal, kNoId if unknown
     std::vector<TimeNs> enqueue, gpuStart, gpuEnd;
+    // Whether Send/Recv rows' seqNumber counts per communicator, peer and
+    // direction (the agent's plugin, synth): false for rows made from
+    // PyTorch trace arguments, which number nothing (docs/metrics.md 7d).
+    bool p2pNumbered = true;
 
     size_t size() const { return commHash.size(); }
     void sortByEnqueue();

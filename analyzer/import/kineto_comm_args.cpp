@@ -101,6 +101,7 @@ void appendCommRows(Process& p, StringTable& strings, const PendingComm& c, int 
         t.rank.push_back(static_cast<int32_t>(self));
         t.nranks.push_back(static_cast<int32_t>(size));
         t.seqNumber.push_back(0);
+        t.p2pNumbered = false;  // PyTorch numbers no send or receive
         t.func.push_back(func[send ? 1 : 0]);
         t.datatype.push_back(dtype);
         t.algo.push_back(none);

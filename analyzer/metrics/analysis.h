@@ -115,10 +115,13 @@ enum class Category : uint8_t { Compute = 0, Communication = 1, Memory = 2 };
 
 // One send or receive inside a communication kernel (NCCL plugin Send/Recv
 // rows, PyTorch trace arguments): the peer is its rank in the communicator.
+// `seq` is the plugin row's seqNumber, numbered per communicator, peer and
+// direction (docs/capture-format.md); PyTorch traces number nothing.
 struct P2pPart {
     bool send = true;
     int32_t peer = -1;
     uint64_t bytes = 0;
+    std::optional<uint64_t> seq;
     friend bool operator==(const P2pPart&, const P2pPart&) = default;
 };
 

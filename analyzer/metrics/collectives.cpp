@@ -139,7 +139,8 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
         // NCCL keeps a point-to-point call's peer where a rooted collective
         // keeps its root (docs/capture-format.md).
         if ((func == "Send" || func == "Recv") && r < t.root.size() && t.root[r] >= 0)
-            op.p2p.push_back({func == "Send", t.root[r], t.bytes[r]});
+            op.p2p.push_back({func == "Send", t.root[r], t.bytes[r],
+                              t.p2pNumbered ? std::optional<uint64_t>(t.seqNumber[r]) : std::nullopt});
         // An all-to-all the plugin names runs in a SendRecv kernel (NCCL 2.28).
         if (isAllToAllFunc(func) && (op.collective.empty() || op.collective == "SendRecv"))
             op.collective = "AllToAll";

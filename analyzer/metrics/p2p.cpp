@@ -14,7 +14,30 @@ namespace {
 struct End {
     int device, op;
     uint64_t bytes;
+    std::optional<uint64_t> seq;
 };
+
+std::vector<std::optional<uint64_t>> seqsOf(const std::vector<End>& ends) {
+    std::vector<std::optional<uint64_t>> out;
+    out.reserve(ends.size());
+    for (const auto& e : ends) out.push_back(e.seq);
+    return out;
+}
+
+// Sorted (number, index) of one side of a route, or nothing when a part
+// has no number or a number repeats.
+std::optional<std::vector<std::pair<uint64_t, size_t>>> numbered(const std::vector<std::optional<uint64_t>>& seqs) {
+    std::vector<std::pair<uint64_t, size_t>> out;
+    out.reserve(seqs.size());
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        if (!seqs[i]) return std::nullopt;
+        out.emplace_back(*seqs[i], i);
+    }
+    std::sort(out.begin(), out.end());
+    for (size_t i = 1; i < out.size(); ++i)
+        if (out[i].first == out[i - 1].first) return std::nullopt;
+    return out;
+}
 
 // Sends and receives of one route: communicator, sending device, receiving device.
 using Route = std::tuple<uint64_t, int, int>;
@@ -88,6 +111,26 @@ void appendExchanges(Analysis& a) {
 
 }  // namespace
 
+std::vector<std::pair<size_t, size_t>> pairRoute(const std::vector<std::optional<uint64_t>>& sends,
+                                                 const std::vector<std::optional<uint64_t>>& receives) {
+    std::vector<std::pair<size_t, size_t>> out;
+    const auto bySend = numbered(sends);
+    const auto byReceive = bySend ? numbered(receives) : std::nullopt;
+    if (bySend && byReceive) {
+        // Captures that began at different moments hold sends whose receives
+        // were never captured (or the reverse): the numbers still agree.
+        for (size_t i = 0; i < sends.size(); ++i) {
+            const auto at = std::lower_bound(byReceive->begin(), byReceive->end(),
+                                             std::pair<uint64_t, size_t>{*sends[i], 0});
+            if (at != byReceive->end() && at->first == *sends[i]) out.emplace_back(i, at->second);
+        }
+        return out;
+    }
+    const size_t n = std::min(sends.size(), receives.size());
+    for (size_t k = 0; k < n; ++k) out.emplace_back(k, k);
+    return out;
+}
+
 // (communicator, rank in it) -> device, from the rows attached to each device's operations.
 std::map<std::pair<uint64_t, int32_t>, int> devicesByCommRank(const Analysis& a) {
     std::map<std::pair<uint64_t, int32_t>, int> out;
@@ -151,7 +194,7 @@ P2pLeftovers matchPointToPoint(Analysis& a) {
                 }
                 const int self = static_cast<int>(d), other = peer->second;
                 if (other == self) continue;
-                const End end{self, static_cast<int>(i), part.bytes};
+                const End end{self, static_cast<int>(i), part.bytes, part.seq};
                 if (part.send)
                     routes[{*op.commHash, self, other}].sends.push_back(end);
                 else
@@ -160,11 +203,11 @@ P2pLeftovers matchPointToPoint(Analysis& a) {
         }
     }
     for (const auto& [route, parts] : routes) {
-        const size_t n = std::min(parts.sends.size(), parts.receives.size());
-        left.unmatchedParts += parts.sends.size() + parts.receives.size() - 2 * n;
-        for (size_t k = 0; k < n; ++k) {
+        const auto pairs = pairRoute(seqsOf(parts.sends), seqsOf(parts.receives));
+        left.unmatchedParts += parts.sends.size() + parts.receives.size() - 2 * pairs.size();
+        for (const auto& [k, j] : pairs) {
             const End& s = parts.sends[k];
-            const End& r = parts.receives[k];
+            const End& r = parts.receives[j];
             a.p2p.push_back({{s.device, s.op}, {r.device, r.op}, std::get<0>(route), s.bytes});
         }
     }

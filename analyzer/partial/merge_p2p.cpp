@@ -20,12 +20,13 @@ P2pMatch::P2pMatch(const PartSet& parts, const std::vector<size_t>& order) {
     for (size_t i = 0; i < n; ++i)
         for (const auto& key : parts.devices[order[i]].commRanks) deviceOf_.emplace(key, static_cast<int>(i));
 
-    // matchPointToPoint: per route (communicator, sender, receiver) the k-th
-    // send with the k-th receive, each in its device's order.
+    // matchPointToPoint: per route (communicator, sender, receiver) the
+    // sends and receives, each in its device's order, paired by pairRoute.
     struct End {
         int device;
         uint32_t op;
         uint64_t bytes;
+        std::optional<uint64_t> seq;
     };
     std::map<std::tuple<uint64_t, int, int>, std::pair<std::vector<End>, std::vector<End>>> routes;
     for (size_t i = 0; i < n; ++i) {
@@ -55,18 +56,25 @@ P2pMatch::P2pMatch(const PartSet& parts, const std::vector<size_t>& order) {
             }
             const int other = peer->second;
             if (other == self) continue;
+            const End end{self, r.op, r.bytes, r.hasSeq ? std::optional<uint64_t>(r.seq) : std::nullopt};
             if (r.send)
-                routes[{r.commHash, self, other}].first.push_back({self, r.op, r.bytes});
+                routes[{r.commHash, self, other}].first.push_back(end);
             else
-                routes[{r.commHash, other, self}].second.push_back({self, r.op, r.bytes});
+                routes[{r.commHash, other, self}].second.push_back(end);
         }
     }
+    const auto seqsOf = [](const std::vector<End>& ends) {
+        std::vector<std::optional<uint64_t>> out;
+        out.reserve(ends.size());
+        for (const auto& e : ends) out.push_back(e.seq);
+        return out;
+    };
     for (const auto& [route, ends] : routes) {
         const auto& [sends, receives] = ends;
-        const size_t k = std::min(sends.size(), receives.size());
-        unmatchedParts_ += sends.size() + receives.size() - 2 * k;
-        for (size_t j = 0; j < k; ++j)
-            pairs_.push_back({sends[j].device, sends[j].op, receives[j].device, receives[j].op, sends[j].bytes,
+        const auto matched = pairRoute(seqsOf(sends), seqsOf(receives));
+        unmatchedParts_ += sends.size() + receives.size() - 2 * matched.size();
+        for (const auto& [k, j] : matched)
+            pairs_.push_back({sends[k].device, sends[k].op, receives[j].device, receives[j].op, sends[k].bytes,
                               std::get<0>(route)});
     }
     linkExchanges();

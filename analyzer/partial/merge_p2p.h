@@ -1,8 +1,8 @@
 // Point-to-point over partial results: matchPointToPoint (metrics/p2p.h,
 // docs/metrics.md 7d) and what computeWaitTransfer takes from it, with the
 // same answers, from the sends and receives each partial carries. Sends and
-// receives pair by communicator, peer and order, which each device knows
-// alone, so pairing reads each device once; the pairs, exchanges and the
+// receives pair by communicator, peer and sequence number or order
+// (pairRoute), which each device knows alone, so pairing reads each device once; the pairs, exchanges and the
 // point-to-point operations' times stay in memory (about 16 bytes per send
 // or receive and 40 per matched pair): a job's point-to-point traffic, not
 // its kernels.

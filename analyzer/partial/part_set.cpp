@@ -239,7 +239,7 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
             throw CaptureError(name, "partial result version " + std::to_string(version) +
                                          " is older than this overlapscope reads (" +
                                          std::to_string(kPartialVersion) +
-                                         "; it lacks the point-to-point and pipeline inputs): write it again with "
+                                         "; it lacks inputs the merge needs): write it again with "
                                          "`overlapscope report --partial`");
         std::vector<std::string> named;
         for (const auto& i : w.array(header, "inputs"))
@@ -329,6 +329,7 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
     const json& send = w.array(p, "send");
     const json& peer = w.array(p, "peer", send.size());
     const json& bytes = w.array(p, "bytes", send.size());
+    const json& seq = w.array(p, "seq", send.size());
     std::vector<P2pPartRecord> records;
     size_t next = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -350,6 +351,9 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
             r.send = w.countAt(send, next, "'p2p.send'") != 0;
             r.peer = w.int32At(peer, next, "'p2p.peer'");
             r.bytes = w.countAt(bytes, next, "'p2p.bytes'");
+            const auto number = w.optionalCountAt(seq, next, "'p2p.seq'");
+            r.hasSeq = number.has_value();
+            r.seq = number.value_or(0);
             records.push_back(r);
         }
     }

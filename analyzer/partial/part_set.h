@@ -40,10 +40,11 @@ struct PartStep {
 struct P2pPartRecord {
     uint64_t commHash = 0;
     uint64_t bytes = 0;
+    uint64_t seq = 0;        // P2pPart::seq when hasSeq
     uint32_t op = 0;         // index in the device's operations
     int32_t peer = -1;       // rank in the communicator
     int32_t commRank = -1;   // the device's own rank there
-    uint8_t send = 0, hasCommHash = 0, sendRecv = 0, parts = 1;
+    uint8_t send = 0, hasCommHash = 0, sendRecv = 0, parts = 1, hasSeq = 0;
 };
 
 // One all-to-all operation of a device (docs/metrics.md 7f).

@@ -66,6 +66,7 @@ void writePointToPoint(std::ostream& out, const DeviceAnalysis& d) {
     column(out, "send", parts, [](std::ostream& o, const P2pPart& p) { o << (p.send ? 1 : 0); });
     column(out, "peer", parts, [](std::ostream& o, const P2pPart& p) { o << p.peer; });
     column(out, "bytes", parts, [](std::ostream& o, const P2pPart& p) { o << p.bytes; });
+    column(out, "seq", parts, [](std::ostream& o, const P2pPart& p) { optionalNumber(o, p.seq); });
     out << '}';
 }
 

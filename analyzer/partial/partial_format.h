@@ -25,14 +25,17 @@
 // the device's exposed communication, step windows and totals; the
 // communicators it is in, the sends and receives of its point-to-point
 // operations ("p2p": per operation its communicator, rank and number of
-// parts, then the parts' columns), its all-to-all operations (step,
+// parts, then the parts' columns: direction, peer, bytes, sequence number),
+// its all-to-all operations (step,
 // duration, exposed time, bytes), and its micro-batches per step with, when
 // it ran any, its compute intervals (docs/metrics.md 7d-7f); and where its
 // idle-gap findings' messages name a time on the file's timeline, which the
 // merge moves to the job's.
 //
 // Version 2 added the point-to-point, all-to-all and pipeline inputs and the
-// pipeline settings; version 1 partials cannot serve them and are refused.
+// pipeline settings; version 3 the sends' and receives' sequence numbers,
+// which pair them (docs/metrics.md 7d). Older partials cannot serve these
+// and are refused.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
@@ -45,7 +48,7 @@
 namespace osc::partial {
 
 inline constexpr const char* kPartialFormat = "overlapscope-partial";
-inline constexpr int kPartialVersion = 2;
+inline constexpr int kPartialVersion = 3;
 // What a partial file's first bytes are.
 inline constexpr const char* kPartialMagic = "{\"format\":\"overlapscope-partial\"";
 // The suffix `report --partial` users are told to use and the agent uses;

@@ -6,6 +6,7 @@
 // from everyone in the dispatch and sends them back in the combine.
 #include "analyzer/capture/schema.h"
 #include "analyzer/synth/host_emitter.h"
+#include "analyzer/synth/p2p_numbering.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/rank_files.h"
 #include "analyzer/synth/workload_spec.h"
@@ -33,7 +34,6 @@ public:
     AllToAllSimulation(const AllToAllSpec& spec, const std::vector<RowSink*>& sinks) : spec_(spec), sinks_(sinks) {
         for (int r = 0; r < spec.ranks; ++r) who_.push_back(alltoallIdentity(spec, r));
         correlation_.assign(static_cast<size_t>(spec.ranks), 1);
-        seq_.assign(static_cast<size_t>(spec.ranks), 0);
     }
 
     void run() {
@@ -101,7 +101,7 @@ private:
                     c.commHash = kCommHash;
                     c.rank = r;
                     c.nranks = R;
-                    c.seqNumber = seq_[static_cast<size_t>(r)]++;
+                    c.seqNumber = seq_.next(r, kCommHash, peer, pass == 0);
                     c.func = pass == 0 ? "Send" : "Recv";
                     c.datatype = "ncclBfloat16";
                     c.proto = "SIMPLE";
@@ -151,7 +151,7 @@ private:
     const std::vector<RowSink*>& sinks_;
     std::vector<ProcessIdentity> who_;
     std::vector<uint32_t> correlation_;
-    std::vector<uint64_t> seq_;
+    P2pNumbering seq_;
 };
 
 }  // namespace

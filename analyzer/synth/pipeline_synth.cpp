@@ -8,6 +8,7 @@
 // to the end of the transfer.
 #include "analyzer/capture/schema.h"
 #include "analyzer/synth/host_emitter.h"
+#include "analyzer/synth/p2p_numbering.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/rank_files.h"
 #include "analyzer/synth/workload_spec.h"
@@ -59,7 +60,6 @@ public:
             orders_.push_back(schedule1F1B(s, S, spec.microbatches));
         }
         correlation_.assign(static_cast<size_t>(S), 1);
-        p2pSeq_.assign(static_cast<size_t>(S), 0);
         for (int i = 0; i < spec.microbatches; ++i) {
             names_.push_back("fwd mb " + std::to_string(i));
             names_.push_back("bwd mb " + std::to_string(i));
@@ -102,7 +102,7 @@ private:
         c.commHash = kCommHash;
         c.rank = s;
         c.nranks = spec_.stages;
-        c.seqNumber = p2pSeq_[static_cast<size_t>(s)]++;
+        c.seqNumber = p2pSeq_.next(s, kCommHash, peer, send);
         c.func = send ? "Send" : "Recv";
         c.datatype = "ncclBfloat16";
         c.proto = "SIMPLE";
@@ -212,7 +212,7 @@ private:
     std::vector<ProcessIdentity> who_;
     std::vector<std::vector<Op>> orders_;
     std::vector<uint32_t> correlation_;
-    std::vector<uint64_t> p2pSeq_;
+    P2pNumbering p2pSeq_;
     std::vector<std::string> names_;  // "fwd mb 0", "bwd mb 0", "fwd mb 1", ...
 };
 

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <climits>
 #include <fstream>
 #include <map>
 #include <set>
@@ -116,9 +117,25 @@ TEST_F(P2pEndToEnd, RowsInTheFileUnderBothExportedTables) {
     }
 }
 
+void exec(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK) << path;
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+    sqlite3_free(error);
+    sqlite3_close(db);
+}
+
+// Two ranks, four launches each: rank 0 sends to 1 and receives from 1, and
+// so does rank 1 the other way: eight transfers. With `lateLaunches`, rank
+// 1's capture is cut as if it had begun only after that many launches (its
+// kernels and rows before then deleted; the plugin's numbers, counted since
+// the communicator was made, stay as written): the first launches' sends
+// and receives on rank 0 then have no partner, and the rest still pair
+// launch i with launch i.
+void expectPairs(TempDir& dir, const std::vector<std::string>& files, int launches, int lateLaunches);
+
 TEST_F(P2pEndToEnd, ReportPairsEverySendWithItsReceive) {
-    // Two ranks, four launches each: rank 0 sends to 1 and receives from 1,
-    // and so does rank 1 the other way: eight transfers.
     constexpr int kLaunches = 4;
     const std::string out = dir / "out";
     std::vector<std::unique_ptr<Child>> ranks;
@@ -127,11 +144,30 @@ TEST_F(P2pEndToEnd, ReportPairsEverySendWithItsReceive) {
     for (auto& r : ranks) ASSERT_EQ(r->waitExitCode(), 0) << r->output();
     const auto files = test::filesIn(out);
     ASSERT_EQ(files.size(), 2u);
+    expectPairs(dir, files, kLaunches, 0);
 
-    const std::string reportPath = dir / "report.json";
+    // The same files, rank 1's capture begun between launches 0 and 1.
+    std::string rank1;
+    for (const auto& f : files)
+        if (pluginRows(f).at(0).rank == 1) rank1 = f;
+    ASSERT_FALSE(rank1.empty());
+    int64_t firstRow = INT64_MAX;
+    for (const auto& row : pluginRows(rank1)) firstRow = std::min(firstRow, row.gpuStart);
+    const int64_t begin = firstRow - kGpuTimerAheadNs + kPeriodNs / 2;  // on the kernels' clock
+    exec(rank1, "DELETE FROM OVERLAPSCOPE_KERNEL WHERE start < " + std::to_string(begin) +
+                    "; DELETE FROM OVERLAPSCOPE_NCCL_COLL WHERE gpuStart < " +
+                    std::to_string(begin + kGpuTimerAheadNs));
+    ASSERT_EQ(pluginRows(rank1).size(), 2u * (kLaunches - 1));
+    expectPairs(dir, files, kLaunches, 1);
+}
+
+void expectPairs(TempDir& dir, const std::vector<std::string>& files, int kLaunches, int lateLaunches) {
+    SCOPED_TRACE("rank 1 from launch " + std::to_string(lateLaunches));
+
+    const std::string reportPath = dir / ("report" + std::to_string(lateLaunches) + ".json");
     std::vector<std::string> argv = {OSC_TEST_CLI, "report", "--format", "json", "-o", reportPath};
     argv.insert(argv.end(), files.begin(), files.end());
-    Child report(argv, {}, dir / "report.log");
+    Child report(argv, {}, dir / ("report" + std::to_string(lateLaunches) + ".log"));
     ASSERT_EQ(report.waitExitCode(60), 0) << report.output();
     std::ifstream in(reportPath);
     const nlohmann::json doc = nlohmann::json::parse(in);
@@ -145,12 +181,13 @@ TEST_F(P2pEndToEnd, ReportPairsEverySendWithItsReceive) {
         const auto& colls = devices[d].at("collectives");
         for (size_t c = 0; c < colls.size(); ++c)
             if (colls[c].at("collective") == "SendRecv") byStart.push_back({colls[c].at("start_ns").get<int64_t>(), c});
-        ASSERT_EQ(byStart.size(), size_t{kLaunches}) << "device " << d;
-        std::sort(byStart.begin(), byStart.end());
         const int rank = devices[d].at("rank").get<int>();
-        for (int i = 0; i < kLaunches; ++i) {
-            const auto& k = colls[byStart[static_cast<size_t>(i)].second];
-            launchOf[{d, byStart[static_cast<size_t>(i)].second}] = i;
+        const int first = rank == 1 ? lateLaunches : 0;
+        ASSERT_EQ(byStart.size(), static_cast<size_t>(kLaunches - first)) << "device " << d;
+        std::sort(byStart.begin(), byStart.end());
+        for (int i = first; i < kLaunches; ++i) {
+            const auto& k = colls[byStart[static_cast<size_t>(i - first)].second];
+            launchOf[{d, byStart[static_cast<size_t>(i - first)].second}] = i;
             EXPECT_EQ(k.at("duration_ns").get<int64_t>(), kKernelNs);
             // The kernel carries its send and its receive: both rows landed on it.
             EXPECT_EQ(k.at("bytes").get<uint64_t>(), ringBytes(rank, i) + ringBytes(1 - rank, i)) << rank << ' ' << i;
@@ -165,10 +202,16 @@ TEST_F(P2pEndToEnd, ReportPairsEverySendWithItsReceive) {
         got.insert({devices.at(s).at("rank").get<int>(), devices.at(r).at("rank").get<int>(), launchOf.at({s, sc}),
                     launchOf.at({r, rc}), t.at("bytes").get<uint64_t>()});
     }
-    for (int i = 0; i < kLaunches; ++i)
+    for (int i = lateLaunches; i < kLaunches; ++i)
         for (int from = 0; from < 2; ++from) want.insert({from, 1 - from, i, i, ringBytes(from, i)});
     EXPECT_EQ(got, want);
-    for (const auto& w : doc.at("warnings")) EXPECT_EQ(w.get<std::string>().find("unmatched"), std::string::npos) << w;
+    bool warned = false;
+    for (const auto& w : doc.at("warnings")) {
+        EXPECT_EQ(w.get<std::string>().find("unmatched"), std::string::npos) << w;
+        warned |= w.get<std::string>().find(std::to_string(2 * lateLaunches) + " send(s)/receive(s) found no partner") !=
+                  std::string::npos;
+    }
+    EXPECT_EQ(warned, lateLaunches > 0);
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include "analyzer/capture/model.h"
 
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 
 namespace osc::testing {
 
@@ -92,10 +95,13 @@ public:
         t.root.push_back(-1); t.nChannels.push_back(2); t.device.push_back(dev);
         t.enqueue.push_back(enqueue); t.gpuStart.push_back(gpuStart); t.gpuEnd.push_back(gpuEnd);
     }
-    // A point-to-point row as NCCL's plugin records it: the peer in `root`.
+    // A point-to-point row as NCCL's plugin records it: the peer in `root`,
+    // and unless given, the agent's seqNumber: this rank's count of calls
+    // per communicator, peer and direction, in the order rows are added.
     void p2pRow(int rank, uint32_t dev, uint64_t commHash, const std::string& func, int peer, int nranks,
-                uint64_t bytes, TimeNs gpuStart, TimeNs gpuEnd) {
-        pluginRow(rank, dev, commHash, 0, func, bytes, gpuStart, gpuStart, gpuEnd);
+                uint64_t bytes, TimeNs gpuStart, TimeNs gpuEnd, std::optional<uint64_t> seq = std::nullopt) {
+        const uint64_t number = seq ? *seq : p2pCalls_[{rank, commHash, peer, func}]++;
+        pluginRow(rank, dev, commHash, number, func, bytes, gpuStart, gpuStart, gpuEnd);
         CollectiveTable& t = process(rank).collectives;
         t.root.back() = peer;
         t.nranks.back() = nranks;
@@ -107,6 +113,7 @@ public:
 
 private:
     uint32_t nextCorrelation_ = 1;
+    std::map<std::tuple<int, uint64_t, int, std::string>, uint64_t> p2pCalls_;
 };
 
 }  // namespace osc::testing

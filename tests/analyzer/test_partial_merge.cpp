@@ -560,10 +560,10 @@ TEST_F(PartialMerge, BadPartialsAreOneLineNamingTheFile) {
     expectRefused("", "empty");
     expectRefused("{\"format\":\"overlapscope-report\"}\n", "not a partial result");
     std::string newer = good;
-    newer.replace(newer.find("\"version\":2"), 11, "\"version\":9");
+    newer.replace(newer.find("\"version\":3"), 11, "\"version\":9");
     expectRefused(newer, "newer");
     std::string older = good;
-    older.replace(older.find("\"version\":2"), 11, "\"version\":1");
+    older.replace(older.find("\"version\":3"), 11, "\"version\":2");
     expectRefused(older, "older");
     std::string lying = good;
     lying.replace(lying.rfind("\"devices\":"), 11, "\"devices\":7");
