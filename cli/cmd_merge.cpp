@@ -13,9 +13,7 @@ namespace {
 
 struct MergeArgs {
     std::vector<std::string> inputs;
-    std::string format = "text";
-    bool steps = false, collectives = false, interference = false;
-    size_t top = 20;
+    ReportLayoutFlags layout;
     std::string output;
     bool force = false;
     std::string align;
@@ -30,13 +28,10 @@ int runMerge(const MergeArgs& args) {
     if (!args.align.empty()) request.align = args.align == "collectives";
     report::ReportOptions options;
     options.toolVersion = OSC_VERSION;
-    options.steps = args.steps;
-    options.collectives = args.collectives;
-    options.interference = args.interference;
-    options.topCollectives = args.top;
+    args.layout.fill(options);
     // The report names what was analysed: the inputs each partial was made from.
     options.inputs = partialInputs(inputs.paths);
-    writeJobReport(inputs, request, options, args.format, args.output, args.force);
+    writeJobReport(inputs, request, options, args.layout.format, args.output, args.force);
     return 0;
 }
 
@@ -50,16 +45,11 @@ void addMergeCommand(CLI::App& app, CommandRunner& selected) {
         "job's report: the same report `overlapscope report` gives on all the captures at once, "
         "without the captures. Memory follows the largest device, not the job.\n"
         "Exit codes: 0 report written, 2 bad input (a missing, cut-off or foreign partial; partials "
-        "made with different --comm-kernel/--comm-copies/--step-pattern).");
+        "made with different --comm-kernel/--comm-copies/--step-pattern/--microbatch-pattern/"
+        "--pipeline-stages).");
     cmd->add_option("PARTIAL", args->inputs, "Partial result files, or directories of *.partial.json")
         ->required();
-    cmd->add_option("--format", args->format, "text (default), json (DESIGN.md section 5) or markdown")
-        ->check(CLI::IsMember({"text", "json", "markdown"}));
-    cmd->add_flag("--steps", args->steps, "Add a per-step table (text, markdown; JSON always has steps)");
-    cmd->add_flag("--collectives", args->collectives,
-                  "Add the most exposed collectives and the largest skews across ranks");
-    cmd->add_flag("--interference", args->interference, "Add the per kernel signature interference table");
-    cmd->add_option("--top", args->top, "Rows in each --collectives table (default 20, 0 = all)");
+    args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
         ->type_name("FILE");

@@ -15,9 +15,7 @@ namespace {
 
 struct ReportArgs {
     std::vector<std::string> inputs;
-    std::string format = "text";
-    bool steps = false, collectives = false, interference = false;
-    size_t top = 20;
+    ReportLayoutFlags layout;
     std::string output;
     bool force = false;
     bool partial = false;
@@ -28,7 +26,7 @@ struct ReportArgs {
 // The per-file half for `overlapscope merge`: every file analysed alone on
 // --jobs threads, written as one partial result.
 int runPartial(const ReportArgs& args, const CLI::App& cmd) {
-    if (cmd.count("--format") || args.steps || args.collectives || args.interference || cmd.count("--top"))
+    if (args.layout.given(cmd))
         throw std::invalid_argument("report --partial: --format, --steps, --collectives, --interference and "
                                     "--top belong to `overlapscope merge`, which writes the report");
     if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
@@ -60,11 +58,8 @@ int runReport(const ReportArgs& args, const CLI::App& cmd) {
     report::ReportOptions options;
     options.inputs = args.inputs;
     options.toolVersion = OSC_VERSION;
-    options.steps = args.steps;
-    options.collectives = args.collectives;
-    options.interference = args.interference;
-    options.topCollectives = args.top;
-    writeJobReport(inputs, request, options, args.format, args.output, args.force);
+    args.layout.fill(options);
+    writeJobReport(inputs, request, options, args.layout.format, args.output, args.force);
     return 0;
 }
 
@@ -83,15 +78,7 @@ void addReportCommand(CLI::App& app, CommandRunner& selected) {
         "Exit codes: 0 report written, 2 bad input.");
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")
         ->required();
-    cmd->add_option("--format", args->format, "text (default), json (DESIGN.md section 5) or markdown")
-        ->check(CLI::IsMember({"text", "json", "markdown"}));
-    cmd->add_flag("--steps", args->steps, "Add a per-step table (text, markdown; JSON always has steps)");
-    cmd->add_flag("--collectives", args->collectives,
-                  "Add the most exposed collectives (and, for several ranks, the largest skews)");
-    cmd->add_flag("--interference", args->interference,
-                  "Add a per kernel signature table: compute kernels that ran under communication "
-                  "against the same kernel (name, grid, block) alone (text, markdown; JSON always has it)");
-    cmd->add_option("--top", args->top, "Rows in each --collectives table (default 20, 0 = all)");
+    args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
         ->type_name("FILE");

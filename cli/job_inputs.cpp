@@ -154,6 +154,29 @@ void JobsFlag::addTo(CLI::App* cmd) {
         ->check(CLI::Range(0, 4096));
 }
 
+void ReportLayoutFlags::addTo(CLI::App* cmd) {
+    cmd->add_option("--format", format, "text (default), json (DESIGN.md section 5) or markdown")
+        ->check(CLI::IsMember({"text", "json", "markdown"}));
+    cmd->add_flag("--steps", steps, "Add a per-step table (text, markdown; JSON always has steps)");
+    cmd->add_flag("--collectives", collectives,
+                  "Add the most exposed collectives (and, for several ranks, the largest skews)");
+    cmd->add_flag("--interference", interference,
+                  "Add a per kernel signature table: compute kernels that ran under communication "
+                  "against the same kernel (name, grid, block) alone (text, markdown; JSON always has it)");
+    cmd->add_option("--top", top, "Rows in each --collectives table (default 20, 0 = all)");
+}
+
+bool ReportLayoutFlags::given(const CLI::App& cmd) const {
+    return cmd.count("--format") || steps || collectives || interference || cmd.count("--top");
+}
+
+void ReportLayoutFlags::fill(report::ReportOptions& options) const {
+    options.steps = steps;
+    options.collectives = collectives;
+    options.interference = interference;
+    options.topCollectives = top;
+}
+
 bool streamsJson(const JobInputs& inputs) {
     return inputs.kind == InputKind::Partials ||
            (inputs.kind == InputKind::Captures && captureFiles(inputs.paths).size() > 1);

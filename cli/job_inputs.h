@@ -42,6 +42,18 @@ struct JobsFlag {
     void addTo(CLI::App* cmd);
 };
 
+// What a report shows and in which form: the options `report` and `merge`
+// share (--format, --steps, --collectives, --interference, --top).
+struct ReportLayoutFlags {
+    std::string format = "text";
+    bool steps = false, collectives = false, interference = false;
+    size_t top = 20;
+    void addTo(CLI::App* cmd);
+    // Whether any of them was given (report --partial refuses them).
+    bool given(const CLI::App& cmd) const;
+    void fill(report::ReportOptions& options) const;
+};
+
 struct JobRequest {
     AnalysisSettings settings;
     int jobs = 0;
