@@ -7,7 +7,7 @@
 namespace osc::gui {
 
 LegendBar::LegendBar(QWidget* parent) : QWidget(parent) {
-    entries_ = {
+    all_ = {
         {palette::kCompute, tr("compute"), false},
         {palette::kCommunication, tr("communication"), false},
         {palette::kMemory, tr("memory copy / set"), false},
@@ -18,22 +18,33 @@ LegendBar::LegendBar(QWidget* parent) : QWidget(parent) {
         {palette::kApiCall, tr("CUDA API call"), false},
         {palette::rangeColour("ProfilerStep#1"), tr("NVTX range / step / operator"), false},
         {palette::kHighlight, tr("same collective / send-receive partner on other ranks"), true},
-        {palette::kPeerLink, tr("send → receive"), false},
-        {palette::kBubbleHatch, tr("pipeline bubble (no compute on the stage)"), false, true},
+        {palette::kPeerLink, tr("send → receive"), false, false, Shown::WithSendReceive},
+        {palette::kBubbleHatch, tr("pipeline bubble (no compute on the stage)"), false, true, Shown::WithPipeline},
         {palette::kFindHit, tr("find hit"), true},
         {palette::kFlow, tr("launch → GPU work"), false},
     };
+    shown_ = all_;
     setToolTip(tr("What the timeline's colours mean"));
     QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Preferred);
     policy.setHeightForWidth(true);
     setSizePolicy(policy);
 }
 
+void LegendBar::setCaptureHas(bool sendReceive, bool pipeline) {
+    shown_.clear();
+    for (const Entry& e : all_)
+        if (e.shown == Shown::Always || (e.shown == Shown::WithSendReceive && sendReceive) ||
+            (e.shown == Shown::WithPipeline && pipeline))
+            shown_.push_back(e);
+    updateGeometry();  // fewer entries may need fewer lines
+    update();
+}
+
 int LegendBar::layoutLines(int width, std::vector<QPoint>* at) const {
     const QFontMetrics fm = fontMetrics();
     const int chip = fm.height() - 4, lineHeight = fm.height() + 6;
     int x = 8, line = 0;
-    for (const Entry& e : entries_) {
+    for (const Entry& e : shown_) {
         const int w = chip + 4 + fm.horizontalAdvance(e.text) + 14;
         if (x + w > width && x > 8) {  // wrap rather than cut an entry
             x = 8;
@@ -56,8 +67,8 @@ void LegendBar::paintEvent(QPaintEvent*) {
     const int chip = fm.height() - 4, lineHeight = fm.height() + 6;
     std::vector<QPoint> at;
     layoutLines(width(), &at);
-    for (size_t i = 0; i < entries_.size(); ++i) {
-        const Entry& e = entries_[i];
+    for (size_t i = 0; i < shown_.size(); ++i) {
+        const Entry& e = shown_[i];
         const int x = at[i].x(), top = at[i].y(), y = top + (lineHeight - chip) / 2;
         const QColor c = QColor::fromRgb(0xFF000000u | e.rgb);
         if (e.hatch) {

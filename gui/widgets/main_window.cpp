@@ -392,6 +392,8 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
         tr("No communication in this capture: no NCCL kernels (recognised by their ncclKernel / ncclDevKernel "
            "names) and no peer-to-peer copies, so there is nothing to overlap. Other libraries' kernels can be "
            "counted as communication with `overlapscope report --comm-kernel REGEX`."));
+    frame_->legend()->setCaptureHas(loaded.analysis && !loaded.analysis->p2p.empty(),
+                                     loaded.analysis && !loaded.analysis->pipeline.empty());
     heatMap_->view()->setAnalysis(loaded.analysis);
     // Many ranks: the heat map is the way in.
     if (!refresh && loaded.analysis && loaded.analysis->devices.size() >= 16) {

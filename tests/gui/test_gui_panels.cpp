@@ -2,8 +2,10 @@
 // what Details, Selection, Steps, Collectives and Find show after each action,
 // against hand-worked captures.
 #include "analyzer/synth/generic_synth.h"
+#include "analyzer/synth/pattern_synth.h"
 #include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
+#include "gui/widgets/legend_bar.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/timeline_widget.h"
@@ -278,6 +280,37 @@ TEST(MainWindowPanels, TheViewMenuReopensEveryPanel) {
         ASSERT_NE(it, actions.end()) << dock->windowTitle().toStdString() << " cannot be reopened from View";
         (*it)->trigger();
         EXPECT_TRUE(dock->isVisible()) << dock->windowTitle().toStdString();
+    }
+}
+
+// The legend names only colours the capture can show: a data-parallel job
+// has no send arrows and no pipeline bubbles; an all-to-all built from sends
+// and receives has arrows but no pipeline; a pipeline has both. The same
+// window, reused, follows each capture it shows.
+TEST(MainWindowPanels, LegendNamesSendArrowsAndBubblesOnlyWhereTheCaptureHasThem) {
+    MainWindow win;
+    const LegendBar* legend = win.findChild<LegendBar*>();
+    ASSERT_NE(legend, nullptr);
+    const auto has = [&](const char* text) {
+        return std::any_of(legend->entries().begin(), legend->entries().end(),
+                           [&](const LegendBar::Entry& e) { return e.text.startsWith(text); });
+    };
+    struct Case {
+        const char* what;
+        std::shared_ptr<Capture> capture;
+        bool arrows, bubbles;
+    };
+    const std::vector<Case> cases = {
+        {"pipeline", std::make_shared<Capture>(synth::synthesizePipeline(synth::PipelineSpec{})), true, true},
+        {"two-rank all-reduce", guitest::smallCapture(2, 1000), false, false},
+        {"all-to-all", std::make_shared<Capture>(synth::synthesizeAllToAll(synth::AllToAllSpec{})), true, false},
+    };
+    for (const Case& c : cases) {
+        win.showLoaded(analysed(c.capture));
+        EXPECT_TRUE(has("compute")) << c.what;
+        EXPECT_TRUE(has("comm exposed")) << c.what;
+        EXPECT_EQ(has("send → receive"), c.arrows) << c.what;
+        EXPECT_EQ(has("pipeline bubble"), c.bubbles) << c.what;
     }
 }
 
