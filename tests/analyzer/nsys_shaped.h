@@ -3,6 +3,8 @@
 // node's ranks together), globalPid/globalTid-encoded ids, names through
 // StringIds, ranks in MPI_RANKS, the host in TARGET_INFO_SYSTEM_ENV, no
 // OVERLAPSCOPE_* tables (so no NCCL plugin rows: collectives match by order).
+// Kernels, copies, runtime calls and NVTX ranges are written; memsets and
+// synchronisations are not.
 // `mergeDevices` folds every second process into the one before it as a
 // second GPU of the same process, the shape of a one-process-many-GPUs job.
 #pragma once
@@ -34,6 +36,9 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT
   contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
   shortName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER,
   blockZ INTEGER, registersPerThread INTEGER, staticSharedMemory INTEGER, dynamicSharedMemory INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER, contextId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, bytes INTEGER, copyKind INTEGER, srcKind INTEGER,
+  dstKind INTEGER, srcDeviceId INTEGER, dstDeviceId INTEGER);
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER,
   correlationId INTEGER, nameId INTEGER, returnValue INTEGER);
 CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
@@ -89,6 +94,25 @@ BEGIN;
                     step(st);
                 }
                 sqlite3_finalize(st);
+                const CopyTable& m = d.copies;
+                sqlite3_stmt* cp = prepare("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?,?,?,1,?,?,?,?,?,?,?,?,?)");
+                for (size_t i = 0; i < m.size(); ++i) {
+                    int col = 1;
+                    bind(cp, col++, m.start[i] - shift);
+                    bind(cp, col++, m.end[i] - shift);
+                    bind(cp, col++, d.id);
+                    bind(cp, col++, m.stream[i]);
+                    bind(cp, col++, m.correlation[i] + corrBase);
+                    bind(cp, col++, static_cast<int64_t>(gpid));
+                    bind(cp, col++, static_cast<int64_t>(m.bytes[i]));
+                    bind(cp, col++, static_cast<int64_t>(m.copyKind[i]));
+                    bind(cp, col++, static_cast<int64_t>(m.srcKind[i]));
+                    bind(cp, col++, static_cast<int64_t>(m.dstKind[i]));
+                    bind(cp, col++, m.srcDevice[i]);
+                    bind(cp, col++, m.dstDevice[i]);
+                    step(cp);
+                }
+                sqlite3_finalize(cp);
             }
             // Each original process keeps its own thread, so a folded
             // process's ranges and launches stay apart.

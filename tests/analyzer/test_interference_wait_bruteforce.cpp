@@ -2,15 +2,25 @@
 // cells; a kernel's overlap with communication, the waiting and transfer
 // parts of matched collectives and every window sum are counted cell by cell
 // from the events as generated. Nothing here shares code with
-// interference.cpp or wait_transfer.cpp.
+// interference.cpp or wait_transfer.cpp. The same traces are also written as
+// an Nsight Systems export and as PyTorch profiler traces (one per rank) and
+// read back, so that each input format is held to the same brute force.
+#include "analyzer/import/chrome_export.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
+#include "nsys_shaped.h"
 #include "test_metrics_support.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
+#include <stdlib.h>
 
 namespace osc {
 namespace {
@@ -109,13 +119,70 @@ Cells cellsOf(const Dev& d) {
     return x;
 }
 
-TEST(InterferenceWaitBruteForce, RandomTracesMatchCellCounts) {
+enum class Format { Memory, Nsys, Pytorch };
+
+// A directory of its own under the system's temporary one, removed after.
+class TempDir {
+public:
+    TempDir() {
+        std::string name = (std::filesystem::temp_directory_path() / "osc-4b4c-XXXXXX").string();
+        EXPECT_NE(mkdtemp(name.data()), nullptr);
+        path_ = name;
+    }
+    ~TempDir() { std::filesystem::remove_all(path_); }
+    const std::filesystem::path& path() const { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+// The capture as another tool would have written it, read back.
+Capture reread(const Capture& c, Format format, const std::filesystem::path& dir) {
+    std::vector<std::string> files;
+    if (format == Format::Nsys) {
+        std::vector<size_t> all(c.processes.size());
+        for (size_t p = 0; p < all.size(); ++p) all[p] = p;
+        files.push_back((dir / "node.sqlite").string());
+        std::filesystem::remove(files.back());  // the previous round's
+        test::NsysShapedWriter(files.back()).write(c, all, /*mergeDevices=*/false, /*shift=*/0);
+    } else {
+        // torch.profiler writes one trace per rank: cut the export of the job.
+        std::ostringstream whole;
+        writeChromeTrace(c, whole);
+        const auto trace = nlohmann::ordered_json::parse(whole.str());
+        for (const auto& process : trace.at("overlapscopeProcesses")) {
+            nlohmann::ordered_json one = trace;
+            one["traceEvents"] = nlohmann::ordered_json::array();
+            for (const auto& e : trace.at("traceEvents"))
+                if (e.at("pid") == process.at("tracePid")) one["traceEvents"].push_back(e);
+            one["overlapscopeProcesses"] = nlohmann::ordered_json::array({process});
+            files.push_back((dir / ("rank" + process.at("rank").dump() + ".json")).string());
+            std::ofstream(files.back()) << one.dump();
+        }
+    }
+    return loadCaptures(files);
+}
+
+class InterferenceWaitBruteForce : public ::testing::TestWithParam<Format> {};
+
+TEST_P(InterferenceWaitBruteForce, RandomTracesMatchCellCounts) {
     std::mt19937 rng(20261124);
+    const TempDir dir;
+    // Fewer rounds through files, which cost more than the analysis.
+    const int rounds = GetParam() == Format::Memory ? 300 : 60;
     size_t withBaseline = 0, groupsSeen = 0, waitingSeen = 0;
-    for (int round = 0; round < 300; ++round) {
+    for (int round = 0; round < rounds; ++round) {
         Trace t = makeTrace(rng);
-        const Analysis a = analyze(t.b.capture);
-        ASSERT_EQ(a.devices.size(), t.devs.size());
+        const Capture read = GetParam() == Format::Memory ? Capture{} : reread(t.b.capture, GetParam(), dir.path());
+        const Analysis whole = analyze(GetParam() == Format::Memory ? t.b.capture : read);
+        ASSERT_EQ(whole.devices.size(), t.devs.size());
+        // Device d of the trace is rank d, in whichever order a reader lists them.
+        Analysis a = whole;
+        for (const auto& dev : whole.devices) {
+            ASSERT_GE(dev.rank, 0);
+            ASSERT_LT(static_cast<size_t>(dev.rank), t.devs.size());
+            a.devices[static_cast<size_t>(dev.rank)] = dev;
+        }
         const size_t n = t.devs.size();
 
         // 4c truth: the g-th all-reduce of each device forms group g.
@@ -266,12 +333,21 @@ TEST(InterferenceWaitBruteForce, RandomTracesMatchCellCounts) {
         }
         if (::testing::Test::HasFailure()) break;
     }
-    EXPECT_GT(withBaseline, 100u);
-    EXPECT_GT(groupsSeen, 200u);
-    EXPECT_GT(waitingSeen, 100u);
+    // The traces really exercised baselines, groups and waiting.
+    EXPECT_GT(withBaseline, 100u * static_cast<size_t>(rounds) / 300);
+    EXPECT_GT(groupsSeen, 200u * static_cast<size_t>(rounds) / 300);
+    EXPECT_GT(waitingSeen, 100u * static_cast<size_t>(rounds) / 300);
 }
 
-TEST(InterferenceWaitBruteForce, AlignCollectivesShiftsByTheLowerMedianOfEndDifferences) {
+INSTANTIATE_TEST_SUITE_P(Formats, InterferenceWaitBruteForce,
+                         ::testing::Values(Format::Memory, Format::Nsys, Format::Pytorch),
+                         [](const ::testing::TestParamInfo<Format>& param) {
+                             return param.param == Format::Memory ? std::string("InMemory")
+                                    : param.param == Format::Nsys ? std::string("NsightSystemsExport")
+                                                                 : std::string("PytorchTraces");
+                         });
+
+TEST(InterferenceWaitAlign, AlignCollectivesShiftsByTheLowerMedianOfEndDifferences) {
     std::mt19937 rng(7);
     for (int round = 0; round < 100; ++round) {
         Trace t = makeTrace(rng);
