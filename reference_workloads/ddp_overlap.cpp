@@ -255,10 +255,7 @@ public:
         OSC_CUDA(cudaStreamSynchronize(compute_.get()));
         OSC_CUDA(cudaMemcpy(host.data(), weights_.get(), host.size(), cudaMemcpyDeviceToHost));
         const std::vector<float> ddp = to_float(host.data(), total, bf16);
-        double scale = 0;
-        for (float v : ddp) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-        const double rel = bf16 ? 2e-2 : 1e-4;
-        CloseResult cmp = compare_close(ddp, zero1, rel, rel * scale);
+        CloseResult cmp = compare_close_to_largest(ddp, zero1, bf16 ? 2e-2 : 1e-4);
         if (!cmp.ok)
             throw WorkloadError("check FAILED: zero1 weights differ from plain data-parallel training of " +
                                 std::to_string(steps_) + " steps: " + cmp.message());

@@ -146,12 +146,8 @@ public:
             OSC_CUDA(cudaDeviceSynchronize());
             std::vector<float> want = download(summed.at(static_cast<std::size_t>(ctx_.rank) * shard_ * elt_), shard_);
             std::vector<float> got = download(grad_shard(l), shard_);
-            // Same sums, possibly added in another order: where terms cancel, the
-            // rounding error follows the size of the terms, not of the sum.
-            double scale = 0;
-            for (float v : want) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-            const double rel = bf16 ? 5e-2 : 1e-5;
-            CloseResult cmp = compare_close(want, got, rel, rel * scale);
+            // Same sums, possibly added in another order.
+            CloseResult cmp = compare_close_to_largest(want, got, bf16 ? 5e-2 : 1e-5);
             if (!cmp.ok)
                 throw WorkloadError("check FAILED: gradient shard of layer " + std::to_string(l) +
                                     " differs from the all-reduced gradient: " + cmp.message());
@@ -163,9 +159,7 @@ private:
     void* grad_shard(int l) const { return grad_shards_.at(static_cast<std::size_t>(l) * shard_ * elt_); }
     void* full_grad(int l) const { return full_grads_.at(static_cast<std::size_t>(l) * full_ * elt_); }
     std::vector<float> download(const void* src, std::size_t count) const {
-        std::vector<std::uint8_t> raw(count * elt_);
-        OSC_CUDA(cudaMemcpy(raw.data(), src, raw.size(), cudaMemcpyDeviceToHost));
-        return to_float(raw.data(), count, o_.common.dtype == DType::bf16);
+        return download_floats(src, count, o_.common.dtype);
     }
 
     const FsdpOptions& o_;

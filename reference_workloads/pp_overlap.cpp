@@ -226,18 +226,14 @@ private:
     // The streams are non-blocking: a plain cudaMemcpy would not wait for them.
     std::vector<float> download(const void* src, std::size_t count) const {
         OSC_CUDA(cudaDeviceSynchronize());
-        std::vector<std::uint8_t> raw(count * elt_);
-        OSC_CUDA(cudaMemcpy(raw.data(), src, raw.size(), cudaMemcpyDeviceToHost));
-        return to_float(raw.data(), count, o_.common.dtype == DType::bf16);
+        return download_floats(src, count, o_.common.dtype);
     }
 
     // Tolerance relative to the largest value: the same GEMMs in the same
     // order, so any difference beyond rounding is a delivery error.
     static void compare(const std::vector<float>& want, const std::vector<float>& got, double rel,
                         const std::string& what) {
-        double scale = 0;
-        for (float v : want) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-        CloseResult cmp = compare_close(want, got, rel, rel * scale);
+        CloseResult cmp = compare_close_to_largest(want, got, rel);
         if (!cmp.ok) throw WorkloadError("check FAILED: " + what + " differs from a one-GPU recomputation: " +
                                          cmp.message());
         for (float v : got)

@@ -234,9 +234,7 @@ private:
     // Where a ring slice sits among this rank's own tokens (x and the output).
     long long local_offset(const ChunkRange& s) const { return ring_.loopback ? s.offset : 0; }
     std::vector<float> download(const void* src, std::size_t count) const {
-        std::vector<std::uint8_t> raw(count * elt_);
-        OSC_CUDA(cudaMemcpy(raw.data(), src, raw.size(), cudaMemcpyDeviceToHost));
-        return to_float(raw.data(), count, o_.common.dtype == DType::bf16);
+        return download_floats(src, count, o_.common.dtype);
     }
 
     const TpOptions& o_;

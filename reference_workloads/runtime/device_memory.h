@@ -5,9 +5,13 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "reference_workloads/runtime/cuda_check.h"
+#include "reference_workloads/support/result_check.h"
+#include "reference_workloads/support/workload_options.h"
 
 namespace oscwl {
 
@@ -88,5 +92,14 @@ public:
 private:
     cudaEvent_t e_ = nullptr;
 };
+
+// `count` elements of `dtype` at device address `src`, as floats, for the
+// result checks. cudaMemcpy does not wait for work on non-blocking streams:
+// callers whose work ran there synchronise first.
+inline std::vector<float> download_floats(const void* src, std::size_t count, DType dtype) {
+    std::vector<std::uint8_t> raw(count * dtype_bytes(dtype));
+    OSC_CUDA(cudaMemcpy(raw.data(), src, raw.size(), cudaMemcpyDeviceToHost));
+    return to_float(raw.data(), count, dtype == DType::bf16);
+}
 
 }  // namespace oscwl

@@ -69,6 +69,13 @@ CloseResult compare_close(const std::vector<float>& expected, const std::vector<
     return r;
 }
 
+CloseResult compare_close_to_largest(const std::vector<float>& expected, const std::vector<float>& actual,
+                                     double rel) {
+    double scale = 0;
+    for (float v : expected) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    return compare_close(expected, actual, rel, rel * scale);
+}
+
 float bf16_to_float(std::uint16_t bits) {
     std::uint32_t wide = static_cast<std::uint32_t>(bits) << 16;
     float f;

@@ -33,6 +33,12 @@ struct CloseResult {
 CloseResult compare_close(const std::vector<float>& expected, const std::vector<float>& actual,
                           double rtol, double atol);
 
+// compare_close with rtol = rel and atol = rel * max|expected|: for results
+// computed in another order, where terms that cancel leave a rounding error
+// that follows the size of the terms, not of each sum.
+CloseResult compare_close_to_largest(const std::vector<float>& expected, const std::vector<float>& actual,
+                                     double rel);
+
 // bfloat16 bit pattern -> float (exact: bf16 is the top half of an fp32).
 float bf16_to_float(std::uint16_t bits);
 std::vector<float> to_float(const void* data, std::size_t count, bool is_bf16);

@@ -58,6 +58,21 @@ TEST(CompareClose, NanFailsAndIsReported) {
     EXPECT_FALSE(compare_close({nan}, {nan}, 1, 1).ok);
 }
 
+TEST(CompareClose, ToleranceScaledByTheLargestExpectedValue) {
+    // rel 1%: atol = 0.01 * 100 = 1, so element 1 may be off by 1 + 0.01 * 1.
+    const std::vector<float> want{100.0f, 1.0f, -50.0f};
+    EXPECT_TRUE(compare_close_to_largest(want, {100.0f, 1.5f, -50.0f}, 0.01).ok);
+    EXPECT_TRUE(compare_close_to_largest(want, {100.0f, 2.0f, -50.0f}, 0.01).ok);
+    const CloseResult off = compare_close_to_largest(want, {100.0f, 2.1f, -50.0f}, 0.01);
+    EXPECT_FALSE(off.ok);
+    EXPECT_EQ(off.worst_index, 1u);
+    // The same 0.5 error with the tolerance of element 1 alone fails.
+    EXPECT_FALSE(compare_close(want, {100.0f, 1.5f, -50.0f}, 0.01, 0.0).ok);
+    // The scale is the largest magnitude, a negative value included.
+    EXPECT_TRUE(compare_close_to_largest({-200.0f, 0.0f}, {-200.0f, 1.9f}, 0.01).ok);
+    EXPECT_FALSE(compare_close_to_largest({-200.0f, 0.0f}, {-200.0f, 2.1f}, 0.01).ok);
+}
+
 TEST(Bf16, DecodesKnownPatterns) {
     EXPECT_EQ(bf16_to_float(0x3F80), 1.0f);
     EXPECT_EQ(bf16_to_float(0xC000), -2.0f);
