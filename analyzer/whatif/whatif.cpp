@@ -151,18 +151,20 @@ void scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>&
     }
 }
 
-ScenarioResult summarize(double mb, const std::vector<StepPrediction>& preds, const std::vector<TimeNs>& noOverlap,
-                         const std::vector<TimeNs>& perfect) {
+// Field by field, the median over rows: a device's steps, or the devices.
+ScenarioResult medianScenario(double mb, const std::vector<ScenarioResult>& rows) {
     ScenarioResult r;
     r.bucket_mb = mb;
     std::vector<int> buckets;
-    std::vector<TimeNs> step, exposed;
+    std::vector<TimeNs> step, exposed, noOverlap, perfect;
     std::vector<std::optional<double>> ratio;
-    for (const auto& p : preds) {
-        buckets.push_back(p.buckets);
-        step.push_back(p.step_ns);
-        exposed.push_back(p.exposed_comm_ns);
-        ratio.push_back(p.overlap_ratio);
+    for (const auto& row : rows) {
+        buckets.push_back(row.buckets);
+        step.push_back(row.step_ns);
+        exposed.push_back(row.exposed_comm_ns);
+        ratio.push_back(row.overlap_ratio);
+        noOverlap.push_back(row.no_overlap_step_ns);
+        perfect.push_back(row.perfect_overlap_step_ns);
     }
     r.buckets = medianOf(buckets);
     r.step_ns = medianOf(step);
@@ -202,14 +204,18 @@ void finishDevice(DeviceWhatIf& d, const DeviceWork& w, const WhatIfSettings& se
                              static_cast<double>(d.observed.step_ns);
 
     for (size_t i = 0; i < settings.bucketMb.size(); ++i) {
-        std::vector<StepPrediction> preds;
-        std::vector<TimeNs> noOverlap, perfect;
+        std::vector<ScenarioResult> perStep;
         for (size_t s = 0; s < steps.size(); ++s) {
-            preds.push_back(evaluateStep(steps[s], w.scheduled[s][planOf(i, 0)]));
-            noOverlap.push_back(evaluateStep(steps[s], w.scheduled[s][planOf(i, 1)]).step_ns);
-            perfect.push_back(evaluateStep(steps[s], w.scheduled[s][planOf(i, 2)]).step_ns);
+            const StepPrediction p = evaluateStep(steps[s], w.scheduled[s][planOf(i, 0)]);
+            ScenarioResult& row = perStep.emplace_back();
+            row.buckets = p.buckets;
+            row.step_ns = p.step_ns;
+            row.exposed_comm_ns = p.exposed_comm_ns;
+            row.overlap_ratio = p.overlap_ratio;
+            row.no_overlap_step_ns = evaluateStep(steps[s], w.scheduled[s][planOf(i, 1)]).step_ns;
+            row.perfect_overlap_step_ns = evaluateStep(steps[s], w.scheduled[s][planOf(i, 2)]).step_ns;
         }
-        d.scenarios.push_back(summarize(settings.bucketMb[i], preds, noOverlap, perfect));
+        d.scenarios.push_back(medianScenario(settings.bucketMb[i], perStep));
     }
     markBest(d.scenarios);
 }
@@ -220,27 +226,9 @@ void summarizeDevices(WhatIfResult& result) {
         if (d.modelled) modelled.push_back(&d);
     if (modelled.empty()) return;
     for (size_t i = 0; i < result.settings.bucketMb.size(); ++i) {
-        ScenarioResult r;
-        r.bucket_mb = result.settings.bucketMb[i];
-        std::vector<int> buckets;
-        std::vector<TimeNs> step, exposed, noOverlap, perfect;
-        std::vector<std::optional<double>> ratio;
-        for (const DeviceWhatIf* d : modelled) {
-            const ScenarioResult& s = d->scenarios[i];
-            buckets.push_back(s.buckets);
-            step.push_back(s.step_ns);
-            exposed.push_back(s.exposed_comm_ns);
-            ratio.push_back(s.overlap_ratio);
-            noOverlap.push_back(s.no_overlap_step_ns);
-            perfect.push_back(s.perfect_overlap_step_ns);
-        }
-        r.buckets = medianOf(buckets);
-        r.step_ns = medianOf(step);
-        r.exposed_comm_ns = medianOf(exposed);
-        r.overlap_ratio = medianOf(ratio);
-        r.no_overlap_step_ns = medianOf(noOverlap);
-        r.perfect_overlap_step_ns = medianOf(perfect);
-        result.summary.push_back(r);
+        std::vector<ScenarioResult> perDevice;
+        for (const DeviceWhatIf* d : modelled) perDevice.push_back(d->scenarios[i]);
+        result.summary.push_back(medianScenario(result.settings.bucketMb[i], perDevice));
     }
     markBest(result.summary);
     ObservedResult o;
