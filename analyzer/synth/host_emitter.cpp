@@ -9,11 +9,23 @@ namespace {
 
 constexpr std::string_view kRuntimeLaunch = "cudaLaunchKernel_v7000";
 constexpr std::string_view kDriverLaunch = "cuLaunchKernelEx";  // how NCCL launches
-// The CPU issues a step's first launch this long before its first kernel runs.
-constexpr TimeNs kLaunchLeadNs = 20'000;
-constexpr TimeNs kMaxLaunchSpacingNs = 5'000;
 
 }  // namespace
+
+void emitLaunch(RowSink& sink, uint64_t tid, TimeNs callStart, TimeNs callEnd, KernelRow kernel, bool nccl,
+                TimeNs off) {
+    ApiCallRow call;
+    call.start = callStart + off;
+    call.end = callEnd + off;
+    call.kind = nccl ? ApiKind::Driver : ApiKind::Runtime;
+    call.globalTid = tid;
+    call.correlationId = kernel.correlationId;
+    call.name = nccl ? kDriverLaunch : kRuntimeLaunch;
+    sink.apiCall(call);
+    kernel.start += off;
+    kernel.end += off;
+    sink.kernel(kernel);
+}
 
 void emitStep(RowSink& sink, const ProcessIdentity& who, StepLaunches& step, TimeNs off) {
     if (step.launches.empty()) return;
@@ -42,18 +54,7 @@ void emitStep(RowSink& sink, const ProcessIdentity& who, StepLaunches& step, Tim
         SynthLaunch& l = step.launches[i];
         callStart += spacing;
         if (l.range >= 0 && (i == 0 || step.launches[i - 1].range != l.range)) innerStart = callStart;
-        ApiCallRow call;
-        call.start = callStart + off;
-        call.end = callStart + callLength + off;
-        call.kind = l.nccl ? ApiKind::Driver : ApiKind::Runtime;
-        call.globalTid = tid;
-        call.correlationId = l.kernel.correlationId;
-        call.name = l.nccl ? kDriverLaunch : kRuntimeLaunch;
-        sink.apiCall(call);
-        KernelRow kernel = l.kernel;
-        kernel.start += off;
-        kernel.end += off;
-        sink.kernel(kernel);
+        emitLaunch(sink, tid, callStart, callStart + callLength, l.kernel, l.nccl, off);
         for (auto row : l.rows) {
             row.enqueue = callStart + off;
             if (row.gpuStart >= 0) row.gpuStart += off;

@@ -6,10 +6,16 @@
 
 #include "analyzer/synth/row_sink.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace osc::synth {
+
+// The CPU issues a step's first launch this long before its first kernel
+// runs, and spaces its launches at most this far apart.
+inline constexpr TimeNs kLaunchLeadNs = 20'000;
+inline constexpr TimeNs kMaxLaunchSpacingNs = 5'000;
 
 // One kernel and what its launch carries.
 struct SynthLaunch {
@@ -24,6 +30,11 @@ struct StepLaunches {
     std::vector<std::string> ranges;  // names of the inner ranges
     std::vector<SynthLaunch> launches;  // in program order; a range's launches are consecutive
 };
+
+// One launch call on thread `tid` over [callStart, callEnd) and the kernel it
+// launched, joined by the kernel's correlation id; `clockOffset` moves both.
+void emitLaunch(RowSink& sink, uint64_t tid, TimeNs callStart, TimeNs callEnd, KernelRow kernel, bool nccl,
+                TimeNs clockOffset);
 
 // Emits the step: its range starts a fixed lead before the step's first GPU
 // work and the launch calls are spaced so that the range ends before the GPU

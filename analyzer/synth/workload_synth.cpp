@@ -1,6 +1,7 @@
 #include "analyzer/synth/workload_synth.h"
 
 #include "analyzer/capture/schema.h"
+#include "analyzer/synth/host_emitter.h"
 #include "analyzer/synth/jitter.h"
 #include "analyzer/synth/rank_files.h"
 
@@ -19,11 +20,6 @@ constexpr std::string_view kOptimizerName = "multi_tensor_apply_kernel";
 constexpr std::string_view kNcclName =
     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 constexpr std::string_view kNcclShortName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
-constexpr std::string_view kRuntimeLaunch = "cudaLaunchKernel_v7000";
-constexpr std::string_view kDriverLaunch = "cuLaunchKernelEx";  // how NCCL launches
-// The CPU issues a step's first launch this long before its first kernel runs.
-constexpr TimeNs kLaunchLeadNs = 20'000;
-constexpr TimeNs kMaxLaunchSpacingNs = 5'000;
 
 struct Launch {
     KernelRow kernel;
@@ -195,18 +191,7 @@ private:
         TimeNs callStart = hostStart;
         for (auto& l : r.launches) {
             callStart += spacing;
-            ApiCallRow call;
-            call.start = callStart + off;
-            call.end = callStart + std::max<TimeNs>(spacing / 2, 1) + off;
-            call.kind = l.nccl ? ApiKind::Driver : ApiKind::Runtime;
-            call.globalTid = tid;
-            call.correlationId = l.kernel.correlationId;
-            call.name = l.nccl ? kDriverLaunch : kRuntimeLaunch;
-            sink.apiCall(call);
-            KernelRow kernel = l.kernel;
-            kernel.start += off;
-            kernel.end += off;
-            sink.kernel(kernel);
+            emitLaunch(sink, tid, callStart, callStart + std::max<TimeNs>(spacing / 2, 1), l.kernel, l.nccl, off);
             if (l.nccl) {
                 l.collective.enqueue = callStart + off;
                 l.collective.gpuStart += off;
