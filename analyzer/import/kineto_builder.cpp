@@ -57,6 +57,18 @@ Device& CaptureBuilder::deviceFor(Process& process, int64_t device) {
     return process.deviceById(id);
 }
 
+void CaptureBuilder::appendRange(RangeTable& r, const Event& e, TimeNs start, TimeNs end, bool onGpu) {
+    r.start.push_back(start);
+    r.end.push_back(end);
+    r.name.push_back(capture_.strings.intern(e.name));
+    r.globalTid.push_back(globalTid(e.pid, e.tid));
+    r.domain.push_back(kNoId);
+    r.category.push_back(0);
+    r.color.push_back(0);
+    r.kind.push_back(RangeKind::PushPop);
+    r.onGpu.push_back(onGpu ? 1 : 0);
+}
+
 void CaptureBuilder::onEvent(const Event& e) {
     if (++events_ % 8192 == 0 && tick_) tick_();
     if (e.ph != "X") return;  // metadata, instants, flows: nothing we model
@@ -160,31 +172,13 @@ void CaptureBuilder::onEvent(const Event& e) {
         }
         case EventKind::CpuRange:
         case EventKind::GpuRange: {
-            auto& r = p.ranges;
-            r.start.push_back(start);
-            r.end.push_back(end);
-            r.name.push_back(capture_.strings.intern(e.name));
             // For GPU ranges Kineto's pid/tid are the device and stream.
-            r.globalTid.push_back(globalTid(e.pid, e.tid));
-            r.domain.push_back(kNoId);
-            r.category.push_back(0);
-            r.color.push_back(0);
-            r.kind.push_back(RangeKind::PushPop);
-            r.onGpu.push_back(kind == EventKind::GpuRange ? 1 : 0);
+            appendRange(p.ranges, e, start, end, kind == EventKind::GpuRange);
             if (kind == EventKind::CpuRange && p.pid == 0 && e.pid > 0) p.pid = e.pid;
             break;
         }
         case EventKind::CpuOp: {
-            auto& r = p.cpuOps;
-            r.start.push_back(start);
-            r.end.push_back(end);
-            r.name.push_back(capture_.strings.intern(e.name));
-            r.globalTid.push_back(globalTid(e.pid, e.tid));
-            r.domain.push_back(kNoId);
-            r.category.push_back(0);
-            r.color.push_back(0);
-            r.kind.push_back(RangeKind::PushPop);
-            r.onGpu.push_back(0);
+            appendRange(p.cpuOps, e, start, end, false);
             break;
         }
         case EventKind::Ignored: break;

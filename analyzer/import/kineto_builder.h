@@ -34,6 +34,8 @@ private:
     Process& processFor(int64_t tracePid);
     Device& deviceFor(Process& process, int64_t device);
     void addCollective(Process& process, const Event& event, int64_t device, TimeNs start, TimeNs end);
+    // A CPU or GPU range, or a CPU operator (the same columns).
+    void appendRange(RangeTable& table, const Event& event, TimeNs start, TimeNs end, bool onGpu);
 
     Capture& capture_;
     std::string path_;
