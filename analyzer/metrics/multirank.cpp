@@ -1,6 +1,7 @@
 #include "analyzer/metrics/multirank.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -55,27 +56,31 @@ void matchAcrossDevices(Analysis& a) {
             m.commHash = std::get<1>(all[g].key);
             m.seqNumber = std::get<3>(all[g].key);
         }
-        TimeNs firstStart = 0, lastStart = 0, firstEnd = 0;
         for (size_t i = g; i < e; ++i) {
             if (!m.instances.empty() && m.instances.back().first == all[i].device) continue;
-            const auto& op = a.devices[static_cast<size_t>(all[i].device)]
-                                 .collectives[static_cast<size_t>(all[i].op)];
-            if (m.instances.empty()) {
-                firstStart = lastStart = op.start_ns;
-                firstEnd = op.end_ns;
-            }
-            firstStart = std::min(firstStart, op.start_ns);
-            lastStart = std::max(lastStart, op.start_ns);
-            firstEnd = std::min(firstEnd, op.end_ns);
             m.instances.emplace_back(all[i].device, all[i].op);
         }
         g = e;
-        if (m.instances.size() < 2) continue;
-        m.skew_ns = lastStart - firstStart;
-        m.transfer_ns = std::max<TimeNs>(0, firstEnd - lastStart);
-        a.total_skew_ns += m.skew_ns;
-        a.matched.push_back(std::move(m));
+        if (m.instances.size() >= 2) appendMatched(a, std::move(m));
     }
+    sortMatchedByFirstStart(a);
+}
+
+void appendMatched(Analysis& a, MatchedCollective m) {
+    TimeNs firstStart = INT64_MAX, lastStart = INT64_MIN, firstEnd = INT64_MAX;
+    for (const auto& [d, i] : m.instances) {
+        const auto& op = a.devices[static_cast<size_t>(d)].collectives[static_cast<size_t>(i)];
+        firstStart = std::min(firstStart, op.start_ns);
+        lastStart = std::max(lastStart, op.start_ns);
+        firstEnd = std::min(firstEnd, op.end_ns);
+    }
+    m.skew_ns = lastStart - firstStart;
+    m.transfer_ns = std::max<TimeNs>(0, firstEnd - lastStart);
+    a.total_skew_ns += m.skew_ns;
+    a.matched.push_back(std::move(m));
+}
+
+void sortMatchedByFirstStart(Analysis& a) {
     const auto firstStartOf = [&](const MatchedCollective& m) {
         TimeNs t = INT64_MAX;
         for (auto [d, i] : m.instances)

@@ -17,6 +17,14 @@ namespace osc {
 // SendRecv kernels are left to matchPointToPoint (p2p.h): they pair by peer.
 void matchAcrossDevices(Analysis& analysis);
 
+// Appends a group whose instances are set (two or more devices) to
+// Analysis::matched, with its skew (latest start - earliest start) and
+// transfer (earliest end - latest start, at least 0), and adds the skew to
+// total_skew_ns. matchPointToPoint (p2p.h) appends its exchanges the same way.
+void appendMatched(Analysis& analysis, MatchedCollective group);
+// Orders Analysis::matched by each group's earliest start, ties kept in order.
+void sortMatchedByFirstStart(Analysis& analysis);
+
 // Min / median / max over devices of mean step time and step overlap ratio,
 // over the step names every device has; nullopt with fewer than two devices.
 std::optional<RankSpread> rankSpread(const Analysis& analysis);

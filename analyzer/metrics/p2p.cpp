@@ -1,5 +1,6 @@
 #include "analyzer/metrics/p2p.h"
 
+#include "analyzer/metrics/multirank.h"
 #include "analyzer/metrics/union_find.h"
 
 #include <algorithm>
@@ -85,28 +86,11 @@ void appendExchanges(Analysis& a) {
         if (m.instances.size() < 2) continue;
         m.collective = "AllToAll";
         m.pointToPoint = true;
-        TimeNs firstStart = INT64_MAX, lastStart = INT64_MIN, firstEnd = INT64_MAX;
-        for (const auto& [d, i] : m.instances) {
-            const auto& op = opAt(a, d, i);
-            if (!m.commHash) m.commHash = op.commHash;
-            firstStart = std::min(firstStart, op.start_ns);
-            lastStart = std::max(lastStart, op.start_ns);
-            firstEnd = std::min(firstEnd, op.end_ns);
-        }
-        m.skew_ns = lastStart - firstStart;
-        m.transfer_ns = std::max<TimeNs>(0, firstEnd - lastStart);
-        a.total_skew_ns += m.skew_ns;
-        a.matched.push_back(std::move(m));
+        for (const auto& [d, i] : m.instances)
+            if (!m.commHash) m.commHash = opAt(a, d, i).commHash;
+        appendMatched(a, std::move(m));
     }
-    const auto firstStartOf = [&](const MatchedCollective& m) {
-        TimeNs t = INT64_MAX;
-        for (const auto& [d, i] : m.instances) t = std::min(t, opAt(a, d, i).start_ns);
-        return t;
-    };
-    std::stable_sort(a.matched.begin(), a.matched.end(),
-                     [&](const MatchedCollective& x, const MatchedCollective& y) {
-                         return firstStartOf(x) < firstStartOf(y);
-                     });
+    sortMatchedByFirstStart(a);
 }
 
 }  // namespace
