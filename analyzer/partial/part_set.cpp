@@ -19,6 +19,14 @@ namespace {
 
 using nlohmann::json;
 
+// `count` records of T stored at `at` in the scratch file.
+template <typename T>
+std::vector<T> readRecords(const ScratchFile& file, uint64_t at, size_t count) {
+    std::vector<T> out(count);
+    file.read(at, out.data(), out.size() * sizeof(T));
+    return out;
+}
+
 // Names the file and the line of any problem in one message.
 class Where {
 public:
@@ -515,33 +523,23 @@ std::vector<std::string> PartSet::loadWarnings() const {
 }
 
 std::vector<OpRecord> PartSet::readOps(const PartDevice& d) const {
-    std::vector<OpRecord> out(d.ops);
-    data_->read(d.opsAt, out.data(), out.size() * sizeof(OpRecord));
-    return out;
+    return readRecords<OpRecord>(*data_, d.opsAt, d.ops);
 }
 
 IntervalSet PartSet::readExposed(const PartDevice& d) const {
-    IntervalSet out(d.exposed);
-    data_->read(d.exposedAt, out.data(), out.size() * sizeof(Interval));
-    return out;
+    return readRecords<Interval>(*data_, d.exposedAt, d.exposed);
 }
 
 std::vector<P2pPartRecord> PartSet::readP2p(const PartDevice& d) const {
-    std::vector<P2pPartRecord> out(d.p2pRecords);
-    data_->read(d.p2pAt, out.data(), out.size() * sizeof(P2pPartRecord));
-    return out;
+    return readRecords<P2pPartRecord>(*data_, d.p2pAt, d.p2pRecords);
 }
 
 std::vector<AllToAllRecord> PartSet::readAllToAll(const PartDevice& d) const {
-    std::vector<AllToAllRecord> out(d.alltoallOps);
-    data_->read(d.alltoallAt, out.data(), out.size() * sizeof(AllToAllRecord));
-    return out;
+    return readRecords<AllToAllRecord>(*data_, d.alltoallAt, d.alltoallOps);
 }
 
 IntervalSet PartSet::readCompute(const PartDevice& d) const {
-    IntervalSet out(d.compute);
-    data_->read(d.computeAt, out.data(), out.size() * sizeof(Interval));
-    return out;
+    return readRecords<Interval>(*data_, d.computeAt, d.compute);
 }
 
 std::unique_ptr<std::istream> PartSet::openDeviceJson(const PartDevice& d) const {
