@@ -10,6 +10,7 @@
 #include "analyzer/metrics/analysis.h"
 #include "nsys_shaped.h"
 #include "test_metrics_support.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,7 +21,6 @@
 #include <map>
 #include <random>
 #include <sstream>
-#include <stdlib.h>
 
 namespace osc {
 namespace {
@@ -121,21 +121,6 @@ Cells cellsOf(const Dev& d) {
 
 enum class Format { Memory, Nsys, Pytorch };
 
-// A directory of its own under the system's temporary one, removed after.
-class TempDir {
-public:
-    TempDir() {
-        std::string name = (std::filesystem::temp_directory_path() / "osc-4b4c-XXXXXX").string();
-        EXPECT_NE(mkdtemp(name.data()), nullptr);
-        path_ = name;
-    }
-    ~TempDir() { std::filesystem::remove_all(path_); }
-    const std::filesystem::path& path() const { return path_; }
-
-private:
-    std::filesystem::path path_;
-};
-
 // The capture as another tool would have written it, read back.
 Capture reread(const Capture& c, Format format, const std::filesystem::path& dir) {
     std::vector<std::string> files;
@@ -167,7 +152,8 @@ class InterferenceWaitBruteForce : public ::testing::TestWithParam<Format> {};
 
 TEST_P(InterferenceWaitBruteForce, RandomTracesMatchCellCounts) {
     std::mt19937 rng(20261124);
-    const TempDir dir;
+    const testsupport::TempDir dir;
+    ASSERT_FALSE(dir.path().empty());
     // Fewer rounds through files, which cost more than the analysis.
     const int rounds = GetParam() == Format::Memory ? 300 : 60;
     size_t withBaseline = 0, groupsSeen = 0, waitingSeen = 0;
