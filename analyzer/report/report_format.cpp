@@ -74,6 +74,10 @@ std::string verdict(const OverlapMetrics& m) {
     return m.comm_ns > m.compute_ns ? "communication-bound" : "compute-bound";
 }
 
+std::string stepVerdict(const StepAnalysis& step) {
+    return step.bottleneck.communicationBound ? "communication-bound" : verdict(step.metrics);
+}
+
 std::string toString(FindingKind kind) {
     switch (kind) {
         case FindingKind::CommOnComputeStream: return "comm-on-compute-stream";

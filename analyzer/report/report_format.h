@@ -24,6 +24,9 @@ std::string formatBytes(std::optional<uint64_t> bytes);
 std::string describeCollective(const CollectiveInstance& c);
 // "compute-bound", "communication-bound", or "no communication".
 std::string verdict(const OverlapMetrics& m);
+// A step's verdict as every report and the GUI print it: communication-bound
+// when the bottleneck analysis says so, else verdict(step.metrics).
+std::string stepVerdict(const StepAnalysis& step);
 std::string toString(FindingKind kind);  // "comm-on-compute-stream", ...
 // Throws std::invalid_argument for an unknown name.
 FindingKind parseFindingKind(const std::string& name);

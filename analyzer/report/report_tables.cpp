@@ -73,7 +73,7 @@ TextTable stepsTable(const DeviceAnalysis& d) {
                   formatDuration(m.comm_ns), formatDuration(m.exposed_comm_ns),
                   formatPercent(m.overlap_ratio), positionedName(d, positions, b.collective),
                   b.collective >= 0 ? formatDuration(b.exposed_ns) : "-", formatPercent(b.share),
-                  b.communicationBound ? "communication-bound" : verdict(m)});
+                  stepVerdict(s)});
     }
     return t;
 }

@@ -1,9 +1,8 @@
-// What the Steps table and the step details say about a step, taken from the
-// analyzer (no GUI-side rules): its verdict flag and its findings, which the
-// analyzer sorts by the time each explains, largest first. When that largest
-// finding is the analyzer's idle-gap finding ("the GPU waited for the host"),
-// the step is idle-bound: calling it compute-bound would hide that the GPU
-// spent most of it doing nothing.
+// What the Steps table and the step details say about a step, in the
+// analyzer's own words (report_format's stepVerdict and finding names), so a
+// step reads the same in the GUI as in `overlapscope report`. A mostly idle
+// step is still "compute-bound" there, as in the report; its idle % and its
+// largest finding ("idle-gap 7.5 ms") are what show the GPU did nothing.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
@@ -13,14 +12,14 @@
 namespace osc::gui {
 
 struct StepVerdict {
-    std::string text;     // "idle-bound", "communication-bound", "compute-bound", "no communication"
-    std::string finding;  // the largest finding, short: "idle gaps 8.1 ms", or ""
+    std::string text;     // "communication-bound", "compute-bound" or "no communication"
+    std::string finding;  // the largest finding, short: "idle-gap 8.1 ms", or ""
     std::string details;  // every finding's message, one per line
 };
 
 StepVerdict stepVerdict(const StepAnalysis& step);
 
-// Short name of a finding kind, as the report's JSON spells it.
-const char* findingName(FindingKind kind);
+// A finding kind as the report's JSON spells it ("idle-gap").
+std::string findingName(FindingKind kind);
 
 }  // namespace osc::gui

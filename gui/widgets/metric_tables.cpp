@@ -86,7 +86,8 @@ QVariant StepTableModel::headerData(int section, Qt::Orientation o, int role) co
                                   "brackets the theory (S−1)/(M+S−1) for S stages and M micro-batches",
                                   "max / mean over ranks of the step's all-to-all bytes (else transfer time); "
                                   "⚑ on the rank that moves the most, when the analyzer calls it imbalanced",
-                                  "the analyzer's verdict; idle-bound when its largest finding is idle gaps",
+                                  "the report's verdict: communication-bound when communication time exceeds compute time; "
+                                  "a mostly idle step shows it in idle % and the largest finding",
                                   "the analyzer's largest finding (hover a row for all of them)"};
     static_assert(std::size(kNames) == ColumnCount && std::size(kTips) == ColumnCount);
     if (section < 0 || section >= ColumnCount) return {};
@@ -104,6 +105,9 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
     const AllToAllStep* a2a = r.alltoall >= 0 ? &analysis_->alltoall[static_cast<size_t>(r.alltoall)] : nullptr;
     // The rank the analyzer's AllToAllImbalance finding is about.
     const bool overloaded = a2a && a2a->overloaded == r.device && allToAllImbalanced(*analysis_, *a2a);
+    // The report calls an idle step compute-bound too; bold idle % and finding
+    // keep "the GPU mostly waited for the host" from reading as busy compute.
+    const bool idleLed = !s.bottleneck.findings.empty() && s.bottleneck.findings.front().kind == FindingKind::IdleGap;
     switch (role) {
         case StartRole: return ns(s.start_ns);
         case EndRole: return ns(s.end_ns);
@@ -112,7 +116,9 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
         case Qt::TextAlignmentRole:
             return index.column() >= Start && index.column() <= AllToAllImbalance ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
         case Qt::FontRole:
-            if (index.column() != AllToAllImbalance || !overloaded) return {};
+            if (!(index.column() == AllToAllImbalance && overloaded) &&
+                !((index.column() == IdleShare || index.column() == Finding) && idleLed))
+                return {};
             {
                 QFont f;
                 f.setBold(true);
