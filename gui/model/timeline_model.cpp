@@ -23,6 +23,10 @@ std::optional<size_t> findAt(const EventRow& row, TimeNs t, Pred ok) {
 struct StreamStats {
     TimeNs time[3] = {0, 0, 0};  // per Category
     std::map<std::string, size_t> collectives;
+    // Communication time by what carried it, so a lane is called NCCL only
+    // when NCCL kernels made it communication (not --comm-copies copies or
+    // --comm-kernel matches).
+    TimeNs ncclKernels = 0, otherCommKernels = 0, peerCopies = 0, hostCopies = 0;
 };
 
 std::string streamLabel(uint32_t stream, const Device& dev, const StreamStats& st, Category main) {
@@ -31,6 +35,11 @@ std::string streamLabel(uint32_t stream, const Device& dev, const StreamStats& s
         return label + " · " + it->second;
     }
     if (main == Category::Communication) {
+        const TimeNs most = std::max({st.ncclKernels, st.otherCommKernels, st.peerCopies, st.hostCopies});
+        if (most > 0 && most != st.ncclKernels) {
+            if (most == st.otherCommKernels) return label + " · communication kernels";
+            return label + (most == st.peerCopies ? " · peer copies" : " · copies as communication");
+        }
         std::string best;
         size_t bestCount = 0;
         for (const auto& [name, count] : st.collectives) {
@@ -189,15 +198,19 @@ int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
             st.time[static_cast<int>(cat)] += K.end[k] - K.start[k];
             if (cat == Category::Communication) {
                 group.commKernels.push_back(static_cast<uint32_t>(k));
-                const std::string& coll = classifier.ncclName(kernelNameId(K, k)).collective;
-                if (!coll.empty() && st.collectives.size() < 16) ++st.collectives[coll];
+                const NcclKernelName& nccl = classifier.ncclName(kernelNameId(K, k));
+                (nccl.isNccl ? st.ncclKernels : st.otherCommKernels) += K.end[k] - K.start[k];
+                if (!nccl.collective.empty() && st.collectives.size() < 16) ++st.collectives[nccl.collective];
             }
             ++k;
         } else if (tc <= ts) {
             const Category cat = classifier.copy(C.copyKind[c]);
             streams[C.stream[c]].add(C.start[c], C.end[c], static_cast<uint32_t>(c),
                                      static_cast<uint8_t>(cat), EventSource::Copy);
-            stats[C.stream[c]].time[static_cast<int>(cat)] += C.end[c] - C.start[c];
+            auto& st = stats[C.stream[c]];
+            st.time[static_cast<int>(cat)] += C.end[c] - C.start[c];
+            if (cat == Category::Communication)
+                (C.copyKind[c] == CopyKind::PtoP ? st.peerCopies : st.hostCopies) += C.end[c] - C.start[c];
             ++c;
         } else {
             streams[S.stream[s]].add(S.start[s], S.end[s], static_cast<uint32_t>(s),

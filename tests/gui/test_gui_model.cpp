@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <set>
 
@@ -139,6 +140,45 @@ TEST(EventRow, GallopAndHitTest) {
     EXPECT_EQ(row.hitTest(12, 0), 1u);
     EXPECT_EQ(row.hitTest(17, 0), row.size());  // in a gap
     EXPECT_EQ(row.hitTest(18, 3), 2u);          // 2 ns from [20, 25), 4 from [10, 15)
+}
+
+// A stream counts as communication through NCCL kernels, --comm-kernel
+// matches, peer copies or (--comm-copies) host<->device copies; only the
+// first is called NCCL.
+TEST(TimelineModel, CommunicationLanesAreNamedByWhatCarriedTheirCommunication) {
+    auto c = std::make_shared<Capture>();
+    Process p;
+    p.host = "node";
+    p.pid = 1;
+    p.rank = 0;
+    Device& d = p.deviceById(0);
+    guitest::addKernel(*c, d, 0, 1000, 1, guitest::kAllReduce);
+    guitest::addKernel(*c, d, 0, 1000, 2, "my_allreduce_kernel");
+    guitest::addCopy(d, 0, 1000, 3, CopyKind::PtoP, 4096);
+    guitest::addCopy(d, 0, 1000, 4, CopyKind::HtoD, 4096);
+    guitest::addCopy(d, 0, 100, 5, CopyKind::HtoD, 4096);     // mostly NCCL:
+    guitest::addKernel(*c, d, 100, 1000, 5, guitest::kAllReduce);  // still NCCL
+    c->processes.push_back(std::move(p));
+    c->finalize();
+    AnalysisSettings settings;
+    settings.commCopies = true;
+    settings.commKernelPatterns = {"my_allreduce"};
+    const TimelineModel m(c, settings);
+    std::map<uint32_t, std::string> labels;
+    for (int lane : m.groups()[0].lanes)
+        if (m.lane(lane).kind == LaneKind::Stream) labels[m.lane(lane).stream] = m.lane(lane).label;
+    EXPECT_EQ(labels[1], "stream 1 · NCCL AllReduce");
+    EXPECT_EQ(labels[2], "stream 2 · communication kernels");
+    EXPECT_EQ(labels[3], "stream 3 · peer copies");
+    EXPECT_EQ(labels[4], "stream 4 · copies as communication");
+    EXPECT_EQ(labels[5], "stream 5 · NCCL AllReduce");
+    // Without --comm-copies the host copies are memory again.
+    const TimelineModel plain(c);
+    for (int lane : plain.groups()[0].lanes) {
+        if (plain.lane(lane).kind == LaneKind::Stream && plain.lane(lane).stream == 4) {
+            EXPECT_EQ(plain.lane(lane).label, "stream 4 · memory");
+        }
+    }
 }
 
 TEST(TimelineModel, BuildsLanesPerStreamWithLabelsAndCategories) {
