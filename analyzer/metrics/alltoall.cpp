@@ -137,6 +137,7 @@ void deviceAllToAll(DeviceAnalysis& dev, const std::vector<AllToAllOp>& ops, con
 void AllToAllSteps::exchange(const StepKey& key, TimeNs firstStart) {
     Build& b = steps_[key];
     b.out.step = key.first;
+    b.out.occurrence = key.second;
     b.firstStart = std::min(b.firstStart, firstStart);
     ++b.out.dispatches;
 }

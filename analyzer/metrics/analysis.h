@@ -266,6 +266,10 @@ struct AllToAllPair {
 };
 struct AllToAllStep {
     std::string step;  // "" = outside any step
+    // Which of the steps named `step` on each device (0 = the first; -1
+    // outside any step): with a custom step pattern every step may share one
+    // name, and (step, occurrence) is how a rank's own step row finds this.
+    int occurrence = -1;
     int dispatches = 0;
     std::vector<AllToAllRank> ranks;  // by device
     std::vector<AllToAllPair> pairs;  // by (src, dst), where sends name their peer

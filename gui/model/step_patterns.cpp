@@ -5,7 +5,6 @@
 #include "gui/model/time_ticks.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdio>
 #include <map>
 
@@ -28,44 +27,13 @@ std::vector<std::vector<int>> allToAllStepIndex(const Analysis& a) {
         keys[d] = stepKeys(a.devices[d]);
         out[d].assign(keys[d].size(), -1);
     }
-    // The analyzer (alltoall.cpp) files each all-to-all exchange under the
-    // step key of its first instance's operation and lists the keys by their
-    // earliest exchange start; a rank's row of a step is its step of that key.
-    // A step's name alone is not enough: with a custom step pattern every step
-    // may have one name, and a step whose all-to-all matched on no other rank
-    // has none.
-    std::map<StepKey, TimeNs> firstStart;
-    for (const MatchedCollective& m : a.matched) {
-        if (m.collective != "AllToAll" || m.instances.empty()) continue;
-        TimeNs first = INT64_MAX;
-        bool valid = true;
-        for (const auto& [d, i] : m.instances) {
-            if (d < 0 || static_cast<size_t>(d) >= n || i < 0 ||
-                static_cast<size_t>(i) >= a.devices[static_cast<size_t>(d)].collectives.size()) {
-                valid = false;
-                break;
-            }
-            first = std::min(first, a.devices[static_cast<size_t>(d)].collectives[static_cast<size_t>(i)].start_ns);
-        }
-        if (!valid) continue;
-        const auto [d, i] = m.instances.front();
-        const int step = a.devices[static_cast<size_t>(d)].collectives[static_cast<size_t>(i)].step;
-        const StepKey key = step >= 0 && static_cast<size_t>(step) < keys[static_cast<size_t>(d)].size()
-                                ? keys[static_cast<size_t>(d)][static_cast<size_t>(step)]
-                                : kOutsideSteps;
-        const auto [it, fresh] = firstStart.try_emplace(key, first);
-        if (!fresh) it->second = std::min(it->second, first);
-    }
-    std::vector<std::pair<TimeNs, StepKey>> order;
-    for (const auto& [key, first] : firstStart) order.emplace_back(first, key);
-    std::sort(order.begin(), order.end());
-    // Anything else means the rule above no longer is the analyzer's: show
-    // no imbalance rather than another step's.
-    if (order.size() != a.alltoall.size()) return out;
+    // The analyzer files each all-to-all step under the step key (name,
+    // occurrence) of its exchanges; a rank's row of it is its step of that
+    // key, when the rank took part.
     std::map<StepKey, int> indexOf;
-    for (size_t k = 0; k < order.size(); ++k) {
-        if (a.alltoall[k].step != order[k].second.first) return out;
-        if (order[k].second != kOutsideSteps) indexOf[order[k].second] = static_cast<int>(k);
+    for (size_t k = 0; k < a.alltoall.size(); ++k) {
+        const StepKey key{a.alltoall[k].step, a.alltoall[k].occurrence};
+        if (key != kOutsideSteps) indexOf.emplace(key, static_cast<int>(k));
     }
     for (size_t d = 0; d < n; ++d)
         for (size_t s = 0; s < keys[d].size(); ++s) {

@@ -2,7 +2,7 @@
 // bubble (docs/metrics.md 7e) and all-to-all imbalance (7f), in the
 // analyzer's numbers. A device step's pipeline metrics are its own
 // (StepAnalysis::pipeline); its all-to-all imbalance is over the ranks, in
-// Analysis::alltoall, found here by step name and order.
+// Analysis::alltoall, found here by the step name and occurrence.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"

@@ -110,6 +110,8 @@ TEST(StepColumns, AllToAllImbalanceIsFoundByStepKeyNotByName) {
     const Loaded l = load(repeatedStepNames(), settings);
     ASSERT_EQ(l.analysis->alltoall.size(), 1u);
     EXPECT_DOUBLE_EQ(*l.analysis->alltoall[0].bytes_imbalance, 1.25);
+    EXPECT_EQ(l.analysis->alltoall[0].step, "train");
+    EXPECT_EQ(l.analysis->alltoall[0].occurrence, 1);  // the second `train`
     const auto index = allToAllStepIndex(*l.analysis);
     for (int rank = 0; rank < 3; ++rank) {
         const size_t d = static_cast<size_t>(groupOf(l, rank).analysisDevice);
