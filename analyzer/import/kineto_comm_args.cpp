@@ -37,9 +37,10 @@ constexpr size_t kMaxRowsPerProcess = 32u << 20;
 
 }  // namespace
 
-std::vector<int64_t> parseIntList(const std::string& text, bool& ok) {
+std::vector<int64_t> parseIntList(const std::string& text, bool& ok, bool* truncated) {
     std::vector<int64_t> out;
     ok = false;
+    if (truncated) *truncated = false;
     size_t i = 0;
     const auto skip = [&] {
         while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
@@ -66,8 +67,32 @@ std::vector<int64_t> parseIntList(const std::string& text, bool& ok) {
         if (i >= text.size() || text[i] != ',') return {};
         ++i;
         skip();
+        // PyTorch keeps the first 30 entries of a longer list: "[0, 1, ..., 29, ...]".
+        if (truncated && text.compare(i, 3, "...") == 0) {
+            i += 3;
+            skip();
+            if (i >= text.size() || text[i] != ']') return {};
+            *truncated = ok = true;
+            return out;
+        }
     }
     return {};
+}
+
+int64_t groupRankOf(const std::vector<int64_t>& members, bool truncated, int64_t groupSize, int64_t global) {
+    if (members.empty()) return truncated ? -1 : global;
+    if (const auto it = std::find(members.begin(), members.end(), global); it != members.end())
+        return it - members.begin();
+    if (!truncated || members.size() < 2 || groupSize <= 0) return -1;
+    // Past the kept prefix: only a group whose prefix is evenly spaced (new_group
+    // over a range, the usual pipeline, data and expert groups) is extended.
+    const int64_t start = members[0], stride = members[1] - members[0];
+    if (stride <= 0) return -1;
+    for (size_t k = 2; k < members.size(); ++k)
+        if (members[k] - members[k - 1] != stride) return -1;
+    if (global < start || (global - start) % stride != 0) return -1;
+    const int64_t index = (global - start) / stride;
+    return index < groupSize ? index : -1;
 }
 
 bool describesSendsOrReceives(const CommArgs& a) {
@@ -78,16 +103,17 @@ bool describesSendsOrReceives(const CommArgs& a) {
 
 void appendCommRows(Process& p, StringTable& strings, const PendingComm& c, int processRank) {
     const CommArgs& a = c.args;
-    bool listOk = false;
-    const std::vector<int64_t> members = parseIntList(a.groupRanks, listOk);
-    // Group rank of a global rank: its place in "Process Group Ranks", or itself.
+    bool listOk = false, truncated = false;
+    const std::vector<int64_t> members = parseIntList(a.groupRanks, listOk, &truncated);
+    const int64_t size = a.groupSize >= 0            ? a.groupSize
+                         : listOk && !truncated ? static_cast<int64_t>(members.size())
+                                                : -1;
+    // Group rank of a global rank ("Dst Rank", "Src Rank" and our own rank are global).
     const auto groupRank = [&](int64_t global) -> int64_t {
-        if (!listOk || members.empty()) return global;
-        const auto it = std::find(members.begin(), members.end(), global);
-        return it == members.end() ? -1 : it - members.begin();
+        if (!listOk) return a.groupRanks.empty() ? global : -1;
+        return groupRankOf(members, truncated, size, global);
     };
     const int64_t self = processRank >= 0 ? groupRank(processRank) : -1;
-    const int64_t size = a.groupSize >= 0 ? a.groupSize : listOk ? static_cast<int64_t>(members.size()) : -1;
     if (self < 0 || size <= 0 || size > static_cast<int64_t>(kMaxGroup)) return;
     const uint64_t element = static_cast<uint64_t>(dtypeBytes(a.dtype));
     const uint32_t func[2] = {strings.intern("Recv"), strings.intern("Send")};

@@ -32,7 +32,15 @@ bool describesSendsOrReceives(const CommArgs& args);
 void appendCommRows(Process& process, StringTable& strings, const PendingComm& comm, int processRank);
 
 // Parses "[1, 2, 3]" (PyTorch's list arguments); nullopt-like empty result
-// with ok = false for anything else.
-std::vector<int64_t> parseIntList(const std::string& text, bool& ok);
+// with ok = false for anything else. With `truncated`, also PyTorch's cut
+// form of lists over 30 entries, "[0, 1, ..., 29, ...]": the kept prefix,
+// and *truncated set; without it such a list is not ok (split sizes).
+std::vector<int64_t> parseIntList(const std::string& text, bool& ok, bool* truncated = nullptr);
+
+// The group rank of a global rank from "Process Group Ranks": its place in
+// the list; an empty complete list means group ranks are global ones. In a
+// truncated list (only its prefix known) a rank past the prefix is found only
+// when the prefix is evenly spaced, extended up to `groupSize`; else -1.
+int64_t groupRankOf(const std::vector<int64_t>& members, bool truncated, int64_t groupSize, int64_t global);
 
 }  // namespace osc::kineto

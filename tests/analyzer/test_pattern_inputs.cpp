@@ -3,6 +3,7 @@
 // known, the peers are not) and PyTorch profiler traces carrying the
 // collective arguments torch.distributed puts on NCCL kernels. The expected
 // values are Examples 6-8 of docs/metrics.md, worked out by hand there.
+#include "analyzer/import/kineto_comm_args.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_capture_io_util.h"
@@ -143,6 +144,54 @@ TEST(PatternInputs, PytorchSendAndRecvArgumentsPairUp) {
     EXPECT_EQ(a.devices[1].wait->exposed_transfer_ns, us(60));
     EXPECT_EQ(a.devices[0].last_arrivals, 1);
     EXPECT_EQ(a.devices[0].delay_caused_ns, us(60));
+}
+
+// PyTorch writes "Dst Rank"/"Src Rank" as global ranks (groupRanks[peer]),
+// and keeps only the first 30 of a longer "Process Group Ranks":
+// "[0, 2, ..., 58, ...]". A 40-rank group of the even global ranks 0..78:
+// global 2 is group rank 1 (in the prefix), global 70 group rank 35 (past
+// it, found from the even spacing 0, 2, 4, ...).
+TEST(PatternInputs, PytorchTruncatedGroupRanksStillNameThePeers) {
+    ScratchDir dir;
+    std::string prefix = "[";
+    for (int k = 0; k < 30; ++k) prefix += (k ? ", " : "") + n(2 * k);
+    const std::string group = "\"Process Group Name\": \"pp\", \"Process Group Ranks\": \"" + prefix +
+                              ", ...]\", \"Group size\": 40, \"dtype\": \"Float\", \"In msg nelems\": 262144, "
+                              "\"Out msg nelems\": 262144";
+    std::ofstream(dir.file("r2.json")) << pytorchTrace(
+        2, 80, {{us(100), us(160), kSendRecv, group + ", \"Collective name\": \"send\", \"Dst Rank\": 70"}});
+    std::ofstream(dir.file("r70.json")) << pytorchTrace(
+        70, 80, {{us(40), us(160), kSendRecv, group + ", \"Collective name\": \"recv\", \"Src Rank\": 2"}});
+    const Capture c = loadCaptures({dir.file("r2.json"), dir.file("r70.json")});
+    ASSERT_EQ(c.processes.size(), 2u);
+    for (const auto& p : c.processes) {
+        ASSERT_EQ(p.collectives.size(), 1u) << "rank " << p.rank;
+        const bool sender = p.rank == 2;
+        EXPECT_EQ(p.collectives.rank[0], sender ? 1 : 35);
+        EXPECT_EQ(p.collectives.root[0], sender ? 35 : 1);
+        EXPECT_EQ(p.collectives.nranks[0], 40);
+    }
+    const Analysis a = analyze(c);
+    ASSERT_EQ(a.p2p.size(), 1u);
+    EXPECT_EQ(a.p2p[0].bytes, MiB);
+
+    // Group rank lookup by hand: a prefix not evenly spaced names no rank
+    // past it; a rank off the spacing or past the group size is unknown.
+    using kineto::groupRankOf;
+    EXPECT_EQ(groupRankOf({0, 2, 4}, true, 40, 4), 2);
+    EXPECT_EQ(groupRankOf({0, 2, 4}, true, 40, 78), 39);
+    EXPECT_EQ(groupRankOf({0, 2, 4}, true, 40, 80), -1);  // group rank 40 of 40
+    EXPECT_EQ(groupRankOf({0, 2, 4}, true, 40, 7), -1);
+    EXPECT_EQ(groupRankOf({0, 2, 5}, true, 40, 9), -1);
+    EXPECT_EQ(groupRankOf({0, 2, 5}, false, 3, 9), -1);
+    EXPECT_EQ(groupRankOf({}, false, 8, 5), 5);  // "[]": group ranks are global ones
+    bool ok = false, cut = false;
+    EXPECT_EQ(kineto::parseIntList("[3, 4, ...]", ok, &cut), (std::vector<int64_t>{3, 4}));
+    EXPECT_TRUE(ok && cut);
+    kineto::parseIntList("[3, 4, ...]", ok);  // split sizes: a cut list is no list
+    EXPECT_FALSE(ok);
+    kineto::parseIntList("[3, ..., 4]", ok, &cut);
+    EXPECT_FALSE(ok);
 }
 
 TEST(PatternInputs, PytorchAllToAllSplitSizesGiveBytesPerPair) {
