@@ -50,6 +50,16 @@ public:
     virtual bool start(BufferSink& sink, std::string& error) = 0;
     // Stops recording and hands every outstanding buffer to the sink.
     virtual void stop() = 0;
+    // The first half of a stop by request (the stop grace, capture_session.h):
+    // stops recording what the application does from now on (API calls, NVTX)
+    // while GPU records of work already launched keep coming until stop().
+    // False when the source has no such thing (a replayed recording); the
+    // capture then stops at once.
+    virtual bool stopRecordingLaunches() { return false; }
+    // After stopRecordingLaunches(): the lowest correlation id of work
+    // launched since, whose GPU records are not the capture's; 0 while none
+    // is known. Any thread.
+    virtual uint32_t firstCorrelationAfterStop() const { return 0; }
     // Hands back buffers whose records are complete; called about once a
     // second by the writer thread.
     virtual void flush() = 0;

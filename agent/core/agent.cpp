@@ -105,6 +105,7 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
     SessionConfig config;
     config.who = who_;
     config.commitIntervalMs = settings_.commitIntervalMs;
+    config.stopGraceMs = settings_.stopGraceMs;
     config.sequence = sequence;
     config.path = captureFileName(outputDir.value_or(settings_.outputDir), who_, sequence);
     // The timer thread ends a capture whose file cannot be written any more.

@@ -53,6 +53,8 @@ AgentSettings settingsFromEnvironment(std::string& warnings) {
     double ms = 0;
     if (readNumber("OVERLAPSCOPE_COMMIT_MS", 10, 60000, "milliseconds", ms, warnings))
         s.commitIntervalMs = static_cast<int>(ms);
+    if (readNumber("OVERLAPSCOPE_STOP_GRACE_MS", 0, 60000, "milliseconds", ms, warnings))
+        s.stopGraceMs = static_cast<int>(ms);
     s.socketDir = socketDirectory();
     if (const char* v = env("OVERLAPSCOPE_PARTIAL")) s.partial = truthy(v);
     if (s.partial) {

@@ -19,6 +19,9 @@ struct AgentSettings {
     bool control = true;           // OVERLAPSCOPE_CONTROL=0 disables the control socket
     std::string socketDir;         // OVERLAPSCOPE_SOCKET_DIR (else the per-user default)
     int commitIntervalMs = 1000;   // OVERLAPSCOPE_COMMIT_MS: the most a killed process loses
+    // OVERLAPSCOPE_STOP_GRACE_MS: how long a capture stopped by request waits
+    // for the GPU records of work launched before the stop (0 = not at all).
+    int stopGraceMs = 200;
     // OVERLAPSCOPE_PARTIAL=1: write each closed capture's partial result
     // (partial_writer.h), classified by OVERLAPSCOPE_COMM_KERNEL (regexes,
     // one per line), OVERLAPSCOPE_COMM_COPIES=1 and OVERLAPSCOPE_STEP_PATTERN,

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <thread>
 #include <unistd.h>
 
 namespace osc::agent {
@@ -44,7 +45,8 @@ CaptureSession::CaptureSession(SessionConfig config, ActivitySource& source, Buf
     // The writer thread must keep up with the GPU: WAL copying goes to a helper.
     writer_ = CaptureWriter::create(config_.path, startUtcNs_,
                                     CaptureWriterOptions{.backgroundCheckpoint = true});
-    sink_ = std::make_unique<WriterRowSink>(*writer_);
+    fileSink_ = std::make_unique<WriterRowSink>(*writer_);
+    sink_ = std::make_unique<StopWindowSink>(*fileSink_);
 }
 
 CaptureSession::~CaptureSession() {
@@ -85,6 +87,8 @@ void CaptureSession::stop(CaptureEnd how) {
     // The application waits for an exit or a signal: bounded from here on.
     if (how != CaptureEnd::Stopped)
         drainDeadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.exitDrainMs);
+    else if (running_)
+        letLaunchedWorkFinish();
     if (running_) {
         std::lock_guard lock(sourceMutex_);  // not while the writer thread flushes it
         sourceStopped_ = true;
@@ -95,6 +99,7 @@ void CaptureSession::stop(CaptureEnd how) {
     pool_.wake();
     if (thread_.joinable()) thread_.join();
     if (!writer_) return;
+    if (grace_.ran) grace_.recordsLeftOut = sink_->leftOut();  // the writer has finished with the sink
     try {
         if (!broken_) {
             drainCollectives();
@@ -107,6 +112,43 @@ void CaptureSession::stop(CaptureEnd how) {
         if (!broken_) std::fprintf(stderr, "overlapscope-agent: %s\n", e.what());
     }
     writer_.reset();
+}
+
+void CaptureSession::letLaunchedWorkFinish() {
+    using clock = std::chrono::steady_clock;
+    if (config_.stopGraceMs <= 0 || broken_) return;
+    const auto begin = clock::now();
+    const auto deadline = begin + std::chrono::milliseconds(config_.stopGraceMs);
+    {
+        std::lock_guard lock(sourceMutex_);
+        if (!source_.stopRecordingLaunches()) return;
+    }
+    windowClosing_.store(true, std::memory_order_release);
+    grace_.ran = true;
+    // Flushing often enough that a kernel's record is written soon after it
+    // ran, rarely enough that the flushes cost the application nothing.
+    constexpr auto kPoll = std::chrono::milliseconds(2);
+    for (;;) {
+        const uint64_t handedOver = flushSourceCounting();
+        // What the flush handed over must be decoded before the count of
+        // launches still waiting means anything.
+        bool seen = false;
+        while (!(seen = buffersDecoded_.load(std::memory_order_acquire) >= handedOver) && !broken_ &&
+               clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (seen && sink_->awaited().count() == 0) break;
+        const auto now = clock::now();
+        if (now >= deadline || broken_) break;
+        std::this_thread::sleep_until(std::min(now + kPoll, deadline));
+    }
+    grace_.waitedNs = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - begin).count();
+    grace_.unfinishedLaunches = sink_->awaited().count();
+}
+
+uint64_t CaptureSession::flushSourceCounting() {
+    std::lock_guard lock(sourceMutex_);
+    source_.flush();
+    return buffersCompleted_.load(std::memory_order_acquire);
 }
 
 void CaptureSession::submitCollective(PendingCollective&& collective) {
@@ -124,7 +166,9 @@ uint8_t* CaptureSession::requestBuffer(size_t* size) {
 }
 
 void CaptureSession::bufferCompleted(uint8_t* buffer, size_t validBytes) {
-    if (buffer) pool_.pushCompleted(buffer, validBytes);
+    if (!buffer) return;
+    buffersCompleted_.fetch_add(1, std::memory_order_release);
+    pool_.pushCompleted(buffer, validBytes);
 }
 
 void CaptureSession::writerLoop() {
@@ -182,6 +226,9 @@ void CaptureSession::decodeBuffer(const CompletedBuffer& buffer) {
         discardBuffer(buffer);
         return;
     }
+    // Whatever launched after the stop instant has its correlation id (known
+    // once launched, so before its GPU record can be in this buffer).
+    if (windowClosing_.load(std::memory_order_acquire)) sink_->closeAt(source_.firstCorrelationAfterStop());
     try {
         source_.decode(buffer.data, buffer.validBytes, context_, *sink_);
         rowsWritten_.store(writer_->rowsWritten(), std::memory_order_relaxed);
@@ -189,6 +236,7 @@ void CaptureSession::decodeBuffer(const CompletedBuffer& buffer) {
         markBroken(e.what());
     }
     pool_.release(buffer.data);
+    buffersDecoded_.fetch_add(1, std::memory_order_release);
 }
 
 uint64_t CaptureSession::discardBuffer(const CompletedBuffer& buffer) {
@@ -201,6 +249,7 @@ uint64_t CaptureSession::discardBuffer(const CompletedBuffer& buffer) {
     }
     pool_.release(buffer.data);
     dropped_.fetch_add(counter.rows, std::memory_order_relaxed);
+    buffersDecoded_.fetch_add(1, std::memory_order_release);
     return counter.rows;
 }
 
@@ -271,6 +320,12 @@ void CaptureSession::writeEndMetadata() {
     // What the capture cost this process on the writer thread (decoding and
     // SQLite; the indexes built at close come after this).
     set("agent_writer_cpu_ns", std::to_string(writerCpuNs_.load()));
+    if (grace_.ran) {
+        set("stop_grace_ms", std::to_string(config_.stopGraceMs));
+        set("stop_grace_waited_ns", std::to_string(grace_.waitedNs));
+        set("stop_grace_unfinished_launches", std::to_string(grace_.unfinishedLaunches));
+        set("stop_grace_records_left_out", std::to_string(grace_.recordsLeftOut));
+    }
 }
 
 }  // namespace osc::agent

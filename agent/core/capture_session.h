@@ -3,11 +3,19 @@
 // the file. Every half commit interval it takes the source's partly filled
 // buffers, writes what it has and commits, so a killed process loses at most
 // the last interval (while the writer keeps up) and leaves a readable file.
+//
+// A capture stopped by request (detach, a duration) first lets the GPU
+// finish what was launched inside it, as Nsight Systems does: the source
+// stops recording launches, GPU records keep coming until every launch
+// recorded has its own or the stop grace runs out, and GPU records of work
+// launched after the stop instant are left out (StopWindowSink). A process
+// that exits or is signalled does not wait for this.
 #pragma once
 
 #include "agent/core/activity_source.h"
 #include "agent/core/buffer_pool.h"
 #include "agent/core/process_identity.h"
+#include "agent/core/stop_window_sink.h"
 #include "analyzer/capture/capture_writer.h"
 
 #include <atomic>
@@ -40,6 +48,9 @@ struct SessionConfig {
     // records for at most this long; the rest are counted as dropped, so the
     // application never waits much longer than this for the agent.
     int exitDrainMs = 1000;
+    // How long a stop by request waits for the GPU records of launches made
+    // before it (OVERLAPSCOPE_STOP_GRACE_MS); 0 = stop at once.
+    int stopGraceMs = 200;
     // Called once, on the writer thread, when the file cannot be written any
     // more (disk full...): the owner should then stop this capture.
     std::function<void()> onWriteFailure;
@@ -61,7 +72,8 @@ public:
     // SourceFailed the process (no driver, CUPTI taken).
     Start start(std::string& error);
     // Stops the source, writes the waiting buffers (for at most exitDrainMs
-    // unless `how` is Stopped), writes the end metadata, closes.
+    // unless `how` is Stopped), writes the end metadata, closes. A Stopped
+    // capture first waits up to stopGraceMs for launched work (see above).
     void stop(CaptureEnd how);
     bool running() const { return running_; }
 
@@ -83,7 +95,19 @@ public:
     uint64_t droppedAtExit() const { return droppedAtExit_.load(); }
 
 private:
+    // The stop grace (OVERLAPSCOPE_META's stop_grace_*): whether it ran, how
+    // long it waited, the launches still without their GPU record when it
+    // ended, and the GPU records of work launched after the stop left out.
+    struct Grace {
+        bool ran = false;
+        int64_t waitedNs = 0;
+        uint64_t unfinishedLaunches = 0, recordsLeftOut = 0;
+    };
+
     void writerLoop();
+    void letLaunchedWorkFinish();
+    // Hands over what the source has; the number of buffers completed so far.
+    uint64_t flushSourceCounting();
     void flushSource();
     void commitBatch();
     void drainAtStop();
@@ -100,7 +124,8 @@ private:
     ActivitySource& source_;
     BufferPool& pool_;
     std::unique_ptr<CaptureWriter> writer_;
-    std::unique_ptr<RowSink> sink_;
+    std::unique_ptr<RowSink> fileSink_;
+    std::unique_ptr<StopWindowSink> sink_;  // in front of fileSink_
     DecodeContext context_;
     int64_t startUtcNs_ = 0, startMonotonicNs_ = 0;
 
@@ -122,6 +147,12 @@ private:
     std::atomic<bool> broken_{false};
     std::atomic<uint64_t> droppedAtExit_{0};
     uint64_t refusedAtStart_ = 0;
+
+    // The stop grace: buffers handed to us and buffers decoded (or
+    // discarded), so stop() knows when the writer has seen what a flush gave.
+    std::atomic<uint64_t> buffersCompleted_{0}, buffersDecoded_{0};
+    std::atomic<bool> windowClosing_{false};  // set once the source stopped recording launches
+    Grace grace_;
 };
 
 int64_t realtimeNs();

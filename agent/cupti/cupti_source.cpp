@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -24,8 +25,6 @@ std::string resultText(CUptiResult r) {
     return text;
 }
 
-void CUPTIAPI ignoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
-
 constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
@@ -33,6 +32,13 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
     CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_MARKER_DATA,
     CUPTI_ACTIVITY_KIND_NAME,              CUPTI_ACTIVITY_KIND_OVERHEAD,
+};
+// What the application does, as opposed to what the GPU does: off at the
+// stop instant of a capture stopped by request, while the GPU kinds stay on
+// for the stop grace.
+constexpr CUpti_ActivityKind kApplicationKinds[] = {
+    CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_MARKER,  CUPTI_ACTIVITY_KIND_MARKER_DATA,
 };
 // Enabled with cuptiActivityEnableAndDump, which also re-emits the records
 // of devices that existed before the capture. They reach us only if CUPTI
@@ -66,7 +72,8 @@ bool CuptiActivitySource::start(BufferSink& sink, std::string& error) {
     params.subscriberName = "overlapscope";
     params.oldSubscriberName = holder;
     params.oldSubscriberSize = sizeof(holder) - 1;
-    CUptiResult r = cuptiSubscribe_v2(&subscriber_, ignoreCallback, nullptr, &params);
+    // No callback domain is enabled until a stop grace (onApiEnter).
+    CUptiResult r = cuptiSubscribe_v2(&subscriber_, onApiEnter, this, &params);
     if (r != CUPTI_SUCCESS) {
         subscriber_ = nullptr;
         error = "CUPTI: " + resultText(r);
@@ -81,6 +88,7 @@ bool CuptiActivitySource::start(BufferSink& sink, std::string& error) {
         sink_ = &sink;
     }
     g_active = this;
+    firstAfterStop_ = 0;
     decoder_.reset();
     // Our pool zeroes buffers on the writer thread, so CUPTI need not do it on the app's.
     size_t one = 1, attrSize = sizeof(one);
@@ -130,8 +138,48 @@ void CuptiActivitySource::disableKinds() {
     eventTimestamps_ = false;
 }
 
+bool CuptiActivitySource::stopRecordingLaunches() {
+    if (!subscriber_) return false;
+    for (CUpti_ActivityKind kind : kApplicationKinds) {
+        auto it = std::find(enabled_.begin(), enabled_.end(), kind);
+        if (it == enabled_.end()) continue;
+        cuptiActivityDisable(kind);
+        enabled_.erase(it);
+    }
+    // Watched only once those kinds are off: a call entering in between is
+    // neither recorded nor left out (a kernel without its launch, harmless);
+    // the GPU records of any call entering later are left out by its id.
+    watchApiEntries(true);
+    return true;
+}
+
+void CuptiActivitySource::watchApiEntries(bool on) {
+    if (on == watchingApiEntries_) return;
+    bool ok = true;
+    for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
+        ok = cuptiEnableDomain(on ? 1 : 0, subscriber_, d) == CUPTI_SUCCESS && ok;
+    // Without the callbacks nothing is left out: a few GPU records of work
+    // launched during the grace may then be in the file.
+    watchingApiEntries_ = on;
+    if (on && !ok) std::fprintf(stderr, "overlapscope-agent: CUPTI: cannot watch API calls during the stop grace\n");
+}
+
+void CUPTIAPI CuptiActivitySource::onApiEnter(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                                              const void* data) {
+    if (!self || !data) return;
+    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    if (call->callbackSite != CUPTI_API_ENTER || call->correlationId == 0) return;
+    // The lowest id seen: calls racing on several threads may arrive out of order.
+    auto& first = static_cast<CuptiActivitySource*>(self)->firstAfterStop_;
+    uint32_t seen = first.load();
+    while ((seen == 0 || call->correlationId < seen) && !first.compare_exchange_weak(seen, call->correlationId)) {
+    }
+}
+
 void CuptiActivitySource::stop() {
     if (!subscriber_) return;
+    watchApiEntries(false);
     disableKinds();
     // Forced: also hands back buffers holding incomplete records.
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

@@ -27,6 +27,8 @@ public:
     const char* name() const override { return "cupti"; }
     bool start(BufferSink& sink, std::string& error) override;
     void stop() override;
+    bool stopRecordingLaunches() override;
+    uint32_t firstCorrelationAfterStop() const override { return firstAfterStop_.load(); }
     void flush() override;
     void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
                 RowSink& rows) override;
@@ -38,6 +40,11 @@ private:
     static void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords);
     static void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer,
                                           size_t size, size_t validSize);
+    // Runtime and driver API entries while the stop grace runs: their
+    // correlation ids mark work launched after the stop instant.
+    static void CUPTIAPI onApiEnter(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                   const void* data);
+    void watchApiEntries(bool on);
     void enableKinds();
     void disableKinds();
     // TARGET_INFO_GPU rows from the driver, once per capture file.
@@ -52,6 +59,8 @@ private:
     std::vector<CUpti_ActivityKind> enabled_;
     std::string failedKinds_;
     std::atomic<uint64_t> dropped_{0};
+    std::atomic<uint32_t> firstAfterStop_{0};
+    bool watchingApiEntries_ = false;
     uint32_t runtimeVersion_ = 0;
     bool eventTimestamps_ = false;
     // Writer thread only. Devices do not change while the process runs.

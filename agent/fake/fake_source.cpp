@@ -3,6 +3,7 @@
 #include "agent/core/capture_session.h"
 #include "analyzer/capture/background_thread.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,11 @@ FakeSourceOptions FakeActivitySource::optionsFromEnvironment() {
             period >= 0 && duration > 0)
             o.sendRecv = {first, period, duration, count};
     }
+    if (const char* v = std::getenv("OVERLAPSCOPE_FAKE_GPU_LATENCY_MS"); v && *v) {
+        char* end = nullptr;
+        const double ms = std::strtod(v, &end);
+        if (*end == '\0' && ms >= 0 && ms <= 60000) o.gpuLatencyNs = static_cast<int64_t>(ms * 1e6);
+    }
     return o;
 }
 
@@ -57,6 +63,14 @@ bool FakeActivitySource::start(BufferSink& sink, std::string& error) {
     sink_ = &sink;
     running_ = true;
     finished_ = false;
+    {
+        std::lock_guard lock(launchMutex_);
+        recording_ = true;
+        correlation_ = 1;
+        inFlight_.clear();  // the last capture's GPU work ended with its stop()
+    }
+    firstAfterStop_ = 0;
+    launches_ = inFlightAtStop_ = kernelsAfterStop_ = 0;
     thread_ = startBackgroundThread([this] { produce(); });
     return true;
 }
@@ -121,10 +135,14 @@ void FakeActivitySource::produce() {
     using clock = std::chrono::steady_clock;
     const auto begin = clock::now();
     uint64_t count = 0, step = 0;
-    uint32_t correlation = 1;
-    emitSendRecvKernels(correlation);
+    emitSendRecvKernels();
     while (running_) {
-        if (options_.maxRecords && count >= options_.maxRecords) break;
+        if (options_.gpuLatencyNs > 0) finishDueKernels();
+        if (options_.maxRecords && count >= options_.maxRecords) {
+            if (options_.gpuLatencyNs <= 0) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the GPU runs on
+            continue;
+        }
         if (options_.recordsPerSecond > 0) {
             const double due = std::chrono::duration<double>(clock::now() - begin).count() *
                                options_.recordsPerSecond;
@@ -134,46 +152,9 @@ void FakeActivitySource::produce() {
             }
         }
         const int64_t t0 = realtimeNs();
-        FakeRecord r;
-        r.step = step;
-        r.kind = FakeRecord::Range;
-        r.nameIndex = kStep;
-        r.start = t0;
-        r.end = t0 + 90000;
-        if (options_.kernelsOnly) {  // a fourth kernel in the range's place
-            r.kind = FakeRecord::Kernel;
-            r.nameIndex = kLayerNorm;
-            r.streamId = 7;
-            r.start = t0 + 81000;
-            r.end = t0 + 89000;
-            r.correlationId = correlation++;
-        }
-        emit(r);
-        FakeRecord k;
-        k.kind = FakeRecord::Kernel;
-        k.streamId = 7;
-        k.grid[0] = 128;
-        k.block[0] = 256;
-        k.nameIndex = kGemm;
-        k.start = t0 + 1000;
-        k.end = t0 + 41000;
-        k.correlationId = correlation++;
-        emit(k);
-        FakeRecord n = k;
-        n.nameIndex = kNccl;
-        n.streamId = 13;
-        n.start = t0 + 21000;
-        n.end = t0 + 61000;
-        n.correlationId = correlation++;
-        emit(n);
-        FakeRecord e = k;
-        e.nameIndex = (step % 2) ? kElementwise : kLayerNorm;
-        e.start = t0 + 62000;
-        e.end = t0 + 80000;
-        e.correlationId = correlation++;
-        emit(e);
+        if (options_.gpuLatencyNs > 0) launchStep(t0, step);
+        else emitStep(t0, step);
         count += 4;
-        produced_.fetch_add(4, std::memory_order_relaxed);
         ++step;
     }
     // The last records are due now, not at the next flush: the benchmark
@@ -182,7 +163,116 @@ void FakeActivitySource::produce() {
     finished_ = true;
 }
 
-void FakeActivitySource::emitSendRecvKernels(uint32_t& correlation) {
+void FakeActivitySource::emitStep(int64_t t0, uint64_t step) {
+    if (!recording_.load(std::memory_order_relaxed)) return;  // every record of the plain loop is made at launch
+    FakeRecord r;
+    r.step = step;
+    r.kind = FakeRecord::Range;
+    r.nameIndex = kStep;
+    r.start = t0;
+    r.end = t0 + 90000;
+    if (options_.kernelsOnly) {  // a fourth kernel in the range's place
+        r.kind = FakeRecord::Kernel;
+        r.nameIndex = kLayerNorm;
+        r.streamId = 7;
+        r.start = t0 + 81000;
+        r.end = t0 + 89000;
+        r.correlationId = nextCorrelation();
+    }
+    emit(r);
+    FakeRecord k;
+    k.kind = FakeRecord::Kernel;
+    k.streamId = 7;
+    k.grid[0] = 128;
+    k.block[0] = 256;
+    k.nameIndex = kGemm;
+    k.start = t0 + 1000;
+    k.end = t0 + 41000;
+    k.correlationId = nextCorrelation();
+    emit(k);
+    FakeRecord n = k;
+    n.nameIndex = kNccl;
+    n.streamId = 13;
+    n.start = t0 + 21000;
+    n.end = t0 + 61000;
+    n.correlationId = nextCorrelation();
+    emit(n);
+    FakeRecord e = k;
+    e.nameIndex = (step % 2) ? kElementwise : kLayerNorm;
+    e.start = t0 + 62000;
+    e.end = t0 + 80000;
+    e.correlationId = nextCorrelation();
+    emit(e);
+    produced_.fetch_add(4, std::memory_order_relaxed);
+}
+
+// The same step as the application sees it: a range and three launches
+// (records now, while recording), their kernels queued on the GPU.
+void FakeActivitySource::launchStep(int64_t t0, uint64_t step) {
+    std::lock_guard lock(launchMutex_);
+    if (recording_) {
+        FakeRecord r;
+        r.step = step;
+        r.kind = FakeRecord::Range;
+        r.nameIndex = kStep;
+        r.start = t0;
+        r.end = t0 + 9000;
+        if (emit(r)) produced_.fetch_add(1, std::memory_order_relaxed);
+    }
+    const uint32_t kernels[3] = {kGemm, kNccl, (step % 2) ? kElementwise : kLayerNorm};
+    for (int i = 0; i < 3; ++i) {
+        const int64_t launchedAt = t0 + 1000 + 3000 * i;
+        const uint32_t id = nextCorrelation();
+        const uint64_t launch = launches_.fetch_add(1) + 1;
+        if (recording_) {
+            FakeRecord l;
+            l.kind = FakeRecord::Launch;
+            l.nameIndex = kernels[i];
+            l.start = launchedAt;
+            l.end = launchedAt + 2000;
+            l.correlationId = id;
+            if (emit(l)) produced_.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (launch == options_.hangingLaunch) continue;  // never runs
+        InFlight k;
+        k.kernel.kind = FakeRecord::Kernel;
+        k.kernel.nameIndex = kernels[i];
+        k.kernel.streamId = kernels[i] == kNccl ? 13 : 7;
+        k.kernel.grid[0] = 128;
+        k.kernel.block[0] = 256;
+        k.kernel.correlationId = id;
+        k.finishesAtNs = launchedAt + options_.gpuLatencyNs;
+        k.kernel.end = k.finishesAtNs;
+        k.kernel.start = std::max(launchedAt, k.finishesAtNs - 20000);
+        inFlight_.push_back(k);
+    }
+}
+
+void FakeActivitySource::finishDueKernels() {
+    std::lock_guard lock(launchMutex_);
+    const int64_t now = realtimeNs();
+    while (!inFlight_.empty() && inFlight_.front().finishesAtNs <= now) {
+        const FakeRecord& k = inFlight_.front().kernel;
+        const uint32_t firstAfter = firstAfterStop_.load();
+        if (emit(k)) {
+            produced_.fetch_add(1, std::memory_order_relaxed);
+            if (firstAfter != 0 && k.correlationId >= firstAfter) kernelsAfterStop_.fetch_add(1);
+        }
+        inFlight_.pop_front();
+    }
+}
+
+bool FakeActivitySource::stopRecordingLaunches() {
+    std::lock_guard lock(launchMutex_);
+    if (!running_) return false;
+    recording_ = false;
+    firstAfterStop_ = correlation_.load();
+    inFlightAtStop_ = inFlight_.size();
+    return true;
+}
+
+void FakeActivitySource::emitSendRecvKernels() {
+    std::lock_guard lock(launchMutex_);
     const FakeSourceOptions::Kernels& s = options_.sendRecv;
     for (int i = 0; i < s.count; ++i) {
         FakeRecord k;
@@ -193,7 +283,7 @@ void FakeActivitySource::emitSendRecvKernels(uint32_t& correlation) {
         k.block[0] = 544;
         k.start = s.firstStartNs + i * s.periodNs;
         k.end = k.start + s.durationNs;
-        k.correlationId = correlation++;
+        k.correlationId = nextCorrelation();
         emit(k);
     }
 }
@@ -236,6 +326,17 @@ void FakeActivitySource::decode(const uint8_t* buffer, size_t validBytes, const 
                 c.bytes = r.bytes;
                 c.copyKind = CopyKind::HtoD;
                 rows.addCopy(c);
+                break;
+            }
+            case FakeRecord::Launch: {
+                ApiCallRow a;
+                a.start = start;
+                a.end = stop;
+                a.kind = ApiKind::Runtime;
+                a.globalTid = context.globalPid | 1;
+                a.correlationId = r.correlationId;
+                a.name = "cudaLaunchKernel_v7000";
+                rows.addApiCall(a);
                 break;
             }
             case FakeRecord::Range: {

@@ -3,6 +3,11 @@
 // scripted training loop into buffers taken from the agent's pool. Used by
 // liboverlapscope-agent-fake.so (end-to-end tests of run/attach/detach/ps)
 // and by the writer benchmark.
+//
+// With a GPU latency it also plays the GPU: each kernel gets a launch record
+// (cudaLaunchKernel, same correlation id) when launched, and its own record
+// only once the "GPU" has run it, so kernels are in flight when a capture
+// stops (the stop grace, capture_session.h).
 #pragma once
 
 #include "agent/core/activity_source.h"
@@ -10,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -17,9 +23,9 @@ namespace osc::agent {
 
 // The record the fake source writes: one per kernel, copy or NVTX range.
 struct FakeRecord {
-    enum Kind : uint32_t { Kernel = 1, Copy = 2, Range = 3 };
+    enum Kind : uint32_t { Kernel = 1, Copy = 2, Range = 3, Launch = 4 };
     uint32_t kind = Kernel;
-    uint32_t nameIndex = 0;  // into fakeKernelNames()
+    uint32_t nameIndex = 0;  // into fakeKernelNames(); a Launch's is its kernel's
     int64_t start = 0, end = 0;
     uint32_t deviceId = 0, streamId = 0, correlationId = 0, contextId = 1;
     uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
@@ -33,6 +39,11 @@ struct FakeSourceOptions {
     uint64_t maxRecords = 0;          // stop producing after this many (0 = no limit)
     bool kernelsOnly = false;         // no NVTX ranges (benchmark of kernel rows)
     size_t metadataPaddingBytes = 0;  // a metadata value this long: a first commit too big to fit (tests)
+    // > 0: launch records, and each kernel's record this long after its
+    // launch (when the GPU has run it). 0: the plain loop, every record at once.
+    int64_t gpuLatencyNs = 0;
+    // With gpuLatencyNs: the kernel of this launch (1 = the first) never finishes.
+    uint64_t hangingLaunch = 0;
     // NCCL SendRecv kernels at fixed CLOCK_REALTIME times besides the loop's:
     // those of the sends and receives a test job plays on the agent's NCCL
     // plugin (fake_job --p2p), so its rows have kernels to land on.
@@ -50,14 +61,17 @@ public:
     explicit FakeActivitySource(FakeSourceOptions options);
     ~FakeActivitySource() override;
 
-    // OVERLAPSCOPE_FAKE_RATE (records/s) and OVERLAPSCOPE_FAKE_SENDRECV
-    // (FIRST_START_NS,COUNT,PERIOD_NS,DURATION_NS: sendRecv) configure the
-    // injected fake agent.
+    // OVERLAPSCOPE_FAKE_RATE (records/s), OVERLAPSCOPE_FAKE_SENDRECV
+    // (FIRST_START_NS,COUNT,PERIOD_NS,DURATION_NS: sendRecv) and
+    // OVERLAPSCOPE_FAKE_GPU_LATENCY_MS (gpuLatencyNs) configure the injected
+    // fake agent.
     static FakeSourceOptions optionsFromEnvironment();
 
     const char* name() const override { return "fake"; }
     bool start(BufferSink& sink, std::string& error) override;
     void stop() override;
+    bool stopRecordingLaunches() override;
+    uint32_t firstCorrelationAfterStop() const override { return firstAfterStop_.load(); }
     void flush() override;
     void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
                 RowSink& rows) override;
@@ -67,10 +81,20 @@ public:
 
     uint64_t producedRecords() const { return produced_.load(); }
     bool finished() const { return finished_.load(); }
+    // With gpuLatencyNs: launches made so far, kernels running when
+    // stopRecordingLaunches() came, and kernel records written since for
+    // work launched after it (none of them belongs in the capture).
+    uint64_t launches() const { return launches_.load(); }
+    uint64_t inFlightAtStop() const { return inFlightAtStop_.load(); }
+    uint64_t kernelsLaunchedAfterStop() const { return kernelsAfterStop_.load(); }
 
 private:
     void produce();
-    void emitSendRecvKernels(uint32_t& correlation);
+    // One step of the training loop: the plain one, or launches to the GPU.
+    void emitStep(int64_t t0, uint64_t step);
+    void launchStep(int64_t t0, uint64_t step);
+    void finishDueKernels();
+    void emitSendRecvKernels();
     bool emit(const FakeRecord& record);  // false when dropped
     void completeCurrent();
 
@@ -84,6 +108,27 @@ private:
     size_t currentSize_ = 0, currentUsed_ = 0;
     std::atomic<uint64_t> dropped_{0}, produced_{0};
     KernelNameCache names_;
+
+    // What the application is doing, against stopRecordingLaunches(): with a
+    // GPU latency a step is launched under this lock, so after that call
+    // returns no launch or range record is written and every later launch
+    // has an id of at least firstAfterStop_. The plain loop (the benchmark's)
+    // only reads the flag: it waits for nothing at a stop.
+    std::mutex launchMutex_;
+    std::atomic<bool> recording_{true};
+    std::atomic<uint32_t> correlation_{1};  // the next id; the producer alone writes it
+    uint32_t nextCorrelation() {
+        const uint32_t id = correlation_.load(std::memory_order_relaxed);
+        correlation_.store(id + 1, std::memory_order_relaxed);
+        return id;
+    }
+    struct InFlight {
+        FakeRecord kernel;
+        int64_t finishesAtNs = 0;
+    };
+    std::deque<InFlight> inFlight_;  // launched, not yet run; in launch order
+    std::atomic<uint32_t> firstAfterStop_{0};
+    std::atomic<uint64_t> launches_{0}, inFlightAtStop_{0}, kernelsAfterStop_{0};
 };
 
 }  // namespace osc::agent

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -155,6 +156,37 @@ TEST_F(AgentEndToEnd, DormantThenAttachDetachAndAttachAgain) {
     ::kill(static_cast<pid_t>(pid), SIGTERM);
     EXPECT_EQ(r->waitExitCode(), 128 + SIGTERM);
     EXPECT_EQ(test::filesIn(out).size(), 1u);  // no capture was running: no new file
+}
+
+// The H100 case (docs/measurements.md, "Attach twice"): the last launches of
+// an `attach --duration` window ran on the GPU after the window closed. The
+// fake GPU runs each kernel 100 ms after its launch, so about 300 are in
+// flight when the duration ends; the default stop grace waits for them.
+TEST_F(AgentEndToEnd, AttachForADurationKeepsTheKernelsOfItsLastLaunches) {
+    extraEnv["OVERLAPSCOPE_FAKE_GPU_LATENCY_MS"] = "100";
+    extraEnv["OVERLAPSCOPE_FAKE_RATE"] = "4000";
+    auto r = run({"--dormant"}, {"30", "0"});
+    auto found = agents(1);
+    ASSERT_EQ(found.size(), 1u) << r->output();
+    const int64_t pid = found[0].pid;
+    auto [a, aOut] = cli({"attach", std::to_string(pid), "--duration", "0.4"});
+    EXPECT_EQ(a, 0) << aOut;
+    EXPECT_TRUE(test::waitUntil([&] { return state(pid) == "stopped"; }, 20));
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    const Capture cap = loadCapture(files[0]);
+    const Process& p = cap.processes.at(0);
+    std::set<uint32_t> launches, kernels;
+    for (size_t i = 0; i < p.apiCalls.size(); ++i)
+        if (cap.strings.at(p.apiCalls.name[i]).rfind("cudaLaunchKernel", 0) == 0) launches.insert(p.apiCalls.correlation[i]);
+    for (const Device& d : p.devices) kernels.insert(d.kernels.correlation.begin(), d.kernels.correlation.end());
+    EXPECT_GT(launches.size(), 100u);
+    EXPECT_EQ(launches, kernels) << launches.size() << " launches, " << kernels.size() << " kernels";
+    EXPECT_EQ(p.meta.at("end_reason"), "stopped");
+    EXPECT_EQ(p.meta.at("stop_grace_ms"), "200");  // the default
+    EXPECT_EQ(p.meta.at("stop_grace_unfinished_launches"), "0");
+    ::kill(static_cast<pid_t>(pid), SIGTERM);
+    EXPECT_EQ(r->waitExitCode(), 128 + SIGTERM);
 }
 
 TEST_F(AgentEndToEnd, TwoAgentsAtOnceWithAll) {

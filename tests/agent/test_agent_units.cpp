@@ -113,6 +113,12 @@ TEST(AgentSettings, ReadsEnvironmentAndWarnsOnGarbage) {
     ::setenv("OVERLAPSCOPE_COMMIT_MS", "250", 1);
     std::string warnings;
     AgentSettings s = settingsFromEnvironment(warnings);
+    EXPECT_EQ(s.stopGraceMs, 200);  // the default
+    ::setenv("OVERLAPSCOPE_STOP_GRACE_MS", "0", 1);
+    EXPECT_EQ(settingsFromEnvironment(warnings).stopGraceMs, 0);
+    ::setenv("OVERLAPSCOPE_STOP_GRACE_MS", "750", 1);
+    s = settingsFromEnvironment(warnings);
+    EXPECT_EQ(s.stopGraceMs, 750);
     EXPECT_EQ(s.outputDir, "/out");
     EXPECT_DOUBLE_EQ(s.delayS, 1.5);
     EXPECT_DOUBLE_EQ(s.durationS, 0);
@@ -125,17 +131,20 @@ TEST(AgentSettings, ReadsEnvironmentAndWarnsOnGarbage) {
     ::setenv("OVERLAPSCOPE_DURATION", "inf", 1);
     ::setenv("OVERLAPSCOPE_BUFFER_MB", "1e30", 1);
     ::setenv("OVERLAPSCOPE_COMMIT_MS", "5", 1);
+    ::setenv("OVERLAPSCOPE_STOP_GRACE_MS", "60001", 1);
     warnings.clear();
     s = settingsFromEnvironment(warnings);
     EXPECT_DOUBLE_EQ(s.delayS, 0);
     EXPECT_DOUBLE_EQ(s.durationS, 0);
     EXPECT_EQ(s.bufferBytes, 64u << 20);
     EXPECT_EQ(s.commitIntervalMs, 1000);
+    EXPECT_EQ(s.stopGraceMs, 200);
     for (const char* n : {"OVERLAPSCOPE_DELAY=1e10", "OVERLAPSCOPE_DURATION=inf", "OVERLAPSCOPE_BUFFER_MB=1e30",
-                          "OVERLAPSCOPE_COMMIT_MS=5"})
+                          "OVERLAPSCOPE_COMMIT_MS=5", "OVERLAPSCOPE_STOP_GRACE_MS=60001"})
         EXPECT_NE(warnings.find(n), std::string::npos) << n << " not reported: " << warnings;
     for (const char* n : {"OVERLAPSCOPE_OUTPUT_DIR", "OVERLAPSCOPE_DELAY", "OVERLAPSCOPE_DURATION",
-                          "OVERLAPSCOPE_DORMANT", "OVERLAPSCOPE_BUFFER_MB", "OVERLAPSCOPE_COMMIT_MS"})
+                          "OVERLAPSCOPE_DORMANT", "OVERLAPSCOPE_BUFFER_MB", "OVERLAPSCOPE_COMMIT_MS",
+                          "OVERLAPSCOPE_STOP_GRACE_MS"})
         ::unsetenv(n);
     EXPECT_EQ(activityBufferBytes(64u << 20), 4u << 20);     // CUPTI's recommended range
     EXPECT_EQ(activityBufferBytes(64u << 10), 32u << 10);    // small bounds: two buffers fit
