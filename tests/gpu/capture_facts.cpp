@@ -21,7 +21,7 @@ double median(std::vector<double> v) {
 bool isLaunchCall(std::string_view api) {
     static const std::regex launch(
         R"(^(cudaLaunchKernel|cudaLaunchKernelExC|cudaLaunchCooperativeKernel|cuLaunchKernel|cuLaunchKernelEx|)"
-        R"(cuLaunchCooperativeKernel|cudaGraphLaunch|cuGraphLaunch)(_v\d+)?(_ptsz|_ptds)?$)");
+        R"(cuLaunchCooperativeKernel|cudaGraphLaunch|cuGraphLaunch)(_ptsz|_ptds)?(_v\d+)?(_ptsz|_ptds)?$)");
     return std::regex_match(api.begin(), api.end(), launch);
 }
 
