@@ -24,6 +24,7 @@
 #include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/workload_synth.h"
 #include "tests/analyzer/nsys_shaped.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -35,8 +36,6 @@
 #include <fstream>
 #include <random>
 #include <sstream>
-
-#include <unistd.h>
 
 using namespace osc;
 namespace fs = std::filesystem;
@@ -129,15 +128,7 @@ std::string jsonOf(const Analysis& a, const std::vector<std::string>& inputs) {
 
 class PartialMerge : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("osc_partial_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    std::string path(const std::string& name) const { return dir_ / name; }
 
     // Our captures, one per rank, each with its own session start.
     std::vector<std::string> ourJob(const synth::WorkloadSpec& spec, const std::string& name, std::mt19937& rng) {
@@ -362,7 +353,7 @@ protected:
         }
     };
 
-    fs::path dir_;
+    const testsupport::TempDir dir_;
     int partialCount_ = 0;
     Seen seen_;
 };

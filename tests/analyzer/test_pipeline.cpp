@@ -7,6 +7,7 @@
 #include "analyzer/pipeline/analyze_inputs.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -16,8 +17,6 @@
 #include <random>
 #include <sstream>
 
-#include <unistd.h>
-
 using namespace osc;
 namespace fs = std::filesystem;
 
@@ -25,13 +24,6 @@ namespace {
 
 class PipelineTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("osc_pipeline_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
     static std::string json(const Analysis& a, const std::vector<std::string>& inputs) {
         report::ReportOptions o;
         o.inputs = inputs;
@@ -40,7 +32,8 @@ protected:
         return out.str();
     }
 
-    fs::path dir_;
+    const testsupport::TempDir tmp_;
+    const fs::path dir_{tmp_.path()};
 };
 
 synth::WorkloadSpec randomJob(std::mt19937& rng) {
