@@ -24,6 +24,7 @@
 #include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/workload_synth.h"
 #include "tests/analyzer/nsys_shaped.h"
+#include "tests/analyzer/random_job.h"
 #include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -38,25 +39,10 @@
 #include <sstream>
 
 using namespace osc;
+using osc::test::randomJob;
 namespace fs = std::filesystem;
 
 namespace {
-
-synth::WorkloadSpec randomJob(std::mt19937& rng, int minRanks = 2, int maxRanks = 7) {
-    synth::WorkloadSpec s;
-    s.ranks = std::uniform_int_distribution<int>(minRanks, maxRanks)(rng);
-    s.layers = std::uniform_int_distribution<int>(2, 6)(rng);
-    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
-    s.mode = static_cast<synth::OverlapMode>(std::uniform_int_distribution<int>(0, 2)(rng));
-    s.jitter = 0.2;
-    s.seed = rng();
-    s.interference = 1.1;
-    for (int r = 0; r < s.ranks; ++r) {
-        s.arrivalSkewNs.push_back(std::uniform_int_distribution<TimeNs>(0, 300'000)(rng));
-        s.clockOffsetNs.push_back(std::uniform_int_distribution<TimeNs>(-200'000, 200'000)(rng));
-    }
-    return s;
-}
 
 // A 1F1B pipeline: stages, micro-batches, a slow stage now and then (its
 // bubble finding), transfer time or none.
