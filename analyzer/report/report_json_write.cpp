@@ -1,3 +1,4 @@
+#include "analyzer/report/json_or_null.h"
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_patterns.h"
@@ -15,11 +16,6 @@ namespace {
 constexpr auto kInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
 using nlohmann::ordered_json;
-
-template <typename T>
-ordered_json orNull(const std::optional<T>& v) {
-    return v ? ordered_json(*v) : ordered_json(nullptr);
-}
 
 // 64-bit hashes exceed what JSON readers in JavaScript keep exactly.
 ordered_json hexOrNull(const std::optional<uint64_t>& v) {

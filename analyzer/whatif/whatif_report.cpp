@@ -1,5 +1,6 @@
 #include "analyzer/whatif/whatif_report.h"
 
+#include "analyzer/report/json_or_null.h"
 #include "analyzer/report/text_table.h"
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@ namespace osc::whatif {
 namespace {
 
 using nlohmann::ordered_json;
+using report::orNull;
 constexpr auto kInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
 std::string ms(TimeNs ns) {
@@ -88,7 +90,7 @@ ordered_json scenarioJson(const ScenarioResult& s) {
     j["buckets"] = s.buckets;
     j["step_ns"] = s.step_ns;
     j["exposed_comm_ns"] = s.exposed_comm_ns;
-    j["overlap_ratio"] = s.overlap_ratio ? ordered_json(*s.overlap_ratio) : ordered_json(nullptr);
+    j["overlap_ratio"] = orNull(s.overlap_ratio);
     j["best"] = s.best;
     j["no_overlap_step_ns"] = s.no_overlap_step_ns;
     j["perfect_overlap_step_ns"] = s.perfect_overlap_step_ns;
@@ -181,13 +183,13 @@ std::string formatWhatIfJson(const WhatIfResult& result, const ReportOptions& op
             fit["alpha_ns"] = d.fit.alpha_ns;
             fit["ns_per_byte"] = d.fit.ns_per_byte;
             fit["samples"] = d.fit.samples;
-            fit["r2"] = d.fit.r2 ? ordered_json(*d.fit.r2) : ordered_json(nullptr);
+            fit["r2"] = orNull(d.fit.r2);
             fit["alpha_source"] = d.fit.alphaSource;
             fit["ready_lag_ns"] = d.latencies.readyLagNs;
             fit["queue_gap_ns"] = d.latencies.queueGapNs;
             x["fit"] = fit;
             x["observed"] = observedJson(d.observed);
-            x["self_check_error"] = d.self_check_error ? ordered_json(*d.self_check_error) : ordered_json(nullptr);
+            x["self_check_error"] = orNull(d.self_check_error);
         } else {
             x["fit"] = nullptr;
             x["observed"] = nullptr;
@@ -203,7 +205,7 @@ std::string formatWhatIfJson(const WhatIfResult& result, const ReportOptions& op
     if (options.summary && result.summaryObserved) {
         ordered_json s;
         s["observed"] = observedJson(*result.summaryObserved);
-        s["self_check_error"] = result.summarySelfCheck ? ordered_json(*result.summarySelfCheck) : ordered_json(nullptr);
+        s["self_check_error"] = orNull(result.summarySelfCheck);
         ordered_json scenarios = ordered_json::array();
         for (const auto& x : result.summary) scenarios.push_back(scenarioJson(x));
         s["scenarios"] = scenarios;

@@ -5,13 +5,12 @@
 #include "analyzer/capture/parallel_scan.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_reader.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace osc {
@@ -29,10 +28,7 @@ uint32_t eventFor(long i) { return i % 3 ? 9u : kNoId; }
 class CaptureBatches : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir_ = std::filesystem::temp_directory_path() /
-               ("osc-batches-" + std::to_string(::getpid()));
-        std::filesystem::create_directories(dir_);
-        path_ = (dir_ / "c.sqlite").string();
+        path_ = dir_ / "c.sqlite";
         auto w = CaptureWriter::create(path_, 1000);
         w->addProcess({schema::packGlobalPid(7), 7, "p"});
         char buf[64];
@@ -64,7 +60,6 @@ protected:
     }
     void TearDown() override {
         sqlread::parallelScanMinRows = 1 << 20;
-        std::filesystem::remove_all(dir_);
     }
 
     Capture read(bool launchDetails, bool split) {
@@ -108,7 +103,7 @@ protected:
         EXPECT_EQ(syncs, kRows);
     }
 
-    std::filesystem::path dir_;
+    const testsupport::TempDir dir_;
     std::string path_;
 };
 
@@ -123,7 +118,7 @@ TEST_F(CaptureBatches, WithoutLaunchDetailsTheOtherColumnsStillReadBack) {
 
 TEST_F(CaptureBatches, ACaptureReadWithoutLaunchDetailsCanBeWrittenAgain) {
     const Capture c = read(false, false);
-    const std::string out = (dir_ / "out.sqlite").string();
+    const std::string out = dir_ / "out.sqlite";
     writeProcess(c, c.processes[0], out);
     Capture back;
     readSqliteCapture(out, {}, back);

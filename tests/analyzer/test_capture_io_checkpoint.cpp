@@ -20,7 +20,7 @@
 namespace osc {
 namespace {
 
-using testing_io::ScratchDir;
+using testsupport::TempDir;
 
 uint64_t sizeOr0(const std::string& path) {
     std::error_code ec;
@@ -50,8 +50,8 @@ size_t kernelRows(const std::string& path) {
 }
 
 TEST(CaptureIoCheckpoint, WalStartsOverUnderAWriterThatIsNeverIdle) {
-    ScratchDir dir;
-    const auto path = dir.file("busy.sqlite");
+    TempDir dir;
+    const auto path = dir / "busy.sqlite";
     constexpr int64_t kLimit = 1 << 20;
     constexpr int kCommits = 40, kRowsPerCommit = 25000;  // ~0.6 MB per commit, ~25 MB in all
     auto w = CaptureWriter::create(
@@ -72,8 +72,8 @@ TEST(CaptureIoCheckpoint, WalStartsOverUnderAWriterThatIsNeverIdle) {
 }
 
 TEST(CaptureIoCheckpoint, HelperCopiesCommittedPagesWhileTheCaptureRuns) {
-    ScratchDir dir;
-    const auto path = dir.file("live.sqlite");
+    TempDir dir;
+    const auto path = dir / "live.sqlite";
     // A limit the test never reaches: only the helper thread copies.
     auto w = CaptureWriter::create(path, 0, CaptureWriterOptions{.backgroundCheckpoint = true});
     const uint64_t emptySize = sizeOr0(path);
@@ -102,8 +102,8 @@ namespace {
 // WAL: the writer may not wait a quarter second at every commit for a copy
 // that cannot finish, only once each time the WAL grows by another limit.
 TEST(WalCheckpointer, APinnedWalCostsOneWaitPerLimitNotPerCommit) {
-    osc::testing_io::ScratchDir dir;
-    const auto path = dir.file("pinned.sqlite");
+    testsupport::TempDir dir;
+    const auto path = dir / "pinned.sqlite";
     Database writer(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     writer.exec("PRAGMA page_size=4096");
     writer.exec("PRAGMA journal_mode=WAL");

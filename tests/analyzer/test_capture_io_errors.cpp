@@ -20,7 +20,7 @@ namespace osc {
 namespace {
 
 using testing_io::execSql;
-using testing_io::ScratchDir;
+using testsupport::TempDir;
 
 // The CaptureError's full message ("<path>: <problem>"), or a failure.
 std::string readError(const std::string& path) {
@@ -55,8 +55,8 @@ void writeKernels(const std::string& path, int count) {
 // of a scan). Sparse rowids, or a corrupt page's garbage rowid, must not turn
 // into a reservation of 2^62 rows (the fuzzer found a std::length_error).
 TEST(CaptureIoErrors, SparseRowidsAreCountedNotReserved) {
-    ScratchDir dir;
-    const auto path = dir.file("sparse.sqlite");
+    TempDir dir;
+    const auto path = dir / "sparse.sqlite";
     writeKernels(path, 3);
     execSql(path, "INSERT INTO OVERLAPSCOPE_KERNEL (rowid, start, end, deviceId, correlationId, "
                   "launchId) SELECT 4611686018427387904, 1000, 1100, deviceId, 99, launchId "
@@ -74,8 +74,8 @@ TEST(CaptureIoErrors, SparseRowidsAreCountedNotReserved) {
 // here it is lowered to one step, which the first check (after 65,536 VM
 // steps) finds exceeded while an honest file of 20,000 kernels is read.
 TEST(CaptureIoErrors, SqliteWorkBeyondTheBoundIsStoppedWithOneLine) {
-    ScratchDir dir;
-    const auto path = dir.file("busy.sqlite");
+    TempDir dir;
+    const auto path = dir / "busy.sqlite";
     writeKernels(path, 20000);
     sqlread::sqliteStepBudgetForTests = 1;
     const std::string error = readError(path);
@@ -100,22 +100,22 @@ TEST(CaptureIoErrors, ManyDistinctPlacementsAreFoundInConstantTime) {
 }
 
 TEST(CaptureIoErrors, NotSqlite) {
-    ScratchDir dir;
-    const auto path = dir.file("notes.sqlite");
+    TempDir dir;
+    const auto path = dir / "notes.sqlite";
     std::ofstream(path) << "this is a text file, long enough to have a header's worth of bytes "
                            "and then some more text so SQLite looks at it properly\n";
     EXPECT_EQ(readError(path), path + ": not a SQLite database");
 }
 
 TEST(CaptureIoErrors, MissingFile) {
-    ScratchDir dir;
-    const auto path = dir.file("absent.sqlite");
+    TempDir dir;
+    const auto path = dir / "absent.sqlite";
     EXPECT_NE(readError(path).find("cannot open"), std::string::npos);
 }
 
 TEST(CaptureIoErrors, TruncatedFile) {
-    ScratchDir dir;
-    const auto path = dir.file("cut.sqlite");
+    TempDir dir;
+    const auto path = dir / "cut.sqlite";
     writeKernels(path, 20000);
     const auto size = std::filesystem::file_size(path);
     ASSERT_GT(size, 200'000u);
@@ -126,8 +126,8 @@ TEST(CaptureIoErrors, TruncatedFile) {
 }
 
 TEST(CaptureIoErrors, CorruptPages) {
-    ScratchDir dir;
-    const auto path = dir.file("scribbled.sqlite");
+    TempDir dir;
+    const auto path = dir / "scribbled.sqlite";
     // Enough rows that kernel pages fill the middle of the file (the first
     // pages are one near-empty root page per table, 64 KiB each).
     writeKernels(path, 100000);
@@ -142,8 +142,8 @@ TEST(CaptureIoErrors, CorruptPages) {
 }
 
 TEST(CaptureIoErrors, NewerFormatVersion) {
-    ScratchDir dir;
-    const auto path = dir.file("future.sqlite");
+    TempDir dir;
+    const auto path = dir / "future.sqlite";
     writeKernels(path, 1);
     execSql(path, "UPDATE OVERLAPSCOPE_META SET value = '99' WHERE name = 'format_version'");
     EXPECT_EQ(readError(path), path + ": format version 99 is newer than this overlapscope supports (" +
@@ -153,8 +153,8 @@ TEST(CaptureIoErrors, NewerFormatVersion) {
 }
 
 TEST(CaptureIoErrors, SqliteWithoutCuptiTablesIsNotACapture) {
-    ScratchDir dir;
-    const auto path = dir.file("other.db");
+    TempDir dir;
+    const auto path = dir / "other.db";
     execSql(path, "CREATE TABLE StringIds (id INTEGER, value TEXT); CREATE TABLE notes (x);");
     EXPECT_EQ(readError(path),
               path + ": not a capture: it has no CUPTI_ACTIVITY_KIND_* table (expected an "
@@ -162,9 +162,9 @@ TEST(CaptureIoErrors, SqliteWithoutCuptiTablesIsNotACapture) {
 }
 
 TEST(CaptureIoErrors, FailedFileLeavesEarlierProcessesAlone) {
-    ScratchDir dir;
-    const auto good = dir.file("good.sqlite");
-    const auto bad = dir.file("bad.sqlite");
+    TempDir dir;
+    const auto good = dir / "good.sqlite";
+    const auto bad = dir / "bad.sqlite";
     writeKernels(good, 3);
     writeKernels(bad, 3);
     execSql(bad, "UPDATE OVERLAPSCOPE_META SET value = '99' WHERE name = 'format_version'");
@@ -181,8 +181,8 @@ TEST(CaptureIoErrors, FailedFileLeavesEarlierProcessesAlone) {
 class CaptureIoKilledWriter : public ::testing::TestWithParam<bool> {};
 
 TEST_P(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
-    ScratchDir dir;
-    const auto path = dir.file("killed.sqlite");
+    TempDir dir;
+    const auto path = dir / "killed.sqlite";
     const pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
@@ -233,8 +233,8 @@ INSTANTIATE_TEST_SUITE_P(Checkpoint, CaptureIoKilledWriter, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "HelperThread" : "SqliteOwn"; });
 
 TEST(CaptureIoProgress, ReportsStagesInOrderAndCanBeCancelled) {
-    ScratchDir dir;
-    const auto path = dir.file("big.sqlite");
+    TempDir dir;
+    const auto path = dir / "big.sqlite";
     writeKernels(path, 200'000);
 
     std::vector<double> fractions;

@@ -21,7 +21,7 @@ namespace {
 using testing_io::execSql;
 using testing_io::forEachRow;
 using testing_io::querySql;
-using testing_io::ScratchDir;
+using testsupport::TempDir;
 
 const char* const kNames[] = {"gemm_kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
                               "elementwise_kernel"};
@@ -115,8 +115,8 @@ void writeRows(const std::string& path, const std::vector<KernelRow>& rows) {
 }
 
 TEST(CaptureIoKernelLayout, EachDistinctLaunchIsStoredOnceAndTheViewGivesEveryFieldBack) {
-    ScratchDir dir;
-    const auto path = dir.file("launches.sqlite");
+    TempDir dir;
+    const auto path = dir / "launches.sqlite";
     std::vector<KernelRow> rows;
     for (int i = 0; i < 17 * 20; ++i) rows.push_back(row(i));
     writeRows(path, rows);
@@ -136,8 +136,8 @@ TEST(CaptureIoKernelLayout, EachDistinctLaunchIsStoredOnceAndTheViewGivesEveryFi
 }
 
 TEST(CaptureIoKernelLayout, ReaderGivesEveryFieldBackWithAndWithoutLaunchDetails) {
-    ScratchDir dir;
-    const auto path = dir.file("launches.sqlite");
+    TempDir dir;
+    const auto path = dir / "launches.sqlite";
     std::vector<KernelRow> rows;
     for (int i = 0; i < 17 * 4; ++i) rows.push_back(row(i));
     writeRows(path, rows);
@@ -188,8 +188,8 @@ TEST(CaptureIoKernelLayout, ReaderGivesEveryFieldBackWithAndWithoutLaunchDetails
 // The writer remembers a bounded number of configurations; past the bound a
 // configuration seen before gets a new launch row, and nothing is misread.
 TEST(CaptureIoKernelLayout, ForgottenLaunchesAreStoredAgainNotConfused) {
-    ScratchDir dir;
-    const auto path = dir.file("many.sqlite");
+    TempDir dir;
+    const auto path = dir / "many.sqlite";
     std::vector<KernelRow> rows;
     constexpr int kDistinct = 70000;  // more than the writer remembers (65536)
     for (int pass = 0; pass < 2; ++pass)
@@ -211,8 +211,8 @@ TEST(CaptureIoKernelLayout, ForgottenLaunchesAreStoredAgainNotConfused) {
 // A damaged file whose kernel row names a launch the file lacks: the reader
 // keeps the kernel (times, device, correlation) with empty launch fields.
 TEST(CaptureIoKernelLayout, AKernelWithAMissingLaunchReadsWithEmptyLaunchFields) {
-    ScratchDir dir;
-    const auto path = dir.file("dangling.sqlite");
+    TempDir dir;
+    const auto path = dir / "dangling.sqlite";
     writeRows(path, {row(0), row(17)});
     execSql(path, "UPDATE OVERLAPSCOPE_KERNEL SET launchId = 12345 WHERE correlationId = 5017");
     Capture c;
@@ -234,8 +234,8 @@ TEST(CaptureIoKernelLayout, AKernelWithAMissingLaunchReadsWithEmptyLaunchFields)
 
 // Format 1 files (one wide kernel table) are still read.
 TEST(CaptureIoKernelLayout, FormatOneWideTableStillReads) {
-    ScratchDir dir;
-    const auto path = dir.file("v1.sqlite");
+    TempDir dir;
+    const auto path = dir / "v1.sqlite";
     writeRows(path, {});
     execSql(path,
             "DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE OVERLAPSCOPE_KERNEL; "

@@ -13,7 +13,7 @@ namespace osc {
 namespace {
 
 using testing_io::execSql;
-using testing_io::ScratchDir;
+using testsupport::TempDir;
 
 // Hardware id 1 in the top byte: the pid must still come out of bits 24..47.
 constexpr uint64_t kHw = 1ull << 56;
@@ -102,8 +102,8 @@ const Process& byPid(const Capture& c, int64_t pid) {
 }
 
 TEST(CaptureIoNsys, HandMadeExportSplitsIntoProcessesAndDevices) {
-    ScratchDir dir;
-    const auto path = dir.file("report.sqlite");
+    TempDir dir;
+    const auto path = dir / "report.sqlite";
     makeNsysExport(path);
     Capture c;
     readSqliteCapture(path, {}, c);
@@ -197,8 +197,8 @@ TEST(CaptureIoNsys, HandMadeExportSplitsIntoProcessesAndDevices) {
 }
 
 TEST(CaptureIoNsys, GraphTraceWithPerNodeKernelsGivesNoWarning) {
-    ScratchDir dir;
-    const auto path = dir.file("nodes.sqlite");
+    TempDir dir;
+    const auto path = dir / "nodes.sqlite";
     execSql(path, R"(
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
   streamId INTEGER, globalPid INTEGER, graphNodeId INTEGER);
@@ -217,8 +217,8 @@ INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (1, 5, 0);
 }
 
 TEST(CaptureIoNsys, DriverAndRuntimeByEventClassWhenPresent) {
-    ScratchDir dir;
-    const auto path = dir.file("class.sqlite");
+    TempDir dir;
+    const auto path = dir / "class.sqlite";
     // eventClass 0/1 wins over the name; other classes (cuBLAS, cuDNN, ...)
     // fall back to the name.
     execSql(path, R"(

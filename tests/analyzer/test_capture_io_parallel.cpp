@@ -16,7 +16,7 @@
 namespace osc {
 namespace {
 
-using testing_io::ScratchDir;
+using testsupport::TempDir;
 
 struct ScanThreshold {
     explicit ScanThreshold(int64_t rows) : saved(sqlread::parallelScanMinRows) {
@@ -54,8 +54,8 @@ const Process& byPid(const Capture& c, int64_t pid) {
 }
 
 TEST(CaptureIoParallelScan, TwoThreadsGiveTheRowsOfOneInOrder) {
-    ScratchDir dir;
-    const auto path = dir.file("interleaved.sqlite");
+    TempDir dir;
+    const auto path = dir / "interleaved.sqlite";
     writeInterleaved(path);
     Capture c;
     {
@@ -89,8 +89,8 @@ TEST(CaptureIoParallelScan, TwoThreadsGiveTheRowsOfOneInOrder) {
 }
 
 TEST(CaptureIoParallelScan, CancelStopsBothThreads) {
-    ScratchDir dir;
-    const auto path = dir.file("interleaved.sqlite");
+    TempDir dir;
+    const auto path = dir / "interleaved.sqlite";
     writeInterleaved(path);
     ScanThreshold lowered(1000);
     std::atomic<bool> cancel{false};
@@ -110,8 +110,8 @@ TEST(CaptureIoParallelScan, CancelStopsBothThreads) {
 // so a kernel read from a newer snapshot than its launch shows as an empty
 // name.
 TEST(CaptureIoParallelScan, ALiveCaptureReadsAsOneSnapshot) {
-    ScratchDir dir;
-    const auto path = dir.file("live.sqlite");
+    TempDir dir;
+    const auto path = dir / "live.sqlite";
     auto w = CaptureWriter::create(path, 0);
     std::atomic<bool> done{false};
     std::thread writer([&] {

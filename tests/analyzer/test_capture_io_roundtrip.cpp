@@ -16,7 +16,7 @@ namespace {
 
 using testing_io::queryPlan;
 using testing_io::querySql;
-using testing_io::ScratchDir;
+using testsupport::TempDir;
 
 constexpr int64_t kSession = 1'700'000'000'123'456'789;
 
@@ -235,10 +235,10 @@ void expectSameProcess(const Capture& ca, const Process& a, const Capture& cb, c
 }
 
 TEST(CaptureIoRoundTrip, EveryFieldComesBack) {
-    ScratchDir dir;
+    TempDir dir;
     Capture original;
     original.processes.push_back(handBuiltProcess(original));
-    const auto path = dir.file("rank3.sqlite");
+    const auto path = dir / "rank3.sqlite";
     writeProcess(original, original.processes[0], path);
 
     Capture read;
@@ -259,15 +259,15 @@ TEST(CaptureIoRoundTrip, EveryFieldComesBack) {
 TEST(CaptureIoRoundTrip, WrittenAgainGivesTheSameProcess) {
     // read → write → read: a file read back writes out the same way (the
     // path synth and export take), with no version carried over.
-    ScratchDir dir;
+    TempDir dir;
     Capture original;
     original.processes.push_back(handBuiltProcess(original));
-    writeProcess(original, original.processes[0], dir.file("a.sqlite"));
+    writeProcess(original, original.processes[0], dir / "a.sqlite");
     Capture once;
-    readSqliteCapture(dir.file("a.sqlite"), {}, once);
-    writeProcess(once, once.processes[0], dir.file("b.sqlite"));
+    readSqliteCapture(dir / "a.sqlite", {}, once);
+    writeProcess(once, once.processes[0], dir / "b.sqlite");
     Capture twice;
-    readSqliteCapture(dir.file("b.sqlite"), {}, twice);
+    readSqliteCapture(dir / "b.sqlite", {}, twice);
     ASSERT_EQ(twice.processes.size(), 1u);
     expectSameProcess(original, original.processes[0], twice, twice.processes[0]);
 }
@@ -275,16 +275,16 @@ TEST(CaptureIoRoundTrip, WrittenAgainGivesTheSameProcess) {
 TEST(CaptureIoRoundTrip, AlignedProcessKeepsItsWallClockAnchor) {
     // After alignment a process's times are on the capture timeline; the file
     // anchors them at sessionStart - timeOffset so wall-clock times survive.
-    ScratchDir dir;
+    TempDir dir;
     Capture c;
     Process p = handBuiltProcess(c);
     p.timeOffsetNs = 500;
     for (auto& t : p.devices[0].kernels.start) t += 500;
     for (auto& t : p.devices[0].kernels.end) t += 500;
     c.processes.push_back(p);
-    writeProcess(c, c.processes[0], dir.file("aligned.sqlite"));
+    writeProcess(c, c.processes[0], dir / "aligned.sqlite");
     Capture read;
-    readSqliteCapture(dir.file("aligned.sqlite"), {}, read);
+    readSqliteCapture(dir / "aligned.sqlite", {}, read);
     const auto& q = read.processes[0];
     EXPECT_EQ(q.sessionStartUtcNs, kSession - 500);
     EXPECT_EQ(q.devices[0].kernels.start[0], 600);
@@ -293,10 +293,10 @@ TEST(CaptureIoRoundTrip, AlignedProcessKeepsItsWallClockAnchor) {
 
 TEST(CaptureIoRoundTrip, FileHasTheNsysLayout) {
     // Scripts written for nsys exports must work on our files.
-    ScratchDir dir;
+    TempDir dir;
     Capture c;
     c.processes.push_back(handBuiltProcess(c));
-    const auto path = dir.file("layout.sqlite");
+    const auto path = dir / "layout.sqlite";
     writeProcess(c, c.processes[0], path);
     EXPECT_EQ(querySql(path, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
                              "ON k.shortName = s.id WHERE k.correlationId = 12"),
@@ -349,8 +349,8 @@ TEST(CaptureIoRoundTrip, FileHasTheNsysLayout) {
 }
 
 TEST(CaptureIoWriter, StreamingRowsReadBackWithTheirNullsAndKinds) {
-    ScratchDir dir;
-    const auto path = dir.file("stream.sqlite");
+    TempDir dir;
+    const auto path = dir / "stream.sqlite";
     const uint64_t gpid = schema::packGlobalPid(77);
     {
         auto w = CaptureWriter::create(path, 1000);
@@ -425,8 +425,8 @@ TEST(CaptureIoWriter, StreamingRowsReadBackWithTheirNullsAndKinds) {
 TEST(CaptureIoWriter, LiveFileShowsCommittedRowsToAReader) {
     // A viewer opening a capture that is still being written sees every
     // committed batch, and its open connection does not stop close().
-    ScratchDir dir;
-    const auto path = dir.file("live.sqlite");
+    TempDir dir;
+    const auto path = dir / "live.sqlite";
     auto w = CaptureWriter::create(path, 0);
     KernelRow k;
     k.demangledName = "live";
@@ -448,8 +448,8 @@ TEST(CaptureIoWriter, LiveFileShowsCommittedRowsToAReader) {
 }
 
 TEST(CaptureIoWriter, RefusesAnExistingFileUnlessAskedToOverwrite) {
-    ScratchDir dir;
-    const auto path = dir.file("mine.sqlite");
+    TempDir dir;
+    const auto path = dir / "mine.sqlite";
     { std::ofstream(path) << "precious"; }
     try {
         CaptureWriter::create(path, 0);

@@ -1,36 +1,17 @@
-// Helpers shared by the capture I/O tests: a scratch directory per test and
-// raw SQL access for building files by hand and inspecting what was written.
+// Helpers shared by the capture I/O tests: raw SQL access for building files
+// by hand and inspecting what was written. Each test's files go in a private
+// testsupport::TempDir.
 #pragma once
 
 #include <sqlite3.h>
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <filesystem>
 #include <string>
-#include <unistd.h>
+
+#include "tests/support/temp_dir.h"
 
 namespace osc::testing_io {
-
-class ScratchDir {
-public:
-    ScratchDir() {
-        static std::atomic<int> counter{0};
-        dir_ = std::filesystem::temp_directory_path() /
-               ("osc_capture_io_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        std::filesystem::remove_all(dir_);
-        std::filesystem::create_directories(dir_);
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
-    }
-    std::string file(const std::string& name) const { return (dir_ / name).string(); }
-
-private:
-    std::filesystem::path dir_;
-};
 
 // Runs SQL on a file, read-write, failing the test on error.
 inline void execSql(const std::string& path, const std::string& sql) {

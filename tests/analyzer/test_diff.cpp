@@ -2,18 +2,17 @@
 // and the command's exit codes on real files (captures and report JSON).
 #include "analyzer/report/diff.h"
 #include "tests/analyzer/test_kineto_fixture.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <sys/wait.h>
 
 using namespace osc;
 using namespace osc::report;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -140,12 +139,7 @@ TEST(Diff, MatchesDevicesByRankAndOrdersWorstFirst) {
 // The command line, end to end.
 class DiffCommand : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("osc_diff_" + std::to_string(::getpid()));
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& n) const { return (dir_ / n).string(); }
+    std::string path(const std::string& n) const { return dir_ / n; }
     int run(const std::string& args) const {
         const std::string cmd = std::string(OSC_CLI) + " " + args + " > " + path("out.txt") + " 2> " + path("err.txt");
         const int rc = std::system(cmd.c_str());
@@ -159,7 +153,7 @@ protected:
         ev[1] = {"kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1'050'000, commUs * 1000, 0, 13, 0, 13, 2};
         osc::testing::writeText(path(name), osc::testing::traceJson(ev));
     }
-    fs::path dir_;
+    const osc::testsupport::TempDir dir_;
 };
 
 TEST_F(DiffCommand, ExitCodesAndReportInputs) {

@@ -5,18 +5,17 @@
 #include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_metrics_support.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
 using namespace osc;
 using nlohmann::json;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -153,13 +152,13 @@ void expectSameMetrics(const OverlapMetrics& a, const OverlapMetrics& b) {
 
 TEST(ChromeExport, RoundTripGivesTheSameEventsAndMetrics) {
     const Capture original = randomCapture(11);
-    const fs::path file = fs::temp_directory_path() / ("osc_export_rt_" + std::to_string(::getpid()) + ".json");
+    const testsupport::TempDir dir;
+    const std::string file = dir / "rt.json";
     {
         std::ofstream out(file);
         writeChromeTrace(original, out);
     }
-    const Capture back = loadCapture(file.string());
-    fs::remove(file);
+    const Capture back = loadCapture(file);
 
     ASSERT_EQ(back.processes.size(), original.processes.size());
     for (size_t p = 0; p < original.processes.size(); ++p) {

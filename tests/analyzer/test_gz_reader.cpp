@@ -2,16 +2,14 @@
 // several members, trailing bytes, corruption, early destruction, progress.
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/import/gz_reader.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
-
-#include <unistd.h>
 
 using osc::CaptureError;
 using osc::GzReader;
@@ -20,14 +18,7 @@ namespace {
 
 class GzReaderTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = std::filesystem::temp_directory_path() /
-               ("osc_gz_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        std::filesystem::create_directories(dir_);
-    }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    std::string path(const std::string& name) const { return dir_ / name; }
 
     // One gzip member of `text`, as zlib writes it.
     static std::string gzMember(const std::string& text) {
@@ -62,7 +53,7 @@ protected:
         return s + "{}]}";
     }
 
-    std::filesystem::path dir_;
+    const osc::testsupport::TempDir dir_;
 };
 
 }  // namespace

@@ -3,17 +3,16 @@
 #include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_kineto_fixture.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <set>
 
 using namespace osc;
 using osc::testing::KEvent;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -73,17 +72,15 @@ void check(const std::string& file, const std::vector<KEvent>& events, int devic
 }  // namespace
 
 TEST(KinetoMetrics, MatchBruteForceOnRandomTraces) {
-    const fs::path dir = fs::temp_directory_path() / ("osc_kmetrics_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
+    const testsupport::TempDir dir;
     for (uint32_t seed = 1; seed <= 6; ++seed) {
         // Near 1.7e15 µs, with ns digits: a double would lose them.
         const auto events = osc::testing::randomKernels(seed, 120, 3, 3, 1'700'000'000'123'456'789LL + seed);
         const std::string text = osc::testing::traceJson(events);
-        const std::string plain = (dir / "t.json").string(), gz = (dir / "t.json.gz").string();
+        const std::string plain = dir / "t.json", gz = dir / "t.json.gz";
         osc::testing::writeText(plain, text);
         osc::testing::writeGz(gz, text);
         check(plain, events, 3);
         check(gz, events, 3);
     }
-    fs::remove_all(dir);
 }

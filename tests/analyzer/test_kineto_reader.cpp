@@ -4,14 +4,13 @@
 #include "analyzer/import/kineto_names.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/analyzer/test_kineto_fixture.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <random>
 
-namespace fs = std::filesystem;
 using namespace osc;
 using osc::testing::KEvent;
 
@@ -19,16 +18,8 @@ namespace {
 
 class KinetoReaderTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("osc_kineto_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-    fs::path dir_;
+    std::string path(const std::string& name) const { return dir_ / name; }
+    const testsupport::TempDir dir_;
 };
 
 // 1.7e15 µs: an epoch-µs timestamp of 2023, the largest kind real traces hold.

@@ -14,6 +14,7 @@
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "tests/analyzer/test_metrics_support.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -28,8 +29,6 @@
 #include <set>
 #include <sstream>
 #include <tuple>
-
-#include <unistd.h>
 
 using namespace osc;
 namespace fs = std::filesystem;
@@ -188,10 +187,6 @@ TimeNs lengthOf(const std::vector<std::pair<TimeNs, TimeNs>>& in,
 class LatePipeline : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("osc_p2pseq_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
         synth::PipelineSpec spec;
         spec.stages = 4;
         spec.microbatches = 4;
@@ -200,7 +195,7 @@ protected:
         spec.backwardNs = 400'000;
         spec.transferNs = 30'000;
         spec.activationBytes = 1 << 20;
-        files_ = synth::writePipeline(spec, (dir_ / "pipe").string(), false);
+        files_ = synth::writePipeline(spec, dir_ / "pipe", false);
         ASSERT_EQ(files_.size(), 4u);
         // Stage 2 attached while step 0 ran: after its first receive from
         // stage 1 (it starts once stage 1's first forward is done), before
@@ -218,7 +213,6 @@ protected:
         std::sort(receives.begin(), receives.end());
         startCaptureAt(files_[static_cast<size_t>(late_)], (receives[0] + receives[1]) / 2);
     }
-    void TearDown() override { fs::remove_all(dir_); }
 
     // The true pairs: a send to rank B and a receive from rank A ending at the
     // same moment (the generator ends both at the transfer's arrival, and a
@@ -252,7 +246,7 @@ protected:
         return o;
     }
 
-    fs::path dir_;
+    const testsupport::TempDir dir_;
     std::vector<std::string> files_;
     int late_ = -1;
 };
@@ -358,7 +352,7 @@ TEST_F(LatePipeline, PartialsPerRankMergeToTheSameReport) {
     std::vector<std::string> partials;
     for (const auto& f : files_) {
         const AnalyzedFiles analyzed({f}, settings);
-        const std::string out = (dir_ / (fs::path(f).stem().string() + ".partial.json")).string();
+        const std::string out = dir_ / (fs::path(f).stem().string() + ".partial.json");
         std::ofstream o(out, std::ios::binary);
         analyzed.writePartial(o, {f}, "overlapscope test");
         partials.push_back(out);

@@ -24,6 +24,8 @@
 #include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/workload_synth.h"
 #include "tests/analyzer/nsys_shaped.h"
+#include "tests/analyzer/random_job.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -36,28 +38,11 @@
 #include <random>
 #include <sstream>
 
-#include <unistd.h>
-
 using namespace osc;
+using osc::test::randomJob;
 namespace fs = std::filesystem;
 
 namespace {
-
-synth::WorkloadSpec randomJob(std::mt19937& rng, int minRanks = 2, int maxRanks = 7) {
-    synth::WorkloadSpec s;
-    s.ranks = std::uniform_int_distribution<int>(minRanks, maxRanks)(rng);
-    s.layers = std::uniform_int_distribution<int>(2, 6)(rng);
-    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
-    s.mode = static_cast<synth::OverlapMode>(std::uniform_int_distribution<int>(0, 2)(rng));
-    s.jitter = 0.2;
-    s.seed = rng();
-    s.interference = 1.1;
-    for (int r = 0; r < s.ranks; ++r) {
-        s.arrivalSkewNs.push_back(std::uniform_int_distribution<TimeNs>(0, 300'000)(rng));
-        s.clockOffsetNs.push_back(std::uniform_int_distribution<TimeNs>(-200'000, 200'000)(rng));
-    }
-    return s;
-}
 
 // A 1F1B pipeline: stages, micro-batches, a slow stage now and then (its
 // bubble finding), transfer time or none.
@@ -129,15 +114,7 @@ std::string jsonOf(const Analysis& a, const std::vector<std::string>& inputs) {
 
 class PartialMerge : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("osc_partial_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    std::string path(const std::string& name) const { return dir_ / name; }
 
     // Our captures, one per rank, each with its own session start.
     std::vector<std::string> ourJob(const synth::WorkloadSpec& spec, const std::string& name, std::mt19937& rng) {
@@ -362,7 +339,7 @@ protected:
         }
     };
 
-    fs::path dir_;
+    const testsupport::TempDir dir_;
     int partialCount_ = 0;
     Seen seen_;
 };

@@ -16,7 +16,7 @@ namespace osc {
 namespace {
 
 using testing_io::execSql;
-using testing_io::ScratchDir;
+using testsupport::TempDir;
 
 constexpr TimeNs us(TimeNs v) { return v * 1000; }
 constexpr uint64_t MiB = 1 << 20;
@@ -72,8 +72,8 @@ INSERT INTO NVTX_EVENTS VALUES )" + ranges + R"(;
 }
 
 TEST(PatternInputs, NsysExportGivesTheBubbleButNoPeers) {
-    ScratchDir dir;
-    const auto path = dir.file("pipeline.sqlite");
+    TempDir dir;
+    const auto path = dir / "pipeline.sqlite";
     makePipelineExport(path);
     const Analysis a = analyze(loadCapture(path));
     ASSERT_EQ(a.devices.size(), 2u);
@@ -124,17 +124,17 @@ const std::string kGemm = "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_tn";
 TEST(PatternInputs, PytorchSendAndRecvArgumentsPairUp) {
     // Example 6, first pair: rank 0 sends 1 MiB (262144 floats) to rank 1 at
     // [100, 160); rank 1 receives from [40, 160). "Dst Rank" as text, "Src Rank" as a number.
-    ScratchDir dir;
+    TempDir dir;
     const std::string group = "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", \"Group size\": 2, "
                               "\"dtype\": \"Float\", \"In msg nelems\": 262144, \"Out msg nelems\": 262144";
-    std::ofstream(dir.file("rank0.json")) << pytorchTrace(
+    std::ofstream(dir / "rank0.json") << pytorchTrace(
         0, 2, {{us(0), us(100), kGemm, ""},
                {us(100), us(160), kSendRecv, group + ", \"Collective name\": \"send\", \"Dst Rank\": \"1\""},
                {us(120), us(220), kGemm, ""}});
-    std::ofstream(dir.file("rank1.json")) << pytorchTrace(
+    std::ofstream(dir / "rank1.json") << pytorchTrace(
         1, 2, {{us(40), us(160), kSendRecv, group + ", \"Collective name\": \"recv\", \"Src Rank\": 0"},
                {us(160), us(260), kGemm, ""}});
-    const Analysis a = analyze(loadCaptures({dir.file("rank0.json"), dir.file("rank1.json")}));
+    const Analysis a = analyze(loadCaptures({dir / "rank0.json", dir / "rank1.json"}));
     ASSERT_EQ(a.devices.size(), 2u);
     ASSERT_EQ(a.p2p.size(), 1u);
     EXPECT_EQ(a.p2p[0].sender.first, 0);
@@ -197,7 +197,7 @@ TEST(PatternInputs, PytorchTruncatedGroupRanksStillNameThePeers) {
 TEST(PatternInputs, PytorchAllToAllSplitSizesGiveBytesPerPair) {
     // Example 8 as torch.distributed.all_to_all_single writes it: split sizes
     // in rows of 1 MiB of bf16 (524288 elements each).
-    ScratchDir dir;
+    TempDir dir;
     const auto args = [](const std::string& in, int64_t inRows, const std::string& out, int64_t outRows) {
         return "\"Collective name\": \"all_to_allv\", \"Process Group Name\": \"ep\", \"Process Group Ranks\": "
                "\"[0, 1, 2]\", \"Group size\": 3, \"dtype\": \"BFloat16\", \"In split size\": \"" + in +
@@ -205,13 +205,13 @@ TEST(PatternInputs, PytorchAllToAllSplitSizesGiveBytesPerPair) {
                ", \"Out msg nelems\": " + n(outRows * 524288);
     };
     // Rows of 1 MiB: rank 0 sends 2 and 2, receives 2 (from 1) and 8 (from 2); and so on.
-    std::ofstream(dir.file("r0.json")) << pytorchTrace(
+    std::ofstream(dir / "r0.json") << pytorchTrace(
         0, 3, {{us(0), us(60), kSendRecv, args("[0, 2, 2]", 4, "[0, 2, 8]", 10)}, {us(0), us(30), kGemm, ""}});
-    std::ofstream(dir.file("r1.json")) << pytorchTrace(
+    std::ofstream(dir / "r1.json") << pytorchTrace(
         1, 3, {{us(10), us(60), kSendRecv, args("[2, 0, 2]", 4, "[2, 0, 8]", 10)}});
-    std::ofstream(dir.file("r2.json")) << pytorchTrace(
+    std::ofstream(dir / "r2.json") << pytorchTrace(
         2, 3, {{us(20), us(100), kSendRecv, args("[8, 8, 0]", 16, "[2, 2, 0]", 4)}});
-    const Analysis a = analyze(loadCaptures({dir.file("r0.json"), dir.file("r1.json"), dir.file("r2.json")}));
+    const Analysis a = analyze(loadCaptures({dir / "r0.json", dir / "r1.json", dir / "r2.json"}));
     ASSERT_EQ(a.alltoall.size(), 1u);
     const auto& s = a.alltoall[0];
     ASSERT_EQ(s.ranks.size(), 3u);
@@ -228,12 +228,12 @@ TEST(PatternInputs, PytorchAllToAllSplitSizesGiveBytesPerPair) {
 TEST(PatternInputs, PytorchEvenAllToAllAndUnusableArguments) {
     // An empty split list splits evenly; a peer outside the group, a list
     // that is not one, and an unknown rank give no rows (and no crash).
-    ScratchDir dir;
+    TempDir dir;
     const std::string even = "\"Collective name\": \"all_to_all\", \"Process Group Ranks\": \"[0, 1, 2]\", "
                              "\"Group size\": 3, \"dtype\": \"Float\", \"In split size\": \"[]\", "
                              "\"Out split size\": \"[]\", \"In msg nelems\": 3072, \"Out msg nelems\": 3072";
     for (int r = 0; r < 3; ++r)
-        std::ofstream(dir.file("e" + n(r) + ".json")) << pytorchTrace(r, 3, {{us(0), us(10), kSendRecv, even},
+        std::ofstream(dir / ("e" + n(r) + ".json")) << pytorchTrace(r, 3, {{us(0), us(10), kSendRecv, even},
             {us(20), us(30), kSendRecv, "\"Collective name\": \"send\", \"Dst Rank\": 9, \"Group size\": 3, "
                                         "\"dtype\": \"Float\", \"In msg nelems\": 4"},
             {us(40), us(50), kSendRecv, "\"Collective name\": \"all_to_allv\", \"Group size\": 3, "
@@ -241,7 +241,7 @@ TEST(PatternInputs, PytorchEvenAllToAllAndUnusableArguments) {
             // A group no job has: two rows per member would be a million rows per kernel.
             {us(60), us(70), kSendRecv, "\"Collective name\": \"all_to_all\", \"Group size\": 1000000, "
                                         "\"dtype\": \"Float\", \"In split size\": \"[]\", \"In msg nelems\": 4"}});
-    const Capture c = loadCaptures({dir.file("e0.json"), dir.file("e1.json"), dir.file("e2.json")});
+    const Capture c = loadCaptures({dir / "e0.json", dir / "e1.json", dir / "e2.json"});
     for (const auto& p : c.processes) EXPECT_EQ(p.collectives.size(), 4u);  // the even all-to-all's rows only
     const Analysis a = analyze(c);
     ASSERT_EQ(a.alltoall.size(), 1u);

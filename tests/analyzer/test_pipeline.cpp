@@ -7,6 +7,8 @@
 #include "analyzer/pipeline/analyze_inputs.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"
+#include "tests/analyzer/random_job.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -16,22 +18,14 @@
 #include <random>
 #include <sstream>
 
-#include <unistd.h>
-
 using namespace osc;
+using osc::test::randomJob;
 namespace fs = std::filesystem;
 
 namespace {
 
 class PipelineTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("osc_pipeline_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
     static std::string json(const Analysis& a, const std::vector<std::string>& inputs) {
         report::ReportOptions o;
         o.inputs = inputs;
@@ -40,24 +34,9 @@ protected:
         return out.str();
     }
 
-    fs::path dir_;
+    const testsupport::TempDir tmp_;
+    const fs::path dir_{tmp_.path()};
 };
-
-synth::WorkloadSpec randomJob(std::mt19937& rng) {
-    synth::WorkloadSpec s;
-    s.ranks = std::uniform_int_distribution<int>(2, 7)(rng);
-    s.layers = std::uniform_int_distribution<int>(2, 6)(rng);
-    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
-    s.mode = static_cast<synth::OverlapMode>(std::uniform_int_distribution<int>(0, 2)(rng));
-    s.jitter = 0.2;
-    s.seed = rng();
-    s.interference = 1.1;
-    for (int r = 0; r < s.ranks; ++r) {
-        s.arrivalSkewNs.push_back(std::uniform_int_distribution<TimeNs>(0, 300'000)(rng));
-        s.clockOffsetNs.push_back(std::uniform_int_distribution<TimeNs>(-200'000, 200'000)(rng));
-    }
-    return s;
-}
 
 // Each process starts its session at its own wall-clock time, so files sit
 // at different offsets on the job's timeline.

@@ -3,16 +3,14 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/report/report_json.h"
 #include "tests/analyzer/test_report_fixture.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <unistd.h>
 
 using namespace osc;
 using namespace osc::report;
@@ -71,12 +69,6 @@ void expectMetrics(const json& j, const OverlapMetrics& m) {
     ratio("overlap_ratio", m.overlap_ratio);
     ratio("achieved_speedup", m.achieved_speedup);
     ratio("ideal_speedup", m.ideal_speedup);
-}
-
-std::string tempPath(const std::string& name) {
-    return (std::filesystem::temp_directory_path() /
-            ("osc_test_report_json_" + std::to_string(::getpid()) + "_" + name))
-        .string();
 }
 
 }  // namespace
@@ -217,14 +209,14 @@ TEST(ReportJson, ReadBackGivesTheSameValues) {
 }
 
 TEST(ReportJson, ReadFromFile) {
-    const auto path = tempPath("ok.json");
+    const testsupport::TempDir dir;
+    const auto path = dir / "ok.json";
     {
         std::ofstream out(path);
         out << formatJsonReport(fixture::oneDeviceAnalysis(), ReportOptions{});
     }
     const auto back = readReportJson(path);
     EXPECT_EQ(back.analysis.devices.size(), 1u);
-    std::filesystem::remove(path);
 }
 
 TEST(ReportJson, BadInputNamesTheFileAndTheProblem) {
@@ -250,7 +242,8 @@ TEST(ReportJson, BadInputNamesTheFileAndTheProblem) {
     j["devices"][0]["steps"][1]["exposed_comm_ns"] = "many";
     EXPECT_NE(problem(j.dump()).find("devices[0].steps[1].exposed_comm_ns is not an integer"),
               std::string::npos);
-    EXPECT_THROW(readReportJson(tempPath("does-not-exist.json")), CaptureError);
+    const testsupport::TempDir dir;
+    EXPECT_THROW(readReportJson(dir / "does-not-exist.json"), CaptureError);
 }
 
 TEST(ReportJson, StreamedOutputIsExactlyTheIndentedDocument) {

@@ -6,28 +6,19 @@
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/pattern_synth.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <climits>
-#include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 using namespace osc;
 using namespace osc::synth;
-namespace fs = std::filesystem;
 
 namespace {
-
-std::string tempPath(const std::string& name) {
-    const auto p = fs::temp_directory_path() / ("osc_test_synth_patterns_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(p);
-    return p.string();
-}
 
 // Every input the analysis can meet the model in: memory, files, and the
 // Chrome trace `overlapscope export` writes, read back as a PyTorch trace.
@@ -37,7 +28,8 @@ template <typename Spec, typename Synthesize, typename Write>
 Analysis analyzeVia(Via via, const Spec& spec, Synthesize synthesize, Write write, const std::string& name,
                     const AnalysisSettings& settings = {}) {
     if (via == Via::Memory) return analyze(synthesize(spec), settings);
-    const std::string dir = tempPath(name);
+    const testsupport::TempDir tmp;
+    const std::string dir = tmp / name;
     write(spec, dir, false);
     Analysis a;
     if (via == Via::Files) {
@@ -50,9 +42,7 @@ Analysis analyzeVia(Via via, const Spec& spec, Synthesize synthesize, Write writ
             writeChromeTrace(capture, out);
         }
         a = analyze(loadCapture(trace), settings);
-        fs::remove(trace);
     }
-    fs::remove_all(dir);
     return a;
 }
 

@@ -5,13 +5,12 @@
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-
-#include <unistd.h>
 
 using namespace osc;
 using namespace osc::synth;
@@ -46,13 +45,6 @@ void expectTotals(const Analysis& a, int steps, Expect e, TimeNs stepWindow) {
         EXPECT_EQ(st.metrics.comm_ns, e.comm);
         EXPECT_EQ(st.metrics.exposed_comm_ns, e.comm - e.overlap);
     }
-}
-
-std::string tempDir(const std::string& name) {
-    const auto p = std::filesystem::temp_directory_path() /
-                   ("osc_test_synth_pipeline_" + std::to_string(::getpid()) + "_" + name);
-    std::filesystem::remove_all(p);
-    return p.string();
 }
 
 }  // namespace
@@ -118,9 +110,8 @@ TEST(SynthAnalysis, SlowLinkIsCommunicationBound) {
 }
 
 TEST(SynthPipeline, FileRoundTripGivesTheSameAnswersInTheReport) {
-    const auto dir = tempDir("one");
-    std::filesystem::create_directories(dir);
-    const auto file = dir + "/ddp.sqlite";
+    const testsupport::TempDir dir;
+    const auto file = dir / "ddp.sqlite";
     WorkloadSpec s;
     s.steps = 3;
     ASSERT_EQ(writeWorkload(s, file, false), std::vector<std::string>{file});
@@ -141,11 +132,11 @@ TEST(SynthPipeline, FileRoundTripGivesTheSameAnswersInTheReport) {
     EXPECT_EQ(j["devices"][0]["steps"].size(), 3u);
     EXPECT_EQ(j["devices"][0]["collectives"].size(), 9u);
     EXPECT_EQ(j["devices"][0]["collectives"][0]["bytes"], 32ull << 20);
-    std::filesystem::remove_all(dir);
 }
 
 TEST(SynthPipeline, MultiRankDirectory) {
-    const auto dir = tempDir("ranks");
+    const testsupport::TempDir tmp;
+    const auto dir = tmp / "ranks";
     WorkloadSpec s;
     s.ranks = 4;
     s.steps = 2;
@@ -165,13 +156,13 @@ TEST(SynthPipeline, MultiRankDirectory) {
     TimeNs comm = 0;
     for (const auto& d : a.devices) comm += d.totals.comm_ns;
     EXPECT_EQ(a.summary.comm_ns, comm);
-    std::filesystem::remove_all(dir);
 }
 
 TEST(SynthPipeline, ManyRanksWrittenOneAtATimeMatchTheInMemoryJob) {
     // Past 64 ranks the files are written one after another from buffered
     // rows; what they hold must be the job the model makes in memory.
-    const auto dir = tempDir("many");
+    const testsupport::TempDir tmp;
+    const auto dir = tmp / "many";
     WorkloadSpec s;
     s.ranks = 80;
     s.steps = 1;
@@ -197,7 +188,6 @@ TEST(SynthPipeline, ManyRanksWrittenOneAtATimeMatchTheInMemoryJob) {
     }
     EXPECT_EQ(fromFiles.matched.size(), inMemory.matched.size());
     EXPECT_EQ(fromFiles.total_skew_ns, inMemory.total_skew_ns);
-    std::filesystem::remove_all(dir);
 }
 
 TEST(SynthPipeline, RanksUpTo4096) {

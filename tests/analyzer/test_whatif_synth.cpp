@@ -6,13 +6,12 @@
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/synth/workload_synth.h"
 #include "analyzer/whatif/whatif.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace osc::whatif {
 namespace {
@@ -184,10 +183,8 @@ TEST(WhatIfSynth, RanksWaitForTheLastArrival) {
 TEST(WhatIfSynth, KinetoCollectiveArgsGiveTheSizes) {
     // A PyTorch profiler trace: NCCL kernels carry "In msg nelems" and
     // "dtype"; the sizes reach the model like NCCL plugin rows.
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("osc_test_whatif_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    const fs::path file = dir / "trace.json";
+    const testsupport::TempDir dir;
+    const std::string file = dir / "trace.json";
     {
         std::ofstream out(file);
         out << R"({"schemaVersion":1,"distributedInfo":{"rank":0,"world_size":2},"traceEvents":[
@@ -204,8 +201,7 @@ TEST(WhatIfSynth, KinetoCollectiveArgsGiveTheSizes) {
 {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_bf16_RING_LL","pid":0,"tid":13,"ts":2.4,"dur":0.6,"args":{"device":0,"stream":13,"correlation":5,"Collective name":"allreduce","In msg nelems":1000,"Out msg nelems":1000,"Group size":2,"dtype":"BFloat16"}}
 ]})";
     }
-    const Capture c = loadCaptures({file.string()});
-    fs::remove_all(dir);
+    const Capture c = loadCaptures({file});
     const CollectiveTable& rows = c.processes[0].collectives;
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows.bytes[0], 4000u);  // 1000 floats

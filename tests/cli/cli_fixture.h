@@ -1,6 +1,9 @@
 // The end-to-end test fixture: runs the built `overlapscope` binary in a
-// fresh temporary directory per test and captures exit code, stdout, stderr.
+// fresh private temporary directory per test and captures exit code, stdout,
+// stderr.
 #pragma once
+
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -37,15 +40,6 @@ inline std::string quote(const std::string& s) {
 
 class Cli : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("osc_test_cli_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
     // Runs `overlapscope ARGS` (ARGS already shell-quoted where needed).
     // With timeoutSeconds > 0 the command is killed after that long (exit
     // code 137): a test of "never hangs" fails instead of hanging.
@@ -73,7 +67,8 @@ protected:
         return f;
     }
 
-    fs::path dir_;
+    const osc::testsupport::TempDir scratch_;
+    const fs::path dir_{scratch_.path()};
 };
 
 inline size_t lineCount(const std::string& s) {

@@ -5,6 +5,7 @@
 #include "cli/safe_output.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -29,16 +30,12 @@ std::string slurp(const fs::path& p) {
     return s.str();
 }
 
+// The planted names go in a private directory of the test's own, so the test
+// never follows or overwrites anything another user put in /tmp.
 class SafeOutput : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("osc_test_safe_output_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    fs::path dir_;
+    const osc::testsupport::TempDir scratch_;
+    const fs::path dir_{scratch_.path()};
 };
 
 }  // namespace

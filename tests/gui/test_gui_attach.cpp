@@ -7,6 +7,7 @@
 #include "tests/agent/agent_test_util.h"
 #include "gui/widgets/agent_list_model.h"
 #include "gui/widgets/attach_dialog.h"
+#include "tests/support/temp_dir.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -91,22 +92,15 @@ private:
 
 class AttachTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "osc-gui-attach-XXXXXX").string();
-        root = ::mkdtemp(tmpl.data());
-        sockets = root + "/sock";
-    }
-    void TearDown() override {
-        agents.clear();
-        std::filesystem::remove_all(root);
-    }
+    void TearDown() override { agents.clear(); }
     AgentListModel::Discover discover() const {
         return [dir = sockets] { return agent::discoverAgents(dir); };
     }
     // Live pids are needed: discovery drops sockets of dead processes.
     void addAgent(int64_t pid, int rank) { agents.push_back(std::make_unique<StubAgent>(sockets, pid, rank)); }
 
-    std::string root, sockets;
+    const testsupport::TempDir scratch;
+    const std::string root = scratch.path(), sockets = root + "/sock";
     std::vector<std::unique_ptr<StubAgent>> agents;
 };
 

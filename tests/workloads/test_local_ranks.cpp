@@ -10,20 +10,12 @@
 
 #include "reference_workloads/support/local_ranks.h"
 #include "reference_workloads/support/workload_error.h"
+#include "tests/support/temp_dir.h"
 
 namespace oscwl {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct TempDir {
-    TempDir() {
-        std::string t = (fs::temp_directory_path() / "osc-ranks-test-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~TempDir() { fs::remove_all(path); }
-    std::string path;
-};
 
 std::string slurp(const std::string& path) {
     std::ifstream in(path);
@@ -33,17 +25,17 @@ std::string slurp(const std::string& path) {
 }
 
 TEST(LocalRanks, EachRankGetsTheLauncherVariablesAndOneRendezvous) {
-    TempDir dir;
+    const osc::testsupport::TempDir dir;
     std::string failure;
     const int code = run_local_ranks(
         3, {"/bin/sh", "-c",
-            "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $OSC_SPAWNED_RANK $OSC_RENDEZVOUS > " + dir.path +
+            "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $OSC_SPAWNED_RANK $OSC_RENDEZVOUS > " + dir.path() +
                 "/$RANK"},
         failure);
     EXPECT_EQ(code, 0) << failure;
     std::string rendezvous;
     for (int r = 0; r < 3; ++r) {
-        std::istringstream line(slurp(dir.path + "/" + std::to_string(r)));
+        std::istringstream line(slurp(dir / std::to_string(r)));
         int rank = -1, world = -1, local = -1, localWorld = -1, spawned = -1;
         std::string rv;
         line >> rank >> world >> local >> localWorld >> spawned >> rv;

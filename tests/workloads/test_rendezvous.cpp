@@ -14,6 +14,7 @@
 
 #include "reference_workloads/support/rendezvous.h"
 #include "reference_workloads/support/workload_error.h"
+#include "tests/support/temp_dir.h"
 
 namespace oscwl {
 namespace {
@@ -25,12 +26,6 @@ Blob fake_id(std::uint8_t salt) {
     Blob b(128);
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::uint8_t>(i * 7 + salt);
     return b;
-}
-
-fs::path fresh_path(const std::string& name) {
-    fs::path p = fs::temp_directory_path() / ("osc_rdv_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove(p);
-    return p;
 }
 
 // Ranks 1..world-1 start first and wait; rank 0 publishes a moment later.
@@ -67,7 +62,8 @@ TEST(RendezvousSpec, Parses) {
 }
 
 TEST(FileRendezvous, FourRanksGetRankZerosId) {
-    fs::path p = fresh_path("four");
+    const osc::testsupport::TempDir dir;
+    fs::path p = dir / "four";
     RendezvousSpec spec = parse_rendezvous("file:" + p.string());
     const Blob id = fake_id(3);
     auto got = exchange_with_threads(spec, 4, id);
@@ -83,7 +79,8 @@ TEST(FileRendezvous, FourRanksGetRankZerosId) {
 }
 
 TEST(FileRendezvous, StaleFileIsRefusedAndKept) {
-    fs::path p = fresh_path("stale");
+    const osc::testsupport::TempDir dir;
+    fs::path p = dir / "stale";
     { std::ofstream(p) << "old"; }
     RendezvousSpec spec = parse_rendezvous("file:" + p.string());
     try {
@@ -96,16 +93,15 @@ TEST(FileRendezvous, StaleFileIsRefusedAndKept) {
     std::string content;
     in >> content;
     EXPECT_EQ(content, "old");
-    fs::remove(p);
 }
 
 TEST(FileRendezvous, TimeoutAndWrongSizeAreErrors) {
-    fs::path p = fresh_path("missing");
+    const osc::testsupport::TempDir dir;
+    fs::path p = dir / "missing";
     RendezvousSpec spec = parse_rendezvous("file:" + p.string());
     EXPECT_THROW(exchange_blob(spec, 1, 2, {}, 128, 100ms), WorkloadError);
     { std::ofstream(p) << "short"; }
     EXPECT_THROW(exchange_blob(spec, 1, 2, {}, 128, 100ms), WorkloadError);
-    fs::remove(p);
 }
 
 TEST(TcpRendezvous, ServerOnEphemeralPortServesEveryClient) {
