@@ -152,17 +152,17 @@ TEST(PatternInputs, PytorchSendAndRecvArgumentsPairUp) {
 // global 2 is group rank 1 (in the prefix), global 70 group rank 35 (past
 // it, found from the even spacing 0, 2, 4, ...).
 TEST(PatternInputs, PytorchTruncatedGroupRanksStillNameThePeers) {
-    ScratchDir dir;
+    TempDir dir;
     std::string prefix = "[";
     for (int k = 0; k < 30; ++k) prefix += (k ? ", " : "") + n(2 * k);
     const std::string group = "\"Process Group Name\": \"pp\", \"Process Group Ranks\": \"" + prefix +
                               ", ...]\", \"Group size\": 40, \"dtype\": \"Float\", \"In msg nelems\": 262144, "
                               "\"Out msg nelems\": 262144";
-    std::ofstream(dir.file("r2.json")) << pytorchTrace(
+    std::ofstream(dir / "r2.json") << pytorchTrace(
         2, 80, {{us(100), us(160), kSendRecv, group + ", \"Collective name\": \"send\", \"Dst Rank\": 70"}});
-    std::ofstream(dir.file("r70.json")) << pytorchTrace(
+    std::ofstream(dir / "r70.json") << pytorchTrace(
         70, 80, {{us(40), us(160), kSendRecv, group + ", \"Collective name\": \"recv\", \"Src Rank\": 2"}});
-    const Capture c = loadCaptures({dir.file("r2.json"), dir.file("r70.json")});
+    const Capture c = loadCaptures({dir / "r2.json", dir / "r70.json"});
     ASSERT_EQ(c.processes.size(), 2u);
     for (const auto& p : c.processes) {
         ASSERT_EQ(p.collectives.size(), 1u) << "rank " << p.rank;
