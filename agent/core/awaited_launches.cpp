@@ -1,62 +1,8 @@
 #include "agent/core/awaited_launches.h"
 
 #include <algorithm>
-#include <array>
 
 namespace osc::agent {
-namespace {
-
-bool endsWith(std::string_view s, std::string_view tail) {
-    return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
-// "cudaLaunchKernel_ptsz_v7000" -> "cudaLaunchKernel": CUPTI names carry the
-// API version and the per-thread default stream variant, in either order.
-std::string_view baseName(std::string_view name) {
-    for (;;) {
-        if (endsWith(name, "_ptsz") || endsWith(name, "_ptds")) {
-            name.remove_suffix(5);
-            continue;
-        }
-        const size_t v = name.rfind("_v");
-        if (v == std::string_view::npos || v + 2 == name.size()) return name;
-        const std::string_view digits = name.substr(v + 2);
-        if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return name;
-        name = name.substr(0, v);
-    }
-}
-
-constexpr std::array<std::string_view, 7> kKernelLaunches = {
-    "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaLaunch",
-    "cuLaunchKernel",   "cuLaunchKernelEx",    "cuLaunchCooperativeKernel",
-};
-
-// cudaMemcpyAsync, cudaMemcpy2DAsync, cudaMemsetAsync, cuMemcpyHtoDAsync,
-// cuMemsetD32Async...; not cudaMemPrefetchAsync or cuMemAllocAsync.
-bool isAsyncCopyOrMemset(std::string_view base) {
-    if (!endsWith(base, "Async")) return false;
-    for (std::string_view prefix : {"cudaMem", "cuMem"}) {
-        if (base.substr(0, prefix.size()) != prefix) continue;
-        const std::string_view rest = base.substr(prefix.size());
-        return rest.substr(0, 3) == "cpy" || rest.substr(0, 3) == "set";
-    }
-    return false;
-}
-
-}  // namespace
-
-ApiCallRole apiCallRole(std::string_view name) {
-    const std::string_view base = baseName(name);
-    if (base == "cudaGraphLaunch" || base == "cuGraphLaunch") return ApiCallRole::GraphLaunch;
-    if (base == "cudaStreamBeginCapture" || base == "cuStreamBeginCapture" ||
-        base == "cudaStreamBeginCaptureToGraph" || base == "cuStreamBeginCaptureToGraph")
-        return ApiCallRole::BeginStreamCapture;
-    if (base == "cudaStreamEndCapture" || base == "cuStreamEndCapture") return ApiCallRole::EndStreamCapture;
-    if (std::find(kKernelLaunches.begin(), kKernelLaunches.end(), base) != kKernelLaunches.end() ||
-        isAsyncCopyOrMemset(base))
-        return ApiCallRole::Launch;
-    return ApiCallRole::Other;
-}
 
 AwaitedLaunches::AwaitedLaunches(size_t window) {
     size_t size = 1;
@@ -88,7 +34,8 @@ void AwaitedLaunches::apiCall(const ApiCallRow& row) {
         case ApiCallRole::EndStreamCapture:
             std::erase(capturingThreads_, row.globalTid);
             return;
-        case ApiCallRole::Launch:
+        case ApiCallRole::KernelLaunch:
+        case ApiCallRole::AsyncCopyOrMemset:
             if (!capturingThreads_.empty() && capturing(row.globalTid)) return;
             break;
         default: break;

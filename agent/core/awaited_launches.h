@@ -5,6 +5,7 @@
 // be milliseconds later (a training step queues work ahead of the GPU).
 #pragma once
 
+#include "analyzer/capture/api_call_names.h"
 #include "analyzer/capture/capture_writer.h"
 
 #include <atomic>
@@ -17,21 +18,9 @@
 
 namespace osc::agent {
 
-enum class ApiCallRole {
-    Other,
-    Launch,       // work that gets a GPU record under the call's correlation id
-    GraphLaunch,  // cudaGraphLaunch: its nodes' records carry the call's correlation id
-    BeginStreamCapture,
-    EndStreamCapture,
-};
-
-// By the CUPTI callback name (cudaLaunchKernel_v7000, cuLaunchKernelEx,
-// cudaMemcpyAsync_ptsz_v7000...). Launches are kernel launches and the
-// asynchronous copies and memsets; a synchronous copy has finished when its
-// call returns, so nothing is waited for.
-ApiCallRole apiCallRole(std::string_view name);
-
-// Fed the rows as they are decoded, on the writer thread; count() may be read
+// A launch is a kernel launch, a graph launch or an asynchronous copy or
+// memset (api_call_names.h); a synchronous copy has finished when its call
+// returns. Fed the rows as they are decoded, on the writer thread; count() may be read
 // from any thread. Keyed by correlation id in a window of the most recent
 // `window` ids (a power of two), so launches whose GPU record never comes
 // (dropped, or captured into a graph before the capture began) are forgotten

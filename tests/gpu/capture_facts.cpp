@@ -1,9 +1,9 @@
 #include "tests/gpu/capture_facts.h"
 
+#include "analyzer/capture/api_call_names.h"
 #include "analyzer/metrics/classify.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
 namespace osc::gpukit {
@@ -19,23 +19,15 @@ double median(std::vector<double> v) {
 }  // namespace
 
 bool isLaunchCall(std::string_view api) {
-    static const std::regex launch(
-        R"(^(cudaLaunchKernel|cudaLaunchKernelExC|cudaLaunchCooperativeKernel|cuLaunchKernel|cuLaunchKernelEx|)"
-        R"(cuLaunchCooperativeKernel|cudaGraphLaunch|cuGraphLaunch)(_ptsz|_ptds)?(_v\d+)?(_ptsz|_ptds)?$)");
-    return std::regex_match(api.begin(), api.end(), launch);
+    const ApiCallRole role = apiCallRole(api);
+    return role == ApiCallRole::KernelLaunch || role == ApiCallRole::GraphLaunch;
 }
 
-bool isGraphLaunchCall(std::string_view api) {
-    return isLaunchCall(api) && (api.rfind("cudaGraphLaunch", 0) == 0 || api.rfind("cuGraphLaunch", 0) == 0);
-}
+bool isGraphLaunchCall(std::string_view api) { return apiCallRole(api) == ApiCallRole::GraphLaunch; }
 
-bool isBeginCaptureCall(std::string_view api) {
-    return api.rfind("cudaStreamBeginCapture", 0) == 0 || api.rfind("cuStreamBeginCapture", 0) == 0;
-}
+bool isBeginCaptureCall(std::string_view api) { return apiCallRole(api) == ApiCallRole::BeginStreamCapture; }
 
-bool isEndCaptureCall(std::string_view api) {
-    return api.rfind("cudaStreamEndCapture", 0) == 0 || api.rfind("cuStreamEndCapture", 0) == 0;
-}
+bool isEndCaptureCall(std::string_view api) { return apiCallRole(api) == ApiCallRole::EndStreamCapture; }
 
 bool looksNccl(std::string_view name) {
     if (name.rfind("void ", 0) == 0) name.remove_prefix(5);

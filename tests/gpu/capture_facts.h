@@ -56,7 +56,8 @@ struct CaptureFacts {
     double overlapMean() const;  // stepOverlapMedian averaged over devices
 };
 
-// Kernel and graph launch API names (cudaLaunchKernel_v7000, cuLaunchKernelEx, cudaGraphLaunch_v10000...).
+// Kernel and graph launch API names (cudaLaunchKernel_v7000, cuLaunchKernelEx, cudaGraphLaunch_v10000...),
+// as the agent reads them (analyzer/capture/api_call_names.h).
 bool isLaunchCall(std::string_view apiName);
 bool isGraphLaunchCall(std::string_view apiName);
 // cudaStreamBeginCapture_v10000, cuStreamBeginCapture_v2...; and the end of a capture.

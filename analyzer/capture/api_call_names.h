@@ -1,0 +1,23 @@
+// What a CUDA API call is, by the name CUPTI gives it in a capture
+// (cudaLaunchKernel_v7000, cudaLaunchKernel_ptsz_v7000, cuLaunchKernelEx,
+// cudaMemcpyAsync_ptsz_v7000, cuMemcpyHtoDAsync_v2_ptsz...): one reading for
+// the agent's stop grace (which launches still wait for their GPU record)
+// and the GPU kit's counts (launches against kernels).
+#pragma once
+
+#include <string_view>
+
+namespace osc {
+
+enum class ApiCallRole {
+    Other,
+    KernelLaunch,       // a kernel record under the call's correlation id
+    AsyncCopyOrMemset,  // a copy or memset record under it; synchronous ones are done when they return
+    GraphLaunch,        // cudaGraphLaunch: its nodes' records carry the call's correlation id
+    BeginStreamCapture,
+    EndStreamCapture,
+};
+
+ApiCallRole apiCallRole(std::string_view cuptiName);
+
+}  // namespace osc
