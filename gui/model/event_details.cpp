@@ -1,6 +1,7 @@
 #include "gui/model/event_details.h"
 
 #include "analyzer/metrics/classify.h"
+#include "analyzer/report/report_format.h"
 #include "gui/model/flows.h"
 #include "gui/model/host_lanes.h"
 #include "gui/model/kernel_links.h"
@@ -81,7 +82,7 @@ void addStep(const Analysis& a, size_t device, size_t step, DetailList& out) {
     }
     const StepVerdict v = stepVerdict(s);
     out.emplace_back("verdict", v.text);
-    for (const Finding& f : s.bottleneck.findings) out.emplace_back(findingName(f.kind), f.message);
+    for (const Finding& f : s.bottleneck.findings) out.emplace_back(report::toString(f.kind), f.message);
 }
 
 std::string bandwidthText(uint64_t bytes, TimeNs ns) {

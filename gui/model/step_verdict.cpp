@@ -5,14 +5,12 @@
 
 namespace osc::gui {
 
-std::string findingName(FindingKind kind) { return report::toString(kind); }
-
 StepVerdict stepVerdict(const StepAnalysis& step) {
     StepVerdict v;
     v.text = report::stepVerdict(step);
     const auto& findings = step.bottleneck.findings;
     if (!findings.empty()) {
-        v.finding = findingName(findings.front().kind) + " " + formatDuration(findings.front().exposed_ns);
+        v.finding = report::toString(findings.front().kind) + " " + formatDuration(findings.front().exposed_ns);
         if (findings.size() > 1) v.finding += " (+" + std::to_string(findings.size() - 1) + ")";
     }
     for (const Finding& f : findings) v.details += (v.details.empty() ? "" : "\n") + f.message;

@@ -19,7 +19,4 @@ struct StepVerdict {
 
 StepVerdict stepVerdict(const StepAnalysis& step);
 
-// A finding kind as the report's JSON spells it ("idle-gap").
-std::string findingName(FindingKind kind);
-
 }  // namespace osc::gui
