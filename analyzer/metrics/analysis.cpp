@@ -10,6 +10,7 @@
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/coverage.h"
 #include "analyzer/metrics/interference.h"
+#include "analyzer/metrics/metric_sum.h"
 #include "analyzer/metrics/microbatches.h"
 #include "analyzer/metrics/multirank.h"
 #include "analyzer/metrics/p2p.h"
@@ -57,8 +58,6 @@ void assignSteps(const Device& device, const StepProjector& projector,
         }
     }
 }
-
-void addSaturating(TimeNs& sum, TimeNs value) { sum = saturatingAdd(sum, value); }
 
 // A count from the metadata; 0 when it is not a plain non-negative number.
 uint64_t parseCount(const std::string& text) {
@@ -191,23 +190,9 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
 }
 
 void finishAnalysis(Analysis& a, std::vector<DeviceIntervals>& intervalsOfDevice, size_t processes) {
-    a.summary = OverlapMetrics{};
-    TimeNs computeOrComm = 0;
-    for (const auto& d : a.devices) {
-        const OverlapMetrics& t = d.totals;
-        // Each device's times fit (times lie within +-2^62 ns); their sum
-        // over many devices may not, and saturates instead of wrapping.
-        addSaturating(a.summary.window_ns, t.window_ns);
-        addSaturating(a.summary.compute_ns, t.compute_ns);
-        addSaturating(a.summary.comm_ns, t.comm_ns);
-        addSaturating(a.summary.overlap_ns, t.overlap_ns);
-        addSaturating(a.summary.exposed_comm_ns, t.exposed_comm_ns);
-        addSaturating(a.summary.busy_ns, t.busy_ns);
-        addSaturating(a.summary.idle_ns, t.idle_ns);
-        // |C ∪ M| < 2^63 always; compute + comm first might not be.
-        addSaturating(computeOrComm, (t.compute_ns - t.overlap_ns) + t.comm_ns);
-    }
-    a.summary.computeRatios(computeOrComm);
+    MetricSum summary;
+    for (const auto& d : a.devices) summary.add(d.totals);
+    a.summary = summary.total();
     matchAcrossDevices(a);
     const P2pLeftovers leftovers = matchPointToPoint(a);
     if (a.settings.alignCollectives) {

@@ -1,5 +1,7 @@
 #include "analyzer/metrics/interference.h"
 
+#include "analyzer/metrics/metric_sum.h"
+
 #include <algorithm>
 #include <array>
 #include <tuple>
@@ -22,12 +24,6 @@ struct KeyHash {
 struct SignatureDurations {
     std::vector<TimeNs> isolated, overlapped;
 };
-
-TimeNs lowerMedian(std::vector<TimeNs>& v) {
-    const size_t at = (v.size() - 1) / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
-    return v[at];
-}
 
 uint32_t column(const std::vector<uint32_t>& c, size_t i) { return i < c.size() ? c[i] : 0; }
 
@@ -90,7 +86,7 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
             for (TimeNs d : dur.overlapped) sum = saturatingAdd(sum, d - baseline[s]);
             row.slowdown_ns = sum;
         }
-        row.median_overlapped_ns = lowerMedian(dur.overlapped);
+        row.median_overlapped_ns = lowerMedian(std::move(dur.overlapped));
         signatures_.push_back(std::move(row));
     }
     std::stable_sort(signatures_.begin(), signatures_.end(),

@@ -1,5 +1,7 @@
 #include "analyzer/metrics/wait_transfer.h"
 
+#include "analyzer/metrics/metric_sum.h"
+
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -7,12 +9,6 @@
 
 namespace osc {
 namespace {
-
-TimeNs lowerMedian(std::vector<TimeNs> v) {
-    const size_t at = (v.size() - 1) / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
-    return v[at];
-}
 
 const CollectiveInstance& opOf(const Analysis& a, std::pair<int, int> instance) {
     return a.devices[static_cast<size_t>(instance.first)].collectives[static_cast<size_t>(instance.second)];
