@@ -6,6 +6,7 @@
 // which mostly measures building 2.5M CollectiveInstance records.
 //
 //   bench_analyze [--kernels N] [--comm-every K] [--target-s S]
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 
 #include <chrono>

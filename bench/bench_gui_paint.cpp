@@ -18,6 +18,7 @@
 // and reused by later runs; writing them is not part of any figure.
 #include "bench/gui_bench_util.h"
 
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/load/load_capture.h"
 #include "gui/widgets/capture_loader.h"

@@ -17,6 +17,7 @@
 //                   [--nodes P] [--big K] [--jobs 4,8,...] [--dir DIR]
 // Jobs are generated once under DIR (default: bench_multirank_jobs here).
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/partial/merge.h"
 #include "analyzer/pipeline/analyze_inputs.h"

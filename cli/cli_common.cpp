@@ -1,5 +1,6 @@
 #include "cli/cli_common.h"
 
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/capture/printable_text.h"

@@ -1,5 +1,5 @@
 // `overlapscope export CAPTURE... -o trace.json`: a Chrome/Perfetto trace.
-#include "analyzer/metrics/wait_transfer.h"
+#include "analyzer/crossrank/clock_alignment.h"
 #include "analyzer/capture/capture_error.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
@@ -28,7 +28,7 @@ int runExport(const ExportArgs& args) {
     Capture capture = loadInputs(args.inputs);
     ChromeExportOptions options;
     options.settings = args.flags.settings();
-    if (options.settings.alignCollectives) alignOnCollectives(capture, options.settings);
+    if (options.settings.alignCollectives) crossrank::alignOnCollectives(capture, options.settings);
     options.overlapLanes = !args.noOverlap;
     options.flows = !args.noFlows;
     ProgressLine progress;

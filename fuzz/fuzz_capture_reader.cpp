@@ -7,6 +7,7 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/import/chrome_export.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 
 #include <unistd.h>

@@ -1,7 +1,7 @@
 #include "analyzer/import/chrome_comm_args.h"
 
 #include "analyzer/metrics/collectives.h"
-#include "analyzer/metrics/p2p.h"
+#include "analyzer/metrics/alltoall.h"
 
 #include <cstdio>
 

@@ -1,7 +1,6 @@
 #include "analyzer/metrics/alltoall.h"
 
 #include "analyzer/metrics/bottleneck.h"
-#include "analyzer/metrics/p2p.h"
 #include "analyzer/metrics/step_keys.h"
 
 #include <algorithm>
@@ -184,76 +183,28 @@ void AllToAllSteps::finish(Analysis& a, const std::vector<std::vector<StepKey>>&
     for (const auto& [start, key] : order) a.alltoall.push_back(std::move(steps_[key].out));
 }
 
-void analyzeAllToAll(Analysis& a, const std::vector<DeviceIntervals>& iv) {
-    a.alltoall.clear();
-    const size_t n = a.devices.size();
-    std::vector<char> has(n, 0);
-    bool any = false;
-    for (size_t d = 0; d < n; ++d) {
-        a.devices[d].alltoall.reset();
-        for (auto& s : a.devices[d].steps) s.alltoall.reset();
-        for (const auto& op : a.devices[d].collectives)
-            if (op.allToAll) {
-                has[d] = 1;
-                any = true;
-                break;
-            }
-    }
-    if (!any) return;
-
-    // Transfer time per operation: after the exchange's last arrival, or
-    // its whole duration outside any matched exchange.
-    std::vector<std::vector<TimeNs>> transferOf(n);
-    std::vector<std::vector<StepKey>> keysOf(n);
-    for (size_t d = 0; d < n; ++d) {
-        keysOf[d] = stepKeys(a.devices[d]);
-        if (!has[d]) continue;
-        const auto& ops = a.devices[d].collectives;
-        transferOf[d].resize(ops.size());
-        for (size_t i = 0; i < ops.size(); ++i) transferOf[d][i] = ops[i].duration_ns;
-    }
-    const auto deviceOf = devicesByCommRank(a);
-    AllToAllSteps steps;
-    for (const auto& m : a.matched) {
-        if (m.collective != "AllToAll" || m.instances.empty()) continue;
-        TimeNs last = INT64_MIN, first = INT64_MAX;
-        for (const auto& [d, i] : m.instances) {
-            const auto& op = a.devices[static_cast<size_t>(d)].collectives[static_cast<size_t>(i)];
-            last = std::max(last, op.start_ns);
-            first = std::min(first, op.start_ns);
+void markAllToAll(std::vector<CollectiveInstance>& ops) {
+    std::vector<char> to, from;
+    for (auto& op : ops) {
+        if (op.collective == "AllToAll") {
+            op.allToAll = true;
+            continue;
         }
-        const auto& lead = a.devices[static_cast<size_t>(m.instances.front().first)];
-        const int leadStep = lead.collectives[static_cast<size_t>(m.instances.front().second)].step;
-        const StepKey key = leadStep >= 0 ? keysOf[static_cast<size_t>(m.instances.front().first)]
-                                                  [static_cast<size_t>(leadStep)]
-                                          : kOutsideSteps;
-        steps.exchange(key, first);
-        for (const auto& [d, i] : m.instances) {
-            const auto& op = a.devices[static_cast<size_t>(d)].collectives[static_cast<size_t>(i)];
-            TimeNs& t = transferOf[static_cast<size_t>(d)][static_cast<size_t>(i)];
-            t = std::max<TimeNs>(0, op.end_ns - std::max(op.start_ns, last));
-            steps.instance(key, d, t, op.exposed_ns, allToAllBytes(op).total);
-            if (op.commHash)
-                for (const auto& part : op.p2p) {
-                    if (!part.send || part.peer == op.commRank) continue;
-                    const auto peer = deviceOf.find({*op.commHash, part.peer});
-                    if (peer != deviceOf.end() && peer->second != d) steps.pair(key, d, peer->second, part.bytes);
-                }
-        }
+        const int32_t n = op.commSize;
+        // Sends to and receives from every other rank need 2(n - 1) parts,
+        // which also bounds the work for a communicator size read from a file.
+        if (op.collective != "SendRecv" || n < 3 || op.commRank < 0 || op.commRank >= n ||
+            op.p2p.size() < 2 * static_cast<size_t>(n - 1))
+            continue;
+        to.assign(static_cast<size_t>(n), 0);
+        from.assign(static_cast<size_t>(n), 0);
+        for (const auto& part : op.p2p)
+            if (part.peer >= 0 && part.peer < n) (part.send ? to : from)[static_cast<size_t>(part.peer)] = 1;
+        bool every = true;
+        for (int32_t r = 0; r < n && every; ++r)
+            if (r != op.commRank && (!to[static_cast<size_t>(r)] || !from[static_cast<size_t>(r)])) every = false;
+        op.allToAll = every;
     }
-
-    // Per device: A = its all-to-all operations, per step and over the capture.
-    for (size_t d = 0; d < n; ++d) {
-        if (!has[d]) continue;
-        auto& dev = a.devices[d];
-        std::vector<AllToAllOp> ops;
-        for (size_t i = 0; i < dev.collectives.size(); ++i) {
-            const auto& op = dev.collectives[i];
-            if (op.allToAll) ops.push_back({op.start_ns, op.end_ns, op.step, transferOf[d][i], allToAllBytes(op)});
-        }
-        deviceAllToAll(dev, ops, d < iv.size() ? &iv[d].exposed : nullptr);
-    }
-    steps.finish(a, keysOf);
 }
 
 }  // namespace osc

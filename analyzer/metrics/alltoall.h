@@ -15,11 +15,13 @@
 
 namespace osc {
 
-// Needs Analysis::matched with the all-to-all exchanges (matchAcrossDevices,
-// matchPointToPoint) and intervalsOfDevice[d].exposed in the devices' final
-// clocks. Fills Analysis::alltoall, StepAnalysis::alltoall,
-// DeviceAnalysis::alltoall and the AllToAllImbalance findings.
-void analyzeAllToAll(Analysis& a, const std::vector<DeviceIntervals>& intervalsOfDevice);
+// Marks the all-to-all operations of one device (CollectiveInstance::allToAll):
+// an AllToAll collective (kernel name or plugin row), or a SendRecv kernel
+// that sends to and receives from every other rank of a communicator of at
+// least three ranks. With two ranks an exchange in both directions is a
+// pipeline's fused send and receive as often as an all-to-all, so it is not
+// called one.
+void markAllToAll(std::vector<CollectiveInstance>& ops);
 
 // What one operation moved to and from other ranks: sent and received from
 // its send/receive parts (a part to its own rank is a local copy and does not
@@ -30,8 +32,8 @@ struct AllToAllBytes {
 };
 AllToAllBytes allToAllBytes(const CollectiveInstance& op);
 
-// analyzeAllToAll in pieces, for a caller that holds one device at a time
-// (analyzer/partial's merge); analyzeAllToAll is made of them.
+// The all-to-all balance in pieces, for a caller that holds one device at a
+// time (analyzer/crossrank's engine).
 //
 // One all-to-all operation of a device.
 struct AllToAllOp {

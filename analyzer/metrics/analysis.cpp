@@ -1,6 +1,6 @@
-// analyze(): the per-device metrics, steps, operations and findings, then the
-// summary and the multi-rank views. Each piece lives in its own file; this
-// one only wires them together.
+// analyzeProcesses(): the per-device metrics, steps, operations and
+// findings. Each piece lives in its own file; this one only wires them
+// together.
 #include "analyzer/metrics/analysis.h"
 
 #include "analyzer/capture/schema.h"
@@ -10,13 +10,8 @@
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/coverage.h"
 #include "analyzer/metrics/interference.h"
-#include "analyzer/metrics/metric_sum.h"
 #include "analyzer/metrics/microbatches.h"
-#include "analyzer/metrics/multirank.h"
-#include "analyzer/metrics/p2p.h"
-#include "analyzer/metrics/pipeline_bubble.h"
 #include "analyzer/metrics/steps.h"
-#include "analyzer/metrics/wait_transfer.h"
 
 #include <algorithm>
 #include <charconv>
@@ -187,34 +182,6 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
             if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         }
     }
-}
-
-void finishAnalysis(Analysis& a, std::vector<DeviceIntervals>& intervalsOfDevice, size_t processes) {
-    MetricSum summary;
-    for (const auto& d : a.devices) summary.add(d.totals);
-    a.summary = summary.total();
-    matchAcrossDevices(a);
-    const P2pLeftovers leftovers = matchPointToPoint(a);
-    if (a.settings.alignCollectives) {
-        applyClockShifts(a, collectiveClockShifts(a, processes), intervalsOfDevice);
-        matchAcrossDevices(a);  // skews in the aligned clocks
-        matchPointToPoint(a);
-    }
-    // One rank's capture has no partners to find: nothing to warn about.
-    if (a.devices.size() >= 2)
-        if (auto w = p2pWarning(leftovers); !w.empty()) a.warnings.push_back(std::move(w));
-    computeWaitTransfer(a, intervalsOfDevice);
-    a.spread = rankSpread(a);
-    analyzePipeline(a, intervalsOfDevice);
-    analyzeAllToAll(a, intervalsOfDevice);
-}
-
-Analysis analyze(const Capture& capture, const AnalysisSettings& settings) {
-    Analysis a;
-    std::vector<DeviceIntervals> intervalsOfDevice;
-    analyzeProcesses(capture, settings, a, intervalsOfDevice);
-    finishAnalysis(a, intervalsOfDevice, capture.processes.size());
-    return a;
 }
 
 }  // namespace osc

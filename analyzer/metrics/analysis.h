@@ -292,11 +292,8 @@ struct Analysis {
     std::vector<std::string> warnings;
 };
 
-// Throws std::invalid_argument for an invalid regex in the settings.
-Analysis analyze(const Capture& capture, const AnalysisSettings& settings = {});
-
-// What the cross-device part needs of each device besides its
-// DeviceAnalysis, in the same clock (moved with it by shiftDeviceTimes).
+// What the cross-rank half (analyzer/crossrank) needs of each device besides
+// its DeviceAnalysis, on the same timeline.
 struct DeviceIntervals {
     IntervalSet exposed;  // M ∖ C over the whole capture
     IntervalSet compute;  // C, kept only for devices that ran micro-batches
@@ -311,18 +308,17 @@ struct DeviceIntervals {
     std::vector<MicroBatches> microbatches;
 };
 
-// analyze() in two phases, so that processes can be analysed apart (one file
-// at a time, on several threads) and their captures freed before the
-// cross-device part. Appends one DeviceAnalysis per device of `capture` to
-// `out.devices` (processIndex into capture.processes) and what the second
-// phase needs of it to `intervalsOfDevice`.
-// `warningProcess`, when given, gets the process index of each warning added.
+// The per-device half of the analysis (everything a device can know alone):
+// appends one DeviceAnalysis per device of `capture` to `out.devices`
+// (processIndex into capture.processes) and what the cross-rank half
+// (analyzer/crossrank: analyze(), finishAnalysis) needs of it to
+// `intervalsOfDevice`. Processes can so be analysed apart (one file at a
+// time, on several threads) and their captures freed before the cross-rank
+// half. `warningProcess`, when given, gets the process index of each
+// warning added. Throws std::invalid_argument for an invalid regex in the
+// settings.
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
                       std::vector<DeviceIntervals>& intervalsOfDevice,
                       std::vector<int>* warningProcess = nullptr);
-// The summary and everything across devices: matching (collectives and
-// point-to-point), --align collectives, waiting versus transfer, rank
-// spread, pipeline bubbles, all-to-all. `processes` bounds processIndex.
-void finishAnalysis(Analysis& a, std::vector<DeviceIntervals>& intervalsOfDevice, size_t processes);
 
 }  // namespace osc

@@ -220,17 +220,4 @@ void finishPipeline(Analysis& a, const PipelinePlan& plan,
                      [](const PipelineStep& x, const PipelineStep& y) { return x.start_ns < y.start_ns; });
 }
 
-void analyzePipeline(Analysis& a, const std::vector<DeviceIntervals>& iv) {
-    std::vector<const std::vector<DeviceIntervals::MicroBatches>*> microbatchesOf(iv.size());
-    for (size_t d = 0; d < iv.size(); ++d) microbatchesOf[d] = &iv[d].microbatches;
-    const PipelinePlan plan = planPipeline(a, microbatchesOf);
-    std::vector<std::vector<PipelineStageMeasure>> measured(plan.windows.size());
-    for (size_t w = 0; w < plan.windows.size(); ++w) {
-        const PipelineStep& p = plan.windows[w].step;
-        for (const auto& st : plan.windows[w].stages)
-            measured[w].push_back(measurePipelineStage(iv[static_cast<size_t>(st.device)].compute, {p.start_ns, p.end_ns}));
-    }
-    finishPipeline(a, plan, measured);
-}
-
 }  // namespace osc

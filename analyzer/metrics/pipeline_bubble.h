@@ -11,15 +11,11 @@
 
 namespace osc {
 
-// Needs intervalsOfDevice[d].microbatches and .compute (analyzeProcesses) in
-// the devices' final clocks. Fills Analysis::pipeline, StepAnalysis::pipeline,
+// In three phases, for a caller that holds one device's compute at a time
+// (analyzer/crossrank's engine): the windows from every device's
+// micro-batches (in the devices' final clocks), each stage measured against
+// its window, then the results: Analysis::pipeline, StepAnalysis::pipeline,
 // DeviceAnalysis::pipeline and the PipelineBubble findings.
-void analyzePipeline(Analysis& a, const std::vector<DeviceIntervals>& intervalsOfDevice);
-
-// analyzePipeline in three phases, for a caller that holds one device's
-// compute at a time (analyzer/partial's merge): the windows from every
-// device's micro-batches, each stage measured against its window, then the
-// results. analyzePipeline is these three in a row.
 struct PipelinePlan {
     struct Stage {
         int device = -1;
@@ -49,8 +45,8 @@ PipelineStageMeasure measurePipelineStage(const IntervalSet& compute, Interval w
 // findings that do not mention the pipeline yet.
 void notePipelineInFindings(std::vector<Finding>& findings);
 
-// measured[w][s] is stage s of plan.windows[w]. Resets and fills what
-// analyzePipeline fills.
+// measured[w][s] is stage s of plan.windows[w]. Resets and fills the
+// results named above.
 void finishPipeline(Analysis& a, const PipelinePlan& plan,
                     const std::vector<std::vector<PipelineStageMeasure>>& measured);
 

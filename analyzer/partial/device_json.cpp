@@ -1,8 +1,6 @@
 #include "analyzer/partial/device_json.h"
 
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/metrics/bottleneck.h"
-#include "analyzer/metrics/pipeline_bubble.h"
 #include "analyzer/report/report_format.h"
 
 #include <charconv>
@@ -59,9 +57,9 @@ bool patternField(std::string_view k, const std::optional<PipelineStageMetrics>&
 // grammar, so a damaged file is an error, not a damaged report.
 class Rewriter {
 public:
-    Rewriter(const std::string& in, std::ostream& out, int indent, const DeviceCrossRank& cross,
-             const std::string& origin)
-        : in_(&in), out_(out), indent_(indent), cross_(cross), origin_(origin) {}
+    Rewriter(const std::string& in, std::ostream& out, int indent, const crossrank::DeviceCrossRank& cross,
+             const std::vector<std::pair<int, TimeNs>>& idleGapAt, const std::string& origin)
+        : in_(&in), out_(out), indent_(indent), cross_(cross), idleGapAt_(idleGapAt), origin_(origin) {}
 
     void run() {
         skipSpace();
@@ -253,8 +251,8 @@ private:
                 patch.note = shell->steps[static_cast<size_t>(window)].pipeline.has_value();
             }
         }
-        if (cross_.messageShift != 0 && cross_.idleGapAt)
-            for (const auto& [w, at] : *cross_.idleGapAt)
+        if (cross_.messageShift != 0)
+            for (const auto& [w, at] : idleGapAt_)
                 if (w == window) patch.idleGapAt = at;
         return (patch.added && !patch.added->empty()) || patch.note || patch.idleGapAt;
     }
@@ -303,16 +301,8 @@ private:
             fail(std::string("has a finding of an ") + e.what());
         }
         if (patch.idleGapAt)
-            for (auto& f : findings) {
-                if (f.kind != FindingKind::IdleGap) continue;
-                const std::string was = " at " + findingDuration(*patch.idleGapAt) + ")";
-                const size_t pos = f.message.find(was);
-                if (pos != std::string::npos)
-                    f.message.replace(pos, was.size(), " at " + findingDuration(*patch.idleGapAt + cross_.messageShift) + ")");
-            }
-        if (patch.added)
-            for (const auto& f : *patch.added) addFinding(findings, f);
-        if (patch.note) notePipelineInFindings(findings);
+            for (auto& f : findings) crossrank::moveIdleGapMessage(f, *patch.idleGapAt, cross_.messageShift);
+        crossrank::addPatternFindings(findings, patch.added ? *patch.added : std::vector<Finding>{}, patch.note);
         ordered_json arr = ordered_json::array();
         for (const auto& f : findings)
             arr.push_back({{"kind", report::toString(f.kind)}, {"message", f.message}, {"exposed_ns", f.exposed_ns}});
@@ -420,18 +410,19 @@ private:
     std::ostream& out_;
     std::string buf_;
     int indent_;
-    const DeviceCrossRank& cross_;
+    const crossrank::DeviceCrossRank& cross_;
+    const std::vector<std::pair<int, TimeNs>>& idleGapAt_;
     const std::string& origin_;
     std::vector<Frame> frames_;
 };
 
 }  // namespace
 
-void rewriteDeviceJson(std::istream& in, std::ostream& out, int indent, const DeviceCrossRank& cross,
-                       const std::string& origin) {
+void rewriteDeviceJson(std::istream& in, std::ostream& out, int indent, const crossrank::DeviceCrossRank& cross,
+                       const std::vector<std::pair<int, TimeNs>>& idleGapAt, const std::string& origin) {
     // Read whole: one device object is what the merge may hold anyway.
     const std::string text(std::istreambuf_iterator<char>(in), {});
-    Rewriter(text, out, indent, cross, origin).run();
+    Rewriter(text, out, indent, cross, idleGapAt, origin).run();
 }
 
 }  // namespace osc::partial

@@ -21,7 +21,7 @@ using nlohmann::json;
 
 // `count` records of T stored at `at` in the scratch file.
 template <typename T>
-std::vector<T> readRecords(const ScratchFile& file, uint64_t at, size_t count) {
+std::vector<T> readRecords(const crossrank::ScratchFile& file, uint64_t at, size_t count) {
     std::vector<T> out(count);
     file.read(at, out.data(), out.size() * sizeof(T));
     return out;
@@ -143,7 +143,7 @@ public:
 private:
     int fd_;
     bool owns_;
-    FdRangeBuf buf_;
+    crossrank::FdRangeBuf buf_;
 };
 
 // Opens a file we are about to read whole; refuses what is not a regular file
@@ -166,25 +166,6 @@ int openRegular(const std::string& path, uint64_t& size) {
 }
 
 }  // namespace
-
-size_t PartSet::KeyHash::operator()(const CollectiveKey& k) const {
-    uint64_t h = k.commHash * 0x9e3779b97f4a7c15ull;
-    h ^= (k.seq + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
-    h ^= (static_cast<uint64_t>(k.name) << 1 | static_cast<uint64_t>(k.scheme)) * 0x94d049bb133111ebull;
-    return static_cast<size_t>(h ^ (h >> 31));
-}
-
-uint32_t PartSet::internName(const std::string& name) {
-    const auto [it, added] = nameIndex_.emplace(name, static_cast<uint32_t>(collectiveNames.size()));
-    if (added) collectiveNames.push_back(name);
-    return it->second;
-}
-
-uint32_t PartSet::internKey(const CollectiveKey& key) {
-    const auto [it, added] = keyIndex_.emplace(key, static_cast<uint32_t>(keys.size()));
-    if (added) keys.push_back(key);
-    return it->second;
-}
 
 void PartSet::setHeader(const AnalysisSettings& s, std::vector<std::string> in) {
     const std::string text = settingsLine(s, false);
@@ -213,7 +194,7 @@ void PartSet::addPartialFile(const std::string& path) {
     readStream(in, sources_.size() - 1, 0, true);
 }
 
-void PartSet::addSections(const ScratchFile& scratch, uint64_t offset, uint64_t length, const std::string& name) {
+void PartSet::addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length, const std::string& name) {
     sources_.push_back({name, "", &scratch});
     RangeStream in(scratch.fd(), false, offset, length, name);
     readStream(in, sources_.size() - 1, offset, false);
@@ -317,7 +298,10 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
 // The device line's point-to-point, all-to-all and pipeline inputs; the
 // records go to `data`. `sendRecv` flags the device's SendRecv operations.
 static void readPatterns(const json& j, const Where& w, PartDevice& d, const std::vector<char>& sendRecv,
-                         ScratchFile& data) {
+                         crossrank::ScratchFile& data) {
+    using crossrank::AllToAllRecord;
+    using crossrank::P2pPartRecord;
+    crossrank::DeviceHeader& h = d.header;
     const auto opIndex = [&](const json& col, size_t i, const char* what) {
         const int64_t v = w.at(col, i, what);
         if (v < 0 || static_cast<uint64_t>(v) >= sendRecv.size()) w.fail(std::string(what) + " names no operation");
@@ -326,7 +310,7 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
     const json& comms = w.array(j, "comm_ranks");
     if (comms.size() % 2) w.fail("'comm_ranks' holds an odd count of values");
     for (size_t i = 0; i < comms.size(); i += 2)
-        d.commRanks.emplace_back(w.countAt(comms, i, "'comm_ranks'"), w.int32At(comms, i + 1, "'comm_ranks'"));
+        h.commRanks.emplace_back(w.countAt(comms, i, "'comm_ranks'"), w.int32At(comms, i + 1, "'comm_ranks'"));
 
     const json& p = w.field(j, "p2p");
     const json& pop = w.array(p, "op");
@@ -343,9 +327,9 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
     for (size_t i = 0; i < n; ++i) {
         P2pPartRecord r;
         r.op = opIndex(pop, i, "'p2p.op'");
-        const auto h = w.optionalCountAt(hash, i, "'p2p.comm_hash'");
-        r.hasCommHash = h.has_value();
-        r.commHash = h.value_or(0);
+        const auto commHash = w.optionalCountAt(hash, i, "'p2p.comm_hash'");
+        r.hasCommHash = commHash.has_value();
+        r.commHash = commHash.value_or(0);
         r.commRank = w.int32At(rank, i, "'p2p.comm_rank'");
         r.sendRecv = sendRecv[r.op] != 0;
         const uint64_t parts = w.countAt(count, i, "'p2p.parts'");
@@ -366,7 +350,7 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
         }
     }
     if (next != send.size()) w.fail("'p2p' holds parts no operation counts");
-    d.p2pRecords = static_cast<uint32_t>(records.size());
+    h.p2pRecords = static_cast<uint32_t>(records.size());
     d.p2pAt = data.append(records.data(), records.size() * sizeof(P2pPartRecord));
 
     const json& a = w.field(j, "alltoall");
@@ -383,7 +367,7 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
         AllToAllRecord& r = alltoall[i];
         r.op = opIndex(aop, i, "'alltoall.op'");
         r.step = w.int32At(step, i, "'alltoall.step'");
-        if (r.step >= static_cast<int32_t>(d.steps.size())) w.fail("'alltoall.step' names no step");
+        if (r.step >= static_cast<int32_t>(h.steps.size())) w.fail("'alltoall.step' names no step");
         r.duration_ns = w.at(duration, i, "'alltoall.duration_ns'");
         r.exposed_ns = w.at(exposedNs, i, "'alltoall.exposed_ns'");
         const auto put = [&](const json& col, const char* what, uint64_t& value, uint8_t& has) {
@@ -395,7 +379,7 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
         put(received, "'alltoall.received'", r.received, r.hasReceived);
         put(total, "'alltoall.total'", r.total, r.hasTotal);
     }
-    d.alltoallOps = static_cast<uint32_t>(m);
+    h.alltoallOps = static_cast<uint32_t>(m);
     d.alltoallAt = data.append(alltoall.data(), alltoall.size() * sizeof(AllToAllRecord));
 
     const json& mb = w.field(j, "microbatches");
@@ -408,11 +392,11 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
     for (size_t i = 0; i < k; ++i) {
         DeviceIntervals::MicroBatches x;
         x.step = w.int32At(mstep, i, "'microbatches.step'");
-        if (x.step >= static_cast<int32_t>(d.steps.size())) w.fail("'microbatches.step' names no step");
+        if (x.step >= static_cast<int32_t>(h.steps.size())) w.fail("'microbatches.step' names no step");
         x.forward = w.int32At(forward, i, "'microbatches.forward'");
         x.backward = w.int32At(backward, i, "'microbatches.backward'");
         x.compute = {w.at(start, i, "'microbatches.start'"), w.at(end, i, "'microbatches.end'")};
-        d.microbatches.push_back(x);
+        h.microbatches.push_back(x);
     }
     const json& c = w.array(j, "compute");
     if (c.size() % 2) w.fail("'compute' holds an odd count of times");
@@ -427,7 +411,7 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
     const json& atNs = w.array(g, "at_ns", window.size());
     for (size_t i = 0; i < window.size(); ++i) {
         const int32_t at = w.int32At(window, i, "'idle_gap_at.window'");
-        if (at < -1 || at >= static_cast<int32_t>(d.steps.size())) w.fail("'idle_gap_at.window' names no step");
+        if (at < -1 || at >= static_cast<int32_t>(h.steps.size())) w.fail("'idle_gap_at.window' names no step");
         d.idleGapAt.emplace_back(at, w.at(atNs, i, "'idle_gap_at.at_ns'"));
     }
 }
@@ -438,37 +422,39 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     if (!obj.is_object() || !obj.contains("device")) w.fail("expected a device line");
     const json& j = obj["device"];
     d.process = static_cast<int>(w.integer(j, "process"));
-    d.rank = static_cast<int>(w.integer(j, "rank"));
-    d.host = w.text(j, "host");
-    d.pid = w.integer(j, "pid");
-    d.device = static_cast<uint32_t>(w.integer(j, "device"));
+    crossrank::DeviceHeader& h = d.header;
+    h.rank = static_cast<int>(w.integer(j, "rank"));
+    h.host = w.text(j, "host");
+    h.pid = w.integer(j, "pid");
+    h.device = static_cast<uint32_t>(w.integer(j, "device"));
     const json& t = w.array(j, "totals", 7);
-    TimeNs* totals[] = {&d.totals.window_ns, &d.totals.compute_ns, &d.totals.comm_ns, &d.totals.overlap_ns,
-                        &d.totals.exposed_comm_ns, &d.totals.busy_ns, &d.totals.idle_ns};
+    TimeNs* totals[] = {&h.totals.window_ns, &h.totals.compute_ns, &h.totals.comm_ns, &h.totals.overlap_ns,
+                        &h.totals.exposed_comm_ns, &h.totals.busy_ns, &h.totals.idle_ns};
     for (size_t i = 0; i < 7; ++i) *totals[i] = w.at(t, i, "'totals'");
 
     const json& s = w.field(j, "steps");
     const json& names = w.array(s, "name");
     const size_t steps = names.size();
-    d.steps.resize(steps);
+    h.steps.resize(steps);
     for (size_t i = 0; i < steps; ++i) {
         if (!names[i].is_string()) w.fail("a step name is not a string");
-        d.steps[i].name = names[i].get<std::string>();
+        h.steps[i].name = names[i].get<std::string>();
     }
-    const std::pair<const char*, TimeNs PartStep::*> stepColumns[] = {
-        {"start_ns", &PartStep::start_ns}, {"end_ns", &PartStep::end_ns}, {"window_ns", &PartStep::window_ns},
-        {"comm_ns", &PartStep::comm_ns}, {"overlap_ns", &PartStep::overlap_ns},
-        {"exposed_comm_ns", &PartStep::exposed_comm_ns}};
+    using crossrank::StepHeader;
+    const std::pair<const char*, TimeNs StepHeader::*> stepColumns[] = {
+        {"start_ns", &StepHeader::start_ns}, {"end_ns", &StepHeader::end_ns},
+        {"window_ns", &StepHeader::window_ns}, {"comm_ns", &StepHeader::comm_ns},
+        {"overlap_ns", &StepHeader::overlap_ns}, {"exposed_comm_ns", &StepHeader::exposed_comm_ns}};
     for (const auto& [key, member] : stepColumns) {
         const json& col = w.array(s, key, steps);
-        for (size_t i = 0; i < steps; ++i) d.steps[i].*member = w.at(col, i, key);
+        for (size_t i = 0; i < steps; ++i) h.steps[i].*member = w.at(col, i, key);
     }
 
     const json& o = w.field(j, "ops");
     std::vector<uint32_t> nameIds;
     for (const auto& n : w.array(o, "collective_names")) {
         if (!n.is_string()) w.fail("a collective name is not a string");
-        nameIds.push_back(internName(n.get<std::string>()));
+        nameIds.push_back(keys.nameId(n.get<std::string>()));
     }
     const json& kind = w.array(o, "collective");
     const size_t ops = kind.size();
@@ -476,34 +462,24 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     const json& seq = w.array(o, "seq_number", ops);
     const json& start = w.array(o, "start_ns", ops);
     const json& end = w.array(o, "end_ns", ops);
-    std::vector<OpRecord> records(ops);
-    std::map<uint32_t, uint64_t> ordinal;  // per collective name, as matchAcrossDevices counts
+    std::vector<crossrank::OpRecord> records(ops);
+    crossrank::KeyTable::Device numbering(keys);
     std::vector<char> sendRecv(ops, 0);
     for (size_t i = 0; i < ops; ++i) {
         const int64_t k = w.at(kind, i, "'collective'");
         if (k < 0 || static_cast<size_t>(k) >= nameIds.size()) w.fail("an operation names no collective");
         const uint32_t nameId = nameIds[static_cast<size_t>(k)];
-        sendRecv[i] = collectiveNames[nameId] == "SendRecv";
+        sendRecv[i] = keys.names()[nameId] == "SendRecv";
         records[i].start_ns = w.at(start, i, "'start_ns'");
         records[i].end_ns = w.at(end, i, "'end_ns'");
-        // Not a collective: never matched. Sends and receives pair by peer (merge_p2p.h).
-        if (collectiveNames[nameId].empty() || collectiveNames[nameId] == "SendRecv") continue;
         const bool plugin = !hash[i].is_null() && !seq[i].is_null();
         if (plugin && (!hash[i].is_number_unsigned() || !seq[i].is_number_unsigned()))
             w.fail("an operation's comm_hash or seq_number is not a count");
-        CollectiveKey key;
-        key.name = nameId;
-        if (plugin) {
-            key.scheme = 0;
-            key.commHash = hash[i].get<uint64_t>();
-            key.seq = seq[i].get<uint64_t>();
-        } else {
-            key.seq = ordinal[nameId]++;
-        }
-        records[i].key = internKey(key);
+        records[i].key = plugin ? numbering.key(nameId, hash[i].get<uint64_t>(), seq[i].get<uint64_t>())
+                                : numbering.key(nameId, std::nullopt, std::nullopt);
     }
     d.ops = static_cast<uint32_t>(ops);
-    d.opsAt = data_->append(records.data(), records.size() * sizeof(OpRecord));
+    d.opsAt = data_->append(records.data(), records.size() * sizeof(crossrank::OpRecord));
 
     const json& ex = w.array(j, "exposed_comm");
     if (ex.size() % 2) w.fail("'exposed_comm' holds an odd count of times");
@@ -522,20 +498,20 @@ std::vector<std::string> PartSet::loadWarnings() const {
     return out;
 }
 
-std::vector<OpRecord> PartSet::readOps(const PartDevice& d) const {
-    return readRecords<OpRecord>(*data_, d.opsAt, d.ops);
+std::vector<crossrank::OpRecord> PartSet::readOps(const PartDevice& d) const {
+    return readRecords<crossrank::OpRecord>(*data_, d.opsAt, d.ops);
 }
 
 IntervalSet PartSet::readExposed(const PartDevice& d) const {
     return readRecords<Interval>(*data_, d.exposedAt, d.exposed);
 }
 
-std::vector<P2pPartRecord> PartSet::readP2p(const PartDevice& d) const {
-    return readRecords<P2pPartRecord>(*data_, d.p2pAt, d.p2pRecords);
+std::vector<crossrank::P2pPartRecord> PartSet::readP2p(const PartDevice& d) const {
+    return readRecords<crossrank::P2pPartRecord>(*data_, d.p2pAt, d.header.p2pRecords);
 }
 
-std::vector<AllToAllRecord> PartSet::readAllToAll(const PartDevice& d) const {
-    return readRecords<AllToAllRecord>(*data_, d.alltoallAt, d.alltoallOps);
+std::vector<crossrank::AllToAllRecord> PartSet::readAllToAll(const PartDevice& d) const {
+    return readRecords<crossrank::AllToAllRecord>(*data_, d.alltoallAt, d.header.alltoallOps);
 }
 
 IntervalSet PartSet::readCompute(const PartDevice& d) const {

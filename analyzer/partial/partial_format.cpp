@@ -1,6 +1,6 @@
 #include "analyzer/partial/partial_format.h"
 
-#include "analyzer/metrics/alltoall.h"
+#include "analyzer/crossrank/device_records.h"
 #include "analyzer/report/report_json.h"
 
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <set>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -37,58 +37,60 @@ void optionalNumber(std::ostream& o, const std::optional<T>& v) {
     else o << "null";
 }
 
-// Sends and receives (docs/metrics.md 7d) of the operations that have them,
-// and SendRecv kernels without them (they count in a warning); the
-// communicators the device belongs to, as (hash, rank) pairs.
+// The communicators the device belongs to, as (hash, rank) pairs, and the
+// sends and receives of its point-to-point operations (docs/metrics.md 7d;
+// SendRecv kernels without any count in a warning): per operation its
+// communicator, rank and number of parts, then the parts' columns.
 void writePointToPoint(std::ostream& out, const DeviceAnalysis& d) {
-    std::vector<size_t> ops;
-    std::vector<P2pPart> parts;
-    std::set<std::pair<uint64_t, int32_t>> comms;
-    for (size_t i = 0; i < d.collectives.size(); ++i) {
-        const auto& c = d.collectives[i];
-        if (c.commHash && c.commRank >= 0) comms.emplace(*c.commHash, c.commRank);
-        if (c.p2p.empty() && c.collective != "SendRecv") continue;
-        ops.push_back(i);
-        parts.insert(parts.end(), c.p2p.begin(), c.p2p.end());
+    using crossrank::P2pPartRecord;
+    const std::vector<P2pPartRecord> records = crossrank::p2pRecordsOf(d);
+    std::vector<const P2pPartRecord*> ops, parts;
+    std::vector<size_t> partsOf;
+    for (const auto& r : records) {
+        if (ops.empty() || ops.back()->op != r.op) {
+            ops.push_back(&r);
+            partsOf.push_back(0);
+        }
+        if (r.parts == 0) continue;
+        parts.push_back(&r);
+        ++partsOf.back();
     }
     out << ",\"comm_ranks\":[";
     bool first = true;
-    for (const auto& [hash, rank] : comms) {
+    for (const auto& [hash, rank] : crossrank::commRanksOf(d)) {
         out << (first ? "" : ",") << hash << ',' << rank;
         first = false;
     }
     out << "],\"p2p\":{";
-    const auto& cs = d.collectives;
-    column(out, "op", ops, [](std::ostream& o, size_t i) { o << i; }, true);
-    column(out, "comm_hash", ops, [&](std::ostream& o, size_t i) { optionalNumber(o, cs[i].commHash); });
-    column(out, "comm_rank", ops, [&](std::ostream& o, size_t i) { o << cs[i].commRank; });
-    column(out, "parts", ops, [&](std::ostream& o, size_t i) { o << cs[i].p2p.size(); });
-    column(out, "send", parts, [](std::ostream& o, const P2pPart& p) { o << (p.send ? 1 : 0); });
-    column(out, "peer", parts, [](std::ostream& o, const P2pPart& p) { o << p.peer; });
-    column(out, "bytes", parts, [](std::ostream& o, const P2pPart& p) { o << p.bytes; });
-    column(out, "seq", parts, [](std::ostream& o, const P2pPart& p) { optionalNumber(o, p.seq); });
+    using R = const P2pPartRecord*;
+    const auto hashOf = [](R r) { return r->hasCommHash ? std::optional<uint64_t>(r->commHash) : std::nullopt; };
+    const auto seqOf = [](R r) { return r->hasSeq ? std::optional<uint64_t>(r->seq) : std::nullopt; };
+    column(out, "op", ops, [](std::ostream& o, R r) { o << r->op; }, true);
+    column(out, "comm_hash", ops, [&](std::ostream& o, R r) { optionalNumber(o, hashOf(r)); });
+    column(out, "comm_rank", ops, [](std::ostream& o, R r) { o << r->commRank; });
+    column(out, "parts", partsOf, [](std::ostream& o, size_t n) { o << n; });
+    column(out, "send", parts, [](std::ostream& o, R r) { o << (r->send ? 1 : 0); });
+    column(out, "peer", parts, [](std::ostream& o, R r) { o << r->peer; });
+    column(out, "bytes", parts, [](std::ostream& o, R r) { o << r->bytes; });
+    column(out, "seq", parts, [&](std::ostream& o, R r) { optionalNumber(o, seqOf(r)); });
     out << '}';
 }
 
 // All-to-all operations (docs/metrics.md 7f): what the merge needs of each
 // besides its times.
 void writeAllToAll(std::ostream& out, const DeviceAnalysis& d) {
-    std::vector<size_t> ops;
-    std::vector<AllToAllBytes> bytes;
-    for (size_t i = 0; i < d.collectives.size(); ++i)
-        if (d.collectives[i].allToAll) {
-            ops.push_back(i);
-            bytes.push_back(allToAllBytes(d.collectives[i]));
-        }
-    const auto& cs = d.collectives;
+    using A = crossrank::AllToAllRecord;
+    const std::vector<A> ops = crossrank::allToAllRecordsOf(d);
+    const auto maybe = [](bool has, uint64_t v) { return has ? std::optional<uint64_t>(v) : std::nullopt; };
     out << ",\"alltoall\":{";
-    column(out, "op", ops, [](std::ostream& o, size_t i) { o << i; }, true);
-    column(out, "step", ops, [&](std::ostream& o, size_t i) { o << cs[i].step; });
-    column(out, "duration_ns", ops, [&](std::ostream& o, size_t i) { o << cs[i].duration_ns; });
-    column(out, "exposed_ns", ops, [&](std::ostream& o, size_t i) { o << cs[i].exposed_ns; });
-    column(out, "sent", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.sent); });
-    column(out, "received", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.received); });
-    column(out, "total", bytes, [](std::ostream& o, const AllToAllBytes& b) { optionalNumber(o, b.total); });
+    column(out, "op", ops, [](std::ostream& o, const A& r) { o << r.op; }, true);
+    column(out, "step", ops, [](std::ostream& o, const A& r) { o << r.step; });
+    column(out, "duration_ns", ops, [](std::ostream& o, const A& r) { o << r.duration_ns; });
+    column(out, "exposed_ns", ops, [](std::ostream& o, const A& r) { o << r.exposed_ns; });
+    column(out, "sent", ops, [&](std::ostream& o, const A& r) { optionalNumber(o, maybe(r.hasSent, r.sent)); });
+    column(out, "received", ops,
+           [&](std::ostream& o, const A& r) { optionalNumber(o, maybe(r.hasReceived, r.received)); });
+    column(out, "total", ops, [&](std::ostream& o, const A& r) { optionalNumber(o, maybe(r.hasTotal, r.total)); });
     out << '}';
 }
 

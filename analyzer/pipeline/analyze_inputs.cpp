@@ -15,7 +15,7 @@ namespace osc {
 namespace {
 
 // Copies bytes [offset, offset + length) of a scratch file to `out`.
-void copyRange(const partial::ScratchFile& from, uint64_t offset, uint64_t length, std::ostream& out) {
+void copyRange(const crossrank::ScratchFile& from, uint64_t offset, uint64_t length, std::ostream& out) {
     std::vector<char> buffer(1 << 16);
     while (length > 0) {
         const auto n = static_cast<size_t>(std::min<uint64_t>(length, buffer.size()));
@@ -35,7 +35,7 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
     sections_.resize(n);
     int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     jobs = std::max(1, std::min<int>(jobs, static_cast<int>(n)));
-    for (int w = 0; w < jobs; ++w) scratch_.push_back(std::make_unique<partial::ScratchFile>());
+    for (int w = 0; w < jobs; ++w) scratch_.push_back(std::make_unique<crossrank::ScratchFile>());
     LoadOptions load = options.load;
     load.progress = nullptr;  // per-file fractions from several threads mean nothing together
     std::vector<std::exception_ptr> errors(n);
@@ -43,7 +43,7 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
     std::atomic<bool> failed{false};
     std::mutex progressMutex;
     auto work = [&](size_t worker) {
-        partial::ScratchFile& scratch = *scratch_[worker];
+        crossrank::ScratchFile& scratch = *scratch_[worker];
         for (;;) {
             if (failed.load() || load.cancelled()) return;
             const size_t i = next.fetch_add(1);
@@ -58,7 +58,7 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
                 s.worker = worker;
                 s.offset = scratch.size();
                 {
-                    partial::ScratchWriteBuf buf(scratch);
+                    crossrank::ScratchWriteBuf buf(scratch);
                     std::ostream out(&buf);
                     s.devices = partial::writeFileSection(out, part);
                     out.flush();

@@ -10,7 +10,7 @@
 
 #include "analyzer/load/load_options.h"
 #include "analyzer/metrics/analysis.h"
-#include "analyzer/partial/byte_io.h"
+#include "analyzer/crossrank/byte_io.h"
 #include "analyzer/partial/merge.h"
 #include "analyzer/partial/part_set.h"
 
@@ -53,7 +53,7 @@ private:
     };
     AnalysisSettings settings_;
     std::vector<std::string> files_;
-    std::vector<std::unique_ptr<partial::ScratchFile>> scratch_;  // one per worker
+    std::vector<std::unique_ptr<crossrank::ScratchFile>> scratch_;  // one per worker
     std::vector<Section> sections_;                                // per file
 };
 

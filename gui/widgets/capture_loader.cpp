@@ -1,8 +1,9 @@
 #include "gui/widgets/capture_loader.h"
 
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/metrics/wait_transfer.h"
+#include "analyzer/crossrank/clock_alignment.h"
 
 #include <QMetaObject>
 
@@ -27,7 +28,7 @@ LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settin
     AnalysisSettings analysisSettings = settings;
     if (settings.alignCollectives) {
         if (progress) progress(0.8, QObject::tr("aligning clocks"));
-        shifts = alignOnCollectives(*capture, settings);
+        shifts = crossrank::alignOnCollectives(*capture, settings);
         analysisSettings.alignCollectives = false;
     }
     // Lanes and analysis only read the capture: build them side by side.

@@ -7,6 +7,7 @@
 #include "agent/core/buffer_pool.h"
 #include "agent/core/capture_session.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/agent/fake_nccl_sink.h"

@@ -3,6 +3,7 @@
 // and every metric is a count of cells. Step windows and operations are
 // recomputed by scanning all events. Nothing here shares code with the
 // sweep-and-prefix-sum implementation.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "test_metrics_support.h"
 

@@ -1,5 +1,6 @@
 // Hand-worked examples (the same ones docs/metrics.md works through), and
 // constructed traces for the findings, plugin matching and multi-rank views.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/metrics/coverage.h"
 #include "test_metrics_support.h"

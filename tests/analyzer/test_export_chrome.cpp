@@ -3,6 +3,7 @@
 // -> Kineto import, which must give back the same events and metrics.
 #include "analyzer/import/chrome_export.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_metrics_support.h"
 #include "tests/support/temp_dir.h"

@@ -7,6 +7,7 @@
 // read back, so that each input format is held to the same brute force.
 #include "analyzer/import/chrome_export.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "nsys_shaped.h"
 #include "test_metrics_support.h"

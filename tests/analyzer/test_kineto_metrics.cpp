@@ -1,6 +1,7 @@
 // Metrics of an imported Kineto trace against an independent brute-force
 // computation on the integer ns written into the trace (plain and gzip).
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_kineto_fixture.h"
 #include "tests/support/temp_dir.h"

@@ -1,5 +1,6 @@
 // Issue 14 items 3-4: names and times no real capture has, built in memory,
 // must neither crash the analysis nor produce impossible numbers.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/metrics/classify.h"
 #include "test_metrics_support.h"

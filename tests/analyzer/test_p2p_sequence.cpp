@@ -7,8 +7,9 @@
 // figures against a brute-force 7c/7d computation from the true pairs, and
 // the same capture through partials per rank and the merge.
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
-#include "analyzer/metrics/p2p.h"
+#include "analyzer/crossrank/p2p_match.h"
 #include "analyzer/partial/merge.h"
 #include "analyzer/pipeline/analyze_inputs.h"
 #include "analyzer/report/report_json.h"
@@ -31,6 +32,7 @@
 #include <tuple>
 
 using namespace osc;
+using osc::crossrank::pairRoute;
 namespace fs = std::filesystem;
 
 namespace {

@@ -9,6 +9,7 @@
 // parallel jobs, 1F1B pipelines and all-to-all jobs (issue 18: point-to-point
 // pairs and their waiting, the pipeline bubble over all stages, all-to-all
 // balance and the findings of both) in the three formats.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/import/chrome_export.h"
 #include "analyzer/load/load_capture.h"
@@ -475,7 +476,7 @@ TEST_F(PartialMerge, FieldsTheMergeDoesNotKnowPassThroughAndTheirTimesMove) {
                                R"("totals":{"window_ns":10,"comm_wait_ns":null,"last_arrivals":null,"delay_caused_ns":null},)"
                                R"("steps":[{"name":"s","start_ns":5,"end_ns":9,"comm_wait_ns":null,"exposed_wait_ns":null}],)"
                                R"("bubbles":[{"start_ns":100,"end_ns":250,"share":0.125,"tags":["a",[]]}],"empty":{}})";
-    partial::DeviceCrossRank cross;
+    crossrank::DeviceCrossRank cross;
     cross.shift = 1000;
     cross.wait = WaitTransferMetrics{7, 3, 4};
     cross.stepWait = {WaitTransferMetrics{2, 1, 0}};
@@ -484,7 +485,7 @@ TEST_F(PartialMerge, FieldsTheMergeDoesNotKnowPassThroughAndTheirTimesMove) {
     cross.clockShift = -12;
     std::istringstream in(device);
     std::ostringstream out;
-    partial::rewriteDeviceJson(in, out, 4, cross, "test");
+    partial::rewriteDeviceJson(in, out, 4, cross, {}, "test");
     const auto j = nlohmann::json::parse(out.str());
     EXPECT_EQ(j["bubbles"][0]["start_ns"], 1100);
     EXPECT_EQ(j["bubbles"][0]["end_ns"], 1250);

@@ -1,5 +1,6 @@
 // docs/metrics.md Examples 6-8, worked by hand there: point-to-point pairs
 // in the waiting/transfer split, the pipeline bubble, and all-to-all balance.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "test_metrics_support.h"
 

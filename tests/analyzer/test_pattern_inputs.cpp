@@ -5,6 +5,7 @@
 // values are Examples 6-8 of docs/metrics.md, worked out by hand there.
 #include "analyzer/import/kineto_comm_args.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_capture_io_util.h"
 

@@ -2,6 +2,7 @@
 // JSON fields (and reading them back), the text and Markdown sections,
 // `check --max-bubble-share / --max-alltoall-imbalance` and `diff`. Inputs
 // are the synth models, whose answers analyzer/synth/README.md works out.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/report/check.h"
 #include "analyzer/report/diff.h"

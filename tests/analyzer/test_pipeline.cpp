@@ -1,6 +1,7 @@
 // analyzeInputs (files analysed apart, on several threads, captures freed
 // early) against analyze(loadCaptures(...)) on the same random multi-rank
 // jobs: the JSON reports must be byte-identical.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/import/chrome_export.h"
 #include "analyzer/load/load_capture.h"

@@ -3,6 +3,7 @@
 // `overlapscope export` (a PyTorch-profiler-style trace) and back.
 #include "analyzer/import/chrome_export.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/pattern_synth.h"

@@ -2,6 +2,7 @@
 // model by hand (analyzer/synth/README.md): synth -> analyze, and
 // synth -> file -> load -> analyze -> report JSON.
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"

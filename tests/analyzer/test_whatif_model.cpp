@@ -1,5 +1,6 @@
 // The what-if model's pieces against hand-worked examples (docs/metrics.md
 // "What-if" works the step below through end to end).
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/whatif/cost_fit.h"
 #include "analyzer/whatif/readiness.h"

@@ -3,6 +3,7 @@
 // produces at other sizes (analyzer/synth/README.md works out those answers).
 #include "analyzer/import/kineto_names.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/synth/workload_synth.h"
 #include "analyzer/whatif/whatif.h"

@@ -4,6 +4,7 @@
 // capture_facts.h that the replay tests apply to recordings.
 //
 //   overlapscope-kit-probe [--comm-copies] CAPTURE_DIR_OR_FILE
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/gpu/capture_facts.h"
 

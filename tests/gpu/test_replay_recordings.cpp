@@ -6,6 +6,7 @@
 // rank and an expected.json written by the kit (or the fabricator).
 #include "agent/recording/replay_source.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/gpu/capture_facts.h"

@@ -4,6 +4,7 @@
 // and the hand-worked Examples 6 and 7 of docs/metrics.md.
 #pragma once
 
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "gui/model/event_details.h"
 #include "gui/model/pipeline_bubbles.h"

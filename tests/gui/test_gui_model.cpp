@@ -1,5 +1,6 @@
 // Model-layer tests: time scale, ticks, coverage algebra, rows, lanes, range
 // metrics and find, checked against hand-worked numbers and brute force.
+#include "analyzer/crossrank/analyze.h"
 #include "gui/model/event_details.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/lane_layout.h"

@@ -1,6 +1,7 @@
 // The main window's panels as a user drives them (QT_QPA_PLATFORM=offscreen):
 // what Details, Selection, Steps, Collectives and Find show after each action,
 // against hand-worked captures.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/synth/generic_synth.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "gui/model/step_verdict.h"

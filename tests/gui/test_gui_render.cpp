@@ -1,4 +1,5 @@
 // FrameBuilder: events where they run, folding of sub-pixel runs, coverage lane.
+#include "analyzer/crossrank/analyze.h"
 #include "gui/model/lane_layout.h"
 #include "gui/render/frame_builder.h"
 #include "gui/render/palette.h"

@@ -1,6 +1,7 @@
 // The statistics view, the heat map and the overview strip: their models
 // against hand-worked captures and brute force, and their widgets driven as
 // a user drives them (offscreen).
+#include "analyzer/crossrank/analyze.h"
 #include "gui/model/event_details.h"
 #include "gui/model/hover_text.h"
 #include "gui/model/heat_map.h"

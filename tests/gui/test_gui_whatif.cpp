@@ -2,6 +2,7 @@
 // and the widget on the offscreen platform, painting a synth capture's
 // prediction where the layout says. Set OSC_GUI_TEST_SAVE=DIR to keep the
 // rendered panel as DIR/whatif-panel.png (how docs/images/gui-whatif.png was made).
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/synth/workload_synth.h"
 #include "gui/model/whatif_plot.h"

@@ -1,5 +1,5 @@
 // Disjoint sets over 0..n-1, for the all-to-all exchanges that matched
-// sends link together (metrics/p2p.cpp and its merge, partial/merge_p2p.cpp).
+// sends link together (p2p_match.cpp).
 // The smaller index becomes the root, so a set's root is its first member in
 // (device, operation) order whichever way the links arrive.
 #pragma once
@@ -9,7 +9,7 @@
 #include <numeric>
 #include <vector>
 
-namespace osc {
+namespace osc::crossrank {
 
 class UnionFind {
 public:
@@ -28,4 +28,4 @@ private:
     std::vector<size_t> parent_;
 };
 
-}  // namespace osc
+}  // namespace osc::crossrank

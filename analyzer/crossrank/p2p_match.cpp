@@ -1,7 +1,6 @@
-#include "analyzer/partial/merge_p2p.h"
+#include "analyzer/crossrank/p2p_match.h"
 
-#include "analyzer/metrics/p2p.h"
-#include "analyzer/metrics/union_find.h"
+#include "analyzer/crossrank/union_find.h"
 
 #include <algorithm>
 #include <array>
@@ -9,19 +8,72 @@
 #include <numeric>
 #include <tuple>
 
-namespace osc::partial {
+namespace osc::crossrank {
+namespace {
 
-P2pMatch::P2pMatch(const PartSet& parts, const std::vector<size_t>& order) {
-    const size_t n = order.size();
+// Sorted (number, index) of one side of a route, or nothing when a part
+// has no number or a number repeats.
+std::optional<std::vector<std::pair<uint64_t, size_t>>> numbered(const std::vector<std::optional<uint64_t>>& seqs) {
+    std::vector<std::pair<uint64_t, size_t>> out;
+    out.reserve(seqs.size());
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        if (!seqs[i]) return std::nullopt;
+        out.emplace_back(*seqs[i], i);
+    }
+    std::sort(out.begin(), out.end());
+    for (size_t i = 1; i < out.size(); ++i)
+        if (out[i].first == out[i - 1].first) return std::nullopt;
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<size_t, size_t>> pairRoute(const std::vector<std::optional<uint64_t>>& sends,
+                                                 const std::vector<std::optional<uint64_t>>& receives) {
+    std::vector<std::pair<size_t, size_t>> out;
+    const auto bySend = numbered(sends);
+    const auto byReceive = bySend ? numbered(receives) : std::nullopt;
+    if (bySend && byReceive) {
+        // Captures that began at different moments hold sends whose receives
+        // were never captured (or the reverse): the numbers still agree.
+        for (size_t i = 0; i < sends.size(); ++i) {
+            const auto at = std::lower_bound(byReceive->begin(), byReceive->end(),
+                                             std::pair<uint64_t, size_t>{*sends[i], 0});
+            if (at != byReceive->end() && at->first == *sends[i]) out.emplace_back(i, at->second);
+        }
+        return out;
+    }
+    const size_t n = std::min(sends.size(), receives.size());
+    for (size_t k = 0; k < n; ++k) out.emplace_back(k, k);
+    return out;
+}
+
+std::string p2pWarning(const P2pLeftovers& left) {
+    std::string out;
+    if (left.kernelsWithoutPeers > 0)
+        out = std::to_string(left.kernelsWithoutPeers) +
+              " SendRecv kernel(s) carry no peer (no NCCL plugin Send/Recv rows, no PyTorch "
+              "'Src Rank'/'Dst Rank' arguments): their send/receive pairs, waiting and all-to-all "
+              "bytes are unknown";
+    if (left.unmatchedParts > 0)
+        out += (out.empty() ? "" : "; ") + std::to_string(left.unmatchedParts) +
+               " send(s)/receive(s) found no partner (the peer's capture is missing, or the two "
+               "sides recorded different counts)";
+    return out;
+}
+
+
+P2pMatch::P2pMatch(const DeviceSource& source) {
+    const size_t n = source.deviceCount();
     ops_.resize(n);
     exchangeOf_.resize(n);
     waitUntil_.resize(n);
     shift_.assign(n, 0);
     for (size_t i = 0; i < n; ++i)
-        for (const auto& key : parts.devices[order[i]].commRanks) deviceOf_.emplace(key, static_cast<int>(i));
+        for (const auto& key : source.header(i).commRanks) deviceOf_.emplace(key, static_cast<int>(i));
 
-    // matchPointToPoint: per route (communicator, sender, receiver) the
-    // sends and receives, each in its device's order, paired by pairRoute.
+    // Per route (communicator, sender, receiver) the sends and receives,
+    // each in its device's order, paired by pairRoute.
     struct End {
         int device;
         uint32_t op;
@@ -30,12 +82,11 @@ P2pMatch::P2pMatch(const PartSet& parts, const std::vector<size_t>& order) {
     };
     std::map<std::tuple<uint64_t, int, int>, std::pair<std::vector<End>, std::vector<End>>> routes;
     for (size_t i = 0; i < n; ++i) {
-        const PartDevice& d = parts.devices[order[i]];
-        if (d.p2pRecords == 0) continue;
-        const std::vector<P2pPartRecord> records = parts.readP2p(d);
-        const std::vector<OpRecord> ops = parts.readOps(d);
+        if (source.header(i).p2pRecords == 0) continue;
+        const std::vector<P2pPartRecord> records = source.p2p(i);
+        const std::vector<OpRecord> ops = source.ops(i);
         std::vector<uint32_t> allToAll;
-        for (const auto& r : parts.readAllToAll(d)) allToAll.push_back(r.op);
+        for (const auto& r : source.alltoall(i)) allToAll.push_back(r.op);
         const int self = static_cast<int>(i);
         for (const auto& r : records) {
             if (ops_[i].empty() || ops_[i].back().op != r.op) {
@@ -93,8 +144,9 @@ TimeNs P2pMatch::endOf(int device, uint32_t op) const {
     return opOf(device, op).end + shift_[static_cast<size_t>(device)];
 }
 
-// appendExchanges (metrics/p2p.cpp): all-to-all SendRecv kernels linked by
-// matched sends form one exchange per dispatch.
+// All-to-all SendRecv kernels linked by matched sends form one exchange per
+// dispatch: one group of docs/design.md section 4 "Multi-rank", one
+// operation per device, its first.
 void P2pMatch::linkExchanges() {
     const auto bothAllToAll = [&](const Pair& p) {
         return opOf(p.sender, p.senderOp).allToAll && opOf(p.receiver, p.receiverOp).allToAll;
@@ -151,7 +203,7 @@ void P2pMatch::time(const std::function<TimeNs(size_t device)>& shiftOf) {
             const TimeNs s = startOf(d, static_cast<uint32_t>(i));
             m.firstStart = std::min(m.firstStart, s);
             m.firstEnd = std::min(m.firstEnd, endOf(d, static_cast<uint32_t>(i)));
-            // computeWaitTransfer's last arrival and the one before it.
+            // The last arrival and the one before it (4c).
             if (s > m.lastStart) {
                 m.second = m.lastStart;
                 m.lastStart = s;
@@ -172,8 +224,13 @@ void P2pMatch::time(const std::function<TimeNs(size_t device)>& shiftOf) {
             exchangeOf_[static_cast<size_t>(d)].emplace_back(static_cast<uint32_t>(i), static_cast<int>(e));
     for (auto& v : exchangeOf_) std::sort(v.begin(), v.end());
 
-    // addPointToPoint (metrics/wait_transfer.cpp): a send or receive outside
-    // any exchange waits for the partners that started before it ended.
+    // A send or receive outside any exchange waits for the partners that
+    // arrived while it ran: the latest start among it and the partners that
+    // started before it ended (or as it ended: a transfer that takes no
+    // time). A partner that started only after it had finished (a small
+    // send NCCL buffered) kept no one waiting. Each linked pair counts once
+    // for last arrivals: the later one, when the earlier was still running,
+    // delayed it by the difference of starts.
     std::vector<std::vector<TimeNs>> last(ops_.size());
     std::vector<std::array<int64_t, 4>> linkedPairs;
     const auto index = [&](int device, uint32_t op) {
@@ -257,4 +314,4 @@ void P2pMatch::addArrivals(std::vector<int>& lastArrivals, std::vector<TimeNs>& 
     }
 }
 
-}  // namespace osc::partial
+}  // namespace osc::crossrank

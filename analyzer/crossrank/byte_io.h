@@ -1,6 +1,7 @@
-// File plumbing for partial results and the merge: a scratch file nobody
-// else can see and stream buffers over a byte range of a file descriptor. Merging a thousand ranks keeps their
-// per-device results on disk, not in memory, and reads them back by range.
+// File plumbing for the cross-rank engine and partial results: a scratch
+// file nobody else can see, and stream buffers over a byte range of a file
+// descriptor. Analysing a thousand ranks keeps their per-device results on
+// disk, not in memory, and reads them back by range.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace osc::partial {
+namespace osc::crossrank {
 
 // An unnamed file in the temporary directory ($TMPDIR, else /tmp): gone when
 // closed, even after a crash. Append-only writes, reads by offset from any
@@ -63,4 +64,4 @@ private:
     std::vector<char> buffer_;
 };
 
-}  // namespace osc::partial
+}  // namespace osc::crossrank

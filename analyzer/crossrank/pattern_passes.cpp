@@ -1,33 +1,32 @@
-// The pipeline bubble and the all-to-all balance (docs/metrics.md 7e, 7f)
-// over partial results. Both need every device at once (a pipeline window
-// spans all stages; an exchange's transfer starts at its last arrival), so
-// they run the metrics' own phases (pipeline_bubble.h, alltoall.h) on the
-// devices' shells, reading each device's compute or all-to-all operations
-// from disk once.
+// The pipeline bubble and the all-to-all balance (docs/metrics.md 7e, 7f).
+// Both need every device at once (a pipeline window spans all stages; an
+// exchange's transfer starts at its last arrival), so they run the metrics'
+// own phases (pipeline_bubble.h, alltoall.h) on the devices' shells,
+// reading each device's compute or all-to-all operations once.
+#include "analyzer/crossrank/engine.h"
 #include "analyzer/metrics/alltoall.h"
 #include "analyzer/metrics/pipeline_bubble.h"
 #include "analyzer/metrics/step_keys.h"
-#include "analyzer/partial/merge.h"
 
 #include <algorithm>
 #include <unordered_map>
 
-namespace osc::partial {
+namespace osc::crossrank {
 
-void Merge::pipelinePass() {
-    const size_t n = order_.size();
-    std::vector<std::vector<DeviceIntervals::MicroBatches>> shifted(n);
+void Engine::pipelinePass() {
+    const size_t n = n_;
+    std::vector<std::vector<DeviceIntervals::MicroBatches>> shiftedBatches(n);
     std::vector<const std::vector<DeviceIntervals::MicroBatches>*> microbatchesOf(n, nullptr);
     for (size_t i = 0; i < n; ++i) {
-        const PartDevice& d = parts_.devices[order_[i]];
+        const DeviceHeader& d = source_.header(i);
         if (d.microbatches.empty()) continue;
         const TimeNs by = shiftOf(i);
-        shifted[i] = d.microbatches;
-        for (auto& mb : shifted[i]) {
+        shiftedBatches[i] = d.microbatches;
+        for (auto& mb : shiftedBatches[i]) {
             mb.compute.start += by;
             mb.compute.end += by;
         }
-        microbatchesOf[i] = &shifted[i];
+        microbatchesOf[i] = &shiftedBatches[i];
     }
     const PipelinePlan plan = planPipeline(rest_, microbatchesOf);
     if (plan.windows.empty()) return;
@@ -41,12 +40,7 @@ void Merge::pipelinePass() {
     }
     for (size_t i = 0; i < n; ++i) {
         if (stagesOf[i].empty()) continue;
-        IntervalSet compute = parts_.readCompute(parts_.devices[order_[i]]);
-        const TimeNs by = shiftOf(i);
-        for (auto& c : compute) {
-            c.start += by;
-            c.end += by;
-        }
+        const IntervalSet compute = shifted(source_.compute(i), i);
         for (const auto& [w, s] : stagesOf[i]) {
             const PipelineStep& p = plan.windows[w].step;
             measured[w][s] = measurePipelineStage(compute, {p.start_ns, p.end_ns});
@@ -55,28 +49,27 @@ void Merge::pipelinePass() {
     finishPipeline(rest_, plan, measured);
 }
 
-void Merge::allToAllPass() {
-    const size_t n = order_.size();
+void Engine::allToAllPass() {
+    const size_t n = n_;
     bool any = false;
-    for (size_t i : order_) any = any || parts_.devices[i].alltoallOps > 0;
+    for (size_t i = 0; i < n; ++i) any = any || source_.header(i).alltoallOps > 0;
     if (!any) return;
     std::vector<std::vector<StepKey>> keysOf(n);
     for (size_t i = 0; i < n; ++i) keysOf[i] = stepKeys(rest_.devices[i]);
 
-    // analyzeAllToAll over one device at a time, in job order: an exchange's
-    // step is its first instance's, on the lowest device of the exchange, so
-    // it is known before any other instance is read.
+    // One device at a time, in job order: an exchange's step is its first
+    // instance's, on the lowest device of the exchange, so it is known
+    // before any other instance is read.
     AllToAllSteps steps;
     std::unordered_map<uint32_t, StepKey> keyStep;              // collective group -> its step
     std::vector<std::optional<StepKey>> exchangeStep(p2p_->exchanges().size());
     std::vector<uint32_t> stamps(groups_.size(), 0);
     const std::string kAllToAll = "AllToAll";
     for (size_t i = 0; i < n; ++i) {
-        const PartDevice& d = parts_.devices[order_[i]];
-        if (d.alltoallOps == 0) continue;
+        if (source_.header(i).alltoallOps == 0) continue;
         const std::vector<OpRecord> ops = shiftedOps(i);
-        const std::vector<AllToAllRecord> records = parts_.readAllToAll(d);
-        const std::vector<P2pPartRecord> parts = parts_.readP2p(d);
+        const std::vector<AllToAllRecord> records = source_.alltoall(i);
+        const std::vector<P2pPartRecord> parts = source_.p2p(i);
         const auto device = static_cast<int>(i);
         const auto stamp = static_cast<uint32_t>(i + 1);
         // The first operation of each key on this device is its group's instance.
@@ -102,7 +95,7 @@ void Merge::allToAllPass() {
             const StepKey own = r.step >= 0 ? keysOf[i][static_cast<size_t>(r.step)] : kOutsideSteps;
             const StepKey* key = nullptr;
             TimeNs last = 0;
-            if (instanceOfKey[r.op] && parts_.collectiveNames[parts_.keys[op.key].name] == kAllToAll) {
+            if (instanceOfKey[r.op] && source_.collectiveNames()[source_.keys()[op.key].name] == kAllToAll) {
                 const Group& g = groups_[op.key];
                 auto [at, lead] = keyStep.try_emplace(op.key, own);
                 if (lead) steps.exchange(own, g.firstStart);
@@ -132,15 +125,10 @@ void Merge::allToAllPass() {
             }
             list.push_back(a);
         }
-        IntervalSet exposed = parts_.readExposed(d);
-        const TimeNs by = shiftOf(i);
-        for (auto& e : exposed) {
-            e.start += by;
-            e.end += by;
-        }
+        const IntervalSet exposed = shifted(source_.exposed(i), i);
         deviceAllToAll(rest_.devices[i], list, &exposed);
     }
     steps.finish(rest_, keysOf);
 }
 
-}  // namespace osc::partial
+}  // namespace osc::crossrank

@@ -1,4 +1,4 @@
-#include "analyzer/partial/byte_io.h"
+#include "analyzer/crossrank/byte_io.h"
 
 #include "analyzer/capture/capture_error.h"
 
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace osc::partial {
+namespace osc::crossrank {
 namespace {
 
 std::string temporaryDirectory() {
@@ -113,4 +113,4 @@ int ScratchWriteBuf::sync() {
     return 0;
 }
 
-}  // namespace osc::partial
+}  // namespace osc::crossrank

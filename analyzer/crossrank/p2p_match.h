@@ -1,15 +1,14 @@
-// Point-to-point over partial results: matchPointToPoint (metrics/p2p.h,
-// docs/metrics.md 7d) and what computeWaitTransfer takes from it, with the
-// same answers, from the sends and receives each partial carries. Sends and
-// receives pair by communicator, peer and sequence number or order
-// (pairRoute), which each device knows alone, so pairing reads each device once; the pairs, exchanges and the
+// Point-to-point across devices (docs/metrics.md 7d): each send paired with
+// its receive by communicator, peer and sequence number (or order, where the
+// rows carry no usable numbers), the all-to-all exchanges built from grouped
+// sends and receives (7f), and where each one's waiting ends (4c). Pairing
+// reads each device's sends and receives once; the pairs, exchanges and the
 // point-to-point operations' times stay in memory (about 16 bytes per send
 // or receive and 40 per matched pair): a job's point-to-point traffic, not
 // its kernels.
 #pragma once
 
-#include "analyzer/metrics/analysis.h"
-#include "analyzer/partial/part_set.h"
+#include "analyzer/crossrank/device_source.h"
 
 #include <cstdint>
 #include <functional>
@@ -19,7 +18,25 @@
 #include <utility>
 #include <vector>
 
-namespace osc::partial {
+namespace osc::crossrank {
+
+// The rule of docs/metrics.md 7d for one route (communicator, sending
+// device, receiving device), given the sequence numbers of its sends and of
+// its receives, each side in its device's order: when every part carries a
+// number and no number repeats on a side, a send pairs with the receive of
+// the same number; otherwise the k-th send with the k-th receive. Returns
+// (send index, receive index) pairs in send order; the parts in no pair
+// are unmatched.
+std::vector<std::pair<size_t, size_t>> pairRoute(const std::vector<std::optional<uint64_t>>& sends,
+                                                 const std::vector<std::optional<uint64_t>>& receives);
+
+// What pairing left over, for one warning.
+struct P2pLeftovers {
+    size_t unmatchedParts = 0;       // sends or receives whose partner is not in the capture
+    size_t kernelsWithoutPeers = 0;  // SendRecv kernels no row or trace argument describes
+};
+// The warning for what pairing left over; empty when nothing was left.
+std::string p2pWarning(const P2pLeftovers& leftovers);
 
 // An all-to-all made of grouped sends and receives: one MatchedCollective
 // with pointToPoint set. Devices are job-ordered device indices.
@@ -35,9 +52,8 @@ struct P2pExchange {
 
 class P2pMatch {
 public:
-    // Reads every device's sends and receives (job order: `order[i]` is the
-    // PartSet device of job device i) and pairs them.
-    P2pMatch(const PartSet& parts, const std::vector<size_t>& order);
+    // Reads every device's sends and receives and pairs them.
+    explicit P2pMatch(const DeviceSource& source);
 
     // With each job device's shift to the job's clock: the pairs in time
     // order, the exchanges timed and ordered, and where each point-to-point
@@ -50,9 +66,9 @@ public:
     const std::vector<P2pExchange>& exchanges() const { return exchanges_; }
     // Index into exchanges() of the exchange whose instance (device, op) is, or -1.
     int exchangeOf(size_t device, uint32_t op) const;
-    // The warning analyze() gives for what pairing left over ("" when nothing).
+    // The warning for what pairing left over ("" when nothing).
     std::string warning() const;
-    // (communicator hash, rank) -> job device: devicesByCommRank.
+    // (communicator hash, rank) -> device: the first device with that rank.
     const std::map<std::pair<uint64_t, int32_t>, int>& deviceOf() const { return deviceOf_; }
 
     // Per job device, sorted by operation: the operations whose waiting ends
@@ -95,4 +111,4 @@ private:
     size_t unmatchedParts_ = 0, kernelsWithoutPeers_ = 0;
 };
 
-}  // namespace osc::partial
+}  // namespace osc::crossrank

@@ -1,9 +1,9 @@
-#include "analyzer/partial/instance_table.h"
+#include "analyzer/crossrank/instance_table.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-namespace osc::partial {
+namespace osc::crossrank {
 namespace {
 
 constexpr size_t kChunkRecords = 4096;
@@ -67,4 +67,4 @@ std::pair<int, int> InstanceTable::at(uint64_t slot) {
     return loaded_[static_cast<size_t>(slot - bucket * bucketSlots_)];
 }
 
-}  // namespace osc::partial
+}  // namespace osc::crossrank

@@ -5,14 +5,14 @@
 // stays at the limit however many ranks and collectives a job has.
 #pragma once
 
-#include "analyzer/partial/byte_io.h"
+#include "analyzer/crossrank/byte_io.h"
 
 #include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
-namespace osc::partial {
+namespace osc::crossrank {
 
 class InstanceTable {
 public:
@@ -39,4 +39,4 @@ private:
     std::unique_ptr<ScratchFile> scratch_;  // only when the slots do not fit in memory
 };
 
-}  // namespace osc::partial
+}  // namespace osc::crossrank

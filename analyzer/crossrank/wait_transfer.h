@@ -1,0 +1,34 @@
+// docs/design.md section 4c for one device: each communication operation
+// waits from its start until its group's last rank arrives and moves data
+// after that; an operation that waits for no one only moves data.
+#pragma once
+
+#include "analyzer/crossrank/device_source.h"
+
+#include <vector>
+
+namespace osc::crossrank {
+
+struct DeviceWaiting {
+    WaitTransferMetrics wait;                // over the whole device
+    std::vector<WaitTransferMetrics> steps;  // per step, by position
+    IntervalSet exposedWait;                 // (Wt ∖ Tr) ∖ C
+};
+
+class WaitTransfer {
+public:
+    // [start, min(end, lastArrival)) waiting, [max(start, lastArrival), end) transfer.
+    void waitsUntil(TimeNs start, TimeNs end, TimeNs lastArrival);
+    void transfers(TimeNs start, TimeNs end);
+
+    // Waiting that is not also transfer elsewhere on the device, and of it
+    // the part compute does not hide: waiting lies inside M, so
+    // (Wt ∖ Tr) ∖ C = (Wt ∖ Tr) ∩ (M ∖ C). `exposed` and the steps are on
+    // the same timeline as the operations.
+    DeviceWaiting finish(const IntervalSet& exposed, const DeviceHeader& header, TimeNs stepShift);
+
+private:
+    IntervalSetBuilder waiting_, transfer_;
+};
+
+}  // namespace osc::crossrank
