@@ -1,4 +1,4 @@
-// overlapscope-gui [CAPTURE] [--screenshot OUT.png [--size WxH] [--range START:END]]
+// overlapscope-gui [FILE] [--screenshot OUT.png [--size WxH] [--range START:END]]
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/screenshot.h"
@@ -48,11 +48,14 @@ int main(int argc, char** argv) {
         "Timeline viewer for overlapscope captures: compute and communication lanes per GPU,\n"
         "an overlap lane (hidden vs exposed communication), per-step and per-collective panels.\n"
         "Opens our SQLite captures, Nsight Systems SQLite exports, Kineto JSON traces,\n"
-        "or a directory of per-rank files.");
+        "or a directory of per-rank files; and, without a timeline, partial results\n"
+        "(report --partial; a directory of them is merged as one job)\n"
+        "and saved reports (report --format json).");
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument("capture", "Capture file or directory to open.", "[CAPTURE]");
-    QCommandLineOption shot("screenshot", "Render CAPTURE to a PNG and exit (works with QT_QPA_PLATFORM=offscreen).", "out.png");
+    parser.addPositionalArgument("file", "Capture, partial result or saved report, or a directory of captures or partials.",
+                                 "[FILE]");
+    QCommandLineOption shot("screenshot", "Render FILE to a PNG and exit (works with QT_QPA_PLATFORM=offscreen).", "out.png");
     QCommandLineOption size("size", "Window size for --screenshot (default 1600x900).", "WxH", "1600x900");
     QCommandLineOption range("range", "Visible time range for --screenshot, e.g. 10ms:25ms or 1000000:2000000 (ns).", "START:END");
     QCommandLineOption find("find", "Highlight kernels whose name contains TEXT (with --screenshot).", "TEXT");
@@ -65,9 +68,9 @@ int main(int argc, char** argv) {
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
-    if (args.size() > 1) return usageError("expected at most one capture");
+    if (args.size() > 1) return usageError("expected at most one file or directory");
     if (parser.isSet(shot)) {
-        if (args.isEmpty()) return usageError("--screenshot needs a CAPTURE");
+        if (args.isEmpty()) return usageError("--screenshot needs a FILE");
         osc::gui::ScreenshotRequest req;
         req.capturePath = args.front();
         req.outputPath = parser.value(shot);

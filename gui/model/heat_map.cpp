@@ -36,6 +36,35 @@ void addCoverage(const CoverageIndex& set, const std::vector<TimeNs>& edges, std
     }
 }
 
+// One column per step; rows as given (group, device).
+HeatMap stepColumns(const std::vector<std::pair<int, const DeviceAnalysis*>>& byGroup, HeatMetric metric) {
+    HeatMap h;
+    h.perStep = true;
+    std::vector<const DeviceAnalysis*> devices;
+    size_t steps = 0;
+    for (const auto& [g, d] : byGroup) {
+        h.groups.push_back(g);
+        devices.push_back(d);
+        if (d->steps.size() > steps) {
+            steps = d->steps.size();
+            h.stepNames.clear();
+            for (const StepAnalysis& s : d->steps) h.stepNames.push_back(s.name);
+        }
+    }
+    h.columns = static_cast<int>(steps);
+    h.values.assign(devices.size() * steps, kNone);
+    h.cellWindows.assign(devices.size() * steps, ViewRange{0, 0});
+    for (size_t r = 0; r < devices.size(); ++r)
+        for (size_t c = 0; c < devices[r]->steps.size(); ++c) {
+            const StepAnalysis& s = devices[r]->steps[c];
+            const OverlapMetrics& m = s.metrics;
+            h.values[r * steps + c] = cellValue(m.overlap_ns, m.exposed_comm_ns, m.window_ns, metric);
+            h.cellWindows[r * steps + c] = {s.start_ns, s.end_ns};
+        }
+    if (!h.cellWindows.empty()) h.range = {h.cellWindows.front().start, h.cellWindows.back().end};
+    return h;
+}
+
 }  // namespace
 
 ViewRange HeatMap::window(int row, int column) const {
@@ -102,35 +131,21 @@ void heatMapByTime(const TimelineModel& model, ViewRange range, int columns, Hea
 }
 
 HeatMap heatMapBySteps(const TimelineModel& model, const Analysis& analysis, HeatMetric metric) {
-    HeatMap h;
-    h.perStep = true;
     // Rows: the analysed devices that have a group, in group order.
-    std::vector<const DeviceAnalysis*> devices;
     std::vector<std::pair<int, const DeviceAnalysis*>> byGroup;
     for (const DeviceAnalysis& d : analysis.devices)
         if (const int g = model.groupOf(d); g >= 0) byGroup.emplace_back(g, &d);
     std::sort(byGroup.begin(), byGroup.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    size_t steps = 0;
-    for (const auto& [g, d] : byGroup) {
-        h.groups.push_back(g);
-        devices.push_back(d);
-        if (d->steps.size() > steps) {
-            steps = d->steps.size();
-            h.stepNames.clear();
-            for (const StepAnalysis& s : d->steps) h.stepNames.push_back(s.name);
-        }
-    }
-    h.columns = static_cast<int>(steps);
-    h.values.assign(devices.size() * steps, kNone);
-    h.cellWindows.assign(devices.size() * steps, ViewRange{0, 0});
-    for (size_t r = 0; r < devices.size(); ++r)
-        for (size_t c = 0; c < devices[r]->steps.size(); ++c) {
-            const StepAnalysis& s = devices[r]->steps[c];
-            const OverlapMetrics& m = s.metrics;
-            h.values[r * steps + c] = cellValue(m.overlap_ns, m.exposed_comm_ns, m.window_ns, metric);
-            h.cellWindows[r * steps + c] = {s.start_ns, s.end_ns};
-        }
-    if (!h.groups.empty()) h.range = {h.cellWindows.front().start, h.cellWindows.back().end};
+    return stepColumns(byGroup, metric);
+}
+
+HeatMap heatMapBySteps(const Analysis& analysis, HeatMetric metric) {
+    std::vector<std::pair<int, const DeviceAnalysis*>> rows;
+    for (const DeviceAnalysis& d : analysis.devices) rows.emplace_back(-1, &d);
+    HeatMap h = stepColumns(rows, metric);
+    for (const DeviceAnalysis& d : analysis.devices)
+        h.rowLabels.push_back((d.rank >= 0 ? "rank " + std::to_string(d.rank) : d.host + ":" + std::to_string(d.pid)) +
+                              " · GPU " + std::to_string(d.device));
     return h;
 }
 

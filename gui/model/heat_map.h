@@ -29,6 +29,9 @@ struct HeatMap {
     bool perStep = false;
     std::vector<std::string> stepNames;
     std::vector<ViewRange> cellWindows;  // per step only, row-major
+    // Without a timeline (partial results, a saved report) rows are the
+    // analysis's devices, named here; `groups` are then all -1.
+    std::vector<std::string> rowLabels;
 
     float at(int row, int column) const { return values[static_cast<size_t>(row) * static_cast<size_t>(columns) + static_cast<size_t>(column)]; }
     int rows() const { return static_cast<int>(groups.size()); }
@@ -41,6 +44,8 @@ HeatMap heatMapByTime(const TimelineModel& model, ViewRange range, int columns, 
 // every frame, and fresh megabytes each time cost more in page faults than the sums.
 void heatMapByTime(const TimelineModel& model, ViewRange range, int columns, HeatMetric metric, HeatMap& out);
 HeatMap heatMapBySteps(const TimelineModel& model, const Analysis& analysis, HeatMetric metric);
+// The same from the analysis alone: one row per device, in the analysis's order.
+HeatMap heatMapBySteps(const Analysis& analysis, HeatMetric metric);
 
 // The worst of several values for one pixel row when ranks outnumber pixels:
 // the lowest overlap ratio, the highest exposed share (NaN only if all are).

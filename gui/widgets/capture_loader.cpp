@@ -14,6 +14,17 @@ namespace osc::gui {
 LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settings,
                              const std::atomic<bool>* cancel,
                              const std::function<void(double, const QString&)>& progress) {
+    if (const OpenedKind kind = openedKind(path); kind != OpenedKind::Capture) {
+        AnalysisOnly only = loadAnalysisOnly(path, kind, settings.alignCollectives, cancel, progress);
+        LoadedCapture out;
+        out.path = path;
+        out.kind = kind;
+        out.analysis = std::move(only.analysis);
+        out.inputs = std::move(only.inputs);
+        out.partialFiles = only.partialFiles;
+        if (progress) progress(1.0, QObject::tr("done"));
+        return out;
+    }
     LoadOptions options;
     options.cancel = cancel;
     options.progress = [&](double f, std::string_view stage) {

@@ -1,10 +1,13 @@
-// Loads a capture off the GUI thread: reading, building the timeline model and
-// running the analysis all happen on a worker thread, with progress reported
-// back and cancellation at any time (the window may close mid-load).
+// Loads what the window shows off the GUI thread: for a capture, reading,
+// building the timeline model and running the analysis; for partial results
+// or a saved report (analysis_loader.h), reading and merging them. All on a
+// worker thread, with progress reported back and cancellation at any time
+// (the window may close mid-load).
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
 #include "gui/model/timeline_model.h"
+#include "gui/widgets/analysis_loader.h"
 
 #include <QObject>
 #include <QString>
@@ -16,12 +19,16 @@
 namespace osc::gui {
 
 struct LoadedCapture {
-    std::shared_ptr<TimelineModel> model;
+    std::shared_ptr<TimelineModel> model;  // null when the file holds no trace
     std::shared_ptr<const Analysis> analysis;
     QString path;
+    OpenedKind kind = OpenedKind::Capture;
+    QStringList inputs;    // analysis-only: the captures the results were made from
+    int partialFiles = 0;  // partial result files merged
 };
 
-// Does the whole load synchronously (used by the worker and by --screenshot).
+// Does the whole load synchronously (used by the worker and by --screenshot):
+// what `path` is decides whether there is a timeline (openedKind).
 // Throws CaptureError, LoadCancelled or std::exception.
 LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settings,
                              const std::atomic<bool>* cancel,

@@ -80,7 +80,7 @@ double HeatMapView::columnWidth() const {
 void HeatMapView::rebuild() {
     const TimelineModel* model = timeline_->model();
     const int columns = std::max(1, width() - kLabelWidth);
-    if (!model) map_ = {};
+    if (!model) map_ = perStep_ && analysis_ ? heatMapBySteps(*analysis_, metric_) : HeatMap{};
     else if (perStep_ && analysis_) map_ = heatMapBySteps(*model, *analysis_, metric_);
     else heatMapByTime(*model, timeline_->viewRange(), columns, metric_, map_);
     // One image pixel per column and pixel row; a pixel row holding several
@@ -129,9 +129,12 @@ void HeatMapView::paintEvent(QPaintEvent*) {
     p.fillRect(0, 0, width(), kHeaderHeight, QColor::fromRgb(0xFF000000u | palette::kHeader));
     const TimelineModel* model = timeline_->model();
     p.setPen(QColor::fromRgb(0xFF000000u | palette::kHeaderText));
-    if (!model || image_.isNull()) {
+    if (image_.isNull()) {
         p.setPen(QColor::fromRgb(0xFF000000u | palette::kEmptyText));
-        p.drawText(rect(), Qt::AlignCenter, model ? tr("no GPUs, or no steps to show") : tr("no capture open"));
+        p.drawText(rect(), Qt::AlignCenter,
+                   model || (analysis_ && perStep_) ? tr("no GPUs, or no steps to show")
+                   : analysis_ ? tr("no timeline in this file to cut into time buckets: Columns: per step shows its steps")
+                               : tr("no capture open"));
         return;
     }
     const QString what = metric_ == HeatMetric::OverlapRatio ? tr("overlap ratio: red 0 → amber 50% → green 100%, grey: no communication")
@@ -155,8 +158,14 @@ void HeatMapView::paintEvent(QPaintEvent*) {
     for (int r = 0; r < rows; r += every) {
         const int y = kHeaderHeight + static_cast<int>(static_cast<int64_t>(r) * px / rows);
         p.drawText(QRect(4, y, kLabelWidth - 8, lineHeight), Qt::AlignVCenter | Qt::AlignLeft,
-                   QString::fromStdString(shortGroupLabel(*model, map_.groups[static_cast<size_t>(r)])));
+                   rowLabel(r));
     }
+}
+
+QString HeatMapView::rowLabel(int row) const {
+    if (!map_.rowLabels.empty()) return QString::fromStdString(map_.rowLabels[static_cast<size_t>(row)]);
+    const TimelineModel* model = timeline_->model();
+    return model ? QString::fromStdString(shortGroupLabel(*model, map_.groups[static_cast<size_t>(row)])) : QString();
 }
 
 std::pair<int, int> HeatMapView::cellAt(QPoint p) const {
@@ -190,14 +199,14 @@ bool HeatMapView::event(QEvent* e) {
     if (e->type() != QEvent::ToolTip) return QWidget::event(e);
     auto* help = static_cast<QHelpEvent*>(e);
     const auto [row, column] = cellAt(help->pos());
-    const TimelineModel* model = timeline_->model();
-    if (row < 0 || !model) {
+    const bool timeline = timeline_->model() != nullptr;
+    if (row < 0 || (!timeline && map_.rowLabels.empty())) {
         QToolTip::hideText();
         return true;
     }
     const float v = map_.at(row, column);
     const ViewRange w = map_.window(row, column);
-    QString text = QString::fromStdString(shortGroupLabel(*model, map_.groups[static_cast<size_t>(row)]));
+    QString text = rowLabel(row);
     text += map_.perStep ? tr(", %1").arg(QString::fromStdString(map_.stepNames[static_cast<size_t>(column)]))
                          : tr(", %1 to %2").arg(QString::fromStdString(formatTimestamp(w.start)),
                                                 QString::fromStdString(formatTimestamp(w.end)));
@@ -205,7 +214,7 @@ bool HeatMapView::event(QEvent* e) {
     else text += (metric_ == HeatMetric::OverlapRatio ? tr(": %1% of communication hidden") : tr(": %1% exposed communication"))
                      .arg(static_cast<double>(v) * 100, 0, 'f', 1);
     if (pixelRows() < map_.rows()) text += tr("\n(several ranks per pixel row: the worst is shown)");
-    text += tr("\nclick: zoom the timeline here");
+    if (timeline) text += tr("\nclick: zoom the timeline here");
     QToolTip::showText(help->globalPos(), text, this);
     return true;
 }
@@ -229,6 +238,8 @@ HeatMapPanel::HeatMapPanel(TimelineWidget* timeline, QWidget* parent) : QWidget(
     connect(mode_, &QComboBox::currentIndexChanged, this, &HeatMapPanel::apply);
     connect(metric_, &QComboBox::currentIndexChanged, this, &HeatMapPanel::apply);
 }
+
+void HeatMapPanel::setPerStep(bool perStep) { mode_->setCurrentIndex(perStep ? 1 : 0); }
 
 void HeatMapPanel::apply() {
     view_->setMode(mode_->currentIndex() == 1, metric_->currentIndex() == 1 ? HeatMetric::ExposedShare : HeatMetric::OverlapRatio);

@@ -45,6 +45,7 @@ protected:
 
 private:
     int pixelRows() const;
+    QString rowLabel(int row) const;
     int rowOfPixel(int y) const;  // first device row drawn at pixel row y (from the cell area top)
     double columnWidth() const;
 
@@ -61,6 +62,8 @@ class HeatMapPanel : public QWidget {
 public:
     HeatMapPanel(TimelineWidget* timeline, QWidget* parent = nullptr);
     HeatMapView* view() const { return view_; }
+    // Columns per step (else per time bucket of the view), as the user picks it.
+    void setPerStep(bool perStep);
 
 private:
     void apply();

@@ -1,5 +1,6 @@
 #include "gui/widgets/main_window.h"
 
+#include "gui/widgets/analysis_only_view.h"
 #include "gui/widgets/attach_dialog.h"
 
 #include "gui/model/event_details.h"
@@ -43,6 +44,7 @@ namespace osc::gui {
 namespace {
 
 constexpr int kMaxRecent = 10;
+constexpr int kStepDockHeight = 170;  // under a timeline
 
 QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)); }
 
@@ -87,19 +89,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setAcceptDrops(true);
     frame_ = new TimelineFrame(this);
     timeline_ = frame_->timeline();
-    setCentralWidget(frame_);
+    analysisOnly_ = new AnalysisOnlyView(this);
+    centre_ = new QStackedWidget(this);
+    centre_->addWidget(frame_);
+    centre_->addWidget(analysisOnly_);
+    setCentralWidget(centre_);
     loader_ = new CaptureLoader(this);
     steps_ = new StepTableModel(this);
     collectives_ = new CollectiveTableModel(this);
     buildMenus();
     buildDocks();
     buildFindBar();
+    enableTimelineActions(false, OpenedKind::Capture);
 
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 1000);
     progress_->setMaximumWidth(240);
     cancelButton_ = new QPushButton(tr("Cancel"), this);
-    statusLabel_ = new QLabel(tr("Open a capture: File > Open, or drop a file here."), this);
+    statusLabel_ = new QLabel(tr("Open a capture, partial results or a saved report: File > Open, or drop a file here."), this);
+    // A long path or summary is cut at the window's edge rather than widening the window.
+    statusLabel_->setMinimumWidth(1);
     statusBar()->addWidget(statusLabel_, 1);
     statusBar()->addPermanentWidget(progress_);
     statusBar()->addPermanentWidget(cancelButton_);
@@ -129,13 +138,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         cancelButton_->hide();
         statusLabel_->setText(msg);
         // Not exec(): a modal loop here would stall the window (and tests).
-        auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open capture"), msg, QMessageBox::Ok, this);
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open file"), msg, QMessageBox::Ok, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
     });
     followTimer_ = new QTimer(this);
     connect(followTimer_, &QTimer::timeout, this, [this] {
-        if (loader_->busy() || current_.path.isEmpty()) return;
+        if (loader_->busy() || current_.path.isEmpty() || !current_.model) return;
         reloading_ = true;
         loading_ = true;
         loader_->start(current_.path, settings_);
@@ -153,17 +162,23 @@ MainWindow::~MainWindow() {
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open capture"), {},
-                                                          tr("Captures (*.sqlite *.db *.json *.json.gz);;All files (*)"));
+        // What is in a file decides how it opens (openedKind); the filters only help to find it.
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open capture or results"), {},
+            tr("Captures and results (*.sqlite *.db *.json *.json.gz);;"
+               "Captures (*.sqlite *.db *.json *.json.gz);;"
+               "Partial results (*.partial.json);;"
+               "Saved reports (*.json);;"
+               "All files (*)"));
         if (!path.isEmpty()) openCapture(path);
     });
-    file->addAction(tr("Open &directory (multi-rank)…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open multi-rank capture directory"));
+    file->addAction(tr("Open &directory (multi-rank capture or partial results)…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a multi-rank capture or partial results directory"));
         if (!dir.isEmpty()) openCapture(dir);
     });
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     refreshRecentMenu();
-    QAction* follow = file->addAction(tr("&Follow live capture"), this, [this](bool on) { setFollowing(on); });
+    QAction* follow = timelineAction(file->addAction(tr("&Follow live capture"), this, [this](bool on) { setFollowing(on); }));
     follow->setCheckable(true);
     follow->setToolTip(tr("Re-read the capture every second while an agent writes it"));
     followAction_ = follow;
@@ -173,55 +188,53 @@ void MainWindow::buildMenus() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     viewMenu_ = view;
-    view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_Home), timeline_, &TimelineWidget::fitAll);
-    view->addAction(tr("Fit &selection"), timeline_, &TimelineWidget::fitSelection);
-    view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack);
-    view->addAction(tr("Clear selection"), timeline_, &TimelineWidget::clearSelection);
+    timelineAction(view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_Home), timeline_, &TimelineWidget::fitAll));
+    timelineAction(view->addAction(tr("Fit &selection"), timeline_, &TimelineWidget::fitSelection));
+    timelineAction(view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack));
+    timelineAction(view->addAction(tr("Clear selection"), timeline_, &TimelineWidget::clearSelection));
     view->addSeparator();
     alignAction_ = view->addAction(tr("Align clocks on &collectives"), this, [this](bool on) {
         settings_.alignCollectives = on;
         if (!current_.path.isEmpty()) openCapture(current_.path);
     });
     alignAction_->setCheckable(true);
-    alignAction_->setToolTip(tr("Shift each process so its collectives end with the lowest rank's (in the "
-                                "median): for captures from several hosts, whose clocks disagree"));
-    hostAction_ = view->addAction(tr("CPU &lanes (API calls, operators)"), this, [this](bool on) {
+    hostAction_ = timelineAction(view->addAction(tr("CPU &lanes (API calls, operators)"), this, [this](bool on) {
         if (!timeline_->model()) return;
         timeline_->model()->setHostLanesShown(on);
         timeline_->relayout();
-    });
+    }));
     hostAction_->setCheckable(true);
     hostAction_->setChecked(true);
-    QAction* overview = view->addAction(tr("&Overview strip"), this, [this](bool on) { frame_->overview()->setVisible(on); });
+    QAction* overview = timelineAction(view->addAction(tr("&Overview strip"), this, [this](bool on) { frame_->overview()->setVisible(on); }));
     overview->setCheckable(true);
     overview->setChecked(true);
-    QAction* legend = view->addAction(tr("Colour le&gend"), this, [this](bool on) { frame_->legend()->setVisible(on); });
+    QAction* legend = timelineAction(view->addAction(tr("Colour le&gend"), this, [this](bool on) { frame_->legend()->setVisible(on); }));
     legend->setCheckable(true);
     legend->setChecked(true);
-    view->addAction(tr("Show all lanes"), this, [this] {
+    timelineAction(view->addAction(tr("Show all lanes"), this, [this] {
         if (!timeline_->model()) return;
         timeline_->model()->showAllLanes();
         timeline_->relayout();
-    });
-    view->addAction(tr("Collapse all devices"), this, [this] {
+    }));
+    timelineAction(view->addAction(tr("Collapse all devices"), this, [this] {
         if (auto* m = timeline_->model()) {
             for (size_t g = 0; g < m->groups().size(); ++g) m->setCollapsed(static_cast<int>(g), true);
             timeline_->relayout();
         }
-    });
-    view->addAction(tr("Expand all devices"), this, [this] {
+    }));
+    timelineAction(view->addAction(tr("Expand all devices"), this, [this] {
         if (auto* m = timeline_->model()) {
             for (size_t g = 0; g < m->groups().size(); ++g) m->setCollapsed(static_cast<int>(g), false);
             timeline_->relayout();
         }
-    });
+    }));
     addWhatIfDock(this, view);  // issue 19: a dock of its own, shown from this menu
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    edit->addAction(tr("&Find kernels…"), QKeySequence::Find, this, [this] {
+    timelineAction(edit->addAction(tr("&Find kernels…"), QKeySequence::Find, this, [this] {
         findBar_->show();
         findEdit_->setFocus();
         findEdit_->selectAll();
-    });
+    }));
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard and mouse"), this, [this] {
         QMessageBox::information(this, tr("Keyboard and mouse"),
@@ -256,7 +269,7 @@ void MainWindow::buildDocks() {
     addDockWidget(Qt::RightDockWidgetArea, selDock);
 
     auto* stepView = stepView_ = makeTable(steps_, StepTableModel::Start, this);
-    auto* stepDock = new QDockWidget(tr("Steps"), this);
+    auto* stepDock = stepDock_ = new QDockWidget(tr("Steps"), this);
     stepDock->setObjectName("steps");
     stepStack_ = withHint(stepView, this);
     stepDock->setWidget(stepStack_);
@@ -285,14 +298,14 @@ void MainWindow::buildDocks() {
     addDockWidget(Qt::BottomDockWidgetArea, heatDock_);
     tabifyDockWidget(statsDock, heatDock_);
     connect(heatMap_->view(), &HeatMapView::cellClicked, this, [this](int group, ViewRange window) {
-        if (window.length() <= 0) return;
+        if (window.length() <= 0 || !hasTimeline()) return;
         timeline_->setViewRange(window);
         timeline_->revealGroup(group);
     });
     stepDock->raise();
     connect(collView, &QTableView::clicked, this, &MainWindow::jumpToRow);
     resizeDocks({detailsDock}, {380}, Qt::Horizontal);
-    resizeDocks({stepDock}, {170}, Qt::Vertical);
+    resizeDocks({stepDock}, {kStepDockHeight}, Qt::Vertical);
     // View reopens every panel a user may have closed.
     viewMenu_->addSeparator();
     panelsMenu_ = viewMenu_->addMenu(tr("&Panels"));
@@ -316,7 +329,7 @@ void MainWindow::buildFindBar() {
     addToolBar(Qt::TopToolBarArea, findBar_);
     findBar_->hide();
     findBar_->toggleViewAction()->setText(tr("Find bar"));
-    panelsMenu_->addAction(findBar_->toggleViewAction());
+    panelsMenu_->addAction(timelineAction(findBar_->toggleViewAction()));
     connect(findEdit_, &QLineEdit::returnPressed, this, [this] {
         const bool back = QApplication::keyboardModifiers() & Qt::ShiftModifier;
         if (findResult_ && findResult_->count > 0 && !findEdit_->isModified()) findNext(back ? -1 : +1);
@@ -363,12 +376,17 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     loading_ = false;
     progress_->hide();
     cancelButton_->hide();
-    const bool refresh = reloading_ && following_ && current_.model;
+    const bool timeline = loaded.model != nullptr;
+    const bool refresh = reloading_ && following_ && current_.model && timeline;
     reloading_ = false;
     const ViewRange before = timeline_->viewRange();
     current_ = loaded;
-    loaded.model->setHostLanesShown(hostAction_->isChecked());
+    if (timeline) loaded.model->setHostLanesShown(hostAction_->isChecked());
     timeline_->setModel(loaded.model, loaded.analysis);
+    if (!timeline) analysisOnly_->setLoaded(loaded);
+    const bool hadTimeline = centre_->currentWidget() == frame_;
+    centre_->setCurrentWidget(timeline ? static_cast<QWidget*>(frame_) : analysisOnly_);
+    enableTimelineActions(timeline, loaded.kind);
     if (refresh) {
         // Keep the zoom and scroll to the newest activity (auto-scroll).
         const TimeNs len = before.length();
@@ -381,20 +399,30 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     collectives_->setData(loaded.model, loaded.analysis);
     if (auto* whatIf = findChild<WhatIfPanel*>()) whatIf->setData(loaded.model, loaded.analysis);
     statistics_->setCapture(loaded.model, loaded.analysis);
-    showHint(stepStack_, steps_->rowCount() > 0 ? QString() :
-        tr("No steps in this capture. Steps are NVTX or profiler ranges named ProfilerStep#N, step N or "
-           "iteration N (torch.profiler's schedule writes ProfilerStep#N; with NVTX, push a range per "
-           "iteration). `overlapscope report --step-pattern` takes other names. Metrics over the whole "
-           "capture are in the Selection panel: drag across a device."));
+    const QString stepRules =
+        tr("Steps are NVTX or profiler ranges named ProfilerStep#N, step N or iteration N (torch.profiler's "
+           "schedule writes ProfilerStep#N; with NVTX, push a range per iteration). `overlapscope report "
+           "--step-pattern` takes other names.");
+    showHint(stepStack_, steps_->rowCount() > 0 ? QString() : timeline ?
+        tr("No steps in this capture. %1 Metrics over the whole capture are in the Selection panel: drag "
+           "across a device.").arg(stepRules) :
+        tr("No steps in this file: the captures it was made from had none. %1 Each device's totals over its "
+           "whole span are in the device table.").arg(stepRules));
     const bool anyComm = loaded.analysis && std::any_of(loaded.analysis->devices.begin(), loaded.analysis->devices.end(),
                                                         [](const DeviceAnalysis& d) { return !d.collectives.empty(); });
     showHint(collStack_, anyComm ? QString() :
-        tr("No communication in this capture: no NCCL kernels (recognised by their ncclKernel / ncclDevKernel "
+        tr("No communication in this %1: no NCCL kernels (recognised by their ncclKernel / ncclDevKernel "
            "names) and no peer-to-peer copies, so there is nothing to overlap. Other libraries' kernels can be "
-           "counted as communication with `overlapscope report --comm-kernel REGEX`."));
+           "counted as communication with `overlapscope report --comm-kernel REGEX`.")
+            .arg(timeline ? tr("capture") : tr("file")));
     frame_->legend()->setCaptureHas(loaded.analysis && !loaded.analysis->p2p.empty(),
                                      loaded.analysis && !loaded.analysis->pipeline.empty());
     heatMap_->view()->setAnalysis(loaded.analysis);
+    // Without a timeline the tables are what there is to read: give them room,
+    // and give it back to the timeline when one comes.
+    if (timeline != hadTimeline) resizeDocks({stepDock_}, {timeline ? kStepDockHeight : height() / 2}, Qt::Vertical);
+    // Time buckets cut the timeline's coverage; a file without one has its steps.
+    if (!timeline) heatMap_->setPerStep(true);
     // Many ranks: the heat map is the way in.
     if (!refresh && loaded.analysis && loaded.analysis->devices.size() >= 16) {
         heatDock_->raise();
@@ -409,12 +437,24 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
         find(pattern);
     }
     setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
-    const Capture& c = loaded.model->capture();
-    statusLabel_->setText(tr("%1: %2 processes, %3 kernels")
-                              .arg(loaded.path)
-                              .arg(c.processes.size())
-                              .arg(count(c.kernelCount())));
-    for (const auto& w : c.warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
+    if (timeline) {
+        const Capture& c = loaded.model->capture();
+        statusLabel_->setText(tr("%1: %2 processes, %3 kernels")
+                                  .arg(loaded.path)
+                                  .arg(c.processes.size())
+                                  .arg(count(c.kernelCount())));
+        for (const auto& w : c.warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
+    } else {
+        size_t collectives = 0;
+        for (const DeviceAnalysis& d : loaded.analysis->devices) collectives += d.collectives.size();
+        const size_t devices = loaded.analysis->devices.size();
+        statusLabel_->setText(tr("%1: %2, %3, %4 step rows, %5 collectives, no timeline")
+                                  .arg(loaded.path, openedKindTitle(loaded.kind, loaded.partialFiles),
+                                       devices == 1 ? tr("1 device") : tr("%1 devices").arg(devices))
+                                  .arg(count(static_cast<size_t>(steps_->rowCount())))
+                                  .arg(count(collectives)));
+        for (const auto& w : loaded.analysis->warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
+    }
     if (!refresh) rememberRecent(loaded.path);
     updateSelectionPanel();
     updateDetails({});
@@ -441,7 +481,32 @@ QString MainWindow::collectivesHint() const {
 }
 
 void MainWindow::updateSelectionPanel() {
+    if (!hasTimeline() && current_.analysis) {
+        selectionPanel_->showMessage(tr("No timeline to select a range on: each device's totals over its whole "
+                                        "span are in the device table."));
+        return;
+    }
     selectionPanel_->showRange(timeline_->model(), timeline_->selection(), timeline_->selectionGroups());
+}
+
+QAction* MainWindow::timelineAction(QAction* action) {
+    timelineActions_ << action;
+    return action;
+}
+
+void MainWindow::enableTimelineActions(bool timeline, OpenedKind kind) {
+    for (QAction* a : timelineActions_) a->setEnabled(timeline);
+    if (!timeline) {
+        findBar_->hide();
+        if (following_) setFollowing(false);  // partials and reports are read once, whole
+    }
+    // Partials are merged again with or without the alignment; a saved report
+    // keeps the one it was saved with.
+    const bool saved = kind == OpenedKind::SavedReport;
+    alignAction_->setEnabled(!saved);
+    alignAction_->setToolTip(saved ? tr("A saved report keeps the clock alignment it was made with")
+                                   : tr("Shift each process so its collectives end with the lowest rank's (in the "
+                                        "median): for captures from several hosts, whose clocks disagree"));
 }
 
 void MainWindow::updateDetails(EventRef ref) {
@@ -460,6 +525,7 @@ void MainWindow::updateDetails(EventRef ref) {
 }
 
 void MainWindow::jumpToRow(const QModelIndex& index) {
+    if (!hasTimeline()) return;  // rows of a file without a trace lead nowhere
     const TimeNs s = index.data(StartRole).toLongLong(), e = index.data(EndRole).toLongLong();
     if (e <= s) return;
     const TimeNs margin = std::max<TimeNs>(1, (e - s) / 10);

@@ -1,6 +1,8 @@
 // The application window: timeline in the middle; details, range metrics,
 // steps and collectives in docks; a find bar; background loading with a
-// progress bar and cancel; recent files and drag and drop.
+// progress bar and cancel; recent files and drag and drop. A file with
+// results but no trace (partial results, a saved report) puts the
+// AnalysisOnlyView in the timeline's place and disables what needs one.
 #pragma once
 
 #include "gui/model/kernel_find.h"
@@ -32,8 +34,17 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    void openCapture(const QString& path);  // in the background
+    // A capture, partial results or a saved report, in the background.
+    void openCapture(const QString& path);
     void showLoaded(const LoadedCapture& loaded);
+    // False while no timeline is shown: nothing open, or a file without a trace.
+    bool hasTimeline() const { return current_.model != nullptr; }
+    const LoadedCapture& shown() const { return current_; }  // what is open now
+    // Shown in the timeline's place for a file without a trace.
+    class AnalysisOnlyView* analysisOnlyView() const { return analysisOnly_; }
+    // The menu actions that act on the timeline, disabled without one.
+    const QList<QAction*>& timelineActions() const { return timelineActions_; }
+    QAction* alignAction() const { return alignAction_; }
     TimelineWidget* timeline() const { return timeline_; }
     CaptureLoader* loader() const { return loader_; }
     StepTableModel* stepModel() const { return steps_; }
@@ -82,8 +93,13 @@ private:
     void updateSelectionPanel();
     void updateDetails(EventRef ref);
     void clearFind();
+    void enableTimelineActions(bool timeline, OpenedKind kind);
+    QAction* timelineAction(QAction* action);  // remembers it among timelineActions_
 
+    QStackedWidget* centre_ = nullptr;  // the timeline frame, or the analysis-only view
     class TimelineFrame* frame_ = nullptr;
+    class AnalysisOnlyView* analysisOnly_ = nullptr;
+    QList<QAction*> timelineActions_;
     TimelineWidget* timeline_ = nullptr;
     QAction* hostAction_ = nullptr;
     CaptureLoader* loader_ = nullptr;
@@ -101,6 +117,7 @@ private:
     QDockWidget* heatDock_ = nullptr;
     QTableView* stepView_ = nullptr;
     QStackedWidget* stepStack_ = nullptr;  // the Steps table, or why it is empty
+    QDockWidget* stepDock_ = nullptr;
     QStackedWidget* collStack_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     QMenu* panelsMenu_ = nullptr;

@@ -28,6 +28,13 @@ int renderScreenshot(const ScreenshotRequest& request) {
         std::fprintf(stderr, "\n%s: %s\n", request.capturePath.toLocal8Bit().constData(), e.what());
         return 2;
     }
+    // A file without a trace has no time axis and no kernels to find or select.
+    if (!loaded.model && (request.range || !request.find.isEmpty() || request.selectFrom)) {
+        std::fprintf(stderr, "%s: %s, with no timeline: --range, --find and --select need a capture\n",
+                     request.capturePath.toLocal8Bit().constData(),
+                     openedKindTitle(loaded.kind, loaded.partialFiles).toLocal8Bit().constData());
+        return 2;
+    }
     MainWindow window;
     window.resize(request.size);
     window.show();

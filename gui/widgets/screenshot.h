@@ -1,5 +1,6 @@
-// `overlapscope-gui --screenshot`: render a capture to a PNG without user
-// interaction (works on the offscreen platform, for docs and CI artifacts).
+// `overlapscope-gui --screenshot`: render a capture, partial results or a
+// saved report to a PNG without user interaction (works on the offscreen
+// platform, for docs and CI artifacts).
 #pragma once
 
 #include "gui/model/time_scale.h"

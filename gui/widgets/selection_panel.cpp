@@ -48,13 +48,20 @@ SelectionPanel::SelectionPanel(QWidget* parent) : QWidget(parent) {
     showRange(nullptr, std::nullopt, {});
 }
 
+void SelectionPanel::showMessage(const QString& why) {
+    table_->clear();
+    table_->setRowCount(0);
+    table_->setColumnCount(0);
+    header_->setText(why);
+    table_->hide();
+}
+
 void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRange> range, const std::vector<int>& groups) {
     table_->clear();
     table_->setRowCount(0);
     table_->setColumnCount(0);
     if (!model || !range) {
-        header_->setText(tr("Drag across lanes to measure a range."));
-        table_->hide();
+        showMessage(tr("Drag across lanes to measure a range."));
         return;
     }
     const SelectionMetrics sel = selectionMetrics(*model, groups, range->start, range->end);

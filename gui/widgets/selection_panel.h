@@ -21,6 +21,8 @@ class SelectionPanel : public QWidget {
 public:
     explicit SelectionPanel(QWidget* parent = nullptr);
     void showRange(const TimelineModel* model, std::optional<ViewRange> range, const std::vector<int>& groups);
+    // No table, only `why` (no timeline to select on).
+    void showMessage(const QString& why);
     // Everything shown, as plain text (header, then one line per metric).
     QString text() const;
 

@@ -99,6 +99,7 @@ StatisticsPanel::StatisticsPanel(TimelineWidget* timeline, QWidget* parent) : QW
     groupBox_ = new QComboBox(this);
     groupBox_->addItems({tr("by kernel name"), tr("by signature (name, grid, block)")});
     status_ = new QLabel(this);
+    status_->setMinimumWidth(1);  // a long status is cut, not widening the window
     table_ = new StatsTableModel(this);
     view_ = new QTableView(this);
     view_->setModel(table_);
@@ -181,9 +182,15 @@ StatsScope StatisticsPanel::currentScope() const {
 
 void StatisticsPanel::recompute() {
     if (cancel_) cancel_->store(true);
+    scopeBox_->setEnabled(model_ != nullptr);
+    groupBox_->setEnabled(model_ != nullptr);
     if (!model_) {
         table_->setRows(std::make_shared<std::vector<KernelStatsRow>>());
-        status_->clear();
+        // Partial results and saved reports keep per-step and per-collective
+        // numbers, not the kernels these statistics count.
+        status_->setText(analysis_ ? tr("Kernel statistics count the kernels of a capture, and this file holds "
+                                        "none: open the captures it was made from.")
+                                   : QString());
         return;
     }
     const uint64_t generation = ++generation_;

@@ -257,7 +257,7 @@ void paintEmptyHint(QPainter& p, const TimelineView& v) {
     p.setPen(qcolour(palette::kEmptyText));
     const QRect r(v.labelWidth, v.rulerHeight, v.width - v.labelWidth, v.height - v.rulerHeight);
     p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
-               QCoreApplication::translate("TimelineWidget", "Open a capture: File > Open, or drop a file here.\n"
+               QCoreApplication::translate("TimelineWidget", "Open a capture (or partial results, a saved report): File > Open, or drop a file here.\n"
                            "Or attach to a running job: File > Attach to live agent…"));
 }
 

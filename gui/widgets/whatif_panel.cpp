@@ -42,8 +42,12 @@ void WhatIfPanel::setData(std::shared_ptr<TimelineModel> model, std::shared_ptr<
     model_ = std::move(model);
     analysis_ = std::move(analysis);
     result_.reset();
-    stale_ = true;
-    message_ = tr("Computing…");
+    // The prediction replays the kernels; partial results and saved reports have none.
+    stale_ = model_ != nullptr;
+    message_ = model_ ? tr("Computing…")
+               : analysis_ ? tr("The what-if prediction replays the capture's kernels: open the captures this file "
+                                "was made from.")
+                           : tr("Open a capture to predict other bucket sizes.");
     if (isVisible()) compute();
     update();
 }
