@@ -4,6 +4,7 @@
 // and drop do, and their panels must read exactly as the capture's own, with
 // no timeline and its actions disabled; bad files give one message naming
 // them; --screenshot writes both kinds.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/pipeline/analyze_inputs.h"
