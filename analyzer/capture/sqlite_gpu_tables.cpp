@@ -47,6 +47,13 @@ std::string placement(ReadContext& ctx, const std::string& table) {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
+// Whether the table exists and holds rows: checked before its column list is
+// built, which costs a PRAGMA table_info (copies, memsets and synchronisations
+// are often empty).
+bool hasRows(ReadContext& ctx, const std::string& table) {
+    return ctx.hasTable(table) && ctx.rowCount(table) > 0;
+}
+
 // Reads one table: `row` appends the columns after the six placement ones.
 // Returns the row function's tally.
 template <typename Table, typename... Columns, typename RowFn>
@@ -210,6 +217,7 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
 
 void readCopies(ReadContext& ctx) {
     const std::string t = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    if (!hasRows(ctx, t)) return;
     const std::string extra = ", " + ctx.column(t, "bytes", "0") + ", " +
                               ctx.column(t, "copyKind", "0") + ", " +
                               ctx.column(t, "srcKind", "0") + ", " + ctx.column(t, "dstKind", "0") +
@@ -227,6 +235,7 @@ void readCopies(ReadContext& ctx) {
 
 void readMemsets(ReadContext& ctx) {
     const std::string t = "CUPTI_ACTIVITY_KIND_MEMSET";
+    if (!hasRows(ctx, t)) return;
     const std::string extra = ", " + ctx.column(t, "bytes", "0") + ", " + ctx.column(t, "value", "0");
     readTable(ctx, t, extra, &Device::memsets, kMemsetColumns, [](MemsetTable& m, sqlite3_stmt* s, uint64_t&) {
         m.bytes.push_back(static_cast<uint64_t>(sql::integerColumn(s, 6)));
@@ -236,6 +245,7 @@ void readMemsets(ReadContext& ctx) {
 
 void readSyncs(ReadContext& ctx) {
     const std::string t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    if (!hasRows(ctx, t)) return;
     // streamId NULL means "no stream" here, unlike the other tables.
     const std::string extra = ", " + ctx.column(t, "syncType", "0") + ", " +
                               ctx.column(t, "eventId", "4294967295") + ", " +
