@@ -20,7 +20,7 @@
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/partial/merge.h"
-#include "analyzer/pipeline/analyze_inputs.h"
+#include "analyzer/job/file_workers.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"
 
@@ -93,9 +93,9 @@ report::ReportOptions optionsFor(const std::vector<std::string>& files) {
 
 // The report JSON of `files`, streamed, to `out`.
 void streamedJson(const std::vector<std::string>& files, int jobs, std::ostream& out) {
-    PipelineOptions po;
+    job::FileWorkerOptions po;
     po.jobs = jobs;
-    const AnalyzedFiles analyzed(files, {}, po);
+    const job::AnalyzedFiles analyzed(files, {}, po);
     partial::PartSet set;
     analyzed.addTo(set, files);
     partial::writeMergedJson(set, {}, optionsFor(files), out);
@@ -243,9 +243,9 @@ int main(int argc, char** argv) {
                                                  largest.begin() + static_cast<std::ptrdiff_t>(to));
             const std::string file = dir + "/node" + std::to_string(p) + ".partial.json";
             const Run r = inChild([&] {
-                PipelineOptions po;
+                job::FileWorkerOptions po;
                 po.jobs = 1;
-                const AnalyzedFiles analyzed(group, {}, po);
+                const job::AnalyzedFiles analyzed(group, {}, po);
                 std::ofstream out(file, std::ios::binary);
                 analyzed.writePartial(out, group, "overlapscope bench");
                 return static_cast<bool>(out);
@@ -283,9 +283,9 @@ int main(int argc, char** argv) {
         b.jitter = 0.05;
         const auto files = generate(b, dir + "/big" + std::to_string(big));
         const Run oneFile = median(runs, [&] {
-            PipelineOptions po;
+            job::FileWorkerOptions po;
             po.jobs = 1;
-            const AnalyzedFiles analyzed({files[0]}, {}, po);
+            const job::AnalyzedFiles analyzed({files[0]}, {}, po);
             NullBuf null;
             std::ostream out(&null);
             analyzed.writePartial(out, {files[0]}, "bench");
@@ -294,7 +294,7 @@ int main(int argc, char** argv) {
         const std::string bigPartials[2] = {dir + "/big0.partial.json", dir + "/big1.partial.json"};
         for (int r = 0; r < 2; ++r)
             inChild([&] {
-                const AnalyzedFiles analyzed({files[static_cast<size_t>(r)]}, {}, {});
+                const job::AnalyzedFiles analyzed({files[static_cast<size_t>(r)]}, {}, {});
                 std::ofstream out(bigPartials[r], std::ios::binary);
                 analyzed.writePartial(out, {files[static_cast<size_t>(r)]}, "bench");
                 return true;

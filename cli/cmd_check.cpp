@@ -64,11 +64,11 @@ int runCheck(const CheckArgs& args) {
 
     // Captures, partial results (merged here) or a report saved earlier
     // (`report --format json`, `merge --format json`).
-    JobRequest request;
+    job::JobRequest request;
     request.settings = args.flags.settings();
     request.jobs = args.jobs.jobs;
     request.collectives = false;  // thresholds read totals, steps and the 4b/4c fields
-    const Analysis analysis = analyzeJob(classifyInputs(args.inputs), request);
+    const Analysis analysis = analyzeJobWithProgress(job::classifyJob(args.inputs), request);
     const auto outcomes = report::runChecks(analysis, t, baseline ? &baseline->analysis : nullptr);
 
     size_t failed = 0;

@@ -27,11 +27,11 @@ struct DiffArgs {
 
 // A capture, a directory of them, partial results or a saved report.
 Analysis analysisOf(const std::string& path, const AnalysisFlags& flags, int jobs) {
-    JobRequest request;
+    job::JobRequest request;
     request.settings = flags.settings();
     request.jobs = jobs;
     request.collectives = false;  // diff compares totals and steps
-    return analyzeJob(classifyInputs({path}), request);
+    return analyzeJobWithProgress(job::classifyJob({path}), request);
 }
 
 int runDiff(const DiffArgs& args) {

@@ -20,17 +20,17 @@ struct MergeArgs {
 };
 
 int runMerge(const MergeArgs& args) {
-    JobInputs inputs;
-    inputs.kind = InputKind::Partials;
-    inputs.paths = partialFiles(args.inputs);
+    job::JobInputs inputs;
+    inputs.kind = job::JobKind::Partials;
+    inputs.paths = job::partialFiles(args.inputs);
     if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
-    JobRequest request;
+    job::JobRequest request;
     if (!args.align.empty()) request.align = args.align == "collectives";
     report::ReportOptions options;
     options.toolVersion = OSC_VERSION;
     args.layout.fill(options);
     // The report names what was analysed: the inputs each partial was made from.
-    options.inputs = partialInputs(inputs.paths);
+    options.inputs = job::partialInputs(inputs.paths);
     writeJobReport(inputs, request, options, args.layout.format, args.output, args.force);
     return 0;
 }

@@ -1,6 +1,5 @@
 // `overlapscope report CAPTURE...`: the overlap report as text, JSON or
 // Markdown; with --partial, the per-file half of it for `merge`.
-#include "analyzer/pipeline/analyze_inputs.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
@@ -30,29 +29,30 @@ int runPartial(const ReportArgs& args, const CLI::App& cmd) {
         throw std::invalid_argument("report --partial: --format, --steps, --collectives, --interference and "
                                     "--top belong to `overlapscope merge`, which writes the report");
     if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
-    RateProgress progress("analyzing", "files");
-    PipelineOptions options;
-    options.jobs = args.jobs.jobs;
-    options.progress = [&progress](size_t done, size_t total, const std::string&) { progress.update(done, total); };
-    const AnalyzedFiles files(args.inputs, args.flags.settings(), options);
-    progress.done();
+    job::JobRequest request;
+    request.settings = args.flags.settings();
+    request.jobs = args.jobs.jobs;
+    const auto files = [&] {
+        const JobProgressLines lines;
+        return job::analyzeFiles(args.inputs, request, lines.progress());
+    }();
     writeOutput(
         args.output,
-        [&](std::ostream& out) { files.writePartial(out, args.inputs, std::string("overlapscope ") + OSC_VERSION); },
+        [&](std::ostream& out) { files->writePartial(out, args.inputs, std::string("overlapscope ") + OSC_VERSION); },
         args.force);
     return 0;
 }
 
 int runReport(const ReportArgs& args, const CLI::App& cmd) {
     if (args.partial) return runPartial(args, cmd);
-    const JobInputs inputs = classifyInputs(args.inputs);
-    if (inputs.kind != InputKind::Captures)
+    const job::JobInputs inputs = job::classifyJob(args.inputs);
+    if (inputs.kind != job::JobKind::Captures)
         throw std::invalid_argument(args.inputs.front() + ": " +
-                                    (inputs.kind == InputKind::Partials
+                                    (inputs.kind == job::JobKind::Partials
                                          ? "partial results are merged with `overlapscope merge`"
                                          : "a saved report; `check` and `diff` read those"));
     if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
-    JobRequest request;
+    job::JobRequest request;
     request.settings = args.flags.settings();
     request.jobs = args.jobs.jobs;
     report::ReportOptions options;

@@ -1,151 +1,11 @@
 #include "cli/job_inputs.h"
 
-#include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/printable_text.h"
-#include "analyzer/load/load_capture.h"
-#include "analyzer/partial/merge.h"
-#include "analyzer/partial/partial_format.h"
-#include "analyzer/pipeline/analyze_inputs.h"
-#include "analyzer/report/report_json.h"
-#include "analyzer/report/report_markdown.h"
-#include "analyzer/report/report_text.h"
 #include "cli/cli_common.h"
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <stdexcept>
+#include <optional>
 
 namespace osc::cli {
-namespace {
-
-namespace fs = std::filesystem;
-
-// A report JSON says so in its first bytes: {"format": "overlapscope-report", ...
-bool isReportJson(const std::string& path) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) return false;
-    std::ifstream in(path, std::ios::binary);
-    std::string head(4096, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(in.gcount()));
-    size_t i = head.find_first_not_of(" \t\r\n");
-    if (i == std::string::npos || head[i] != '{') return false;
-    const auto key = head.find("\"format\"", i);
-    if (key == std::string::npos) return false;
-    i = head.find_first_not_of(" \t\r\n", key + 8);
-    if (i == std::string::npos || head[i] != ':') return false;
-    i = head.find_first_not_of(" \t\r\n", i + 1);
-    return i != std::string::npos && head.compare(i, 21, "\"overlapscope-report\"") == 0;
-}
-
-bool endsWith(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Partial files in a directory, by name; empty when it holds none.
-std::vector<std::string> partialsIn(const std::string& dir) {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.is_regular_file() && endsWith(e.path().filename().string(), partial::kPartialSuffix))
-            out.push_back(e.path().string());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-bool isDirectory(const std::string& path) {
-    std::error_code ec;
-    return fs::is_directory(path, ec);
-}
-
-// A directory of captures holds capture files; one holding only partials is partials.
-bool isPartialDirectory(const std::string& path) {
-    if (!isDirectory(path) || partialsIn(path).empty()) return false;
-    try {
-        return captureFiles({path}).empty();
-    } catch (const CaptureError&) {
-        return true;  // "holds no capture files"
-    }
-}
-
-// "analyzing: 12/1024 files, 8.3/s, about 2 min left" over the pipeline.
-PipelineOptions pipelineOptions(int jobs, RateProgress& progress) {
-    PipelineOptions o;
-    o.jobs = jobs;
-    o.progress = [&progress](size_t done, size_t total, const std::string&) { progress.update(done, total); };
-    return o;
-}
-
-partial::MergeOptions mergeOptions(std::optional<bool> align, RateProgress& progress) {
-    partial::MergeOptions o;
-    o.alignCollectives = align;
-    o.progress = [&progress](size_t done, size_t total) { progress.update(done, total); };
-    return o;
-}
-
-void readPartials(const std::vector<std::string>& files, partial::PartSet& set) {
-    ProgressLine line;
-    for (size_t i = 0; i < files.size(); ++i) {
-        line.show("reading partial results", static_cast<double>(i) / static_cast<double>(files.size()));
-        set.addPartialFile(files[i]);
-    }
-}
-
-}  // namespace
-
-std::vector<std::string> partialFiles(const std::vector<std::string>& paths) {
-    std::vector<std::string> out;
-    for (const auto& p : paths) {
-        if (isDirectory(p)) {
-            const auto found = partialsIn(p);
-            if (found.empty()) throw CaptureError(p, "directory holds no partial results (*.partial.json)");
-            out.insert(out.end(), found.begin(), found.end());
-        } else {
-            out.push_back(p);
-        }
-    }
-    return out;
-}
-
-std::vector<std::string> partialInputs(const std::vector<std::string>& files) {
-    std::vector<std::string> out;
-    for (const auto& f : files) {
-        if (!partial::looksLikePartial(f)) continue;  // the merge names the problem
-        std::ifstream in(f, std::ios::binary);
-        std::string header;
-        std::getline(in, header);
-        const auto j = nlohmann::json::parse(header, nullptr, false);
-        if (j.is_object() && j.contains("inputs") && j["inputs"].is_array())
-            for (const auto& i : j["inputs"])
-                if (i.is_string()) out.push_back(i.get<std::string>());
-    }
-    return out;
-}
-
-JobInputs classifyInputs(const std::vector<std::string>& paths) {
-    size_t partials = 0, reports = 0;
-    for (const auto& p : paths) {
-        if (isDirectory(p) ? isPartialDirectory(p) : partial::looksLikePartial(p)) ++partials;
-        else if (isReportJson(p)) ++reports;
-    }
-    JobInputs in;
-    if (partials == paths.size() && !paths.empty()) {
-        in.kind = InputKind::Partials;
-        in.paths = partialFiles(paths);
-        return in;
-    }
-    if (reports == 1 && paths.size() == 1) {
-        in.kind = InputKind::ReportJson;
-        in.paths = paths;
-        return in;
-    }
-    if (partials || reports)
-        throw std::invalid_argument("give captures, partial results or one saved report, not a mix of them");
-    in.paths = paths;
-    return in;
-}
 
 void JobsFlag::addTo(CLI::App* cmd) {
     cmd->add_option("-j,--jobs", jobs,
@@ -177,76 +37,67 @@ void ReportLayoutFlags::fill(report::ReportOptions& options) const {
     options.topCollectives = top;
 }
 
-bool streamsJson(const JobInputs& inputs) {
-    return inputs.kind == InputKind::Partials ||
-           (inputs.kind == InputKind::Captures && captureFiles(inputs.paths).size() > 1);
-}
-
-namespace {
-
-// Several captures or partials as one PartSet: captures are analysed file by
-// file first (progress over files). `files` keeps the captures' scratch
-// files alive for as long as `set` is used.
-void partsOf(const JobInputs& inputs, const JobRequest& request, partial::PartSet& set,
-             std::unique_ptr<AnalyzedFiles>& files) {
-    if (inputs.kind == InputKind::Partials) {
-        readPartials(inputs.paths, set);
-    } else {
-        RateProgress progress("analyzing", "files");
-        files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings,
-                                                pipelineOptions(request.jobs, progress));
-        progress.done();
-        files->addTo(set, inputs.paths);
+struct JobProgressLines::Lines {
+    std::optional<ProgressLine> line;
+    std::optional<RateProgress> rate;
+    std::string verb;
+    void clear() {
+        line.reset();
+        rate.reset();
+        verb.clear();
     }
-    printWarnings(set.loadWarnings());
+};
+
+JobProgressLines::JobProgressLines() : lines_(std::make_unique<Lines>()) {
+    Lines& l = *lines_;
+    progress_.loading = [&l](double fraction, std::string_view stage) {
+        if (!l.line) l.line.emplace();
+        l.line->show("loading: " + std::string(stage), fraction);
+    };
+    progress_.status = [&l](std::string_view stage) {
+        l.clear();
+        if (stage.empty()) return;
+        l.line.emplace();
+        l.line->status(std::string(stage));
+    };
+    progress_.counted = [&l](std::string_view verb, size_t done, size_t total) {
+        if (verb == "reading") {  // partial files: a fraction, they vary in size
+            if (!l.line) l.line.emplace();
+            l.line->show("reading partial results", static_cast<double>(done) / static_cast<double>(total));
+            return;
+        }
+        if (!l.rate || l.verb != verb) {
+            l.clear();
+            l.verb = verb;
+            l.rate.emplace(std::string(verb), verb == "merging" ? "devices" : "files");
+        }
+        l.rate->update(done, total);
+    };
+    progress_.warnings = [&l](const std::vector<std::string>& warnings) {
+        if (!warnings.empty()) l.clear();
+        printWarnings(warnings);
+    };
 }
 
-}  // namespace
+JobProgressLines::~JobProgressLines() = default;
 
-Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request) {
-    if (inputs.kind == InputKind::ReportJson) return report::readReportJson(inputs.paths[0]).analysis;
-    if (!streamsJson(inputs)) return analyzeWithStatus(loadInputs(inputs.paths), request.settings);
-    partial::PartSet set;
-    std::unique_ptr<AnalyzedFiles> files;
-    partsOf(inputs, request, set, files);
-    RateProgress merging("merging", "devices");
-    Analysis a = partial::mergedAnalysis(set, mergeOptions(request.align, merging), request.collectives);
-    merging.done();
-    printWarnings(a.warnings);
-    return a;
+Analysis analyzeJobWithProgress(const job::JobInputs& inputs, const job::JobRequest& request) {
+    JobProgressLines lines;
+    return job::analyzeJob(inputs, request, lines.progress());
 }
 
-void writeJobJson(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
-                  std::ostream& out) {
-    if (!streamsJson(inputs)) {
-        report::writeJsonReport(out, analyzeJob(inputs, request), options);
-        return;
-    }
-    partial::PartSet set;
-    std::unique_ptr<AnalyzedFiles> files;
-    partsOf(inputs, request, set, files);
-    RateProgress merging("merging", "devices");
-    partial::Merge merge(set, mergeOptions(request.align, merging));
-    printWarnings(merge.rest().warnings);
-    report::StreamedReportBody body;
-    body.deviceCount = merge.deviceCount();
-    body.writeDevice = [&](std::ostream& os, int indent, size_t i) { merge.writeDevice(os, indent, i); };
-    body.matchedCount = merge.matchedCount();
-    body.matched = [&](size_t i) { return merge.matched(i); };
-    report::writeJsonReport(out, merge.rest(), options, body);
-    merging.done();
-}
-
-void writeJobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
-                    const std::string& format, const std::string& output, bool force) {
+void writeJobReport(const job::JobInputs& inputs, const job::JobRequest& request,
+                    const report::ReportOptions& options, const std::string& format, const std::string& output,
+                    bool force) {
+    JobProgressLines lines;
     if (format == "json") {
         // Streamed: a JSON report lists every collective, millions on big captures.
-        writeOutput(output, [&](std::ostream& out) { writeJobJson(inputs, request, options, out); }, force);
+        writeOutput(
+            output, [&](std::ostream& out) { job::writeJobJson(inputs, request, options, out, lines.progress()); },
+            force);
         return;
     }
-    const Analysis analysis = analyzeJob(inputs, request);
-    const std::string text = format == "markdown" ? report::formatMarkdownReport(analysis, options)
-                                                  : report::formatTextReport(analysis, options);
+    const std::string text = job::jobReport(inputs, request, options, format == "markdown", lines.progress());
     writeOutput(output, printable(text, /*keepLineBreaks=*/true), force);
 }
 

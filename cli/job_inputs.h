@@ -1,40 +1,18 @@
-// What the analysis commands were given and how each kind becomes a report:
-// one capture file is loaded whole; several are analysed file by file on
-// --jobs threads and merged (analyzer/pipeline); partial results are merged
-// (analyzer/partial); a saved report JSON is read back (check, diff). Each
-// path shows progress on a terminal and prints warnings on stderr.
+// The CLI's side of a job (analyzer/job/job.h does the work): the flags the
+// analysis commands share, progress lines on a terminal, warnings on
+// stderr, and the report written where the user asked.
 #pragma once
 
-#include "analyzer/metrics/analysis.h"
+#include "analyzer/job/job.h"
 #include "analyzer/report/report_options.h"
 
 #include <CLI/CLI.hpp>
 
-#include <optional>
-#include <ostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace osc::cli {
-
-enum class InputKind { Captures, Partials, ReportJson };
-
-struct JobInputs {
-    InputKind kind = InputKind::Captures;
-    std::vector<std::string> paths;  // Partials: the partial files, directories expanded
-};
-
-// By content: partial results (files, or directories holding only
-// *.partial.json), one saved report JSON, or captures (anything else,
-// checked when loaded). Throws std::invalid_argument for a mix.
-JobInputs classifyInputs(const std::vector<std::string>& paths);
-// Files and directories of partial results; throws CaptureError for a
-// directory without any.
-std::vector<std::string> partialFiles(const std::vector<std::string>& paths);
-
-// What the partial files were made from (their "inputs", in order): the
-// inputs a merged report names.
-std::vector<std::string> partialInputs(const std::vector<std::string>& partialFiles);
 
 // --jobs N: worker threads for several capture files.
 struct JobsFlag {
@@ -54,27 +32,32 @@ struct ReportLayoutFlags {
     void fill(report::ReportOptions& options) const;
 };
 
-struct JobRequest {
-    AnalysisSettings settings;
-    int jobs = 0;
-    std::optional<bool> align;  // partials: --align given to merge
-    bool collectives = true;    // false: totals and steps only (check, diff)
+// Progress lines on stderr while a job runs ("loading: kernels 40%",
+// "analyzing: 12/1024 files, 8.3 files/s, about 2 min left", "merging: ..."),
+// drawn only when stderr is a terminal, and the job's warnings on stderr.
+// Keep it alive while the job runs.
+class JobProgressLines {
+public:
+    JobProgressLines();
+    ~JobProgressLines();
+    const job::JobProgress& progress() const { return progress_; }
+
+private:
+    struct Lines;
+    std::unique_ptr<Lines> lines_;
+    job::JobProgress progress_;
 };
 
-// The job's analysis, whatever the inputs are.
-Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request);
-// The report JSON, streamed; for several captures or partials the devices
-// never sit in memory together.
-void writeJobJson(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
-                  std::ostream& out);
+// The job's analysis with progress lines and warnings.
+Analysis analyzeJobWithProgress(const job::JobInputs& inputs, const job::JobRequest& request);
+
 // The report as `format` says (text, markdown or json) into `output` (stdout
-// when empty; an existing file only with `force`). JSON streams as
-// writeJobJson; text and Markdown pass through printable(), since names come
-// from the files and no control bytes or broken UTF-8 may reach a terminal.
-void writeJobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
-                    const std::string& format, const std::string& output, bool force);
-// True when writeJobJson streams (several files or partials) rather than
-// building an Analysis first.
-bool streamsJson(const JobInputs& inputs);
+// when empty; an existing file only with `force`). JSON streams
+// (job::writeJobJson); text and Markdown pass through printable(), since
+// names come from the files and no control bytes or broken UTF-8 may reach a
+// terminal.
+void writeJobReport(const job::JobInputs& inputs, const job::JobRequest& request,
+                    const report::ReportOptions& options, const std::string& format, const std::string& output,
+                    bool force);
 
 }  // namespace osc::cli

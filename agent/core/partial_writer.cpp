@@ -3,9 +3,8 @@
 #include "analyzer/capture/background_thread.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/sqlite_reader.h"
-#include "analyzer/capture/time_range.h"
-#include "analyzer/partial/file_part.h"
-#include "analyzer/partial/partial_format.h"
+#include "analyzer/job/capture_file.h"
+#include "analyzer/load/input_kind.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -72,24 +71,14 @@ std::string PartialWriter::partialPathFor(const std::string& capturePath) {
     std::string base = capturePath;
     if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0)
         base.resize(base.size() - suffix.size());
-    return base + partial::kPartialSuffix;
+    return base + kPartialSuffix;
 }
 
 void PartialWriter::writePartialFor(const std::string& capturePath, const AnalysisSettings& settings) {
-    // As loadCaptures({capturePath}) reads it (analyzer/load, which the agent
-    // does not link: it would bring the PyTorch trace reader along).
-    Capture capture;
-    readSqliteCapture(capturePath, {}, capture);
-    for (const auto& p : capture.processes) checkTimeRange(p, capturePath);
-    capture.sourcePaths.push_back(capturePath);
-    capture.alignProcesses();
-    for (const auto& p : capture.processes) checkTimeRange(p, capturePath);
-    capture.finalize();
-    const partial::FilePart part = partial::analyzeFilePart(capture, capturePath, settings);
+    // Read as `report --partial` reads it, by the SQLite reader alone: the
+    // agent does not link the PyTorch trace reader.
     std::ostringstream out;
-    partial::writePartialHeader(out, {settings, {capturePath}, "overlapscope-agent " OSC_VERSION});
-    const size_t devices = partial::writeFileSection(out, part);
-    partial::writePartialTrailer(out, 1, devices);
+    job::writeCapturePartial(out, capturePath, settings, readSqliteCapture, "overlapscope-agent " OSC_VERSION);
     writeAtomically(partialPathFor(capturePath), out.str());
 }
 

@@ -32,4 +32,14 @@ void checkTimeRange(const Process& p, const std::string& path) {
         checkColumn(*c, "collective", path);
 }
 
+void checkTimeRanges(const Capture& capture, size_t firstProcess, const std::string& path) {
+    for (size_t i = firstProcess; i < capture.processes.size(); ++i) checkTimeRange(capture.processes[i], path);
+}
+
+void finishLoading(Capture& capture) {
+    capture.alignProcesses();
+    for (const auto& p : capture.processes) checkTimeRange(p, p.sourcePath);
+    capture.finalize();
+}
+
 }  // namespace osc

@@ -185,7 +185,7 @@ void PartSet::setHeader(const AnalysisSettings& s, std::vector<std::string> in) 
 void PartSet::addPartialFile(const std::string& path) {
     uint64_t size = 0;
     const int fd = openRegular(path, size);
-    if (size > 0 && !looksLikePartial(path)) {
+    if (size > 0 && sniff(path) != InputKind::PartialResult) {
         ::close(fd);
         throw CaptureError(path, "not a partial result (`overlapscope report --partial` writes them)");
     }

@@ -3,11 +3,7 @@
 #include "analyzer/crossrank/device_records.h"
 #include "analyzer/report/report_json.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -229,18 +225,6 @@ size_t writeFileSection(std::ostream& out, const FilePart& part) {
 
 void writePartialTrailer(std::ostream& out, size_t files, size_t devices) {
     out << "{\"end\":{\"files\":" << files << ",\"devices\":" << devices << "}}\n";
-}
-
-bool looksLikePartial(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const size_t n = std::strlen(kPartialMagic);
-    std::string head(n, '\0');
-    ssize_t got;
-    do got = ::read(fd, head.data(), n);
-    while (got < 0 && errno == EINTR);
-    ::close(fd);
-    return got == static_cast<ssize_t>(n) && head == kPartialMagic;
 }
 
 }  // namespace osc::partial

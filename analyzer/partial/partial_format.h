@@ -39,6 +39,7 @@
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/load/input_kind.h"
 #include "analyzer/partial/file_part.h"
 
 #include <iosfwd>
@@ -47,13 +48,11 @@
 
 namespace osc::partial {
 
-inline constexpr const char* kPartialFormat = "overlapscope-partial";
 inline constexpr int kPartialVersion = 3;
-// What a partial file's first bytes are.
-inline constexpr const char* kPartialMagic = "{\"format\":\"overlapscope-partial\"";
-// The suffix `report --partial` users are told to use and the agent uses;
-// capture directories skip such files.
-inline constexpr const char* kPartialSuffix = ".partial.json";
+// Its first bytes (kPartialMagic) and the suffix `report --partial` users
+// are told to use and the agent uses (kPartialSuffix; capture directories
+// skip such files) are in analyzer/load/input_kind.h, where inputs are told
+// apart.
 
 struct PartialHeader {
     AnalysisSettings settings;
@@ -69,8 +68,5 @@ void writePartialTrailer(std::ostream& out, size_t files, size_t devices);
 // The analysis settings as the header stores them, and back. Partials merged
 // together must agree on everything but "align" (a cross-rank choice).
 std::string settingsLine(const AnalysisSettings& settings, bool withAlign);
-
-// True when the file starts like a partial result (sniffed, never blocks).
-bool looksLikePartial(const std::string& path);
 
 }  // namespace osc::partial

@@ -1,56 +1,26 @@
 #include "gui/widgets/analysis_loader.h"
 
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/load/load_capture.h"
-#include "analyzer/partial/merge.h"
-#include "analyzer/partial/part_set.h"
-#include "analyzer/partial/partial_format.h"
-#include "analyzer/report/report_json.h"
+#include "analyzer/job/job.h"
+#include "analyzer/load/input_kind.h"
 
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
 #include <QObject>
-#include <QRegularExpression>
 
 #include <algorithm>
 
 namespace osc::gui {
-namespace {
-
-// The partial result files directly in `dir`, in byte order of their names
-// (the order `overlapscope merge DIR` reads them in).
-QStringList partialFilesIn(const QString& dir) {
-    const QDir d(dir);
-    QStringList names = d.entryList({QStringLiteral("*") + partial::kPartialSuffix}, QDir::Files | QDir::CaseSensitive, QDir::Unsorted);
-    std::sort(names.begin(), names.end());
-    QStringList out;
-    for (const QString& name : names) out << d.filePath(name);
-    return out;
-}
-
-}  // namespace
 
 OpenedKind openedKind(const QString& path) {
-    const QFileInfo info(path);
-    const std::string p = path.toStdString();
-    if (info.isDir()) {
-        // Agents leave partials beside their captures: only a directory with
-        // nothing else to read is a job of partials.
-        if (partialFilesIn(path).isEmpty()) return OpenedKind::Capture;
-        try {
-            return captureFiles({p}).empty() ? OpenedKind::PartialResults : OpenedKind::Capture;
-        } catch (const CaptureError&) {  // "holds no capture files"
-            return OpenedKind::PartialResults;
+    try {
+        switch (sniff(path.toStdString())) {
+            case InputKind::PartialResult:
+            case InputKind::PartialDirectory: return OpenedKind::PartialResults;
+            case InputKind::SavedReport: return OpenedKind::SavedReport;
+            default: return OpenedKind::Capture;
         }
+    } catch (const CaptureError&) {
+        return OpenedKind::Capture;  // missing or special: the capture reader names the problem
     }
-    if (!info.isFile()) return OpenedKind::Capture;  // missing or special: the capture reader names the problem
-    if (partial::looksLikePartial(p)) return OpenedKind::PartialResults;
-    // Our report writer puts "format" first; a Kineto trace never has it there.
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) return OpenedKind::Capture;
-    static const QRegularExpression kReportHead(QStringLiteral(R"(\A\s*\{\s*"format"\s*:\s*"overlapscope-report")"));
-    return kReportHead.match(QString::fromUtf8(file.read(256))).hasMatch() ? OpenedKind::SavedReport : OpenedKind::Capture;
 }
 
 AnalysisOnly loadAnalysisOnly(const QString& path, OpenedKind kind, bool alignCollectives,
@@ -59,40 +29,28 @@ AnalysisOnly loadAnalysisOnly(const QString& path, OpenedKind kind, bool alignCo
     const auto tell = [&](double fraction, const QString& stage) {
         if (progress) progress(fraction, stage);
     };
-    const auto stopIfCancelled = [&] {
-        if (cancel && cancel->load()) throw LoadCancelled{};
+    job::JobProgress jobProgress;
+    jobProgress.cancel = cancel;
+    jobProgress.counted = [&](std::string_view verb, size_t done, size_t total) {
+        const double part = static_cast<double>(done) / static_cast<double>(std::max<size_t>(total, 1));
+        if (verb == "reading")
+            tell(0.3 * part, QObject::tr("reading partial results (%1 of %2)").arg(done).arg(total));
+        else
+            tell(0.3 + 0.7 * part, QObject::tr("merging (%1 of %2 devices)").arg(done).arg(total));
     };
+    tell(0.0, kind == OpenedKind::SavedReport ? QObject::tr("reading the saved report")
+                                              : QObject::tr("reading partial results"));
+    const job::JobInputs inputs = job::classifyJob({path.toStdString()});
+    job::JobRequest request;
+    // The window's View > Align check says what is shown, whatever the
+    // partials were made with; a saved report is shown as it was saved.
+    request.align = alignCollectives;
+    std::vector<std::string> madeFrom;
     AnalysisOnly out;
-    if (kind == OpenedKind::SavedReport) {
-        tell(0.0, QObject::tr("reading the saved report"));
-        report::ReportFile file = report::readReportJson(path.toStdString());
-        stopIfCancelled();
-        for (const std::string& input : file.inputs) out.inputs << QString::fromStdString(input);
-        out.analysis = std::make_shared<const Analysis>(std::move(file.analysis));
-        return out;
-    }
-    const QStringList files = QFileInfo(path).isDir() ? partialFilesIn(path) : QStringList{path};
-    partial::PartSet set;
-    for (qsizetype i = 0; i < files.size(); ++i) {
-        stopIfCancelled();
-        tell(0.3 * static_cast<double>(i) / static_cast<double>(files.size()),
-             QObject::tr("reading partial results (%1 of %2)").arg(i + 1).arg(files.size()));
-        set.addPartialFile(files[i].toStdString());
-    }
-    partial::MergeOptions options;
-    options.alignCollectives = alignCollectives;
-    // The merge has no cancel flag of its own; its progress callback, called
-    // after each device, is where it can be stopped.
-    options.progress = [&](size_t done, size_t total) {
-        stopIfCancelled();
-        tell(0.3 + 0.7 * static_cast<double>(done) / static_cast<double>(std::max<size_t>(total, 1)),
-             QObject::tr("merging (%1 of %2 devices)").arg(done).arg(total));
-    };
-    tell(0.3, QObject::tr("merging"));
-    out.analysis = std::make_shared<const Analysis>(partial::mergedAnalysis(set, options));
-    stopIfCancelled();
-    for (const std::string& input : set.inputs) out.inputs << QString::fromStdString(input);
-    out.partialFiles = static_cast<int>(files.size());
+    out.analysis = std::make_shared<const Analysis>(job::analyzeJob(inputs, request, jobProgress, &madeFrom));
+    if (cancel && cancel->load()) throw LoadCancelled{};
+    for (const std::string& input : madeFrom) out.inputs << QString::fromStdString(input);
+    if (inputs.kind == job::JobKind::Partials) out.partialFiles = static_cast<int>(inputs.paths.size());
     return out;
 }
 

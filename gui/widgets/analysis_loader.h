@@ -3,10 +3,9 @@
 // reports (`report --format json`). The window shows their tables without a
 // timeline.
 //
-// Two functions stand for what the library will later offer for every kind
-// of input (one input sniffer, one "analyze a job" call): openedKind() decides
-// what a path is, loadAnalysisOnly() gives the Analysis of the analysis-only
-// kinds. When the library calls land, each is swapped in one place.
+// openedKind() asks the library's input sniffer (analyzer/load/input_kind.h)
+// what a path is; loadAnalysisOnly() runs the library's job
+// (analyzer/job/job.h) for the analysis-only kinds, as the CLI does.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"

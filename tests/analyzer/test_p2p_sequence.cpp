@@ -11,7 +11,7 @@
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/crossrank/p2p_match.h"
 #include "analyzer/partial/merge.h"
-#include "analyzer/pipeline/analyze_inputs.h"
+#include "analyzer/job/file_workers.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "tests/analyzer/test_metrics_support.h"
@@ -353,7 +353,7 @@ TEST_F(LatePipeline, PartialsPerRankMergeToTheSameReport) {
     report::writeJsonReport(want, analyze(loadCaptures(files_), settings), options(files_));
     std::vector<std::string> partials;
     for (const auto& f : files_) {
-        const AnalyzedFiles analyzed({f}, settings);
+        const job::AnalyzedFiles analyzed({f}, settings);
         const std::string out = dir_ / (fs::path(f).stem().string() + ".partial.json");
         std::ofstream o(out, std::ios::binary);
         analyzed.writePartial(o, {f}, "overlapscope test");

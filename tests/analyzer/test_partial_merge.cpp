@@ -16,7 +16,8 @@
 #include "analyzer/partial/device_json.h"
 #include "analyzer/partial/merge.h"
 #include "analyzer/partial/partial_format.h"
-#include "analyzer/pipeline/analyze_inputs.h"
+#include "analyzer/job/file_workers.h"
+#include "analyzer/load/input_kind.h"
 #include "analyzer/report/check.h"
 #include "analyzer/report/diff.h"
 #include "analyzer/report/report_json.h"
@@ -204,9 +205,9 @@ protected:
 
     std::string streamed(const std::vector<std::string>& files, const AnalysisSettings& s, int jobs,
                          size_t inMemory) {
-        PipelineOptions po;
+        job::FileWorkerOptions po;
         po.jobs = jobs;
-        const AnalyzedFiles analyzed(files, s, po);
+        const job::AnalyzedFiles analyzed(files, s, po);
         partial::PartSet set;
         analyzed.addTo(set, files);
         partial::MergeOptions mo;
@@ -221,9 +222,9 @@ protected:
                                            const AnalysisSettings& s, int jobs) {
         std::vector<std::string> partials;
         for (const auto& g : groups) {
-            PipelineOptions po;
+            job::FileWorkerOptions po;
             po.jobs = jobs;
-            const AnalyzedFiles analyzed(g, s, po);
+            const job::AnalyzedFiles analyzed(g, s, po);
             const std::string file = path("part" + std::to_string(partialCount_++) + ".partial.json");
             std::ofstream out(file, std::ios::binary);
             analyzed.writePartial(out, g, "overlapscope test");
@@ -558,8 +559,8 @@ TEST_F(PartialMerge, BadPartialsAreOneLineNamingTheFile) {
         EXPECT_EQ(e.path(), different[0]);
         EXPECT_NE(std::string(e.what()).find("different analysis settings"), std::string::npos) << e.what();
     }
-    EXPECT_TRUE(partial::looksLikePartial(partials[0]));
-    EXPECT_FALSE(partial::looksLikePartial(files[0]));
+    EXPECT_TRUE(sniff(partials[0]) == InputKind::PartialResult);
+    EXPECT_FALSE(sniff(files[0]) == InputKind::PartialResult);
 }
 
 TEST_F(PartialMerge, CaptureDirectoriesSkipPartialFiles) {

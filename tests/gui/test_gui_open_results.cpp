@@ -7,7 +7,7 @@
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/pipeline/analyze_inputs.h"
+#include "analyzer/job/file_workers.h"
 #include "analyzer/report/report_json.h"
 #include "gui/widgets/analysis_loader.h"
 #include "gui/widgets/analysis_only_view.h"
@@ -63,7 +63,7 @@ std::string writeReport(const testsupport::TempDir& dir, const std::string& name
 
 // `overlapscope report --partial -o PATH FILES...`.
 std::string writePartial(const std::string& path, const std::vector<std::string>& files) {
-    const AnalyzedFiles analyzed(files, {});
+    const job::AnalyzedFiles analyzed(files, {});
     std::ofstream out(path, std::ios::binary);
     analyzed.writePartial(out, files, "overlapscope test");
     return path;

@@ -1,7 +1,7 @@
-#include "analyzer/pipeline/analyze_inputs.h"
+#include "analyzer/job/file_workers.h"
 
 #include "analyzer/load/load_capture.h"
-#include "analyzer/partial/file_part.h"
+
 #include "analyzer/partial/partial_format.h"
 
 #include <algorithm>
@@ -9,9 +9,10 @@
 #include <exception>
 #include <mutex>
 #include <ostream>
+#include <stdexcept>
 #include <thread>
 
-namespace osc {
+namespace osc::job {
 namespace {
 
 // Copies bytes [offset, offset + length) of a scratch file to `out`.
@@ -29,7 +30,7 @@ void copyRange(const crossrank::ScratchFile& from, uint64_t offset, uint64_t len
 }  // namespace
 
 AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const AnalysisSettings& settings,
-                             const PipelineOptions& options)
+                             const FileWorkerOptions& options)
     : settings_(settings), files_(captureFiles(paths)) {
     const size_t n = files_.size();
     sections_.resize(n);
@@ -49,11 +50,7 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
             const size_t i = next.fetch_add(1);
             if (i >= n) return;
             try {
-                partial::FilePart part;
-                {
-                    const Capture capture = loadCaptures({files_[i]}, load);
-                    part = partial::analyzeFilePart(capture, files_[i], settings_);
-                }  // the capture is freed before its part is written out
+                const partial::FilePart part = analyzeCaptureFile(files_[i], settings_, options.reader, load);
                 Section& s = sections_[i];
                 s.worker = worker;
                 s.offset = scratch.size();
@@ -112,16 +109,4 @@ void AnalyzedFiles::writePartial(std::ostream& out, const std::vector<std::strin
     partial::writePartialTrailer(out, sections_.size(), devices);
 }
 
-AnalyzedInputs analyzeInputs(const std::vector<std::string>& paths, const AnalysisSettings& settings,
-                             const PipelineOptions& options) {
-    const AnalyzedFiles files(paths, settings, options);
-    partial::PartSet set;
-    files.addTo(set, paths);
-    AnalyzedInputs out;
-    out.files = files.files();
-    out.loadWarnings = set.loadWarnings();
-    out.analysis = partial::mergedAnalysis(set, {});
-    return out;
-}
-
-}  // namespace osc
+}  // namespace osc::job

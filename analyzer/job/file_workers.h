@@ -1,17 +1,18 @@
-// Many capture files (one per rank, thousands of them) analysed with memory
-// bounded by the largest file and the number of workers, not by the job:
-// each file is loaded, analysed per device and freed on one of `jobs`
-// threads, and what it leaves (a partial result's file section,
-// analyzer/partial) goes to a scratch file. The cross-rank part then merges
-// those sections exactly as `overlapscope merge` merges partial files, so a
-// job analysed in one process, on several threads, or as partials on many
-// machines gives the same report as analyze(loadCaptures(paths)).
+// Many capture files (one per rank, thousands of them) analysed on worker
+// threads with memory bounded by the largest file and the number of
+// workers, not by the job: each file is loaded, analysed per device and
+// freed on one of `jobs` threads (capture_file.h), and what it leaves (a
+// partial result's file section, analyzer/partial) goes to the worker's
+// scratch file. The cross-rank part then merges those sections exactly as
+// `overlapscope merge` merges partial files, so a job analysed in one
+// process, on several threads, or as partials on many machines gives the
+// same report as analyze(loadCaptures(paths)).
 #pragma once
 
-#include "analyzer/load/load_options.h"
-#include "analyzer/metrics/analysis.h"
 #include "analyzer/crossrank/byte_io.h"
-#include "analyzer/partial/merge.h"
+#include "analyzer/job/capture_file.h"
+#include "analyzer/load/load_capture.h"
+#include "analyzer/metrics/analysis.h"
 #include "analyzer/partial/part_set.h"
 
 #include <functional>
@@ -20,10 +21,11 @@
 #include <string>
 #include <vector>
 
-namespace osc {
+namespace osc::job {
 
-struct PipelineOptions {
+struct FileWorkerOptions {
     int jobs = 0;  // worker threads; 0 = the machine's cores (at most the file count)
+    CaptureReader reader = readCaptureFile;  // how a file is read
     LoadOptions load;  // launchDetails and cancel apply; its progress is not called
     // After each file: files done, files in all, the file just done.
     std::function<void(size_t done, size_t total, const std::string& file)> progress;
@@ -34,7 +36,7 @@ class AnalyzedFiles {
 public:
     // Throws CaptureError (the first failing file in order) or LoadCancelled.
     AnalyzedFiles(const std::vector<std::string>& paths, const AnalysisSettings& settings,
-                  const PipelineOptions& options = {});
+                  const FileWorkerOptions& options = {});
     ~AnalyzedFiles();
 
     const std::vector<std::string>& files() const { return files_; }
@@ -57,16 +59,4 @@ private:
     std::vector<Section> sections_;                                // per file
 };
 
-struct AnalyzedInputs {
-    Analysis analysis;
-    std::vector<std::string> files;          // what was read, in order
-    std::vector<std::string> loadWarnings;   // the readers' warnings (Capture::warnings), in file order
-};
-
-// The whole job as an Analysis, equal (as report JSON) to
-// analyze(loadCaptures(paths), settings). Its devices carry no
-// exposed_wait_intervals and their collectives no kernelIndex.
-AnalyzedInputs analyzeInputs(const std::vector<std::string>& paths, const AnalysisSettings& settings,
-                             const PipelineOptions& options = {});
-
-}  // namespace osc
+}  // namespace osc::job

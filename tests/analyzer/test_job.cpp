@@ -1,11 +1,11 @@
-// analyzeInputs (files analysed apart, on several threads, captures freed
-// early) against analyze(loadCaptures(...)) on the same random multi-rank
-// jobs: the JSON reports must be byte-identical.
+// job::analyzeJob on several files (analysed apart, on several threads,
+// captures freed early, then merged) against analyze(loadCaptures(...)) on
+// the same random multi-rank jobs: the JSON reports must be byte-identical.
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/import/chrome_export.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/pipeline/analyze_inputs.h"
+#include "analyzer/job/job.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"
 #include "tests/analyzer/random_job.h"
@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class PipelineTest : public ::testing::Test {
+class JobTest : public ::testing::Test {
 protected:
     static std::string json(const Analysis& a, const std::vector<std::string>& inputs) {
         report::ReportOptions o;
@@ -33,6 +33,17 @@ protected:
         std::ostringstream out;
         report::writeJsonReport(out, a, o);
         return out.str();
+    }
+
+    // Several capture files: analysed file by file and merged.
+    static Analysis analyzeFiles(const std::vector<std::string>& paths, const AnalysisSettings& s, int jobs,
+                                 const job::JobProgress& progress = {}) {
+        job::JobRequest r;
+        r.settings = s;
+        r.jobs = jobs;
+        const job::JobInputs in{job::JobKind::Captures, paths};
+        EXPECT_TRUE(job::streamed(in));
+        return job::analyzeJob(in, r, progress);
     }
 
     const testsupport::TempDir tmp_;
@@ -51,45 +62,45 @@ void moveSessionStart(const std::string& file, int64_t byNs) {
 
 }  // namespace
 
-TEST_F(PipelineTest, SameReportAsLoadingEverythingAtOnce) {
+TEST_F(JobTest, SameReportAsLoadingEverythingAtOnce) {
     std::mt19937 rng(16);
     for (int round = 0; round < 12; ++round) {
-        const auto job = randomJob(rng);
+        const auto spec = randomJob(rng);
         const fs::path d = dir_ / ("job" + std::to_string(round));
-        const auto files = synth::writeWorkload(job, d.string(), false);
+        const auto files = synth::writeWorkload(spec, d.string(), false);
         for (const auto& f : files) moveSessionStart(f, std::uniform_int_distribution<int64_t>(0, 400'000)(rng));
         for (bool align : {false, true}) {
             AnalysisSettings s;
             s.alignCollectives = align;
             const std::string want = json(analyze(loadCapture(d.string()), s), {d.string()});
             for (int jobs : {1, 3}) {
-                PipelineOptions o;
-                o.jobs = jobs;
+                job::JobProgress p;
                 size_t calls = 0;
-                o.progress = [&](size_t done, size_t total, const std::string&) {
+                p.counted = [&](std::string_view verb, size_t done, size_t total) {
+                    if (verb != "analyzing") return;
                     ++calls;
                     EXPECT_LE(done, total);
                 };
-                const auto got = analyzeInputs({d.string()}, s, o);
-                EXPECT_EQ(got.files.size(), static_cast<size_t>(job.ranks));
-                EXPECT_EQ(calls, static_cast<size_t>(job.ranks));
-                ASSERT_EQ(json(got.analysis, {d.string()}), want)
+                const Analysis got = analyzeFiles({d.string()}, s, jobs, p);
+                EXPECT_EQ(captureFiles({d.string()}).size(), static_cast<size_t>(spec.ranks));
+                EXPECT_EQ(calls, static_cast<size_t>(spec.ranks));
+                ASSERT_EQ(json(got, {d.string()}), want)
                     << "round " << round << " align " << align << " jobs " << jobs;
             }
         }
     }
 }
 
-TEST_F(PipelineTest, KinetoFilesAndSeveralInputs) {
+TEST_F(JobTest, KinetoFilesAndSeveralInputs) {
     // Each rank exported to a PyTorch-profiler-style trace; two inputs given
     // (a directory and a file), in an order that is not rank order.
     std::mt19937 rng(17);
-    auto job = randomJob(rng);
-    job.ranks = 4;
-    job.arrivalSkewNs.resize(4);
-    job.clockOffsetNs.resize(4);
+    auto spec = randomJob(rng);
+    spec.ranks = 4;
+    spec.arrivalSkewNs.resize(4);
+    spec.clockOffsetNs.resize(4);
     const fs::path sq = dir_ / "sqlite";
-    const auto files = synth::writeWorkload(job, sq.string(), false);
+    const auto files = synth::writeWorkload(spec, sq.string(), false);
     fs::create_directories(dir_ / "kineto");
     std::vector<std::string> jsons;
     for (const auto& f : files) {
@@ -102,23 +113,19 @@ TEST_F(PipelineTest, KinetoFilesAndSeveralInputs) {
     fs::rename(lone, dir_ / "rank1.json");
     const std::vector<std::string> inputs = {(dir_ / "kineto").string(), (dir_ / "rank1.json").string()};
     const std::string want = json(analyze(loadCaptures(inputs)), inputs);
-    PipelineOptions o;
-    o.jobs = 2;
-    EXPECT_EQ(json(analyzeInputs(inputs, {}, o).analysis, inputs), want);
+    EXPECT_EQ(json(analyzeFiles(inputs, {}, 2), inputs), want);
 }
 
-TEST_F(PipelineTest, TheFirstBadFileInOrderIsReported) {
-    synth::WorkloadSpec job;
-    job.ranks = 6;
-    job.steps = 1;
-    const auto files = synth::writeWorkload(job, (dir_ / "j").string(), false);
+TEST_F(JobTest, TheFirstBadFileInOrderIsReported) {
+    synth::WorkloadSpec spec;
+    spec.ranks = 6;
+    spec.steps = 1;
+    const auto files = synth::writeWorkload(spec, (dir_ / "j").string(), false);
     std::ofstream(files[2], std::ios::trunc) << "not a capture";
     std::ofstream(files[4], std::ios::trunc) << "not a capture either";
     for (int jobs : {1, 4}) {
-        PipelineOptions o;
-        o.jobs = jobs;
         try {
-            analyzeInputs({(dir_ / "j").string()}, {}, o);
+            analyzeFiles({(dir_ / "j").string()}, {}, jobs);
             FAIL() << "bad files were accepted";
         } catch (const CaptureError& e) {
             EXPECT_NE(std::string(e.what()).find(fs::path(files[2]).filename().string()), std::string::npos)

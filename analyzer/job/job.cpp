@@ -1,0 +1,212 @@
+#include "analyzer/job/job.h"
+
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/crossrank/analyze.h"
+#include "analyzer/job/file_workers.h"
+#include "analyzer/load/input_kind.h"
+#include "analyzer/load/load_capture.h"
+#include "analyzer/partial/merge.h"
+#include "analyzer/partial/part_set.h"
+#include "analyzer/report/report_json.h"
+#include "analyzer/report/report_markdown.h"
+#include "analyzer/report/report_text.h"
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace osc::job {
+namespace {
+
+void warn(const JobProgress& p, const std::vector<std::string>& warnings) {
+    if (p.warnings) p.warnings(warnings);
+}
+
+void count(const JobProgress& p, std::string_view verb, size_t done, size_t total) {
+    if (p.counted) p.counted(verb, done, total);
+}
+
+bool cancelled(const JobProgress& p) { return p.cancel && p.cancel->load(std::memory_order_relaxed); }
+
+// One capture in memory: read with progress, then analysed.
+Analysis analyzeInMemory(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress) {
+    LoadOptions options;
+    options.launchDetails = request.launchDetails;
+    options.progress = progress.loading;
+    options.cancel = progress.cancel;
+    const Capture capture = loadCaptures(inputs.paths, options);
+    if (progress.status) progress.status("");
+    warn(progress, capture.warnings);
+    if (progress.status) progress.status("analyzing");
+    Analysis analysis = analyze(capture, request.settings);
+    if (progress.status) progress.status("");
+    warn(progress, analysis.warnings);
+    return analysis;
+}
+
+FileWorkerOptions workerOptions(const JobRequest& request, const JobProgress& progress) {
+    FileWorkerOptions o;
+    o.jobs = request.jobs;
+    o.reader = readCaptureFile;
+    o.load.launchDetails = request.launchDetails;
+    o.load.cancel = progress.cancel;
+    o.progress = [&progress](size_t done, size_t total, const std::string&) {
+        count(progress, "analyzing", done, total);
+    };
+    return o;
+}
+
+partial::MergeOptions mergeOptions(const JobRequest& request, const JobProgress& progress) {
+    partial::MergeOptions o;
+    o.alignCollectives = request.align;
+    o.progress = [&progress](size_t done, size_t total) {
+        if (cancelled(progress)) throw LoadCancelled{};
+        count(progress, "merging", done, total);
+    };
+    return o;
+}
+
+// Several captures or partials as one PartSet: captures are analysed file by
+// file first. `files` keeps the captures' scratch files alive for as long as
+// `set` is used.
+void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress,
+             partial::PartSet& set, std::unique_ptr<AnalyzedFiles>& files) {
+    if (inputs.kind == JobKind::Partials) {
+        for (size_t i = 0; i < inputs.paths.size(); ++i) {
+            if (cancelled(progress)) throw LoadCancelled{};
+            count(progress, "reading", i, inputs.paths.size());
+            set.addPartialFile(inputs.paths[i]);
+        }
+        count(progress, "reading", inputs.paths.size(), inputs.paths.size());
+    } else {
+        files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings, workerOptions(request, progress));
+        files->addTo(set, inputs.paths);
+    }
+    if (progress.status) progress.status("");
+    warn(progress, set.loadWarnings());
+}
+
+}  // namespace
+
+std::vector<std::string> partialFiles(const std::vector<std::string>& paths) {
+    std::vector<std::string> out;
+    for (const auto& p : paths) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(p, ec)) {
+            const auto found = partialFilesIn(p);
+            if (found.empty()) throw CaptureError(p, "directory holds no partial results (*.partial.json)");
+            out.insert(out.end(), found.begin(), found.end());
+        } else {
+            out.push_back(p);
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> partialInputs(const std::vector<std::string>& files) {
+    std::vector<std::string> out;
+    for (const auto& f : files) {
+        try {
+            if (sniff(f) != InputKind::PartialResult) continue;  // the merge names the problem
+        } catch (const CaptureError&) {
+            continue;
+        }
+        std::ifstream in(f, std::ios::binary);
+        std::string header;
+        std::getline(in, header);
+        const auto j = nlohmann::json::parse(header, nullptr, false);
+        if (j.is_object() && j.contains("inputs") && j["inputs"].is_array())
+            for (const auto& i : j["inputs"])
+                if (i.is_string()) out.push_back(i.get<std::string>());
+    }
+    return out;
+}
+
+JobInputs classifyJob(const std::vector<std::string>& paths) {
+    size_t partials = 0, reports = 0;
+    for (const auto& p : paths) {
+        InputKind kind = InputKind::Unknown;
+        try {
+            kind = sniff(p);
+        } catch (const CaptureError&) {
+            // Read as a capture below: the reader names the problem.
+        }
+        if (kind == InputKind::PartialResult || kind == InputKind::PartialDirectory) ++partials;
+        else if (kind == InputKind::SavedReport) ++reports;
+    }
+    JobInputs in;
+    if (partials == paths.size() && !paths.empty()) {
+        in.kind = JobKind::Partials;
+        in.paths = partialFiles(paths);
+        return in;
+    }
+    if (reports == 1 && paths.size() == 1) {
+        in.kind = JobKind::SavedReport;
+        in.paths = paths;
+        return in;
+    }
+    if (partials || reports)
+        throw std::invalid_argument("give captures, partial results or one saved report, not a mix of them");
+    in.paths = paths;
+    return in;
+}
+
+bool streamed(const JobInputs& inputs) {
+    return inputs.kind == JobKind::Partials ||
+           (inputs.kind == JobKind::Captures && captureFiles(inputs.paths).size() > 1);
+}
+
+Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress,
+                    std::vector<std::string>* madeFrom) {
+    if (madeFrom) *madeFrom = inputs.paths;
+    if (inputs.kind == JobKind::SavedReport) {
+        report::ReportFile file = report::readReportJson(inputs.paths.at(0));
+        if (madeFrom) *madeFrom = std::move(file.inputs);
+        return std::move(file.analysis);
+    }
+    if (inputs.kind == JobKind::Partials && madeFrom) *madeFrom = partialInputs(inputs.paths);
+    if (!streamed(inputs)) return analyzeInMemory(inputs, request, progress);
+    partial::PartSet set;
+    std::unique_ptr<AnalyzedFiles> files;
+    partsOf(inputs, request, progress, set, files);
+    Analysis a = partial::mergedAnalysis(set, mergeOptions(request, progress), request.collectives);
+    if (progress.status) progress.status("");
+    warn(progress, a.warnings);
+    return a;
+}
+
+void writeJobJson(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
+                  std::ostream& out, const JobProgress& progress) {
+    if (!streamed(inputs)) {
+        report::writeJsonReport(out, analyzeJob(inputs, request, progress), options);
+        return;
+    }
+    partial::PartSet set;
+    std::unique_ptr<AnalyzedFiles> files;
+    partsOf(inputs, request, progress, set, files);
+    partial::Merge merge(set, mergeOptions(request, progress));
+    warn(progress, merge.rest().warnings);
+    report::StreamedReportBody body;
+    body.deviceCount = merge.deviceCount();
+    body.writeDevice = [&](std::ostream& os, int indent, size_t i) { merge.writeDevice(os, indent, i); };
+    body.matchedCount = merge.matchedCount();
+    body.matched = [&](size_t i) { return merge.matched(i); };
+    report::writeJsonReport(out, merge.rest(), options, body);
+    if (progress.status) progress.status("");
+}
+
+std::string jobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
+                      bool markdown, const JobProgress& progress) {
+    const Analysis analysis = analyzeJob(inputs, request, progress);
+    return markdown ? report::formatMarkdownReport(analysis, options) : report::formatTextReport(analysis, options);
+}
+
+std::unique_ptr<AnalyzedFiles> analyzeFiles(const std::vector<std::string>& captures, const JobRequest& request,
+                                            const JobProgress& progress) {
+    auto files = std::make_unique<AnalyzedFiles>(captures, request.settings, workerOptions(request, progress));
+    if (progress.status) progress.status("");
+    return files;
+}
+
+}  // namespace osc::job

@@ -1,0 +1,92 @@
+// A job's analysis, whatever the user has: one capture (analysed in memory),
+// several captures or a directory of them (analysed file by file on worker
+// threads and merged), partial results (merged), or a saved report (read
+// back). The CLI, the GUI and the tests call these; the CLI keeps only its
+// flags, progress lines and printing.
+#pragma once
+
+#include "analyzer/job/capture_file.h"
+#include "analyzer/job/file_workers.h"
+#include "analyzer/metrics/analysis.h"
+#include "analyzer/report/report_options.h"
+
+#include <atomic>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace osc::job {
+
+enum class JobKind { Captures, Partials, SavedReport };
+
+struct JobInputs {
+    JobKind kind = JobKind::Captures;
+    // Partials: the partial files, directories expanded; otherwise as given.
+    std::vector<std::string> paths;
+};
+
+// By content (analyzer/load/input_kind.h): partial results (files, or
+// directories holding only partials), one saved report, or captures
+// (anything else, checked when read). Throws std::invalid_argument for a
+// mix, CaptureError for an input that cannot be opened.
+JobInputs classifyJob(const std::vector<std::string>& paths);
+// Files and directories of partial results; throws CaptureError for a
+// directory without any.
+std::vector<std::string> partialFiles(const std::vector<std::string>& paths);
+// What the partial files were made from (their "inputs", in order): the
+// inputs a merged report names.
+std::vector<std::string> partialInputs(const std::vector<std::string>& partialFiles);
+
+struct JobRequest {
+    AnalysisSettings settings;
+    int jobs = 0;               // worker threads for several captures; 0 = every core
+    std::optional<bool> align;  // partials: --align for the merge; unset: what they were made with
+    bool collectives = true;    // false: totals and steps only (check, diff)
+    bool launchDetails = true;  // false: skip kernel launch columns no metric reads
+};
+
+// What a job tells its caller while it runs; every member may be empty.
+struct JobProgress {
+    // One capture being read: the fraction of the file and its stage.
+    std::function<void(double fraction, std::string_view stage)> loading;
+    // Work of unknown length begins ("analyzing"), or (empty stage) ends.
+    std::function<void(std::string_view stage)> status;
+    // Counted work: "analyzing" files, "reading" partial results,
+    // "merging" devices; done of total.
+    std::function<void(std::string_view verb, size_t done, size_t total)> counted;
+    // Warnings of the readers and of the analysis, as they become known.
+    std::function<void(const std::vector<std::string>& warnings)> warnings;
+    // Set from another thread to abandon the job (LoadCancelled).
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+// True when the job is analysed file by file and merged (several capture
+// files, or partials), rather than in memory.
+bool streamed(const JobInputs& inputs);
+
+// The job's analysis. Streamed jobs give devices without
+// exposed_wait_intervals and operations without kernelIndex. `madeFrom`,
+// when given, gets what the analysis was made from: the inputs recorded in
+// partials or a saved report, else the paths themselves.
+Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress = {},
+                    std::vector<std::string>* madeFrom = nullptr);
+
+// The report JSON, streamed: for several captures or partials the devices
+// never sit in memory together.
+void writeJobJson(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
+                  std::ostream& out, const JobProgress& progress = {});
+
+// The text or Markdown report (`markdown` false: text).
+std::string jobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
+                      bool markdown, const JobProgress& progress = {});
+
+// `report --partial`: the captures analysed file by file on worker threads;
+// AnalyzedFiles::writePartial then writes them as one partial result.
+std::unique_ptr<AnalyzedFiles> analyzeFiles(const std::vector<std::string>& captures, const JobRequest& request,
+                                            const JobProgress& progress = {});
+
+}  // namespace osc::job

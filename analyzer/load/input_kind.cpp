@@ -1,0 +1,139 @@
+#include "analyzer/load/input_kind.h"
+
+#include "analyzer/capture/capture_error.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+
+namespace fs = std::filesystem;
+
+namespace osc {
+namespace {
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool isCaptureFileName(const std::string& name) {
+    // SQLite's side files belong to their main file; partial results
+    // (`report --partial`, the agent) sit beside the captures.
+    if (endsWith(name, "-wal") || endsWith(name, "-shm") || endsWith(name, "-journal")) return false;
+    if (endsWith(name, kPartialSuffix)) return false;
+    return endsWith(name, ".sqlite") || endsWith(name, ".db") || endsWith(name, ".json") || endsWith(name, ".json.gz");
+}
+
+std::vector<std::string> filesIn(const std::string& directory, bool (*wanted)(const std::string&)) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(directory, ec)) {
+        if (!wanted(entry.path().filename().string())) continue;
+        // A link that loops is bad input, not a file to skip; one that
+        // points nowhere is skipped, as a name that is no file.
+        std::error_code typeError;
+        const bool regular = entry.is_regular_file(typeError);
+        if (typeError && typeError != std::errc::no_such_file_or_directory)
+            throw CaptureError(entry.path().string(), "cannot read: " + typeError.message());
+        if (regular) out.push_back(entry.path().string());
+    }
+    if (ec) throw CaptureError(directory, "cannot list directory: " + ec.message());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Whether `head` is a JSON object whose first key is "format" with this
+// value: our writers put it first (compact or pretty-printed), and a trace
+// from another tool that mentions it further in is not ours.
+bool formatIs(std::string_view head, std::string_view format) {
+    size_t i = head.find_first_not_of(" \t\r\n");
+    if (i == std::string_view::npos || head[i] != '{') return false;
+    i = head.find_first_not_of(" \t\r\n", i + 1);
+    if (i == std::string_view::npos || head.substr(i, 8) != "\"format\"") return false;
+    i = head.find_first_not_of(" \t\r\n", i + 8);
+    if (i == std::string_view::npos || head[i] != ':') return false;
+    i = head.find_first_not_of(" \t\r\n", i + 1);
+    return i != std::string_view::npos && head.substr(i).starts_with("\"" + std::string(format) + "\"");
+}
+
+[[noreturn]] void cannotOpen(const std::string& path, int error) {
+    switch (error) {
+        case ENOENT: throw CaptureError(path, "no such file or directory");
+        case EACCES: throw CaptureError(path, "permission denied");
+        case ELOOP: throw CaptureError(path, "too many levels of symbolic links (a link loop?)");
+        case ENOTDIR: throw CaptureError(path, "a part of the path is not a directory");
+        default: throw CaptureError(path, std::string("cannot open: ") + std::strerror(error));
+    }
+}
+
+}  // namespace
+
+InputKind sniff(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) cannotOpen(path, errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int error = errno;
+        ::close(fd);
+        cannotOpen(path, error);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        if (!captureFilesIn(path).empty()) return InputKind::CaptureDirectory;
+        return partialFilesIn(path).empty() ? InputKind::Unknown : InputKind::PartialDirectory;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw CaptureError(path, std::string("not a regular file (") +
+                                     (S_ISFIFO(st.st_mode) ? "a pipe" : S_ISCHR(st.st_mode) ? "a device" : "a socket or device") +
+                                     "); save the capture to a file and give its name");
+    }
+    char buffer[4096];
+    size_t got = 0;
+    while (got < sizeof buffer) {
+        const ssize_t n = ::read(fd, buffer + got, sizeof buffer - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    const std::string_view head(buffer, got);
+    if (head.starts_with(std::string_view("SQLite format 3\0", 16))) return InputKind::SqliteCapture;
+    // gzip: the only compressed input we take.
+    if (got >= 2 && static_cast<unsigned char>(buffer[0]) == 0x1f && static_cast<unsigned char>(buffer[1]) == 0x8b)
+        return InputKind::KinetoTrace;
+    if (head.starts_with(kPartialMagic) || formatIs(head, kPartialFormat)) return InputKind::PartialResult;
+    if (formatIs(head, kReportFormat)) return InputKind::SavedReport;
+    const size_t first = head.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && (head[first] == '{' || head[first] == '['))
+        return InputKind::KinetoTrace;
+    return InputKind::Unknown;
+}
+
+std::string describe(InputKind kind) {
+    switch (kind) {
+        case InputKind::SqliteCapture: return "an overlapscope capture or Nsight Systems SQLite export";
+        case InputKind::KinetoTrace: return "a PyTorch profiler trace";
+        case InputKind::PartialResult: return "a partial result";
+        case InputKind::SavedReport: return "a saved report";
+        case InputKind::CaptureDirectory: return "a directory of captures";
+        case InputKind::PartialDirectory: return "a directory of partial results";
+        case InputKind::Unknown: return "not something overlapscope reads";
+    }
+    return "unknown";
+}
+
+std::vector<std::string> captureFilesIn(const std::string& directory) {
+    return filesIn(directory, isCaptureFileName);
+}
+
+std::vector<std::string> partialFilesIn(const std::string& directory) {
+    return filesIn(directory, [](const std::string& name) { return endsWith(name, kPartialSuffix); });
+}
+
+}  // namespace osc
