@@ -1,7 +1,7 @@
 #include "analyzer/job/file_workers.h"
 
 #include "analyzer/load/load_capture.h"
-
+#include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/partial_format.h"
 
 #include <algorithm>
@@ -13,21 +13,6 @@
 #include <thread>
 
 namespace osc::job {
-namespace {
-
-// Copies bytes [offset, offset + length) of a scratch file to `out`.
-void copyRange(const crossrank::ScratchFile& from, uint64_t offset, uint64_t length, std::ostream& out) {
-    std::vector<char> buffer(1 << 16);
-    while (length > 0) {
-        const auto n = static_cast<size_t>(std::min<uint64_t>(length, buffer.size()));
-        from.read(offset, buffer.data(), n);
-        out.write(buffer.data(), static_cast<std::streamsize>(n));
-        offset += n;
-        length -= n;
-    }
-}
-
-}  // namespace
 
 AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const AnalysisSettings& settings,
                              const FileWorkerOptions& options)
@@ -45,23 +30,20 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
     std::mutex progressMutex;
     auto work = [&](size_t worker) {
         crossrank::ScratchFile& scratch = *scratch_[worker];
+        std::string bytes;
         for (;;) {
             if (failed.load() || load.cancelled()) return;
             const size_t i = next.fetch_add(1);
             if (i >= n) return;
             try {
                 const partial::FilePart part = analyzeCaptureFile(files_[i], settings_, options.reader, load);
+                bytes.clear();
+                partial::encodeFilePart(part, bytes);
                 Section& s = sections_[i];
                 s.worker = worker;
-                s.offset = scratch.size();
-                {
-                    crossrank::ScratchWriteBuf buf(scratch);
-                    std::ostream out(&buf);
-                    s.devices = partial::writeFileSection(out, part);
-                    out.flush();
-                    buf.pubsync();
-                }
-                s.length = scratch.size() - s.offset;
+                s.devices = part.analysis.devices.size();
+                s.length = bytes.size();
+                s.offset = scratch.append(bytes.data(), bytes.size());
             } catch (...) {
                 errors[i] = std::current_exception();
                 failed.store(true);
@@ -90,22 +72,23 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
 
 AnalyzedFiles::~AnalyzedFiles() = default;
 
+partial::FilePart AnalyzedFiles::part(size_t file) const {
+    const Section& s = sections_[file];
+    std::string bytes(s.length, '\0');
+    scratch_[s.worker]->read(s.offset, bytes.data(), bytes.size());
+    return partial::decodeFilePart(bytes.data(), bytes.size(), files_[file].c_str());
+}
+
 void AnalyzedFiles::addTo(partial::PartSet& set, const std::vector<std::string>& inputs) const {
     set.setHeader(settings_, inputs);
-    for (size_t i = 0; i < sections_.size(); ++i) {
-        const Section& s = sections_[i];
-        set.addSections(*scratch_[s.worker], s.offset, s.length, files_[i]);
-    }
+    for (size_t i = 0; i < sections_.size(); ++i) set.addFilePart(part(i));
 }
 
 void AnalyzedFiles::writePartial(std::ostream& out, const std::vector<std::string>& inputs,
                                  const std::string& generator) const {
     partial::writePartialHeader(out, {settings_, inputs, generator});
     size_t devices = 0;
-    for (const Section& s : sections_) {
-        copyRange(*scratch_[s.worker], s.offset, s.length, out);
-        devices += s.devices;
-    }
+    for (size_t i = 0; i < sections_.size(); ++i) devices += partial::writeFileSection(out, part(i));
     partial::writePartialTrailer(out, sections_.size(), devices);
 }
 

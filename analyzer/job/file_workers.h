@@ -1,9 +1,9 @@
 // Many capture files (one per rank, thousands of them) analysed on worker
 // threads with memory bounded by the largest file and the number of
 // workers, not by the job: each file is loaded, analysed per device and
-// freed on one of `jobs` threads (capture_file.h), and what it leaves (a
-// partial result's file section, analyzer/partial) goes to the worker's
-// scratch file. The cross-rank part then merges those sections exactly as
+// freed on one of `jobs` threads (capture_file.h), and what it leaves (its
+// FilePart, in analyzer/partial/device_codec.h's bytes: writing and parsing
+// JSON was most of the per-file time) goes to the worker's scratch file. The cross-rank part then merges those sections exactly as
 // `overlapscope merge` merges partial files, so a job analysed in one
 // process, on several threads, or as partials on many machines gives the
 // same report as analyze(loadCaptures(paths)).
@@ -46,6 +46,8 @@ public:
     void addTo(partial::PartSet& set, const std::vector<std::string>& inputs) const;
     // A partial result file (analyzer/partial/partial_format.h).
     void writePartial(std::ostream& out, const std::vector<std::string>& inputs, const std::string& generator) const;
+    // One file's part, read back.
+    partial::FilePart part(size_t file) const;
 
 private:
     struct Section {

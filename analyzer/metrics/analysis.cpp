@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <charconv>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 namespace osc {
@@ -27,6 +28,25 @@ std::regex compileStepPattern(const std::string& pattern) {
     } catch (const std::regex_error& e) {
         throw std::invalid_argument("invalid --step-pattern pattern '" + pattern + "': " + e.what());
     }
+}
+
+// A job's files are analysed one by one with the same patterns, and
+// compiling the step and micro-batch patterns cost a file of a few thousand
+// kernels as much as a third of its analysis: each thread keeps the last
+// one it compiled per kind.
+const std::regex& compiledOnce(const std::string& pattern, std::regex (*compile)(const std::string&)) {
+    struct Entry {
+        std::optional<std::string> pattern;
+        std::regex compiled;
+    };
+    thread_local Entry step, microbatch;
+    Entry& e = compile == compileStepPattern ? step : microbatch;
+    if (e.pattern != pattern) {
+        e.pattern.reset();
+        e.compiled = compile(pattern);  // may throw: the entry stays empty
+        e.pattern = pattern;
+    }
+    return e.compiled;
 }
 
 // Which device step each operation belongs to: through its launch correlation
@@ -165,8 +185,8 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
                       std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess) {
     out.settings = settings;
     ActivityClassifier classifier(capture.strings, settings);
-    const std::regex stepPattern = compileStepPattern(settings.stepPattern);
-    const std::regex microbatchPattern = compileMicrobatchPattern(settings.microbatchPattern);
+    const std::regex& stepPattern = compiledOnce(settings.stepPattern, compileStepPattern);
+    const std::regex& microbatchPattern = compiledOnce(settings.microbatchPattern, compileMicrobatchPattern);
     std::vector<int8_t> stepNameMatches, microbatchNameMatches;
     for (size_t p = 0; p < capture.processes.size(); ++p) {
         const Process& process = capture.processes[p];

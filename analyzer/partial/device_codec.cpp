@@ -23,6 +23,8 @@ static_assert(std::endian::native == std::endian::little);
 
 // "OSD" + format 1: a wrong offset into the scratch file fails here first.
 constexpr uint32_t kMagic = 0x0144534F;
+// "OSF" + format 1: a file's part.
+constexpr uint32_t kFileMagic = 0x0146534F;
 
 uint64_t load64(const char* p) {
     uint64_t word;
@@ -162,6 +164,36 @@ void visit(IO& io, MaybeConst<DeviceAnalysis> auto& d) {
     OSC_CODEC_FIELDS(d, processIndex, rank, host, pid, device, totals, steps, collectives, findings, interference,
                      signatures, wait, last_arrivals, delay_caused_ns, clock_shift_ns, pipeline, alltoall,
                      exposed_wait_intervals, droppedRecords, endReason);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<PartProcess> auto& p) {
+    OSC_CODEC_FIELDS(p, rank, host, pid);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<DeviceIntervals::MicroBatches> auto& m) {
+    OSC_CODEC_FIELDS(m, step, forward, backward, compute);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<DeviceIntervals> auto& iv) {
+    OSC_CODEC_FIELDS(iv, exposed, compute, microbatches);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<Interval> auto& i) {
+    OSC_CODEC_FIELDS(i, start, end);
+}
+
+// A file's part. Its Analysis holds only what the per-file half fills
+// (devices, warnings, dropped records); the settings are the job's and the
+// cross-rank members are empty.
+template <class IO>
+void visit(IO& io, MaybeConst<FilePart> auto& f) {
+    auto& [path, originUtcNs, processes, loadWarnings, analysis, warningProcess, intervals] = f;
+    io(path, originUtcNs, processes, loadWarnings, analysis.devices, analysis.warnings, analysis.droppedRecords,
+       warningProcess, intervals);
 }
 
 #undef OSC_CODEC_FIELDS
@@ -366,13 +398,12 @@ private:
     const char* origin_;
 };
 
-}  // namespace
-
-void encodeDevice(const DeviceAnalysis& device, std::string& out) {
+template <class T>
+void encodeRecord(uint32_t magic, const T& value, std::string& out) {
     const size_t start = out.size();
     try {
         Writer writer(out);
-        writer(kMagic, device);
+        writer(magic, value);
         const uint64_t sum = checksum(writer.at(start), writer.used() - start);
         writer.raw(&sum, sizeof sum);
         writer.finish();
@@ -382,23 +413,38 @@ void encodeDevice(const DeviceAnalysis& device, std::string& out) {
     }
 }
 
-DeviceAnalysis decodeDevice(const char* data, size_t size, const char* origin) {
+template <class T>
+T decodeRecord(uint32_t magic, const char* data, size_t size, const char* origin, const char* what) {
     constexpr size_t kSumBytes = sizeof(uint64_t);
-    if (size < sizeof kMagic + kSumBytes) throw CaptureError(origin, "truncated");
+    if (size < sizeof magic + kSumBytes) throw CaptureError(origin, "truncated");
     const size_t fieldBytes = size - kSumBytes;
     Reader reader(data, data + fieldBytes, origin);
-    uint32_t magic;
-    reader(magic);
-    if (magic != kMagic) reader.fail("not a device record (magic number)");
-    DeviceAnalysis device;
-    reader(device);
+    uint32_t found;
+    reader(found);
+    if (found != magic) reader.fail(what);
+    T value;
+    reader(value);
     if (reader.remaining() != 0) reader.fail("damaged: bytes left after the last field");
     // Checked last: the parse is safe on its own, and a record cut short
     // then says "truncated" rather than "checksum mismatch".
     uint64_t sum;
     std::memcpy(&sum, data + fieldBytes, kSumBytes);
     if (sum != checksum(data, fieldBytes)) reader.fail("damaged: checksum mismatch");
-    return device;
+    return value;
+}
+
+}  // namespace
+
+void encodeDevice(const DeviceAnalysis& device, std::string& out) { encodeRecord(kMagic, device, out); }
+
+DeviceAnalysis decodeDevice(const char* data, size_t size, const char* origin) {
+    return decodeRecord<DeviceAnalysis>(kMagic, data, size, origin, "not a device record (magic number)");
+}
+
+void encodeFilePart(const FilePart& part, std::string& out) { encodeRecord(kFileMagic, part, out); }
+
+FilePart decodeFilePart(const char* data, size_t size, const char* origin) {
+    return decodeRecord<FilePart>(kFileMagic, data, size, origin, "not a file part record (magic number)");
 }
 
 }  // namespace osc::partial

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/partial/file_part.h"
 
 #include <cstddef>
 #include <string>
@@ -33,5 +34,11 @@ void encodeDevice(const DeviceAnalysis& device, std::string& out);
 // truncated, longer, or damaged; never reads outside the range, and
 // allocates at most a few times `size`.
 DeviceAnalysis decodeDevice(const char* data, size_t size, const char* origin = "device record");
+
+// The same for one file's part (file_part.h): its processes, warnings,
+// devices and their intervals, as the worker threads of `report DIR` keep
+// them until the merge (analyzer/job/file_workers.h).
+void encodeFilePart(const FilePart& part, std::string& out);
+FilePart decodeFilePart(const char* data, size_t size, const char* origin = "file part record");
 
 }  // namespace osc::partial

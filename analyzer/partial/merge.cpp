@@ -27,16 +27,30 @@ Merge::Merge(const PartSet& parts, const MergeOptions& options)
 void Merge::writeDevice(std::ostream& out, int indent, size_t index) {
     const crossrank::DeviceCrossRank cross = engine_.device(index);
     const PartDevice& d = source_.part(index);
-    const auto in = parts_.openDeviceJson(d);
-    rewriteDeviceJson(*in, out, indent, cross, d.idleGapAt, parts_.sourceName(d.source));
+    if (d.binary) {
+        DeviceAnalysis device = parts_.readDevice(d);
+        crossrank::applyCrossRank(device, cross);
+        report::writeDeviceJson(out, device, indent);
+    } else {
+        const auto in = parts_.openDeviceJson(d);
+        rewriteDeviceJson(*in, out, indent, cross, d.idleGapAt, parts_.sourceName(d.source));
+    }
     if (options_.progress) options_.progress(index + 1, engine_.deviceCount());
 }
 
 DeviceAnalysis Merge::device(size_t index) {
-    std::ostringstream text;
-    writeDevice(text, 0, index);
     const PartDevice& d = source_.part(index);
-    DeviceAnalysis out = report::parseDeviceJson(text.str(), parts_.sourceName(d.source));
+    DeviceAnalysis out;
+    if (d.binary) {
+        const crossrank::DeviceCrossRank cross = engine_.device(index);
+        out = parts_.readDevice(d);
+        crossrank::applyCrossRank(out, cross);
+        if (options_.progress) options_.progress(index + 1, engine_.deviceCount());
+    } else {
+        std::ostringstream text;
+        writeDevice(text, 0, index);
+        out = report::parseDeviceJson(text.str(), parts_.sourceName(d.source));
+    }
     out.processIndex = source_.processOf(index);
     return out;
 }

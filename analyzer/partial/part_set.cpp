@@ -1,6 +1,8 @@
 #include "analyzer/partial/part_set.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/crossrank/device_records.h"
+#include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/partial_format.h"
 
 #include <fcntl.h>
@@ -282,12 +284,12 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
                 Where(name, lineNo).fail("a device names no process of its file");
             // The device's report object: where it is, read again when written.
             d.source = source;
-            d.jsonAt = base + pos;
+            d.reportAt = base + pos;
             in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
             ++lineNo;
             const auto n = static_cast<uint64_t>(in.gcount());
             if (n == 0 || in.eof()) Where(name, lineNo).fail("a device's report object is cut off");
-            d.jsonLength = n - 1;
+            d.reportLength = n - 1;
             pos += n;
             devices.push_back(std::move(d));
             ++devicesHere;
@@ -492,6 +494,57 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     readPatterns(j, w, d, sendRecv, *data_);
 }
 
+void PartSet::addFilePart(const FilePart& part) {
+    const Analysis& a = part.analysis;
+    PartFile file;
+    file.path = part.path;
+    file.originUtcNs = part.originUtcNs;
+    file.processes = part.processes;
+    file.loadWarnings = part.loadWarnings;
+    for (size_t w = 0; w < a.warnings.size(); ++w)
+        file.warnings.emplace_back(w < part.warningProcess.size() ? part.warningProcess[w] : 0, a.warnings[w]);
+    file.droppedRecords = a.droppedRecords;
+    files.push_back(std::move(file));
+    sources_.push_back({part.path, "", data_.get()});
+    const auto append = [&](const auto& records) {
+        using T = typename std::decay_t<decltype(records)>::value_type;
+        return data_->append(records.data(), records.size() * sizeof(T));
+    };
+    static const DeviceIntervals kNone;
+    std::string bytes;
+    for (size_t i = 0; i < a.devices.size(); ++i) {
+        const DeviceAnalysis& device = a.devices[i];
+        const DeviceIntervals& iv = i < part.intervals.size() ? part.intervals[i] : kNone;
+        PartDevice d;
+        d.file = files.size() - 1;
+        d.process = device.processIndex;
+        d.header = crossrank::headerOf(device, iv);
+        const auto ops = crossrank::opRecordsOf(device, keys);
+        d.ops = static_cast<uint32_t>(ops.size());
+        d.opsAt = append(ops);
+        d.exposed = static_cast<uint32_t>(iv.exposed.size());
+        d.exposedAt = append(iv.exposed);
+        d.p2pAt = append(crossrank::p2pRecordsOf(device));
+        d.alltoallAt = append(crossrank::allToAllRecordsOf(device));
+        d.compute = static_cast<uint32_t>(iv.compute.size());
+        d.computeAt = append(iv.compute);
+        bytes.clear();
+        encodeDevice(device, bytes);
+        d.source = sources_.size() - 1;
+        d.binary = true;
+        d.reportLength = bytes.size();
+        d.reportAt = data_->append(bytes.data(), bytes.size());
+        devices.push_back(std::move(d));
+    }
+}
+
+DeviceAnalysis PartSet::readDevice(const PartDevice& d) const {
+    const Source& s = sources_[d.source];
+    std::string bytes(d.reportLength, '\0');
+    s.scratch->read(d.reportAt, bytes.data(), bytes.size());
+    return decodeDevice(bytes.data(), bytes.size(), s.name.c_str());
+}
+
 std::vector<std::string> PartSet::loadWarnings() const {
     std::vector<std::string> out;
     for (const auto& f : files) out.insert(out.end(), f.loadWarnings.begin(), f.loadWarnings.end());
@@ -520,14 +573,14 @@ IntervalSet PartSet::readCompute(const PartDevice& d) const {
 
 std::unique_ptr<std::istream> PartSet::openDeviceJson(const PartDevice& d) const {
     const Source& s = sources_[d.source];
-    if (s.scratch) return std::make_unique<RangeStream>(s.scratch->fd(), false, d.jsonAt, d.jsonLength, s.name);
+    if (s.scratch) return std::make_unique<RangeStream>(s.scratch->fd(), false, d.reportAt, d.reportLength, s.name);
     uint64_t size = 0;
     const int fd = openRegular(s.path, size);
-    if (size < d.jsonAt + d.jsonLength) {
+    if (size < d.reportAt + d.reportLength) {
         ::close(fd);
         throw CaptureError(s.path, "changed while it was merged (it is shorter now)");
     }
-    return std::make_unique<RangeStream>(fd, true, d.jsonAt, d.jsonLength, s.name);
+    return std::make_unique<RangeStream>(fd, true, d.reportAt, d.reportLength, s.name);
 }
 
 }  // namespace osc::partial

@@ -43,7 +43,11 @@ struct PartDevice {
     // window -1 for the device's own findings, else its step.
     std::vector<std::pair<int, TimeNs>> idleGapAt;
     size_t source = 0;  // where its report object lies
-    uint64_t jsonAt = 0, jsonLength = 0;
+    // The report object at [reportAt, reportAt + reportLength): one line of
+    // report JSON, or (`binary`) the whole device in device_codec.h's bytes
+    // in PartSet's scratch file.
+    uint64_t reportAt = 0, reportLength = 0;
+    bool binary = false;
 };
 
 class PartSet {
@@ -54,6 +58,9 @@ public:
     // `scratch` at [offset, offset + length), which must outlive this set.
     void addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length,
                      const std::string& name);
+    // One file analysed in this process (analyzer/job's workers): no JSON
+    // on the way, its devices kept whole in binary.
+    void addFilePart(const FilePart& part);
     void setHeader(const AnalysisSettings& settings, std::vector<std::string> inputs);
 
     AnalysisSettings settings;
@@ -73,6 +80,8 @@ public:
     IntervalSet readCompute(const PartDevice& d) const;
     // The device's report object as it was written (one line of JSON).
     std::unique_ptr<std::istream> openDeviceJson(const PartDevice& d) const;
+    // A `binary` device as it was analysed.
+    DeviceAnalysis readDevice(const PartDevice& d) const;
     const std::string& sourceName(size_t source) const { return sources_[source].name; }
 
 private:

@@ -1,0 +1,178 @@
+// A job of many small files, as users run it: `overlapscope report DIR`,
+// each run a child process measured by wait4 (wall, CPU, peak RSS), medians
+// of --runs. Two questions:
+//
+//  A. memory: the text report over N ranks of 100 steps each; target: peak
+//     RSS at 256 ranks at most 1.5x that at 64 ranks (per-device headers and
+//     step windows streamed like everything else);
+//  B. per-file cost: 256 small files (about 2,700 kernels each) in one
+//     `report --jobs 1` against 256 processes reading one file each (what a
+//     script looping over ranks does); target: the one process in at most
+//     half the time of the 256.
+//
+//   bench_job_scale [--runs R] [--dir DIR] [--baseline PATH_TO_OLD_OVERLAPSCOPE]
+//
+// With --baseline the same figures are measured for another build in the
+// same run (before/after on the same machine, under the same load).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+    double wall = 0, cpu = 0, peakMb = 0;
+    bool ok = true;
+};
+
+// Runs argv with stdout and stderr to /dev/null.
+Run spawn(const std::vector<std::string>& args) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        ::dup2(devnull, 1);
+        ::dup2(devnull, 2);
+        std::vector<char*> argv;
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    rusage u{};
+    ::wait4(pid, &status, 0, &u);
+    Run r;
+    r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.cpu = static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    r.peakMb = static_cast<double>(u.ru_maxrss) / 1024.0;
+    r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return r;
+}
+
+// Several commands in a row as one run (256 processes, one file each).
+Run spawnAll(const std::vector<std::vector<std::string>>& commands) {
+    Run total;
+    for (const auto& c : commands) {
+        const Run r = spawn(c);
+        total.wall += r.wall;
+        total.cpu += r.cpu;
+        total.peakMb = std::max(total.peakMb, r.peakMb);
+        total.ok &= r.ok;
+    }
+    return total;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct Figures {
+    double wall, cpu, peakMb;
+    bool ok;
+};
+
+template <class F>
+Figures medianOf(int runs, F run) {
+    std::vector<double> wall, cpu, peak;
+    bool ok = true;
+    for (int i = 0; i < runs; ++i) {
+        const Run r = run();
+        wall.push_back(r.wall);
+        cpu.push_back(r.cpu);
+        peak.push_back(r.peakMb);
+        ok &= r.ok;
+    }
+    return {median(wall), median(cpu), median(peak), ok};
+}
+
+std::string jobDir(const std::string& dir, const std::string& cli, int ranks) {
+    const std::string job = dir + "/r" + std::to_string(ranks);
+    if (!fs::exists(job)) {
+        std::printf("  generating %d ranks x 100 steps in %s...\n", ranks, job.c_str());
+        std::fflush(stdout);
+        spawn({cli, "synth", "--ranks", std::to_string(ranks), "--steps", "100", "-o", job});
+    }
+    return job;
+}
+
+std::vector<std::string> filesOf(const std::string& job) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(job))
+        if (e.path().extension() == ".sqlite") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool measure(const std::string& label, const std::string& cli, const std::string& dir, int runs) {
+    std::printf("\n%s: %s\n", label.c_str(), cli.c_str());
+    bool pass = true;
+    // A. memory of the text report.
+    Figures at[2];
+    const int sizes[2] = {64, 256};
+    for (int k = 0; k < 2; ++k) {
+        const std::string job = jobDir(dir, cli, sizes[k]);
+        at[k] = medianOf(runs, [&] { return spawn({cli, "report", "--jobs", "1", job}); });
+        std::printf("  A. report (text) over %4d ranks x 100 steps: %6.2f s wall, %6.2f s CPU, peak %6.1f MB%s\n",
+                    sizes[k], at[k].wall, at[k].cpu, at[k].peakMb, at[k].ok ? "" : "  (FAILED RUN)");
+    }
+    const double growth = at[1].peakMb / at[0].peakMb;
+    std::printf("     peak RSS 256 / 64 ranks: %.2fx (target at most 1.50x): %s\n", growth,
+                growth <= 1.5 ? "PASS" : "FAIL");
+    pass &= growth <= 1.5 && at[0].ok && at[1].ok;
+
+    // B. one process over 256 files against 256 processes over one file each.
+    const std::string job = jobDir(dir, cli, 256);
+    const auto files = filesOf(job);
+    std::vector<std::vector<std::string>> each;
+    for (const auto& f : files) each.push_back({cli, "report", f});
+    const Figures one = medianOf(runs, [&] { return spawn({cli, "report", "--jobs", "1", job}); });
+    const Figures many = medianOf(runs, [&] { return spawnAll(each); });
+    const double wallRatio = one.wall / many.wall, cpuRatio = one.cpu / many.cpu;
+    std::printf("  B. %zu files in one `report --jobs 1`: %.2f s wall, %.2f s CPU\n", files.size(), one.wall, one.cpu);
+    std::printf("     %zu processes, one file each:       %.2f s wall, %.2f s CPU\n", files.size(), many.wall,
+                many.cpu);
+    std::printf("     one process / %zu processes: %.2fx wall, %.2fx CPU (target at most 0.50x): %s\n", files.size(),
+                wallRatio, cpuRatio, wallRatio <= 0.5 ? "PASS" : "FAIL");
+    pass &= wallRatio <= 0.5 && one.ok && many.ok;
+    return pass;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int runs = 5;
+    std::string dir = "bench_job_scale_jobs", baseline;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
+        else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
+        else if (a == "--baseline" && i + 1 < argc) baseline = argv[++i];
+        else {
+            std::fprintf(stderr, "usage: bench_job_scale [--runs R] [--dir DIR] [--baseline OLD_OVERLAPSCOPE]\n");
+            return 2;
+        }
+    }
+    fs::create_directories(dir);
+    double load[3] = {0, 0, 0};
+    ::getloadavg(load, 3);
+    std::printf("bench_job_scale: medians of %d runs, load average %.1f %.1f %.1f\n", runs, load[0], load[1],
+                load[2]);
+    bool pass = measure("this build", OSC_CLI_PATH, dir, runs);
+    if (!baseline.empty()) measure("baseline", baseline, dir, runs);
+    std::printf("\n%s\n", pass ? "PASS" : "FAIL");
+    return pass ? 0 : 1;
+}
