@@ -66,6 +66,16 @@ void writeMergedJson(const PartSet& parts, const MergeOptions& options, const re
     report::writeJsonReport(out, merge.rest(), report, body);
 }
 
+std::string mergedReport(const PartSet& parts, const MergeOptions& options, const report::ReportOptions& report,
+                         report::ReportFormat format, std::vector<std::string>* warnings) {
+    Merge merge(parts, options);
+    if (warnings) *warnings = merge.rest().warnings;
+    report::ReportAssembler assembler(format, report);
+    for (size_t i = 0; i < merge.deviceCount(); ++i) assembler.addDevice(merge.device(i));
+    for (size_t g = 0; g < merge.matchedCount(); ++g) assembler.addMatched(merge.matched(g));
+    return assembler.finish(merge.rest());
+}
+
 Analysis mergedAnalysis(const PartSet& parts, const MergeOptions& options, bool collectives) {
     Merge merge(parts, options);
     Analysis a = merge.rest();

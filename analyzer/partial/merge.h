@@ -8,12 +8,14 @@
 #include "analyzer/crossrank/engine.h"
 #include "analyzer/partial/part_set.h"
 #include "analyzer/partial/part_source.h"
+#include "analyzer/report/report_assembler.h"
 #include "analyzer/report/report_options.h"
 
 #include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace osc::partial {
 
@@ -55,7 +57,16 @@ private:
 // The merged report JSON, streamed (report_json.h's layout).
 void writeMergedJson(const PartSet& parts, const MergeOptions& options, const report::ReportOptions& report,
                      std::ostream& out);
-// The merged job as an Analysis (text and Markdown reports, check, diff).
+// The merged text or Markdown report, made device by device as the JSON
+// above is: each device is rendered and dropped before the next is read, so
+// memory holds no more of the devices than slim copies of their totals.
+// Equal to formatTextReport / formatMarkdownReport of mergedAnalysis().
+// `warnings`, when given, gets the merge's warnings (the report leaves
+// them out; the CLI prints them).
+std::string mergedReport(const PartSet& parts, const MergeOptions& options, const report::ReportOptions& report,
+                         report::ReportFormat format, std::vector<std::string>* warnings = nullptr);
+// The merged job as an Analysis (check, diff, the GUI); the reports have
+// writeMergedJson and mergedReport, which never hold the job's devices.
 // Without `collectives` the devices' collectives and signatures are dropped
 // as they are read: memory then holds little more than the per-device totals.
 Analysis mergedAnalysis(const PartSet& parts, const MergeOptions& options, bool collectives = true);

@@ -60,10 +60,12 @@ std::vector<std::string> costSentences(const DeviceAnalysis& d) {
     return out;
 }
 
-std::string stragglerSentence(const Analysis& a) {
-    if (a.devices.size() < 2 || a.matched.empty()) return {};
+std::string stragglerSentence(const Analysis& a) { return stragglerSentence(a.devices, a.matched.size()); }
+
+std::string stragglerSentence(const std::vector<DeviceAnalysis>& devices, size_t matchedCount) {
+    if (devices.size() < 2 || matchedCount == 0) return {};
     const DeviceAnalysis* worst = nullptr;
-    for (const auto& d : a.devices)
+    for (const auto& d : devices)
         if (d.last_arrivals && *d.last_arrivals > 0 &&
             (!worst || *d.last_arrivals > *worst->last_arrivals ||
              (*d.last_arrivals == *worst->last_arrivals &&
@@ -71,7 +73,7 @@ std::string stragglerSentence(const Analysis& a) {
             worst = &d;
     if (!worst) return {};
     return deviceLabel(*worst) + " arrived last at " + std::to_string(*worst->last_arrivals) + " of " +
-           std::to_string(a.matched.size()) + " collectives (" +
+           std::to_string(matchedCount) + " collectives (" +
            formatDuration(worst->delay_caused_ns.value_or(0)) + " of others' waiting)";
 }
 

@@ -17,7 +17,10 @@ std::vector<std::string> costSentences(const DeviceAnalysis& d);
 
 // "rank 3 arrived last at 41 of 60 collectives (18.0 ms of others' waiting)"
 // for the device that arrived last most often; empty with fewer than two
-// devices or no strict last arrival.
+// devices or no strict last arrival. Of each device only its identity,
+// last arrivals and delay caused are read; of the matched collectives only
+// how many there are.
+std::string stragglerSentence(const std::vector<DeviceAnalysis>& devices, size_t matchedCount);
 std::string stragglerSentence(const Analysis& a);
 
 // --interference: per kernel signature, largest summed slowdown first.

@@ -168,10 +168,11 @@ std::string headline(const DeviceAnalysis& d) {
     return line;
 }
 
-std::string summaryHeadline(const Analysis& a) {
-    const size_t n = a.devices.size();
+std::string summaryHeadline(const Analysis& a) { return summaryHeadline(a.devices.size(), a.summary); }
+
+std::string summaryHeadline(size_t n, const OverlapMetrics& summary) {
     return (n == 1 ? std::string("1 device") : "all " + std::to_string(n) + " devices") + ": " +
-           metricsClause(a.summary);
+           metricsClause(summary);
 }
 
 }  // namespace osc::report

@@ -51,5 +51,6 @@ DeviceBottleneck deviceBottleneck(const DeviceAnalysis& device);
 std::string headline(const DeviceAnalysis& device);
 // The same over all devices: "all 8 devices: 58% of communication hidden, ...".
 std::string summaryHeadline(const Analysis& analysis);
+std::string summaryHeadline(size_t deviceCount, const OverlapMetrics& summary);
 
 }  // namespace osc::report

@@ -8,10 +8,12 @@
 
 namespace osc::report {
 
-std::optional<PipelineStageMetrics> pipelineSummary(const Analysis& a) {
+std::optional<PipelineStageMetrics> pipelineSummary(const Analysis& a) { return pipelineSummary(a.devices); }
+
+std::optional<PipelineStageMetrics> pipelineSummary(const std::vector<DeviceAnalysis>& devices) {
     std::optional<PipelineStageMetrics> out;
     double expected = 0;
-    for (const auto& d : a.devices) {
+    for (const auto& d : devices) {
         if (!d.pipeline) continue;
         if (!out) out = PipelineStageMetrics{};
         const auto& m = *d.pipeline;
@@ -36,10 +38,12 @@ std::optional<double> alltoallImbalance(const AllToAllStep& s) {
     return s.bytes_imbalance ? s.bytes_imbalance : s.time_imbalance;
 }
 
-const AllToAllStep* worstAllToAll(const Analysis& a, double* value) {
+const AllToAllStep* worstAllToAll(const Analysis& a, double* value) { return worstAllToAll(a.alltoall, value); }
+
+const AllToAllStep* worstAllToAll(const std::vector<AllToAllStep>& alltoall, double* value) {
     const AllToAllStep* worst = nullptr;
     double best = 0;
-    for (const auto& s : a.alltoall) {
+    for (const auto& s : alltoall) {
         const auto v = alltoallImbalance(s);
         if (v && (!worst || *v > best)) {
             worst = &s;
@@ -50,16 +54,20 @@ const AllToAllStep* worstAllToAll(const Analysis& a, double* value) {
     return worst;
 }
 
-std::optional<TimeNs> exposedAllToAll(const Analysis& a) {
+std::optional<TimeNs> exposedAllToAll(const Analysis& a) { return exposedAllToAll(a.devices); }
+
+std::optional<TimeNs> exposedAllToAll(const std::vector<DeviceAnalysis>& devices) {
     std::optional<TimeNs> out;
-    for (const auto& d : a.devices)
+    for (const auto& d : devices)
         if (d.alltoall) out = out.value_or(0) + d.alltoall->exposed_alltoall_ns;
     return out;
 }
 
-std::string deviceName(const Analysis& a, int device) {
-    if (device < 0 || static_cast<size_t>(device) >= a.devices.size()) return "device " + std::to_string(device);
-    return deviceLabel(a.devices[static_cast<size_t>(device)]);
+std::string deviceName(const Analysis& a, int device) { return deviceName(a.devices, device); }
+
+std::string deviceName(const std::vector<DeviceAnalysis>& devices, int device) {
+    if (device < 0 || static_cast<size_t>(device) >= devices.size()) return "device " + std::to_string(device);
+    return deviceLabel(devices[static_cast<size_t>(device)]);
 }
 
 namespace {
@@ -80,73 +88,76 @@ std::pair<int, int> mostOften(const Steps& steps, Pick pick) {
 
 }  // namespace
 
-std::vector<std::string> pipelineLines(const Analysis& a) {
+std::vector<std::string> pipelineLines(const std::vector<PipelineStep>& pipeline,
+                                       const std::vector<DeviceAnalysis>& devices) {
     std::vector<std::string> out;
-    if (a.pipeline.empty()) return out;
+    if (pipeline.empty()) return out;
     std::set<std::pair<int, int>> shapes;
-    for (const auto& p : a.pipeline) shapes.insert({p.stages, p.microbatches});
-    const auto& first = a.pipeline.front();
+    for (const auto& p : pipeline) shapes.insert({p.stages, p.microbatches});
+    const auto& first = pipeline.front();
     std::string shape = std::to_string(first.stages) + " stages, " + std::to_string(first.microbatches) +
                         " micro-batches";
     if (shapes.size() > 1) shape += " in the first (shapes differ between steps)";
-    const auto sum = pipelineSummary(a);
-    out.push_back("pipeline: " + std::to_string(a.pipeline.size()) + " step(s), " + shape + "; the stages idle " +
+    const auto sum = pipelineSummary(devices);
+    out.push_back("pipeline: " + std::to_string(pipeline.size()) + " step(s), " + shape + "; the stages idle " +
                   formatPercent(sum ? sum->bubble_share : std::nullopt) + " of the pipeline window, fill and drain "
                   "((S-1)/(M+S-1)) explain " + formatPercent(sum ? sum->theoretical_bubble_share : std::nullopt));
-    const auto [slow, times] = mostOften(a.pipeline, [](const PipelineStep& p) { return p.slowest; });
+    const auto [slow, times] = mostOften(pipeline, [](const PipelineStep& p) { return p.slowest; });
     if (slow >= 0)
-        out.push_back("slowest stage: " + deviceName(a, slow) + " (most compute in " + std::to_string(times) +
-                      " of " + std::to_string(a.pipeline.size()) + " steps)");
+        out.push_back("slowest stage: " + deviceName(devices, slow) + " (most compute in " + std::to_string(times) +
+                      " of " + std::to_string(pipeline.size()) + " steps)");
     return out;
 }
 
-std::vector<std::string> alltoallLines(const Analysis& a) {
+std::vector<std::string> alltoallLines(const std::vector<AllToAllStep>& alltoall,
+                                       const std::vector<DeviceAnalysis>& devices) {
     std::vector<std::string> out;
-    if (a.alltoall.empty()) return out;
+    if (alltoall.empty()) return out;
     int exchanges = 0;
-    for (const auto& s : a.alltoall) exchanges += s.dispatches;
+    for (const auto& s : alltoall) exchanges += s.dispatches;
     std::string line = "all-to-all: " + std::to_string(exchanges) + " exchange(s) in " +
-                       std::to_string(a.alltoall.size()) + " step(s)";
-    if (const auto exposed = exposedAllToAll(a)) line += ", " + formatDuration(*exposed) + " exposed over all ranks";
+                       std::to_string(alltoall.size()) + " step(s)";
+    if (const auto exposed = exposedAllToAll(devices))
+        line += ", " + formatDuration(*exposed) + " exposed over all ranks";
     out.push_back(line);
     double worst = 0;
-    if (const AllToAllStep* w = worstAllToAll(a, &worst)) {
+    if (const AllToAllStep* w = worstAllToAll(alltoall, &worst)) {
         out.push_back("worst imbalance: " + formatFactor(worst) + " of the mean " +
                       (w->bytes_imbalance ? "bytes" : "transfer time") + " in " + stepLabel(w->step) +
-                      " (" + deviceName(a, w->overloaded) + " overloaded)");
-        const auto [hot, times] = mostOften(a.alltoall, [](const AllToAllStep& s) { return s.overloaded; });
+                      " (" + deviceName(devices, w->overloaded) + " overloaded)");
+        const auto [hot, times] = mostOften(alltoall, [](const AllToAllStep& s) { return s.overloaded; });
         if (hot >= 0)
-            out.push_back("overloaded most often: " + deviceName(a, hot) + " (" + std::to_string(times) + " of " +
-                          std::to_string(a.alltoall.size()) + " steps)");
+            out.push_back("overloaded most often: " + deviceName(devices, hot) + " (" + std::to_string(times) +
+                          " of " + std::to_string(alltoall.size()) + " steps)");
     }
     return out;
 }
 
-std::vector<std::string> p2pLines(const Analysis& a) {
+std::vector<std::string> p2pLines(const std::vector<P2pTransfer>& p2p) {
     std::vector<std::string> out;
-    if (a.p2p.empty()) return out;
+    if (p2p.empty()) return out;
     std::set<std::pair<int, int>> routes;
     uint64_t bytes = 0;
-    for (const auto& t : a.p2p) {
+    for (const auto& t : p2p) {
         routes.insert({t.sender.first, t.receiver.first});
         bytes += t.bytes;
     }
-    out.push_back("point-to-point: " + std::to_string(a.p2p.size()) + " send(s) matched with their receives over " +
+    out.push_back("point-to-point: " + std::to_string(p2p.size()) + " send(s) matched with their receives over " +
                   std::to_string(routes.size()) + " device pair(s), " + formatBytes(bytes) +
                   "; time a send or receive spends before its partner arrives counts as waiting");
     return out;
 }
 
-TextTable pipelineTable(const Analysis& a) {
+TextTable pipelineTable(const std::vector<PipelineStep>& pipeline, const std::vector<DeviceAnalysis>& devices) {
     TextTable t({"stage device", "window", "compute", "bubble", "share", "theory", "fill", "drain", "stall",
                  "slowest in"});
     std::map<int, int> slowest;
-    for (const auto& p : a.pipeline)
+    for (const auto& p : pipeline)
         if (p.slowest >= 0) ++slowest[p.slowest];
-    for (size_t d = 0; d < a.devices.size(); ++d) {
-        const auto& m = a.devices[d].pipeline;
+    for (size_t d = 0; d < devices.size(); ++d) {
+        const auto& m = devices[d].pipeline;
         if (!m) continue;
-        t.addRow({deviceLabel(a.devices[d]), formatDuration(m->window_ns), formatDuration(m->compute_ns),
+        t.addRow({deviceLabel(devices[d]), formatDuration(m->window_ns), formatDuration(m->compute_ns),
                   formatDuration(m->bubble_ns), formatPercent(m->bubble_share),
                   formatPercent(m->theoretical_bubble_share), formatDuration(m->fill_ns),
                   formatDuration(m->drain_ns), formatDuration(m->stall_ns),
@@ -155,17 +166,18 @@ TextTable pipelineTable(const Analysis& a) {
     return t;
 }
 
-TextTable alltoallTable(const Analysis& a, size_t top) {
+TextTable alltoallTable(const std::vector<AllToAllStep>& alltoall, const std::vector<DeviceAnalysis>& devices,
+                        size_t top) {
     TextTable t({"step", "exchanges", "bytes imbalance", "time imbalance", "overloaded", "exposed"});
     std::vector<const AllToAllStep*> order;
-    for (const auto& s : a.alltoall) order.push_back(&s);
+    for (const auto& s : alltoall) order.push_back(&s);
     std::stable_sort(order.begin(), order.end(), [](const AllToAllStep* x, const AllToAllStep* y) {
         return alltoallImbalance(*x).value_or(0) > alltoallImbalance(*y).value_or(0);
     });
     if (top != 0 && order.size() > top) order.resize(top);
     for (const auto* s : order)
         t.addRow({stepLabel(s->step), std::to_string(s->dispatches), formatFactor(s->bytes_imbalance),
-                  formatFactor(s->time_imbalance), s->overloaded >= 0 ? deviceName(a, s->overloaded) : "-",
+                  formatFactor(s->time_imbalance), s->overloaded >= 0 ? deviceName(devices, s->overloaded) : "-",
                   formatDuration(s->exposed_ns)});
     return t;
 }

@@ -46,16 +46,16 @@ std::string positionedName(const DeviceAnalysis& d, const std::vector<int>& posi
 
 }  // namespace
 
-TextTable totalsTable(const Analysis& a) {
+TextTable totalsTable(const std::vector<DeviceAnalysis>& devices, const OverlapMetrics& summary) {
     TextTable t({"device", "window", "compute", "comm", "overlap", "exposed", "idle", "hidden",
                  "speedup", "ideal", "verdict"});
-    for (const auto& d : a.devices) {
+    for (const auto& d : devices) {
         auto cells = metricCells(d.totals);
         cells.insert(cells.begin(), deviceLabel(d));
         t.addRow(cells);
     }
-    if (a.devices.size() > 1) {
-        auto cells = metricCells(a.summary);
+    if (devices.size() > 1) {
+        auto cells = metricCells(summary);
         cells.insert(cells.begin(), "all devices");
         t.addRow(cells);
     }
@@ -107,22 +107,25 @@ TextTable collectivesTable(const DeviceAnalysis& d, size_t top) {
     return t;
 }
 
-TextTable matchedTable(const Analysis& a, size_t top) {
-    std::vector<size_t> order(a.matched.size());
+MatchedRow matchedRow(const MatchedCollective& m) {
+    return {m.collective, m.seqNumber, m.instances.size(), m.skew_ns, m.transfer_ns};
+}
+
+TextTable matchedTable(const std::vector<MatchedRow>& rows, size_t top) {
+    std::vector<size_t> order(rows.size());
     std::iota(order.begin(), order.end(), size_t{0});
     const size_t n = top == 0 ? order.size() : std::min(top, order.size());
     std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
                       [&](size_t x, size_t y) {
-                          if (a.matched[x].skew_ns != a.matched[y].skew_ns)
-                              return a.matched[x].skew_ns > a.matched[y].skew_ns;
+                          if (rows[x].skew_ns != rows[y].skew_ns) return rows[x].skew_ns > rows[y].skew_ns;
                           return x < y;
                       });
     TextTable t({"collective", "seq", "ranks", "skew", "transfer"});
     for (size_t i = 0; i < n; ++i) {
-        const auto& m = a.matched[order[i]];
+        const auto& m = rows[order[i]];
         t.addRow({m.collective.empty() ? "?" : m.collective,
                   m.seqNumber ? std::to_string(*m.seqNumber) : "-",
-                  std::to_string(m.instances.size()), formatDuration(m.skew_ns),
+                  std::to_string(m.ranks), formatDuration(m.skew_ns),
                   formatDuration(m.transfer_ns)});
     }
     return t;

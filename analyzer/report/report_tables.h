@@ -5,17 +5,30 @@
 #include "analyzer/report/text_table.h"
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace osc::report {
 
-// One row per device plus a summary row when there are several.
-TextTable totalsTable(const Analysis& a);
+// One row per device plus a summary row when there are several. Of each
+// device only its identity and totals are read.
+TextTable totalsTable(const std::vector<DeviceAnalysis>& devices, const OverlapMetrics& summary);
 TextTable stepsTable(const DeviceAnalysis& d);
 // The `top` collectives with the most exposed time (0 = all), most exposed first.
 TextTable collectivesTable(const DeviceAnalysis& d, size_t top);
-// Multi-rank: the `top` matched collectives with the largest skew.
-TextTable matchedTable(const Analysis& a, size_t top);
+// What the matched-collectives table shows of one: the instances only
+// counted, since a job of many ranks lists one per rank.
+struct MatchedRow {
+    std::string collective;
+    std::optional<uint64_t> seqNumber;
+    size_t ranks = 0;
+    TimeNs skew_ns = 0, transfer_ns = 0;
+};
+MatchedRow matchedRow(const MatchedCollective& m);
+// Multi-rank: the `top` rows with the largest skew; `rows` in the job's
+// matched order, which breaks ties.
+TextTable matchedTable(const std::vector<MatchedRow>& rows, size_t top);
 
 // A finding as the reports tell it: device findings as they are; step
 // findings of a kind the device list lacks, told once with the number of

@@ -1,9 +1,10 @@
 #include "analyzer/report/report_text.h"
 
+#include "analyzer/report/report_assembler.h"
 #include "analyzer/report/report_costs.h"
 #include "analyzer/report/report_format.h"
+#include "analyzer/report/report_layout.h"
 #include "analyzer/report/report_patterns.h"
-#include "analyzer/report/report_tables.h"
 
 namespace osc::report {
 namespace {
@@ -16,13 +17,15 @@ std::string inputsLine(const ReportOptions& o, size_t devices) {
     return line + "\n";
 }
 
-std::string multiRankSection(const Analysis& a, const ReportOptions& o) {
-    if (!a.spread && a.matched.empty()) return {};
+std::string multiRankSection(const JobParts& job, const ReportOptions& o) {
+    const Analysis& a = job.rest;
+    if (!a.spread && job.matchedCount == 0) return {};
     std::string out = "\nAcross ranks:\n";
-    if (!a.matched.empty())
+    if (job.matchedCount > 0)
         out += "  " + formatDuration(a.total_skew_ns) + " spent waiting for the slowest rank over " +
-               std::to_string(a.matched.size()) + " matched collectives\n";
-    if (const auto late = stragglerSentence(a); !late.empty()) out += "  " + late + "\n";
+               std::to_string(job.matchedCount) + " matched collectives\n";
+    if (const auto late = stragglerSentence(job.devices, job.matchedCount); !late.empty())
+        out += "  " + late + "\n";
     if (a.spread) {
         const auto& s = *a.spread;
         out += "  step time min/median/max: " + formatDuration(s.step_time_min_ns) + " / " +
@@ -32,27 +35,28 @@ std::string multiRankSection(const Analysis& a, const ReportOptions& o) {
                " / " + formatPercent(s.overlap_ratio_median) + " / " +
                formatPercent(s.overlap_ratio_max) + "\n";
     }
-    if (o.collectives && !a.matched.empty()) {
+    if (o.collectives && job.matchedCount > 0) {
         out += "  largest skews:\n";
-        out += matchedTable(a, o.topCollectives).render("    ");
+        out += matchedTable(job.matched, o.topCollectives).render("    ");
     }
     return out;
 }
 
 // Pipeline, all-to-all and point-to-point (docs/metrics.md sections 7d-7f).
-std::string patternsSection(const Analysis& a, const ReportOptions& o) {
+std::string patternsSection(const JobParts& job, const ReportOptions& o) {
+    const Analysis& a = job.rest;
     std::string out;
-    if (const auto lines = pipelineLines(a); !lines.empty()) {
+    if (const auto lines = pipelineLines(a.pipeline, job.devices); !lines.empty()) {
         out += "\nPipeline:\n";
         for (const auto& l : lines) out += "  " + l + "\n";
-        out += pipelineTable(a).render();
+        out += pipelineTable(a.pipeline, job.devices).render();
     }
-    if (const auto lines = alltoallLines(a); !lines.empty()) {
+    if (const auto lines = alltoallLines(a.alltoall, job.devices); !lines.empty()) {
         out += "\nAll-to-all:\n";
         for (const auto& l : lines) out += "  " + l + "\n";
-        if (o.steps || o.collectives) out += alltoallTable(a, o.topCollectives).render();
+        if (o.steps || o.collectives) out += alltoallTable(a.alltoall, job.devices, o.topCollectives).render();
     }
-    if (const auto lines = p2pLines(a); !lines.empty()) {
+    if (const auto lines = p2pLines(a.p2p); !lines.empty()) {
         out += "\nPoint-to-point:\n";
         for (const auto& l : lines) out += "  " + l + "\n";
     }
@@ -61,59 +65,59 @@ std::string patternsSection(const Analysis& a, const ReportOptions& o) {
 
 }  // namespace
 
-std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
-    std::string out = inputsLine(o, a.devices.size());
-    if (a.devices.empty()) return out + "no GPU activity found\n";
-    for (const auto& d : a.devices) out += headline(d) + "\n";
-    if (a.devices.size() > 1) out += summaryHeadline(a) + "\n";
-
-    out += "\n" + totalsTable(a).render();
-
-    std::string findings;
-    for (const auto& d : a.devices)
-        for (const auto& f : deviceFindings(d))
-            findings += "  " + deviceLabel(d) + ": " + describeFinding(f) + "\n";
-    if (!findings.empty()) out += "\nFindings:\n" + findings;
-
-    std::string costs;
-    for (const auto& d : a.devices)
-        for (const auto& c : costSentences(d)) costs += "  " + deviceLabel(d) + ": " + c + "\n";
-    if (!costs.empty()) out += "\nWhat overlap costs, and who waits:\n" + costs;
-    out += patternsSection(a, o);
+void addTextSections(const DeviceAnalysis& d, const ReportOptions& o, DeviceSections& out) {
+    const std::string label = deviceLabel(d);
+    out.headlines += headline(d) + "\n";
+    for (const auto& f : deviceFindings(d)) out.findings += "  " + label + ": " + describeFinding(f) + "\n";
+    for (const auto& c : costSentences(d)) out.costs += "  " + label + ": " + c + "\n";
     if (o.interference) {
-        for (const auto& d : a.devices) {
-            out += "\nInterference on " + deviceLabel(d);
-            out += d.signatures.empty()
-                       ? ": no compute kernel ran at least half under communication\n"
-                       : " (kernels under communication against the same kernel alone):\n" +
-                             interferenceTable(d, o.topCollectives).render();
-        }
+        out.interference += "\nInterference on " + label;
+        out.interference += d.signatures.empty()
+                                ? ": no compute kernel ran at least half under communication\n"
+                                : " (kernels under communication against the same kernel alone):\n" +
+                                      interferenceTable(d, o.topCollectives).render();
     }
-
     if (o.steps) {
-        for (const auto& d : a.devices) {
-            out += "\nSteps on " + deviceLabel(d) + ":\n";
-            out += d.steps.empty() ? "  no step ranges found (see --step-pattern)\n"
-                                   : stepsTable(d).render();
-        }
+        out.steps += "\nSteps on " + label + ":\n";
+        out.steps += d.steps.empty() ? "  no step ranges found (see --step-pattern)\n" : stepsTable(d).render();
     }
     if (o.collectives) {
-        for (const auto& d : a.devices) {
-            const size_t n = d.collectives.size();
-            out += "\nCollectives on " + deviceLabel(d);
-            if (n == 0) {
-                out += ": none\n";
-                continue;
-            }
+        const size_t n = d.collectives.size();
+        out.collectives += "\nCollectives on " + label;
+        if (n == 0) {
+            out.collectives += ": none\n";
+        } else {
             const bool cut = o.topCollectives != 0 && n > o.topCollectives;
-            out += cut ? " (" + std::to_string(o.topCollectives) + " most exposed of " +
-                             std::to_string(n) + "; --top 0 lists all):\n"
-                       : " (" + std::to_string(n) + ", most exposed first):\n";
-            out += collectivesTable(d, o.topCollectives).render();
+            out.collectives += cut ? " (" + std::to_string(o.topCollectives) + " most exposed of " +
+                                         std::to_string(n) + "; --top 0 lists all):\n"
+                                   : " (" + std::to_string(n) + ", most exposed first):\n";
+            out.collectives += collectivesTable(d, o.topCollectives).render();
         }
     }
-    out += multiRankSection(a, o);
+}
+
+std::string textReport(const DeviceSections& s, const JobParts& job, const ReportOptions& o) {
+    const size_t n = job.devices.size();
+    std::string out = inputsLine(o, n);
+    if (n == 0) return out + "no GPU activity found\n";
+    out += s.headlines;
+    if (n > 1) out += summaryHeadline(n, job.rest.summary) + "\n";
+    out += "\n" + totalsTable(job.devices, job.rest.summary).render();
+    if (!s.findings.empty()) out += "\nFindings:\n" + s.findings;
+    if (!s.costs.empty()) out += "\nWhat overlap costs, and who waits:\n" + s.costs;
+    out += patternsSection(job, o);
+    out += s.interference;
+    out += s.steps;
+    out += s.collectives;
+    out += multiRankSection(job, o);
     return out;
+}
+
+std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
+    ReportAssembler report(ReportFormat::Text, o);
+    for (const auto& d : a.devices) report.addDevice(d);
+    for (const auto& m : a.matched) report.addMatched(m);
+    return report.finish(a);
 }
 
 }  // namespace osc::report
