@@ -8,6 +8,7 @@
 #include "analyzer/partial/merge.h"
 #include "analyzer/partial/part_set.h"
 #include "analyzer/report/report_json.h"
+#include "analyzer/report/report_assembler.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
 
@@ -198,8 +199,21 @@ void writeJobJson(const JobInputs& inputs, const JobRequest& request, const repo
 
 std::string jobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
                       bool markdown, const JobProgress& progress) {
-    const Analysis analysis = analyzeJob(inputs, request, progress);
-    return markdown ? report::formatMarkdownReport(analysis, options) : report::formatTextReport(analysis, options);
+    if (!streamed(inputs)) {
+        const Analysis analysis = analyzeJob(inputs, request, progress);
+        return markdown ? report::formatMarkdownReport(analysis, options) : report::formatTextReport(analysis, options);
+    }
+    // Device by device: the job's devices are never in memory together.
+    partial::PartSet set;
+    std::unique_ptr<AnalyzedFiles> files;
+    partsOf(inputs, request, progress, set, files);
+    std::vector<std::string> warnings;
+    std::string text = partial::mergedReport(set, mergeOptions(request, progress), options,
+                                             markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text,
+                                             &warnings);
+    if (progress.status) progress.status("");
+    warn(progress, warnings);
+    return text;
 }
 
 std::unique_ptr<AnalyzedFiles> analyzeFiles(const std::vector<std::string>& captures, const JobRequest& request,
