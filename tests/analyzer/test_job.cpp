@@ -7,6 +7,8 @@
 #include "analyzer/load/load_capture.h"
 #include "analyzer/job/job.h"
 #include "analyzer/report/report_json.h"
+#include "analyzer/report/report_markdown.h"
+#include "analyzer/report/report_text.h"
 #include "analyzer/synth/workload_synth.h"
 #include "tests/analyzer/random_job.h"
 #include "tests/support/temp_dir.h"
@@ -88,6 +90,32 @@ TEST_F(JobTest, SameReportAsLoadingEverythingAtOnce) {
                     << "round " << round << " align " << align << " jobs " << jobs;
             }
         }
+    }
+}
+
+TEST_F(JobTest, TextAndMarkdownOfSeveralFilesEqualTheReportMadeInMemory) {
+    // Several files go through the workers' binary parts, the merge and the
+    // report made device by device; one capture in memory is the reference.
+    std::mt19937 rng(18);
+    for (int round = 0; round < 4; ++round) {
+        const auto spec = randomJob(rng);
+        const fs::path d = dir_ / ("text" + std::to_string(round));
+        const auto files = synth::writeWorkload(spec, d.string(), false);
+        for (const auto& f : files) moveSessionStart(f, std::uniform_int_distribution<int64_t>(0, 400'000)(rng));
+        AnalysisSettings s;
+        s.alignCollectives = round % 2 == 1;
+        report::ReportOptions o;
+        o.inputs = {d.string()};
+        o.steps = o.collectives = o.interference = round >= 2;
+        o.topCollectives = round == 3 ? 0 : 5;
+        const Analysis whole = analyze(loadCapture(d.string()), s);
+        job::JobRequest r;
+        r.settings = s;
+        r.jobs = 2;
+        const job::JobInputs in{job::JobKind::Captures, {d.string()}};
+        ASSERT_TRUE(job::streamed(in));
+        EXPECT_EQ(job::jobReport(in, r, o, false), report::formatTextReport(whole, o)) << "round " << round;
+        EXPECT_EQ(job::jobReport(in, r, o, true), report::formatMarkdownReport(whole, o)) << "round " << round;
     }
 }
 
