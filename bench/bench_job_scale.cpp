@@ -14,11 +14,9 @@
 //
 // With --baseline the same figures are measured for another build in the
 // same run (before/after on the same machine, under the same load).
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <fcntl.h>
-#include <unistd.h>
+#include "bench/child_run.h"
 
+#include <stdlib.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,42 +29,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-    double wall = 0, cpu = 0, peakMb = 0;
-    bool ok = true;
-};
+using osc::bench::ChildRun;
+using osc::bench::medianOf;
+using osc::bench::runProgram;
 
-// Runs argv with stdout and stderr to /dev/null.
-Run spawn(const std::vector<std::string>& args) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-        std::vector<char*> argv;
-        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
-    int status = 0;
-    rusage u{};
-    ::wait4(pid, &status, 0, &u);
-    Run r;
-    r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.cpu = static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-    r.peakMb = static_cast<double>(u.ru_maxrss) / 1024.0;
-    r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    return r;
-}
-
-// Several commands in a row as one run (256 processes, one file each).
-Run spawnAll(const std::vector<std::vector<std::string>>& commands) {
-    Run total;
+// Several programs in a row as one run (256 processes, one file each).
+ChildRun runAll(const std::vector<std::vector<std::string>>& commands) {
+    ChildRun total;
     for (const auto& c : commands) {
-        const Run r = spawn(c);
+        const ChildRun r = runProgram(c);
         total.wall += r.wall;
         total.cpu += r.cpu;
         total.peakMb = std::max(total.peakMb, r.peakMb);
@@ -75,36 +46,12 @@ Run spawnAll(const std::vector<std::vector<std::string>>& commands) {
     return total;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-struct Figures {
-    double wall, cpu, peakMb;
-    bool ok;
-};
-
-template <class F>
-Figures medianOf(int runs, F run) {
-    std::vector<double> wall, cpu, peak;
-    bool ok = true;
-    for (int i = 0; i < runs; ++i) {
-        const Run r = run();
-        wall.push_back(r.wall);
-        cpu.push_back(r.cpu);
-        peak.push_back(r.peakMb);
-        ok &= r.ok;
-    }
-    return {median(wall), median(cpu), median(peak), ok};
-}
-
 std::string jobDir(const std::string& dir, const std::string& cli, int ranks) {
     const std::string job = dir + "/r" + std::to_string(ranks);
     if (!fs::exists(job)) {
         std::printf("  generating %d ranks x 100 steps in %s...\n", ranks, job.c_str());
         std::fflush(stdout);
-        spawn({cli, "synth", "--ranks", std::to_string(ranks), "--steps", "100", "-o", job});
+        runProgram({cli, "synth", "--ranks", std::to_string(ranks), "--steps", "100", "-o", job});
     }
     return job;
 }
@@ -121,11 +68,11 @@ bool measure(const std::string& label, const std::string& cli, const std::string
     std::printf("\n%s: %s\n", label.c_str(), cli.c_str());
     bool pass = true;
     // A. memory of the text report.
-    Figures at[2];
+    ChildRun at[2];
     const int sizes[2] = {64, 256};
     for (int k = 0; k < 2; ++k) {
         const std::string job = jobDir(dir, cli, sizes[k]);
-        at[k] = medianOf(runs, [&] { return spawn({cli, "report", "--jobs", "1", job}); });
+        at[k] = medianOf(runs, [&] { return runProgram({cli, "report", "--jobs", "1", job}); });
         std::printf("  A. report (text) over %4d ranks x 100 steps: %6.2f s wall, %6.2f s CPU, peak %6.1f MB%s\n",
                     sizes[k], at[k].wall, at[k].cpu, at[k].peakMb, at[k].ok ? "" : "  (FAILED RUN)");
     }
@@ -139,8 +86,8 @@ bool measure(const std::string& label, const std::string& cli, const std::string
     const auto files = filesOf(job);
     std::vector<std::vector<std::string>> each;
     for (const auto& f : files) each.push_back({cli, "report", f});
-    const Figures one = medianOf(runs, [&] { return spawn({cli, "report", "--jobs", "1", job}); });
-    const Figures many = medianOf(runs, [&] { return spawnAll(each); });
+    const ChildRun one = medianOf(runs, [&] { return runProgram({cli, "report", "--jobs", "1", job}); });
+    const ChildRun many = medianOf(runs, [&] { return runAll(each); });
     const double wallRatio = one.wall / many.wall, cpuRatio = one.cpu / many.cpu;
     std::printf("  B. %zu files in one `report --jobs 1`: %.2f s wall, %.2f s CPU\n", files.size(), one.wall, one.cpu);
     std::printf("     %zu processes, one file each:       %.2f s wall, %.2f s CPU\n", files.size(), many.wall,

@@ -19,6 +19,7 @@
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
 #include "analyzer/synth/workload_synth.h"
+#include "bench/child_run.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -40,40 +41,10 @@ using namespace osc;
 
 namespace {
 
-struct Run {
-    double wall = 0, peakMb = 0;
-    bool ok = false;
-};
-
-// Runs `work` in a child; its wall time and peak RSS.
-Run inChild(const std::function<bool()>& work) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const pid_t pid = ::fork();
-    if (pid == 0) std::_Exit(work() ? 0 : 3);
-    int status = 0;
-    rusage u{};
-    ::wait4(pid, &status, 0, &u);
-    Run r;
-    r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.peakMb = static_cast<double>(u.ru_maxrss) / 1024.0;
-    r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    return r;
-}
+using Run = bench::ChildRun;
 
 Run median(int runs, const std::function<bool()>& work) {
-    std::vector<Run> all;
-    for (int i = 0; i < runs; ++i) all.push_back(inChild(work));
-    Run m;
-    m.ok = std::all_of(all.begin(), all.end(), [](const Run& r) { return r.ok; });
-    auto middle = [&](auto field) {
-        std::vector<double> v;
-        for (const auto& r : all) v.push_back(field(r));
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
-    m.wall = middle([](const Run& r) { return r.wall; });
-    m.peakMb = middle([](const Run& r) { return r.peakMb; });
-    return m;
+    return bench::medianOf(runs, [&] { return bench::runInChild(work); });
 }
 
 std::vector<int> parseList(const std::string& s) {
@@ -156,7 +127,7 @@ int main(int argc, char** argv) {
             std::printf("  generating %s...\n", jobDir.c_str());
             std::fflush(stdout);
             // In a child: the writers' memory must not count in the runs below.
-            inChild([&] { return !synth::writeWorkload(spec, jobDir, false).empty(); });
+            bench::runInChild([&] { return !synth::writeWorkload(spec, jobDir, false).empty(); });
         }
         const Job job{captureFiles({jobDir}), jobs, markdown};
         const auto format = markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text;

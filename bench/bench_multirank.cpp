@@ -23,6 +23,7 @@
 #include "analyzer/job/file_workers.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"
+#include "bench/child_run.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -46,36 +47,22 @@ using namespace osc;
 
 namespace {
 
-struct Run {
-    double wall = 0, cpu = 0, peakGb = 0;
-    bool ok = false;
+// Figures of a child run (bench/child_run.h), peak memory in GB.
+struct Run : bench::ChildRun {
+    double peakGb = 0;
 };
 
-// Runs `work` in a child; its wall time, CPU time and peak RSS.
-Run inChild(const std::function<bool()>& work) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const pid_t pid = ::fork();
-    if (pid == 0) std::_Exit(work() ? 0 : 3);
-    int status = 0;
-    rusage u{};
-    ::wait4(pid, &status, 0, &u);
-    Run r;
-    r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.cpu = static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-    r.peakGb = static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);
-    r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    return r;
+Run inGb(const bench::ChildRun& r) {
+    Run out;
+    static_cast<bench::ChildRun&>(out) = r;
+    out.peakGb = r.peakMb / 1024.0;
+    return out;
 }
 
-// The median run by wall time (its CPU and peak with it); not ok if any failed.
+Run inChild(const std::function<bool()>& work) { return inGb(bench::runInChild(work)); }
+
 Run median(int runs, const std::function<bool()>& work) {
-    std::vector<Run> all;
-    for (int i = 0; i < runs; ++i) all.push_back(inChild(work));
-    std::sort(all.begin(), all.end(), [](const Run& a, const Run& b) { return a.wall < b.wall; });
-    Run m = all[all.size() / 2];
-    for (const auto& r : all) m.ok &= r.ok;
-    return m;
+    return inGb(bench::medianOf(runs, [&] { return bench::runInChild(work); }));
 }
 
 class NullBuf : public std::streambuf {

@@ -186,15 +186,10 @@ void writeJobJson(const JobInputs& inputs, const JobRequest& request, const repo
     partial::PartSet set;
     std::unique_ptr<AnalyzedFiles> files;
     partsOf(inputs, request, progress, set, files);
-    partial::Merge merge(set, mergeOptions(request, progress));
-    warn(progress, merge.rest().warnings);
-    report::StreamedReportBody body;
-    body.deviceCount = merge.deviceCount();
-    body.writeDevice = [&](std::ostream& os, int indent, size_t i) { merge.writeDevice(os, indent, i); };
-    body.matchedCount = merge.matchedCount();
-    body.matched = [&](size_t i) { return merge.matched(i); };
-    report::writeJsonReport(out, merge.rest(), options, body);
+    std::vector<std::string> warnings;
+    partial::writeMergedJson(set, mergeOptions(request, progress), options, out, &warnings);
     if (progress.status) progress.status("");
+    warn(progress, warnings);
 }
 
 std::string jobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,

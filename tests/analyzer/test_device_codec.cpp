@@ -249,28 +249,6 @@ TEST(DeviceCodec, EveryExampleCaptureRoundTrips) {
                 reached.exposedWait && reached.kernelIndex && reached.processIndex && reached.atNs);
 }
 
-synth::PipelineSpec randomPipeline(std::mt19937& rng) {
-    synth::PipelineSpec s;
-    s.stages = std::uniform_int_distribution<int>(2, 4)(rng);
-    s.microbatches = std::uniform_int_distribution<int>(1, 5)(rng);
-    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
-    s.transferNs = std::uniform_int_distribution<TimeNs>(0, 100'000)(rng);
-    if (std::bernoulli_distribution(0.6)(rng)) {
-        s.slowStage = std::uniform_int_distribution<int>(0, s.stages - 1)(rng);
-        s.slowFactor = std::uniform_real_distribution<double>(1.2, 3.0)(rng);
-    }
-    return s;
-}
-
-synth::AllToAllSpec randomAllToAll(std::mt19937& rng) {
-    synth::AllToAllSpec s;
-    s.ranks = std::uniform_int_distribution<int>(3, 5)(rng);
-    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
-    s.imbalance = std::bernoulli_distribution(0.6)(rng) ? std::uniform_real_distribution<double>(1.0, 4.0)(rng) : 1.0;
-    s.hotRank = std::uniform_int_distribution<int>(0, s.ranks - 1)(rng);
-    return s;
-}
-
 TEST(DeviceCodec, RandomSyntheticJobsRoundTrip) {
     std::mt19937 rng(20240611);
     Reached reached;
@@ -280,9 +258,9 @@ TEST(DeviceCodec, RandomSyntheticJobsRoundTrip) {
         const std::string r = " round " + std::to_string(round);
         expectAnalysisRoundTrips(analyze(synth::synthesizeWorkload(test::randomJob(rng, 1, 5)), settings),
                                  "data parallel" + r, reached);
-        expectAnalysisRoundTrips(analyze(synth::synthesizePipeline(randomPipeline(rng)), settings), "pipeline" + r,
+        expectAnalysisRoundTrips(analyze(synth::synthesizePipeline(test::randomPipeline(rng)), settings), "pipeline" + r,
                                  reached);
-        expectAnalysisRoundTrips(analyze(synth::synthesizeAllToAll(randomAllToAll(rng)), settings), "all-to-all" + r,
+        expectAnalysisRoundTrips(analyze(synth::synthesizeAllToAll(test::randomAllToAll(rng)), settings), "all-to-all" + r,
                                  reached);
     }
     EXPECT_TRUE(reached.wait && reached.pipeline && reached.alltoall && reached.stepPipeline &&

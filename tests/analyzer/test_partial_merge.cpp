@@ -41,42 +41,12 @@
 #include <sstream>
 
 using namespace osc;
+using osc::test::randomAllToAll;
 using osc::test::randomJob;
+using osc::test::randomPipeline;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A 1F1B pipeline: stages, micro-batches, a slow stage now and then (its
-// bubble finding), transfer time or none.
-synth::PipelineSpec randomPipeline(std::mt19937& rng) {
-    synth::PipelineSpec s;
-    s.stages = std::uniform_int_distribution<int>(2, 5)(rng);
-    s.microbatches = std::uniform_int_distribution<int>(1, 6)(rng);
-    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
-    s.forwardNs = std::uniform_int_distribution<TimeNs>(50'000, 400'000)(rng);
-    s.backwardNs = std::uniform_int_distribution<TimeNs>(50'000, 800'000)(rng);
-    s.transferNs = std::bernoulli_distribution(0.5)(rng) ? std::uniform_int_distribution<TimeNs>(1, 150'000)(rng) : 0;
-    s.activationBytes = std::uniform_int_distribution<uint64_t>(1, 64)(rng) << 16;
-    if (std::bernoulli_distribution(0.6)(rng)) {
-        s.slowStage = std::uniform_int_distribution<int>(0, s.stages - 1)(rng);
-        s.slowFactor = std::uniform_real_distribution<double>(1.2, 3.0)(rng);
-    }
-    return s;
-}
-
-// Expert parallelism: grouped sends and receives to every other rank, one
-// rank taking more at times (its imbalance finding).
-synth::AllToAllSpec randomAllToAll(std::mt19937& rng) {
-    synth::AllToAllSpec s;
-    s.ranks = std::uniform_int_distribution<int>(3, 6)(rng);
-    s.steps = std::uniform_int_distribution<int>(1, 3)(rng);
-    s.gateNs = std::uniform_int_distribution<TimeNs>(10'000, 300'000)(rng);
-    s.expertNs = std::uniform_int_distribution<TimeNs>(100'000, 1'500'000)(rng);
-    s.pairBytes = std::uniform_int_distribution<uint64_t>(1, 64)(rng) << 16;
-    s.imbalance = std::bernoulli_distribution(0.6)(rng) ? std::uniform_real_distribution<double>(1.0, 4.0)(rng) : 1.0;
-    s.hotRank = std::uniform_int_distribution<int>(0, s.ranks - 1)(rng);
-    return s;
-}
 
 // All-to-all kernels named as such (ncclDevKernel_AllToAll) instead of
 // grouped SendRecv ones: matched by order like any collective.
