@@ -10,7 +10,7 @@
 // pairs and their waiting, the pipeline bubble over all stages, all-to-all
 // balance and the findings of both) in the three formats.
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/partial/device_json.h"
 #include "analyzer/partial/merge.h"

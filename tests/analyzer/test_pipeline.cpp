@@ -2,7 +2,7 @@
 // early) against analyze(loadCaptures(...)) on the same random multi-rank
 // jobs: the JSON reports must be byte-identical.
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/pipeline/analyze_inputs.h"
 #include "analyzer/report/report_json.h"
