@@ -21,6 +21,7 @@
 #include "agent/core/agent_settings.h"
 #include "agent/core/buffer_pool.h"
 #include "agent/core/capture_session.h"
+#include "agent/core/counting_row_sink.h"
 #include "agent/fake/fake_source.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "bench/gui_bench_util.h"
 
 #include "analyzer/synth/generic_synth.h"
-#include "analyzer/synth/row_sink.h"
+#include "analyzer/synth/process_sinks.h"
 #include "gui/widgets/timeline_widget.h"
 
 #include <QApplication>
@@ -58,12 +58,12 @@ void writeOne(const std::string& path, uint64_t kernels, int streams, int rank, 
     const std::string tmp = path + ".part";
     std::filesystem::remove(tmp);
     {
-        osc::synth::WriterSink sink(tmp, who, false);
-        osc::synth::generateGeneric(spec, sink, [&](uint64_t done, uint64_t total) {
+        osc::synth::ProcessFile file(tmp, who, false);
+        osc::synth::generateGeneric(spec, file.rows(), [&](uint64_t done, uint64_t total) {
             if (done % 250000 == 0 || done == total)
                 std::fprintf(stderr, "\rwriting %s: %3.0f%%", path.c_str(), 100.0 * static_cast<double>(done) / static_cast<double>(total));
         });
-        sink.close();
+        file.close();
     }
     std::filesystem::rename(tmp, path);
     std::fprintf(stderr, "\n");

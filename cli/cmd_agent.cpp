@@ -28,7 +28,7 @@ namespace osc::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using namespace osc::agent;
+using namespace osc::control;
 
 constexpr const char* kAgentFile = "liboverlapscope-agent.so";
 

@@ -4,7 +4,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/safe_output.h"
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 
 #include <iostream>
 #include <memory>

@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-namespace osc::agent {
+namespace osc::control {
 namespace {
 
 class Fd {
@@ -195,4 +195,4 @@ std::optional<std::string> findAgentSocket(int64_t pid, const std::string& dir, 
     return std::nullopt;
 }
 
-}  // namespace osc::agent
+}  // namespace osc::control

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace osc::agent {
+namespace osc::control {
 
 inline constexpr uid_t kThisUser = static_cast<uid_t>(-1);
 
@@ -49,4 +49,4 @@ std::optional<std::string> findAgentSocket(int64_t pid, const std::string& dir =
                                            std::vector<std::string>* refused = nullptr,
                                            uid_t trustedUid = kThisUser);
 
-}  // namespace osc::agent
+}  // namespace osc::control

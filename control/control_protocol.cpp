@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace osc::agent {
+namespace osc::control {
 namespace {
 
 using nlohmann::json;
@@ -91,4 +91,4 @@ ControlReply parseReply(const std::string& line) {
     return r;
 }
 
-}  // namespace osc::agent
+}  // namespace osc::control

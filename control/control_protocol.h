@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-namespace osc::agent {
+namespace osc::control {
 
 inline constexpr size_t kMaxMessageBytes = 4096;
 
@@ -60,4 +60,4 @@ ControlRequest parseRequest(const std::string& line);
 std::string encodeReply(const ControlReply& reply);
 ControlReply parseReply(const std::string& line);
 
-}  // namespace osc::agent
+}  // namespace osc::control

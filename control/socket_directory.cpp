@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace osc::agent {
+namespace osc::control {
 namespace {
 
 constexpr const char kFallbackSuffix[] = "-XXXXXX";
@@ -96,4 +96,4 @@ std::vector<std::string> socketDirectoriesFor(const std::string& dir) {
     return dirs;
 }
 
-}  // namespace osc::agent
+}  // namespace osc::control

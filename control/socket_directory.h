@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace osc::agent {
+namespace osc::control {
 
 // The per-user directory that holds agent sockets: $OVERLAPSCOPE_SOCKET_DIR,
 // else $XDG_RUNTIME_DIR/overlapscope, else /tmp/overlapscope-<uid>.
@@ -32,4 +32,4 @@ std::string fallbackDirectoryTemplate(const std::string& dir);
 // where a client looks for agents. Nothing else is ever searched.
 std::vector<std::string> socketDirectoriesFor(const std::string& dir);
 
-}  // namespace osc::agent
+}  // namespace osc::control

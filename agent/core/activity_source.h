@@ -7,7 +7,7 @@
 // elsewhere.
 #pragma once
 
-#include "agent/core/row_sink.h"
+#include "analyzer/capture/row_sink.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -14,7 +14,7 @@ namespace {
 std::chrono::steady_clock::time_point after(double seconds) {
     // Requests and settings are checked against kMaxSeconds already; this
     // keeps the conversion to integer nanoseconds defined whatever comes.
-    seconds = std::clamp(seconds, 0.0, kMaxSeconds);
+    seconds = std::clamp(seconds, 0.0, control::kMaxSeconds);
     return std::chrono::steady_clock::now() +
            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                std::chrono::duration<double>(seconds));
@@ -66,7 +66,7 @@ void Agent::boot() {
         opt.directory = settings_.socketDir;
         opt.pid = who_.pid;
         control_ = std::make_unique<ControlServer>(
-            opt, [this](const ControlRequest& r) { return handle(r); }, [this] { return status(); });
+            opt, [this](const control::ControlRequest& r) { return handle(r); }, [this] { return status(); });
         std::string error;
         if (control_->start(error)) {
             socketPath_ = control_->socketPath();
@@ -217,22 +217,22 @@ void Agent::timerLoop() {
     }
 }
 
-ControlReply Agent::handle(const ControlRequest& request) {
-    ControlReply reply;
+control::ControlReply Agent::handle(const control::ControlRequest& request) {
+    control::ControlReply reply;
     switch (request.command) {
-        case ControlCommand::Status: reply.ok = true; break;
-        case ControlCommand::Start:
+        case control::ControlCommand::Status: reply.ok = true; break;
+        case control::ControlCommand::Start:
             reply.ok = startCapture(request.durationS, request.outputDir, reply.error);
             break;
-        case ControlCommand::Stop: reply.ok = stopCapture(CaptureEnd::Stopped, reply.error); break;
+        case control::ControlCommand::Stop: reply.ok = stopCapture(CaptureEnd::Stopped, reply.error); break;
     }
     reply.status = status();
     return reply;
 }
 
-AgentStatus Agent::status() const {
+control::AgentStatus Agent::status() const {
     std::lock_guard lock(stateMutex_);
-    AgentStatus s;
+    control::AgentStatus s;
     s.pid = who_.pid;
     s.rank = who_.rank;
     s.host = who_.host;

@@ -43,8 +43,8 @@ public:
     // At exit: closes the capture and stops every agent thread.
     void shutdown(CaptureEnd how);
 
-    ControlReply handle(const ControlRequest& request);
-    AgentStatus status() const;
+    control::ControlReply handle(const control::ControlRequest& request);
+    control::AgentStatus status() const;
     AgentState state() const;
 
     // From the NCCL plugin's threads; dropped when no capture is running.

@@ -43,19 +43,19 @@ bool truthy(std::string_view v) { return v == "1" || v == "true" || v == "yes" |
 AgentSettings settingsFromEnvironment(std::string& warnings) {
     AgentSettings s;
     if (const char* v = env("OVERLAPSCOPE_OUTPUT_DIR")) s.outputDir = v;
-    readNumber("OVERLAPSCOPE_DELAY", 0, kMaxSeconds, "seconds", s.delayS, warnings);
-    readNumber("OVERLAPSCOPE_DURATION", 0, kMaxSeconds, "seconds", s.durationS, warnings);
+    readNumber("OVERLAPSCOPE_DELAY", 0, control::kMaxSeconds, "seconds", s.delayS, warnings);
+    readNumber("OVERLAPSCOPE_DURATION", 0, control::kMaxSeconds, "seconds", s.durationS, warnings);
     if (const char* v = env("OVERLAPSCOPE_DORMANT")) s.dormant = truthy(v);
     if (const char* v = env("OVERLAPSCOPE_CONTROL")) s.control = !(std::string_view(v) == "0");
     double mb = 0;
-    if (readNumber("OVERLAPSCOPE_BUFFER_MB", kMinBufferMb, kMaxBufferMb, "MB", mb, warnings))
+    if (readNumber("OVERLAPSCOPE_BUFFER_MB", control::kMinBufferMb, control::kMaxBufferMb, "MB", mb, warnings))
         s.bufferBytes = static_cast<size_t>(mb * 1024.0 * 1024.0);
     double ms = 0;
     if (readNumber("OVERLAPSCOPE_COMMIT_MS", 10, 60000, "milliseconds", ms, warnings))
         s.commitIntervalMs = static_cast<int>(ms);
     if (readNumber("OVERLAPSCOPE_STOP_GRACE_MS", 0, 60000, "milliseconds", ms, warnings))
         s.stopGraceMs = static_cast<int>(ms);
-    s.socketDir = socketDirectory();
+    s.socketDir = control::socketDirectory();
     if (const char* v = env("OVERLAPSCOPE_PARTIAL")) s.partial = truthy(v);
     if (s.partial) {
         AnalysisSettings& a = s.partialSettings;

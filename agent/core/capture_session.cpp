@@ -1,5 +1,6 @@
 #include "agent/core/capture_session.h"
 
+#include "agent/core/counting_row_sink.h"
 #include "analyzer/capture/background_thread.h"
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/schema.h"

@@ -30,7 +30,7 @@ bool makePrivateDirectory(const std::string& dir, bool requirePrivate, std::stri
         }
     }
     if (requirePrivate) {
-        if (auto why = untrustedDirectoryReason(dir, ::geteuid())) {
+        if (auto why = control::untrustedDirectoryReason(dir, ::geteuid())) {
             error = dir + " " + *why;
             return false;
         }
@@ -96,7 +96,7 @@ bool ControlServer::prepareDirectory(std::string& dir, std::string& error) {
     // Someone else may own the usual place (/tmp/overlapscope-<uid> made
     // first by another user): a fresh private directory beside it, which
     // clients also search, keeps the agent reachable.
-    std::string fallback = fallbackDirectoryTemplate(dir);
+    std::string fallback = control::fallbackDirectoryTemplate(dir);
     if (!::mkdtemp(fallback.data())) {
         error = why + "; no private directory beside it either (" + std::strerror(errno) + ")";
         return false;
@@ -110,7 +110,7 @@ bool ControlServer::prepareDirectory(std::string& dir, std::string& error) {
 bool ControlServer::start(std::string& error) {
     std::string dir = options_.directory;
     if (!prepareDirectory(dir, error)) return false;
-    path_ = socketPathFor(dir, options_.pid);
+    path_ = control::socketPathFor(dir, options_.pid);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (path_.size() >= sizeof(addr.sun_path)) {
@@ -222,9 +222,9 @@ bool ControlServer::acceptAll(std::deque<Connection>& open) {
         ucred cred{};
         socklen_t len = sizeof(cred);
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || !options_.peerCheck(cred.uid)) {
-            ControlReply denied;
+            control::ControlReply denied;
             denied.error = "permission denied: the agent belongs to another user";
-            sendAll(fd, encodeReply(denied), 0);  // no status: nothing about the job leaks
+            sendAll(fd, control::encodeReply(denied), 0);  // no status: nothing about the job leaks
             ::close(fd);
             continue;
         }
@@ -254,7 +254,7 @@ bool ControlServer::readFrom(Connection& c) {
             dispatch(c.fd, c.received);
             return true;
         }
-        if (c.received.size() > kMaxMessageBytes) {
+        if (c.received.size() > control::kMaxMessageBytes) {
             answer(c.fd, "message too long");
             ::close(c.fd);
             return true;
@@ -263,21 +263,21 @@ bool ControlServer::readFrom(Connection& c) {
 }
 
 void ControlServer::dispatch(int fd, const std::string& line) {
-    ControlRequest request;
+    control::ControlRequest request;
     try {
-        if (line.size() > kMaxMessageBytes) throw std::invalid_argument("message too long");
-        request = parseRequest(line);
+        if (line.size() > control::kMaxMessageBytes) throw std::invalid_argument("message too long");
+        request = control::parseRequest(line);
     } catch (const std::invalid_argument& e) {
         const std::string why = e.what();
         answer(fd, why == "message too long" ? why : "malformed request: " + why);
         ::close(fd);
         return;
     }
-    if (request.command == ControlCommand::Status) {
-        ControlReply reply;
+    if (request.command == control::ControlCommand::Status) {
+        control::ControlReply reply;
         reply.ok = true;
         if (status_) reply.status = status_();
-        sendAll(fd, encodeReply(reply), 0);
+        sendAll(fd, control::encodeReply(reply), 0);
         ::close(fd);
         return;
     }
@@ -309,7 +309,7 @@ void ControlServer::runCommands() {
                 continue;
             }
         }
-        ControlReply reply;
+        control::ControlReply reply;
         try {
             reply = handler_(command.request);
         } catch (const std::exception& e) {
@@ -318,17 +318,17 @@ void ControlServer::runCommands() {
             if (status_) reply.status = status_();
         }
         // The client has been waiting for this one; give it a moment to read.
-        sendAll(command.fd, encodeReply(reply), 1000);
+        sendAll(command.fd, control::encodeReply(reply), 1000);
         ::close(command.fd);
     }
 }
 
 void ControlServer::answer(int fd, const std::string& error, int timeoutMs) {
-    ControlReply reply;
+    control::ControlReply reply;
     reply.ok = false;
     reply.error = error;
     if (status_) reply.status = status_();
-    sendAll(fd, encodeReply(reply), timeoutMs);
+    sendAll(fd, control::encodeReply(reply), timeoutMs);
 }
 
 }  // namespace osc::agent

@@ -26,10 +26,10 @@ namespace osc::agent {
 class ControlServer {
 public:
     // Start and stop requests (never status).
-    using Handler = std::function<ControlReply(const ControlRequest&)>;
+    using Handler = std::function<control::ControlReply(const control::ControlRequest&)>;
     using PeerCheck = std::function<bool(uid_t peerUid)>;
     // Status requests, and the status in every error reply.
-    using StatusProvider = std::function<AgentStatus()>;
+    using StatusProvider = std::function<control::AgentStatus()>;
 
     struct Options {
         std::string directory;
@@ -64,7 +64,7 @@ private:
     struct Connection;
     struct QueuedCommand {
         int fd = -1;
-        ControlRequest request;
+        control::ControlRequest request;
     };
 
     bool prepareDirectory(std::string& dir, std::string& error);

@@ -3,7 +3,7 @@
 // shortName). Demangling is slow, so each distinct name is done once.
 #pragma once
 
-#include "agent/core/row_sink.h"
+#include "analyzer/capture/row_sink.h"
 
 #include <array>
 #include <string>

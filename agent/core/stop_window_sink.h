@@ -6,7 +6,7 @@
 #pragma once
 
 #include "agent/core/awaited_launches.h"
-#include "agent/core/row_sink.h"
+#include "analyzer/capture/row_sink.h"
 
 #include <cstdint>
 

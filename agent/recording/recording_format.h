@@ -104,7 +104,7 @@ private:
 };
 
 // Reads a recording folder (activity.bin or activity.bin.gz). Throws
-// std::runtime_error with one line naming the folder and the problem.
+// CaptureError: one line naming the file and the problem.
 Recording readRecording(const std::string& directory);
 
 // The recording folders under `directory` (itself one, or its children),

@@ -3,6 +3,7 @@
 #include "agent/recording/recording_format.h"
 
 #include "agent/recording/recording_chunks.h"
+#include "analyzer/capture/capture_error.h"
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -12,7 +13,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 
 namespace osc::agent::recording {
 namespace {
@@ -49,7 +49,7 @@ public:
 
 private:
     void need(size_t n) const {
-        if (static_cast<size_t>(end_ - p_) < n) throw std::runtime_error(where_ + ": a chunk is shorter than its fields");
+        if (static_cast<size_t>(end_ - p_) < n) throw CaptureError(where_, "a chunk is shorter than its fields");
     }
     const char* p_;
     const char* end_;
@@ -58,7 +58,7 @@ private:
 
 std::string readWhole(const std::string& path) {
     gzFile gz = ::gzopen(path.c_str(), "rb");  // reads plain files too
-    if (!gz) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+    if (!gz) throw CaptureError(path, std::string("cannot open: ") + std::strerror(errno));
     std::string data;
     char chunk[1 << 16];
     for (;;) {
@@ -67,7 +67,7 @@ std::string readWhole(const std::string& path) {
             int code = 0;
             const std::string why = ::gzerror(gz, &code);
             ::gzclose(gz);
-            throw std::runtime_error(path + ": cannot read: " + why);
+            throw CaptureError(path, "cannot read: " + why);
         }
         if (n == 0) break;
         data.append(chunk, static_cast<size_t>(n));
@@ -78,12 +78,12 @@ std::string readWhole(const std::string& path) {
 
 Manifest manifestOf(const nlohmann::json& j, const std::string& where) {
     if (!j.is_object() || j.value("format", "") != kFormatName)
-        throw std::runtime_error(where + ": not an overlapscope CUPTI recording manifest");
+        throw CaptureError(where, "not an overlapscope CUPTI recording manifest");
     Manifest m;
     m.formatVersion = j.value("format_version", 0);
     if (m.formatVersion != kFormatVersion)
-        throw std::runtime_error(where + ": recording format " + std::to_string(m.formatVersion) +
-                                 ", this build reads format " + std::to_string(kFormatVersion));
+        throw CaptureError(where, "recording format " + std::to_string(m.formatVersion) +
+                                      ", this build reads format " + std::to_string(kFormatVersion));
     m.fabricated = j.value("fabricated", false);
     m.who.host = j.value("host", "");
     m.who.pid = j.value("pid", int64_t{0});
@@ -130,7 +130,7 @@ void readChunks(const std::string& data, const std::string& where, Recording& r)
             case kString: {
                 const uint32_t id = in.get<uint32_t>();
                 if (id != r.strings.size())
-                    throw std::runtime_error(where + ": string " + std::to_string(id) + " out of order");
+                    throw CaptureError(where, "string " + std::to_string(id) + " out of order");
                 r.strings.push_back(in.rest());
                 break;
             }
@@ -155,10 +155,10 @@ void readChunks(const std::string& data, const std::string& where, Recording& r)
                 b.words.assign((b.validBytes + 7) / 8, 0);
                 std::memcpy(b.words.data(), in.take(b.validBytes), b.validBytes);
                 for (uint32_t o : b.recordOffsets)
-                    if (o >= b.validBytes) throw std::runtime_error(where + ": a record offset lies past its buffer");
+                    if (o >= b.validBytes) throw CaptureError(where, "a record offset lies past its buffer");
                 for (const auto& p : b.patches)
                     if (p.fieldOffset + sizeof(void*) > b.validBytes || p.stringId >= r.strings.size())
-                        throw std::runtime_error(where + ": a string pointer lies past its buffer or names no string");
+                        throw CaptureError(where, "a string pointer lies past its buffer or names no string");
                 r.buffers.push_back(std::move(b));
                 break;
             }
@@ -174,16 +174,16 @@ Recording readRecording(const std::string& directory) {
     r.directory = directory;
     const std::string manifestPath = directory + "/" + kManifestFile;
     std::ifstream in(manifestPath);
-    if (!in) throw std::runtime_error(manifestPath + ": cannot open (not a CUPTI recording folder?)");
+    if (!in) throw CaptureError(manifestPath, "cannot open (not a CUPTI recording folder?)");
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded()) throw std::runtime_error(manifestPath + ": not valid JSON");
+    if (j.is_discarded()) throw CaptureError(manifestPath, "not valid JSON");
     r.manifest = manifestOf(j, manifestPath);
     std::error_code ec;
     std::string activity = directory + "/" + kActivityFile;
     if (!fs::exists(activity, ec) && fs::exists(activity + ".gz", ec)) activity += ".gz";
     readChunks(readWhole(activity), activity, r);
     if (!r.hasOrigin && !r.buffers.empty())
-        throw std::runtime_error(activity + ": buffers without the capture's time 0");
+        throw CaptureError(activity, "buffers without the capture's time 0");
     return r;
 }
 

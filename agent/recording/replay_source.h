@@ -18,7 +18,7 @@ namespace osc::agent::recording {
 
 class ReplayActivitySource final : public ActivitySource {
 public:
-    // Throws std::runtime_error when this build would read the recording's
+    // Throws CaptureError naming the recording when this build would read its
     // records differently (other CUPTI struct versions).
     explicit ReplayActivitySource(const Recording& recording);
     ~ReplayActivitySource() override;

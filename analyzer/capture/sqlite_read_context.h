@@ -3,9 +3,9 @@
 // processes found so far) and the per-table readers' entry points.
 #pragma once
 
+#include "analyzer/capture/load_options.h"
 #include "analyzer/capture/model.h"
 #include "analyzer/capture/sqlite_util.h"
-#include "analyzer/load/load_options.h"
 
 #include <map>
 #include <set>

@@ -3,8 +3,8 @@
 // Appends one Process per process found in the file to `capture`.
 #pragma once
 
+#include "analyzer/capture/load_options.h"
 #include "analyzer/capture/model.h"
-#include "analyzer/load/load_options.h"
 
 #include <string>
 

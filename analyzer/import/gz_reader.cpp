@@ -101,7 +101,7 @@ private:
     }
 
     // Appends up to `room` bytes from the file to `buf` starting at `used`;
-    // returns bytes read, 0 at the end. Throws a message on a read error.
+    // returns bytes read, 0 at the end. Throws CaptureError on a read error.
     size_t readFile(std::vector<uint8_t>& buf, size_t used) {
         for (;;) {
             const ssize_t n = ::read(fd_, buf.data() + used, buf.size() - used);
@@ -109,7 +109,7 @@ private:
                 fileBytesRead_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
                 return static_cast<size_t>(n);
             }
-            if (errno != EINTR) throw std::string("read error: ") + std::strerror(errno);
+            if (errno != EINTR) throw CaptureError(path_, std::string("read error: ") + std::strerror(errno));
         }
     }
 
@@ -122,8 +122,8 @@ private:
             else
                 passThrough(in, inLen);
             finish({});
-        } catch (const std::string& message) {
-            finish(message);
+        } catch (const CaptureError& e) {
+            finish(e.problem());  // next() throws it again, naming the file, on the parser's thread
         } catch (const std::exception& e) {
             finish(e.what());
         }
@@ -157,7 +157,7 @@ private:
             state.avail_out = static_cast<uint32_t>(out.size() - outLen);
             const uint32_t inBefore = state.avail_in, outBefore = state.avail_out;
             const int rc = isal_inflate(&state);
-            if (rc < 0) throw std::string("corrupt gzip data: ") + inflateError(rc);
+            if (rc < 0) throw CaptureError(path_, std::string("corrupt gzip data: ") + inflateError(rc));
             outLen = out.size() - state.avail_out;
             if (outLen == out.size()) {
                 if (!push(std::move(out))) return;
@@ -186,7 +186,7 @@ private:
             }
             const bool progressed = state.avail_in != inBefore || state.avail_out != outBefore;
             if (atEof && state.avail_in == 0 && !progressed)
-                throw std::string("truncated gzip data (file cut short)");
+                throw CaptureError(path_, "truncated gzip data (file cut short)");
         }
         if (outLen > 0) {
             out.resize(outLen);

@@ -4,16 +4,20 @@
 // every digit). nlohmann's SAX parser did ~27 MB/s on Kineto traces, this one
 // several times that (bench/bench_kineto_import).
 //
-// Strict RFC 8259 grammar; errors throw JsonSyntaxError with the line.
+// Strict RFC 8259 grammar; errors throw JsonSyntaxError (a CaptureError) with
+// the file and the line.
 // Handler interface: null(), boolean(bool), number_integer(int64_t),
 // number_unsigned(uint64_t), number_float(const std::string& text),
 // string(std::string&), key(std::string&), start_object(), end_object(),
 // start_array(), end_array().
 #pragma once
 
+#include "analyzer/capture/capture_error.h"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace osc {
@@ -33,9 +37,15 @@ struct CharTables {
 inline constexpr CharTables kCharTables{};
 }  // namespace json_detail
 
-struct JsonSyntaxError {
-    uint64_t line;
-    std::string message;
+// Input that is not JSON: a CaptureError naming the file and the line.
+class JsonSyntaxError : public CaptureError {
+public:
+    JsonSyntaxError(const std::string& path, uint64_t line, const std::string& syntax)
+        : CaptureError(path, "line " + std::to_string(line) + ": invalid JSON: " + syntax), line_(line) {}
+    uint64_t line() const { return line_; }
+
+private:
+    uint64_t line_;
 };
 
 // Source: anything with `size_t read(char*, size_t)` returning 0 at the end.
@@ -49,8 +59,9 @@ public:
     static constexpr const bool* kStringStop = json_detail::kCharTables.stringStop;
     static constexpr const bool* kNumberChar = json_detail::kCharTables.numberChar;
 
-    JsonScanner(Source& source, Handler& handler, size_t chunkSize = size_t{1} << 20)
-        : source_(source), handler_(handler), buffer_(chunkSize) {}
+    // `path` names the file in JsonSyntaxErrors.
+    JsonScanner(Source& source, Handler& handler, std::string path, size_t chunkSize = size_t{1} << 20)
+        : source_(source), handler_(handler), path_(std::move(path)), buffer_(chunkSize) {}
 
     // Parses one JSON document; throws JsonSyntaxError.
     void parse();
@@ -59,7 +70,7 @@ public:
 private:
     enum class Expect : uint8_t { Value, FirstValueOrEnd, Key, FirstKeyOrEnd, CommaOrEnd };
 
-    [[noreturn]] void fail(const std::string& what) const { throw JsonSyntaxError{line_, what}; }
+    [[noreturn]] void fail(const std::string& what) const { throw JsonSyntaxError(path_, line_, what); }
     bool refill() {
         const size_t got = source_.read(buffer_.data(), buffer_.size());
         p_ = buffer_.data();
@@ -90,6 +101,7 @@ private:
 
     Source& source_;
     Handler& handler_;
+    std::string path_;
     std::vector<char> buffer_;
     const char* p_ = nullptr;
     const char* end_ = nullptr;

@@ -50,10 +50,10 @@ Process& CaptureBuilder::processFor(int64_t tracePid) {
 
 Device& CaptureBuilder::deviceFor(Process& process, int64_t device) {
     if (device < 0 || device >= static_cast<int64_t>(kNoId))
-        throw FormatError{"GPU event without a usable args.device"};
+        throw FormatError(path_, "GPU event without a usable args.device");
     const auto id = static_cast<uint32_t>(device);
     if (!process.findDevice(id) && process.devices.size() >= kMaxDevicesPerProcess)
-        throw FormatError{"more than " + std::to_string(kMaxDevicesPerProcess) + " GPUs"};
+        throw FormatError(path_, "more than " + std::to_string(kMaxDevicesPerProcess) + " GPUs");
     return process.deviceById(id);
 }
 
@@ -75,8 +75,8 @@ void CaptureBuilder::onEvent(const Event& e) {
     const EventKind kind = kindOfCategory(e.cat);
     if (kind == EventKind::Ignored) return;
     if (!e.hasTs || !e.hasDur)
-        throw FormatError{"\"" + e.cat + "\" event \"" + e.name.substr(0, 80) + "\" lacks \"" +
-                          (e.hasTs ? "dur" : "ts") + "\""};
+        throw FormatError(path_, "\"" + e.cat + "\" event \"" + e.name.substr(0, 80) + "\" lacks \"" +
+                                 (e.hasTs ? "dur" : "ts") + "\"");
     const TimeNs start = e.tsNs, end = e.tsNs + e.durNs;  // |ts| and dur <= 2^61: no overflow
     // CPU operators are only shown, never measured: they leave the time
     // origin (and so every reported time) as it was before they were read.
@@ -233,7 +233,7 @@ void CaptureBuilder::onDeviceProperties(const DeviceProperties& d) {
 
 void CaptureBuilder::onProcessInfo(const ProcessInfo& info) {
     if (info.tracePid == kAbsent || processByTracePid_.count(info.tracePid)) return;
-    if (processes_.size() >= 65536) throw FormatError{"too many entries in overlapscopeProcesses"};
+    if (processes_.size() >= 65536) throw FormatError(path_, "too many entries in overlapscopeProcesses");
     // Events read before this entry went to a default process; keep it first.
     if (processByTracePid_.empty() && !processes_.empty()) {
         processByTracePid_[info.tracePid] = 0;

@@ -20,14 +20,13 @@ void readKinetoTrace(const std::string& path, const LoadOptions& options, Captur
                              "reading PyTorch trace");
     };
     kineto::CaptureBuilder builder(capture, path, tick);
-    kineto::SaxHandler handler(builder);
-    JsonScanner<GzReader, kineto::SaxHandler> scanner(reader, handler);
+    kineto::SaxHandler handler(builder, path);
+    JsonScanner<GzReader, kineto::SaxHandler> scanner(reader, handler, path);
     try {
         scanner.parse();
-    } catch (const JsonSyntaxError& e) {
-        throw CaptureError(path, "line " + std::to_string(e.line) + ": invalid JSON: " + e.message);
     } catch (const kineto::FormatError& e) {
-        throw CaptureError(path, "line " + std::to_string(scanner.line()) + ": " + e.message);
+        // The handler and the builder know the file; only the scanner knows the line.
+        throw CaptureError(path, "line " + std::to_string(scanner.line()) + ": " + e.problem());
     } catch (const std::bad_alloc&) {
         throw CaptureError(path, "out of memory while reading the trace");
     }

@@ -2,8 +2,8 @@
 // capture model. Appends one Process to `capture`. See docs/formats.md.
 #pragma once
 
+#include "analyzer/capture/load_options.h"
 #include "analyzer/capture/model.h"
-#include "analyzer/load/load_options.h"
 
 #include <string>
 

@@ -140,7 +140,7 @@ int64_t SaxHandler::integerOf(const Scalar& v, int64_t fallback) {
 }
 
 bool SaxHandler::onScalar(const Scalar& v) {
-    if (stack_.empty()) throw FormatError{"the file is a single JSON value, not a trace"};
+    if (stack_.empty()) fail("the file is a single JSON value, not a trace");
     auto integer = [&](int64_t fallback) { return integerOf(v, fallback); };
     auto nonNegative = [&]() {
         const int64_t x = integer(kAbsent);
@@ -152,7 +152,7 @@ bool SaxHandler::onScalar(const Scalar& v) {
             if (s.key == kBaseTime) {
                 const int64_t base = integer(std::numeric_limits<int64_t>::min());
                 if (base == std::numeric_limits<int64_t>::min() || base < 0 || base > kMaxAbsTimeNs)
-                    throw FormatError{"\"baseTimeNanoseconds\" is not a valid time"};
+                    fail("\"baseTimeNanoseconds\" is not a valid time");
                 sink_.onBaseTimeNs(base);
             } else if (v.type == Scalar::Type::String) {
                 sink_.onTopLevelScalar(rootKey_, *v.text);
@@ -164,8 +164,8 @@ bool SaxHandler::onScalar(const Scalar& v) {
             }
             break;
         case Frame::Events:
-            throw FormatError{"traceEvents[" + std::to_string(eventsSeen_) +
-                              "] is not an object"};
+            fail("traceEvents[" + std::to_string(eventsSeen_) +
+                 "] is not an object");
         case Frame::Event: onEventField(s.key, v); break;
         case Frame::Args: onArg(s.key, v); break;
         case Frame::ArgVector: {
@@ -213,8 +213,8 @@ void SaxHandler::onEventField(uint8_t key, const Scalar& v) {
         case kCat:
         case kName: {
             if (v.type != Scalar::Type::String)
-                throw FormatError{std::string("event field \"") + eventKeyName(key) +
-                                  "\" is not a string"};
+                fail(std::string("event field \"") + eventKeyName(key) +
+                     "\" is not a string");
             (key == kPh ? event_.ph : key == kCat ? event_.cat : event_.name) = *v.text;
             break;
         }
@@ -235,21 +235,21 @@ void SaxHandler::onEventField(uint8_t key, const Scalar& v) {
                     break;
                 case Scalar::Type::Float: ns = microsToNs(*v.text); break;
                 default:
-                    throw FormatError{std::string("event field \"") + eventKeyName(key) +
-                                      "\" is not a number"};
+                    fail(std::string("event field \"") + eventKeyName(key) +
+                         "\" is not a number");
             }
             if (!ns)
-                throw FormatError{std::string("event field \"") + eventKeyName(key) +
-                                  "\" is out of range (" +
-                                  (v.text ? v.text->substr(0, 40)
-                                          : v.type == Scalar::Type::Integer ? std::to_string(v.i)
-                                                                            : std::to_string(v.u)) +
-                                  " us)"};
+                fail(std::string("event field \"") + eventKeyName(key) +
+                     "\" is out of range (" +
+                     (v.text ? v.text->substr(0, 40)
+                             : v.type == Scalar::Type::Integer ? std::to_string(v.i)
+                                                               : std::to_string(v.u)) +
+                     " us)");
             if (key == kTs) {
                 event_.hasTs = true;
                 event_.tsNs = *ns;
             } else {
-                if (*ns < 0) throw FormatError{"negative event duration"};
+                if (*ns < 0) fail("negative event duration");
                 event_.hasDur = true;
                 event_.durNs = *ns;
             }
@@ -376,8 +376,8 @@ bool SaxHandler::start_object() {
                 break;
             }
             if (s.key != kEvOther)
-                throw FormatError{std::string("event field \"") + eventKeyName(s.key) +
-                                  "\" is an object"};
+                fail(std::string("event field \"") + eventKeyName(s.key) +
+                     "\" is an object");
             push(Frame::Skip);
             break;
         case Frame::DevProps:
@@ -421,7 +421,7 @@ bool SaxHandler::start_array() {
     switch (s.frame) {
         case Frame::Root:
             if (s.key == kTraceEvents) {
-                if (sawTraceEvents_) throw FormatError{"more than one \"traceEvents\" array"};
+                if (sawTraceEvents_) fail("more than one \"traceEvents\" array");
                 sawTraceEvents_ = true;
                 push(Frame::Events);
             } else if (s.key == kDevProps) {
@@ -433,12 +433,12 @@ bool SaxHandler::start_array() {
             }
             break;
         case Frame::Events:
-            throw FormatError{"traceEvents[" + std::to_string(eventsSeen_) +
-                              "] is not an object"};
+            fail("traceEvents[" + std::to_string(eventsSeen_) +
+                 "] is not an object");
         case Frame::Event:
             if (s.key != kEvOther)
-                throw FormatError{std::string("event field \"") + eventKeyName(s.key) +
-                                  "\" is an array"};
+                fail(std::string("event field \"") + eventKeyName(s.key) +
+                     "\" is an array");
             push(Frame::Skip);
             break;
         case Frame::Args:

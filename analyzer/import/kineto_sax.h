@@ -3,23 +3,28 @@
 // stays at the size of what the sink keeps however large the trace is.
 #pragma once
 
+#include "analyzer/capture/capture_error.h"
 #include "analyzer/import/kineto_event.h"
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace osc::kineto {
 
 // A well-formed JSON document that is not a usable trace (a field of the wrong
-// type, an absurd time). The reader adds the file name and line.
-struct FormatError {
-    std::string message;
+// type, an absurd time): a CaptureError naming the file. readKinetoTrace,
+// which knows where the parser stands, adds the line.
+class FormatError : public CaptureError {
+public:
+    using CaptureError::CaptureError;
 };
 
 class SaxHandler {
 public:
-    explicit SaxHandler(Sink& sink) : sink_(sink) {}
+    // `path` names the file in FormatErrors.
+    SaxHandler(Sink& sink, std::string path) : sink_(sink), path_(std::move(path)) {}
 
     bool sawTraceEvents() const { return sawTraceEvents_; }
     uint64_t eventsSeen() const { return eventsSeen_; }
@@ -60,8 +65,10 @@ private:
     void onCommArg(uint8_t key, const Scalar& value);
     void push(Frame frame) { stack_.push_back({frame}); }
     State& top() { return stack_.back(); }
+    [[noreturn]] void fail(const std::string& problem) const { throw FormatError(path_, problem); }
 
     Sink& sink_;
+    std::string path_;
     std::vector<State> stack_;
     Event event_;
     DeviceProperties deviceProps_;

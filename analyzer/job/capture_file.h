@@ -6,7 +6,7 @@
 // PyTorch trace reader (and ISA-L) along.
 #pragma once
 
-#include "analyzer/load/load_options.h"
+#include "analyzer/capture/load_options.h"
 #include "analyzer/capture/model.h"
 #include "analyzer/partial/file_part.h"
 

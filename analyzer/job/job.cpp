@@ -186,10 +186,9 @@ void writeJobJson(const JobInputs& inputs, const JobRequest& request, const repo
     partial::PartSet set;
     std::unique_ptr<AnalyzedFiles> files;
     partsOf(inputs, request, progress, set, files);
-    std::vector<std::string> warnings;
-    partial::writeMergedJson(set, mergeOptions(request, progress), options, out, &warnings);
+    partial::writeMergedJson(set, mergeOptions(request, progress), options, out,
+                             [&](const std::vector<std::string>& warnings) { warn(progress, warnings); });
     if (progress.status) progress.status("");
-    warn(progress, warnings);
 }
 
 std::string jobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,

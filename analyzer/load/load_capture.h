@@ -4,8 +4,8 @@
 // of such files (one per rank), read as one multi-rank capture.
 #pragma once
 
+#include "analyzer/capture/load_options.h"
 #include "analyzer/capture/model.h"
-#include "analyzer/load/load_options.h"
 
 #include <string>
 #include <vector>

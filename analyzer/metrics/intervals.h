@@ -100,11 +100,28 @@ public:
     size_t firstEndingAfter(TimeNs t) const;
 
 private:
+    friend class CoverageWalker;
     // Covered length strictly before t.
     TimeNs coveredBefore(TimeNs t) const;
 
     IntervalSet set_;
     std::vector<TimeNs> prefix_;  // prefix_[i] = total length of set_[0..i]
+};
+
+// A CoverageIndex read at times that never decrease (the GUI's pixel
+// columns, left to right): each time's interval is found by galloping
+// forward from the previous one's, a short cache-local search per query
+// instead of a binary search over the whole set, on the index's own prefix
+// sums. The index must outlive the walker.
+class CoverageWalker {
+public:
+    explicit CoverageWalker(const CoverageIndex& index) : index_(index) {}
+    // Covered length strictly before t; t must not decrease between calls.
+    TimeNs coveredBefore(TimeNs t);
+
+private:
+    const CoverageIndex& index_;
+    size_t k_ = 0;  // first interval whose end is after the last t
 };
 
 }  // namespace osc

@@ -56,9 +56,9 @@ DeviceAnalysis Merge::device(size_t index) {
 }
 
 void writeMergedJson(const PartSet& parts, const MergeOptions& options, const report::ReportOptions& report,
-                     std::ostream& out, std::vector<std::string>* warnings) {
+                     std::ostream& out, const std::function<void(const std::vector<std::string>&)>& warnings) {
     Merge merge(parts, options);
-    if (warnings) *warnings = merge.rest().warnings;
+    if (warnings) warnings(merge.rest().warnings);
     report::StreamedReportBody body;
     body.deviceCount = merge.deviceCount();
     body.writeDevice = [&](std::ostream& os, int indent, size_t i) { merge.writeDevice(os, indent, i); };

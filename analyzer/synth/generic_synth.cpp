@@ -73,7 +73,7 @@ void generateGeneric(const GenericSpec& spec, RowSink& sink, const Progress& pro
         } else {
             k.demangledName = k.shortName = kComputeNames[(draw >> 48) % 4];
         }
-        sink.kernel(k);
+        sink.addKernel(k);
         cursor[s] = k.end + gap;
         if (progress && (i + 1) % kProgressEvery == 0) progress(i + 1, spec.kernels);
     }
@@ -96,9 +96,9 @@ Capture synthesizeGeneric(const GenericSpec& spec) {
 void writeGeneric(const GenericSpec& spec, const std::string& path, bool overwrite,
                   const Progress& progress) {
     spec.validate();
-    WriterSink sink(path, genericIdentity(spec), overwrite);
-    generateGeneric(spec, sink, progress);
-    sink.close();
+    ProcessFile file(path, genericIdentity(spec), overwrite);
+    generateGeneric(spec, file.rows(), progress);
+    file.close();
 }
 
 }  // namespace osc::synth

@@ -21,10 +21,10 @@ void emitLaunch(RowSink& sink, uint64_t tid, TimeNs callStart, TimeNs callEnd, K
     call.globalTid = tid;
     call.correlationId = kernel.correlationId;
     call.name = nccl ? kDriverLaunch : kRuntimeLaunch;
-    sink.apiCall(call);
+    sink.addApiCall(call);
     kernel.start += off;
     kernel.end += off;
-    sink.kernel(kernel);
+    sink.addKernel(kernel);
 }
 
 void emitStep(RowSink& sink, const ProcessIdentity& who, StepLaunches& step, TimeNs off) {
@@ -45,7 +45,7 @@ void emitStep(RowSink& sink, const ProcessIdentity& who, StepLaunches& step, Tim
     range.kind = RangeKind::PushPop;
     range.text = step.name;
     range.globalTid = range.endGlobalTid = tid;
-    sink.range(range);
+    sink.addRange(range);
 
     TimeNs callStart = hostStart;
     const TimeNs callLength = std::max<TimeNs>(spacing / 2, 1);
@@ -59,7 +59,7 @@ void emitStep(RowSink& sink, const ProcessIdentity& who, StepLaunches& step, Tim
             row.enqueue = callStart + off;
             if (row.gpuStart >= 0) row.gpuStart += off;
             if (row.gpuEnd >= 0) row.gpuEnd += off;
-            sink.collective(row);
+            sink.addCollective(row);
         }
         const bool lastOfRange = i + 1 == step.launches.size() || step.launches[i + 1].range != l.range;
         if (l.range >= 0 && lastOfRange) {
@@ -69,7 +69,7 @@ void emitStep(RowSink& sink, const ProcessIdentity& who, StepLaunches& step, Tim
             inner.kind = RangeKind::PushPop;
             inner.text = step.ranges[static_cast<size_t>(l.range)];
             inner.globalTid = inner.endGlobalTid = tid;
-            sink.range(inner);
+            sink.addRange(inner);
         }
     }
 }

@@ -4,7 +4,7 @@
 // consecutive launches (the pipeline model's `fwd mb 3` / `bwd mb 3`).
 #pragma once
 
-#include "analyzer/synth/row_sink.h"
+#include "analyzer/synth/process_sinks.h"
 
 #include <cstdint>
 #include <string>

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "analyzer/synth/pattern_spec.h"
-#include "analyzer/synth/row_sink.h"
+#include "analyzer/synth/process_sinks.h"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "analyzer/synth/row_sink.h"
+#include "analyzer/synth/process_sinks.h"
 
 namespace osc::synth {
 
@@ -14,7 +14,7 @@ ProcessSink::ProcessSink(Capture& capture, Process& process, const ProcessIdenti
     process_.deviceById(who.gpu.id).gpu = who.gpu;
 }
 
-void ProcessSink::kernel(const KernelRow& r) {
+void ProcessSink::addKernel(const KernelRow& r) {
     auto& k = process_.deviceById(r.deviceId).kernels;
     k.start.push_back(r.start);
     k.end.push_back(r.end);
@@ -35,7 +35,43 @@ void ProcessSink::kernel(const KernelRow& r) {
     k.graphNodeId.push_back(r.graphNodeId);
 }
 
-void ProcessSink::apiCall(const ApiCallRow& r) {
+// The models emit no copies, memsets or syncs today; kept as the reader
+// keeps them, so that a model that does gets them in memory as in a file.
+void ProcessSink::addCopy(const CopyRow& r) {
+    auto& c = process_.deviceById(r.deviceId).copies;
+    c.start.push_back(r.start);
+    c.end.push_back(r.end);
+    c.stream.push_back(r.streamId);
+    c.correlation.push_back(r.correlationId);
+    c.bytes.push_back(r.bytes);
+    c.copyKind.push_back(r.copyKind);
+    c.srcKind.push_back(r.srcKind);
+    c.dstKind.push_back(r.dstKind);
+    c.srcDevice.push_back(r.srcDeviceId);
+    c.dstDevice.push_back(r.dstDeviceId);
+}
+
+void ProcessSink::addMemset(const MemsetRow& r) {
+    auto& m = process_.deviceById(r.deviceId).memsets;
+    m.start.push_back(r.start);
+    m.end.push_back(r.end);
+    m.stream.push_back(r.streamId);
+    m.correlation.push_back(r.correlationId);
+    m.bytes.push_back(r.bytes);
+    m.value.push_back(r.value);
+}
+
+void ProcessSink::addSync(const SyncRow& r) {
+    auto& y = process_.deviceById(r.deviceId).syncs;
+    y.start.push_back(r.start);
+    y.end.push_back(r.end);
+    y.stream.push_back(r.streamId);
+    y.correlation.push_back(r.correlationId);
+    y.type.push_back(r.syncType);
+    y.eventId.push_back(r.eventId);
+}
+
+void ProcessSink::addApiCall(const ApiCallRow& r) {
     auto& a = process_.apiCalls;
     a.start.push_back(r.start);
     a.end.push_back(r.end);
@@ -46,7 +82,7 @@ void ProcessSink::apiCall(const ApiCallRow& r) {
     a.kind.push_back(r.kind);
 }
 
-void ProcessSink::range(const RangeRow& r) {
+void ProcessSink::addRange(const RangeRow& r) {
     auto& t = process_.ranges;
     t.start.push_back(r.start);
     t.end.push_back(r.end < 0 ? r.start : r.end);
@@ -59,7 +95,7 @@ void ProcessSink::range(const RangeRow& r) {
     t.onGpu.push_back(0);
 }
 
-void ProcessSink::collective(const CollectiveRow& r) {
+void ProcessSink::addCollective(const CollectiveRow& r) {
     auto& c = process_.collectives;
     c.commHash.push_back(r.commHash);
     c.rank.push_back(r.rank);

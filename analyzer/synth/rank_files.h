@@ -4,7 +4,7 @@
 #pragma once
 
 #include "analyzer/capture/model.h"
-#include "analyzer/synth/row_sink.h"
+#include "analyzer/synth/process_sinks.h"
 
 #include <functional>
 #include <string>

@@ -22,26 +22,29 @@ constexpr int kStreamedRanksMax = 64;
 // Rows of one rank, kept in generation order per kind; replaying them keeps
 // each kind's order, which is all a capture file records. Rows carry names as
 // views into the generator's temporaries, so the buffer keeps its own copies.
-class BufferedRows : public RowSink {
+class BufferedRows final : public RowSink {
 public:
-    void kernel(const KernelRow& row) override {
+    void addKernel(const KernelRow& row) override {
         auto r = row;
         r.demangledName = own(r.demangledName);
         r.shortName = own(r.shortName);
         kernels_.push_back(r);
     }
-    void apiCall(const ApiCallRow& row) override {
+    void addCopy(const CopyRow& row) override { copies_.push_back(row); }
+    void addMemset(const MemsetRow& row) override { memsets_.push_back(row); }
+    void addSync(const SyncRow& row) override { syncs_.push_back(row); }
+    void addApiCall(const ApiCallRow& row) override {
         auto r = row;
         r.name = own(r.name);
         apiCalls_.push_back(r);
     }
-    void range(const RangeRow& row) override {
+    void addRange(const RangeRow& row) override {
         auto r = row;
         r.text = own(r.text);
         r.domain = own(r.domain);
         ranges_.push_back(r);
     }
-    void collective(const CollectiveRow& row) override {
+    void addCollective(const CollectiveRow& row) override {
         auto r = row;
         r.func = own(r.func);
         r.datatype = own(r.datatype);
@@ -50,16 +53,22 @@ public:
         collectives_.push_back(r);
     }
     void replayInto(RowSink& sink) const {
-        for (const auto& r : kernels_) sink.kernel(r);
-        for (const auto& r : apiCalls_) sink.apiCall(r);
-        for (const auto& r : ranges_) sink.range(r);
-        for (const auto& r : collectives_) sink.collective(r);
+        for (const auto& r : kernels_) sink.addKernel(r);
+        for (const auto& r : copies_) sink.addCopy(r);
+        for (const auto& r : memsets_) sink.addMemset(r);
+        for (const auto& r : syncs_) sink.addSync(r);
+        for (const auto& r : apiCalls_) sink.addApiCall(r);
+        for (const auto& r : ranges_) sink.addRange(r);
+        for (const auto& r : collectives_) sink.addCollective(r);
     }
 
 private:
     std::string_view own(std::string_view s) { return *names_.emplace(s).first; }
     std::unordered_set<std::string> names_;  // node-based: views stay valid
     std::vector<KernelRow> kernels_;
+    std::vector<CopyRow> copies_;
+    std::vector<MemsetRow> memsets_;
+    std::vector<SyncRow> syncs_;
     std::vector<ApiCallRow> apiCalls_;
     std::vector<RangeRow> ranges_;
     std::vector<CollectiveRow> collectives_;
@@ -91,14 +100,14 @@ std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int6
             if (fs::exists(p, ec)) throw CaptureError(p, "already exists (use --force to replace it)");
 
     if (ranks <= kStreamedRanksMax) {
-        std::vector<std::unique_ptr<WriterSink>> owned;
+        std::vector<std::unique_ptr<ProcessFile>> files;
         std::vector<RowSink*> sinks;
         for (int r = 0; r < ranks; ++r) {
-            owned.push_back(std::make_unique<WriterSink>(paths[static_cast<size_t>(r)], identity(r), overwrite));
-            sinks.push_back(owned.back().get());
+            files.push_back(std::make_unique<ProcessFile>(paths[static_cast<size_t>(r)], identity(r), overwrite));
+            sinks.push_back(&files.back()->rows());
         }
         generate(sinks);
-        for (auto& s : owned) s->close();
+        for (auto& f : files) f->close();
         return paths;
     }
     // Many ranks: an open writer costs megabytes (SQLite cache, WAL), so
@@ -109,9 +118,9 @@ std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int6
     for (auto& b : buffered) sinks.push_back(&b);
     generate(sinks);
     for (int r = 0; r < ranks; ++r) {
-        WriterSink sink(paths[static_cast<size_t>(r)], identity(r), overwrite);
-        buffered[static_cast<size_t>(r)].replayInto(sink);
-        sink.close();
+        ProcessFile file(paths[static_cast<size_t>(r)], identity(r), overwrite);
+        buffered[static_cast<size_t>(r)].replayInto(file.rows());
+        file.close();
         buffered[static_cast<size_t>(r)] = BufferedRows{};
     }
     return paths;

@@ -186,7 +186,7 @@ private:
         range.kind = RangeKind::PushPop;
         range.text = name;
         range.globalTid = range.endGlobalTid = tid;
-        sink.range(range);
+        sink.addRange(range);
 
         TimeNs callStart = hostStart;
         for (auto& l : r.launches) {
@@ -196,7 +196,7 @@ private:
                 l.collective.enqueue = callStart + off;
                 l.collective.gpuStart += off;
                 l.collective.gpuEnd += off;
-                sink.collective(l.collective);
+                sink.addCollective(l.collective);
             }
         }
     }

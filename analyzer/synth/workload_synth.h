@@ -6,7 +6,7 @@
 #pragma once
 
 #include "analyzer/capture/model.h"
-#include "analyzer/synth/row_sink.h"
+#include "analyzer/synth/process_sinks.h"
 #include "analyzer/synth/workload_spec.h"
 
 #include <string>

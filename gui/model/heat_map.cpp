@@ -23,6 +23,12 @@ float cellValue(TimeNs hidden, TimeNs exposed, TimeNs length, HeatMetric metric)
     return comm > 0 ? static_cast<float>(hidden) / static_cast<float>(comm) : kNone;
 }
 
+// A step's cell: its overlap ratio as the analysis (and the report) has it.
+float stepValue(const OverlapMetrics& m, HeatMetric metric) {
+    if (metric == HeatMetric::OverlapRatio) return m.overlap_ratio ? static_cast<float>(*m.overlap_ratio) : kNone;
+    return cellValue(m.overlap_ns, m.exposed_comm_ns, m.window_ns, metric);
+}
+
 // Adds |set ∩ [edges[c], edges[c+1])| to into[c] for every column c.
 void addCoverage(const CoverageIndex& set, const std::vector<TimeNs>& edges, std::vector<TimeNs>& into) {
     const IntervalSet& iv = set.intervals();
@@ -57,8 +63,7 @@ HeatMap stepColumns(const std::vector<std::pair<int, const DeviceAnalysis*>>& by
     for (size_t r = 0; r < devices.size(); ++r)
         for (size_t c = 0; c < devices[r]->steps.size(); ++c) {
             const StepAnalysis& s = devices[r]->steps[c];
-            const OverlapMetrics& m = s.metrics;
-            h.values[r * steps + c] = cellValue(m.overlap_ns, m.exposed_comm_ns, m.window_ns, metric);
+            h.values[r * steps + c] = stepValue(s.metrics, metric);
             h.cellWindows[r * steps + c] = {s.start_ns, s.end_ns};
         }
     if (!h.cellWindows.empty()) h.range = {h.cellWindows.front().start, h.cellWindows.back().end};

@@ -63,9 +63,7 @@ std::string hoverText(const TimelineModel& model, const Analysis* analysis, int 
         if (op.step >= 0 && static_cast<size_t>(op.step) < d.steps.size()) text += " in " + d.steps[static_cast<size_t>(op.step)].name;
         text += " · " + formatDuration(op.duration_ns, 4) + ": hidden " + formatDuration(op.overlapped_ns, 4) +
                 ", exposed " + formatDuration(op.exposed_ns, 4);
-        CoverageWalker wait(g.exposedWait, g.exposedWaitPrefix);
-        const TimeNs before = wait.coveredBefore(op.start_ns);
-        const TimeNs waiting = wait.coveredBefore(op.end_ns) - before;
+        const TimeNs waiting = g.exposedWait.covered(op.start_ns, op.end_ns);
         if (waiting > 0) text += " (of which waiting for the last rank " + formatDuration(waiting, 4) + ")";
         if (op.bytes) text += " · " + formatBytes(*op.bytes);
         return text;

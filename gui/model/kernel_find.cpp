@@ -1,8 +1,11 @@
 #include "gui/model/kernel_find.h"
 
+#include "analyzer/metrics/metric_sum.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <utility>
 
 namespace osc::gui {
 namespace {
@@ -71,10 +74,7 @@ FindResult findKernels(const TimelineModel& model, const FindQuery& query) {
     const auto [mn, mx] = std::minmax_element(durations.begin(), durations.end());
     result.min_ns = *mn;
     result.max_ns = *mx;
-    // Lower median for an even count: a duration that actually occurred.
-    const auto mid = durations.begin() + static_cast<long>((durations.size() - 1) / 2);
-    std::nth_element(durations.begin(), mid, durations.end());
-    result.median_ns = *mid;
+    result.median_ns = lowerMedian(std::move(durations));  // the report's median: a duration that occurred
     return result;
 }
 

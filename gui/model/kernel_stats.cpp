@@ -1,11 +1,13 @@
 #include "gui/model/kernel_stats.h"
 
+#include "analyzer/metrics/metric_sum.h"
 #include "gui/model/event_details.h"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 namespace osc::gui {
 namespace {
@@ -103,9 +105,7 @@ std::vector<KernelStatsRow> kernelStats(const TimelineModel& model, StatsGroupin
         KernelStatsRow& s = a.row;
         s.count = a.durations.size();
         s.mean = static_cast<double>(s.total) / static_cast<double>(s.count);
-        const auto mid = a.durations.begin() + static_cast<long>((a.durations.size() - 1) / 2);
-        std::nth_element(a.durations.begin(), mid, a.durations.end());
-        s.median = *mid;
+        s.median = lowerMedian(std::move(a.durations));
         s.share = all > 0 ? static_cast<double>(s.total) / static_cast<double>(all) : 0.0;
         out.push_back(std::move(s));
     }

@@ -1,6 +1,6 @@
 #include "gui/model/overview.h"
 
-#include "gui/model/coverage_walk.h"
+#include "analyzer/metrics/intervals.h"
 
 namespace osc::gui {
 
@@ -14,10 +14,8 @@ Overview buildOverview(const TimelineModel& model, ViewRange range, int columns)
     for (const DeviceGroup& g : model.groups()) {
         if (g.device < 0) continue;
         ++devices;
-        // Compute coverage has no prefix kept in the group: the analyzer's
-        // index answers each column directly, in O(log n).
-        CoverageWalker hidden(g.coverage.overlap.intervals(), g.overlapPrefix);
-        CoverageWalker exposed(g.coverage.exposedComm.intervals(), g.exposedPrefix);
+        CoverageWalker hidden(g.coverage.overlap);
+        CoverageWalker exposed(g.coverage.exposedComm);
         TimeNs t0 = scale.toTime(0);
         TimeNs h0 = hidden.coveredBefore(t0), e0 = exposed.coveredBefore(t0);
         for (int x = 0; x < columns; ++x) {

@@ -1,5 +1,6 @@
 #include "gui/model/pipeline_bubbles.h"
 
+#include "analyzer/metrics/pipeline_bubble.h"
 #include "gui/model/time_ticks.h"
 
 #include <algorithm>
@@ -16,32 +17,26 @@ const char* partMeaning(BubblePart p) {
     return "";
 }
 
-// The window's bubble on one stage, split as the analyzer splits it
-// (pipeline_bubble.cpp): fill before the first compute in the window, drain
-// after the last, stall in the gaps between.
+// The window's bubble on one stage as the analyzer measures it
+// (measurePipelineStage): fill before the first compute in the window, drain
+// after the last, stall in the gaps between, which are shaded as they lie.
 void addStep(StageBubbles& out, int step, Interval w, const IntervalSet& compute) {
     auto add = [&](TimeNs s, TimeNs e, BubblePart part) {
         if (!out.intervals.empty()) s = std::max(s, out.intervals.back().end);
         if (e > s) out.intervals.push_back({s, e, part, step});
     };
+    const PipelineStageMeasure measured = measurePipelineStage(compute, w);
     StageBubbleStep& st = out.steps[static_cast<size_t>(step)];
-    const auto first = std::lower_bound(compute.begin(), compute.end(), w.start,
-                                        [](const Interval& i, TimeNs t) { return i.end <= t; });
-    const auto past = std::lower_bound(first, compute.end(), w.end,
-                                       [](const Interval& i, TimeNs t) { return i.start < t; });
-    if (first == past) {  // no compute in the window: all of it is fill
-        st.fill_ns = w.length();
-        add(w.start, w.end, BubblePart::Fill);
-        return;
-    }
-    const TimeNs firstStart = std::max(first->start, w.start);
-    const TimeNs lastEnd = std::min(std::prev(past)->end, w.end);
-    st.fill_ns = firstStart - w.start;
-    st.drain_ns = w.end - lastEnd;
-    add(w.start, firstStart, BubblePart::Fill);
-    for (auto it = first; std::next(it) != past; ++it) {
-        st.stall_ns += std::next(it)->start - it->end;
-        add(it->end, std::next(it)->start, BubblePart::Stall);
+    st.fill_ns = measured.m.fill_ns;
+    st.drain_ns = measured.m.drain_ns;
+    st.stall_ns = measured.m.stall_ns;
+    st.bubble_ns = measured.m.bubble_ns;
+    st.share = measured.m.bubble_share.value_or(0.0);
+    const TimeNs lastEnd = w.end - st.drain_ns;
+    add(w.start, measured.firstCompute, BubblePart::Fill);
+    if (measured.firstCompute < lastEnd) {
+        const Interval busy{measured.firstCompute, lastEnd};
+        for (const Interval& gap : subtract({busy}, clip(compute, busy))) add(gap.start, gap.end, BubblePart::Stall);
     }
     add(lastEnd, w.end, BubblePart::Drain);
 }
@@ -93,7 +88,7 @@ std::string bubbleText(const StageBubbles& b, const BubbleInterval& i) {
                        formatDuration(i.end - i.start, 4) + ": " + partMeaning(i.part) + "\n";
     text += (st.step.empty() ? std::string("whole capture") : st.step) + ", stage " + std::to_string(st.stage) +
             " of " + std::to_string(st.stages) + (st.slowest ? " (the slowest)" : "") + ": bubble " +
-            formatDuration(st.bubble_ns(), 4) + " = " + formatPercent(st.share()) + " of the " +
+            formatDuration(st.bubble_ns, 4) + " = " + formatPercent(st.share) + " of the " +
             formatDuration(st.window.length(), 4) + " pipeline window (fill " + formatDuration(st.fill_ns, 4) +
             ", drain " + formatDuration(st.drain_ns, 4) + ", stall " + formatDuration(st.stall_ns, 4) + ")";
     if (st.theory) {

@@ -1,8 +1,8 @@
 // Where a pipeline stage had no compute (docs/metrics.md section 7e), as
-// intervals the timeline can shade. The analyzer reports a stage's bubble in
-// a pipeline step as three lengths (fill, drain, stall); the same split as
-// time intervals comes from the step's pipeline window and the stage's
-// compute C, which the GUI already holds (DeviceCoverage::compute).
+// intervals the timeline can shade. The analyzer's measurePipelineStage gives
+// a stage's bubble in a pipeline step as three lengths (fill, drain, stall)
+// from the step's window and the stage's compute C, which the GUI already
+// holds (DeviceCoverage::compute); the intervals are where those lie.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
@@ -26,12 +26,10 @@ struct StageBubbleStep {
     int stage = 0, stages = 0, microbatches = 0;
     bool slowest = false;  // the stage the analyzer names as the slowest
     Interval window;       // the pipeline window P, the same for every stage
-    TimeNs fill_ns = 0, drain_ns = 0, stall_ns = 0;
+    // measurePipelineStage's numbers: bubble = fill + drain + stall, its share of the window.
+    TimeNs fill_ns = 0, drain_ns = 0, stall_ns = 0, bubble_ns = 0;
+    double share = 0;
     std::optional<double> theory;  // (S-1)/(M+S-1)
-    TimeNs bubble_ns() const { return fill_ns + drain_ns + stall_ns; }
-    double share() const {
-        return window.length() > 0 ? static_cast<double>(bubble_ns()) / static_cast<double>(window.length()) : 0.0;
-    }
 };
 
 struct BubbleInterval {

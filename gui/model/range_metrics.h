@@ -1,7 +1,8 @@
 // DESIGN.md section 4 metrics for an arbitrary time range, answered from a
 // device group's coverages in O(log n) so a drag selection can refresh them
 // on every mouse move. One device's numbers come from the analyzer's
-// DeviceCoverage::metrics, so they equal what `overlapscope report` prints.
+// DeviceCoverage::metrics and several devices' from its MetricSum, so they
+// equal what `overlapscope report` prints for the same windows.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
@@ -14,9 +15,9 @@ namespace osc::gui {
 // Metrics of one device over the window [a, b).
 OverlapMetrics rangeMetrics(const DeviceGroup& group, TimeNs a, TimeNs b);
 
-// Summed over several groups (ns added, ratios from the sums), as the
-// report's "summary" does: a sum that does not fit in TimeNs (times near
-// +-2^62 ns on several devices) saturates; the ratios come from exact sums.
+// Summed over several groups as the report's "summary" sums devices
+// (MetricSum: ns added, saturating where the sum does not fit in TimeNs;
+// the ratios from those sums).
 OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a,
                             TimeNs b);
 
@@ -27,9 +28,5 @@ struct SelectionMetrics {
     OverlapMetrics sum;
 };
 SelectionMetrics selectionMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a, TimeNs b);
-
-// overlap_ratio, achieved and ideal speedup from the ns fields (in double:
-// compute + comm may not fit in TimeNs).
-void fillRatios(OverlapMetrics& m);
 
 }  // namespace osc::gui

@@ -221,8 +221,6 @@ int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
     }
 
     group.coverage = buildDeviceCoverage(dev, classifier);
-    group.overlapPrefix = intervalPrefix(group.coverage.overlap.intervals());
-    group.exposedPrefix = intervalPrefix(group.coverage.exposedComm.intervals());
 
     groups_.push_back(std::move(group));
     auto addLane = [&](Lane lane) {
@@ -298,8 +296,7 @@ void TimelineModel::annotate(const Analysis& analysis) {
         if (group < 0) continue;
         DeviceGroup& g = groups_[static_cast<size_t>(group)];
         g.analysisDevice = static_cast<int>(i);
-        g.exposedWait = d.exposed_wait_intervals;
-        g.exposedWaitPrefix = intervalPrefix(g.exposedWait);
+        g.exposedWait = CoverageIndex(d.exposed_wait_intervals);
         if (d.wait)  // several devices: the lane now tells waiting from transfer
             for (int l : g.lanes)
                 if (lanes_[static_cast<size_t>(l)].kind == LaneKind::Overlap)

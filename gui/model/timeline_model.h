@@ -10,7 +10,6 @@
 #include "analyzer/capture/model.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/metrics/coverage.h"
-#include "gui/model/coverage_walk.h"
 #include "gui/model/event_row.h"
 #include "gui/model/flow_index.h"
 #include "gui/model/op_links.h"
@@ -43,17 +42,13 @@ struct DeviceGroup {
     // C, M, X, C∩M, M∖C, C∪M, C∪M∪X with prefix sums: the analyzer's own
     // index, so a range selection gives exactly the report's numbers.
     DeviceCoverage coverage;
-    // Prefix sums of coverage.overlap and coverage.exposedComm for the overlap
-    // lane's per-column walk (CoverageWalker).
-    std::vector<TimeNs> overlapPrefix, exposedPrefix;
     std::vector<int> lanes;  // display order, into TimelineModel::lanes()
     // Kernel rows of communication kernels, start-sorted: matching the same
     // collective across ranks by order when no NCCL plugin rows exist.
     std::vector<uint32_t> commKernels;
     // From the analysis (annotate()): exposed communication spent waiting for
     // the last rank, drawn apart from exposed transfer on the overlap lane.
-    IntervalSet exposedWait;
-    std::vector<TimeNs> exposedWaitPrefix;
+    CoverageIndex exposedWait;
     int analysisDevice = -1;  // into Analysis::devices, -1 before annotate()
     // From the analysis: the device's pipeline bubbles as intervals (shaded
     // on its stream lanes), and what each of its communication operations

@@ -347,9 +347,9 @@ void FrameBuilder::buildCoverageLane(const DeviceGroup& g, const Viewport& vp, f
         runStart = x;
     };
     TimeNs t0 = s.toTime(0);
-    CoverageWalker overlap(g.coverage.overlap.intervals(), g.overlapPrefix);
-    CoverageWalker exposed(g.coverage.exposedComm.intervals(), g.exposedPrefix);
-    CoverageWalker waiting(g.exposedWait, g.exposedWaitPrefix);
+    CoverageWalker overlap(g.coverage.overlap);
+    CoverageWalker exposed(g.coverage.exposedComm);
+    CoverageWalker waiting(g.exposedWait);
     TimeNs o0 = overlap.coveredBefore(t0), e0 = exposed.coveredBefore(t0), w0 = waiting.coveredBefore(t0);
     for (int x = 0; x < width; ++x) {
         const TimeNs t1 = s.toTime(x + 1.0);

@@ -6,7 +6,7 @@ namespace osc::gui {
 
 AgentListModel::AgentListModel(QObject* parent, Discover discover)
     : QAbstractTableModel(parent), discover_(std::move(discover)) {
-    if (!discover_) discover_ = [] { return agent::discoverAgents(); };
+    if (!discover_) discover_ = [] { return control::discoverAgents(); };
 }
 
 int AgentListModel::rowCount(const QModelIndex& parent) const {
@@ -17,7 +17,7 @@ int AgentListModel::columnCount(const QModelIndex& parent) const { return parent
 
 QVariant AgentListModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
-    const agent::AgentStatus& s = agents_[static_cast<size_t>(index.row())].reply.status;
+    const control::AgentStatus& s = agents_[static_cast<size_t>(index.row())].reply.status;
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case Pid: return QVariant::fromValue<qlonglong>(s.pid);
@@ -48,7 +48,7 @@ QVariant AgentListModel::headerData(int section, Qt::Orientation orientation, in
 }
 
 void AgentListModel::refresh() {
-    std::vector<agent::DiscoveredAgent> fresh = discover_();
+    std::vector<control::DiscoveredAgent> fresh = discover_();
     // Same pids in the same order (the common case): update in place.
     bool samePids = fresh.size() == agents_.size();
     for (size_t i = 0; samePids && i < fresh.size(); ++i) samePids = fresh[i].pid == agents_[i].pid;
@@ -62,15 +62,15 @@ void AgentListModel::refresh() {
     endResetModel();
 }
 
-agent::ControlReply AgentListModel::send(int row, const agent::ControlRequest& request) {
-    agent::ControlReply reply;
+control::ControlReply AgentListModel::send(int row, const control::ControlRequest& request) {
+    control::ControlReply reply;
     if (row < 0 || row >= rowCount()) {
         reply.error = "no agent selected";
         return reply;
     }
-    agent::DiscoveredAgent& a = agents_[static_cast<size_t>(row)];
+    control::DiscoveredAgent& a = agents_[static_cast<size_t>(row)];
     try {
-        reply = agent::sendRequest(a.socketPath, request);
+        reply = control::sendRequest(a.socketPath, request);
     } catch (const std::exception& e) {
         reply.ok = false;
         reply.error = e.what();
@@ -84,16 +84,16 @@ agent::ControlReply AgentListModel::send(int row, const agent::ControlRequest& r
     return reply;
 }
 
-agent::ControlReply AgentListModel::startCapture(int row, std::optional<double> durationS) {
-    agent::ControlRequest r;
-    r.command = agent::ControlCommand::Start;
+control::ControlReply AgentListModel::startCapture(int row, std::optional<double> durationS) {
+    control::ControlRequest r;
+    r.command = control::ControlCommand::Start;
     r.durationS = durationS;
     return send(row, r);
 }
 
-agent::ControlReply AgentListModel::stopCapture(int row) {
-    agent::ControlRequest r;
-    r.command = agent::ControlCommand::Stop;
+control::ControlReply AgentListModel::stopCapture(int row) {
+    control::ControlRequest r;
+    r.command = control::ControlCommand::Stop;
     return send(row, r);
 }
 

@@ -19,8 +19,8 @@ class AgentListModel : public QAbstractTableModel {
 public:
     enum Column { Pid, Rank, State, Output, Host, CommandLine, ColumnCount };
     // Where the agents come from; the default asks every socket in the
-    // per-user socket directory (agent::discoverAgents).
-    using Discover = std::function<std::vector<agent::DiscoveredAgent>()>;
+    // per-user socket directory (control::discoverAgents).
+    using Discover = std::function<std::vector<control::DiscoveredAgent>()>;
 
     explicit AgentListModel(QObject* parent = nullptr, Discover discover = {});
 
@@ -32,21 +32,21 @@ public:
     // Asks the agents again. Rows of agents still alive are updated in
     // place, so a selection in the view survives a refresh.
     void refresh();
-    const agent::DiscoveredAgent& agentAt(int row) const { return agents_.at(static_cast<size_t>(row)); }
+    const control::DiscoveredAgent& agentAt(int row) const { return agents_.at(static_cast<size_t>(row)); }
 
     // Start a capture on the agent in `row` (until stopped, or for
     // `durationS` seconds). Returns the reply; on success the row shows the
     // new state and `reply.status.output` names the file being written.
     // A failure is a reply with ok = false and `error` set (unreachable
     // agents included), never an exception.
-    agent::ControlReply startCapture(int row, std::optional<double> durationS = std::nullopt);
-    agent::ControlReply stopCapture(int row);
+    control::ControlReply startCapture(int row, std::optional<double> durationS = std::nullopt);
+    control::ControlReply stopCapture(int row);
 
 private:
-    agent::ControlReply send(int row, const agent::ControlRequest& request);
+    control::ControlReply send(int row, const control::ControlRequest& request);
 
     Discover discover_;
-    std::vector<agent::DiscoveredAgent> agents_;
+    std::vector<control::DiscoveredAgent> agents_;
 };
 
 }  // namespace osc::gui

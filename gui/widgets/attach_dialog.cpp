@@ -91,7 +91,7 @@ void AttachDialog::updateButtons() {
     stop_->setEnabled(row >= 0 && state == "capturing");
 }
 
-void AttachDialog::showReply(const agent::ControlReply& reply, const QString& done) {
+void AttachDialog::showReply(const control::ControlReply& reply, const QString& done) {
     message_->setText(reply.ok ? done : tr("Failed: %1").arg(QString::fromStdString(reply.error)));
     updateButtons();
 }
@@ -99,7 +99,7 @@ void AttachDialog::showReply(const agent::ControlReply& reply, const QString& do
 void AttachDialog::startSelected() {
     const int row = selectedRow();
     const double d = duration_->value();
-    const agent::ControlReply reply = model_->startCapture(row, d > 0 ? std::optional<double>(d) : std::nullopt);
+    const control::ControlReply reply = model_->startCapture(row, d > 0 ? std::optional<double>(d) : std::nullopt);
     const QString path = QString::fromStdString(reply.status.output);
     showReply(reply, tr("Capturing to %1").arg(path));
     if (!reply.ok || path.isEmpty()) return;
@@ -112,7 +112,7 @@ void AttachDialog::startSelected() {
 }
 
 void AttachDialog::stopSelected() {
-    const agent::ControlReply reply = model_->stopCapture(selectedRow());
+    const control::ControlReply reply = model_->stopCapture(selectedRow());
     showReply(reply, tr("Stopped; wrote %1").arg(QString::fromStdString(reply.status.output)));
 }
 

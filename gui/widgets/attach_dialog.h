@@ -41,7 +41,7 @@ signals:
 
 private:
     void updateButtons();
-    void showReply(const agent::ControlReply& reply, const QString& done);
+    void showReply(const control::ControlReply& reply, const QString& done);
 
     AgentListModel* model_ = nullptr;
     QTableView* view_ = nullptr;

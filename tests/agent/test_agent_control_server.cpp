@@ -17,6 +17,9 @@
 namespace osc::agent {
 namespace {
 
+// The protocol, the client and the socket rules under test come from control/.
+using namespace osc::control;
+
 class ControlServerTest : public ::testing::Test {
 protected:
     std::unique_ptr<ControlServer> makeServer(ControlServer::PeerCheck check = {}, bool privateDir = true,

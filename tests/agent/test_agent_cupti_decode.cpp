@@ -1,9 +1,9 @@
 // Decoding of CUPTI activity records built by hand from the real structs of
 // the CUDA 13 headers: every field must land in the right column when the
 // capture file is read back with the analyzer's loader.
-#include "agent/core/row_sink.h"
 #include "agent/cupti/cupti_decoder.h"
 #include "agent/cupti/cupti_records.h"
+#include "analyzer/capture/row_sink.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/agent/agent_test_util.h"

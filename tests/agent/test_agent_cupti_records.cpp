@@ -2,10 +2,10 @@
 // (DEVICE, CUDA_EVENT, NAME), built by hand from the real structs of the
 // CUDA headers, decoded into a real capture file and read back with SQL:
 // every field must land in its column. Also the driver query's pure parts.
-#include "agent/core/row_sink.h"
 #include "agent/cupti/cupti_decoder.h"
 #include "agent/cupti/cupti_records.h"
 #include "agent/cupti/driver_info.h"
+#include "analyzer/capture/row_sink.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/agent/agent_test_util.h"

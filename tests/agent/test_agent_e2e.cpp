@@ -58,16 +58,16 @@ protected:
         return {code, c.output()};
     }
     // Waits for `count` agents to answer on the socket directory.
-    std::vector<DiscoveredAgent> agents(size_t count) {
-        std::vector<DiscoveredAgent> found;
+    std::vector<control::DiscoveredAgent> agents(size_t count) {
+        std::vector<control::DiscoveredAgent> found;
         test::waitUntil([&] {
-            found = discoverAgents(sockets);
+            found = control::discoverAgents(sockets);
             return found.size() >= count;
         });
         return found;
     }
     std::string state(int64_t pid) {
-        return sendRequest(socketPathFor(sockets, pid), ControlRequest{}).status.state;
+        return control::sendRequest(control::socketPathFor(sockets, pid), control::ControlRequest{}).status.state;
     }
 
     TempDir dir;
@@ -370,7 +370,7 @@ TEST_F(AgentEndToEnd, WhatAnAgentSaysIsEscapedBeforeItIsPrinted) {
                               "\"output\":\"/x\\u001b]0;owned\\u0007\",\"captures\":1,\"dropped\":0,"
                               "\"command\":\"evil\\u009b31m\"}\n";
     ASSERT_EQ(::mkdir(sockets.c_str(), 0700), 0);
-    test::AnsweringListener agent(socketPathFor(sockets, ::getpid()), reply);
+    test::AnsweringListener agent(control::socketPathFor(sockets, ::getpid()), reply);
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"ps"}, std::vector<std::string>{"detach", std::to_string(::getpid())}}) {
         auto [code, text] = cli(args);

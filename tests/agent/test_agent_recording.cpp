@@ -2,11 +2,11 @@
 // go through the recorder to disk, come back through the replay source, the
 // agent's pool and writer thread, and must give the same capture as decoding
 // the same records directly. Also the format's failure modes.
-#include "agent/core/row_sink.h"
 #include "agent/cupti/cupti_decoder.h"
 #include "agent/cupti/cupti_recorder.h"
 #include "agent/cupti/cupti_records.h"
 #include "agent/recording/replay_source.h"
+#include "analyzer/capture/row_sink.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/agent/agent_test_util.h"

@@ -272,7 +272,7 @@ TEST_F(AgentLifecycle, StartStopRestartWritesOneFilePerCapture) {
     ASSERT_TRUE(agent->startCapture(std::nullopt, std::nullopt, error)) << error;
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     ASSERT_TRUE(agent->stopCapture(CaptureEnd::Stopped, error));
-    const AgentStatus st = agent->status();
+    const control::AgentStatus st = agent->status();
     EXPECT_EQ(st.captures, 2u);
     EXPECT_NE(st.output, first);
     EXPECT_NE(st.output.find("-rank1-2.sqlite"), std::string::npos) << st.output;

@@ -21,6 +21,9 @@
 namespace osc::agent {
 namespace {
 
+// The control protocol and the settings' ranges come from control/.
+using namespace osc::control;
+
 TEST(ControlProtocol, RequestRoundTrip) {
     ControlRequest r;
     r.command = ControlCommand::Start;

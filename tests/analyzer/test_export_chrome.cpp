@@ -1,7 +1,7 @@
 // Chrome/Perfetto export: structure (processes, stream lanes, overlap lane,
 // flows) against hand-worked answers, and the round trip capture -> export
 // -> Kineto import, which must give back the same events and metrics.
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"

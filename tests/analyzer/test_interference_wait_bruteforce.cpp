@@ -5,7 +5,7 @@
 // interference.cpp or wait_transfer.cpp. The same traces are also written as
 // an Nsight Systems export and as PyTorch profiler traces (one per rank) and
 // read back, so that each input format is held to the same brute force.
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"

@@ -115,5 +115,24 @@ TEST(Intervals, RandomAgainstCells) {
     }
 }
 
+TEST(CoverageWalker, ForwardWalkAgainstCells) {
+    // Times that only grow, by steps from 0 (the same pixel column twice) to
+    // far past several intervals (the gallop), before and past the set.
+    std::mt19937 rng(99);
+    std::uniform_int_distribution<TimeNs> step(0, 25);
+    for (int round = 0; round < 300; ++round) {
+        const auto raw = randomIntervals(rng, round % 11);
+        const auto c = cells(raw);
+        const CoverageIndex index(unionOf(raw));
+        CoverageWalker walker(index);
+        TimeNs expected = 0;  // covered cells before t
+        for (TimeNs t = -10, counted = -10; t < kSpan + 20; t += step(rng)) {
+            for (; counted < t; ++counted)
+                if (counted >= 0 && counted < kSpan) expected += c[static_cast<size_t>(counted)];
+            ASSERT_EQ(walker.coveredBefore(t), expected) << "round " << round << " t=" << t;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace osc

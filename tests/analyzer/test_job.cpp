@@ -3,7 +3,7 @@
 // the same random multi-rank jobs: the JSON reports must be byte-identical.
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/job/job.h"
 #include "analyzer/report/report_json.h"

@@ -11,7 +11,7 @@
 // balance and the findings of both) in the three formats.
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/partial/device_json.h"
 #include "analyzer/partial/merge.h"

@@ -1,7 +1,7 @@
 // The pipeline and all-to-all models against the answers worked out by hand
 // in analyzer/synth/README.md: in memory, through capture files, and through
 // `overlapscope export` (a PyTorch-profiler-style trace) and back.
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"

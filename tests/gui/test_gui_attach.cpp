@@ -41,7 +41,7 @@ public:
         o.directory = dir;
         o.pid = pid;
         server_ = std::make_unique<agent::ControlServer>(
-            o, [this](const agent::ControlRequest& r) { return handle(r); },
+            o, [this](const control::ControlRequest& r) { return handle(r); },
             [this] {
                 std::lock_guard lock(mutex_);
                 return status_;
@@ -56,10 +56,10 @@ public:
     }
 
 private:
-    agent::ControlReply handle(const agent::ControlRequest& r) {
+    control::ControlReply handle(const control::ControlRequest& r) {
         std::lock_guard lock(mutex_);
-        agent::ControlReply reply;
-        if (r.command == agent::ControlCommand::Start) {
+        control::ControlReply reply;
+        if (r.command == control::ControlCommand::Start) {
             if (status_.state == "capturing") {
                 reply.error = "already capturing";
             } else {
@@ -68,7 +68,7 @@ private:
                 lastDuration_ = r.durationS;
                 reply.ok = true;
             }
-        } else if (r.command == agent::ControlCommand::Stop) {
+        } else if (r.command == control::ControlCommand::Stop) {
             if (status_.state != "capturing") {
                 reply.error = "not capturing";
             } else {
@@ -83,7 +83,7 @@ private:
     }
 
     std::mutex mutex_;
-    agent::AgentStatus status_;
+    control::AgentStatus status_;
     std::optional<double> lastDuration_;
     std::string outDir_;
     bool started_ = false;
@@ -94,7 +94,7 @@ class AttachTest : public ::testing::Test {
 protected:
     void TearDown() override { agents.clear(); }
     AgentListModel::Discover discover() const {
-        return [dir = sockets] { return agent::discoverAgents(dir); };
+        return [dir = sockets] { return control::discoverAgents(dir); };
     }
     // Live pids are needed: discovery drops sockets of dead processes.
     void addAgent(int64_t pid, int rank) { agents.push_back(std::make_unique<StubAgent>(sockets, pid, rank)); }
@@ -147,7 +147,7 @@ TEST_F(AttachTest, StartAndStopChangeTheAgentAndTheRow) {
     ASSERT_EQ(model.rowCount(), 1);
     QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
 
-    agent::ControlReply r = model.startCapture(0, 2.5);
+    control::ControlReply r = model.startCapture(0, 2.5);
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_EQ(r.status.output, sockets + "/capture-1.sqlite");
     EXPECT_EQ(agents[0]->lastDuration(), std::optional<double>(2.5));
@@ -179,7 +179,7 @@ TEST_F(AttachTest, AnAgentThatVanishedGivesAnErrorReplyNotAnException) {
     model.refresh();
     ASSERT_EQ(model.rowCount(), 1);
     agents.clear();  // socket gone
-    const agent::ControlReply r = model.startCapture(0);
+    const control::ControlReply r = model.startCapture(0);
     EXPECT_FALSE(r.ok);
     EXPECT_FALSE(r.error.empty());
     EXPECT_FALSE(model.stopCapture(5).ok);  // no such row
@@ -233,13 +233,13 @@ TEST_F(AttachTest, StartsAndStopsARealAgentProcess) {
     EXPECT_EQ(cell(model, 0, AgentListModel::Pid), QString::number(job.pid()));
     EXPECT_EQ(cell(model, 0, AgentListModel::State), "dormant");
 
-    const agent::ControlReply started = model.startCapture(0);
+    const control::ControlReply started = model.startCapture(0);
     ASSERT_TRUE(started.ok) << started.error;
     const std::string file = started.status.output;
     EXPECT_EQ(file.rfind(out, 0), 0u) << file;
     EXPECT_EQ(cell(model, 0, AgentListModel::State), "capturing");
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const agent::ControlReply stopped = model.stopCapture(0);
+    const control::ControlReply stopped = model.stopCapture(0);
     ASSERT_TRUE(stopped.ok) << stopped.error;
     model.refresh();
     EXPECT_EQ(cell(model, 0, AgentListModel::State), "stopped");

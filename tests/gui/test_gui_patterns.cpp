@@ -36,7 +36,7 @@ TEST(PipelineBubbles, Example7BalancedStagesShadeTheirStallsFillAndDrain) {
         ASSERT_EQ(b.steps.size(), 1u);
         EXPECT_EQ(b.steps[0].stage, rank);
         EXPECT_EQ(b.steps[0].window, (Interval{0, us(90)}));
-        EXPECT_DOUBLE_EQ(b.steps[0].share(), 1.0 / 3.0);
+        EXPECT_DOUBLE_EQ(b.steps[0].share, 1.0 / 3.0);
         EXPECT_DOUBLE_EQ(*b.steps[0].theory, 1.0 / 3.0);
         // The same split as the analyzer's.
         const PipelineStageMetrics& m = *l.analysis->devices[static_cast<size_t>(groupOf(l, rank).analysisDevice)].pipeline;
@@ -88,7 +88,7 @@ TEST(PipelineBubbles, SynthPipelineMatchesTheFormulasAndTilesTheWindow) {
             EXPECT_EQ(st.fill_ns, s * tf) << s;
             EXPECT_EQ(st.drain_ns, s * tb) << s;
             EXPECT_EQ(st.stall_ns, (S - 1 - s) * (tf + tb)) << s;
-            EXPECT_NEAR(st.share(), 3.0 / 11.0, 1e-12);
+            EXPECT_NEAR(st.share, 3.0 / 11.0, 1e-12);
             TimeNs byPart[3] = {0, 0, 0};
             for (const BubbleInterval& i : g.bubbles.intervals)
                 if (i.step == static_cast<int>(k)) byPart[static_cast<int>(i.part)] += i.end - i.start;
@@ -103,7 +103,7 @@ TEST(PipelineBubbles, SynthPipelineMatchesTheFormulasAndTilesTheWindow) {
             EXPECT_EQ(ds->pipeline->drain_ns, st.drain_ns);
             EXPECT_EQ(ds->pipeline->stall_ns, st.stall_ns);
             EXPECT_EQ(ds->pipeline->window_ns, st.window.length());
-            EXPECT_DOUBLE_EQ(*ds->pipeline->bubble_share, st.share());
+            EXPECT_DOUBLE_EQ(*ds->pipeline->bubble_share, st.share);
         }
         // Brute force: in every window, the shaded intervals and the
         // stage's compute kernels never overlap and together cover it.
@@ -198,7 +198,7 @@ TEST(PipelineBubbles, RandomStagesMatchAPerNanosecondOracleAndTheAnalyzer) {
             EXPECT_EQ(m.fill_ns, want[0]) << "trial " << trial << " rank " << r;
             EXPECT_EQ(m.drain_ns, want[1]) << "trial " << trial << " rank " << r;
             EXPECT_EQ(m.stall_ns, want[2]) << "trial " << trial << " rank " << r;
-            EXPECT_EQ(m.bubble_ns, st.bubble_ns());
+            EXPECT_EQ(m.bubble_ns, st.bubble_ns);
         }
     }
 }

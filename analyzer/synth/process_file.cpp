@@ -1,5 +1,5 @@
 #include "analyzer/capture/schema.h"
-#include "analyzer/synth/row_sink.h"
+#include "analyzer/synth/process_sinks.h"
 
 namespace osc::synth {
 namespace {
@@ -7,8 +7,8 @@ namespace {
 constexpr uint64_t kBatchRows = 200'000;
 }  // namespace
 
-WriterSink::WriterSink(const std::string& path, const ProcessIdentity& who, bool overwrite)
-    : writer_(CaptureWriter::create(path, who.sessionStartUtcNs, overwrite)) {
+ProcessFile::ProcessFile(const std::string& path, const ProcessIdentity& who, bool overwrite)
+    : writer_(CaptureWriter::create(path, who.sessionStartUtcNs, overwrite)), rows_(*writer_, kBatchRows) {
     writer_->setMeta(schema::meta::kHost, who.host);
     writer_->setMeta(schema::meta::kPid, std::to_string(who.pid));
     writer_->setMeta(schema::meta::kRank, std::to_string(who.rank));
@@ -20,7 +20,7 @@ WriterSink::WriterSink(const std::string& path, const ProcessIdentity& who, bool
         ProcessRow{schema::packGlobalPid(who.pid), who.pid, who.commandLine});
 }
 
-WriterSink::~WriterSink() {
+ProcessFile::~ProcessFile() {
     try {
         close();
     } catch (...) {
@@ -28,32 +28,6 @@ WriterSink::~WriterSink() {
     }
 }
 
-void WriterSink::close() {
-    if (writer_) writer_->close(CaptureEnd::Stopped);
-}
-
-void WriterSink::counted() {
-    if (++sinceCommit_ >= kBatchRows) {
-        writer_->commit();
-        sinceCommit_ = 0;
-    }
-}
-
-void WriterSink::kernel(const KernelRow& row) {
-    writer_->addKernel(row);
-    counted();
-}
-void WriterSink::apiCall(const ApiCallRow& row) {
-    writer_->addApiCall(row);
-    counted();
-}
-void WriterSink::range(const RangeRow& row) {
-    writer_->addRange(row);
-    counted();
-}
-void WriterSink::collective(const CollectiveRow& row) {
-    writer_->addCollective(row);
-    counted();
-}
+void ProcessFile::close() { writer_->close(CaptureEnd::Stopped); }
 
 }  // namespace osc::synth

@@ -1,4 +1,4 @@
-#include "analyzer/import/chrome_comm_args.h"
+#include "analyzer/export/chrome_comm_args.h"
 
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/alltoall.h"

@@ -1,8 +1,8 @@
-#include "analyzer/import/chrome_export.h"
+#include "analyzer/export/chrome_export.h"
 
-#include "analyzer/import/chrome_comm_args.h"
+#include "analyzer/export/chrome_comm_args.h"
+#include "analyzer/export/trace_json_writer.h"
 #include "analyzer/import/kineto_names.h"
-#include "analyzer/import/trace_json_writer.h"
 #include "analyzer/metrics/classify.h"
 #include "analyzer/metrics/intervals.h"
 

@@ -1,12 +1,16 @@
-// Where decoded activity rows go. The writer thread passes a sink backed by
-// the capture file; tests pass one that keeps the rows in memory.
+// Where capture rows go, for everything that produces them: the agent's
+// decoders (CUPTI, the fake GPU, recordings) and synth's workload models. A
+// capture file takes them through WriterRowSink; tests and synth's in-memory
+// processes implement the interface themselves.
 #pragma once
 
 #include "analyzer/capture/capture_writer.h"
 
 #include <atomic>
+#include <cstdint>
+#include <string_view>
 
-namespace osc::agent {
+namespace osc {
 
 class RowSink {
 public:
@@ -46,34 +50,48 @@ private:
     uint64_t serial_ = nextSerial();
 };
 
-// Counts the activity rows (kernels, copies, ... collectives) and keeps
-// nothing: how many records a buffer the agent will not write held, and the
-// benchmark's sink without SQLite.
-class CountingRowSink final : public RowSink {
-public:
-    void addKernel(const KernelRow&) override { ++rows; }
-    void addCopy(const CopyRow&) override { ++rows; }
-    void addMemset(const MemsetRow&) override { ++rows; }
-    void addSync(const SyncRow&) override { ++rows; }
-    void addApiCall(const ApiCallRow&) override { ++rows; }
-    void addRange(const RangeRow&) override { ++rows; }
-    void addCollective(const CollectiveRow&) override { ++rows; }
-    uint64_t rows = 0;
-};
-
-// Forwards every row to a CaptureWriter.
+// Forwards every row to a CaptureWriter. Who commits differs: the agent's
+// writer thread commits on a clock (at least once a second) and passes no
+// batch size; synth generates as fast as it can and commits every
+// `commitEveryRows` timed rows, which keeps the WAL small and a
+// transaction's cost spread over many rows.
 class WriterRowSink final : public RowSink {
 public:
-    explicit WriterRowSink(CaptureWriter& writer) : w_(writer) {}
-    void addKernel(const KernelRow& r) override { w_.addKernel(r); }
-    void addCopy(const CopyRow& r) override { w_.addCopy(r); }
-    void addMemset(const MemsetRow& r) override { w_.addMemset(r); }
-    void addSync(const SyncRow& r) override { w_.addSync(r); }
-    void addApiCall(const ApiCallRow& r) override { w_.addApiCall(r); }
-    void addRange(const RangeRow& r) override { w_.addRange(r); }
-    void addCollective(const CollectiveRow& r) override { w_.addCollective(r); }
+    explicit WriterRowSink(CaptureWriter& writer, uint64_t commitEveryRows = 0)
+        : w_(writer), commitEveryRows_(commitEveryRows) {}
+    void addKernel(const KernelRow& r) override {
+        w_.addKernel(r);
+        counted();
+    }
+    void addCopy(const CopyRow& r) override {
+        w_.addCopy(r);
+        counted();
+    }
+    void addMemset(const MemsetRow& r) override {
+        w_.addMemset(r);
+        counted();
+    }
+    void addSync(const SyncRow& r) override {
+        w_.addSync(r);
+        counted();
+    }
+    void addApiCall(const ApiCallRow& r) override {
+        w_.addApiCall(r);
+        counted();
+    }
+    void addRange(const RangeRow& r) override {
+        w_.addRange(r);
+        counted();
+    }
+    void addCollective(const CollectiveRow& r) override {
+        w_.addCollective(r);
+        counted();
+    }
+    void addCudaEvent(const CudaEventRow& r) override {
+        w_.addCudaEvent(r);
+        counted();
+    }
     void addGpu(const GpuInfo& g) override { w_.addGpu(g); }
-    void addCudaEvent(const CudaEventRow& r) override { w_.addCudaEvent(r); }
     void addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId,
                        std::string_view name) override {
         w_.addStreamName(globalPid, deviceId, streamId, name);
@@ -83,7 +101,16 @@ public:
     uint32_t stringId(std::string_view text) override { return w_.internString(text); }
 
 private:
+    void counted() {
+        if (commitEveryRows_ != 0 && ++sinceCommit_ >= commitEveryRows_) {
+            w_.commit();
+            sinceCommit_ = 0;
+        }
+    }
+
     CaptureWriter& w_;
+    const uint64_t commitEveryRows_;  // 0: the owner of the writer commits
+    uint64_t sinceCommit_ = 0;
 };
 
-}  // namespace osc::agent
+}  // namespace osc

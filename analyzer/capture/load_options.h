@@ -1,4 +1,5 @@
-// Options shared by every capture reader.
+// Options shared by every capture reader (the SQLite reader here, the Kineto
+// reader in analyzer/import) and passed through by loadCapture (analyzer/load).
 #pragma once
 
 #include <atomic>
