@@ -4,9 +4,14 @@
 
 namespace osc::crossrank {
 
+OperationSplit splitAtLastArrival(TimeNs start, TimeNs end, TimeNs lastArrival) {
+    return {{start, std::min(end, lastArrival)}, {std::max(start, lastArrival), end}};
+}
+
 void WaitTransfer::waitsUntil(TimeNs start, TimeNs end, TimeNs lastArrival) {
-    waiting_.add(start, std::min(end, lastArrival));
-    transfer_.add(std::max(start, lastArrival), end);
+    const OperationSplit split = splitAtLastArrival(start, end, lastArrival);
+    waiting_.add(split.waiting.start, split.waiting.end);
+    transfer_.add(split.transfer.start, split.transfer.end);
 }
 
 void WaitTransfer::transfers(TimeNs start, TimeNs end) { transfer_.add(start, end); }

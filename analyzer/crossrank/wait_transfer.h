@@ -9,6 +9,15 @@
 
 namespace osc::crossrank {
 
+// One operation split at the moment its group's last rank arrived: it
+// waits before, moves data after. Either part may be empty (an operation
+// that started last only transfers; one that ended before the last arrival
+// only waited).
+struct OperationSplit {
+    Interval waiting, transfer;
+};
+OperationSplit splitAtLastArrival(TimeNs start, TimeNs end, TimeNs lastArrival);
+
 struct DeviceWaiting {
     WaitTransferMetrics wait;                // over the whole device
     std::vector<WaitTransferMetrics> steps;  // per step, by position
@@ -17,7 +26,7 @@ struct DeviceWaiting {
 
 class WaitTransfer {
 public:
-    // [start, min(end, lastArrival)) waiting, [max(start, lastArrival), end) transfer.
+    // The operation split at lastArrival (splitAtLastArrival).
     void waitsUntil(TimeNs start, TimeNs end, TimeNs lastArrival);
     void transfers(TimeNs start, TimeNs end);
 

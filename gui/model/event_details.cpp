@@ -1,5 +1,7 @@
 #include "gui/model/event_details.h"
 
+#include "analyzer/crossrank/wait_transfer.h"
+
 #include "analyzer/metrics/classify.h"
 #include "analyzer/report/report_format.h"
 #include "gui/model/flows.h"
@@ -162,9 +164,9 @@ void addWaitTransfer(const Analysis& a, const KernelLinks& links, DetailList& ou
         return;
     }
     const bool p2p = links.matched < 0;
-    out.emplace_back(p2p ? "waiting for partner" : "waiting for last rank",
-                     formatDuration(std::max<TimeNs>(0, std::min(op.end_ns, last) - op.start_ns)));
-    out.emplace_back("transfer", formatDuration(std::max<TimeNs>(0, op.end_ns - std::max(op.start_ns, last))));
+    const crossrank::OperationSplit split = crossrank::splitAtLastArrival(op.start_ns, op.end_ns, last);
+    out.emplace_back(p2p ? "waiting for partner" : "waiting for last rank", formatDuration(split.waiting.length()));
+    out.emplace_back("transfer", formatDuration(split.transfer.length()));
     out.emplace_back("last to arrive", lastDevice == links.device && last == op.start_ns && p2p
                                            ? "this kernel"
                                            : deviceLabel(a.devices[static_cast<size_t>(lastDevice)]));
