@@ -10,7 +10,7 @@
 // source emits 2 M kernel records/s for SECONDS with the agent's default
 // memory bound (64 MiB); it passes when no record is dropped and the writer
 // is never more than one commit interval behind. Closing the file (end
-// metadata, the (deviceId, start) indexes DESIGN.md asks for, the switch back
+// metadata, the (deviceId, start) indexes docs/design.md asks for, the switch back
 // to a rollback journal) happens once, after the capture, and is printed on
 // its own line.
 //

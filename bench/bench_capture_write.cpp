@@ -1,7 +1,7 @@
 // Capture writer throughput: N kernel records (default 10 million) on 8
 // streams through CaptureWriter, committed in batches as the agent does.
 // Target: 2 million kernel records per second sustained (the agent's
-// writer-thread budget, DESIGN.md section 7).
+// writer-thread budget, docs/design.md section 7).
 //
 //   bench_capture_write [kernels] [output.sqlite|-] [launches]
 //

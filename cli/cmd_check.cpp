@@ -118,7 +118,7 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
         ->type_name("S");
     cmd->add_option("--max-compute-slowdown", args->maxComputeSlowdown,
                     "Fail when compute kernels running under communication take more than R "
-                    "longer than the same kernels alone (0.05 = 5%; DESIGN 4b compute_slowdown)")
+                    "longer than the same kernels alone (0.05 = 5%; docs/design.md 4b compute_slowdown)")
         ->type_name("R");
     cmd->add_option("--max-exposed-transfer-ms", args->maxExposedTransferMs,
                     "Fail when a device has more than X ms of exposed communication spent moving "

@@ -15,7 +15,7 @@ void JobsFlag::addTo(CLI::App* cmd) {
 }
 
 void ReportLayoutFlags::addTo(CLI::App* cmd) {
-    cmd->add_option("--format", format, "text (default), json (DESIGN.md section 5) or markdown")
+    cmd->add_option("--format", format, "text (default), json (docs/design.md section 5) or markdown")
         ->check(CLI::IsMember({"text", "json", "markdown"}));
     cmd->add_flag("--steps", steps, "Add a per-step table (text, markdown; JSON always has steps)");
     cmd->add_flag("--collectives", collectives,

@@ -1,4 +1,4 @@
-// Writes a capture file (DESIGN.md section 2). Used by the agent's writer
+// Writes a capture file (docs/design.md section 2). Used by the agent's writer
 // thread, by `overlapscope synth` and by tests, so the schema lives in one place.
 //
 // Rows go into an open transaction; commit() ends the batch so a killed

@@ -1,6 +1,6 @@
 // The capture file's schema, defined once for the writer (agent, synth) and
 // the reader. Table and column names follow the Nsight Systems SQLite export
-// (DESIGN.md section 2); our own additions are the OVERLAPSCOPE_* tables.
+// (docs/design.md section 2); our own additions are the OVERLAPSCOPE_* tables.
 #pragma once
 
 #include <string_view>

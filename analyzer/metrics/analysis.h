@@ -1,4 +1,4 @@
-// What the analyzer computes from a capture (DESIGN.md section 4). Plain
+// What the analyzer computes from a capture (docs/design.md section 4). Plain
 // values: the report writers, `check`, `diff` and the GUI panels read these.
 #pragma once
 
@@ -29,7 +29,7 @@ struct AnalysisSettings {
     int smallCollectiveCount = 32;
     // "Idle gap" finding: a gap with no GPU activity at least this long.
     TimeNs idleGapNs = 1'000'000;
-    // --align collectives (DESIGN.md 4c): shift each process so that the ends
+    // --align collectives (docs/design.md 4c): shift each process so that the ends
     // of its matched collectives line up with the lowest rank's in the median.
     bool alignCollectives = false;
     // Pipeline parallelism (docs/metrics.md section 7e): micro-batch ranges.
@@ -46,7 +46,7 @@ struct AnalysisSettings {
     double alltoallImbalance = 1.25;
 };
 
-// The metrics of DESIGN.md section 4 over one window.
+// The metrics of docs/design.md section 4 over one window.
 struct OverlapMetrics {
     TimeNs window_ns = 0, compute_ns = 0, comm_ns = 0, overlap_ns = 0, exposed_comm_ns = 0,
            busy_ns = 0, idle_ns = 0;
@@ -58,7 +58,7 @@ struct OverlapMetrics {
     void computeRatios(TimeNs computeOrComm_ns);
 };
 
-// DESIGN.md section 4b over one window: what overlap cost compute. Sums run
+// docs/design.md section 4b over one window: what overlap cost compute. Sums run
 // over the overlapped compute kernels (at least half under communication)
 // whose start lies in the window.
 struct InterferenceMetrics {
@@ -70,7 +70,7 @@ struct InterferenceMetrics {
     TimeNs net_overlap_gain_ns = 0;               // overlap_ns - interference_ns
 };
 
-// DESIGN.md section 4c over one window; absent with one device.
+// docs/design.md section 4c over one window; absent with one device.
 struct WaitTransferMetrics {
     TimeNs comm_wait_ns = 0;         // waiting for the last rank, not also transfer
     TimeNs exposed_wait_ns = 0;      // of that, not under compute

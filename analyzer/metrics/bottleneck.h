@@ -1,5 +1,5 @@
 // Why communication is exposed: the bottleneck bucket of a window and the
-// findings that explain exposed time (DESIGN.md section 4, "Bottleneck").
+// findings that explain exposed time (docs/design.md section 4, "Bottleneck").
 #pragma once
 
 #include "analyzer/metrics/coverage.h"

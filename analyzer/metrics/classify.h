@@ -1,5 +1,5 @@
 // Which GPU activity is computation, communication or memory traffic
-// (DESIGN.md section 3), and what NCCL kernel names say about the collective.
+// (docs/design.md section 3), and what NCCL kernel names say about the collective.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"

@@ -1,4 +1,4 @@
-// DESIGN.md section 4b: how much longer compute kernels run while
+// docs/design.md section 4b: how much longer compute kernels run while
 // communication runs beside them, against the same kernel signature running
 // alone.
 #pragma once

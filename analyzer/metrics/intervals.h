@@ -1,6 +1,6 @@
 // Interval algebra on half-open [start, end) nanosecond intervals.
 //
-// Every metric of DESIGN.md section 4 is a length of unions, intersections
+// Every metric of docs/design.md section 4 is a length of unions, intersections
 // and differences of per-category busy time, so the analyzer, the report and
 // the GUI's range selection all go through these few operations.
 //

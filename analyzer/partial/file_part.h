@@ -1,5 +1,5 @@
 // What one capture file leaves behind once its devices are analysed and the
-// capture itself is freed: the per-device results (DESIGN.md section 4,
+// capture itself is freed: the per-device results (docs/design.md section 4,
 // everything a device can know alone) plus what the cross-rank part needs.
 // The pipeline, `report --partial` and the agent make these; the merge
 // (merge.h) puts many of them on one timeline and finishes the analysis.

@@ -17,7 +17,7 @@ struct Thresholds {
     // With a baseline: overlap_ratio >= base * (1 - P/100) and
     // exposed_comm_ns <= base * (1 + P/100).
     std::optional<double> maxRegressionPercent;
-    // DESIGN.md 4b/4c, per device: compute_slowdown <= R; exposed_transfer_ns
+    // docs/design.md 4b/4c, per device: compute_slowdown <= R; exposed_transfer_ns
     // (exposed_comm_ns with one device) <= X ms; delay_caused_ns <= X ms.
     std::optional<double> maxComputeSlowdown, maxExposedTransferMs, maxDelayCausedMs;
     // docs/metrics.md 7e/7f: a pipeline stage's bubble share over its steps

@@ -1,4 +1,4 @@
-// The DESIGN.md 4b/4c results in words: what overlap cost compute, how much
+// The docs/design.md 4b/4c results in words: what overlap cost compute, how much
 // of the exposed communication is waiting rather than transfer, and who
 // arrives last. Shared by the text and Markdown reports.
 #pragma once

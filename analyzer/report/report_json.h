@@ -1,4 +1,4 @@
-// The stable report JSON (DESIGN.md section 5, "format":"overlapscope-report",
+// The stable report JSON (docs/design.md section 5, "format":"overlapscope-report",
 // "version":1) and a reader for it, so `check --baseline` and `diff` can
 // compare a capture with a report saved earlier.
 #pragma once

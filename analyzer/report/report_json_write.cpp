@@ -38,7 +38,7 @@ void putMetrics(ordered_json& j, const OverlapMetrics& m) {
     j["ideal_speedup"] = orNull(m.ideal_speedup);
 }
 
-// DESIGN.md 4b and 4c fields of one window; 4c ones are null with one device.
+// docs/design.md 4b and 4c fields of one window; 4c ones are null with one device.
 void putInterferenceAndWait(ordered_json& j, const InterferenceMetrics& i,
                             const std::optional<WaitTransferMetrics>& w) {
     j["overlapped_compute_ns"] = i.overlapped_compute_ns;

@@ -50,10 +50,10 @@ struct WorkloadSpec {
     std::string host = "synth-host";
     int64_t basePid = 4000;  // rank r gets pid basePid + r
     // Compute kernels that start while their rank's communication runs take
-    // this many times longer (DESIGN 4b interference with a known answer).
+    // this many times longer (docs/design.md 4b interference with a known answer).
     double interference = 1.0;
     // Per rank (missing ranks: 0). Rank r starts every step this much later,
-    // so it arrives last at collectives by that much (DESIGN 4c).
+    // so it arrives last at collectives by that much (docs/design.md 4c).
     std::vector<TimeNs> arrivalSkewNs;
     // Per rank: every time rank r records is off by this much, as a host
     // clock that disagrees with the others (--align collectives undoes it).

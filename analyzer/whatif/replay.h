@@ -58,7 +58,7 @@ std::vector<std::vector<Interval>> scheduleJoint(const std::vector<const std::ve
 
 // The step with these collective intervals (one per bucket, in order):
 // compute keeps its time, the post block moves with the last collective,
-// step time and exposed communication as DESIGN 4 defines them.
+// step time and exposed communication as docs/design.md section 4 defines them.
 StepPrediction evaluateStep(const StepModel& step, const std::vector<Interval>& collectives);
 
 // Bounds for context, as plans to schedule like any other: every collective

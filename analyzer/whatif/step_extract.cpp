@@ -95,7 +95,7 @@ std::vector<Activity> deviceActivities(const Capture& capture, const Analysis& a
     for (size_t i = 0; i < da.collectives.size(); ++i)
         if (da.collectives[i].kernelIndex < opOfKernel.size())
             opOfKernel[da.collectives[i].kernelIndex] = static_cast<int>(i);
-    // DESIGN 4c: a collective's transfer starts when the last rank arrives.
+    // docs/design.md 4c: a collective's transfer starts when the last rank arrives.
     std::vector<TimeNs> lastArrival(da.collectives.size(), std::numeric_limits<TimeNs>::min());
     for (const auto& m : analysis.matched) {
         if (m.instances.size() < 2) continue;

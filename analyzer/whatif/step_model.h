@@ -30,7 +30,7 @@ struct ObservedBucket {
     TimeNs start = 0, end = 0;  // first start, last end of its operations
     TimeNs launch = -1;         // host launch of its first operation, -1 unknown
     uint64_t bytes = 0;
-    TimeNs costNs = 0;          // what the cost fit sees: duration, or transfer time (DESIGN 4c)
+    TimeNs costNs = 0;          // what the cost fit sees: duration, or transfer time (docs/design.md 4c)
     TimeNs ready = 0;           // when its gradients were ready (set by the readiness rule)
     bool readyKnown = false;
     uint32_t readyName = kNoId; // the compute kernel whose end made it ready
@@ -47,7 +47,7 @@ struct StepModel {
     int stepIndex = -1;  // into DeviceAnalysis::steps
     std::string name;
     TimeNs start = 0, end = 0;          // observed GPU window
-    TimeNs measuredExposedNs = 0;       // DESIGN 4 exposed_comm_ns of the step
+    TimeNs measuredExposedNs = 0;       // docs/design.md section 4 exposed_comm_ns of the step
     std::vector<Work> kept;             // keeps its time
     std::vector<Work> post;             // launched after the last gradient collective
     std::vector<ComputeKernel> compute; // compute kernels of `kept`, by start

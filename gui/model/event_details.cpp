@@ -144,7 +144,7 @@ const CollectiveInstance& opAt(const Analysis& a, std::pair<int, int> where) {
     return a.devices[static_cast<size_t>(where.first)].collectives[static_cast<size_t>(where.second)];
 }
 
-// A communication kernel's waiting and transfer (DESIGN 4c, docs/metrics.md
+// A communication kernel's waiting and transfer (docs/design.md 4c, docs/metrics.md
 // 7d): a collective (or all-to-all exchange) waits for the latest start of
 // its group; a send or receive for its partners that started while it ran.
 void addWaitTransfer(const Analysis& a, const KernelLinks& links, DetailList& out) {

@@ -16,7 +16,7 @@ using DetailList = std::vector<std::pair<std::string, std::string>>;
 
 // With the analysis, a compute kernel also shows its signature's baseline
 // (the same kernel alone) and this run against it, and a collective its
-// waiting and transfer parts and who arrived last (DESIGN 4b, 4c).
+// waiting and transfer parts and who arrived last (docs/design.md 4b, 4c).
 DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis* analysis = nullptr);
 
 // The label text of one event: short kernel name, "memcpy HtoD", a range,

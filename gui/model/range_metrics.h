@@ -1,4 +1,4 @@
-// DESIGN.md section 4 metrics for an arbitrary time range, answered from a
+// docs/design.md section 4 metrics for an arbitrary time range, answered from a
 // device group's coverages in O(log n) so a drag selection can refresh them
 // on every mouse move. One device's numbers come from the analyzer's
 // DeviceCoverage::metrics and several devices' from its MetricSum, so they

@@ -1,4 +1,4 @@
-// The Selection panel: DESIGN.md section 4 metrics of the dragged range, one
+// The Selection panel: docs/design.md section 4 metrics of the dragged range, one
 // column per device and, with several devices, a last column that says it is
 // their sum (nanoseconds of several GPUs added up, ratios from the sums).
 #pragma once

@@ -330,7 +330,7 @@ TEST(CaptureIoRoundTrip, FileHasTheNsysLayout) {
     EXPECT_EQ(querySql(path, "SELECT count(*) FROM OVERLAPSCOPE_NCCL_COLL WHERE gpuStart IS NULL"),
               "1");
     // Kernels are a view over narrow rows and shared launches (format 2),
-    // with exactly the columns DESIGN.md lists, in its order.
+    // with exactly the columns docs/design.md lists, in its order.
     EXPECT_EQ(querySql(path, "SELECT group_concat(name, ',') FROM "
                              "pragma_table_info('CUPTI_ACTIVITY_KIND_KERNEL')"),
               "start,end,deviceId,contextId,streamId,correlationId,globalPid,demangledName,"

@@ -198,7 +198,7 @@ TEST(ChromeExport, RoundTripGivesTheSameEventsAndMetrics) {
         EXPECT_EQ(x.devices[i].steps.size(), 3u);
         for (size_t s = 0; s < x.devices[i].steps.size(); ++s)
             expectSameMetrics(x.devices[i].steps[s].metrics, y.devices[i].steps[s].metrics);
-        // DESIGN 4b/4c from a Kineto trace: grid and block travel in args.
+        // docs/design.md 4b/4c from a Kineto trace: grid and block travel in args.
         const auto& dx = x.devices[i];
         const auto& dy = y.devices[i];
         EXPECT_EQ(dx.interference.overlapped_compute_ns, dy.interference.overlapped_compute_ns);

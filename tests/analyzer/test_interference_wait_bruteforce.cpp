@@ -1,4 +1,4 @@
-// DESIGN.md sections 4b and 4c against a brute force: time is cut into 1 ns
+// docs/design.md sections 4b and 4c against a brute force: time is cut into 1 ns
 // cells; a kernel's overlap with communication, the waiting and transfer
 // parts of matched collectives and every window sum are counted cell by cell
 // from the events as generated. Nothing here shares code with

@@ -1,4 +1,4 @@
-// Kernel classification and NCCL kernel-name parsing (DESIGN.md section 3).
+// Kernel classification and NCCL kernel-name parsing (docs/design.md section 3).
 #include "analyzer/metrics/classify.h"
 
 #include <gtest/gtest.h>

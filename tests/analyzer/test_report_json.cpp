@@ -1,4 +1,4 @@
-// The report JSON against DESIGN.md section 5, field by field, and the
+// The report JSON against docs/design.md section 5, field by field, and the
 // reader that brings a saved report back (check --baseline, diff).
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/report/report_json.h"
@@ -28,7 +28,7 @@ json reportOf(const Analysis& a) {
 const std::set<std::string> kMetricKeys = {
     "window_ns", "compute_ns", "comm_ns", "overlap_ns", "exposed_comm_ns", "busy_ns",
     "idle_ns", "overlap_ratio", "achieved_speedup", "ideal_speedup"};
-// DESIGN.md section 5: totals and steps also carry the 4b and 4c fields.
+// docs/design.md section 5: totals and steps also carry the 4b and 4c fields.
 const std::set<std::string> kInterferenceWaitKeys = {
     "overlapped_compute_ns", "interfered_compute_ns", "interference_ns", "interference_coverage",
     "compute_slowdown", "net_overlap_gain_ns", "comm_wait_ns", "exposed_wait_ns",

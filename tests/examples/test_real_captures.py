@@ -2,7 +2,7 @@
 """The real H100 captures in examples/h100/ against answers computed here,
 from the raw SQLite rows and Kineto JSON, with no overlapscope code:
 
-- whole-capture totals per device (DESIGN.md section 4: |C|, |M|, |C ∩ M|,
+- whole-capture totals per device (docs/design.md section 4: |C|, |M|, |C ∩ M|,
   |C ∪ M ∪ X|, the span) equal what `overlapscope report --format json` says;
 - the overlap ordering of the schedules (sequential / serial lowest);
 - every NCCL kernel is communication and every measured step is found;
@@ -61,7 +61,7 @@ def is_nccl(name):
 
 
 def raw_totals(path, comm_copies):
-    """DESIGN section 4 totals of the one device in a capture file, from its rows."""
+    """docs/design.md section 4 totals of the one device in a capture file, from its rows."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     names = dict(db.execute("SELECT id, value FROM StringIds"))
     compute, comm, memory = [], [], []

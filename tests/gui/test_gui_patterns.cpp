@@ -128,7 +128,7 @@ TEST(PipelineBubbles, SynthPipelineMatchesTheFormulasAndTilesTheWindow) {
 
 // Random stages: micro-batch kernels (each launched in its own `fwd mb N` /
 // `bwd mb N` range), compute kernels outside any micro-batch (they count
-// as compute, DESIGN C) and an all-reduce (it does not), in ns. The oracle
+// as compute, docs/design.md section 4's C) and an all-reduce (it does not), in ns. The oracle
 // walks every nanosecond: the window P spans the micro-batch kernels of all
 // stages; a stage's shaded ns are those of P with none of its compute; fill
 // before its first compute in P, drain after its last, stall in between.
