@@ -24,6 +24,7 @@
 #include "agent/core/counting_row_sink.h"
 #include "agent/fake/fake_source.h"
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,16 +32,13 @@
 #include <filesystem>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 namespace {
 
 using namespace osc::agent;
 using Clock = std::chrono::steady_clock;
 
-double secondsSince(Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 constexpr size_t kBoundBytes = 64u << 20;  // AgentSettings::bufferBytes default
 constexpr double kTarget = 2e6;
@@ -153,9 +151,10 @@ double pipelineWithoutSqlite(uint64_t records) {
 
 int main(int argc, char** argv) {
     if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-        std::printf("usage: bench_agent_writer [SECONDS] [OUTPUT_DIR]\n"
-                    "Writes fake kernel records through the agent's writer at 2 M/s for SECONDS\n"
-                    "(default 5), then as fast as it goes; prints rates, close time, bytes/record.\n");
+        std::printf(
+            "usage: bench_agent_writer [SECONDS] [OUTPUT_DIR]\n"
+            "Writes fake kernel records through the agent's writer at 2 M/s for SECONDS\n"
+            "(default 5), then as fast as it goes; prints rates, close time, bytes/record.\n");
         return 0;
     }
     const double seconds = argc > 1 ? std::max(0.5, std::atof(argv[1])) : 5.0;
@@ -172,18 +171,20 @@ int main(int argc, char** argv) {
     const Run s = runCapture(path, steady);
     const double interval = 1.0;  // SessionConfig::commitIntervalMs
     const bool pass = s.dropped == 0 && s.lagS <= interval && s.written == s.produced;
-    std::printf("agent writer, sustained: %.0f kernel records/s offered for %.2f s: %llu written, "
-                "%llu dropped, writer %.3f s behind at the end (64 MiB bound)\n",
-                static_cast<double>(s.produced) / s.productionS, s.productionS,
-                static_cast<unsigned long long>(s.written),
-                static_cast<unsigned long long>(s.dropped), s.lagS);
-    std::printf("agent writer, sustained: %.0f records/s into SQLite, %.1f bytes on disk per kernel "
-                "record\n",
-                static_cast<double>(s.written) / (s.productionS + s.lagS),
-                static_cast<double>(s.fileBytes) / static_cast<double>(std::max<uint64_t>(1, s.written)));
-    std::printf("agent writer, close after the capture (indexes, journal): %.2f s = %.2f us per "
-                "record\n",
-                s.closeS, 1e6 * s.closeS / static_cast<double>(std::max<uint64_t>(1, s.written)));
+    std::printf(
+        "agent writer, sustained: %.0f kernel records/s offered for %.2f s: %llu written, "
+        "%llu dropped, writer %.3f s behind at the end (64 MiB bound)\n",
+        static_cast<double>(s.produced) / s.productionS, s.productionS, static_cast<unsigned long long>(s.written),
+        static_cast<unsigned long long>(s.dropped), s.lagS);
+    std::printf(
+        "agent writer, sustained: %.0f records/s into SQLite, %.1f bytes on disk per kernel "
+        "record\n",
+        static_cast<double>(s.written) / (s.productionS + s.lagS),
+        static_cast<double>(s.fileBytes) / static_cast<double>(std::max<uint64_t>(1, s.written)));
+    std::printf(
+        "agent writer, close after the capture (indexes, journal): %.2f s = %.2f us per "
+        "record\n",
+        s.closeS, 1e6 * s.closeS / static_cast<double>(std::max<uint64_t>(1, s.written)));
 
     // 2. The ceiling: the source waits for buffers, so it runs at the writer's pace.
     FakeSourceOptions flat = steady;
@@ -191,16 +192,16 @@ int main(int argc, char** argv) {
     flat.waitForBuffers = true;
     const Run m = runCapture(path, flat);
     const double ceiling = static_cast<double>(m.written) / (m.productionS + m.lagS);
-    std::printf("agent writer, ceiling: %.0f records/s until written; %.0f records/s counting the "
-                "close (%.2f s)\n",
-                ceiling, static_cast<double>(m.written) / (m.productionS + m.lagS + m.closeS),
-                m.closeS);
+    std::printf(
+        "agent writer, ceiling: %.0f records/s until written; %.0f records/s counting the "
+        "close (%.2f s)\n",
+        ceiling, static_cast<double>(m.written) / (m.productionS + m.lagS + m.closeS), m.closeS);
     std::printf("agent writer thread: %.3f us CPU per record (%.2f M records per CPU second)\n",
                 1e6 * m.writerCpuS / static_cast<double>(std::max<uint64_t>(1, m.written)),
                 static_cast<double>(m.written) / std::max(1e-9, m.writerCpuS) / 1e6);
     std::printf("agent pipeline without SQLite (pool, queue, decode): %.0f records/s\n",
                 pipelineWithoutSqlite(records));
-    std::printf("agent writer: target >= %.0f kernel records/s sustained, nothing dropped: %s\n",
-                kTarget, pass ? "PASS" : "FAIL");
+    std::printf("agent writer: target >= %.0f kernel records/s sustained, nothing dropped: %s\n", kTarget,
+                pass ? "PASS" : "FAIL");
     return pass ? 0 : 1;
 }

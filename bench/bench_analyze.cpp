@@ -9,11 +9,11 @@
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <random>
 #include <string>
 
@@ -30,8 +30,7 @@ osc::Capture makeCapture(size_t kernels, size_t commEvery) {
     k.reserve(kernels);
     const uint32_t gemm = c.strings.intern("ampere_bf16_s16816gemm_256x128_ldg8_f2f_stages_64x3_tn");
     const uint32_t elem = c.strings.intern("void at::native::vectorized_elementwise_kernel<4>()");
-    const uint32_t ar = c.strings.intern(
-        "void ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgs4K)");
+    const uint32_t ar = c.strings.intern("void ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgs4K)");
     const uint32_t ag = c.strings.intern("void ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgs4K)");
     const uint32_t launch = c.strings.intern("cudaLaunchKernel");
 
@@ -44,8 +43,8 @@ osc::Capture makeCapture(size_t kernels, size_t commEvery) {
     for (size_t i = 0; i < kernels; ++i) {
         const bool comm = i % commEvery == commEvery - 1;
         const int s = comm ? 6 + static_cast<int>((i / commEvery) % 2) : static_cast<int>(i % 6);
-        const TimeNs dur = comm ? 20'000 + static_cast<TimeNs>(rng() % 60'000)
-                                : 2'000 + static_cast<TimeNs>(rng() % 20'000);
+        const TimeNs dur =
+            comm ? 20'000 + static_cast<TimeNs>(rng() % 60'000) : 2'000 + static_cast<TimeNs>(rng() % 20'000);
         TimeNs start = std::max(streamClock[static_cast<size_t>(s)], t) + static_cast<TimeNs>(rng() % 3'000);
         streamClock[static_cast<size_t>(s)] = start + dur;
         t += 1'500;  // launches keep coming
@@ -56,9 +55,8 @@ osc::Capture makeCapture(size_t kernels, size_t commEvery) {
         const uint32_t name = comm ? (i % 3 ? ar : ag) : (i % 2 ? gemm : elem);
         k.name.push_back(name);
         k.shortName.push_back(name);
-        for (auto* col : {&k.gridX, &k.gridY, &k.gridZ, &k.blockX, &k.blockY, &k.blockZ,
-                          &k.registersPerThread, &k.staticSharedMemory, &k.dynamicSharedMemory,
-                          &k.graphId})
+        for (auto* col : {&k.gridX, &k.gridY, &k.gridZ, &k.blockX, &k.blockY, &k.blockZ, &k.registersPerThread,
+                          &k.staticSharedMemory, &k.dynamicSharedMemory, &k.graphId})
             col->push_back(1);
         k.graphNodeId.push_back(0);
         // The launching API call, and one NVTX step every perStep kernels.
@@ -92,27 +90,32 @@ int main(int argc, char** argv) {
     size_t kernels = 10'000'000, commEvery = 16;
     double target = 5.0;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) kernels = std::strtoull(argv[++i], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--comm-every") && i + 1 < argc) commEvery = std::max<size_t>(1, std::strtoull(argv[++i], nullptr, 10));
-        else if (!std::strcmp(argv[i], "--target-s") && i + 1 < argc) target = std::atof(argv[++i]);
+        if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc)
+            kernels = std::strtoull(argv[++i], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--comm-every") && i + 1 < argc)
+            commEvery = std::max<size_t>(1, std::strtoull(argv[++i], nullptr, 10));
+        else if (!std::strcmp(argv[i], "--target-s") && i + 1 < argc)
+            target = std::atof(argv[++i]);
         else {
-            std::printf("usage: bench_analyze [--kernels N] [--comm-every K] [--target-s S]\n"
-                        "Times osc::analyze() on a synthetic capture with N kernels on 8 streams.\n");
+            std::printf(
+                "usage: bench_analyze [--kernels N] [--comm-every K] [--target-s S]\n"
+                "Times osc::analyze() on a synthetic capture with N kernels on 8 streams.\n");
             return std::strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
-    std::printf("building a synthetic capture: %zu kernels on 8 streams, 1 in %zu a collective...\n",
-                kernels, commEvery);
+    std::printf("building a synthetic capture: %zu kernels on 8 streams, 1 in %zu a collective...\n", kernels,
+                commEvery);
     std::fflush(stdout);
     const osc::Capture c = makeCapture(kernels, commEvery);
     const auto t0 = std::chrono::steady_clock::now();
     const osc::Analysis a = osc::analyze(c);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto& d = a.devices.at(0);
-    std::printf("analyze: %.2f s for %zu kernels (%.1f M kernels/s); %zu steps, %zu comm ops, "
-                "overlap ratio %.3f\n",
-                s, kernels, static_cast<double>(kernels) / s / 1e6, d.steps.size(),
-                d.collectives.size(), d.totals.overlap_ratio.value_or(0));
+    std::printf(
+        "analyze: %.2f s for %zu kernels (%.1f M kernels/s); %zu steps, %zu comm ops, "
+        "overlap ratio %.3f\n",
+        s, kernels, static_cast<double>(kernels) / s / 1e6, d.steps.size(), d.collectives.size(),
+        d.totals.overlap_ratio.value_or(0));
     std::printf("target: <= %.1f s on one core: %s\n", target, s <= target ? "MET" : "NOT MET");
     return 0;
 }

@@ -14,12 +14,12 @@
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_reader.h"
 
+#include <sys/resource.h>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <string>
-#include <sys/resource.h>
 
 namespace {
 
@@ -29,7 +29,12 @@ void writeSample(const std::string& path, long long n) {
                            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs4K)"};
     osc::KernelRow r;
     r.globalPid = osc::schema::packGlobalPid(4242);
-    r.gridX = 108; r.gridY = 1; r.gridZ = 1; r.blockX = 256; r.blockY = 1; r.blockZ = 1;
+    r.gridX = 108;
+    r.gridY = 1;
+    r.gridZ = 1;
+    r.blockX = 256;
+    r.blockY = 1;
+    r.blockZ = 1;
     const uint32_t ids[] = {w->internString(names[0]), w->internString(names[1])};
     for (long long i = 0; i < n; ++i) {
         const auto stream = static_cast<uint32_t>(i % 8);
@@ -76,20 +81,21 @@ int main(int argc, char** argv) {
             osc::LoadOptions options;
             options.launchDetails = details;
             readSqliteCapture(path, options, capture);
-            const double s =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             // CPU time too: on a shared machine the wall time says more about the neighbours.
             const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
             const auto kernels = capture.kernelCount();
             const double rss = peakRssGb();
             const bool ok = s <= kBudgetS && rss <= kBudgetGb;
-            std::printf("capture reader (%s): %zu kernels in %.2f s (%.2f s CPU) = %.2f M "
-                        "kernels/s, peak RSS %.2f GB (%.2f GB before reading)",
-                        details ? "full model, launch details" : "as the report reads",
-                        kernels, s, cpu, static_cast<double>(kernels) / s / 1e6, rss, rssBefore);
-            if (details) std::printf("\n");
-            else std::printf("; budget %.1f s and %.1f GB: %s\n", kBudgetS, kBudgetGb,
-                             ok ? "PASS" : "FAIL");
+            std::printf(
+                "capture reader (%s): %zu kernels in %.2f s (%.2f s CPU) = %.2f M "
+                "kernels/s, peak RSS %.2f GB (%.2f GB before reading)",
+                details ? "full model, launch details" : "as the report reads", kernels, s, cpu,
+                static_cast<double>(kernels) / s / 1e6, rss, rssBefore);
+            if (details)
+                std::printf("\n");
+            else
+                std::printf("; budget %.1f s and %.1f GB: %s\n", kBudgetS, kBudgetGb, ok ? "PASS" : "FAIL");
             std::fflush(stdout);
         }
     } catch (const osc::CaptureError& e) {

@@ -24,8 +24,7 @@ int main(int argc, char** argv) {
     const long long n = argc > 1 ? std::atoll(argv[1]) : 10'000'000;
     const bool userPath = argc > 2 && std::string(argv[2]) != "-";
     const std::string path =
-        userPath ? argv[2]
-                 : (std::filesystem::temp_directory_path() / "osc_bench_capture_write.sqlite").string();
+        userPath ? argv[2] : (std::filesystem::temp_directory_path() / "osc_bench_capture_write.sqlite").string();
     const long long launches = argc > 3 ? std::atoll(argv[3]) : 8;
     constexpr double kTarget = 2e6;
     constexpr long long kBatch = 1 << 20;  // about half a second of records at the target rate
@@ -51,8 +50,12 @@ int main(int argc, char** argv) {
         const uint64_t gpid = osc::schema::packGlobalPid(4242);
         osc::KernelRow r;
         r.globalPid = gpid;
-        r.gridX = 108; r.gridY = 1; r.gridZ = 1;
-        r.blockX = 256; r.blockY = 1; r.blockZ = 1;
+        r.gridX = 108;
+        r.gridY = 1;
+        r.gridZ = 1;
+        r.blockX = 256;
+        r.blockY = 1;
+        r.blockZ = 1;
         r.registersPerThread = 64;
         r.staticSharedMemory = 16384;
         for (long long i = 0; i < n; ++i) {
@@ -82,12 +85,11 @@ int main(int argc, char** argv) {
     const auto bytes = std::filesystem::file_size(path);
     // CPU time too: on a shared machine the wall time says more about the neighbours.
     std::printf("launch configurations: %lld\n", launches > 0 ? std::max(launches, 8LL) : n);
-    std::printf("capture writer: %lld kernel records in %.2f s (%.2f s CPU) = %.2f M records/s "
-                "(%.2f M/s per CPU second) (target >= %.1f M/s): %s\n",
-                n, s, cpu1 - cpu0, rate / 1e6, cpuRate / 1e6, kTarget / 1e6,
-                rate >= kTarget ? "PASS" : "FAIL");
-    std::printf("close() (indexes, checkpoint): %.2f s (%.2f s CPU)\n", seconds(t1, Clock::now()),
-                cpuNow() - cpu1);
+    std::printf(
+        "capture writer: %lld kernel records in %.2f s (%.2f s CPU) = %.2f M records/s "
+        "(%.2f M/s per CPU second) (target >= %.1f M/s): %s\n",
+        n, s, cpu1 - cpu0, rate / 1e6, cpuRate / 1e6, kTarget / 1e6, rate >= kTarget ? "PASS" : "FAIL");
+    std::printf("close() (indexes, checkpoint): %.2f s (%.2f s CPU)\n", seconds(t1, Clock::now()), cpuNow() - cpu1);
     std::printf("file: %s, %.1f bytes per kernel record (indexes included)\n", path.c_str(),
                 static_cast<double>(bytes) / static_cast<double>(n));
     if (!userPath) std::filesystem::remove(path);

@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -112,8 +112,7 @@ int iterationsFor(const std::function<void()>& call, int given) {
 void print(const char* what, const Figure& f, size_t bytes, size_t steps) {
     std::printf("  %-28s %10.0f ns/device  %7.0f ns/step  %6.2f ns/byte", what, f.ns,
                 f.ns / static_cast<double>(std::max<size_t>(steps, 1)), f.ns / static_cast<double>(bytes));
-    if (f.instructions > 0)
-        std::printf("  %6.2f instructions/byte", f.instructions / static_cast<double>(bytes));
+    if (f.instructions > 0) std::printf("  %6.2f instructions/byte", f.instructions / static_cast<double>(bytes));
     std::printf("\n");
 }
 
@@ -131,14 +130,20 @@ int main(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (arg == "--steps") steps = std::atoi(next());
-        else if (arg == "--layers") layers = std::atoi(next());
-        else if (arg == "--runs") runs = std::atoi(next());
-        else if (arg == "--iterations") iterations = std::atoi(next());
-        else if (arg == "--capture") capturePath = next();
+        if (arg == "--steps")
+            steps = std::atoi(next());
+        else if (arg == "--layers")
+            layers = std::atoi(next());
+        else if (arg == "--runs")
+            runs = std::atoi(next());
+        else if (arg == "--iterations")
+            iterations = std::atoi(next());
+        else if (arg == "--capture")
+            capturePath = next();
         else {
-            std::fprintf(stderr, "usage: bench_device_codec [--steps N] [--layers L] [--runs R] [--iterations I] "
-                                 "[--capture PATH]\n");
+            std::fprintf(stderr,
+                         "usage: bench_device_codec [--steps N] [--layers L] [--runs R] [--iterations I] "
+                         "[--capture PATH]\n");
             return 2;
         }
     }

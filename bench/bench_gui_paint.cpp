@@ -18,8 +18,8 @@
 // and reused by later runs; writing them is not part of any figure.
 #include "bench/gui_bench_util.h"
 
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/schema.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/load/load_capture.h"
 #include "gui/widgets/capture_loader.h"
 #include "gui/widgets/main_window.h"
@@ -29,11 +29,11 @@
 #include <QApplication>
 #include <QSettings>
 
-#include <cstring>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <thread>
+#include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -61,8 +61,8 @@ bool caseRanks(const std::string& dir, uint64_t kernels) {
     loaded.model->addStepLanes(*loaded.analysis);
     const double analysisS = seconds(t2);
     const double loadS = seconds(t0);
-    std::printf("  read files %.2f s, build lanes and coverages %.2f s, analysis %.2f s (one after the other)\n",
-                readS, lanesS, analysisS);
+    std::printf("  read files %.2f s, build lanes and coverages %.2f s, analysis %.2f s (one after the other)\n", readS,
+                lanesS, analysisS);
     bool pass = verdict("A. load (read + lanes + analysis)", loadS, "s", 15);
     printSummarySize(*loaded.model);
     osc::gui::TimelineWidget w;
@@ -141,9 +141,12 @@ int main(int argc, char** argv) {
     uint64_t kernels = 10'000'000;
     std::string dir, only;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) kernels = std::stoull(argv[++i]);
-        else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
-        else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc)
+            kernels = std::stoull(argv[++i]);
+        else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc)
+            dir = argv[++i];
+        else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         else {
             std::fprintf(stderr, "usage: bench_gui_paint [--kernels N] [--dir DIR] [--only A|B|C]\n");
             return 2;

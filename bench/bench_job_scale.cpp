@@ -105,9 +105,12 @@ int main(int argc, char** argv) {
     std::string dir = "bench_job_scale_jobs", baseline;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
-        else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
-        else if (a == "--baseline" && i + 1 < argc) baseline = argv[++i];
+        if (a == "--runs" && i + 1 < argc)
+            runs = std::atoi(argv[++i]);
+        else if (a == "--dir" && i + 1 < argc)
+            dir = argv[++i];
+        else if (a == "--baseline" && i + 1 < argc)
+            baseline = argv[++i];
         else {
             std::fprintf(stderr, "usage: bench_job_scale [--runs R] [--dir DIR] [--baseline OLD_OVERLAPSCOPE]\n");
             return 2;
@@ -116,8 +119,7 @@ int main(int argc, char** argv) {
     fs::create_directories(dir);
     double load[3] = {0, 0, 0};
     ::getloadavg(load, 3);
-    std::printf("bench_job_scale: medians of %d runs, load average %.1f %.1f %.1f\n", runs, load[0], load[1],
-                load[2]);
+    std::printf("bench_job_scale: medians of %d runs, load average %.1f %.1f %.1f\n", runs, load[0], load[1], load[2]);
     bool pass = measure("this build", OSC_CLI_PATH, dir, runs);
     if (!baseline.empty()) measure("baseline", baseline, dir, runs);
     std::printf("\n%s\n", pass ? "PASS" : "FAIL");

@@ -39,19 +39,21 @@ double cpuSeconds() {
 }
 
 template <typename T>
-uint64_t bytesOf(const std::vector<T>& v) { return v.size() * sizeof(T); }
+uint64_t bytesOf(const std::vector<T>& v) {
+    return v.size() * sizeof(T);
+}
 
 uint64_t modelBytes(const osc::Capture& c) {
     uint64_t n = 0;
     for (const auto& p : c.processes) {
         for (const auto& d : p.devices) {
             const auto& k = d.kernels;
-            n += bytesOf(k.start) + bytesOf(k.end) + bytesOf(k.stream) + bytesOf(k.correlation) +
-                 bytesOf(k.name) + bytesOf(k.shortName) + bytesOf(k.gridX) * 6 +
-                 bytesOf(k.registersPerThread) * 3 + bytesOf(k.graphId) + bytesOf(k.graphNodeId);
+            n += bytesOf(k.start) + bytesOf(k.end) + bytesOf(k.stream) + bytesOf(k.correlation) + bytesOf(k.name) +
+                 bytesOf(k.shortName) + bytesOf(k.gridX) * 6 + bytesOf(k.registersPerThread) * 3 + bytesOf(k.graphId) +
+                 bytesOf(k.graphNodeId);
             const auto& m = d.copies;
-            n += bytesOf(m.start) * 2 + bytesOf(m.stream) * 2 + bytesOf(m.bytes) +
-                 bytesOf(m.copyKind) * 3 + bytesOf(m.srcDevice) * 2;
+            n += bytesOf(m.start) * 2 + bytesOf(m.stream) * 2 + bytesOf(m.bytes) + bytesOf(m.copyKind) * 3 +
+                 bytesOf(m.srcDevice) * 2;
             n += d.memsets.size() * (8 * 2 + 4 * 2 + 8 + 4);
             n += d.syncs.size() * (8 * 2 + 4 * 3 + 1);
         }
@@ -67,8 +69,10 @@ void generate(const std::string& path, uint64_t targetBytes, bool gzip) {
     std::FILE* plain = gzip ? nullptr : std::fopen(path.c_str(), "wb");
     gzFile gz = gzip ? gzopen(path.c_str(), "wb1") : nullptr;
     auto put = [&](const char* s, size_t len) {
-        if (gz) gzwrite(gz, s, static_cast<unsigned>(len));
-        else std::fwrite(s, 1, len, plain);
+        if (gz)
+            gzwrite(gz, s, static_cast<unsigned>(len));
+        else
+            std::fwrite(s, 1, len, plain);
     };
     std::mt19937_64 rng(1);
     const char* names[] = {
@@ -79,9 +83,10 @@ void generate(const std::string& path, uint64_t targetBytes, bool gzip) {
         "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
         "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
         "cutlass::bfloat16_t> >(Flash_fwd_params)"};
-    std::string head = "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", "
-                       "\"rank\": 0, \"world_size\": 8},\n  \"baseTimeNanoseconds\": "
-                       "1700000000000000000,\n  \"traceEvents\": [\n";
+    std::string head =
+        "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", "
+        "\"rank\": 0, \"world_size\": 8},\n  \"baseTimeNanoseconds\": "
+        "1700000000000000000,\n  \"traceEvents\": [\n";
     put(head.data(), head.size());
     uint64_t written = head.size(), corr = 1;
     double cpuUs = 1718000000000.0;
@@ -107,10 +112,9 @@ void generate(const std::string& path, uint64_t targetBytes, bool gzip) {
             "thread\": 168, \"shared memory\": 213248, \"blocks per SM\": 0.984848, \"warps per SM\": "
             "7.878788, \"grid\": [130, 1, 1], \"block\": [384, 1, 1], \"est. achieved occupancy %%\": "
             "0}}",
-            first ? "" : ",\n", cpuUs, static_cast<unsigned long long>(corr),
-            static_cast<unsigned long long>(corr), cpuUs + 2.5,
-            static_cast<unsigned long long>(corr), static_cast<unsigned long long>(corr), name,
-            stream, static_cast<long long>(gpuNs / 1000), static_cast<long long>(gpuNs % 1000),
+            first ? "" : ",\n", cpuUs, static_cast<unsigned long long>(corr), static_cast<unsigned long long>(corr),
+            cpuUs + 2.5, static_cast<unsigned long long>(corr), static_cast<unsigned long long>(corr), name, stream,
+            static_cast<long long>(gpuNs / 1000), static_cast<long long>(gpuNs % 1000),
             static_cast<long long>(durNs / 1000), static_cast<long long>(durNs % 1000),
             static_cast<unsigned long long>(corr), stream, static_cast<unsigned long long>(corr));
         put(buf, static_cast<size_t>(len));
@@ -121,8 +125,10 @@ void generate(const std::string& path, uint64_t targetBytes, bool gzip) {
     }
     const std::string tail = "\n  ]\n}\n";
     put(tail.data(), tail.size());
-    if (gz) gzclose(gz);
-    else std::fclose(plain);
+    if (gz)
+        gzclose(gz);
+    else
+        std::fclose(plain);
 }
 
 }  // namespace
@@ -133,19 +139,20 @@ int main(int argc, char** argv) {
     bool gzip = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--size-mb" && i + 1 < argc) sizeMb = std::stoull(argv[++i]);
-        else if (a == "--trace" && i + 1 < argc) trace = argv[++i];
-        else if (a == "--gzip") gzip = true;
+        if (a == "--size-mb" && i + 1 < argc)
+            sizeMb = std::stoull(argv[++i]);
+        else if (a == "--trace" && i + 1 < argc)
+            trace = argv[++i];
+        else if (a == "--gzip")
+            gzip = true;
         else {
             std::printf("usage: bench_kineto_import [--size-mb N] [--trace PATH] [--gzip]\n");
             return a == "--help" ? 0 : 2;
         }
     }
-    if (trace.empty())
-        trace = "kineto_bench_" + std::to_string(sizeMb) + "mb.json" + (gzip ? ".gz" : "");
+    if (trace.empty()) trace = "kineto_bench_" + std::to_string(sizeMb) + "mb.json" + (gzip ? ".gz" : "");
     if (!std::filesystem::exists(trace)) {
-        std::printf("generating %s (%llu MB of JSON)...\n", trace.c_str(),
-                    static_cast<unsigned long long>(sizeMb));
+        std::printf("generating %s (%llu MB of JSON)...\n", trace.c_str(), static_cast<unsigned long long>(sizeMb));
         generate(trace, sizeMb << 20, gzip);
     }
     const double fileMb = static_cast<double>(std::filesystem::file_size(trace)) / (1 << 20);
@@ -169,15 +176,14 @@ int main(int argc, char** argv) {
     osc::readKinetoTrace(trace, {}, capture);
     capture.alignProcesses();
     capture.finalize();
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = cpuSeconds() - cpu0;
     const uint64_t peak = procStatusBytes("VmHWM:");
     const double model = static_cast<double>(modelBytes(capture));
     const double used = static_cast<double>(peak - rssBefore);
 
-    std::printf("trace: %s, %.1f MB on disk, %.1f MB of JSON, %zu kernels\n", trace.c_str(),
-                fileMb, jsonMb, capture.kernelCount());
+    std::printf("trace: %s, %.1f MB on disk, %.1f MB of JSON, %zu kernels\n", trace.c_str(), fileMb, jsonMb,
+                capture.kernelCount());
     // The reader is single-threaded; on a shared machine the wall clock also
     // counts time other processes held the core, so CPU time is shown too.
     const double mbps = jsonMb / secs, cpuMbps = jsonMb / cpu;
@@ -186,15 +192,17 @@ int main(int argc, char** argv) {
         if (std::fscanf(f, "%lf", &load) != 1) load = 0;
         std::fclose(f);
     }
-    const char* verdict = mbps >= 100 ? "MET"
+    const char* verdict = mbps >= 100      ? "MET"
                           : cpuMbps >= 100 ? "NOT MET on the wall clock, MET per CPU second "
                                              "(the machine was busy)"
                                            : "NOT MET";
-    std::printf("import: %.2f s wall, %.2f s CPU: %.1f MB/s wall, %.1f MB/s per CPU second, "
-                "load average %.1f (target >= 100 MB/s): %s\n",
-                secs, cpu, mbps, cpuMbps, load, verdict);
-    std::printf("memory: event model %.1f MB, peak RSS growth %.1f MB = %.2fx the model "
-                "(target < 1.5x): %s\n",
-                model / (1 << 20), used / (1 << 20), used / model, used < 1.5 * model ? "MET" : "NOT MET");
+    std::printf(
+        "import: %.2f s wall, %.2f s CPU: %.1f MB/s wall, %.1f MB/s per CPU second, "
+        "load average %.1f (target >= 100 MB/s): %s\n",
+        secs, cpu, mbps, cpuMbps, load, verdict);
+    std::printf(
+        "memory: event model %.1f MB, peak RSS growth %.1f MB = %.2fx the model "
+        "(target < 1.5x): %s\n",
+        model / (1 << 20), used / (1 << 20), used / model, used < 1.5 * model ? "MET" : "NOT MET");
     return 0;
 }

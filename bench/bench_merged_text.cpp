@@ -13,9 +13,9 @@
 // largest N within 1.5x of that at the smallest (judged on 64 and 256:
 // beyond, the merge's own per-device headers grow it, the JSON path's too,
 // which is printed alongside as the floor); both paths' reports equal.
+#include "analyzer/job/file_workers.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/partial/merge.h"
-#include "analyzer/job/file_workers.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
 #include "analyzer/synth/workload_synth.h"
@@ -101,28 +101,37 @@ int main(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (a == "--ranks") ranks = parseList(next());
-        else if (a == "--steps") spec.steps = std::stoi(next());
-        else if (a == "--layers") spec.layers = std::stoi(next());
-        else if (a == "--runs") runs = std::max(1, std::stoi(next()));
-        else if (a == "--jobs") jobs = std::max(1, std::stoi(next()));
-        else if (a == "--format") markdown = next() == "markdown";
-        else if (a == "--dir") dir = next();
+        if (a == "--ranks")
+            ranks = parseList(next());
+        else if (a == "--steps")
+            spec.steps = std::stoi(next());
+        else if (a == "--layers")
+            spec.layers = std::stoi(next());
+        else if (a == "--runs")
+            runs = std::max(1, std::stoi(next()));
+        else if (a == "--jobs")
+            jobs = std::max(1, std::stoi(next()));
+        else if (a == "--format")
+            markdown = next() == "markdown";
+        else if (a == "--dir")
+            dir = next();
         else {
-            std::fprintf(stderr, "usage: bench_merged_text [--ranks 64,256] [--steps S] [--layers L] [--runs R] "
-                                 "[--jobs J] [--format text|markdown] [--dir DIR]\n");
+            std::fprintf(stderr,
+                         "usage: bench_merged_text [--ranks 64,256] [--steps S] [--layers L] [--runs R] "
+                         "[--jobs J] [--format text|markdown] [--dir DIR]\n");
             return a == "--help" || a == "-h" ? 0 : 2;
         }
     }
-    std::printf("bench_merged_text: N ranks x %d steps (%d layers, bucketed), %s report, %d worker(s), "
-                "medians of %d runs\n",
-                spec.steps, spec.layers, markdown ? "markdown" : "text", jobs, runs);
+    std::printf(
+        "bench_merged_text: N ranks x %d steps (%d layers, bucketed), %s report, %d worker(s), "
+        "medians of %d runs\n",
+        spec.steps, spec.layers, markdown ? "markdown" : "text", jobs, runs);
     bool pass = true;
     double firstPeak = 0, lastPeak = 0;
     for (int n : ranks) {
         spec.ranks = n;
-        const std::string jobDir = dir + "/r" + std::to_string(n) + "_s" + std::to_string(spec.steps) + "_l" +
-                                   std::to_string(spec.layers);
+        const std::string jobDir =
+            dir + "/r" + std::to_string(n) + "_s" + std::to_string(spec.steps) + "_l" + std::to_string(spec.layers);
         if (!fs::exists(jobDir)) {
             std::printf("  generating %s...\n", jobDir.c_str());
             std::fflush(stdout);
@@ -152,10 +161,11 @@ int main(int argc, char** argv) {
             });
         });
         const bool same = whole.ok && byDevice.ok && json.ok && slurp(wholeOut) == slurp(byDeviceOut);
-        std::printf("  %5d ranks: whole Analysis %6.2f s %7.1f MB | device by device %6.2f s %7.1f MB | "
-                    "(JSON streamed %6.2f s %7.1f MB) | report %.2f MB, %s\n",
-                    n, whole.wall, whole.peakMb, byDevice.wall, byDevice.peakMb, json.wall, json.peakMb,
-                    static_cast<double>(fs::file_size(byDeviceOut)) / 1e6, same ? "identical" : "DIFFERENT");
+        std::printf(
+            "  %5d ranks: whole Analysis %6.2f s %7.1f MB | device by device %6.2f s %7.1f MB | "
+            "(JSON streamed %6.2f s %7.1f MB) | report %.2f MB, %s\n",
+            n, whole.wall, whole.peakMb, byDevice.wall, byDevice.peakMb, json.wall, json.peakMb,
+            static_cast<double>(fs::file_size(byDeviceOut)) / 1e6, same ? "identical" : "DIFFERENT");
         pass &= same;
         if (firstPeak == 0) firstPeak = byDevice.peakMb;
         lastPeak = byDevice.peakMb;

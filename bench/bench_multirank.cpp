@@ -16,11 +16,11 @@
 //   bench_multirank [--ranks 64,256,1024] [--layers L] [--steps S] [--runs R]
 //                   [--nodes P] [--big K] [--jobs 4,8,...] [--dir DIR]
 // Jobs are generated once under DIR (default: bench_multirank_jobs here).
-#include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/job/file_workers.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/partial/merge.h"
-#include "analyzer/job/file_workers.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"
 #include "bench/child_run.h"
@@ -138,14 +138,22 @@ int main(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (a == "--ranks") ranks = parseList(next());
-        else if (a == "--layers") spec.layers = std::stoi(next());
-        else if (a == "--steps") spec.steps = std::stoi(next());
-        else if (a == "--runs") runs = std::max(1, std::stoi(next()));
-        else if (a == "--nodes") nodes = std::max(1, std::stoi(next()));
-        else if (a == "--big") big = std::stol(next());
-        else if (a == "--jobs") moreJobs = parseList(next());
-        else if (a == "--dir") dir = next();
+        if (a == "--ranks")
+            ranks = parseList(next());
+        else if (a == "--layers")
+            spec.layers = std::stoi(next());
+        else if (a == "--steps")
+            spec.steps = std::stoi(next());
+        else if (a == "--runs")
+            runs = std::max(1, std::stoi(next()));
+        else if (a == "--nodes")
+            nodes = std::max(1, std::stoi(next()));
+        else if (a == "--big")
+            big = std::stol(next());
+        else if (a == "--jobs")
+            moreJobs = parseList(next());
+        else if (a == "--dir")
+            dir = next();
         else {
             std::fprintf(stderr,
                          "usage: bench_multirank [--ranks 64,256,1024] [--layers L] [--steps S] [--runs R] "
@@ -154,9 +162,10 @@ int main(int argc, char** argv) {
         }
     }
     const long kernelsPerRank = static_cast<long>(spec.steps) * (3L * spec.layers);
-    std::printf("bench_multirank: N ranks x %ld kernels (%d layers, %d steps, per-param: a third are all-reduces), "
-                "%u cores online, medians of %d runs\n",
-                kernelsPerRank, spec.layers, spec.steps, std::thread::hardware_concurrency(), runs);
+    std::printf(
+        "bench_multirank: N ranks x %ld kernels (%d layers, %d steps, per-param: a third are all-reduces), "
+        "%u cores online, medians of %d runs\n",
+        kernelsPerRank, spec.layers, spec.steps, std::thread::hardware_concurrency(), runs);
     bool pass = true;
     double firstPeak = 0, lastPeak = 0, lastSpeedup = 0;
     std::vector<std::string> largest;
@@ -178,10 +187,11 @@ int main(int argc, char** argv) {
                 streamedJson(files, jobs, out);
                 return true;
             });
-        std::printf("  %5d ranks: all in memory %6.2f s (cpu %6.2f) %6.3f GB | streamed, 1 worker %6.2f s (cpu %6.2f) "
-                    "%6.3f GB | 2 workers %6.2f s (cpu %6.2f) %6.3f GB, speed-up %.2fx\n",
-                    n, all.wall, all.cpu, all.peakGb, streamed[0].wall, streamed[0].cpu, streamed[0].peakGb,
-                    streamed[1].wall, streamed[1].cpu, streamed[1].peakGb, streamed[0].wall / streamed[1].wall);
+        std::printf(
+            "  %5d ranks: all in memory %6.2f s (cpu %6.2f) %6.3f GB | streamed, 1 worker %6.2f s (cpu %6.2f) "
+            "%6.3f GB | 2 workers %6.2f s (cpu %6.2f) %6.3f GB, speed-up %.2fx\n",
+            n, all.wall, all.cpu, all.peakGb, streamed[0].wall, streamed[0].cpu, streamed[0].peakGb, streamed[1].wall,
+            streamed[1].cpu, streamed[1].peakGb, streamed[0].wall / streamed[1].wall);
         for (int jobs : moreJobs) {
             if (jobs <= 2) continue;
             const Run r = median(runs, [&] {
@@ -190,8 +200,8 @@ int main(int argc, char** argv) {
                 streamedJson(files, jobs, out);
                 return true;
             });
-            std::printf("         %2d workers %6.2f s (cpu %6.2f) %6.3f GB, speed-up %.2fx over 1\n", jobs, r.wall, r.cpu,
-                        r.peakGb, streamed[0].wall / r.wall);
+            std::printf("         %2d workers %6.2f s (cpu %6.2f) %6.3f GB, speed-up %.2fx over 1\n", jobs, r.wall,
+                        r.cpu, r.peakGb, streamed[0].wall / r.wall);
         }
         if (!all.ok || !streamed[0].ok || !streamed[1].ok) {
             std::printf("FAIL: a run failed at %d ranks\n", n);
@@ -250,10 +260,10 @@ int main(int argc, char** argv) {
             return static_cast<bool>(out);
         });
         const bool same = one.ok && merge.ok && slurp(single) == slurp(merged);
-        std::printf("partial + merge, %zu ranks over %d partials: slowest partial %.2f s %.3f GB (1 worker); "
-                    "merge %.2f s (cpu %.2f) %.3f GB; single process (2 workers) %.2f s %.3f GB\n",
-                    largest.size(), nodes, partialWall, partialPeak, merge.wall, merge.cpu, merge.peakGb, one.wall,
-                    one.peakGb);
+        std::printf(
+            "partial + merge, %zu ranks over %d partials: slowest partial %.2f s %.3f GB (1 worker); "
+            "merge %.2f s (cpu %.2f) %.3f GB; single process (2 workers) %.2f s %.3f GB\n",
+            largest.size(), nodes, partialWall, partialPeak, merge.wall, merge.cpu, merge.peakGb, one.wall, one.peakGb);
         std::printf("  captures %.1f MB, partials %.1f MB, report %.1f MB\n", bytesOf(largest) / 1e6,
                     bytesOf(partials) / 1e6, static_cast<double>(fs::file_size(single)) / 1e6);
         std::printf("merged JSON byte-identical to the single process: %s\n", same ? "PASS" : "FAIL");
@@ -296,9 +306,10 @@ int main(int argc, char** argv) {
         });
         const Capture c = loadCapture(files[0]);
         const double kernels = static_cast<double>(c.kernelCount());
-        std::printf("big ranks: %.0f kernels per rank (%d layers x %d steps, bucketed), capture %.1f MB, partial %.1f MB\n",
-                    kernels, b.layers, b.steps, static_cast<double>(fs::file_size(files[0])) / 1e6,
-                    static_cast<double>(fs::file_size(bigPartials[0])) / 1e6);
+        std::printf(
+            "big ranks: %.0f kernels per rank (%d layers x %d steps, bucketed), capture %.1f MB, partial %.1f MB\n",
+            kernels, b.layers, b.steps, static_cast<double>(fs::file_size(files[0])) / 1e6,
+            static_cast<double>(fs::file_size(bigPartials[0])) / 1e6);
         std::printf("  one rank to its partial: %.2f s (cpu %.2f), peak %.3f GB: %.0f ns and %.0f bytes per kernel\n",
                     oneFile.wall, oneFile.cpu, oneFile.peakGb, oneFile.wall / kernels * 1e9,
                     oneFile.peakGb * 1024 * 1024 * 1024 / kernels);

@@ -13,9 +13,9 @@
 //                [--cli PATH] [--dir DIR]   (defaults: the built overlapscope, the build dir)
 #include "analyzer/capture/schema.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -83,14 +83,22 @@ int main(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (a == "--kernels") kernels = std::stoull(next());
-        else if (a == "--streams") streams = std::stoi(next());
-        else if (a == "--format") format = next();
-        else if (a == "--target-s") targetS = std::stod(next());
-        else if (a == "--target-gb") targetGb = std::stod(next());
-        else if (a == "--regenerate") regenerate = true;
-        else if (a == "--cli") cli = next();
-        else if (a == "--dir") dir = next();
+        if (a == "--kernels")
+            kernels = std::stoull(next());
+        else if (a == "--streams")
+            streams = std::stoi(next());
+        else if (a == "--format")
+            format = next();
+        else if (a == "--target-s")
+            targetS = std::stod(next());
+        else if (a == "--target-gb")
+            targetGb = std::stod(next());
+        else if (a == "--regenerate")
+            regenerate = true;
+        else if (a == "--cli")
+            cli = next();
+        else if (a == "--dir")
+            dir = next();
         else {
             std::fprintf(stderr,
                          "usage: bench_report [--kernels N] [--streams S] [--format F] "
@@ -100,15 +108,14 @@ int main(int argc, char** argv) {
     }
     // The format version in the name: a cached file from an older format
     // would measure the old reader path.
-    const std::string capture = dir + "/bench_report_" +
-                                std::to_string(kernels) + "_kernels_" + std::to_string(streams) +
-                                "_streams_format" + std::to_string(osc::schema::kFormatVersion) +
-                                ".sqlite";
+    const std::string capture = dir + "/bench_report_" + std::to_string(kernels) + "_kernels_" +
+                                std::to_string(streams) + "_streams_format" +
+                                std::to_string(osc::schema::kFormatVersion) + ".sqlite";
     if (regenerate || !std::filesystem::exists(capture)) {
         std::printf("generating %s (%llu kernels on %d streams)...\n", capture.c_str(), kernels, streams);
         std::fflush(stdout);
-        const auto g = runChild({cli, "synth", "--force", "--kernels", std::to_string(kernels),
-                                 "--streams", std::to_string(streams), "-o", capture});
+        const auto g = runChild({cli, "synth", "--force", "--kernels", std::to_string(kernels), "--streams",
+                                 std::to_string(streams), "-o", capture});
         if (!succeeded(g)) {
             std::fprintf(stderr, "bench_report: synth failed\n");
             return 2;
@@ -128,17 +135,14 @@ int main(int argc, char** argv) {
     }
     const double gb = r.maxRssKb / (1024.0 * 1024.0);
     const bool timeOk = r.seconds < targetS, memOk = gb < targetGb;
-    std::printf("overlapscope report --format %s on %llu kernels / %d streams (%ld cores online)\n",
-                format.c_str(), kernels, streams, sysconf(_SC_NPROCESSORS_ONLN));
-    std::printf("  wall time : %.2f s   (target < %.1f s)  %s\n", r.seconds, targetS,
-                timeOk ? "PASS" : "FAIL");
-    std::printf("  peak RSS  : %.2f GB  (target < %.1f GB) %s\n", gb, targetGb,
-                memOk ? "PASS" : "FAIL");
+    std::printf("overlapscope report --format %s on %llu kernels / %d streams (%ld cores online)\n", format.c_str(),
+                kernels, streams, sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf("  wall time : %.2f s   (target < %.1f s)  %s\n", r.seconds, targetS, timeOk ? "PASS" : "FAIL");
+    std::printf("  peak RSS  : %.2f GB  (target < %.1f GB) %s\n", gb, targetGb, memOk ? "PASS" : "FAIL");
     std::printf("  throughput: %.2f M kernels/s\n", static_cast<double>(kernels) / r.seconds / 1e6);
     double load[1] = {0};
     getloadavg(load, 1);
-    std::printf("  cpu time  : %.2f s user+system (load average %.1f while running)\n", r.cpuSeconds,
-                load[0]);
+    std::printf("  cpu time  : %.2f s user+system (load average %.1f while running)\n", r.cpuSeconds, load[0]);
     std::printf("%s\n", timeOk && memOk ? "PASS" : "FAIL");
     return timeOk && memOk ? 0 : 1;
 }

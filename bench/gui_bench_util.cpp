@@ -61,7 +61,8 @@ void writeOne(const std::string& path, uint64_t kernels, int streams, int rank, 
         osc::synth::ProcessFile file(tmp, who, false);
         osc::synth::generateGeneric(spec, file.rows(), [&](uint64_t done, uint64_t total) {
             if (done % 250000 == 0 || done == total)
-                std::fprintf(stderr, "\rwriting %s: %3.0f%%", path.c_str(), 100.0 * static_cast<double>(done) / static_cast<double>(total));
+                std::fprintf(stderr, "\rwriting %s: %3.0f%%", path.c_str(),
+                             100.0 * static_cast<double>(done) / static_cast<double>(total));
         });
         file.close();
     }
@@ -74,7 +75,8 @@ void writeOne(const std::string& path, uint64_t kernels, int streams, int rank, 
 void writeRanks(const std::string& dir, uint64_t kernels, int ranks, int streams) {
     std::filesystem::create_directories(dir);
     for (int r = 0; r < ranks; ++r)
-        writeOne(dir + "/rank" + std::to_string(r) + ".sqlite", kernels / static_cast<uint64_t>(ranks), streams, r, ranks);
+        writeOne(dir + "/rank" + std::to_string(r) + ".sqlite", kernels / static_cast<uint64_t>(ranks), streams, r,
+                 ranks);
 }
 
 void writeSingle(const std::string& path, uint64_t kernels, int streams) {
@@ -254,7 +256,8 @@ bool caseHeatMap(int ranks) {
         }
         std::sort(ms.begin(), ms.end());
         std::sort(cpu.begin(), cpu.end());
-        std::printf("  %-18s CPU time of all threads %.2f ms (median), wall fastest %.2f ms\n", z.name, cpu[cpu.size() / 2], ms.front());
+        std::printf("  %-18s CPU time of all threads %.2f ms (median), wall fastest %.2f ms\n", z.name,
+                    cpu[cpu.size() / 2], ms.front());
         char what[96];
         std::snprintf(what, sizeof what, "C. heat map rebuild + paint, %s (median of 7)", z.name);
         pass &= verdict(what, ms[ms.size() / 2], "ms", 16);

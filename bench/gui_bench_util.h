@@ -22,8 +22,8 @@ using Clock = std::chrono::steady_clock;
 
 inline double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 double peakRssGiB();
-double processCpuMs();   // CPU time of every thread of the process
-double loadAverage();    // 1-minute load average: how busy the machine was
+double processCpuMs();  // CPU time of every thread of the process
+double loadAverage();   // 1-minute load average: how busy the machine was
 // Prints one figure against its target; true when it meets it.
 bool verdict(const char* what, double value, const char* unit, double target);
 
@@ -48,7 +48,6 @@ private:
     QElapsedTimer since_;
     double longestMs_ = 0;
 };
-
 
 // Case C: `ranks` ranks of a bucketed data-parallel pattern, in memory.
 std::shared_ptr<osc::Capture> manyRanks(int ranks, int steps, int layers);

@@ -1,9 +1,9 @@
 #include "cli/cli_common.h"
 
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/load/load_capture.h"
 #include "analyzer/capture/printable_text.h"
+#include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
 #include "cli/safe_output.h"
 
 #include <unistd.h>
@@ -126,9 +126,12 @@ std::string RateProgress::describe(const std::string& verb, const std::string& u
     out += buf;
     if (done >= total) return out;
     const auto left = static_cast<long long>(static_cast<double>(total - done) / rate + 0.5);
-    if (left >= 3600) std::snprintf(buf, sizeof buf, ", about %lld h %lld min left", left / 3600, left % 3600 / 60);
-    else if (left >= 60) std::snprintf(buf, sizeof buf, ", about %lld min %lld s left", left / 60, left % 60);
-    else std::snprintf(buf, sizeof buf, ", about %lld s left", left);
+    if (left >= 3600)
+        std::snprintf(buf, sizeof buf, ", about %lld h %lld min left", left / 3600, left % 3600 / 60);
+    else if (left >= 60)
+        std::snprintf(buf, sizeof buf, ", about %lld min %lld s left", left / 60, left % 60);
+    else
+        std::snprintf(buf, sizeof buf, ", about %lld s left", left);
     return out + buf;
 }
 
@@ -158,8 +161,7 @@ Analysis analyzeWithStatus(const Capture& capture, const AnalysisSettings& setti
     return analysis;
 }
 
-void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write,
-                 bool overwrite) {
+void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write, bool overwrite) {
     if (path.empty() || path == "-") {
         write(std::cout);
         std::cout.flush();
@@ -170,8 +172,7 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
 
 void writeOutput(const std::string& path, const std::string& text, bool overwrite) {
     writeOutput(
-        path, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); },
-        overwrite);
+        path, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); }, overwrite);
 }
 
 }  // namespace osc::cli

@@ -51,8 +51,7 @@ void printWarnings(const std::vector<std::string>& warnings);
 // temporary name renamed at the end, through symlinks, FIFOs and devices.
 void writeOutput(const std::string& path, const std::string& text, bool overwrite);
 // The same for output produced piece by piece (large JSON reports).
-void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write,
-                 bool overwrite);
+void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write, bool overwrite);
 
 // A single progress line on stderr, redrawn in place; silent unless stderr
 // is a terminal. Cleared by done() or the destructor.

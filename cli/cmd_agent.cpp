@@ -2,8 +2,8 @@
 // agent and control the agents of running jobs through their sockets.
 #include "analyzer/capture/printable_text.h"
 #include "analyzer/metrics/microbatches.h"
-#include "control/control_client.h"
 #include "cli/commands.h"
+#include "control/control_client.h"
 
 #include <nlohmann/json.hpp>
 
@@ -49,7 +49,8 @@ std::string findAgentLibrary(const std::string& explicitPath) {
         return fs::absolute(explicitPath).string();
     }
     if (const char* env = std::getenv("OVERLAPSCOPE_AGENT"); env && *env) {
-        if (!usable(env)) throw std::invalid_argument(std::string(env) + ": agent library (OVERLAPSCOPE_AGENT) not found");
+        if (!usable(env))
+            throw std::invalid_argument(std::string(env) + ": agent library (OVERLAPSCOPE_AGENT) not found");
         return fs::absolute(env).string();
     }
     const fs::path dir = executableDir();
@@ -90,8 +91,7 @@ struct NumberOption {
     double value = 0;
 };
 
-void parseNumber(const char* command, const char* option, NumberOption& o, double lo, double hi,
-                 const char* unit) {
+void parseNumber(const char* command, const char* option, NumberOption& o, double lo, double hi, const char* unit) {
     if (o.text.empty()) return;
     char* end = nullptr;
     const double v = std::strtod(o.text.c_str(), &end);
@@ -152,8 +152,9 @@ int runCommand(RunOptions& o) {
     if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb.value));
     if (!o.partial && (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty() ||
                        !o.microbatchPattern.empty() || o.pipelineStages != 0))
-        throw std::invalid_argument("run: --comm-kernel, --comm-copies, --step-pattern, --microbatch-pattern and "
-                                    "--pipeline-stages set up the partial results; give --partial too");
+        throw std::invalid_argument(
+            "run: --comm-kernel, --comm-copies, --step-pattern, --microbatch-pattern and "
+            "--pipeline-stages set up the partial results; give --partial too");
     if (o.partial) {
         // Checked here, so a bad pattern is one line now rather than one per process later.
         std::vector<std::string> patterns = o.commKernels;
@@ -195,7 +196,8 @@ int runCommand(RunOptions& o) {
     std::fprintf(stderr, "overlapscope: %s to %s\n", o.dormant ? "agent dormant, attach to capture" : "capturing",
                  outDir.c_str());
 
-    struct sigaction fwd{}, oldInt{}, oldTerm{}, oldHup{};
+    struct sigaction fwd {
+    }, oldInt{}, oldTerm{}, oldHup{};
     fwd.sa_sigaction = forwardSignal;
     fwd.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&fwd.sa_mask);
@@ -300,9 +302,15 @@ int psCommand(bool json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& a : agents) {
             const auto& s = a.reply.status;
-            list.push_back({{"pid", s.pid}, {"rank", s.rank}, {"host", s.host}, {"state", s.state},
-                            {"captures", s.captures}, {"output", s.output}, {"dropped", s.dropped},
-                            {"command", s.commandLine}, {"socket", a.socketPath}});
+            list.push_back({{"pid", s.pid},
+                            {"rank", s.rank},
+                            {"host", s.host},
+                            {"state", s.state},
+                            {"captures", s.captures},
+                            {"output", s.output},
+                            {"dropped", s.dropped},
+                            {"command", s.commandLine},
+                            {"socket", a.socketPath}});
         }
         std::printf("%s\n", list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return 0;
@@ -316,8 +324,8 @@ int psCommand(bool json) {
         const auto& s = a.reply.status;
         std::printf("%-8lld %-5s %-10s %-8llu %-40s %.60s\n", static_cast<long long>(s.pid),
                     s.rank >= 0 ? std::to_string(s.rank).c_str() : "-", printable(s.state).c_str(),
-                    static_cast<unsigned long long>(s.captures),
-                    s.output.empty() ? "-" : printable(s.output).c_str(), printable(s.commandLine).c_str());
+                    static_cast<unsigned long long>(s.captures), s.output.empty() ? "-" : printable(s.output).c_str(),
+                    printable(s.commandLine).c_str());
     }
     return 0;
 }
@@ -345,8 +353,7 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
                   "With --partial: also count kernels matching REGEX as communication (repeatable)")
         ->type_name("REGEX");
     r->add_flag("--comm-copies", run->commCopies, "With --partial: count host<->device copies as communication");
-    r->add_option("--step-pattern", run->stepPattern, "With --partial: regex for step range names")
-        ->type_name("REGEX");
+    r->add_option("--step-pattern", run->stepPattern, "With --partial: regex for step range names")->type_name("REGEX");
     r->add_option("--microbatch-pattern", run->microbatchPattern,
                   "With --partial: regex for pipeline micro-batch range names (as for `report`)")
         ->type_name("REGEX");
@@ -355,9 +362,10 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
         ->check(CLI::Range(0, 65536))
         ->type_name("S");
     r->add_option("command", run->command, "The command to run, after --")->required();
-    r->footer("Example: overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py\n"
-              "Files: <output>/<host>-<pid>[-rank<R>][-N].sqlite (with --partial also .partial.json). Exit code: "
-              "the command's.");
+    r->footer(
+        "Example: overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py\n"
+        "Files: <output>/<host>-<pid>[-rank<R>][-N].sqlite (with --partial also .partial.json). Exit code: "
+        "the command's.");
     r->callback([run, &selected] { selected = [run] { return runCommand(*run); }; });
 
     struct Target {

@@ -1,11 +1,11 @@
 // `overlapscope check CAPTURE...`: CI thresholds. Exit 0 when all hold, 1 with
 // one line per violation, 2 for bad input.
 #include "analyzer/capture/printable_text.h"
+#include "analyzer/report/check.h"
+#include "analyzer/report/report_json.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
-#include "analyzer/report/check.h"
-#include "analyzer/report/report_json.h"
 
 #include <cstdio>
 #include <memory>
@@ -40,8 +40,7 @@ std::optional<double> parsePercent(const std::string& text) {
         used = 0;
     }
     if (used == 0 || used != digits.size())
-        throw std::invalid_argument("check: --max-regression expects a percentage like 10 or 10%, got '" +
-                                    text + "'");
+        throw std::invalid_argument("check: --max-regression expects a percentage like 10 or 10%, got '" + text + "'");
     return v;
 }
 
@@ -85,8 +84,8 @@ int runCheck(const CheckArgs& args) {
     if (!args.junit.empty())
         writeOutput(args.junit, printable(report::formatJunit(outcomes, "overlapscope check"), true), true);
     if (failed == 0)
-        std::printf("ok: %zu checks passed on %zu device%s\n", outcomes.size(),
-                    analysis.devices.size(), analysis.devices.size() == 1 ? "" : "s");
+        std::printf("ok: %zu checks passed on %zu device%s\n", outcomes.size(), analysis.devices.size(),
+                    analysis.devices.size() == 1 ? "" : "s");
     std::fflush(stdout);
     return failed == 0 ? 0 : 1;
 }
@@ -95,12 +94,12 @@ int runCheck(const CheckArgs& args) {
 
 void addCheckCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<CheckArgs>();
-    auto* cmd = app.add_subcommand(
-        "check",
-        "Fail (exit 1) when overlap misses a threshold, for CI. Every threshold is checked on "
-        "every device and, with several devices, on the summary (except --max-exposed-comm-ms, "
-        "which is per device).\nExit codes: 0 all thresholds hold, 1 a threshold is violated "
-        "(one 'FAIL' line each on stdout), 2 bad input or options.");
+    auto* cmd =
+        app.add_subcommand("check",
+                           "Fail (exit 1) when overlap misses a threshold, for CI. Every threshold is checked on "
+                           "every device and, with several devices, on the summary (except --max-exposed-comm-ms, "
+                           "which is per device).\nExit codes: 0 all thresholds hold, 1 a threshold is violated "
+                           "(one 'FAIL' line each on stdout), 2 bad input or options.");
     cmd->add_option("CAPTURE", args->inputs,
                     "Capture file(s) or directory of per-rank captures; or partial results (report "
                     "--partial) to merge; or one report saved with --format json (report or merge)")

@@ -1,11 +1,11 @@
 // `overlapscope diff BASE CANDIDATE`: compare two captures or saved reports.
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/printable_text.h"
+#include "analyzer/report/diff.h"
+#include "analyzer/report/report_json.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
-#include "analyzer/report/diff.h"
-#include "analyzer/report/report_json.h"
 
 #include <filesystem>
 #include <fstream>
@@ -43,9 +43,12 @@ int runDiff(const DiffArgs& args) {
     diff.basePath = args.base;
     diff.candidatePath = args.candidate;
     std::string text;
-    if (args.format == "json") text = report::formatDiffJson(diff, args.failPercent);
-    else if (args.format == "markdown") text = report::formatDiffMarkdown(diff, args.failPercent);
-    else text = report::formatDiffText(diff, args.failPercent);
+    if (args.format == "json")
+        text = report::formatDiffJson(diff, args.failPercent);
+    else if (args.format == "markdown")
+        text = report::formatDiffMarkdown(diff, args.failPercent);
+    else
+        text = report::formatDiffText(diff, args.failPercent);
     // Names come from the files: no control bytes or broken UTF-8 reach a
     // terminal (JSON is valid UTF-8 with its controls escaped already).
     writeOutput(args.output, args.format == "json" ? text : printable(text, /*keepLineBreaks=*/true), args.force);
@@ -82,13 +85,11 @@ void addDiffCommand(CLI::App& app, CommandRunner& selected) {
         "the base value.\nExit codes: 0 no regression beyond the limit, 1 regression beyond "
         "--fail-on-regression, 2 bad input.");
     cmd->add_option("BASE", args->base, "The reference run (capture or report JSON)")->required();
-    cmd->add_option("CANDIDATE", args->candidate, "The run to judge (capture or report JSON)")
-        ->required();
+    cmd->add_option("CANDIDATE", args->candidate, "The run to judge (capture or report JSON)")->required();
     cmd->add_option("--format", args->format, "text (default), json or markdown")
         ->check(CLI::IsMember({"text", "json", "markdown"}));
     cmd->add_option_function<std::string>(
-           "--fail-on-regression",
-           [args](const std::string& v) { args->failPercent = parsePercent(v); },
+           "--fail-on-regression", [args](const std::string& v) { args->failPercent = parsePercent(v); },
            "Exit 1 when overlap ratio or exposed communication (summary or any device) worsens "
            "by more than P percent")
         ->type_name("P%");

@@ -1,10 +1,10 @@
 // `overlapscope export CAPTURE... -o trace.json`: a Chrome/Perfetto trace.
-#include "analyzer/crossrank/clock_alignment.h"
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/crossrank/clock_alignment.h"
+#include "analyzer/export/chrome_export.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/safe_output.h"
-#include "analyzer/export/chrome_export.h"
 
 #include <iostream>
 #include <memory>
@@ -34,7 +34,8 @@ int runExport(const ExportArgs& args) {
     ProgressLine progress;
     options.progress = [&](double f) { progress.show("writing trace", f); };
 
-    writeOutput(args.output, [&](std::ostream& out) { writeChromeTrace(capture, out, options); }, args.force);
+    writeOutput(
+        args.output, [&](std::ostream& out) { writeChromeTrace(capture, out, options); }, args.force);
     progress.done();
     return 0;
 }
@@ -43,15 +44,14 @@ int runExport(const ExportArgs& args) {
 
 void addExportCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<ExportArgs>();
-    auto* cmd = app.add_subcommand(
-        "export",
-        "Write a capture as a Chrome trace (JSON) for Perfetto (ui.perfetto.dev) or "
-        "chrome://tracing:\none process per rank, one thread per GPU stream, a lane per GPU with "
-        "overlap (C∩M) and exposed communication (M∖C), and arrows from CUDA calls to the work "
-        "they launched.\nThe file reads back into overlapscope like a PyTorch profiler trace.\n"
-        "Exit codes: 0 written, 2 bad input or the output exists.");
-    cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")
-        ->required();
+    auto* cmd =
+        app.add_subcommand("export",
+                           "Write a capture as a Chrome trace (JSON) for Perfetto (ui.perfetto.dev) or "
+                           "chrome://tracing:\none process per rank, one thread per GPU stream, a lane per GPU with "
+                           "overlap (C∩M) and exposed communication (M∖C), and arrows from CUDA calls to the work "
+                           "they launched.\nThe file reads back into overlapscope like a PyTorch profiler trace.\n"
+                           "Exit codes: 0 written, 2 bad input or the output exists.");
+    cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     cmd->add_option("-o,--output", args->output, "Trace file to write (\"-\" for stdout)")
         ->required()
         ->type_name("FILE");

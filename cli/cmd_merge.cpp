@@ -39,16 +39,15 @@ int runMerge(const MergeArgs& args) {
 
 void addMergeCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<MergeArgs>();
-    auto* cmd = app.add_subcommand(
-        "merge",
-        "Combine partial results (`report --partial`, or the agent's OVERLAPSCOPE_PARTIAL) into the "
-        "job's report: the same report `overlapscope report` gives on all the captures at once, "
-        "without the captures. Memory follows the largest device, not the job.\n"
-        "Exit codes: 0 report written, 2 bad input (a missing, cut-off or foreign partial; partials "
-        "made with different --comm-kernel/--comm-copies/--step-pattern/--microbatch-pattern/"
-        "--pipeline-stages).");
-    cmd->add_option("PARTIAL", args->inputs, "Partial result files, or directories of *.partial.json")
-        ->required();
+    auto* cmd =
+        app.add_subcommand("merge",
+                           "Combine partial results (`report --partial`, or the agent's OVERLAPSCOPE_PARTIAL) into the "
+                           "job's report: the same report `overlapscope report` gives on all the captures at once, "
+                           "without the captures. Memory follows the largest device, not the job.\n"
+                           "Exit codes: 0 report written, 2 bad input (a missing, cut-off or foreign partial; partials "
+                           "made with different --comm-kernel/--comm-copies/--step-pattern/--microbatch-pattern/"
+                           "--pipeline-stages).");
+    cmd->add_option("PARTIAL", args->inputs, "Partial result files, or directories of *.partial.json")->required();
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")

@@ -1,10 +1,10 @@
 // `overlapscope report CAPTURE...`: the overlap report as text, JSON or
 // Markdown; with --partial, the per-file half of it for `merge`.
+#include "analyzer/report/report_json.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
 #include "cli/safe_output.h"
-#include "analyzer/report/report_json.h"
 
 #include <memory>
 #include <stdexcept>
@@ -26,8 +26,9 @@ struct ReportArgs {
 // --jobs threads, written as one partial result.
 int runPartial(const ReportArgs& args, const CLI::App& cmd) {
     if (args.layout.given(cmd))
-        throw std::invalid_argument("report --partial: --format, --steps, --collectives, --interference and "
-                                    "--top belong to `overlapscope merge`, which writes the report");
+        throw std::invalid_argument(
+            "report --partial: --format, --steps, --collectives, --interference and "
+            "--top belong to `overlapscope merge`, which writes the report");
     if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
     job::JobRequest request;
     request.settings = args.flags.settings();
@@ -67,17 +68,16 @@ int runReport(const ReportArgs& args, const CLI::App& cmd) {
 
 void addReportCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<ReportArgs>();
-    auto* cmd = app.add_subcommand(
-        "report",
-        "Print how much communication is hidden behind compute, per device, with the bottleneck "
-        "collective and findings.\nInputs: overlapscope captures, Nsight Systems SQLite exports, "
-        "PyTorch profiler traces (.json, .json.gz), or a directory of them (one per rank). Several "
-        "files are analysed one at a time per thread (--jobs), so memory follows the largest file, "
-        "not the job.\nWith --partial: write the per-file half of the analysis for `overlapscope "
-        "merge` (one partial result per node of a cluster job).\n"
-        "Exit codes: 0 report written, 2 bad input.");
-    cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")
-        ->required();
+    auto* cmd =
+        app.add_subcommand("report",
+                           "Print how much communication is hidden behind compute, per device, with the bottleneck "
+                           "collective and findings.\nInputs: overlapscope captures, Nsight Systems SQLite exports, "
+                           "PyTorch profiler traces (.json, .json.gz), or a directory of them (one per rank). Several "
+                           "files are analysed one at a time per thread (--jobs), so memory follows the largest file, "
+                           "not the job.\nWith --partial: write the per-file half of the analysis for `overlapscope "
+                           "merge` (one partial result per node of a cluster job).\n"
+                           "Exit codes: 0 report written, 2 bad input.");
+    cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")

@@ -86,9 +86,8 @@ Analysis analyzeJobWithProgress(const job::JobInputs& inputs, const job::JobRequ
     return job::analyzeJob(inputs, request, lines.progress());
 }
 
-void writeJobReport(const job::JobInputs& inputs, const job::JobRequest& request,
-                    const report::ReportOptions& options, const std::string& format, const std::string& output,
-                    bool force) {
+void writeJobReport(const job::JobInputs& inputs, const job::JobRequest& request, const report::ReportOptions& options,
+                    const std::string& format, const std::string& output, bool force) {
     JobProgressLines lines;
     if (format == "json") {
         // Streamed: a JSON report lists every collective, millions on big captures.

@@ -56,8 +56,7 @@ Analysis analyzeJobWithProgress(const job::JobInputs& inputs, const job::JobRequ
 // (job::writeJobJson); text and Markdown pass through printable(), since
 // names come from the files and no control bytes or broken UTF-8 may reach a
 // terminal.
-void writeJobReport(const job::JobInputs& inputs, const job::JobRequest& request,
-                    const report::ReportOptions& options, const std::string& format, const std::string& output,
-                    bool force);
+void writeJobReport(const job::JobInputs& inputs, const job::JobRequest& request, const report::ReportOptions& options,
+                    const std::string& format, const std::string& output, bool force);
 
 }  // namespace osc::cli

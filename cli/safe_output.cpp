@@ -40,8 +40,10 @@ private:
         while (p < pptr() && error_ == 0) {
             const ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) error_ = n < 0 ? errno : EIO;
-            else p += n;
+            if (n <= 0)
+                error_ = n < 0 ? errno : EIO;
+            else
+                p += n;
         }
         setp(buffer_.data(), buffer_.data() + buffer_.size());
         return error_ == 0;
@@ -123,8 +125,7 @@ mode_t defaultFileMode() {
 
 // Moves the finished temporary file to `target`; without `overwrite` it never
 // replaces a file that appeared in the meantime.
-void moveIntoPlace(const std::string& temp, const std::string& target, const std::string& shownPath,
-                   bool overwrite) {
+void moveIntoPlace(const std::string& temp, const std::string& target, const std::string& shownPath, bool overwrite) {
     if (overwrite) {
         // Checked again right before: only a regular file (or nothing) is replaced.
         struct stat st {};

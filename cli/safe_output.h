@@ -22,8 +22,7 @@ namespace osc::cli {
 
 // Writes what `write` produces to `path`, by the rules above. An exception
 // thrown by `write` removes the temporary file and propagates unchanged.
-void writeFileSafely(const std::string& path, const std::function<void(std::ostream&)>& write,
-                     bool overwrite);
+void writeFileSafely(const std::string& path, const std::function<void(std::ostream&)>& write, bool overwrite);
 
 // Throws the CaptureError writeFileSafely would throw before writing anything
 // (an existing file without `overwrite`, a directory, ...): lets a command

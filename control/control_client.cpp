@@ -19,7 +19,9 @@ namespace {
 class Fd {
 public:
     explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() { if (fd_ >= 0) ::close(fd_); }
+    ~Fd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
     Fd(const Fd&) = delete;
     Fd& operator=(const Fd&) = delete;
     int get() const { return fd_; }
@@ -35,7 +37,9 @@ private:
 bool waitFor(int fd, short events, int timeoutMs) {
     pollfd p{fd, events, 0};
     int rc;
-    do { rc = ::poll(&p, 1, timeoutMs); } while (rc < 0 && errno == EINTR);
+    do {
+        rc = ::poll(&p, 1, timeoutMs);
+    } while (rc < 0 && errno == EINTR);
     return rc > 0;
 }
 
@@ -78,13 +82,11 @@ void requireAgentOf(int fd, const std::string& path, uid_t uid) {
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
         fail(path, std::string("cannot tell who listens on it: ") + std::strerror(errno));
     if (cred.uid != uid)
-        fail(path, "not trusted, nothing sent: the process listening on it runs as uid " +
-                       std::to_string(cred.uid) + ", not uid " + std::to_string(uid));
+        fail(path, "not trusted, nothing sent: the process listening on it runs as uid " + std::to_string(cred.uid) +
+                       ", not uid " + std::to_string(uid));
 }
 
-bool processAlive(int64_t pid) {
-    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
+bool processAlive(int64_t pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
 
 struct SearchedDirectory {
     std::string path;
@@ -97,7 +99,7 @@ std::vector<SearchedDirectory> trustedDirectories(const std::string& dir, std::v
     std::vector<SearchedDirectory> trusted;
     const std::vector<std::string> candidates = socketDirectoriesFor(dir);
     for (size_t i = 0; i < candidates.size(); ++i) {
-        struct stat st{};
+        struct stat st {};
         if (::lstat(candidates[i].c_str(), &st) != 0) continue;  // no agent has made it yet
         if (const auto why = untrustedDirectoryReason(candidates[i], uid)) {
             if (refused) refused->push_back(candidates[i] + " " + *why + "; not searched for agents");
@@ -189,7 +191,7 @@ std::optional<std::string> findAgentSocket(int64_t pid, const std::string& dir, 
                                            uid_t trustedUid) {
     for (const auto& d : trustedDirectories(dir, refused, resolve(trustedUid))) {
         const std::string path = socketPathFor(d.path, pid);
-        struct stat st{};
+        struct stat st {};
         if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return path;
     }
     return std::nullopt;

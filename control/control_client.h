@@ -9,9 +9,9 @@
 
 #include "control/control_protocol.h"
 
+#include <sys/types.h>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace osc::control {
@@ -22,8 +22,8 @@ inline constexpr uid_t kThisUser = static_cast<uid_t>(-1);
 // reply. Throws std::runtime_error naming the socket when the agent cannot
 // be trusted or reached, or answers garbage. `timeoutMs` bounds the connect,
 // each send and each receive.
-ControlReply sendRequest(const std::string& socketPath, const ControlRequest& request,
-                         int timeoutMs = 5000, uid_t trustedUid = kThisUser);
+ControlReply sendRequest(const std::string& socketPath, const ControlRequest& request, int timeoutMs = 5000,
+                         uid_t trustedUid = kThisUser);
 
 // Sends raw bytes and returns the raw reply line (tests of malformed input).
 std::string sendRaw(const std::string& socketPath, const std::string& bytes, int timeoutMs = 5000,
@@ -40,13 +40,11 @@ struct DiscoveredAgent {
 // removed; sockets that do not answer are skipped. Directories that exist but
 // cannot be trusted are not read; each adds a line to `refused`.
 std::vector<DiscoveredAgent> discoverAgents(const std::string& dir = socketDirectory(),
-                                            std::vector<std::string>* refused = nullptr,
-                                            uid_t trustedUid = kThisUser);
+                                            std::vector<std::string>* refused = nullptr, uid_t trustedUid = kThisUser);
 
 // The socket of the agent of process `pid` in `dir` or its fallbacks, looked
 // up the same way; nullopt when there is none in a trusted directory.
 std::optional<std::string> findAgentSocket(int64_t pid, const std::string& dir = socketDirectory(),
-                                           std::vector<std::string>* refused = nullptr,
-                                           uid_t trustedUid = kThisUser);
+                                           std::vector<std::string>* refused = nullptr, uid_t trustedUid = kThisUser);
 
 }  // namespace osc::control

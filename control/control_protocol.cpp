@@ -11,9 +11,8 @@ namespace {
 using nlohmann::json;
 
 json statusToJson(const AgentStatus& s) {
-    return json{{"pid", s.pid},         {"rank", s.rank},         {"host", s.host},
-                {"state", s.state},     {"output", s.output},     {"captures", s.captures},
-                {"dropped", s.dropped}, {"command", s.commandLine}};
+    return json{{"pid", s.pid},       {"rank", s.rank},         {"host", s.host},       {"state", s.state},
+                {"output", s.output}, {"captures", s.captures}, {"dropped", s.dropped}, {"command", s.commandLine}};
 }
 
 template <typename T>
@@ -27,9 +26,15 @@ void readIfPresent(const json& j, const char* key, T& out) {
 std::string encodeRequest(const ControlRequest& request) {
     json j;
     switch (request.command) {
-        case ControlCommand::Status: j["cmd"] = "status"; break;
-        case ControlCommand::Start: j["cmd"] = "start"; break;
-        case ControlCommand::Stop: j["cmd"] = "stop"; break;
+        case ControlCommand::Status:
+            j["cmd"] = "status";
+            break;
+        case ControlCommand::Start:
+            j["cmd"] = "start";
+            break;
+        case ControlCommand::Stop:
+            j["cmd"] = "stop";
+            break;
     }
     if (request.durationS) j["duration_s"] = *request.durationS;
     if (request.outputDir) j["output_dir"] = *request.outputDir;
@@ -44,15 +49,20 @@ ControlRequest parseRequest(const std::string& line) {
     if (cmd == j.end() || !cmd->is_string()) throw std::invalid_argument("missing \"cmd\"");
     ControlRequest r;
     const std::string name = cmd->get<std::string>();
-    if (name == "status") r.command = ControlCommand::Status;
-    else if (name == "start") r.command = ControlCommand::Start;
-    else if (name == "stop") r.command = ControlCommand::Stop;
-    else throw std::invalid_argument("unknown command \"" + name + "\"");
+    if (name == "status")
+        r.command = ControlCommand::Status;
+    else if (name == "start")
+        r.command = ControlCommand::Start;
+    else if (name == "stop")
+        r.command = ControlCommand::Stop;
+    else
+        throw std::invalid_argument("unknown command \"" + name + "\"");
     if (auto d = j.find("duration_s"); d != j.end() && !d->is_null()) {
         if (!d->is_number()) throw std::invalid_argument("duration_s must be a number");
         const double v = d->get<double>();
         if (!std::isfinite(v) || v < 0 || v > kMaxSeconds)
-            throw std::invalid_argument("duration_s must be from 0 to " + std::to_string(static_cast<int64_t>(kMaxSeconds)));
+            throw std::invalid_argument("duration_s must be from 0 to " +
+                                        std::to_string(static_cast<int64_t>(kMaxSeconds)));
         if (v > 0) r.durationS = v;
     }
     if (auto o = j.find("output_dir"); o != j.end() && !o->is_null()) {

@@ -24,7 +24,7 @@ inline constexpr size_t kMaxMessageBytes = 4096;
 // with one line (exit 2), the agent refuses such requests and ignores such
 // environment values. Past about 9.2e9 s a duration no longer fits the
 // clocks' nanoseconds; these bounds stay far from that.
-inline constexpr double kMaxSeconds = 1e6;  // --delay, --duration: about 11.5 days
+inline constexpr double kMaxSeconds = 1e6;                       // --delay, --duration: about 11.5 days
 inline constexpr double kMinBufferMb = 1, kMaxBufferMb = 65536;  // --buffer-mb
 
 enum class ControlCommand { Status, Start, Stop };
@@ -40,8 +40,8 @@ struct AgentStatus {
     int64_t pid = 0;
     int rank = -1;
     std::string host;
-    std::string state;  // "dormant", "capturing", "stopped", "disabled"
-    std::string output;  // current capture file, or the last one written
+    std::string state;      // "dormant", "capturing", "stopped", "disabled"
+    std::string output;     // current capture file, or the last one written
     uint64_t captures = 0;  // captures started so far in this process
     uint64_t dropped = 0;   // records dropped in the current/last capture
     std::string commandLine;

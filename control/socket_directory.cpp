@@ -1,11 +1,11 @@
 #include "control/socket_directory.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace osc::control {
 namespace {
@@ -31,8 +31,7 @@ bool isMkdtempSuffix(const std::string& text) {
 
 std::string socketDirectory() {
     if (const char* d = std::getenv("OVERLAPSCOPE_SOCKET_DIR"); d && *d) return withoutTrailingSlashes(d);
-    if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x)
-        return withoutTrailingSlashes(x) + "/overlapscope";
+    if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) return withoutTrailingSlashes(x) + "/overlapscope";
     return "/tmp/overlapscope-" + std::to_string(::geteuid());
 }
 
@@ -45,8 +44,7 @@ int64_t pidFromSocketName(const std::string& fileName) {
     if (fileName.size() <= prefix.size() + suffix.size()) return -1;
     if (fileName.compare(0, prefix.size(), prefix) != 0) return -1;
     if (fileName.compare(fileName.size() - suffix.size(), suffix.size(), suffix) != 0) return -1;
-    const std::string digits =
-        fileName.substr(prefix.size(), fileName.size() - prefix.size() - suffix.size());
+    const std::string digits = fileName.substr(prefix.size(), fileName.size() - prefix.size() - suffix.size());
     if (digits.empty() || digits.size() > 10) return -1;
     int64_t pid = 0;
     for (char c : digits) {
@@ -57,12 +55,11 @@ int64_t pidFromSocketName(const std::string& fileName) {
 }
 
 std::optional<std::string> untrustedDirectoryReason(const std::string& dir, uid_t uid) {
-    struct stat st{};
+    struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0) return std::string("does not exist");
     if (S_ISLNK(st.st_mode)) return std::string("is a symbolic link");
     if (!S_ISDIR(st.st_mode)) return std::string("is not a directory");
-    if (st.st_uid != uid)
-        return "is owned by uid " + std::to_string(st.st_uid) + ", not uid " + std::to_string(uid);
+    if (st.st_uid != uid) return "is owned by uid " + std::to_string(st.st_uid) + ", not uid " + std::to_string(uid);
     if ((st.st_mode & 077) != 0) {
         char mode[8];
         std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
@@ -71,9 +68,7 @@ std::optional<std::string> untrustedDirectoryReason(const std::string& dir, uid_
     return std::nullopt;
 }
 
-std::string fallbackDirectoryTemplate(const std::string& dir) {
-    return withoutTrailingSlashes(dir) + kFallbackSuffix;
-}
+std::string fallbackDirectoryTemplate(const std::string& dir) { return withoutTrailingSlashes(dir) + kFallbackSuffix; }
 
 std::vector<std::string> socketDirectoriesFor(const std::string& dir) {
     const std::string base = withoutTrailingSlashes(dir);

@@ -4,10 +4,10 @@
 // and closed to group and others, so nobody else can have put a socket in it.
 #pragma once
 
+#include <sys/types.h>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace osc::control {

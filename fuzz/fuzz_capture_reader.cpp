@@ -5,9 +5,9 @@
 // CaptureError, never a crash or a sanitizer report (the metrics' arithmetic
 // on hostile times included, issue 14 item 4).
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 
 #include <unistd.h>

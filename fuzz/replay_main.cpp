@@ -37,9 +37,15 @@ std::vector<uint8_t> mutate(std::vector<uint8_t> bytes, Random& random) {
     for (int e = 0; e < edits && !bytes.empty(); ++e) {
         const size_t at = random.below(bytes.size());
         switch (random.below(5)) {
-            case 0: bytes[at] ^= static_cast<uint8_t>(1u << random.below(8)); break;
-            case 1: bytes[at] = edges[random.below(sizeof edges)]; break;
-            case 2: bytes.resize(at); break;
+            case 0:
+                bytes[at] ^= static_cast<uint8_t>(1u << random.below(8));
+                break;
+            case 1:
+                bytes[at] = edges[random.below(sizeof edges)];
+                break;
+            case 2:
+                bytes.resize(at);
+                break;
             case 3: {  // repeat a span (bounded, so inputs stay small)
                 const size_t length = std::min<size_t>(random.below(64) + 1, bytes.size() - at);
                 std::vector<uint8_t> span(bytes.begin() + static_cast<std::ptrdiff_t>(at),

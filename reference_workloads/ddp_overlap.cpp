@@ -49,19 +49,25 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 std::size_t bucket_cap_bytes(const DdpOptions& o) {
     switch (o.mode) {
-        case DdpMode::sequential: return std::numeric_limits<std::size_t>::max();
-        case DdpMode::per_param: return 0;
+        case DdpMode::sequential:
+            return std::numeric_limits<std::size_t>::max();
+        case DdpMode::per_param:
+            return 0;
         case DdpMode::zero1:
-        default: return static_cast<std::size_t>(o.bucket_mb * kMiB);
+        default:
+            return static_cast<std::size_t>(o.bucket_mb * kMiB);
     }
 }
 
 class DdpWorkload {
 public:
     DdpWorkload(const DdpOptions& o, RankContext& ctx)
-        : o_(o), ctx_(ctx), elt_(dtype_bytes(o.common.dtype)),
+        : o_(o),
+          ctx_(ctx),
+          elt_(dtype_bytes(o.common.dtype)),
           layer_elems_(static_cast<std::size_t>(o.hidden) * o.hidden),
-          act_elems_(static_cast<std::size_t>(o.hidden) * o.batch), gemm_(o.common.dtype, compute_.get()) {
+          act_elems_(static_cast<std::size_t>(o.hidden) * o.batch),
+          gemm_(o.common.dtype, compute_.get()) {
         std::vector<std::size_t> param_bytes(static_cast<std::size_t>(o.layers), layer_elems_ * elt_);
         offsets_ = reverse_layout_offsets(param_bytes);
         buckets_ = plan_buckets(param_bytes, bucket_cap_bytes(o));
@@ -132,8 +138,9 @@ public:
             range(phase, "forward");
             if (zero1) gather_weights();
             for (int l = 0; l < o_.layers; ++l) {
-                if (zero1) weights_gathered_[static_cast<std::size_t>(zero1_.bucket_of_layer[static_cast<std::size_t>(l)])]
-                               .wait_on(compute_.get());
+                if (zero1)
+                    weights_gathered_[static_cast<std::size_t>(zero1_.bucket_of_layer[static_cast<std::size_t>(l)])]
+                        .wait_on(compute_.get());
                 gemm_.run(false, false, h, b, h, weight(l), h, acts_[l].get(), h, acts_[l + 1].get(), h);
             }
         }
@@ -200,8 +207,8 @@ public:
             for (int l = 0; l < o_.layers; ++l) {
                 const void* src = which == 0 ? grad(l) : weight(l);
                 OSC_CUDA(cudaMemcpy(host.data(), src, host.size(), cudaMemcpyDeviceToHost));
-                const std::string name = std::string(which == 0 ? "gradient" : "weights") + " of layer " +
-                                         std::to_string(l);
+                const std::string name =
+                    std::string(which == 0 ? "gradient" : "weights") + " of layer " + std::to_string(l);
                 for (float v : to_float(host.data(), layer_elems_, o_.common.dtype == DType::bf16))
                     if (!std::isfinite(v)) throw WorkloadError("check FAILED: " + name + " is not finite");
                 prints.push_back(fingerprint(host.data(), host.size()));
@@ -211,8 +218,9 @@ public:
         if (o_.mode == DdpMode::none) return "passed (mode none: replicas diverge by design; finiteness only)";
         auto all = ctx_.coll->gather_u64(prints, compute_.get());
         if (auto bad = check_identical_across_ranks(all, names)) throw WorkloadError("check FAILED: " + *bad);
-        return ctx_.world > 1 ? "passed (gradients and weights identical on all " + std::to_string(ctx_.world) + " ranks)"
-                              : "passed (1 rank: finiteness only)";
+        return ctx_.world > 1
+                   ? "passed (gradients and weights identical on all " + std::to_string(ctx_.world) + " ranks)"
+                   : "passed (1 rank: finiteness only)";
     }
 
     // zero1: after gathering the last step's shards, the weights must be
@@ -329,12 +337,12 @@ void run_ddp(const DdpOptions& o, RankContext& ctx) {
                                  static_cast<double>(dtype_bytes(o.common.dtype)) / kMiB;
         std::printf("ddp_overlap: launch: %s\n", ctx.launch.c_str());
         std::printf("ddp_overlap: comm: %s; GPU %d: %s\n", ctx.coll->describe().c_str(), ctx.device, prop.name);
-        std::printf("ddp_overlap: model: %d layers of %dx%d %s (%.1f MiB of parameters), batch %d per rank\n",
-                    o.layers, o.hidden, o.hidden, to_string(o.common.dtype), param_mib, o.batch);
+        std::printf("ddp_overlap: model: %d layers of %dx%d %s (%.1f MiB of parameters), batch %d per rank\n", o.layers,
+                    o.hidden, o.hidden, to_string(o.common.dtype), param_mib, o.batch);
         std::printf("ddp_overlap: mode %s: %s\n", to_string(o.mode), describe_buckets(o, w.buckets()).c_str());
     }
-    auto times = run_steps(o.common, w.compute().get(), [&](int) { w.step(); },
-                           o.common.verbose && ctx.prints());
+    auto times = run_steps(
+        o.common, w.compute().get(), [&](int) { w.step(); }, o.common.verbose && ctx.prints());
     const std::string check = o.common.check ? w.check() : "skipped";
     if (!ctx.prints()) return;
     const double med = median(times);
@@ -343,12 +351,13 @@ void run_ddp(const DdpOptions& o, RankContext& ctx) {
                     w.graph_nodes());
     std::printf("ddp_overlap: median step %.3f ms over %d steps\n", med, o.common.steps);
     std::printf("ddp_overlap: check %s\n", check.c_str());
-    std::printf("SUMMARY ddp_overlap mode=%s bucket_mb=%g buckets=%zu comm=%s world=%d dtype=%s hidden=%d "
-                "batch=%d layers=%d cuda_graph=%d graph_nodes=%zu median_step_ms=%.3f check=%s\n",
-                to_string(o.mode), o.mode == DdpMode::bucketed || o.mode == DdpMode::zero1 ? o.bucket_mb : 0.0,
-                o.mode == DdpMode::none ? 0 : w.buckets().size(), to_string(o.common.comm), ctx.world,
-                to_string(o.common.dtype), o.hidden, o.batch, o.layers, o.cuda_graph ? 1 : 0, w.graph_nodes(), med,
-                o.common.check ? "passed" : "skipped");
+    std::printf(
+        "SUMMARY ddp_overlap mode=%s bucket_mb=%g buckets=%zu comm=%s world=%d dtype=%s hidden=%d "
+        "batch=%d layers=%d cuda_graph=%d graph_nodes=%zu median_step_ms=%.3f check=%s\n",
+        to_string(o.mode), o.mode == DdpMode::bucketed || o.mode == DdpMode::zero1 ? o.bucket_mb : 0.0,
+        o.mode == DdpMode::none ? 0 : w.buckets().size(), to_string(o.common.comm), ctx.world,
+        to_string(o.common.dtype), o.hidden, o.batch, o.layers, o.cuda_graph ? 1 : 0, w.graph_nodes(), med,
+        o.common.check ? "passed" : "skipped");
     std::fflush(stdout);
 }
 

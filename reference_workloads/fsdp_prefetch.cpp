@@ -27,9 +27,13 @@ namespace {
 class FsdpModel {
 public:
     FsdpModel(const FsdpOptions& o, RankContext& ctx)
-        : o_(o), ctx_(ctx), elt_(dtype_bytes(o.common.dtype)),
-          full_(static_cast<std::size_t>(o.hidden) * o.hidden), shard_(full_ / static_cast<std::size_t>(ctx.world)),
-          act_(static_cast<std::size_t>(o.hidden) * o.batch), plan_(plan_prefetch(o.layers, o.prefetch)),
+        : o_(o),
+          ctx_(ctx),
+          elt_(dtype_bytes(o.common.dtype)),
+          full_(static_cast<std::size_t>(o.hidden) * o.hidden),
+          shard_(full_ / static_cast<std::size_t>(ctx.world)),
+          act_(static_cast<std::size_t>(o.hidden) * o.batch),
+          plan_(plan_prefetch(o.layers, o.prefetch)),
           gemm_(o.common.dtype, compute_.get()) {
         const auto layers = static_cast<std::size_t>(o.layers);
         shards_ = DeviceBuffer(layers * shard_ * elt_);
@@ -82,8 +86,7 @@ public:
                           acts_[static_cast<std::size_t>(l) + 1].get(), h);
             } else {
                 if (!dnext) dnext = acts_[static_cast<std::size_t>(o_.layers)].get();  // dA[L] = A[L]
-                gemm_.run(false, true, h, h, b, dnext, h, acts_[static_cast<std::size_t>(l)].get(), h,
-                          full_grad(l), h);
+                gemm_.run(false, true, h, h, b, dnext, h, acts_[static_cast<std::size_t>(l)].get(), h, full_grad(l), h);
                 if (l > 0) {
                     void* dcur = dacts_[static_cast<std::size_t>(l % 2)].get();
                     gemm_.run(true, false, h, b, h, w, h, dnext, h, dcur, h);
@@ -191,17 +194,18 @@ void run_fsdp(const FsdpOptions& o, RankContext& ctx) {
                     o.prefetch == 0 ? "each all-gather starts when its layer is reached (exposed)"
                                     : "all-gathers run ahead of the layer that needs them");
     }
-    auto times = run_steps(o.common, model.compute().get(), [&](int) { model.step(false); },
-                           o.common.verbose && ctx.prints());
+    auto times = run_steps(
+        o.common, model.compute().get(), [&](int) { model.step(false); }, o.common.verbose && ctx.prints());
     const std::string check = o.common.check ? model.check() : "skipped";
     if (!ctx.prints()) return;
     const double med = median(times);
     std::printf("fsdp_prefetch: median step %.3f ms over %d steps\n", med, o.common.steps);
     std::printf("fsdp_prefetch: check %s\n", check.c_str());
-    std::printf("SUMMARY fsdp_prefetch prefetch=%d comm=%s world=%d dtype=%s hidden=%d batch=%d layers=%d "
-                "median_step_ms=%.3f check=%s\n",
-                o.prefetch, to_string(o.common.comm), ctx.world, to_string(o.common.dtype), o.hidden, o.batch,
-                o.layers, med, o.common.check ? "passed" : "skipped");
+    std::printf(
+        "SUMMARY fsdp_prefetch prefetch=%d comm=%s world=%d dtype=%s hidden=%d batch=%d layers=%d "
+        "median_step_ms=%.3f check=%s\n",
+        o.prefetch, to_string(o.common.comm), ctx.world, to_string(o.common.dtype), o.hidden, o.batch, o.layers, med,
+        o.common.check ? "passed" : "skipped");
     std::fflush(stdout);
 }
 

@@ -42,10 +42,17 @@ constexpr std::uint64_t kTokenStream = 100, kW1Stream = 200, kW2Stream = 300, kS
 class MoeLayer {
 public:
     MoeLayer(const MoeOptions& o, RankContext& ctx)
-        : o_(o), ctx_(ctx), elt_(dtype_bytes(o.common.dtype)), h_(o.hidden), f_(o.ffn), me_(ctx.rank),
+        : o_(o),
+          ctx_(ctx),
+          elt_(dtype_bytes(o.common.dtype)),
+          h_(o.hidden),
+          f_(o.ffn),
+          me_(ctx.rank),
           plan_(plan_alltoall(ctx.world, o.tokens, o.imbalance, o.chunks)),
-          serial_plan_(plan_alltoall(ctx.world, o.tokens, o.imbalance, 1)), mine_(plan_.tokens[static_cast<std::size_t>(me_)]),
-          received_(plan_.received(me_)), gemm_(o.common.dtype, compute_.get()) {
+          serial_plan_(plan_alltoall(ctx.world, o.tokens, o.imbalance, 1)),
+          mine_(plan_.tokens[static_cast<std::size_t>(me_)]),
+          received_(plan_.received(me_)),
+          gemm_(o.common.dtype, compute_.get()) {
         const auto h = static_cast<std::size_t>(h_), f = static_cast<std::size_t>(f_);
         x_ = DeviceBuffer(h * static_cast<std::size_t>(mine_) * elt_);
         combined_ = DeviceBuffer(h * static_cast<std::size_t>(mine_) * elt_);
@@ -161,9 +168,10 @@ private:
                     dispatched_[static_cast<std::size_t>(c)].wait_on(compute_.get());
                     const long long n = p.block_tokens(me_, c), at = p.block_offset(me_, c);
                     if (n > 0) {
-                        char* mid = static_cast<char*>(mid_.get()) + static_cast<std::size_t>(at) *
-                                                                         static_cast<std::size_t>(f_) * elt_;
-                        gemm_.run(false, false, f_, static_cast<int>(n), h_, w1_.get(), f_, token(recv_, at), h_, mid, f_);
+                        char* mid = static_cast<char*>(mid_.get()) +
+                                    static_cast<std::size_t>(at) * static_cast<std::size_t>(f_) * elt_;
+                        gemm_.run(false, false, f_, static_cast<int>(n), h_, w1_.get(), f_, token(recv_, at), h_, mid,
+                                  f_);
                         gemm_.run(false, false, h_, static_cast<int>(n), f_, w2_.get(), h_, mid, f_,
                                   token(expert_out_, at), h_);
                     }
@@ -222,7 +230,8 @@ std::string token_table(const AllToAllPlan& p) {
     std::ostringstream out;
     for (int s = 0; s < p.world; ++s) {
         out << (s ? "; " : "") << "rank " << s << " -> experts";
-        for (int d = 0; d < p.world; ++d) out << ' ' << p.counts[static_cast<std::size_t>(s)][static_cast<std::size_t>(d)];
+        for (int d = 0; d < p.world; ++d)
+            out << ' ' << p.counts[static_cast<std::size_t>(s)][static_cast<std::size_t>(d)];
     }
     return out.str();
 }
@@ -236,32 +245,37 @@ void run_moe(const MoeOptions& o, RankContext& ctx) {
         OSC_CUDA(cudaGetDeviceProperties(&prop, ctx.device));
         std::printf("moe_alltoall: launch: %s\n", ctx.launch.c_str());
         std::printf("moe_alltoall: comm: %s; GPU %d: %s\n", ctx.coll->describe().c_str(), ctx.device, prop.name);
-        std::printf("moe_alltoall: layer: %d expert(s) (one per rank) of %dx%d and %dx%d, a shared expert of %dx%d, "
-                    "%s; tokens per rank: %d (rank 0: %lld, --imbalance %g)\n",
-                    ctx.world, o.ffn, o.hidden, o.hidden, o.ffn, o.hidden, o.hidden, to_string(o.common.dtype),
-                    o.tokens, p.tokens[0], o.imbalance);
+        std::printf(
+            "moe_alltoall: layer: %d expert(s) (one per rank) of %dx%d and %dx%d, a shared expert of %dx%d, "
+            "%s; tokens per rank: %d (rank 0: %lld, --imbalance %g)\n",
+            ctx.world, o.ffn, o.hidden, o.hidden, o.ffn, o.hidden, o.hidden, to_string(o.common.dtype), o.tokens,
+            p.tokens[0], o.imbalance);
         std::printf("moe_alltoall: routing (tokens per rank pair): %s; dispatch sends max/mean %.3f\n",
                     token_table(p).c_str(), p.send_imbalance());
         if (o.overlap)
-            std::printf("moe_alltoall: overlap: %d chunks; the shared expert runs under chunk 0's dispatch, each "
-                        "later all-to-all under another chunk's expert GEMMs; %d send/receive groups per step\n",
-                        o.chunks, 2 * o.chunks);
+            std::printf(
+                "moe_alltoall: overlap: %d chunks; the shared expert runs under chunk 0's dispatch, each "
+                "later all-to-all under another chunk's expert GEMMs; %d send/receive groups per step\n",
+                o.chunks, 2 * o.chunks);
         else
-            std::printf("moe_alltoall: serial: dispatch, expert GEMMs, combine, shared expert in turn; 2 send/receive "
-                        "groups per step\n");
+            std::printf(
+                "moe_alltoall: serial: dispatch, expert GEMMs, combine, shared expert in turn; 2 send/receive "
+                "groups per step\n");
     }
-    auto times = run_steps(o.common, layer.compute().get(), [&](int) { layer.step(); }, o.common.verbose && ctx.prints());
+    auto times = run_steps(
+        o.common, layer.compute().get(), [&](int) { layer.step(); }, o.common.verbose && ctx.prints());
     const std::string check = o.common.check ? layer.check() : "skipped";
     if (!ctx.prints()) return;
     const double med = median(times);
     std::printf("moe_alltoall: median step %.3f ms over %d steps\n", med, o.common.steps);
     std::printf("moe_alltoall: check %s\n", check.c_str());
-    std::printf("SUMMARY moe_alltoall overlap=%d chunks=%d imbalance=%g comm=%s world=%d dtype=%s hidden=%d ffn=%d "
-                "tokens=%d tokens_rank0=%lld alltoall_launches=%d send_max_over_mean=%.3f median_step_ms=%.3f "
-                "check=%s\n",
-                o.overlap ? 1 : 0, o.chunks, o.imbalance, to_string(o.common.comm), ctx.world, to_string(o.common.dtype),
-                o.hidden, o.ffn, o.tokens, p.tokens[0], 2 * o.chunks, p.send_imbalance(), med,
-                o.common.check ? "passed" : "skipped");
+    std::printf(
+        "SUMMARY moe_alltoall overlap=%d chunks=%d imbalance=%g comm=%s world=%d dtype=%s hidden=%d ffn=%d "
+        "tokens=%d tokens_rank0=%lld alltoall_launches=%d send_max_over_mean=%.3f median_step_ms=%.3f "
+        "check=%s\n",
+        o.overlap ? 1 : 0, o.chunks, o.imbalance, to_string(o.common.comm), ctx.world, to_string(o.common.dtype),
+        o.hidden, o.ffn, o.tokens, p.tokens[0], 2 * o.chunks, p.send_imbalance(), med,
+        o.common.check ? "passed" : "skipped");
     std::fflush(stdout);
 }
 

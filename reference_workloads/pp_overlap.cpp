@@ -42,7 +42,11 @@ constexpr std::uint64_t kInputStream = 1000;  // + micro-batch
 class PipelineStage {
 public:
     PipelineStage(const PpOptions& o, RankContext& ctx)
-        : o_(o), ctx_(ctx), elt_(dtype_bytes(o.common.dtype)), stages_(ctx.world), stage_(ctx.rank),
+        : o_(o),
+          ctx_(ctx),
+          elt_(dtype_bytes(o.common.dtype)),
+          stages_(ctx.world),
+          stage_(ctx.rank),
           layer_elems_(static_cast<std::size_t>(o.hidden) * o.hidden),
           act_elems_(static_cast<std::size_t>(o.hidden) * o.mb_tokens),
           plan_(plan_pipeline(o.schedule, ctx.world, o.microbatches, o.overlap)),
@@ -63,8 +67,10 @@ public:
         fill_weights(weights_.get(), stage_ * o.layers, o.layers);
         for (int m = 0; m < o.microbatches; ++m) {
             // Stage 0 reads its micro-batches; one stage alone receives them from itself.
-            if (stages_ == 1) fill_input(input(m), m);
-            else if (stage_ == 0) fill_input(act(m, 0), m);
+            if (stages_ == 1)
+                fill_input(input(m), m);
+            else if (stage_ == 0)
+                fill_input(act(m, 0), m);
         }
         compute_.sync();
     }
@@ -122,8 +128,8 @@ public:
             fill_input(a[0].get(), m);
             for (int g = 0; g < total; ++g) gemm_.run(false, false, h, b, h, w(g), h, a[g].get(), h, a[g + 1].get(), h);
             if (stage_ == stages_ - 1) {
-                compare(download(a[static_cast<std::size_t>(total)].get(), act_elems_),
-                        download(act(m, L), act_elems_), rel, "output of micro-batch " + std::to_string(m));
+                compare(download(a[static_cast<std::size_t>(total)].get(), act_elems_), download(act(m, L), act_elems_),
+                        rel, "output of micro-batch " + std::to_string(m));
             }
             const void* dnext = a[static_cast<std::size_t>(total)].get();
             for (int g = total - 1; g >= first; --g) {
@@ -147,8 +153,9 @@ private:
     const StagePlan& my_plan() const { return plan_.stage[static_cast<std::size_t>(stage_)]; }
     std::size_t act_bytes() const { return act_elems_ * elt_; }
     void* act(int m, int l) const {
-        return acts_.at((static_cast<std::size_t>(m) * (static_cast<std::size_t>(o_.layers) + 1) +
-                         static_cast<std::size_t>(l)) * act_bytes());
+        return acts_.at(
+            (static_cast<std::size_t>(m) * (static_cast<std::size_t>(o_.layers) + 1) + static_cast<std::size_t>(l)) *
+            act_bytes());
     }
     void* weight(int l) const { return weights_.at(static_cast<std::size_t>(l) * layer_elems_ * elt_); }
     void* grad(int l) const { return grads_.at(static_cast<std::size_t>(l) * layer_elems_ * elt_); }
@@ -162,17 +169,17 @@ private:
         for (int l = 0; l < count; ++l)
             launch_fill_uniform(static_cast<char*>(dst) + static_cast<std::size_t>(l) * layer_elems_ * elt_,
                                 layer_elems_, o_.common.dtype, o_.common.seed,
-                                kWeightStream + static_cast<std::uint64_t>(first_layer + l), 0, wscale,
-                                compute_.get());
+                                kWeightStream + static_cast<std::uint64_t>(first_layer + l), 0, wscale, compute_.get());
     }
     void fill_input(void* dst, int m) {
-        launch_fill_uniform(dst, act_elems_, o_.common.dtype, o_.common.seed, kInputStream + static_cast<std::uint64_t>(m),
-                            0, 1.0f, compute_.get());
+        launch_fill_uniform(dst, act_elems_, o_.common.dtype, o_.common.seed,
+                            kInputStream + static_cast<std::uint64_t>(m), 0, 1.0f, compute_.get());
     }
 
     void forward(int m) {
         const int h = o_.hidden, b = o_.mb_tokens;
-        for (int l = 0; l < o_.layers; ++l) gemm_.run(false, false, h, b, h, weight(l), h, act(m, l), h, act(m, l + 1), h);
+        for (int l = 0; l < o_.layers; ++l)
+            gemm_.run(false, false, h, b, h, weight(l), h, act(m, l), h, act(m, l + 1), h);
     }
 
     // Passes run B0..B(M-1) in both schedules, so micro-batch 0 starts the
@@ -198,8 +205,8 @@ private:
             const int m = p.mb;
             switch (p.role) {
                 case PipeP2P::Role::send:
-                    ops.push_back(P2POp::send_to(
-                        p.peer, p.data == PipeData::activation ? act(m, o_.layers) : input_grad(m), n));
+                    ops.push_back(
+                        P2POp::send_to(p.peer, p.data == PipeData::activation ? act(m, o_.layers) : input_grad(m), n));
                     break;
                 case PipeP2P::Role::recv:
                     ops.push_back(
@@ -208,10 +215,10 @@ private:
                 case PipeP2P::Role::loopback: {
                     // One stage stands in for a middle one: its micro-batch comes in, its
                     // output comes back as the loss gradient, its input gradient leaves.
-                    const void* src = p.data == PipeData::input ? input(m)
+                    const void* src = p.data == PipeData::input  ? input(m)
                                       : p.data == PipeData::loss ? act(m, o_.layers)
                                                                  : input_grad(m);
-                    void* dst = p.data == PipeData::input ? act(m, 0)
+                    void* dst = p.data == PipeData::input  ? act(m, 0)
                                 : p.data == PipeData::loss ? incoming_grad(m)
                                                            : sink_.get();
                     ops.push_back(P2POp::send_to(ctx_.rank, src, n));
@@ -234,8 +241,8 @@ private:
     static void compare(const std::vector<float>& want, const std::vector<float>& got, double rel,
                         const std::string& what) {
         CloseResult cmp = compare_close_to_largest(want, got, rel);
-        if (!cmp.ok) throw WorkloadError("check FAILED: " + what + " differs from a one-GPU recomputation: " +
-                                         cmp.message());
+        if (!cmp.ok)
+            throw WorkloadError("check FAILED: " + what + " differs from a one-GPU recomputation: " + cmp.message());
         for (float v : got)
             if (!std::isfinite(v)) throw WorkloadError("check FAILED: " + what + " is not finite");
     }
@@ -270,30 +277,29 @@ void run_pp(const PpOptions& o, RankContext& ctx) {
         std::printf("pp_overlap: comm: %s; GPU %d: %s\n", ctx.coll->describe().c_str(), ctx.device, prop.name);
         std::printf("pp_overlap: model: %d stage(s) of %d layers of %dx%d %s, %d micro-batches of %d tokens\n",
                     ctx.world, o.layers, o.hidden, o.hidden, to_string(o.common.dtype), o.microbatches, o.mb_tokens);
-        std::printf("pp_overlap: schedule %s, %s; per step and stage: %s send/receive groups (NCCL kernels), %s "
-                    "transfers; theoretical bubble (S-1)/(M+S-1) = %.4f%s\n",
-                    to_string(o.schedule),
-                    o.overlap ? "overlapped (communication stream, receives ahead of need)"
-                              : "blocking (send/receive groups on the compute stream between passes)",
-                    per_stage(stage.plan(), &StagePlan::groups).c_str(),
-                    per_stage(stage.plan(), &StagePlan::transfers).c_str(), bubble,
-                    ctx.world == 1 ? " (one stage: its transfers go to itself)" : "");
+        std::printf(
+            "pp_overlap: schedule %s, %s; per step and stage: %s send/receive groups (NCCL kernels), %s "
+            "transfers; theoretical bubble (S-1)/(M+S-1) = %.4f%s\n",
+            to_string(o.schedule),
+            o.overlap ? "overlapped (communication stream, receives ahead of need)"
+                      : "blocking (send/receive groups on the compute stream between passes)",
+            per_stage(stage.plan(), &StagePlan::groups).c_str(), per_stage(stage.plan(), &StagePlan::transfers).c_str(),
+            bubble, ctx.world == 1 ? " (one stage: its transfers go to itself)" : "");
     }
-    auto times = run_steps(o.common, stage.compute().get(), [&](int) { stage.step(); },
-                           o.common.verbose && ctx.prints());
+    auto times = run_steps(
+        o.common, stage.compute().get(), [&](int) { stage.step(); }, o.common.verbose && ctx.prints());
     const std::string check = o.common.check ? stage.check() : "skipped";
     if (!ctx.prints()) return;
     const double med = median(times);
     std::printf("pp_overlap: median step %.3f ms over %d steps\n", med, o.common.steps);
     std::printf("pp_overlap: check %s\n", check.c_str());
-    std::printf("SUMMARY pp_overlap schedule=%s overlap=%d stages=%d microbatches=%d comm=%s world=%d dtype=%s "
-                "hidden=%d mb_size=%d layers_per_stage=%d p2p_launches=%s transfers=%s bubble_theory=%.4f "
-                "median_step_ms=%.3f check=%s\n",
-                to_string(o.schedule), o.overlap ? 1 : 0, ctx.world, o.microbatches, to_string(o.common.comm),
-                ctx.world, to_string(o.common.dtype), o.hidden, o.mb_tokens, o.layers,
-                per_stage(stage.plan(), &StagePlan::groups).c_str(),
-                per_stage(stage.plan(), &StagePlan::transfers).c_str(), bubble, med,
-                o.common.check ? "passed" : "skipped");
+    std::printf(
+        "SUMMARY pp_overlap schedule=%s overlap=%d stages=%d microbatches=%d comm=%s world=%d dtype=%s "
+        "hidden=%d mb_size=%d layers_per_stage=%d p2p_launches=%s transfers=%s bubble_theory=%.4f "
+        "median_step_ms=%.3f check=%s\n",
+        to_string(o.schedule), o.overlap ? 1 : 0, ctx.world, o.microbatches, to_string(o.common.comm), ctx.world,
+        to_string(o.common.dtype), o.hidden, o.mb_tokens, o.layers, per_stage(stage.plan(), &StagePlan::groups).c_str(),
+        per_stage(stage.plan(), &StagePlan::transfers).c_str(), bubble, med, o.common.check ? "passed" : "skipped");
     std::fflush(stdout);
 }
 

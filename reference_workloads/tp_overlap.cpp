@@ -25,8 +25,8 @@
 #include "reference_workloads/runtime/rank_launcher.h"
 #include "reference_workloads/runtime/step_loop.h"
 #include "reference_workloads/support/chunk_schedule.h"
-#include "reference_workloads/support/ring_schedule.h"
 #include "reference_workloads/support/result_check.h"
+#include "reference_workloads/support/ring_schedule.h"
 
 namespace oscwl {
 namespace {
@@ -34,8 +34,14 @@ namespace {
 class TpBlock {
 public:
     TpBlock(const TpOptions& o, RankContext& ctx)
-        : o_(o), ctx_(ctx), elt_(dtype_bytes(o.common.dtype)), h_(o.hidden), fs_(o.ffn / ctx.world),
-          mr_(o.tokens / ctx.world), m_(o.tokens), ring_(plan_ring(ctx.world, ctx.rank, o.chunks)),
+        : o_(o),
+          ctx_(ctx),
+          elt_(dtype_bytes(o.common.dtype)),
+          h_(o.hidden),
+          fs_(o.ffn / ctx.world),
+          mr_(o.tokens / ctx.world),
+          m_(o.tokens),
+          ring_(plan_ring(ctx.world, ctx.rank, o.chunks)),
           gemm_(o.common.dtype, compute_.get()) {
         const auto hh = static_cast<std::size_t>(h_);
         x_ = DeviceBuffer(hh * mr_ * elt_);
@@ -142,9 +148,9 @@ public:
                 // A ring forwards what it holds; a loopback ring fetches the next slice itself.
                 const void* src = ring_.loopback ? x + bytes(local_offset(next) * h_) : held;
                 const auto count = static_cast<std::size_t>(next.count) * h;
-                ctx_.coll->send_recv({P2POp::send_to(ring_.next, src, count),
-                                      P2POp::recv_from(ring_.prev, held_[i % 2].get(), count)},
-                                     d, comm_.get());
+                ctx_.coll->send_recv(
+                    {P2POp::send_to(ring_.next, src, count), P2POp::recv_from(ring_.prev, held_[i % 2].get(), count)},
+                    d, comm_.get());
                 exchanged_[static_cast<std::size_t>(i)].record(comm_.get());
             }
             gemm_.run(false, false, fs_, static_cast<int>(s.count), h_, w1_.get(), fs_, held, h_,
@@ -159,8 +165,8 @@ public:
             void* part = partial_[k % 2].get();
             if (k >= 2) passed_on_[static_cast<std::size_t>(k) - 2].wait_on(compute_.get());  // part was sent at k-2
             const bool straight_to_out = last && (ring_.loopback || n == 1);
-            gemm_.run(false, false, h_, static_cast<int>(s.count), fs_, w2_.get(), h_, y + bytes(s.offset * fs_),
-                      fs_, straight_to_out ? static_cast<void*>(own) : part, h_);
+            gemm_.run(false, false, h_, static_cast<int>(s.count), fs_, w2_.get(), h_, y + bytes(s.offset * fs_), fs_,
+                      straight_to_out ? static_cast<void*>(own) : part, h_);
             if (!ring_.loopback && k > 0) {
                 passed_on_[static_cast<std::size_t>(k) - 1].wait_on(compute_.get());
                 launch_add(last ? static_cast<void*>(own) : part, part, incoming_[(k - 1) % 2].get(), count, d,
@@ -171,8 +177,8 @@ public:
             partial_ready_[static_cast<std::size_t>(k)].wait_on(comm_.get());
             // One rank owns every slice: its partial product is already the sum.
             void* dst = ring_.loopback ? static_cast<void*>(own) : incoming_[k % 2].get();
-            ctx_.coll->send_recv({P2POp::send_to(ring_.next, part, count), P2POp::recv_from(ring_.prev, dst, count)},
-                                 d, comm_.get());
+            ctx_.coll->send_recv({P2POp::send_to(ring_.next, part, count), P2POp::recv_from(ring_.prev, dst, count)}, d,
+                                 comm_.get());
             passed_on_[static_cast<std::size_t>(k)].record(comm_.get());
         }
         done_.record(comm_.get());
@@ -265,25 +271,29 @@ void run_tp(const TpOptions& o, RankContext& ctx) {
         if (o.mode == TpMode::serial)
             std::printf("tp_overlap: mode serial: all-gather, 2 GEMMs, reduce-scatter back to back\n");
         else if (o.mode == TpMode::ring)
-            std::printf("tp_overlap: mode ring: %d positions%s; %d send/receive exchanges per ring (gather and "
-                        "scatter), each under the GEMM of the chunk held\n",
-                        block.ring().positions, block.ring().loopback ? " (one rank: token slices sent to itself)" : "",
-                        block.ring().exchanges_per_ring());
+            std::printf(
+                "tp_overlap: mode ring: %d positions%s; %d send/receive exchanges per ring (gather and "
+                "scatter), each under the GEMM of the chunk held\n",
+                block.ring().positions, block.ring().loopback ? " (one rank: token slices sent to itself)" : "",
+                block.ring().exchanges_per_ring());
         else
-            std::printf("tp_overlap: mode pipelined: %d chunks; the chunks' all-gathers are queued first, so "
-                        "each gather and reduce-scatter runs under another chunk's GEMMs\n", o.chunks);
+            std::printf(
+                "tp_overlap: mode pipelined: %d chunks; the chunks' all-gathers are queued first, so "
+                "each gather and reduce-scatter runs under another chunk's GEMMs\n",
+                o.chunks);
     }
-    auto times = run_steps(o.common, block.compute().get(), [&](int) { block.step(); },
-                           o.common.verbose && ctx.prints());
+    auto times = run_steps(
+        o.common, block.compute().get(), [&](int) { block.step(); }, o.common.verbose && ctx.prints());
     const std::string check = o.common.check ? block.check() : "skipped";
     if (!ctx.prints()) return;
     const double med = median(times);
     std::printf("tp_overlap: median step %.3f ms over %d steps\n", med, o.common.steps);
     std::printf("tp_overlap: check %s\n", check.c_str());
-    std::printf("SUMMARY tp_overlap mode=%s chunks=%d comm=%s world=%d dtype=%s hidden=%d ffn=%d tokens=%d "
-                "median_step_ms=%.3f check=%s\n",
-                to_string(o.mode), o.mode == TpMode::ring ? block.ring().positions : o.chunks, to_string(o.common.comm), ctx.world, to_string(o.common.dtype),
-                o.hidden, o.ffn, o.tokens, med, o.common.check ? "passed" : "skipped");
+    std::printf(
+        "SUMMARY tp_overlap mode=%s chunks=%d comm=%s world=%d dtype=%s hidden=%d ffn=%d tokens=%d "
+        "median_step_ms=%.3f check=%s\n",
+        to_string(o.mode), o.mode == TpMode::ring ? block.ring().positions : o.chunks, to_string(o.common.comm),
+        ctx.world, to_string(o.common.dtype), o.hidden, o.ffn, o.tokens, med, o.common.check ? "passed" : "skipped");
     std::fflush(stdout);
 }
 

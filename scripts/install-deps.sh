@@ -9,7 +9,7 @@ packages=(
   libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libisal-dev
   libgtest-dev libgmock-dev
   qt6-base-dev libgl-dev xvfb xauth
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
 )
 
 missing=()

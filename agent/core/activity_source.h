@@ -32,7 +32,7 @@ struct DecodeContext {
     int64_t originUtcNs = 0;     // the same instant on the wall clock
     uint64_t globalPid = 0;      // nsys-packed pid of this process
     int64_t pid = 0;
-    std::string capturePath;     // the capture file (names side files, e.g. a CUPTI recording)
+    std::string capturePath;  // the capture file (names side files, e.g. a CUPTI recording)
 };
 
 // Time 0 of a capture on the source clock and the wall clock, read back to back.
@@ -64,8 +64,7 @@ public:
     // second by the writer thread.
     virtual void flush() = 0;
     // Walks one completed buffer and emits its rows. Writer thread only.
-    virtual void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
-                        RowSink& rows) = 0;
+    virtual void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context, RowSink& rows) = 0;
     // Current timestamp on the source's clock (CLOCK_REALTIME ns for CUPTI's default).
     virtual int64_t timestampNs() const = 0;
     // Where a new capture's time 0 lies: now, for a live source; a replayed

@@ -16,18 +16,21 @@ std::chrono::steady_clock::time_point after(double seconds) {
     // keeps the conversion to integer nanoseconds defined whatever comes.
     seconds = std::clamp(seconds, 0.0, control::kMaxSeconds);
     return std::chrono::steady_clock::now() +
-           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-               std::chrono::duration<double>(seconds));
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 }  // namespace
 
 const char* stateName(AgentState state) {
     switch (state) {
-        case AgentState::Dormant: return "dormant";
-        case AgentState::Capturing: return "capturing";
-        case AgentState::Stopped: return "stopped";
-        case AgentState::Disabled: return "disabled";
+        case AgentState::Dormant:
+            return "dormant";
+        case AgentState::Capturing:
+            return "capturing";
+        case AgentState::Stopped:
+            return "stopped";
+        case AgentState::Disabled:
+            return "disabled";
     }
     return "unknown";
 }
@@ -80,8 +83,7 @@ void Agent::boot() {
     }
 }
 
-bool Agent::startCapture(std::optional<double> durationS, std::optional<std::string> outputDir,
-                         std::string& error) {
+bool Agent::startCapture(std::optional<double> durationS, std::optional<std::string> outputDir, std::string& error) {
     std::lock_guard op(opMutex_);
     uint64_t sequence;
     {
@@ -121,8 +123,10 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
         return false;
     }
     switch (session->start(error)) {
-        case CaptureSession::Start::Started: break;
-        case CaptureSession::Start::FileFailed: return false;  // another output may work
+        case CaptureSession::Start::Started:
+            break;
+        case CaptureSession::Start::FileFailed:
+            return false;  // another output may work
         case CaptureSession::Start::SourceFailed:
             // The source cannot run in this process at all (no driver, CUPTI taken).
             disable(error);
@@ -211,8 +215,10 @@ void Agent::timerLoop() {
             auto next = std::chrono::steady_clock::time_point::max();
             if (startAt_) next = std::min(next, *startAt_);
             if (stopAt_) next = std::min(next, *stopAt_);
-            if (next == std::chrono::steady_clock::time_point::max()) timerCv_.wait(lock);
-            else timerCv_.wait_until(lock, next);
+            if (next == std::chrono::steady_clock::time_point::max())
+                timerCv_.wait(lock);
+            else
+                timerCv_.wait_until(lock, next);
         }
     }
 }
@@ -220,11 +226,15 @@ void Agent::timerLoop() {
 control::ControlReply Agent::handle(const control::ControlRequest& request) {
     control::ControlReply reply;
     switch (request.command) {
-        case control::ControlCommand::Status: reply.ok = true; break;
+        case control::ControlCommand::Status:
+            reply.ok = true;
+            break;
         case control::ControlCommand::Start:
             reply.ok = startCapture(request.durationS, request.outputDir, reply.error);
             break;
-        case control::ControlCommand::Stop: reply.ok = stopCapture(CaptureEnd::Stopped, reply.error); break;
+        case control::ControlCommand::Stop:
+            reply.ok = stopCapture(CaptureEnd::Stopped, reply.error);
+            break;
     }
     reply.status = status();
     return reply;

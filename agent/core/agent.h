@@ -3,12 +3,12 @@
 // the settings (delay, duration), the control socket, signals and exit.
 #pragma once
 
-#include "control/control_protocol.h"
 #include "agent/core/activity_source.h"
 #include "agent/core/agent_settings.h"
 #include "agent/core/buffer_pool.h"
 #include "agent/core/capture_session.h"
 #include "agent/core/process_identity.h"
+#include "control/control_protocol.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -37,8 +37,7 @@ public:
     // Opens the control socket and schedules the first capture (unless dormant).
     void boot();
 
-    bool startCapture(std::optional<double> durationS, std::optional<std::string> outputDir,
-                      std::string& error);
+    bool startCapture(std::optional<double> durationS, std::optional<std::string> outputDir, std::string& error);
     bool stopCapture(CaptureEnd how, std::string& error);
     // At exit: closes the capture and stops every agent thread.
     void shutdown(CaptureEnd how);

@@ -2,11 +2,11 @@
 
 #include "agent/core/agent.h"
 
+#include <pthread.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <pthread.h>
-#include <unistd.h>
 
 namespace osc::agent {
 namespace {
@@ -39,8 +39,7 @@ Agent* ensureAgent() {
         std::string warnings;
         AgentSettings settings = settingsFromEnvironment(warnings);
         if (!warnings.empty()) std::fprintf(stderr, "overlapscope-agent: %s\n", warnings.c_str());
-        auto agent = std::make_unique<Agent>(std::move(settings), currentProcessIdentity(),
-                                             makeActivitySource());
+        auto agent = std::make_unique<Agent>(std::move(settings), currentProcessIdentity(), makeActivitySource());
         g_agent = agent.release();
         std::atexit(onExit);
         g_agent->boot();

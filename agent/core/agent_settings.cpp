@@ -73,15 +73,17 @@ AgentSettings settingsFromEnvironment(std::string& warnings) {
         if (const char* v = env("OVERLAPSCOPE_MICROBATCH_PATTERN")) a.microbatchPattern = v;
         double stages = 0;
         if (readNumber("OVERLAPSCOPE_PIPELINE_STAGES", 0, 65536, "stages", stages, warnings)) {
-            if (stages == std::floor(stages)) a.pipelineStages = static_cast<int>(stages);
-            else warnings += "OVERLAPSCOPE_PIPELINE_STAGES=" + std::string(env("OVERLAPSCOPE_PIPELINE_STAGES")) +
-                             " is not a whole number; ignored. ";
+            if (stages == std::floor(stages))
+                a.pipelineStages = static_cast<int>(stages);
+            else
+                warnings += "OVERLAPSCOPE_PIPELINE_STAGES=" + std::string(env("OVERLAPSCOPE_PIPELINE_STAGES")) +
+                            " is not a whole number; ignored. ";
         }
         try {
             compileMicrobatchPattern(a.microbatchPattern);
         } catch (const std::invalid_argument& e) {
-            warnings += "OVERLAPSCOPE_MICROBATCH_PATTERN: " + std::string(e.what()) +
-                        "; no partial results will be written. ";
+            warnings +=
+                "OVERLAPSCOPE_MICROBATCH_PATTERN: " + std::string(e.what()) + "; no partial results will be written. ";
             s.partial = false;
         }
         // A bad regex would fail every partial at close: said once, now.

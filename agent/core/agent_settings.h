@@ -11,14 +11,14 @@
 namespace osc::agent {
 
 struct AgentSettings {
-    std::string outputDir = ".";  // OVERLAPSCOPE_OUTPUT_DIR
-    double delayS = 0;             // OVERLAPSCOPE_DELAY: start this long after injection
-    double durationS = 0;          // OVERLAPSCOPE_DURATION: 0 = until stopped or exit
-    bool dormant = false;          // OVERLAPSCOPE_DORMANT=1: capture only on `attach`
+    std::string outputDir = ".";     // OVERLAPSCOPE_OUTPUT_DIR
+    double delayS = 0;               // OVERLAPSCOPE_DELAY: start this long after injection
+    double durationS = 0;            // OVERLAPSCOPE_DURATION: 0 = until stopped or exit
+    bool dormant = false;            // OVERLAPSCOPE_DORMANT=1: capture only on `attach`
     size_t bufferBytes = 64u << 20;  // OVERLAPSCOPE_BUFFER_MB: bound on in-flight records
-    bool control = true;           // OVERLAPSCOPE_CONTROL=0 disables the control socket
-    std::string socketDir;         // OVERLAPSCOPE_SOCKET_DIR (else the per-user default)
-    int commitIntervalMs = 1000;   // OVERLAPSCOPE_COMMIT_MS: the most a killed process loses
+    bool control = true;             // OVERLAPSCOPE_CONTROL=0 disables the control socket
+    std::string socketDir;           // OVERLAPSCOPE_SOCKET_DIR (else the per-user default)
+    int commitIntervalMs = 1000;     // OVERLAPSCOPE_COMMIT_MS: the most a killed process loses
     // OVERLAPSCOPE_STOP_GRACE_MS: how long a capture stopped by request waits
     // for the GPU records of work launched before the stop (0 = not at all).
     int stopGraceMs = 200;

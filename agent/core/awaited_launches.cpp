@@ -38,7 +38,8 @@ void AwaitedLaunches::apiCall(const ApiCallRow& row) {
         case ApiCallRole::AsyncCopyOrMemset:
             if (!capturingThreads_.empty() && capturing(row.globalTid)) return;
             break;
-        default: break;
+        default:
+            break;
     }
     mark(row.correlationId, Launched);
 }

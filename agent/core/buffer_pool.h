@@ -4,8 +4,8 @@
 // records) instead of the application blocking or memory growing.
 #pragma once
 
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>

@@ -5,12 +5,12 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/schema.h"
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <thread>
-#include <unistd.h>
 
 namespace osc::agent {
 namespace {
@@ -44,8 +44,7 @@ CaptureSession::CaptureSession(SessionConfig config, ActivitySource& source, Buf
     context_.globalPid = schema::packGlobalPid(config_.who.pid);
     context_.capturePath = config_.path;
     // The writer thread must keep up with the GPU: WAL copying goes to a helper.
-    writer_ = CaptureWriter::create(config_.path, startUtcNs_,
-                                    CaptureWriterOptions{.backgroundCheckpoint = true});
+    writer_ = CaptureWriter::create(config_.path, startUtcNs_, CaptureWriterOptions{.backgroundCheckpoint = true});
     fileSink_ = std::make_unique<WriterRowSink>(*writer_);
     sink_ = std::make_unique<StopWindowSink>(*fileSink_);
 }
@@ -73,7 +72,9 @@ CaptureSession::Start CaptureSession::start(std::string& error) {
         stopping_ = true;
         pool_.wake();
         thread_.join();
-        try { writer_->close(CaptureEnd::Stopped); } catch (const std::exception&) {}
+        try {
+            writer_->close(CaptureEnd::Stopped);
+        } catch (const std::exception&) {}
         writer_.reset();
         removeCaptureFiles(config_.path);
         return Start::SourceFailed;
@@ -217,8 +218,10 @@ void CaptureSession::commitBatch() {
 void CaptureSession::drainAtStop() {
     CompletedBuffer buffer;
     while (pool_.tryPopCompleted(buffer)) {
-        if (std::chrono::steady_clock::now() < drainDeadline_) decodeBuffer(buffer);
-        else droppedAtExit_ += discardBuffer(buffer);
+        if (std::chrono::steady_clock::now() < drainDeadline_)
+            decodeBuffer(buffer);
+        else
+            droppedAtExit_ += discardBuffer(buffer);
     }
 }
 

@@ -2,16 +2,16 @@
 
 #include "analyzer/capture/background_thread.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <vector>
 
 namespace osc::agent {
@@ -36,7 +36,7 @@ bool makePrivateDirectory(const std::string& dir, bool requirePrivate, std::stri
         }
         return true;
     }
-    struct stat st{};
+    struct stat st {};
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         error = dir + ": not a directory";
         return false;
@@ -126,8 +126,8 @@ bool ControlServer::start(std::string& error) {
         return false;
     }
     ::unlink(path_.c_str());  // a leftover of an earlier process with our pid
-    if (::bind(listenFd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::chmod(path_.c_str(), 0600) != 0 || ::listen(listenFd_, 64) != 0) {
+    if (::bind(listenFd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::chmod(path_.c_str(), 0600) != 0 ||
+        ::listen(listenFd_, 64) != 0) {
         error = path_ + ": " + std::strerror(errno);
         stop();
         return false;
@@ -155,8 +155,10 @@ void ControlServer::stop() {
     commandCv_.notify_all();
     for (std::thread* t : {&thread_, &commandThread_}) {
         if (!t->joinable()) continue;
-        if (t->get_id() == std::this_thread::get_id()) t->detach();
-        else t->join();
+        if (t->get_id() == std::this_thread::get_id())
+            t->detach();
+        else
+            t->join();
     }
     if (listenFd_ >= 0) {
         ::close(listenFd_);

@@ -12,13 +12,13 @@
 
 #include "control/control_protocol.h"
 
+#include <sys/types.h>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
-#include <sys/types.h>
 #include <thread>
 
 namespace osc::agent {
@@ -39,10 +39,10 @@ public:
         // When `directory` cannot be trusted, serve from a fresh private one
         // beside it (fallbackDirectoryTemplate) instead of giving up.
         bool fallbackDirectory = true;
-        PeerCheck peerCheck;  // default: peer uid equals our effective uid
-        int receiveTimeoutMs = 2000;  // per connection, from accept to the end of the request line
-        size_t maxConnections = 64;   // beyond this the oldest waiting connection is dropped
-        size_t maxQueuedCommands = 8; // start/stop requests waiting; more are refused at once
+        PeerCheck peerCheck;           // default: peer uid equals our effective uid
+        int receiveTimeoutMs = 2000;   // per connection, from accept to the end of the request line
+        size_t maxConnections = 64;    // beyond this the oldest waiting connection is dropped
+        size_t maxQueuedCommands = 8;  // start/stop requests waiting; more are refused at once
     };
 
     ControlServer(Options options, Handler handler, StatusProvider status);

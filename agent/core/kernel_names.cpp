@@ -1,9 +1,9 @@
 #include "agent/core/kernel_names.h"
 
+#include <cxxabi.h>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <cxxabi.h>
 
 namespace osc::agent {
 
@@ -27,8 +27,10 @@ std::string shortKernelName(std::string_view name) {
     size_t paramStart = name.size();
     for (size_t i = name.size(); i-- > 0;) {
         const char c = name[i];
-        if (c == ')' || c == '>') ++depth;
-        else if (c == '<') --depth;
+        if (c == ')' || c == '>')
+            ++depth;
+        else if (c == '<')
+            --depth;
         else if (c == '(') {
             if (--depth == 0) {
                 paramStart = i;
@@ -42,7 +44,8 @@ std::string shortKernelName(std::string_view name) {
     if (!head.empty() && head.back() == '>') {
         int d = 0;
         for (size_t i = head.size(); i-- > 0;) {
-            if (head[i] == '>') ++d;
+            if (head[i] == '>')
+                ++d;
             else if (head[i] == '<' && --d == 0) {
                 head = head.substr(0, i);
                 break;
@@ -54,10 +57,14 @@ std::string shortKernelName(std::string_view name) {
     depth = 0;
     for (size_t i = 0; i < head.size(); ++i) {
         const char c = head[i];
-        if (c == '<') ++depth;
-        else if (c == '>') --depth;
-        else if (depth == 0 && c == ' ') begin = i + 1;
-        else if (depth == 0 && c == ':' && i + 1 < head.size() && head[i + 1] == ':') begin = i + 2;
+        if (c == '<')
+            ++depth;
+        else if (c == '>')
+            --depth;
+        else if (depth == 0 && c == ' ')
+            begin = i + 1;
+        else if (depth == 0 && c == ':' && i + 1 < head.size() && head[i + 1] == ':')
+            begin = i + 2;
     }
     head = head.substr(begin);
     return head.empty() ? std::string(name) : std::string(head);
@@ -76,8 +83,7 @@ const KernelNameCache::Names& KernelNameCache::lookup(const char* mangled) {
     Recent& slot = recent_[(std::hash<const void*>{}(mangled) >> 4) % recent_.size()];
     // The pointer alone is not proof: a module unload could free the text
     // and a later kernel's name could land at the same address.
-    if (slot.pointer == mangled && std::strcmp(slot.entry->first.c_str(), mangled) == 0)
-        return slot.entry->second;
+    if (slot.pointer == mangled && std::strcmp(slot.entry->first.c_str(), mangled) == 0) return slot.entry->second;
     const Names& names = lookup(std::string_view(mangled));
     slot.pointer = mangled;
     slot.entry = &*names_.find(std::string_view(mangled));

@@ -1,10 +1,10 @@
 #include "agent/core/process_identity.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace osc::agent {
 namespace {
@@ -21,7 +21,7 @@ int firstIntFromEnv(std::initializer_list<const char*> names) {
 }
 
 bool fileExists(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return ::stat(path.c_str(), &st) == 0;
 }
 
@@ -30,8 +30,10 @@ bool fileExists(const std::string& path) {
 ProcessIdentity currentProcessIdentity() {
     ProcessIdentity id;
     char host[256] = {};
-    if (::gethostname(host, sizeof(host) - 1) == 0 && host[0]) id.host = host;
-    else id.host = "localhost";
+    if (::gethostname(host, sizeof(host) - 1) == 0 && host[0])
+        id.host = host;
+    else
+        id.host = "localhost";
     id.pid = ::getpid();
     id.rank = firstIntFromEnv({"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"});
     id.localRank = firstIntFromEnv({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"});

@@ -2,10 +2,10 @@
 
 #include "analyzer/capture/background_thread.h"
 
-#include <cerrno>
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
+#include <cerrno>
 
 namespace osc::agent {
 namespace {
@@ -43,8 +43,10 @@ void chain(int i, int signo, siginfo_t* info, void* context) {
     sigset_t mask = previous.sa_mask, saved;
     if (!(previous.sa_flags & SA_NODEFER)) sigaddset(&mask, signo);
     pthread_sigmask(SIG_BLOCK, &mask, &saved);
-    if (previous.sa_flags & SA_SIGINFO) previous.sa_sigaction(signo, info, context);
-    else previous.sa_handler(signo);
+    if (previous.sa_flags & SA_SIGINFO)
+        previous.sa_sigaction(signo, info, context);
+    else
+        previous.sa_handler(signo);
     pthread_sigmask(SIG_SETMASK, &saved, nullptr);
 }
 
@@ -73,7 +75,7 @@ void onSignal(int signo, siginfo_t* info, void* context) {
 }
 
 bool ourHandlerIsInstalled(int signo) {
-    struct sigaction current{};
+    struct sigaction current {};
     ::sigaction(signo, nullptr, &current);
     return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == onSignal;
 }
@@ -96,12 +98,12 @@ void SignalBridge::install() {
     }
     for (int i = 0; i < kSignalCount; ++i) {
         if (g_installed[i]) continue;
-        struct sigaction current{};
+        struct sigaction current {};
         ::sigaction(kSignals[i], nullptr, &current);
         if (current.sa_handler == SIG_IGN && !(current.sa_flags & SA_SIGINFO)) continue;
         // The application's handler keeps its mask, alternate stack and
         // restart behaviour when it runs through ours.
-        struct sigaction ours{};
+        struct sigaction ours {};
         ours.sa_sigaction = onSignal;
         ours.sa_mask = current.sa_mask;
         ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_ONSTACK | SA_NODEFER));
@@ -152,8 +154,10 @@ void SignalBridge::shutdown() {
     }
     // Joined outside the lock: the watcher takes it after handling a signal.
     if (watcher.joinable()) {
-        if (watcher.get_id() == std::this_thread::get_id()) watcher.detach();
-        else watcher.join();
+        if (watcher.get_id() == std::this_thread::get_id())
+            watcher.detach();
+        else
+            watcher.join();
     }
 }
 

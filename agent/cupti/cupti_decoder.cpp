@@ -69,7 +69,10 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
             const auto* r = reinterpret_cast<const KernelRecord*>(record);
-            if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
+            if (r->start == 0 && r->end == 0) {
+                ++noTimestamp_;
+                return;
+            }
             contextDevice_[r->contextId] = r->deviceId;
             useDevice(r->deviceId, rows);
             const auto& names = kernelNames_.lookup(r->name ? r->name : "<unknown>");
@@ -98,7 +101,10 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
             const auto* r = reinterpret_cast<const MemcpyRecord*>(record);
-            if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
+            if (r->start == 0 && r->end == 0) {
+                ++noTimestamp_;
+                return;
+            }
             contextDevice_[r->contextId] = r->deviceId;
             useDevice(r->deviceId, rows);
             rows.addCopy(copyRowOf(*r, c));
@@ -106,7 +112,10 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY2: {
             const auto* r = reinterpret_cast<const MemcpyPtoPRecord*>(record);
-            if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
+            if (r->start == 0 && r->end == 0) {
+                ++noTimestamp_;
+                return;
+            }
             contextDevice_[r->contextId] = r->deviceId;
             useDevice(r->deviceId, rows);
             CopyRow m = copyRowOf(*r, c);
@@ -117,7 +126,10 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
             const auto* r = reinterpret_cast<const MemsetRecord*>(record);
-            if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
+            if (r->start == 0 && r->end == 0) {
+                ++noTimestamp_;
+                return;
+            }
             contextDevice_[r->contextId] = r->deviceId;
             useDevice(r->deviceId, rows);
             MemsetRow m;
@@ -135,7 +147,10 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
         }
         case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
             const auto* r = reinterpret_cast<const SyncRecord*>(record);
-            if (r->start == 0 && r->end == 0) { ++noTimestamp_; return; }
+            if (r->start == 0 && r->end == 0) {
+                ++noTimestamp_;
+                return;
+            }
             SyncRow s;
             s.start = rel(r->start, c);
             s.end = rel(r->end, c);
@@ -224,10 +239,17 @@ void CuptiDecoder::decode(const CUpti_Activity* record, const DecodeContext& c, 
             if (r->end > r->start) overheadNs_ += r->end - r->start;
             return;
         }
-        case CUPTI_ACTIVITY_KIND_DEVICE: decodeDevice(record, rows); return;
-        case CUPTI_ACTIVITY_KIND_CUDA_EVENT: decodeCudaEvent(record, c, rows); return;
-        case CUPTI_ACTIVITY_KIND_NAME: decodeName(record, c, rows); return;
-        default: return;  // kinds we did not enable
+        case CUPTI_ACTIVITY_KIND_DEVICE:
+            decodeDevice(record, rows);
+            return;
+        case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+            decodeCudaEvent(record, c, rows);
+            return;
+        case CUPTI_ACTIVITY_KIND_NAME:
+            decodeName(record, c, rows);
+            return;
+        default:
+            return;  // kinds we did not enable
     }
 }
 

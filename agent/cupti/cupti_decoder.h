@@ -88,7 +88,7 @@ private:
     std::unordered_map<uint32_t, OpenRange> openRanges_;
     std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> markerStyle_;  // id -> color, category
     std::map<uint32_t, KnownGpu> gpus_;
-    std::vector<bool> usedDevices_;  // by deviceId, in this capture
+    std::vector<bool> usedDevices_;     // by deviceId, in this capture
     std::vector<uint32_t> ownThreads_;  // one or two
     uint64_t noTimestamp_ = 0, overheadNs_ = 0;
 };

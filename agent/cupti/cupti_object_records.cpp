@@ -31,8 +31,10 @@ CudaEventRow cudaEventRowOf(const Record& r, const DecodeContext& c) {
 }  // namespace
 
 void CuptiDecoder::writeGpu(const KnownGpu& gpu, RowSink& rows) {
-    if (gpu.record && gpu.driver) rows.addGpu(mergeGpuInfo(*gpu.record, *gpu.driver));
-    else rows.addGpu(gpu.record ? *gpu.record : *gpu.driver);
+    if (gpu.record && gpu.driver)
+        rows.addGpu(mergeGpuInfo(*gpu.record, *gpu.driver));
+    else
+        rows.addGpu(gpu.record ? *gpu.record : *gpu.driver);
 }
 
 void CuptiDecoder::addDriverGpu(const GpuInfo& gpu, RowSink& rows) {
@@ -71,8 +73,10 @@ void CuptiDecoder::decodeDevice(const CUpti_Activity* record, RowSink& rows) {
 
 void CuptiDecoder::decodeCudaEvent(const CUpti_Activity* record, const DecodeContext& c, RowSink& rows) {
     CudaEventRow e = cudaEventRowOf(*reinterpret_cast<const CudaEventRecord*>(record), c);
-    if (e.deviceId == kNoId) e.deviceId = deviceOfContext(e.contextId);
-    else contextDevice_[e.contextId] = e.deviceId;
+    if (e.deviceId == kNoId)
+        e.deviceId = deviceOfContext(e.contextId);
+    else
+        contextDevice_[e.contextId] = e.deviceId;
     rows.addCudaEvent(e);
 }
 
@@ -105,7 +109,8 @@ void CuptiDecoder::decodeName(const CUpti_Activity* record, const DecodeContext&
             o.deviceId = id.dcs.deviceId;
             o.contextId = id.dcs.contextId;
             break;
-        default: return;  // CUPTI names no other kind
+        default:
+            return;  // CUPTI names no other kind
     }
     rows.addObjectName(o);
 }

@@ -60,8 +60,8 @@ void CuptiRecorder::begin(uint64_t captureSerial, const DecodeContext& context, 
     ownThreads_.clear();
     manifest.layout = recordLayout();
     try {
-        writer_ = std::make_unique<recording::RecordingWriter>(
-            recordingFolderFor(directory_, context.capturePath), manifest);
+        writer_ =
+            std::make_unique<recording::RecordingWriter>(recordingFolderFor(directory_, context.capturePath), manifest);
         writer_->writeOrigin(context.sourceOriginNs, context.originUtcNs);
         std::fprintf(stderr, "overlapscope-agent: recording raw CUPTI buffers to %s\n", writer_->directory().c_str());
     } catch (const std::exception& e) {
@@ -114,8 +114,12 @@ void CuptiRecorder::addRecord(const uint8_t* buffer, const CUpti_Activity* r) {
             patch(*writer_, r, offsetof(MarkerRecord, name), at, patches_);
             patch(*writer_, r, offsetof(MarkerRecord, domain), at, patches_);
             return;
-        case CUPTI_ACTIVITY_KIND_NAME: patch(*writer_, r, offsetof(NameRecord, name), at, patches_); return;
-        case CUPTI_ACTIVITY_KIND_DEVICE: patch(*writer_, r, offsetof(DeviceRecord, name), at, patches_); return;
+        case CUPTI_ACTIVITY_KIND_NAME:
+            patch(*writer_, r, offsetof(NameRecord, name), at, patches_);
+            return;
+        case CUPTI_ACTIVITY_KIND_DEVICE:
+            patch(*writer_, r, offsetof(DeviceRecord, name), at, patches_);
+            return;
         case CUPTI_ACTIVITY_KIND_RUNTIME:
         case CUPTI_ACTIVITY_KIND_DRIVER: {
             const auto* api = reinterpret_cast<const ApiRecord*>(r);
@@ -124,7 +128,8 @@ void CuptiRecorder::addRecord(const uint8_t* buffer, const CUpti_Activity* r) {
                 writer_->writeApiName(kind, api->cbid, apiName_ ? apiName_(kind, api->cbid) : std::string());
             return;
         }
-        default: return;  // no pointer the decoder reads
+        default:
+            return;  // no pointer the decoder reads
     }
 }
 

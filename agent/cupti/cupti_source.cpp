@@ -26,19 +26,27 @@ std::string resultText(CUptiResult r) {
 }
 
 constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_CUDA_EVENT,
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_MARKER_DATA,
-    CUPTI_ACTIVITY_KIND_NAME,              CUPTI_ACTIVITY_KIND_OVERHEAD,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_MARKER,
+    CUPTI_ACTIVITY_KIND_MARKER_DATA,
+    CUPTI_ACTIVITY_KIND_NAME,
+    CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
 // What the application does, as opposed to what the GPU does: off at the
 // stop instant of a capture stopped by request, while the GPU kinds stay on
 // for the stop grace.
 constexpr CUpti_ActivityKind kApplicationKinds[] = {
-    CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_MARKER,  CUPTI_ACTIVITY_KIND_MARKER_DATA,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_MARKER,
+    CUPTI_ACTIVITY_KIND_MARKER_DATA,
 };
 // Enabled with cuptiActivityEnableAndDump, which also re-emits the records
 // of devices that existed before the capture. They reach us only if CUPTI
@@ -173,8 +181,7 @@ void CUPTIAPI CuptiActivitySource::onApiEnter(void* self, CUpti_CallbackDomain d
     // The lowest id seen: calls racing on several threads may arrive out of order.
     auto& first = static_cast<CuptiActivitySource*>(self)->firstAfterStop_;
     uint32_t seen = first.load();
-    while ((seen == 0 || call->correlationId < seen) && !first.compare_exchange_weak(seen, call->correlationId)) {
-    }
+    while ((seen == 0 || call->correlationId < seen) && !first.compare_exchange_weak(seen, call->correlationId)) {}
 }
 
 void CuptiActivitySource::stop() {
@@ -283,8 +290,8 @@ void CUPTIAPI CuptiActivitySource::onBufferRequested(uint8_t** buffer, size_t* s
     if (self->sink_) *buffer = self->sink_->requestBuffer(size);
 }
 
-void CUPTIAPI CuptiActivitySource::onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer,
-                                                    size_t, size_t validSize) {
+void CUPTIAPI CuptiActivitySource::onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer, size_t,
+                                                     size_t validSize) {
     CuptiActivitySource* self = g_active.load();
     // Read before taking our lock: CUPTI holds its own lock inside this call.
     size_t dropped = 0;

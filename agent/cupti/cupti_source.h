@@ -30,20 +30,18 @@ public:
     bool stopRecordingLaunches() override;
     uint32_t firstCorrelationAfterStop() const override { return firstAfterStop_.load(); }
     void flush() override;
-    void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
-                RowSink& rows) override;
+    void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context, RowSink& rows) override;
     int64_t timestampNs() const override;
     uint64_t takeDroppedRecords() override { return dropped_.exchange(0); }
     std::map<std::string, std::string> metadata() const override;
 
 private:
     static void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords);
-    static void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer,
-                                          size_t size, size_t validSize);
+    static void CUPTIAPI onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer, size_t size,
+                                           size_t validSize);
     // Runtime and driver API entries while the stop grace runs: their
     // correlation ids mark work launched after the stop instant.
-    static void CUPTIAPI onApiEnter(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                   const void* data);
+    static void CUPTIAPI onApiEnter(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
     void watchApiEntries(bool on);
     void enableKinds();
     void disableKinds();
@@ -65,7 +63,7 @@ private:
     bool eventTimestamps_ = false;
     // Writer thread only. Devices do not change while the process runs.
     std::optional<std::vector<GpuInfo>> driverGpus_;
-    uint64_t gpusDescribedIn_ = 0;  // RowSink::serial() of the last file described
+    uint64_t gpusDescribedIn_ = 0;             // RowSink::serial() of the last file described
     std::unique_ptr<CuptiRecorder> recorder_;  // writer thread only
     std::vector<const CUpti_Activity*> records_;
 };

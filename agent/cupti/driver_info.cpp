@@ -60,8 +60,8 @@ std::string gpuUuidText(const CUuuid& uuid) {
 std::string pciBusLocation(int domain, int bus, int device) {
     if (domain < 0 || bus < 0 || device < 0) return {};
     char text[32];
-    std::snprintf(text, sizeof text, "%04x:%02x:%02x.0", static_cast<unsigned>(domain),
-                  static_cast<unsigned>(bus), static_cast<unsigned>(device));
+    std::snprintf(text, sizeof text, "%04x:%02x:%02x.0", static_cast<unsigned>(domain), static_cast<unsigned>(bus),
+                  static_cast<unsigned>(device));
     return text;
 }
 

@@ -43,8 +43,8 @@ FakeSourceOptions FakeActivitySource::optionsFromEnvironment() {
     if (const char* v = std::getenv("OVERLAPSCOPE_FAKE_SENDRECV"); v && *v) {
         long long first = 0, period = 0, duration = 0;
         int count = 0;
-        if (std::sscanf(v, "%lld,%d,%lld,%lld", &first, &count, &period, &duration) == 4 && count > 0 &&
-            period >= 0 && duration > 0)
+        if (std::sscanf(v, "%lld,%d,%lld,%lld", &first, &count, &period, &duration) == 4 && count > 0 && period >= 0 &&
+            duration > 0)
             o.sendRecv = {first, period, duration, count};
     }
     if (const char* v = std::getenv("OVERLAPSCOPE_FAKE_GPU_LATENCY_MS"); v && *v) {
@@ -144,16 +144,17 @@ void FakeActivitySource::produce() {
             continue;
         }
         if (options_.recordsPerSecond > 0) {
-            const double due = std::chrono::duration<double>(clock::now() - begin).count() *
-                               options_.recordsPerSecond;
+            const double due = std::chrono::duration<double>(clock::now() - begin).count() * options_.recordsPerSecond;
             if (static_cast<double>(count) >= due) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
                 continue;
             }
         }
         const int64_t t0 = realtimeNs();
-        if (options_.gpuLatencyNs > 0) launchStep(t0, step);
-        else emitStep(t0, step);
+        if (options_.gpuLatencyNs > 0)
+            launchStep(t0, step);
+        else
+            emitStep(t0, step);
         count += 4;
         ++step;
     }
@@ -288,8 +289,7 @@ void FakeActivitySource::emitSendRecvKernels() {
     }
 }
 
-void FakeActivitySource::decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
-                                RowSink& rows) {
+void FakeActivitySource::decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context, RowSink& rows) {
     size_t count = 0;
     const char* const* names = fakeKernelNames(&count);
     const uint8_t* end = buffer + (validBytes / sizeof(FakeRecord)) * sizeof(FakeRecord);
@@ -351,7 +351,8 @@ void FakeActivitySource::decode(const uint8_t* buffer, size_t validBytes, const 
                 rows.addRange(g);
                 break;
             }
-            default: break;
+            default:
+                break;
         }
     }
 }

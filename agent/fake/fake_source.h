@@ -73,8 +73,7 @@ public:
     bool stopRecordingLaunches() override;
     uint32_t firstCorrelationAfterStop() const override { return firstAfterStop_.load(); }
     void flush() override;
-    void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context,
-                RowSink& rows) override;
+    void decode(const uint8_t* buffer, size_t validBytes, const DecodeContext& context, RowSink& rows) override;
     int64_t timestampNs() const override;
     uint64_t takeDroppedRecords() override { return dropped_.exchange(0); }
     std::map<std::string, std::string> metadata() const override;

@@ -76,7 +76,7 @@ private:
     struct Channel;
     void* open(Op* op, void* group);
     bool complete(const Op* op) const;
-    void emit(Op* op);                      // caller holds mutex_
+    void emit(Op* op);                        // caller holds mutex_
     void emitCompletedBefore(uint64_t plan);  // caller holds mutex_
 
     const uint64_t commHash_;
@@ -86,9 +86,9 @@ private:
     // Operations not emitted yet; also tells a KernelCh event's parent from
     // a stale or foreign pointer before it is followed.
     std::unordered_set<Op*> open_;
-    uint64_t started_ = 0;       // operations started: their emission order at finalize
-    uint64_t plans_ = 0;         // kernel launches seen (Group events)
-    uint64_t latestRunPlan_ = 0;  // the latest launch one of whose channels has stopped
+    uint64_t started_ = 0;                              // operations started: their emission order at finalize
+    uint64_t plans_ = 0;                                // kernel launches seen (Group events)
+    uint64_t latestRunPlan_ = 0;                        // the latest launch one of whose channels has stopped
     std::map<std::pair<int, int>, uint64_t> p2pCalls_;  // (peer, direction) -> calls so far
 };
 

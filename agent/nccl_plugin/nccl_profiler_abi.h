@@ -5,15 +5,14 @@
 // every struct must match NCCL's exactly.
 #pragma once
 
+#include <sys/types.h>
 #include <cstddef>
 #include <cstdint>
-#include <sys/types.h>
 
 extern "C" {
 
 typedef int ncclResult_t;  // ncclSuccess = 0
-typedef void (*ncclDebugLogger_t)(int level, unsigned long flags, const char* file, int line,
-                                  const char* fmt, ...);
+typedef void (*ncclDebugLogger_t)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
 
 enum {
     ncclProfileGroup = 1 << 0,
@@ -106,7 +105,10 @@ typedef struct {
         OscNcclP2pDescrV4 p2p;
         OscNcclProxyOpDescr proxyOp;
         OscNcclKernelChDescr kernelCh;
-        struct { int64_t id; void* data; } netPlugin;
+        struct {
+            int64_t id;
+            void* data;
+        } netPlugin;
     };
 } ncclProfilerEventDescr_v4_t;
 
@@ -119,23 +121,41 @@ typedef struct {
         OscNcclP2pDescrV5 p2p;
         OscNcclProxyOpDescr proxyOp;
         OscNcclKernelChDescr kernelCh;
-        struct { const char* func; size_t count; const char* datatype; int root; void* stream; bool graphCaptured; } collApi;
-        struct { int64_t id; void* data; } netPlugin;
+        struct {
+            const char* func;
+            size_t count;
+            const char* datatype;
+            int root;
+            void* stream;
+            bool graphCaptured;
+        } collApi;
+        struct {
+            int64_t id;
+            void* data;
+        } netPlugin;
     };
 } ncclProfilerEventDescr_v5_t;
 
 typedef union {
-    struct { size_t transSize; } proxyStep;
-    struct { int appendedProxyOps; } proxyCtrl;
-    struct { void* data; } netPlugin;
-    struct { uint64_t pTimer; } kernelCh;
+    struct {
+        size_t transSize;
+    } proxyStep;
+    struct {
+        int appendedProxyOps;
+    } proxyCtrl;
+    struct {
+        void* data;
+    } netPlugin;
+    struct {
+        uint64_t pTimer;
+    } kernelCh;
 } ncclProfilerEventStateArgs_v4_t;
 typedef ncclProfilerEventStateArgs_v4_t ncclProfilerEventStateArgs_v5_t;
 
 typedef struct {
     const char* name;
-    ncclResult_t (*init)(void** context, int* eActivationMask, const char* commName, uint64_t commHash,
-                         int nNodes, int nranks, int rank, ncclDebugLogger_t logfn);
+    ncclResult_t (*init)(void** context, int* eActivationMask, const char* commName, uint64_t commHash, int nNodes,
+                         int nranks, int rank, ncclDebugLogger_t logfn);
     ncclResult_t (*startEvent)(void* context, void** eHandle, ncclProfilerEventDescr_v4_t* eDescr);
     ncclResult_t (*stopEvent)(void* eHandle);
     ncclResult_t (*recordEventState)(void* eHandle, ncclProfilerEventState_v4_t eState,
@@ -145,8 +165,8 @@ typedef struct {
 
 typedef struct {
     const char* name;
-    ncclResult_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
-                         int nNodes, int nranks, int rank, ncclDebugLogger_t logfn);
+    ncclResult_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName, int nNodes,
+                         int nranks, int rank, ncclDebugLogger_t logfn);
     ncclResult_t (*startEvent)(void* context, void** eHandle, ncclProfilerEventDescr_v5_t* eDescr);
     ncclResult_t (*stopEvent)(void* eHandle);
     ncclResult_t (*recordEventState)(void* eHandle, ncclProfilerEventState_v5_t eState,

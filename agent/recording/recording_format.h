@@ -60,7 +60,7 @@ struct Recording {
     Manifest manifest;
     bool hasOrigin = false;
     int64_t originSourceNs = 0, originUtcNs = 0;
-    std::vector<GpuInfo> gpus;  // as the driver described them
+    std::vector<GpuInfo> gpus;         // as the driver described them
     std::vector<std::string> strings;  // by id
     std::map<std::pair<ApiKind, uint32_t>, std::string> apiNames;
     std::vector<uint32_t> ownThreads;  // the agent's own threads: their API records are not the job's

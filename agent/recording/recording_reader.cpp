@@ -5,8 +5,8 @@
 #include "agent/recording/recording_chunks.h"
 #include "analyzer/capture/capture_error.h"
 
-#include <nlohmann/json.hpp>
 #include <zlib.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -23,7 +23,8 @@ using namespace chunks;
 // Reads one chunk's payload; throws on a chunk that claims more than it has.
 class PayloadReader {
 public:
-    PayloadReader(const char* data, size_t size, const std::string& where) : p_(data), end_(data + size), where_(where) {}
+    PayloadReader(const char* data, size_t size, const std::string& where)
+        : p_(data), end_(data + size), where_(where) {}
     template <typename T>
     T get() {
         T v;
@@ -82,8 +83,8 @@ Manifest manifestOf(const nlohmann::json& j, const std::string& where) {
     Manifest m;
     m.formatVersion = j.value("format_version", 0);
     if (m.formatVersion != kFormatVersion)
-        throw CaptureError(where, "recording format " + std::to_string(m.formatVersion) +
-                                      ", this build reads format " + std::to_string(kFormatVersion));
+        throw CaptureError(where, "recording format " + std::to_string(m.formatVersion) + ", this build reads format " +
+                                      std::to_string(kFormatVersion));
     m.fabricated = j.value("fabricated", false);
     m.who.host = j.value("host", "");
     m.who.pid = j.value("pid", int64_t{0});
@@ -129,8 +130,7 @@ void readChunks(const std::string& data, const std::string& where, Recording& r)
             }
             case kString: {
                 const uint32_t id = in.get<uint32_t>();
-                if (id != r.strings.size())
-                    throw CaptureError(where, "string " + std::to_string(id) + " out of order");
+                if (id != r.strings.size()) throw CaptureError(where, "string " + std::to_string(id) + " out of order");
                 r.strings.push_back(in.rest());
                 break;
             }
@@ -140,7 +140,9 @@ void readChunks(const std::string& data, const std::string& where, Recording& r)
                 r.apiNames[{kind, cbid}] = in.rest();
                 break;
             }
-            case kOwnThread: r.ownThreads.push_back(in.get<uint32_t>()); break;
+            case kOwnThread:
+                r.ownThreads.push_back(in.get<uint32_t>());
+                break;
             case kBuffer: {
                 RecordedBuffer b;
                 b.validBytes = static_cast<size_t>(in.get<uint64_t>());
@@ -162,7 +164,8 @@ void readChunks(const std::string& data, const std::string& where, Recording& r)
                 r.buffers.push_back(std::move(b));
                 break;
             }
-            default: break;  // a newer writer's chunk: skipped
+            default:
+                break;  // a newer writer's chunk: skipped
         }
     }
 }
@@ -182,8 +185,7 @@ Recording readRecording(const std::string& directory) {
     std::string activity = directory + "/" + kActivityFile;
     if (!fs::exists(activity, ec) && fs::exists(activity + ".gz", ec)) activity += ".gz";
     readChunks(readWhole(activity), activity, r);
-    if (!r.hasOrigin && !r.buffers.empty())
-        throw CaptureError(activity, "buffers without the capture's time 0");
+    if (!r.hasOrigin && !r.buffers.empty()) throw CaptureError(activity, "buffers without the capture's time 0");
     return r;
 }
 

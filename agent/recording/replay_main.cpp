@@ -14,10 +14,11 @@ namespace fs = std::filesystem;
 using namespace osc::agent::recording;
 
 int main(int argc, char** argv) {
-    CLI::App app{"Replay raw CUPTI recordings (folders named *.cupti, written by the agent with\n"
-                 "OVERLAPSCOPE_CUPTI_RECORD=DIR) into capture files, one per recording, through\n"
-                 "the agent's own decoder and writer. Needs no GPU.",
-                 "overlapscope-replay"};
+    CLI::App app{
+        "Replay raw CUPTI recordings (folders named *.cupti, written by the agent with\n"
+        "OVERLAPSCOPE_CUPTI_RECORD=DIR) into capture files, one per recording, through\n"
+        "the agent's own decoder and writer. Needs no GPU.",
+        "overlapscope-replay"};
     std::vector<std::string> inputs;
     std::string output;
     app.add_option("recording", inputs, "A recording folder, or a folder holding several")->required();
@@ -59,8 +60,7 @@ int main(int argc, char** argv) {
             for (const auto& b : r.buffers) records += b.recordOffsets.size();
             replayToCapture(r, capture);
             std::printf("%s: %zu buffers, %zu records%s -> %s\n", dir.c_str(), r.buffers.size(), records,
-                        r.truncated ? " (the last chunk was cut short: the process was killed)" : "",
-                        capture.c_str());
+                        r.truncated ? " (the last chunk was cut short: the process was killed)" : "", capture.c_str());
         } catch (const std::exception& e) {
             std::fprintf(stderr, "overlapscope-replay: %s\n", e.what());
             return 2;

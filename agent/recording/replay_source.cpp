@@ -17,11 +17,11 @@ void checkLayout(const Recording& r) {
     for (const auto& [kind, size] : mine) {
         auto it = r.manifest.layout.find(kind);
         if (it == r.manifest.layout.end() || it->second != size)
-            throw CaptureError(r.directory, "recorded with " + kind + " = " +
-                                                (it == r.manifest.layout.end() ? std::string("?")
-                                                                               : std::to_string(it->second)) +
-                                                ", this build reads " + std::to_string(size) +
-                                                ": replay it with a build against the same CUDA version's CUPTI headers");
+            throw CaptureError(r.directory,
+                               "recorded with " + kind + " = " +
+                                   (it == r.manifest.layout.end() ? std::string("?") : std::to_string(it->second)) +
+                                   ", this build reads " + std::to_string(size) +
+                                   ": replay it with a build against the same CUDA version's CUPTI headers");
     }
 }
 

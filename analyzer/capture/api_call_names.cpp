@@ -20,7 +20,8 @@ void removeVersionSuffix(std::string_view& name) {
     const size_t v = name.rfind("_v");
     if (v == std::string_view::npos || v + 2 == name.size()) return;
     const std::string_view digits = name.substr(v + 2);
-    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) name = name.substr(0, v);
+    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        name = name.substr(0, v);
 }
 
 // "cudaLaunchKernel_ptsz_v7000" -> "cudaLaunchKernel": CUPTI names end in
@@ -55,8 +56,8 @@ bool isAsyncCopyOrMemset(std::string_view base) {
 ApiCallRole apiCallRole(std::string_view cuptiName) {
     const std::string_view base = baseName(cuptiName);
     if (base == "cudaGraphLaunch" || base == "cuGraphLaunch") return ApiCallRole::GraphLaunch;
-    if (base == "cudaStreamBeginCapture" || base == "cuStreamBeginCapture" ||
-        base == "cudaStreamBeginCaptureToGraph" || base == "cuStreamBeginCaptureToGraph")
+    if (base == "cudaStreamBeginCapture" || base == "cuStreamBeginCapture" || base == "cudaStreamBeginCaptureToGraph" ||
+        base == "cuStreamBeginCaptureToGraph")
         return ApiCallRole::BeginStreamCapture;
     if (base == "cudaStreamEndCapture" || base == "cuStreamEndCapture") return ApiCallRole::EndStreamCapture;
     if (std::find(kKernelLaunches.begin(), kKernelLaunches.end(), base) != kKernelLaunches.end())

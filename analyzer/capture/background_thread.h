@@ -4,8 +4,8 @@
 // the application. They are created with every signal blocked.
 #pragma once
 
-#include <csignal>
 #include <pthread.h>
+#include <csignal>
 #include <thread>
 #include <utility>
 

@@ -5,8 +5,7 @@
 namespace osc::sql {
 namespace {
 
-std::string insertSql(const std::string& table, const std::string& columns, int columnCount,
-                      int rows) {
+std::string insertSql(const std::string& table, const std::string& columns, int columnCount, int rows) {
     std::string row = "(";
     for (int c = 0; c < columnCount; ++c) row += c ? ",?" : "?";
     row += ")";
@@ -25,8 +24,8 @@ int fitRows(const Database& db, int columnCount, int wanted) {
 }
 }  // namespace
 
-BatchInsert::BatchInsert(const Database& db, const std::string& table, const std::string& columns,
-                         int columnCount, int wantedRows)
+BatchInsert::BatchInsert(const Database& db, const std::string& table, const std::string& columns, int columnCount,
+                         int wantedRows)
     : columns_(columnCount), rowsPerStatement_(fitRows(db, columnCount, wantedRows)) {
     many_ = Statement(db, insertSql(table, columns, columnCount, rowsPerStatement_));
     one_ = Statement(db, insertSql(table, columns, columnCount, 1));

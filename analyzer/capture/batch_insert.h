@@ -22,8 +22,8 @@ class BatchInsert {
 public:
     BatchInsert() = default;
     // `columns` is the parenthesised column list, or empty for all columns.
-    BatchInsert(const Database& db, const std::string& table, const std::string& columns,
-                int columnCount, int rowsPerStatement = 1024);
+    BatchInsert(const Database& db, const std::string& table, const std::string& columns, int columnCount,
+                int rowsPerStatement = 1024);
 
     // The next row's values; fill all columnCount of them, then call push().
     int64_t* next() { return &values_[static_cast<size_t>(pending_) * columns_]; }
@@ -40,7 +40,10 @@ private:
     struct Bound {
         std::vector<int64_t> value;
         std::vector<uint8_t> isNull;
-        void init(size_t n) { value.assign(n, 0); isNull.assign(n, 1); }
+        void init(size_t n) {
+            value.assign(n, 0);
+            isNull.assign(n, 1);
+        }
     };
     void bindRows(Statement& s, Bound& bound, int rows);
 

@@ -6,14 +6,14 @@
 #include "analyzer/capture/sqlite_util.h"
 #include "analyzer/capture/wal_checkpointer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <set>
-#include <unistd.h>
 #include <unordered_map>
 
 #ifndef OSC_VERSION
@@ -58,36 +58,50 @@ int64_t asInt(uint64_t v) { return static_cast<int64_t>(v); }  // two's compleme
 
 // CUPTI's "not applicable" id is stored as NULL.
 void bindId(sql::Statement& s, int index, uint32_t id) {
-    if (id == kNoId) s.bindNull(index);
-    else s.bind(index, id);
+    if (id == kNoId)
+        s.bindNull(index);
+    else
+        s.bind(index, id);
 }
 void setId(sql::BatchInsert& b, int64_t* v, int column, uint32_t id) {
-    if (id == kNoId) b.setNull(column);
-    else v[column] = id;
+    if (id == kNoId)
+        b.setNull(column);
+    else
+        v[column] = id;
 }
 void bindTime(sql::Statement& s, int index, TimeNs t) {
-    if (t < 0) s.bindNull(index);
-    else s.bind(index, t);
+    if (t < 0)
+        s.bindNull(index);
+    else
+        s.bind(index, t);
 }
 void bindTextOrNull(sql::Statement& s, int index, std::string_view text) {
-    if (text.empty()) s.bindNull(index);
-    else s.bindText(index, text);
+    if (text.empty())
+        s.bindNull(index);
+    else
+        s.bindText(index, text);
 }
 
 const char* namedObjectName(NamedObject kind) {
     switch (kind) {
-        case NamedObject::Process: return "process";
-        case NamedObject::Device: return "device";
-        case NamedObject::Context: return "context";
+        case NamedObject::Process:
+            return "process";
+        case NamedObject::Device:
+            return "device";
+        case NamedObject::Context:
+            return "context";
     }
     return "device";
 }
 
 const char* endReasonName(CaptureEnd how) {
     switch (how) {
-        case CaptureEnd::Stopped: return "stopped";
-        case CaptureEnd::ProcessExit: return "process_exit";
-        case CaptureEnd::Signal: return "signal";
+        case CaptureEnd::Stopped:
+            return "stopped";
+        case CaptureEnd::ProcessExit:
+            return "process_exit";
+        case CaptureEnd::Signal:
+            return "signal";
     }
     return "stopped";
 }
@@ -97,8 +111,9 @@ void createExclusive(const std::string& path) {
     const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0) {
         if (errno == EEXIST)
-            throw CaptureError(path, "already exists; not overwriting it (choose another name, "
-                                     "or ask for overwrite)");
+            throw CaptureError(path,
+                               "already exists; not overwriting it (choose another name, "
+                               "or ask for overwrite)");
         throw CaptureError(path, std::string("cannot create: ") + std::strerror(errno));
     }
     ::close(fd);
@@ -156,10 +171,12 @@ struct CaptureWriter::Statements {
                                  "(start, end, eventType, category, color, textId, globalTid, "
                                  "endGlobalTid, domainId, overlapscopeOnGpu)",
                                  10);
-        domain = p("INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) "
-                   "VALUES (?,?,?,?,?)");
-        collective = p("INSERT INTO OVERLAPSCOPE_NCCL_COLL VALUES "
-                       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        domain =
+            p("INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) "
+              "VALUES (?,?,?,?,?)");
+        collective =
+            p("INSERT INTO OVERLAPSCOPE_NCCL_COLL VALUES "
+              "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
         string = p("INSERT INTO StringIds VALUES (?,?)");
         meta = p("INSERT OR REPLACE INTO OVERLAPSCOPE_META VALUES (?,?)");
         gpu = p("INSERT OR REPLACE INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?)");
@@ -172,13 +189,11 @@ struct CaptureWriter::Statements {
     }
 
     void flush() {
-        for (auto* b : {&kernelLaunch, &kernel, &copy, &memset, &sync, &api, &range, &cudaEvent})
-            b->flush();
+        for (auto* b : {&kernelLaunch, &kernel, &copy, &memset, &sync, &api, &range, &cudaEvent}) b->flush();
     }
 };
 
-std::unique_ptr<CaptureWriter> CaptureWriter::create(const std::string& path,
-                                                     int64_t sessionStartUtcNs,
+std::unique_ptr<CaptureWriter> CaptureWriter::create(const std::string& path, int64_t sessionStartUtcNs,
                                                      const CaptureWriterOptions& options) {
     if (options.overwrite) removeIfPresent(path);
     createExclusive(path);
@@ -188,8 +203,8 @@ std::unique_ptr<CaptureWriter> CaptureWriter::create(const std::string& path,
 
     std::unique_ptr<CaptureWriter> w(new CaptureWriter());
     w->path_ = path;
-    w->st_ = std::make_unique<Statements>(sql::Database(
-        path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX));
+    w->st_ = std::make_unique<Statements>(
+        sql::Database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX));
     auto& db = w->st_->db;
     sqlite3_busy_timeout(db.get(), 5000);  // a viewer reading the live file may hold a lock briefly
     // The largest pages: fewer b-tree pages, page splits and WAL frame
@@ -226,8 +241,7 @@ std::unique_ptr<CaptureWriter> CaptureWriter::create(const std::string& path,
     db.exec("COMMIT");
     w->st_->prepare();
     if (options.backgroundCheckpoint)
-        w->st_->checkpointer =
-            std::make_unique<sql::WalCheckpointer>(db.get(), path, options.walLimitBytes);
+        w->st_->checkpointer = std::make_unique<sql::WalCheckpointer>(db.get(), path, options.walLimitBytes);
     w->st_->begin.run();
     w->setMeta(schema::kFormatVersionKey, std::to_string(schema::kFormatVersion));
     w->setMeta(schema::meta::kToolVersion, OSC_VERSION);
@@ -440,18 +454,21 @@ void CaptureWriter::addRange(const RangeRow& r) {
     auto& b = st_->range;
     int64_t* v = b.next();
     v[0] = r.start;
-    if (mark) b.setNull(1);
-    else v[1] = r.end;
-    v[2] = mark ? schema::kNvtxMark
-                : r.kind == RangeKind::StartEnd ? schema::kNvtxStartEnd : schema::kNvtxPushPop;
+    if (mark)
+        b.setNull(1);
+    else
+        v[1] = r.end;
+    v[2] = mark ? schema::kNvtxMark : r.kind == RangeKind::StartEnd ? schema::kNvtxStartEnd : schema::kNvtxPushPop;
     v[3] = r.category;
     v[4] = r.color;
     v[5] = textId;  // registered-string style: the name lives in StringIds
     v[6] = asInt(r.globalTid);
     v[7] = asInt(r.endGlobalTid);
     v[8] = domainId;
-    if (r.onGpu) v[9] = 1;
-    else b.setNull(9);
+    if (r.onGpu)
+        v[9] = 1;
+    else
+        b.setNull(9);
     b.push();
     ++rows_;
 }
@@ -479,8 +496,7 @@ void CaptureWriter::addCollective(const CollectiveRow& r) {
     ++rows_;
 }
 
-void CaptureWriter::addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId,
-                                  std::string_view name) {
+void CaptureWriter::addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId, std::string_view name) {
     auto& s = st_->streamName;
     s.bind(1, asInt(globalPid));
     s.bind(2, deviceId);
@@ -492,16 +508,20 @@ void CaptureWriter::addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_
 void CaptureWriter::addCudaEvent(const CudaEventRow& r) {
     auto& b = st_->cudaEvent;
     int64_t* v = b.next();
-    if (r.deviceTimestamp) v[0] = *r.deviceTimestamp;
-    else b.setNull(0);
+    if (r.deviceTimestamp)
+        v[0] = *r.deviceTimestamp;
+    else
+        b.setNull(0);
     setId(b, v, 1, r.deviceId);
     v[2] = r.contextId;
     setId(b, v, 3, r.streamId);
     v[4] = r.correlationId;
     v[5] = asInt(r.globalPid);
     v[6] = r.eventId;
-    if (r.cudaEventSyncId) v[7] = asInt(*r.cudaEventSyncId);
-    else b.setNull(7);
+    if (r.cudaEventSyncId)
+        v[7] = asInt(*r.cudaEventSyncId);
+    else
+        b.setNull(7);
     b.push();
     ++rows_;
 }
@@ -542,9 +562,9 @@ void CaptureWriter::close(CaptureEnd how, bool buildIndexes) {
     closed_ = true;
     setMeta(schema::meta::kEndReason, endReasonName(how));
     if (!st_->metaSet.count(schema::meta::kCaptureStopUtcNs)) {
-        const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+        const auto now =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
         setMeta(schema::meta::kCaptureStopUtcNs, std::to_string(now));
     }
     st_->flush();
@@ -571,8 +591,7 @@ void CaptureWriter::close(CaptureEnd how, bool buildIndexes) {
     // is just as valid.
     try {
         database.exec("PRAGMA journal_mode=DELETE");
-    } catch (const CaptureError&) {
-    }
+    } catch (const CaptureError&) {}
     database.close();
 }
 

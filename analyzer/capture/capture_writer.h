@@ -158,8 +158,7 @@ public:
     void addRange(const RangeRow& row);
     void addCollective(const CollectiveRow& row);
     // A stream's name (nvtxNameCudaStream, importers): OVERLAPSCOPE_STREAM_NAME.
-    void addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId,
-                       std::string_view name);
+    void addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId, std::string_view name);
     void addCudaEvent(const CudaEventRow& row);  // OVERLAPSCOPE_CUDA_EVENT
     // nsys's ThreadNames; a thread named again keeps only its newest name.
     void addThreadName(uint64_t globalTid, std::string_view name);
@@ -190,7 +189,6 @@ private:
 // file's TARGET_INFO_SESSION_START_TIME is the wall-clock time of the model's
 // time 0 for that process (sessionStartUtcNs - timeOffsetNs), so reading the
 // file back gives the same timestamps and the same wall-clock anchor.
-void writeProcess(const Capture& capture, const Process& process, const std::string& path,
-                  bool overwrite = false);
+void writeProcess(const Capture& capture, const Process& process, const std::string& path, bool overwrite = false);
 
 }  // namespace osc

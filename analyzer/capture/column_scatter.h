@@ -14,14 +14,16 @@ namespace osc::sqlread {
 
 template <typename T>
 void appendColumn(std::vector<T>& dst, std::vector<T>& src) {
-    if (dst.empty()) dst.swap(src);
-    else dst.insert(dst.end(), src.begin(), src.end());
+    if (dst.empty())
+        dst.swap(src);
+    else
+        dst.insert(dst.end(), src.begin(), src.end());
     std::vector<T>().swap(src);
 }
 
 template <typename T>
-void scatterColumn(std::vector<T>& src, const std::vector<uint32_t>& slotOf,
-                   std::vector<std::vector<T>*>& dst, const std::vector<size_t>& counts) {
+void scatterColumn(std::vector<T>& src, const std::vector<uint32_t>& slotOf, std::vector<std::vector<T>*>& dst,
+                   const std::vector<size_t>& counts) {
     for (size_t s = 0; s < dst.size(); ++s) dst[s]->reserve(dst[s]->size() + counts[s]);
     for (size_t i = 0; i < src.size(); ++i) dst[slotOf[i]]->push_back(src[i]);
     std::vector<T>().swap(src);

@@ -15,8 +15,7 @@ std::vector<uint32_t> sortPermutation(const std::vector<Key>& key) {
     if (std::is_sorted(key.begin(), key.end())) return perm;
     perm.resize(key.size());
     std::iota(perm.begin(), perm.end(), 0u);
-    std::stable_sort(perm.begin(), perm.end(),
-                     [&](uint32_t a, uint32_t b) { return key[a] < key[b]; });
+    std::stable_sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) { return key[a] < key[b]; });
     return perm;
 }
 
@@ -37,24 +36,21 @@ void permuteAll(const std::vector<uint32_t>& perm, Columns&... columns) {
 
 void KernelTable::reserve(size_t n) {
     for (auto* c : {&start, &end}) c->reserve(n);
-    for (auto* c : {&stream, &correlation, &name, &shortName, &gridX, &gridY, &gridZ, &blockX,
-                    &blockY, &blockZ, &registersPerThread, &staticSharedMemory,
-                    &dynamicSharedMemory, &graphId})
+    for (auto* c : {&stream, &correlation, &name, &shortName, &gridX, &gridY, &gridZ, &blockX, &blockY, &blockZ,
+                    &registersPerThread, &staticSharedMemory, &dynamicSharedMemory, &graphId})
         c->reserve(n);
     graphNodeId.reserve(n);
 }
 
 void KernelTable::sortByStart() {
     const auto perm = sortPermutation(start);
-    permuteAll(perm, start, end, stream, correlation, name, shortName, gridX, gridY, gridZ, blockX,
-               blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, graphId,
-               graphNodeId);
+    permuteAll(perm, start, end, stream, correlation, name, shortName, gridX, gridY, gridZ, blockX, blockY, blockZ,
+               registersPerThread, staticSharedMemory, dynamicSharedMemory, graphId, graphNodeId);
 }
 
 void CopyTable::sortByStart() {
     const auto perm = sortPermutation(start);
-    permuteAll(perm, start, end, stream, correlation, bytes, copyKind, srcKind, dstKind, srcDevice,
-               dstDevice);
+    permuteAll(perm, start, end, stream, correlation, bytes, copyKind, srcKind, dstKind, srcDevice, dstDevice);
 }
 
 void MemsetTable::sortByStart() {
@@ -79,8 +75,8 @@ void RangeTable::sortByStart() {
 
 void CollectiveTable::sortByEnqueue() {
     const auto perm = sortPermutation(enqueue);
-    permuteAll(perm, commHash, rank, nranks, seqNumber, func, datatype, algo, proto, count, bytes,
-               root, nChannels, device, enqueue, gpuStart, gpuEnd);
+    permuteAll(perm, commHash, rank, nranks, seqNumber, func, datatype, algo, proto, count, bytes, root, nChannels,
+               device, enqueue, gpuStart, gpuEnd);
 }
 
 std::pair<TimeNs, TimeNs> Device::span() const {
@@ -88,7 +84,11 @@ std::pair<TimeNs, TimeNs> Device::span() const {
     TimeNs lo = 0, hi = 0;
     auto take = [&](const std::vector<TimeNs>& s, const std::vector<TimeNs>& e) {
         for (size_t i = 0; i < s.size(); ++i) {
-            if (!any) { lo = s[i]; hi = e[i]; any = true; }
+            if (!any) {
+                lo = s[i];
+                hi = e[i];
+                any = true;
+            }
             lo = std::min(lo, s[i]);
             hi = std::max(hi, e[i]);
         }
@@ -100,8 +100,8 @@ std::pair<TimeNs, TimeNs> Device::span() const {
 }
 
 Device& Process::deviceById(uint32_t id) {
-    auto it = std::lower_bound(devices.begin(), devices.end(), id,
-                               [](const Device& d, uint32_t v) { return d.id < v; });
+    auto it =
+        std::lower_bound(devices.begin(), devices.end(), id, [](const Device& d, uint32_t v) { return d.id < v; });
     if (it != devices.end() && it->id == id) return *it;
     it = devices.insert(it, Device{});
     it->id = id;
@@ -152,14 +152,21 @@ void Capture::shiftProcess(size_t index, TimeNs by) {
     p.timeOffsetNs += by;
     if (by == 0) return;
     for (auto& d : p.devices) {
-        shift(d.kernels.start, by); shift(d.kernels.end, by);
-        shift(d.copies.start, by); shift(d.copies.end, by);
-        shift(d.memsets.start, by); shift(d.memsets.end, by);
-        shift(d.syncs.start, by); shift(d.syncs.end, by);
+        shift(d.kernels.start, by);
+        shift(d.kernels.end, by);
+        shift(d.copies.start, by);
+        shift(d.copies.end, by);
+        shift(d.memsets.start, by);
+        shift(d.memsets.end, by);
+        shift(d.syncs.start, by);
+        shift(d.syncs.end, by);
     }
-    shift(p.apiCalls.start, by); shift(p.apiCalls.end, by);
-    shift(p.ranges.start, by); shift(p.ranges.end, by);
-    shift(p.cpuOps.start, by); shift(p.cpuOps.end, by);
+    shift(p.apiCalls.start, by);
+    shift(p.apiCalls.end, by);
+    shift(p.ranges.start, by);
+    shift(p.ranges.end, by);
+    shift(p.cpuOps.start, by);
+    shift(p.cpuOps.end, by);
     shiftKnown(p.collectives.enqueue, by);
     shiftKnown(p.collectives.gpuStart, by);
     shiftKnown(p.collectives.gpuEnd, by);

@@ -20,17 +20,35 @@ inline constexpr uint32_t kNoId = 0xFFFFFFFFu;  // CUPTI's "not applicable"
 
 // CUPTI_ACTIVITY_MEMCPY_KIND values (ENUM_CUDA_MEMCPY_OPER).
 enum class CopyKind : uint8_t {
-    Unknown = 0, HtoD = 1, DtoH = 2, HtoA = 3, AtoH = 4, AtoA = 5, AtoD = 6,
-    DtoA = 7, DtoD = 8, HtoH = 9, PtoP = 10,
+    Unknown = 0,
+    HtoD = 1,
+    DtoH = 2,
+    HtoA = 3,
+    AtoH = 4,
+    AtoA = 5,
+    AtoD = 6,
+    DtoA = 7,
+    DtoD = 8,
+    HtoH = 9,
+    PtoP = 10,
 };
 // CUPTI_ACTIVITY_MEMORY_KIND values (ENUM_CUDA_MEM_KIND).
 enum class MemKind : uint8_t {
-    Unknown = 0, Pageable = 1, Pinned = 2, Device = 3, Array = 4, Managed = 5,
-    DeviceStatic = 6, ManagedStatic = 7,
+    Unknown = 0,
+    Pageable = 1,
+    Pinned = 2,
+    Device = 3,
+    Array = 4,
+    Managed = 5,
+    DeviceStatic = 6,
+    ManagedStatic = 7,
 };
 // CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE values (ENUM_CUPTI_SYNC_TYPE).
 enum class SyncType : uint8_t {
-    Unknown = 0, EventSynchronize = 1, StreamWaitEvent = 2, StreamSynchronize = 3,
+    Unknown = 0,
+    EventSynchronize = 1,
+    StreamWaitEvent = 2,
+    StreamSynchronize = 3,
     ContextSynchronize = 4,
 };
 
@@ -166,7 +184,7 @@ struct Process {
     int64_t sessionStartUtcNs = 0;
     TimeNs timeOffsetNs = 0;
     std::map<std::string, std::string> meta;  // OVERLAPSCOPE_META / META_DATA_EXPORT
-    std::vector<Device> devices;               // sorted by id
+    std::vector<Device> devices;              // sorted by id
     ApiCallTable apiCalls;
     RangeTable ranges;
     // Host-side operators of a PyTorch trace (Kineto "cpu_op": aten::mm,

@@ -10,9 +10,9 @@
 #include "analyzer/capture/column_scatter.h"
 #include "analyzer/capture/sqlite_read_context.h"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
-#include <algorithm>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -26,7 +26,7 @@ struct TablePart {
     Table rows;
     std::vector<uint32_t> slotOf;                           // per row, into placements
     std::vector<std::pair<uint64_t, uint32_t>> placements;  // (globalPid, deviceId)
-    uint64_t counter = 0;  // for the row function's own tally
+    uint64_t counter = 0;                                   // for the row function's own tally
 
     uint32_t slot(uint64_t globalPid, uint32_t deviceId) {
         if (globalPid == lastPid_ && deviceId == lastDevice_) return lastSlot_;
@@ -79,8 +79,8 @@ template <typename Table, typename RowFn, typename Tick>
 // streamId, correlationId.
 template <typename Table>
 inline void readPlacementColumns(TablePart<Table>& part, sqlite3_stmt* s) {
-    part.slotOf.push_back(part.slot(static_cast<uint64_t>(sql::integerColumn(s, 0)),
-                                    static_cast<uint32_t>(sql::integerColumn(s, 1))));
+    part.slotOf.push_back(
+        part.slot(static_cast<uint64_t>(sql::integerColumn(s, 0)), static_cast<uint32_t>(sql::integerColumn(s, 1))));
     auto& t = part.rows;
     t.start.push_back(sql::integerColumn(s, 2));
     t.end.push_back(sql::integerColumn(s, 3));
@@ -90,8 +90,7 @@ inline void readPlacementColumns(TablePart<Table>& part, sqlite3_stmt* s) {
 
 // Appends `from` to `into`, keeping rowid order (into's rows come first).
 template <typename Table, typename... Columns>
-void mergeParts(TablePart<Table>& into, TablePart<Table>& from,
-                const std::tuple<Columns...>& columns) {
+void mergeParts(TablePart<Table>& into, TablePart<Table>& from, const std::tuple<Columns...>& columns) {
     std::vector<uint32_t> remap(from.placements.size());
     for (size_t i = 0; i < from.placements.size(); ++i) {
         const auto [pid, device] = from.placements[i];
@@ -153,8 +152,8 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
             // Bounded by the first connection's max(rowid): a live capture
             // may have committed more since, and those rows could refer to
             // launches or strings the first connection's snapshot lacks.
-            sql::Statement st(db, select + " WHERE rowid > " + std::to_string(mid) +
-                                      " AND rowid <= " + std::to_string(hi));
+            sql::Statement st(db,
+                              select + " WHERE rowid > " + std::to_string(mid) + " AND rowid <= " + std::to_string(hi));
             scanRows(st, table, second, row, [&](int64_t) {
                 if (stop.load(std::memory_order_relaxed)) throw LoadCancelled{};
             });
@@ -185,8 +184,7 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
 // processes) as needed. Devices are all created before any pointer is taken,
 // since creating one can move the others.
 template <typename Table>
-std::vector<Table*> placementTables(ReadContext& ctx, const TablePart<Table>& part,
-                                    Table Device::*member) {
+std::vector<Table*> placementTables(ReadContext& ctx, const TablePart<Table>& part, Table Device::*member) {
     std::vector<std::pair<size_t, uint32_t>> where;
     for (const auto& [pid, device] : part.placements) where.emplace_back(ctx.processIndex(pid), device);
     // Created in ascending order, each device is appended to its process's

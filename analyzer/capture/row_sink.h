@@ -92,8 +92,7 @@ public:
         counted();
     }
     void addGpu(const GpuInfo& g) override { w_.addGpu(g); }
-    void addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId,
-                       std::string_view name) override {
+    void addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId, std::string_view name) override {
         w_.addStreamName(globalPid, deviceId, streamId, name);
     }
     void addThreadName(uint64_t globalTid, std::string_view name) override { w_.addThreadName(globalTid, name); }

@@ -137,16 +137,11 @@ const int kCreateIndexCount = sizeof kCreateIndexes / sizeof kCreateIndexes[0];
 namespace {
 
 const EnumValue kMemcpyOper[] = {
-    {0, "CUDA_MEMCPY_KIND_UNKNOWN", "Unknown"},
-    {1, "CUDA_MEMCPY_KIND_HTOD", "Host-to-Device"},
-    {2, "CUDA_MEMCPY_KIND_DTOH", "Device-to-Host"},
-    {3, "CUDA_MEMCPY_KIND_HTOA", "Host-to-Array"},
-    {4, "CUDA_MEMCPY_KIND_ATOH", "Array-to-Host"},
-    {5, "CUDA_MEMCPY_KIND_ATOA", "Array-to-Array"},
-    {6, "CUDA_MEMCPY_KIND_ATOD", "Array-to-Device"},
-    {7, "CUDA_MEMCPY_KIND_DTOA", "Device-to-Array"},
-    {8, "CUDA_MEMCPY_KIND_DTOD", "Device-to-Device"},
-    {9, "CUDA_MEMCPY_KIND_HTOH", "Host-to-Host"},
+    {0, "CUDA_MEMCPY_KIND_UNKNOWN", "Unknown"},       {1, "CUDA_MEMCPY_KIND_HTOD", "Host-to-Device"},
+    {2, "CUDA_MEMCPY_KIND_DTOH", "Device-to-Host"},   {3, "CUDA_MEMCPY_KIND_HTOA", "Host-to-Array"},
+    {4, "CUDA_MEMCPY_KIND_ATOH", "Array-to-Host"},    {5, "CUDA_MEMCPY_KIND_ATOA", "Array-to-Array"},
+    {6, "CUDA_MEMCPY_KIND_ATOD", "Array-to-Device"},  {7, "CUDA_MEMCPY_KIND_DTOA", "Device-to-Array"},
+    {8, "CUDA_MEMCPY_KIND_DTOD", "Device-to-Device"}, {9, "CUDA_MEMCPY_KIND_HTOH", "Host-to-Host"},
     {10, "CUDA_MEMCPY_KIND_PTOP", "Peer-to-Peer"},
 };
 
@@ -193,10 +188,8 @@ constexpr EnumTable table(const char* name, const EnumValue (&values)[N]) {
 }  // namespace
 
 const EnumTable kEnumTables[] = {
-    table("ENUM_CUDA_MEMCPY_OPER", kMemcpyOper),
-    table("ENUM_CUDA_MEM_KIND", kMemKind),
-    table("ENUM_CUPTI_SYNC_TYPE", kSyncType),
-    table("ENUM_NSYS_EVENT_TYPE", kEventType),
+    table("ENUM_CUDA_MEMCPY_OPER", kMemcpyOper), table("ENUM_CUDA_MEM_KIND", kMemKind),
+    table("ENUM_CUPTI_SYNC_TYPE", kSyncType),    table("ENUM_NSYS_EVENT_TYPE", kEventType),
     table("ENUM_NSYS_EVENT_CLASS", kEventClass),
 };
 const int kEnumTableCount = sizeof kEnumTables / sizeof kEnumTables[0];

@@ -15,34 +15,28 @@ namespace osc::sqlread {
 namespace {
 
 const auto kKernelColumns = std::make_tuple(
-    &KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
-    &KernelTable::name, &KernelTable::shortName, &KernelTable::gridX, &KernelTable::gridY,
-    &KernelTable::gridZ, &KernelTable::blockX, &KernelTable::blockY, &KernelTable::blockZ,
-    &KernelTable::registersPerThread, &KernelTable::staticSharedMemory,
+    &KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation, &KernelTable::name,
+    &KernelTable::shortName, &KernelTable::gridX, &KernelTable::gridY, &KernelTable::gridZ, &KernelTable::blockX,
+    &KernelTable::blockY, &KernelTable::blockZ, &KernelTable::registersPerThread, &KernelTable::staticSharedMemory,
     &KernelTable::dynamicSharedMemory, &KernelTable::graphId, &KernelTable::graphNodeId);
 // What is read without launch details (LoadOptions::launchDetails off).
-const auto kKernelCoreColumns =
-    std::make_tuple(&KernelTable::start, &KernelTable::end, &KernelTable::stream,
-                    &KernelTable::correlation, &KernelTable::name, &KernelTable::shortName);
+const auto kKernelCoreColumns = std::make_tuple(&KernelTable::start, &KernelTable::end, &KernelTable::stream,
+                                                &KernelTable::correlation, &KernelTable::name, &KernelTable::shortName);
 const auto kCopyColumns = std::make_tuple(
-    &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation,
-    &CopyTable::bytes, &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind,
-    &CopyTable::srcDevice, &CopyTable::dstDevice);
-const auto kMemsetColumns =
-    std::make_tuple(&MemsetTable::start, &MemsetTable::end, &MemsetTable::stream,
-                    &MemsetTable::correlation, &MemsetTable::bytes, &MemsetTable::value);
-const auto kSyncColumns =
-    std::make_tuple(&SyncTable::start, &SyncTable::end, &SyncTable::stream,
-                    &SyncTable::correlation, &SyncTable::type, &SyncTable::eventId);
+    &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation, &CopyTable::bytes,
+    &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind, &CopyTable::srcDevice, &CopyTable::dstDevice);
+const auto kMemsetColumns = std::make_tuple(&MemsetTable::start, &MemsetTable::end, &MemsetTable::stream,
+                                            &MemsetTable::correlation, &MemsetTable::bytes, &MemsetTable::value);
+const auto kSyncColumns = std::make_tuple(&SyncTable::start, &SyncTable::end, &SyncTable::stream,
+                                          &SyncTable::correlation, &SyncTable::type, &SyncTable::eventId);
 
 // SELECT list shared by all four tables: placement first, then times. Raw
 // columns, not coalesce(): NULL reads as 0, which is the right default for
 // these, and the kernel table is big enough for the difference to show.
 std::string placement(ReadContext& ctx, const std::string& table) {
-    return "SELECT " + ctx.rawColumn(table, "globalPid", "0") + ", " +
-           ctx.rawColumn(table, "deviceId", "0") + ", " + ctx.rawColumn(table, "start", "0") +
-           ", " + ctx.rawColumn(table, "end", "0") + ", " + ctx.rawColumn(table, "streamId", "0") +
-           ", " + ctx.rawColumn(table, "correlationId", "0");
+    return "SELECT " + ctx.rawColumn(table, "globalPid", "0") + ", " + ctx.rawColumn(table, "deviceId", "0") + ", " +
+           ctx.rawColumn(table, "start", "0") + ", " + ctx.rawColumn(table, "end", "0") + ", " +
+           ctx.rawColumn(table, "streamId", "0") + ", " + ctx.rawColumn(table, "correlationId", "0");
 }
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
@@ -50,22 +44,19 @@ uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 // Whether the table exists and holds rows: checked before its column list is
 // built, which costs a PRAGMA table_info (copies, memsets and synchronisations
 // are often empty).
-bool hasRows(ReadContext& ctx, const std::string& table) {
-    return ctx.hasTable(table) && ctx.rowCount(table) > 0;
-}
+bool hasRows(ReadContext& ctx, const std::string& table) { return ctx.hasTable(table) && ctx.rowCount(table) > 0; }
 
 // Reads one table: `row` appends the columns after the six placement ones.
 // Returns the row function's tally.
 template <typename Table, typename... Columns, typename RowFn>
-uint64_t readTable(ReadContext& ctx, const std::string& table, const std::string& extraColumns,
-                   Table Device::*member, const std::tuple<Columns...>& columns, RowFn row) {
+uint64_t readTable(ReadContext& ctx, const std::string& table, const std::string& extraColumns, Table Device::*member,
+                   const std::tuple<Columns...>& columns, RowFn row) {
     if (!ctx.hasTable(table) || ctx.rowCount(table) == 0) return 0;
-    auto part = scanTable<Table>(
-        ctx, table, placement(ctx, table) + extraColumns + " FROM \"" + table + "\"", columns,
-        [&row](TablePart<Table>& p, sqlite3_stmt* s) {
-            readPlacementColumns(p, s);
-            row(p.rows, s, p.counter);
-        });
+    auto part = scanTable<Table>(ctx, table, placement(ctx, table) + extraColumns + " FROM \"" + table + "\"", columns,
+                                 [&row](TablePart<Table>& p, sqlite3_stmt* s) {
+                                     readPlacementColumns(p, s);
+                                     row(p.rows, s, p.counter);
+                                 });
     distribute(part.rows, part.slotOf, placementTables(ctx, part, member), columns);
     return part.counter;
 }
@@ -89,7 +80,8 @@ std::vector<Launch> readLaunches(ReadContext& ctx) {
                         "SELECT id, globalPid, streamId, coalesce(demangledName, -1), "
                         "coalesce(shortName, demangledName, -1), gridX, gridY, gridZ, blockX, "
                         "blockY, blockZ, registersPerThread, staticSharedMemory, "
-                        "dynamicSharedMemory, graphId, graphNodeId FROM " + t);
+                        "dynamicSharedMemory, graphId, graphNodeId FROM " +
+                            t);
     while (rows.step()) {
         rows.requireIntegers(0, 16, t);
         const int64_t id = rows.int64(0);
@@ -122,34 +114,34 @@ uint64_t readSplitKernels(ReadContext& ctx, const std::vector<Launch>& launches,
     const std::string t = "OVERLAPSCOPE_KERNEL";
     if (ctx.rowCount(t) == 0) return 0;
     const int64_t missing = static_cast<int64_t>(launches.size()) - 1;
-    auto part = scanTable<KernelTable>(
-        ctx, t, "SELECT start, end, deviceId, correlationId, launchId FROM " + t, columns,
-        [&](TablePart<KernelTable>& p, sqlite3_stmt* s) {
-            const int64_t id = sql::integerColumn(s, 4);
-            const Launch& l = launches[static_cast<size_t>(id >= 0 && id < missing ? id : missing)];
-            p.slotOf.push_back(p.slot(l.globalPid, u32(sql::integerColumn(s, 2))));
-            auto& k = p.rows;
-            k.start.push_back(sql::integerColumn(s, 0));
-            k.end.push_back(sql::integerColumn(s, 1));
-            k.stream.push_back(l.stream);
-            k.correlation.push_back(u32(sql::integerColumn(s, 3)));
-            k.name.push_back(l.name);
-            k.shortName.push_back(l.shortName);
-            if constexpr (Details) {
-                k.gridX.push_back(l.gridX);
-                k.gridY.push_back(l.gridY);
-                k.gridZ.push_back(l.gridZ);
-                k.blockX.push_back(l.blockX);
-                k.blockY.push_back(l.blockY);
-                k.blockZ.push_back(l.blockZ);
-                k.registersPerThread.push_back(l.registersPerThread);
-                k.staticSharedMemory.push_back(l.staticSharedMemory);
-                k.dynamicSharedMemory.push_back(l.dynamicSharedMemory);
-                k.graphId.push_back(l.graphId);
-                k.graphNodeId.push_back(l.graphNodeId);
-                p.counter += l.graphNodeId != 0;
-            }
-        });
+    auto part = scanTable<KernelTable>(ctx, t, "SELECT start, end, deviceId, correlationId, launchId FROM " + t,
+                                       columns, [&](TablePart<KernelTable>& p, sqlite3_stmt* s) {
+                                           const int64_t id = sql::integerColumn(s, 4);
+                                           const Launch& l =
+                                               launches[static_cast<size_t>(id >= 0 && id < missing ? id : missing)];
+                                           p.slotOf.push_back(p.slot(l.globalPid, u32(sql::integerColumn(s, 2))));
+                                           auto& k = p.rows;
+                                           k.start.push_back(sql::integerColumn(s, 0));
+                                           k.end.push_back(sql::integerColumn(s, 1));
+                                           k.stream.push_back(l.stream);
+                                           k.correlation.push_back(u32(sql::integerColumn(s, 3)));
+                                           k.name.push_back(l.name);
+                                           k.shortName.push_back(l.shortName);
+                                           if constexpr (Details) {
+                                               k.gridX.push_back(l.gridX);
+                                               k.gridY.push_back(l.gridY);
+                                               k.gridZ.push_back(l.gridZ);
+                                               k.blockX.push_back(l.blockX);
+                                               k.blockY.push_back(l.blockY);
+                                               k.blockZ.push_back(l.blockZ);
+                                               k.registersPerThread.push_back(l.registersPerThread);
+                                               k.staticSharedMemory.push_back(l.staticSharedMemory);
+                                               k.dynamicSharedMemory.push_back(l.dynamicSharedMemory);
+                                               k.graphId.push_back(l.graphId);
+                                               k.graphNodeId.push_back(l.graphNodeId);
+                                               p.counter += l.graphNodeId != 0;
+                                           }
+                                       });
     distribute(part.rows, part.slotOf, placementTables(ctx, part, &Device::kernels), columns);
     return part.counter;
 }
@@ -171,8 +163,8 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
     const std::string t = "CUPTI_ACTIVITY_KIND_KERNEL";
     const std::string nameColumn = ctx.firstColumn(t, {"demangledName", "shortName", "mangledName"});
     const std::string shortColumn = ctx.firstColumn(t, {"shortName", "demangledName"});
-    std::string extra = ", " + (nameColumn.empty() ? "-1" : "coalesce(" + nameColumn + ", -1)") +
-                        ", " + (shortColumn.empty() ? "-1" : "coalesce(" + shortColumn + ", -1)");
+    std::string extra = ", " + (nameColumn.empty() ? "-1" : "coalesce(" + nameColumn + ", -1)") + ", " +
+                        (shortColumn.empty() ? "-1" : "coalesce(" + shortColumn + ", -1)");
     if (!ctx.options.launchDetails) {
         readTable(ctx, t, extra, &Device::kernels, kKernelCoreColumns,
                   [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
@@ -183,45 +175,41 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
         // whole-graph warning: ask SQLite, which stops at the first one.
         kernelsInGraphs = 0;
         if (ctx.rowCount("CUPTI_ACTIVITY_KIND_GRAPH_TRACE") > 0 && ctx.hasColumn(t, "graphNodeId")) {
-            sql::Statement any(ctx.db, "SELECT EXISTS (SELECT 1 FROM \"" + t +
-                                           "\" WHERE \"graphNodeId\" != 0)");
+            sql::Statement any(ctx.db, "SELECT EXISTS (SELECT 1 FROM \"" + t + "\" WHERE \"graphNodeId\" != 0)");
             kernelsInGraphs = any.step() && any.int64(0) != 0 ? 1 : 0;
         }
         return;
     }
     for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
         extra += ", " + ctx.rawColumn(t, c, "1");
-    for (const char* c : {"registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
-                          "graphId", "graphNodeId"})
+    for (const char* c : {"registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphId", "graphNodeId"})
         extra += ", " + ctx.rawColumn(t, c, "0");
-    kernelsInGraphs = readTable(
-        ctx, t, extra, &Device::kernels, kKernelColumns,
-        [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t& inGraphs) {
-            k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
-            k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
-            k.gridX.push_back(u32(sql::integerColumn(s, 8)));
-            k.gridY.push_back(u32(sql::integerColumn(s, 9)));
-            k.gridZ.push_back(u32(sql::integerColumn(s, 10)));
-            k.blockX.push_back(u32(sql::integerColumn(s, 11)));
-            k.blockY.push_back(u32(sql::integerColumn(s, 12)));
-            k.blockZ.push_back(u32(sql::integerColumn(s, 13)));
-            k.registersPerThread.push_back(u32(sql::integerColumn(s, 14)));
-            k.staticSharedMemory.push_back(u32(sql::integerColumn(s, 15)));
-            k.dynamicSharedMemory.push_back(u32(sql::integerColumn(s, 16)));
-            k.graphId.push_back(u32(sql::integerColumn(s, 17)));
-            const auto node = static_cast<uint64_t>(sql::integerColumn(s, 18));
-            k.graphNodeId.push_back(node);
-            inGraphs += node != 0;
-        });
+    kernelsInGraphs = readTable(ctx, t, extra, &Device::kernels, kKernelColumns,
+                                [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t& inGraphs) {
+                                    k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
+                                    k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
+                                    k.gridX.push_back(u32(sql::integerColumn(s, 8)));
+                                    k.gridY.push_back(u32(sql::integerColumn(s, 9)));
+                                    k.gridZ.push_back(u32(sql::integerColumn(s, 10)));
+                                    k.blockX.push_back(u32(sql::integerColumn(s, 11)));
+                                    k.blockY.push_back(u32(sql::integerColumn(s, 12)));
+                                    k.blockZ.push_back(u32(sql::integerColumn(s, 13)));
+                                    k.registersPerThread.push_back(u32(sql::integerColumn(s, 14)));
+                                    k.staticSharedMemory.push_back(u32(sql::integerColumn(s, 15)));
+                                    k.dynamicSharedMemory.push_back(u32(sql::integerColumn(s, 16)));
+                                    k.graphId.push_back(u32(sql::integerColumn(s, 17)));
+                                    const auto node = static_cast<uint64_t>(sql::integerColumn(s, 18));
+                                    k.graphNodeId.push_back(node);
+                                    inGraphs += node != 0;
+                                });
 }
 
 void readCopies(ReadContext& ctx) {
     const std::string t = "CUPTI_ACTIVITY_KIND_MEMCPY";
     if (!hasRows(ctx, t)) return;
-    const std::string extra = ", " + ctx.column(t, "bytes", "0") + ", " +
-                              ctx.column(t, "copyKind", "0") + ", " +
-                              ctx.column(t, "srcKind", "0") + ", " + ctx.column(t, "dstKind", "0") +
-                              ", " + ctx.column(t, "srcDeviceId", "4294967295") + ", " +
+    const std::string extra = ", " + ctx.column(t, "bytes", "0") + ", " + ctx.column(t, "copyKind", "0") + ", " +
+                              ctx.column(t, "srcKind", "0") + ", " + ctx.column(t, "dstKind", "0") + ", " +
+                              ctx.column(t, "srcDeviceId", "4294967295") + ", " +
                               ctx.column(t, "dstDeviceId", "4294967295");
     readTable(ctx, t, extra, &Device::copies, kCopyColumns, [](CopyTable& c, sqlite3_stmt* s, uint64_t&) {
         c.bytes.push_back(static_cast<uint64_t>(sql::integerColumn(s, 6)));
@@ -247,9 +235,8 @@ void readSyncs(ReadContext& ctx) {
     const std::string t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
     if (!hasRows(ctx, t)) return;
     // streamId NULL means "no stream" here, unlike the other tables.
-    const std::string extra = ", " + ctx.column(t, "syncType", "0") + ", " +
-                              ctx.column(t, "eventId", "4294967295") + ", " +
-                              (ctx.hasColumn(t, "streamId") ? "\"streamId\" IS NULL" : "1");
+    const std::string extra = ", " + ctx.column(t, "syncType", "0") + ", " + ctx.column(t, "eventId", "4294967295") +
+                              ", " + (ctx.hasColumn(t, "streamId") ? "\"streamId\" IS NULL" : "1");
     readTable(ctx, t, extra, &Device::syncs, kSyncColumns, [](SyncTable& y, sqlite3_stmt* s, uint64_t&) {
         y.type.push_back(static_cast<SyncType>(sql::integerColumn(s, 6)));
         y.eventId.push_back(u32(sql::integerColumn(s, 7)));

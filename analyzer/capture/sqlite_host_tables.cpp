@@ -40,13 +40,11 @@ private:
 };
 
 const auto kApiColumns =
-    std::make_tuple(&ApiCallTable::start, &ApiCallTable::end, &ApiCallTable::globalTid,
-                    &ApiCallTable::correlation, &ApiCallTable::name, &ApiCallTable::returnValue,
-                    &ApiCallTable::kind);
-const auto kRangeColumns =
-    std::make_tuple(&RangeTable::start, &RangeTable::end, &RangeTable::name,
-                    &RangeTable::globalTid, &RangeTable::domain, &RangeTable::category,
-                    &RangeTable::color, &RangeTable::kind, &RangeTable::onGpu);
+    std::make_tuple(&ApiCallTable::start, &ApiCallTable::end, &ApiCallTable::globalTid, &ApiCallTable::correlation,
+                    &ApiCallTable::name, &ApiCallTable::returnValue, &ApiCallTable::kind);
+const auto kRangeColumns = std::make_tuple(&RangeTable::start, &RangeTable::end, &RangeTable::name,
+                                           &RangeTable::globalTid, &RangeTable::domain, &RangeTable::category,
+                                           &RangeTable::color, &RangeTable::kind, &RangeTable::onGpu);
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
@@ -58,8 +56,7 @@ ApiKind kindFromName(std::string_view name) {
 
 std::string_view textOf(sqlite3_stmt* s, int column) {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
-    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s, column)))
-             : std::string_view{};
+    return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s, column))) : std::string_view{};
 }
 
 }  // namespace
@@ -81,12 +78,10 @@ void readApiCalls(ReadContext& ctx) {
     // so coalesce(c, 0) only cost VDBE steps: about 5% of this table's read,
     // which is as long as the kernel table); nameId and eventClass keep
     // their -1 for NULL.
-    sql::Statement st(ctx.db, "SELECT " + ctx.rawColumn(t, "globalTid", "0") + ", " +
-                                  ctx.rawColumn(t, "start", "0") + ", " + ctx.rawColumn(t, "end", "0") +
-                                  ", " + ctx.rawColumn(t, "correlationId", "0") + ", " +
-                                  ctx.column(t, "nameId", "-1") + ", " +
-                                  ctx.rawColumn(t, "returnValue", "0") + ", " +
-                                  ctx.column(t, "eventClass", "-1") + " FROM " + t);
+    sql::Statement st(ctx.db, "SELECT " + ctx.rawColumn(t, "globalTid", "0") + ", " + ctx.rawColumn(t, "start", "0") +
+                                  ", " + ctx.rawColumn(t, "end", "0") + ", " + ctx.rawColumn(t, "correlationId", "0") +
+                                  ", " + ctx.column(t, "nameId", "-1") + ", " + ctx.rawColumn(t, "returnValue", "0") +
+                                  ", " + ctx.column(t, "eventClass", "-1") + " FROM " + t);
     sqlite3_stmt* s = st.get();
     int64_t done = 0;
     while (st.step()) {
@@ -136,14 +131,12 @@ void readRanges(ReadContext& ctx) {
     std::map<std::pair<size_t, int64_t>, uint32_t> domainByProcess;
     std::map<int64_t, uint32_t> domainById;
     {
-        sql::Statement st(ctx.db, "SELECT " + tid + ", " + domainId + ", " + text + ", " + textId +
-                                      " FROM " + t + " WHERE " + eventType + " = " +
-                                      std::to_string(schema::kNvtxDomainCreate));
+        sql::Statement st(ctx.db, "SELECT " + tid + ", " + domainId + ", " + text + ", " + textId + " FROM " + t +
+                                      " WHERE " + eventType + " = " + std::to_string(schema::kNvtxDomainCreate));
         while (st.step()) {
             st.requireIntegers(0, 2, t);
             st.requireIntegers(3, 4, t);
-            const uint32_t name = st.isNull(2) ? ctx.name(st.int64(3))
-                                               : ctx.capture.strings.intern(st.text(2));
+            const uint32_t name = st.isNull(2) ? ctx.name(st.int64(3)) : ctx.capture.strings.intern(st.text(2));
             const size_t process = ctx.processIndex(static_cast<uint64_t>(st.int64(0)));
             domainByProcess[{process, st.int64(1)}] = name;
             domainById.emplace(st.int64(1), name);
@@ -151,9 +144,8 @@ void readRanges(ReadContext& ctx) {
     }
 
     sql::Statement count(ctx.db, "SELECT count(*) FROM " + t + " WHERE " + eventType + " IN (" +
-                                     std::to_string(schema::kNvtxMark) + ", " +
-                                     std::to_string(schema::kNvtxPushPop) + ", " +
-                                     std::to_string(schema::kNvtxStartEnd) + ")");
+                                     std::to_string(schema::kNvtxMark) + ", " + std::to_string(schema::kNvtxPushPop) +
+                                     ", " + std::to_string(schema::kNvtxStartEnd) + ")");
     const int64_t total = count.step() ? count.int64(0) : 0;
     if (total == 0) return;
     RangeTable flat;
@@ -161,14 +153,13 @@ void readRanges(ReadContext& ctx) {
     std::vector<uint32_t> slotOf;
     slotOf.reserve(static_cast<size_t>(total));
     ProcessSlots slots(ctx);
-    sql::Statement st(
-        ctx.db, "SELECT " + tid + ", " + ctx.column(t, "start", "0") + ", " +
-                    (ctx.hasColumn(t, "end") ? "\"end\"" : "NULL") + ", " + eventType + ", " + text +
-                    ", " + textId + ", " + domainId + ", " + ctx.column(t, "category", "0") + ", " +
-                    ctx.column(t, "color", "0") + ", " + ctx.column(t, "overlapscopeOnGpu", "0") +
-                    " FROM " + t + " WHERE " + eventType + " IN (" +
-                    std::to_string(schema::kNvtxMark) + ", " + std::to_string(schema::kNvtxPushPop) +
-                    ", " + std::to_string(schema::kNvtxStartEnd) + ")");
+    sql::Statement st(ctx.db, "SELECT " + tid + ", " + ctx.column(t, "start", "0") + ", " +
+                                  (ctx.hasColumn(t, "end") ? "\"end\"" : "NULL") + ", " + eventType + ", " + text +
+                                  ", " + textId + ", " + domainId + ", " + ctx.column(t, "category", "0") + ", " +
+                                  ctx.column(t, "color", "0") + ", " + ctx.column(t, "overlapscopeOnGpu", "0") +
+                                  " FROM " + t + " WHERE " + eventType + " IN (" + std::to_string(schema::kNvtxMark) +
+                                  ", " + std::to_string(schema::kNvtxPushPop) + ", " +
+                                  std::to_string(schema::kNvtxStartEnd) + ")");
     sqlite3_stmt* s = st.get();
     int64_t done = 0;
     while (st.step()) {
@@ -186,9 +177,8 @@ void readRanges(ReadContext& ctx) {
         flat.kind.push_back(type == schema::kNvtxMark       ? RangeKind::Mark
                             : type == schema::kNvtxStartEnd ? RangeKind::StartEnd
                                                             : RangeKind::PushPop);
-        flat.name.push_back(sqlite3_column_type(s, 4) == SQLITE_NULL
-                                ? ctx.name(sqlite3_column_int64(s, 5))
-                                : ctx.capture.strings.intern(textOf(s, 4)));
+        flat.name.push_back(sqlite3_column_type(s, 4) == SQLITE_NULL ? ctx.name(sqlite3_column_int64(s, 5))
+                                                                     : ctx.capture.strings.intern(textOf(s, 4)));
         flat.globalTid.push_back(globalTid);
         const int64_t domain = sqlite3_column_int64(s, 6);
         uint32_t domainName = kNoId;
@@ -212,23 +202,20 @@ void readCollectives(ReadContext& ctx) {
     const std::string t = "OVERLAPSCOPE_NCCL_COLL";
     if (!ctx.hasTable(t)) return;
     auto c = [&](const char* name, const char* fallback) { return ctx.column(t, name, fallback); };
-    sql::Statement st(ctx.db, "SELECT " + c("globalPid", "0") + ", " + c("deviceId", "4294967295") +
-                                  ", " + c("commHash", "0") + ", " + c("rank", "-1") + ", " +
-                                  c("nranks", "-1") + ", " + c("seqNumber", "0") + ", " +
-                                  c("func", "''") + ", " + c("count", "0") + ", " +
-                                  c("datatype", "''") + ", " + c("bytes", "0") + ", " +
-                                  c("root", "-1") + ", " + c("algo", "''") + ", " +
-                                  c("proto", "''") + ", " + c("nChannels", "0") + ", " +
-                                  c("enqueue", "-1") + ", " + c("gpuStart", "-1") + ", " +
-                                  c("gpuEnd", "-1") + " FROM " + t);
+    sql::Statement st(ctx.db, "SELECT " + c("globalPid", "0") + ", " + c("deviceId", "4294967295") + ", " +
+                                  c("commHash", "0") + ", " + c("rank", "-1") + ", " + c("nranks", "-1") + ", " +
+                                  c("seqNumber", "0") + ", " + c("func", "''") + ", " + c("count", "0") + ", " +
+                                  c("datatype", "''") + ", " + c("bytes", "0") + ", " + c("root", "-1") + ", " +
+                                  c("algo", "''") + ", " + c("proto", "''") + ", " + c("nChannels", "0") + ", " +
+                                  c("enqueue", "-1") + ", " + c("gpuStart", "-1") + ", " + c("gpuEnd", "-1") +
+                                  " FROM " + t);
     auto& strings = ctx.capture.strings;
     while (st.step()) {
         // Columns 6, 8, 11, 12 are names (text in our files, string ids in others).
         for (const auto& [from, to] : {std::pair{0, 6}, {7, 8}, {9, 11}, {13, 17}}) st.requireIntegers(from, to, t);
         const auto globalPid = static_cast<uint64_t>(st.int64(0));
-        auto& n = ctx.capture.processes[globalPid == 0 ? ctx.defaultProcess()
-                                                       : ctx.processIndex(globalPid)]
-                      .collectives;
+        auto& n =
+            ctx.capture.processes[globalPid == 0 ? ctx.defaultProcess() : ctx.processIndex(globalPid)].collectives;
         n.device.push_back(u32(st.int64(1)));
         n.commHash.push_back(static_cast<uint64_t>(st.int64(2)));
         n.rank.push_back(static_cast<int32_t>(st.int64(3)));
@@ -251,15 +238,13 @@ void readCollectives(ReadContext& ctx) {
 void readStreamNames(ReadContext& ctx) {
     const std::string t = "OVERLAPSCOPE_STREAM_NAME";
     if (!ctx.hasTable(t)) return;
-    sql::Statement st(ctx.db, "SELECT " + ctx.column(t, "globalPid", "0") + ", " +
-                                  ctx.column(t, "deviceId", "0") + ", " +
-                                  ctx.column(t, "streamId", "0") + ", " +
-                                  ctx.column(t, "name", "''") + " FROM " + t);
+    sql::Statement st(ctx.db, "SELECT " + ctx.column(t, "globalPid", "0") + ", " + ctx.column(t, "deviceId", "0") +
+                                  ", " + ctx.column(t, "streamId", "0") + ", " + ctx.column(t, "name", "''") +
+                                  " FROM " + t);
     while (st.step()) {
         st.requireIntegers(0, 3, t);
         const auto globalPid = static_cast<uint64_t>(st.int64(0));
-        auto& process = ctx.capture.processes[globalPid == 0 ? ctx.defaultProcess()
-                                                             : ctx.processIndex(globalPid)];
+        auto& process = ctx.capture.processes[globalPid == 0 ? ctx.defaultProcess() : ctx.processIndex(globalPid)];
         process.deviceById(u32(st.int64(1))).streamNames[u32(st.int64(2))] = std::string(st.text(3));
     }
 }

@@ -15,8 +15,7 @@ std::string quoted(const std::string& identifier) { return "\"" + identifier + "
 
 }  // namespace
 
-ReadContext::ReadContext(const std::string& filePath, const LoadOptions& loadOptions,
-                         Capture& target)
+ReadContext::ReadContext(const std::string& filePath, const LoadOptions& loadOptions, Capture& target)
     : db(sql::Database::openForReading(filePath)),
       path(filePath),
       options(loadOptions),
@@ -66,19 +65,16 @@ bool ReadContext::hasColumn(const std::string& table, const std::string& column)
     return it->second.count(column) != 0;
 }
 
-std::string ReadContext::column(const std::string& table, const std::string& name,
-                                const std::string& fallback) {
+std::string ReadContext::column(const std::string& table, const std::string& name, const std::string& fallback) {
     if (!hasColumn(table, name)) return fallback;
     return "coalesce(" + quoted(name) + ", " + fallback + ")";
 }
 
-std::string ReadContext::rawColumn(const std::string& table, const std::string& name,
-                                   const std::string& fallback) {
+std::string ReadContext::rawColumn(const std::string& table, const std::string& name, const std::string& fallback) {
     return hasColumn(table, name) ? quoted(name) : fallback;
 }
 
-std::string ReadContext::firstColumn(const std::string& table,
-                                     std::initializer_list<const char*> names) {
+std::string ReadContext::firstColumn(const std::string& table, std::initializer_list<const char*> names) {
     for (const char* n : names)
         if (hasColumn(table, n)) return quoted(n);
     return {};
@@ -109,12 +105,14 @@ int64_t ReadContext::rowCount(const std::string& table) {
     try {
         // Two scalar subqueries: SQLite answers a lone min() or max() from
         // the b-tree's edge, but min() and max() in one SELECT scan the table.
-        sql::Statement span(db, "SELECT (SELECT max(rowid) FROM " + quoted(table) +
-                                    ") - (SELECT min(rowid) FROM " + quoted(table) + ") + 1");
+        sql::Statement span(db, "SELECT (SELECT max(rowid) FROM " + quoted(table) + ") - (SELECT min(rowid) FROM " +
+                                    quoted(table) + ") + 1");
         if (span.step()) {
             const int type = sqlite3_column_type(span.get(), 0);
-            if (type == SQLITE_NULL) n = 0;  // an empty table
-            else if (type == SQLITE_INTEGER) n = span.int64(0);  // not REAL: no overflow
+            if (type == SQLITE_NULL)
+                n = 0;  // an empty table
+            else if (type == SQLITE_INTEGER)
+                n = span.int64(0);  // not REAL: no overflow
         }
     } catch (const CaptureError&) {
         // A view, say: counted below.
@@ -134,8 +132,7 @@ int64_t ReadContext::denseMaxId(const std::string& table) {
     // A vector indexed by id is the fast path; ids are dense in every file
     // we know, so a wildly sparse table is treated as damage.
     if (maxId > 4 * top.int64(1) + (1 << 20))
-        throw CaptureError(path, table + " ids are implausibly sparse (max id " +
-                                     std::to_string(maxId) + ")");
+        throw CaptureError(path, table + " ids are implausibly sparse (max id " + std::to_string(maxId) + ")");
     return maxId;
 }
 
@@ -148,8 +145,7 @@ void ReadContext::loadStrings() {
     while (rows.step()) {
         rows.requireIntegers(0, 1, "StringIds");
         const int64_t id = rows.int64(0);
-        if (id >= 0 && id <= maxId)
-            remap_[static_cast<size_t>(id)] = capture.strings.intern(rows.text(1));
+        if (id >= 0 && id <= maxId) remap_[static_cast<size_t>(id)] = capture.strings.intern(rows.text(1));
         if ((++done & 0xFFFF) == 0) tick(done, maxId + 1);
     }
 }

@@ -39,11 +39,9 @@ public:
     // `coalesce("column", fallback)` when the column exists, else `fallback`:
     // absent columns and NULLs read the same, so nsys's schema drift needs no
     // special cases in the row loops.
-    std::string column(const std::string& table, const std::string& name,
-                       const std::string& fallback);
+    std::string column(const std::string& table, const std::string& name, const std::string& fallback);
     // `"column"` when it exists (NULL then reads as 0), else `fallback`.
-    std::string rawColumn(const std::string& table, const std::string& name,
-                          const std::string& fallback);
+    std::string rawColumn(const std::string& table, const std::string& name, const std::string& fallback);
     // The first of `names` the table has, quoted; empty when none.
     std::string firstColumn(const std::string& table, std::initializer_list<const char*> names);
     // At least the number of rows (exact when rowids are dense); remembered.
@@ -55,17 +53,13 @@ public:
     int64_t denseMaxId(const std::string& table);
     // Format 2 kernels: narrow OVERLAPSCOPE_KERNEL rows and the launches they
     // share (CUPTI_ACTIVITY_KIND_KERNEL is then a view over them).
-    bool hasSplitKernels() const {
-        return hasTable("OVERLAPSCOPE_KERNEL") && hasTable("OVERLAPSCOPE_KERNEL_LAUNCH");
-    }
+    bool hasSplitKernels() const { return hasTable("OVERLAPSCOPE_KERNEL") && hasTable("OVERLAPSCOPE_KERNEL_LAUNCH"); }
 
     // --- strings ---
     void loadStrings();
     // File StringIds id → capture.strings id ("" for unknown ids).
     uint32_t name(int64_t fileId) const {
-        return fileId >= 0 && static_cast<uint64_t>(fileId) < remap_.size()
-                   ? remap_[static_cast<size_t>(fileId)]
-                   : 0;
+        return fileId >= 0 && static_cast<uint64_t>(fileId) < remap_.size() ? remap_[static_cast<size_t>(fileId)] : 0;
     }
     size_t stringIdCount() const { return remap_.size(); }
 

@@ -36,19 +36,18 @@ std::map<std::string, std::string> readNameValue(ReadContext& ctx, const std::st
 void requireCapture(ReadContext& ctx) {
     for (const auto& t : ctx.tableNames())
         if (t.rfind("CUPTI_ACTIVITY_KIND_", 0) == 0) return;
-    throw CaptureError(ctx.path, "not a capture: it has no CUPTI_ACTIVITY_KIND_* table (expected "
-                                 "an overlapscope capture or an Nsight Systems SQLite export)");
+    throw CaptureError(ctx.path,
+                       "not a capture: it has no CUPTI_ACTIVITY_KIND_* table (expected "
+                       "an overlapscope capture or an Nsight Systems SQLite export)");
 }
 
 void checkVersion(ReadContext& ctx, const std::map<std::string, std::string>& meta) {
     auto it = meta.find(std::string(schema::kFormatVersionKey));
     if (it == meta.end()) return;
     const auto version = parseInt(it->second);
-    if (!version)
-        throw CaptureError(ctx.path, "format version '" + it->second + "' is not a number");
+    if (!version) throw CaptureError(ctx.path, "format version '" + it->second + "' is not a number");
     if (*version > schema::kFormatVersion)
-        throw CaptureError(ctx.path, "format version " + it->second +
-                                         " is newer than this overlapscope supports (" +
+        throw CaptureError(ctx.path, "format version " + it->second + " is newer than this overlapscope supports (" +
                                          std::to_string(schema::kFormatVersion) + ")");
 }
 
@@ -69,9 +68,8 @@ std::string hostFromSystemEnv(ReadContext& ctx) {
 void readProcesses(ReadContext& ctx) {
     const std::string t = "PROCESSES";
     if (!ctx.hasTable(t)) return;
-    sql::Statement st(ctx.db, "SELECT " + ctx.column(t, "globalPid", "0") + ", " +
-                                  ctx.column(t, "pid", "-1") + ", " + ctx.column(t, "name", "''") +
-                                  " FROM " + t);
+    sql::Statement st(ctx.db, "SELECT " + ctx.column(t, "globalPid", "0") + ", " + ctx.column(t, "pid", "-1") + ", " +
+                                  ctx.column(t, "name", "''") + " FROM " + t);
     while (st.step()) {
         auto& p = ctx.capture.processes[ctx.processIndex(static_cast<uint64_t>(st.int64(0)))];
         if (st.int64(1) >= 0) p.pid = st.int64(1);
@@ -89,11 +87,10 @@ std::map<uint32_t, GpuInfo> readGpus(ReadContext& ctx) {
         const std::string c = ctx.firstColumn(t, names);
         return c.empty() ? std::string(fallback) : "coalesce(" + c + ", " + fallback + ")";
     };
-    sql::Statement st(ctx.db, "SELECT " + id + ", " + pick({"name"}, "''") + ", " +
-                                  pick({"busLocation"}, "''") + ", " + pick({"uuid"}, "''") + ", " +
-                                  pick({"totalMemory"}, "0") + ", " +
-                                  pick({"smCount", "numMultiprocessors", "multiProcessorCount"}, "0") +
-                                  ", " + pick({"computeMajor", "computeCapabilityMajor"}, "0") + ", " +
+    sql::Statement st(ctx.db, "SELECT " + id + ", " + pick({"name"}, "''") + ", " + pick({"busLocation"}, "''") + ", " +
+                                  pick({"uuid"}, "''") + ", " + pick({"totalMemory"}, "0") + ", " +
+                                  pick({"smCount", "numMultiprocessors", "multiProcessorCount"}, "0") + ", " +
+                                  pick({"computeMajor", "computeCapabilityMajor"}, "0") + ", " +
                                   pick({"computeMinor", "computeCapabilityMinor"}, "0") + " FROM " + t);
     while (st.step()) {
         GpuInfo g;
@@ -116,8 +113,7 @@ std::map<size_t, int> readMpiRanks(ReadContext& ctx) {
     const std::string t = "MPI_RANKS";
     if (!ctx.hasColumn(t, "globalTid") || !ctx.hasColumn(t, "rank")) return out;
     sql::Statement st(ctx.db, "SELECT globalTid, rank FROM " + t);
-    while (st.step())
-        out[ctx.processIndex(static_cast<uint64_t>(st.int64(0)))] = static_cast<int>(st.int64(1));
+    while (st.step()) out[ctx.processIndex(static_cast<uint64_t>(st.int64(0)))] = static_cast<int>(st.int64(1));
     return out;
 }
 
@@ -128,8 +124,7 @@ void setInt(const std::map<std::string, std::string>& meta, std::string_view key
 }
 
 bool isEmpty(const Process& p) {
-    return p.devices.empty() && p.apiCalls.size() == 0 && p.ranges.size() == 0 &&
-           p.collectives.size() == 0;
+    return p.devices.empty() && p.apiCalls.size() == 0 && p.ranges.size() == 0 && p.collectives.size() == 0;
 }
 
 void readFile(ReadContext& ctx) {
@@ -142,13 +137,15 @@ void readFile(ReadContext& ctx) {
 
     // Progress: each table's share of the bar is its share of the rows.
     // Counting rows through format 2's kernel view would join them all.
-    const char* kernelTable =
-        ctx.hasSplitKernels() ? "OVERLAPSCOPE_KERNEL" : "CUPTI_ACTIVITY_KIND_KERNEL";
-    const char* tables[] = {"StringIds", kernelTable, "CUPTI_ACTIVITY_KIND_MEMCPY",
-                            "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-                            "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"};
-    const char* labels[] = {"strings", "kernels", "copies", "memsets", "synchronisations",
-                            "API calls", "NVTX ranges"};
+    const char* kernelTable = ctx.hasSplitKernels() ? "OVERLAPSCOPE_KERNEL" : "CUPTI_ACTIVITY_KIND_KERNEL";
+    const char* tables[] = {"StringIds",
+                            kernelTable,
+                            "CUPTI_ACTIVITY_KIND_MEMCPY",
+                            "CUPTI_ACTIVITY_KIND_MEMSET",
+                            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                            "CUPTI_ACTIVITY_KIND_RUNTIME",
+                            "NVTX_EVENTS"};
+    const char* labels[] = {"strings", "kernels", "copies", "memsets", "synchronisations", "API calls", "NVTX ranges"};
     double counts[std::size(tables)] = {};
     double total = 1;
     for (size_t i = 0; i < std::size(tables); ++i) {
@@ -189,9 +186,9 @@ void readFile(ReadContext& ctx) {
     sqlread::readStreamNames(ctx);
 
     if (ctx.rowCount("CUPTI_ACTIVITY_KIND_GRAPH_TRACE") > 0 && kernelsInGraphs == 0)
-        ctx.capture.warnings.push_back(
-            ctx.path + ": CUDA graphs were traced as whole graphs: their kernels (and NCCL "
-                       "kernels inside) are invisible; re-run nsys with --cuda-graph-trace=node");
+        ctx.capture.warnings.push_back(ctx.path +
+                                       ": CUDA graphs were traced as whole graphs: their kernels (and NCCL "
+                                       "kernels inside) are invisible; re-run nsys with --cuda-graph-trace=node");
 
     const auto gpus = readGpus(ctx);
     const auto mpiRanks = readMpiRanks(ctx);
@@ -209,8 +206,7 @@ void readFile(ReadContext& ctx) {
         p.meta = meta;
         for (const auto& [k, v] : exportMeta) p.meta.emplace(k, v);
         p.host = envHost;
-        if (auto it = meta.find(std::string(schema::meta::kHost)); it != meta.end())
-            p.host = it->second;
+        if (auto it = meta.find(std::string(schema::meta::kHost)); it != meta.end()) p.host = it->second;
         if (auto it = meta.find(std::string(schema::meta::kPid)); it != meta.end())
             if (auto v = parseInt(it->second)) p.pid = *v;
         if (auto it = mpiRanks.find(i); it != mpiRanks.end()) p.rank = it->second;

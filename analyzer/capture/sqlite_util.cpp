@@ -15,20 +15,30 @@ std::string describe(sqlite3* db, int rc) {
     const int primary = rc & 0xFF;
     std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     switch (primary) {
-        case SQLITE_NOTADB: return "not a SQLite database";
-        case SQLITE_CORRUPT: return "the file is corrupt or truncated (" + detail + ")";
-        case SQLITE_CANTOPEN: return "cannot open (" + detail + ")";
-        case SQLITE_IOERR: return "input/output error (" + detail + ")";
-        case SQLITE_FULL: return "the disk is full";
-        case SQLITE_READONLY: return "the file is read-only (" + detail + ")";
-        case SQLITE_PERM: return "permission denied (" + detail + ")";
+        case SQLITE_NOTADB:
+            return "not a SQLite database";
+        case SQLITE_CORRUPT:
+            return "the file is corrupt or truncated (" + detail + ")";
+        case SQLITE_CANTOPEN:
+            return "cannot open (" + detail + ")";
+        case SQLITE_IOERR:
+            return "input/output error (" + detail + ")";
+        case SQLITE_FULL:
+            return "the disk is full";
+        case SQLITE_READONLY:
+            return "the file is read-only (" + detail + ")";
+        case SQLITE_PERM:
+            return "permission denied (" + detail + ")";
         case SQLITE_BUSY:
-        case SQLITE_LOCKED: return "the file is locked by another process (" + detail + ")";
-        case SQLITE_NOMEM: return "out of memory";
+        case SQLITE_LOCKED:
+            return "the file is locked by another process (" + detail + ")";
+        case SQLITE_NOMEM:
+            return "out of memory";
         case SQLITE_INTERRUPT:
             return "reading took far more work than a file this size can need (a view or trigger "
                    "that never ends?); stopped";
-        default: return detail;
+        default:
+            return detail;
     }
 }
 
@@ -98,8 +108,7 @@ Database::~Database() {
     if (db_) sqlite3_close_v2(db_);
 }
 
-Database::Database(Database&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
     if (this != &other) {
@@ -142,8 +151,8 @@ void Statement::failNotInteger(int column, std::string_view table) const {
 }
 
 Statement::Statement(const Database& db, std::string_view sql) : db_(db.get()), path_(db.path()) {
-    const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+    const int rc =
+        sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
     if (rc != SQLITE_OK) fail(path_, db_, rc, "");
 }
 

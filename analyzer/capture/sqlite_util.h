@@ -90,8 +90,7 @@ public:
     // The text must stay alive until the next step() (SQLITE_STATIC: no copy).
     void bindText(int index, std::string_view text) {
         // A default string_view has no data pointer, which SQLite would store as NULL.
-        sqlite3_bind_text(stmt_, index, text.data() ? text.data() : "",
-                          static_cast<int>(text.size()), SQLITE_STATIC);
+        sqlite3_bind_text(stmt_, index, text.data() ? text.data() : "", static_cast<int>(text.size()), SQLITE_STATIC);
     }
 
     int64_t int64(int column) const { return sqlite3_column_int64(stmt_, column); }

@@ -11,8 +11,7 @@ namespace {
 int pageSize(sqlite3* db) {
     sqlite3_stmt* st = nullptr;
     int size = 4096;
-    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
+    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
         size = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     return size > 0 ? size : 4096;
@@ -53,8 +52,7 @@ void WalCheckpointer::afterCommit() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
     for (;;) {
         int log = 0, copied = 0;
-        const int rc =
-            sqlite3_wal_checkpoint_v2(writer_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+        const int rc = sqlite3_wal_checkpoint_v2(writer_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
         if (rc == SQLITE_OK && copied >= log) return;
         if (std::chrono::steady_clock::now() >= deadline) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -75,8 +73,7 @@ void WalCheckpointer::stop() {
 
 void WalCheckpointer::run() {
     sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         // Without our own connection the writer's size limit still bounds
         // the WAL: each time it is reached the writer copies the frames.
         sqlite3_close_v2(db);

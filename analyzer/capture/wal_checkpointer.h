@@ -47,7 +47,7 @@ private:
     std::string path_;
     int64_t walLimitFrames_ = 0;
     int64_t waitAtFrames_ = 0;  // the limit, or further while a reader pins frames
-    int framesInWal_ = 0;  // written by the writer's wal hook, read on the writer's thread
+    int framesInWal_ = 0;       // written by the writer's wal hook, read on the writer's thread
 
     std::mutex mutex_;
     std::condition_variable wake_;

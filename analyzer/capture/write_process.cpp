@@ -37,10 +37,8 @@ bool writerOwned(const std::string& key) {
 
 }  // namespace
 
-void writeProcess(const Capture& capture, const Process& process, const std::string& path,
-                  bool overwrite) {
-    auto writer = CaptureWriter::create(path, process.sessionStartUtcNs - process.timeOffsetNs,
-                                        overwrite);
+void writeProcess(const Capture& capture, const Process& process, const std::string& path, bool overwrite) {
+    auto writer = CaptureWriter::create(path, process.sessionStartUtcNs - process.timeOffsetNs, overwrite);
     auto& w = *writer;
     NameMap names(capture.strings, w);
     const uint64_t globalPid = schema::packGlobalPid(process.pid);
@@ -56,10 +54,8 @@ void writeProcess(const Capture& capture, const Process& process, const std::str
     if (!process.host.empty()) w.setMeta(schema::meta::kHost, process.host);
     w.setMeta(schema::meta::kPid, std::to_string(process.pid));
     if (process.rank >= 0) w.setMeta(schema::meta::kRank, std::to_string(process.rank));
-    if (process.localRank >= 0)
-        w.setMeta(schema::meta::kLocalRank, std::to_string(process.localRank));
-    if (process.worldSize >= 0)
-        w.setMeta(schema::meta::kWorldSize, std::to_string(process.worldSize));
+    if (process.localRank >= 0) w.setMeta(schema::meta::kLocalRank, std::to_string(process.localRank));
+    if (process.worldSize >= 0) w.setMeta(schema::meta::kWorldSize, std::to_string(process.worldSize));
     w.addProcess({globalPid, process.pid, process.name});
 
     for (const auto& d : process.devices) {
@@ -71,12 +67,11 @@ void writeProcess(const Capture& capture, const Process& process, const std::str
         const auto& k = d.kernels;
         // A capture loaded with LoadOptions::launchDetails off has no launch
         // columns; its kernels are written with the writer's defaults.
-        const bool details =
-            k.gridX.size() == k.size() && k.gridY.size() == k.size() && k.gridZ.size() == k.size() &&
-            k.blockX.size() == k.size() && k.blockY.size() == k.size() &&
-            k.blockZ.size() == k.size() && k.registersPerThread.size() == k.size() &&
-            k.staticSharedMemory.size() == k.size() && k.dynamicSharedMemory.size() == k.size() &&
-            k.graphId.size() == k.size() && k.graphNodeId.size() == k.size();
+        const bool details = k.gridX.size() == k.size() && k.gridY.size() == k.size() && k.gridZ.size() == k.size() &&
+                             k.blockX.size() == k.size() && k.blockY.size() == k.size() &&
+                             k.blockZ.size() == k.size() && k.registersPerThread.size() == k.size() &&
+                             k.staticSharedMemory.size() == k.size() && k.dynamicSharedMemory.size() == k.size() &&
+                             k.graphId.size() == k.size() && k.graphNodeId.size() == k.size();
         for (size_t i = 0; i < k.size(); ++i) {
             KernelRow r;
             r.start = k.start[i];
@@ -88,8 +83,12 @@ void writeProcess(const Capture& capture, const Process& process, const std::str
             r.demangledNameId = names(k.name[i]);
             r.shortNameId = names(k.shortName[i]);
             if (details) {
-                r.gridX = k.gridX[i]; r.gridY = k.gridY[i]; r.gridZ = k.gridZ[i];
-                r.blockX = k.blockX[i]; r.blockY = k.blockY[i]; r.blockZ = k.blockZ[i];
+                r.gridX = k.gridX[i];
+                r.gridY = k.gridY[i];
+                r.gridZ = k.gridZ[i];
+                r.blockX = k.blockX[i];
+                r.blockY = k.blockY[i];
+                r.blockZ = k.blockZ[i];
                 r.registersPerThread = k.registersPerThread[i];
                 r.staticSharedMemory = k.staticSharedMemory[i];
                 r.dynamicSharedMemory = k.dynamicSharedMemory[i];

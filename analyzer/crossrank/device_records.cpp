@@ -81,13 +81,15 @@ DeviceHeader headerOf(const DeviceAnalysis& d, const DeviceIntervals& iv) {
     h.totals = d.totals;
     h.steps.reserve(d.steps.size());
     for (const auto& s : d.steps)
-        h.steps.push_back({s.name, s.start_ns, s.end_ns, s.metrics.window_ns, s.metrics.comm_ns,
-                           s.metrics.overlap_ns, s.metrics.exposed_comm_ns});
+        h.steps.push_back({s.name, s.start_ns, s.end_ns, s.metrics.window_ns, s.metrics.comm_ns, s.metrics.overlap_ns,
+                           s.metrics.exposed_comm_ns});
     h.commRanks = commRanksOf(d);
     h.microbatches = iv.microbatches;
     for (const auto& c : d.collectives) {
-        if (!c.p2p.empty()) h.p2pRecords += static_cast<uint32_t>(c.p2p.size());
-        else if (c.collective == "SendRecv") h.p2pRecords += 1;
+        if (!c.p2p.empty())
+            h.p2pRecords += static_cast<uint32_t>(c.p2p.size());
+        else if (c.collective == "SendRecv")
+            h.p2pRecords += 1;
         if (c.allToAll) h.alltoallOps += 1;
     }
     return h;

@@ -66,10 +66,10 @@ struct OpRecord {
 struct P2pPartRecord {
     uint64_t commHash = 0;
     uint64_t bytes = 0;
-    uint64_t seq = 0;        // P2pPart::seq when hasSeq
-    uint32_t op = 0;         // index in the device's operations
-    int32_t peer = -1;       // rank in the communicator
-    int32_t commRank = -1;   // the device's own rank there
+    uint64_t seq = 0;       // P2pPart::seq when hasSeq
+    uint32_t op = 0;        // index in the device's operations
+    int32_t peer = -1;      // rank in the communicator
+    int32_t commRank = -1;  // the device's own rank there
     uint8_t send = 0, hasCommHash = 0, sendRecv = 0, parts = 1, hasSeq = 0;
 };
 
@@ -99,10 +99,10 @@ public:
     virtual const std::vector<std::string>& collectiveNames() const = 0;
 
     virtual std::vector<OpRecord> ops(size_t device) const = 0;
-    virtual IntervalSet exposed(size_t device) const = 0;  // M ∖ C over the whole capture
-    virtual std::vector<P2pPartRecord> p2p(size_t device) const = 0;  // by operation
+    virtual IntervalSet exposed(size_t device) const = 0;                   // M ∖ C over the whole capture
+    virtual std::vector<P2pPartRecord> p2p(size_t device) const = 0;        // by operation
     virtual std::vector<AllToAllRecord> alltoall(size_t device) const = 0;  // by operation
-    virtual IntervalSet compute(size_t device) const = 0;  // C, only where it ran micro-batches
+    virtual IntervalSet compute(size_t device) const = 0;                   // C, only where it ran micro-batches
 
     // The per-process warnings, in job order, and the records agents lost.
     virtual std::vector<std::string> warnings() const = 0;

@@ -11,8 +11,7 @@
 
 namespace osc::crossrank {
 
-Engine::Engine(const DeviceSource& source, const EngineOptions& options)
-    : source_(source), n_(source.deviceCount()) {
+Engine::Engine(const DeviceSource& source, const EngineOptions& options) : source_(source), n_(source.deviceCount()) {
     rest_.settings = options.settings;
     rest_.warnings = source.warnings();
     rest_.droppedRecords = source.droppedRecords();
@@ -208,8 +207,10 @@ DeviceCrossRank Engine::device(size_t index) {
                 continue;
             }
             while (u < until.size() && until[u].first < i) ++u;
-            if (u < until.size() && until[u].first == i) wt.waitsUntil(op.start_ns, op.end_ns, until[u].second);
-            else wt.transfers(op.start_ns, op.end_ns);
+            if (u < until.size() && until[u].first == i)
+                wt.waitsUntil(op.start_ns, op.end_ns, until[u].second);
+            else
+                wt.transfers(op.start_ns, op.end_ns);
         }
         DeviceWaiting w = wt.finish(shifted(source_.exposed(index), index), d, cross.shift);
         cross.wait = w.wait;

@@ -46,7 +46,9 @@ void InstanceTable::flush(size_t bucket) {
 void InstanceTable::load(size_t bucket) {
     const uint64_t first = bucket * bucketSlots_;
     loaded_.assign(static_cast<size_t>(std::min(bucketSlots_, slots_ - first)), {-1, -1});
-    const auto place = [&](const Record& r) { loaded_[static_cast<size_t>(r.slot - first)] = {r.device, r.collective}; };
+    const auto place = [&](const Record& r) {
+        loaded_[static_cast<size_t>(r.slot - first)] = {r.device, r.collective};
+    };
     std::vector<Record> chunk;
     for (const auto& [offset, count] : chunks_[bucket]) {
         chunk.resize(count);

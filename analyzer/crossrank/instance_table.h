@@ -36,7 +36,7 @@ private:
     // Buckets on disk: records waiting per bucket, then chunks written.
     std::vector<std::vector<Record>> pending_;
     std::vector<std::vector<std::pair<uint64_t, size_t>>> chunks_;  // (offset, records)
-    std::unique_ptr<ScratchFile> scratch_;  // only when the slots do not fit in memory
+    std::unique_ptr<ScratchFile> scratch_;                          // only when the slots do not fit in memory
 };
 
 }  // namespace osc::crossrank

@@ -6,8 +6,7 @@
 
 namespace osc::crossrank {
 
-MemorySource::MemorySource(const Analysis& analysis, const std::vector<DeviceIntervals>& intervals,
-                           size_t processes)
+MemorySource::MemorySource(const Analysis& analysis, const std::vector<DeviceIntervals>& intervals, size_t processes)
     : a_(analysis), iv_(intervals), processes_(processes) {
     const size_t n = analysis.devices.size();
     if (intervals.size() != n) throw std::logic_error("MemorySource: one DeviceIntervals per device");

@@ -37,8 +37,8 @@ std::vector<std::pair<size_t, size_t>> pairRoute(const std::vector<std::optional
         // Captures that began at different moments hold sends whose receives
         // were never captured (or the reverse): the numbers still agree.
         for (size_t i = 0; i < sends.size(); ++i) {
-            const auto at = std::lower_bound(byReceive->begin(), byReceive->end(),
-                                             std::pair<uint64_t, size_t>{*sends[i], 0});
+            const auto at =
+                std::lower_bound(byReceive->begin(), byReceive->end(), std::pair<uint64_t, size_t>{*sends[i], 0});
             if (at != byReceive->end() && at->first == *sends[i]) out.emplace_back(i, at->second);
         }
         return out;
@@ -61,7 +61,6 @@ std::string p2pWarning(const P2pLeftovers& left) {
                "sides recorded different counts)";
     return out;
 }
-
 
 P2pMatch::P2pMatch(const DeviceSource& source) {
     const size_t n = source.deviceCount();
@@ -125,8 +124,8 @@ P2pMatch::P2pMatch(const DeviceSource& source) {
         const auto matched = pairRoute(seqsOf(sends), seqsOf(receives));
         unmatchedParts_ += sends.size() + receives.size() - 2 * matched.size();
         for (const auto& [k, j] : matched)
-            pairs_.push_back({sends[k].device, sends[k].op, receives[j].device, receives[j].op, sends[k].bytes,
-                              std::get<0>(route)});
+            pairs_.push_back(
+                {sends[k].device, sends[k].op, receives[j].device, receives[j].op, sends[k].bytes, std::get<0>(route)});
     }
     linkExchanges();
 }
@@ -288,8 +287,10 @@ std::vector<P2pTransfer> P2pMatch::transfers() const {
     out.reserve(timeOrder_.size());
     for (uint32_t k : timeOrder_) {
         const Pair& p = pairs_[k];
-        out.push_back({{p.sender, static_cast<int>(p.senderOp)}, {p.receiver, static_cast<int>(p.receiverOp)},
-                       p.commHash, p.bytes});
+        out.push_back({{p.sender, static_cast<int>(p.senderOp)},
+                       {p.receiver, static_cast<int>(p.receiverOp)},
+                       p.commHash,
+                       p.bytes});
     }
     return out;
 }

@@ -61,7 +61,7 @@ void Engine::allToAllPass() {
     // instance's, on the lowest device of the exchange, so it is known
     // before any other instance is read.
     AllToAllSteps steps;
-    std::unordered_map<uint32_t, StepKey> keyStep;              // collective group -> its step
+    std::unordered_map<uint32_t, StepKey> keyStep;  // collective group -> its step
     std::vector<std::optional<StepKey>> exchangeStep(p2p_->exchanges().size());
     std::vector<uint32_t> stamps(groups_.size(), 0);
     const std::string kAllToAll = "AllToAll";

@@ -1,7 +1,7 @@
 #include "analyzer/export/chrome_comm_args.h"
 
-#include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/alltoall.h"
+#include "analyzer/metrics/collectives.h"
 
 #include <cstdio>
 
@@ -71,7 +71,8 @@ std::unordered_map<size_t, std::string> commKernelArgs(const Capture& capture, c
         const auto& first = op.p2p.front();
         if (op.p2p.size() == 1 && first.peer >= 0 && static_cast<size_t>(first.peer) < n) {
             args += std::string(", \"Collective name\": \"") + (first.send ? "send" : "recv") + "\", \"" +
-                    (first.send ? "Dst Rank" : "Src Rank") + "\": " + std::to_string(members[static_cast<size_t>(first.peer)]) +
+                    (first.send ? "Dst Rank" : "Src Rank") +
+                    "\": " + std::to_string(members[static_cast<size_t>(first.peer)]) +
                     ", \"In msg nelems\": " + std::to_string(first.bytes) +
                     ", \"Out msg nelems\": " + std::to_string(first.bytes);
         } else {
@@ -84,9 +85,9 @@ std::unordered_map<size_t, std::string> commKernelArgs(const Capture& capture, c
                 (part.send ? inTotal : outTotal) += part.bytes;
             }
             args += std::string(", \"Collective name\": \"") + (op.allToAll ? "all_to_allv" : "coalesced") +
-                    "\", \"In msg nelems\": " + std::to_string(inTotal) + ", \"Out msg nelems\": " +
-                    std::to_string(outTotal) + ", \"In split size\": \"" + list(in) + "\", \"Out split size\": \"" +
-                    list(outBytes) + "\"";
+                    "\", \"In msg nelems\": " + std::to_string(inTotal) +
+                    ", \"Out msg nelems\": " + std::to_string(outTotal) + ", \"In split size\": \"" + list(in) +
+                    "\", \"Out split size\": \"" + list(outBytes) + "\"";
         }
         out.emplace(op.kernelIndex, std::move(args));
     }

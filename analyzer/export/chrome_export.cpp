@@ -31,8 +31,8 @@ uint8_t roleBit(Category c) {
 
 std::string roleLabel(uint8_t roles) {
     std::string out;
-    for (const auto& [bit, text] : {std::pair<uint8_t, const char*>{kCompute, "compute"},
-                                    {kComm, "communication"}, {kMemory, "memory"}}) {
+    for (const auto& [bit, text] :
+         {std::pair<uint8_t, const char*>{kCompute, "compute"}, {kComm, "communication"}, {kMemory, "memory"}}) {
         if (!(roles & bit)) continue;
         if (!out.empty()) out += "+";
         out += text;
@@ -41,8 +41,7 @@ std::string roleLabel(uint8_t roles) {
 }
 
 const char* categoryLabel(Category c) {
-    return c == Category::Compute ? "compute" : c == Category::Communication ? "communication"
-                                                                             : "memory";
+    return c == Category::Compute ? "compute" : c == Category::Communication ? "communication" : "memory";
 }
 
 uint64_t cpuTid(uint64_t globalTid) { return globalTid & 0xFFFFFFu; }
@@ -50,8 +49,7 @@ uint64_t cpuTid(uint64_t globalTid) { return globalTid & 0xFFFFFFu; }
 class ChromeTraceWriter {
 public:
     ChromeTraceWriter(const Capture& capture, std::ostream& out, const ChromeExportOptions& options)
-        : capture_(capture), w_(out), options_(options),
-          classifier_(capture.strings, options.settings) {}
+        : capture_(capture), w_(out), options_(options), classifier_(capture.strings, options.settings) {}
 
     void write() {
         globalRanks_ = globalRanksOf(capture_);
@@ -61,8 +59,7 @@ public:
         for (size_t i = 0; i < capture_.processes.size(); ++i) {
             writeProcess(capture_.processes[i], tracePids_[i], i);
             if (options_.progress)
-                options_.progress(static_cast<double>(i + 1) /
-                                  static_cast<double>(capture_.processes.size()));
+                options_.progress(static_cast<double>(i + 1) / static_cast<double>(capture_.processes.size()));
         }
         w_.raw("\n]}\n");
     }
@@ -117,8 +114,7 @@ private:
         first_ = false;
     }
 
-    void metadata(const char* what, int64_t pid, const int64_t* tid, std::string_view name,
-                  int64_t sortIndex) {
+    void metadata(const char* what, int64_t pid, const int64_t* tid, std::string_view name, int64_t sortIndex) {
         next();
         w_.raw("{\"ph\": \"M\", \"name\": \"").raw(what).raw("_name\", \"pid\": ").integer(pid);
         if (tid) w_.raw(", \"tid\": ").integer(*tid);
@@ -129,8 +125,7 @@ private:
     }
 
     // Writes up to the opening of "args"; the caller writes args and "}}".
-    void openComplete(std::string_view cat, std::string_view name, int64_t pid, int64_t tid,
-                      TimeNs start, TimeNs end) {
+    void openComplete(std::string_view cat, std::string_view name, int64_t pid, int64_t tid, TimeNs start, TimeNs end) {
         next();
         w_.raw("{\"ph\": \"X\", \"cat\": ").string(cat).raw(", \"name\": ").string(name);
         w_.raw(", \"pid\": ").integer(pid).raw(", \"tid\": ").integer(tid);
@@ -144,8 +139,8 @@ private:
     }
 
     void flow(size_t processIndex, int64_t pid, const ApiCallTable& api,
-              const std::unordered_map<uint32_t, size_t>& apiByCorrelation, uint32_t correlation,
-              int64_t gpuTid, TimeNs gpuStart) {
+              const std::unordered_map<uint32_t, size_t>& apiByCorrelation, uint32_t correlation, int64_t gpuTid,
+              TimeNs gpuStart) {
         if (!options_.flows || correlation == 0) return;
         const auto it = apiByCorrelation.find(correlation);
         if (it == apiByCorrelation.end()) return;
@@ -154,12 +149,10 @@ private:
         const uint64_t id = (static_cast<uint64_t>(processIndex) << 32) | correlation;
         next();
         w_.raw("{\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": ").unsignedInteger(id);
-        w_.raw(", \"pid\": ").integer(pid).raw(", \"tid\": ")
-            .unsignedInteger(cpuTid(api.globalTid[it->second]));
+        w_.raw(", \"pid\": ").integer(pid).raw(", \"tid\": ").unsignedInteger(cpuTid(api.globalTid[it->second]));
         w_.raw(", \"ts\": ").micros(api.start[it->second]).raw("}");
         next();
-        w_.raw("{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": ")
-            .unsignedInteger(id);
+        w_.raw("{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": ").unsignedInteger(id);
         w_.raw(", \"pid\": ").integer(pid).raw(", \"tid\": ").integer(gpuTid);
         w_.raw(", \"ts\": ").micros(gpuStart).raw("}");
     }
@@ -183,8 +176,7 @@ private:
         for (size_t i = 0; i < p.apiCalls.size(); ++i) {
             openComplete(p.apiCalls.kind[i] == ApiKind::Driver ? "cuda_driver" : "cuda_runtime",
                          capture_.strings.at(p.apiCalls.name[i]), pid,
-                         static_cast<int64_t>(cpuTid(p.apiCalls.globalTid[i])), p.apiCalls.start[i],
-                         p.apiCalls.end[i]);
+                         static_cast<int64_t>(cpuTid(p.apiCalls.globalTid[i])), p.apiCalls.start[i], p.apiCalls.end[i]);
             w_.raw("\"correlation\": ").integer(p.apiCalls.correlation[i]).raw("}}");
         }
         for (size_t i = 0; i < p.ranges.size(); ++i) {
@@ -193,8 +185,8 @@ private:
             // the device's lane, we put them on the process's first device.
             const int64_t tid = gpu ? chromeGpuRangeTid(p.devices.empty() ? 0 : p.devices[0].id)
                                     : static_cast<int64_t>(cpuTid(p.ranges.globalTid[i]));
-            openComplete(gpu ? "gpu_user_annotation" : "user_annotation",
-                         capture_.strings.at(p.ranges.name[i]), pid, tid, p.ranges.start[i],
+            openComplete(gpu ? "gpu_user_annotation" : "user_annotation", capture_.strings.at(p.ranges.name[i]), pid,
+                         tid, p.ranges.start[i],
                          p.ranges.end[i] < p.ranges.start[i] ? p.ranges.start[i] : p.ranges.end[i]);
             w_.raw("}}");
         }
@@ -221,8 +213,7 @@ private:
         for (const auto& [stream, role] : roles) {
             const int64_t tid = chromeStreamTid(d.id, stream);
             std::string name = gpuPrefix + "stream " + std::to_string(stream) + " (";
-            if (const auto it = d.streamNames.find(stream); it != d.streamNames.end())
-                name += it->second + "; ";
+            if (const auto it = d.streamNames.find(stream); it != d.streamNames.end()) name += it->second + "; ";
             metadata("thread", pid, &tid, name + roleLabel(role) + ")", tid);
         }
         const auto commArgs = commKernelArgs(capture_, p, d, classifier_, globalRanks_);
@@ -231,15 +222,17 @@ private:
             const int64_t tid = chromeStreamTid(d.id, k.stream[i]);
             openComplete("kernel", capture_.strings.at(k.name[i]), pid, tid, k.start[i], k.end[i]);
             gpuArgs(d.id, k.stream[i], k.correlation[i]);
-            w_.raw(", \"grid\": [").integer(k.gridX[i]).raw(", ").integer(k.gridY[i]).raw(", ")
-                .integer(k.gridZ[i]);
-            w_.raw("], \"block\": [").integer(k.blockX[i]).raw(", ").integer(k.blockY[i]).raw(", ")
+            w_.raw(", \"grid\": [").integer(k.gridX[i]).raw(", ").integer(k.gridY[i]).raw(", ").integer(k.gridZ[i]);
+            w_.raw("], \"block\": [")
+                .integer(k.blockX[i])
+                .raw(", ")
+                .integer(k.blockY[i])
+                .raw(", ")
                 .integer(k.blockZ[i]);
             w_.raw("], \"registers per thread\": ").integer(k.registersPerThread[i]);
             w_.raw(", \"shared memory\": ")
                 .integer(static_cast<int64_t>(k.staticSharedMemory[i]) + k.dynamicSharedMemory[i]);
-            w_.raw(", \"overlapscope category\": \"")
-                .raw(categoryLabel(classifier_.kernel(k.name[i]))).raw("\"");
+            w_.raw(", \"overlapscope category\": \"").raw(categoryLabel(classifier_.kernel(k.name[i]))).raw("\"");
             if (!commArgs.empty())
                 if (const auto it = commArgs.find(i); it != commArgs.end()) w_.raw(it->second);
             w_.raw("}}");
@@ -248,8 +241,8 @@ private:
         for (size_t i = 0; i < d.copies.size(); ++i) {
             const auto& c = d.copies;
             const int64_t tid = chromeStreamTid(d.id, c.stream[i]);
-            const std::string name = "Memcpy " + std::string(kineto::copyKindName(c.copyKind[i])) +
-                                     " (" + std::string(kineto::memKindName(c.srcKind[i])) + " -> " +
+            const std::string name = "Memcpy " + std::string(kineto::copyKindName(c.copyKind[i])) + " (" +
+                                     std::string(kineto::memKindName(c.srcKind[i])) + " -> " +
                                      std::string(kineto::memKindName(c.dstKind[i])) + ")";
             openComplete("gpu_memcpy", name, pid, tid, c.start[i], c.end[i]);
             gpuArgs(d.id, c.stream[i], c.correlation[i]);
@@ -276,8 +269,8 @@ private:
         if (options_.overlapLanes) writeOverlapLane(d, pid, gpuPrefix, compute.finish(), comm.finish());
     }
 
-    void writeOverlapLane(const Device& d, int64_t pid, const std::string& gpuPrefix,
-                          const IntervalSet& compute, const IntervalSet& comm) {
+    void writeOverlapLane(const Device& d, int64_t pid, const std::string& gpuPrefix, const IntervalSet& compute,
+                          const IntervalSet& comm) {
         if (comm.empty()) return;
         const int64_t tid = chromeOverlapTid(d.id);
         metadata("thread", pid, &tid, gpuPrefix + "overlap / exposed comm", tid);

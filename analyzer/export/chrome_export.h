@@ -27,8 +27,7 @@ struct ChromeExportOptions {
 };
 
 // Throws std::invalid_argument for an invalid pattern in settings.
-void writeChromeTrace(const Capture& capture, std::ostream& out,
-                      const ChromeExportOptions& options = {});
+void writeChromeTrace(const Capture& capture, std::ostream& out, const ChromeExportOptions& options = {});
 
 // The trace thread id we give a GPU lane, and the ids of the two extra lanes.
 int64_t chromeStreamTid(uint32_t device, uint32_t stream);

@@ -39,8 +39,7 @@ public:
         }
         integer(ns / 1000);
         const auto frac = static_cast<int>(ns % 1000);
-        const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
-                                static_cast<char>('0' + frac / 10 % 10),
+        const char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
                                 static_cast<char>('0' + frac % 10)};
         return raw({digits, 4});
     }
@@ -65,11 +64,21 @@ public:
             raw(s.substr(run, i - run));
             run = i + 1;
             switch (c) {
-                case '"': raw("\\\""); break;
-                case '\\': raw("\\\\"); break;
-                case '\n': raw("\\n"); break;
-                case '\t': raw("\\t"); break;
-                case '\r': raw("\\r"); break;
+                case '"':
+                    raw("\\\"");
+                    break;
+                case '\\':
+                    raw("\\\\");
+                    break;
+                case '\n':
+                    raw("\\n");
+                    break;
+                case '\t':
+                    raw("\\t");
+                    break;
+                case '\r':
+                    raw("\\r");
+                    break;
                 default: {
                     static constexpr char hex[] = "0123456789abcdef";
                     const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};

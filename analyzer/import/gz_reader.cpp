@@ -31,13 +31,20 @@ bool isGzipMagic(const uint8_t* p, size_t n) { return n >= 2 && p[0] == 0x1f && 
 
 const char* inflateError(int code) {
     switch (code) {
-        case ISAL_INVALID_BLOCK: return "invalid deflate block";
-        case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
-        case ISAL_INVALID_LOOKBACK: return "invalid back-reference distance";
-        case ISAL_INVALID_WRAPPER: return "invalid gzip header";
-        case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
-        case ISAL_INCORRECT_CHECKSUM: return "checksum mismatch";
-        default: return "inflate error";
+        case ISAL_INVALID_BLOCK:
+            return "invalid deflate block";
+        case ISAL_INVALID_SYMBOL:
+            return "invalid deflate symbol";
+        case ISAL_INVALID_LOOKBACK:
+            return "invalid back-reference distance";
+        case ISAL_INVALID_WRAPPER:
+            return "invalid gzip header";
+        case ISAL_UNSUPPORTED_METHOD:
+            return "unsupported compression method";
+        case ISAL_INCORRECT_CHECKSUM:
+            return "checksum mismatch";
+        default:
+            return "inflate error";
     }
 }
 

@@ -82,8 +82,10 @@ private:
         for (;;) {
             while (p_ < end_) {
                 const char c = *p_;
-                if (c == '\n') ++line_;
-                else if (c != ' ' && c != '\t' && c != '\r') return static_cast<unsigned char>(c);
+                if (c == '\n')
+                    ++line_;
+                else if (c != ' ' && c != '\t' && c != '\r')
+                    return static_cast<unsigned char>(c);
                 ++p_;
             }
             if (!refill()) return -1;
@@ -106,7 +108,7 @@ private:
     const char* p_ = nullptr;
     const char* end_ = nullptr;
     uint64_t line_ = 1;
-    std::string text_;  // the current string or number
+    std::string text_;         // the current string or number
     std::vector<char> stack_;  // 'O' or 'A' per open container
 };
 
@@ -115,8 +117,7 @@ void JsonScanner<Source, Handler>::parse() {
     Expect expect = Expect::Value;
     for (;;) {
         int c = peekNonSpace();
-        if (c < 0) fail(stack_.empty() && expect == Expect::Value ? "empty input"
-                                                                  : "unexpected end of input");
+        if (c < 0) fail(stack_.empty() && expect == Expect::Value ? "empty input" : "unexpected end of input");
         bool valueDone = false;
         switch (expect) {
             case Expect::FirstValueOrEnd:
@@ -149,9 +150,21 @@ void JsonScanner<Source, Handler>::parse() {
                         handler_.string(text_);
                         valueDone = true;
                         break;
-                    case 't': readLiteral("true"); handler_.boolean(true); valueDone = true; break;
-                    case 'f': readLiteral("false"); handler_.boolean(false); valueDone = true; break;
-                    case 'n': readLiteral("null"); handler_.null(); valueDone = true; break;
+                    case 't':
+                        readLiteral("true");
+                        handler_.boolean(true);
+                        valueDone = true;
+                        break;
+                    case 'f':
+                        readLiteral("false");
+                        handler_.boolean(false);
+                        valueDone = true;
+                        break;
+                    case 'n':
+                        readLiteral("null");
+                        handler_.null();
+                        valueDone = true;
+                        break;
                     default:
                         if (c == '-' || (c >= '0' && c <= '9')) {
                             readNumber();
@@ -187,8 +200,10 @@ void JsonScanner<Source, Handler>::parse() {
                     expect = inObject ? Expect::Key : Expect::Value;
                 } else if (c == (inObject ? '}' : ']')) {
                     stack_.pop_back();
-                    if (inObject) handler_.end_object();
-                    else handler_.end_array();
+                    if (inObject)
+                        handler_.end_object();
+                    else
+                        handler_.end_array();
                     valueDone = true;
                 } else {
                     fail(inObject ? "expected ',' or '}'" : "expected ',' or ']'");
@@ -233,26 +248,48 @@ template <typename Source, typename Handler>
 void JsonScanner<Source, Handler>::readEscape(std::string& out) {
     const int e = get();
     switch (e) {
-        case '"': out += '"'; return;
-        case '\\': out += '\\'; return;
-        case '/': out += '/'; return;
-        case 'b': out += '\b'; return;
-        case 'f': out += '\f'; return;
-        case 'n': out += '\n'; return;
-        case 'r': out += '\r'; return;
-        case 't': out += '\t'; return;
-        case 'u': break;
-        default: fail("invalid escape in a string");
+        case '"':
+            out += '"';
+            return;
+        case '\\':
+            out += '\\';
+            return;
+        case '/':
+            out += '/';
+            return;
+        case 'b':
+            out += '\b';
+            return;
+        case 'f':
+            out += '\f';
+            return;
+        case 'n':
+            out += '\n';
+            return;
+        case 'r':
+            out += '\r';
+            return;
+        case 't':
+            out += '\t';
+            return;
+        case 'u':
+            break;
+        default:
+            fail("invalid escape in a string");
     }
     auto hex4 = [&]() {
         uint32_t v = 0;
         for (int i = 0; i < 4; ++i) {
             const int h = get();
             v <<= 4;
-            if (h >= '0' && h <= '9') v |= static_cast<uint32_t>(h - '0');
-            else if (h >= 'a' && h <= 'f') v |= static_cast<uint32_t>(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F') v |= static_cast<uint32_t>(h - 'A' + 10);
-            else fail("invalid \\u escape in a string");
+            if (h >= '0' && h <= '9')
+                v |= static_cast<uint32_t>(h - '0');
+            else if (h >= 'a' && h <= 'f')
+                v |= static_cast<uint32_t>(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F')
+                v |= static_cast<uint32_t>(h - 'A' + 10);
+            else
+                fail("invalid \\u escape in a string");
         }
         return v;
     };
@@ -309,8 +346,7 @@ void JsonScanner<Source, Handler>::readNumber() {
     };
     const char* intStart = s;
     const auto intDigits = digits();
-    if (intDigits == 0 || (*intStart == '0' && intDigits > 1))
-        fail("malformed number '" + text_.substr(0, 40) + "'");
+    if (intDigits == 0 || (*intStart == '0' && intDigits > 1)) fail("malformed number '" + text_.substr(0, 40) + "'");
     bool integer = true;
     if (s < e && *s == '.') {
         ++s;
@@ -329,8 +365,10 @@ void JsonScanner<Source, Handler>::readNumber() {
         for (const char* d = intStart; d < intStart + intDigits; ++d)
             v = v * 10 + static_cast<uint64_t>(*d - '0');  // 19 digits cannot overflow uint64
         if (!negative) {
-            if (v <= static_cast<uint64_t>(INT64_MAX)) handler_.number_integer(static_cast<int64_t>(v));
-            else handler_.number_unsigned(v);
+            if (v <= static_cast<uint64_t>(INT64_MAX))
+                handler_.number_integer(static_cast<int64_t>(v));
+            else
+                handler_.number_unsigned(v);
             return;
         }
         if (v <= static_cast<uint64_t>(INT64_MAX)) {

@@ -14,13 +14,11 @@ namespace {
 constexpr size_t kMaxDevicesPerProcess = 1024;
 
 uint32_t idOrNone(int64_t value) {
-    return value < 0 || value >= static_cast<int64_t>(kNoId) ? kNoId
-                                                             : static_cast<uint32_t>(value);
+    return value < 0 || value >= static_cast<int64_t>(kNoId) ? kNoId : static_cast<uint32_t>(value);
 }
 
 uint32_t clampU32(int64_t value) {
-    return value < 0 ? 0 : value > static_cast<int64_t>(UINT32_MAX) ? UINT32_MAX
-                                                                    : static_cast<uint32_t>(value);
+    return value < 0 ? 0 : value > static_cast<int64_t>(UINT32_MAX) ? UINT32_MAX : static_cast<uint32_t>(value);
 }
 
 // nsys packing: pid in bits 24..47, tid in bits 0..23.
@@ -76,7 +74,7 @@ void CaptureBuilder::onEvent(const Event& e) {
     if (kind == EventKind::Ignored) return;
     if (!e.hasTs || !e.hasDur)
         throw FormatError(path_, "\"" + e.cat + "\" event \"" + e.name.substr(0, 80) + "\" lacks \"" +
-                                 (e.hasTs ? "dur" : "ts") + "\"");
+                                     (e.hasTs ? "dur" : "ts") + "\"");
     const TimeNs start = e.tsNs, end = e.tsNs + e.durNs;  // |ts| and dur <= 2^61: no overflow
     // CPU operators are only shown, never measured: they leave the time
     // origin (and so every reported time) as it was before they were read.
@@ -181,7 +179,8 @@ void CaptureBuilder::onEvent(const Event& e) {
             appendRange(p.cpuOps, e, start, end, false);
             break;
         }
-        case EventKind::Ignored: break;
+        case EventKind::Ignored:
+            break;
     }
 }
 
@@ -269,16 +268,24 @@ void CaptureBuilder::finish() {
             p.worldSize = static_cast<int>(std::clamp<int64_t>(distWorldSize_, -1, INT_MAX));
         }
         for (auto& d : p.devices) {
-            shiftColumn(d.kernels.start, origin); shiftColumn(d.kernels.end, origin);
-            shiftColumn(d.copies.start, origin); shiftColumn(d.copies.end, origin);
-            shiftColumn(d.memsets.start, origin); shiftColumn(d.memsets.end, origin);
-            shiftColumn(d.syncs.start, origin); shiftColumn(d.syncs.end, origin);
+            shiftColumn(d.kernels.start, origin);
+            shiftColumn(d.kernels.end, origin);
+            shiftColumn(d.copies.start, origin);
+            shiftColumn(d.copies.end, origin);
+            shiftColumn(d.memsets.start, origin);
+            shiftColumn(d.memsets.end, origin);
+            shiftColumn(d.syncs.start, origin);
+            shiftColumn(d.syncs.end, origin);
             if (const auto it = gpus_.find(d.id); it != gpus_.end()) d.gpu = it->second;
         }
-        shiftColumn(p.apiCalls.start, origin); shiftColumn(p.apiCalls.end, origin);
-        shiftColumn(p.collectives.gpuStart, origin); shiftColumn(p.collectives.gpuEnd, origin);
-        shiftColumn(p.ranges.start, origin); shiftColumn(p.ranges.end, origin);
-        shiftColumn(p.cpuOps.start, origin); shiftColumn(p.cpuOps.end, origin);
+        shiftColumn(p.apiCalls.start, origin);
+        shiftColumn(p.apiCalls.end, origin);
+        shiftColumn(p.collectives.gpuStart, origin);
+        shiftColumn(p.collectives.gpuEnd, origin);
+        shiftColumn(p.ranges.start, origin);
+        shiftColumn(p.ranges.end, origin);
+        shiftColumn(p.cpuOps.start, origin);
+        shiftColumn(p.cpuOps.end, origin);
         const auto index = static_cast<size_t>(&p - processes_.data());
         if (index < pendingComm_.size())
             for (auto& c : pendingComm_[index]) {
@@ -289,8 +296,9 @@ void CaptureBuilder::finish() {
     }
     pendingComm_.clear();
     if (kernels_ == 0)
-        capture_.warnings.push_back(path_ + ": the trace holds no GPU kernels (was the profiler "
-                                            "run with ProfilerActivity.CUDA?)");
+        capture_.warnings.push_back(path_ +
+                                    ": the trace holds no GPU kernels (was the profiler "
+                                    "run with ProfilerActivity.CUDA?)");
     for (auto& p : processes_) capture_.processes.push_back(std::move(p));
     processes_.clear();
 }

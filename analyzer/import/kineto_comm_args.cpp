@@ -105,7 +105,7 @@ void appendCommRows(Process& p, StringTable& strings, const PendingComm& c, int 
     const CommArgs& a = c.args;
     bool listOk = false, truncated = false;
     const std::vector<int64_t> members = parseIntList(a.groupRanks, listOk, &truncated);
-    const int64_t size = a.groupSize >= 0            ? a.groupSize
+    const int64_t size = a.groupSize >= 0       ? a.groupSize
                          : listOk && !truncated ? static_cast<int64_t>(members.size())
                                                 : -1;
     // Group rank of a global rank ("Dst Rank", "Src Rank" and our own rank are global).

@@ -19,8 +19,12 @@ struct CommArgs {
     int64_t srcRank = kAbsent, dstRank = kAbsent;
 
     void clear() {
-        collective.clear(); dtype.clear(); inSplit.clear(); outSplit.clear();
-        groupName.clear(); groupRanks.clear();
+        collective.clear();
+        dtype.clear();
+        inSplit.clear();
+        outSplit.clear();
+        groupName.clear();
+        groupRanks.clear();
         inNelems = outNelems = groupSize = srcRank = dstRank = kAbsent;
     }
 };
@@ -38,7 +42,9 @@ struct Event {
     CommArgs comm;
 
     void clear() {
-        ph.clear(); cat.clear(); name.clear();
+        ph.clear();
+        cat.clear();
+        name.clear();
         pid = tid = kAbsent;
         hasTs = hasDur = false;
         tsNs = durNs = 0;

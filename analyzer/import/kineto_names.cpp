@@ -7,21 +7,33 @@ namespace osc::kineto {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, CopyKind>, 10> kCopyKinds{{
-    {"HtoD", CopyKind::HtoD}, {"DtoH", CopyKind::DtoH}, {"HtoA", CopyKind::HtoA},
-    {"AtoH", CopyKind::AtoH}, {"AtoA", CopyKind::AtoA}, {"AtoD", CopyKind::AtoD},
-    {"DtoA", CopyKind::DtoA}, {"DtoD", CopyKind::DtoD}, {"HtoH", CopyKind::HtoH},
+    {"HtoD", CopyKind::HtoD},
+    {"DtoH", CopyKind::DtoH},
+    {"HtoA", CopyKind::HtoA},
+    {"AtoH", CopyKind::AtoH},
+    {"AtoA", CopyKind::AtoA},
+    {"AtoD", CopyKind::AtoD},
+    {"DtoA", CopyKind::DtoA},
+    {"DtoD", CopyKind::DtoD},
+    {"HtoH", CopyKind::HtoH},
     {"PtoP", CopyKind::PtoP},
 }};
 
 constexpr std::array<std::pair<std::string_view, MemKind>, 7> kMemKinds{{
-    {"Pageable", MemKind::Pageable}, {"Pinned", MemKind::Pinned}, {"Device", MemKind::Device},
-    {"Array", MemKind::Array}, {"Managed", MemKind::Managed},
-    {"DeviceStatic", MemKind::DeviceStatic}, {"ManagedStatic", MemKind::ManagedStatic},
+    {"Pageable", MemKind::Pageable},
+    {"Pinned", MemKind::Pinned},
+    {"Device", MemKind::Device},
+    {"Array", MemKind::Array},
+    {"Managed", MemKind::Managed},
+    {"DeviceStatic", MemKind::DeviceStatic},
+    {"ManagedStatic", MemKind::ManagedStatic},
 }};
 
 constexpr std::array<std::pair<std::string_view, SyncType>, 4> kSyncTypes{{
-    {"Event Sync", SyncType::EventSynchronize}, {"Stream Wait Event", SyncType::StreamWaitEvent},
-    {"Stream Sync", SyncType::StreamSynchronize}, {"Context Sync", SyncType::ContextSynchronize},
+    {"Event Sync", SyncType::EventSynchronize},
+    {"Stream Wait Event", SyncType::StreamWaitEvent},
+    {"Stream Sync", SyncType::StreamSynchronize},
+    {"Context Sync", SyncType::ContextSynchronize},
 }};
 
 MemKind memKindOf(std::string_view word) {
@@ -58,10 +70,9 @@ CopyKinds parseCopyName(std::string_view name) {
     for (const auto& [text, kind] : kCopyKinds)
         if (kindWord == text) out.copy = kind;
     if (space == std::string_view::npos) return out;
-    const auto open = name.find('(', space), arrow = name.find("->", space),
-               close = name.find(')', space);
-    if (open == std::string_view::npos || arrow == std::string_view::npos ||
-        close == std::string_view::npos || !(open < arrow && arrow < close))
+    const auto open = name.find('(', space), arrow = name.find("->", space), close = name.find(')', space);
+    if (open == std::string_view::npos || arrow == std::string_view::npos || close == std::string_view::npos ||
+        !(open < arrow && arrow < close))
         return out;
     out.src = memKindOf(name.substr(open + 1, arrow - open - 1));
     out.dst = memKindOf(name.substr(arrow + 2, close - arrow - 2));

@@ -11,7 +11,16 @@
 namespace osc::kineto {
 
 enum class EventKind : uint8_t {
-    Ignored, Kernel, Memcpy, Memset, Runtime, Driver, CpuRange, GpuRange, Sync, CpuOp,
+    Ignored,
+    Kernel,
+    Memcpy,
+    Memset,
+    Runtime,
+    Driver,
+    CpuRange,
+    GpuRange,
+    Sync,
+    CpuOp,
 };
 
 // `cat` of a ph:"X" event, both current ("kernel", "gpu_memcpy") and legacy

@@ -15,8 +15,7 @@ void readKinetoTrace(const std::string& path, const LoadOptions& options, Captur
     auto tick = [&] {
         if (options.cancelled()) throw LoadCancelled{};
         if (options.progress && reader.fileSize() > 0)
-            options.progress(static_cast<double>(reader.fileBytesRead()) /
-                                 static_cast<double>(reader.fileSize()),
+            options.progress(static_cast<double>(reader.fileBytesRead()) / static_cast<double>(reader.fileSize()),
                              "reading PyTorch trace");
     };
     kineto::CaptureBuilder builder(capture, path, tick);
@@ -30,8 +29,7 @@ void readKinetoTrace(const std::string& path, const LoadOptions& options, Captur
     } catch (const std::bad_alloc&) {
         throw CaptureError(path, "out of memory while reading the trace");
     }
-    if (!handler.sawTraceEvents())
-        throw CaptureError(path, "not a PyTorch profiler trace: no \"traceEvents\" array");
+    if (!handler.sawTraceEvents()) throw CaptureError(path, "not a PyTorch profiler trace: no \"traceEvents\" array");
     builder.finish();
     if (options.progress) options.progress(1.0, "reading PyTorch trace");
 }

@@ -15,15 +15,38 @@ namespace {
 enum RootKey : uint8_t { kRootOther = 0, kTraceEvents, kDistInfo, kDevProps, kProcs, kBaseTime };
 enum EventKey : uint8_t { kEvOther = 0, kPh, kCat, kName, kPid, kTid, kTs, kDur, kArgs };
 enum ArgKey : uint8_t {
-    kArgOther = 0, kDevice, kStream, kCorrelation, kBytes, kRegisters, kSharedMem, kGrid, kBlock,
+    kArgOther = 0,
+    kDevice,
+    kStream,
+    kCorrelation,
+    kBytes,
+    kRegisters,
+    kSharedMem,
+    kGrid,
+    kBlock,
     // PyTorch's collective arguments on NCCL kernels.
-    kCollName, kDtype, kInSplit, kOutSplit, kGroupName, kGroupRanks, kInNelems, kOutNelems, kGroupSize,
-    kSrcRank, kDstRank
+    kCollName,
+    kDtype,
+    kInSplit,
+    kOutSplit,
+    kGroupName,
+    kGroupRanks,
+    kInNelems,
+    kOutNelems,
+    kGroupSize,
+    kSrcRank,
+    kDstRank
 };
 enum DistKey : uint8_t { kDistOther = 0, kRank, kWorldSize };
 enum DevKey : uint8_t { kDevOther = 0, kDevId, kDevName, kDevMem, kDevSms, kDevMajor, kDevMinor };
 enum ProcKey : uint8_t {
-    kProcOther = 0, kProcTracePid, kProcPid, kProcRank, kProcLocalRank, kProcWorld, kProcHost,
+    kProcOther = 0,
+    kProcTracePid,
+    kProcPid,
+    kProcRank,
+    kProcLocalRank,
+    kProcWorld,
+    kProcHost,
     kProcName
 };
 
@@ -52,7 +75,8 @@ uint8_t eventKey(std::string_view k) {
             if (k == "name") return kName;
             if (k == "args") return kArgs;
             break;
-        default: break;
+        default:
+            break;
     }
     return kEvOther;
 }
@@ -109,12 +133,18 @@ uint8_t procKey(std::string_view k) {
 
 const char* eventKeyName(uint8_t key) {
     switch (key) {
-        case kPh: return "ph";
-        case kCat: return "cat";
-        case kName: return "name";
-        case kTs: return "ts";
-        case kDur: return "dur";
-        default: return "?";
+        case kPh:
+            return "ph";
+        case kCat:
+            return "cat";
+        case kName:
+            return "name";
+        case kTs:
+            return "ts";
+        case kDur:
+            return "dur";
+        default:
+            return "?";
     }
 }
 
@@ -124,18 +154,19 @@ const char* eventKeyName(uint8_t key) {
 // traces put strings in pid/tid ("Spans") and we only need the numbers.
 int64_t SaxHandler::integerOf(const Scalar& v, int64_t fallback) {
     switch (v.type) {
-        case Scalar::Type::Integer: return v.i;
+        case Scalar::Type::Integer:
+            return v.i;
         case Scalar::Type::Unsigned:
-            return v.u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
-                       ? static_cast<int64_t>(v.u) : fallback;
+            return v.u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? static_cast<int64_t>(v.u)
+                                                                                     : fallback;
         case Scalar::Type::Float: {
             // Rare (ids written as 3.0): parse the text only here.
             const double d = std::strtod(v.text->c_str(), nullptr);
-            if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e18)
-                return static_cast<int64_t>(d);
+            if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e18) return static_cast<int64_t>(d);
             return fallback;
         }
-        default: return fallback;
+        default:
+            return fallback;
     }
 }
 
@@ -157,17 +188,19 @@ bool SaxHandler::onScalar(const Scalar& v) {
             } else if (v.type == Scalar::Type::String) {
                 sink_.onTopLevelScalar(rootKey_, *v.text);
             } else if (v.type != Scalar::Type::Other) {
-                sink_.onTopLevelScalar(rootKey_, v.text ? *v.text
-                                                        : v.type == Scalar::Type::Integer
-                                                              ? std::to_string(v.i)
-                                                              : std::to_string(v.u));
+                sink_.onTopLevelScalar(rootKey_, v.text                            ? *v.text
+                                                 : v.type == Scalar::Type::Integer ? std::to_string(v.i)
+                                                                                   : std::to_string(v.u));
             }
             break;
         case Frame::Events:
-            fail("traceEvents[" + std::to_string(eventsSeen_) +
-                 "] is not an object");
-        case Frame::Event: onEventField(s.key, v); break;
-        case Frame::Args: onArg(s.key, v); break;
+            fail("traceEvents[" + std::to_string(eventsSeen_) + "] is not an object");
+        case Frame::Event:
+            onEventField(s.key, v);
+            break;
+        case Frame::Args:
+            onArg(s.key, v);
+            break;
         case Frame::ArgVector: {
             int64_t* target = s.key == kGrid ? event_.grid : event_.block;
             if (s.index < 3) target[s.index++] = std::max<int64_t>(0, integer(0));
@@ -179,30 +212,59 @@ bool SaxHandler::onScalar(const Scalar& v) {
             break;
         case Frame::DevProp:
             switch (s.key) {
-                case kDevId: deviceProps_.id = nonNegative(); break;
-                case kDevName: if (v.type == Scalar::Type::String) deviceProps_.name = *v.text; break;
-                case kDevMem: deviceProps_.totalMemory = std::max<int64_t>(0, integer(0)); break;
-                case kDevSms: deviceProps_.smCount = std::max<int64_t>(0, integer(0)); break;
-                case kDevMajor: deviceProps_.computeMajor = std::max<int64_t>(0, integer(0)); break;
-                case kDevMinor: deviceProps_.computeMinor = std::max<int64_t>(0, integer(0)); break;
-                default: break;
+                case kDevId:
+                    deviceProps_.id = nonNegative();
+                    break;
+                case kDevName:
+                    if (v.type == Scalar::Type::String) deviceProps_.name = *v.text;
+                    break;
+                case kDevMem:
+                    deviceProps_.totalMemory = std::max<int64_t>(0, integer(0));
+                    break;
+                case kDevSms:
+                    deviceProps_.smCount = std::max<int64_t>(0, integer(0));
+                    break;
+                case kDevMajor:
+                    deviceProps_.computeMajor = std::max<int64_t>(0, integer(0));
+                    break;
+                case kDevMinor:
+                    deviceProps_.computeMinor = std::max<int64_t>(0, integer(0));
+                    break;
+                default:
+                    break;
             }
             break;
         case Frame::Proc:
             switch (s.key) {
-                case kProcTracePid: process_.tracePid = integer(kAbsent); break;
-                case kProcPid: process_.pid = integer(0); break;
-                case kProcRank: process_.rank = integer(-1); break;
-                case kProcLocalRank: process_.localRank = integer(-1); break;
-                case kProcWorld: process_.worldSize = integer(-1); break;
-                case kProcHost: if (v.type == Scalar::Type::String) process_.host = *v.text; break;
-                case kProcName: if (v.type == Scalar::Type::String) process_.name = *v.text; break;
-                default: break;
+                case kProcTracePid:
+                    process_.tracePid = integer(kAbsent);
+                    break;
+                case kProcPid:
+                    process_.pid = integer(0);
+                    break;
+                case kProcRank:
+                    process_.rank = integer(-1);
+                    break;
+                case kProcLocalRank:
+                    process_.localRank = integer(-1);
+                    break;
+                case kProcWorld:
+                    process_.worldSize = integer(-1);
+                    break;
+                case kProcHost:
+                    if (v.type == Scalar::Type::String) process_.host = *v.text;
+                    break;
+                case kProcName:
+                    if (v.type == Scalar::Type::String) process_.name = *v.text;
+                    break;
+                default:
+                    break;
             }
             break;
         case Frame::DevProps:
         case Frame::Procs:
-        case Frame::Skip: break;
+        case Frame::Skip:
+            break;
     }
     return true;
 }
@@ -213,8 +275,7 @@ void SaxHandler::onEventField(uint8_t key, const Scalar& v) {
         case kCat:
         case kName: {
             if (v.type != Scalar::Type::String)
-                fail(std::string("event field \"") + eventKeyName(key) +
-                     "\" is not a string");
+                fail(std::string("event field \"") + eventKeyName(key) + "\" is not a string");
             (key == kPh ? event_.ph : key == kCat ? event_.cat : event_.name) = *v.text;
             break;
         }
@@ -228,22 +289,23 @@ void SaxHandler::onEventField(uint8_t key, const Scalar& v) {
         case kDur: {
             std::optional<int64_t> ns;
             switch (v.type) {
-                case Scalar::Type::Integer: ns = microsToNs(v.i); break;
-                case Scalar::Type::Unsigned:
-                    if (v.u <= static_cast<uint64_t>(kMaxAbsTimeNs))
-                        ns = microsToNs(static_cast<int64_t>(v.u));
+                case Scalar::Type::Integer:
+                    ns = microsToNs(v.i);
                     break;
-                case Scalar::Type::Float: ns = microsToNs(*v.text); break;
+                case Scalar::Type::Unsigned:
+                    if (v.u <= static_cast<uint64_t>(kMaxAbsTimeNs)) ns = microsToNs(static_cast<int64_t>(v.u));
+                    break;
+                case Scalar::Type::Float:
+                    ns = microsToNs(*v.text);
+                    break;
                 default:
-                    fail(std::string("event field \"") + eventKeyName(key) +
-                         "\" is not a number");
+                    fail(std::string("event field \"") + eventKeyName(key) + "\" is not a number");
             }
             if (!ns)
-                fail(std::string("event field \"") + eventKeyName(key) +
-                     "\" is out of range (" +
-                     (v.text ? v.text->substr(0, 40)
-                             : v.type == Scalar::Type::Integer ? std::to_string(v.i)
-                                                               : std::to_string(v.u)) +
+                fail(std::string("event field \"") + eventKeyName(key) + "\" is out of range (" +
+                     (v.text                            ? v.text->substr(0, 40)
+                      : v.type == Scalar::Type::Integer ? std::to_string(v.i)
+                                                        : std::to_string(v.u)) +
                      " us)");
             if (key == kTs) {
                 event_.hasTs = true;
@@ -255,7 +317,8 @@ void SaxHandler::onEventField(uint8_t key, const Scalar& v) {
             }
             break;
         }
-        default: break;
+        default:
+            break;
     }
 }
 
@@ -268,13 +331,26 @@ void SaxHandler::onArg(uint8_t key, const Scalar& v) {
     const int64_t x = integerOf(v, kAbsent);
     const int64_t value = x < 0 ? kAbsent : x;
     switch (key) {
-        case kDevice: event_.device = value; break;
-        case kStream: event_.stream = value; break;
-        case kCorrelation: event_.correlation = value; break;
-        case kBytes: event_.bytes = value; break;
-        case kRegisters: event_.registers = value; break;
-        case kSharedMem: event_.sharedMemory = value; break;
-        default: break;
+        case kDevice:
+            event_.device = value;
+            break;
+        case kStream:
+            event_.stream = value;
+            break;
+        case kCorrelation:
+            event_.correlation = value;
+            break;
+        case kBytes:
+            event_.bytes = value;
+            break;
+        case kRegisters:
+            event_.registers = value;
+            break;
+        case kSharedMem:
+            event_.sharedMemory = value;
+            break;
+        default:
+            break;
     }
 }
 
@@ -285,12 +361,24 @@ void SaxHandler::onCommArg(uint8_t key, const Scalar& v) {
         // Bounded: these are names and short lists; a hostile file gets no more.
         const std::string text = v.text->substr(0, 1 << 16);
         switch (key) {
-            case kCollName: c.collective = text; break;
-            case kDtype: c.dtype = text; break;
-            case kInSplit: c.inSplit = text; break;
-            case kOutSplit: c.outSplit = text; break;
-            case kGroupName: c.groupName = text; break;
-            default: c.groupRanks = text; break;
+            case kCollName:
+                c.collective = text;
+                break;
+            case kDtype:
+                c.dtype = text;
+                break;
+            case kInSplit:
+                c.inSplit = text;
+                break;
+            case kOutSplit:
+                c.outSplit = text;
+                break;
+            case kGroupName:
+                c.groupName = text;
+                break;
+            default:
+                c.groupRanks = text;
+                break;
         }
         return;
     }
@@ -306,12 +394,23 @@ void SaxHandler::onCommArg(uint8_t key, const Scalar& v) {
     }
     if (x < 0) x = kAbsent;
     switch (key) {
-        case kInNelems: c.inNelems = x; break;
-        case kOutNelems: c.outNelems = x; break;
-        case kGroupSize: c.groupSize = x; break;
-        case kSrcRank: c.srcRank = x; break;
-        case kDstRank: c.dstRank = x; break;
-        default: break;
+        case kInNelems:
+            c.inNelems = x;
+            break;
+        case kOutNelems:
+            c.outNelems = x;
+            break;
+        case kGroupSize:
+            c.groupSize = x;
+            break;
+        case kSrcRank:
+            c.srcRank = x;
+            break;
+        case kDstRank:
+            c.dstRank = x;
+            break;
+        default:
+            break;
     }
 }
 
@@ -345,13 +444,27 @@ bool SaxHandler::string(std::string& value) {
 bool SaxHandler::key(std::string& name) {
     State& s = top();
     switch (s.frame) {
-        case Frame::Root: s.key = rootKey(name); rootKey_ = name; break;
-        case Frame::Event: s.key = eventKey(name); break;
-        case Frame::Args: s.key = argKey(name); break;
-        case Frame::DistInfo: s.key = distKey(name); break;
-        case Frame::DevProp: s.key = devKey(name); break;
-        case Frame::Proc: s.key = procKey(name); break;
-        default: break;
+        case Frame::Root:
+            s.key = rootKey(name);
+            rootKey_ = name;
+            break;
+        case Frame::Event:
+            s.key = eventKey(name);
+            break;
+        case Frame::Args:
+            s.key = argKey(name);
+            break;
+        case Frame::DistInfo:
+            s.key = distKey(name);
+            break;
+        case Frame::DevProp:
+            s.key = devKey(name);
+            break;
+        case Frame::Proc:
+            s.key = procKey(name);
+            break;
+        default:
+            break;
     }
     return true;
 }
@@ -375,9 +488,7 @@ bool SaxHandler::start_object() {
                 push(Frame::Args);
                 break;
             }
-            if (s.key != kEvOther)
-                fail(std::string("event field \"") + eventKeyName(s.key) +
-                     "\" is an object");
+            if (s.key != kEvOther) fail(std::string("event field \"") + eventKeyName(s.key) + "\" is an object");
             push(Frame::Skip);
             break;
         case Frame::DevProps:
@@ -388,7 +499,9 @@ bool SaxHandler::start_object() {
             process_ = ProcessInfo{};
             push(Frame::Proc);
             break;
-        default: push(Frame::Skip); break;
+        default:
+            push(Frame::Skip);
+            break;
     }
     return true;
 }
@@ -401,10 +514,17 @@ bool SaxHandler::end_object() {
             ++eventsSeen_;
             sink_.onEvent(event_);
             break;
-        case Frame::DistInfo: sink_.onDistributedInfo(distRank_, distWorldSize_); break;
-        case Frame::DevProp: sink_.onDeviceProperties(deviceProps_); break;
-        case Frame::Proc: sink_.onProcessInfo(process_); break;
-        default: break;
+        case Frame::DistInfo:
+            sink_.onDistributedInfo(distRank_, distWorldSize_);
+            break;
+        case Frame::DevProp:
+            sink_.onDeviceProperties(deviceProps_);
+            break;
+        case Frame::Proc:
+            sink_.onProcessInfo(process_);
+            break;
+        default:
+            break;
     }
     return true;
 }
@@ -433,12 +553,9 @@ bool SaxHandler::start_array() {
             }
             break;
         case Frame::Events:
-            fail("traceEvents[" + std::to_string(eventsSeen_) +
-                 "] is not an object");
+            fail("traceEvents[" + std::to_string(eventsSeen_) + "] is not an object");
         case Frame::Event:
-            if (s.key != kEvOther)
-                fail(std::string("event field \"") + eventKeyName(s.key) +
-                     "\" is an array");
+            if (s.key != kEvOther) fail(std::string("event field \"") + eventKeyName(s.key) + "\" is an array");
             push(Frame::Skip);
             break;
         case Frame::Args:
@@ -449,7 +566,9 @@ bool SaxHandler::start_array() {
             }
             push(Frame::Skip);
             break;
-        default: push(Frame::Skip); break;
+        default:
+            push(Frame::Skip);
+            break;
     }
     return true;
 }

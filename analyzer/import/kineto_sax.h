@@ -42,9 +42,7 @@ public:
     bool end_array();
 
 private:
-    enum class Frame : uint8_t {
-        Root, Events, Event, Args, ArgVector, DistInfo, DevProps, DevProp, Procs, Proc, Skip
-    };
+    enum class Frame : uint8_t { Root, Events, Event, Args, ArgVector, DistInfo, DevProps, DevProp, Procs, Proc, Skip };
     struct State {
         Frame frame;
         uint8_t key = 0;    // meaning depends on the frame; 0 = a key we ignore

@@ -5,8 +5,8 @@
 
 namespace osc::job {
 
-partial::FilePart analyzeCaptureFile(const std::string& path, const AnalysisSettings& settings,
-                                     CaptureReader reader, const LoadOptions& options) {
+partial::FilePart analyzeCaptureFile(const std::string& path, const AnalysisSettings& settings, CaptureReader reader,
+                                     const LoadOptions& options) {
     partial::FilePart part;
     {
         Capture capture;

@@ -19,8 +19,8 @@ namespace osc::job {
 using CaptureReader = void (*)(const std::string& path, const LoadOptions& options, Capture& capture);
 
 // Throws CaptureError naming the file, LoadCancelled.
-partial::FilePart analyzeCaptureFile(const std::string& path, const AnalysisSettings& settings,
-                                     CaptureReader reader, const LoadOptions& options = {});
+partial::FilePart analyzeCaptureFile(const std::string& path, const AnalysisSettings& settings, CaptureReader reader,
+                                     const LoadOptions& options = {});
 
 // The partial result of one capture file (header, its section, trailer):
 // what `overlapscope report --partial FILE` writes and the agent writes

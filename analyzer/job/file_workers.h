@@ -24,9 +24,9 @@
 namespace osc::job {
 
 struct FileWorkerOptions {
-    int jobs = 0;  // worker threads; 0 = the machine's cores (at most the file count)
+    int jobs = 0;                            // worker threads; 0 = the machine's cores (at most the file count)
     CaptureReader reader = readCaptureFile;  // how a file is read
-    LoadOptions load;  // launchDetails and cancel apply; its progress is not called
+    LoadOptions load;                        // launchDetails and cancel apply; its progress is not called
     // After each file: files done, files in all, the file just done.
     std::function<void(size_t done, size_t total, const std::string& file)> progress;
 };
@@ -58,7 +58,7 @@ private:
     AnalysisSettings settings_;
     std::vector<std::string> files_;
     std::vector<std::unique_ptr<crossrank::ScratchFile>> scratch_;  // one per worker
-    std::vector<Section> sections_;                                // per file
+    std::vector<Section> sections_;                                 // per file
 };
 
 }  // namespace osc::job

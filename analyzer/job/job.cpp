@@ -7,8 +7,8 @@
 #include "analyzer/load/load_capture.h"
 #include "analyzer/partial/merge.h"
 #include "analyzer/partial/part_set.h"
-#include "analyzer/report/report_json.h"
 #include "analyzer/report/report_assembler.h"
+#include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
 
@@ -71,8 +71,8 @@ partial::MergeOptions mergeOptions(const JobRequest& request, const JobProgress&
 // Several captures or partials as one PartSet: captures are analysed file by
 // file first. `files` keeps the captures' scratch files alive for as long as
 // `set` is used.
-void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress,
-             partial::PartSet& set, std::unique_ptr<AnalyzedFiles>& files) {
+void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress, partial::PartSet& set,
+             std::unique_ptr<AnalyzedFiles>& files) {
     if (inputs.kind == JobKind::Partials) {
         for (size_t i = 0; i < inputs.paths.size(); ++i) {
             if (cancelled(progress)) throw LoadCancelled{};
@@ -133,8 +133,10 @@ JobInputs classifyJob(const std::vector<std::string>& paths) {
         } catch (const CaptureError&) {
             // Read as a capture below: the reader names the problem.
         }
-        if (kind == InputKind::PartialResult || kind == InputKind::PartialDirectory) ++partials;
-        else if (kind == InputKind::SavedReport) ++reports;
+        if (kind == InputKind::PartialResult || kind == InputKind::PartialDirectory)
+            ++partials;
+        else if (kind == InputKind::SavedReport)
+            ++reports;
     }
     JobInputs in;
     if (partials == paths.size() && !paths.empty()) {
@@ -202,9 +204,9 @@ std::string jobReport(const JobInputs& inputs, const JobRequest& request, const 
     std::unique_ptr<AnalyzedFiles> files;
     partsOf(inputs, request, progress, set, files);
     std::vector<std::string> warnings;
-    std::string text = partial::mergedReport(set, mergeOptions(request, progress), options,
-                                             markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text,
-                                             &warnings);
+    std::string text =
+        partial::mergedReport(set, mergeOptions(request, progress), options,
+                              markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text, &warnings);
     if (progress.status) progress.status("");
     warn(progress, warnings);
     return text;

@@ -63,11 +63,16 @@ bool formatIs(std::string_view head, std::string_view format) {
 
 [[noreturn]] void cannotOpen(const std::string& path, int error) {
     switch (error) {
-        case ENOENT: throw CaptureError(path, "no such file or directory");
-        case EACCES: throw CaptureError(path, "permission denied");
-        case ELOOP: throw CaptureError(path, "too many levels of symbolic links (a link loop?)");
-        case ENOTDIR: throw CaptureError(path, "a part of the path is not a directory");
-        default: throw CaptureError(path, std::string("cannot open: ") + std::strerror(error));
+        case ENOENT:
+            throw CaptureError(path, "no such file or directory");
+        case EACCES:
+            throw CaptureError(path, "permission denied");
+        case ELOOP:
+            throw CaptureError(path, "too many levels of symbolic links (a link loop?)");
+        case ENOTDIR:
+            throw CaptureError(path, "a part of the path is not a directory");
+        default:
+            throw CaptureError(path, std::string("cannot open: ") + std::strerror(error));
     }
 }
 
@@ -90,7 +95,9 @@ InputKind sniff(const std::string& path) {
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
         throw CaptureError(path, std::string("not a regular file (") +
-                                     (S_ISFIFO(st.st_mode) ? "a pipe" : S_ISCHR(st.st_mode) ? "a device" : "a socket or device") +
+                                     (S_ISFIFO(st.st_mode)  ? "a pipe"
+                                      : S_ISCHR(st.st_mode) ? "a device"
+                                                            : "a socket or device") +
                                      "); save the capture to a file and give its name");
     }
     char buffer[4096];
@@ -110,27 +117,31 @@ InputKind sniff(const std::string& path) {
     if (head.starts_with(kPartialMagic) || formatIs(head, kPartialFormat)) return InputKind::PartialResult;
     if (formatIs(head, kReportFormat)) return InputKind::SavedReport;
     const size_t first = head.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos && (head[first] == '{' || head[first] == '['))
-        return InputKind::KinetoTrace;
+    if (first != std::string_view::npos && (head[first] == '{' || head[first] == '[')) return InputKind::KinetoTrace;
     return InputKind::Unknown;
 }
 
 std::string describe(InputKind kind) {
     switch (kind) {
-        case InputKind::SqliteCapture: return "an overlapscope capture or Nsight Systems SQLite export";
-        case InputKind::KinetoTrace: return "a PyTorch profiler trace";
-        case InputKind::PartialResult: return "a partial result";
-        case InputKind::SavedReport: return "a saved report";
-        case InputKind::CaptureDirectory: return "a directory of captures";
-        case InputKind::PartialDirectory: return "a directory of partial results";
-        case InputKind::Unknown: return "not something overlapscope reads";
+        case InputKind::SqliteCapture:
+            return "an overlapscope capture or Nsight Systems SQLite export";
+        case InputKind::KinetoTrace:
+            return "a PyTorch profiler trace";
+        case InputKind::PartialResult:
+            return "a partial result";
+        case InputKind::SavedReport:
+            return "a saved report";
+        case InputKind::CaptureDirectory:
+            return "a directory of captures";
+        case InputKind::PartialDirectory:
+            return "a directory of partial results";
+        case InputKind::Unknown:
+            return "not something overlapscope reads";
     }
     return "unknown";
 }
 
-std::vector<std::string> captureFilesIn(const std::string& directory) {
-    return filesIn(directory, isCaptureFileName);
-}
+std::vector<std::string> captureFilesIn(const std::string& directory) { return filesIn(directory, isCaptureFileName); }
 
 std::vector<std::string> partialFilesIn(const std::string& directory) {
     return filesIn(directory, [](const std::string& name) { return endsWith(name, kPartialSuffix); });

@@ -19,16 +19,23 @@ namespace {
 
 void readCaptureFile(const std::string& path, const LoadOptions& options, Capture& capture) {
     switch (sniff(path)) {
-        case InputKind::SqliteCapture: readSqliteCapture(path, options, capture); break;
-        case InputKind::KinetoTrace: readKinetoTrace(path, options, capture); break;
+        case InputKind::SqliteCapture:
+            readSqliteCapture(path, options, capture);
+            break;
+        case InputKind::KinetoTrace:
+            readKinetoTrace(path, options, capture);
+            break;
         case InputKind::PartialResult:
-            throw CaptureError(path, "a partial result (report --partial), not a capture: give it to `overlapscope "
-                                     "merge` (`check` and `diff` take it too); `export` and `whatif` need the captures");
+            throw CaptureError(path,
+                               "a partial result (report --partial), not a capture: give it to `overlapscope "
+                               "merge` (`check` and `diff` take it too); `export` and `whatif` need the captures");
         case InputKind::SavedReport:
-            throw CaptureError(path, "a saved report (report --format json), not a capture: `check` and `diff` "
-                                     "read it; `export` and `whatif` need the captures");
+            throw CaptureError(path,
+                               "a saved report (report --format json), not a capture: `check` and `diff` "
+                               "read it; `export` and `whatif` need the captures");
         case InputKind::CaptureDirectory:
-        case InputKind::PartialDirectory: throw CaptureError(path, "is a directory, not a capture file");
+        case InputKind::PartialDirectory:
+            throw CaptureError(path, "is a directory, not a capture file");
         case InputKind::Unknown:
             throw CaptureError(path,
                                "not a capture: expected a SQLite capture, an Nsight Systems "
@@ -65,8 +72,6 @@ std::vector<std::string> captureFiles(const std::vector<std::string>& paths) {
     return out;
 }
 
-Capture loadCapture(const std::string& path, const LoadOptions& options) {
-    return loadCaptures({path}, options);
-}
+Capture loadCapture(const std::string& path, const LoadOptions& options) { return loadCaptures({path}, options); }
 
 }  // namespace osc

@@ -12,8 +12,10 @@ namespace osc {
 namespace {
 
 void addOptional(std::optional<uint64_t>& sum, const std::optional<uint64_t>& v, bool& known) {
-    if (!v) known = false;
-    else sum = sum.value_or(0) + *v;
+    if (!v)
+        known = false;
+    else
+        sum = sum.value_or(0) + *v;
 }
 
 std::string mib(double bytes) {
@@ -35,8 +37,10 @@ void imbalanceAndFinding(Analysis& a, AllToAllStep& s, const StepKey& key,
     bool allBytes = true;
     double bytesSum = 0, timeSum = 0;
     for (const auto& r : s.ranks) {
-        if (!r.bytes) allBytes = false;
-        else bytesSum += static_cast<double>(*r.bytes);
+        if (!r.bytes)
+            allBytes = false;
+        else
+            bytesSum += static_cast<double>(*r.bytes);
         timeSum += static_cast<double>(r.time_ns);
     }
     size_t byBytes = 0, byTime = 0;

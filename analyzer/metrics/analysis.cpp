@@ -51,9 +51,8 @@ const std::regex& compiledOnce(const std::string& pattern, std::regex (*compile)
 
 // Which device step each operation belongs to: through its launch correlation
 // for CPU-projected steps, else the first step window containing its start.
-void assignSteps(const Device& device, const StepProjector& projector,
-                 const std::vector<int>& deviceStepOfRange, std::vector<StepAnalysis>& steps,
-                 std::vector<CollectiveInstance>& ops) {
+void assignSteps(const Device& device, const StepProjector& projector, const std::vector<int>& deviceStepOfRange,
+                 std::vector<StepAnalysis>& steps, std::vector<CollectiveInstance>& ops) {
     std::vector<size_t> byStart(steps.size());
     std::iota(byStart.begin(), byStart.end(), size_t{0});
     std::sort(byStart.begin(), byStart.end(),
@@ -101,11 +100,10 @@ void warnAboutCompleteness(const Process& process, std::vector<std::string>& war
                            "filled up); it holds what was committed before that");
 }
 
-DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int processIndex,
-                             const Device& device, const StepProjector& projector,
-                             const MicroBatchRanges& microbatches, ActivityClassifier& classifier,
-                             const AnalysisSettings& settings, std::vector<std::string>& warnings,
-                             DeviceIntervals& intervalsOut) {
+DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int processIndex, const Device& device,
+                             const StepProjector& projector, const MicroBatchRanges& microbatches,
+                             ActivityClassifier& classifier, const AnalysisSettings& settings,
+                             std::vector<std::string>& warnings, DeviceIntervals& intervalsOut) {
     DeviceAnalysis out;
     out.processIndex = processIndex;
     out.rank = process.rank;
@@ -141,10 +139,10 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
         out.steps.push_back(std::move(s));
     }
     if (dropped)
-        warnings.push_back(process.label() + " device " + std::to_string(device.id) + ": " +
-                           std::to_string(dropped) +
+        warnings.push_back(process.label() + " device " + std::to_string(device.id) + ": " + std::to_string(dropped) +
                            " step range(s) launched no GPU work on this device and were dropped "
-                           "(first: '" + firstDropped + "')");
+                           "(first: '" +
+                           firstDropped + "')");
 
     assignSteps(device, projector, deviceStepOfRange, out.steps, out.collectives);
 
@@ -156,12 +154,11 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
         if (out.collectives[i].step >= 0) opsOfStep[static_cast<size_t>(out.collectives[i].step)].push_back(i);
     for (size_t s = 0; s < out.steps.size(); ++s) {
         auto& step = out.steps[s];
-        const WindowContext ctx{{step.start_ns, step.end_ns}, step.metrics, cov, out.collectives,
-                                opsOfStep[s], computeStreams, settings};
+        const WindowContext ctx{
+            {step.start_ns, step.end_ns}, step.metrics, cov, out.collectives, opsOfStep[s], computeStreams, settings};
         step.bottleneck = bottleneckOf(ctx);
     }
-    const WindowContext whole{cov.span, out.totals, cov, out.collectives, allOps, computeStreams,
-                              settings};
+    const WindowContext whole{cov.span, out.totals, cov, out.collectives, allOps, computeStreams, settings};
     out.findings = explainWindow(whole);
 
     const InterferenceIndex interference(capture, device, classifier, cov);
@@ -196,9 +193,8 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
         if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         for (const Device& device : process.devices) {
             intervalsOfDevice.emplace_back();
-            out.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device,
-                                                projector, microbatches, classifier, settings,
-                                                out.warnings, intervalsOfDevice.back()));
+            out.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device, projector, microbatches,
+                                                classifier, settings, out.warnings, intervalsOfDevice.back()));
             if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         }
     }

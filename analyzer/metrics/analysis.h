@@ -48,8 +48,7 @@ struct AnalysisSettings {
 
 // The metrics of docs/design.md section 4 over one window.
 struct OverlapMetrics {
-    TimeNs window_ns = 0, compute_ns = 0, comm_ns = 0, overlap_ns = 0, exposed_comm_ns = 0,
-           busy_ns = 0, idle_ns = 0;
+    TimeNs window_ns = 0, compute_ns = 0, comm_ns = 0, overlap_ns = 0, exposed_comm_ns = 0, busy_ns = 0, idle_ns = 0;
     std::optional<double> overlap_ratio;     // null when comm_ns == 0
     std::optional<double> achieved_speedup;  // null when |C ∪ M| == 0
     std::optional<double> ideal_speedup;     // null when max(compute, comm) == 0
@@ -63,8 +62,8 @@ struct OverlapMetrics {
 // whose start lies in the window.
 struct InterferenceMetrics {
     TimeNs overlapped_compute_ns = 0;
-    TimeNs interfered_compute_ns = 0;  // of those, kernels whose signature has a baseline
-    TimeNs interference_ns = 0;        // signed: sum of (duration - baseline)
+    TimeNs interfered_compute_ns = 0;             // of those, kernels whose signature has a baseline
+    TimeNs interference_ns = 0;                   // signed: sum of (duration - baseline)
     std::optional<double> interference_coverage;  // interfered / overlapped
     std::optional<double> compute_slowdown;       // interference / (interfered - interference)
     TimeNs net_overlap_gain_ns = 0;               // overlap_ns - interference_ns
@@ -94,10 +93,10 @@ struct PipelineStageMetrics {
 
 // docs/metrics.md section 7f: a device's all-to-all over a window.
 struct AllToAllMetrics {
-    int ops = 0;                      // all-to-all operations launched in the window
-    TimeNs alltoall_ns = 0;           // |A ∩ W|
-    TimeNs exposed_alltoall_ns = 0;   // |(A ∖ C) ∩ W|
-    TimeNs transfer_ns = 0;           // sum over its ops of end - max(start, last arrival)
+    int ops = 0;                                         // all-to-all operations launched in the window
+    TimeNs alltoall_ns = 0;                              // |A ∩ W|
+    TimeNs exposed_alltoall_ns = 0;                      // |(A ∖ C) ∩ W|
+    TimeNs transfer_ns = 0;                              // sum over its ops of end - max(start, last arrival)
     std::optional<uint64_t> bytes_sent, bytes_received;  // to / from other ranks, when known
 };
 
@@ -128,14 +127,14 @@ struct P2pPart {
 // One communication operation on one device: a communication kernel, or a
 // peer-to-peer (or, with --comm-copies, host<->device) copy.
 struct CollectiveInstance {
-    std::string name;            // kernel name (demangled) or copy description
-    std::string collective;      // AllReduce, AllGather, ReduceScatter, SendRecv, ... or ""
-    std::string datatype;        // f32, bf16, ... or ""
+    std::string name;        // kernel name (demangled) or copy description
+    std::string collective;  // AllReduce, AllGather, ReduceScatter, SendRecv, ... or ""
+    std::string datatype;    // f32, bf16, ... or ""
     TimeNs start_ns = 0, end_ns = 0;
     uint32_t stream = 0;
     TimeNs duration_ns = 0, overlapped_ns = 0, exposed_ns = 0;
-    std::optional<uint64_t> bytes;        // from the NCCL plugin table or the copy
-    std::optional<double> bandwidth_gbps; // bytes / duration
+    std::optional<uint64_t> bytes;         // from the NCCL plugin table or the copy
+    std::optional<double> bandwidth_gbps;  // bytes / duration
     // From the NCCL profiler plugin row matched to this kernel, when present.
     std::optional<uint64_t> commHash, seqNumber;
     std::string algo, proto;
@@ -144,24 +143,24 @@ struct CollectiveInstance {
     // (-1 when unknown).
     std::vector<P2pPart> p2p;
     int32_t commRank = -1, commSize = -1;
-    bool allToAll = false;  // an all-to-all (section 7f), set by analyze()
-    int step = -1;         // index into DeviceAnalysis::steps, -1 outside any step
+    bool allToAll = false;                         // an all-to-all (section 7f), set by analyze()
+    int step = -1;                                 // index into DeviceAnalysis::steps, -1 outside any step
     size_t kernelIndex = static_cast<size_t>(-1);  // row in Device::kernels, or -1 for a copy
 };
 
 enum class FindingKind {
-    CommOnComputeStream,     // NCCL kernels share a stream with compute
-    CommAfterLastCompute,    // communication starts only after the last compute kernel
+    CommOnComputeStream,   // NCCL kernels share a stream with compute
+    CommAfterLastCompute,  // communication starts only after the last compute kernel
     ManySmallCollectives,
     IdleGap,
-    CommunicationBound,      // comm_ns > compute_ns: overlap cannot hide it
-    PipelineBubble,          // a stage idles more than the pipeline's fill and drain explain
-    AllToAllImbalance,       // one rank moves or takes much more all-to-all than the mean
+    CommunicationBound,  // comm_ns > compute_ns: overlap cannot hide it
+    PipelineBubble,      // a stage idles more than the pipeline's fill and drain explain
+    AllToAllImbalance,   // one rank moves or takes much more all-to-all than the mean
 };
 
 struct Finding {
     FindingKind kind;
-    std::string message;  // one sentence a person can act on
+    std::string message;    // one sentence a person can act on
     TimeNs exposed_ns = 0;  // exposed communication (or idle) this finding explains
     // A time the message names, on the capture's timeline as it was when the
     // message was written (idle-gap: where its largest gap starts); not in
@@ -170,9 +169,9 @@ struct Finding {
 };
 
 struct Bottleneck {
-    int collective = -1;       // index into DeviceAnalysis::collectives, -1 if none
+    int collective = -1;  // index into DeviceAnalysis::collectives, -1 if none
     TimeNs exposed_ns = 0;
-    std::optional<double> share;  // of the step's exposed_comm_ns
+    std::optional<double> share;      // of the step's exposed_comm_ns
     bool communicationBound = false;  // verdict: comm_ns > compute_ns
     std::vector<Finding> findings;
 };
@@ -183,7 +182,7 @@ struct StepAnalysis {
     OverlapMetrics metrics;
     Bottleneck bottleneck;
     InterferenceMetrics interference;
-    std::optional<WaitTransferMetrics> wait;  // two or more devices
+    std::optional<WaitTransferMetrics> wait;       // two or more devices
     std::optional<PipelineStageMetrics> pipeline;  // a pipeline step (micro-batches on >= 2 stages)
     std::optional<AllToAllMetrics> alltoall;       // the device ran all-to-all in the step
 };
@@ -196,16 +195,16 @@ struct DeviceAnalysis {
     uint32_t device = 0;
     OverlapMetrics totals;  // over the device's span
     std::vector<StepAnalysis> steps;
-    std::vector<CollectiveInstance> collectives;  // start-sorted
-    std::vector<Finding> findings;  // over the whole span
-    InterferenceMetrics interference;                // over the whole span
-    std::vector<SignatureInterference> signatures;   // with overlapped kernels, largest slowdown first
-    std::optional<WaitTransferMetrics> wait;         // two or more devices
-    std::optional<int> last_arrivals;                // groups this device started strictly last
-    std::optional<TimeNs> delay_caused_ns;           // sum of (last - second-latest start) there
-    std::optional<TimeNs> clock_shift_ns;            // with --align collectives
-    std::optional<PipelineStageMetrics> pipeline;    // summed over its pipeline steps
-    std::optional<AllToAllMetrics> alltoall;         // over the whole capture
+    std::vector<CollectiveInstance> collectives;    // start-sorted
+    std::vector<Finding> findings;                  // over the whole span
+    InterferenceMetrics interference;               // over the whole span
+    std::vector<SignatureInterference> signatures;  // with overlapped kernels, largest slowdown first
+    std::optional<WaitTransferMetrics> wait;        // two or more devices
+    std::optional<int> last_arrivals;               // groups this device started strictly last
+    std::optional<TimeNs> delay_caused_ns;          // sum of (last - second-latest start) there
+    std::optional<TimeNs> clock_shift_ns;           // with --align collectives
+    std::optional<PipelineStageMetrics> pipeline;   // summed over its pipeline steps
+    std::optional<AllToAllMetrics> alltoall;        // over the whole capture
     // Where exposed waiting happened ((Wt ∖ Tr) ∖ C), for the GUI's overlap
     // lane; empty with one device.
     IntervalSet exposed_wait_intervals;
@@ -256,8 +255,8 @@ struct PipelineStep {
 // All-to-all in one step, over ranks (section 7f).
 struct AllToAllRank {
     int device = -1;
-    TimeNs time_ns = 0;     // transfer time of its all-to-all in the step
-    TimeNs exposed_ns = 0;  // exposed all-to-all time in its step window
+    TimeNs time_ns = 0;             // transfer time of its all-to-all in the step
+    TimeNs exposed_ns = 0;          // exposed all-to-all time in its step window
     std::optional<uint64_t> bytes;  // sent + received (or the plugin's bytes), when known
 };
 struct AllToAllPair {
@@ -271,24 +270,24 @@ struct AllToAllStep {
     // name, and (step, occurrence) is how a rank's own step row finds this.
     int occurrence = -1;
     int dispatches = 0;
-    std::vector<AllToAllRank> ranks;  // by device
-    std::vector<AllToAllPair> pairs;  // by (src, dst), where sends name their peer
+    std::vector<AllToAllRank> ranks;                        // by device
+    std::vector<AllToAllPair> pairs;                        // by (src, dst), where sends name their peer
     std::optional<double> bytes_imbalance, time_imbalance;  // max / mean over ranks
-    int overloaded = -1;  // device index: most bytes when known, else most time
-    TimeNs exposed_ns = 0;  // summed over ranks
+    int overloaded = -1;                                    // device index: most bytes when known, else most time
+    TimeNs exposed_ns = 0;                                  // summed over ranks
 };
 
 struct Analysis {
     AnalysisSettings settings;
     std::vector<DeviceAnalysis> devices;
-    OverlapMetrics summary;  // ns summed over devices, ratios from the sums
+    OverlapMetrics summary;                  // ns summed over devices, ratios from the sums
     std::vector<MatchedCollective> matched;  // multi-rank only
     TimeNs total_skew_ns = 0;
-    std::optional<RankSpread> spread;        // multi-rank only
-    std::vector<P2pTransfer> p2p;            // matched sends and receives
-    std::vector<PipelineStep> pipeline;      // steps with micro-batches on >= 2 stages
-    std::vector<AllToAllStep> alltoall;      // steps with all-to-all
-    uint64_t droppedRecords = 0;             // over processes, as far as known
+    std::optional<RankSpread> spread;    // multi-rank only
+    std::vector<P2pTransfer> p2p;        // matched sends and receives
+    std::vector<PipelineStep> pipeline;  // steps with micro-batches on >= 2 stages
+    std::vector<AllToAllStep> alltoall;  // steps with all-to-all
+    uint64_t droppedRecords = 0;         // over processes, as far as known
     std::vector<std::string> warnings;
 };
 
@@ -318,7 +317,6 @@ struct DeviceIntervals {
 // warning added. Throws std::invalid_argument for an invalid regex in the
 // settings.
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
-                      std::vector<DeviceIntervals>& intervalsOfDevice,
-                      std::vector<int>* warningProcess = nullptr);
+                      std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess = nullptr);
 
 }  // namespace osc

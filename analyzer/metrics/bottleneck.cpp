@@ -65,16 +65,14 @@ void commOnComputeStream(const WindowContext& c, std::vector<Finding>& out) {
         if (!std::binary_search(c.computeStreams.begin(), c.computeStreams.end(), op.stream)) continue;
         ++n;
         exposed += exposedWithin(op, c.window, c.coverage);
-        if (std::find(streams.begin(), streams.end(), op.stream) == streams.end())
-            streams.push_back(op.stream);
+        if (std::find(streams.begin(), streams.end(), op.stream) == streams.end()) streams.push_back(op.stream);
     }
     if (n == 0) return;
     std::string list;
     for (uint32_t s : streams) list += (list.empty() ? "" : ", ") + std::to_string(s);
     out.push_back({FindingKind::CommOnComputeStream,
                    std::to_string(n) + " communication kernel(s) run on stream(s) " + list +
-                       ", which also run compute kernels, so they cannot overlap with it (" +
-                       findingDuration(exposed) +
+                       ", which also run compute kernels, so they cannot overlap with it (" + findingDuration(exposed) +
                        " exposed); launch communication on a stream of its own.",
                    exposed});
 }
@@ -83,8 +81,8 @@ void commAfterLastCompute(const WindowContext& c, std::vector<Finding>& out) {
     if (c.metrics.compute_ns == 0 || c.metrics.comm_ns == 0) return;
     // Last compute end and first communication start inside the window.
     const auto& C = c.coverage.compute.intervals();
-    auto cEnd = std::lower_bound(C.begin(), C.end(), c.window.end,
-                                 [](const Interval& i, TimeNs t) { return i.start < t; });
+    auto cEnd =
+        std::lower_bound(C.begin(), C.end(), c.window.end, [](const Interval& i, TimeNs t) { return i.start < t; });
     if (cEnd == C.begin()) return;
     const TimeNs lastCompute = std::min(std::prev(cEnd)->end, c.window.end);
     const auto& M = c.coverage.comm.intervals();
@@ -106,8 +104,8 @@ void manySmallCollectives(const WindowContext& c, std::vector<Finding>& out) {
     TimeNs exposed = 0;
     for (size_t i : c.opIndices) {
         const auto& op = c.ops[i];
-        const bool small = op.bytes ? *op.bytes < c.settings.smallCollectiveBytes
-                                    : op.duration_ns < c.settings.smallCollectiveNs;
+        const bool small =
+            op.bytes ? *op.bytes < c.settings.smallCollectiveBytes : op.duration_ns < c.settings.smallCollectiveNs;
         if (!small) continue;
         ++n;
         exposed += exposedWithin(op, c.window, c.coverage);
@@ -117,8 +115,7 @@ void manySmallCollectives(const WindowContext& c, std::vector<Finding>& out) {
                    std::to_string(n) + " small communication operations (under " +
                        std::to_string(c.settings.smallCollectiveBytes) + " bytes, or under " +
                        findingDuration(c.settings.smallCollectiveNs) +
-                       " when the size is unknown) pay launch and latency costs each (" +
-                       findingDuration(exposed) +
+                       " when the size is unknown) pay launch and latency costs each (" + findingDuration(exposed) +
                        " exposed); coalesce them (larger buckets, grouped calls).",
                    exposed});
 }
@@ -132,7 +129,10 @@ void idleGaps(const WindowContext& c, std::vector<Finding>& out) {
         if (to - from < c.settings.idleGapNs || to <= from) return;
         ++n;
         total += to - from;
-        if (to - from > largest) { largest = to - from; largestAt = from; }
+        if (to - from > largest) {
+            largest = to - from;
+            largestAt = from;
+        }
     };
     for (; k < B.size() && B[k].start < c.window.end; ++k) {
         gap(cursor, B[k].start);
@@ -141,10 +141,9 @@ void idleGaps(const WindowContext& c, std::vector<Finding>& out) {
     gap(cursor, c.window.end);
     if (n == 0) return;
     out.push_back({FindingKind::IdleGap,
-                   std::to_string(n) + " idle gap(s) of at least " +
-                       findingDuration(c.settings.idleGapNs) + " with no GPU activity, " +
-                       findingDuration(total) + " in all (largest " + findingDuration(largest) +
-                       " at " + findingDuration(largestAt) +
+                   std::to_string(n) + " idle gap(s) of at least " + findingDuration(c.settings.idleGapNs) +
+                       " with no GPU activity, " + findingDuration(total) + " in all (largest " +
+                       findingDuration(largest) + " at " + findingDuration(largestAt) +
                        "); the GPU waited for the host (data loading, synchronisation, launch).",
                    total, largestAt});
 }

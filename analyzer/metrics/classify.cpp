@@ -9,27 +9,32 @@ namespace {
 
 constexpr std::string_view kVoid = "void ";
 
-constexpr std::array<std::string_view, 12> kShortTypes = {
-    "i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2"};
+constexpr std::array<std::string_view, 12> kShortTypes = {"i8",  "u8",  "i32", "u32",  "i64",    "u64",
+                                                          "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2"};
 
 // NCCL <= 2.18 kernel names end in the C type of the reduction.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kCTypes = {{
-    {"__nv_fp8_e4m3", "f8e4m3"}, {"__nv_fp8_e5m2", "f8e5m2"}, {"__nv_bfloat16", "bf16"},
-    {"uint8_t", "u8"}, {"uint32_t", "u32"}, {"uint64_t", "u64"},
-    {"int8_t", "i8"}, {"int32_t", "i32"}, {"int64_t", "i64"},
-    {"half", "f16"}, {"float", "f32"}, {"double", "f64"},
+    {"__nv_fp8_e4m3", "f8e4m3"},
+    {"__nv_fp8_e5m2", "f8e5m2"},
+    {"__nv_bfloat16", "bf16"},
+    {"uint8_t", "u8"},
+    {"uint32_t", "u32"},
+    {"uint64_t", "u64"},
+    {"int8_t", "i8"},
+    {"int32_t", "i32"},
+    {"int64_t", "i64"},
+    {"half", "f16"},
+    {"float", "f32"},
+    {"double", "f64"},
 }};
 
 // Collectives whose kernels are compiled without a meaningful element type
 // (older NCCL names them with a placeholder Sum/int8_t).
 bool typeless(std::string_view coll) {
-    return coll == "AllGather" || coll == "AllGatherV" || coll == "Broadcast" ||
-           coll == "SendRecv";
+    return coll == "AllGather" || coll == "AllGatherV" || coll == "Broadcast" || coll == "SendRecv";
 }
 
-std::string_view firstToken(std::string_view s) {
-    return s.substr(0, s.find('_'));
-}
+std::string_view firstToken(std::string_view s) { return s.substr(0, s.find('_')); }
 
 bool endsWith(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -39,8 +44,7 @@ std::regex compile(const std::string& pattern, const char* option) {
     try {
         return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
     } catch (const std::regex_error& e) {
-        throw std::invalid_argument(std::string("invalid ") + option + " pattern '" + pattern +
-                                    "': " + e.what());
+        throw std::invalid_argument(std::string("invalid ") + option + " pattern '" + pattern + "': " + e.what());
     }
 }
 
@@ -76,8 +80,7 @@ NcclKernelName parseNcclKernelName(std::string_view full) {
 
     if (legacy) {
         for (const auto& [ctype, shortType] : kCTypes)
-            if (endsWith(rest, ctype) && rest.size() > ctype.size() &&
-                rest[rest.size() - ctype.size() - 1] == '_') {
+            if (endsWith(rest, ctype) && rest.size() > ctype.size() && rest[rest.size() - ctype.size() - 1] == '_') {
                 out.datatype = std::string(shortType);
                 break;
             }
@@ -105,11 +108,9 @@ bool searchName(std::string_view name, const std::regex& pattern) {
     return std::regex_search(name.begin(), name.end(), pattern);
 }
 
-ActivityClassifier::ActivityClassifier(const StringTable& strings,
-                                       const AnalysisSettings& settings)
+ActivityClassifier::ActivityClassifier(const StringTable& strings, const AnalysisSettings& settings)
     : strings_(strings), commCopies_(settings.commCopies) {
-    for (const auto& p : settings.commKernelPatterns)
-        patterns_.push_back(compile(p, "--comm-kernel"));
+    for (const auto& p : settings.commKernelPatterns) patterns_.push_back(compile(p, "--comm-kernel"));
 }
 
 Category ActivityClassifier::kernel(uint32_t nameId) {
@@ -121,8 +122,7 @@ Category ActivityClassifier::kernel(uint32_t nameId) {
     if (c == 0xFF) {
         const std::string_view name = strings_.at(nameId);
         bool comm = bareKernelName(name).starts_with("nccl");
-        for (size_t i = 0; !comm && i < patterns_.size(); ++i)
-            comm = searchName(name, patterns_[i]);
+        for (size_t i = 0; !comm && i < patterns_.size(); ++i) comm = searchName(name, patterns_[i]);
         c = static_cast<uint8_t>(comm ? Category::Communication : Category::Compute);
     }
     return static_cast<Category>(c);
@@ -130,20 +130,22 @@ Category ActivityClassifier::kernel(uint32_t nameId) {
 
 Category ActivityClassifier::copy(CopyKind kind) const {
     switch (kind) {
-    case CopyKind::PtoP:
-        return Category::Communication;
-    case CopyKind::HtoD: case CopyKind::DtoH: case CopyKind::HtoA: case CopyKind::AtoH:
-        return commCopies_ ? Category::Communication : Category::Memory;
-    default:
-        return Category::Memory;
+        case CopyKind::PtoP:
+            return Category::Communication;
+        case CopyKind::HtoD:
+        case CopyKind::DtoH:
+        case CopyKind::HtoA:
+        case CopyKind::AtoH:
+            return commCopies_ ? Category::Communication : Category::Memory;
+        default:
+            return Category::Memory;
     }
 }
 
 const NcclKernelName& ActivityClassifier::ncclName(uint32_t nameId) {
     static const NcclKernelName kNone;
     if (nameId == kNoId) return kNone;
-    if (nameId >= parsedIndex_.size())
-        parsedIndex_.resize(std::max<size_t>(strings_.size(), nameId + 1), -1);
+    if (nameId >= parsedIndex_.size()) parsedIndex_.resize(std::max<size_t>(strings_.size(), nameId + 1), -1);
     if (parsedIndex_[nameId] < 0) {
         parsedIndex_[nameId] = static_cast<int32_t>(parsed_.size());
         parsed_.push_back(parseNcclKernelName(strings_.at(nameId)));

@@ -57,7 +57,7 @@ private:
     const StringTable& strings_;
     std::vector<std::regex> patterns_;
     bool commCopies_ = false;
-    std::vector<uint8_t> category_;  // by name id; 0xFF = not yet classified
+    std::vector<uint8_t> category_;     // by name id; 0xFF = not yet classified
     std::vector<int32_t> parsedIndex_;  // by name id; -1 = not yet parsed
     std::vector<NcclKernelName> parsed_;
 };

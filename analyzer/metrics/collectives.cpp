@@ -10,17 +10,28 @@ namespace {
 
 const char* copyKindName(CopyKind k) {
     switch (k) {
-    case CopyKind::HtoD: return "HtoD";
-    case CopyKind::DtoH: return "DtoH";
-    case CopyKind::HtoA: return "HtoA";
-    case CopyKind::AtoH: return "AtoH";
-    case CopyKind::AtoA: return "AtoA";
-    case CopyKind::AtoD: return "AtoD";
-    case CopyKind::DtoA: return "DtoA";
-    case CopyKind::DtoD: return "DtoD";
-    case CopyKind::HtoH: return "HtoH";
-    case CopyKind::PtoP: return "PtoP";
-    default: return "Unknown";
+        case CopyKind::HtoD:
+            return "HtoD";
+        case CopyKind::DtoH:
+            return "DtoH";
+        case CopyKind::HtoA:
+            return "HtoA";
+        case CopyKind::AtoH:
+            return "AtoH";
+        case CopyKind::AtoA:
+            return "AtoA";
+        case CopyKind::AtoD:
+            return "AtoD";
+        case CopyKind::DtoA:
+            return "DtoA";
+        case CopyKind::DtoD:
+            return "DtoD";
+        case CopyKind::HtoH:
+            return "HtoH";
+        case CopyKind::PtoP:
+            return "PtoP";
+        default:
+            return "Unknown";
     }
 }
 
@@ -49,8 +60,7 @@ void fillBandwidth(CollectiveInstance& op) {
 }  // namespace
 
 std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Device& device,
-                                               ActivityClassifier& classifier,
-                                               const DeviceCoverage& coverage) {
+                                               ActivityClassifier& classifier, const DeviceCoverage& coverage) {
     std::vector<CollectiveInstance> ops;
     const auto finish = [&](CollectiveInstance& op) {
         op.duration_ns = std::max<TimeNs>(0, op.end_ns - op.start_ns);
@@ -60,8 +70,7 @@ std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Dev
     };
     const auto& k = device.kernels;
     size_t count = 0;
-    for (size_t i = 0; i < k.size(); ++i)
-        count += classifier.kernel(kernelNameId(k, i)) == Category::Communication;
+    for (size_t i = 0; i < k.size(); ++i) count += classifier.kernel(kernelNameId(k, i)) == Category::Communication;
     ops.reserve(count);
     for (size_t i = 0; i < k.size(); ++i) {
         const uint32_t nameId = kernelNameId(k, i);
@@ -98,8 +107,7 @@ std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Dev
     };
     auto mid = ops.begin() + static_cast<std::ptrdiff_t>(nKernels);
     if (mid == ops.end()) {
-        if (!std::is_sorted(ops.begin(), ops.end(), byStart))
-            std::stable_sort(ops.begin(), ops.end(), byStart);
+        if (!std::is_sorted(ops.begin(), ops.end(), byStart)) std::stable_sort(ops.begin(), ops.end(), byStart);
     } else if (!std::is_sorted(ops.begin(), mid, byStart) || !std::is_sorted(mid, ops.end(), byStart))
         std::stable_sort(ops.begin(), ops.end(), byStart);
     else
@@ -116,9 +124,7 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
         const uint32_t d = r < t.device.size() ? t.device[r] : kNoId;
         return d == device.id || (d == kNoId && oneDevice);
     };
-    const auto known = [](const std::vector<TimeNs>& col, size_t r) {
-        return r < col.size() && col[r] >= 0;
-    };
+    const auto known = [](const std::vector<TimeNs>& col, size_t r) { return r < col.size() && col[r] >= 0; };
 
     std::vector<int> rowsOn(ops.size(), 0);
     const auto attach = [&](size_t opIndex, size_t r) {
@@ -142,8 +148,7 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
             op.p2p.push_back({func == "Send", t.root[r], t.bytes[r],
                               t.p2pNumbered ? std::optional<uint64_t>(t.seqNumber[r]) : std::nullopt});
         // An all-to-all the plugin names runs in a SendRecv kernel (NCCL 2.28).
-        if (isAllToAllFunc(func) && (op.collective.empty() || op.collective == "SendRecv"))
-            op.collective = "AllToAll";
+        if (isAllToAllFunc(func) && (op.collective.empty() || op.collective == "SendRecv")) op.collective = "AllToAll";
         fillBandwidth(op);
     };
 
@@ -158,7 +163,8 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
     for (size_t r = 0; r < t.size(); ++r)
         if (rowOnDevice(r) && known(t.gpuStart, r))
             rowSpans.push_back({t.gpuStart[r], known(t.gpuEnd, r) ? t.gpuEnd[r] : -1});
-    std::sort(rowSpans.begin(), rowSpans.end(), [](const TimedSpan& a, const TimedSpan& b) { return a.start < b.start; });
+    std::sort(rowSpans.begin(), rowSpans.end(),
+              [](const TimedSpan& a, const TimedSpan& b) { return a.start < b.start; });
     for (size_t i : kernelOps) kernelSpans.push_back({ops[i].start_ns, ops[i].end_ns});
     const TimeNs shift = pluginClockOffset(rowSpans, kernelSpans);
 

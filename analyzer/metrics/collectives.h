@@ -12,8 +12,7 @@ namespace osc {
 // Start-sorted communication operations of `device`, with duration,
 // overlapped (|op ∩ C|) and exposed (duration − overlapped) time.
 std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Device& device,
-                                               ActivityClassifier& classifier,
-                                               const DeviceCoverage& coverage);
+                                               ActivityClassifier& classifier, const DeviceCoverage& coverage);
 
 // Attaches NCCL plugin rows (Process::collectives) to the device's kernel
 // operations. Rule (docs/metrics.md "Matching plugin rows"):

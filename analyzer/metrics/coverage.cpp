@@ -39,17 +39,19 @@ DeviceCoverage buildDeviceCoverage(const Device& device, ActivityClassifier& cla
     const auto add = [&](Category c, TimeNs s, TimeNs e) {
         if (e <= s) return;
         builders[static_cast<int>(c)].add(s, e);
-        if (!any) { lo = s; hi = e; any = true; }
+        if (!any) {
+            lo = s;
+            hi = e;
+            any = true;
+        }
         lo = std::min(lo, s);
         hi = std::max(hi, e);
     };
     const auto& k = device.kernels;
-    for (size_t i = 0; i < k.size(); ++i)
-        add(classifier.kernel(kernelNameId(k, i)), k.start[i], k.end[i]);
+    for (size_t i = 0; i < k.size(); ++i) add(classifier.kernel(kernelNameId(k, i)), k.start[i], k.end[i]);
     const auto& c = device.copies;
     for (size_t i = 0; i < c.size(); ++i)
-        add(classifier.copy(i < c.copyKind.size() ? c.copyKind[i] : CopyKind::Unknown), c.start[i],
-            c.end[i]);
+        add(classifier.copy(i < c.copyKind.size() ? c.copyKind[i] : CopyKind::Unknown), c.start[i], c.end[i]);
     const auto& m = device.memsets;
     for (size_t i = 0; i < m.size(); ++i) add(ActivityClassifier::memset(), m.start[i], m.end[i]);
 
@@ -69,8 +71,7 @@ DeviceCoverage buildDeviceCoverage(const Device& device, ActivityClassifier& cla
     return cov;
 }
 
-DeviceCoverage buildDeviceCoverage(const Capture& capture, const Device& device,
-                                   const AnalysisSettings& settings) {
+DeviceCoverage buildDeviceCoverage(const Capture& capture, const Device& device, const AnalysisSettings& settings) {
     ActivityClassifier classifier(capture.strings, settings);
     return buildDeviceCoverage(device, classifier);
 }

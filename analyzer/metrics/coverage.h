@@ -33,7 +33,6 @@ inline uint32_t kernelNameId(const KernelTable& k, size_t i) {
 DeviceCoverage buildDeviceCoverage(const Device& device, ActivityClassifier& classifier);
 
 // Convenience for the GUI: classifies with `settings` against capture.strings.
-DeviceCoverage buildDeviceCoverage(const Capture& capture, const Device& device,
-                                   const AnalysisSettings& settings = {});
+DeviceCoverage buildDeviceCoverage(const Capture& capture, const Device& device, const AnalysisSettings& settings = {});
 
 }  // namespace osc

@@ -29,8 +29,8 @@ uint32_t column(const std::vector<uint32_t>& c, size_t i) { return i < c.size() 
 
 }  // namespace
 
-InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& device,
-                                     ActivityClassifier& classifier, const DeviceCoverage& coverage)
+InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& device, ActivityClassifier& classifier,
+                                     const DeviceCoverage& coverage)
     : kernels_(device.kernels) {
     const auto& k = device.kernels;
     sorted_ = std::is_sorted(k.start.begin(), k.start.end());
@@ -46,8 +46,12 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
         const TimeNs ov = coverage.comm.covered(k.start[i], k.end[i]);
         const bool isolated = ov == 0, overlapped = ov >= d - ov;  // at least half; 2 * ov may not fit
         if (!isolated && !overlapped) continue;
-        const SignatureKey key{nameId,           column(k.gridX, i),  column(k.gridY, i),
-                               column(k.gridZ, i), column(k.blockX, i), column(k.blockY, i),
+        const SignatureKey key{nameId,
+                               column(k.gridX, i),
+                               column(k.gridY, i),
+                               column(k.gridZ, i),
+                               column(k.blockX, i),
+                               column(k.blockY, i),
                                column(k.blockZ, i)};
         auto [it, added] = slotOf.try_emplace(key, static_cast<uint32_t>(keys.size()));
         if (added) {
@@ -91,8 +95,7 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
     }
     std::stable_sort(signatures_.begin(), signatures_.end(),
                      [](const SignatureInterference& a, const SignatureInterference& b) {
-                         if (a.slowdown_ns.has_value() != b.slowdown_ns.has_value())
-                             return a.slowdown_ns.has_value();
+                         if (a.slowdown_ns.has_value() != b.slowdown_ns.has_value()) return a.slowdown_ns.has_value();
                          if (a.slowdown_ns != b.slowdown_ns) return *a.slowdown_ns > *b.slowdown_ns;
                          return std::tie(a.name, a.grid, a.block) < std::tie(b.name, b.grid, b.block);
                      });

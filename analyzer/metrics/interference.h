@@ -30,9 +30,9 @@ private:
     // 4 bytes per kernel rather than a copy of each overlapped one: on 10M
     // kernels that kept the report's peak memory down by about 200 MB.
     const KernelTable& kernels_;
-    bool sorted_ = true;               // kernels by start: windows are a binary search away
-    std::vector<uint32_t> slotOf_;     // per kernel: its signature slot when overlapped
-    std::vector<TimeNs> baseline_;     // per slot; -1 when the signature has none
+    bool sorted_ = true;            // kernels by start: windows are a binary search away
+    std::vector<uint32_t> slotOf_;  // per kernel: its signature slot when overlapped
+    std::vector<TimeNs> baseline_;  // per slot; -1 when the signature has none
     std::vector<SignatureInterference> signatures_;
 };
 

@@ -22,8 +22,7 @@ IntervalSet mergeSorted(std::vector<Interval>& v) {
 
 IntervalSet IntervalSetBuilder::finish() {
     if (!sorted_) {
-        std::sort(out_.begin(), out_.end(),
-                  [](const Interval& a, const Interval& b) { return a.start < b.start; });
+        std::sort(out_.begin(), out_.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
         out_ = mergeSorted(out_);
         sorted_ = true;
     }
@@ -44,8 +43,7 @@ IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
     out.reserve(a.size() + b.size());
     size_t i = 0, j = 0;
     while (i < a.size() || j < b.size()) {
-        const Interval& next =
-            (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) ? a[i++] : b[j++];
+        const Interval& next = (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) ? a[i++] : b[j++];
         if (out.empty() || next.start > out.back().end)
             out.push_back(next);
         else if (next.end > out.back().end)
@@ -62,7 +60,10 @@ IntervalSet intersect(const IntervalSet& a, const IntervalSet& b) {
         const TimeNs e = std::min(a[i].end, b[j].end);
         if (s < e) out.push_back({s, e});
         // Advance whichever ends first; the other may still meet the next one.
-        if (a[i].end < b[j].end) ++i; else ++j;
+        if (a[i].end < b[j].end)
+            ++i;
+        else
+            ++j;
     }
     return out;
 }
@@ -88,8 +89,7 @@ IntervalSet subtract(const IntervalSet& a, const IntervalSet& b) {
 IntervalSet clip(const IntervalSet& a, Interval w) {
     IntervalSet out;
     if (w.empty()) return out;
-    auto it = std::upper_bound(a.begin(), a.end(), w.start,
-                               [](TimeNs t, const Interval& i) { return t < i.end; });
+    auto it = std::upper_bound(a.begin(), a.end(), w.start, [](TimeNs t, const Interval& i) { return t < i.end; });
     for (; it != a.end() && it->start < w.end; ++it)
         out.push_back({std::max(it->start, w.start), std::min(it->end, w.end)});
     return out;
@@ -104,10 +104,8 @@ TimeNs totalLength(const IntervalSet& a) {
 TimeNs lengthWithin(const IntervalSet& a, Interval w) {
     if (w.empty()) return 0;
     TimeNs n = 0;
-    auto it = std::upper_bound(a.begin(), a.end(), w.start,
-                               [](TimeNs t, const Interval& i) { return t < i.end; });
-    for (; it != a.end() && it->start < w.end; ++it)
-        n += std::min(it->end, w.end) - std::max(it->start, w.start);
+    auto it = std::upper_bound(a.begin(), a.end(), w.start, [](TimeNs t, const Interval& i) { return t < i.end; });
+    for (; it != a.end() && it->start < w.end; ++it) n += std::min(it->end, w.end) - std::max(it->start, w.start);
     return n;
 }
 
@@ -118,8 +116,7 @@ CoverageIndex::CoverageIndex(IntervalSet set) : set_(std::move(set)) {
 }
 
 size_t CoverageIndex::firstEndingAfter(TimeNs t) const {
-    auto it = std::upper_bound(set_.begin(), set_.end(), t,
-                               [](TimeNs v, const Interval& i) { return v < i.end; });
+    auto it = std::upper_bound(set_.begin(), set_.end(), t, [](TimeNs v, const Interval& i) { return v < i.end; });
     return static_cast<size_t>(it - set_.begin());
 }
 

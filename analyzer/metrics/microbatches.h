@@ -34,7 +34,7 @@ public:
 
 private:
     StepProjector projector_;
-    std::vector<int8_t> forward_;    // per range: 1 forward, 0 backward, -1 not a micro-batch
+    std::vector<int8_t> forward_;  // per range: 1 forward, 0 backward, -1 not a micro-batch
     std::vector<int64_t> number_;
 };
 

@@ -26,9 +26,7 @@ std::string percent(double share) {
     return buf;
 }
 
-std::string stepWords(const StepKey& key) {
-    return key.second < 0 ? "of the capture" : "of the step";
-}
+std::string stepWords(const StepKey& key) { return key.second < 0 ? "of the capture" : "of the step"; }
 
 Finding bubbleFinding(const Analysis& a, const Stage& st, const PipelineStep& p, const StepKey& key) {
     const auto& m = st.m;
@@ -77,11 +75,13 @@ void notePipelineInFindings(std::vector<Finding>& findings) {
     for (auto& f : findings) {
         if (f.message.find("pipeline") != std::string::npos) continue;
         if (f.kind == FindingKind::IdleGap)
-            f.message += " On a pipeline stage, idle time while the other stages fill and drain the pipeline is "
-                         "its bubble (see the pipeline section), not the host.";
+            f.message +=
+                " On a pipeline stage, idle time while the other stages fill and drain the pipeline is "
+                "its bubble (see the pipeline section), not the host.";
         if (f.kind == FindingKind::CommunicationBound)
-            f.message += " On a pipeline stage, sends and receives waiting for the other stages count as "
-                         "communication: see how much of it is waiting, and the pipeline section.";
+            f.message +=
+                " On a pipeline stage, sends and receives waiting for the other stages count as "
+                "communication: see how much of it is waiting, and the pipeline section.";
     }
 }
 
@@ -106,9 +106,9 @@ PipelineStageMeasure measurePipelineStage(const IntervalSet& compute, Interval w
     }
     m.bubble_ns = m.window_ns - m.compute_ns;
     m.stall_ns = m.bubble_ns - m.fill_ns - m.drain_ns;
-    m.bubble_share = m.window_ns > 0 ? std::optional<double>(static_cast<double>(m.bubble_ns) /
-                                                             static_cast<double>(m.window_ns))
-                                     : std::nullopt;
+    m.bubble_share = m.window_ns > 0
+                         ? std::optional<double>(static_cast<double>(m.bubble_ns) / static_cast<double>(m.window_ns))
+                         : std::nullopt;
     return st;
 }
 

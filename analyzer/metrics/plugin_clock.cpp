@@ -6,9 +6,9 @@
 namespace osc {
 namespace {
 
-constexpr size_t kCandidateRows = 16;   // rows whose neighbours propose shifts
-constexpr size_t kNeighbours = 32;      // kernels per side each of those pairs with
-constexpr size_t kScoredRows = 1024;    // rows a shift is judged on (a sample of long captures)
+constexpr size_t kCandidateRows = 16;        // rows whose neighbours propose shifts
+constexpr size_t kNeighbours = 32;           // kernels per side each of those pairs with
+constexpr size_t kScoredRows = 1024;         // rows a shift is judged on (a sample of long captures)
 constexpr TimeNs kSearchNs = 1'000'000'000;  // clocks further apart than 1 s are not looked for
 
 TimeNs tolerance(TimeNs duration) { return std::max<TimeNs>(10'000, duration / 20); }

@@ -36,8 +36,8 @@ int32_t CorrelationMap::findSorted(uint32_t id) const {
     return it != sorted_.end() && it->first == id ? it->second : -1;
 }
 
-StepProjector::StepProjector(const Capture& capture, const Process& process,
-                             const std::regex& pattern, std::vector<int8_t>& matches) {
+StepProjector::StepProjector(const Capture& capture, const Process& process, const std::regex& pattern,
+                             std::vector<int8_t>& matches) {
     const RangeTable& r = process.ranges;
     const auto isStep = [&](size_t i) {
         if (r.end[i] <= r.start[i]) return false;  // marks and broken ranges
@@ -110,8 +110,7 @@ StepProjector::StepProjector(const Capture& capture, const Process& process,
     byCorrelation_.build(api.correlation, owner);
 }
 
-std::vector<Interval> StepProjector::gpuWindows(const Device& device,
-                                                const DeviceCoverage& coverage) const {
+std::vector<Interval> StepProjector::gpuWindows(const Device& device, const DeviceCoverage& coverage) const {
     std::vector<Interval> w(ranges_.size());
     if (onGpu_) {
         for (size_t s = 0; s < ranges_.size(); ++s)

@@ -29,8 +29,7 @@ public:
     // From parallel columns; only rows with value >= 0 are entered.
     void build(const std::vector<uint32_t>& ids, const std::vector<int32_t>& values);
     int32_t find(uint32_t id) const {
-        if (!flat_.empty() || sorted_.empty())
-            return id < flat_.size() ? flat_[id] : -1;
+        if (!flat_.empty() || sorted_.empty()) return id < flat_.size() ? flat_[id] : -1;
         return findSorted(id);
     }
 

@@ -39,8 +39,7 @@ uint64_t load64(const char* p) {
 // changes the sum.
 uint64_t checksum(const char* p, size_t n) {
     constexpr uint64_t kOdd = 0x9E3779B97F4A7C15ull;
-    uint64_t a = 0x243F6A8885A308D3ull, b = 0x13198A2E03707344ull, c = 0xA4093822299F31D0ull,
-             d = 0x082EFA98EC4E6C89ull;
+    uint64_t a = 0x243F6A8885A308D3ull, b = 0x13198A2E03707344ull, c = 0xA4093822299F31D0ull, d = 0x082EFA98EC4E6C89ull;
     const char* const end = p + n;
     for (; end - p >= 32; p += 32) {
         a = (a ^ load64(p)) * kOdd;
@@ -59,18 +58,23 @@ uint64_t checksum(const char* p, size_t n) {
     return sum ^ (sum >> 29);
 }
 
-template <class T> struct IsOptional : std::false_type {};
-template <class T> struct IsOptional<std::optional<T>> : std::true_type {};
-template <class T> struct IsVector : std::false_type {};
-template <class T, class A> struct IsVector<std::vector<T, A>> : std::true_type {};
-template <class T> struct IsArray : std::false_type {};
-template <class T, size_t N> struct IsArray<std::array<T, N>> : std::true_type {};
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+template <class T>
+struct IsVector : std::false_type {};
+template <class T, class A>
+struct IsVector<std::vector<T, A>> : std::true_type {};
+template <class T>
+struct IsArray : std::false_type {};
+template <class T, size_t N>
+struct IsArray<std::array<T, N>> : std::true_type {};
 
 // Element types whose vectors are copied as one block: every bit pattern
 // is a valid value and there is no padding to leak or to compare.
 template <class T>
-constexpr bool kBlockCopy =
-    std::is_same_v<T, Interval> || (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>);
+constexpr bool kBlockCopy = std::is_same_v<T, Interval> || (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>);
 static_assert(std::has_unique_object_representations_v<Interval>);
 
 // A damaged kind must not become a FindingKind no switch handles. -Wswitch
@@ -83,7 +87,8 @@ bool isKnown(FindingKind kind) {
         case FindingKind::IdleGap:
         case FindingKind::CommunicationBound:
         case FindingKind::PipelineBubble:
-        case FindingKind::AllToAllImbalance: return true;
+        case FindingKind::AllToAllImbalance:
+            return true;
     }
     return false;
 }
@@ -95,14 +100,14 @@ concept MaybeConst = std::same_as<std::remove_const_t<T>, Struct>;
 // directions cannot disagree. The structured binding names every member:
 // a member added to the struct stops this file compiling ("only N names
 // provided") until it is listed here, and listing it is all it takes.
-#define OSC_CODEC_FIELDS(object, ...)   \
-    auto& [__VA_ARGS__] = object;       \
+#define OSC_CODEC_FIELDS(object, ...) \
+    auto& [__VA_ARGS__] = object;     \
     io(__VA_ARGS__)
 
 template <class IO>
 void visit(IO& io, MaybeConst<OverlapMetrics> auto& m) {
-    OSC_CODEC_FIELDS(m, window_ns, compute_ns, comm_ns, overlap_ns, exposed_comm_ns, busy_ns, idle_ns,
-                     overlap_ratio, achieved_speedup, ideal_speedup);
+    OSC_CODEC_FIELDS(m, window_ns, compute_ns, comm_ns, overlap_ns, exposed_comm_ns, busy_ns, idle_ns, overlap_ratio,
+                     achieved_speedup, ideal_speedup);
 }
 
 template <class IO>
@@ -139,9 +144,9 @@ void visit(IO& io, MaybeConst<P2pPart> auto& p) {
 
 template <class IO>
 void visit(IO& io, MaybeConst<CollectiveInstance> auto& c) {
-    OSC_CODEC_FIELDS(c, name, collective, datatype, start_ns, end_ns, stream, duration_ns, overlapped_ns,
-                     exposed_ns, bytes, bandwidth_gbps, commHash, seqNumber, algo, proto, p2p, commRank, commSize,
-                     allToAll, step, kernelIndex);
+    OSC_CODEC_FIELDS(c, name, collective, datatype, start_ns, end_ns, stream, duration_ns, overlapped_ns, exposed_ns,
+                     bytes, bandwidth_gbps, commHash, seqNumber, algo, proto, p2p, commRank, commSize, allToAll, step,
+                     kernelIndex);
 }
 
 template <class IO>

@@ -82,7 +82,8 @@ private:
                                         std::to_string(at_) + ")");
     }
     void skipSpace() {
-        while (at_ < in_->size() && ((*in_)[at_] == ' ' || (*in_)[at_] == '\n' || (*in_)[at_] == '\r' || (*in_)[at_] == '\t'))
+        while (at_ < in_->size() &&
+               ((*in_)[at_] == ' ' || (*in_)[at_] == '\n' || (*in_)[at_] == '\r' || (*in_)[at_] == '\t'))
             ++at_;
     }
     char peek() {
@@ -126,10 +127,14 @@ private:
         const unsigned b = byte(i);
         size_t n = 0;
         unsigned lo = 0x80, hi = 0xBF;
-        if (b >= 0xC2 && b <= 0xDF) n = 1;
-        else if (b >= 0xE0 && b <= 0xEF) n = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
-        else if (b >= 0xF0 && b <= 0xF4) n = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
-        else fail("holds bytes that are not UTF-8");
+        if (b >= 0xC2 && b <= 0xDF)
+            n = 1;
+        else if (b >= 0xE0 && b <= 0xEF)
+            n = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+        else if (b >= 0xF0 && b <= 0xF4)
+            n = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+        else
+            fail("holds bytes that are not UTF-8");
         for (size_t k = 1; k <= n; ++k) {
             const unsigned c = byte(i + k);
             if (c < (k == 1 ? lo : 0x80u) || c > (k == 1 ? hi : 0xBFu)) fail("holds bytes that are not UTF-8");
@@ -146,8 +151,10 @@ private:
             return i > from;
         };
         if (i < t.size() && t[i] == '-') ++i;
-        if (i < t.size() && t[i] == '0') ++i;
-        else if (!digits()) return false;
+        if (i < t.size() && t[i] == '0')
+            ++i;
+        else if (!digits())
+            return false;
         if (i < t.size() && t[i] == '.' && (++i, !digits())) return false;
         if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
             ++i;
@@ -171,8 +178,10 @@ private:
         if (c != '-' && (c < '0' || c > '9')) fail("has an unexpected character");
         while (at_ < in_->size()) {
             const char d = (*in_)[at_];
-            if ((d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E') ++at_;
-            else break;
+            if ((d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E')
+                ++at_;
+            else
+                break;
         }
         const std::string_view token = std::string_view(*in_).substr(start, at_ - start);
         if (!validNumber(token)) fail("has a malformed number");
@@ -339,8 +348,10 @@ private:
         }
         std::string replaced;
         if (replacement(replaced)) {
-            if (c == '"') stringToken();
-            else scalarToken();
+            if (c == '"')
+                stringToken();
+            else
+                scalarToken();
             buf_ += replaced;
             return;
         }

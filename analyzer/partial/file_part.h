@@ -24,13 +24,13 @@ bool processBefore(const PartProcess& a, const PartProcess& b);
 
 struct FilePart {
     std::string path;
-    int64_t originUtcNs = 0;              // wall-clock ns of the file's time 0
-    std::vector<PartProcess> processes;   // in the file's own order
+    int64_t originUtcNs = 0;                // wall-clock ns of the file's time 0
+    std::vector<PartProcess> processes;     // in the file's own order
     std::vector<std::string> loadWarnings;  // Capture::warnings
     // Devices with processIndex into `processes`, their times on the file's
     // timeline, no cross-rank fields; warnings of the per-process phase.
     Analysis analysis;
-    std::vector<int> warningProcess;        // process of each analysis warning
+    std::vector<int> warningProcess;  // process of each analysis warning
     // Per device what the cross-rank half needs besides its operations: M ∖ C
     // (waiting versus transfer, all-to-all), micro-batches and compute (the
     // pipeline bubble).

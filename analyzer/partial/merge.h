@@ -58,8 +58,7 @@ private:
 // `warnings`, when given, hears the merge's warnings (the report holds them
 // too) before the report is written, so that a terminal shows them ahead of it.
 void writeMergedJson(const PartSet& parts, const MergeOptions& options, const report::ReportOptions& report,
-                     std::ostream& out,
-                     const std::function<void(const std::vector<std::string>&)>& warnings = nullptr);
+                     std::ostream& out, const std::function<void(const std::vector<std::string>&)>& warnings = nullptr);
 // The merged text or Markdown report, made device by device as the JSON
 // above is: each device is rendered and dropped before the next is read, so
 // memory holds no more of the devices than slim copies of their totals.

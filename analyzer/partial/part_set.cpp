@@ -13,8 +13,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace osc::partial {
 namespace {
@@ -176,8 +176,10 @@ void PartSet::setHeader(const AnalysisSettings& s, std::vector<std::string> in) 
         settingsText_ = text;
         haveHeader_ = true;
     } else if (text != settingsText_) {
-        throw std::invalid_argument("partial results made with different analysis settings (--comm-kernel, "
-                                    "--comm-copies, --step-pattern, --microbatch-pattern, --pipeline-stages): " + settingsText_ + " versus " + text);
+        throw std::invalid_argument(
+            "partial results made with different analysis settings (--comm-kernel, "
+            "--comm-copies, --step-pattern, --microbatch-pattern, --pipeline-stages): " +
+            settingsText_ + " versus " + text);
     } else if (s.alignCollectives != settings.alignCollectives) {
         alignAgreed = false;
     }
@@ -196,7 +198,8 @@ void PartSet::addPartialFile(const std::string& path) {
     readStream(in, sources_.size() - 1, 0, true);
 }
 
-void PartSet::addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length, const std::string& name) {
+void PartSet::addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length,
+                          const std::string& name) {
     sources_.push_back({name, "", &scratch});
     RangeStream in(scratch.fd(), false, offset, length, name);
     readStream(in, sources_.size() - 1, offset, false);
@@ -224,12 +227,11 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
         const int64_t version = w.integer(header, "version");
         if (version > kPartialVersion)
             throw CaptureError(name, "partial result version " + std::to_string(version) +
-                                         " is newer than this overlapscope reads (" +
-                                         std::to_string(kPartialVersion) + ")");
+                                         " is newer than this overlapscope reads (" + std::to_string(kPartialVersion) +
+                                         ")");
         if (version < kPartialVersion)
             throw CaptureError(name, "partial result version " + std::to_string(version) +
-                                         " is older than this overlapscope reads (" +
-                                         std::to_string(kPartialVersion) +
+                                         " is older than this overlapscope reads (" + std::to_string(kPartialVersion) +
                                          "; it lacks inputs the merge needs): write it again with "
                                          "`overlapscope report --partial`");
         std::vector<std::string> named;
@@ -268,7 +270,8 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
             if (lw.is_string()) file.loadWarnings.push_back(lw.get<std::string>());
         for (const auto& wa : w.array(f, "warnings")) {
             const int64_t p = w.integer(wa, "process");
-            if (p < 0 || static_cast<size_t>(p) >= file.processes.size()) w.fail("a warning names no process of the file");
+            if (p < 0 || static_cast<size_t>(p) >= file.processes.size())
+                w.fail("a warning names no process of the file");
             file.warnings.emplace_back(static_cast<int>(p), w.text(wa, "message"));
         }
         file.droppedRecords = w.count(f, "dropped_records");
@@ -430,8 +433,8 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     h.pid = w.integer(j, "pid");
     h.device = static_cast<uint32_t>(w.integer(j, "device"));
     const json& t = w.array(j, "totals", 7);
-    TimeNs* totals[] = {&h.totals.window_ns, &h.totals.compute_ns, &h.totals.comm_ns, &h.totals.overlap_ns,
-                        &h.totals.exposed_comm_ns, &h.totals.busy_ns, &h.totals.idle_ns};
+    TimeNs* totals[] = {&h.totals.window_ns,       &h.totals.compute_ns, &h.totals.comm_ns, &h.totals.overlap_ns,
+                        &h.totals.exposed_comm_ns, &h.totals.busy_ns,    &h.totals.idle_ns};
     for (size_t i = 0; i < 7; ++i) *totals[i] = w.at(t, i, "'totals'");
 
     const json& s = w.field(j, "steps");
@@ -444,8 +447,8 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     }
     using crossrank::StepHeader;
     const std::pair<const char*, TimeNs StepHeader::*> stepColumns[] = {
-        {"start_ns", &StepHeader::start_ns}, {"end_ns", &StepHeader::end_ns},
-        {"window_ns", &StepHeader::window_ns}, {"comm_ns", &StepHeader::comm_ns},
+        {"start_ns", &StepHeader::start_ns},     {"end_ns", &StepHeader::end_ns},
+        {"window_ns", &StepHeader::window_ns},   {"comm_ns", &StepHeader::comm_ns},
         {"overlap_ns", &StepHeader::overlap_ns}, {"exposed_comm_ns", &StepHeader::exposed_comm_ns}};
     for (const auto& [key, member] : stepColumns) {
         const json& col = w.array(s, key, steps);

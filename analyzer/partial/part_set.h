@@ -56,8 +56,7 @@ public:
     void addPartialFile(const std::string& path);
     // The pipeline's own sections (writeFileSection output, no header) lying in
     // `scratch` at [offset, offset + length), which must outlive this set.
-    void addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length,
-                     const std::string& name);
+    void addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length, const std::string& name);
     // One file analysed in this process (analyzer/job's workers): no JSON
     // on the way, its devices kept whole in binary.
     void addFilePart(const FilePart& part);

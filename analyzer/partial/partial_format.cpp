@@ -3,10 +3,9 @@
 #include "analyzer/crossrank/device_records.h"
 #include "analyzer/report/report_json.h"
 
-
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
 namespace osc::partial {
@@ -29,8 +28,10 @@ void column(std::ostream& out, const char* name, const std::vector<T>& rows, Get
 
 template <typename T>
 void optionalNumber(std::ostream& o, const std::optional<T>& v) {
-    if (v) o << *v;
-    else o << "null";
+    if (v)
+        o << *v;
+    else
+        o << "null";
 }
 
 // The communicators the device belongs to, as (hash, rank) pairs, and the
@@ -61,7 +62,8 @@ void writePointToPoint(std::ostream& out, const DeviceAnalysis& d) {
     using R = const P2pPartRecord*;
     const auto hashOf = [](R r) { return r->hasCommHash ? std::optional<uint64_t>(r->commHash) : std::nullopt; };
     const auto seqOf = [](R r) { return r->hasSeq ? std::optional<uint64_t>(r->seq) : std::nullopt; };
-    column(out, "op", ops, [](std::ostream& o, R r) { o << r->op; }, true);
+    column(
+        out, "op", ops, [](std::ostream& o, R r) { o << r->op; }, true);
     column(out, "comm_hash", ops, [&](std::ostream& o, R r) { optionalNumber(o, hashOf(r)); });
     column(out, "comm_rank", ops, [](std::ostream& o, R r) { o << r->commRank; });
     column(out, "parts", partsOf, [](std::ostream& o, size_t n) { o << n; });
@@ -79,7 +81,8 @@ void writeAllToAll(std::ostream& out, const DeviceAnalysis& d) {
     const std::vector<A> ops = crossrank::allToAllRecordsOf(d);
     const auto maybe = [](bool has, uint64_t v) { return has ? std::optional<uint64_t>(v) : std::nullopt; };
     out << ",\"alltoall\":{";
-    column(out, "op", ops, [](std::ostream& o, const A& r) { o << r.op; }, true);
+    column(
+        out, "op", ops, [](std::ostream& o, const A& r) { o << r.op; }, true);
     column(out, "step", ops, [](std::ostream& o, const A& r) { o << r.step; });
     column(out, "duration_ns", ops, [](std::ostream& o, const A& r) { o << r.duration_ns; });
     column(out, "exposed_ns", ops, [](std::ostream& o, const A& r) { o << r.exposed_ns; });
@@ -96,7 +99,8 @@ void writeMicroBatches(std::ostream& out, const DeviceIntervals& iv) {
     using MB = DeviceIntervals::MicroBatches;
     const auto& mbs = iv.microbatches;
     out << ",\"microbatches\":{";
-    column(out, "step", mbs, [](std::ostream& o, const MB& m) { o << m.step; }, true);
+    column(
+        out, "step", mbs, [](std::ostream& o, const MB& m) { o << m.step; }, true);
     column(out, "forward", mbs, [](std::ostream& o, const MB& m) { o << m.forward; });
     column(out, "backward", mbs, [](std::ostream& o, const MB& m) { o << m.backward; });
     column(out, "start", mbs, [](std::ostream& o, const MB& m) { o << m.compute.start; });
@@ -118,7 +122,8 @@ void writeMessageTimes(std::ostream& out, const DeviceAnalysis& d) {
     for (size_t s = 0; s < d.steps.size(); ++s) collect(static_cast<int>(s), d.steps[s].bottleneck.findings);
     using Entry = std::pair<int, TimeNs>;
     out << ",\"idle_gap_at\":{";
-    column(out, "window", at, [](std::ostream& o, const Entry& e) { o << e.first; }, true);
+    column(
+        out, "window", at, [](std::ostream& o, const Entry& e) { o << e.first; }, true);
     column(out, "at_ns", at, [](std::ostream& o, const Entry& e) { o << e.second; });
     out << '}';
 }
@@ -132,7 +137,8 @@ void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const DeviceInt
         << t.exposed_comm_ns << ',' << t.busy_ns << ',' << t.idle_ns << ']';
 
     out << ",\"steps\":{";
-    column(out, "name", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << str(s.name); }, true);
+    column(
+        out, "name", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << str(s.name); }, true);
     column(out, "start_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.start_ns; });
     column(out, "end_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.end_ns; });
     column(out, "window_ns", d.steps, [](std::ostream& o, const StepAnalysis& s) { o << s.metrics.window_ns; });
@@ -153,15 +159,20 @@ void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const DeviceInt
         nameOf.push_back(it->second);
     }
     out << ",\"ops\":{";
-    column(out, "collective_names", names, [](std::ostream& o, const std::string& n) { o << str(n); }, true);
+    column(
+        out, "collective_names", names, [](std::ostream& o, const std::string& n) { o << str(n); }, true);
     column(out, "collective", nameOf, [](std::ostream& o, size_t i) { o << i; });
     column(out, "comm_hash", d.collectives, [](std::ostream& o, const CollectiveInstance& c) {
-        if (c.commHash) o << *c.commHash;
-        else o << "null";
+        if (c.commHash)
+            o << *c.commHash;
+        else
+            o << "null";
     });
     column(out, "seq_number", d.collectives, [](std::ostream& o, const CollectiveInstance& c) {
-        if (c.seqNumber) o << *c.seqNumber;
-        else o << "null";
+        if (c.seqNumber)
+            o << *c.seqNumber;
+        else
+            o << "null";
     });
     column(out, "start_ns", d.collectives, [](std::ostream& o, const CollectiveInstance& c) { o << c.start_ns; });
     column(out, "end_ns", d.collectives, [](std::ostream& o, const CollectiveInstance& c) { o << c.end_ns; });
@@ -204,14 +215,11 @@ size_t writeFileSection(std::ostream& out, const FilePart& part) {
     for (const auto& p : part.processes) processes.push_back({{"rank", p.rank}, {"host", p.host}, {"pid", p.pid}});
     ordered_json warnings = ordered_json::array();
     for (size_t w = 0; w < a.warnings.size(); ++w)
-        warnings.push_back({{"process", w < part.warningProcess.size() ? part.warningProcess[w] : 0},
-                            {"message", a.warnings[w]}});
-    const ordered_json file = {{"path", part.path},
-                               {"origin_utc_ns", part.originUtcNs},
-                               {"processes", processes},
-                               {"load_warnings", part.loadWarnings},
-                               {"warnings", warnings},
-                               {"dropped_records", a.droppedRecords},
+        warnings.push_back(
+            {{"process", w < part.warningProcess.size() ? part.warningProcess[w] : 0}, {"message", a.warnings[w]}});
+    const ordered_json file = {{"path", part.path},          {"origin_utc_ns", part.originUtcNs},
+                               {"processes", processes},     {"load_warnings", part.loadWarnings},
+                               {"warnings", warnings},       {"dropped_records", a.droppedRecords},
                                {"devices", a.devices.size()}};
     out << "{\"file\":" << file.dump(-1, ' ', false, kReplace) << "}\n";
     for (size_t d = 0; d < a.devices.size(); ++d) {

@@ -38,8 +38,8 @@
 // and are refused.
 #pragma once
 
-#include "analyzer/metrics/analysis.h"
 #include "analyzer/load/input_kind.h"
+#include "analyzer/metrics/analysis.h"
 #include "analyzer/partial/file_part.h"
 
 #include <iosfwd>

@@ -22,8 +22,8 @@ class Checker {
 public:
     Checker(const Thresholds& t, std::vector<CheckOutcome>& out) : t_(t), out_(out) {}
 
-    void scope(const std::string& who, const OverlapMetrics& m, const OverlapMetrics* base,
-               bool perDevice, bool baselineMissing) {
+    void scope(const std::string& who, const OverlapMetrics& m, const OverlapMetrics* base, bool perDevice,
+               bool baselineMissing) {
         if (t_.minOverlapRatio) {
             const double min = *t_.minOverlapRatio;
             if (!m.overlap_ratio)
@@ -37,14 +37,13 @@ public:
             const double limit = *t_.maxExposedCommMs;
             const bool ok = static_cast<double>(m.exposed_comm_ns) <= limit * 1e6;
             add(who, "max-exposed-comm-ms", ok,
-                who + ": exposed communication " + ms(m.exposed_comm_ns) +
-                    (ok ? " <= " : " above the maximum ") + num(limit) + " ms");
+                who + ": exposed communication " + ms(m.exposed_comm_ns) + (ok ? " <= " : " above the maximum ") +
+                    num(limit) + " ms");
         }
         if (t_.maxExposedCommShare) {
             const double limit = *t_.maxExposedCommShare;
-            const double share = m.window_ns > 0 ? static_cast<double>(m.exposed_comm_ns) /
-                                                       static_cast<double>(m.window_ns)
-                                                 : 0.0;
+            const double share =
+                m.window_ns > 0 ? static_cast<double>(m.exposed_comm_ns) / static_cast<double>(m.window_ns) : 0.0;
             const bool ok = share <= limit;
             add(who, "max-exposed-comm-share", ok,
                 who + ": exposed communication is " + num(share) + " of the window" +
@@ -64,9 +63,8 @@ public:
             } else {
                 const bool ok = *slow <= limit;
                 add(who, "max-compute-slowdown", ok,
-                    who + ": compute under communication ran " + num(*slow * 100.0, "%.1f") +
-                        "% slower than alone" + (ok ? ", <= " : ", above the maximum ") +
-                        num(limit * 100.0, "%.1f") + "%");
+                    who + ": compute under communication ran " + num(*slow * 100.0, "%.1f") + "% slower than alone" +
+                        (ok ? ", <= " : ", above the maximum ") + num(limit * 100.0, "%.1f") + "%");
             }
         }
         if (t_.maxExposedTransferMs) {
@@ -119,14 +117,13 @@ public:
         const bool ok = worst <= limit;
         add("summary", "max-alltoall-imbalance", ok,
             "summary: all-to-all imbalance " + num(worst, "%.2f") + (step->bytes_imbalance ? " (bytes)" : " (time)") +
-                " in " + (step->step.empty() ? std::string("(outside steps)") : "step '" + step->step + "'") +
-                ", " + deviceName(a, step->overloaded) + " overloaded" + (ok ? ", <= " : ", above the maximum ") +
+                " in " + (step->step.empty() ? std::string("(outside steps)") : "step '" + step->step + "'") + ", " +
+                deviceName(a, step->overloaded) + " overloaded" + (ok ? ", <= " : ", above the maximum ") +
                 num(limit, "%.2f"));
     }
 
 private:
-    void regression(const std::string& who, const OverlapMetrics& m, const OverlapMetrics* base,
-                    bool baselineMissing) {
+    void regression(const std::string& who, const OverlapMetrics& m, const OverlapMetrics* base, bool baselineMissing) {
         const double p = *t_.maxRegressionPercent;
         const std::string allowed = " (allowed " + num(p, "%.1f") + "%)";
         if (baselineMissing || !base) {
@@ -137,30 +134,26 @@ private:
         if (base->overlap_ratio && m.overlap_ratio) {
             const double floor = *base->overlap_ratio * (1.0 - p / 100.0);
             const bool ok = *m.overlap_ratio >= floor;
-            const double drop = *base->overlap_ratio > 0
-                                    ? (1.0 - *m.overlap_ratio / *base->overlap_ratio) * 100.0
-                                    : 0.0;
+            const double drop =
+                *base->overlap_ratio > 0 ? (1.0 - *m.overlap_ratio / *base->overlap_ratio) * 100.0 : 0.0;
             add(who, "overlap-ratio-regression", ok,
-                who + ": overlap ratio " + num(*m.overlap_ratio) + " vs baseline " +
-                    num(*base->overlap_ratio) + (ok ? "" : ", " + num(drop, "%.1f") + "% lower") +
-                    allowed);
+                who + ": overlap ratio " + num(*m.overlap_ratio) + " vs baseline " + num(*base->overlap_ratio) +
+                    (ok ? "" : ", " + num(drop, "%.1f") + "% lower") + allowed);
         } else {
-            add(who, "overlap-ratio-regression", true,
-                who + ": overlap ratio not defined in both (no communication)");
+            add(who, "overlap-ratio-regression", true, who + ": overlap ratio not defined in both (no communication)");
         }
         const double ceiling = static_cast<double>(base->exposed_comm_ns) * (1.0 + p / 100.0);
         const bool ok = static_cast<double>(m.exposed_comm_ns) <= ceiling;
         std::string growth;
         if (!ok && base->exposed_comm_ns > 0)
-            growth = ", " +
-                     num((static_cast<double>(m.exposed_comm_ns) /
-                              static_cast<double>(base->exposed_comm_ns) -
-                          1.0) * 100.0,
-                         "%.1f") +
-                     "% more";
+            growth =
+                ", " +
+                num((static_cast<double>(m.exposed_comm_ns) / static_cast<double>(base->exposed_comm_ns) - 1.0) * 100.0,
+                    "%.1f") +
+                "% more";
         add(who, "exposed-comm-regression", ok,
-            who + ": exposed communication " + ms(m.exposed_comm_ns) + " vs baseline " +
-                ms(base->exposed_comm_ns) + growth + allowed);
+            who + ": exposed communication " + ms(m.exposed_comm_ns) + " vs baseline " + ms(base->exposed_comm_ns) +
+                growth + allowed);
     }
 
     void add(const std::string& who, const std::string& name, bool ok, const std::string& msg) {
@@ -219,15 +212,27 @@ std::string xmlEscape(const std::string& s) {
     std::string out;
     for (unsigned char c : s) {
         switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&apos;"; break;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
             default:
                 // Control characters are not allowed in XML 1.0.
-                if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
-                else out += static_cast<char>(c);
+                if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
+                    out += '?';
+                else
+                    out += static_cast<char>(c);
         }
     }
     return out;
@@ -235,16 +240,14 @@ std::string xmlEscape(const std::string& s) {
 
 }  // namespace
 
-std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t,
-                                    const Analysis* baseline) {
+std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t, const Analysis* baseline) {
     validate(t, baseline);
     std::vector<CheckOutcome> out;
     Checker checker(t, out);
     for (size_t i = 0; i < current.devices.size(); ++i) {
         const auto& d = current.devices[i];
         const DeviceAnalysis* b = baseline ? matchBaseline(*baseline, d, i) : nullptr;
-        checker.scope(deviceLabel(d), d.totals, b ? &b->totals : nullptr, true,
-                      baseline && !b);
+        checker.scope(deviceLabel(d), d.totals, b ? &b->totals : nullptr, true, baseline && !b);
         checker.device(deviceLabel(d), d);
         checker.bubble(deviceLabel(d), d.pipeline);
         if (d.droppedRecords && *d.droppedRecords > 0)
@@ -256,8 +259,7 @@ std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t
     // An absolute ms limit is per device: the summary sums devices, so it
     // would grow with the rank count.
     if (current.devices.size() > 1) {
-        checker.scope("summary", current.summary, baseline ? &baseline->summary : nullptr, false,
-                      false);
+        checker.scope("summary", current.summary, baseline ? &baseline->summary : nullptr, false, false);
         checker.bubble("summary", pipelineSummary(current));
     }
     checker.alltoall(current);
@@ -269,11 +271,10 @@ std::string formatJunit(const std::vector<CheckOutcome>& outcomes, const std::st
     for (const auto& o : outcomes)
         if (!o.passed) ++failures;
     std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    xml += "<testsuites name=\"overlapscope\" tests=\"" + std::to_string(outcomes.size()) +
-           "\" failures=\"" + std::to_string(failures) + "\">\n";
-    xml += "  <testsuite name=\"" + xmlEscape(suiteName) + "\" tests=\"" +
-           std::to_string(outcomes.size()) + "\" failures=\"" + std::to_string(failures) +
-           "\" errors=\"0\" skipped=\"0\">\n";
+    xml += "<testsuites name=\"overlapscope\" tests=\"" + std::to_string(outcomes.size()) + "\" failures=\"" +
+           std::to_string(failures) + "\">\n";
+    xml += "  <testsuite name=\"" + xmlEscape(suiteName) + "\" tests=\"" + std::to_string(outcomes.size()) +
+           "\" failures=\"" + std::to_string(failures) + "\" errors=\"0\" skipped=\"0\">\n";
     for (const auto& o : outcomes) {
         xml += "    <testcase classname=\"" + xmlEscape(o.scope) + "\" name=\"" + xmlEscape(o.name) + "\"";
         if (o.passed) {

@@ -30,14 +30,13 @@ struct Thresholds {
 
     bool any() const {
         return minOverlapRatio || maxExposedCommMs || maxExposedCommShare || maxRegressionPercent ||
-               maxComputeSlowdown || maxExposedTransferMs || maxDelayCausedMs || maxBubbleShare ||
-               maxAllToAllImbalance;
+               maxComputeSlowdown || maxExposedTransferMs || maxDelayCausedMs || maxBubbleShare || maxAllToAllImbalance;
     }
 };
 
 struct CheckOutcome {
-    std::string scope;    // "rank 0 gpu 0" or "summary"
-    std::string name;     // "min-overlap-ratio", "max-exposed-comm-ms", ...
+    std::string scope;  // "rank 0 gpu 0" or "summary"
+    std::string name;   // "min-overlap-ratio", "max-exposed-comm-ms", ...
     bool passed = true;
     std::string message;  // one line: scope, value, threshold
 };

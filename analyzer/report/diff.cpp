@@ -36,9 +36,12 @@ std::vector<MetricDelta> compare(const OverlapMetrics& a, const OverlapMetrics& 
     out.push_back(ratio);
     auto exposed = delta("exposed_comm_ns", ns(a.exposed_comm_ns), ns(b.exposed_comm_ns));
     const double change = *exposed.change;
-    if (std::fabs(change) < kNoiseNs) exposed.regressionPct = 0;
-    else if (a.exposed_comm_ns > 0) exposed.regressionPct = change / static_cast<double>(a.exposed_comm_ns) * 100.0;
-    else exposed.regressionPct = change > 0 ? HUGE_VAL : 0;
+    if (std::fabs(change) < kNoiseNs)
+        exposed.regressionPct = 0;
+    else if (a.exposed_comm_ns > 0)
+        exposed.regressionPct = change / static_cast<double>(a.exposed_comm_ns) * 100.0;
+    else
+        exposed.regressionPct = change > 0 ? HUGE_VAL : 0;
     out.push_back(exposed);
     out.push_back(delta("window_ns", ns(a.window_ns), ns(b.window_ns)));
     out.push_back(delta("compute_ns", ns(a.compute_ns), ns(b.compute_ns)));
@@ -53,8 +56,8 @@ std::vector<MetricDelta> compare(const OverlapMetrics& a, const OverlapMetrics& 
 
 // The 4b/4c numbers, shown but not gated (a slower or more-waiting run shows
 // up in the gated exposed communication already).
-void appendInterferenceWait(std::vector<MetricDelta>& out, const InterferenceMetrics& a,
-                            const InterferenceMetrics& b, const std::optional<WaitTransferMetrics>& wa,
+void appendInterferenceWait(std::vector<MetricDelta>& out, const InterferenceMetrics& a, const InterferenceMetrics& b,
+                            const std::optional<WaitTransferMetrics>& wa,
                             const std::optional<WaitTransferMetrics>& wb) {
     out.push_back(delta("interference_ns", ns(a.interference_ns), ns(b.interference_ns)));
     out.push_back(delta("compute_slowdown", a.compute_slowdown, b.compute_slowdown));
@@ -70,9 +73,7 @@ void appendInterferenceWait(std::vector<MetricDelta>& out, const InterferenceMet
                         field(wb, &WaitTransferMetrics::exposed_transfer_ns)));
 }
 
-std::optional<double> optNs(const std::optional<TimeNs>& v) {
-    return v ? ns(*v) : std::nullopt;
-}
+std::optional<double> optNs(const std::optional<TimeNs>& v) { return v ? ns(*v) : std::nullopt; }
 
 // Pipeline bubble and exposed all-to-all (docs/metrics.md 7e/7f), shown, not gated.
 void appendPatterns(std::vector<MetricDelta>& out, const std::optional<PipelineStageMetrics>& pa,
@@ -81,9 +82,7 @@ void appendPatterns(std::vector<MetricDelta>& out, const std::optional<PipelineS
     const auto bubble = [](const std::optional<PipelineStageMetrics>& p) {
         return p ? ns(p->bubble_ns) : std::nullopt;
     };
-    const auto share = [](const std::optional<PipelineStageMetrics>& p) {
-        return p ? p->bubble_share : std::nullopt;
-    };
+    const auto share = [](const std::optional<PipelineStageMetrics>& p) { return p ? p->bubble_share : std::nullopt; };
     const auto exposed = [](const std::optional<AllToAllMetrics>& x) {
         return x ? ns(x->exposed_alltoall_ns) : std::nullopt;
     };
@@ -108,8 +107,8 @@ DiffRow row(DiffScope scope, std::string label, const OverlapMetrics& a, const O
 }
 
 std::string deviceName(const DeviceAnalysis& d) {
-    const std::string who = d.rank >= 0 ? "rank " + std::to_string(d.rank)
-                                        : (d.host.empty() ? "" : d.host + ":") + std::to_string(d.pid);
+    const std::string who =
+        d.rank >= 0 ? "rank " + std::to_string(d.rank) : (d.host.empty() ? "" : d.host + ":") + std::to_string(d.pid);
     return who + " gpu " + std::to_string(d.device);
 }
 
@@ -127,9 +126,8 @@ std::map<DeviceKey, const DeviceAnalysis*> keyed(const Analysis& a) {
 }
 
 void sortWorstFirst(std::vector<DiffRow>& rows) {
-    std::stable_sort(rows.begin(), rows.end(), [](const DiffRow& x, const DiffRow& y) {
-        return x.worstRegressionPct > y.worstRegressionPct;
-    });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const DiffRow& x, const DiffRow& y) { return x.worstRegressionPct > y.worstRegressionPct; });
 }
 
 }  // namespace
@@ -166,12 +164,11 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
         devices.push_back(std::move(r));
         const size_t n = std::min(da->steps.size(), db->steps.size());
         for (size_t s = 0; s < n; ++s) {
-            std::string label = deviceName(*da) + " step " + std::to_string(s) + " (" +
-                                da->steps[s].name;
+            std::string label = deviceName(*da) + " step " + std::to_string(s) + " (" + da->steps[s].name;
             if (db->steps[s].name != da->steps[s].name) label += " / " + db->steps[s].name;
             DiffRow sr = row(DiffScope::Step, label + ")", da->steps[s].metrics, db->steps[s].metrics);
-            appendInterferenceWait(sr.metrics, da->steps[s].interference, db->steps[s].interference,
-                                   da->steps[s].wait, db->steps[s].wait);
+            appendInterferenceWait(sr.metrics, da->steps[s].interference, db->steps[s].interference, da->steps[s].wait,
+                                   db->steps[s].wait);
             appendPatterns(sr.metrics, da->steps[s].pipeline, db->steps[s].pipeline, da->steps[s].alltoall,
                            db->steps[s].alltoall);
             sr.rank = da->rank;
@@ -180,9 +177,9 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
             steps.push_back(std::move(sr));
         }
         if (da->steps.size() != db->steps.size())
-            out.notes.push_back(deviceName(*da) + ": " + std::to_string(da->steps.size()) +
-                                " steps in the base, " + std::to_string(db->steps.size()) +
-                                " in the candidate; compared the first " + std::to_string(n));
+            out.notes.push_back(deviceName(*da) + ": " + std::to_string(da->steps.size()) + " steps in the base, " +
+                                std::to_string(db->steps.size()) + " in the candidate; compared the first " +
+                                std::to_string(n));
     }
     for (const auto& [key, db] : b)
         if (!a.count(key)) out.notes.push_back(deviceName(*db) + " is only in the candidate");
@@ -195,8 +192,6 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
     return out;
 }
 
-bool exceedsRegression(const DiffResult& diff, double percent) {
-    return diff.worstRegressionPct > percent;
-}
+bool exceedsRegression(const DiffResult& diff, double percent) { return diff.worstRegressionPct > percent; }
 
 }  // namespace osc::report

@@ -21,8 +21,8 @@ namespace osc::report {
 struct MetricDelta {
     std::string name;  // "overlap_ratio", "exposed_comm_ns", ...
     std::optional<double> base, candidate;
-    std::optional<double> change;       // candidate - base
-    std::optional<double> relativePct;  // change / |base| * 100
+    std::optional<double> change;         // candidate - base
+    std::optional<double> relativePct;    // change / |base| * 100
     std::optional<double> regressionPct;  // > 0 when worse; only for the gated metrics
 };
 
@@ -40,7 +40,7 @@ struct DiffRow {
 
 struct DiffResult {
     std::string basePath, candidatePath;
-    std::vector<DiffRow> rows;  // summary, then devices, then steps; each group worst first
+    std::vector<DiffRow> rows;       // summary, then devices, then steps; each group worst first
     std::vector<std::string> notes;  // devices or steps present on one side only
     double worstRegressionPct = 0;   // over the summary and device rows
 };

@@ -31,8 +31,7 @@ std::string pct(double v) {
 bool isShare(const std::string& name) { return name == "overlap_ratio" || name == "bubble_share"; }
 
 bool isRatio(const std::string& name) {
-    return isShare(name) || name == "achieved_speedup" || name == "ideal_speedup" ||
-           name == "alltoall_imbalance";
+    return isShare(name) || name == "achieved_speedup" || name == "ideal_speedup" || name == "alltoall_imbalance";
 }
 
 std::string value(const std::string& name, std::optional<double> v) {
@@ -53,8 +52,7 @@ std::string sideBySide(const MetricDelta* m) {
 std::string worst(const DiffRow& r, std::optional<double> failPercent) {
     if (r.worstRegressionPct <= 0) return "-";
     std::string s = pct(r.worstRegressionPct);
-    if (failPercent && r.scope != DiffScope::Step && r.worstRegressionPct > *failPercent)
-        s += " REGRESSION";
+    if (failPercent && r.scope != DiffScope::Step && r.worstRegressionPct > *failPercent) s += " REGRESSION";
     return s;
 }
 
@@ -67,9 +65,8 @@ std::string verdictLine(const DiffResult& d, std::optional<double> failPercent) 
         return "no regression in overlap ratio or exposed communication";
     std::string line = "worst regression: " + pct(worstRow->worstRegressionPct) + " on " + worstRow->label;
     if (failPercent)
-        line += exceedsRegression(d, *failPercent)
-                    ? " (beyond the " + pct(*failPercent).substr(1) + " limit: FAIL)"
-                    : " (within the " + pct(*failPercent).substr(1) + " limit)";
+        line += exceedsRegression(d, *failPercent) ? " (beyond the " + pct(*failPercent).substr(1) + " limit: FAIL)"
+                                                   : " (within the " + pct(*failPercent).substr(1) + " limit)";
     return line;
 }
 
@@ -113,10 +110,9 @@ nlohmann::json optionalNumber(std::optional<double> v) {
 }  // namespace
 
 std::string formatDiffText(const DiffResult& d, std::optional<double> failPercent) {
-    std::string out = "overlapscope diff\n  base:      " + d.basePath + "\n  candidate: " +
-                      d.candidatePath + "\n" + verdictLine(d, failPercent) + "\n\nSummary:\n" +
-                      summaryDetail(d).render() + "\nBy device and step, largest regressions first:\n" +
-                      overview(d, failPercent).render();
+    std::string out = "overlapscope diff\n  base:      " + d.basePath + "\n  candidate: " + d.candidatePath + "\n" +
+                      verdictLine(d, failPercent) + "\n\nSummary:\n" + summaryDetail(d).render() +
+                      "\nBy device and step, largest regressions first:\n" + overview(d, failPercent).render();
     if (!d.notes.empty()) {
         out += "\nNotes:\n";
         for (const auto& n : d.notes) out += "  " + n + "\n";
@@ -125,10 +121,9 @@ std::string formatDiffText(const DiffResult& d, std::optional<double> failPercen
 }
 
 std::string formatDiffMarkdown(const DiffResult& d, std::optional<double> failPercent) {
-    std::string out = "## overlapscope diff\n\nBase: `" + d.basePath + "`  \nCandidate: `" +
-                      d.candidatePath + "`\n\n**" + verdictLine(d, failPercent) + "**\n\n### Summary\n\n" +
-                      summaryDetail(d).renderMarkdown() +
-                      "\n### By device and step (largest regressions first)\n\n" +
+    std::string out = "## overlapscope diff\n\nBase: `" + d.basePath + "`  \nCandidate: `" + d.candidatePath +
+                      "`\n\n**" + verdictLine(d, failPercent) + "**\n\n### Summary\n\n" +
+                      summaryDetail(d).renderMarkdown() + "\n### By device and step (largest regressions first)\n\n" +
                       overview(d, failPercent).renderMarkdown();
     if (!d.notes.empty()) {
         out += "\n### Notes\n\n";
@@ -145,8 +140,8 @@ std::string formatDiffJson(const DiffResult& d, std::optional<double> failPercen
     j["candidate"] = d.candidatePath;
     j["fail_on_regression_pct"] = optionalNumber(failPercent);
     j["worst_regression_pct"] = optionalNumber(d.worstRegressionPct);
-    j["regressed"] = failPercent ? nlohmann::ordered_json(exceedsRegression(d, *failPercent))
-                                 : nlohmann::ordered_json(nullptr);
+    j["regressed"] =
+        failPercent ? nlohmann::ordered_json(exceedsRegression(d, *failPercent)) : nlohmann::ordered_json(nullptr);
     auto rows = nlohmann::ordered_json::array();
     for (const auto& r : d.rows) {
         nlohmann::ordered_json o;

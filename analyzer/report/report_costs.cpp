@@ -32,30 +32,29 @@ std::vector<std::string> costSentences(const DeviceAnalysis& d) {
         const TimeNs hid = d.totals.overlap_ns;
         std::string s;
         if (i.interference_ns >= 0)
-            s = "overlap hid " + formatDuration(hid) + " but slowed compute by " +
-                formatDuration(i.interference_ns) + ": net " + signedDuration(i.net_overlap_gain_ns);
+            s = "overlap hid " + formatDuration(hid) + " but slowed compute by " + formatDuration(i.interference_ns) +
+                ": net " + signedDuration(i.net_overlap_gain_ns);
         else
             s = "overlap hid " + formatDuration(hid) + " and compute under it ran " +
-                formatDuration(-i.interference_ns) + " faster than alone: net " +
-                signedDuration(i.net_overlap_gain_ns);
+                formatDuration(-i.interference_ns) + " faster than alone: net " + signedDuration(i.net_overlap_gain_ns);
         if (i.compute_slowdown)
-            s += " (compute under communication " + (*i.compute_slowdown >= 0 ? percent(*i.compute_slowdown) + " slower"
-                                                                                : percent(-*i.compute_slowdown) + " faster") + ")";
+            s += " (compute under communication " +
+                 (*i.compute_slowdown >= 0 ? percent(*i.compute_slowdown) + " slower"
+                                           : percent(-*i.compute_slowdown) + " faster") +
+                 ")";
         if (i.interference_coverage && *i.interference_coverage < 0.5)
-            s += "; only " + percent(*i.interference_coverage) +
-                 " of the overlapped compute has an isolated baseline";
+            s += "; only " + percent(*i.interference_coverage) + " of the overlapped compute has an isolated baseline";
         out.push_back(s);
         if (i.net_overlap_gain_ns < 0)
-            out.push_back("overlap costs more compute than it hides: running communication after "
-                          "compute would be faster here");
+            out.push_back(
+                "overlap costs more compute than it hides: running communication after "
+                "compute would be faster here");
     }
     if (d.wait && d.totals.exposed_comm_ns > 0) {
-        const double share = static_cast<double>(d.wait->exposed_wait_ns) /
-                             static_cast<double>(d.totals.exposed_comm_ns);
-        out.push_back(percent(share) + " of exposed communication (" +
-                      formatDuration(d.wait->exposed_wait_ns) + " of " +
-                      formatDuration(d.totals.exposed_comm_ns) +
-                      ") is waiting for other ranks, not transfer");
+        const double share =
+            static_cast<double>(d.wait->exposed_wait_ns) / static_cast<double>(d.totals.exposed_comm_ns);
+        out.push_back(percent(share) + " of exposed communication (" + formatDuration(d.wait->exposed_wait_ns) +
+                      " of " + formatDuration(d.totals.exposed_comm_ns) + ") is waiting for other ranks, not transfer");
     }
     return out;
 }
@@ -73,21 +72,22 @@ std::string stragglerSentence(const std::vector<DeviceAnalysis>& devices, size_t
             worst = &d;
     if (!worst) return {};
     return deviceLabel(*worst) + " arrived last at " + std::to_string(*worst->last_arrivals) + " of " +
-           std::to_string(matchedCount) + " collectives (" +
-           formatDuration(worst->delay_caused_ns.value_or(0)) + " of others' waiting)";
+           std::to_string(matchedCount) + " collectives (" + formatDuration(worst->delay_caused_ns.value_or(0)) +
+           " of others' waiting)";
 }
 
 TextTable interferenceTable(const DeviceAnalysis& d, size_t top) {
-    TextTable t({"kernel", "grid", "block", "alone", "overlapped", "baseline", "median overlapped",
-                 "slowdown", "per kernel"});
+    TextTable t(
+        {"kernel", "grid", "block", "alone", "overlapped", "baseline", "median overlapped", "slowdown", "per kernel"});
     const size_t n = top == 0 ? d.signatures.size() : std::min(top, d.signatures.size());
     for (size_t k = 0; k < n; ++k) {
         const auto& s = d.signatures[k];
         std::string per = "-";
         if (s.baseline_ns && *s.baseline_ns > 0 && s.median_overlapped_ns) {
             char buf[32];
-            std::snprintf(buf, sizeof buf, "%+.1f%%",
-                          (static_cast<double>(*s.median_overlapped_ns) / static_cast<double>(*s.baseline_ns) - 1.0) * 100.0);
+            std::snprintf(
+                buf, sizeof buf, "%+.1f%%",
+                (static_cast<double>(*s.median_overlapped_ns) / static_cast<double>(*s.baseline_ns) - 1.0) * 100.0);
             per = buf;
         }
         const auto paren = s.name.find('(');

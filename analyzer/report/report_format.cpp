@@ -27,8 +27,7 @@ std::string scaled(double v, const char* unit) {
 std::string deviceLabel(const DeviceAnalysis& d) {
     const std::string gpu = " gpu " + std::to_string(d.device);
     if (d.rank >= 0) return "rank " + std::to_string(d.rank) + gpu;
-    const std::string where = d.host.empty() ? "pid " + std::to_string(d.pid)
-                                             : d.host + ":" + std::to_string(d.pid);
+    const std::string where = d.host.empty() ? "pid " + std::to_string(d.pid) : d.host + ":" + std::to_string(d.pid);
     return where + gpu;
 }
 
@@ -80,22 +79,28 @@ std::string stepVerdict(const StepAnalysis& step) {
 
 std::string toString(FindingKind kind) {
     switch (kind) {
-        case FindingKind::CommOnComputeStream: return "comm-on-compute-stream";
-        case FindingKind::CommAfterLastCompute: return "comm-after-last-compute";
-        case FindingKind::ManySmallCollectives: return "many-small-collectives";
-        case FindingKind::IdleGap: return "idle-gap";
-        case FindingKind::CommunicationBound: return "communication-bound";
-        case FindingKind::PipelineBubble: return "pipeline-bubble";
-        case FindingKind::AllToAllImbalance: return "alltoall-imbalance";
+        case FindingKind::CommOnComputeStream:
+            return "comm-on-compute-stream";
+        case FindingKind::CommAfterLastCompute:
+            return "comm-after-last-compute";
+        case FindingKind::ManySmallCollectives:
+            return "many-small-collectives";
+        case FindingKind::IdleGap:
+            return "idle-gap";
+        case FindingKind::CommunicationBound:
+            return "communication-bound";
+        case FindingKind::PipelineBubble:
+            return "pipeline-bubble";
+        case FindingKind::AllToAllImbalance:
+            return "alltoall-imbalance";
     }
     return "unknown";
 }
 
 FindingKind parseFindingKind(const std::string& name) {
     for (auto k : {FindingKind::CommOnComputeStream, FindingKind::CommAfterLastCompute,
-                   FindingKind::ManySmallCollectives, FindingKind::IdleGap,
-                   FindingKind::CommunicationBound, FindingKind::PipelineBubble,
-                   FindingKind::AllToAllImbalance})
+                   FindingKind::ManySmallCollectives, FindingKind::IdleGap, FindingKind::CommunicationBound,
+                   FindingKind::PipelineBubble, FindingKind::AllToAllImbalance})
         if (toString(k) == name) return k;
     throw std::invalid_argument("unknown finding kind '" + name + "'");
 }
@@ -137,8 +142,8 @@ DeviceBottleneck deviceBottleneck(const DeviceAnalysis& d) {
             }
         }
         if (best.found)
-            best.label = describeCollective(cs[static_cast<size_t>(best.collective)]) + " #" +
-                         std::to_string(best.collective);
+            best.label =
+                describeCollective(cs[static_cast<size_t>(best.collective)]) + " #" + std::to_string(best.collective);
     }
     if (best.found && d.totals.exposed_comm_ns > 0)
         best.share = static_cast<double>(best.exposed_ns) / static_cast<double>(d.totals.exposed_comm_ns);
@@ -148,11 +153,9 @@ DeviceBottleneck deviceBottleneck(const DeviceAnalysis& d) {
 namespace {
 std::string metricsClause(const OverlapMetrics& m) {
     if (m.comm_ns == 0)
-        return "no communication; compute " + formatDuration(m.compute_ns) + " of " +
-               formatDuration(m.window_ns);
-    return formatPercent(m.overlap_ratio) + " of communication hidden, " +
-           formatDuration(m.exposed_comm_ns) + " exposed of " + formatDuration(m.comm_ns) + "; " +
-           verdict(m);
+        return "no communication; compute " + formatDuration(m.compute_ns) + " of " + formatDuration(m.window_ns);
+    return formatPercent(m.overlap_ratio) + " of communication hidden, " + formatDuration(m.exposed_comm_ns) +
+           " exposed of " + formatDuration(m.comm_ns) + "; " + verdict(m);
 }
 }  // namespace
 
@@ -171,8 +174,7 @@ std::string headline(const DeviceAnalysis& d) {
 std::string summaryHeadline(const Analysis& a) { return summaryHeadline(a.devices.size(), a.summary); }
 
 std::string summaryHeadline(size_t n, const OverlapMetrics& summary) {
-    return (n == 1 ? std::string("1 device") : "all " + std::to_string(n) + " devices") + ": " +
-           metricsClause(summary);
+    return (n == 1 ? std::string("1 device") : "all " + std::to_string(n) + " devices") + ": " + metricsClause(summary);
 }
 
 }  // namespace osc::report

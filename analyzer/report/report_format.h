@@ -37,8 +37,8 @@ FindingKind parseFindingKind(const std::string& name);
 // collective with the most exposed time.
 struct DeviceBottleneck {
     bool found = false;
-    std::string label;  // "AllReduce f32 bucket #2" or "AllReduce f32 #41"
-    int position = -1;  // bucket position within a step, -1 without steps
+    std::string label;    // "AllReduce f32 bucket #2" or "AllReduce f32 #41"
+    int position = -1;    // bucket position within a step, -1 without steps
     int collective = -1;  // a representative index into DeviceAnalysis::collectives
     TimeNs exposed_ns = 0;
     std::optional<double> share;  // of the device's exposed communication

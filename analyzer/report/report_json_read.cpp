@@ -12,7 +12,6 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-
 namespace osc::report {
 namespace {
 
@@ -359,8 +358,8 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
     out.version = static_cast<int>(r.integer(doc, "version", "$"));
     if (out.version > kReportVersion)
         throw CaptureError(origin, "report version " + std::to_string(out.version) +
-                                       " is newer than this overlapscope reads (" +
-                                       std::to_string(kReportVersion) + ")");
+                                       " is newer than this overlapscope reads (" + std::to_string(kReportVersion) +
+                                       ")");
     if (out.version < 1) r.fail("$.version", "must be at least 1");
     if (r.has(doc, "inputs"))
         for (const auto& i : r.array(doc, "inputs", "$"))

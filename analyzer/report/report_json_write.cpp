@@ -176,23 +176,16 @@ void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) 
     const char* colon = compact ? "\":" : "\": ";
     auto str = [](const std::string& v) { return ordered_json(v).dump(-1, ' ', false, kInvalidUtf8); };
     auto optU = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
-    os << (compact ? "{" : "{\n")
-       << in << "\"name" << colon << str(c.name) << sep
-       << in << "\"collective" << colon << str(c.collective) << sep
-       << in << "\"datatype" << colon << str(c.datatype) << sep
-       << in << "\"start_ns" << colon << c.start_ns << sep
-       << in << "\"end_ns" << colon << c.end_ns << sep
-       << in << "\"stream" << colon << c.stream << sep
-       << in << "\"duration_ns" << colon << c.duration_ns << sep
-       << in << "\"overlapped_ns" << colon << c.overlapped_ns << sep
-       << in << "\"exposed_ns" << colon << c.exposed_ns << sep
-       << in << "\"bytes" << colon << optU(c.bytes) << sep
-       << in << "\"bandwidth_gbps" << colon << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep
-       << in << "\"comm_hash" << colon << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << sep
-       << in << "\"seq_number" << colon << optU(c.seqNumber) << sep
-       << in << "\"algo" << colon << str(c.algo) << sep
-       << in << "\"proto" << colon << str(c.proto) << sep
-       << in << "\"step" << colon << (c.step >= 0 ? std::to_string(c.step) : std::string("null"))
+    os << (compact ? "{" : "{\n") << in << "\"name" << colon << str(c.name) << sep << in << "\"collective" << colon
+       << str(c.collective) << sep << in << "\"datatype" << colon << str(c.datatype) << sep << in << "\"start_ns"
+       << colon << c.start_ns << sep << in << "\"end_ns" << colon << c.end_ns << sep << in << "\"stream" << colon
+       << c.stream << sep << in << "\"duration_ns" << colon << c.duration_ns << sep << in << "\"overlapped_ns" << colon
+       << c.overlapped_ns << sep << in << "\"exposed_ns" << colon << c.exposed_ns << sep << in << "\"bytes" << colon
+       << optU(c.bytes) << sep << in << "\"bandwidth_gbps" << colon
+       << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"comm_hash" << colon
+       << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"seq_number" << colon
+       << optU(c.seqNumber) << sep << in << "\"algo" << colon << str(c.algo) << sep << in << "\"proto" << colon
+       << str(c.proto) << sep << in << "\"step" << colon << (c.step >= 0 ? std::to_string(c.step) : std::string("null"))
        << (compact ? "" : "\n" + std::string(static_cast<size_t>(indent), ' ')) << "}";
 }
 
@@ -214,8 +207,11 @@ public:
         next(key);
         os_ << "[";
         for (size_t i = 0; i < n; ++i) {
-            if (compact_) os_ << (i ? "," : "") << item(i).dump(-1, ' ', false, kInvalidUtf8);
-            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4) << reindent(item(i).dump(2, ' ', false, kInvalidUtf8), indent_ + 4);
+            if (compact_)
+                os_ << (i ? "," : "") << item(i).dump(-1, ' ', false, kInvalidUtf8);
+            else
+                os_ << (i ? ",\n" : "\n") << pad(indent_ + 4)
+                    << reindent(item(i).dump(2, ' ', false, kInvalidUtf8), indent_ + 4);
         }
         if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
@@ -226,8 +222,10 @@ public:
         next(key);
         os_ << "[";
         for (size_t i = 0; i < n; ++i) {
-            if (compact_) os_ << (i ? "," : "");
-            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
+            if (compact_)
+                os_ << (i ? "," : "");
+            else
+                os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
             item(os_, compact_ ? -1 : indent_ + 4, i);
         }
         if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
@@ -239,8 +237,10 @@ public:
         next(key);
         os_ << "[";
         for (size_t i = 0; i < n; ++i) {
-            if (compact_) os_ << (i ? "," : "");
-            else os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
+            if (compact_)
+                os_ << (i ? "," : "");
+            else
+                os_ << (i ? ",\n" : "\n") << pad(indent_ + 4);
             ObjectWriter inner(os_, compact_ ? -1 : indent_ + 4);
             body(inner, i);
             inner.close();
@@ -264,8 +264,11 @@ private:
         return out;
     }
     void next(const std::string& key) {
-        if (compact_) os_ << (first_ ? "" : ",") << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ":";
-        else os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ": ";
+        if (compact_)
+            os_ << (first_ ? "" : ",") << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ":";
+        else
+            os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8)
+                << ": ";
         first_ = false;
     }
     std::ostream& os_;
@@ -304,20 +307,19 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     putAllToAll(totals, d.alltoall);
     w.field("totals", totals);
     w.arrayField("steps", d.steps.size(), [&](size_t i) { return stepJson(d, d.steps[i]); });
-    w.rawArrayField("collectives", d.collectives.size(), [&](std::ostream& os, int indent, size_t i) {
-        writeCollective(os, indent, d.collectives[i]);
-    });
+    w.rawArrayField("collectives", d.collectives.size(),
+                    [&](std::ostream& os, int indent, size_t i) { writeCollective(os, indent, d.collectives[i]); });
     // Added fields (version 1 allows additions).
     w.field("label", deviceLabel(d));
     w.field("verdict", verdict(d.totals));
     const auto b = deviceBottleneck(d);
-    w.field("bottleneck", b.found ? ordered_json{{"name", b.label},
-                                                 {"position", b.position >= 0 ? ordered_json(b.position)
-                                                                              : ordered_json(nullptr)},
-                                                 {"collective", b.collective},
-                                                 {"exposed_ns", b.exposed_ns},
-                                                 {"share", orNull(b.share)}}
-                                  : ordered_json(nullptr));
+    w.field("bottleneck",
+            b.found ? ordered_json{{"name", b.label},
+                                   {"position", b.position >= 0 ? ordered_json(b.position) : ordered_json(nullptr)},
+                                   {"collective", b.collective},
+                                   {"exposed_ns", b.exposed_ns},
+                                   {"share", orNull(b.share)}}
+                    : ordered_json(nullptr));
     w.field("findings", findingsJson(d.findings));
     // The capture's completeness (its process's counts; null when the file does not say).
     w.field("dropped_records", orNull(d.droppedRecords));

@@ -23,7 +23,7 @@ struct JobParts {
     const Analysis& rest;                        // job-level results; devices and matched unread
     const std::vector<DeviceAnalysis>& devices;  // jobLevelCopy of each, in order
     size_t matchedCount = 0;
-    const std::vector<MatchedRow>& matched;      // the rows matchedTable may show, in matched order
+    const std::vector<MatchedRow>& matched;  // the rows matchedTable may show, in matched order
 };
 
 void addTextSections(const DeviceAnalysis& device, const ReportOptions& options, DeviceSections& out);

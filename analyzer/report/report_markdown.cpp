@@ -50,8 +50,8 @@ std::string markdownReport(const DeviceSections& s, const JobParts& job, const R
                    std::to_string(job.matchedCount) + " matched collectives\n";
         if (a.spread)
             out += "- step time min/median/max: " + formatDuration(a.spread->step_time_min_ns) + " / " +
-                   formatDuration(a.spread->step_time_median_ns) + " / " +
-                   formatDuration(a.spread->step_time_max_ns) + "\n";
+                   formatDuration(a.spread->step_time_median_ns) + " / " + formatDuration(a.spread->step_time_max_ns) +
+                   "\n";
     }
     for (const auto& [title, lines] : {std::pair{"Pipeline", pipelineLines(a.pipeline, job.devices)},
                                        std::pair{"All-to-all", alltoallLines(a.alltoall, job.devices)},
@@ -60,8 +60,7 @@ std::string markdownReport(const DeviceSections& s, const JobParts& job, const R
         out += std::string("\n**") + title + "**\n\n";
         for (const auto& l : lines) out += "- " + l + "\n";
     }
-    if (!a.pipeline.empty())
-        out += details("Pipeline bubble per stage", pipelineTable(a.pipeline, job.devices));
+    if (!a.pipeline.empty()) out += details("Pipeline bubble per stage", pipelineTable(a.pipeline, job.devices));
     if (!a.alltoall.empty() && (o.steps || o.collectives))
         out += details("All-to-all per step", alltoallTable(a.alltoall, job.devices, o.topCollectives));
     out += s.steps;

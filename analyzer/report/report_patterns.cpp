@@ -95,13 +95,15 @@ std::vector<std::string> pipelineLines(const std::vector<PipelineStep>& pipeline
     std::set<std::pair<int, int>> shapes;
     for (const auto& p : pipeline) shapes.insert({p.stages, p.microbatches});
     const auto& first = pipeline.front();
-    std::string shape = std::to_string(first.stages) + " stages, " + std::to_string(first.microbatches) +
-                        " micro-batches";
+    std::string shape =
+        std::to_string(first.stages) + " stages, " + std::to_string(first.microbatches) + " micro-batches";
     if (shapes.size() > 1) shape += " in the first (shapes differ between steps)";
     const auto sum = pipelineSummary(devices);
     out.push_back("pipeline: " + std::to_string(pipeline.size()) + " step(s), " + shape + "; the stages idle " +
-                  formatPercent(sum ? sum->bubble_share : std::nullopt) + " of the pipeline window, fill and drain "
-                  "((S-1)/(M+S-1)) explain " + formatPercent(sum ? sum->theoretical_bubble_share : std::nullopt));
+                  formatPercent(sum ? sum->bubble_share : std::nullopt) +
+                  " of the pipeline window, fill and drain "
+                  "((S-1)/(M+S-1)) explain " +
+                  formatPercent(sum ? sum->theoretical_bubble_share : std::nullopt));
     const auto [slow, times] = mostOften(pipeline, [](const PipelineStep& p) { return p.slowest; });
     if (slow >= 0)
         out.push_back("slowest stage: " + deviceName(devices, slow) + " (most compute in " + std::to_string(times) +
@@ -115,20 +117,20 @@ std::vector<std::string> alltoallLines(const std::vector<AllToAllStep>& alltoall
     if (alltoall.empty()) return out;
     int exchanges = 0;
     for (const auto& s : alltoall) exchanges += s.dispatches;
-    std::string line = "all-to-all: " + std::to_string(exchanges) + " exchange(s) in " +
-                       std::to_string(alltoall.size()) + " step(s)";
+    std::string line =
+        "all-to-all: " + std::to_string(exchanges) + " exchange(s) in " + std::to_string(alltoall.size()) + " step(s)";
     if (const auto exposed = exposedAllToAll(devices))
         line += ", " + formatDuration(*exposed) + " exposed over all ranks";
     out.push_back(line);
     double worst = 0;
     if (const AllToAllStep* w = worstAllToAll(alltoall, &worst)) {
         out.push_back("worst imbalance: " + formatFactor(worst) + " of the mean " +
-                      (w->bytes_imbalance ? "bytes" : "transfer time") + " in " + stepLabel(w->step) +
-                      " (" + deviceName(devices, w->overloaded) + " overloaded)");
+                      (w->bytes_imbalance ? "bytes" : "transfer time") + " in " + stepLabel(w->step) + " (" +
+                      deviceName(devices, w->overloaded) + " overloaded)");
         const auto [hot, times] = mostOften(alltoall, [](const AllToAllStep& s) { return s.overloaded; });
         if (hot >= 0)
-            out.push_back("overloaded most often: " + deviceName(devices, hot) + " (" + std::to_string(times) +
-                          " of " + std::to_string(alltoall.size()) + " steps)");
+            out.push_back("overloaded most often: " + deviceName(devices, hot) + " (" + std::to_string(times) + " of " +
+                          std::to_string(alltoall.size()) + " steps)");
     }
     return out;
 }
@@ -149,8 +151,8 @@ std::vector<std::string> p2pLines(const std::vector<P2pTransfer>& p2p) {
 }
 
 TextTable pipelineTable(const std::vector<PipelineStep>& pipeline, const std::vector<DeviceAnalysis>& devices) {
-    TextTable t({"stage device", "window", "compute", "bubble", "share", "theory", "fill", "drain", "stall",
-                 "slowest in"});
+    TextTable t(
+        {"stage device", "window", "compute", "bubble", "share", "theory", "fill", "drain", "stall", "slowest in"});
     std::map<int, int> slowest;
     for (const auto& p : pipeline)
         if (p.slowest >= 0) ++slowest[p.slowest];
@@ -159,9 +161,8 @@ TextTable pipelineTable(const std::vector<PipelineStep>& pipeline, const std::ve
         if (!m) continue;
         t.addRow({deviceLabel(devices[d]), formatDuration(m->window_ns), formatDuration(m->compute_ns),
                   formatDuration(m->bubble_ns), formatPercent(m->bubble_share),
-                  formatPercent(m->theoretical_bubble_share), formatDuration(m->fill_ns),
-                  formatDuration(m->drain_ns), formatDuration(m->stall_ns),
-                  std::to_string(slowest[static_cast<int>(d)]) + " step(s)"});
+                  formatPercent(m->theoretical_bubble_share), formatDuration(m->fill_ns), formatDuration(m->drain_ns),
+                  formatDuration(m->stall_ns), std::to_string(slowest[static_cast<int>(d)]) + " step(s)"});
     }
     return t;
 }

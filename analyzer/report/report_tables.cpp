@@ -30,25 +30,22 @@ std::string gbps(std::optional<double> v) {
 std::vector<int> stepPositions(const DeviceAnalysis& d) {
     std::vector<int> positions(d.collectives.size(), 0);
     std::unordered_map<int, int> seen;
-    for (size_t i = 0; i < d.collectives.size(); ++i)
-        positions[i] = seen[d.collectives[i].step]++;
+    for (size_t i = 0; i < d.collectives.size(); ++i) positions[i] = seen[d.collectives[i].step]++;
     return positions;
 }
 
 // "AllReduce f32 #2": the collective and its issue position within its step.
-std::string positionedName(const DeviceAnalysis& d, const std::vector<int>& positions,
-                           int index) {
+std::string positionedName(const DeviceAnalysis& d, const std::vector<int>& positions, int index) {
     if (index < 0 || static_cast<size_t>(index) >= d.collectives.size()) return "-";
     const auto& c = d.collectives[static_cast<size_t>(index)];
-    return describeCollective(c) +
-           (c.step >= 0 ? " #" + std::to_string(positions[static_cast<size_t>(index)]) : "");
+    return describeCollective(c) + (c.step >= 0 ? " #" + std::to_string(positions[static_cast<size_t>(index)]) : "");
 }
 
 }  // namespace
 
 TextTable totalsTable(const std::vector<DeviceAnalysis>& devices, const OverlapMetrics& summary) {
-    TextTable t({"device", "window", "compute", "comm", "overlap", "exposed", "idle", "hidden",
-                 "speedup", "ideal", "verdict"});
+    TextTable t(
+        {"device", "window", "compute", "comm", "overlap", "exposed", "idle", "hidden", "speedup", "ideal", "verdict"});
     for (const auto& d : devices) {
         auto cells = metricCells(d.totals);
         cells.insert(cells.begin(), deviceLabel(d));
@@ -63,17 +60,16 @@ TextTable totalsTable(const std::vector<DeviceAnalysis>& devices, const OverlapM
 }
 
 TextTable stepsTable(const DeviceAnalysis& d) {
-    TextTable t({"step", "window", "compute", "comm", "exposed", "hidden", "bottleneck",
-                 "its exposed", "share", "verdict"});
+    TextTable t(
+        {"step", "window", "compute", "comm", "exposed", "hidden", "bottleneck", "its exposed", "share", "verdict"});
     const auto positions = stepPositions(d);
     for (const auto& s : d.steps) {
         const auto& m = s.metrics;
         const auto& b = s.bottleneck;
-        t.addRow({s.name, formatDuration(m.window_ns), formatDuration(m.compute_ns),
-                  formatDuration(m.comm_ns), formatDuration(m.exposed_comm_ns),
-                  formatPercent(m.overlap_ratio), positionedName(d, positions, b.collective),
-                  b.collective >= 0 ? formatDuration(b.exposed_ns) : "-", formatPercent(b.share),
-                  stepVerdict(s)});
+        t.addRow({s.name, formatDuration(m.window_ns), formatDuration(m.compute_ns), formatDuration(m.comm_ns),
+                  formatDuration(m.exposed_comm_ns), formatPercent(m.overlap_ratio),
+                  positionedName(d, positions, b.collective), b.collective >= 0 ? formatDuration(b.exposed_ns) : "-",
+                  formatPercent(b.share), stepVerdict(s)});
     }
     return t;
 }
@@ -94,15 +90,15 @@ TextTable collectivesTable(const DeviceAnalysis& d, size_t top) {
     for (size_t i = 0; i < n; ++i) {
         const auto& c = d.collectives[order[i]];
         const std::optional<double> hidden =
-            c.duration_ns > 0 ? std::optional<double>(static_cast<double>(c.overlapped_ns) /
-                                                      static_cast<double>(c.duration_ns))
-                              : std::nullopt;
+            c.duration_ns > 0
+                ? std::optional<double>(static_cast<double>(c.overlapped_ns) / static_cast<double>(c.duration_ns))
+                : std::nullopt;
         const std::string step = c.step >= 0 && static_cast<size_t>(c.step) < d.steps.size()
                                      ? d.steps[static_cast<size_t>(c.step)].name
                                      : "-";
         t.addRow({positionedName(d, positions, static_cast<int>(order[i])), step, formatDuration(c.start_ns),
-                  formatDuration(c.duration_ns), formatDuration(c.exposed_ns),
-                  formatPercent(hidden), formatBytes(c.bytes), gbps(c.bandwidth_gbps)});
+                  formatDuration(c.duration_ns), formatDuration(c.exposed_ns), formatPercent(hidden),
+                  formatBytes(c.bytes), gbps(c.bandwidth_gbps)});
     }
     return t;
 }
@@ -123,10 +119,8 @@ TextTable matchedTable(const std::vector<MatchedRow>& rows, size_t top) {
     TextTable t({"collective", "seq", "ranks", "skew", "transfer"});
     for (size_t i = 0; i < n; ++i) {
         const auto& m = rows[order[i]];
-        t.addRow({m.collective.empty() ? "?" : m.collective,
-                  m.seqNumber ? std::to_string(*m.seqNumber) : "-",
-                  std::to_string(m.ranks), formatDuration(m.skew_ns),
-                  formatDuration(m.transfer_ns)});
+        t.addRow({m.collective.empty() ? "?" : m.collective, m.seqNumber ? std::to_string(*m.seqNumber) : "-",
+                  std::to_string(m.ranks), formatDuration(m.skew_ns), formatDuration(m.transfer_ns)});
     }
     return t;
 }
@@ -158,9 +152,8 @@ std::vector<ReportedFinding> deviceFindings(const DeviceAnalysis& d) {
 
 std::string describeFinding(const ReportedFinding& f) {
     if (f.steps == 0) return f.finding.message;
-    return f.finding.message + " (seen in " + std::to_string(f.steps) +
-           (f.steps == 1 ? " step" : " steps") + "; " + formatDuration(f.finding.exposed_ns) +
-           " exposed in total)";
+    return f.finding.message + " (seen in " + std::to_string(f.steps) + (f.steps == 1 ? " step" : " steps") + "; " +
+           formatDuration(f.finding.exposed_ns) + " exposed in total)";
 }
 
 }  // namespace osc::report

@@ -10,8 +10,8 @@ namespace osc::report {
 namespace {
 
 std::string inputsLine(const ReportOptions& o, size_t devices) {
-    std::string line = "overlapscope report: " + std::to_string(devices) +
-                       (devices == 1 ? " device" : " devices") + " from ";
+    std::string line =
+        "overlapscope report: " + std::to_string(devices) + (devices == 1 ? " device" : " devices") + " from ";
     for (size_t i = 0; i < o.inputs.size(); ++i) line += (i ? ", " : "") + o.inputs[i];
     if (o.inputs.empty()) line += "(no inputs)";
     return line + "\n";
@@ -24,16 +24,13 @@ std::string multiRankSection(const JobParts& job, const ReportOptions& o) {
     if (job.matchedCount > 0)
         out += "  " + formatDuration(a.total_skew_ns) + " spent waiting for the slowest rank over " +
                std::to_string(job.matchedCount) + " matched collectives\n";
-    if (const auto late = stragglerSentence(job.devices, job.matchedCount); !late.empty())
-        out += "  " + late + "\n";
+    if (const auto late = stragglerSentence(job.devices, job.matchedCount); !late.empty()) out += "  " + late + "\n";
     if (a.spread) {
         const auto& s = *a.spread;
         out += "  step time min/median/max: " + formatDuration(s.step_time_min_ns) + " / " +
-               formatDuration(s.step_time_median_ns) + " / " + formatDuration(s.step_time_max_ns) +
-               "\n";
-        out += "  hidden communication min/median/max: " + formatPercent(s.overlap_ratio_min) +
-               " / " + formatPercent(s.overlap_ratio_median) + " / " +
-               formatPercent(s.overlap_ratio_max) + "\n";
+               formatDuration(s.step_time_median_ns) + " / " + formatDuration(s.step_time_max_ns) + "\n";
+        out += "  hidden communication min/median/max: " + formatPercent(s.overlap_ratio_min) + " / " +
+               formatPercent(s.overlap_ratio_median) + " / " + formatPercent(s.overlap_ratio_max) + "\n";
     }
     if (o.collectives && job.matchedCount > 0) {
         out += "  largest skews:\n";
@@ -72,10 +69,9 @@ void addTextSections(const DeviceAnalysis& d, const ReportOptions& o, DeviceSect
     for (const auto& c : costSentences(d)) out.costs += "  " + label + ": " + c + "\n";
     if (o.interference) {
         out.interference += "\nInterference on " + label;
-        out.interference += d.signatures.empty()
-                                ? ": no compute kernel ran at least half under communication\n"
-                                : " (kernels under communication against the same kernel alone):\n" +
-                                      interferenceTable(d, o.topCollectives).render();
+        out.interference += d.signatures.empty() ? ": no compute kernel ran at least half under communication\n"
+                                                 : " (kernels under communication against the same kernel alone):\n" +
+                                                       interferenceTable(d, o.topCollectives).render();
     }
     if (o.steps) {
         out.steps += "\nSteps on " + label + ":\n";
@@ -88,8 +84,8 @@ void addTextSections(const DeviceAnalysis& d, const ReportOptions& o, DeviceSect
             out.collectives += ": none\n";
         } else {
             const bool cut = o.topCollectives != 0 && n > o.topCollectives;
-            out.collectives += cut ? " (" + std::to_string(o.topCollectives) + " most exposed of " +
-                                         std::to_string(n) + "; --top 0 lists all):\n"
+            out.collectives += cut ? " (" + std::to_string(o.topCollectives) + " most exposed of " + std::to_string(n) +
+                                         "; --top 0 lists all):\n"
                                    : " (" + std::to_string(n) + ", most exposed first):\n";
             out.collectives += collectivesTable(d, o.topCollectives).render();
         }

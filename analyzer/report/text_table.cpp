@@ -16,9 +16,12 @@ size_t width(const std::string& s) {
 std::string escapeCell(const std::string& s) {
     std::string out;
     for (char c : s) {
-        if (c == '|') out += "\\|";
-        else if (c == '\n') out += ' ';
-        else out += c;
+        if (c == '|')
+            out += "\\|";
+        else if (c == '\n')
+            out += ' ';
+        else
+            out += c;
     }
     return out;
 }
@@ -50,8 +53,7 @@ std::string TextTable::render(const std::string& indent) const {
 std::string TextTable::renderMarkdown() const {
     auto line = [&](const std::vector<std::string>& row) {
         std::string out = "|";
-        for (size_t i = 0; i < header_.size(); ++i)
-            out += " " + escapeCell(i < row.size() ? row[i] : "") + " |";
+        for (size_t i = 0; i < header_.size(); ++i) out += " " + escapeCell(i < row.size() ? row[i] : "") + " |";
         return out + "\n";
     };
     std::string out = line(header_) + "|";

@@ -59,8 +59,12 @@ private:
         k.streamId = stream;
         k.demangledName = name;
         k.shortName = name == kP2pName ? kP2pShortName : name;
-        k.gridX = 132; k.gridY = 1; k.gridZ = 1;
-        k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+        k.gridX = 132;
+        k.gridY = 1;
+        k.gridZ = 1;
+        k.blockX = 256;
+        k.blockY = 1;
+        k.blockZ = 1;
         k.registersPerThread = 64;
         return k;
     }
@@ -73,8 +77,7 @@ private:
 
     // One exchange (combine: the dispatch reversed). `arrive[r]` is when rank
     // r's kernel starts; returns when each ends.
-    std::vector<TimeNs> exchange(const std::vector<TimeNs>& arrive, bool combine,
-                                 std::vector<StepLaunches>& launches) {
+    std::vector<TimeNs> exchange(const std::vector<TimeNs>& arrive, bool combine, std::vector<StepLaunches>& launches) {
         const int R = spec_.ranks;
         const TimeNs last = *std::max_element(arrive.begin(), arrive.end());
         std::vector<TimeNs> end(static_cast<size_t>(R));

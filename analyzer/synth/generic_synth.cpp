@@ -9,11 +9,9 @@
 namespace osc::synth {
 namespace {
 
-constexpr std::string_view kComputeNames[] = {
-    "ampere_sgemm_128x64_nn", "ampere_sgemm_64x64_tn", "vectorized_elementwise_kernel",
-    "layer_norm_kernel"};
-constexpr std::string_view kNcclName =
-    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+constexpr std::string_view kComputeNames[] = {"ampere_sgemm_128x64_nn", "ampere_sgemm_64x64_tn",
+                                              "vectorized_elementwise_kernel", "layer_norm_kernel"};
+constexpr std::string_view kNcclName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 constexpr std::string_view kNcclShortName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 constexpr uint64_t kProgressEvery = 1 << 20;
 
@@ -51,8 +49,12 @@ void generateGeneric(const GenericSpec& spec, RowSink& sink, const Progress& pro
     k.deviceId = 0;
     k.contextId = 1;
     k.globalPid = schema::packGlobalPid(spec.pid);
-    k.gridX = 128; k.gridY = 1; k.gridZ = 1;
-    k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+    k.gridX = 128;
+    k.gridY = 1;
+    k.gridZ = 1;
+    k.blockX = 256;
+    k.blockY = 1;
+    k.blockZ = 1;
     for (uint64_t i = 0; i < spec.kernels; ++i) {
         // Always extend the stream that is furthest behind: rows leave in start order.
         size_t s = 0;
@@ -60,8 +62,8 @@ void generateGeneric(const GenericSpec& spec, RowSink& sink, const Progress& pro
             if (cursor[j] < cursor[s]) s = j;
         const uint64_t draw = rng.next();
         const bool nccl = s == commStream;
-        const TimeNs duration = nccl ? 5'000 + static_cast<TimeNs>(draw % 45'000)
-                                     : 2'000 + static_cast<TimeNs>(draw % 18'000);
+        const TimeNs duration =
+            nccl ? 5'000 + static_cast<TimeNs>(draw % 45'000) : 2'000 + static_cast<TimeNs>(draw % 18'000);
         const TimeNs gap = static_cast<TimeNs>((draw >> 32) % 3'000);
         k.start = cursor[s];
         k.end = k.start + duration;
@@ -93,8 +95,7 @@ Capture synthesizeGeneric(const GenericSpec& spec) {
     return capture;
 }
 
-void writeGeneric(const GenericSpec& spec, const std::string& path, bool overwrite,
-                  const Progress& progress) {
+void writeGeneric(const GenericSpec& spec, const std::string& path, bool overwrite, const Progress& progress) {
     spec.validate();
     ProcessFile file(path, genericIdentity(spec), overwrite);
     generateGeneric(spec, file.rows(), progress);

@@ -19,7 +19,6 @@ ProcessIdentity genericIdentity(const GenericSpec& spec);
 void generateGeneric(const GenericSpec& spec, RowSink& sink, const Progress& progress = {});
 Capture synthesizeGeneric(const GenericSpec& spec);
 // Streams straight into the file; refuses to replace it unless `overwrite`.
-void writeGeneric(const GenericSpec& spec, const std::string& path, bool overwrite,
-                  const Progress& progress = {});
+void writeGeneric(const GenericSpec& spec, const std::string& path, bool overwrite, const Progress& progress = {});
 
 }  // namespace osc::synth

@@ -19,15 +19,15 @@ inline constexpr TimeNs kMaxLaunchSpacingNs = 5'000;
 
 // One kernel and what its launch carries.
 struct SynthLaunch {
-    KernelRow kernel;   // times on the GPU; correlationId must be set
-    bool nccl = false;  // launched by the driver (cuLaunchKernelEx), as NCCL does
+    KernelRow kernel;                 // times on the GPU; correlationId must be set
+    bool nccl = false;                // launched by the driver (cuLaunchKernelEx), as NCCL does
     std::vector<CollectiveRow> rows;  // NCCL plugin rows (enqueue is filled in)
-    int range = -1;     // index into StepLaunches::ranges, -1 = none
+    int range = -1;                   // index into StepLaunches::ranges, -1 = none
 };
 
 struct StepLaunches {
-    std::string name;                 // "step 3"
-    std::vector<std::string> ranges;  // names of the inner ranges
+    std::string name;                   // "step 3"
+    std::vector<std::string> ranges;    // names of the inner ranges
     std::vector<SynthLaunch> launches;  // in program order; a range's launches are consecutive
 };
 

@@ -13,9 +13,7 @@ namespace osc::synth {
 
 class P2pNumbering {
 public:
-    uint64_t next(int rank, uint64_t commHash, int peer, bool send) {
-        return calls_[{rank, commHash, peer, send}]++;
-    }
+    uint64_t next(int rank, uint64_t commHash, int peer, bool send) { return calls_[{rank, commHash, peer, send}]++; }
 
 private:
     std::map<std::tuple<int, uint64_t, int, bool>, uint64_t> calls_;

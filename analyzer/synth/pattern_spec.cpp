@@ -43,8 +43,8 @@ TimeNs PipelineSpec::backwardOf(int stage) const {
 void AllToAllSpec::validate() const {
     require(ranks >= 3 && ranks <= 256, "--ranks must be between 3 and 256 for the all-to-all model");
     require(steps >= 1 && steps <= 100'000, "--steps must be between 1 and 100000");
-    require(gateNs >= 0 && expertNs >= 1 && combineNs >= 0 && gateNs <= kMaxDurationNs &&
-                expertNs <= kMaxDurationNs && combineNs <= kMaxDurationNs,
+    require(gateNs >= 0 && expertNs >= 1 && combineNs >= 0 && gateNs <= kMaxDurationNs && expertNs <= kMaxDurationNs &&
+                combineNs <= kMaxDurationNs,
             "--gate-ns, --expert-ns and --combine-ns must be between 0 (1 for --expert-ns) and 2^40");
     require(pairBytes >= 1 && pairBytes <= (uint64_t{1} << 40), "--pair-bytes must be between 1 and 2^40");
     require(imbalance >= 1 && imbalance <= 1000, "--imbalance must be between 1 and 1000");
@@ -57,8 +57,9 @@ void AllToAllSpec::validate() const {
     // The longest exchange: the hot rank takes (ranks - 1) x the hot bytes.
     const double longest = static_cast<double>(alphaNs) +
                            static_cast<double>(ranks - 1) * imbalance * static_cast<double>(pairBytes) / bandwidthGBps;
-    require(longest <= static_cast<double>(kMaxDurationNs), "an exchange would take longer than 2^40 ns; "
-                                                            "lower --pair-bytes or --imbalance, or raise --bandwidth-gbps");
+    require(longest <= static_cast<double>(kMaxDurationNs),
+            "an exchange would take longer than 2^40 ns; "
+            "lower --pair-bytes or --imbalance, or raise --bandwidth-gbps");
 }
 
 uint64_t AllToAllSpec::hotBytes() const {

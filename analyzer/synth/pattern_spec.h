@@ -17,7 +17,7 @@ struct PipelineSpec {
     int stages = 4;
     int microbatches = 8;
     int steps = 3;
-    TimeNs forwardNs = 500'000;    // per micro-batch and stage
+    TimeNs forwardNs = 500'000;  // per micro-batch and stage
     TimeNs backwardNs = 1'000'000;
     // Time to move an activation or gradient once both sides are there; 0
     // gives the textbook bubble (S-1)/(M+S-1) exactly.

@@ -84,13 +84,21 @@ private:
         if (p2p) {
             k.demangledName = kP2pName;
             k.shortName = kP2pShortName;
-            k.gridX = 1; k.gridY = 1; k.gridZ = 1;
-            k.blockX = 512; k.blockY = 1; k.blockZ = 1;
+            k.gridX = 1;
+            k.gridY = 1;
+            k.gridZ = 1;
+            k.blockX = 512;
+            k.blockY = 1;
+            k.blockZ = 1;
             k.registersPerThread = 96;
         } else {
             k.demangledName = k.shortName = forward ? kForwardName : kBackwardName;
-            k.gridX = 256; k.gridY = 4; k.gridZ = 1;
-            k.blockX = 128; k.blockY = 1; k.blockZ = 1;
+            k.gridX = 256;
+            k.gridY = 4;
+            k.gridZ = 1;
+            k.blockX = 128;
+            k.blockY = 1;
+            k.blockZ = 1;
             k.registersPerThread = 128;
             k.dynamicSharedMemory = 49152;
         }
@@ -162,8 +170,8 @@ private:
                     const TimeNs arrival = std::max(sendStart, post) + spec_.transferNs;
                     streamFree = arrival;
                     // The producer's send, launched when it ran, now has its times.
-                    SynthLaunch& send = launches[pu].launches[static_cast<size_t>(
-                        (op.forward ? fSend : bSend)[pu][mb])];
+                    SynthLaunch& send =
+                        launches[pu].launches[static_cast<size_t>((op.forward ? fSend : bSend)[pu][mb])];
                     send.kernel.start = sendStart;
                     send.kernel.end = arrival;
                     send.rows[0].gpuStart = sendStart;
@@ -228,16 +236,14 @@ void generatePipeline(const PipelineSpec& spec, const std::vector<RowSink*>& sin
 Capture synthesizePipeline(const PipelineSpec& spec) {
     spec.validate();
     return synthesizeRanks(
-        spec.stages, spec.host, spec.basePid,
-        [&](int r) { return pipelineIdentity(spec, r); },
+        spec.stages, spec.host, spec.basePid, [&](int r) { return pipelineIdentity(spec, r); },
         [&](const std::vector<RowSink*>& sinks) { generatePipeline(spec, sinks); });
 }
 
 std::vector<std::string> writePipeline(const PipelineSpec& spec, const std::string& out, bool overwrite) {
     spec.validate();
     return writeRankFiles(
-        spec.stages, spec.host, spec.basePid, out, overwrite,
-        [&](int r) { return pipelineIdentity(spec, r); },
+        spec.stages, spec.host, spec.basePid, out, overwrite, [&](int r) { return pipelineIdentity(spec, r); },
         [&](const std::vector<RowSink*>& sinks) { generatePipeline(spec, sinks); });
 }
 

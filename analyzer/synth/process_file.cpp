@@ -16,8 +16,7 @@ ProcessFile::ProcessFile(const std::string& path, const ProcessIdentity& who, bo
     writer_->setMeta(schema::meta::kWorldSize, std::to_string(who.worldSize));
     writer_->setMeta(schema::meta::kCommandLine, who.commandLine);
     writer_->addGpu(who.gpu);
-    writer_->addProcess(
-        ProcessRow{schema::packGlobalPid(who.pid), who.pid, who.commandLine});
+    writer_->addProcess(ProcessRow{schema::packGlobalPid(who.pid), who.pid, who.commandLine});
 }
 
 ProcessFile::~ProcessFile() {

@@ -23,8 +23,7 @@ Capture synthesizeRanks(int ranks, const std::string& host, int64_t basePid, con
 // Writes the job (one file when ranks == 1, else a directory, created if
 // needed). Refuses to replace existing files unless `overwrite`; checks every
 // target before writing any. Returns the files written.
-std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int64_t basePid,
-                                        const std::string& out, bool overwrite, const IdentityOf& identity,
-                                        const Generator& generate);
+std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int64_t basePid, const std::string& out,
+                                        bool overwrite, const IdentityOf& identity, const Generator& generate);
 
 }  // namespace osc::synth

@@ -76,9 +76,8 @@ private:
 
 }  // namespace
 
-std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int64_t basePid,
-                                        const std::string& out, bool overwrite, const IdentityOf& identity,
-                                        const Generator& generate) {
+std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int64_t basePid, const std::string& out,
+                                        bool overwrite, const IdentityOf& identity, const Generator& generate) {
     std::vector<std::string> paths;
     std::error_code ec;
     if (ranks == 1) {
@@ -91,8 +90,7 @@ std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int6
                                         " ranks are written as one file per rank in a directory");
         fs::create_directories(out, ec);
         if (ec) throw CaptureError(out, "cannot create directory: " + ec.message());
-        for (int r = 0; r < ranks; ++r)
-            paths.push_back((fs::path(out) / rankFileName(host, basePid + r, r)).string());
+        for (int r = 0; r < ranks; ++r) paths.push_back((fs::path(out) / rankFileName(host, basePid + r, r)).string());
     }
     // Check every target first so a refusal leaves nothing half-written.
     if (!overwrite)
@@ -126,12 +124,10 @@ std::vector<std::string> writeRankFiles(int ranks, const std::string& host, int6
     return paths;
 }
 
-std::vector<std::string> writeWorkload(const WorkloadSpec& spec, const std::string& out,
-                                       bool overwrite) {
+std::vector<std::string> writeWorkload(const WorkloadSpec& spec, const std::string& out, bool overwrite) {
     spec.validate();
     return writeRankFiles(
-        spec.ranks, spec.host, spec.basePid, out, overwrite,
-        [&](int r) { return workloadIdentity(spec, r); },
+        spec.ranks, spec.host, spec.basePid, out, overwrite, [&](int r) { return workloadIdentity(spec, r); },
         [&](const std::vector<RowSink*>& sinks) { generateWorkload(spec, sinks); });
 }
 

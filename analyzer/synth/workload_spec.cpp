@@ -7,9 +7,12 @@ namespace osc::synth {
 
 std::string toString(OverlapMode mode) {
     switch (mode) {
-        case OverlapMode::Sequential: return "sequential";
-        case OverlapMode::PerParam: return "per-param";
-        case OverlapMode::Bucketed: return "bucketed";
+        case OverlapMode::Sequential:
+            return "sequential";
+        case OverlapMode::PerParam:
+            return "per-param";
+        case OverlapMode::Bucketed:
+            return "bucketed";
     }
     return "bucketed";
 }
@@ -18,8 +21,7 @@ OverlapMode parseOverlapMode(const std::string& name) {
     if (name == "sequential") return OverlapMode::Sequential;
     if (name == "per-param") return OverlapMode::PerParam;
     if (name == "bucketed") return OverlapMode::Bucketed;
-    throw std::invalid_argument("unknown overlap mode '" + name +
-                                "' (expected sequential, per-param or bucketed)");
+    throw std::invalid_argument("unknown overlap mode '" + name + "' (expected sequential, per-param or bucketed)");
 }
 
 void WorkloadSpec::validate() const {
@@ -33,8 +35,10 @@ void WorkloadSpec::validate() const {
             "--grad-bytes-list needs one value per layer (--layers)");
     require(backwardNsList.empty() || backwardNsList.size() == static_cast<size_t>(layers),
             "--backward-ns-list needs one value per layer (--layers)");
-    for (TimeNs t : backwardNsList) require(t >= 1 && t <= (TimeNs{1} << 40), "--backward-ns-list values must be in [1, 2^40]");
-    for (uint64_t b : gradBytesList) require(b >= 1 && b <= (uint64_t{1} << 40), "--grad-bytes-list values must be in [1, 2^40]");
+    for (TimeNs t : backwardNsList)
+        require(t >= 1 && t <= (TimeNs{1} << 40), "--backward-ns-list values must be in [1, 2^40]");
+    for (uint64_t b : gradBytesList)
+        require(b >= 1 && b <= (uint64_t{1} << 40), "--grad-bytes-list values must be in [1, 2^40]");
     require(bucketMb > 0, "--bucket-mb must be positive");
     require(alphaNs >= 0, "--alpha-ns must be >= 0");
     require(bandwidthGBps > 0 && std::isfinite(bandwidthGBps), "--bandwidth-gbps must be positive");
@@ -47,23 +51,21 @@ void WorkloadSpec::validate() const {
     require(interference > 0 && interference <= 100, "--interference must be in (0, 100]");
     require(arrivalSkewNs.size() <= static_cast<size_t>(ranks) && clockOffsetNs.size() <= static_cast<size_t>(ranks),
             "--arrival-skew-ns and --clock-offset-ns take at most one value per rank");
-    for (TimeNs v : arrivalSkewNs) require(v >= 0 && v <= (TimeNs{1} << 50), "--arrival-skew-ns values must be in [0, 2^50]");
+    for (TimeNs v : arrivalSkewNs)
+        require(v >= 0 && v <= (TimeNs{1} << 50), "--arrival-skew-ns values must be in [0, 2^50]");
     for (TimeNs v : clockOffsetNs)
         require(v >= -(TimeNs{1} << 50) && v <= (TimeNs{1} << 50), "--clock-offset-ns values must be within +-2^50");
     require(basePid > 0 && basePid + ranks < (1 << 24), "--pid must be positive and below 2^24");
 }
 
 TimeNs WorkloadSpec::commNs(uint64_t bytes) const {
-    return alphaNs +
-           static_cast<TimeNs>(std::llround(algoFactor * static_cast<double>(bytes) / bandwidthGBps));
+    return alphaNs + static_cast<TimeNs>(std::llround(algoFactor * static_cast<double>(bytes) / bandwidthGBps));
 }
 
 void GenericSpec::validate() const {
     if (kernels < 1) throw std::invalid_argument("synth: --kernels must be at least 1");
-    if (streams < 1 || streams > 1024)
-        throw std::invalid_argument("synth: --streams must be between 1 and 1024");
-    if (pid <= 0 || pid >= (1 << 24))
-        throw std::invalid_argument("synth: --pid must be positive and below 2^24");
+    if (streams < 1 || streams > 1024) throw std::invalid_argument("synth: --streams must be between 1 and 1024");
+    if (pid <= 0 || pid >= (1 << 24)) throw std::invalid_argument("synth: --pid must be positive and below 2^24");
 }
 
 }  // namespace osc::synth

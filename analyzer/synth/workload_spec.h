@@ -26,7 +26,7 @@ OverlapMode parseOverlapMode(const std::string& name);
 
 struct WorkloadSpec {
     int layers = 12;
-    TimeNs forwardNs = 500'000;   // per layer
+    TimeNs forwardNs = 500'000;     // per layer
     TimeNs backwardNs = 1'000'000;  // per layer
     uint64_t gradBytesPerLayer = 8ull << 20;
     // Uneven layers: gradient bytes of layer 0, 1, ... (forward order), one
@@ -45,8 +45,8 @@ struct WorkloadSpec {
     uint64_t seed = 1;
     OverlapMode mode = OverlapMode::Bucketed;
     bool commOnComputeStream = false;  // the classic bug: collectives serialize with compute
-    TimeNs optimizerNs = 0;   // one optimizer kernel after all gradients are reduced (0 = none)
-    TimeNs stepGapNs = 100'000;  // idle GPU time between steps
+    TimeNs optimizerNs = 0;            // one optimizer kernel after all gradients are reduced (0 = none)
+    TimeNs stepGapNs = 100'000;        // idle GPU time between steps
     std::string host = "synth-host";
     int64_t basePid = 4000;  // rank r gets pid basePid + r
     // Compute kernels that start while their rank's communication runs take
@@ -65,8 +65,12 @@ struct WorkloadSpec {
     uint64_t layerBytes(int layer) const {
         return gradBytesList.empty() ? gradBytesPerLayer : gradBytesList[static_cast<size_t>(layer)];
     }
-    TimeNs arrivalSkew(int rank) const { return rank < static_cast<int>(arrivalSkewNs.size()) ? arrivalSkewNs[static_cast<size_t>(rank)] : 0; }
-    TimeNs clockOffset(int rank) const { return rank < static_cast<int>(clockOffsetNs.size()) ? clockOffsetNs[static_cast<size_t>(rank)] : 0; }
+    TimeNs arrivalSkew(int rank) const {
+        return rank < static_cast<int>(arrivalSkewNs.size()) ? arrivalSkewNs[static_cast<size_t>(rank)] : 0;
+    }
+    TimeNs clockOffset(int rank) const {
+        return rank < static_cast<int>(clockOffsetNs.size()) ? clockOffsetNs[static_cast<size_t>(rank)] : 0;
+    }
 
     // Throws std::invalid_argument naming the first bad field.
     void validate() const;

@@ -17,8 +17,7 @@ namespace {
 constexpr std::string_view kForwardName = "ampere_sgemm_128x64_nn";
 constexpr std::string_view kBackwardName = "ampere_sgemm_128x64_nt";
 constexpr std::string_view kOptimizerName = "multi_tensor_apply_kernel";
-constexpr std::string_view kNcclName =
-    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+constexpr std::string_view kNcclName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 constexpr std::string_view kNcclShortName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 
 struct Launch {
@@ -29,7 +28,7 @@ struct Launch {
 
 // One rank's progress through the simulation.
 struct RankState {
-    TimeNs cursor = kFirstKernelNs;  // compute stream free from here
+    TimeNs cursor = kFirstKernelNs;    // compute stream free from here
     TimeNs commFree = kFirstKernelNs;  // comm stream free from here
     uint32_t nextCorrelation = 1;
     std::vector<Launch> launches;  // this step's, in program order
@@ -42,9 +41,11 @@ public:
     Simulation(const WorkloadSpec& spec, const std::vector<RowSink*>& sinks)
         : spec_(spec), sinks_(sinks), commJitter_(spec.seed ^ 0x9e3779b97f4a7c15ull, spec.jitter) {
         for (int r = 0; r < spec.ranks; ++r)
-            ranks_.push_back(RankState{kFirstKernelNs, kFirstKernelNs, 1, {},
-                                       Jitter(spec.seed * 1000003ull + static_cast<uint64_t>(r),
-                                              spec.jitter),
+            ranks_.push_back(RankState{kFirstKernelNs,
+                                       kFirstKernelNs,
+                                       1,
+                                       {},
+                                       Jitter(spec.seed * 1000003ull + static_cast<uint64_t>(r), spec.jitter),
                                        workloadIdentity(spec, r)});
         buckets_ = planBuckets(spec);
     }
@@ -62,8 +63,7 @@ public:
                 for (auto& r : ranks_) computeKernel(r, kBackwardName, spec_.layerBackwardNs(l));
                 if (spec_.mode == OverlapMode::PerParam) {
                     allReduce(spec_.layerBytes(l));
-                } else if (spec_.mode == OverlapMode::Bucketed &&
-                           buckets_[nextBucket].lastLayer == l) {
+                } else if (spec_.mode == OverlapMode::Bucketed && buckets_[nextBucket].lastLayer == l) {
                     allReduce(buckets_[nextBucket++].bytes);
                 }
             }
@@ -104,8 +104,12 @@ private:
         k.end = r.cursor + duration;
         k.streamId = kComputeStream;
         k.demangledName = k.shortName = name;
-        k.gridX = 256; k.gridY = 4; k.gridZ = 1;
-        k.blockX = 128; k.blockY = 1; k.blockZ = 1;
+        k.gridX = 256;
+        k.gridY = 4;
+        k.gridZ = 1;
+        k.blockX = 128;
+        k.blockY = 1;
+        k.blockZ = 1;
         k.registersPerThread = 128;
         k.dynamicSharedMemory = 49152;
         r.cursor = k.end;
@@ -137,8 +141,12 @@ private:
             k.streamId = spec_.commOnComputeStream ? kComputeStream : kCommStream;
             k.demangledName = kNcclName;
             k.shortName = kNcclShortName;
-            k.gridX = 2; k.gridY = 1; k.gridZ = 1;
-            k.blockX = 640; k.blockY = 1; k.blockZ = 1;
+            k.gridX = 2;
+            k.gridY = 1;
+            k.gridZ = 1;
+            k.blockX = 640;
+            k.blockY = 1;
+            k.blockZ = 1;
             k.registersPerThread = 96;
             CollectiveRow& c = launch.collective;
             c.commHash = kCommHash;
@@ -226,8 +234,7 @@ std::vector<Bucket> planBuckets(const WorkloadSpec& spec) {
     return buckets;
 }
 
-ProcessIdentity rankIdentity(const std::string& host, int64_t basePid, int rank, int ranks,
-                             std::string commandLine) {
+ProcessIdentity rankIdentity(const std::string& host, int64_t basePid, int rank, int ranks, std::string commandLine) {
     ProcessIdentity who;
     who.host = host;
     who.pid = basePid + rank;
@@ -275,8 +282,7 @@ Capture synthesizeRanks(int ranks, const std::string& host, int64_t basePid, con
     std::vector<std::unique_ptr<ProcessSink>> owned;
     std::vector<RowSink*> sinks;
     for (int r = 0; r < ranks; ++r) {
-        owned.push_back(std::make_unique<ProcessSink>(capture, capture.processes[static_cast<size_t>(r)],
-                                                      identity(r)));
+        owned.push_back(std::make_unique<ProcessSink>(capture, capture.processes[static_cast<size_t>(r)], identity(r)));
         capture.processes[static_cast<size_t>(r)].sourcePath = rankFileName(host, basePid + r, r);
         sinks.push_back(owned.back().get());
     }

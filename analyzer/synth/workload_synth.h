@@ -24,8 +24,7 @@ std::vector<Bucket> planBuckets(const WorkloadSpec& spec);
 
 ProcessIdentity workloadIdentity(const WorkloadSpec& spec, int rank);
 // Rank r of a synthetic job: pid basePid + r, GPU r, an H100's properties.
-ProcessIdentity rankIdentity(const std::string& host, int64_t basePid, int rank, int ranks,
-                             std::string commandLine);
+ProcessIdentity rankIdentity(const std::string& host, int64_t basePid, int rank, int ranks, std::string commandLine);
 // "<host>-<pid>-rank<R>.sqlite", the agent's naming.
 std::string rankFileName(const std::string& host, int64_t pid, int rank);
 
@@ -38,7 +37,6 @@ Capture synthesizeWorkload(const WorkloadSpec& spec);
 // Writes the job: `out` is the file when ranks == 1, otherwise a directory
 // (created if needed) holding one file per rank. Refuses to replace existing
 // files unless `overwrite`. Returns the files written.
-std::vector<std::string> writeWorkload(const WorkloadSpec& spec, const std::string& out,
-                                       bool overwrite);
+std::vector<std::string> writeWorkload(const WorkloadSpec& spec, const std::string& out, bool overwrite);
 
 }  // namespace osc::synth

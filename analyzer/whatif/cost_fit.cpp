@@ -39,8 +39,7 @@ int64_t CostModel::costNs(double bytes) const {
     return static_cast<int64_t>(std::llround(alpha_ns + ns_per_byte * std::max(0.0, bytes)));
 }
 
-CostModel fitCost(const std::vector<CostSample>& input, double defaultAlphaNs,
-                  std::optional<double> givenAlphaNs) {
+CostModel fitCost(const std::vector<CostSample>& input, double defaultAlphaNs, std::optional<double> givenAlphaNs) {
     std::vector<CostSample> s;
     for (const auto& p : input)
         if (p.bytes > 0 && std::isfinite(p.ns) && p.ns >= 0) s.push_back(p);

@@ -68,13 +68,12 @@ void timePoints(StepModel& step, const std::vector<Vertex>& v, std::optional<Tim
     const auto at = [&](TimeNs t) {
         if (t <= t0) return 0.0;
         // Last vertex at or before t: with equal times, the last one (the highest bytes).
-        auto it = std::upper_bound(curve.begin(), curve.end(), t,
-                                   [](TimeNs x, const Vertex& c) { return x < c.time; });
+        auto it = std::upper_bound(curve.begin(), curve.end(), t, [](TimeNs x, const Vertex& c) { return x < c.time; });
         const Vertex& a = *(it - 1);
         if (it == curve.end() || a.time == t) return a.cumulative;
         const Vertex& b = *it;
-        return a.cumulative + (b.cumulative - a.cumulative) * static_cast<double>(t - a.time) /
-                                  static_cast<double>(b.time - a.time);
+        return a.cumulative +
+               (b.cumulative - a.cumulative) * static_cast<double>(t - a.time) / static_cast<double>(b.time - a.time);
     };
     std::vector<TimeNs> times;
     for (const auto& k : step.compute)
@@ -105,7 +104,8 @@ bool kernelPoints(StepModel& step, const std::vector<Vertex>& v, std::optional<T
     // exactly equal shares (else a bucket of exactly the cap tips either way).
     std::vector<TimeNs> durations;
     for (const auto& e : ends) durations.push_back(e.second);
-    std::nth_element(durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2), durations.end());
+    std::nth_element(durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2),
+                     durations.end());
     const double median = std::max<double>(1.0, static_cast<double>(durations[durations.size() / 2]));
     std::vector<double> weight(ends.size());
     for (size_t k = 0; k < ends.size(); ++k) {
@@ -119,9 +119,10 @@ bool kernelPoints(StepModel& step, const std::vector<Vertex>& v, std::optional<T
         // forward pass: give the first bucket the kernels (counted back from
         // its ready point) whose weight its bytes need at the bytes per
         // weight of the later buckets.
-        const auto firstEnd = static_cast<size_t>(
-            std::upper_bound(ends.begin(), ends.end(), v.front().time,
-                             [](TimeNs t, const auto& e) { return t < e.first; }) - ends.begin());
+        const auto firstEnd =
+            static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), v.front().time,
+                                                 [](TimeNs t, const auto& e) { return t < e.first; }) -
+                                ends.begin());
         double later = 0;
         for (size_t k = firstEnd; k < ends.size(); ++k) later += weight[k];
         if (later > 0 && firstEnd > 0) {

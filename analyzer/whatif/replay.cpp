@@ -37,8 +37,7 @@ TimeNs endWith(const StepModel& step, const std::vector<Interval>& collectives) 
 
 }  // namespace
 
-std::vector<PlannedBucket> closeBuckets(const std::vector<ReadyPoint>& points, double capBytes,
-                                        BucketRule rule) {
+std::vector<PlannedBucket> closeBuckets(const std::vector<ReadyPoint>& points, double capBytes, BucketRule rule) {
     std::vector<PlannedBucket> out;
     double taken = 0;
     for (size_t j = 0; j < points.size(); ++j) {

@@ -25,8 +25,7 @@ struct PlannedBucket {
 // A bucket closes at the first point where the bytes gathered since the
 // previous bucket reach the cap (AtLeast), or where taking the next point
 // would exceed it (AtMost); the last point closes whatever remains.
-std::vector<PlannedBucket> closeBuckets(const std::vector<ReadyPoint>& points, double capBytes,
-                                        BucketRule rule);
+std::vector<PlannedBucket> closeBuckets(const std::vector<ReadyPoint>& points, double capBytes, BucketRule rule);
 // The observed buckets as they were (the self-check replays these).
 std::vector<PlannedBucket> observedPlan(const StepModel& step);
 

@@ -20,7 +20,7 @@ struct Activity {
     uint32_t name = kNoId, stream = 0;
     bool copy = false;
     CopyKind copyKind = CopyKind::Unknown;
-    int op = -1;                   // index in DeviceAnalysis::collectives (kernels)
+    int op = -1;  // index in DeviceAnalysis::collectives (kernels)
     std::optional<uint64_t> bytes;
     const std::string* collective = nullptr;  // a gradient candidate's kind (kAllReduce, ...), else null
     TimeNs lastArrival = std::numeric_limits<TimeNs>::min();  // matched group's latest start
@@ -65,8 +65,7 @@ void pairPluginRowsInOrder(const Capture& capture, const Process& process, const
     std::map<std::string, std::vector<size_t>> rows;
     for (size_t r = 0; r < t.size(); ++r) {
         const uint32_t d = r < t.device.size() ? t.device[r] : kNoId;
-        if (d == device.id || (d == kNoId && oneDevice))
-            rows[std::string(capture.strings.at(t.func[r]))].push_back(r);
+        if (d == device.id || (d == kNoId && oneDevice)) rows[std::string(capture.strings.at(t.func[r]))].push_back(r);
     }
     for (auto& [func, list] : rows) {
         std::vector<Activity*> kernels;
@@ -76,7 +75,8 @@ void pairPluginRowsInOrder(const Capture& capture, const Process& process, const
         std::stable_sort(list.begin(), list.end(), [&](size_t x, size_t y) {
             return t.enqueue[x] != t.enqueue[y] ? t.enqueue[x] < t.enqueue[y] : t.seqNumber[x] < t.seqNumber[y];
         });
-        const bool launched = std::all_of(kernels.begin(), kernels.end(), [](const Activity* a) { return a->launch >= 0; });
+        const bool launched =
+            std::all_of(kernels.begin(), kernels.end(), [](const Activity* a) { return a->launch >= 0; });
         std::stable_sort(kernels.begin(), kernels.end(), [&](const Activity* x, const Activity* y) {
             return launched ? x->launch < y->launch : x->start < y->start;
         });
@@ -101,7 +101,8 @@ std::vector<Activity> deviceActivities(const Capture& capture, const Analysis& a
         if (m.instances.size() < 2) continue;
         TimeNs latest = std::numeric_limits<TimeNs>::min();
         for (const auto& [d, c] : m.instances)
-            latest = std::max(latest, analysis.devices[static_cast<size_t>(d)].collectives[static_cast<size_t>(c)].start_ns);
+            latest =
+                std::max(latest, analysis.devices[static_cast<size_t>(d)].collectives[static_cast<size_t>(c)].start_ns);
         for (const auto& [d, c] : m.instances)
             if (static_cast<size_t>(d) == deviceIndex) lastArrival[static_cast<size_t>(c)] = latest;
     }
@@ -160,13 +161,15 @@ std::vector<Activity> deviceActivities(const Capture& capture, const Analysis& a
 // The gradient collective type and its stream: those with the most bytes
 // inside steps (a copy-based job also copies outside them, to check results).
 // With no size known anywhere and `inferSizes`, the type with the most time.
-bool chooseGradientStream(const std::vector<Activity>& acts, bool inferSizes, std::string& collective,
-                          uint32_t& stream, std::string& reason) {
+bool chooseGradientStream(const std::vector<Activity>& acts, bool inferSizes, std::string& collective, uint32_t& stream,
+                          std::string& reason) {
     std::map<std::string, double> weight, unsized;
     for (const auto& a : acts) {
         if (!a.collective) continue;
-        if (a.bytes && *a.bytes > 0) weight[*a.collective] += static_cast<double>(*a.bytes);
-        else unsized[*a.collective] += static_cast<double>(a.end - a.start);
+        if (a.bytes && *a.bytes > 0)
+            weight[*a.collective] += static_cast<double>(*a.bytes);
+        else
+            unsized[*a.collective] += static_cast<double>(a.end - a.start);
     }
     const bool sized = !weight.empty();
     if (!sized) {
@@ -182,12 +185,16 @@ bool chooseGradientStream(const std::vector<Activity>& acts, bool inferSizes, st
         }
         weight = unsized;
     }
-    collective = std::max_element(weight.begin(), weight.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
+    collective =
+        std::max_element(weight.begin(), weight.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
     std::map<uint32_t, double> perStream;
     for (const auto& a : acts)
         if (a.collective && *a.collective == collective)
-            perStream[a.stream] += (sized ? static_cast<double>(a.bytes.value_or(0)) : static_cast<double>(a.end - a.start)) + 1;
-    stream = std::max_element(perStream.begin(), perStream.end(), [](auto& x, auto& y) { return x.second < y.second; })->first;
+            perStream[a.stream] +=
+                (sized ? static_cast<double>(a.bytes.value_or(0)) : static_cast<double>(a.end - a.start)) + 1;
+    stream = std::max_element(perStream.begin(), perStream.end(), [](auto& x, auto& y) {
+                 return x.second < y.second;
+             })->first;
     return true;
 }
 
@@ -232,8 +239,7 @@ std::optional<TimeNs> backwardStartOf(const StepModel& step, const BackwardMarks
         if (k.launch < 0) continue;
         auto it = std::upper_bound(marks.host.begin(), marks.host.end(), k.launch,
                                    [](TimeNs t, const Interval& iv) { return t < iv.start; });
-        if (it != marks.host.begin() && k.launch < (it - 1)->end)
-            best = best ? std::min(*best, k.start) : k.start;
+        if (it != marks.host.begin() && k.launch < (it - 1)->end) best = best ? std::min(*best, k.start) : k.start;
     }
     return best;
 }
@@ -304,8 +310,8 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
         step.measuredExposedNs = sa.metrics.exposed_comm_ns;
         const auto lo = std::lower_bound(acts.begin(), acts.end(), sa.start_ns,
                                          [](const Activity& a, TimeNs t) { return a.start < t; });
-        const auto hi = std::lower_bound(lo, acts.end(), sa.end_ns,
-                                         [](const Activity& a, TimeNs t) { return a.start < t; });
+        const auto hi =
+            std::lower_bound(lo, acts.end(), sa.end_ns, [](const Activity& a, TimeNs t) { return a.start < t; });
         std::vector<const Activity*> grads, others;
         for (auto it = lo; it != hi; ++it)
             (it->collective && *it->collective == out.collective && it->stream == out.stream ? grads : others)
@@ -315,9 +321,11 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
             skip("no " + out.collective + " on stream " + std::to_string(out.stream));
             continue;
         }
-        const bool launchesKnown = std::all_of(grads.begin(), grads.end(), [](const Activity* a) { return a->launch >= 0; });
+        const bool launchesKnown =
+            std::all_of(grads.begin(), grads.end(), [](const Activity* a) { return a->launch >= 0; });
         if (launchesKnown)
-            std::stable_sort(grads.begin(), grads.end(), [](const Activity* x, const Activity* y) { return x->launch < y->launch; });
+            std::stable_sort(grads.begin(), grads.end(),
+                             [](const Activity* x, const Activity* y) { return x->launch < y->launch; });
 
         // Compute launches, to split copies into collectives.
         std::vector<TimeNs> computeLaunches;
@@ -332,8 +340,10 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
                 const auto it = std::upper_bound(computeLaunches.begin(), computeLaunches.end(), prev);
                 join = it == computeLaunches.end() || *it >= a->launch;
             }
-            if (join) groups.back().push_back(a);
-            else groups.push_back({a});
+            if (join)
+                groups.back().push_back(a);
+            else
+                groups.push_back({a});
         }
         bool sized = true;
         for (const auto& g : groups) {
@@ -381,7 +391,8 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
         out.steps.push_back(std::move(step));
     }
     if (out.steps.empty())
-        out.reason = "no step could be modelled" + (out.skipped.empty() ? std::string() : " (" + out.skipped.front() + ")");
+        out.reason =
+            "no step could be modelled" + (out.skipped.empty() ? std::string() : " (" + out.skipped.front() + ")");
     return out;
 }
 

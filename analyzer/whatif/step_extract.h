@@ -26,13 +26,13 @@ struct ExtractSettings {
 };
 
 struct DeviceSteps {
-    std::string collective;  // "AllReduce", "ReduceScatter" or "copies" (--comm-copies)
-    uint32_t stream = 0;     // the gradient collectives' stream
-    std::vector<StepModel> steps;        // the modelled ones
-    std::vector<CostSample> samples;     // (bytes, cost) of their buckets
-    bool sizesInferred = false;          // some sizes came from gradBytes
-    std::string reason;                  // why nothing is modelled, when steps is empty
-    std::vector<std::string> skipped;    // "step 3: why", for steps left out
+    std::string collective;            // "AllReduce", "ReduceScatter" or "copies" (--comm-copies)
+    uint32_t stream = 0;               // the gradient collectives' stream
+    std::vector<StepModel> steps;      // the modelled ones
+    std::vector<CostSample> samples;   // (bytes, cost) of their buckets
+    bool sizesInferred = false;        // some sizes came from gradBytes
+    std::string reason;                // why nothing is modelled, when steps is empty
+    std::vector<std::string> skipped;  // "step 3: why", for steps left out
 };
 
 // Gradient collectives are all-reduce or reduce-scatter kernels of known

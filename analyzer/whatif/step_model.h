@@ -21,8 +21,8 @@ struct Work {
 // One compute kernel of the step, for the readiness rule.
 struct ComputeKernel {
     TimeNs start = 0, end = 0;
-    TimeNs launch = -1;       // host API call start; -1 when the capture has none
-    uint32_t name = kNoId;    // StringTable id (the signature readiness points share)
+    TimeNs launch = -1;     // host API call start; -1 when the capture has none
+    uint32_t name = kNoId;  // StringTable id (the signature readiness points share)
 };
 
 // One gradient collective as observed: a DDP bucket.
@@ -30,10 +30,10 @@ struct ObservedBucket {
     TimeNs start = 0, end = 0;  // first start, last end of its operations
     TimeNs launch = -1;         // host launch of its first operation, -1 unknown
     uint64_t bytes = 0;
-    TimeNs costNs = 0;          // what the cost fit sees: duration, or transfer time (docs/design.md 4c)
-    TimeNs ready = 0;           // when its gradients were ready (set by the readiness rule)
+    TimeNs costNs = 0;  // what the cost fit sees: duration, or transfer time (docs/design.md 4c)
+    TimeNs ready = 0;   // when its gradients were ready (set by the readiness rule)
     bool readyKnown = false;
-    uint32_t readyName = kNoId; // the compute kernel whose end made it ready
+    uint32_t readyName = kNoId;  // the compute kernel whose end made it ready
 };
 
 // A gradient-ready point: the end of a backward compute kernel and the
@@ -46,17 +46,17 @@ struct ReadyPoint {
 struct StepModel {
     int stepIndex = -1;  // into DeviceAnalysis::steps
     std::string name;
-    TimeNs start = 0, end = 0;          // observed GPU window
-    TimeNs measuredExposedNs = 0;       // docs/design.md section 4 exposed_comm_ns of the step
-    std::vector<Work> kept;             // keeps its time
-    std::vector<Work> post;             // launched after the last gradient collective
-    std::vector<ComputeKernel> compute; // compute kernels of `kept`, by start
+    TimeNs start = 0, end = 0;            // observed GPU window
+    TimeNs measuredExposedNs = 0;         // docs/design.md section 4 exposed_comm_ns of the step
+    std::vector<Work> kept;               // keeps its time
+    std::vector<Work> post;               // launched after the last gradient collective
+    std::vector<ComputeKernel> compute;   // compute kernels of `kept`, by start
     std::vector<ObservedBucket> buckets;  // in launch (else start) order
-    std::vector<ReadyPoint> points;     // time-sorted, bytes non-decreasing, last = all bytes
-    TimeNs keptComputeEnd = 0;          // last end of compute that keeps its time
-    TimeNs postGap = 0;                 // observed: first post start - max(keptComputeEnd, last collective end)
-    bool hostOrder = true;              // readiness from host launch order for every bucket
-    bool backwardMarked = false;        // the backward pass's start came from a range
+    std::vector<ReadyPoint> points;       // time-sorted, bytes non-decreasing, last = all bytes
+    TimeNs keptComputeEnd = 0;            // last end of compute that keeps its time
+    TimeNs postGap = 0;                   // observed: first post start - max(keptComputeEnd, last collective end)
+    bool hostOrder = true;                // readiness from host launch order for every bucket
+    bool backwardMarked = false;          // the backward pass's start came from a range
     uint64_t totalBytes() const;
 };
 

@@ -21,8 +21,10 @@ T medianOf(std::vector<T> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     if (n % 2 == 1) return v[n / 2];
-    if constexpr (std::is_floating_point_v<T>) return (v[n / 2 - 1] + v[n / 2]) / 2;
-    else return v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+    if constexpr (std::is_floating_point_v<T>)
+        return (v[n / 2 - 1] + v[n / 2]) / 2;
+    else
+        return v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
 std::optional<double> medianOf(const std::vector<std::optional<double>>& v) {
@@ -80,8 +82,8 @@ size_t planOf(size_t scenario, size_t variant) { return 1 + 3 * scenario + varia
 struct DeviceWork {
     size_t result = 0;  // index into WhatIfResult::devices
     DeviceSteps steps;
-    std::vector<std::vector<std::vector<PlannedBucket>>> plans;       // [step][plan]
-    std::vector<std::vector<std::vector<Interval>>> scheduled;        // [step][plan]
+    std::vector<std::vector<std::vector<PlannedBucket>>> plans;  // [step][plan]
+    std::vector<std::vector<std::vector<Interval>>> scheduled;   // [step][plan]
 };
 
 void addNotes(DeviceWhatIf& d, const DeviceSteps& ds, const WhatIfSettings& settings) {
@@ -100,13 +102,15 @@ void addNotes(DeviceWhatIf& d, const DeviceSteps& ds, const WhatIfSettings& sett
         d.notes.push_back(std::to_string(ds.skipped.size()) + " of " + std::to_string(d.steps_total) +
                           " steps not modelled (" + ds.skipped.front() + ")");
     if (ds.sizesInferred)
-        d.notes.push_back("the capture records no collective sizes: --grad-mb shared out in proportion to each "
-                          "collective's time above alpha");
+        d.notes.push_back(
+            "the capture records no collective sizes: --grad-mb shared out in proportion to each "
+            "collective's time above alpha");
     if (d.fit.alphaSource == "default" && !ds.sizesInferred) {
         char buf[160];
-        std::snprintf(buf, sizeof buf,
-                      "one collective size in the capture: alpha is the default %.1f us, not fitted (--alpha-ns sets it)",
-                      d.fit.alpha_ns / 1000.0);
+        std::snprintf(
+            buf, sizeof buf,
+            "one collective size in the capture: alpha is the default %.1f us, not fitted (--alpha-ns sets it)",
+            d.fit.alpha_ns / 1000.0);
         d.notes.push_back(buf);
     } else if (d.fit.alphaSource == "zero") {
         d.notes.push_back("the fitted alpha was negative: refitted through zero");
@@ -128,7 +132,8 @@ void scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>&
         for (size_t p = 0; p < planCount; ++p) {
             bool joint = settings.jointRanks && members.size() >= 2;
             for (const auto& [w, s] : members)
-                joint = joint && work[w].plans[s][p].size() == work[members.front().first].plans[members.front().second][p].size();
+                joint = joint && work[w].plans[s][p].size() ==
+                                     work[members.front().first].plans[members.front().second][p].size();
             if (joint) {
                 std::vector<const std::vector<PlannedBucket>*> plans;
                 std::vector<const CostModel*> costs;
@@ -176,8 +181,9 @@ ScenarioResult medianScenario(double mb, const std::vector<ScenarioResult>& rows
 }
 
 void markBest(std::vector<ScenarioResult>& scenarios) {
-    auto best = std::min_element(scenarios.begin(), scenarios.end(),
-                                 [](const ScenarioResult& a, const ScenarioResult& b) { return a.step_ns < b.step_ns; });
+    auto best =
+        std::min_element(scenarios.begin(), scenarios.end(),
+                         [](const ScenarioResult& a, const ScenarioResult& b) { return a.step_ns < b.step_ns; });
     if (best != scenarios.end()) best->best = true;
 }
 
@@ -291,8 +297,8 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
         DeviceWhatIf d;
         d.rank = da.rank;
         d.device = da.device;
-        d.label = capture.processes[static_cast<size_t>(da.processIndex)].label() + " device " +
-                  std::to_string(da.device);
+        d.label =
+            capture.processes[static_cast<size_t>(da.processIndex)].label() + " device " + std::to_string(da.device);
         d.steps_total = static_cast<int>(da.steps.size());
         DeviceWork w;
         w.steps = extractDeviceSteps(capture, analysis, i, classifier, es);
@@ -333,8 +339,7 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
         if (d.self_check_error && std::fabs(*d.self_check_error) > kSelfCheckWarn)
             result.warnings.push_back(d.label + ": replaying the observed buckets gives " +
                                       milliseconds(d.observed.replayed_step_ns) + " against " +
-                                      milliseconds(d.observed.step_ns) + " measured (" +
-                                      percent(*d.self_check_error) +
+                                      milliseconds(d.observed.step_ns) + " measured (" + percent(*d.self_check_error) +
                                       "): its predictions are likely off by as much");
     }
     summarizeDevices(result);

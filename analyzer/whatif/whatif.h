@@ -23,8 +23,8 @@ struct WhatIfSettings {
     std::vector<double> bucketMb{1, 5, 10, 25, 50, 100};  // MiB
     BucketRule rule = BucketRule::AtLeast;
     ReadinessMode readiness = ReadinessMode::Kernels;
-    bool latencies = true;    // fit the ready lag and queue gap (the refinement)
-    bool jointRanks = true;   // several ranks: a collective moves once the last rank arrives
+    bool latencies = true;             // fit the ready lag and queue gap (the refinement)
+    bool jointRanks = true;            // several ranks: a collective moves once the last rank arrives
     std::optional<double> observedMb;  // the bucket size the job ran with, when the user says
     std::optional<double> alphaNs;     // fixes alpha instead of fitting it
     std::optional<double> gradMb;      // gradient MiB per step, when the capture has no sizes

@@ -43,8 +43,8 @@ const char* ruleName(BucketRule r) { return r == BucketRule::AtLeast ? "at-least
 const char* readinessName(ReadinessMode m) { return m == ReadinessMode::Kernels ? "kernels" : "time"; }
 
 std::string scenarioTable(const std::vector<ScenarioResult>& scenarios, TimeNs observedStep) {
-    report::TextTable t({"bucket MiB", "buckets", "step ms", "exposed ms", "overlap", "vs observed",
-                         "no-overlap ms", "perfect ms"});
+    report::TextTable t(
+        {"bucket MiB", "buckets", "step ms", "exposed ms", "overlap", "vs observed", "no-overlap ms", "perfect ms"});
     for (const auto& s : scenarios)
         t.addRow({formatMb(s.bucket_mb) + (s.best ? " *" : ""), std::to_string(s.buckets), ms(s.step_ns),
                   ms(s.exposed_comm_ns), ratio(s.overlap_ratio), relative(s.step_ns, observedStep),
@@ -73,14 +73,17 @@ std::string observedLines(const ObservedResult& o, const std::optional<double>& 
 std::string fitLine(const DeviceWhatIf& d) {
     char buf[256];
     const double gbps = d.fit.ns_per_byte > 0 ? 1.0 / d.fit.ns_per_byte : 0.0;
-    std::snprintf(buf, sizeof buf, "  cost: %.1f us + %.4f ns/byte (%.1f GB/s) per %s, %s from %d samples, %d sizes, r2 %s\n",
+    std::snprintf(buf, sizeof buf,
+                  "  cost: %.1f us + %.4f ns/byte (%.1f GB/s) per %s, %s from %d samples, %d sizes, r2 %s\n",
                   d.fit.alpha_ns / 1000.0, d.fit.ns_per_byte, gbps,
                   d.collective == "copies" ? "copy round trip" : d.collective.c_str(),
                   d.fit.alphaSource == "fit" ? "fitted" : ("alpha " + d.fit.alphaSource).c_str(), d.fit.samples,
                   d.fit.distinctSizes, ratio(d.fit.r2).c_str());
     std::string out = buf;
-    std::snprintf(buf, sizeof buf, "  latencies: gradient ready to collective start %.1f us, queued behind the previous %.1f us\n",
-                  static_cast<double>(d.latencies.readyLagNs) / 1000.0, static_cast<double>(d.latencies.queueGapNs) / 1000.0);
+    std::snprintf(buf, sizeof buf,
+                  "  latencies: gradient ready to collective start %.1f us, queued behind the previous %.1f us\n",
+                  static_cast<double>(d.latencies.readyLagNs) / 1000.0,
+                  static_cast<double>(d.latencies.queueGapNs) / 1000.0);
     return out + buf;
 }
 
@@ -150,8 +153,9 @@ std::string formatWhatIfText(const WhatIfResult& result, const ReportOptions& op
         out += bestLine(d.scenarios, d.observed.step_ns);
         for (const auto& n : d.notes) out += "  note: " + n + "\n";
     }
-    out += "\nTimes are medians over steps; * marks the shortest predicted step. no-overlap: every collective "
-           "after the compute; perfect: all bytes back to back from the first gradient.\n";
+    out +=
+        "\nTimes are medians over steps; * marks the shortest predicted step. no-overlap: every collective "
+        "after the compute; perfect: all bytes back to back from the first gradient.\n";
     return out;
 }
 

@@ -17,8 +17,7 @@ namespace {
 // CI) Qt would abort before parsing them, so they get the offscreen platform
 // unless the user chose one.
 void useOffscreenWhenNoWindowIsNeeded(int argc, char** argv) {
-    if (std::getenv("QT_QPA_PLATFORM") || std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY"))
-        return;
+    if (std::getenv("QT_QPA_PLATFORM") || std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY")) return;
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         if (!std::strcmp(a, "--help") || !std::strcmp(a, "-h") || !std::strcmp(a, "--version") ||
@@ -53,13 +52,16 @@ int main(int argc, char** argv) {
         "and saved reports (report --format json).");
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument("file", "Capture, partial result or saved report, or a directory of captures or partials.",
-                                 "[FILE]");
-    QCommandLineOption shot("screenshot", "Render FILE to a PNG and exit (works with QT_QPA_PLATFORM=offscreen).", "out.png");
+    parser.addPositionalArgument(
+        "file", "Capture, partial result or saved report, or a directory of captures or partials.", "[FILE]");
+    QCommandLineOption shot("screenshot", "Render FILE to a PNG and exit (works with QT_QPA_PLATFORM=offscreen).",
+                            "out.png");
     QCommandLineOption size("size", "Window size for --screenshot (default 1600x900).", "WxH", "1600x900");
-    QCommandLineOption range("range", "Visible time range for --screenshot, e.g. 10ms:25ms or 1000000:2000000 (ns).", "START:END");
+    QCommandLineOption range("range", "Visible time range for --screenshot, e.g. 10ms:25ms or 1000000:2000000 (ns).",
+                             "START:END");
     QCommandLineOption find("find", "Highlight kernels whose name contains TEXT (with --screenshot).", "TEXT");
-    QCommandLineOption panel("panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap.", "NAME");
+    QCommandLineOption panel(
+        "panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap.", "NAME");
     QCommandLineOption select("select",
                               "Select the first kernel whose name contains TEXT starting at or after TIME, as a click "
                               "does (with --screenshot), e.g. SendRecv@12ms.",

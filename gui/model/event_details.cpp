@@ -33,9 +33,12 @@ std::string shortKernelName(std::string_view name) {
             i += kAnonymous.size() - 1;  // part of the name, not its parameters
             continue;
         }
-        if (c == '<') ++depth;
-        else if (c == '>') depth = std::max(0, depth - 1);
-        else if (c == '(' && depth == 0 && i > 0) return std::string(name.substr(0, i));
+        if (c == '<')
+            ++depth;
+        else if (c == '>')
+            depth = std::max(0, depth - 1);
+        else if (c == '(' && depth == 0 && i > 0)
+            return std::string(name.substr(0, i));
     }
     return std::string(name);
 }
@@ -44,12 +47,18 @@ namespace {
 
 const char* copyKindShortName(CopyKind k) {
     switch (k) {
-        case CopyKind::HtoD: return "HtoD";
-        case CopyKind::DtoH: return "DtoH";
-        case CopyKind::DtoD: return "DtoD";
-        case CopyKind::HtoH: return "HtoH";
-        case CopyKind::PtoP: return "PtoP";
-        default: return "";
+        case CopyKind::HtoD:
+            return "HtoD";
+        case CopyKind::DtoH:
+            return "DtoH";
+        case CopyKind::DtoD:
+            return "DtoD";
+        case CopyKind::HtoH:
+            return "HtoH";
+        case CopyKind::PtoP:
+            return "PtoP";
+        default:
+            return "";
     }
 }
 
@@ -69,7 +78,7 @@ void addStep(const Analysis& a, size_t device, size_t step, DetailList& out) {
     out.emplace_back("exposed comm", formatDuration(m.exposed_comm_ns, 4));
     out.emplace_back("idle", formatDuration(m.idle_ns, 4) + " (" +
                                  percentText(m.window_ns > 0 ? std::optional<double>(static_cast<double>(m.idle_ns) /
-                                                                                      static_cast<double>(m.window_ns))
+                                                                                     static_cast<double>(m.window_ns))
                                                              : std::nullopt) +
                                  ")");
     out.emplace_back("overlap ratio", percentText(m.overlap_ratio));
@@ -101,14 +110,12 @@ std::string launchingCall(const TimelineModel& model, int group, uint32_t correl
     if (i < 0) return "-";
     const ApiCallTable& api = model.processOf(group).apiCalls;
     const auto k = static_cast<size_t>(i);
-    return std::string(model.capture().strings.at(api.name[k])) + " at " + formatTimestamp(api.start[k]) +
-           " (thread " + std::to_string(threadIdOf(api.globalTid[k])) + ")";
+    return std::string(model.capture().strings.at(api.name[k])) + " at " + formatTimestamp(api.start[k]) + " (thread " +
+           std::to_string(threadIdOf(api.globalTid[k])) + ")";
 }
 
 // The NCCL profiler plugin rows of a process, when the plugin ran.
-const CollectiveTable* collectivesOf(const Process& p) {
-    return p.collectives.size() ? &p.collectives : nullptr;
-}
+const CollectiveTable* collectivesOf(const Process& p) { return p.collectives.size() ? &p.collectives : nullptr; }
 
 std::string signedPercent(double v) {
     char buf[32];
@@ -127,12 +134,12 @@ void addInterference(const DeviceAnalysis& d, const DeviceGroup& g, const Kernel
             s.block[0] != col(K.blockX) || s.block[1] != col(K.blockY) || s.block[2] != col(K.blockZ))
             continue;
         if (!s.baseline_ns) {
-            out.emplace_back("alone (baseline)", "not measured: ran alone " + std::to_string(s.isolated) +
-                                                     " times, needs 3");
+            out.emplace_back("alone (baseline)",
+                             "not measured: ran alone " + std::to_string(s.isolated) + " times, needs 3");
             return;
         }
-        out.emplace_back("alone (baseline)", formatDuration(*s.baseline_ns) + ", median of " +
-                                                 std::to_string(s.isolated) + " runs");
+        out.emplace_back("alone (baseline)",
+                         formatDuration(*s.baseline_ns) + ", median of " + std::to_string(s.isolated) + " runs");
         if (*s.baseline_ns > 0)
             out.emplace_back("this run vs alone",
                              signedPercent(static_cast<double>(dur) / static_cast<double>(*s.baseline_ns) - 1.0));
@@ -192,8 +199,10 @@ void addTransfers(const Analysis& a, const KernelLinks& links, TimeNs start, Det
         std::string key = sends && receives ? "exchange with" : sends ? "send to" : "receive from";
         // Single direction: the key says which way. Both: this kernel's part each way.
         std::string value = deviceLabel(a.devices[static_cast<size_t>(p.first)]) + ", ";
-        if (sends && receives) value += "sends " + bytesText(sent) + ", receives " + bytesText(received);
-        else value += bytesText(sends ? sent : received);
+        if (sends && receives)
+            value += "sends " + bytesText(sent) + ", receives " + bytesText(received);
+        else
+            value += bytesText(sends ? sent : received);
         value += "; its kernel starts " + formatDuration(other.start_ns - start) + " from here, lasts " +
                  formatDuration(other.duration_ns);
         out.emplace_back(std::move(key), std::move(value));
@@ -213,10 +222,12 @@ std::string eventLabel(const TimelineModel& model, const Lane& lane, const Event
         }
         case EventSource::Copy:
             return std::string("memcpy ") + copyKindShortName(model.deviceOf(lane.group)->copies.copyKind[r]);
-        case EventSource::Memset: return "memset";
+        case EventSource::Memset:
+            return "memset";
         case EventSource::Range:
             return std::string(strings.at(model.processOf(lane.group).ranges.name[r]));
-        case EventSource::Step: return model.stepName(r);
+        case EventSource::Step:
+            return model.stepName(r);
         case EventSource::ApiCall:
             return std::string(strings.at(model.processOf(lane.group).apiCalls.name[r]));
         case EventSource::CpuOp:
@@ -224,7 +235,6 @@ std::string eventLabel(const TimelineModel& model, const Lane& lane, const Event
     }
     return {};
 }
-
 
 DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis* analysis) {
     DetailList d;
@@ -249,18 +259,19 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             add("stream", std::to_string(K.stream[r]));
             add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur));
-            add("grid", std::to_string(K.gridX[r]) + "×" + std::to_string(K.gridY[r]) + "×" +
-                            std::to_string(K.gridZ[r]));
-            add("block", std::to_string(K.blockX[r]) + "×" + std::to_string(K.blockY[r]) + "×" +
-                             std::to_string(K.blockZ[r]));
+            add("grid",
+                std::to_string(K.gridX[r]) + "×" + std::to_string(K.gridY[r]) + "×" + std::to_string(K.gridZ[r]));
+            add("block",
+                std::to_string(K.blockX[r]) + "×" + std::to_string(K.blockY[r]) + "×" + std::to_string(K.blockZ[r]));
             add("correlation", std::to_string(K.correlation[r]));
             add("launched by", launchingCall(model, lane.group, K.correlation[r]));
             if (comm) {
                 const std::string coll = parseNcclKernelName(name).collective;
                 const KernelLinks links = linkedKernels(model, analysis, ref);
-                const CollectiveInstance* op = analysis && links.op >= 0 ? &analysis->devices[static_cast<size_t>(links.device)]
-                                                                                 .collectives[static_cast<size_t>(links.op)]
-                                                                         : nullptr;
+                const CollectiveInstance* op = analysis && links.op >= 0
+                                                   ? &analysis->devices[static_cast<size_t>(links.device)]
+                                                          .collectives[static_cast<size_t>(links.op)]
+                                                   : nullptr;
                 if (!coll.empty()) add("collective", coll + (op && op->allToAll ? " (all-to-all exchange)" : ""));
                 if (op) {
                     // The analyzer's rows for it (on the kernels' clock, summed
@@ -302,14 +313,15 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
                 if (op) addWaitTransfer(*analysis, links, d);
             }
             const DeviceGroup& g = model.groups()[static_cast<size_t>(lane.group)];
-            if (!comm && analysis && g.analysisDevice >= 0 && static_cast<size_t>(g.analysisDevice) < analysis->devices.size())
+            if (!comm && analysis && g.analysisDevice >= 0 &&
+                static_cast<size_t>(g.analysisDevice) < analysis->devices.size())
                 addInterference(analysis->devices[static_cast<size_t>(g.analysisDevice)], g, K, r, name, dur, d);
             break;
         }
         case EventSource::Copy: {
             const CopyTable& C = model.deviceOf(lane.group)->copies;
             static const char* kKinds[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                           "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+                                           "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
             const auto kind = static_cast<size_t>(C.copyKind[r]);
             add("copy", std::string("memcpy ") + (kind < 11 ? kKinds[kind] : "?"));
             add("stream", std::to_string(C.stream[r]));

@@ -44,9 +44,9 @@ size_t EventRow::gallopToStart(size_t from, TimeNs t) const {
         hi = from + step;
     }
     hi = std::min(hi, n);
-    return static_cast<size_t>(std::lower_bound(start.begin() + static_cast<long>(lo) + 1,
-                                                start.begin() + static_cast<long>(hi), t) -
-                               start.begin());
+    return static_cast<size_t>(
+        std::lower_bound(start.begin() + static_cast<long>(lo) + 1, start.begin() + static_cast<long>(hi), t) -
+        start.begin());
 }
 
 TimeNs EventRow::durationSum(size_t i, size_t j) const {
@@ -58,13 +58,13 @@ size_t EventRow::hitTest(TimeNs t, TimeNs toleranceNs) const {
     const size_t n = size();
     size_t best = n;
     TimeNs bestDist = toleranceNs + 1;
-    const size_t last = static_cast<size_t>(
-        std::upper_bound(start.begin(), start.end(), t + toleranceNs) - start.begin());
+    const size_t last =
+        static_cast<size_t>(std::upper_bound(start.begin(), start.end(), t + toleranceNs) - start.begin());
     for (size_t i = firstEndingAfter(t - toleranceNs - 1); i < last; ++i) {
         const TimeNs dist = t < start[i] ? start[i] - t : (t >= end[i] ? t - end[i] + 1 : 0);
         // Among events containing t, the shortest one is the most specific.
-        const bool better = dist < bestDist ||
-                            (dist == 0 && bestDist == 0 && end[i] - start[i] < end[best] - start[best]);
+        const bool better =
+            dist < bestDist || (dist == 0 && bestDist == 0 && end[i] - start[i] < end[best] - start[best]);
         if (better) {
             best = i;
             bestDist = dist;

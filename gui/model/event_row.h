@@ -22,8 +22,8 @@ enum class EventSource : uint8_t { Kernel, Copy, Memset, Range, Step, ApiCall, C
 
 struct EventRow {
     std::vector<TimeNs> start, end, endMax, durPrefix;
-    std::vector<uint32_t> ref;       // row in the source table
-    std::vector<uint8_t> category;   // osc::Category for GPU work; 0 for ranges
+    std::vector<uint32_t> ref;      // row in the source table
+    std::vector<uint8_t> category;  // osc::Category for GPU work; 0 for ranges
     std::vector<EventSource> source;
     RowSummary summary;  // zoomed-out drawing reads this, not the events
 

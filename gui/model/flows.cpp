@@ -53,11 +53,16 @@ uint32_t correlationOf(const TimelineModel& model, EventRef ref) {
     const EventRow& row = lane.rows[static_cast<size_t>(ref.row)];
     const uint32_t r = row.ref[ref.index];
     switch (row.source[ref.index]) {
-        case EventSource::Kernel: return model.deviceOf(lane.group)->kernels.correlation[r];
-        case EventSource::Copy: return model.deviceOf(lane.group)->copies.correlation[r];
-        case EventSource::Memset: return model.deviceOf(lane.group)->memsets.correlation[r];
-        case EventSource::ApiCall: return model.processOf(lane.group).apiCalls.correlation[r];
-        default: return 0;
+        case EventSource::Kernel:
+            return model.deviceOf(lane.group)->kernels.correlation[r];
+        case EventSource::Copy:
+            return model.deviceOf(lane.group)->copies.correlation[r];
+        case EventSource::Memset:
+            return model.deviceOf(lane.group)->memsets.correlation[r];
+        case EventSource::ApiCall:
+            return model.processOf(lane.group).apiCalls.correlation[r];
+        default:
+            return 0;
     }
 }
 
@@ -75,9 +80,12 @@ EventRef gpuRefOf(const TimelineModel& model, int group, uint32_t correlation) {
         const Device& dev = p.devices[d];
         TimeNs start = 0;
         uint32_t stream = 0;
-        if (source == EventSource::Kernel) start = dev.kernels.start[row], stream = dev.kernels.stream[row];
-        else if (source == EventSource::Copy) start = dev.copies.start[row], stream = dev.copies.stream[row];
-        else start = dev.memsets.start[row], stream = dev.memsets.stream[row];
+        if (source == EventSource::Kernel)
+            start = dev.kernels.start[row], stream = dev.kernels.stream[row];
+        else if (source == EventSource::Copy)
+            start = dev.copies.start[row], stream = dev.copies.stream[row];
+        else
+            start = dev.memsets.start[row], stream = dev.memsets.stream[row];
         const EventRef r = model.findOnStream(g, stream, start, source, row);
         if (r.valid()) return r;
     }
@@ -111,19 +119,23 @@ std::vector<Flow> flowsOf(const TimelineModel& model, EventRef ref, size_t limit
             if (from.valid()) out.push_back({from, ref});
             break;
         }
-        case EventSource::ApiCall: flowsOfApiCall(model, ref, out); break;
+        case EventSource::ApiCall:
+            flowsOfApiCall(model, ref, out);
+            break;
         case EventSource::CpuOp: {
             // Every launch nested inside the operator, on its own thread's lane.
             const TimeNs s = row.start[ref.index], e = row.end[ref.index];
             for (size_t r = static_cast<size_t>(ref.row) + 1; r < lane.rows.size() && out.size() < limit; ++r) {
                 const EventRow& inner = lane.rows[r];
-                for (size_t i = inner.gallopToStart(0, s); i < inner.size() && inner.start[i] < e && out.size() < limit; ++i)
+                for (size_t i = inner.gallopToStart(0, s); i < inner.size() && inner.start[i] < e && out.size() < limit;
+                     ++i)
                     if (inner.source[i] == EventSource::ApiCall && inner.end[i] <= e)
                         flowsOfApiCall(model, {ref.lane, static_cast<int>(r), i}, out);
             }
             break;
         }
-        default: break;
+        default:
+            break;
     }
     return out;
 }

@@ -1,6 +1,5 @@
 #include "gui/model/heat_map.h"
 
-
 #include <algorithm>
 #include <limits>
 #include <thread>
@@ -18,7 +17,8 @@ std::vector<int> deviceGroups(const TimelineModel& model) {
 }
 
 float cellValue(TimeNs hidden, TimeNs exposed, TimeNs length, HeatMetric metric) {
-    if (metric == HeatMetric::ExposedShare) return length > 0 ? static_cast<float>(exposed) / static_cast<float>(length) : 0.f;
+    if (metric == HeatMetric::ExposedShare)
+        return length > 0 ? static_cast<float>(exposed) / static_cast<float>(length) : 0.f;
     const TimeNs comm = hidden + exposed;
     return comm > 0 ? static_cast<float>(hidden) / static_cast<float>(comm) : kNone;
 }
@@ -73,7 +73,8 @@ HeatMap stepColumns(const std::vector<std::pair<int, const DeviceAnalysis*>>& by
 }  // namespace
 
 ViewRange HeatMap::window(int row, int column) const {
-    if (perStep) return cellWindows[static_cast<size_t>(row) * static_cast<size_t>(columns) + static_cast<size_t>(column)];
+    if (perStep)
+        return cellWindows[static_cast<size_t>(row) * static_cast<size_t>(columns) + static_cast<size_t>(column)];
     const TimeScale s(range, columns);
     return {s.toTime(column), s.toTime(column + 1.0)};
 }

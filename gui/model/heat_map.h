@@ -33,7 +33,9 @@ struct HeatMap {
     // analysis's devices, named here; `groups` are then all -1.
     std::vector<std::string> rowLabels;
 
-    float at(int row, int column) const { return values[static_cast<size_t>(row) * static_cast<size_t>(columns) + static_cast<size_t>(column)]; }
+    float at(int row, int column) const {
+        return values[static_cast<size_t>(row) * static_cast<size_t>(columns) + static_cast<size_t>(column)];
+    }
     int rows() const { return static_cast<int>(groups.size()); }
     // The time window of a cell.
     ViewRange window(int row, int column) const;

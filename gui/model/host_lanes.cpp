@@ -13,9 +13,7 @@ struct HostEvent {
 };
 
 // "1 call", "3 calls".
-std::string count(size_t n, const char* singular) {
-    return std::to_string(n) + " " + singular + (n == 1 ? "" : "s");
-}
+std::string count(size_t n, const char* singular) { return std::to_string(n) + " " + singular + (n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -29,12 +27,12 @@ std::vector<HostThreadLane> buildHostLanes(const Process& p) {
     while (a < api.size() || o < ops.size()) {
         const bool takeOp = o < ops.size() && (a >= api.size() || ops.start[o] <= api.start[a]);
         if (takeOp) {
-            byThread[ops.globalTid[o]].push_back({ops.start[o], std::max(ops.start[o], ops.end[o]),
-                                                  static_cast<uint32_t>(o), EventSource::CpuOp});
+            byThread[ops.globalTid[o]].push_back(
+                {ops.start[o], std::max(ops.start[o], ops.end[o]), static_cast<uint32_t>(o), EventSource::CpuOp});
             ++o;
         } else {
-            byThread[api.globalTid[a]].push_back({api.start[a], std::max(api.start[a], api.end[a]),
-                                                  static_cast<uint32_t>(a), EventSource::ApiCall});
+            byThread[api.globalTid[a]].push_back(
+                {api.start[a], std::max(api.start[a], api.end[a]), static_cast<uint32_t>(a), EventSource::ApiCall});
             ++a;
         }
     }
@@ -61,7 +59,8 @@ std::vector<HostThreadLane> buildHostLanes(const Process& p) {
         if (calls) lane.label += count(calls, "call");
         out.push_back(std::move(lane));
     }
-    std::stable_sort(out.begin(), out.end(), [](const HostThreadLane& x, const HostThreadLane& y) { return x.events > y.events; });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const HostThreadLane& x, const HostThreadLane& y) { return x.events > y.events; });
     return out;
 }
 

@@ -14,8 +14,8 @@ namespace osc::gui {
 
 struct HostThreadLane {
     uint64_t globalTid = 0;
-    std::string label;            // "CPU 1222: 5402 ops, 1049 calls" (thread 1222)
-    std::vector<EventRow> rows;   // one per nesting depth, finished
+    std::string label;           // "CPU 1222: 5402 ops, 1049 calls" (thread 1222)
+    std::vector<EventRow> rows;  // one per nesting depth, finished
     size_t events = 0;
 };
 

@@ -60,7 +60,8 @@ std::string hoverText(const TimelineModel& model, const Analysis* analysis, int 
         const DeviceAnalysis& d = analysis->devices[static_cast<size_t>(g.analysisDevice)];
         const CollectiveInstance& op = d.collectives[static_cast<size_t>(c)];
         std::string text = describe(op);
-        if (op.step >= 0 && static_cast<size_t>(op.step) < d.steps.size()) text += " in " + d.steps[static_cast<size_t>(op.step)].name;
+        if (op.step >= 0 && static_cast<size_t>(op.step) < d.steps.size())
+            text += " in " + d.steps[static_cast<size_t>(op.step)].name;
         text += " · " + formatDuration(op.duration_ns, 4) + ": hidden " + formatDuration(op.overlapped_ns, 4) +
                 ", exposed " + formatDuration(op.exposed_ns, 4);
         const TimeNs waiting = g.exposedWait.covered(op.start_ns, op.end_ns);
@@ -76,8 +77,9 @@ std::string hoverText(const TimelineModel& model, const Analysis* analysis, int 
         lane.kind == LaneKind::Stream ? model.groups()[static_cast<size_t>(lane.group)].bubbles.at(t) : nullptr;
     if (i >= row.size())
         return bubble ? bubbleText(model.groups()[static_cast<size_t>(lane.group)].bubbles, *bubble) : std::string();
-    const std::string inBubble = bubble ? std::string("\nin the pipeline bubble (") + bubblePartName(bubble->part) + " " +
-                                              formatDuration(bubble->end - bubble->start, 4) + "): no compute on this stage here"
+    const std::string inBubble = bubble ? std::string("\nin the pipeline bubble (") + bubblePartName(bubble->part) +
+                                              " " + formatDuration(bubble->end - bubble->start, 4) +
+                                              "): no compute on this stage here"
                                         : std::string();
     const TimeNs dur = row.end[i] - row.start[i];
     if (static_cast<double>(dur) < 2.0 * scale.nsPerPx()) {
@@ -86,7 +88,8 @@ std::string hoverText(const TimelineModel& model, const Analysis* analysis, int 
         const TimeNs t0 = scale.toTime(col), t1 = scale.toTime(col + 1);
         const size_t a = row.gallopToStart(0, t0), b = row.gallopToStart(a, t1);
         if (b - a > 1) {
-            const double busy = static_cast<double>(row.durationSum(a, b)) / static_cast<double>(std::max<TimeNs>(1, t1 - t0));
+            const double busy =
+                static_cast<double>(row.durationSum(a, b)) / static_cast<double>(std::max<TimeNs>(1, t1 - t0));
             return std::to_string(b - a) + " events too small to show, busy " +
                    std::to_string(static_cast<int>(std::lround(std::min(1.0, busy) * 100))) + "%" + inBubble;
         }

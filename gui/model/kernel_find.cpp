@@ -83,19 +83,18 @@ long FindResult::nextAfter(TimeNs t, int direction, const TimelineModel& model) 
     const auto startOf = [&](const FindHit& h) { return model.lane(h.lane).rows[0].start[h.index]; };
     const auto n = static_cast<long>(hits.size());
     if (direction > 0) {
-        const auto it = std::upper_bound(hits.begin(), hits.end(), t,
-                                         [&](TimeNs v, const FindHit& h) { return v < startOf(h); });
+        const auto it =
+            std::upper_bound(hits.begin(), hits.end(), t, [&](TimeNs v, const FindHit& h) { return v < startOf(h); });
         const long i = it - hits.begin();
         return i < n ? i : 0;
     }
-    const auto it = std::lower_bound(hits.begin(), hits.end(), t,
-                                     [&](const FindHit& h, TimeNs v) { return startOf(h) < v; });
+    const auto it =
+        std::lower_bound(hits.begin(), hits.end(), t, [&](const FindHit& h, TimeNs v) { return startOf(h) < v; });
     const long i = (it - hits.begin()) - 1;
     return i >= 0 ? i : n - 1;
 }
 
-std::vector<uint32_t> visibleHits(const EventRow& row, const std::vector<uint32_t>& laneHits,
-                                  const TimeScale& scale) {
+std::vector<uint32_t> visibleHits(const EventRow& row, const std::vector<uint32_t>& laneHits, const TimeScale& scale) {
     std::vector<uint32_t> out;
     if (laneHits.empty()) return out;
     const ViewRange v = scale.range();
@@ -120,8 +119,7 @@ std::vector<uint32_t> visibleHits(const EventRow& row, const std::vector<uint32_
         TimeNs next = scale.toTime(col + 1);
         while (std::floor(scale.toX(next - 1)) >= col + 1) --next;
         while (std::floor(scale.toX(next)) < col + 1) ++next;
-        it = std::lower_bound(it + 1, laneHits.end(), next,
-                              [&](uint32_t i, TimeNs t) { return row.start[i] < t; });
+        it = std::lower_bound(it + 1, laneHits.end(), next, [&](uint32_t i, TimeNs t) { return row.start[i] < t; });
     }
     return out;
 }

@@ -34,7 +34,7 @@ struct FindResult {
 };
 
 struct FindQuery {
-    std::string pattern;  // case-insensitive substring of the demangled or short name
+    std::string pattern;             // case-insensitive substring of the demangled or short name
     std::optional<ViewRange> range;  // only kernels starting inside it
 };
 
@@ -43,7 +43,6 @@ FindResult findKernels(const TimelineModel& model, const FindQuery& query);
 // The hits of one lane to outline in view: at most one per pixel column
 // (the first hit starting in it, or running into the view), found by binary
 // search, so a frame costs O(columns log hits) however many hits there are.
-std::vector<uint32_t> visibleHits(const EventRow& row, const std::vector<uint32_t>& laneHits,
-                                  const TimeScale& scale);
+std::vector<uint32_t> visibleHits(const EventRow& row, const std::vector<uint32_t>& laneHits, const TimeScale& scale);
 
 }  // namespace osc::gui

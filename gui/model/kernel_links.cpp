@@ -25,7 +25,8 @@ KernelLinks linkedKernels(const TimelineModel& model, const Analysis* a, EventRe
         out.partners = model.matchingCollectives(ref);
         return out;
     }
-    const int op = opOfKernel(a->devices[static_cast<size_t>(g.analysisDevice)], row.ref[ref.index], row.start[ref.index]);
+    const int op =
+        opOfKernel(a->devices[static_cast<size_t>(g.analysisDevice)], row.ref[ref.index], row.start[ref.index]);
     if (op < 0) return out;
     out.device = g.analysisDevice;
     out.op = op;
@@ -34,13 +35,16 @@ KernelLinks linkedKernels(const TimelineModel& model, const Analysis* a, EventRe
     std::vector<int> groupOfDevice(a->devices.size(), -1);
     for (size_t i = 0; i < model.groups().size(); ++i) {
         const int d = model.groups()[i].analysisDevice;
-        if (d >= 0 && static_cast<size_t>(d) < groupOfDevice.size()) groupOfDevice[static_cast<size_t>(d)] = static_cast<int>(i);
+        if (d >= 0 && static_cast<size_t>(d) < groupOfDevice.size())
+            groupOfDevice[static_cast<size_t>(d)] = static_cast<int>(i);
     }
     auto drawnAt = [&](std::pair<int, int> where) -> EventRef {
         const int group = groupOfDevice[static_cast<size_t>(where.first)];
         if (group < 0) return {};
-        const CollectiveInstance& c = a->devices[static_cast<size_t>(where.first)].collectives[static_cast<size_t>(where.second)];
-        if (c.kernelIndex == static_cast<size_t>(-1)) return model.findOnStream(group, c.stream, c.start_ns, EventSource::Copy);
+        const CollectiveInstance& c =
+            a->devices[static_cast<size_t>(where.first)].collectives[static_cast<size_t>(where.second)];
+        if (c.kernelIndex == static_cast<size_t>(-1))
+            return model.findOnStream(group, c.stream, c.start_ns, EventSource::Copy);
         return model.findKernel(group, static_cast<uint32_t>(c.kernelIndex));
     };
     const std::pair<int, int> self{out.device, op};
@@ -64,7 +68,8 @@ KernelLinks linkedKernels(const TimelineModel& model, const Analysis* a, EventRe
         if (!r.valid()) continue;
         if (out.matched < 0) out.partners.push_back(r);
         if (out.arrows.size() >= kMaxPeerArrows) continue;
-        const TimeNs otherStart = a->devices[static_cast<size_t>(other.first)].collectives[static_cast<size_t>(other.second)].start_ns;
+        const TimeNs otherStart =
+            a->devices[static_cast<size_t>(other.first)].collectives[static_cast<size_t>(other.second)].start_ns;
         const bool sends = way & 1;
         out.arrows.push_back({sends ? ref : r, sends ? r : ref, std::max(start, otherStart), way == 3});
     }

@@ -24,17 +24,17 @@ struct PeerLink {
 
 // One send or receive of the selected kernel (Analysis::p2p).
 struct PeerTransfer {
-    bool send = true;  // the selected kernel sent (else received)
+    bool send = true;                        // the selected kernel sent (else received)
     int partnerDevice = -1, partnerOp = -1;  // into Analysis::devices / its collectives
     uint64_t bytes = 0;
     EventRef partner;  // where the partner kernel is drawn (invalid if hidden)
 };
 
 struct KernelLinks {
-    int device = -1, op = -1;   // the selected kernel in the analysis, -1 when unknown
-    int matched = -1;           // its group in Analysis::matched (a collective or an all-to-all exchange)
-    std::vector<EventRef> partners;     // kernels on other ranks to outline, one per kernel
-    std::vector<PeerLink> arrows;       // one per partner kernel of a send or receive
+    int device = -1, op = -1;        // the selected kernel in the analysis, -1 when unknown
+    int matched = -1;                // its group in Analysis::matched (a collective or an all-to-all exchange)
+    std::vector<EventRef> partners;  // kernels on other ranks to outline, one per kernel
+    std::vector<PeerLink> arrows;    // one per partner kernel of a send or receive
     std::vector<PeerTransfer> transfers;
     bool pointToPoint() const { return !transfers.empty(); }
 };

@@ -18,7 +18,8 @@ using Key = std::tuple<int64_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t
 struct KeyHash {
     size_t operator()(const Key& k) const {
         size_t h = std::hash<int64_t>()(std::get<0>(k));
-        const uint32_t parts[] = {std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k), std::get<5>(k), std::get<6>(k)};
+        const uint32_t parts[] = {std::get<1>(k), std::get<2>(k), std::get<3>(k),
+                                  std::get<4>(k), std::get<5>(k), std::get<6>(k)};
         for (uint32_t v : parts) h = h * 1000003u ^ v;
         return h;
     }
@@ -61,15 +62,21 @@ std::vector<KernelStatsRow> kernelStats(const TimelineModel& model, StatsGroupin
                 switch (row.source[i]) {
                     case EventSource::Kernel: {
                         const KernelTable& K = dev.kernels;
-                        const uint32_t id = K.shortName[r] != kNoId && !model.capture().strings.at(K.shortName[r]).empty()
-                                                ? K.shortName[r]
-                                                : K.name[r];
-                        key = signature ? Key{id, K.gridX[r], K.gridY[r], K.gridZ[r], K.blockX[r], K.blockY[r], K.blockZ[r]}
-                                        : Key{id, 0, 0, 0, 0, 0, 0};
+                        const uint32_t id =
+                            K.shortName[r] != kNoId && !model.capture().strings.at(K.shortName[r]).empty()
+                                ? K.shortName[r]
+                                : K.name[r];
+                        key = signature
+                                  ? Key{id, K.gridX[r], K.gridY[r], K.gridZ[r], K.blockX[r], K.blockY[r], K.blockZ[r]}
+                                  : Key{id, 0, 0, 0, 0, 0, 0};
                         break;
                     }
-                    case EventSource::Copy: key = Key{-1 - static_cast<int64_t>(dev.copies.copyKind[r]), 0, 0, 0, 0, 0, 0}; break;
-                    default: key = Key{-100, 0, 0, 0, 0, 0, 0}; break;  // memset
+                    case EventSource::Copy:
+                        key = Key{-1 - static_cast<int64_t>(dev.copies.copyKind[r]), 0, 0, 0, 0, 0, 0};
+                        break;
+                    default:
+                        key = Key{-100, 0, 0, 0, 0, 0, 0};
+                        break;  // memset
                 }
                 auto [it, fresh] = index.try_emplace(key, acc.size());
                 if (fresh) {
@@ -109,7 +116,8 @@ std::vector<KernelStatsRow> kernelStats(const TimelineModel& model, StatsGroupin
         s.share = all > 0 ? static_cast<double>(s.total) / static_cast<double>(all) : 0.0;
         out.push_back(std::move(s));
     }
-    std::stable_sort(out.begin(), out.end(), [](const KernelStatsRow& a, const KernelStatsRow& b) { return a.total > b.total; });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const KernelStatsRow& a, const KernelStatsRow& b) { return a.total > b.total; });
     return out;
 }
 

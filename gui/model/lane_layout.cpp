@@ -32,8 +32,7 @@ LaneLayout::LaneLayout(const TimelineModel& model, LaneMetrics metrics) : metric
 }
 
 const LaneSlot* LaneLayout::laneAt(int y) const {
-    auto it = std::upper_bound(lanes_.begin(), lanes_.end(), y,
-                               [](int v, const LaneSlot& s) { return v < s.y; });
+    auto it = std::upper_bound(lanes_.begin(), lanes_.end(), y, [](int v, const LaneSlot& s) { return v < s.y; });
     if (it == lanes_.begin()) return nullptr;
     --it;
     return y < it->y + it->height ? &*it : nullptr;

@@ -13,7 +13,7 @@ struct LaneMetrics {
     int headerHeight = 20;  // group title bar
     int rowHeight = 18;     // one row of events
     int overlapHeight = 22;
-    int gap = 2;            // between lanes
+    int gap = 2;  // between lanes
 };
 
 struct LaneSlot {

@@ -13,7 +13,8 @@ std::vector<OpLinks> buildOpLinks(const Analysis& a) {
     };
     for (size_t m = 0; m < a.matched.size(); ++m)
         for (const auto& op : a.matched[m].instances)
-            if (valid(op)) out[static_cast<size_t>(op.first)].matched[static_cast<size_t>(op.second)] = static_cast<int32_t>(m);
+            if (valid(op))
+                out[static_cast<size_t>(op.first)].matched[static_cast<size_t>(op.second)] = static_cast<int32_t>(m);
     if (a.p2p.empty()) return out;
     // Compressed rows: count per operation, prefix sums, then fill.
     for (size_t d = 0; d < out.size(); ++d) out[d].transferBegin.assign(out[d].matched.size() + 1, 0);

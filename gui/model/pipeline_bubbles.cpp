@@ -10,9 +10,12 @@ namespace {
 
 const char* partMeaning(BubblePart p) {
     switch (p) {
-        case BubblePart::Fill: return "waiting for the first micro-batch from the stages before it";
-        case BubblePart::Drain: return "the pipeline drains after this stage's last compute";
-        case BubblePart::Stall: return "between micro-batches, waiting for a neighbour stage";
+        case BubblePart::Fill:
+            return "waiting for the first micro-batch from the stages before it";
+        case BubblePart::Drain:
+            return "the pipeline drains after this stage's last compute";
+        case BubblePart::Stall:
+            return "between micro-batches, waiting for a neighbour stage";
     }
     return "";
 }
@@ -45,9 +48,12 @@ void addStep(StageBubbles& out, int step, Interval w, const IntervalSet& compute
 
 const char* bubblePartName(BubblePart part) {
     switch (part) {
-        case BubblePart::Fill: return "fill";
-        case BubblePart::Drain: return "drain";
-        case BubblePart::Stall: return "stall";
+        case BubblePart::Fill:
+            return "fill";
+        case BubblePart::Drain:
+            return "drain";
+        case BubblePart::Stall:
+            return "stall";
     }
     return "";
 }

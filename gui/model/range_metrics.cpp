@@ -11,8 +11,7 @@ OverlapMetrics rangeMetrics(const DeviceGroup& g, TimeNs a, TimeNs b) {
     return g.coverage.metrics({a, b});
 }
 
-OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a,
-                            TimeNs b) {
+OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a, TimeNs b) {
     return selectionMetrics(model, groups, a, b).sum;
 }
 

@@ -18,8 +18,7 @@ OverlapMetrics rangeMetrics(const DeviceGroup& group, TimeNs a, TimeNs b);
 // Summed over several groups as the report's "summary" sums devices
 // (MetricSum: ns added, saturating where the sum does not fit in TimeNs;
 // the ratios from those sums).
-OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a,
-                            TimeNs b);
+OverlapMetrics rangeMetrics(const TimelineModel& model, const std::vector<int>& groups, TimeNs a, TimeNs b);
 
 // A selection over several devices: each device's own metrics, and their sum
 // (labelled as a sum wherever it is shown: ns of several GPUs added up).

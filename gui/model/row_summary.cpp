@@ -8,8 +8,7 @@ namespace {
 
 // Adds [s, e) to the buckets it touches (at most three: callers only pass
 // events shorter than two bucket widths).
-void addClipped(std::vector<SummaryCell>& cells, TimeNs origin, TimeNs width, TimeNs s, TimeNs e,
-                uint8_t cat) {
+void addClipped(std::vector<SummaryCell>& cells, TimeNs origin, TimeNs width, TimeNs s, TimeNs e, uint8_t cat) {
     const size_t first = std::min(cells.size() - 1, static_cast<size_t>((s - origin) / width));
     cells[first].count += 1;
     for (size_t k = first;; ++k) {
@@ -66,8 +65,10 @@ void RowSummary::build(const std::vector<TimeNs>& start, const std::vector<TimeN
     level0.cells.resize(bucketsAt(base_));
     for (size_t i = 0; i < n; ++i) {
         const uint8_t cat = std::min<uint8_t>(category[i], 2);
-        if (end[i] - start[i] < 2 * base_) addClipped(level0.cells, origin_, base_, start[i], end[i], cat);
-        else level0.longEvents.index.push_back(static_cast<uint32_t>(i));
+        if (end[i] - start[i] < 2 * base_)
+            addClipped(level0.cells, origin_, base_, start[i], end[i], cat);
+        else
+            level0.longEvents.index.push_back(static_cast<uint32_t>(i));
     }
     levels_.push_back(std::move(level0));
     while (levels_.back().cells.size() > 1 && bucketWidth(levels() - 1) < kMaxWidth) {
@@ -77,12 +78,15 @@ void RowSummary::build(const std::vector<TimeNs>& start, const std::vector<TimeN
         up.cells.resize(bucketsAt(width));
         for (size_t k = 0; k < below.cells.size(); ++k) {
             SummaryCell& c = up.cells[k / 2];
-            for (int cat = 0; cat < 3; ++cat) c.busy[static_cast<size_t>(cat)] += below.cells[k].busy[static_cast<size_t>(cat)];
+            for (int cat = 0; cat < 3; ++cat)
+                c.busy[static_cast<size_t>(cat)] += below.cells[k].busy[static_cast<size_t>(cat)];
             c.count += below.cells[k].count;
         }
         for (uint32_t i : below.longEvents.index) {
-            if (end[i] - start[i] < 2 * width) addClipped(up.cells, origin_, width, start[i], end[i], std::min<uint8_t>(category[i], 2));
-            else up.longEvents.index.push_back(i);
+            if (end[i] - start[i] < 2 * width)
+                addClipped(up.cells, origin_, width, start[i], end[i], std::min<uint8_t>(category[i], 2));
+            else
+                up.longEvents.index.push_back(i);
         }
         levels_.push_back(std::move(up));
     }

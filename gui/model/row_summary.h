@@ -35,8 +35,7 @@ public:
     };
 
     // start must be sorted; end >= start; category < 3.
-    void build(const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
-               const std::vector<uint8_t>& category);
+    void build(const std::vector<TimeNs>& start, const std::vector<TimeNs>& end, const std::vector<uint8_t>& category);
 
     // The widest bucket: the top level has one bucket, or up to four on a
     // row spanning more than this (times near the +-2^62 ns limits).

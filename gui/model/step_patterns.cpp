@@ -40,7 +40,8 @@ std::vector<std::vector<int>> allToAllStepIndex(const Analysis& a) {
             const auto it = indexOf.find(keys[d][s]);
             if (it == indexOf.end()) continue;
             const auto& ranks = a.alltoall[static_cast<size_t>(it->second)].ranks;
-            if (std::any_of(ranks.begin(), ranks.end(), [&](const AllToAllRank& r) { return r.device == static_cast<int>(d); }))
+            if (std::any_of(ranks.begin(), ranks.end(),
+                            [&](const AllToAllRank& r) { return r.device == static_cast<int>(d); }))
                 out[d][s] = it->second;
         }
     return out;
@@ -91,7 +92,8 @@ std::string imbalanceText(const AllToAllStep& s) {
 std::string imbalanceDetails(const Analysis& a, const AllToAllStep& s) {
     std::string text;
     if (s.bytes_imbalance) text += "bytes max/mean " + times(*s.bytes_imbalance);
-    if (s.time_imbalance) text += std::string(text.empty() ? "" : ", ") + "transfer time max/mean " + times(*s.time_imbalance);
+    if (s.time_imbalance)
+        text += std::string(text.empty() ? "" : ", ") + "transfer time max/mean " + times(*s.time_imbalance);
     if (text.empty()) text = "unknown (no bytes and no transfer time)";
     const auto value = allToAllImbalance(s);
     if (value && *value < 1.0005) {
@@ -105,8 +107,7 @@ std::string imbalanceDetails(const Analysis& a, const AllToAllStep& s) {
                     formatBytes(static_cast<uint64_t>(static_cast<double>(*it->bytes) / *s.bytes_imbalance)) + ")";
     }
     text += "; " + std::to_string(s.ranks.size()) + " ranks, " + std::to_string(s.dispatches) + " exchange(s)";
-    if (allToAllImbalanced(a, s))
-        text += "; at or above the finding threshold " + times(a.settings.alltoallImbalance);
+    if (allToAllImbalanced(a, s)) text += "; at or above the finding threshold " + times(a.settings.alltoallImbalance);
     return text;
 }
 

@@ -4,14 +4,11 @@
 
 namespace osc::gui {
 
-TimeScale::TimeScale(ViewRange range, double widthPx)
-    : range_(range), width_(std::max(1.0, widthPx)) {
+TimeScale::TimeScale(ViewRange range, double widthPx) : range_(range), width_(std::max(1.0, widthPx)) {
     if (range_.length() < kMinSpanNs) range_.end = range_.start + kMinSpanNs;
 }
 
-TimeNs TimeScale::toTime(double x) const {
-    return range_.start + static_cast<TimeNs>(std::llround(x * nsPerPx()));
-}
+TimeNs TimeScale::toTime(double x) const { return range_.start + static_cast<TimeNs>(std::llround(x * nsPerPx())); }
 
 TimeScale TimeScale::zoomedAt(double anchorX, double factor) const {
     const TimeNs anchor = toTime(anchorX);

@@ -87,10 +87,14 @@ std::string formatTimestamp(TimeNs t) {
     const TimeNs mag = t < 0 ? -t : t;
     char buf[64];
     const double v = static_cast<double>(t);
-    if (mag >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.6f s", v / 1e9);
-    else if (mag >= 1'000'000) std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
-    else if (mag >= 1'000) std::snprintf(buf, sizeof buf, "%.3f µs", v / 1e3);
-    else std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(t));
+    if (mag >= 1'000'000'000)
+        std::snprintf(buf, sizeof buf, "%.6f s", v / 1e9);
+    else if (mag >= 1'000'000)
+        std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+    else if (mag >= 1'000)
+        std::snprintf(buf, sizeof buf, "%.3f µs", v / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(t));
     return buf;
 }
 
@@ -130,8 +134,8 @@ std::optional<TimeNs> parseDuration(std::string_view text) {
         const char* text;
         double ns;
     };
-    for (const Suffix& suf : {Suffix{"ns", 1}, Suffix{"us", 1e3}, Suffix{"µs", 1e3}, Suffix{"ms", 1e6},
-                              Suffix{"s", 1e9}}) {
+    for (const Suffix& suf :
+         {Suffix{"ns", 1}, Suffix{"us", 1e3}, Suffix{"µs", 1e3}, Suffix{"ms", 1e6}, Suffix{"s", 1e9}}) {
         const std::string_view sv(suf.text);
         if (s.size() > sv.size() && s.compare(s.size() - sv.size(), sv.size(), sv) == 0) {
             scale = suf.ns;

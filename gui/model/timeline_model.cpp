@@ -151,11 +151,13 @@ EventRef TimelineModel::findApiCall(int process, uint32_t row) const {
     const TimeNs t = p.apiCalls.start[row];
     for (size_t l = 0; l < lanes_.size(); ++l) {
         const Lane& lane = lanes_[l];
-        if (lane.kind != LaneKind::Host || lane.thread != tid || groups_[static_cast<size_t>(lane.group)].process != process)
+        if (lane.kind != LaneKind::Host || lane.thread != tid ||
+            groups_[static_cast<size_t>(lane.group)].process != process)
             continue;
         for (size_t r = 0; r < lane.rows.size(); ++r) {
             const EventRow& er = lane.rows[r];
-            if (const auto i = findAt(er, t, [&](size_t k) { return er.source[k] == EventSource::ApiCall && er.ref[k] == row; }))
+            if (const auto i =
+                    findAt(er, t, [&](size_t k) { return er.source[k] == EventSource::ApiCall && er.ref[k] == row; }))
                 return {static_cast<int>(l), static_cast<int>(r), *i};
         }
     }
@@ -192,8 +194,8 @@ int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
         const TimeNs ts = s < S.size() ? S.start[s] : INT64_MAX;
         if (tk <= tc && tk <= ts) {
             const Category cat = kernelCategory(k);
-            streams[K.stream[k]].add(K.start[k], K.end[k], static_cast<uint32_t>(k),
-                                     static_cast<uint8_t>(cat), EventSource::Kernel);
+            streams[K.stream[k]].add(K.start[k], K.end[k], static_cast<uint32_t>(k), static_cast<uint8_t>(cat),
+                                     EventSource::Kernel);
             auto& st = stats[K.stream[k]];
             st.time[static_cast<int>(cat)] += K.end[k] - K.start[k];
             if (cat == Category::Communication) {
@@ -205,8 +207,8 @@ int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
             ++k;
         } else if (tc <= ts) {
             const Category cat = classifier.copy(C.copyKind[c]);
-            streams[C.stream[c]].add(C.start[c], C.end[c], static_cast<uint32_t>(c),
-                                     static_cast<uint8_t>(cat), EventSource::Copy);
+            streams[C.stream[c]].add(C.start[c], C.end[c], static_cast<uint32_t>(c), static_cast<uint8_t>(cat),
+                                     EventSource::Copy);
             auto& st = stats[C.stream[c]];
             st.time[static_cast<int>(cat)] += C.end[c] - C.start[c];
             if (cat == Category::Communication)
@@ -354,9 +356,7 @@ void TimelineModel::setCollapsed(int group, bool collapsed) {
     groups_.at(static_cast<size_t>(group)).collapsed = collapsed;
 }
 
-void TimelineModel::setHidden(int lane, bool hidden) {
-    lanes_.at(static_cast<size_t>(lane)).hidden = hidden;
-}
+void TimelineModel::setHidden(int lane, bool hidden) { lanes_.at(static_cast<size_t>(lane)).hidden = hidden; }
 
 void TimelineModel::showAllLanes() {
     for (auto& l : lanes_) l.hidden = false;
@@ -425,7 +425,8 @@ std::vector<EventRef> TimelineModel::matchingCollectives(EventRef ref) const {
         row.category[ref.index] != static_cast<uint8_t>(Category::Communication))
         return out;
     const Device* dev = deviceOf(lane.group);
-    if (parseNcclKernelName(capture_->strings.at(kernelNameId(dev->kernels, row.ref[ref.index]))).collective == "SendRecv")
+    if (parseNcclKernelName(capture_->strings.at(kernelNameId(dev->kernels, row.ref[ref.index]))).collective ==
+        "SendRecv")
         return out;
     const auto& own = groups_[static_cast<size_t>(lane.group)].commKernels;
     const uint32_t kernel = row.ref[ref.index];

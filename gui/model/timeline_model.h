@@ -27,8 +27,8 @@ enum class LaneKind : uint8_t { Ranges, Stream, Overlap, Host };
 struct Lane {
     LaneKind kind = LaneKind::Stream;
     int group = 0;
-    uint32_t stream = 0;     // for stream lanes
-    uint64_t thread = 0;     // for host lanes: the globalTid
+    uint32_t stream = 0;  // for stream lanes
+    uint64_t thread = 0;  // for host lanes: the globalTid
     std::string label;
     Category mainCategory = Category::Compute;
     std::vector<EventRow> rows;  // one row, or one per nesting depth for ranges

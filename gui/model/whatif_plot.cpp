@@ -117,13 +117,13 @@ WhatIfPlot layoutWhatIfPlot(const WhatIfSeries& series, int width, int height) {
 
     if (p.best >= 0) {
         const auto& b = series.scenarios[static_cast<size_t>(p.best)];
-        p.caption = "best " + whatif::formatMb(b.bucket_mb) + " MiB: " + fixed(static_cast<double>(b.step_ns) / 1e6, 3) +
-                    " ms per step";
+        p.caption = "best " + whatif::formatMb(b.bucket_mb) +
+                    " MiB: " + fixed(static_cast<double>(b.step_ns) / 1e6, 3) + " ms per step";
     }
     if (series.observed)
         p.caption += (p.caption.empty() ? "" : "; ") + std::string("observed ") +
-                     whatif::formatMb(series.observed->bucket_mb) + " MiB: " +
-                     fixed(static_cast<double>(series.observed->step_ns) / 1e6, 3) + " ms";
+                     whatif::formatMb(series.observed->bucket_mb) +
+                     " MiB: " + fixed(static_cast<double>(series.observed->step_ns) / 1e6, 3) + " ms";
     if (series.selfCheck) {
         char buf[48];
         std::snprintf(buf, sizeof buf, "; self-check %+.1f%%", 100 * *series.selfCheck);

@@ -33,11 +33,11 @@ struct PlotTick {
 
 struct WhatIfPlot {
     double left = 0, top = 0, right = 0, bottom = 0;  // the plot area
-    std::vector<PlotPoint> step;       // predicted step time per bucket size
-    std::vector<PlotPoint> noOverlap;  // bound: every collective after the compute
-    std::vector<PlotPoint> perfect;    // bound: all bytes back to back from the first gradient
-    std::optional<PlotPoint> observed; // the capture's own bucket size and step
-    int best = -1;                     // index into step
+    std::vector<PlotPoint> step;                      // predicted step time per bucket size
+    std::vector<PlotPoint> noOverlap;                 // bound: every collective after the compute
+    std::vector<PlotPoint> perfect;                   // bound: all bytes back to back from the first gradient
+    std::optional<PlotPoint> observed;                // the capture's own bucket size and step
+    int best = -1;                                    // index into step
     std::vector<PlotTick> xTicks, yTicks;
     std::string title, caption;
 };

@@ -78,9 +78,12 @@ uint32_t FrameBuilder::eventColour(const Lane& lane, const EventRow& row, size_t
     switch (row.source[i]) {
         case EventSource::Range:
         case EventSource::Step:
-        case EventSource::CpuOp: return palette::rangeColour(eventLabel(model_, lane, row, i));
-        case EventSource::ApiCall: return palette::kApiCall;
-        default: return palette::categoryColour(static_cast<Category>(row.category[i]));
+        case EventSource::CpuOp:
+            return palette::rangeColour(eventLabel(model_, lane, row, i));
+        case EventSource::ApiCall:
+            return palette::kApiCall;
+        default:
+            return palette::categoryColour(static_cast<Category>(row.category[i]));
     }
 }
 
@@ -103,7 +106,8 @@ void FrameBuilder::build(const Viewport& vp, DrawList& out) const {
     const size_t chunk = (visible.size() + threads - 1) / threads;
     for (size_t t = 0; t < threads; ++t) {
         pool.emplace_back([&, t] {
-            for (size_t k = t * chunk; k < std::min(visible.size(), (t + 1) * chunk); ++k) buildLane(*visible[k], vp, parts[t]);
+            for (size_t k = t * chunk; k < std::min(visible.size(), (t + 1) * chunk); ++k)
+                buildLane(*visible[k], vp, parts[t]);
         });
     }
     for (auto& th : pool) th.join();
@@ -120,7 +124,8 @@ void FrameBuilder::buildLane(const LaneSlot& slot, const Viewport& vp, DrawList&
     const float y = vp.top + static_cast<float>(slot.y);
     const Lane& lane = model_.lane(slot.lane);
     if (lane.kind == LaneKind::Overlap) {
-        buildCoverageLane(model_.groups()[static_cast<size_t>(lane.group)], vp, y, static_cast<float>(slot.height), out);
+        buildCoverageLane(model_.groups()[static_cast<size_t>(lane.group)], vp, y, static_cast<float>(slot.height),
+                          out);
         return;
     }
     if (lane.kind == LaneKind::Stream) {
@@ -133,8 +138,8 @@ void FrameBuilder::buildLane(const LaneSlot& slot, const Viewport& vp, DrawList&
     }
 }
 
-void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewport& vp, float y,
-                            float h, DrawList& out) const {
+void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewport& vp, float y, float h,
+                            DrawList& out) const {
     const TimeScale& s = vp.scale;
     if (const int level = row.summary.levelFor(s.nsPerPx()); level >= 0) {
         buildSummarisedRow(lane, row, level, vp, y, h, out);
@@ -189,8 +194,8 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
         const TimeNs colEnd = s.toTime(col + 1.0);
         const size_t j = std::max(i + 1, row.gallopToStart(i + 1, colEnd));
         const TimeNs colStart = std::max(row.start[i], s.toTime(col));
-        const double share = static_cast<double>(row.durationSum(i, j)) /
-                             static_cast<double>(std::max<TimeNs>(1, colEnd - colStart));
+        const double share =
+            static_cast<double>(row.durationSum(i, j)) / static_cast<double>(std::max<TimeNs>(1, colEnd - colStart));
         const int level = std::clamp(static_cast<int>(std::lround(share * kShareLevels)), 1, kShareLevels);
         if (fold.open && fold.x1 == col && fold.shareLevel == level && fold.category == row.category[i]) {
             fold.x1 = col + 1;
@@ -215,8 +220,8 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
     flush();
 }
 
-void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int level,
-                                      const Viewport& vp, float y, float h, DrawList& out) const {
+void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int level, const Viewport& vp, float y,
+                                      float h, DrawList& out) const {
     const TimeScale& s = vp.scale;
     const ViewRange v = s.range();
     const double width = s.width();
@@ -274,8 +279,8 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
 
     const RowSummary::LongEvents& longs = sum.longEvents(level);
     const uint32_t textColour = isRange ? palette::kText : palette::kTextOnColour;
-    auto i = static_cast<size_t>(std::upper_bound(longs.endMax.begin(), longs.endMax.end(), v.start) -
-                                 longs.endMax.begin());
+    auto i =
+        static_cast<size_t>(std::upper_bound(longs.endMax.begin(), longs.endMax.end(), v.start) - longs.endMax.begin());
     for (; i < longs.index.size() && row.start[longs.index[i]] < v.end; ++i) {
         const size_t e = longs.index[i];
         if (row.end[e] <= v.start) continue;
@@ -298,7 +303,9 @@ void FrameBuilder::buildBubbles(const StageBubbles& b, const Viewport& vp, float
     const auto column = [&](TimeNs t) { return static_cast<int>(std::clamp<double>(std::round(s.toX(t)), 0, width)); };
     int x0 = 0, x1 = 0;  // the open run of columns
     auto flush = [&] {
-        if (x1 > x0) out.hatches.push_back({vp.left + static_cast<float>(x0), y, static_cast<float>(x1 - x0), h, palette::kBubbleHatch});
+        if (x1 > x0)
+            out.hatches.push_back(
+                {vp.left + static_cast<float>(x0), y, static_cast<float>(x1 - x0), h, palette::kBubbleHatch});
     };
     size_t i = b.firstEndingAfter(s.range().start);
     while (i < b.intervals.size() && b.intervals[i].start < s.range().end) {
@@ -320,8 +327,7 @@ void FrameBuilder::buildBubbles(const StageBubbles& b, const Viewport& vp, float
     flush();
 }
 
-void FrameBuilder::buildCoverageLane(const DeviceGroup& g, const Viewport& vp, float y, float h,
-                                     DrawList& out) const {
+void FrameBuilder::buildCoverageLane(const DeviceGroup& g, const Viewport& vp, float y, float h, DrawList& out) const {
     const TimeScale& s = vp.scale;
     const int width = static_cast<int>(std::ceil(s.width()));
     const float inner = h - 2;
@@ -338,8 +344,12 @@ void FrameBuilder::buildCoverageLane(const DeviceGroup& g, const Viewport& vp, f
         if (x > runStart && (runO > 0 || runX > 0 || runW > 0)) {
             const float fx = vp.left + static_cast<float>(runStart), fw = static_cast<float>(x - runStart);
             const float bottom = y + 1 + inner;
-            if (runO > 0) out.rects.push_back({fx, bottom - static_cast<float>(runO), fw, static_cast<float>(runO), palette::kOverlap});
-            if (runX > 0) out.rects.push_back({fx, bottom - static_cast<float>(runO + runX), fw, static_cast<float>(runX), palette::kExposed});
+            if (runO > 0)
+                out.rects.push_back(
+                    {fx, bottom - static_cast<float>(runO), fw, static_cast<float>(runO), palette::kOverlap});
+            if (runX > 0)
+                out.rects.push_back(
+                    {fx, bottom - static_cast<float>(runO + runX), fw, static_cast<float>(runX), palette::kExposed});
             if (runW > 0)
                 out.rects.push_back({fx, bottom - static_cast<float>(runO + runX + runW), fw, static_cast<float>(runW),
                                      palette::kExposedWait});
@@ -395,8 +405,7 @@ std::optional<DrawRect> FrameBuilder::eventRect(const Viewport& vp, EventRef ref
                     static_cast<float>(slot->rowHeight), 0};
 }
 
-std::pair<size_t, size_t> FrameBuilder::eventsInColumn(const EventRow& row, const TimeScale& scale,
-                                                       double x) {
+std::pair<size_t, size_t> FrameBuilder::eventsInColumn(const EventRow& row, const TimeScale& scale, double x) {
     const double col = std::floor(x);
     const size_t a = row.gallopToStart(0, scale.toTime(col));
     const size_t b = row.gallopToStart(a, scale.toTime(col + 1));

@@ -22,9 +22,9 @@
 namespace osc::gui {
 
 struct Viewport {
-    TimeScale scale;   // time <-> x inside the event area
-    float left = 0;    // widget x of the event area's left edge
-    float top = 0;     // widget y of content y = 0 (after the ruler, minus the scroll)
+    TimeScale scale;                    // time <-> x inside the event area
+    float left = 0;                     // widget x of the event area's left edge
+    float top = 0;                      // widget y of content y = 0 (after the ruler, minus the scroll)
     float clipTop = 0, clipBottom = 0;  // widget y range that is visible
 };
 
@@ -33,8 +33,7 @@ public:
     static constexpr double kMinEventPx = 2.0;   // narrower events are folded
     static constexpr double kMinLabelPx = 40.0;  // narrower blocks carry no text
 
-    FrameBuilder(const TimelineModel& model, const LaneLayout& layout)
-        : model_(model), layout_(layout) {}
+    FrameBuilder(const TimelineModel& model, const LaneLayout& layout) : model_(model), layout_(layout) {}
 
     void build(const Viewport& vp, DrawList& out) const;
     // Where an event is drawn (un-clipped), or nothing if its lane is not shown.
@@ -42,27 +41,23 @@ public:
 
     // Events in the row under pixel column x: [first, last) indices of the
     // events that start in that column (used for folded-block tooltips).
-    static std::pair<size_t, size_t> eventsInColumn(const EventRow& row, const TimeScale& scale,
-                                                    double x);
+    static std::pair<size_t, size_t> eventsInColumn(const EventRow& row, const TimeScale& scale, double x);
 
 private:
     void buildLane(const LaneSlot& slot, const Viewport& vp, DrawList& out) const;
-    void buildRow(const Lane& lane, const EventRow& row, const Viewport& vp, float y, float h,
-                  DrawList& out) const;
+    void buildRow(const Lane& lane, const EventRow& row, const Viewport& vp, float y, float h, DrawList& out) const;
     // Zoomed out: one pass over the row summary's cells at `level`, then the
     // events long enough to be drawn on their own.
-    void buildSummarisedRow(const Lane& lane, const EventRow& row, int level, const Viewport& vp,
-                            float y, float h, DrawList& out) const;
+    void buildSummarisedRow(const Lane& lane, const EventRow& row, int level, const Viewport& vp, float y, float h,
+                            DrawList& out) const;
     // A stream lane of a pipeline stage: its bubbles, one hatch rectangle per
     // run of pixel columns, found by binary search from the left edge.
     void buildBubbles(const StageBubbles& bubbles, const Viewport& vp, float y, float h, DrawList& out) const;
-    void buildCoverageLane(const DeviceGroup& group, const Viewport& vp, float y, float h,
-                           DrawList& out) const;
+    void buildCoverageLane(const DeviceGroup& group, const Viewport& vp, float y, float h, DrawList& out) const;
     uint32_t eventColour(const Lane& lane, const EventRow& row, size_t i) const;
 
     const TimelineModel& model_;
     const LaneLayout& layout_;
 };
-
 
 }  // namespace osc::gui

@@ -6,9 +6,12 @@ namespace osc::gui::palette {
 
 uint32_t categoryColour(Category c) {
     switch (c) {
-        case Category::Compute: return kCompute;
-        case Category::Communication: return kCommunication;
-        case Category::Memory: return kMemory;
+        case Category::Compute:
+            return kCompute;
+        case Category::Communication:
+            return kCommunication;
+        case Category::Memory:
+            return kMemory;
     }
     return kCompute;
 }
@@ -17,8 +20,8 @@ uint32_t rangeColour(std::string_view name) {
     // FNV-1a picks one of a few muted hues that read well with dark text.
     uint32_t h = 2166136261u;
     for (char ch : name) h = (h ^ static_cast<uint8_t>(ch)) * 16777619u;
-    static constexpr uint32_t kHues[] = {0xF6D186, 0xB5D99C, 0xA0CED9, 0xD7B5E8, 0xF4B6A6, 0xCFD8DC,
-                                         0xFFE0A3, 0xB8E0D2};
+    static constexpr uint32_t kHues[] = {0xF6D186, 0xB5D99C, 0xA0CED9, 0xD7B5E8,
+                                         0xF4B6A6, 0xCFD8DC, 0xFFE0A3, 0xB8E0D2};
     return kHues[h % (sizeof kHues / sizeof kHues[0])];
 }
 

@@ -20,11 +20,11 @@ inline constexpr uint32_t kGrid = 0xDADDE1;
 inline constexpr uint32_t kCompute = 0x2F6DB5;
 inline constexpr uint32_t kCommunication = 0x8E44AD;
 inline constexpr uint32_t kMemory = 0x16A085;
-inline constexpr uint32_t kOverlap = 0x27AE60;   // communication hidden behind compute
-inline constexpr uint32_t kExposed = 0xE0451F;   // communication with no compute under it
+inline constexpr uint32_t kOverlap = 0x27AE60;      // communication hidden behind compute
+inline constexpr uint32_t kExposed = 0xE0451F;      // communication with no compute under it
 inline constexpr uint32_t kExposedWait = 0xF0B429;  // of that, waiting for the last rank (docs/design.md 4c)
-inline constexpr uint32_t kSelection = 0x1E88E5; // range selection (drawn translucent)
-inline constexpr uint32_t kHighlight = 0xFFB300; // selected event and its matches
+inline constexpr uint32_t kSelection = 0x1E88E5;    // range selection (drawn translucent)
+inline constexpr uint32_t kHighlight = 0xFFB300;    // selected event and its matches
 inline constexpr uint32_t kFindHit = 0xFFEB3B;
 inline constexpr uint32_t kApiCall = 0x8D7B6A;    // CUDA runtime/driver call on a CPU lane
 inline constexpr uint32_t kRangeChip = 0xC9A227;  // label chip of NVTX / step lanes
@@ -34,11 +34,11 @@ inline constexpr uint32_t kEmptyText = 0x7A828C;  // hints where there is nothin
 // that kernels drawn over it stay as they are.
 inline constexpr uint32_t kBubbleTint = 0xEDEAF2;
 inline constexpr uint32_t kBubbleHatch = 0xB3ABC2;
-inline constexpr int kBubbleHatchPeriod = 6;      // px between diagonal lines
+inline constexpr int kBubbleHatchPeriod = 6;  // px between diagonal lines
 // Whether widget pixel (x, y) of a bubble is on one of its lines: anchored to
 // the widget, so neighbouring bubble rectangles continue each other's lines.
 inline bool bubbleHatchAt(int x, int y) { return (x + y) % kBubbleHatchPeriod == 0; }
-inline constexpr uint32_t kPeerLink = 0xC25E00;    // send -> receive arrow between partner kernels
+inline constexpr uint32_t kPeerLink = 0xC25E00;  // send -> receive arrow between partner kernels
 
 uint32_t categoryColour(Category c);
 // A stable pastel for a range name, so the same step name keeps its colour.

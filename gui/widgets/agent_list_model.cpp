@@ -20,12 +20,18 @@ QVariant AgentListModel::data(const QModelIndex& index, int role) const {
     const control::AgentStatus& s = agents_[static_cast<size_t>(index.row())].reply.status;
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
-            case Pid: return QVariant::fromValue<qlonglong>(s.pid);
-            case Rank: return s.rank >= 0 ? QVariant(s.rank) : QVariant(QStringLiteral("–"));
-            case State: return QString::fromStdString(s.state);
-            case Output: return QString::fromStdString(s.output);
-            case Host: return QString::fromStdString(s.host);
-            case CommandLine: return QString::fromStdString(s.commandLine);
+            case Pid:
+                return QVariant::fromValue<qlonglong>(s.pid);
+            case Rank:
+                return s.rank >= 0 ? QVariant(s.rank) : QVariant(QStringLiteral("–"));
+            case State:
+                return QString::fromStdString(s.state);
+            case Output:
+                return QString::fromStdString(s.output);
+            case Host:
+                return QString::fromStdString(s.host);
+            case CommandLine:
+                return QString::fromStdString(s.commandLine);
         }
     }
     if (role == Qt::ToolTipRole && index.column() == State && s.dropped > 0) {
@@ -37,12 +43,18 @@ QVariant AgentListModel::data(const QModelIndex& index, int role) const {
 QVariant AgentListModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-        case Pid: return tr("pid");
-        case Rank: return tr("rank");
-        case State: return tr("state");
-        case Output: return tr("output file");
-        case Host: return tr("host");
-        case CommandLine: return tr("command line");
+        case Pid:
+            return tr("pid");
+        case Rank:
+            return tr("rank");
+        case State:
+            return tr("state");
+        case Output:
+            return tr("output file");
+        case Host:
+            return tr("host");
+        case CommandLine:
+            return tr("command line");
     }
     return {};
 }

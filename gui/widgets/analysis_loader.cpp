@@ -14,9 +14,12 @@ OpenedKind openedKind(const QString& path) {
     try {
         switch (sniff(path.toStdString())) {
             case InputKind::PartialResult:
-            case InputKind::PartialDirectory: return OpenedKind::PartialResults;
-            case InputKind::SavedReport: return OpenedKind::SavedReport;
-            default: return OpenedKind::Capture;
+            case InputKind::PartialDirectory:
+                return OpenedKind::PartialResults;
+            case InputKind::SavedReport:
+                return OpenedKind::SavedReport;
+            default:
+                return OpenedKind::Capture;
         }
     } catch (const CaptureError&) {
         return OpenedKind::Capture;  // missing or special: the capture reader names the problem
@@ -56,11 +59,14 @@ AnalysisOnly loadAnalysisOnly(const QString& path, OpenedKind kind, bool alignCo
 
 QString openedKindTitle(OpenedKind kind, int partialFiles) {
     switch (kind) {
-        case OpenedKind::SavedReport: return QObject::tr("Saved report (overlapscope-report JSON)");
+        case OpenedKind::SavedReport:
+            return QObject::tr("Saved report (overlapscope-report JSON)");
         case OpenedKind::PartialResults:
-            return partialFiles > 1 ? QObject::tr("Partial results (overlapscope-partial, %1 files merged)").arg(partialFiles)
-                                    : QObject::tr("Partial result (overlapscope-partial)");
-        case OpenedKind::Capture: break;
+            return partialFiles > 1
+                       ? QObject::tr("Partial results (overlapscope-partial, %1 files merged)").arg(partialFiles)
+                       : QObject::tr("Partial result (overlapscope-partial)");
+        case OpenedKind::Capture:
+            break;
     }
     return QObject::tr("Capture");
 }

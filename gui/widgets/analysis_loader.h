@@ -32,8 +32,8 @@ OpenedKind openedKind(const QString& path);
 
 struct AnalysisOnly {
     std::shared_ptr<const Analysis> analysis;
-    QStringList inputs;   // the captures the results were made from, as recorded in the files
-    int partialFiles = 0; // partial files merged (0 for a saved report)
+    QStringList inputs;    // the captures the results were made from, as recorded in the files
+    int partialFiles = 0;  // partial files merged (0 for a saved report)
 };
 
 // The Analysis of a partial result, a directory of them or a saved report.

@@ -114,7 +114,8 @@ void AnalysisOnlyView::setLoaded(const LoadedCapture& loaded) {
 void AnalysisOnlyView::showFindingsOf(int viewRow) {
     const int device = devices_->deviceAt(viewRow);
     if (!analysis_ || device < 0) return;
-    findings_->setPlainText(QString::fromStdString(deviceFindingsText(analysis_->devices[static_cast<size_t>(device)])));
+    findings_->setPlainText(
+        QString::fromStdString(deviceFindingsText(analysis_->devices[static_cast<size_t>(device)])));
 }
 
 QString AnalysisOnlyView::notice() const { return notice_->text(); }

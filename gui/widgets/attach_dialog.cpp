@@ -47,7 +47,8 @@ AttachDialog::AttachDialog(QWidget* parent, AgentListModel::Discover discover) :
     auto* close = new QDialogButtonBox(QDialogButtonBox::Close, this);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(new QLabel(tr("Processes running with the overlapscope agent on this machine "
-                                    "(started with <tt>overlapscope run</tt>):"), this));
+                                    "(started with <tt>overlapscope run</tt>):"),
+                                 this));
     layout->addWidget(view_);
     layout->addLayout(controls);
     layout->addWidget(message_);
@@ -104,8 +105,8 @@ void AttachDialog::startSelected() {
     showReply(reply, tr("Capturing to %1").arg(path));
     if (!reply.ok || path.isEmpty()) return;
     if (askBeforeFollowing_) {
-        const auto answer = QMessageBox::question(this, tr("Capture started"),
-                                                  tr("Capturing to %1.\nOpen it and follow it live in the timeline?").arg(path));
+        const auto answer = QMessageBox::question(
+            this, tr("Capture started"), tr("Capturing to %1.\nOpen it and follow it live in the timeline?").arg(path));
         if (answer != QMessageBox::Yes) return;
     }
     emit followRequested(path);

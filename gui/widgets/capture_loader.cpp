@@ -1,9 +1,9 @@
 #include "gui/widgets/capture_loader.h"
 
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/crossrank/clock_alignment.h"
+#include "analyzer/load/load_capture.h"
 
 #include <QMetaObject>
 
@@ -11,8 +11,7 @@
 
 namespace osc::gui {
 
-LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settings,
-                             const std::atomic<bool>* cancel,
+LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settings, const std::atomic<bool>* cancel,
                              const std::function<void(double, const QString&)>& progress) {
     if (const OpenedKind kind = openedKind(path); kind != OpenedKind::Capture) {
         AnalysisOnly only = loadAnalysisOnly(path, kind, settings.alignCollectives, cancel, progress);
@@ -59,7 +58,8 @@ LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settin
     if (settings.alignCollectives) {
         analysis->settings.alignCollectives = true;
         for (auto& d : analysis->devices)
-            d.clock_shift_ns = static_cast<size_t>(d.processIndex) < shifts.size() ? shifts[static_cast<size_t>(d.processIndex)] : 0;
+            d.clock_shift_ns =
+                static_cast<size_t>(d.processIndex) < shifts.size() ? shifts[static_cast<size_t>(d.processIndex)] : 0;
     }
     out.analysis = analysis;
     out.model->addStepLanes(*out.analysis);
@@ -68,9 +68,7 @@ LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settin
     return out;
 }
 
-CaptureLoader::CaptureLoader(QObject* parent) : QObject(parent) {
-    qRegisterMetaType<osc::gui::LoadedCapture>();
-}
+CaptureLoader::CaptureLoader(QObject* parent) : QObject(parent) { qRegisterMetaType<osc::gui::LoadedCapture>(); }
 
 CaptureLoader::~CaptureLoader() {
     cancel();
@@ -87,17 +85,21 @@ void CaptureLoader::start(const QString& path, const AnalysisSettings& settings)
     thread_ = QThread::create([this, path, settings, flag] {
         try {
             auto result = loadForViewing(path, settings, flag.get(), [this](double f, const QString& s) {
-                QMetaObject::invokeMethod(this, [this, f, s] { emit progress(f, s); }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(
+                    this, [this, f, s] { emit progress(f, s); }, Qt::QueuedConnection);
             });
             if (flag->load()) return;
-            QMetaObject::invokeMethod(this, [this, result] { emit loaded(result); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, result] { emit loaded(result); }, Qt::QueuedConnection);
         } catch (const LoadCancelled&) {
         } catch (const CaptureError& e) {
             const QString msg = QString::fromStdString(e.what());
-            QMetaObject::invokeMethod(this, [this, msg] { emit failed(msg); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, msg] { emit failed(msg); }, Qt::QueuedConnection);
         } catch (const std::exception& e) {
             const QString msg = path + ": " + QString::fromStdString(e.what());
-            QMetaObject::invokeMethod(this, [this, msg] { emit failed(msg); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, msg] { emit failed(msg); }, Qt::QueuedConnection);
         }
     });
     thread_->setParent(this);

@@ -30,8 +30,7 @@ struct LoadedCapture {
 // Does the whole load synchronously (used by the worker and by --screenshot):
 // what `path` is decides whether there is a timeline (openedKind).
 // Throws CaptureError, LoadCancelled or std::exception.
-LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settings,
-                             const std::atomic<bool>* cancel,
+LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settings, const std::atomic<bool>* cancel,
                              const std::function<void(double, const QString&)>& progress);
 
 class CaptureLoader : public QObject {

@@ -35,7 +35,8 @@ void DeviceTableModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
             w.verdict = report::verdict(d.totals);
             if (const auto b = report::deviceBottleneck(d); b.found) w.bottleneck = b.label;
             if (!d.findings.empty()) {
-                w.finding = report::toString(d.findings.front().kind) + " " + formatDuration(d.findings.front().exposed_ns);
+                w.finding =
+                    report::toString(d.findings.front().kind) + " " + formatDuration(d.findings.front().exposed_ns);
                 if (d.findings.size() > 1) w.finding += " (+" + std::to_string(d.findings.size() - 1) + ")";
             }
             words->push_back(std::move(w));
@@ -47,25 +48,35 @@ void DeviceTableModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
     endReset();
 }
 
-int DeviceTableModel::deviceAt(int viewRow) const { return viewRow >= 0 && viewRow < rowCount() ? sourceRow(viewRow) : -1; }
+int DeviceTableModel::deviceAt(int viewRow) const {
+    return viewRow >= 0 && viewRow < rowCount() ? sourceRow(viewRow) : -1;
+}
 
 int DeviceTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant DeviceTableModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* kNames[] = {"device", "steps", "collectives", "window", "compute", "comm", "overlap",
-                                   "exposed", "idle", "overlap %", "verdict", "largest finding", "bottleneck"};
+    static const char* kNames[] = {"device",  "steps",           "collectives", "window", "compute",
+                                   "comm",    "overlap",         "exposed",     "idle",   "overlap %",
+                                   "verdict", "largest finding", "bottleneck"};
     static_assert(std::size(kNames) == ColumnCount);
     if (role == Qt::DisplayRole) return QString::fromUtf8(kNames[section]);
     if (role != Qt::ToolTipRole) return {};
     switch (section) {
-        case Window: return tr("the device's span: first to last GPU activity");
-        case Overlap: return tr("communication hidden behind compute");
-        case Exposed: return tr("communication with no compute under it");
-        case OverlapRatio: return tr("hidden share of the communication");
-        case Bottleneck: return tr("the collective position in a step (DDP's bucket) with the most exposed time over all steps");
-        case Finding: return tr("the analyzer's largest finding over the whole span (select the row for all of them)");
-        default: return {};
+        case Window:
+            return tr("the device's span: first to last GPU activity");
+        case Overlap:
+            return tr("communication hidden behind compute");
+        case Exposed:
+            return tr("communication with no compute under it");
+        case OverlapRatio:
+            return tr("hidden share of the communication");
+        case Bottleneck:
+            return tr("the collective position in a step (DDP's bucket) with the most exposed time over all steps");
+        case Finding:
+            return tr("the analyzer's largest finding over the whole span (select the row for all of them)");
+        default:
+            return {};
     }
 }
 
@@ -76,25 +87,39 @@ QVariant DeviceTableModel::data(const QModelIndex& index, int role) const {
     const Words& w = (*words_)[static_cast<size_t>(row)];
     const OverlapMetrics& m = d.totals;
     if (role == Qt::TextAlignmentRole)
-        return index.column() >= Steps && index.column() <= OverlapRatio ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+        return index.column() >= Steps && index.column() <= OverlapRatio ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                                                                         : QVariant();
     // The headline gives the bottleneck's exposed time and share, and every finding.
     if (role == Qt::ToolTipRole && (index.column() == Finding || index.column() == Bottleneck))
         return QString::fromStdString(deviceFindingsText(d));
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
-        case Device: return deviceName(d);
-        case Steps: return static_cast<qulonglong>(d.steps.size());
-        case Collectives: return static_cast<qulonglong>(d.collectives.size());
-        case Window: return dur(m.window_ns);
-        case Compute: return dur(m.compute_ns);
-        case Comm: return dur(m.comm_ns);
-        case Overlap: return dur(m.overlap_ns);
-        case Exposed: return dur(m.exposed_comm_ns);
-        case Idle: return dur(m.idle_ns);
-        case OverlapRatio: return percent(m.overlap_ratio);
-        case Verdict: return QString::fromStdString(w.verdict);
-        case Bottleneck: return w.bottleneck.empty() ? QStringLiteral("–") : QString::fromStdString(w.bottleneck);
-        case Finding: return QString::fromStdString(w.finding);
+        case Device:
+            return deviceName(d);
+        case Steps:
+            return static_cast<qulonglong>(d.steps.size());
+        case Collectives:
+            return static_cast<qulonglong>(d.collectives.size());
+        case Window:
+            return dur(m.window_ns);
+        case Compute:
+            return dur(m.compute_ns);
+        case Comm:
+            return dur(m.comm_ns);
+        case Overlap:
+            return dur(m.overlap_ns);
+        case Exposed:
+            return dur(m.exposed_comm_ns);
+        case Idle:
+            return dur(m.idle_ns);
+        case OverlapRatio:
+            return percent(m.overlap_ratio);
+        case Verdict:
+            return QString::fromStdString(w.verdict);
+        case Bottleneck:
+            return w.bottleneck.empty() ? QStringLiteral("–") : QString::fromStdString(w.bottleneck);
+        case Finding:
+            return QString::fromStdString(w.finding);
     }
     return {};
 }
@@ -108,19 +133,45 @@ std::function<AsyncSortedTableModel::Keys()> DeviceTableModel::sortKeys(int colu
             const DeviceAnalysis& d = a->devices[i];
             const OverlapMetrics& m = d.totals;
             switch (column) {
-                case Device: k.push_back(static_cast<double>(i)); break;
-                case Steps: k.push_back(static_cast<double>(d.steps.size())); break;
-                case Collectives: k.push_back(static_cast<double>(d.collectives.size())); break;
-                case Window: k.push_back(static_cast<double>(m.window_ns)); break;
-                case Compute: k.push_back(static_cast<double>(m.compute_ns)); break;
-                case Comm: k.push_back(static_cast<double>(m.comm_ns)); break;
-                case Overlap: k.push_back(static_cast<double>(m.overlap_ns)); break;
-                case Exposed: k.push_back(static_cast<double>(m.exposed_comm_ns)); break;
-                case Idle: k.push_back(static_cast<double>(m.idle_ns)); break;
-                case OverlapRatio: k.push_back(m.overlap_ratio.value_or(-1)); break;
-                case Verdict: text.push_back((*words)[i].verdict); break;
-                case Finding: text.push_back((*words)[i].finding); break;
-                default: text.push_back((*words)[i].bottleneck); break;
+                case Device:
+                    k.push_back(static_cast<double>(i));
+                    break;
+                case Steps:
+                    k.push_back(static_cast<double>(d.steps.size()));
+                    break;
+                case Collectives:
+                    k.push_back(static_cast<double>(d.collectives.size()));
+                    break;
+                case Window:
+                    k.push_back(static_cast<double>(m.window_ns));
+                    break;
+                case Compute:
+                    k.push_back(static_cast<double>(m.compute_ns));
+                    break;
+                case Comm:
+                    k.push_back(static_cast<double>(m.comm_ns));
+                    break;
+                case Overlap:
+                    k.push_back(static_cast<double>(m.overlap_ns));
+                    break;
+                case Exposed:
+                    k.push_back(static_cast<double>(m.exposed_comm_ns));
+                    break;
+                case Idle:
+                    k.push_back(static_cast<double>(m.idle_ns));
+                    break;
+                case OverlapRatio:
+                    k.push_back(m.overlap_ratio.value_or(-1));
+                    break;
+                case Verdict:
+                    text.push_back((*words)[i].verdict);
+                    break;
+                case Finding:
+                    text.push_back((*words)[i].finding);
+                    break;
+                default:
+                    text.push_back((*words)[i].bottleneck);
+                    break;
             }
         }
         return text.empty() ? k : rankStrings(text);

@@ -18,8 +18,20 @@ class DeviceTableModel : public AsyncSortedTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Device, Steps, Collectives, Window, Compute, Comm, Overlap, Exposed, Idle, OverlapRatio,
-        Verdict, Finding, Bottleneck, ColumnCount
+        Device,
+        Steps,
+        Collectives,
+        Window,
+        Compute,
+        Comm,
+        Overlap,
+        Exposed,
+        Idle,
+        OverlapRatio,
+        Verdict,
+        Finding,
+        Bottleneck,
+        ColumnCount
     };
     explicit DeviceTableModel(QObject* parent = nullptr) : AsyncSortedTableModel(parent) {}
     void setAnalysis(std::shared_ptr<const Analysis> analysis);

@@ -37,7 +37,8 @@ uint32_t heatColour(float value, HeatMetric metric) {
     if (std::isnan(value)) return kNoComm;
     const double v = std::clamp(static_cast<double>(value), 0.0, 1.0);
     if (metric == HeatMetric::ExposedShare) return mix(palette::kBackground, palette::kExposed, v);
-    return v < 0.5 ? mix(palette::kExposed, palette::kExposedWait, v * 2) : mix(palette::kExposedWait, palette::kOverlap, v * 2 - 1);
+    return v < 0.5 ? mix(palette::kExposed, palette::kExposedWait, v * 2)
+                   : mix(palette::kExposedWait, palette::kOverlap, v * 2 - 1);
 }
 
 HeatMapView::HeatMapView(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
@@ -80,9 +81,12 @@ double HeatMapView::columnWidth() const {
 void HeatMapView::rebuild() {
     const TimelineModel* model = timeline_->model();
     const int columns = std::max(1, width() - kLabelWidth);
-    if (!model) map_ = perStep_ && analysis_ ? heatMapBySteps(*analysis_, metric_) : HeatMap{};
-    else if (perStep_ && analysis_) map_ = heatMapBySteps(*model, *analysis_, metric_);
-    else heatMapByTime(*model, timeline_->viewRange(), columns, metric_, map_);
+    if (!model)
+        map_ = perStep_ && analysis_ ? heatMapBySteps(*analysis_, metric_) : HeatMap{};
+    else if (perStep_ && analysis_)
+        map_ = heatMapBySteps(*model, *analysis_, metric_);
+    else
+        heatMapByTime(*model, timeline_->viewRange(), columns, metric_, map_);
     // One image pixel per column and pixel row; a pixel row holding several
     // ranks shows the worst of them.
     const int px = pixelRows();
@@ -91,11 +95,13 @@ void HeatMapView::rebuild() {
         update();
         return;
     }
-    if (image_.width() != map_.columns || image_.height() != px) image_ = QImage(map_.columns, px, QImage::Format_RGB32);
+    if (image_.width() != map_.columns || image_.height() != px)
+        image_ = QImage(map_.columns, px, QImage::Format_RGB32);
     const int rows = map_.rows();
     // Colours from a table of 256 steps (and one for "no communication").
     std::array<QRgb, 257> lut;
-    for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = 0xFF000000u | heatColour(static_cast<float>(i) / 255.f, metric_);
+    for (int i = 0; i < 256; ++i)
+        lut[static_cast<size_t>(i)] = 0xFF000000u | heatColour(static_cast<float>(i) / 255.f, metric_);
     lut[256] = 0xFF000000u | heatColour(std::nanf(""), metric_);
     const auto colourOf = [&](float v) {
         return std::isnan(v) ? lut[256] : lut[static_cast<size_t>(std::clamp(v, 0.f, 1.f) * 255.f + 0.5f)];
@@ -133,18 +139,21 @@ void HeatMapView::paintEvent(QPaintEvent*) {
         p.setPen(QColor::fromRgb(0xFF000000u | palette::kEmptyText));
         p.drawText(rect(), Qt::AlignCenter,
                    model || (analysis_ && perStep_) ? tr("no GPUs, or no steps to show")
-                   : analysis_ ? tr("no timeline in this file to cut into time buckets: Columns: per step shows its steps")
-                               : tr("no capture open"));
+                   : analysis_
+                       ? tr("no timeline in this file to cut into time buckets: Columns: per step shows its steps")
+                       : tr("no capture open"));
         return;
     }
-    const QString what = metric_ == HeatMetric::OverlapRatio ? tr("overlap ratio: red 0 → amber 50% → green 100%, grey: no communication")
-                                                            : tr("exposed communication share: white 0 → red 100%");
-    const QString columns = perStep_ ? tr("%1 GPUs × %2 steps").arg(map_.rows()).arg(map_.columns)
-                                     : tr("%1 GPUs, %2 to %3, %4 per column")
-                                           .arg(map_.rows())
-                                           .arg(QString::fromStdString(formatTimestamp(map_.range.start)),
-                                                QString::fromStdString(formatTimestamp(map_.range.end)),
-                                                QString::fromStdString(formatDuration(map_.range.length() / std::max(1, map_.columns))));
+    const QString what = metric_ == HeatMetric::OverlapRatio
+                             ? tr("overlap ratio: red 0 → amber 50% → green 100%, grey: no communication")
+                             : tr("exposed communication share: white 0 → red 100%");
+    const QString columns =
+        perStep_ ? tr("%1 GPUs × %2 steps").arg(map_.rows()).arg(map_.columns)
+                 : tr("%1 GPUs, %2 to %3, %4 per column")
+                       .arg(map_.rows())
+                       .arg(QString::fromStdString(formatTimestamp(map_.range.start)),
+                            QString::fromStdString(formatTimestamp(map_.range.end)),
+                            QString::fromStdString(formatDuration(map_.range.length() / std::max(1, map_.columns))));
     p.drawText(QRect(kLabelWidth, 0, width() - kLabelWidth - 4, kHeaderHeight), Qt::AlignVCenter | Qt::AlignLeft,
                fontMetrics().elidedText(columns + "   ·   " + what, Qt::ElideRight, width() - kLabelWidth - 4));
     // Cells: the image stretched to the cell area without smoothing.
@@ -157,8 +166,7 @@ void HeatMapView::paintEvent(QPaintEvent*) {
     p.setPen(QColor::fromRgb(0xFF000000u | palette::kText));
     for (int r = 0; r < rows; r += every) {
         const int y = kHeaderHeight + static_cast<int>(static_cast<int64_t>(r) * px / rows);
-        p.drawText(QRect(4, y, kLabelWidth - 8, lineHeight), Qt::AlignVCenter | Qt::AlignLeft,
-                   rowLabel(r));
+        p.drawText(QRect(4, y, kLabelWidth - 8, lineHeight), Qt::AlignVCenter | Qt::AlignLeft, rowLabel(r));
     }
 }
 
@@ -178,7 +186,8 @@ std::pair<int, int> HeatMapView::cellAt(QPoint p) const {
 
 QPoint HeatMapView::cellCentre(int row, int column) const {
     const int px = pixelRows();
-    const int y = kHeaderHeight + static_cast<int>((static_cast<int64_t>(row) * px + px / 2) / std::max(1, map_.rows()));
+    const int y =
+        kHeaderHeight + static_cast<int>((static_cast<int64_t>(row) * px + px / 2) / std::max(1, map_.rows()));
     return {kLabelWidth + static_cast<int>((column + 0.5) * columnWidth()), y};
 }
 
@@ -208,11 +217,15 @@ bool HeatMapView::event(QEvent* e) {
     const ViewRange w = map_.window(row, column);
     QString text = rowLabel(row);
     text += map_.perStep ? tr(", %1").arg(QString::fromStdString(map_.stepNames[static_cast<size_t>(column)]))
-                         : tr(", %1 to %2").arg(QString::fromStdString(formatTimestamp(w.start)),
-                                                QString::fromStdString(formatTimestamp(w.end)));
-    if (std::isnan(v)) text += tr(": no communication");
-    else text += (metric_ == HeatMetric::OverlapRatio ? tr(": %1% of communication hidden") : tr(": %1% exposed communication"))
-                     .arg(static_cast<double>(v) * 100, 0, 'f', 1);
+                         : tr(", %1 to %2")
+                               .arg(QString::fromStdString(formatTimestamp(w.start)),
+                                    QString::fromStdString(formatTimestamp(w.end)));
+    if (std::isnan(v))
+        text += tr(": no communication");
+    else
+        text += (metric_ == HeatMetric::OverlapRatio ? tr(": %1% of communication hidden")
+                                                     : tr(": %1% exposed communication"))
+                    .arg(static_cast<double>(v) * 100, 0, 'f', 1);
     if (pixelRows() < map_.rows()) text += tr("\n(several ranks per pixel row: the worst is shown)");
     if (timeline) text += tr("\nclick: zoom the timeline here");
     QToolTip::showText(help->globalPos(), text, this);
@@ -242,7 +255,8 @@ HeatMapPanel::HeatMapPanel(TimelineWidget* timeline, QWidget* parent) : QWidget(
 void HeatMapPanel::setPerStep(bool perStep) { mode_->setCurrentIndex(perStep ? 1 : 0); }
 
 void HeatMapPanel::apply() {
-    view_->setMode(mode_->currentIndex() == 1, metric_->currentIndex() == 1 ? HeatMetric::ExposedShare : HeatMetric::OverlapRatio);
+    view_->setMode(mode_->currentIndex() == 1,
+                   metric_->currentIndex() == 1 ? HeatMetric::ExposedShare : HeatMetric::OverlapRatio);
 }
 
 }  // namespace osc::gui

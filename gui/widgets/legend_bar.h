@@ -16,7 +16,7 @@ public:
     struct Entry {
         uint32_t rgb;
         QString text;
-        bool outline;  // drawn as an outline (find hits, matches), not a fill
+        bool outline;        // drawn as an outline (find hits, matches), not a fill
         bool hatch = false;  // drawn as the pipeline bubble's hatch
         Shown shown = Shown::Always;
     };

@@ -6,9 +6,9 @@
 #include "gui/model/event_details.h"
 #include "gui/model/range_metrics.h"
 #include "gui/model/time_ticks.h"
-#include "gui/widgets/metric_tables.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/legend_bar.h"
+#include "gui/widgets/metric_tables.h"
 #include "gui/widgets/overview_strip.h"
 #include "gui/widgets/selection_panel.h"
 #include "gui/widgets/statistics_panel.h"
@@ -106,7 +106,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     progress_->setRange(0, 1000);
     progress_->setMaximumWidth(240);
     cancelButton_ = new QPushButton(tr("Cancel"), this);
-    statusLabel_ = new QLabel(tr("Open a capture, partial results or a saved report: File > Open, or drop a file here."), this);
+    statusLabel_ =
+        new QLabel(tr("Open a capture, partial results or a saved report: File > Open, or drop a file here."), this);
     // A long path or summary is cut at the window's edge rather than widening the window.
     statusLabel_->setMinimumWidth(1);
     statusBar()->addWidget(statusLabel_, 1);
@@ -163,22 +164,23 @@ void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
         // What is in a file decides how it opens (openedKind); the filters only help to find it.
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open capture or results"), {},
-            tr("Captures and results (*.sqlite *.db *.json *.json.gz);;"
-               "Captures (*.sqlite *.db *.json *.json.gz);;"
-               "Partial results (*.partial.json);;"
-               "Saved reports (*.json);;"
-               "All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open capture or results"), {},
+                                                          tr("Captures and results (*.sqlite *.db *.json *.json.gz);;"
+                                                             "Captures (*.sqlite *.db *.json *.json.gz);;"
+                                                             "Partial results (*.partial.json);;"
+                                                             "Saved reports (*.json);;"
+                                                             "All files (*)"));
         if (!path.isEmpty()) openCapture(path);
     });
     file->addAction(tr("Open &directory (multi-rank capture or partial results)…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a multi-rank capture or partial results directory"));
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Open a multi-rank capture or partial results directory"));
         if (!dir.isEmpty()) openCapture(dir);
     });
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     refreshRecentMenu();
-    QAction* follow = timelineAction(file->addAction(tr("&Follow live capture"), this, [this](bool on) { setFollowing(on); }));
+    QAction* follow =
+        timelineAction(file->addAction(tr("&Follow live capture"), this, [this](bool on) { setFollowing(on); }));
     follow->setCheckable(true);
     follow->setToolTip(tr("Re-read the capture every second while an agent writes it"));
     followAction_ = follow;
@@ -190,7 +192,8 @@ void MainWindow::buildMenus() {
     viewMenu_ = view;
     timelineAction(view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_Home), timeline_, &TimelineWidget::fitAll));
     timelineAction(view->addAction(tr("Fit &selection"), timeline_, &TimelineWidget::fitSelection));
-    timelineAction(view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack));
+    timelineAction(
+        view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack));
     timelineAction(view->addAction(tr("Clear selection"), timeline_, &TimelineWidget::clearSelection));
     view->addSeparator();
     alignAction_ = view->addAction(tr("Align clocks on &collectives"), this, [this](bool on) {
@@ -205,10 +208,12 @@ void MainWindow::buildMenus() {
     }));
     hostAction_->setCheckable(true);
     hostAction_->setChecked(true);
-    QAction* overview = timelineAction(view->addAction(tr("&Overview strip"), this, [this](bool on) { frame_->overview()->setVisible(on); }));
+    QAction* overview = timelineAction(
+        view->addAction(tr("&Overview strip"), this, [this](bool on) { frame_->overview()->setVisible(on); }));
     overview->setCheckable(true);
     overview->setChecked(true);
-    QAction* legend = timelineAction(view->addAction(tr("Colour le&gend"), this, [this](bool on) { frame_->legend()->setVisible(on); }));
+    QAction* legend = timelineAction(
+        view->addAction(tr("Colour le&gend"), this, [this](bool on) { frame_->legend()->setVisible(on); }));
     legend->setCheckable(true);
     legend->setChecked(true);
     timelineAction(view->addAction(tr("Show all lanes"), this, [this] {
@@ -237,13 +242,14 @@ void MainWindow::buildMenus() {
     }));
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard and mouse"), this, [this] {
-        QMessageBox::information(this, tr("Keyboard and mouse"),
-                                 tr("Ctrl+wheel: zoom at the cursor · wheel: scroll lanes · Shift+wheel: pan\n"
-                                    "drag: select a range (metrics in the Selection panel) · Shift+drag or middle drag: pan\n"
-                                    "W/S: zoom · A/D: pan · F: fit selection · Home: fit all · Backspace: previous view\n"
-                                    "Esc: clear selection · click: event details · double-click: zoom to event\n"
-                                    "click a device title: collapse it · right-click: hide, move, collapse lanes\n"
-                                    "Ctrl+F: find kernels by name, Enter / Shift+Enter: next / previous hit"));
+        QMessageBox::information(
+            this, tr("Keyboard and mouse"),
+            tr("Ctrl+wheel: zoom at the cursor · wheel: scroll lanes · Shift+wheel: pan\n"
+               "drag: select a range (metrics in the Selection panel) · Shift+drag or middle drag: pan\n"
+               "W/S: zoom · A/D: pan · F: fit selection · Home: fit all · Backspace: previous view\n"
+               "Esc: clear selection · click: event details · double-click: zoom to event\n"
+               "click a device title: collapse it · right-click: hide, move, collapse lanes\n"
+               "Ctrl+F: find kernels by name, Enter / Shift+Enter: next / previous hit"));
     });
     help->addAction(tr("&About"), this, [this] {
         QMessageBox::about(this, tr("About overlapscope"),
@@ -332,8 +338,10 @@ void MainWindow::buildFindBar() {
     panelsMenu_->addAction(timelineAction(findBar_->toggleViewAction()));
     connect(findEdit_, &QLineEdit::returnPressed, this, [this] {
         const bool back = QApplication::keyboardModifiers() & Qt::ShiftModifier;
-        if (findResult_ && findResult_->count > 0 && !findEdit_->isModified()) findNext(back ? -1 : +1);
-        else find(findEdit_->text());
+        if (findResult_ && findResult_->count > 0 && !findEdit_->isModified())
+            findNext(back ? -1 : +1);
+        else
+            find(findEdit_->text());
         findEdit_->setModified(false);
     });
 }
@@ -368,8 +376,10 @@ AttachDialog* MainWindow::showAttachDialog() {
 void MainWindow::setFollowing(bool on, int intervalMs) {
     following_ = on;
     if (followAction_) followAction_->setChecked(on);
-    if (on) followTimer_->start(intervalMs);
-    else followTimer_->stop();
+    if (on)
+        followTimer_->start(intervalMs);
+    else
+        followTimer_->stop();
 }
 
 void MainWindow::showLoaded(const LoadedCapture& loaded) {
@@ -403,20 +413,28 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
         tr("Steps are NVTX or profiler ranges named ProfilerStep#N, step N or iteration N (torch.profiler's "
            "schedule writes ProfilerStep#N; with NVTX, push a range per iteration). `overlapscope report "
            "--step-pattern` takes other names.");
-    showHint(stepStack_, steps_->rowCount() > 0 ? QString() : timeline ?
-        tr("No steps in this capture. %1 Metrics over the whole capture are in the Selection panel: drag "
-           "across a device.").arg(stepRules) :
-        tr("No steps in this file: the captures it was made from had none. %1 Each device's totals over its "
-           "whole span are in the device table.").arg(stepRules));
-    const bool anyComm = loaded.analysis && std::any_of(loaded.analysis->devices.begin(), loaded.analysis->devices.end(),
-                                                        [](const DeviceAnalysis& d) { return !d.collectives.empty(); });
-    showHint(collStack_, anyComm ? QString() :
-        tr("No communication in this %1: no NCCL kernels (recognised by their ncclKernel / ncclDevKernel "
-           "names) and no peer-to-peer copies, so there is nothing to overlap. Other libraries' kernels can be "
-           "counted as communication with `overlapscope report --comm-kernel REGEX`.")
-            .arg(timeline ? tr("capture") : tr("file")));
+    showHint(stepStack_,
+             steps_->rowCount() > 0 ? QString()
+             : timeline
+                 ? tr("No steps in this capture. %1 Metrics over the whole capture are in the Selection panel: drag "
+                      "across a device.")
+                       .arg(stepRules)
+                 : tr("No steps in this file: the captures it was made from had none. %1 Each device's totals over its "
+                      "whole span are in the device table.")
+                       .arg(stepRules));
+    const bool anyComm =
+        loaded.analysis && std::any_of(loaded.analysis->devices.begin(), loaded.analysis->devices.end(),
+                                       [](const DeviceAnalysis& d) { return !d.collectives.empty(); });
+    showHint(
+        collStack_,
+        anyComm
+            ? QString()
+            : tr("No communication in this %1: no NCCL kernels (recognised by their ncclKernel / ncclDevKernel "
+                 "names) and no peer-to-peer copies, so there is nothing to overlap. Other libraries' kernels can be "
+                 "counted as communication with `overlapscope report --comm-kernel REGEX`.")
+                  .arg(timeline ? tr("capture") : tr("file")));
     frame_->legend()->setCaptureHas(loaded.analysis && !loaded.analysis->p2p.empty(),
-                                     loaded.analysis && !loaded.analysis->pipeline.empty());
+                                    loaded.analysis && !loaded.analysis->pipeline.empty());
     heatMap_->view()->setAnalysis(loaded.analysis);
     // Without a timeline the tables are what there is to read: give them room,
     // and give it back to the timeline when one comes.
@@ -439,10 +457,8 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
     if (timeline) {
         const Capture& c = loaded.model->capture();
-        statusLabel_->setText(tr("%1: %2 processes, %3 kernels")
-                                  .arg(loaded.path)
-                                  .arg(c.processes.size())
-                                  .arg(count(c.kernelCount())));
+        statusLabel_->setText(
+            tr("%1: %2 processes, %3 kernels").arg(loaded.path).arg(c.processes.size()).arg(count(c.kernelCount())));
         for (const auto& w : c.warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
     } else {
         size_t collectives = 0;
@@ -482,8 +498,9 @@ QString MainWindow::collectivesHint() const {
 
 void MainWindow::updateSelectionPanel() {
     if (!hasTimeline() && current_.analysis) {
-        selectionPanel_->showMessage(tr("No timeline to select a range on: each device's totals over its whole "
-                                        "span are in the device table."));
+        selectionPanel_->showMessage(
+            tr("No timeline to select a range on: each device's totals over its whole "
+               "span are in the device table."));
         return;
     }
     selectionPanel_->showRange(timeline_->model(), timeline_->selection(), timeline_->selectionGroups());
@@ -578,9 +595,10 @@ void MainWindow::find(const QString& pattern) {
         findLabel_->setText(tr("  no kernel matches"));
         return;
     }
-    findLabel_->setText(tr("  %1 kernels · total %2 · min %3 · median %4 · max %5")
-                            .arg(count(result->count))
-                            .arg(dur(result->total_ns), dur(result->min_ns), dur(result->median_ns), dur(result->max_ns)));
+    findLabel_->setText(
+        tr("  %1 kernels · total %2 · min %3 · median %4 · max %5")
+            .arg(count(result->count))
+            .arg(dur(result->total_ns), dur(result->min_ns), dur(result->median_ns), dur(result->max_ns)));
     findNext(+1);
 }
 
@@ -589,7 +607,8 @@ void MainWindow::findNext(int direction) {
     const auto n = static_cast<long>(findResult_->hits.size());
     currentHit_ = currentHit_ < 0 ? (direction > 0 ? 0 : n - 1) : (currentHit_ + direction + n) % n;
     timeline_->selectEvent(findResult_->hits[static_cast<size_t>(currentHit_)].ref(), true);
-    statusLabel_->setText(tr("hit %1 of %2").arg(count(static_cast<size_t>(currentHit_) + 1), count(findResult_->hits.size())));
+    statusLabel_->setText(
+        tr("hit %1 of %2").arg(count(static_cast<size_t>(currentHit_) + 1), count(findResult_->hits.size())));
 }
 
 void MainWindow::rememberRecent(const QString& given) {

@@ -41,7 +41,9 @@ public:
     bool hasTimeline() const { return current_.model != nullptr; }
     const LoadedCapture& shown() const { return current_; }  // what is open now
     // Shown in the timeline's place for a file without a trace.
-    class AnalysisOnlyView* analysisOnlyView() const { return analysisOnly_; }
+    class AnalysisOnlyView* analysisOnlyView() const {
+        return analysisOnly_;
+    }
     // The menu actions that act on the timeline, disabled without one.
     const QList<QAction*>& timelineActions() const { return timelineActions_; }
     QAction* alignAction() const { return alignAction_; }
@@ -49,11 +51,15 @@ public:
     CaptureLoader* loader() const { return loader_; }
     StepTableModel* stepModel() const { return steps_; }
     CollectiveTableModel* collectiveModel() const { return collectives_; }
-    class StatisticsPanel* statistics() const { return statistics_; }
-    class HeatMapPanel* heatMap() const { return heatMap_; }
+    class StatisticsPanel* statistics() const {
+        return statistics_;
+    }
+    class HeatMapPanel* heatMap() const {
+        return heatMap_;
+    }
     // The Selection panel's text (header and per-device table).
     QString selectionSummary() const;
-    QString detailsText() const;     // the Details panel, "field: value" per line
+    QString detailsText() const;  // the Details panel, "field: value" per line
     QString findLabelText() const;
     QString statusText() const;
     // Why the Steps / Collectives table is empty, or "" when it is not.

@@ -30,7 +30,8 @@ QVariant ns(TimeNs v) { return QVariant::fromValue<qint64>(v); }
 }  // namespace
 
 QString deviceName(const DeviceAnalysis& d) {
-    return (d.rank >= 0 ? QStringLiteral("rank %1").arg(d.rank) : QString::fromStdString(d.host) + ":" + QString::number(d.pid)) +
+    return (d.rank >= 0 ? QStringLiteral("rank %1").arg(d.rank)
+                        : QString::fromStdString(d.host) + ":" + QString::number(d.pid)) +
            QStringLiteral(" · GPU %1").arg(d.device);
 }
 
@@ -76,19 +77,40 @@ int StepTableModel::columnCount(const QModelIndex& parent) const { return parent
 
 QVariant StepTableModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal) return {};
-    static const char* kNames[] = {"device", "step", "start", "duration", "compute", "comm", "overlap",
-                                   "exposed", "idle", "idle %", "overlap %", "bubble % (theory)",
-                                   "all-to-all imbalance", "verdict", "largest finding"};
-    static const char* kTips[] = {nullptr, nullptr, "GPU window start", "GPU window of the step", nullptr, nullptr,
-                                  "communication hidden behind compute", "communication with no compute under it",
-                                  "no GPU activity", "idle share of the step", "hidden share of the communication",
-                                  "pipeline stage: share of the pipeline window with no compute on it, and in "
-                                  "brackets the theory (S−1)/(M+S−1) for S stages and M micro-batches",
-                                  "max / mean over ranks of the step's all-to-all bytes (else transfer time); "
-                                  "⚑ on the rank that moves the most, when the analyzer calls it imbalanced",
-                                  "the report's verdict: communication-bound when communication time exceeds compute time; "
-                                  "a mostly idle step shows it in idle % and the largest finding",
-                                  "the analyzer's largest finding (hover a row for all of them)"};
+    static const char* kNames[] = {"device",
+                                   "step",
+                                   "start",
+                                   "duration",
+                                   "compute",
+                                   "comm",
+                                   "overlap",
+                                   "exposed",
+                                   "idle",
+                                   "idle %",
+                                   "overlap %",
+                                   "bubble % (theory)",
+                                   "all-to-all imbalance",
+                                   "verdict",
+                                   "largest finding"};
+    static const char* kTips[] = {
+        nullptr,
+        nullptr,
+        "GPU window start",
+        "GPU window of the step",
+        nullptr,
+        nullptr,
+        "communication hidden behind compute",
+        "communication with no compute under it",
+        "no GPU activity",
+        "idle share of the step",
+        "hidden share of the communication",
+        "pipeline stage: share of the pipeline window with no compute on it, and in "
+        "brackets the theory (S−1)/(M+S−1) for S stages and M micro-batches",
+        "max / mean over ranks of the step's all-to-all bytes (else transfer time); "
+        "⚑ on the rank that moves the most, when the analyzer calls it imbalanced",
+        "the report's verdict: communication-bound when communication time exceeds compute time; "
+        "a mostly idle step shows it in idle % and the largest finding",
+        "the analyzer's largest finding (hover a row for all of them)"};
     static_assert(std::size(kNames) == ColumnCount && std::size(kTips) == ColumnCount);
     if (section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) return QString::fromUtf8(kNames[section]);
@@ -109,12 +131,18 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
     // keep "the GPU mostly waited for the host" from reading as busy compute.
     const bool idleLed = !s.bottleneck.findings.empty() && s.bottleneck.findings.front().kind == FindingKind::IdleGap;
     switch (role) {
-        case StartRole: return ns(s.start_ns);
-        case EndRole: return ns(s.end_ns);
-        case GroupRole: return r.group;
-        case EventRole: return model_ && r.group >= 0 ? packEvent(model_->findStep(r.group, s.start_ns)) : QVariant();
+        case StartRole:
+            return ns(s.start_ns);
+        case EndRole:
+            return ns(s.end_ns);
+        case GroupRole:
+            return r.group;
+        case EventRole:
+            return model_ && r.group >= 0 ? packEvent(model_->findStep(r.group, s.start_ns)) : QVariant();
         case Qt::TextAlignmentRole:
-            return index.column() >= Start && index.column() <= AllToAllImbalance ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+            return index.column() >= Start && index.column() <= AllToAllImbalance
+                       ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                       : QVariant();
         case Qt::FontRole:
             if (!(index.column() == AllToAllImbalance && overloaded) &&
                 !((index.column() == IdleShare || index.column() == Finding) && idleLed))
@@ -132,30 +160,47 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
             if (index.column() == Bubble && s.pipeline)
                 return QString::fromStdString(stageText(*s.pipeline) + ": " + bubbleDetails(*s.pipeline));
             if (index.column() == AllToAllImbalance && a2a)
-                return QString::fromStdString(imbalanceDetails(*analysis_, *a2a) +
-                                              (s.alltoall ? "\nthis rank: " + allToAllText(*s.alltoall) : std::string()));
+                return QString::fromStdString(
+                    imbalanceDetails(*analysis_, *a2a) +
+                    (s.alltoall ? "\nthis rank: " + allToAllText(*s.alltoall) : std::string()));
             return {};
-        case Qt::DisplayRole: break;
-        default: return {};
+        case Qt::DisplayRole:
+            break;
+        default:
+            return {};
     }
     switch (index.column()) {
-        case Device: return deviceName(d);
-        case Step: return QString::fromStdString(s.name);
-        case Start: return when(s.start_ns);
-        case Duration: return dur(s.end_ns - s.start_ns);
-        case Compute: return dur(m.compute_ns);
-        case Comm: return dur(m.comm_ns);
-        case Overlap: return dur(m.overlap_ns);
-        case Exposed: return dur(m.exposed_comm_ns);
-        case Idle: return dur(m.idle_ns);
-        case IdleShare: return QString::number(share(m.idle_ns, m.window_ns) * 100.0, 'f', 1) + " %";
-        case OverlapRatio: return percent(m.overlap_ratio);
-        case Bubble: return s.pipeline ? QString::fromStdString(bubbleShareText(*s.pipeline)) : QStringLiteral("–");
+        case Device:
+            return deviceName(d);
+        case Step:
+            return QString::fromStdString(s.name);
+        case Start:
+            return when(s.start_ns);
+        case Duration:
+            return dur(s.end_ns - s.start_ns);
+        case Compute:
+            return dur(m.compute_ns);
+        case Comm:
+            return dur(m.comm_ns);
+        case Overlap:
+            return dur(m.overlap_ns);
+        case Exposed:
+            return dur(m.exposed_comm_ns);
+        case Idle:
+            return dur(m.idle_ns);
+        case IdleShare:
+            return QString::number(share(m.idle_ns, m.window_ns) * 100.0, 'f', 1) + " %";
+        case OverlapRatio:
+            return percent(m.overlap_ratio);
+        case Bubble:
+            return s.pipeline ? QString::fromStdString(bubbleShareText(*s.pipeline)) : QStringLiteral("–");
         case AllToAllImbalance:
             if (!a2a || imbalanceText(*a2a).empty()) return QStringLiteral("–");
             return (overloaded ? QStringLiteral("⚑ ") : QString()) + QString::fromStdString(imbalanceText(*a2a));
-        case Verdict: return QString::fromStdString(stepVerdict(s).text);
-        case Finding: return QString::fromStdString(stepVerdict(s).finding);
+        case Verdict:
+            return QString::fromStdString(stepVerdict(s).text);
+        case Finding:
+            return QString::fromStdString(stepVerdict(s).finding);
     }
     return {};
 }
@@ -170,23 +215,53 @@ std::function<AsyncSortedTableModel::Keys()> StepTableModel::sortKeys(int column
             const StepAnalysis& s = a->devices[static_cast<size_t>(r.device)].steps[static_cast<size_t>(r.step)];
             const OverlapMetrics& m = s.metrics;
             switch (column) {
-                case Device: k.push_back(r.device); break;
-                case Step: k.push_back(r.step); break;
-                case Start: k.push_back(static_cast<double>(s.start_ns)); break;
-                case Duration: k.push_back(static_cast<double>(s.end_ns - s.start_ns)); break;
-                case Compute: k.push_back(static_cast<double>(m.compute_ns)); break;
-                case Comm: k.push_back(static_cast<double>(m.comm_ns)); break;
-                case Overlap: k.push_back(static_cast<double>(m.overlap_ns)); break;
-                case Exposed: k.push_back(static_cast<double>(m.exposed_comm_ns)); break;
-                case Idle: k.push_back(static_cast<double>(m.idle_ns)); break;
-                case IdleShare: k.push_back(share(m.idle_ns, m.window_ns)); break;
-                case OverlapRatio: k.push_back(m.overlap_ratio.value_or(-1)); break;
-                case Bubble: k.push_back(s.pipeline ? s.pipeline->bubble_share.value_or(-1) : -1); break;
-                case AllToAllImbalance:
-                    k.push_back(r.alltoall >= 0 ? allToAllImbalance(a->alltoall[static_cast<size_t>(r.alltoall)]).value_or(-1) : -1);
+                case Device:
+                    k.push_back(r.device);
                     break;
-                case Verdict: text.push_back(stepVerdict(s).text); break;
-                default: text.push_back(stepVerdict(s).finding); break;
+                case Step:
+                    k.push_back(r.step);
+                    break;
+                case Start:
+                    k.push_back(static_cast<double>(s.start_ns));
+                    break;
+                case Duration:
+                    k.push_back(static_cast<double>(s.end_ns - s.start_ns));
+                    break;
+                case Compute:
+                    k.push_back(static_cast<double>(m.compute_ns));
+                    break;
+                case Comm:
+                    k.push_back(static_cast<double>(m.comm_ns));
+                    break;
+                case Overlap:
+                    k.push_back(static_cast<double>(m.overlap_ns));
+                    break;
+                case Exposed:
+                    k.push_back(static_cast<double>(m.exposed_comm_ns));
+                    break;
+                case Idle:
+                    k.push_back(static_cast<double>(m.idle_ns));
+                    break;
+                case IdleShare:
+                    k.push_back(share(m.idle_ns, m.window_ns));
+                    break;
+                case OverlapRatio:
+                    k.push_back(m.overlap_ratio.value_or(-1));
+                    break;
+                case Bubble:
+                    k.push_back(s.pipeline ? s.pipeline->bubble_share.value_or(-1) : -1);
+                    break;
+                case AllToAllImbalance:
+                    k.push_back(r.alltoall >= 0
+                                    ? allToAllImbalance(a->alltoall[static_cast<size_t>(r.alltoall)]).value_or(-1)
+                                    : -1);
+                    break;
+                case Verdict:
+                    text.push_back(stepVerdict(s).text);
+                    break;
+                default:
+                    text.push_back(stepVerdict(s).finding);
+                    break;
             }
         }
         return text.empty() ? k : rankStrings(text);
@@ -195,7 +270,8 @@ std::function<AsyncSortedTableModel::Keys()> StepTableModel::sortKeys(int column
 
 // ---- collectives ----
 
-void CollectiveTableModel::setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis) {
+void CollectiveTableModel::setData(std::shared_ptr<const TimelineModel> model,
+                                   std::shared_ptr<const Analysis> analysis) {
     beginResetModel();
     model_ = std::move(model);
     analysis_ = std::move(analysis);
@@ -226,7 +302,8 @@ bool CollectiveTableModel::isBottleneck(int row) const {
 
 QVariant CollectiveTableModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* kNames[] = {"device", "collective", "step", "start", "duration", "overlapped", "exposed", "bytes", "bandwidth"};
+    static const char* kNames[] = {"device",     "collective", "step",  "start",    "duration",
+                                   "overlapped", "exposed",    "bytes", "bandwidth"};
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 
@@ -236,9 +313,12 @@ QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
     const DeviceAnalysis& d = analysis_->devices[static_cast<size_t>(r.device)];
     const CollectiveInstance& c = d.collectives[static_cast<size_t>(r.collective)];
     switch (role) {
-        case StartRole: return ns(c.start_ns);
-        case EndRole: return ns(c.end_ns);
-        case GroupRole: return r.group;
+        case StartRole:
+            return ns(c.start_ns);
+        case EndRole:
+            return ns(c.end_ns);
+        case GroupRole:
+            return r.group;
         case EventRole: {
             if (!model_ || r.group < 0) return {};
             if (c.kernelIndex != static_cast<size_t>(-1))
@@ -252,16 +332,21 @@ QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
                 f.setBold(true);
                 return f;
             }
-        case Qt::BackgroundRole: return r.bottleneck ? QVariant(QBrush(QColor(0xFF, 0xE0, 0xD6))) : QVariant();
+        case Qt::BackgroundRole:
+            return r.bottleneck ? QVariant(QBrush(QColor(0xFF, 0xE0, 0xD6))) : QVariant();
         case Qt::ToolTipRole:
-            return r.bottleneck ? QVariant(tr("bottleneck bucket: the most exposed communication in its step")) : QVariant();
+            return r.bottleneck ? QVariant(tr("bottleneck bucket: the most exposed communication in its step"))
+                                : QVariant();
         case Qt::TextAlignmentRole:
             return index.column() >= Start ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
-        case Qt::DisplayRole: break;
-        default: return {};
+        case Qt::DisplayRole:
+            break;
+        default:
+            return {};
     }
     switch (index.column()) {
-        case Device: return deviceName(d);
+        case Device:
+            return deviceName(d);
         case Name: {
             const QString name = QString::fromStdString(c.collective.empty() ? c.name : c.collective);
             return r.bottleneck ? QStringLiteral("⚑ ") + name : name;
@@ -270,12 +355,18 @@ QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
             return c.step >= 0 && static_cast<size_t>(c.step) < d.steps.size()
                        ? QString::fromStdString(d.steps[static_cast<size_t>(c.step)].name)
                        : tr("outside steps");
-        case Start: return when(c.start_ns);
-        case Duration: return dur(c.duration_ns);
-        case Overlapped: return dur(c.overlapped_ns);
-        case Exposed: return dur(c.exposed_ns);
-        case Bytes: return c.bytes ? QString::fromStdString(formatBytes(*c.bytes)) : QStringLiteral("–");
-        case Bandwidth: return c.bandwidth_gbps ? QString::number(*c.bandwidth_gbps, 'f', 1) + " GB/s" : QStringLiteral("–");
+        case Start:
+            return when(c.start_ns);
+        case Duration:
+            return dur(c.duration_ns);
+        case Overlapped:
+            return dur(c.overlapped_ns);
+        case Exposed:
+            return dur(c.exposed_ns);
+        case Bytes:
+            return c.bytes ? QString::fromStdString(formatBytes(*c.bytes)) : QStringLiteral("–");
+        case Bandwidth:
+            return c.bandwidth_gbps ? QString::number(*c.bandwidth_gbps, 'f', 1) + " GB/s" : QStringLiteral("–");
     }
     return {};
 }
@@ -290,15 +381,33 @@ std::function<AsyncSortedTableModel::Keys()> CollectiveTableModel::sortKeys(int 
             const DeviceAnalysis& d = a->devices[static_cast<size_t>(r.device)];
             const CollectiveInstance& c = d.collectives[static_cast<size_t>(r.collective)];
             switch (column) {
-                case Device: k.push_back(r.device); break;
-                case Name: text.push_back(c.collective.empty() ? c.name : c.collective); break;
-                case Step: k.push_back(c.step); break;
-                case Start: k.push_back(static_cast<double>(c.start_ns)); break;
-                case Duration: k.push_back(static_cast<double>(c.duration_ns)); break;
-                case Overlapped: k.push_back(static_cast<double>(c.overlapped_ns)); break;
-                case Exposed: k.push_back(static_cast<double>(c.exposed_ns)); break;
-                case Bytes: k.push_back(c.bytes ? static_cast<double>(*c.bytes) : -1.0); break;
-                default: k.push_back(c.bandwidth_gbps.value_or(-1.0)); break;
+                case Device:
+                    k.push_back(r.device);
+                    break;
+                case Name:
+                    text.push_back(c.collective.empty() ? c.name : c.collective);
+                    break;
+                case Step:
+                    k.push_back(c.step);
+                    break;
+                case Start:
+                    k.push_back(static_cast<double>(c.start_ns));
+                    break;
+                case Duration:
+                    k.push_back(static_cast<double>(c.duration_ns));
+                    break;
+                case Overlapped:
+                    k.push_back(static_cast<double>(c.overlapped_ns));
+                    break;
+                case Exposed:
+                    k.push_back(static_cast<double>(c.exposed_ns));
+                    break;
+                case Bytes:
+                    k.push_back(c.bytes ? static_cast<double>(*c.bytes) : -1.0);
+                    break;
+                default:
+                    k.push_back(c.bandwidth_gbps.value_or(-1.0));
+                    break;
             }
         }
         return text.empty() ? k : rankStrings(text);

@@ -29,10 +29,22 @@ class StepTableModel : public AsyncSortedTableModel {
     Q_OBJECT
 public:
     enum Column {
-        Device, Step, Start, Duration, Compute, Comm, Overlap, Exposed, Idle, IdleShare, OverlapRatio,
+        Device,
+        Step,
+        Start,
+        Duration,
+        Compute,
+        Comm,
+        Overlap,
+        Exposed,
+        Idle,
+        IdleShare,
+        OverlapRatio,
         Bubble,             // pipeline bubble share of the step (theory in brackets), docs/metrics.md 7e
         AllToAllImbalance,  // the step's all-to-all imbalance over ranks, 7f
-        Verdict, Finding, ColumnCount
+        Verdict,
+        Finding,
+        ColumnCount
     };
     explicit StepTableModel(QObject* parent = nullptr) : AsyncSortedTableModel(parent) {}
     void setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis);

@@ -24,8 +24,9 @@ QColor qcolour(uint32_t rgb, int alpha = 255) {
 OverviewStrip::OverviewStrip(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
     setFixedHeight(kHeight);
     setMouseTracking(false);
-    setToolTip(tr("The whole capture: compute (blue), communication hidden (green) and exposed (vermilion),\n"
-                  "averaged over GPUs. The clear box is the visible range: click or drag to move it, wheel to zoom."));
+    setToolTip(
+        tr("The whole capture: compute (blue), communication hidden (green) and exposed (vermilion),\n"
+           "averaged over GPUs. The clear box is the visible range: click or drag to move it, wheel to zoom."));
     connect(timeline_, &TimelineWidget::viewRangeChanged, this, [this] { update(); });
 }
 

@@ -22,7 +22,7 @@ struct ScreenshotRequest {
     // starting at or after `selectFrom`.
     QString selectText;
     std::optional<TimeNs> selectFrom;
-    QString panel;                   // a bottom panel to raise: steps, collectives, statistics, heatmap
+    QString panel;  // a bottom panel to raise: steps, collectives, statistics, heatmap
 };
 
 // Returns the process exit code: 0 written, 2 bad input (message on stderr).

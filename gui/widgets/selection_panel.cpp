@@ -56,7 +56,8 @@ void SelectionPanel::showMessage(const QString& why) {
     table_->hide();
 }
 
-void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRange> range, const std::vector<int>& groups) {
+void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRange> range,
+                               const std::vector<int>& groups) {
     table_->clear();
     table_->setRowCount(0);
     table_->setColumnCount(0);
@@ -75,16 +76,16 @@ void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRan
     table_->show();
     // One column per device; the sum only when there is something to add up.
     const int columns = static_cast<int>(n) + (n > 1 ? 1 : 0);
-    const QStringList rows = {tr("compute"),   tr("communication"), tr("overlap (hidden)"), tr("exposed comm"),
-                              tr("busy"),      tr("idle"),          tr("overlap ratio"),    tr("achieved speedup"),
+    const QStringList rows = {tr("compute"),      tr("communication"), tr("overlap (hidden)"), tr("exposed comm"),
+                              tr("busy"),         tr("idle"),          tr("overlap ratio"),    tr("achieved speedup"),
                               tr("ideal speedup")};
     table_->setRowCount(static_cast<int>(rows.size()));
     table_->setColumnCount(columns);
     table_->setVerticalHeaderLabels(rows);
     auto fill = [&](int column, const OverlapMetrics& m, bool bold) {
-        const QStringList v = {dur(m.compute_ns), dur(m.comm_ns),      dur(m.overlap_ns),
-                               dur(m.exposed_comm_ns), dur(m.busy_ns), dur(m.idle_ns),
-                               pct(m.overlap_ratio),   factor(m.achieved_speedup), factor(m.ideal_speedup)};
+        const QStringList v = {dur(m.compute_ns),      dur(m.comm_ns), dur(m.overlap_ns),    dur(m.exposed_comm_ns),
+                               dur(m.busy_ns),         dur(m.idle_ns), pct(m.overlap_ratio), factor(m.achieved_speedup),
+                               factor(m.ideal_speedup)};
         for (int r = 0; r < v.size(); ++r) {
             auto* item = new QTableWidgetItem(v[r]);
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

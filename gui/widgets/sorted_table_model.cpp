@@ -60,9 +60,9 @@ void AsyncSortedTableModel::sort(int column, Qt::SortOrder sortOrder) {
                 return descending ? x > y : x < y;
             });
         }
-        QMetaObject::invokeMethod(this, [this, generation, order = std::move(order)]() mutable {
-            apply(generation, std::move(order));
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, generation, order = std::move(order)]() mutable { apply(generation, std::move(order)); },
+            Qt::QueuedConnection);
     });
     worker_ = thread;
     pending_ = true;

@@ -40,7 +40,8 @@ int StatsTableModel::columnCount(const QModelIndex& parent) const { return paren
 
 QVariant StatsTableModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* kNames[] = {"name", "grid", "block", "count", "total", "mean", "median", "min", "max", "share of GPU time"};
+    static const char* kNames[] = {"name", "grid",   "block", "count", "total",
+                                   "mean", "median", "min",   "max",   "share of GPU time"};
     if (role == Qt::DisplayRole) return QString::fromUtf8(kNames[section]);
     if (role == Qt::ToolTipRole && section == Share)
         return tr("this row's total over the summed duration of every kernel, copy and memset in scope");
@@ -53,19 +54,30 @@ QVariant StatsTableModel::data(const QModelIndex& index, int role) const {
     const KernelStatsRow& r = rowAt(index.row());
     if (role == Qt::TextAlignmentRole)
         return index.column() >= Count ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
-    if (role == Qt::ToolTipRole && index.column() == Name) return QString::fromStdString(r.name) + tr("\nclick: go to the longest instance");
+    if (role == Qt::ToolTipRole && index.column() == Name)
+        return QString::fromStdString(r.name) + tr("\nclick: go to the longest instance");
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
-        case Name: return QString::fromStdString(r.name);
-        case Grid: return shape(r.grid);
-        case Block: return shape(r.block);
-        case Count: return QLocale().toString(static_cast<qulonglong>(r.count));
-        case Total: return dur(r.total);
-        case Mean: return dur(static_cast<TimeNs>(r.mean + 0.5));
-        case Median: return dur(r.median);
-        case Min: return dur(r.min);
-        case Max: return dur(r.max);
-        case Share: return QString::number(r.share * 100.0, 'f', 1) + " %";
+        case Name:
+            return QString::fromStdString(r.name);
+        case Grid:
+            return shape(r.grid);
+        case Block:
+            return shape(r.block);
+        case Count:
+            return QLocale().toString(static_cast<qulonglong>(r.count));
+        case Total:
+            return dur(r.total);
+        case Mean:
+            return dur(static_cast<TimeNs>(r.mean + 0.5));
+        case Median:
+            return dur(r.median);
+        case Min:
+            return dur(r.min);
+        case Max:
+            return dur(r.max);
+        case Share:
+            return QString::number(r.share * 100.0, 'f', 1) + " %";
     }
     return {};
 }
@@ -76,16 +88,36 @@ std::function<AsyncSortedTableModel::Keys()> StatsTableModel::sortKeys(int colum
         std::vector<std::string> names;
         for (const KernelStatsRow& r : *rows) {
             switch (column) {
-                case Name: names.push_back(r.name); break;
-                case Grid: k.push_back(static_cast<double>(r.grid[0]) * 1e12 + r.grid[1] * 1e6 + r.grid[2]); break;
-                case Block: k.push_back(static_cast<double>(r.block[0]) * 1e12 + r.block[1] * 1e6 + r.block[2]); break;
-                case Count: k.push_back(static_cast<double>(r.count)); break;
-                case Total: k.push_back(static_cast<double>(r.total)); break;
-                case Mean: k.push_back(r.mean); break;
-                case Median: k.push_back(static_cast<double>(r.median)); break;
-                case Min: k.push_back(static_cast<double>(r.min)); break;
-                case Max: k.push_back(static_cast<double>(r.max)); break;
-                default: k.push_back(r.share); break;
+                case Name:
+                    names.push_back(r.name);
+                    break;
+                case Grid:
+                    k.push_back(static_cast<double>(r.grid[0]) * 1e12 + r.grid[1] * 1e6 + r.grid[2]);
+                    break;
+                case Block:
+                    k.push_back(static_cast<double>(r.block[0]) * 1e12 + r.block[1] * 1e6 + r.block[2]);
+                    break;
+                case Count:
+                    k.push_back(static_cast<double>(r.count));
+                    break;
+                case Total:
+                    k.push_back(static_cast<double>(r.total));
+                    break;
+                case Mean:
+                    k.push_back(r.mean);
+                    break;
+                case Median:
+                    k.push_back(static_cast<double>(r.median));
+                    break;
+                case Min:
+                    k.push_back(static_cast<double>(r.min));
+                    break;
+                case Max:
+                    k.push_back(static_cast<double>(r.max));
+                    break;
+                default:
+                    k.push_back(r.share);
+                    break;
             }
         }
         return names.empty() ? k : rankStrings(names);
@@ -158,7 +190,9 @@ bool StatisticsPanel::setScope(const QString& text) {
     return true;
 }
 
-void StatisticsPanel::setGrouping(StatsGrouping g) { groupBox_->setCurrentIndex(g == StatsGrouping::Signature ? 1 : 0); }
+void StatisticsPanel::setGrouping(StatsGrouping g) {
+    groupBox_->setCurrentIndex(g == StatsGrouping::Signature ? 1 : 0);
+}
 
 StatsScope StatisticsPanel::currentScope() const {
     StatsScope scope;
@@ -197,19 +231,26 @@ void StatisticsPanel::recompute() {
     cancel_ = std::make_shared<std::atomic<bool>>(false);
     status_->setText(tr("computing…"));
     const StatsGrouping grouping = groupBox_->currentIndex() == 1 ? StatsGrouping::Signature : StatsGrouping::Name;
-    QThread* thread = QThread::create([this, model = model_, grouping, scope = currentScope(), cancel = cancel_, generation] {
-        auto rows = std::make_shared<const std::vector<KernelStatsRow>>(kernelStats(*model, grouping, scope, cancel.get()));
-        if (cancel->load()) return;
-        QMetaObject::invokeMethod(this, [this, rows, generation] {
-            if (generation != generation_) return;
-            worker_ = nullptr;
-            table_->setRows(rows);
-            size_t events = 0;
-            for (const auto& r : *rows) events += r.count;
-            status_->setText(tr("%1 names, %2 events").arg(rows->size()).arg(QLocale().toString(static_cast<qulonglong>(events))));
-            emit computed();
-        }, Qt::QueuedConnection);
-    });
+    QThread* thread =
+        QThread::create([this, model = model_, grouping, scope = currentScope(), cancel = cancel_, generation] {
+            auto rows =
+                std::make_shared<const std::vector<KernelStatsRow>>(kernelStats(*model, grouping, scope, cancel.get()));
+            if (cancel->load()) return;
+            QMetaObject::invokeMethod(
+                this,
+                [this, rows, generation] {
+                    if (generation != generation_) return;
+                    worker_ = nullptr;
+                    table_->setRows(rows);
+                    size_t events = 0;
+                    for (const auto& r : *rows) events += r.count;
+                    status_->setText(tr("%1 names, %2 events")
+                                         .arg(rows->size())
+                                         .arg(QLocale().toString(static_cast<qulonglong>(events))));
+                    emit computed();
+                },
+                Qt::QueuedConnection);
+        });
     if (worker_) worker_->wait();  // the cancelled one stops at its next lane
     worker_ = thread;
     connect(thread, &QThread::finished, thread, &QObject::deleteLater);

@@ -146,7 +146,8 @@ void paintOverlays(QPainter& p, const TimelineView& v) {
         // Shade the selected groups' lanes; the edges run across the whole view.
         for (const LaneSlot& s : v.layout->lanes()) {
             const int g = model.lane(s.lane).group;
-            if (!v.selectionGroups || std::find(v.selectionGroups->begin(), v.selectionGroups->end(), g) == v.selectionGroups->end())
+            if (!v.selectionGroups ||
+                std::find(v.selectionGroups->begin(), v.selectionGroups->end(), g) == v.selectionGroups->end())
                 continue;
             p.fillRect(QRectF(x0, v.vp.top + s.y, std::max(1.0, x1 - x0), s.height + v.layout->metrics().gap), fill);
         }
@@ -197,7 +198,8 @@ void paintLabels(QPainter& p, const TimelineView& v, const QFont& font) {
         p.fillRect(8, y + 4, 4, std::min(s.height, s.rowHeight) - 8, qcolour(chip));
         p.setPen(qcolour(palette::kText));
         const QString label = fm.elidedText(QString::fromStdString(lane.label), Qt::ElideRight, v.labelWidth - 24);
-        p.drawText(QRect(18, y, v.labelWidth - 22, std::min(s.height, s.rowHeight)), Qt::AlignVCenter | Qt::AlignLeft, label);
+        p.drawText(QRect(18, y, v.labelWidth - 22, std::min(s.height, s.rowHeight)), Qt::AlignVCenter | Qt::AlignLeft,
+                   label);
     }
     // The header of the group being scrolled through stays at the top, so
     // every lane on screen says which rank and GPU it belongs to.
@@ -221,8 +223,10 @@ void paintRuler(QPainter& p, const TimelineView& v) {
     const TimeScale& scale = v.vp.scale;
     const Ruler ruler = makeRuler(scale);
     const QFontMetrics fm(p.font());
-    QString left = QCoreApplication::translate("TimelineWidget", "view %1").arg(QString::fromStdString(formatDuration(scale.range().length())));
-    if (!ruler.origin.empty()) left += QCoreApplication::translate("TimelineWidget", " from %1").arg(QString::fromStdString(ruler.origin));
+    QString left = QCoreApplication::translate("TimelineWidget", "view %1")
+                       .arg(QString::fromStdString(formatDuration(scale.range().length())));
+    if (!ruler.origin.empty())
+        left += QCoreApplication::translate("TimelineWidget", " from %1").arg(QString::fromStdString(ruler.origin));
     p.drawText(QRect(6, 0, v.labelWidth - 12, v.rulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
                fm.elidedText(left, Qt::ElideRight, v.labelWidth - 12));
     p.save();
@@ -257,8 +261,10 @@ void paintEmptyHint(QPainter& p, const TimelineView& v) {
     p.setPen(qcolour(palette::kEmptyText));
     const QRect r(v.labelWidth, v.rulerHeight, v.width - v.labelWidth, v.height - v.rulerHeight);
     p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
-               QCoreApplication::translate("TimelineWidget", "Open a capture (or partial results, a saved report): File > Open, or drop a file here.\n"
-                           "Or attach to a running job: File > Attach to live agent…"));
+               QCoreApplication::translate(
+                   "TimelineWidget",
+                   "Open a capture (or partial results, a saved report): File > Open, or drop a file here.\n"
+                   "Or attach to a running job: File > Attach to live agent…"));
 }
 
 }  // namespace osc::gui

@@ -7,8 +7,8 @@
 #pragma once
 
 #include "gui/model/flows.h"
-#include "gui/model/kernel_links.h"
 #include "gui/model/kernel_find.h"
+#include "gui/model/kernel_links.h"
 #include "gui/model/lane_layout.h"
 #include "gui/render/frame_builder.h"
 

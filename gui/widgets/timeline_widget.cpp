@@ -1,8 +1,8 @@
 #include "gui/widgets/timeline_widget.h"
 
 #include "gui/model/hover_text.h"
-#include "gui/model/kernel_links.h"
 #include "gui/model/kernel_find.h"
+#include "gui/model/kernel_links.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/timeline_painter.h"
@@ -46,8 +46,8 @@ void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model, std::shared_
     flows_.clear();
     findHits_.reset();
     history_.clear();
-    limits_ = model_ && !model_->empty() ? ViewLimits::forContent(model_->begin(), model_->end(), kFitMargin)
-                                         : ViewLimits{};
+    limits_ =
+        model_ && !model_->empty() ? ViewLimits::forContent(model_->begin(), model_->end(), kFitMargin) : ViewLimits{};
     scrollY_ = 0;
     relayout();
     fitAll();
@@ -247,8 +247,8 @@ void TimelineWidget::mousePressEvent(QMouseEvent* e) {
     pressPos_ = e->position().toPoint();
     pressScale_ = scale_;
     pressScrollY_ = scrollY_;
-    const bool pan = e->button() == Qt::MiddleButton ||
-                     (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
+    const bool pan =
+        e->button() == Qt::MiddleButton || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier));
     if (pan) {
         drag_ = Drag::Pan;
         setCursor(Qt::ClosedHandCursor);
@@ -261,8 +261,10 @@ void TimelineWidget::leaveEvent(QEvent*) { hoverX_.reset(); }
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
     const QPoint p = e->position().toPoint();
-    if (p.x() >= kLabelWidth) hoverX_ = p.x() - kLabelWidth;
-    else hoverX_.reset();
+    if (p.x() >= kLabelWidth)
+        hoverX_ = p.x() - kLabelWidth;
+    else
+        hoverX_.reset();
     if (drag_ == Drag::Pan) {
         const QPoint d = p - pressPos_;
         applyScale(pressScale_.pannedBy(-d.x()));
@@ -339,15 +341,35 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
     // W/S zoom at the mouse when it hovers the events, else at the centre.
     const double anchor = hoverX_ ? *hoverX_ : w / 2;
     switch (e->key()) {
-        case Qt::Key_W: history_.push(scale_.range()); zoomBy(kWheelZoomStep, anchor); break;
-        case Qt::Key_S: history_.push(scale_.range()); zoomBy(1.0 / kWheelZoomStep, anchor); break;
-        case Qt::Key_A: panByPixels(-w * kKeyPanFraction); break;
-        case Qt::Key_D: panByPixels(w * kKeyPanFraction); break;
-        case Qt::Key_F: fitSelection(); break;
-        case Qt::Key_Home: fitAll(); break;
-        case Qt::Key_Backspace: goBack(); break;
-        case Qt::Key_Escape: clearSelection(); break;
-        default: QWidget::keyPressEvent(e); return;
+        case Qt::Key_W:
+            history_.push(scale_.range());
+            zoomBy(kWheelZoomStep, anchor);
+            break;
+        case Qt::Key_S:
+            history_.push(scale_.range());
+            zoomBy(1.0 / kWheelZoomStep, anchor);
+            break;
+        case Qt::Key_A:
+            panByPixels(-w * kKeyPanFraction);
+            break;
+        case Qt::Key_D:
+            panByPixels(w * kKeyPanFraction);
+            break;
+        case Qt::Key_F:
+            fitSelection();
+            break;
+        case Qt::Key_Home:
+            fitAll();
+            break;
+        case Qt::Key_Backspace:
+            goBack();
+            break;
+        case Qt::Key_Escape:
+            clearSelection();
+            break;
+        default:
+            QWidget::keyPressEvent(e);
+            return;
     }
     e->accept();
 }
@@ -370,11 +392,23 @@ void TimelineWidget::contextMenuEvent(QContextMenuEvent* e) {
     }
     if (slot) {
         const int lane = slot->lane;
-        menu.addAction(tr("Hide lane"), this, [this, lane] { model_->setHidden(lane, true); relayout(); });
-        menu.addAction(tr("Move lane up"), this, [this, lane] { model_->moveLane(lane, -1); relayout(); });
-        menu.addAction(tr("Move lane down"), this, [this, lane] { model_->moveLane(lane, 1); relayout(); });
+        menu.addAction(tr("Hide lane"), this, [this, lane] {
+            model_->setHidden(lane, true);
+            relayout();
+        });
+        menu.addAction(tr("Move lane up"), this, [this, lane] {
+            model_->moveLane(lane, -1);
+            relayout();
+        });
+        menu.addAction(tr("Move lane down"), this, [this, lane] {
+            model_->moveLane(lane, 1);
+            relayout();
+        });
     }
-    menu.addAction(tr("Show all lanes"), this, [this] { model_->showAllLanes(); relayout(); });
+    menu.addAction(tr("Show all lanes"), this, [this] {
+        model_->showAllLanes();
+        relayout();
+    });
     menu.exec(e->globalPos());
 }
 
@@ -382,8 +416,10 @@ bool TimelineWidget::event(QEvent* e) {
     if (e->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(e);
         const QString text = tooltipAt(help->pos());
-        if (text.isEmpty()) QToolTip::hideText();
-        else QToolTip::showText(help->globalPos(), text, this);
+        if (text.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(help->globalPos(), text, this);
         return true;
     }
     return QWidget::event(e);
@@ -439,8 +475,10 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         p.fillRect(rect(), qcolour(palette::kBackground));
     }
     const auto fill = [&](QRect r, uint32_t rgb) {
-        if (rawLayer) fillLayer(r, rgb);
-        else p.fillRect(r, qcolour(rgb));
+        if (rawLayer)
+            fillLayer(r, rgb);
+        else
+            p.fillRect(r, qcolour(rgb));
     };
     if (model_) {
         // Lane stripes and group title bars under everything else.

@@ -26,10 +26,10 @@ class TimelineWidget : public QWidget {
 public:
     static constexpr int kLabelWidth = 240;
     static constexpr int kRulerHeight = 26;
-    static constexpr double kWheelZoomStep = 0.8;  // span factor per wheel notch / W press
-    static constexpr double kKeyPanFraction = 0.1; // A/D pan by this share of the span
+    static constexpr double kWheelZoomStep = 0.8;   // span factor per wheel notch / W press
+    static constexpr double kKeyPanFraction = 0.1;  // A/D pan by this share of the span
     static constexpr int kDragThresholdPx = 4;
-    static constexpr double kFitMargin = 0.02;     // Fit all: 2% of the capture on each side
+    static constexpr double kFitMargin = 0.02;  // Fit all: 2% of the capture on each side
 
     explicit TimelineWidget(QWidget* parent = nullptr);
 
@@ -43,7 +43,7 @@ public:
     // Sets the visible time range; `remember` lets Backspace come back here.
     void setViewRange(ViewRange r, bool remember = true);
     void fitAll();
-    void fitSelection();  // the range selection, else the selected event, else everything
+    void fitSelection();          // the range selection, else the selected event, else everything
     void fitEvent(EventRef ref);  // the event with a 10% margin on each side
     const ViewLimits& limits() const { return limits_; }
     bool goBack();
@@ -133,9 +133,9 @@ private:
     std::optional<ViewRange> selection_;
     std::vector<int> selectionGroups_;
     EventRef selectedEvent_;
-    std::vector<EventRef> matches_;  // the selected collective, or send/receive partners, on other ranks
+    std::vector<EventRef> matches_;    // the selected collective, or send/receive partners, on other ranks
     std::vector<PeerLink> peerLinks_;  // send -> receive arrows of the selected kernel
-    std::vector<Flow> flows_;        // launch -> GPU work arrows of the selected event
+    std::vector<Flow> flows_;          // launch -> GPU work arrows of the selected event
     std::shared_ptr<const Analysis> analysis_;
     std::shared_ptr<const FindResult> findHits_;
 

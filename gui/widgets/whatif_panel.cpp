@@ -44,7 +44,7 @@ void WhatIfPanel::setData(std::shared_ptr<TimelineModel> model, std::shared_ptr<
     result_.reset();
     // The prediction replays the kernels; partial results and saved reports have none.
     stale_ = model_ != nullptr;
-    message_ = model_ ? tr("Computing…")
+    message_ = model_      ? tr("Computing…")
                : analysis_ ? tr("The what-if prediction replays the capture's kernels: open the captures this file "
                                 "was made from.")
                            : tr("Open a capture to predict other bucket sizes.");
@@ -133,7 +133,8 @@ void WhatIfPanel::paintEvent(QPaintEvent*) {
 
     // Title, a legend in the lines' colours, and the caption.
     p.setPen(rgb(palette::kText));
-    p.drawText(QPointF(6, 4 + fm.ascent()), fm.elidedText(QString::fromStdString(plot.title), Qt::ElideRight, textWidth));
+    p.drawText(QPointF(6, 4 + fm.ascent()),
+               fm.elidedText(QString::fromStdString(plot.title), Qt::ElideRight, textWidth));
     double x = 6;
     const double legendY = 4 + line + fm.ascent();
     const auto legendItem = [&](uint32_t colour, Qt::PenStyle style, const QString& text) {

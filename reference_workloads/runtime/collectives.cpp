@@ -51,8 +51,8 @@ void NcclCollectives::all_gather(const void* send, void* recv, std::size_t send_
     OSC_NCCL(ncclAllGather(send, recv, send_count, nccl_type(dtype), comm_, stream));
 }
 
-void NcclCollectives::reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count,
-                                         DType dtype, cudaStream_t stream) {
+void NcclCollectives::reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count, DType dtype,
+                                         cudaStream_t stream) {
     OSC_NCCL(ncclReduceScatter(send, recv, recv_count, nccl_type(dtype), ncclSum, comm_, stream));
 }
 
@@ -72,12 +72,10 @@ void NcclCollectives::send_recv(const std::vector<P2POp>& ops, DType dtype, cuda
         }
     }
     OSC_NCCL(ncclGroupEnd());
-    if (first != ncclSuccess)
-        throw_call_error("NCCL", failed, __FILE__, __LINE__, ncclGetErrorString(first));
+    if (first != ncclSuccess) throw_call_error("NCCL", failed, __FILE__, __LINE__, ncclGetErrorString(first));
 }
 
-void NcclCollectives::all_gather_bytes(const void* send, void* recv, std::size_t bytes,
-                                       cudaStream_t stream) {
+void NcclCollectives::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
     OSC_NCCL(ncclAllGather(send, recv, bytes, ncclUint8, comm_, stream));
 }
 
@@ -105,8 +103,8 @@ void CopyCollectives::all_gather(const void* send, void* recv, std::size_t send_
     round_trip(send, recv, send_count * dtype_bytes(dtype), stream);
 }
 
-void CopyCollectives::reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count,
-                                         DType dtype, cudaStream_t stream) {
+void CopyCollectives::reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count, DType dtype,
+                                         cudaStream_t stream) {
     round_trip(send, recv, recv_count * dtype_bytes(dtype), stream);
 }
 
@@ -129,8 +127,7 @@ void CopyCollectives::send_recv(const std::vector<P2POp>& ops, DType dtype, cuda
     }
 }
 
-void CopyCollectives::all_gather_bytes(const void* send, void* recv, std::size_t bytes,
-                                       cudaStream_t stream) {
+void CopyCollectives::all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
     round_trip(send, recv, bytes, stream);
 }
 

@@ -39,8 +39,7 @@ public:
     // Counts are elements of `dtype`; all calls are asynchronous on `stream`.
     virtual void all_reduce_sum(void* buf, std::size_t count, DType dtype, cudaStream_t stream) = 0;
     // recv holds world() blocks of send_count elements, in rank order.
-    virtual void all_gather(const void* send, void* recv, std::size_t send_count, DType dtype,
-                            cudaStream_t stream) = 0;
+    virtual void all_gather(const void* send, void* recv, std::size_t send_count, DType dtype, cudaStream_t stream) = 0;
     // send holds world() blocks of recv_count elements; block rank() is summed into recv.
     virtual void reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count, DType dtype,
                                     cudaStream_t stream) = 0;
@@ -51,12 +50,10 @@ public:
     virtual void send_recv(const std::vector<P2POp>& ops, DType dtype, cudaStream_t stream) = 0;
 
     // Synchronous helper for result checks: every rank's values, rank order.
-    std::vector<std::vector<std::uint64_t>> gather_u64(const std::vector<std::uint64_t>& mine,
-                                                       cudaStream_t stream);
+    std::vector<std::vector<std::uint64_t>> gather_u64(const std::vector<std::uint64_t>& mine, cudaStream_t stream);
 
 protected:
-    virtual void all_gather_bytes(const void* send, void* recv, std::size_t bytes,
-                                  cudaStream_t stream) = 0;
+    virtual void all_gather_bytes(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) = 0;
 };
 
 class NcclCollectives : public Collectives {
@@ -67,8 +64,7 @@ public:
     int world() const override { return world_; }
     std::string describe() const override;
     void all_reduce_sum(void* buf, std::size_t count, DType dtype, cudaStream_t stream) override;
-    void all_gather(const void* send, void* recv, std::size_t send_count, DType dtype,
-                    cudaStream_t stream) override;
+    void all_gather(const void* send, void* recv, std::size_t send_count, DType dtype, cudaStream_t stream) override;
     void reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count, DType dtype,
                             cudaStream_t stream) override;
     void send_recv(const std::vector<P2POp>& ops, DType dtype, cudaStream_t stream) override;
@@ -95,8 +91,7 @@ public:
     int world() const override { return 1; }
     std::string describe() const override;
     void all_reduce_sum(void* buf, std::size_t count, DType dtype, cudaStream_t stream) override;
-    void all_gather(const void* send, void* recv, std::size_t send_count, DType dtype,
-                    cudaStream_t stream) override;
+    void all_gather(const void* send, void* recv, std::size_t send_count, DType dtype, cudaStream_t stream) override;
     void reduce_scatter_sum(const void* send, void* recv, std::size_t recv_count, DType dtype,
                             cudaStream_t stream) override;
     void send_recv(const std::vector<P2POp>& ops, DType dtype, cudaStream_t stream) override;

@@ -21,7 +21,9 @@ public:
     explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
         if (bytes) OSC_CUDA(cudaMalloc(&ptr_, bytes));
     }
-    ~DeviceBuffer() { if (ptr_) cudaFree(ptr_); }
+    ~DeviceBuffer() {
+        if (ptr_) cudaFree(ptr_);
+    }
     DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(o.bytes_) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         std::swap(ptr_, o.ptr_);
@@ -44,7 +46,9 @@ public:
     explicit PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
         if (bytes) OSC_CUDA(cudaHostAlloc(&ptr_, bytes, cudaHostAllocDefault));
     }
-    ~PinnedBuffer() { if (ptr_) cudaFreeHost(ptr_); }
+    ~PinnedBuffer() {
+        if (ptr_) cudaFreeHost(ptr_);
+    }
     PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(o.bytes_) {}
     PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
         std::swap(ptr_, o.ptr_);
@@ -62,7 +66,9 @@ private:
 class Stream {
 public:
     Stream() { OSC_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-    ~Stream() { if (s_) cudaStreamDestroy(s_); }
+    ~Stream() {
+        if (s_) cudaStreamDestroy(s_);
+    }
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
     cudaStream_t get() const { return s_; }
@@ -80,7 +86,9 @@ public:
     // A moved-from event holds null; destroying null fails with "invalid
     // resource handle", which cudaGetLastError() then reports at the next
     // kernel launch (seen on the H100 when vector<Event> grew).
-    ~Event() { if (e_) cudaEventDestroy(e_); }
+    ~Event() {
+        if (e_) cudaEventDestroy(e_);
+    }
     Event(const Event&) = delete;
     Event& operator=(const Event&) = delete;
     Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}

@@ -23,8 +23,8 @@ public:
     void set_workspace(void* workspace, std::size_t bytes) const;
 
     // beta 1 accumulates into C (gradient accumulation over micro-batches).
-    void run(bool trans_a, bool trans_b, int m, int n, int k, const void* a, int lda, const void* b,
-             int ldb, void* c, int ldc, float beta = 0.0f) const;
+    void run(bool trans_a, bool trans_b, int m, int n, int k, const void* a, int lda, const void* b, int ldb, void* c,
+             int ldc, float beta = 0.0f) const;
 
 private:
     cublasHandle_t handle_ = nullptr;

@@ -21,8 +21,7 @@ __device__ __forceinline__ void store(float* p, std::size_t i, float v) { p[i] =
 __device__ __forceinline__ void store(__nv_bfloat16* p, std::size_t i, float v) { p[i] = __float2bfloat16(v); }
 
 template <typename T>
-__global__ void fill_uniform_kernel(T* p, std::size_t count, std::uint64_t key, std::uint64_t first,
-                                    float scale) {
+__global__ void fill_uniform_kernel(T* p, std::size_t count, std::uint64_t key, std::uint64_t first, float scale) {
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
         const std::uint64_t h = mix64(key ^ mix64(first + i));
@@ -52,16 +51,15 @@ unsigned grid_for(std::size_t count) {
 
 }  // namespace
 
-void launch_fill_uniform(void* p, std::size_t count, DType dtype, std::uint64_t seed,
-                         std::uint64_t stream_id, std::uint64_t first_index, float scale,
-                         cudaStream_t stream) {
+void launch_fill_uniform(void* p, std::size_t count, DType dtype, std::uint64_t seed, std::uint64_t stream_id,
+                         std::uint64_t first_index, float scale, cudaStream_t stream) {
     const std::uint64_t key = seed * 0x100000001B3ull + stream_id * 0x9E3779B97F4A7C15ull;
     if (dtype == DType::bf16)
-        fill_uniform_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(p), count,
-                                                                key, first_index, scale);
+        fill_uniform_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(p), count, key,
+                                                                 first_index, scale);
     else
-        fill_uniform_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<float*>(p), count, key,
-                                                                first_index, scale);
+        fill_uniform_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<float*>(p), count, key, first_index,
+                                                                 scale);
     OSC_CUDA(cudaGetLastError());
 }
 
@@ -81,8 +79,8 @@ void launch_sgd(void* w, const void* g, std::size_t count, DType dtype, float lr
         sgd_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(w),
                                                         static_cast<const __nv_bfloat16*>(g), count, lr);
     else
-        sgd_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<float*>(w),
-                                                        static_cast<const float*>(g), count, lr);
+        sgd_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<float*>(w), static_cast<const float*>(g), count,
+                                                        lr);
     OSC_CUDA(cudaGetLastError());
 }
 

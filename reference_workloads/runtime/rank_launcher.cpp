@@ -24,9 +24,8 @@ int visible_devices() {
     int devices = 0;
     cudaError_t rc = cudaGetDeviceCount(&devices);
     if (rc != cudaSuccess || devices == 0)
-        throw WorkloadError("needs a CUDA GPU: " +
-                            (rc != cudaSuccess ? std::string(cudaGetErrorString(rc))
-                                               : std::string("no device visible")));
+        throw WorkloadError("needs a CUDA GPU: " + (rc != cudaSuccess ? std::string(cudaGetErrorString(rc))
+                                                                      : std::string("no device visible")));
     return devices;
 }
 
@@ -95,8 +94,8 @@ void run_ranks(const CommonOptions& o, const std::string& program, const RankBod
         throw UsageError("--comm copies runs a single rank, but " + env.source + " started " +
                          std::to_string(env.world) + " ranks");
     if (o.gpus > 0 && env.world > 1)
-        throw UsageError("--gpus drives every GPU from one process; do not combine it with " +
-                         env.source + " starting " + std::to_string(env.world) + " ranks");
+        throw UsageError("--gpus drives every GPU from one process; do not combine it with " + env.source +
+                         " starting " + std::to_string(env.world) + " ranks");
     const int devices = visible_devices();
 
     if (o.comm == CommBackend::copies) {
@@ -151,10 +150,10 @@ void run_ranks(const CommonOptions& o, const std::string& program, const RankBod
     if (env.world > 1) finish_rendezvous(spec, env.rank);
     NcclCollectives coll(comm, env.rank, env.world);
     RankContext ctx{env.rank, env.world, device, &coll,
-                    "one process per GPU (" + (is_spawned_rank() ? std::string("--ranks") : env.source + " environment") +
-                        "), rank " +
-                        std::to_string(env.rank) + " of " + std::to_string(env.world) +
-                        ", local rank " + std::to_string(env.local_rank) + shared};
+                    "one process per GPU (" +
+                        (is_spawned_rank() ? std::string("--ranks") : env.source + " environment") + "), rank " +
+                        std::to_string(env.rank) + " of " + std::to_string(env.world) + ", local rank " +
+                        std::to_string(env.local_rank) + shared};
     body(ctx);
 }
 

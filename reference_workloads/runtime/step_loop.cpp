@@ -8,8 +8,8 @@
 
 namespace oscwl {
 
-std::vector<double> run_steps(const CommonOptions& o, cudaStream_t stream,
-                              const std::function<void(int)>& step, bool print_each) {
+std::vector<double> run_steps(const CommonOptions& o, cudaStream_t stream, const std::function<void(int)>& step,
+                              bool print_each) {
     Event start(true), end(true);
     std::vector<double> times;
     for (int i = 0; i < o.warmup + o.steps; ++i) {

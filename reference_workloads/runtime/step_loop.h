@@ -15,7 +15,7 @@ namespace oscwl {
 // `step` must leave all its work joined into `stream` (the programs make the
 // compute stream wait for the communication stream before returning), so
 // the end event covers the whole step. Returns measured step times in ms.
-std::vector<double> run_steps(const CommonOptions& options, cudaStream_t stream,
-                              const std::function<void(int)>& step, bool print_each);
+std::vector<double> run_steps(const CommonOptions& options, cudaStream_t stream, const std::function<void(int)>& step,
+                              bool print_each);
 
 }  // namespace oscwl

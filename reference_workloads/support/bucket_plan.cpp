@@ -10,8 +10,7 @@ std::vector<Bucket> plan_buckets(const std::vector<std::size_t>& param_bytes, st
         const bool open = !buckets.empty();
         // Written with a subtraction so that cap_bytes == SIZE_MAX cannot overflow;
         // a bucket already over the cap (one oversized parameter) takes nothing more.
-        const bool fits = open && buckets.back().bytes <= cap_bytes &&
-                          b <= cap_bytes - buckets.back().bytes;
+        const bool fits = open && buckets.back().bytes <= cap_bytes && b <= cap_bytes - buckets.back().bytes;
         if (!fits) {
             Bucket fresh;
             fresh.offset = offset;

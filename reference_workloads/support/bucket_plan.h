@@ -12,9 +12,9 @@
 namespace oscwl {
 
 struct Bucket {
-    std::vector<int> params;   // parameter indices in the order they are packed (descending)
+    std::vector<int> params;  // parameter indices in the order they are packed (descending)
     std::size_t bytes = 0;
-    std::size_t offset = 0;    // byte offset in the reverse-ordered flat gradient buffer
+    std::size_t offset = 0;                            // byte offset in the reverse-ordered flat gradient buffer
     int ready_after() const { return params.back(); }  // the last gradient it waits for
 };
 

@@ -24,8 +24,8 @@ ChunkRange chunk_range(long long total, int chunks, int c) {
     return {offset, base + (c < extra ? 1 : 0)};
 }
 
-std::vector<SimulatedOp> simulate(const std::vector<ScheduledOp>& schedule, double gather_time,
-                                  double gemm_time, double scatter_time) {
+std::vector<SimulatedOp> simulate(const std::vector<ScheduledOp>& schedule, double gather_time, double gemm_time,
+                                  double scatter_time) {
     std::vector<SimulatedOp> out(schedule.size());
     double stream_free[2] = {0.0, 0.0};
     for (std::size_t i = 0; i < schedule.size(); ++i) {
@@ -33,9 +33,7 @@ std::vector<SimulatedOp> simulate(const std::vector<ScheduledOp>& schedule, doub
         const int s = static_cast<int>(op.stream);
         double start = stream_free[s];
         if (op.waits_for >= 0) start = std::max(start, out[static_cast<std::size_t>(op.waits_for)].end);
-        const double d = op.op == TpOp::all_gather ? gather_time
-                         : op.op == TpOp::gemm     ? gemm_time
-                                                   : scatter_time;
+        const double d = op.op == TpOp::all_gather ? gather_time : op.op == TpOp::gemm ? gemm_time : scatter_time;
         out[i] = {start, start + d};
         stream_free[s] = start + d;
     }

@@ -42,7 +42,7 @@ struct SimulatedOp {
     double start;
     double end;
 };
-std::vector<SimulatedOp> simulate(const std::vector<ScheduledOp>& schedule, double gather_time,
-                                  double gemm_time, double scatter_time);
+std::vector<SimulatedOp> simulate(const std::vector<ScheduledOp>& schedule, double gather_time, double gemm_time,
+                                  double scatter_time);
 
 }  // namespace oscwl

@@ -11,8 +11,7 @@ namespace oscwl {
 CliArgs::CliArgs(std::string program, std::string summary)
     : program_(std::move(program)), summary_(std::move(summary)) {}
 
-void CliArgs::add_value(const std::string& name, const std::string& default_value,
-                        const std::string& help) {
+void CliArgs::add_value(const std::string& name, const std::string& default_value, const std::string& help) {
     options_.push_back({name, true, default_value, help});
 }
 
@@ -83,8 +82,8 @@ std::int64_t CliArgs::integer(const std::string& name, std::int64_t min, std::in
     if (v.empty() || *end != '\0' || errno == ERANGE)
         throw UsageError(program_ + ": --" + name + " expects an integer, got '" + v + "'");
     if (parsed < min || parsed > max)
-        throw UsageError(program_ + ": --" + name + " must be between " + std::to_string(min) +
-                         " and " + std::to_string(max) + ", got " + v);
+        throw UsageError(program_ + ": --" + name + " must be between " + std::to_string(min) + " and " +
+                         std::to_string(max) + ", got " + v);
     return parsed;
 }
 
@@ -97,8 +96,7 @@ double CliArgs::real(const std::string& name, double min, double max) const {
         throw UsageError(program_ + ": --" + name + " expects a number, got '" + v + "'");
     if (parsed < min || parsed > max) {
         std::ostringstream msg;
-        msg << program_ << ": --" << name << " must be between " << min << " and " << max
-            << ", got " << v;
+        msg << program_ << ": --" << name << " must be between " << min << " and " << max << ", got " << v;
         throw UsageError(msg.str());
     }
     return parsed;

@@ -15,8 +15,7 @@ public:
     CliArgs(std::string program, std::string summary);
 
     // Declares an option that takes a value ("--steps 20" or "--steps=20").
-    void add_value(const std::string& name, const std::string& default_value,
-                   const std::string& help);
+    void add_value(const std::string& name, const std::string& default_value, const std::string& help);
     // Declares a switch without a value ("--verbose").
     void add_flag(const std::string& name, const std::string& help);
 

@@ -49,15 +49,14 @@ LaunchEnv detect_launch_env(const EnvLookup& env) {
         auto world = env(s.world);
         if (!rank && !world) continue;
         if (!rank || !world)
-            throw UsageError(std::string("environment sets ") + (rank ? s.rank : s.world) +
-                             " but not " + (rank ? s.world : s.rank));
+            throw UsageError(std::string("environment sets ") + (rank ? s.rank : s.world) + " but not " +
+                             (rank ? s.world : s.rank));
         LaunchEnv e;
         e.source = s.name;
         e.rank = parse_count(s.rank, *rank, 0);
         e.world = parse_count(s.world, *world, 1);
         if (e.rank >= e.world)
-            throw UsageError(std::string(s.rank) + "=" + *rank + " is not below " + s.world + "=" +
-                             *world);
+            throw UsageError(std::string(s.rank) + "=" + *rank + " is not below " + s.world + "=" + *world);
         auto local = env(s.local_rank);
         // Without a local rank every process is assumed to be on its own node.
         e.local_rank = local ? parse_count(s.local_rank, *local, 0) : 0;

@@ -16,7 +16,7 @@ struct LaunchEnv {
     int rank = 0;
     int world = 1;
     int local_rank = 0;
-    int local_world = 0;  // ranks on this host (LOCAL_WORLD_SIZE...); 0 = not said
+    int local_world = 0;          // ranks on this host (LOCAL_WORLD_SIZE...); 0 = not said
     std::string source = "none";  // which launcher's variables were used
 };
 

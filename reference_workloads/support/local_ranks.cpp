@@ -2,8 +2,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -48,12 +48,14 @@ bool is_spawned_rank() {
 int run_local_ranks(int ranks, const std::vector<std::string>& argv, std::string& failure, double grace_s) {
     if (ranks < 1 || ranks > 64) throw UsageError("--ranks must be between 1 and 64");
     std::string tmpl = (std::filesystem::temp_directory_path() / "osc-ranks-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw WorkloadError(std::string("cannot create a rendezvous directory: ") + std::strerror(errno));
+    if (!::mkdtemp(tmpl.data()))
+        throw WorkloadError(std::string("cannot create a rendezvous directory: ") + std::strerror(errno));
     const std::string rendezvous = "file:" + tmpl + "/nccl-id";
 
     std::vector<pid_t> pids;
     g_count = 0;
-    struct sigaction fwd{}, old_int{}, old_term{};
+    struct sigaction fwd {
+    }, old_int{}, old_term{};
     fwd.sa_handler = forward_signal;
     sigemptyset(&fwd.sa_mask);
     fwd.sa_flags = SA_RESTART;
@@ -101,8 +103,8 @@ int run_local_ranks(int ranks, const std::vector<std::string>& argv, std::string
             // Its peers would wait for it inside NCCL: stop them.
             for (pid_t p : pids)
                 if (p > 0) ::kill(p, SIGTERM);
-            stop_deadline = std::chrono::steady_clock::now() +
-                            std::chrono::milliseconds(static_cast<int>(grace_s * 1000));
+            stop_deadline =
+                std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int>(grace_s * 1000));
         }
         if (!killed && std::chrono::steady_clock::now() > stop_deadline) {
             for (pid_t p : pids)

@@ -216,11 +216,16 @@ const char* to_string(PipeSchedule s) { return s == PipeSchedule::gpipe ? "gpipe
 
 const char* to_string(PipeData d) {
     switch (d) {
-        case PipeData::activation: return "activation";
-        case PipeData::gradient: return "gradient";
-        case PipeData::input: return "input";
-        case PipeData::loss: return "loss";
-        case PipeData::drain: return "drain";
+        case PipeData::activation:
+            return "activation";
+        case PipeData::gradient:
+            return "gradient";
+        case PipeData::input:
+            return "input";
+        case PipeData::loss:
+            return "loss";
+        case PipeData::drain:
+            return "drain";
     }
     return "?";
 }
@@ -245,7 +250,8 @@ std::vector<PipePass> stage_passes(PipeSchedule schedule, int stages, int stage,
 }
 
 int StagePlan::groups() const {
-    return static_cast<int>(std::count_if(actions.begin(), actions.end(), [](const PipeAction& a) { return !a.is_pass; }));
+    return static_cast<int>(
+        std::count_if(actions.begin(), actions.end(), [](const PipeAction& a) { return !a.is_pass; }));
 }
 
 int StagePlan::transfers() const {
@@ -290,8 +296,8 @@ PipelinePlan plan_pipeline(PipeSchedule schedule, int stages, int microbatches, 
         PipelinePlan out = plan;
         for (int s = 0; s < stages; ++s) {
             const auto& order = passes[static_cast<std::size_t>(s)];
-            StagePlan sp = overlap ? overlapped_stage(s, order, transfers, recv_joins_send)
-                                   : naive_stage(s, order, transfers);
+            StagePlan sp =
+                overlap ? overlapped_stage(s, order, transfers, recv_joins_send) : naive_stage(s, order, transfers);
             link_waits(s, order, sp);
             out.stage.push_back(std::move(sp));
         }
@@ -302,7 +308,7 @@ PipelinePlan plan_pipeline(PipeSchedule schedule, int stages, int microbatches, 
     // the timeline model (forward 1, backward 2, a transfer 0.5).
     PipelinePlan early = build(false), joined = build(true);
     return simulate_pipeline(joined, 1, 2, 0.5).makespan < simulate_pipeline(early, 1, 2, 0.5).makespan ? joined
-                                                                                                         : early;
+                                                                                                        : early;
 }
 
 double pipeline_bubble_fraction(int stages, int microbatches) {

@@ -98,7 +98,7 @@ double pipeline_bubble_fraction(int stages, int microbatches);
 struct PipelineTimeline {
     bool deadlock = false;
     double makespan = 0;
-    std::vector<double> busy;                           // per stage: time in passes
+    std::vector<double> busy;                                        // per stage: time in passes
     std::vector<std::vector<std::pair<double, double>>> pass_times;  // per stage, per pass in issue order
 };
 PipelineTimeline simulate_pipeline(const PipelinePlan& plan, double t_fwd, double t_bwd, double t_p2p);

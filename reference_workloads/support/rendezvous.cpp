@@ -28,7 +28,9 @@ std::string errno_text() { return std::strerror(errno); }
 class Fd {
 public:
     explicit Fd(int fd = -1) : fd_(fd) {}
-    ~Fd() { if (fd_ >= 0) ::close(fd_); }
+    ~Fd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
     Fd(const Fd&) = delete;
     Fd& operator=(const Fd&) = delete;
     int get() const { return fd_; }
@@ -77,8 +79,7 @@ addrinfo* resolve(const std::string& host, int port, bool passive) {
     std::string service = std::to_string(port);
     int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &res);
     if (rc != 0)
-        throw WorkloadError("rendezvous tcp://" + host + ":" + service + ": cannot resolve: " +
-                            ::gai_strerror(rc));
+        throw WorkloadError("rendezvous tcp://" + host + ":" + service + ": cannot resolve: " + ::gai_strerror(rc));
     return res;
 }
 
@@ -92,8 +93,7 @@ void publish_file(const std::string& path, const Blob& blob) {
     std::string tmp = path + ".tmp." + std::to_string(::getpid());
     {
         Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600));
-        if (fd.get() < 0)
-            throw WorkloadError("rendezvous file " + tmp + ": cannot create: " + errno_text());
+        if (fd.get() < 0) throw WorkloadError("rendezvous file " + tmp + ": cannot create: " + errno_text());
         std::size_t off = 0;
         while (off < blob.size()) {
             ssize_t w = ::write(fd.get(), blob.data() + off, blob.size() - off);
@@ -154,8 +154,7 @@ RendezvousSpec parse_rendezvous(const std::string& text) {
         std::string port = rest.substr(colon + 1);
         char* end = nullptr;
         long p = std::strtol(port.c_str(), &end, 10);
-        if (*end != '\0' || p < 1 || p > 65535)
-            throw UsageError("--rendezvous " + text + ": port must be 1..65535");
+        if (*end != '\0' || p < 1 || p > 65535) throw UsageError("--rendezvous " + text + ": port must be 1..65535");
         s.port = static_cast<int>(p);
         return s;
     }
@@ -179,8 +178,7 @@ TcpBlobServer::TcpBlobServer(const std::string& host, int port) {
     }
     ::freeaddrinfo(res);
     if (fd_ < 0)
-        throw WorkloadError("rendezvous tcp://" + host + ":" + std::to_string(port) +
-                            ": cannot listen: " + last_error);
+        throw WorkloadError("rendezvous tcp://" + host + ":" + std::to_string(port) + ": cannot listen: " + last_error);
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
     ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -197,8 +195,8 @@ void TcpBlobServer::serve(const Blob& blob, int clients, std::chrono::millisecon
     for (int served = 0; served < clients;) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0)
-            throw WorkloadError("rendezvous: only " + std::to_string(served) + " of " +
-                                std::to_string(clients) + " ranks connected to rank 0 in time");
+            throw WorkloadError("rendezvous: only " + std::to_string(served) + " of " + std::to_string(clients) +
+                                " ranks connected to rank 0 in time");
         pollfd p{fd_, POLLIN, 0};
         int rc = ::poll(&p, 1, static_cast<int>(left.count()));
         if (rc < 0 && errno == EINTR) continue;
@@ -241,9 +239,8 @@ Blob fetch_blob_tcp(const std::string& host, int port, int rank, std::size_t blo
             std::uint32_t size_be = 0;
             read_all(fd.get(), &size_be, sizeof size_be, where);
             if (ntohl(size_be) != blob_size)
-                throw WorkloadError("rendezvous " + where + ": rank 0 sent " +
-                                    std::to_string(ntohl(size_be)) + " bytes, expected " +
-                                    std::to_string(blob_size));
+                throw WorkloadError("rendezvous " + where + ": rank 0 sent " + std::to_string(ntohl(size_be)) +
+                                    " bytes, expected " + std::to_string(blob_size));
             Blob blob(blob_size);
             read_all(fd.get(), blob.data(), blob.size(), where);
             return blob;
@@ -255,8 +252,8 @@ Blob fetch_blob_tcp(const std::string& host, int port, int rank, std::size_t blo
     }
 }
 
-Blob exchange_blob(const RendezvousSpec& spec, int rank, int world, const Blob& blob,
-                   std::size_t blob_size, std::chrono::milliseconds timeout) {
+Blob exchange_blob(const RendezvousSpec& spec, int rank, int world, const Blob& blob, std::size_t blob_size,
+                   std::chrono::milliseconds timeout) {
     if (spec.kind == RendezvousSpec::Kind::file) {
         if (rank == 0) {
             publish_file(spec.path, blob);

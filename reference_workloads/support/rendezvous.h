@@ -27,8 +27,8 @@ RendezvousSpec parse_rendezvous(const std::string& text);
 // published (exactly `blob_size` bytes). WorkloadError on timeout or I/O
 // failure; UsageError when rank 0 finds the file already there (it never
 // overwrites a file: a stale id would make the other ranks hang).
-Blob exchange_blob(const RendezvousSpec& spec, int rank, int world, const Blob& blob,
-                   std::size_t blob_size, std::chrono::milliseconds timeout);
+Blob exchange_blob(const RendezvousSpec& spec, int rank, int world, const Blob& blob, std::size_t blob_size,
+                   std::chrono::milliseconds timeout);
 
 // Rank 0 removes the rendezvous file once every rank has joined (after
 // communicator init). No-op for TCP.

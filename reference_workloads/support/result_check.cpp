@@ -18,17 +18,15 @@ std::uint64_t fingerprint(const void* data, std::size_t bytes) {
     return h;
 }
 
-std::optional<std::string> check_identical_across_ranks(
-    const std::vector<std::vector<std::uint64_t>>& fingerprints,
-    const std::vector<std::string>& buffer_names) {
+std::optional<std::string> check_identical_across_ranks(const std::vector<std::vector<std::uint64_t>>& fingerprints,
+                                                        const std::vector<std::string>& buffer_names) {
     if (fingerprints.empty()) return std::nullopt;
     const auto& ref = fingerprints[0];
     for (std::size_t b = 0; b < ref.size(); ++b) {
         for (std::size_t r = 1; r < fingerprints.size(); ++r) {
             if (fingerprints[r].size() != ref.size())
-                return "rank " + std::to_string(r) + " reported " +
-                       std::to_string(fingerprints[r].size()) + " buffers, rank 0 reported " +
-                       std::to_string(ref.size());
+                return "rank " + std::to_string(r) + " reported " + std::to_string(fingerprints[r].size()) +
+                       " buffers, rank 0 reported " + std::to_string(ref.size());
             if (fingerprints[r][b] != ref[b]) {
                 std::string name = b < buffer_names.size() ? buffer_names[b] : "buffer " + std::to_string(b);
                 return name + " differs between rank 0 and rank " + std::to_string(r);
@@ -40,15 +38,14 @@ std::optional<std::string> check_identical_across_ranks(
 
 std::string CloseResult::message() const {
     std::ostringstream out;
-    out << "element " << worst_index << ": expected " << expected << ", got " << actual
-        << " (max abs error " << max_abs_error << ")";
+    out << "element " << worst_index << ": expected " << expected << ", got " << actual << " (max abs error "
+        << max_abs_error << ")";
     return out.str();
 }
 
-CloseResult compare_close(const std::vector<float>& expected, const std::vector<float>& actual,
-                          double rtol, double atol) {
-    if (expected.size() != actual.size())
-        throw std::invalid_argument("compare_close: sizes differ");
+CloseResult compare_close(const std::vector<float>& expected, const std::vector<float>& actual, double rtol,
+                          double atol) {
+    if (expected.size() != actual.size()) throw std::invalid_argument("compare_close: sizes differ");
     CloseResult r;
     double worst_ratio = -1.0;
     for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -69,8 +66,7 @@ CloseResult compare_close(const std::vector<float>& expected, const std::vector<
     return r;
 }
 
-CloseResult compare_close_to_largest(const std::vector<float>& expected, const std::vector<float>& actual,
-                                     double rel) {
+CloseResult compare_close_to_largest(const std::vector<float>& expected, const std::vector<float>& actual, double rel) {
     double scale = 0;
     for (float v : expected) scale = std::max(scale, static_cast<double>(std::fabs(v)));
     return compare_close(expected, actual, rel, rel * scale);

@@ -17,9 +17,8 @@ std::uint64_t fingerprint(const void* data, std::size_t bytes);
 
 // fingerprints[rank][buffer]; the message names the first buffer and rank
 // that differ from rank 0, or nullopt when all agree.
-std::optional<std::string> check_identical_across_ranks(
-    const std::vector<std::vector<std::uint64_t>>& fingerprints,
-    const std::vector<std::string>& buffer_names);
+std::optional<std::string> check_identical_across_ranks(const std::vector<std::vector<std::uint64_t>>& fingerprints,
+                                                        const std::vector<std::string>& buffer_names);
 
 struct CloseResult {
     bool ok = true;
@@ -30,14 +29,13 @@ struct CloseResult {
 };
 
 // |actual - expected| <= atol + rtol * |expected| for every element; NaN fails.
-CloseResult compare_close(const std::vector<float>& expected, const std::vector<float>& actual,
-                          double rtol, double atol);
+CloseResult compare_close(const std::vector<float>& expected, const std::vector<float>& actual, double rtol,
+                          double atol);
 
 // compare_close with rtol = rel and atol = rel * max|expected|: for results
 // computed in another order, where terms that cancel leave a rounding error
 // that follows the size of the terms, not of each sum.
-CloseResult compare_close_to_largest(const std::vector<float>& expected, const std::vector<float>& actual,
-                                     double rel);
+CloseResult compare_close_to_largest(const std::vector<float>& expected, const std::vector<float>& actual, double rel);
 
 // bfloat16 bit pattern -> float (exact: bf16 is the top half of an fp32).
 float bf16_to_float(std::uint16_t bits);

@@ -33,13 +33,11 @@ CommonOptions read_common(const CliArgs& args, int argc, const char* const* argv
     c.steps = static_cast<int>(args.integer("steps", 1, 1000000));
     c.warmup = static_cast<int>(args.integer("warmup", 0, 1000000));
     c.dtype = args.choice("dtype", {"fp32", "bf16"}) == "bf16" ? DType::bf16 : DType::fp32;
-    c.comm = args.choice("comm", {"nccl", "copies"}) == "copies" ? CommBackend::copies
-                                                                   : CommBackend::nccl;
+    c.comm = args.choice("comm", {"nccl", "copies"}) == "copies" ? CommBackend::copies : CommBackend::nccl;
     c.gpus = static_cast<int>(args.integer("gpus", 0, 1024));
     c.ranks = static_cast<int>(args.integer("ranks", 0, 64));
     c.rendezvous = args.text("rendezvous");
-    if (!c.rendezvous.empty() && c.rendezvous.rfind("file:", 0) != 0 &&
-        c.rendezvous.rfind("tcp://", 0) != 0)
+    if (!c.rendezvous.empty() && c.rendezvous.rfind("file:", 0) != 0 && c.rendezvous.rfind("tcp://", 0) != 0)
         throw UsageError("--rendezvous must start with file: or tcp://, got '" + c.rendezvous + "'");
     c.seed = static_cast<std::uint64_t>(args.integer("seed", 0, INT64_MAX));
     c.check = !args.flag("no-check");
@@ -164,8 +162,9 @@ PpOptions parse_pp_options(int argc, const char* const* argv) {
     args.add_value("layers", "4", "linear layers per stage");
     args.add_value("microbatches", "8", "micro-batches per step");
     args.add_value("schedule", "1f1b", "gpipe|1f1b order of the forward and backward passes");
-    args.add_flag("overlap", "send and receive on a communication stream, receives posted ahead of the pass "
-                             "that needs them, instead of blocking the compute stream between passes");
+    args.add_flag("overlap",
+                  "send and receive on a communication stream, receives posted ahead of the pass "
+                  "that needs them, instead of blocking the compute stream between passes");
     args.parse(argc, argv);
 
     PpOptions o;
@@ -174,8 +173,8 @@ PpOptions parse_pp_options(int argc, const char* const* argv) {
     o.mb_tokens = static_cast<int>(args.integer("mb-size", 1, kMaxDim));
     o.layers = static_cast<int>(args.integer("layers", 1, 1024));
     o.microbatches = static_cast<int>(args.integer("microbatches", 1, 1024));
-    o.schedule = args.choice("schedule", {"gpipe", "1f1b"}) == "gpipe" ? PipeSchedule::gpipe
-                                                                         : PipeSchedule::one_f_one_b;
+    o.schedule =
+        args.choice("schedule", {"gpipe", "1f1b"}) == "gpipe" ? PipeSchedule::gpipe : PipeSchedule::one_f_one_b;
     o.overlap = args.flag("overlap");
     return o;
 }
@@ -193,8 +192,9 @@ MoeOptions parse_moe_options(int argc, const char* const* argv) {
     args.add_value("ffn", "4096", "expert inner size");
     args.add_value("tokens", "2048", "tokens per rank (rank 0: times --imbalance)");
     args.add_value("imbalance", "1", "rank 0 routes this many times the others' tokens (1 = balanced)");
-    args.add_flag("overlap", "split the tokens in --chunks: each chunk's all-to-all under other chunks' GEMMs "
-                             "and the shared expert, instead of dispatch, experts, combine, shared expert in turn");
+    args.add_flag("overlap",
+                  "split the tokens in --chunks: each chunk's all-to-all under other chunks' GEMMs "
+                  "and the shared expert, instead of dispatch, experts, combine, shared expert in turn");
     args.add_value("chunks", "4", "chunks of the overlapped schedule");
     args.parse(argc, argv);
 
@@ -229,11 +229,11 @@ void validate_for_world(const DdpOptions& o, int world) {
 
 void validate_for_world(const TpOptions& o, int world) {
     if (o.ffn % world != 0)
-        throw UsageError("tp_overlap: --ffn " + std::to_string(o.ffn) +
-                         " must be divisible by the world size " + std::to_string(world));
+        throw UsageError("tp_overlap: --ffn " + std::to_string(o.ffn) + " must be divisible by the world size " +
+                         std::to_string(world));
     if (o.tokens % world != 0)
-        throw UsageError("tp_overlap: --tokens " + std::to_string(o.tokens) +
-                         " must be divisible by the world size " + std::to_string(world));
+        throw UsageError("tp_overlap: --tokens " + std::to_string(o.tokens) + " must be divisible by the world size " +
+                         std::to_string(world));
     // A ring of several ranks has one position per rank; --chunks does not apply.
     if ((o.mode != TpMode::ring || world == 1) && o.tokens / world < o.chunks)
         throw UsageError("tp_overlap: " + std::to_string(o.tokens / world) + " tokens per rank cannot form " +
@@ -251,19 +251,27 @@ const char* to_string(DType d) { return d == DType::bf16 ? "bf16" : "fp32"; }
 const char* to_string(CommBackend c) { return c == CommBackend::copies ? "copies" : "nccl"; }
 const char* to_string(DdpMode m) {
     switch (m) {
-        case DdpMode::none: return "none";
-        case DdpMode::sequential: return "sequential";
-        case DdpMode::per_param: return "per-param";
-        case DdpMode::bucketed: return "bucketed";
-        case DdpMode::zero1: return "zero1";
+        case DdpMode::none:
+            return "none";
+        case DdpMode::sequential:
+            return "sequential";
+        case DdpMode::per_param:
+            return "per-param";
+        case DdpMode::bucketed:
+            return "bucketed";
+        case DdpMode::zero1:
+            return "zero1";
     }
     return "?";
 }
 const char* to_string(TpMode m) {
     switch (m) {
-        case TpMode::serial: return "serial";
-        case TpMode::pipelined: return "pipelined";
-        case TpMode::ring: return "ring";
+        case TpMode::serial:
+            return "serial";
+        case TpMode::pipelined:
+            return "pipelined";
+        case TpMode::ring:
+            return "ring";
     }
     return "?";
 }

@@ -19,9 +19,9 @@ struct CommonOptions {
     int warmup = 5;
     DType dtype = DType::fp32;
     CommBackend comm = CommBackend::nccl;
-    int gpus = 0;                 // >0: single process, one thread per GPU
-    int ranks = 0;                // >1: start this many rank processes on this host (local_ranks.h)
-    std::string rendezvous;       // "file:/path" or "tcp://host:port"; empty = from env
+    int gpus = 0;            // >0: single process, one thread per GPU
+    int ranks = 0;           // >1: start this many rank processes on this host (local_ranks.h)
+    std::string rendezvous;  // "file:/path" or "tcp://host:port"; empty = from env
     bool check = true;
     bool verbose = false;
     std::uint64_t seed = 1234;
@@ -83,7 +83,7 @@ struct MoeOptions {
     int tokens = 2048;       // per rank before --imbalance
     double imbalance = 1.0;  // rank 0 holds imbalance x tokens
     bool overlap = false;
-    int chunks = 4;          // with --overlap
+    int chunks = 4;  // with --overlap
 };
 
 // Each throws HelpRequested for --help and UsageError for bad input.

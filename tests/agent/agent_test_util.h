@@ -13,16 +13,16 @@
 #include <thread>
 #include <vector>
 
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
-#include <memory>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
+#include <cstring>
+#include <memory>
 
 #include "tests/support/temp_dir.h"
 
@@ -39,8 +39,10 @@ public:
         pid_ = ::fork();
         if (pid_ == 0) {
             for (const auto& [k, v] : env) {
-                if (v.empty()) ::unsetenv(k.c_str());
-                else ::setenv(k.c_str(), v.c_str(), 1);
+                if (v.empty())
+                    ::unsetenv(k.c_str());
+                else
+                    ::setenv(k.c_str(), v.c_str(), 1);
             }
             const int fd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
             ::dup2(fd, 1);

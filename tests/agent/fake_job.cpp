@@ -17,16 +17,16 @@
 // when the handler ran (CLOCK_MONOTONIC ns), and exits with code 3.
 #include "tests/agent/fake_nccl.h"
 
+#include <dlfcn.h>
+#include <unistd.h>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
-#include <unistd.h>
+#include <ctime>
 #include <string>
 #include <thread>
-#include <ctime>
 
 namespace {
 
@@ -100,9 +100,9 @@ void driveNccl(void* lib, const NcclPlay& play, uint64_t p2pFirstNs) {
         std::fprintf(stderr, "fake_job: no %s in the library\n", symbol);
         std::exit(90);
     }
-    const osc::agent::test::NcclPlugin plugin = play.abi == 4
-                                                    ? osc::agent::test::NcclPlugin(*static_cast<ncclProfiler_v4_t*>(table))
-                                                    : osc::agent::test::NcclPlugin(*static_cast<ncclProfiler_v5_t*>(table));
+    const osc::agent::test::NcclPlugin plugin =
+        play.abi == 4 ? osc::agent::test::NcclPlugin(*static_cast<ncclProfiler_v4_t*>(table))
+                      : osc::agent::test::NcclPlugin(*static_cast<ncclProfiler_v5_t*>(table));
     osc::agent::test::FakeNcclComm comm(plugin, 0xC0FFEEull, play.nranks, play.rank);
     if (comm.initResult() != 0) std::exit(91);
     playNccl(comm, play, p2pFirstNs);
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
         setenv("OVERLAPSCOPE_FAKE_SENDRECV", kernels.c_str(), 1);
     }
     if (sigtermHandler) {  // before CUDA starts, as a training script would
-        struct sigaction sa{};
+        struct sigaction sa {};
         sa.sa_sigaction = onSigterm;
         sa.sa_flags = SA_SIGINFO;
         sigemptyset(&sa.sa_mask);

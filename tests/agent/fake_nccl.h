@@ -34,9 +34,8 @@ public:
     // NCCL's `init` for a new communicator, as 2.28 and 2.27 call it.
     FakeNcclComm(const NcclPlugin& plugin, uint64_t commHash, int nranks, int rank)
         : abi_(plugin.abi), v5_(plugin.v5), v4_(plugin.v4), rank_(rank) {
-        initResult_ = abi_ == NcclAbi::V5
-                          ? v5_.init(&context_, commHash, &mask_, "fake", 1, nranks, rank, nullptr)
-                          : v4_.init(&context_, &mask_, "fake", commHash, 1, nranks, rank, nullptr);
+        initResult_ = abi_ == NcclAbi::V5 ? v5_.init(&context_, commHash, &mask_, "fake", 1, nranks, rank, nullptr)
+                                          : v4_.init(&context_, &mask_, "fake", commHash, 1, nranks, rank, nullptr);
     }
     ~FakeNcclComm() { finalize(); }
     FakeNcclComm(const FakeNcclComm&) = delete;
@@ -66,18 +65,17 @@ public:
     }
 
     // `group` nullptr: a collective whose launch the plugin is not told.
-    void* coll(void* group, const char* func, uint64_t seqNumber, size_t count, const char* datatype,
-               int nChannels) {
+    void* coll(void* group, const char* func, uint64_t seqNumber, size_t count, const char* datatype, int nChannels) {
         Descr d;
         d.v4.type = ncclProfileColl;
         d.v4.parentObj = group;
         d.v4.rank = rank_;
-        d.v4.coll = {seqNumber, func, nullptr, nullptr, count, -1, datatype,
-                     static_cast<uint8_t>(nChannels), 16, "RING", "SIMPLE"};
+        d.v4.coll = {seqNumber, func,   nullptr, nullptr, count, -1, datatype, static_cast<uint8_t>(nChannels),
+                     16,        "RING", "SIMPLE"};
         d.v5.type = ncclProfileColl;
         d.v5.rank = rank_;
-        d.v5.coll = {seqNumber, func, nullptr, nullptr, count, -1, datatype,
-                     static_cast<uint8_t>(nChannels), 16, "RING", "SIMPLE", group};
+        d.v5.coll = {seqNumber, func,   nullptr,  nullptr, count, -1, datatype, static_cast<uint8_t>(nChannels),
+                     16,        "RING", "SIMPLE", group};
         return start(d);
     }
 
@@ -99,8 +97,10 @@ public:
     void channelStop(void* channel, uint64_t pTimer) {
         ncclProfilerEventStateArgs_v5_t args{};
         args.kernelCh.pTimer = pTimer;
-        if (abi_ == NcclAbi::V5) v5_.recordEventState(channel, ncclProfilerKernelChStop, &args);
-        else v4_.recordEventState(channel, ncclProfilerKernelChStop, &args);
+        if (abi_ == NcclAbi::V5)
+            v5_.recordEventState(channel, ncclProfilerKernelChStop, &args);
+        else
+            v4_.recordEventState(channel, ncclProfilerKernelChStop, &args);
         stop(channel);
     }
     void channel(void* op, int channelId, uint64_t startPTimer, uint64_t stopPTimer) {
@@ -131,8 +131,10 @@ private:
     void* start(Descr& d) {
         void* handle = nullptr;
         if (!context_) return handle;
-        if (abi_ == NcclAbi::V5) v5_.startEvent(context_, &handle, &d.v5);
-        else v4_.startEvent(context_, &handle, &d.v4);
+        if (abi_ == NcclAbi::V5)
+            v5_.startEvent(context_, &handle, &d.v5);
+        else
+            v4_.startEvent(context_, &handle, &d.v4);
         return handle;
     }
 

@@ -2,17 +2,17 @@
 // the peer-uid check on both ends, untrusted directories and the agent's
 // private fallback, many connections at once, and the client's discovery of
 // live and stale agents.
-#include "control/control_client.h"
 #include "agent/core/control_server.h"
+#include "control/control_client.h"
 #include "tests/agent/agent_test_util.h"
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <fstream>
 #include <poll.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <atomic>
+#include <fstream>
 
 namespace osc::agent {
 namespace {
@@ -59,7 +59,7 @@ protected:
 
 TEST_F(ControlServerTest, AnswersRequestsAndMakesAPrivateDirectory) {
     auto server = makeServer();
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::stat((dir / "sockets").c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0700u);
     ControlRequest req;
@@ -115,7 +115,8 @@ TEST_F(ControlServerTest, ForeignUidIsRefusedByTheInjectedCheck) {
 // connect into a directory that is not theirs.
 TEST_F(ControlServerTest, RealOtherUserIsRefusedWhenRunAsRoot) {
     const passwd* nobody = ::getpwnam("nobody");
-    if (::geteuid() != 0 || !nobody) GTEST_SKIP() << "needs root; ForeignUidIsRefusedByTheInjectedCheck covers the policy";
+    if (::geteuid() != 0 || !nobody)
+        GTEST_SKIP() << "needs root; ForeignUidIsRefusedByTheInjectedCheck covers the policy";
     ::chmod(dir.path().c_str(), 0755);
     auto server = makeServer({}, /*privateDir=*/false, "open");
     ::chmod((dir / "open").c_str(), 0755);
@@ -262,15 +263,23 @@ TEST_F(ControlServerTest, IdleConnectionsDoNotKeepOthersWaiting) {
     opt.receiveTimeoutMs = 2000;
     opt.maxConnections = 32;
     ControlServer server(
-        opt, [](const ControlRequest&) { ControlReply r; r.ok = true; return r; }, [this] { return status(); });
+        opt,
+        [](const ControlRequest&) {
+            ControlReply r;
+            r.ok = true;
+            return r;
+        },
+        [this] { return status(); });
     std::string error;
     ASSERT_TRUE(server.start(error)) << error;
     std::vector<int> idle;
     const auto connecting = std::chrono::steady_clock::now();
     while (idle.size() < 200 && std::chrono::steady_clock::now() - connecting < std::chrono::seconds(2)) {
         const int fd = test::connectNonBlocking(server.socketPath());
-        if (fd >= 0) idle.push_back(fd);
-        else std::this_thread::sleep_for(std::chrono::milliseconds(1));  // accept queue full for a moment
+        if (fd >= 0)
+            idle.push_back(fd);
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));  // accept queue full for a moment
     }
     EXPECT_EQ(idle.size(), 200u);
     const auto t0 = std::chrono::steady_clock::now();

@@ -120,8 +120,8 @@ TEST_F(CuptiRecordsTest, DeviceRecordsAndTheDriverFillTargetInfoGpu) {
     GpuInfo driverOne{1, "driver's name", "0000:1b:00.0", "GPU-00000000-0000-0000-0000-000000000001", 1, 2, 3, 4};
     decoder.addDriverGpu(driverOne, *sink);
     // Device 3: the driver first, then a record that knows no uuid.
-    decoder.addDriverGpu(GpuInfo{3, "NVIDIA A100-SXM4-40GB", "0001:c2:00.0",
-                                 "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", 42'298'834'944ull, 108, 8, 0},
+    decoder.addDriverGpu(GpuInfo{3, "NVIDIA A100-SXM4-40GB", "0001:c2:00.0", "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
+                                 42'298'834'944ull, 108, 8, 0},
                          *sink);
     auto three = h100Record(3);
     three.name = "NVIDIA A100-SXM4-40GB";
@@ -152,18 +152,19 @@ TEST_F(CuptiRecordsTest, DeviceRecordsAndTheDriverFillTargetInfoGpu) {
     decoder.addDriverGpu(GpuInfo{6, "NVIDIA H100 80GB HBM3", "0000:9a:00.0", "", 1, 1, 9, 0}, *sink);
     close();
 
-    const Rows gpus = sql("SELECT id, name, busLocation, uuid, totalMemory, smCount, computeMajor, computeMinor "
-                          "FROM TARGET_INFO_GPU ORDER BY id");
+    const Rows gpus =
+        sql("SELECT id, name, busLocation, uuid, totalMemory, smCount, computeMajor, computeMinor "
+            "FROM TARGET_INFO_GPU ORDER BY id");
     ASSERT_EQ(gpus.size(), 3u);
-    EXPECT_EQ(gpus[0], (std::vector<std::string>{"1", "NVIDIA H100 80GB HBM3", "0000:1b:00.0",
-                                                 "GPU-5e1f00a1-2345-6789-abcd-ef0123456789", "85520809984", "132",
-                                                 "9", "0"}));
-    EXPECT_EQ(gpus[1], (std::vector<std::string>{"2", "NVIDIA L4", "0000:3d:00.0",
-                                                 "GPU-12345678-9abc-def0-1234-56789abcdef0", "24152899584", "58",
-                                                 "8", "9"}));
-    EXPECT_EQ(gpus[2], (std::vector<std::string>{"3", "NVIDIA A100-SXM4-40GB", "0001:c2:00.0",
-                                                 "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "42949672960", "108",
-                                                 "8", "0"}));
+    EXPECT_EQ(gpus[0],
+              (std::vector<std::string>{"1", "NVIDIA H100 80GB HBM3", "0000:1b:00.0",
+                                        "GPU-5e1f00a1-2345-6789-abcd-ef0123456789", "85520809984", "132", "9", "0"}));
+    EXPECT_EQ(gpus[1],
+              (std::vector<std::string>{"2", "NVIDIA L4", "0000:3d:00.0", "GPU-12345678-9abc-def0-1234-56789abcdef0",
+                                        "24152899584", "58", "8", "9"}));
+    EXPECT_EQ(gpus[2],
+              (std::vector<std::string>{"3", "NVIDIA A100-SXM4-40GB", "0001:c2:00.0",
+                                        "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "42949672960", "108", "8", "0"}));
 }
 
 TEST_F(CuptiRecordsTest, CudaEventFieldsLandInTheirColumns) {
@@ -187,8 +188,9 @@ TEST_F(CuptiRecordsTest, CudaEventFieldsLandInTheirColumns) {
     feed(&uncollected);
     close();
 
-    const Rows events = sql("SELECT deviceTimestamp, deviceId, contextId, streamId, correlationId, globalPid, "
-                            "eventId, cudaEventSyncId FROM OVERLAPSCOPE_CUDA_EVENT ORDER BY correlationId");
+    const Rows events =
+        sql("SELECT deviceTimestamp, deviceId, contextId, streamId, correlationId, globalPid, "
+            "eventId, cudaEventSyncId FROM OVERLAPSCOPE_CUDA_EVENT ORDER BY correlationId");
     ASSERT_EQ(events.size(), 2u);
     const std::string pid = std::to_string(kGlobalPid);
 #if CUPTI_API_VERSION >= 130000
@@ -354,8 +356,8 @@ TEST_F(CuptiRecordsTest, ReaderLoadsAFileWithEveryNewTableFilled) {
 }
 
 TEST(DriverInfo, UuidTextIsNvidiaSmiStyle) {
-    EXPECT_EQ(gpuUuidText(uuidOf({0x5e, 0x1f, 0x00, 0xa1, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23,
-                                  0x45, 0x67, 0x89})),
+    EXPECT_EQ(gpuUuidText(uuidOf(
+                  {0x5e, 0x1f, 0x00, 0xa1, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89})),
               "GPU-5e1f00a1-2345-6789-abcd-ef0123456789");
     EXPECT_EQ(gpuUuidText(uuidOf({0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01})),
               "GPU-ff000000-0000-0000-0000-000000000001");

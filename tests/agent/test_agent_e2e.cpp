@@ -1,20 +1,20 @@
 // `overlapscope run / attach / detach / ps` end to end, without a GPU: the
 // real command-line program injects the fake agent library into fake_job,
 // which loads it the way the CUDA driver does.
-#include "control/control_client.h"
 #include "analyzer/load/load_capture.h"
+#include "control/control_client.h"
 #include "tests/agent/agent_test_util.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <algorithm>
-#include <fstream>
-#include <set>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
-#include <sys/stat.h>
+#include <fstream>
+#include <set>
 
 namespace osc::agent {
 namespace {
@@ -178,7 +178,8 @@ TEST_F(AgentEndToEnd, AttachForADurationKeepsTheKernelsOfItsLastLaunches) {
     const Process& p = cap.processes.at(0);
     std::set<uint32_t> launches, kernels;
     for (size_t i = 0; i < p.apiCalls.size(); ++i)
-        if (cap.strings.at(p.apiCalls.name[i]).rfind("cudaLaunchKernel", 0) == 0) launches.insert(p.apiCalls.correlation[i]);
+        if (cap.strings.at(p.apiCalls.name[i]).rfind("cudaLaunchKernel", 0) == 0)
+            launches.insert(p.apiCalls.correlation[i]);
     for (const Device& d : p.devices) kernels.insert(d.kernels.correlation.begin(), d.kernels.correlation.end());
     EXPECT_GT(launches.size(), 100u);
     EXPECT_EQ(launches, kernels) << launches.size() << " launches, " << kernels.size() << " kernels";
@@ -344,8 +345,10 @@ TEST_F(AgentEndToEnd, BadInputIsOneLineAndExitTwo) {
 TEST_F(AgentEndToEnd, OutOfRangeOptionsAreOneLineAndExitTwo) {
     const std::string job = OSC_TEST_FAKE_JOB;
     const std::vector<std::vector<std::string>> cases = {
-        {"attach", "--duration", "1e10", "1"},      {"attach", "--duration=-1", "1"},
-        {"attach", "--duration", "nan", "1"},       {"attach", "--duration", "soon", "1"},
+        {"attach", "--duration", "1e10", "1"},
+        {"attach", "--duration=-1", "1"},
+        {"attach", "--duration", "nan", "1"},
+        {"attach", "--duration", "soon", "1"},
         {"run", "--buffer-mb", "1e30", "--", job, "0", "0"},
         {"run", "--buffer-mb", "0", "--", job, "0", "0"},
         {"run", "--delay", "inf", "--", job, "0", "0"},
@@ -390,8 +393,8 @@ TEST_F(AgentEndToEnd, WhatAnAgentSaysIsEscapedBeforeItIsPrinted) {
 // beside it, and merging the partials gives the report of the captures.
 TEST_F(AgentEndToEnd, PartialResultsWrittenAtCloseMergeIntoTheCapturesReport) {
     auto r1 = run({"--partial"}, {"0.6", "0"}, "run1.log");
-    auto r2 = run({"--partial", "--step-pattern", "ProfilerStep#[0-9]+", "--microbatch-pattern",
-                   "^(F|B) mb(\\d+)$", "--pipeline-stages", "6"},
+    auto r2 = run({"--partial", "--step-pattern", "ProfilerStep#[0-9]+", "--microbatch-pattern", "^(F|B) mb(\\d+)$",
+                   "--pipeline-stages", "6"},
                   {"0.6", "0"}, "run2.log");
     EXPECT_EQ(r1->waitExitCode(), 0) << r1->output();
     EXPECT_EQ(r2->waitExitCode(), 0) << r2->output();
@@ -456,15 +459,16 @@ TEST_F(AgentEndToEnd, DetachWritesThePartialWhileTheJobRunsOn) {
 }
 
 TEST_F(AgentEndToEnd, RunRefusesPartialOptionsWithoutPartialAndBadPatterns) {
-    auto [a, aOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--step-pattern", "x", "--", OSC_TEST_FAKE_JOB, "0", "0"});
+    auto [a, aOut] =
+        cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--step-pattern", "x", "--", OSC_TEST_FAKE_JOB, "0", "0"});
     EXPECT_EQ(a, 2) << aOut;
     EXPECT_NE(aOut.find("--partial"), std::string::npos) << aOut;
-    auto [b, bOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--partial", "--comm-kernel", "(", "--",
-                          OSC_TEST_FAKE_JOB, "0", "0"});
+    auto [b, bOut] = cli(
+        {"run", "--agent", OSC_TEST_FAKE_AGENT, "--partial", "--comm-kernel", "(", "--", OSC_TEST_FAKE_JOB, "0", "0"});
     EXPECT_EQ(b, 2) << bOut;
     EXPECT_NE(bOut.find("invalid pattern"), std::string::npos) << bOut;
-    auto [c, cOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--pipeline-stages", "4", "--",
-                          OSC_TEST_FAKE_JOB, "0", "0"});
+    auto [c, cOut] =
+        cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--pipeline-stages", "4", "--", OSC_TEST_FAKE_JOB, "0", "0"});
     EXPECT_EQ(c, 2) << cOut;
     EXPECT_NE(cOut.find("--partial"), std::string::npos) << cOut;
     auto [d, dOut] = cli({"run", "--agent", OSC_TEST_FAKE_AGENT, "--partial", "--microbatch-pattern", "fwd", "--",

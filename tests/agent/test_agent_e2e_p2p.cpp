@@ -7,8 +7,8 @@
 #include "tests/agent/agent_test_util.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -27,21 +27,26 @@ using test::TempDir;
 // 512 (r + 1) + 8 i bf16 elements in launch i, one channel each; launch i's
 // kernel runs 7 us, 1 ms after launch i - 1, and NCCL reads the GPU timer
 // 770 us ahead of the kernels' clock.
-uint64_t ringBytes(int from, int launch) { return 2 * (512u * static_cast<uint64_t>(from + 1) + 8u * static_cast<uint64_t>(launch)); }
+uint64_t ringBytes(int from, int launch) {
+    return 2 * (512u * static_cast<uint64_t>(from + 1) + 8u * static_cast<uint64_t>(launch));
+}
 constexpr int64_t kKernelNs = 7000, kPeriodNs = 1000000, kGpuTimerAheadNs = 770000;
 
 class P2pEndToEnd : public ::testing::Test {
 protected:
     // `overlapscope run -o out -- fake_job 0.3 0 ARGS...` as rank `rank`.
     std::unique_ptr<Child> run(const std::string& out, const std::vector<std::string>& job, int rank, int worldSize) {
-        std::vector<std::string> argv = {OSC_TEST_CLI, "run", "--agent", OSC_TEST_FAKE_AGENT, "-o", out, "--",
+        std::vector<std::string> argv = {OSC_TEST_CLI,      "run", "--agent", OSC_TEST_FAKE_AGENT, "-o", out, "--",
                                          OSC_TEST_FAKE_JOB, "0.3", "0"};
         argv.insert(argv.end(), job.begin(), job.end());
         const std::map<std::string, std::string> env = {
-            {"OVERLAPSCOPE_SOCKET_DIR", dir / "sock"}, {"OVERLAPSCOPE_COMMIT_MS", "100"},
+            {"OVERLAPSCOPE_SOCKET_DIR", dir / "sock"},
+            {"OVERLAPSCOPE_COMMIT_MS", "100"},
             {"OVERLAPSCOPE_FAKE_RATE", "400"},  // a few of the fake loop's kernels beside the SendRecv ones
-            {"CUDA_INJECTION64_PATH", ""},      {"OVERLAPSCOPE_AGENT", ""},
-            {"RANK", std::to_string(rank)},     {"LOCAL_RANK", std::to_string(rank)},
+            {"CUDA_INJECTION64_PATH", ""},
+            {"OVERLAPSCOPE_AGENT", ""},
+            {"RANK", std::to_string(rank)},
+            {"LOCAL_RANK", std::to_string(rank)},
             {"WORLD_SIZE", std::to_string(worldSize)}};
         return std::make_unique<Child>(argv, env, dir / ("run" + std::to_string(++runs) + ".log"));
     }
@@ -71,8 +76,8 @@ std::vector<Row> pluginRows(const std::string& path) {
     };
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         Row r{};
-        int64_t* ints[] = {&r.commHash, &r.rank,  &r.nranks,    &r.seqNumber, &r.count,
-                           &r.bytes,    &r.root,  &r.nChannels, &r.gpuStart,  &r.gpuEnd};
+        int64_t* ints[] = {&r.commHash, &r.rank, &r.nranks,    &r.seqNumber, &r.count,
+                           &r.bytes,    &r.root, &r.nChannels, &r.gpuStart,  &r.gpuEnd};
         for (int c = 0; c < 10; ++c) *ints[c] = sqlite3_column_int64(st, c);
         r.func = text(10), r.datatype = text(11), r.algo = text(12), r.proto = text(13);
         rows.push_back(r);
@@ -140,7 +145,8 @@ TEST_F(P2pEndToEnd, ReportPairsEverySendWithItsReceive) {
     const std::string out = dir / "out";
     std::vector<std::unique_ptr<Child>> ranks;
     for (int r = 0; r < 2; ++r)
-        ranks.push_back(run(out, {"--p2p", std::to_string(kLaunches), "--rank", std::to_string(r), "--nranks", "2"}, r, 2));
+        ranks.push_back(
+            run(out, {"--p2p", std::to_string(kLaunches), "--rank", std::to_string(r), "--nranks", "2"}, r, 2));
     for (auto& r : ranks) ASSERT_EQ(r->waitExitCode(), 0) << r->output();
     const auto files = test::filesIn(out);
     ASSERT_EQ(files.size(), 2u);
@@ -208,8 +214,8 @@ void expectPairs(TempDir& dir, const std::vector<std::string>& files, int kLaunc
     bool warned = false;
     for (const auto& w : doc.at("warnings")) {
         EXPECT_EQ(w.get<std::string>().find("unmatched"), std::string::npos) << w;
-        warned |= w.get<std::string>().find(std::to_string(2 * lateLaunches) + " send(s)/receive(s) found no partner") !=
-                  std::string::npos;
+        warned |= w.get<std::string>().find(std::to_string(2 * lateLaunches) +
+                                            " send(s)/receive(s) found no partner") != std::string::npos;
     }
     EXPECT_EQ(warned, lateLaunches > 0);
 }

@@ -70,8 +70,8 @@ TEST_P(NcclP2p, SendRowHasPeerBytesAndGpuTimesOfItsChannels) {
     EXPECT_EQ(p.row.bytes, 2000u);
     EXPECT_EQ(p.row.nChannels, 2);
     EXPECT_EQ(p.row.seqNumber, 0u);
-    EXPECT_EQ(p.row.gpuStart, static_cast<int64_t>(kT0 + 800));   // earliest channel start
-    EXPECT_EQ(p.row.gpuEnd, static_cast<int64_t>(kT0 + 1500));     // latest channel stop
+    EXPECT_EQ(p.row.gpuStart, static_cast<int64_t>(kT0 + 800));  // earliest channel start
+    EXPECT_EQ(p.row.gpuEnd, static_cast<int64_t>(kT0 + 1500));   // latest channel stop
     EXPECT_GT(p.row.enqueue, 0);
 }
 
@@ -134,8 +134,7 @@ TEST_P(NcclP2p, GroupedSendsAndReceivesOfOneKernelEachGetTheirOwnRow) {
     ASSERT_EQ(out.rows.size(), 4u);
     // func, peer, bytes, gpuStart, gpuEnd: each from its own call and channels.
     std::map<std::pair<std::string, int>, std::tuple<uint64_t, uint64_t, uint64_t>> got;
-    for (const auto& p : out.rows)
-        got[{p.func, p.row.root}] = {p.row.bytes, p.row.gpuStart - kT0, p.row.gpuEnd - kT0};
+    for (const auto& p : out.rows) got[{p.func, p.row.root}] = {p.row.bytes, p.row.gpuStart - kT0, p.row.gpuEnd - kT0};
     using T = std::tuple<uint64_t, uint64_t, uint64_t>;
     EXPECT_EQ(got.at({"Send", 1}), (T{100, 10, 440}));
     EXPECT_EQ(got.at({"Recv", 1}), (T{200, 11, 430}));
@@ -197,7 +196,7 @@ TEST_P(NcclP2p, ChannelsAnnouncedButNeverReportedEndWithTheNextKernel) {
     Rows out;
     FakeNcclComm comm(GetParam(), kComm, 2, 0, out.sink());
     void* first = comm.launch();
-    void* send = comm.send(first, 1, 8, "ncclFloat32", 4);   // 4 announced, 2 reported
+    void* send = comm.send(first, 1, 8, "ncclFloat32", 4);  // 4 announced, 2 reported
     void* recv = comm.recv(first, 1, 8, "ncclFloat32", 1);
     comm.stop(send);
     comm.stop(recv);

@@ -6,8 +6,8 @@
 // clock 0.77 ms off the kernels', as on the H100 (plugin_clock.h).
 #include "agent/core/buffer_pool.h"
 #include "agent/core/capture_session.h"
-#include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/agent/fake_nccl_sink.h"
@@ -101,13 +101,16 @@ class Rank {
 public:
     Rank(const std::string& path, int rank, int nranks, int64_t originUtcNs,
          std::vector<ScriptedSource::Kernel> kernels)
-        : originUtcNs_(originUtcNs), source_(originUtcNs, std::move(kernels)), pool_(1u << 20, 64u << 10),
+        : originUtcNs_(originUtcNs),
+          source_(originUtcNs, std::move(kernels)),
+          pool_(1u << 20, 64u << 10),
           session_(config(path, rank, nranks), source_, pool_) {
         std::string error;
         started_ = session_.start(error) == CaptureSession::Start::Started;
         EXPECT_TRUE(started_) << error;
-        comm_ = std::make_unique<FakeNcclComm>(NcclAbi::V5, kComm, nranks, rank,
-                                               [this](PendingCollective&& c) { session_.submitCollective(std::move(c)); });
+        comm_ = std::make_unique<FakeNcclComm>(NcclAbi::V5, kComm, nranks, rank, [this](PendingCollective&& c) {
+            session_.submitCollective(std::move(c));
+        });
     }
 
     // One kernel launch of `calls`, the kernel running [start, end) on the
@@ -123,8 +126,7 @@ public:
         }
         for (void* op : ops) c.stop(op);
         c.stop(group);
-        for (size_t i = 0; i < ops.size(); ++i)
-            c.channel(ops[i], static_cast<int>(i), gpuTimer(start), gpuTimer(end));
+        for (size_t i = 0; i < ops.size(); ++i) c.channel(ops[i], static_cast<int>(i), gpuTimer(start), gpuTimer(end));
     }
 
     void finish() {
@@ -174,12 +176,12 @@ TEST(PluginP2pCapture, PipelineSendsPairWithReceivesAcrossTwoRanks) {
     // way, gradient of 2 MiB the other); then stage 1 sends a last gradient.
     test::TempDir dir;
     const int64_t origin = realtimeNs();
-    Rank r0(dir / "rank0.sqlite", 0, 2, origin,
-            {{us(100), us(400), true}, {us(400), us(900), false}, {us(1000), us(1250), true},
-             {us(1900), us(2250), true}});
-    Rank r1(dir / "rank1.sqlite", 1, 2, origin,
-            {{us(50), us(400), true}, {us(400), us(950), false}, {us(1000), us(1250), true},
-             {us(2000), us(2200), true}});
+    Rank r0(
+        dir / "rank0.sqlite", 0, 2, origin,
+        {{us(100), us(400), true}, {us(400), us(900), false}, {us(1000), us(1250), true}, {us(1900), us(2250), true}});
+    Rank r1(
+        dir / "rank1.sqlite", 1, 2, origin,
+        {{us(50), us(400), true}, {us(400), us(950), false}, {us(1000), us(1250), true}, {us(2000), us(2200), true}});
     r0.launch({{true, 1, 4 * MiB}}, us(100), us(400));
     r1.launch({{false, 0, 4 * MiB}}, us(50), us(400));
     r0.launch({{true, 1, 4 * MiB}, {false, 1, 2 * MiB}}, us(1000), us(1250));
@@ -218,8 +220,8 @@ TEST(PluginP2pCapture, GroupedAllToAllOfThreeRanks) {
         {base, base + us(60)}, {base + us(10), base + us(60)}, {base + us(20), base + us(100)}};
     std::vector<std::unique_ptr<Rank>> ranks;
     for (int r = 0; r < 3; ++r) {
-        std::vector<ScriptedSource::Kernel> k = {{kernel[static_cast<size_t>(r)].first,
-                                                  kernel[static_cast<size_t>(r)].second, true}};
+        std::vector<ScriptedSource::Kernel> k = {
+            {kernel[static_cast<size_t>(r)].first, kernel[static_cast<size_t>(r)].second, true}};
         if (r == 0) k.push_back({base, base + us(30), false});
         ranks.push_back(std::make_unique<Rank>(dir / ("r" + std::to_string(r) + ".sqlite"), r, 3, origin, k));
     }

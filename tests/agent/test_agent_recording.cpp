@@ -314,7 +314,8 @@ TEST(ReplayTool, ReplaysAFolderOfRecordingsAndKeepsWhatExists) {
     EXPECT_EQ(loadCapture(dir / "caps").kernelCount(), 3u);
     const auto written = fs::last_write_time(dir / "caps/gpuhost-4321-rank1.sqlite");
     EXPECT_EQ(replayTool(dir / "recs -o " + dir / "caps", out), 2);
-    EXPECT_EQ(out, "overlapscope-replay: " + dir / "caps/gpuhost-4321-rank1.sqlite" + ": already exists; not overwritten\n");
+    EXPECT_EQ(out,
+              "overlapscope-replay: " + dir / "caps/gpuhost-4321-rank1.sqlite" + ": already exists; not overwritten\n");
     EXPECT_EQ(fs::last_write_time(dir / "caps/gpuhost-4321-rank1.sqlite"), written);
     EXPECT_EQ(replayTool(dir / "nothing -o " + dir / "caps2", out), 2);
     EXPECT_EQ(out, "overlapscope-replay: " + dir / "nothing" + ": not a directory\n");

@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
 #include <fstream>
 #include <map>
-#include <sys/resource.h>
 
 namespace osc::agent {
 namespace {
@@ -105,8 +105,8 @@ TEST(CaptureSession, EveryGeneratedRecordReachesTheFile) {
 TEST(CaptureSession, TinyBufferBoundDropsAndCountsInsteadOfBlocking) {
     test::TempDir dir;
     FakeSourceOptions opt;
-    opt.recordsPerSecond = 0;     // as fast as possible...
-    opt.waitForBuffers = false;   // ...and never wait: the app thread must not block
+    opt.recordsPerSecond = 0;    // as fast as possible...
+    opt.waitForBuffers = false;  // ...and never wait: the app thread must not block
     opt.maxRecords = 200000;
     FakeActivitySource source(opt);
     BufferPool pool(4096, 4096);  // a single small buffer
@@ -161,7 +161,8 @@ TEST(CaptureSession, AKillAtAnyMomentLosesAtMostTheCommitInterval) {
         originNs = std::stoll(std::string(q.text(0)));
     }
     // The newest rows (by insertion) hold the newest activity.
-    sql::Statement newest(db, "SELECT max(end) FROM (SELECT end FROM OVERLAPSCOPE_KERNEL ORDER BY rowid DESC LIMIT 16)");
+    sql::Statement newest(db,
+                          "SELECT max(end) FROM (SELECT end FROM OVERLAPSCOPE_KERNEL ORDER BY rowid DESC LIMIT 16)");
     int64_t worstNs = 0;
     size_t polls = 0;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
@@ -184,8 +185,8 @@ TEST(CaptureSession, AKillAtAnyMomentLosesAtMostTheCommitInterval) {
 TEST(CaptureSession, ExitDrainIsBoundedAndCountsWhatItDrops) {
     test::TempDir dir;
     FakeSourceOptions opt;
-    opt.recordsPerSecond = 0;    // far faster than SQLite...
-    opt.waitForBuffers = true;   // ...and nothing dropped before the exit
+    opt.recordsPerSecond = 0;   // far faster than SQLite...
+    opt.waitForBuffers = true;  // ...and nothing dropped before the exit
     opt.maxRecords = 800000;
     FakeActivitySource source(opt);
     BufferPool pool(96u << 20, 4u << 20);  // room for all of them: a long queue at exit
@@ -368,7 +369,7 @@ TEST_F(AgentLifecycle, AWriteErrorAtTheFirstCommitFailsThatCaptureOnly) {
     FakeSourceOptions opt;
     opt.metadataPaddingBytes = 8u << 20;  // the first commit needs 8 MB more
     auto agent = makeAgent(/*dormant=*/true, 0, 0, opt);
-    FileSizeLimit limit(4u << 20);        // the empty capture fits, the first commit does not
+    FileSizeLimit limit(4u << 20);  // the empty capture fits, the first commit does not
     std::string error;
     EXPECT_FALSE(agent->startCapture(std::nullopt, std::nullopt, error));
     EXPECT_FALSE(error.empty());

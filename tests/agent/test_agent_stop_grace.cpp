@@ -90,11 +90,11 @@ TEST(AwaitedLaunches, ALaunchWaitsForItsGpuRecordWhicheverComesFirst) {
 TEST(AwaitedLaunches, LaunchesIntoAStreamCaptureWaitForNothingButTheGraphLaunchDoes) {
     AwaitedLaunches a;
     a.apiCall(call("cudaStreamBeginCapture_v10000", 1, /*thread=*/5));
-    a.apiCall(call("cudaLaunchKernel_v7000", 2, 5));   // becomes a graph node
-    a.apiCall(call("cudaLaunchKernel_v7000", 3, 6));   // another thread: runs
+    a.apiCall(call("cudaLaunchKernel_v7000", 2, 5));  // becomes a graph node
+    a.apiCall(call("cudaLaunchKernel_v7000", 3, 6));  // another thread: runs
     a.apiCall(call("cudaStreamEndCapture_v10000", 4, 5));
     a.apiCall(call("cudaGraphLaunch_v10000", 5, 5));
-    a.apiCall(call("cudaLaunchKernel_v7000", 6, 5));   // after the capture: runs
+    a.apiCall(call("cudaLaunchKernel_v7000", 6, 5));  // after the capture: runs
     EXPECT_EQ(a.count(), 3u);
     for (uint32_t id : {3u, 5u, 6u}) a.gpuRecord(id);
     EXPECT_EQ(a.count(), 0u);
@@ -178,11 +178,11 @@ TEST(StopWindowSink, GpuRecordsOfWorkLaunchedAfterTheStopAreLeftOut) {
         e.correlationId = id;
         w.addCudaEvent(e);
     };
-    gpu(50);  // open window: everything passes
+    gpu(50);       // open window: everything passes
     w.closeAt(0);  // the first id after the stop not known yet
     gpu(60);
     w.closeAt(40);
-    gpu(0);   // no correlation: not launched after the stop
+    gpu(0);  // no correlation: not launched after the stop
     gpu(39);
     gpu(40);
     gpu(41);
@@ -283,8 +283,8 @@ TEST_F(StopGrace, KernelsInFlightAtAStopByRequestReachTheFile) {
     EXPECT_GT(c.launches.size(), 300u);
     EXPECT_EQ(c.kernels.size(), c.launches.size());
     EXPECT_TRUE(missing(c.launches, c.kernels).empty())
-        << missing(c.launches, c.kernels).size() << " launches without their kernel, "
-        << source.inFlightAtStop() << " kernels were running at the stop";
+        << missing(c.launches, c.kernels).size() << " launches without their kernel, " << source.inFlightAtStop()
+        << " kernels were running at the stop";
     EXPECT_TRUE(missing(c.kernels, c.launches).empty()) << "kernels of launches after the stop";
     EXPECT_EQ(c.meta.at("end_reason"), "stopped");
     EXPECT_EQ(c.meta.at("stop_grace_ms"), "5000");
@@ -325,8 +325,8 @@ TEST_F(StopGrace, AKernelThatNeverFinishesHoldsTheStopOnlyUntilTheDeadline) {
 void expectInFlightKernelsLost(const Correlations& c) {
     EXPECT_GT(c.launches.size(), c.kernels.size()) << "the kernels running at the stop were waited for";
     EXPECT_TRUE(missing(c.kernels, c.launches).empty());
-    for (const char* key : {"stop_grace_ms", "stop_grace_waited_ns", "stop_grace_unfinished_launches",
-                            "stop_grace_records_left_out"})
+    for (const char* key :
+         {"stop_grace_ms", "stop_grace_waited_ns", "stop_grace_unfinished_launches", "stop_grace_records_left_out"})
         EXPECT_EQ(c.meta.count(key), 0u) << key;
 }
 

@@ -1,22 +1,22 @@
 // Unit tests of the agent's plain parts: control protocol, settings, file
 // naming, buffer pool, kernel names, NCCL collective tracking.
-#include "control/control_protocol.h"
 #include "agent/core/agent_settings.h"
 #include "agent/core/buffer_pool.h"
 #include "agent/core/kernel_names.h"
 #include "agent/core/process_identity.h"
 #include "agent/nccl_plugin/collective_tracker.h"
+#include "control/control_protocol.h"
 #include "tests/agent/agent_test_util.h"
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <cstdio>
 #include <fstream>
-#include <sys/stat.h>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
-#include <set>
 
 namespace osc::agent {
 namespace {
@@ -41,9 +41,9 @@ TEST(ControlProtocol, RequestRoundTrip) {
 }
 
 TEST(ControlProtocol, MalformedRequestsAreRejected) {
-    for (const char* bad : {"", "not json", "[1,2]", R"({"cmd":5})", R"({"cmd":"reboot"})",
-                            R"({"cmd":"start","duration_s":"soon"})", R"({"cmd":"start","duration_s":-1})",
-                            R"({"cmd":"start","output_dir":""})", R"({"nocmd":1})"}) {
+    for (const char* bad :
+         {"", "not json", "[1,2]", R"({"cmd":5})", R"({"cmd":"reboot"})", R"({"cmd":"start","duration_s":"soon"})",
+          R"({"cmd":"start","duration_s":-1})", R"({"cmd":"start","output_dir":""})", R"({"nocmd":1})"}) {
         EXPECT_THROW(parseRequest(bad), std::invalid_argument) << bad;
     }
     EXPECT_THROW(parseRequest(std::string(kMaxMessageBytes + 1, ' ')), std::invalid_argument);
@@ -145,12 +145,12 @@ TEST(AgentSettings, ReadsEnvironmentAndWarnsOnGarbage) {
     for (const char* n : {"OVERLAPSCOPE_DELAY=1e10", "OVERLAPSCOPE_DURATION=inf", "OVERLAPSCOPE_BUFFER_MB=1e30",
                           "OVERLAPSCOPE_COMMIT_MS=5", "OVERLAPSCOPE_STOP_GRACE_MS=60001"})
         EXPECT_NE(warnings.find(n), std::string::npos) << n << " not reported: " << warnings;
-    for (const char* n : {"OVERLAPSCOPE_OUTPUT_DIR", "OVERLAPSCOPE_DELAY", "OVERLAPSCOPE_DURATION",
-                          "OVERLAPSCOPE_DORMANT", "OVERLAPSCOPE_BUFFER_MB", "OVERLAPSCOPE_COMMIT_MS",
-                          "OVERLAPSCOPE_STOP_GRACE_MS"})
+    for (const char* n :
+         {"OVERLAPSCOPE_OUTPUT_DIR", "OVERLAPSCOPE_DELAY", "OVERLAPSCOPE_DURATION", "OVERLAPSCOPE_DORMANT",
+          "OVERLAPSCOPE_BUFFER_MB", "OVERLAPSCOPE_COMMIT_MS", "OVERLAPSCOPE_STOP_GRACE_MS"})
         ::unsetenv(n);
-    EXPECT_EQ(activityBufferBytes(64u << 20), 4u << 20);     // CUPTI's recommended range
-    EXPECT_EQ(activityBufferBytes(64u << 10), 32u << 10);    // small bounds: two buffers fit
+    EXPECT_EQ(activityBufferBytes(64u << 20), 4u << 20);   // CUPTI's recommended range
+    EXPECT_EQ(activityBufferBytes(64u << 10), 32u << 10);  // small bounds: two buffers fit
 }
 
 // OVERLAPSCOPE_PARTIAL's analysis settings (`run --partial` sets them).
@@ -244,7 +244,7 @@ TEST(BufferPool, BoundIsHonouredAndRefusalsCounted) {
     EXPECT_EQ(done.validBytes, 1u);
     pool.release(b);
     uint8_t* again = pool.acquire();
-    EXPECT_EQ(again, b);  // recycled...
+    EXPECT_EQ(again, b);     // recycled...
     EXPECT_EQ(again[0], 0);  // ...and zeroed
     EXPECT_EQ(pool.buffersInUse(), 3u);
 }
@@ -373,8 +373,8 @@ TEST(CollectiveTracker, RowCompleteAfterEveryChannelStops) {
     EXPECT_EQ(r.bytes, 1024u);
     EXPECT_EQ(r.nChannels, 2);
     EXPECT_EQ(r.enqueue, 5000);
-    EXPECT_EQ(r.gpuStart, 8000);   // earliest channel start
-    EXPECT_EQ(r.gpuEnd, 15000);    // latest channel stop
+    EXPECT_EQ(r.gpuStart, 8000);  // earliest channel start
+    EXPECT_EQ(r.gpuEnd, 15000);   // latest channel stop
 }
 
 TEST(CollectiveTracker, FinalizeFlushesOpenCollectives) {

@@ -71,13 +71,13 @@ BEGIN;
                 exec("INSERT INTO PROCESSES VALUES (" + std::to_string(gpid) + ", " + std::to_string(owner.pid) +
                      ", 'python');");
                 if (p.rank >= 0)
-                    exec("INSERT INTO MPI_RANKS VALUES (" + std::to_string(gpid | 1) + ", " +
-                         std::to_string(p.rank) + ");");
+                    exec("INSERT INTO MPI_RANKS VALUES (" + std::to_string(gpid | 1) + ", " + std::to_string(p.rank) +
+                         ");");
             }
             for (const Device& d : p.devices) {
                 const KernelTable& t = d.kernels;
-                sqlite3_stmt* st = prepare(
-                    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                sqlite3_stmt* st =
+                    prepare("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
                 for (size_t i = 0; i < t.size(); ++i) {
                     int col = 1;
                     bind(st, col++, t.start[i] - shift);

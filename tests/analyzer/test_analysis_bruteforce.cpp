@@ -36,15 +36,22 @@ struct DevTruth {
 struct RandomTrace {
     testing::TraceBuilder b;
     std::vector<DevTruth> devices;
-    struct Api { int rank; TimeNs start; uint32_t corr; };
+    struct Api {
+        int rank;
+        TimeNs start;
+        uint32_t corr;
+    };
     std::vector<Api> apis;
-    struct Range { int rank; std::string name; TimeNs start, end; };
+    struct Range {
+        int rank;
+        std::string name;
+        TimeNs start, end;
+    };
     std::vector<Range> ranges;
     AnalysisSettings settings;
 };
 
-const char* kNames[] = {"gemm_kernel", "void elementwise<float>(float*)",
-                        "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+const char* kNames[] = {"gemm_kernel", "void elementwise<float>(float*)", "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
                         "void ncclDevKernel_SendRecv(ncclDevKernelArgs4K)", "custom_ar_kernel"};
 
 RandomTrace makeTrace(std::mt19937& rng) {
@@ -89,8 +96,7 @@ RandomTrace makeTrace(std::mt19937& rng) {
                     ev.name = kNames[pick(rng)];
                     t.b.kernel(rank, d, ev.name, s, e, stream, c);
                 } else if (kind == 4) {
-                    const CopyKind kinds[] = {CopyKind::PtoP, CopyKind::HtoD, CopyKind::DtoD,
-                                              CopyKind::DtoH};
+                    const CopyKind kinds[] = {CopyKind::PtoP, CopyKind::HtoD, CopyKind::DtoD, CopyKind::DtoH};
                     ev.kind = kinds[pick(rng) % 4];
                     t.b.copy(rank, d, ev.kind, s, e, 4096, stream, c);
                 } else {
@@ -127,8 +133,7 @@ struct Cells {
 };
 
 Cells cellsOf(const DevTruth& d, const AnalysisSettings& s) {
-    Cells cells{std::vector<char>(kEnd + 64), std::vector<char>(kEnd + 64),
-                std::vector<char>(kEnd + 64)};
+    Cells cells{std::vector<char>(kEnd + 64), std::vector<char>(kEnd + 64), std::vector<char>(kEnd + 64)};
     for (const auto& e : d.events) {
         auto& lane = categoryOf(e, s) == kCompute ? cells.c : categoryOf(e, s) == kComm ? cells.m : cells.x;
         for (TimeNs t = e.start; t < e.end; ++t) lane[static_cast<size_t>(t)] = 1;
@@ -205,12 +210,18 @@ TEST(AnalysisBruteForce, RandomTracesMatchCellCounts) {
             // Totals over the span of non-empty activity.
             TimeNs lo = INT64_MAX, hi = INT64_MIN;
             for (const auto& e : d.events)
-                if (e.end > e.start) { lo = std::min(lo, e.start); hi = std::max(hi, e.end); }
+                if (e.end > e.start) {
+                    lo = std::min(lo, e.start);
+                    hi = std::max(hi, e.end);
+                }
             const OverlapMetrics totals = lo < hi ? bruteMetrics(cells, lo, hi) : OverlapMetrics{};
             expectMetrics(got.totals, totals, where + " totals");
-            sum.compute_ns += totals.compute_ns; sum.comm_ns += totals.comm_ns;
-            sum.overlap_ns += totals.overlap_ns; sum.busy_ns += totals.busy_ns;
-            sum.window_ns += totals.window_ns; sum.idle_ns += totals.idle_ns;
+            sum.compute_ns += totals.compute_ns;
+            sum.comm_ns += totals.comm_ns;
+            sum.overlap_ns += totals.overlap_ns;
+            sum.busy_ns += totals.busy_ns;
+            sum.window_ns += totals.window_ns;
+            sum.idle_ns += totals.idle_ns;
             sum.exposed_comm_ns += totals.exposed_comm_ns;
             sumCM += totals.compute_ns + totals.comm_ns - totals.overlap_ns;
 
@@ -220,11 +231,9 @@ TEST(AnalysisBruteForce, RandomTracesMatchCellCounts) {
                 if (r.rank != d.rank) continue;
                 StepTruth s{r.name, INT64_MAX, INT64_MIN, {}};
                 for (const auto& api : t.apis)
-                    if (api.rank == d.rank && api.start >= r.start && api.start < r.end)
-                        s.corrs.push_back(api.corr);
+                    if (api.rank == d.rank && api.start >= r.start && api.start < r.end) s.corrs.push_back(api.corr);
                 for (const auto& e : d.events)
-                    if (e.end > e.start && e.corr &&
-                        std::count(s.corrs.begin(), s.corrs.end(), e.corr)) {
+                    if (e.end > e.start && e.corr && std::count(s.corrs.begin(), s.corrs.end(), e.corr)) {
                         s.start = std::min(s.start, e.start);
                         s.end = std::max(s.end, e.end);
                     }
@@ -281,8 +290,7 @@ TEST(AnalysisBruteForce, RandomTracesMatchCellCounts) {
                     TimeNs exposed = 0;
                     for (TimeNs x = std::max(e.start, w.start); x < std::min(e.end, w.end); ++x)
                         exposed += !cells.c[static_cast<size_t>(x)];
-                    bestExposed[static_cast<size_t>(step)] =
-                        std::max(bestExposed[static_cast<size_t>(step)], exposed);
+                    bestExposed[static_cast<size_t>(step)] = std::max(bestExposed[static_cast<size_t>(step)], exposed);
                 }
             }
             for (size_t s = 0; s < steps.size(); ++s) {
@@ -294,8 +302,8 @@ TEST(AnalysisBruteForce, RandomTracesMatchCellCounts) {
                 if (stepExposed > 0) {
                     EXPECT_DOUBLE_EQ(*bn.share, double(bestExposed[s]) / double(stepExposed)) << where;
                 }
-                EXPECT_EQ(bn.communicationBound,
-                          got.steps[s].metrics.comm_ns > got.steps[s].metrics.compute_ns) << where;
+                EXPECT_EQ(bn.communicationBound, got.steps[s].metrics.comm_ns > got.steps[s].metrics.compute_ns)
+                    << where;
             }
         }
         sum.computeRatios(sumCM);

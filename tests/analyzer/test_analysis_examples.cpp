@@ -92,7 +92,7 @@ TraceBuilder twoSteps() {
     b.launched(0, 0, kAllReduce, us(20), us(30), us(70), 13);
     b.launched(0, 0, kGemm, us(55), us(70), us(110), 7);
     b.launched(0, 0, kAllReduce, us(60), us(100), us(130), 13, /*tid=*/2);  // autograd thread
-    b.launched(0, 0, kGemm, us(130), us(140), us(150), 7);  // launched after the last step
+    b.launched(0, 0, kGemm, us(130), us(140), us(150), 7);                  // launched after the last step
     return b;
 }
 
@@ -163,7 +163,7 @@ TEST(AnalysisSteps, StepWithoutGpuWorkIsDroppedWithAWarning) {
 
 TEST(AnalysisSteps, UnknownCorrelationIdsAreNotProjected) {
     TraceBuilder b = twoSteps();
-    b.api(0, us(30), us(31), 0);                     // an API call with no correlation id...
+    b.api(0, us(30), us(31), 0);                    // an API call with no correlation id...
     b.kernel(0, 0, kGemm, us(300), us(310), 7, 0);  // ...and a kernel with none
     const Analysis a = analyze(b.finalized());
     ASSERT_EQ(a.devices[0].steps.size(), 2u);
@@ -184,8 +184,8 @@ TEST(AnalysisSteps, CustomPatternAndInvalidPattern) {
 
 TEST(AnalysisSteps, DefaultPatternMatchesCommonNames) {
     TraceBuilder b;
-    const char* names[] = {"ProfilerStep#7", "step 3", "Step_4", "iteration 12", "Iteration#2",
-                           "train_step", "stepping", "ProfilerStep#"};
+    const char* names[] = {"ProfilerStep#7", "step 3",     "Step_4",   "iteration 12",
+                           "Iteration#2",    "train_step", "stepping", "ProfilerStep#"};
     TimeNs t = 0;
     for (const char* n : names) {
         b.range(0, n, t, t + 10);
@@ -195,8 +195,7 @@ TEST(AnalysisSteps, DefaultPatternMatchesCommonNames) {
     const Analysis a = analyze(b.finalized());
     std::vector<std::string> got;
     for (const auto& s : a.devices[0].steps) got.push_back(s.name);
-    EXPECT_EQ(got, (std::vector<std::string>{"ProfilerStep#7", "step 3", "Step_4", "iteration 12",
-                                             "Iteration#2"}));
+    EXPECT_EQ(got, (std::vector<std::string>{"ProfilerStep#7", "step 3", "Step_4", "iteration 12", "Iteration#2"}));
 }
 
 TEST(AnalysisSteps, OverlappingRangesPreferTheLaunchingThread) {
@@ -246,8 +245,7 @@ TEST(AnalysisFindings, CommOnComputeStreamAndAfterLastCompute) {
     const auto& f = a.devices[0].steps[0].bottleneck.findings;
     ASSERT_TRUE(has(f, FindingKind::CommOnComputeStream));
     EXPECT_EQ(find(f, FindingKind::CommOnComputeStream)->exposed_ns, us(50));
-    EXPECT_NE(find(f, FindingKind::CommOnComputeStream)->message.find("stream(s) 7"),
-              std::string::npos);
+    EXPECT_NE(find(f, FindingKind::CommOnComputeStream)->message.find("stream(s) 7"), std::string::npos);
     ASSERT_TRUE(has(f, FindingKind::CommAfterLastCompute));
     EXPECT_EQ(find(f, FindingKind::CommAfterLastCompute)->exposed_ns, us(50));
     EXPECT_FALSE(has(f, FindingKind::CommunicationBound));
@@ -272,8 +270,7 @@ TEST(AnalysisFindings, ManySmallCollectivesAndIdleGap) {
     b.range(0, "step 1", 0, us(100));
     b.launched(0, 0, kGemm, 1, 0, us(1000), 7);
     // 32 AllReduces of 5 us each after compute, no sizes known: small by duration.
-    for (int i = 0; i < 32; ++i)
-        b.launched(0, 0, kAllReduce, 10 + i, us(1000) + us(10) * i, us(1005) + us(10) * i, 13);
+    for (int i = 0; i < 32; ++i) b.launched(0, 0, kAllReduce, 10 + i, us(1000) + us(10) * i, us(1005) + us(10) * i, 13);
     b.launched(0, 0, kGemm, 50, us(3000), us(3100), 7);  // after a 1.685 ms gap
     const Analysis a = analyze(b.finalized());
     const auto& f = a.devices[0].steps[0].bottleneck.findings;
@@ -317,7 +314,7 @@ TEST(AnalysisPlugin, RowsMatchByGpuTimeThenByOrder) {
     EXPECT_EQ(ops[1].algo, "NVLS");
     EXPECT_DOUBLE_EQ(*ops[1].bandwidth_gbps, 4000.0 / 10000.0);
     EXPECT_EQ(ops[2].collective, "ReduceScatter");  // from the plugin row: name says Generic
-    EXPECT_EQ(*ops[2].bytes, 4000u);                 // fused rows add up
+    EXPECT_EQ(*ops[2].bytes, 4000u);                // fused rows add up
     EXPECT_EQ(*ops[2].seqNumber, 0u);
     EXPECT_EQ(*ops[3].bytes, 8000u);
     EXPECT_EQ(*ops[0].commHash, 0xabcu);
@@ -394,7 +391,6 @@ TEST(DeviceCoverage, WindowQueriesForTheGui) {
     EXPECT_EQ(cov.exposedComm.covered(us(50), us(200)), us(80));
     EXPECT_EQ(cov.metrics({us(50), us(120)}).compute_ns, us(50));
 }
-
 
 TEST(AnalysisInterference, Example4) {
     // docs/metrics.md, Example 4.

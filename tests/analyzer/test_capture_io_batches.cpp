@@ -16,8 +16,7 @@
 namespace osc {
 namespace {
 
-const std::vector<std::string> kShortNames = {"alpha", "beta",
-                                              "gamma_kernel_name_that_is_long_enough_to_hash"};
+const std::vector<std::string> kShortNames = {"alpha", "beta", "gamma_kernel_name_that_is_long_enough_to_hash"};
 constexpr long kRows = 5000;  // several full batches and a partial one
 
 uint32_t gridFor(long i) { return static_cast<uint32_t>(i % 1024 < 512 ? 1 : i); }
@@ -58,9 +57,7 @@ protected:
         }
         w->close();
     }
-    void TearDown() override {
-        sqlread::parallelScanMinRows = 1 << 20;
-    }
+    void TearDown() override { sqlread::parallelScanMinRows = 1 << 20; }
 
     Capture read(bool launchDetails, bool split) {
         sqlread::parallelScanMinRows = split ? 1000 : (int64_t{1} << 40);

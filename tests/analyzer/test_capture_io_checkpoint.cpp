@@ -54,8 +54,8 @@ TEST(CaptureIoCheckpoint, WalStartsOverUnderAWriterThatIsNeverIdle) {
     const auto path = dir / "busy.sqlite";
     constexpr int64_t kLimit = 1 << 20;
     constexpr int kCommits = 40, kRowsPerCommit = 25000;  // ~0.6 MB per commit, ~25 MB in all
-    auto w = CaptureWriter::create(
-        path, 0, CaptureWriterOptions{.backgroundCheckpoint = true, .walLimitBytes = kLimit});
+    auto w =
+        CaptureWriter::create(path, 0, CaptureWriterOptions{.backgroundCheckpoint = true, .walLimitBytes = kLimit});
     uint64_t largestWal = 0;
     for (int c = 0; c < kCommits; ++c) {
         addKernels(*w, int64_t{c} * kRowsPerCommit, kRowsPerCommit);
@@ -121,7 +121,7 @@ TEST(WalCheckpointer, APinnedWalCostsOneWaitPerLimitNotPerCommit) {
     Database viewer(path, SQLITE_OPEN_READONLY);
     viewer.exec("BEGIN");
     Statement count(viewer, "SELECT count(*) FROM t");
-    ASSERT_TRUE(count.step());  // the snapshot stays until the viewer's COMMIT
+    ASSERT_TRUE(count.step());          // the snapshot stays until the viewer's COMMIT
     constexpr int kPinnedCommits = 40;  // several limits' worth of frames
     for (int i = 0; i < kPinnedCommits; ++i) commitOne();
     // Every frame is still in the WAL (nothing could start over): its size
@@ -129,8 +129,7 @@ TEST(WalCheckpointer, APinnedWalCostsOneWaitPerLimitNotPerCommit) {
     const auto frames = std::filesystem::file_size(path + "-wal") / (4096 + 24);
     EXPECT_GE(frames, uint64_t{3} * kLimitFrames);
     EXPECT_GE(checkpointer.writerWaits(), 1u);
-    EXPECT_LE(checkpointer.writerWaits(), frames / kLimitFrames + 1)
-        << "a wait per commit past the limit";
+    EXPECT_LE(checkpointer.writerWaits(), frames / kLimitFrames + 1) << "a wait per commit past the limit";
     count.reset();
     viewer.exec("COMMIT");
 

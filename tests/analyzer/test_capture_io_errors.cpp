@@ -3,18 +3,18 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/capture_writer.h"
 #include "analyzer/capture/parallel_scan.h"
-#include "analyzer/capture/sqlite_read_context.h"
 #include "analyzer/capture/schema.h"
+#include "analyzer/capture/sqlite_read_context.h"
 #include "analyzer/capture/sqlite_reader.h"
 #include "tests/analyzer/test_capture_io_util.h"
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace osc {
 namespace {
@@ -58,9 +58,10 @@ TEST(CaptureIoErrors, SparseRowidsAreCountedNotReserved) {
     TempDir dir;
     const auto path = dir / "sparse.sqlite";
     writeKernels(path, 3);
-    execSql(path, "INSERT INTO OVERLAPSCOPE_KERNEL (rowid, start, end, deviceId, correlationId, "
-                  "launchId) SELECT 4611686018427387904, 1000, 1100, deviceId, 99, launchId "
-                  "FROM OVERLAPSCOPE_KERNEL LIMIT 1");
+    execSql(path,
+            "INSERT INTO OVERLAPSCOPE_KERNEL (rowid, start, end, deviceId, correlationId, "
+            "launchId) SELECT 4611686018427387904, 1000, 1100, deviceId, 99, launchId "
+            "FROM OVERLAPSCOPE_KERNEL LIMIT 1");
     Capture c;
     readSqliteCapture(path, {}, c);
     ASSERT_EQ(c.processes.size(), 1u);
@@ -156,9 +157,9 @@ TEST(CaptureIoErrors, SqliteWithoutCuptiTablesIsNotACapture) {
     TempDir dir;
     const auto path = dir / "other.db";
     execSql(path, "CREATE TABLE StringIds (id INTEGER, value TEXT); CREATE TABLE notes (x);");
-    EXPECT_EQ(readError(path),
-              path + ": not a capture: it has no CUPTI_ACTIVITY_KIND_* table (expected an "
-                     "overlapscope capture or an Nsight Systems SQLite export)");
+    EXPECT_EQ(readError(path), path +
+                                   ": not a capture: it has no CUPTI_ACTIVITY_KIND_* table (expected an "
+                                   "overlapscope capture or an Nsight Systems SQLite export)");
 }
 
 TEST(CaptureIoErrors, FailedFileLeavesEarlierProcessesAlone) {
@@ -188,8 +189,7 @@ TEST_P(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
     if (child == 0) {
         // Child: no gtest assertions here; any failure shows as a wrong exit.
         try {
-            auto w = CaptureWriter::create(
-                path, 123, CaptureWriterOptions{.backgroundCheckpoint = GetParam()});
+            auto w = CaptureWriter::create(path, 123, CaptureWriterOptions{.backgroundCheckpoint = GetParam()});
             w->setMeta("rank", "4");
             w->addProcess({schema::packGlobalPid(9), 9, "victim"});
             KernelRow k;
@@ -204,8 +204,7 @@ TEST_P(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
             k.demangledName = "never committed";
             for (int i = 0; i < 500; ++i) w->addKernel(k);
             ::kill(::getpid(), SIGKILL);
-        } catch (...) {
-        }
+        } catch (...) {}
         ::_exit(3);
     }
     int status = 0;
@@ -230,7 +229,9 @@ TEST_P(CaptureIoKilledWriter, CommittedRowsSurviveSigkill) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkpoint, CaptureIoKilledWriter, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "HelperThread" : "SqliteOwn"; });
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                             return p.param ? "HelperThread" : "SqliteOwn";
+                         });
 
 TEST(CaptureIoProgress, ReportsStagesInOrderAndCanBeCancelled) {
     TempDir dir;

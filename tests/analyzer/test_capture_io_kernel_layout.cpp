@@ -23,8 +23,7 @@ using testing_io::forEachRow;
 using testing_io::querySql;
 using testsupport::TempDir;
 
-const char* const kNames[] = {"gemm_kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-                              "elementwise_kernel"};
+const char* const kNames[] = {"gemm_kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "elementwise_kernel"};
 
 // Row i: a base configuration, with launch field (i % 17) - 1 changed when
 // i % 17 != 0, so every launch field is on its own the difference between
@@ -44,23 +43,56 @@ KernelRow row(int i) {
     k.registersPerThread = 64, k.staticSharedMemory = 16384, k.dynamicSharedMemory = 0;
     k.graphId = 0, k.graphNodeId = 0;
     switch (i % 17) {
-        case 1: k.contextId = 2; break;
-        case 2: k.streamId = 13; break;
-        case 3: k.globalPid = schema::packGlobalPid(4343); break;
-        case 4: k.demangledName = kNames[1]; break;
-        case 5: k.shortName = "nccl"; break;
-        case 6: k.gridX = 1; break;
-        case 7: k.gridY = 3; break;
-        case 8: k.gridZ = 4; break;
-        case 9: k.blockX = 128; break;
-        case 10: k.blockY = 2; break;
-        case 11: k.blockZ = 2; break;
-        case 12: k.registersPerThread = 32; break;
-        case 13: k.staticSharedMemory = 0; break;
-        case 14: k.dynamicSharedMemory = 49152; break;
-        case 15: k.graphId = 9; break;
-        case 16: k.graphNodeId = (uint64_t{1} << 40) + 3; break;
-        default: break;
+        case 1:
+            k.contextId = 2;
+            break;
+        case 2:
+            k.streamId = 13;
+            break;
+        case 3:
+            k.globalPid = schema::packGlobalPid(4343);
+            break;
+        case 4:
+            k.demangledName = kNames[1];
+            break;
+        case 5:
+            k.shortName = "nccl";
+            break;
+        case 6:
+            k.gridX = 1;
+            break;
+        case 7:
+            k.gridY = 3;
+            break;
+        case 8:
+            k.gridZ = 4;
+            break;
+        case 9:
+            k.blockX = 128;
+            break;
+        case 10:
+            k.blockY = 2;
+            break;
+        case 11:
+            k.blockZ = 2;
+            break;
+        case 12:
+            k.registersPerThread = 32;
+            break;
+        case 13:
+            k.staticSharedMemory = 0;
+            break;
+        case 14:
+            k.dynamicSharedMemory = 49152;
+            break;
+        case 15:
+            k.graphId = 9;
+            break;
+        case 16:
+            k.graphNodeId = (uint64_t{1} << 40) + 3;
+            break;
+        default:
+            break;
     }
     return k;
 }
@@ -249,8 +281,7 @@ TEST(CaptureIoKernelLayout, FormatOneWideTableStillReads) {
             "staticSharedMemory INTEGER, dynamicSharedMemory INTEGER, graphId INTEGER, "
             "graphNodeId INTEGER); "
             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 250, 1, 1, 7, 77, " +
-                std::to_string(schema::packGlobalPid(555)) +
-                ", 900, 900, 12, 1, 1, 64, 1, 1, 40, 0, 0, 0, 0);");
+                std::to_string(schema::packGlobalPid(555)) + ", 900, 900, 12, 1, 1, 64, 1, 1, 40, 0, 0, 0, 0);");
     Capture c;
     readSqliteCapture(path, {}, c);
     ASSERT_EQ(c.processes.size(), 1u);

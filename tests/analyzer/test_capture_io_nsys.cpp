@@ -48,49 +48,69 @@ INSERT INTO TARGET_INFO_CUDA_GPU VALUES (0, 'Tesla V100', '0000:06:00.0', 340897
                                         (1, 'Tesla V100', '0000:07:00.0', 34089730048, 80, 7, 0),
                                         (3, 'Unused', '0000:09:00.0', 1, 80, 7, 0);
 CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
-INSERT INTO PROCESSES VALUES ()" + a + R"(, 1001, 'python'), ()" + b + R"(, 1002, 'python'),
-                             ()" + n(kLauncher) + R"(, 999, 'bash');
+INSERT INTO PROCESSES VALUES ()" +
+                      a + R"(, 1001, 'python'), ()" + b + R"(, 1002, 'python'),
+                             ()" +
+                      n(kLauncher) + R"(, 999, 'bash');
 CREATE TABLE MPI_RANKS (globalTid INTEGER, rank INTEGER);
-INSERT INTO MPI_RANKS VALUES ()" + ta + R"(, 0), ()" + tb + R"(, 1);
+INSERT INTO MPI_RANKS VALUES ()" +
+                      ta + R"(, 0), ()" + tb + R"(, 1);
 -- An old kernel table: no graphId/graphNodeId, no shared-memory columns.
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
   deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,
   globalPid INTEGER, demangledName INTEGER, shortName INTEGER, gridX INTEGER, gridY INTEGER,
   gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER, registersPerThread INTEGER);
 INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
-  (100, 200, 0, 1, 7, 11, )" + a + R"(, 2, 6, 8, 1, 1, 128, 1, 1, 32),
-  (150, 400, 0, 1, 13, 12, )" + a + R"(, 1, 7, 2, 1, 1, 640, 1, 1, 96),
-  (120, 220, 0, 1, 7, 21, )" + b + R"(, 2, 6, 8, 1, 1, 128, 1, 1, 32),
-  (300, 350, 1, 2, 7, 13, )" + a + R"(, 2, 6, 4, 1, 1, 64, 1, 1, 32),
-  (500, 900, 0, 1, 13, 22, )" + b + R"(, 1, 7, 2, 1, 1, 640, 1, 1, 96),
-  (600, 650, 0, 1, 7, 14, )" + a + R"(, 2, NULL, 8, 1, 1, 128, 1, 1, 32);
+  (100, 200, 0, 1, 7, 11, )" +
+                      a + R"(, 2, 6, 8, 1, 1, 128, 1, 1, 32),
+  (150, 400, 0, 1, 13, 12, )" +
+                      a + R"(, 1, 7, 2, 1, 1, 640, 1, 1, 96),
+  (120, 220, 0, 1, 7, 21, )" +
+                      b + R"(, 2, 6, 8, 1, 1, 128, 1, 1, 32),
+  (300, 350, 1, 2, 7, 13, )" +
+                      a + R"(, 2, 6, 4, 1, 1, 64, 1, 1, 32),
+  (500, 900, 0, 1, 13, 22, )" +
+                      b + R"(, 1, 7, 2, 1, 1, 640, 1, 1, 96),
+  (600, 650, 0, 1, 7, 14, )" +
+                      a + R"(, 2, NULL, 8, 1, 1, 128, 1, 1, 32);
 -- No srcDeviceId/dstDeviceId columns in this version.
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER,
   contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,
   bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER);
-INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (10, 60, 1, 2, 7, 9, )" + a + R"(, 4096, 1, 2, 3);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (10, 60, 1, 2, 7, 9, )" +
+                      a + R"(, 4096, 1, 2, 3);
 -- Runtime and driver calls with no eventClass column: the name decides.
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER,
   correlationId INTEGER, nameId INTEGER, returnValue INTEGER);
 INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
-  (90, 99, )" + ta + R"(, 11, 3, 0), (140, 149, )" + ta2 + R"(, 12, 4, 0),
-  (110, 119, )" + tb + R"(, 21, 3, 0), (700, 950, )" + ta + R"(, 15, 8, 0);
+  (90, 99, )" + ta + R"(, 11, 3, 0), (140, 149, )" +
+                      ta2 + R"(, 12, 4, 0),
+  (110, 119, )" + tb + R"(, 21, 3, 0), (700, 950, )" +
+                      ta + R"(, 15, 8, 0);
 CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
   rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
   endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
 INSERT INTO NVTX_EVENTS VALUES
-  (1, NULL, 75, NULL, NULL, NULL, 'NCCL', )" + ta2 + R"(, NULL, NULL, 1),
-  (2, NULL, 39, NULL, NULL, NULL, 'main thread', )" + ta + R"(, NULL, NULL, 0),
-  (50, 1000, 59, NULL, NULL, -16711936, 'step 0', )" + ta + R"(, NULL, NULL, 0),
-  (130, 160, 59, NULL, 3, NULL, NULL, )" + ta2 + R"(, NULL, 5, 1),
-  (170, NULL, 60, 9, NULL, NULL, 'never ended', )" + ta + R"(, NULL, NULL, 0),
-  (180, NULL, 34, NULL, NULL, NULL, 'a mark', )" + ta + R"(, NULL, NULL, 0),
-  (60, 990, 59, NULL, NULL, NULL, 'step 0', )" + tb + R"(, NULL, NULL, 0);
+  (1, NULL, 75, NULL, NULL, NULL, 'NCCL', )" +
+                      ta2 + R"(, NULL, NULL, 1),
+  (2, NULL, 39, NULL, NULL, NULL, 'main thread', )" +
+                      ta + R"(, NULL, NULL, 0),
+  (50, 1000, 59, NULL, NULL, -16711936, 'step 0', )" +
+                      ta + R"(, NULL, NULL, 0),
+  (130, 160, 59, NULL, 3, NULL, NULL, )" +
+                      ta2 + R"(, NULL, 5, 1),
+  (170, NULL, 60, 9, NULL, NULL, 'never ended', )" +
+                      ta + R"(, NULL, NULL, 0),
+  (180, NULL, 34, NULL, NULL, NULL, 'a mark', )" +
+                      ta + R"(, NULL, NULL, 0),
+  (60, 990, 59, NULL, NULL, NULL, 'step 0', )" +
+                      tb + R"(, NULL, NULL, 0);
 -- Graphs traced whole: replays, but no kernel carries a graph node id.
 CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER, end INTEGER, deviceId INTEGER,
   contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,
   graphId INTEGER, graphExecId INTEGER);
-INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (1000, 2000, 0, 1, 7, 30, )" + a + R"(, 1, 1);
+INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (1000, 2000, 0, 1, 7, 30, )" +
+                      a + R"(, 1, 1);
 )");
 }
 
@@ -164,8 +184,7 @@ TEST(CaptureIoNsys, HandMadeExportSplitsIntoProcessesAndDevices) {
 
     // API calls: split by the pid inside globalTid; driver told apart by name.
     EXPECT_EQ(a.apiCalls.correlation, (std::vector<uint32_t>{11, 12, 15}));
-    EXPECT_EQ(a.apiCalls.kind,
-              (std::vector<ApiKind>{ApiKind::Runtime, ApiKind::Driver, ApiKind::Runtime}));
+    EXPECT_EQ(a.apiCalls.kind, (std::vector<ApiKind>{ApiKind::Runtime, ApiKind::Driver, ApiKind::Runtime}));
     EXPECT_EQ(c.strings.at(a.apiCalls.name[1]), "cuLaunchKernelEx");
     EXPECT_EQ(a.apiCalls.globalTid[1], kPidA | 1010);
     EXPECT_EQ(b.apiCalls.correlation, (std::vector<uint32_t>{21}));
@@ -176,7 +195,7 @@ TEST(CaptureIoNsys, HandMadeExportSplitsIntoProcessesAndDevices) {
     EXPECT_EQ(c.strings.at(r.name[0]), "step 0");
     EXPECT_EQ(r.kind[0], RangeKind::PushPop);
     EXPECT_EQ(r.domain[0], kNoId);
-    EXPECT_EQ(r.color[0], 0xFF00FF00u);  // nsys stores ARGB as a signed 32-bit value
+    EXPECT_EQ(r.color[0], 0xFF00FF00u);                   // nsys stores ARGB as a signed 32-bit value
     EXPECT_EQ(c.strings.at(r.name[1]), "ncclAllReduce");  // registered string via textId
     EXPECT_EQ(c.strings.at(r.domain[1]), "NCCL");
     EXPECT_EQ(r.category[1], 3u);
@@ -191,9 +210,9 @@ TEST(CaptureIoNsys, HandMadeExportSplitsIntoProcessesAndDevices) {
 
     // Whole-graph tracing hides kernels: the user is told once, naming the file.
     ASSERT_EQ(c.warnings.size(), 1u);
-    EXPECT_EQ(c.warnings[0],
-              path + ": CUDA graphs were traced as whole graphs: their kernels (and NCCL kernels "
-                     "inside) are invisible; re-run nsys with --cuda-graph-trace=node");
+    EXPECT_EQ(c.warnings[0], path +
+                                 ": CUDA graphs were traced as whole graphs: their kernels (and NCCL kernels "
+                                 "inside) are invisible; re-run nsys with --cuda-graph-trace=node");
 }
 
 TEST(CaptureIoNsys, GraphTraceWithPerNodeKernelsGivesNoWarning) {
@@ -233,8 +252,7 @@ INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1, 2, 0, 16777217, 1, 0, 0),
     readSqliteCapture(path, {}, c);
     ASSERT_EQ(c.processes.size(), 1u);
     EXPECT_EQ(c.processes[0].apiCalls.kind,
-              (std::vector<ApiKind>{ApiKind::Runtime, ApiKind::Driver, ApiKind::Driver,
-                                    ApiKind::Runtime}));
+              (std::vector<ApiKind>{ApiKind::Runtime, ApiKind::Driver, ApiKind::Driver, ApiKind::Runtime}));
     EXPECT_EQ(c.processes[0].apiCalls.returnValue, (std::vector<int32_t>{0, 0, 0, 2}));
 }
 

@@ -19,9 +19,7 @@ namespace {
 using testsupport::TempDir;
 
 struct ScanThreshold {
-    explicit ScanThreshold(int64_t rows) : saved(sqlread::parallelScanMinRows) {
-        sqlread::parallelScanMinRows = rows;
-    }
+    explicit ScanThreshold(int64_t rows) : saved(sqlread::parallelScanMinRows) { sqlread::parallelScanMinRows = rows; }
     ~ScanThreshold() { sqlread::parallelScanMinRows = saved; }
     int64_t saved;
 };

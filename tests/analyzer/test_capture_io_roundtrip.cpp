@@ -37,76 +37,116 @@ Process handBuiltProcess(Capture& c) {
     d0.gpu = {0, "NVIDIA H100 80GB HBM3", "0000:1b:00.0", "GPU-1234", 85'520'809'984ull, 132, 9, 0};
     d0.streamNames = {{7, "compute"}, {13, "nccl"}};
     auto& k = d0.kernels;
-    struct K { TimeNs s, e; uint32_t stream, corr; const char* name; const char* shortName; };
+    struct K {
+        TimeNs s, e;
+        uint32_t stream, corr;
+        const char* name;
+        const char* shortName;
+    };
     const K ks[] = {{100, 900, 7, 11, "void gemm<float>(Params)", "gemm"},
                     {300, 1500, 13, 12, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs4K)",
                      "ncclDevKernel_AllReduce_Sum_f32_RING_LL"},
                     {950, 1200, 7, 14, "void gemm<float>(Params)", "gemm"}};
     uint32_t n = 0;
     for (const auto& x : ks) {
-        k.start.push_back(x.s); k.end.push_back(x.e);
-        k.stream.push_back(x.stream); k.correlation.push_back(x.corr);
-        k.name.push_back(s.intern(x.name)); k.shortName.push_back(s.intern(x.shortName));
-        k.gridX.push_back(100 + n); k.gridY.push_back(2 + n); k.gridZ.push_back(3 + n);
-        k.blockX.push_back(256 + n); k.blockY.push_back(4 + n); k.blockZ.push_back(5 + n);
-        k.registersPerThread.push_back(40 + n); k.staticSharedMemory.push_back(1024 + n);
-        k.dynamicSharedMemory.push_back(2048 + n); k.graphId.push_back(n);
+        k.start.push_back(x.s);
+        k.end.push_back(x.e);
+        k.stream.push_back(x.stream);
+        k.correlation.push_back(x.corr);
+        k.name.push_back(s.intern(x.name));
+        k.shortName.push_back(s.intern(x.shortName));
+        k.gridX.push_back(100 + n);
+        k.gridY.push_back(2 + n);
+        k.gridZ.push_back(3 + n);
+        k.blockX.push_back(256 + n);
+        k.blockY.push_back(4 + n);
+        k.blockZ.push_back(5 + n);
+        k.registersPerThread.push_back(40 + n);
+        k.staticSharedMemory.push_back(1024 + n);
+        k.dynamicSharedMemory.push_back(2048 + n);
+        k.graphId.push_back(n);
         k.graphNodeId.push_back(n ? 0x1234'5678'9abcull + n : 0);
         ++n;
     }
     auto& cp = d0.copies;
-    cp.start = {50, 1600}; cp.end = {90, 1700}; cp.stream = {7, 13}; cp.correlation = {10, 15};
-    cp.bytes = {4096, 1ull << 33}; cp.copyKind = {CopyKind::HtoD, CopyKind::PtoP};
-    cp.srcKind = {MemKind::Pinned, MemKind::Device}; cp.dstKind = {MemKind::Device, MemKind::Device};
-    cp.srcDevice = {kNoId, 0}; cp.dstDevice = {0, 2};
+    cp.start = {50, 1600};
+    cp.end = {90, 1700};
+    cp.stream = {7, 13};
+    cp.correlation = {10, 15};
+    cp.bytes = {4096, 1ull << 33};
+    cp.copyKind = {CopyKind::HtoD, CopyKind::PtoP};
+    cp.srcKind = {MemKind::Pinned, MemKind::Device};
+    cp.dstKind = {MemKind::Device, MemKind::Device};
+    cp.srcDevice = {kNoId, 0};
+    cp.dstDevice = {0, 2};
     auto& ms = d0.memsets;
-    ms.start = {20}; ms.end = {30}; ms.stream = {7}; ms.correlation = {9};
-    ms.bytes = {1 << 20}; ms.value = {0xAB};
+    ms.start = {20};
+    ms.end = {30};
+    ms.stream = {7};
+    ms.correlation = {9};
+    ms.bytes = {1 << 20};
+    ms.value = {0xAB};
     auto& sy = d0.syncs;
-    sy.start = {1800, 1900}; sy.end = {1850, 1990}; sy.stream = {kNoId, 13};
-    sy.correlation = {16, 17}; sy.type = {SyncType::ContextSynchronize, SyncType::StreamWaitEvent};
+    sy.start = {1800, 1900};
+    sy.end = {1850, 1990};
+    sy.stream = {kNoId, 13};
+    sy.correlation = {16, 17};
+    sy.type = {SyncType::ContextSynchronize, SyncType::StreamWaitEvent};
     sy.eventId = {kNoId, 5};
 
     auto& d2 = p.deviceById(2);
     d2.gpu = {2, "NVIDIA H100 80GB HBM3", "0000:2b:00.0", "GPU-5678", 85'520'809'984ull, 132, 9, 0};
-    d2.kernels.start = {400}; d2.kernels.end = {450}; d2.kernels.stream = {21};
-    d2.kernels.correlation = {13}; d2.kernels.name = {s.intern("void gemm<float>(Params)")};
+    d2.kernels.start = {400};
+    d2.kernels.end = {450};
+    d2.kernels.stream = {21};
+    d2.kernels.correlation = {13};
+    d2.kernels.name = {s.intern("void gemm<float>(Params)")};
     d2.kernels.shortName = {s.intern("gemm")};
-    for (auto* col : {&d2.kernels.gridX, &d2.kernels.gridY, &d2.kernels.gridZ, &d2.kernels.blockX,
-                      &d2.kernels.blockY, &d2.kernels.blockZ, &d2.kernels.registersPerThread,
-                      &d2.kernels.staticSharedMemory, &d2.kernels.dynamicSharedMemory,
-                      &d2.kernels.graphId})
+    for (auto* col : {&d2.kernels.gridX, &d2.kernels.gridY, &d2.kernels.gridZ, &d2.kernels.blockX, &d2.kernels.blockY,
+                      &d2.kernels.blockZ, &d2.kernels.registersPerThread, &d2.kernels.staticSharedMemory,
+                      &d2.kernels.dynamicSharedMemory, &d2.kernels.graphId})
         col->push_back(1);
     d2.kernels.graphNodeId = {0};
     p.deviceById(5).gpu = {5, "idle GPU", "0000:5b:00.0", "GPU-idle", 1, 2, 8, 6};
 
     const uint64_t tid = schema::packGlobalTid(31337, 31340);
     auto& a = p.apiCalls;
-    a.start = {5, 60, 70}; a.end = {40, 80, 95}; a.globalTid = {tid, tid, tid + 1};
+    a.start = {5, 60, 70};
+    a.end = {40, 80, 95};
+    a.globalTid = {tid, tid, tid + 1};
     a.correlation = {9, 11, 12};
-    a.name = {s.intern("cudaMemsetAsync_v3020"), s.intern("cudaLaunchKernel_v7000"),
-              s.intern("cuLaunchKernelEx")};
+    a.name = {s.intern("cudaMemsetAsync_v3020"), s.intern("cudaLaunchKernel_v7000"), s.intern("cuLaunchKernelEx")};
     a.returnValue = {0, 0, 700};
     a.kind = {ApiKind::Runtime, ApiKind::Runtime, ApiKind::Driver};
 
     auto& r = p.ranges;
-    r.start = {0, 250, 260, 1000}; r.end = {2000, 1400, 260, 1100};
-    r.name = {s.intern("step 1"), s.intern("ncclAllReduce"), s.intern("checkpoint"),
-              s.intern("gpu annotation")};
+    r.start = {0, 250, 260, 1000};
+    r.end = {2000, 1400, 260, 1100};
+    r.name = {s.intern("step 1"), s.intern("ncclAllReduce"), s.intern("checkpoint"), s.intern("gpu annotation")};
     r.globalTid = {tid, tid + 1, tid, tid};
     r.domain = {kNoId, s.intern("NCCL"), kNoId, s.intern("NCCL")};
-    r.category = {0, 3, 0, 1}; r.color = {0xFF00FF00u, 0, 0xFF0000FFu, 7};
+    r.category = {0, 3, 0, 1};
+    r.color = {0xFF00FF00u, 0, 0xFF0000FFu, 7};
     r.kind = {RangeKind::PushPop, RangeKind::StartEnd, RangeKind::Mark, RangeKind::PushPop};
     r.onGpu = {0, 0, 0, 1};
 
     auto& cl = p.collectives;
-    cl.commHash = {0xF00D'CAFE'DEAD'BEEFull, 42}; cl.rank = {3, 3}; cl.nranks = {8, 8};
-    cl.seqNumber = {7, 8}; cl.func = {s.intern("AllReduce"), s.intern("AllGather")};
+    cl.commHash = {0xF00D'CAFE'DEAD'BEEFull, 42};
+    cl.rank = {3, 3};
+    cl.nranks = {8, 8};
+    cl.seqNumber = {7, 8};
+    cl.func = {s.intern("AllReduce"), s.intern("AllGather")};
     cl.datatype = {s.intern("ncclFloat32"), s.intern("ncclBfloat16")};
-    cl.algo = {s.intern("RING"), s.intern("")}; cl.proto = {s.intern("LL"), s.intern("")};
-    cl.count = {1 << 20, 4096}; cl.bytes = {4 << 20, 8192}; cl.root = {-1, 0};
-    cl.nChannels = {4, 2}; cl.device = {0, kNoId};
-    cl.enqueue = {280, -1}; cl.gpuStart = {300, -1}; cl.gpuEnd = {1500, -1};
+    cl.algo = {s.intern("RING"), s.intern("")};
+    cl.proto = {s.intern("LL"), s.intern("")};
+    cl.count = {1 << 20, 4096};
+    cl.bytes = {4 << 20, 8192};
+    cl.root = {-1, 0};
+    cl.nChannels = {4, 2};
+    cl.device = {0, kNoId};
+    cl.enqueue = {280, -1};
+    cl.gpuStart = {300, -1};
+    cl.gpuEnd = {1500, -1};
     return p;
 }
 
@@ -114,8 +154,7 @@ Process handBuiltProcess(Capture& c) {
 void expectSameNames(const Capture& ca, const std::vector<uint32_t>& a, const Capture& cb,
                      const std::vector<uint32_t>& b, const char* what) {
     ASSERT_EQ(a.size(), b.size()) << what;
-    for (size_t i = 0; i < a.size(); ++i)
-        EXPECT_EQ(ca.strings.at(a[i]), cb.strings.at(b[i])) << what << " row " << i;
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(ca.strings.at(a[i]), cb.strings.at(b[i])) << what << " row " << i;
 }
 void expectSameDomains(const Capture& ca, const std::vector<uint32_t>& a, const Capture& cb,
                        const std::vector<uint32_t>& b) {
@@ -298,50 +337,50 @@ TEST(CaptureIoRoundTrip, FileHasTheNsysLayout) {
     c.processes.push_back(handBuiltProcess(c));
     const auto path = dir / "layout.sqlite";
     writeProcess(c, c.processes[0], path);
-    EXPECT_EQ(querySql(path, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
-                             "ON k.shortName = s.id WHERE k.correlationId = 12"),
+    EXPECT_EQ(querySql(path,
+                       "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+                       "ON k.shortName = s.id WHERE k.correlationId = 12"),
               "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-    EXPECT_EQ(querySql(path, "SELECT e.name FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN "
-                             "ENUM_CUDA_MEMCPY_OPER e ON m.copyKind = e.id WHERE m.correlationId = 15"),
+    EXPECT_EQ(querySql(path,
+                       "SELECT e.name FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN "
+                       "ENUM_CUDA_MEMCPY_OPER e ON m.copyKind = e.id WHERE m.correlationId = 15"),
               "CUDA_MEMCPY_KIND_PTOP");
-    EXPECT_EQ(querySql(path, "SELECT name FROM ENUM_CUDA_MEM_KIND WHERE id = 2"),
-              "CUDA_MEMOPR_MEMORY_KIND_PINNED");
+    EXPECT_EQ(querySql(path, "SELECT name FROM ENUM_CUDA_MEM_KIND WHERE id = 2"), "CUDA_MEMOPR_MEMORY_KIND_PINNED");
     EXPECT_EQ(querySql(path, "SELECT name FROM ENUM_CUPTI_SYNC_TYPE WHERE id = 4"),
               "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE");
-    EXPECT_EQ(querySql(path, "SELECT count(*) FROM ENUM_NSYS_EVENT_TYPE WHERE id IN (34, 59, 60, 75)"),
-              "4");
+    EXPECT_EQ(querySql(path, "SELECT count(*) FROM ENUM_NSYS_EVENT_TYPE WHERE id IN (34, 59, 60, 75)"), "4");
     // NCCL-domain ranges found the nsys way: the domain's DomainCreate row.
-    EXPECT_EQ(querySql(path, "SELECT s.value FROM NVTX_EVENTS r JOIN NVTX_EVENTS d ON "
-                             "d.eventType = 75 AND d.domainId = r.domainId JOIN StringIds s ON "
-                             "s.id = r.textId WHERE d.text = 'NCCL' AND r.eventType = 60"),
+    EXPECT_EQ(querySql(path,
+                       "SELECT s.value FROM NVTX_EVENTS r JOIN NVTX_EVENTS d ON "
+                       "d.eventType = 75 AND d.domainId = r.domainId JOIN StringIds s ON "
+                       "s.id = r.textId WHERE d.text = 'NCCL' AND r.eventType = 60"),
               "ncclAllReduce");
-    EXPECT_EQ(querySql(path, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 AND end IS NULL"),
-              "1");
-    EXPECT_EQ(querySql(path, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"),
-              std::to_string(kSession));
-    EXPECT_EQ(querySql(path, "SELECT pid FROM PROCESSES WHERE globalPid = " +
-                                 std::to_string(schema::packGlobalPid(31337))),
-              "31337");
-    EXPECT_EQ(querySql(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 24 "
-                             "= 31337"),
+    EXPECT_EQ(querySql(path, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 AND end IS NULL"), "1");
+    EXPECT_EQ(querySql(path, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"), std::to_string(kSession));
+    EXPECT_EQ(
+        querySql(path, "SELECT pid FROM PROCESSES WHERE globalPid = " + std::to_string(schema::packGlobalPid(31337))),
+        "31337");
+    EXPECT_EQ(querySql(path,
+                       "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 24 "
+                       "= 31337"),
               "4");
     EXPECT_EQ(querySql(path, "SELECT value FROM OVERLAPSCOPE_META WHERE name = 'rank'"), "3");
     EXPECT_EQ(querySql(path, "SELECT value FROM OVERLAPSCOPE_META WHERE name = 'world_size'"), "8");
-    EXPECT_EQ(querySql(path, "SELECT count(*) FROM OVERLAPSCOPE_NCCL_COLL WHERE gpuStart IS NULL"),
-              "1");
+    EXPECT_EQ(querySql(path, "SELECT count(*) FROM OVERLAPSCOPE_NCCL_COLL WHERE gpuStart IS NULL"), "1");
     // Kernels are a view over narrow rows and shared launches (format 2),
     // with exactly the columns docs/design.md lists, in its order.
-    EXPECT_EQ(querySql(path, "SELECT group_concat(name, ',') FROM "
-                             "pragma_table_info('CUPTI_ACTIVITY_KIND_KERNEL')"),
+    EXPECT_EQ(querySql(path,
+                       "SELECT group_concat(name, ',') FROM "
+                       "pragma_table_info('CUPTI_ACTIVITY_KIND_KERNEL')"),
               "start,end,deviceId,contextId,streamId,correlationId,globalPid,demangledName,"
               "shortName,gridX,gridY,gridZ,blockX,blockY,blockZ,registersPerThread,"
               "staticSharedMemory,dynamicSharedMemory,graphId,graphNodeId");
-    EXPECT_EQ(querySql(path, "SELECT name FROM sqlite_master WHERE type = 'index' AND "
-                             "tbl_name = 'OVERLAPSCOPE_KERNEL'"),
+    EXPECT_EQ(querySql(path,
+                       "SELECT name FROM sqlite_master WHERE type = 'index' AND "
+                       "tbl_name = 'OVERLAPSCOPE_KERNEL'"),
               "kernel_device_start");
     // ... and a script's (deviceId, start) query through the view uses it.
-    const auto plan = queryPlan(
-        path, "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 0 AND start > 5");
+    const auto plan = queryPlan(path, "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 0 AND start > 5");
     EXPECT_NE(plan.find("USING INDEX kernel_device_start"), std::string::npos) << plan;
     // A closed capture is one self-contained file.
     EXPECT_EQ(querySql(path, "PRAGMA journal_mode"), "delete");

@@ -31,9 +31,8 @@ inline std::string querySql(const std::string& path, const std::string& sql) {
     std::string out;
     if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
         sqlite3_stmt* st = nullptr;
-        const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK
-                           ? sqlite3_step(st)
-                           : SQLITE_ERROR;
+        const int rc =
+            sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK ? sqlite3_step(st) : SQLITE_ERROR;
         if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
             out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
         else if (rc != SQLITE_ROW && rc != SQLITE_DONE)

@@ -26,11 +26,19 @@ TEST(KernelTable, SortByStartPermutesEveryColumn) {
         k.end.push_back(s + 5);
         k.stream.push_back(static_cast<uint32_t>(s));
         k.correlation.push_back(static_cast<uint32_t>(s * 2));
-        k.name.push_back(0); k.shortName.push_back(0);
-        k.gridX.push_back(static_cast<uint32_t>(s)); k.gridY.push_back(1); k.gridZ.push_back(1);
-        k.blockX.push_back(1); k.blockY.push_back(1); k.blockZ.push_back(1);
-        k.registersPerThread.push_back(0); k.staticSharedMemory.push_back(0);
-        k.dynamicSharedMemory.push_back(0); k.graphId.push_back(0); k.graphNodeId.push_back(0);
+        k.name.push_back(0);
+        k.shortName.push_back(0);
+        k.gridX.push_back(static_cast<uint32_t>(s));
+        k.gridY.push_back(1);
+        k.gridZ.push_back(1);
+        k.blockX.push_back(1);
+        k.blockY.push_back(1);
+        k.blockZ.push_back(1);
+        k.registersPerThread.push_back(0);
+        k.staticSharedMemory.push_back(0);
+        k.dynamicSharedMemory.push_back(0);
+        k.graphId.push_back(0);
+        k.graphNodeId.push_back(0);
     }
     k.sortByStart();
     EXPECT_EQ(k.start, (std::vector<TimeNs>{10, 20, 30}));

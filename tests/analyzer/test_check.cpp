@@ -27,7 +27,10 @@ bool wellFormedXml(const std::string& x, std::string& why) {
     std::vector<std::string> stack;
     size_t i = 0;
     bool rootClosed = false;
-    auto fail = [&](const std::string& w) { why = w + " at " + std::to_string(i); return false; };
+    auto fail = [&](const std::string& w) {
+        why = w + " at " + std::to_string(i);
+        return false;
+    };
     if (x.rfind("<?xml", 0) == 0) i = x.find("?>") + 2;
     while (i < x.size()) {
         if (x[i] == '<') {
@@ -61,8 +64,10 @@ bool wellFormedXml(const std::string& x, std::string& why) {
                     if (value.find('<') != std::string::npos) return fail("'<' in attribute");
                     p = end + 1;
                 }
-                if (!selfClosing) stack.push_back(name);
-                else if (stack.empty()) rootClosed = true;
+                if (!selfClosing)
+                    stack.push_back(name);
+                else if (stack.empty())
+                    rootClosed = true;
             }
             i = close + 1;
         } else if (x[i] == '&') {
@@ -72,8 +77,7 @@ bool wellFormedXml(const std::string& x, std::string& why) {
                 return fail("bad entity");
             i = semi + 1;
         } else {
-            if (stack.empty() && !std::isspace(static_cast<unsigned char>(x[i])))
-                return fail("text outside the root");
+            if (stack.empty() && !std::isspace(static_cast<unsigned char>(x[i]))) return fail("text outside the root");
             ++i;
         }
     }
@@ -107,9 +111,8 @@ TEST(Check, ExposedMillisecondsIsPerDeviceOnly) {
     t.maxExposedCommMs = 14.0;
     const auto out = runChecks(a, t);
     ASSERT_EQ(out.size(), 2u);
-    EXPECT_EQ(failures(out), std::vector<std::string>{
-                                 "rank 0 gpu 0: exposed communication 14.200 ms above the maximum "
-                                 "14.000 ms"});
+    EXPECT_EQ(failures(out), std::vector<std::string>{"rank 0 gpu 0: exposed communication 14.200 ms above the maximum "
+                                                      "14.000 ms"});
     t.maxExposedCommMs = 14.2;
     EXPECT_TRUE(failures(runChecks(a, t)).empty());
 }
@@ -135,8 +138,9 @@ TEST(Check, RegressionAgainstBaseline) {
     auto f = failures(runChecks(now, t, &base));
     ASSERT_EQ(f.size(), 2u);
     EXPECT_EQ(f[0], "rank 0 gpu 0: overlap ratio 0.500 vs baseline 0.621, 19.5% lower (allowed 10.0%)");
-    EXPECT_EQ(f[1], "rank 0 gpu 0: exposed communication 18.750 ms vs baseline 14.200 ms, 32.0% more "
-                    "(allowed 10.0%)");
+    EXPECT_EQ(f[1],
+              "rank 0 gpu 0: exposed communication 18.750 ms vs baseline 14.200 ms, 32.0% more "
+              "(allowed 10.0%)");
     t.maxRegressionPercent = 35;
     EXPECT_TRUE(failures(runChecks(now, t, &base)).empty());
     // The same run is never a regression.
@@ -184,8 +188,7 @@ TEST(Check, JunitIsWellFormedWithOneCasePerOutcome) {
     for (size_t p = xml.find("<failure "); p != std::string::npos; p = xml.find("<failure ", p + 1)) ++fails;
     EXPECT_EQ(cases, out.size());
     EXPECT_EQ(fails, failures(out).size());
-    EXPECT_NE(xml.find("tests=\"" + std::to_string(out.size()) + "\" failures=\"" +
-                       std::to_string(fails) + "\""),
+    EXPECT_NE(xml.find("tests=\"" + std::to_string(out.size()) + "\" failures=\"" + std::to_string(fails) + "\""),
               std::string::npos);
     EXPECT_NE(xml.find("classname=\"n&lt;&amp;&gt;&quot;&apos;:100 gpu 0\""), std::string::npos);
 }

@@ -39,7 +39,7 @@ namespace {
 // Each struct's members as (names, references). The structured binding
 // names every member, so a member added to analysis.h stops this test
 // compiling until it is compared here (and set in fullDevice()).
-#define MEMBERS(object, ...)             \
+#define MEMBERS(object, ...)            \
     const auto& [__VA_ARGS__] = object; \
     return std::pair(std::string_view(#__VA_ARGS__), std::forward_as_tuple(__VA_ARGS__))
 
@@ -48,8 +48,8 @@ auto members(const OverlapMetrics& m) {
             achieved_speedup, ideal_speedup);
 }
 auto members(const InterferenceMetrics& m) {
-    MEMBERS(m, overlapped_compute_ns, interfered_compute_ns, interference_ns, interference_coverage,
-            compute_slowdown, net_overlap_gain_ns);
+    MEMBERS(m, overlapped_compute_ns, interfered_compute_ns, interference_ns, interference_coverage, compute_slowdown,
+            net_overlap_gain_ns);
 }
 auto members(const WaitTransferMetrics& m) { MEMBERS(m, comm_wait_ns, exposed_wait_ns, exposed_transfer_ns); }
 auto members(const PipelineStageMetrics& m) {
@@ -80,12 +80,18 @@ auto members(const DeviceAnalysis& d) {
 }
 #undef MEMBERS
 
-template <class T> struct IsOptional : std::false_type {};
-template <class T> struct IsOptional<std::optional<T>> : std::true_type {};
-template <class T> struct IsVector : std::false_type {};
-template <class T> struct IsVector<std::vector<T>> : std::true_type {};
-template <class T> struct IsArray : std::false_type {};
-template <class T, size_t N> struct IsArray<std::array<T, N>> : std::true_type {};
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <class T>
+struct IsArray : std::false_type {};
+template <class T, size_t N>
+struct IsArray<std::array<T, N>> : std::true_type {};
 
 std::string nameAt(std::string_view names, size_t index) {
     for (size_t i = 0; i < index; ++i) names.remove_prefix(names.find(',') + 1);
@@ -103,8 +109,10 @@ void compare(const T& a, const T& b, const std::string& path, std::vector<std::s
     } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>) {
         if (!(a == b)) diffs.push_back(path + ": values differ");
     } else if constexpr (IsOptional<T>::value) {
-        if (a.has_value() != b.has_value()) diffs.push_back(path + ": set on one side only");
-        else if (a) compare(*a, *b, path, diffs);
+        if (a.has_value() != b.has_value())
+            diffs.push_back(path + ": set on one side only");
+        else if (a)
+            compare(*a, *b, path, diffs);
     } else if constexpr (IsVector<T>::value || IsArray<T>::value) {
         if (a.size() != b.size()) {
             diffs.push_back(path + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + " elements");
@@ -116,7 +124,8 @@ void compare(const T& a, const T& b, const std::string& path, std::vector<std::s
         const auto mb = members(b).second;
         [&]<size_t... I>(std::index_sequence<I...>) {
             (compare(std::get<I>(ma), std::get<I>(mb), path + "." + nameAt(names, I), diffs), ...);
-        }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(ma)>>>());
+        }
+        (std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(ma)>>>());
     }
 }
 
@@ -132,11 +141,15 @@ std::string joined(const std::vector<std::string>& lines) {
 template <class T>
 void defaultMembers(const T& x, const std::string& path, std::vector<std::string>& out) {
     if constexpr (IsOptional<T>::value) {
-        if (!x) out.push_back(path + " (empty)");
-        else defaultMembers(*x, path, out);
+        if (!x)
+            out.push_back(path + " (empty)");
+        else
+            defaultMembers(*x, path, out);
     } else if constexpr (IsVector<T>::value) {
-        if (x.empty()) out.push_back(path + " (empty list)");
-        else defaultMembers(x[0], path + "[0]", out);
+        if (x.empty())
+            out.push_back(path + " (empty list)");
+        else
+            defaultMembers(x[0], path + "[0]", out);
     } else if constexpr (std::is_class_v<T> && !std::is_same_v<T, std::string> && !IsArray<T>::value) {
         const T blank{};
         const auto [names, mx] = members(x);
@@ -147,11 +160,14 @@ void defaultMembers(const T& x, const std::string& path, std::vector<std::string
                     const std::string at = path + "." + nameAt(names, I);
                     std::vector<std::string> diffs;
                     compare(std::get<I>(mx), std::get<I>(mblank), at, diffs);
-                    if (diffs.empty()) out.push_back(at);
-                    else defaultMembers(std::get<I>(mx), at, out);
+                    if (diffs.empty())
+                        out.push_back(at);
+                    else
+                        defaultMembers(std::get<I>(mx), at, out);
                 }(),
                 ...);
-        }(std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(mx)>>>());
+        }
+        (std::make_index_sequence<std::tuple_size_v<std::remove_cvref_t<decltype(mx)>>>());
     }
 }
 
@@ -173,9 +189,9 @@ void expectRoundTrip(const DeviceAnalysis& d, const std::string& what) {
 // Which rarely-set parts the analyses of a test reached, so that the round
 // trips are known to have carried them.
 struct Reached {
-    bool wait = false, pipeline = false, alltoall = false, clockShift = false, lastArrivals = false,
-         atNs = false, p2p = false, seq = false, signatures = false, exposedWait = false, stepPipeline = false,
-         stepAlltoall = false, kernelIndex = false, processIndex = false;
+    bool wait = false, pipeline = false, alltoall = false, clockShift = false, lastArrivals = false, atNs = false,
+         p2p = false, seq = false, signatures = false, exposedWait = false, stepPipeline = false, stepAlltoall = false,
+         kernelIndex = false, processIndex = false;
 
     void add(const DeviceAnalysis& d) {
         wait |= d.wait.has_value();
@@ -258,13 +274,13 @@ TEST(DeviceCodec, RandomSyntheticJobsRoundTrip) {
         const std::string r = " round " + std::to_string(round);
         expectAnalysisRoundTrips(analyze(synth::synthesizeWorkload(test::randomJob(rng, 1, 5)), settings),
                                  "data parallel" + r, reached);
-        expectAnalysisRoundTrips(analyze(synth::synthesizePipeline(test::randomPipeline(rng)), settings), "pipeline" + r,
-                                 reached);
-        expectAnalysisRoundTrips(analyze(synth::synthesizeAllToAll(test::randomAllToAll(rng)), settings), "all-to-all" + r,
-                                 reached);
+        expectAnalysisRoundTrips(analyze(synth::synthesizePipeline(test::randomPipeline(rng)), settings),
+                                 "pipeline" + r, reached);
+        expectAnalysisRoundTrips(analyze(synth::synthesizeAllToAll(test::randomAllToAll(rng)), settings),
+                                 "all-to-all" + r, reached);
     }
-    EXPECT_TRUE(reached.wait && reached.pipeline && reached.alltoall && reached.stepPipeline &&
-                reached.stepAlltoall && reached.clockShift && reached.p2p && reached.seq && reached.exposedWait);
+    EXPECT_TRUE(reached.wait && reached.pipeline && reached.alltoall && reached.stepPipeline && reached.stepAlltoall &&
+                reached.clockShift && reached.p2p && reached.seq && reached.exposedWait);
 }
 
 double nanWithPayload() { return std::bit_cast<double>(0x7FF800000000BEEFull); }

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
 #include <cmath>
 #include <cstdlib>
-#include <sys/wait.h>
 
 using namespace osc;
 using namespace osc::report;
@@ -65,7 +65,7 @@ TEST(Diff, HandWorkedChanges) {
     EXPECT_DOUBLE_EQ(*ratio.base, 0.8);
     EXPECT_DOUBLE_EQ(*ratio.candidate, 0.6);
     EXPECT_NEAR(*ratio.change, -0.2, 1e-12);
-    EXPECT_NEAR(*ratio.regressionPct, 25.0, 1e-9);   // (0.8 - 0.6) / 0.8
+    EXPECT_NEAR(*ratio.regressionPct, 25.0, 1e-9);  // (0.8 - 0.6) / 0.8
     const auto& exposed = metric(d.rows[0], "exposed_comm_ns");
     EXPECT_DOUBLE_EQ(*exposed.change, 2'000'000);
     EXPECT_DOUBLE_EQ(*exposed.relativePct, 100.0);
@@ -93,7 +93,7 @@ TEST(Diff, SubMicrosecondExposedChangeIsNoise) {
     base.summary = metrics(1'000'000, 900'000, 100'000, 100'000);  // fully hidden
     cand.summary = metrics(1'000'000, 900'000, 100'000, 99'500);   // 500 ns exposed
     EXPECT_DOUBLE_EQ(*metric(diffAnalyses(base, cand).rows[0], "exposed_comm_ns").regressionPct, 0);
-    cand.summary = metrics(1'000'000, 900'000, 100'000, 90'000);   // 10 µs exposed, from 0
+    cand.summary = metrics(1'000'000, 900'000, 100'000, 90'000);  // 10 µs exposed, from 0
     EXPECT_TRUE(std::isinf(*metric(diffAnalyses(base, cand).rows[0], "exposed_comm_ns").regressionPct));
 }
 
@@ -169,8 +169,9 @@ TEST_F(DiffCommand, ExitCodesAndReportInputs) {
 
     // A saved report as the base.
     ASSERT_EQ(run("report --format json " + path("base.json") + " -o " + path("base.report.json")), 0);
-    EXPECT_EQ(run("diff " + path("base.report.json") + " " + path("worse.json") +
-                  " --format json --fail-on-regression 5"), 1);
+    EXPECT_EQ(
+        run("diff " + path("base.report.json") + " " + path("worse.json") + " --format json --fail-on-regression 5"),
+        1);
     std::ifstream in(path("out.txt"));
     const auto j = nlohmann::json::parse(in);
     EXPECT_EQ(j.at("regressed"), true);

@@ -1,9 +1,9 @@
 // Chrome/Perfetto export: structure (processes, stream lanes, overlap lane,
 // flows) against hand-worked answers, and the round trip capture -> export
 // -> Kineto import, which must give back the same events and metrics.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_metrics_support.h"
 #include "tests/support/temp_dir.h"
@@ -57,7 +57,8 @@ TEST(ChromeExport, ProcessesLanesOverlapAndFlows) {
     EXPECT_EQ(trace.at("baseTimeNanoseconds").get<int64_t>(), 1'700'000'000'000'000'000LL);
 
     auto meta = [&](const std::string& name) {
-        return eventsWhere(trace, [&](const json& e) { return e.value("ph", "") == "M" && e.value("name", "") == name; });
+        return eventsWhere(trace,
+                           [&](const json& e) { return e.value("ph", "") == "M" && e.value("name", "") == name; });
     };
     const auto procs = meta("process_name");
     ASSERT_EQ(procs.size(), 1u);
@@ -76,7 +77,8 @@ TEST(ChromeExport, ProcessesLanesOverlapAndFlows) {
     // Overlap lane: the hand-worked windows, in µs.
     const int64_t lane = threadTid["overlap / exposed comm"];
     std::vector<std::tuple<std::string, double, double>> windows;
-    for (const auto& e : eventsWhere(trace, [&](const json& e) { return e.value("tid", int64_t{-1}) == lane && e.value("ph", "") == "X"; }))
+    for (const auto& e : eventsWhere(
+             trace, [&](const json& e) { return e.value("tid", int64_t{-1}) == lane && e.value("ph", "") == "X"; }))
         windows.emplace_back(e.at("name"), e.at("ts").get<double>(), e.at("dur").get<double>());
     std::sort(windows.begin(), windows.end(), [](auto& a, auto& b) { return std::get<1>(a) < std::get<1>(b); });
     ASSERT_EQ(windows.size(), 3u);
@@ -93,7 +95,8 @@ TEST(ChromeExport, ProcessesLanesOverlapAndFlows) {
         EXPECT_EQ(s.at("cat"), "ac2g");
         EXPECT_EQ(s.at("tid").get<int64_t>(), 4243);
         const auto id = s.at("id").get<uint64_t>();
-        const auto f = std::find_if(finishes.begin(), finishes.end(), [&](const json& x) { return x.at("id").get<uint64_t>() == id; });
+        const auto f = std::find_if(finishes.begin(), finishes.end(),
+                                    [&](const json& x) { return x.at("id").get<uint64_t>() == id; });
         ASSERT_NE(f, finishes.end());
         // Correlations 1,2,3 launch at -20, -10, 10 ns and start at 0, 50, 150 µs.
         const double launch[] = {-0.020, -0.010, 0.010}, start[] = {0, 50, 150};

@@ -48,8 +48,8 @@ protected:
         std::mt19937 rng(seed);
         std::string s = "{\"traceEvents\": [";
         for (size_t i = 0; i < events; ++i)
-            s += "{\"ph\": \"X\", \"ts\": " + std::to_string(rng()) + ", \"dur\": " +
-                 std::to_string(rng() % 1000) + ", \"name\": \"k" + std::to_string(rng() % 50) + "\"},\n";
+            s += "{\"ph\": \"X\", \"ts\": " + std::to_string(rng()) + ", \"dur\": " + std::to_string(rng() % 1000) +
+                 ", \"name\": \"k" + std::to_string(rng() % 50) + "\"},\n";
         return s + "{}]}";
     }
 
@@ -121,6 +121,4 @@ TEST_F(GzReaderTest, DestroyedBeforeTheEndStopsTheInflater) {
     }
 }
 
-TEST_F(GzReaderTest, MissingFileIsRefusedAtOpen) {
-    EXPECT_THROW(GzReader(path("none.gz")), CaptureError);
-}
+TEST_F(GzReaderTest, MissingFileIsRefusedAtOpen) { EXPECT_THROW(GzReader(path("none.gz")), CaptureError); }

@@ -36,10 +36,10 @@ TEST_F(InputKindTest, EachKindByItsFirstBytesWhateverItsName) {
     EXPECT_EQ(sniff(write("b.sqlite", "\x1f\x8b\x08")), InputKind::KinetoTrace);  // gzip
     EXPECT_EQ(sniff(write("c.txt", R"(  {"traceEvents": []})")), InputKind::KinetoTrace);
     EXPECT_EQ(sniff(write("d.json", "[{\"ph\":\"X\"}]")), InputKind::KinetoTrace);
-    EXPECT_EQ(sniff(write("e.sqlite", R"({"format":"overlapscope-partial","version":3})" "\n")),
+    EXPECT_EQ(sniff(write("e.sqlite", R"({"format":"overlapscope-partial","version":3})"
+                                      "\n")),
               InputKind::PartialResult);
-    EXPECT_EQ(sniff(write("f.db", "{\"format\": \"overlapscope-report\",\n  \"version\": 1}")),
-              InputKind::SavedReport);
+    EXPECT_EQ(sniff(write("f.db", "{\"format\": \"overlapscope-report\",\n  \"version\": 1}")), InputKind::SavedReport);
     EXPECT_EQ(sniff(write("g.txt", "not a trace")), InputKind::Unknown);
     EXPECT_EQ(sniff(write("h.sqlite", "")), InputKind::Unknown);
 }
@@ -69,7 +69,8 @@ TEST_F(InputKindTest, DirectoriesAreJobsOfCapturesOrOfPartials) {
     EXPECT_EQ(sniff((dir_ / "caps").string()), InputKind::CaptureDirectory);
     EXPECT_EQ(sniff((dir_ / "parts").string()), InputKind::PartialDirectory);
     EXPECT_EQ(sniff((dir_ / "empty").string()), InputKind::Unknown);
-    EXPECT_EQ(captureFilesIn((dir_ / "caps").string()), std::vector<std::string>{(dir_ / "caps/rank0.sqlite").string()});
+    EXPECT_EQ(captureFilesIn((dir_ / "caps").string()),
+              std::vector<std::string>{(dir_ / "caps/rank0.sqlite").string()});
     EXPECT_EQ(partialFilesIn((dir_ / "caps").string()),
               std::vector<std::string>{(dir_ / "caps/rank0.partial.json").string()});
 }

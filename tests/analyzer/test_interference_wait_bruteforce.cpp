@@ -5,9 +5,9 @@
 // interference.cpp or wait_transfer.cpp. The same traces are also written as
 // an Nsight Systems export and as PyTorch profiler traces (one per rank) and
 // read back, so that each input format is held to the same brute force.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "nsys_shaped.h"
 #include "test_metrics_support.h"
@@ -200,8 +200,7 @@ TEST_P(InterferenceWaitBruteForce, RandomTracesMatchCellCounts) {
             const TimeNs L = starts.back();
             for (size_t d : members) {
                 const K& k = *ars[d][g];
-                for (TimeNs x = k.start; x < k.end; ++x)
-                    (x < L ? wait : transfer)[d][static_cast<size_t>(x)] = 1;
+                for (TimeNs x = k.start; x < k.end; ++x) (x < L ? wait : transfer)[d][static_cast<size_t>(x)] = 1;
                 if (k.start == L && starts[starts.size() - 2] < L) {
                     ++lastArrivals[d];
                     delay[d] += L - starts[starts.size() - 2];
@@ -225,8 +224,10 @@ TEST_P(InterferenceWaitBruteForce, RandomTracesMatchCellCounts) {
                 TimeNs ov = 0;
                 for (TimeNs x = k.start; x < k.end; ++x) ov += cells.m[static_cast<size_t>(x)];
                 const auto sig = std::make_tuple(k.name, k.grid, k.block);
-                if (ov == 0) isolated[sig].push_back(k.end - k.start);
-                else if (2 * ov >= k.end - k.start) overlapped[sig].push_back(k.end - k.start);
+                if (ov == 0)
+                    isolated[sig].push_back(k.end - k.start);
+                else if (2 * ov >= k.end - k.start)
+                    overlapped[sig].push_back(k.end - k.start);
             }
             auto baselineOf = [&](const std::tuple<int, uint32_t, uint32_t>& sig) -> std::optional<TimeNs> {
                 auto it = isolated.find(sig);
@@ -331,7 +332,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, InterferenceWaitBruteForce,
                          [](const ::testing::TestParamInfo<Format>& param) {
                              return param.param == Format::Memory ? std::string("InMemory")
                                     : param.param == Format::Nsys ? std::string("NsightSystemsExport")
-                                                                 : std::string("PytorchTraces");
+                                                                  : std::string("PytorchTraces");
                          });
 
 TEST(InterferenceWaitAlign, AlignCollectivesShiftsByTheLowerMedianOfEndDifferences) {

@@ -14,8 +14,7 @@ constexpr TimeNs kSpan = 120;
 std::vector<bool> cells(const std::vector<Interval>& v) {
     std::vector<bool> c(kSpan, false);
     for (const auto& i : v)
-        for (TimeNs t = std::max<TimeNs>(i.start, 0); t < std::min(i.end, kSpan); ++t)
-            c[static_cast<size_t>(t)] = true;
+        for (TimeNs t = std::max<TimeNs>(i.start, 0); t < std::min(i.end, kSpan); ++t) c[static_cast<size_t>(t)] = true;
     return c;
 }
 
@@ -58,8 +57,7 @@ TEST(Intervals, SetOperationsByHand) {
 
 TEST(Intervals, BuilderHandlesUnsortedInput) {
     IntervalSetBuilder b;
-    for (Interval i : std::vector<Interval>{{10, 20}, {30, 40}, {0, 12}, {25, 26}, {39, 50}, {7, 7}})
-        b.add(i);
+    for (Interval i : std::vector<Interval>{{10, 20}, {30, 40}, {0, 12}, {25, 26}, {39, 50}, {7, 7}}) b.add(i);
     EXPECT_EQ(b.finish(), (IntervalSet{{0, 20}, {25, 26}, {30, 50}}));
 }
 
@@ -106,8 +104,7 @@ TEST(Intervals, RandomAgainstCells) {
         for (int q = 0; q < 20; ++q) {
             const TimeNs x = at(rng), y = at(rng);
             TimeNs expected = 0;
-            for (TimeNs t = std::max<TimeNs>(x, 0); t < std::min(y, kSpan); ++t)
-                expected += ca[static_cast<size_t>(t)];
+            for (TimeNs t = std::max<TimeNs>(x, 0); t < std::min(y, kSpan); ++t) expected += ca[static_cast<size_t>(t)];
             EXPECT_EQ(idx.covered(x, y), expected) << "[" << x << "," << y << ")";
             EXPECT_EQ(lengthWithin(a, {x, y}), expected);
             EXPECT_EQ(totalLength(clip(a, {x, y})), expected);

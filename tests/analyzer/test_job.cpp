@@ -1,11 +1,11 @@
 // job::analyzeJob on several files (analysed apart, on several threads,
 // captures freed early, then merged) against analyze(loadCaptures(...)) on
 // the same random multi-rank jobs: the JSON reports must be byte-identical.
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/export/chrome_export.h"
-#include "analyzer/load/load_capture.h"
 #include "analyzer/job/job.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
@@ -57,7 +57,8 @@ protected:
 void moveSessionStart(const std::string& file, int64_t byNs) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-    const std::string sql = "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + " + std::to_string(byNs);
+    const std::string sql =
+        "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + " + std::to_string(byNs);
     EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
 }
@@ -86,8 +87,7 @@ TEST_F(JobTest, SameReportAsLoadingEverythingAtOnce) {
                 const Analysis got = analyzeFiles({d.string()}, s, jobs, p);
                 EXPECT_EQ(captureFiles({d.string()}).size(), static_cast<size_t>(spec.ranks));
                 EXPECT_EQ(calls, static_cast<size_t>(spec.ranks));
-                ASSERT_EQ(json(got, {d.string()}), want)
-                    << "round " << round << " align " << align << " jobs " << jobs;
+                ASSERT_EQ(json(got, {d.string()}), want) << "round " << round << " align " << align << " jobs " << jobs;
             }
         }
     }

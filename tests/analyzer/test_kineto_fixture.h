@@ -32,9 +32,9 @@ inline std::string nsAsMicros(int64_t ns) {
 
 inline std::string eventJson(const KEvent& e) {
     std::ostringstream o;
-    o << R"({"ph": "X", "cat": ")" << e.cat << R"(", "name": ")" << e.name << R"(", "pid": )"
-      << e.pid << R"(, "tid": )" << e.tid << R"(, "ts": )" << nsAsMicros(e.startNs)
-      << R"(, "dur": )" << nsAsMicros(e.durNs) << R"(, "args": {"External id": 1)";
+    o << R"({"ph": "X", "cat": ")" << e.cat << R"(", "name": ")" << e.name << R"(", "pid": )" << e.pid << R"(, "tid": )"
+      << e.tid << R"(, "ts": )" << nsAsMicros(e.startNs) << R"(, "dur": )" << nsAsMicros(e.durNs)
+      << R"(, "args": {"External id": 1)";
     if (e.device >= 0) o << R"(, "device": )" << e.device;
     if (e.stream >= 0) o << R"(, "stream": )" << e.stream;
     if (e.correlation >= 0) o << R"(, "correlation": )" << e.correlation;
@@ -73,8 +73,7 @@ inline void writeGz(const std::string& path, const std::string& text) {
 }
 
 // Random kernels on several devices and streams, compute and NCCL, shuffled.
-inline std::vector<KEvent> randomKernels(uint32_t seed, int count, int devices, int streams,
-                                         int64_t baseNs) {
+inline std::vector<KEvent> randomKernels(uint32_t seed, int count, int devices, int streams, int64_t baseNs) {
     std::mt19937_64 rng(seed);
     std::vector<KEvent> out;
     for (int i = 0; i < count; ++i) {

@@ -1,7 +1,7 @@
 // Metrics of an imported Kineto trace against an independent brute-force
 // computation on the integer ns written into the trace (plain and gzip).
-#include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_kineto_fixture.h"
 #include "tests/support/temp_dir.h"
@@ -65,8 +65,7 @@ void check(const std::string& file, const std::vector<KEvent>& events, int devic
         EXPECT_EQ(d.totals.window_ns, x.window);
         EXPECT_EQ(d.totals.busy_ns, x.busy);
         ASSERT_TRUE(d.totals.overlap_ratio.has_value());
-        EXPECT_DOUBLE_EQ(*d.totals.overlap_ratio,
-                         static_cast<double>(x.overlap) / static_cast<double>(x.comm));
+        EXPECT_DOUBLE_EQ(*d.totals.overlap_ratio, static_cast<double>(x.overlap) / static_cast<double>(x.comm));
     }
 }
 

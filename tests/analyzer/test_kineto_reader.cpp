@@ -52,13 +52,12 @@ TEST(DecimalTime, HandWorkedValues) {
 TEST(DecimalTime, RandomNanosecondsSurviveTheirDecimalText) {
     std::mt19937_64 rng(42);
     for (int i = 0; i < 20000; ++i) {
-        const int64_t ns = static_cast<int64_t>(rng() % 2'300'000'000'000'000'000ULL) *
-                           (rng() % 5 == 0 ? -1 : 1);
+        const int64_t ns = static_cast<int64_t>(rng() % 2'300'000'000'000'000'000ULL) * (rng() % 5 == 0 ? -1 : 1);
         ASSERT_EQ(microsToNs(osc::testing::nsAsMicros(ns)), ns) << osc::testing::nsAsMicros(ns);
         // The same value in scientific notation: d.ddd...e+K
         std::string digits = std::to_string(ns < 0 ? -ns : ns);
-        const std::string sci = std::string(ns < 0 ? "-" : "") + digits.substr(0, 1) + "." +
-                                digits.substr(1) + "e" + std::to_string(int(digits.size()) - 1 - 3);
+        const std::string sci = std::string(ns < 0 ? "-" : "") + digits.substr(0, 1) + "." + digits.substr(1) + "e" +
+                                std::to_string(int(digits.size()) - 1 - 3);
         ASSERT_EQ(microsToNs(sci), ns) << sci;
     }
 }
@@ -95,28 +94,48 @@ TEST_F(KinetoReaderTest, MapsEveryCategory) {
         return ev.back();
     };
     auto& rt = add("cuda_runtime", "cudaLaunchKernel", 0, 4'321);
-    rt.pid = 4242; rt.tid = 4243; rt.correlation = 77;
+    rt.pid = 4242;
+    rt.tid = 4243;
+    rt.correlation = 77;
     auto& drv = add("cuda_driver", "cuLaunchKernel", 100, 1'000);
-    drv.pid = 4242; drv.tid = 4243; drv.correlation = 78;
+    drv.pid = 4242;
+    drv.tid = 4243;
+    drv.correlation = 78;
     auto& k = add("kernel", "void gemm_kernel<float>(int)", 10'001, 20'002);
-    k.device = 1; k.stream = 7; k.correlation = 77; k.pid = 1; k.tid = 7;
+    k.device = 1;
+    k.stream = 7;
+    k.correlation = 77;
+    k.pid = 1;
+    k.tid = 7;
     auto& c1 = add("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 40'000, 500);
-    c1.device = 1; c1.stream = 13; c1.correlation = 79; c1.bytes = 4096;
+    c1.device = 1;
+    c1.stream = 13;
+    c1.correlation = 79;
+    c1.bytes = 4096;
     auto& c2 = add("gpu_memcpy", "Memcpy PtoP (Device -> Device)", 41'000, 700);
-    c2.device = 1; c2.stream = 14; c2.bytes = 1 << 20;
+    c2.device = 1;
+    c2.stream = 14;
+    c2.bytes = 1 << 20;
     auto& ms = add("gpu_memset", "Memset (Device)", 42'000, 300);
-    ms.device = 1; ms.stream = 7; ms.bytes = 256;
+    ms.device = 1;
+    ms.stream = 7;
+    ms.bytes = 256;
     auto& step = add("user_annotation", "ProfilerStep#3", -5'000, 90'000);
-    step.pid = 4242; step.tid = 4243;
+    step.pid = 4242;
+    step.tid = 4243;
     auto& gstep = add("gpu_user_annotation", "ProfilerStep#3", 10'000, 30'000);
-    gstep.pid = 1; gstep.tid = 7;
+    gstep.pid = 1;
+    gstep.tid = 7;
     auto& sync = add("cuda_sync", "Stream Sync", 50'000, 1'234);
-    sync.device = 1; sync.stream = 7; sync.correlation = 80;
+    sync.device = 1;
+    sync.stream = 7;
+    sync.correlation = 80;
     // CPU operators are kept apart (for the GUI's CPU lanes) and do not move
     // the time origin even when they start first; python functions, flows
     // and metadata are ignored.
     auto& op = add("cpu_op", "aten::mm", -9'000, 10);
-    op.pid = 4242; op.tid = 4243;
+    op.pid = 4242;
+    op.tid = 4243;
     add("python_function", "forward", -9'500, 10).pid = 4242;
     const std::string extra =
         R"({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "GPU 1"}},)"
@@ -266,8 +285,7 @@ struct BadInput {
     const char* expect;  // substring of the message
 };
 
-class KinetoBadInputTest : public KinetoReaderTest,
-                           public ::testing::WithParamInterface<BadInput> {};
+class KinetoBadInputTest : public KinetoReaderTest, public ::testing::WithParamInterface<BadInput> {};
 
 TEST_P(KinetoBadInputTest, OneClearLine) {
     const auto& bad = GetParam();
@@ -290,38 +308,31 @@ const std::string kGoodKernel =
 INSTANTIATE_TEST_SUITE_P(
     Malformed, KinetoBadInputTest,
     ::testing::Values(
-        BadInput{"truncated", "{\"traceEvents\": [\n" + kGoodKernel + ",\n{\"ph\":\"X\",\"ts\":1",
-                 "line 3"},
+        BadInput{"truncated", "{\"traceEvents\": [\n" + kGoodKernel + ",\n{\"ph\":\"X\",\"ts\":1", "line 3"},
         BadInput{"syntax", "{\"traceEvents\": [\n" + kGoodKernel + " " + kGoodKernel + "]}", "line 2"},
-        BadInput{"tsString",
-                 "{\"traceEvents\": [\n\n{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":\"12\",\"dur\":1}]}",
+        BadInput{"tsString", "{\"traceEvents\": [\n\n{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":\"12\",\"dur\":1}]}",
                  "line 3: event field \"ts\" is not a number"},
-        BadInput{"tsHuge", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":1e300}]}",
+        BadInput{"tsHuge", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":1e300}]}", "out of range"},
+        BadInput{"tsInf", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":1e999}]}", "line 1"},
+        BadInput{"tsBigInt", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":99999999999999999999999}]}",
                  "out of range"},
-        BadInput{"tsInf", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":1e999}]}",
-                 "line 1"},
-        BadInput{"tsBigInt",
-                 "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":99999999999999999999999}]}",
-                 "out of range"},
-        BadInput{"negativeDur",
-                 "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":1,\"dur\":-5}]}",
+        BadInput{"negativeDur", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":1,\"dur\":-5}]}",
                  "negative event duration"},
-        BadInput{"missingDur",
-                 "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"args\":{\"device\":0}}]}",
-                 "lacks \"dur\""},
-        BadInput{"noDevice",
-                 "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":\"gpu\",\"ts\":1,\"dur\":1}]}",
-                 "args.device"},
-        BadInput{"eventNotObject", "{\"traceEvents\": [" + kGoodKernel + ", 5]}",
-                 "traceEvents[1] is not an object"},
+        BadInput{
+            "missingDur",
+            "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"args\":{\"device\":0}}]}",
+            "lacks \"dur\""},
+        BadInput{
+            "noDevice",
+            "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":\"gpu\",\"ts\":1,\"dur\":1}]}",
+            "args.device"},
+        BadInput{"eventNotObject", "{\"traceEvents\": [" + kGoodKernel + ", 5]}", "traceEvents[1] is not an object"},
         BadInput{"catNumber", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":5}]}", "\"cat\" is not a string"},
         BadInput{"tsObject", "{\"traceEvents\": [{\"ph\":\"X\",\"ts\":{}}]}", "\"ts\" is an object"},
         BadInput{"noTraceEvents", "{\"schemaVersion\": 1}", "no \"traceEvents\""},
-        BadInput{"scalar", "  42", "not a capture"},
-        BadInput{"empty", "   ", "not a capture"},
+        BadInput{"scalar", "  42", "not a capture"}, BadInput{"empty", "   ", "not a capture"},
         BadInput{"scalarString", "[\"x\"]", "traceEvents[0] is not an object"},
-        BadInput{"baseTimeBad", "{\"baseTimeNanoseconds\": -5, \"traceEvents\": []}",
-                 "baseTimeNanoseconds"}),
+        BadInput{"baseTimeBad", "{\"baseTimeNanoseconds\": -5, \"traceEvents\": []}", "baseTimeNanoseconds"}),
     [](const ::testing::TestParamInfo<BadInput>& p) { return std::string(p.param.label); });
 
 TEST_F(KinetoReaderTest, TruncatedGzipIsOneLine) {

@@ -5,9 +5,9 @@
 // --align collectives, pipelines and all-to-all, split into partials at
 // random, with the matched instances forced out of memory.
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/job/file_workers.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/partial/merge.h"
-#include "analyzer/job/file_workers.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
 #include "analyzer/synth/pattern_synth.h"
@@ -65,8 +65,7 @@ protected:
                 o.interference = k == 2;
                 o.topCollectives = k == 2 ? 0 : 3;
                 std::vector<std::string> warnings;
-                const std::string text =
-                    partial::mergedReport(set, mo, o, report::ReportFormat::Text, &warnings);
+                const std::string text = partial::mergedReport(set, mo, o, report::ReportFormat::Text, &warnings);
                 EXPECT_EQ(text, report::formatTextReport(merged, o)) << label << " options " << k;
                 EXPECT_EQ(text, report::formatTextReport(single, o)) << label << " options " << k;
                 EXPECT_EQ(warnings, merged.warnings) << label;

@@ -26,13 +26,11 @@ TEST(NcclKernelName, ParsesBothNamingSchemes) {
         {"ncclDevKernel_Generic_4", "", ""},
         // symmetric kernels (2.27 and 2.28+)
         {"ncclSymDevKernel_AllReduce_AGxLL_R_sum_f32", "AllReduce", "f32"},
-        {"void ncclSymkDevKernel_ReduceScatter_LDMC_sum_bf16(ncclSymkDevWorkArgs4K)",
-         "ReduceScatter", "bf16"},
+        {"void ncclSymkDevKernel_ReduceScatter_LDMC_sum_bf16(ncclSymkDevWorkArgs4K)", "ReduceScatter", "bf16"},
         {"ncclSymkDevKernel_AllGather_LL", "AllGather", ""},
         // NCCL <= 2.18: C type names at the end
         {"ncclKernel_AllReduce_RING_LL_Sum_float", "AllReduce", "f32"},
-        {"ncclKernel_AllReduce_RING_LL_Sum_half(ncclDevComm*, unsigned long, ncclWork*)",
-         "AllReduce", "f16"},
+        {"ncclKernel_AllReduce_RING_LL_Sum_half(ncclDevComm*, unsigned long, ncclWork*)", "AllReduce", "f16"},
         {"void ncclKernel_ReduceScatter_RING_LL_Sum___nv_bfloat16(ncclDevComm*, unsigned long, ncclWork*)",
          "ReduceScatter", "bf16"},
         {"ncclKernel_AllReduce_TREE_LL_Sum_double", "AllReduce", "f64"},

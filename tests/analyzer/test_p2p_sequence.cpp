@@ -6,20 +6,20 @@
 // (truth: the generator ends a transfer's send and receive together), its
 // figures against a brute-force 7c/7d computation from the true pairs, and
 // the same capture through partials per rank and the merge.
-#include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
-#include "analyzer/metrics/analysis.h"
 #include "analyzer/crossrank/p2p_match.h"
-#include "analyzer/partial/merge.h"
 #include "analyzer/job/file_workers.h"
+#include "analyzer/load/load_capture.h"
+#include "analyzer/metrics/analysis.h"
+#include "analyzer/partial/merge.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "tests/analyzer/test_metrics_support.h"
 #include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -119,14 +119,14 @@ void expectNumberedPerPeerAndDirection(const Capture& c) {
         std::map<std::tuple<uint64_t, int32_t, std::string_view>, std::vector<std::pair<TimeNs, uint64_t>>> calls;
         for (size_t r = 0; r < t.size(); ++r) {
             const std::string_view func = c.strings.at(t.func[r]);
-            if (func == "Send" || func == "Recv") calls[{t.commHash[r], t.root[r], func}].emplace_back(t.gpuStart[r], t.seqNumber[r]);
+            if (func == "Send" || func == "Recv")
+                calls[{t.commHash[r], t.root[r], func}].emplace_back(t.gpuStart[r], t.seqNumber[r]);
         }
         for (auto& [route, list] : calls) {
-            std::stable_sort(list.begin(), list.end(),
-                             [](const auto& x, const auto& y) { return x.first < y.first; });
+            std::stable_sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
             for (size_t k = 0; k < list.size(); ++k, ++rows)
-                EXPECT_EQ(list[k].second, k) << "rank " << p.rank << " peer " << std::get<1>(route) << ' '
-                                             << std::get<2>(route);
+                EXPECT_EQ(list[k].second, k)
+                    << "rank " << p.rank << " peer " << std::get<1>(route) << ' ' << std::get<2>(route);
         }
     }
     EXPECT_GT(rows, 0u);
@@ -165,8 +165,7 @@ void startCaptureAt(const std::string& file, TimeNs t) {
 using OpId = std::pair<int, int>;  // (device, operation)
 
 // Union length of intervals, by elementary segments.
-TimeNs lengthOf(const std::vector<std::pair<TimeNs, TimeNs>>& in,
-                const std::vector<std::pair<TimeNs, TimeNs>>& minus) {
+TimeNs lengthOf(const std::vector<std::pair<TimeNs, TimeNs>>& in, const std::vector<std::pair<TimeNs, TimeNs>>& minus) {
     std::vector<TimeNs> cuts;
     for (const auto* v : {&in, &minus})
         for (const auto& [s, e] : *v) {
@@ -272,7 +271,8 @@ TEST_F(LatePipeline, EveryTransferLinksTheTruePartners) {
                          {t["receiver"]["device"].get<int>(), t["receiver"]["collective"].get<int>()}});
     EXPECT_EQ(transfers.size(), truth.size());
     EXPECT_EQ(reported, truth);
-    const std::string unmatched = std::to_string(sends + receives - 2 * truth.size()) + " send(s)/receive(s) found no partner";
+    const std::string unmatched =
+        std::to_string(sends + receives - 2 * truth.size()) + " send(s)/receive(s) found no partner";
     bool warned = false;
     for (const auto& w : a.warnings) warned |= w.find(unmatched) != std::string::npos;
     EXPECT_TRUE(warned) << unmatched;

@@ -9,15 +9,15 @@
 // parallel jobs, 1F1B pipelines and all-to-all jobs (issue 18: point-to-point
 // pairs and their waiting, the pipeline bubble over all stages, all-to-all
 // balance and the findings of both) in the three formats.
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/export/chrome_export.h"
+#include "analyzer/job/file_workers.h"
+#include "analyzer/load/input_kind.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/partial/device_json.h"
 #include "analyzer/partial/merge.h"
 #include "analyzer/partial/partial_format.h"
-#include "analyzer/job/file_workers.h"
-#include "analyzer/load/input_kind.h"
 #include "analyzer/report/check.h"
 #include "analyzer/report/diff.h"
 #include "analyzer/report/report_json.h"
@@ -30,8 +30,8 @@
 #include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -53,8 +53,9 @@ namespace {
 void renameSendRecvToAllToAll(const std::string& file) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-    EXPECT_EQ(sqlite3_exec(db, "UPDATE StringIds SET value = replace(value, 'ncclDevKernel_SendRecv', "
-                               "'ncclDevKernel_AllToAll')",
+    EXPECT_EQ(sqlite3_exec(db,
+                           "UPDATE StringIds SET value = replace(value, 'ncclDevKernel_SendRecv', "
+                           "'ncclDevKernel_AllToAll')",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
@@ -173,8 +174,7 @@ protected:
         return files;
     }
 
-    std::string streamed(const std::vector<std::string>& files, const AnalysisSettings& s, int jobs,
-                         size_t inMemory) {
+    std::string streamed(const std::vector<std::string>& files, const AnalysisSettings& s, int jobs, size_t inMemory) {
         job::FileWorkerOptions po;
         po.jobs = jobs;
         const job::AnalyzedFiles analyzed(files, s, po);
@@ -286,8 +286,8 @@ protected:
 
     // What the reference jobs held, so that a test knows its rounds exercised the patterns.
     struct Seen {
-        size_t p2p = 0, exchanges = 0, pipelineSteps = 0, alltoallSteps = 0, bubbleFindings = 0,
-               alltoallFindings = 0, withoutPeers = 0, keyedAllToAll = 0, lastArrivals = 0;
+        size_t p2p = 0, exchanges = 0, pipelineSteps = 0, alltoallSteps = 0, bubbleFindings = 0, alltoallFindings = 0,
+               withoutPeers = 0, keyedAllToAll = 0, lastArrivals = 0;
         void add(const Analysis& a) {
             p2p += a.p2p.size();
             pipelineSteps += a.pipeline.size();
@@ -443,10 +443,11 @@ TEST_F(PartialMerge, OneDeviceAndTheMatchedTablesAreConsistent) {
 TEST_F(PartialMerge, FieldsTheMergeDoesNotKnowPassThroughAndTheirTimesMove) {
     // A device object as a later report version might write it: a new
     // per-device field with an interval, a float and a nested list.
-    const std::string device = R"({"rank":0,"host":"h","pid":1,"device":0,)"
-                               R"("totals":{"window_ns":10,"comm_wait_ns":null,"last_arrivals":null,"delay_caused_ns":null},)"
-                               R"("steps":[{"name":"s","start_ns":5,"end_ns":9,"comm_wait_ns":null,"exposed_wait_ns":null}],)"
-                               R"("bubbles":[{"start_ns":100,"end_ns":250,"share":0.125,"tags":["a",[]]}],"empty":{}})";
+    const std::string device =
+        R"({"rank":0,"host":"h","pid":1,"device":0,)"
+        R"("totals":{"window_ns":10,"comm_wait_ns":null,"last_arrivals":null,"delay_caused_ns":null},)"
+        R"("steps":[{"name":"s","start_ns":5,"end_ns":9,"comm_wait_ns":null,"exposed_wait_ns":null}],)"
+        R"("bubbles":[{"start_ns":100,"end_ns":250,"share":0.125,"tags":["a",[]]}],"empty":{}})";
     crossrank::DeviceCrossRank cross;
     cross.shift = 1000;
     cross.wait = WaitTransferMetrics{7, 3, 4};

@@ -3,9 +3,9 @@
 // known, the peers are not) and PyTorch profiler traces carrying the
 // collective arguments torch.distributed puts on NCCL kernels. The expected
 // values are Examples 6-8 of docs/metrics.md, worked out by hand there.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/import/kineto_comm_args.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/analyzer/test_capture_io_util.h"
 
@@ -29,21 +29,24 @@ std::string n(int64_t v) { return std::to_string(v); }
 void makePipelineExport(const std::string& path) {
     const int64_t pidA = 2001LL << 24, pidB = 2002LL << 24;
     const int64_t ta = pidA | 2001, tb = pidB | 2002;
-    struct Mb { int64_t tid, pid; const char* name; TimeNs start, end; };
-    const Mb mbs[] = {{ta, pidA, "fwd mb 0", 0, 10},   {ta, pidA, "fwd mb 1", 10, 20},
-                      {ta, pidA, "bwd mb 0", 40, 60},  {ta, pidA, "bwd mb 1", 70, 90},
-                      {tb, pidB, "fwd mb 0", 10, 20},  {tb, pidB, "bwd mb 0", 20, 40},
-                      {tb, pidB, "fwd mb 1", 40, 50},  {tb, pidB, "bwd mb 1", 50, 70}};
+    struct Mb {
+        int64_t tid, pid;
+        const char* name;
+        TimeNs start, end;
+    };
+    const Mb mbs[] = {{ta, pidA, "fwd mb 0", 0, 10},  {ta, pidA, "fwd mb 1", 10, 20}, {ta, pidA, "bwd mb 0", 40, 60},
+                      {ta, pidA, "bwd mb 1", 70, 90}, {tb, pidB, "fwd mb 0", 10, 20}, {tb, pidB, "bwd mb 0", 20, 40},
+                      {tb, pidB, "fwd mb 1", 40, 50}, {tb, pidB, "bwd mb 1", 50, 70}};
     std::string kernels, calls, ranges;
     int corr = 1;
     for (const auto& m : mbs) {
         const TimeNs cpu = us(1000) + us(10) * corr;  // launches well before the GPU runs them
-        kernels += std::string(kernels.empty() ? "" : ",") + "(" + n(us(m.start)) + ", " + n(us(m.end)) + ", 0, 1, 7, " +
-                   n(corr) + ", " + n(m.pid) + ", 1, 1)";
+        kernels += std::string(kernels.empty() ? "" : ",") + "(" + n(us(m.start)) + ", " + n(us(m.end)) +
+                   ", 0, 1, 7, " + n(corr) + ", " + n(m.pid) + ", 1, 1)";
         calls += std::string(calls.empty() ? "" : ",") + "(" + n(cpu + 1) + ", " + n(cpu + 2) + ", " + n(m.tid) + ", " +
                  n(corr) + ", 3, 0)";
-        ranges += std::string(ranges.empty() ? "" : ",") + "(" + n(cpu) + ", " + n(cpu + 5) + ", 59, NULL, NULL, NULL, '" +
-                  m.name + "', " + n(m.tid) + ", NULL, NULL, 0)";
+        ranges += std::string(ranges.empty() ? "" : ",") + "(" + n(cpu) + ", " + n(cpu + 5) +
+                  ", 59, NULL, NULL, NULL, '" + m.name + "', " + n(m.tid) + ", NULL, NULL, 0)";
         ++corr;
     }
     kernels += ", (" + n(us(20)) + ", " + n(us(40)) + ", 0, 1, 13, 90, " + n(pidA) + ", 2, 2)";
@@ -55,20 +58,25 @@ INSERT INTO StringIds VALUES (1, 'ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_t
 CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER);
 INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000);
 CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
-INSERT INTO PROCESSES VALUES ()" + n(pidA) + R"(, 2001, 'python'), ()" + n(pidB) + R"(, 2002, 'python');
+INSERT INTO PROCESSES VALUES ()" +
+                      n(pidA) + R"(, 2001, 'python'), ()" + n(pidB) + R"(, 2002, 'python');
 CREATE TABLE MPI_RANKS (globalTid INTEGER, rank INTEGER);
-INSERT INTO MPI_RANKS VALUES ()" + n(ta) + R"(, 0), ()" + n(tb) + R"(, 1);
+INSERT INTO MPI_RANKS VALUES ()" +
+                      n(ta) + R"(, 0), ()" + n(tb) + R"(, 1);
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
   deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,
   globalPid INTEGER, demangledName INTEGER, shortName INTEGER);
-INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES )" + kernels + R"(;
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES )" +
+                      kernels + R"(;
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER,
   correlationId INTEGER, nameId INTEGER, returnValue INTEGER);
-INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES )" + calls + R"(;
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES )" +
+                      calls + R"(;
 CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
   rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
   endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
-INSERT INTO NVTX_EVENTS VALUES )" + ranges + R"(;
+INSERT INTO NVTX_EVENTS VALUES )" +
+                      ranges + R"(;
 )");
 }
 
@@ -112,9 +120,10 @@ std::string pytorchTrace(int rank, int worldSize, const std::vector<PtKernel>& k
     for (size_t i = 0; i < kernels.size(); ++i) {
         const auto& k = kernels[i];
         out += std::string(i ? ",\n" : "") + "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + k.name +
-               "\", \"pid\": 0, \"tid\": 7, \"ts\": " + n(k.start / 1000) + ", \"dur\": " + n((k.end - k.start) / 1000) +
-               ", \"args\": {\"device\": 0, \"stream\": " + (k.args.empty() ? "7" : "20") + ", \"correlation\": " +
-               n(static_cast<int64_t>(i) + 1) + (k.args.empty() ? "" : ", " + k.args) + "}}";
+               "\", \"pid\": 0, \"tid\": 7, \"ts\": " + n(k.start / 1000) +
+               ", \"dur\": " + n((k.end - k.start) / 1000) +
+               ", \"args\": {\"device\": 0, \"stream\": " + (k.args.empty() ? "7" : "20") +
+               ", \"correlation\": " + n(static_cast<int64_t>(i) + 1) + (k.args.empty() ? "" : ", " + k.args) + "}}";
     }
     return out + "\n]}\n";
 }
@@ -126,15 +135,18 @@ TEST(PatternInputs, PytorchSendAndRecvArgumentsPairUp) {
     // Example 6, first pair: rank 0 sends 1 MiB (262144 floats) to rank 1 at
     // [100, 160); rank 1 receives from [40, 160). "Dst Rank" as text, "Src Rank" as a number.
     TempDir dir;
-    const std::string group = "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", \"Group size\": 2, "
-                              "\"dtype\": \"Float\", \"In msg nelems\": 262144, \"Out msg nelems\": 262144";
+    const std::string group =
+        "\"Process Group Name\": \"0\", \"Process Group Ranks\": \"[0, 1]\", \"Group size\": 2, "
+        "\"dtype\": \"Float\", \"In msg nelems\": 262144, \"Out msg nelems\": 262144";
     std::ofstream(dir / "rank0.json") << pytorchTrace(
-        0, 2, {{us(0), us(100), kGemm, ""},
-               {us(100), us(160), kSendRecv, group + ", \"Collective name\": \"send\", \"Dst Rank\": \"1\""},
-               {us(120), us(220), kGemm, ""}});
+        0, 2,
+        {{us(0), us(100), kGemm, ""},
+         {us(100), us(160), kSendRecv, group + ", \"Collective name\": \"send\", \"Dst Rank\": \"1\""},
+         {us(120), us(220), kGemm, ""}});
     std::ofstream(dir / "rank1.json") << pytorchTrace(
-        1, 2, {{us(40), us(160), kSendRecv, group + ", \"Collective name\": \"recv\", \"Src Rank\": 0"},
-               {us(160), us(260), kGemm, ""}});
+        1, 2,
+        {{us(40), us(160), kSendRecv, group + ", \"Collective name\": \"recv\", \"Src Rank\": 0"},
+         {us(160), us(260), kGemm, ""}});
     const Analysis a = analyze(loadCaptures({dir / "rank0.json", dir / "rank1.json"}));
     ASSERT_EQ(a.devices.size(), 2u);
     ASSERT_EQ(a.p2p.size(), 1u);
@@ -201,8 +213,8 @@ TEST(PatternInputs, PytorchAllToAllSplitSizesGiveBytesPerPair) {
     TempDir dir;
     const auto args = [](const std::string& in, int64_t inRows, const std::string& out, int64_t outRows) {
         return "\"Collective name\": \"all_to_allv\", \"Process Group Name\": \"ep\", \"Process Group Ranks\": "
-               "\"[0, 1, 2]\", \"Group size\": 3, \"dtype\": \"BFloat16\", \"In split size\": \"" + in +
-               "\", \"Out split size\": \"" + out + "\", \"In msg nelems\": " + n(inRows * 524288) +
+               "\"[0, 1, 2]\", \"Group size\": 3, \"dtype\": \"BFloat16\", \"In split size\": \"" +
+               in + "\", \"Out split size\": \"" + out + "\", \"In msg nelems\": " + n(inRows * 524288) +
                ", \"Out msg nelems\": " + n(outRows * 524288);
     };
     // Rows of 1 MiB: rank 0 sends 2 and 2, receives 2 (from 1) and 8 (from 2); and so on.
@@ -230,23 +242,30 @@ TEST(PatternInputs, PytorchEvenAllToAllAndUnusableArguments) {
     // An empty split list splits evenly; a peer outside the group, a list
     // that is not one, and an unknown rank give no rows (and no crash).
     TempDir dir;
-    const std::string even = "\"Collective name\": \"all_to_all\", \"Process Group Ranks\": \"[0, 1, 2]\", "
-                             "\"Group size\": 3, \"dtype\": \"Float\", \"In split size\": \"[]\", "
-                             "\"Out split size\": \"[]\", \"In msg nelems\": 3072, \"Out msg nelems\": 3072";
+    const std::string even =
+        "\"Collective name\": \"all_to_all\", \"Process Group Ranks\": \"[0, 1, 2]\", "
+        "\"Group size\": 3, \"dtype\": \"Float\", \"In split size\": \"[]\", "
+        "\"Out split size\": \"[]\", \"In msg nelems\": 3072, \"Out msg nelems\": 3072";
     for (int r = 0; r < 3; ++r)
-        std::ofstream(dir / ("e" + n(r) + ".json")) << pytorchTrace(r, 3, {{us(0), us(10), kSendRecv, even},
-            {us(20), us(30), kSendRecv, "\"Collective name\": \"send\", \"Dst Rank\": 9, \"Group size\": 3, "
-                                        "\"dtype\": \"Float\", \"In msg nelems\": 4"},
-            {us(40), us(50), kSendRecv, "\"Collective name\": \"all_to_allv\", \"Group size\": 3, "
-                                        "\"In split size\": \"[1, x]\", \"In msg nelems\": 4"},
-            // A group no job has: two rows per member would be a million rows per kernel.
-            {us(60), us(70), kSendRecv, "\"Collective name\": \"all_to_all\", \"Group size\": 1000000, "
-                                        "\"dtype\": \"Float\", \"In split size\": \"[]\", \"In msg nelems\": 4"}});
+        std::ofstream(dir / ("e" + n(r) + ".json"))
+            << pytorchTrace(r, 3,
+                            {{us(0), us(10), kSendRecv, even},
+                             {us(20), us(30), kSendRecv,
+                              "\"Collective name\": \"send\", \"Dst Rank\": 9, \"Group size\": 3, "
+                              "\"dtype\": \"Float\", \"In msg nelems\": 4"},
+                             {us(40), us(50), kSendRecv,
+                              "\"Collective name\": \"all_to_allv\", \"Group size\": 3, "
+                              "\"In split size\": \"[1, x]\", \"In msg nelems\": 4"},
+                             // A group no job has: two rows per member would be a million rows per kernel.
+                             {us(60), us(70), kSendRecv,
+                              "\"Collective name\": \"all_to_all\", \"Group size\": 1000000, "
+                              "\"dtype\": \"Float\", \"In split size\": \"[]\", \"In msg nelems\": 4"}});
     const Capture c = loadCaptures({dir / "e0.json", dir / "e1.json", dir / "e2.json"});
     for (const auto& p : c.processes) EXPECT_EQ(p.collectives.size(), 4u);  // the even all-to-all's rows only
     const Analysis a = analyze(c);
     ASSERT_EQ(a.alltoall.size(), 1u);
-    for (const auto& r : a.alltoall[0].ranks) EXPECT_EQ(r.bytes, 4u * 1024 * 4) << r.device;  // 1024 floats to and from each of 2 peers
+    for (const auto& r : a.alltoall[0].ranks)
+        EXPECT_EQ(r.bytes, 4u * 1024 * 4) << r.device;  // 1024 floats to and from each of 2 peers
     EXPECT_DOUBLE_EQ(*a.alltoall[0].bytes_imbalance, 1.0);
     EXPECT_EQ(a.alltoall[0].pairs.size(), 6u);
 }

@@ -85,12 +85,12 @@ namespace {
 // After the shift a row lands a little before or after its kernel's start;
 // back-to-back kernels 6 us apart must not take each other's rows.
 TEST(PluginClock, ARowTakesTheNearestKernelOfItsDuration) {
-    const std::vector<TimedSpan> kernels = {{1'000'000, 19'000'000}, {19'006'000, 31'000'000},
-                                            {31'006'000, 39'000'000}};
+    const std::vector<TimedSpan> kernels = {
+        {1'000'000, 19'000'000}, {19'006'000, 31'000'000}, {31'006'000, 39'000'000}};
     EXPECT_EQ(kernelMatchingRow(kernels, 19'005'700, 11'994'000), 1);  // 300 ns early
     EXPECT_EQ(kernelMatchingRow(kernels, 19'006'400, 11'994'000), 1);  // 400 ns late
     EXPECT_EQ(kernelMatchingRow(kernels, 31'005'000, 7'994'000), 2);
-    EXPECT_EQ(kernelMatchingRow(kernels, 19'006'000, 2'000'000), -1);  // no kernel of that duration
+    EXPECT_EQ(kernelMatchingRow(kernels, 19'006'000, 2'000'000), -1);   // no kernel of that duration
     EXPECT_EQ(kernelMatchingRow(kernels, 25'000'000, 11'994'000), -1);  // no kernel starts near
 }
 

@@ -51,17 +51,15 @@ TextTable matchedTable(const Analysis& a, size_t top) {
     TextTable t({"collective", "seq", "ranks", "skew", "transfer"});
     for (size_t i = 0; i < n; ++i) {
         const auto& m = a.matched[order[i]];
-        t.addRow({m.collective.empty() ? "?" : m.collective,
-                  m.seqNumber ? std::to_string(*m.seqNumber) : "-",
-                  std::to_string(m.instances.size()), formatDuration(m.skew_ns),
-                  formatDuration(m.transfer_ns)});
+        t.addRow({m.collective.empty() ? "?" : m.collective, m.seqNumber ? std::to_string(*m.seqNumber) : "-",
+                  std::to_string(m.instances.size()), formatDuration(m.skew_ns), formatDuration(m.transfer_ns)});
     }
     return t;
 }
 
 std::string inputsLine(const ReportOptions& o, size_t devices) {
-    std::string line = "overlapscope report: " + std::to_string(devices) +
-                       (devices == 1 ? " device" : " devices") + " from ";
+    std::string line =
+        "overlapscope report: " + std::to_string(devices) + (devices == 1 ? " device" : " devices") + " from ";
     for (size_t i = 0; i < o.inputs.size(); ++i) line += (i ? ", " : "") + o.inputs[i];
     if (o.inputs.empty()) line += "(no inputs)";
     return line + "\n";
@@ -77,11 +75,9 @@ std::string multiRankSection(const Analysis& a, const ReportOptions& o) {
     if (a.spread) {
         const auto& s = *a.spread;
         out += "  step time min/median/max: " + formatDuration(s.step_time_min_ns) + " / " +
-               formatDuration(s.step_time_median_ns) + " / " + formatDuration(s.step_time_max_ns) +
-               "\n";
-        out += "  hidden communication min/median/max: " + formatPercent(s.overlap_ratio_min) +
-               " / " + formatPercent(s.overlap_ratio_median) + " / " +
-               formatPercent(s.overlap_ratio_max) + "\n";
+               formatDuration(s.step_time_median_ns) + " / " + formatDuration(s.step_time_max_ns) + "\n";
+        out += "  hidden communication min/median/max: " + formatPercent(s.overlap_ratio_min) + " / " +
+               formatPercent(s.overlap_ratio_median) + " / " + formatPercent(s.overlap_ratio_max) + "\n";
     }
     if (o.collectives && !a.matched.empty()) {
         out += "  largest skews:\n";
@@ -119,8 +115,7 @@ std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
 
     std::string findings;
     for (const auto& d : a.devices)
-        for (const auto& f : deviceFindings(d))
-            findings += "  " + deviceLabel(d) + ": " + describeFinding(f) + "\n";
+        for (const auto& f : deviceFindings(d)) findings += "  " + deviceLabel(d) + ": " + describeFinding(f) + "\n";
     if (!findings.empty()) out += "\nFindings:\n" + findings;
 
     std::string costs;
@@ -131,18 +126,16 @@ std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
     if (o.interference) {
         for (const auto& d : a.devices) {
             out += "\nInterference on " + deviceLabel(d);
-            out += d.signatures.empty()
-                       ? ": no compute kernel ran at least half under communication\n"
-                       : " (kernels under communication against the same kernel alone):\n" +
-                             interferenceTable(d, o.topCollectives).render();
+            out += d.signatures.empty() ? ": no compute kernel ran at least half under communication\n"
+                                        : " (kernels under communication against the same kernel alone):\n" +
+                                              interferenceTable(d, o.topCollectives).render();
         }
     }
 
     if (o.steps) {
         for (const auto& d : a.devices) {
             out += "\nSteps on " + deviceLabel(d) + ":\n";
-            out += d.steps.empty() ? "  no step ranges found (see --step-pattern)\n"
-                                   : stepsTable(d).render();
+            out += d.steps.empty() ? "  no step ranges found (see --step-pattern)\n" : stepsTable(d).render();
         }
     }
     if (o.collectives) {
@@ -154,8 +147,8 @@ std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
                 continue;
             }
             const bool cut = o.topCollectives != 0 && n > o.topCollectives;
-            out += cut ? " (" + std::to_string(o.topCollectives) + " most exposed of " +
-                             std::to_string(n) + "; --top 0 lists all):\n"
+            out += cut ? " (" + std::to_string(o.topCollectives) + " most exposed of " + std::to_string(n) +
+                             "; --top 0 lists all):\n"
                        : " (" + std::to_string(n) + ", most exposed first):\n";
             out += collectivesTable(d, o.topCollectives).render();
         }
@@ -173,8 +166,7 @@ std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
 
     std::string findings;
     for (const auto& d : a.devices)
-        for (const auto& f : deviceFindings(d))
-            findings += "- " + deviceLabel(d) + ": " + describeFinding(f) + "\n";
+        for (const auto& f : deviceFindings(d)) findings += "- " + deviceLabel(d) + ": " + describeFinding(f) + "\n";
     if (!findings.empty()) out += "\n**Findings**\n\n" + findings;
 
     std::string costs;
@@ -186,13 +178,12 @@ std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
     if (a.spread || !a.matched.empty()) {
         out += "\n**Across ranks**\n\n";
         if (!a.matched.empty())
-            out += "- " + formatDuration(a.total_skew_ns) +
-                   " spent waiting for the slowest rank over " + std::to_string(a.matched.size()) +
-                   " matched collectives\n";
+            out += "- " + formatDuration(a.total_skew_ns) + " spent waiting for the slowest rank over " +
+                   std::to_string(a.matched.size()) + " matched collectives\n";
         if (a.spread)
-            out += "- step time min/median/max: " + formatDuration(a.spread->step_time_min_ns) +
-                   " / " + formatDuration(a.spread->step_time_median_ns) + " / " +
-                   formatDuration(a.spread->step_time_max_ns) + "\n";
+            out += "- step time min/median/max: " + formatDuration(a.spread->step_time_min_ns) + " / " +
+                   formatDuration(a.spread->step_time_median_ns) + " / " + formatDuration(a.spread->step_time_max_ns) +
+                   "\n";
     }
     for (const auto& [title, lines] : {std::pair{"Pipeline", pipelineLines(a.pipeline, a.devices)},
                                        std::pair{"All-to-all", alltoallLines(a.alltoall, a.devices)},
@@ -215,9 +206,8 @@ std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
     if (o.collectives)
         for (const auto& d : a.devices)
             if (!d.collectives.empty())
-                out += "\n<details><summary>Most exposed collectives on " + deviceLabel(d) +
-                       "</summary>\n\n" + collectivesTable(d, o.topCollectives).renderMarkdown() +
-                       "\n</details>\n";
+                out += "\n<details><summary>Most exposed collectives on " + deviceLabel(d) + "</summary>\n\n" +
+                       collectivesTable(d, o.topCollectives).renderMarkdown() + "\n</details>\n";
     if (o.interference)
         for (const auto& d : a.devices)
             if (!d.signatures.empty())
@@ -297,7 +287,8 @@ Analysis randomAnalysis(std::mt19937& rng, int round) {
     AnalysisSettings settings;
     settings.alignCollectives = std::bernoulli_distribution(0.3)(rng);
     switch (round % 3) {
-        case 0: return analyze(synth::synthesizeWorkload(test::randomJob(rng, 2, 9)), settings);
+        case 0:
+            return analyze(synth::synthesizeWorkload(test::randomJob(rng, 2, 9)), settings);
         case 1: {
             synth::PipelineSpec s;
             s.stages = std::uniform_int_distribution<int>(2, 5)(rng);

@@ -8,8 +8,7 @@
 
 namespace osc::fixture {
 
-inline OverlapMetrics metrics(TimeNs window, TimeNs compute, TimeNs comm, TimeNs overlap,
-                              TimeNs busy) {
+inline OverlapMetrics metrics(TimeNs window, TimeNs compute, TimeNs comm, TimeNs overlap, TimeNs busy) {
     OverlapMetrics m;
     m.window_ns = window;
     m.compute_ns = compute;
@@ -59,10 +58,8 @@ inline Analysis oneDeviceAnalysis() {
     d.pid = 100;
     d.device = 0;
     d.totals = metrics(60'000'000, 50'000'000, 37'500'000, 23'300'000, 58'000'000);
-    d.collectives = {allReduce(1'000'000, 5'000'000, 1'000'000, 0),
-                     allReduce(8'000'000, 4'000'000, 2'000'000, 0),
-                     allReduce(31'000'000, 5'000'000, 500'000, 1),
-                     allReduce(38'000'000, 4'000'000, 1'100'000, 1)};
+    d.collectives = {allReduce(1'000'000, 5'000'000, 1'000'000, 0), allReduce(8'000'000, 4'000'000, 2'000'000, 0),
+                     allReduce(31'000'000, 5'000'000, 500'000, 1), allReduce(38'000'000, 4'000'000, 1'100'000, 1)};
     StepAnalysis s0;
     s0.name = "step 0";
     s0.start_ns = 0;

@@ -25,23 +25,30 @@ json reportOf(const Analysis& a) {
     return json::parse(formatJsonReport(a, o));
 }
 
-const std::set<std::string> kMetricKeys = {
-    "window_ns", "compute_ns", "comm_ns", "overlap_ns", "exposed_comm_ns", "busy_ns",
-    "idle_ns", "overlap_ratio", "achieved_speedup", "ideal_speedup"};
+const std::set<std::string> kMetricKeys = {"window_ns",        "compute_ns",   "comm_ns", "overlap_ns",
+                                           "exposed_comm_ns",  "busy_ns",      "idle_ns", "overlap_ratio",
+                                           "achieved_speedup", "ideal_speedup"};
 // docs/design.md section 5: totals and steps also carry the 4b and 4c fields.
 const std::set<std::string> kInterferenceWaitKeys = {
-    "overlapped_compute_ns", "interfered_compute_ns", "interference_ns", "interference_coverage",
-    "compute_slowdown", "net_overlap_gain_ns", "comm_wait_ns", "exposed_wait_ns",
-    "exposed_transfer_ns"};
+    "overlapped_compute_ns", "interfered_compute_ns", "interference_ns", "interference_coverage", "compute_slowdown",
+    "net_overlap_gain_ns",   "comm_wait_ns",          "exposed_wait_ns", "exposed_transfer_ns"};
 
 // docs/metrics.md 7e/7f: the pipeline and all-to-all fields (null when absent).
-const std::set<std::string> kPatternKeys = {
-    "pipeline_window_ns", "bubble_ns", "bubble_share", "theoretical_bubble_share", "fill_ns", "drain_ns",
-    "stall_ns", "alltoall_ops", "alltoall_ns", "exposed_alltoall_ns", "alltoall_transfer_ns",
-    "alltoall_bytes_sent", "alltoall_bytes_received"};
+const std::set<std::string> kPatternKeys = {"pipeline_window_ns",
+                                            "bubble_ns",
+                                            "bubble_share",
+                                            "theoretical_bubble_share",
+                                            "fill_ns",
+                                            "drain_ns",
+                                            "stall_ns",
+                                            "alltoall_ops",
+                                            "alltoall_ns",
+                                            "exposed_alltoall_ns",
+                                            "alltoall_transfer_ns",
+                                            "alltoall_bytes_sent",
+                                            "alltoall_bytes_received"};
 
-std::set<std::string> unionOf(std::set<std::string> a, const std::set<std::string>& b,
-                              std::set<std::string> c = {}) {
+std::set<std::string> unionOf(std::set<std::string> a, const std::set<std::string>& b, std::set<std::string> c = {}) {
     a.insert(b.begin(), b.end());
     a.insert(c.begin(), c.end());
     return a;
@@ -63,8 +70,10 @@ void expectMetrics(const json& j, const OverlapMetrics& m) {
     EXPECT_EQ(j["busy_ns"].get<int64_t>(), m.busy_ns);
     EXPECT_EQ(j["idle_ns"].get<int64_t>(), m.idle_ns);
     auto ratio = [&](const char* key, const std::optional<double>& v) {
-        if (v) EXPECT_DOUBLE_EQ(j[key].get<double>(), *v) << key;
-        else EXPECT_TRUE(j[key].is_null()) << key;
+        if (v)
+            EXPECT_DOUBLE_EQ(j[key].get<double>(), *v) << key;
+        else
+            EXPECT_TRUE(j[key].is_null()) << key;
     };
     ratio("overlap_ratio", m.overlap_ratio);
     ratio("achieved_speedup", m.achieved_speedup);
@@ -98,8 +107,8 @@ TEST(ReportJson, DeviceTotalsStepsCollectives) {
     EXPECT_EQ(d["host"], "node");
     EXPECT_EQ(d["pid"], 100);
     EXPECT_EQ(d["device"], 0);
-    EXPECT_EQ(keysOf(d["totals"]), unionOf(unionOf(kMetricKeys, kInterferenceWaitKeys, kPatternKeys),
-                                           {"last_arrivals", "delay_caused_ns"}));
+    EXPECT_EQ(keysOf(d["totals"]),
+              unionOf(unionOf(kMetricKeys, kInterferenceWaitKeys, kPatternKeys), {"last_arrivals", "delay_caused_ns"}));
     for (const auto& k : kPatternKeys) EXPECT_TRUE(d["totals"][k].is_null()) << k;  // no pipeline, no all-to-all
     // One device: the waiting-versus-transfer fields are null.
     EXPECT_TRUE(d["totals"]["comm_wait_ns"].is_null());
@@ -240,8 +249,7 @@ TEST(ReportJson, BadInputNamesTheFileAndTheProblem) {
     EXPECT_NE(problem(j.dump()).find("devices[0].totals.comm_ns is missing"), std::string::npos);
     j = json::parse(formatJsonReport(fixture::oneDeviceAnalysis(), ReportOptions{}));
     j["devices"][0]["steps"][1]["exposed_comm_ns"] = "many";
-    EXPECT_NE(problem(j.dump()).find("devices[0].steps[1].exposed_comm_ns is not an integer"),
-              std::string::npos);
+    EXPECT_NE(problem(j.dump()).find("devices[0].steps[1].exposed_comm_ns is not an integer"), std::string::npos);
     const testsupport::TempDir dir;
     EXPECT_THROW(readReportJson(dir / "does-not-exist.json"), CaptureError);
 }

@@ -1,7 +1,7 @@
 // Text and Markdown reports from hand-built analyses: the expected words and
 // numbers are worked out by hand in test_report_fixture.h.
-#include "analyzer/report/report_format.h"
 #include "analyzer/report/report_costs.h"
+#include "analyzer/report/report_format.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_tables.h"
 #include "analyzer/report/report_text.h"
@@ -110,8 +110,9 @@ TEST(ReportText, VerdictFirstThenAlignedTable) {
     const auto ls = lines(text);
     ASSERT_GE(ls.size(), 5u);
     EXPECT_EQ(ls[0], "overlapscope report: 1 device from run.sqlite");
-    EXPECT_EQ(ls[1], "rank 0 gpu 0: 62% of communication hidden, 14.2 ms exposed of 37.5 ms; "
-                     "compute-bound; bottleneck: AllReduce f32 bucket #1 (3.10 ms exposed, 22%)");
+    EXPECT_EQ(ls[1],
+              "rank 0 gpu 0: 62% of communication hidden, 14.2 ms exposed of 37.5 ms; "
+              "compute-bound; bottleneck: AllReduce f32 bucket #1 (3.10 ms exposed, 22%)");
     // The totals table: header and one row, both the same width (right-aligned columns).
     size_t header = 0;
     while (header < ls.size() && ls[header].find("window") == std::string::npos) ++header;
@@ -135,8 +136,7 @@ TEST(ReportText, StepsAndCollectivesSections) {
     o.topCollectives = 3;
     const auto text = formatTextReport(a, o);
     EXPECT_NE(text.find("Steps on rank 0 gpu 0:"), std::string::npos);
-    EXPECT_NE(text.find("Collectives on rank 0 gpu 0 (3 most exposed of 4; --top 0 lists all):"),
-              std::string::npos);
+    EXPECT_NE(text.find("Collectives on rank 0 gpu 0 (3 most exposed of 4; --top 0 lists all):"), std::string::npos);
     // Step rows name their bottleneck with its position in the step.
     const auto ls = lines(text);
     bool step0 = false, step1 = false;
@@ -162,11 +162,11 @@ TEST(ReportText, MultiRankSummaryAndSpread) {
     const auto text = formatTextReport(a, o);
     const auto ls = lines(text);
     ASSERT_GE(ls.size(), 4u);
-    EXPECT_EQ(ls[3], "all 2 devices: 62% of communication hidden, 14.2 ms exposed of 37.5 ms; "
-                     "compute-bound");
+    EXPECT_EQ(ls[3],
+              "all 2 devices: 62% of communication hidden, 14.2 ms exposed of 37.5 ms; "
+              "compute-bound");
     EXPECT_NE(text.find("all devices"), std::string::npos);
-    EXPECT_NE(text.find("250 us spent waiting for the slowest rank over 1 matched collectives"),
-              std::string::npos);
+    EXPECT_NE(text.find("250 us spent waiting for the slowest rank over 1 matched collectives"), std::string::npos);
     EXPECT_NE(text.find("step time min/median/max: 29.0 ms / 30.0 ms / 31.0 ms"), std::string::npos);
     EXPECT_NE(text.find("hidden communication min/median/max: 50% / 60% / 70%"), std::string::npos);
     EXPECT_NE(text.find("largest skews:"), std::string::npos);
@@ -175,8 +175,7 @@ TEST(ReportText, MultiRankSummaryAndSpread) {
 TEST(ReportText, EmptyAnalysis) {
     ReportOptions o;
     o.inputs = {"x.sqlite"};
-    EXPECT_EQ(formatTextReport(Analysis{}, o),
-              "overlapscope report: 0 devices from x.sqlite\nno GPU activity found\n");
+    EXPECT_EQ(formatTextReport(Analysis{}, o), "overlapscope report: 0 devices from x.sqlite\nno GPU activity found\n");
 }
 
 TEST(ReportMarkdown, VerdictListAndTable) {
@@ -218,8 +217,7 @@ TEST(ReportTables, CollectivePositionCountsOnlyEarlierCollectivesOfTheSameStep) 
     const auto ls = lines(collectivesTable(d, 0).render());
     const std::vector<std::string> expected = {"k0 #0", "k1 #0", "k2 #1", "k3 ", "k4 #1", "k5 #2"};
     ASSERT_EQ(ls.size(), expected.size() + 1);  // header first
-    for (size_t i = 0; i < expected.size(); ++i)
-        EXPECT_EQ(ls[i + 1].rfind("  " + expected[i], 0), 0u) << ls[i + 1];
+    for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(ls[i + 1].rfind("  " + expected[i], 0), 0u) << ls[i + 1];
 }
 
 TEST(ReportCosts, SentencesFromHandSetNumbers) {
@@ -236,10 +234,12 @@ TEST(ReportCosts, SentencesFromHandSetNumbers) {
     d.wait = WaitTransferMetrics{7'000'000, 6'200'000, 3'800'000};
     auto s = costSentences(d);
     ASSERT_EQ(s.size(), 2u);
-    EXPECT_EQ(s[0], "overlap hid 13.6 ms but slowed compute by 2.10 ms: net 11.5 ms "
-                    "(compute under communication 21% slower)");
-    EXPECT_EQ(s[1], "62% of exposed communication (6.20 ms of 10.0 ms) is waiting for other "
-                    "ranks, not transfer");
+    EXPECT_EQ(s[0],
+              "overlap hid 13.6 ms but slowed compute by 2.10 ms: net 11.5 ms "
+              "(compute under communication 21% slower)");
+    EXPECT_EQ(s[1],
+              "62% of exposed communication (6.20 ms of 10.0 ms) is waiting for other "
+              "ranks, not transfer");
     // Interference larger than what overlap hid.
     d.interference.interference_ns = 15'000'000;
     d.interference.net_overlap_gain_ns = -1'400'000;

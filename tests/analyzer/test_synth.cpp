@@ -61,7 +61,7 @@ TEST(SynthSpec, CommTimeIsAlphaPlusBytesOverBandwidth) {
     s.alphaNs = 20'000;
     s.bandwidthGBps = 25;
     EXPECT_EQ(s.commNs(32 * MiB), 20'000 + 1'342'177);  // 33554432 / 25 = 1342177.28
-    s.algoFactor = 1.5;  // 2(n-1)/n for n = 4
+    s.algoFactor = 1.5;                                 // 2(n-1)/n for n = 4
     EXPECT_EQ(s.commNs(1'000'000), 20'000 + 60'000);
 }
 

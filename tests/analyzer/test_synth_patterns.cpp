@@ -1,9 +1,9 @@
 // The pipeline and all-to-all models against the answers worked out by hand
 // in analyzer/synth/README.md: in memory, through capture files, and through
 // `overlapscope export` (a PyTorch-profiler-style trace) and back.
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/pattern_synth.h"
@@ -118,8 +118,10 @@ std::vector<std::pair<TimeNs, TimeNs>> merged(std::vector<std::pair<TimeNs, Time
     std::vector<std::pair<TimeNs, TimeNs>> out;
     for (const auto& [a, b] : v) {
         if (b <= a) continue;
-        if (!out.empty() && a <= out.back().second) out.back().second = std::max(out.back().second, b);
-        else out.push_back({a, b});
+        if (!out.empty() && a <= out.back().second)
+            out.back().second = std::max(out.back().second, b);
+        else
+            out.push_back({a, b});
     }
     return out;
 }
@@ -187,8 +189,9 @@ TEST(SynthPipelineModel, TransferTimeAgainstTheGeneratedKernels) {
         EXPECT_EQ(a.pipeline[step].start_ns, lo);
         EXPECT_EQ(a.pipeline[step].end_ns, hi);
         for (size_t d = 0; d < 3; ++d) {
-            const std::vector<std::pair<TimeNs, TimeNs>> mine(compute[d].begin() + static_cast<std::ptrdiff_t>(step * perStep),
-                                                              compute[d].begin() + static_cast<std::ptrdiff_t>((step + 1) * perStep));
+            const std::vector<std::pair<TimeNs, TimeNs>> mine(
+                compute[d].begin() + static_cast<std::ptrdiff_t>(step * perStep),
+                compute[d].begin() + static_cast<std::ptrdiff_t>((step + 1) * perStep));
             const auto& m = *a.devices[d].steps[step].pipeline;
             EXPECT_EQ(m.bubble_ns, (hi - lo) - lengthOf(merged(mine))) << d;
             EXPECT_EQ(m.fill_ns, mine.front().first - lo) << d;
@@ -265,7 +268,8 @@ TEST(SynthAllToAllModel, ImbalanceAndOverloadedRank) {
         for (int d = 0; d < 4; ++d) {
             const auto& dev = a.devices[static_cast<size_t>(d)];
             bool found = false;
-            for (const auto& st : dev.steps) found |= hasFinding(st.bottleneck.findings, FindingKind::AllToAllImbalance);
+            for (const auto& st : dev.steps)
+                found |= hasFinding(st.bottleneck.findings, FindingKind::AllToAllImbalance);
             EXPECT_EQ(found, d == 1) << d;
             // The combine waits for the hot rank: t_h - t_c per step.
             EXPECT_EQ(dev.last_arrivals, d == 1 ? 3 : 0);

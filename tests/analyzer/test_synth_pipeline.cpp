@@ -1,8 +1,8 @@
 // The whole pipeline on synthetic workloads whose answers follow from the
 // model by hand (analyzer/synth/README.md): synth -> analyze, and
 // synth -> file -> load -> analyze -> report JSON.
-#include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/workload_synth.h"

@@ -4,8 +4,8 @@
 // itself with CUDA events in other runs of the same sweep (GPU kit part 4,
 // results.json `median_step_ms`; docs/measurements.md ("What-if against the measured bucket sweep") has the whole
 // table), not against anything this code printed.
-#include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/whatif/whatif.h"
 

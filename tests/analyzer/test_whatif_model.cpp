@@ -144,11 +144,15 @@ testing::TraceBuilder handStep(bool launches, bool backwardRange = false) {
                     {"opt", 70, 3000, 3100, 7}};
     for (const K& k : ks) {
         const std::string name = *k.name ? k.name : ar;
-        if (launches) t.launched(0, 0, name, k.launch, k.start, k.end, k.stream);
-        else t.kernel(0, 0, name, k.start, k.end, k.stream);
+        if (launches)
+            t.launched(0, 0, name, k.launch, k.start, k.end, k.stream);
+        else
+            t.kernel(0, 0, name, k.start, k.end, k.stream);
     }
-    if (launches) t.range(0, "step 0", 0, 1000);
-    else t.range(0, "step 0", 100, 3100, 1, /*onGpu=*/true);  // no launches to project a host range
+    if (launches)
+        t.range(0, "step 0", 0, 1000);
+    else
+        t.range(0, "step 0", 100, 3100, 1, /*onGpu=*/true);  // no launches to project a host range
     if (backwardRange) t.range(0, "backward", 25, 65);
     t.pluginRow(0, 0, 7, 0, "AllReduce", 4000, 41);
     t.pluginRow(0, 0, 7, 1, "AllReduce", 2000, 61);

@@ -1,9 +1,9 @@
 // The what-if model against synth's known answers: a capture made at one
 // bucket size predicts the step time and exposed communication synth itself
 // produces at other sizes (analyzer/synth/README.md works out those answers).
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/import/kineto_names.h"
 #include "analyzer/load/load_capture.h"
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/synth/workload_synth.h"
 #include "analyzer/whatif/whatif.h"
@@ -82,8 +82,8 @@ TEST(WhatIfSynth, EqualLayersPredictEverySize) {
     WhatIfSettings given;
     given.alphaNs = static_cast<double>(s.alphaNs);
     const WhatIfResult r = predictFrom(s, 8, {100}, given);
-    EXPECT_NEAR(static_cast<double>(r.devices[0].scenarios[0].step_ns) / static_cast<double>(truthAt(s, 100).step_ns), 1.0,
-                1e-5);
+    EXPECT_NEAR(static_cast<double>(r.devices[0].scenarios[0].step_ns) / static_cast<double>(truthAt(s, 100).step_ns),
+                1.0, 1e-5);
 }
 
 TEST(WhatIfSynth, UnevenLayersWithProportionalComputePredictEverySize) {
@@ -139,9 +139,11 @@ TEST(WhatIfSynth, PerParamAndSequentialCapturesPredictBuckets) {
         EXPECT_NEAR(*r.devices[0].self_check_error, 0.0, 1e-6);
         // Per-param holds one size only: alpha is the default (10 us, synth's
         // 20 us): 0.1% of the step.
-        EXPECT_NEAR(static_cast<double>(r.devices[0].scenarios[0].step_ns) / static_cast<double>(at16.step_ns), 1.0, 0.002)
+        EXPECT_NEAR(static_cast<double>(r.devices[0].scenarios[0].step_ns) / static_cast<double>(at16.step_ns), 1.0,
+                    0.002)
             << synth::toString(mode);
-        EXPECT_NEAR(static_cast<double>(r.devices[0].scenarios[1].step_ns) / static_cast<double>(at25.step_ns), 1.0, 0.002)
+        EXPECT_NEAR(static_cast<double>(r.devices[0].scenarios[1].step_ns) / static_cast<double>(at25.step_ns), 1.0,
+                    0.002)
             << synth::toString(mode);
     }
 }

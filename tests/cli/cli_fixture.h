@@ -46,8 +46,8 @@ protected:
     CliResult run(const std::string& args, int timeoutSeconds = 0) {
         const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
         const std::string limit = timeoutSeconds > 0 ? "timeout -s KILL " + std::to_string(timeoutSeconds) + " " : "";
-        const std::string cmd = limit + std::string(OSC_CLI_PATH) + " " + args + " >" + quote(out.string()) +
-                                " 2>" + quote(err.string()) + " </dev/null";
+        const std::string cmd = limit + std::string(OSC_CLI_PATH) + " " + args + " >" + quote(out.string()) + " 2>" +
+                                quote(err.string()) + " </dev/null";
         const int status = std::system(cmd.c_str());
         CliResult r;
         r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -77,4 +77,3 @@ inline size_t lineCount(const std::string& s) {
         if (c == '\n') ++n;
     return n;
 }
-

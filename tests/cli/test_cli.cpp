@@ -6,10 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-
 TEST_F(Cli, HelpForEveryCommandExitsZero) {
-    for (const char* cmd : {"", "report", "check", "synth", "diff", "export", "run", "attach",
-                            "detach", "ps"}) {
+    for (const char* cmd : {"", "report", "check", "synth", "diff", "export", "run", "attach", "detach", "ps"}) {
         const auto r = run(std::string(cmd) + " --help");
         EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
         EXPECT_NE(r.out.find("--help"), std::string::npos) << cmd;
@@ -37,11 +35,11 @@ TEST_F(Cli, GarbageFileIsOneLineExitTwo) {
 }
 
 TEST_F(Cli, UsageErrorsExitTwo) {
-    EXPECT_EQ(run("report").code, 2);                      // no capture
-    EXPECT_EQ(run("report x --format yaml").code, 2);      // bad format
+    EXPECT_EQ(run("report").code, 2);                  // no capture
+    EXPECT_EQ(run("report x --format yaml").code, 2);  // bad format
     EXPECT_EQ(run("synth -o " + quote(path("a.sqlite")) + " --mode overlapped").code, 2);
     const auto f = bucketed();
-    const auto r = run("check " + quote(f));               // no threshold
+    const auto r = run("check " + quote(f));  // no threshold
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find("at least one threshold"), std::string::npos) << r.err;
     EXPECT_EQ(run("check " + quote(f) + " --max-regression 5").code, 2);  // no baseline
@@ -116,8 +114,8 @@ TEST_F(Cli, CheckAgainstBaselineAndJunit) {
     ASSERT_EQ(run("synth --mode sequential --steps 2 -o " + quote(seq)).code, 0);
     const auto junit = path("check.xml");
     std::ofstream(junit) << "old";  // an artifact path: replaced
-    auto r = run("check --baseline " + quote(baseJson) + " --max-regression 10% --junit " +
-                 quote(junit) + " " + quote(seq));
+    auto r =
+        run("check --baseline " + quote(baseJson) + " --max-regression 10% --junit " + quote(junit) + " " + quote(seq));
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_EQ(lineCount(r.out), 2u) << r.out;
     EXPECT_NE(r.out.find("overlap ratio 0.000 vs baseline 0.667"), std::string::npos) << r.out;

@@ -69,8 +69,9 @@ TEST_F(Cli, AnUnfinishedCaptureIsWarnedAndHasNoEndReason) {
 // end_reason to the merge, whose report and check say what the capture's do.
 TEST_F(Cli, DropsAndUnfinishedCapturesSurviveAPartialAndItsMerge) {
     const auto f = bucketed(1);
-    setMeta(f, "INSERT OR REPLACE INTO OVERLAPSCOPE_META (name, value) VALUES ('dropped_records', '777');"
-               "DELETE FROM OVERLAPSCOPE_META WHERE name = 'end_reason'");
+    setMeta(f,
+            "INSERT OR REPLACE INTO OVERLAPSCOPE_META (name, value) VALUES ('dropped_records', '777');"
+            "DELETE FROM OVERLAPSCOPE_META WHERE name = 'end_reason'");
     const auto part = path("one.partial.json");
     auto r = run("report --partial -o " + quote(part) + " " + quote(f));
     ASSERT_EQ(r.code, 0) << r.err;

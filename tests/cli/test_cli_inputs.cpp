@@ -11,7 +11,8 @@ namespace {
 // A Kineto trace with one kernel at the given start (microseconds, as text).
 std::string kinetoWithKernelsAt(const std::string& ts1, const std::string& ts2) {
     return R"J({"traceEvents":[
-{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":)J" + ts1 +
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":)J" +
+           ts1 +
            R"J(,"dur":1.5,"args":{"device":0,"stream":7,"correlation":1}},
 {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)","pid":0,"tid":8,"ts":)J" +
            ts2 + R"J(,"dur":1.5,"args":{"device":0,"stream":8,"correlation":2}}]})J";
@@ -40,10 +41,11 @@ void expectOneLineNaming(const CliResult& r, const std::string& file, const std:
 
 TEST_F(Cli, TimesNearTheInt64LimitsAreRefusedWithOneLine) {
     const auto f = bucketed(1);
-    sql(f, "UPDATE OVERLAPSCOPE_KERNEL SET start = 9223372036854775000, end = 9223372036854775800 "
-           "WHERE rowid = 1; UPDATE OVERLAPSCOPE_KERNEL SET start = -9223372036854775000 WHERE rowid = 2");
-    for (const std::string cmd : {"report", "report --format json", "check --min-overlap-ratio 0.1",
-                                   "export -o -", "diff"}) {
+    sql(f,
+        "UPDATE OVERLAPSCOPE_KERNEL SET start = 9223372036854775000, end = 9223372036854775800 "
+        "WHERE rowid = 1; UPDATE OVERLAPSCOPE_KERNEL SET start = -9223372036854775000 WHERE rowid = 2");
+    for (const std::string cmd :
+         {"report", "report --format json", "check --min-overlap-ratio 0.1", "export -o -", "diff"}) {
         const std::string args = cmd + " " + quote(f) + (cmd == "diff" ? " " + quote(f) : "");
         expectOneLineNaming(run(args), f, "impossible", args);
     }
@@ -86,11 +88,12 @@ TEST_F(Cli, AFifoAsBaselineIsRefusedWithoutWaitingForAWriter) {
 TEST_F(Cli, AViewWhereATableIsExpectedIsRefused) {
     // An endless recursive query behind a table's name: reading it never ended.
     const auto f = bucketed(1);
-    sql(f, "ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY RENAME TO memcpy_rows;"
-           "CREATE VIEW CUPTI_ACTIVITY_KIND_MEMCPY AS WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL "
-           "SELECT i + 1 FROM c) SELECT i AS start, i + 1 AS end, 0 AS deviceId, 0 AS contextId, "
-           "1 AS streamId, 0 AS correlationId, 16777216 AS globalPid, 8 AS bytes, 1 AS copyKind, "
-           "0 AS srcKind, 0 AS dstKind, 0 AS srcDeviceId, 0 AS dstDeviceId FROM c");
+    sql(f,
+        "ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY RENAME TO memcpy_rows;"
+        "CREATE VIEW CUPTI_ACTIVITY_KIND_MEMCPY AS WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL "
+        "SELECT i + 1 FROM c) SELECT i AS start, i + 1 AS end, 0 AS deviceId, 0 AS contextId, "
+        "1 AS streamId, 0 AS correlationId, 16777216 AS globalPid, 8 AS bytes, 1 AS copyKind, "
+        "0 AS srcKind, 0 AS dstKind, 0 AS srcDeviceId, 0 AS dstDeviceId FROM c");
     expectOneLineNaming(run("report " + quote(f), 30), f, "CUPTI_ACTIVITY_KIND_MEMCPY is a view", "report");
 }
 
@@ -98,10 +101,11 @@ TEST_F(Cli, ManyDistinctDevicesReadInLinearTime) {
     // 100,000 distinct (process, device) pairs: about a second when indexed;
     // the linear search this replaced needed minutes (quadratic).
     const auto f = bucketed(1);
-    sql(f, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 100000) "
-           "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, streamId, correlationId, "
-           "globalPid, bytes, copyKind) SELECT i * 10, i * 10 + 5, (i * 7919) % 100000, 1, 0, "
-           "16777216, 8, 1 FROM c");
+    sql(f,
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 100000) "
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, streamId, correlationId, "
+        "globalPid, bytes, copyKind) SELECT i * 10, i * 10 + 5, (i * 7919) % 100000, 1, 0, "
+        "16777216, 8, 1 FROM c");
     const auto r = run("report --format json " + quote(f), 60);
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_GE(nlohmann::json::parse(r.out)["devices"].size(), 100000u);
@@ -143,8 +147,9 @@ TEST_F(Cli, ControlBytesAndBrokenUtf8FromAFileNeverReachTheTerminalOrTheJson) {
     // Every name gets an escape sequence (clear screen), a C1 control and a
     // byte that is not UTF-8.
     sql(f, "UPDATE StringIds SET value = value || char(27) || '[2J' || char(155) || CAST(X'FF' AS TEXT)");
-    for (const std::string cmd : {"report", "report --format markdown", "report --steps --step-pattern step --collectives",
-                                  "check --min-overlap-ratio 0.99", "diff"}) {
+    for (const std::string cmd :
+         {"report", "report --format markdown", "report --steps --step-pattern step --collectives",
+          "check --min-overlap-ratio 0.99", "diff"}) {
         const auto r = run(cmd + " " + quote(f) + (cmd == "diff" ? " " + quote(f) : ""));
         EXPECT_LE(r.code, 1) << cmd << ": " << r.err;
         EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << cmd;
@@ -231,8 +236,8 @@ TEST_F(Cli, AKilledCaptureInADirectoryWeCannotWriteIsRead) {
     const auto f = dir + "/run.sqlite";
     fs::copy_file(bucketed(1), f);
     leaveCommittedWalWithoutShm(f);
-    fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
-                             fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+    fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
     // Root writes anywhere: run as nobody then.
     const bool root = ::geteuid() == 0;
     if (root) fs::permissions(dir_, fs::perms::others_exec, fs::perm_options::add);
@@ -253,7 +258,8 @@ TEST_F(Cli, AHugeStepNameNeitherCrashesNorFloodsTheTerminal) {
     const auto f = path("huge.json");
     {
         std::ofstream(f) << R"({"traceEvents":[
-{"ph":"X","cat":"user_annotation","name":")" << huge << R"(","pid":0,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"user_annotation","name":")"
+                         << huge << R"(","pid":0,"tid":1,"ts":0,"dur":100},
 {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":200,"dur":50,"args":{"device":0,"stream":7,"correlation":1}}]})";
     }
     for (const std::string cmd : {"report", "check --min-overlap-ratio 0.1", "export -o -"}) {

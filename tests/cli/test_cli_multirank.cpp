@@ -18,8 +18,9 @@ protected:
     std::string job() {
         const auto d = path("job");
         if (!fs::exists(d)) {
-            const auto r = run("synth -o " + quote(d) +
-                               " --ranks 6 --steps 3 --mode per-param --jitter 0.1 --arrival-skew-ns 0,1000,20000,300,0,50000");
+            const auto r =
+                run("synth -o " + quote(d) +
+                    " --ranks 6 --steps 3 --mode per-param --jitter 0.1 --arrival-skew-ns 0,1000,20000,300,0,50000");
             EXPECT_EQ(r.code, 0) << r.err;
         }
         return d;
@@ -69,8 +70,7 @@ TEST_F(MultiRank, PartialsMergeIntoTheReportOfTheCapturesByteForByte) {
     }
     // --align is the merge's to choose: the same as aligning the captures.
     const auto aligned = run("report --format json --align collectives" + joined(files, 0, 6));
-    const auto alignedMerge =
-        run("merge --format json --align collectives " + quote(parts[0]) + " " + quote(parts[1]));
+    const auto alignedMerge = run("merge --format json --align collectives " + quote(parts[0]) + " " + quote(parts[1]));
     ASSERT_EQ(alignedMerge.code, 0) << alignedMerge.err;
     EXPECT_EQ(alignedMerge.out, aligned.out);
     EXPECT_NE(alignedMerge.out.find("\"clock_shift_ns\""), std::string::npos);
@@ -186,8 +186,8 @@ TEST_F(MultiRank, CheckAndDiffReadPartialsAndMergedReports) {
     fs::create_directories(path("parts"));
     fs::copy_file(parts[0], path("parts/0.partial.json"));
     fs::copy_file(parts[1], path("parts/1.partial.json"));
-    for (const auto& [base, candidate] : std::vector<std::pair<std::string, std::string>>{
-             {merged, d}, {path("parts"), d}, {parts[1], parts[1]}}) {
+    for (const auto& [base, candidate] :
+         std::vector<std::pair<std::string, std::string>>{{merged, d}, {path("parts"), d}, {parts[1], parts[1]}}) {
         const auto r = run("diff --format json --fail-on-regression 0 " + quote(base) + " " + quote(candidate));
         ASSERT_EQ(r.code, 0) << base << " vs " << candidate << ": " << r.err << r.out;
         const auto j = nlohmann::json::parse(r.out);
@@ -237,8 +237,8 @@ TEST_F(MultiRank, ProgressOfFilesAndDevicesOnATerminalOnly) {
     const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        ::execl(OSC_CLI_PATH, OSC_CLI_PATH, "report", "--format", "json", "--jobs", "1", "-o", out.c_str(),
-                d.c_str(), static_cast<char*>(nullptr));
+        ::execl(OSC_CLI_PATH, OSC_CLI_PATH, "report", "--format", "json", "--jobs", "1", "-o", out.c_str(), d.c_str(),
+                static_cast<char*>(nullptr));
         ::_exit(127);
     }
     std::string seen;

@@ -46,9 +46,12 @@ TEST_F(Cli, OutputToAFifoWritesThroughAndKeepsTheFifo) {
             char buf[65536];
             for (;;) {
                 const ssize_t n = ::read(fd, buf, sizeof buf);
-                if (n > 0) received.append(buf, static_cast<size_t>(n));
-                else if (n == 0 && commandDone) break;
-                else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                if (n > 0)
+                    received.append(buf, static_cast<size_t>(n));
+                else if (n == 0 && commandDone)
+                    break;
+                else
+                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
             }
         });
         const auto r = run(args);

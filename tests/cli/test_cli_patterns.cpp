@@ -60,20 +60,21 @@ TEST_F(Cli, AllToAllModelImbalanceGate) {
     ASSERT_EQ(run("synth --workload alltoall --imbalance 3 --hot-rank 1 -o " + quote(dir)).code, 0);
     auto r = run("check --max-alltoall-imbalance 1.2 " + quote(dir));
     EXPECT_EQ(r.code, 1) << r.out << r.err;
-    EXPECT_EQ(r.out, "FAIL summary: all-to-all imbalance 1.33 (bytes) in step 'step 0', rank 1 gpu 1 overloaded, "
-                     "above the maximum 1.20\n");
+    EXPECT_EQ(r.out,
+              "FAIL summary: all-to-all imbalance 1.33 (bytes) in step 'step 0', rank 1 gpu 1 overloaded, "
+              "above the maximum 1.20\n");
     r = run("check --max-alltoall-imbalance 1.5 " + quote(dir));
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     r = run("report " + quote(dir));
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_NE(r.out.find("rank 1 gpu 1 moves 1.33x the mean all-to-all bytes of the step"), std::string::npos)
-        << r.out;
+    EXPECT_NE(r.out.find("rank 1 gpu 1 moves 1.33x the mean all-to-all bytes of the step"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, ExportedTraceReadsBackWithTheSamePatterns) {
     const auto pp = path("pp"), moe = path("moe");
-    ASSERT_EQ(run("synth --workload pipeline --stages 3 --microbatches 4 --steps 1 --transfer-ns 50000 -o " +
-                  quote(pp)).code, 0);
+    ASSERT_EQ(
+        run("synth --workload pipeline --stages 3 --microbatches 4 --steps 1 --transfer-ns 50000 -o " + quote(pp)).code,
+        0);
     ASSERT_EQ(run("synth --workload alltoall --imbalance 2 --steps 1 -o " + quote(moe)).code, 0);
     for (const auto& dir : {pp, moe}) {
         const auto trace = dir + ".json";
@@ -120,10 +121,9 @@ TEST_F(Cli, PatternOptionErrorsExitTwo) {
     EXPECT_EQ(run("synth --workload ring -o " + quote(path("x"))).code, 2);
     const auto r = run("report --microbatch-pattern '(fwd) mb' " + quote(dir));
     EXPECT_NE(r.err.find("needs two groups"), std::string::npos) << r.err;
-    for (const std::string bad : {"--workload pipeline --layers 3", "--workload alltoall --stages 3",
-                                  "--workload alltoall --ranks 2", "--workload pipeline --ranks 4",
-                                  "--workload pipeline --stages 1",
-                                  "--workload alltoall --imbalance 0.5"}) {
+    for (const std::string bad :
+         {"--workload pipeline --layers 3", "--workload alltoall --stages 3", "--workload alltoall --ranks 2",
+          "--workload pipeline --ranks 4", "--workload pipeline --stages 1", "--workload alltoall --imbalance 0.5"}) {
         const auto s = run("synth " + bad + " -o " + quote(path("x")));
         EXPECT_EQ(s.code, 2) << bad << s.out;
         EXPECT_EQ(lineCount(s.err), 1u) << bad << s.err;

@@ -62,7 +62,8 @@ TEST_F(CliWhatIf, JsonPredictsWhatSynthMakesAtThoseSizes) {
     EXPECT_EQ(d["rank"], 0);
     EXPECT_EQ(d["device"], 0);
     for (const char* k : {"alpha_ns", "ns_per_byte", "samples", "r2"}) EXPECT_TRUE(d["fit"].contains(k)) << k;
-    for (const char* k : {"bucket_mb", "buckets", "step_ns", "exposed_comm_ns"}) EXPECT_TRUE(d["observed"].contains(k)) << k;
+    for (const char* k : {"bucket_mb", "buckets", "step_ns", "exposed_comm_ns"})
+        EXPECT_TRUE(d["observed"].contains(k)) << k;
     // synth's cost: 20 us + 1/25 ns per byte, fitted from buckets of 32 and 16 MiB.
     EXPECT_NEAR(d["fit"]["alpha_ns"].get<double>(), 20'000, 1);
     EXPECT_NEAR(d["fit"]["ns_per_byte"].get<double>(), 0.04, 1e-6);

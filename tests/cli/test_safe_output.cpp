@@ -48,7 +48,8 @@ TEST_F(SafeOutput, PlantedTemporaryNamesAreNotFollowed) {
     const std::string pid = std::to_string(::getpid());
     for (const std::string& suffix : std::vector<std::string>{".tmp-" + pid, ".partial-" + pid, ".tmp", ".partial"})
         fs::create_symlink(victim, out.string() + suffix);
-    writeFileSafely(out.string(), [](std::ostream& o) { o << "report"; }, false);
+    writeFileSafely(
+        out.string(), [](std::ostream& o) { o << "report"; }, false);
     EXPECT_EQ(slurp(victim), "precious");
     EXPECT_EQ(slurp(out), "report");
     EXPECT_FALSE(fs::is_symlink(out));
@@ -82,7 +83,8 @@ TEST_F(SafeOutput, AFailedWriteLeavesTheOldFileAndNoTemporary) {
     const fs::path out = dir_ / "report.txt";
     { std::ofstream(out) << "old"; }
     EXPECT_THROW(writeFileSafely(
-                     out.string(), [](std::ostream& o) {
+                     out.string(),
+                     [](std::ostream& o) {
                          o << "half";
                          throw std::runtime_error("interrupted");
                      },
@@ -93,7 +95,9 @@ TEST_F(SafeOutput, AFailedWriteLeavesTheOldFileAndNoTemporary) {
 }
 
 TEST_F(SafeOutput, RefusesDirectoriesAndDanglingLinks) {
-    EXPECT_THROW(writeFileSafely(dir_.string(), [](std::ostream&) {}, true), osc::CaptureError);
+    EXPECT_THROW(writeFileSafely(
+                     dir_.string(), [](std::ostream&) {}, true),
+                 osc::CaptureError);
     fs::create_symlink(dir_ / "nowhere", dir_ / "dangling");
     EXPECT_THROW(writeFileSafely((dir_ / "dangling").string(), [](std::ostream&) {}, true), osc::CaptureError);
     EXPECT_FALSE(fs::exists(dir_ / "nowhere"));

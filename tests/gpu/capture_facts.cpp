@@ -101,7 +101,8 @@ CaptureFacts captureFacts(const Capture& cap, const Analysis& analysis) {
         f.steps = d.steps.size();
         f.collectivesPerStep.assign(d.steps.size(), 0);
         for (const CollectiveInstance& c : d.collectives)
-            if (c.step >= 0 && static_cast<size_t>(c.step) < d.steps.size()) ++f.collectivesPerStep[static_cast<size_t>(c.step)];
+            if (c.step >= 0 && static_cast<size_t>(c.step) < d.steps.size())
+                ++f.collectivesPerStep[static_cast<size_t>(c.step)];
         std::vector<double> overlap, exposed, window;
         for (const StepAnalysis& s : d.steps) {
             overlap.push_back(s.metrics.overlap_ratio.value_or(0.0));

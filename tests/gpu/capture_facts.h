@@ -19,11 +19,11 @@ struct ProcessFacts {
     int rank = -1;
     int64_t pid = 0;
     size_t kernels = 0;
-    size_t graphKernels = 0;         // kernels launched from a CUDA graph (graphId != 0)
-    size_t ncclKernels = 0;          // name starts with "nccl"
-    size_t ncclAsCommunication = 0;  // of those, classified as communication
-    size_t otherAsCommunication = 0; // non-NCCL kernels classified as communication (should be 0)
-    size_t launchCalls = 0;          // successful kernel and graph launch API calls
+    size_t graphKernels = 0;          // kernels launched from a CUDA graph (graphId != 0)
+    size_t ncclKernels = 0;           // name starts with "nccl"
+    size_t ncclAsCommunication = 0;   // of those, classified as communication
+    size_t otherAsCommunication = 0;  // non-NCCL kernels classified as communication (should be 0)
+    size_t launchCalls = 0;           // successful kernel and graph launch API calls
     size_t graphLaunchCalls = 0;
     // Launch calls made while their thread was capturing a CUDA graph: they
     // run no kernel of their own (the graph's launch does), so they are
@@ -41,7 +41,7 @@ struct DeviceFacts {
     std::vector<int> collectivesPerStep;  // communication operations inside each step
     double stepOverlapMedian = 0;         // median over steps of the overlap ratio (0 when none)
     double exposedCommMsMedian = 0;
-    double stepMsMedian = 0;              // GPU window of a step
+    double stepMsMedian = 0;  // GPU window of a step
 };
 
 struct CaptureFacts {

@@ -31,7 +31,9 @@ namespace {
 constexpr uint32_t kComputeStream = 7, kCommStream = 13, kContext = 1;
 constexpr int kWarmup = 1, kSteps = 3, kRanks = 2;
 
-const char* kGemm = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
+const char* kGemm =
+    "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
+    "cublas";
 const char* kSgd = "_ZN5oscwl12_GLOBAL__N_110sgd_kernelIfEEvPT_PKS2_fm";
 const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 const char* kAllGather = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
@@ -154,7 +156,8 @@ int recordRank(const Run& run, int rank, const fs::path& runDir) {
     context.originUtcNs = origin;  // CUPTI's clock is CLOCK_REALTIME
     context.pid = pid;
     context.globalPid = schema::packGlobalPid(pid);
-    context.capturePath = (runDir / ("fabricated-" + std::to_string(pid) + "-rank" + std::to_string(rank) + ".sqlite")).string();
+    context.capturePath =
+        (runDir / ("fabricated-" + std::to_string(pid) + "-rank" + std::to_string(rank) + ".sqlite")).string();
     recording::Manifest m;
     m.fabricated = true;
     m.who = ProcessIdentity{"fabricated", pid, rank, rank, kRanks, run.command, run.workload};
@@ -220,8 +223,10 @@ int recordRank(const Run& run, int rank, const fs::path& runDir) {
             }
             const uint32_t corr = correlation++;
             const int64_t launched = host + 4'000;
-            if (op.comm) api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, host, launched, corr);
-            else api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, host, launched, corr);
+            if (op.comm)
+                api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, host, launched, corr);
+            else
+                api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, host, launched, corr);
             host = launched + 1'000;
             int64_t& streamFree = op.comm ? commFree : computeFree;
             int64_t start = std::max(launched + 3'000, streamFree);
@@ -267,9 +272,11 @@ void writeRun(const Run& run, const fs::path& setDir) {
     std::vector<int> kernels;
     for (int rank = 0; rank < kRanks; ++rank) kernels.push_back(recordRank(run, rank, runDir));
     nlohmann::json expected = {
-        {"workload", run.workload}, {"mode", run.mode}, {"ranks", kRanks}, {"steps", kSteps},
-        {"warmup", kWarmup}, {"collectives_per_step", run.collectivesPerStep}, {"comm", "nccl"},
-        {"fabricated", true}, {"command", run.command}, {"kernels_per_rank", kernels},
+        {"workload", run.workload}, {"mode", run.mode},
+        {"ranks", kRanks},          {"steps", kSteps},
+        {"warmup", kWarmup},        {"collectives_per_step", run.collectivesPerStep},
+        {"comm", "nccl"},           {"fabricated", true},
+        {"command", run.command},   {"kernels_per_rank", kernels},
     };
     std::ofstream(runDir / "expected.json") << expected.dump(1) << "\n";
     std::printf("%s\n", runDir.c_str());

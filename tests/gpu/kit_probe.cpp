@@ -19,12 +19,15 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help") {
-            std::printf("usage: overlapscope-kit-probe [--comm-copies] CAPTURE_DIR_OR_FILE\n"
-                        "Prints what the GPU kit checks in a capture of a reference workload, as JSON.\n");
+            std::printf(
+                "usage: overlapscope-kit-probe [--comm-copies] CAPTURE_DIR_OR_FILE\n"
+                "Prints what the GPU kit checks in a capture of a reference workload, as JSON.\n");
             return 0;
         }
-        if (a == "--comm-copies") settings.commCopies = true;
-        else if (input.empty() && a.rfind("--", 0) != 0) input = a;
+        if (a == "--comm-copies")
+            settings.commCopies = true;
+        else if (input.empty() && a.rfind("--", 0) != 0)
+            input = a;
         else {
             std::fprintf(stderr, "overlapscope-kit-probe: unexpected argument %s\n", a.c_str());
             return 2;
@@ -48,19 +51,30 @@ int main(int argc, char** argv) {
             size_t missing = 0;
             for (const auto& [name, n] : p.launchesWithoutKernel) missing += n;
             out["processes"].push_back({
-                {"rank", p.rank}, {"pid", p.pid}, {"kernels", p.kernels}, {"graph_kernels", p.graphKernels},
-                {"nccl_kernels", p.ncclKernels}, {"nccl_as_communication", p.ncclAsCommunication},
-                {"other_as_communication", p.otherAsCommunication}, {"launch_calls", p.launchCalls},
-                {"graph_launch_calls", p.graphLaunchCalls}, {"launches_without_kernel", missing},
+                {"rank", p.rank},
+                {"pid", p.pid},
+                {"kernels", p.kernels},
+                {"graph_kernels", p.graphKernels},
+                {"nccl_kernels", p.ncclKernels},
+                {"nccl_as_communication", p.ncclAsCommunication},
+                {"other_as_communication", p.otherAsCommunication},
+                {"launch_calls", p.launchCalls},
+                {"graph_launch_calls", p.graphLaunchCalls},
+                {"launches_without_kernel", missing},
                 {"launches_captured_into_graph", p.launchesCapturedIntoGraph},
-                {"launches_without_kernel_by_api", p.launchesWithoutKernel}, {"meta", p.meta},
+                {"launches_without_kernel_by_api", p.launchesWithoutKernel},
+                {"meta", p.meta},
             });
         }
         for (const auto& d : facts.devices)
             out["devices"].push_back({
-                {"rank", d.rank}, {"device", d.device}, {"steps", d.steps},
-                {"collectives_per_step", d.collectivesPerStep}, {"step_overlap_median", d.stepOverlapMedian},
-                {"exposed_comm_ms_median", d.exposedCommMsMedian}, {"step_ms_median", d.stepMsMedian},
+                {"rank", d.rank},
+                {"device", d.device},
+                {"steps", d.steps},
+                {"collectives_per_step", d.collectivesPerStep},
+                {"step_overlap_median", d.stepOverlapMedian},
+                {"exposed_comm_ms_median", d.exposedCommMsMedian},
+                {"step_ms_median", d.stepMsMedian},
             });
         std::printf("%s\n", out.dump(1).c_str());
     } catch (const std::exception& e) {

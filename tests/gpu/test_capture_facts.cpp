@@ -9,10 +9,10 @@ namespace osc::gpukit {
 namespace {
 
 TEST(CaptureFacts, LaunchCallsInEveryCuptiSpelling) {
-    for (const char* name : {"cudaLaunchKernel", "cudaLaunchKernel_v7000", "cudaLaunchKernel_ptsz_v7000",
-                             "cudaLaunchKernelExC_v11060", "cudaLaunchKernelExC_ptsz_v11060", "cuLaunchKernel",
-                             "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz", "cudaGraphLaunch_v10000",
-                             "cudaGraphLaunch_ptsz_v10000", "cuGraphLaunch_ptsz"})
+    for (const char* name :
+         {"cudaLaunchKernel", "cudaLaunchKernel_v7000", "cudaLaunchKernel_ptsz_v7000", "cudaLaunchKernelExC_v11060",
+          "cudaLaunchKernelExC_ptsz_v11060", "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz",
+          "cudaGraphLaunch_v10000", "cudaGraphLaunch_ptsz_v10000", "cuGraphLaunch_ptsz"})
         EXPECT_TRUE(isLaunchCall(name)) << name;
     for (const char* name : {"cudaLaunchHostFunc_v10000", "cudaMemcpyAsync_v3020", "cudaLaunchKernel_x",
                              "mycudaLaunchKernel", "cudaLaunchKernel_v7000_v7000_ptsz_ptsz"})

@@ -5,8 +5,8 @@
 // (tests/gpu/README.md): each run folder holds one NAME.cupti recording per
 // rank and an expected.json written by the kit (or the fabricator).
 #include "agent/recording/replay_source.h"
-#include "analyzer/load/load_capture.h"
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "tests/agent/agent_test_util.h"
 #include "tests/gpu/capture_facts.h"
@@ -151,19 +151,25 @@ TEST(ReplayedRuns, OverlapOrderingOfModes) {
         const char *workload, *lower, *higher;
     };
     const Rule rules[] = {
-        {"ddp_overlap", "sequential", "per-param"}, {"ddp_overlap", "sequential", "bucketed"},
-        {"tp_overlap", "serial", "pipelined"},      {"fsdp_prefetch", "prefetch-0", "prefetch-1"},
+        {"ddp_overlap", "sequential", "per-param"},
+        {"ddp_overlap", "sequential", "bucketed"},
+        {"tp_overlap", "serial", "pipelined"},
+        {"fsdp_prefetch", "prefetch-0", "prefetch-1"},
         {"fsdp_prefetch", "prefetch-0", "prefetch-2"},
         // Issue 18 (tests/gpu/gpukit/report.py ORDERING_RULES): none recorded yet.
-        {"pp_overlap", "gpipe", "gpipe-overlap"},   {"pp_overlap", "1f1b", "1f1b-overlap"},
-        {"moe_alltoall", "serial", "overlap"},      {"moe_alltoall", "serial-imbalance-4", "overlap-imbalance-4"},
-        {"tp_overlap", "serial", "ring"},           {"ddp_overlap", "sequential", "zero1"},
+        {"pp_overlap", "gpipe", "gpipe-overlap"},
+        {"pp_overlap", "1f1b", "1f1b-overlap"},
+        {"moe_alltoall", "serial", "overlap"},
+        {"moe_alltoall", "serial-imbalance-4", "overlap-imbalance-4"},
+        {"tp_overlap", "serial", "ring"},
+        {"ddp_overlap", "sequential", "zero1"},
     };
     std::map<std::string, std::map<std::string, double>> overlap;  // set -> "workload/mode" -> ratio
     for (const RunDir& run : discoverRuns()) {
         agent::test::TempDir dir;
         const Replayed r = replay(run, dir);
-        const std::string key = r.expected.at("workload").get<std::string>() + "/" + r.expected.at("mode").get<std::string>();
+        const std::string key =
+            r.expected.at("workload").get<std::string>() + "/" + r.expected.at("mode").get<std::string>();
         overlap[run.set][key] = r.facts.overlapMean();
     }
     ASSERT_TRUE(overlap.count("fabricated")) << "the fabricated recordings are missing from " << OSC_RECORDINGS_DIR;

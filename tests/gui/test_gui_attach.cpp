@@ -4,9 +4,9 @@
 // talks the real protocol over real sockets, and every answer is known.
 #include "agent/core/control_server.h"
 #include "analyzer/load/load_capture.h"
-#include "tests/agent/agent_test_util.h"
 #include "gui/widgets/agent_list_model.h"
 #include "gui/widgets/attach_dialog.h"
+#include "tests/agent/agent_test_util.h"
 #include "tests/support/temp_dir.h"
 
 #include <QAbstractItemModelTester>
@@ -16,11 +16,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <unistd.h>
 
 using namespace osc;
 using namespace osc::gui;
@@ -104,9 +104,7 @@ protected:
     std::vector<std::unique_ptr<StubAgent>> agents;
 };
 
-QString cell(const QAbstractItemModel& m, int row, int column) {
-    return m.data(m.index(row, column)).toString();
-}
+QString cell(const QAbstractItemModel& m, int row, int column) { return m.data(m.index(row, column)).toString(); }
 
 }  // namespace
 

@@ -9,9 +9,9 @@
 #include "gui/widgets/timeline_widget.h"
 #include "tests/gui/gui_test_captures.h"
 
+#include <gtest/gtest.h>
 #include <QApplication>
 #include <QImage>
-#include <gtest/gtest.h>
 
 using namespace osc;
 using namespace osc::gui;
@@ -126,7 +126,8 @@ TEST(Flows, SelectingAKernelDrawsAnArrowFromItsLaunch) {
         w.render(&img);
         int n = 0;
         for (int y = TimelineWidget::kRulerHeight; y < img.height(); ++y)
-            for (int x = TimelineWidget::kLabelWidth; x < img.width(); ++x) n += (img.pixel(x, y) & 0xFFFFFF) == palette::kFlow;
+            for (int x = TimelineWidget::kLabelWidth; x < img.width(); ++x)
+                n += (img.pixel(x, y) & 0xFFFFFF) == palette::kFlow;
         return n;
     };
     EXPECT_EQ(countFlowPixels(), 0);

@@ -54,11 +54,11 @@ TEST(TimeScale, ClampKeepsTheViewInsideTheBounds) {
 }
 
 TEST(TimeTicks, NiceStepsFollowOneTwoFive) {
-    EXPECT_EQ(niceTickStep(1.0, 90), 100);       // 90 ns -> 100
-    EXPECT_EQ(niceTickStep(1.0, 150), 200);      // 150 -> 200
-    EXPECT_EQ(niceTickStep(1.0, 300), 500);      // 300 -> 500
-    EXPECT_EQ(niceTickStep(1.0, 600), 1000);     // 600 -> 1000
-    EXPECT_EQ(niceTickStep(0.001, 90), 1);       // never below 1 ns
+    EXPECT_EQ(niceTickStep(1.0, 90), 100);    // 90 ns -> 100
+    EXPECT_EQ(niceTickStep(1.0, 150), 200);   // 150 -> 200
+    EXPECT_EQ(niceTickStep(1.0, 300), 500);   // 300 -> 500
+    EXPECT_EQ(niceTickStep(1.0, 600), 1000);  // 600 -> 1000
+    EXPECT_EQ(niceTickStep(0.001, 90), 1);    // never below 1 ns
     EXPECT_EQ(niceTickStep(1e6, 90), 100'000'000);
 }
 
@@ -157,7 +157,7 @@ TEST(TimelineModel, CommunicationLanesAreNamedByWhatCarriedTheirCommunication) {
     guitest::addKernel(*c, d, 0, 1000, 2, "my_allreduce_kernel");
     guitest::addCopy(d, 0, 1000, 3, CopyKind::PtoP, 4096);
     guitest::addCopy(d, 0, 1000, 4, CopyKind::HtoD, 4096);
-    guitest::addCopy(d, 0, 100, 5, CopyKind::HtoD, 4096);     // mostly NCCL:
+    guitest::addCopy(d, 0, 100, 5, CopyKind::HtoD, 4096);          // mostly NCCL:
     guitest::addKernel(*c, d, 100, 1000, 5, guitest::kAllReduce);  // still NCCL
     c->processes.push_back(std::move(p));
     c->finalize();

@@ -4,10 +4,10 @@
 // and drop do, and their panels must read exactly as the capture's own, with
 // no timeline and its actions disabled; bad files give one message naming
 // them; --screenshot writes both kinds.
-#include "analyzer/crossrank/analyze.h"
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/load/load_capture.h"
+#include "analyzer/crossrank/analyze.h"
 #include "analyzer/job/file_workers.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/report/report_json.h"
 #include "gui/widgets/analysis_loader.h"
 #include "gui/widgets/analysis_only_view.h"
@@ -20,6 +20,7 @@
 #include "gui/widgets/timeline_widget.h"
 #include "tests/support/temp_dir.h"
 
+#include <gtest/gtest.h>
 #include <QAction>
 #include <QApplication>
 #include <QImage>
@@ -27,7 +28,6 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
@@ -84,7 +84,8 @@ void open(MainWindow& win, const std::string& path) {
     QSignalSpy loaded(win.loader(), &CaptureLoader::loaded);
     QSignalSpy failed(win.loader(), &CaptureLoader::failed);
     win.openCapture(QString::fromStdString(path));
-    ASSERT_TRUE(loaded.wait(60000)) << path << ": " << (failed.isEmpty() ? "" : failed.at(0).at(0).toString().toStdString());
+    ASSERT_TRUE(loaded.wait(60000)) << path << ": "
+                                    << (failed.isEmpty() ? "" : failed.at(0).at(0).toString().toStdString());
     win.waitForPanels();
 }
 
@@ -136,7 +137,8 @@ void expectSamePanelsAsTheCapture(MainWindow& win, const std::string& what) {
     EXPECT_EQ(gotColls, wantColls) << what;
     // The bottleneck buckets are flagged alike.
     for (int r = 0; r < win.collectiveModel()->rowCount(); ++r)
-        EXPECT_EQ(win.collectiveModel()->isBottleneck(r), ref.collectiveModel()->isBottleneck(r)) << what << " row " << r;
+        EXPECT_EQ(win.collectiveModel()->isBottleneck(r), ref.collectiveModel()->isBottleneck(r))
+            << what << " row " << r;
     // The device table against the capture's own analysis.
     DeviceTableModel wantDevices;
     wantDevices.setAnalysis(std::shared_ptr<const Analysis>(ref.timeline()->analysis(), [](const Analysis*) {}));
@@ -165,7 +167,8 @@ void expectNoTimeline(MainWindow& win, const std::string& what) {
     win.jumpToRow(win.collectiveModel()->index(0, CollectiveTableModel::Name));
     win.timeline()->fitAll();
     EXPECT_EQ(win.detailsText(), "") << what;
-    EXPECT_TRUE(win.statistics()->status().contains("holds none")) << what << ": " << win.statistics()->status().toStdString();
+    EXPECT_TRUE(win.statistics()->status().contains("holds none"))
+        << what << ": " << win.statistics()->status().toStdString();
     // The heat map has the job's steps, which need no timeline.
     EXPECT_EQ(win.heatMap()->view()->heatMap().rows(), 4) << what;
     EXPECT_EQ(win.heatMap()->view()->heatMap().columns, 5) << what;
@@ -214,9 +217,12 @@ TEST(OpenResults, ASavedReportShowsTheCapturesNumbersWithoutATimeline) {
     EXPECT_EQ(win.analysisOnlyView()->notice().toStdString(),
               "Saved report (overlapscope-report JSON): per-step and per-collective results only; open the "
               "captures for a timeline");
-    EXPECT_TRUE(win.analysisOnlyView()->madeFrom().contains("made from 4 captures in")) << win.analysisOnlyView()->madeFrom().toStdString();
-    EXPECT_TRUE(win.analysisOnlyView()->summary().startsWith("all 4 devices: ")) << win.analysisOnlyView()->summary().toStdString();
-    EXPECT_TRUE(win.analysisOnlyView()->findingsText().startsWith("rank 0 gpu 0: ")) << win.analysisOnlyView()->findingsText().toStdString();
+    EXPECT_TRUE(win.analysisOnlyView()->madeFrom().contains("made from 4 captures in"))
+        << win.analysisOnlyView()->madeFrom().toStdString();
+    EXPECT_TRUE(win.analysisOnlyView()->summary().startsWith("all 4 devices: "))
+        << win.analysisOnlyView()->summary().toStdString();
+    EXPECT_TRUE(win.analysisOnlyView()->findingsText().startsWith("rank 0 gpu 0: "))
+        << win.analysisOnlyView()->findingsText().toStdString();
     EXPECT_TRUE(win.statusText().contains("no timeline")) << win.statusText().toStdString();
     // A saved report keeps the alignment it was made with.
     EXPECT_FALSE(win.alignAction()->isEnabled());

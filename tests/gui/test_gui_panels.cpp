@@ -12,6 +12,7 @@
 #include "gui/widgets/timeline_widget.h"
 #include "tests/gui/gui_test_captures.h"
 
+#include <gtest/gtest.h>
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDir>
@@ -23,7 +24,6 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
-#include <gtest/gtest.h>
 
 #include <random>
 
@@ -90,7 +90,8 @@ TEST(StepsPanel, AMostlyIdleStepSaysWhatTheReportSaysAndShowsItsIdleTime) {
     EXPECT_TRUE(bold(StepTableModel::Finding));
     EXPECT_FALSE(bold(StepTableModel::Verdict));
     // The tooltip carries the analyzer's own sentence.
-    EXPECT_TRUE(steps.index(0, StepTableModel::Verdict).data(Qt::ToolTipRole).toString().contains("waited for the host"));
+    EXPECT_TRUE(
+        steps.index(0, StepTableModel::Verdict).data(Qt::ToolTipRole).toString().contains("waited for the host"));
     // Without the idle gap the verdict is the same; it follows the flag.
     StepAnalysis busy = s;
     busy.bottleneck.findings.clear();
@@ -115,7 +116,8 @@ TEST(MainWindowPanels, ClickingACollectiveOrStepRowShowsItInDetails) {
     win.jumpToRow(colls->index(1, CollectiveTableModel::Name));
     const int group = colls->index(1, 0).data(GroupRole).toInt();
     EXPECT_EQ(win.timeline()->selectedEvent(), l.model->findKernel(group, 1));
-    EXPECT_TRUE(win.detailsText().contains(QString("kernel: ") + guitest::kAllReduce)) << win.detailsText().toStdString();
+    EXPECT_TRUE(win.detailsText().contains(QString("kernel: ") + guitest::kAllReduce))
+        << win.detailsText().toStdString();
     ASSERT_TRUE(win.timeline()->selection());
     EXPECT_EQ(win.timeline()->selection()->start, 4000 + 100 * group);
 

@@ -8,9 +8,9 @@
 #include "gui/widgets/timeline_widget.h"
 #include "tests/gui/pattern_test_support.h"
 
+#include <gtest/gtest.h>
 #include <QApplication>
 #include <QImage>
-#include <gtest/gtest.h>
 
 #include <cmath>
 
@@ -70,7 +70,8 @@ TEST(StepColumns, AllToAllImbalanceFlagsTheOverloadedRank) {
         }
         const EventRef step = l.model->findStep(groupOfRank(l, 0), l.analysis->devices[0].steps[1].start_ns);
         const DetailList d = eventDetails(*l.model, step, l.analysis.get());
-        EXPECT_NE(valueOf(d, "all-to-all imbalance").find(f == 3.0 ? "most: rank 2 · GPU 2" : "balanced"), std::string::npos)
+        EXPECT_NE(valueOf(d, "all-to-all imbalance").find(f == 3.0 ? "most: rank 2 · GPU 2" : "balanced"),
+                  std::string::npos)
             << valueOf(d, "all-to-all imbalance");
         EXPECT_NE(valueOf(d, "all-to-all").find("2 operation(s)"), std::string::npos) << valueOf(d, "all-to-all");
     }
@@ -208,7 +209,8 @@ TEST(PatternPixels, BubblesAreHatchedUnderTheKernelsAndNowhereElse) {
             EXPECT_TRUE(c != palette::kBubbleTint && c != palette::kBubbleHatch) << x;
         }
     // For a look at what failed: the temporary directory, never the working one.
-    if (::testing::Test::HasFailure()) img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_patterns_bubbles.png");
+    if (::testing::Test::HasFailure())
+        img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_patterns_bubbles.png");
 }
 
 TEST(PatternPixels, SelectingAReceiveOutlinesItsSendAndDrawsTheArrow) {
@@ -236,7 +238,8 @@ TEST(PatternPixels, SelectingAReceiveOutlinesItsSendAndDrawsTheArrow) {
     for (int xx = f.x(us(110)); xx < f.x(us(150)); ++xx)
         for (int dy = 0; dy <= 2; ++dy) outline += rgbAt(img, xx, yTop + dy) == palette::kHighlight;
     EXPECT_GT(outline, 30);
-    if (::testing::Test::HasFailure()) img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_patterns_link.png");
+    if (::testing::Test::HasFailure())
+        img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_patterns_link.png");
 }
 
 int main(int argc, char** argv) {

@@ -39,7 +39,8 @@ TEST(PipelineBubbles, Example7BalancedStagesShadeTheirStallsFillAndDrain) {
         EXPECT_DOUBLE_EQ(b.steps[0].share, 1.0 / 3.0);
         EXPECT_DOUBLE_EQ(*b.steps[0].theory, 1.0 / 3.0);
         // The same split as the analyzer's.
-        const PipelineStageMetrics& m = *l.analysis->devices[static_cast<size_t>(groupOf(l, rank).analysisDevice)].pipeline;
+        const PipelineStageMetrics& m =
+            *l.analysis->devices[static_cast<size_t>(groupOf(l, rank).analysisDevice)].pipeline;
         EXPECT_EQ(b.steps[0].fill_ns, m.fill_ns);
         EXPECT_EQ(b.steps[0].drain_ns, m.drain_ns);
         EXPECT_EQ(b.steps[0].stall_ns, m.stall_ns);
@@ -97,7 +98,8 @@ TEST(PipelineBubbles, SynthPipelineMatchesTheFormulasAndTilesTheWindow) {
             EXPECT_EQ(byPart[2], st.stall_ns);
             // The analyzer's numbers for the same step of this device.
             const auto& dsteps = l.analysis->devices[static_cast<size_t>(g.analysisDevice)].steps;
-            const auto ds = std::find_if(dsteps.begin(), dsteps.end(), [&](const StepAnalysis& x) { return x.name == st.step; });
+            const auto ds =
+                std::find_if(dsteps.begin(), dsteps.end(), [&](const StepAnalysis& x) { return x.name == st.step; });
             ASSERT_TRUE(ds != dsteps.end() && ds->pipeline) << st.step;
             EXPECT_EQ(ds->pipeline->fill_ns, st.fill_ns);
             EXPECT_EQ(ds->pipeline->drain_ns, st.drain_ns);
@@ -112,10 +114,14 @@ TEST(PipelineBubbles, SynthPipelineMatchesTheFormulasAndTilesTheWindow) {
             std::vector<Interval> parts;
             for (size_t k = 0; k < dev.kernels.size(); ++k)
                 if (l.model->capture().strings.at(dev.kernels.name[k]).find("nccl") == std::string::npos)
-                    parts.push_back({std::max(dev.kernels.start[k], st.window.start), std::min(dev.kernels.end[k], st.window.end)});
+                    parts.push_back(
+                        {std::max(dev.kernels.start[k], st.window.start), std::min(dev.kernels.end[k], st.window.end)});
             for (const BubbleInterval& i : g.bubbles.intervals) parts.push_back({i.start, i.end});
-            std::erase_if(parts, [&](const Interval& i) { return i.end <= i.start || i.end <= st.window.start || i.start >= st.window.end; });
-            std::sort(parts.begin(), parts.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+            std::erase_if(parts, [&](const Interval& i) {
+                return i.end <= i.start || i.end <= st.window.start || i.start >= st.window.end;
+            });
+            std::sort(parts.begin(), parts.end(),
+                      [](const Interval& a, const Interval& b) { return a.start < b.start; });
             TimeNs at = st.window.start;
             for (const Interval& i : parts) {
                 EXPECT_EQ(i.start, at) << "stage " << s;  // no gap, no overlap
@@ -184,7 +190,9 @@ TEST(PipelineBubbles, RandomStagesMatchAPerNanosecondOracleAndTheAnalyzer) {
                     ASSERT_EQ(got, nullptr) << "trial " << trial << " rank " << r << " t=" << t;
                     continue;
                 }
-                const BubblePart part = t < first ? BubblePart::Fill : t >= last ? BubblePart::Drain : BubblePart::Stall;
+                const BubblePart part = t < first   ? BubblePart::Fill
+                                        : t >= last ? BubblePart::Drain
+                                                    : BubblePart::Stall;
                 ++want[static_cast<int>(part)];
                 ASSERT_NE(got, nullptr) << "trial " << trial << " rank " << r << " t=" << t;
                 ASSERT_EQ(got->part, part) << "trial " << trial << " rank " << r << " t=" << t;
@@ -194,7 +202,8 @@ TEST(PipelineBubbles, RandomStagesMatchAPerNanosecondOracleAndTheAnalyzer) {
             EXPECT_EQ(st.drain_ns, want[1]);
             EXPECT_EQ(st.stall_ns, want[2]);
             // The analyzer's numbers (no steps: the whole capture, summed once).
-            const PipelineStageMetrics& m = *l.analysis->devices[static_cast<size_t>(groupOf(l, r).analysisDevice)].pipeline;
+            const PipelineStageMetrics& m =
+                *l.analysis->devices[static_cast<size_t>(groupOf(l, r).analysisDevice)].pipeline;
             EXPECT_EQ(m.fill_ns, want[0]) << "trial " << trial << " rank " << r;
             EXPECT_EQ(m.drain_ns, want[1]) << "trial " << trial << " rank " << r;
             EXPECT_EQ(m.stall_ns, want[2]) << "trial " << trial << " rank " << r;
@@ -257,7 +266,9 @@ TEST(PipelineBubbles, HatchedColumnsAtRandomZoomsMatchBruteForce) {
                         ASSERT_FALSE(got[static_cast<size_t>(x)]) << "column " << x << " hatched twice";
                         got[static_cast<size_t>(x)] = 1;
                     }
-            auto column = [&](TimeNs t) { return std::clamp(static_cast<int>(std::lround(vp.scale.toX(t))), 0, width); };
+            auto column = [&](TimeNs t) {
+                return std::clamp(static_cast<int>(std::lround(vp.scale.toX(t))), 0, width);
+            };
             for (const BubbleInterval& i : groupOf(l, s).bubbles.intervals)
                 for (int x = column(i.start); x < column(i.end); ++x) want[static_cast<size_t>(x)] = 1;
             ASSERT_EQ(got, want) << "trial " << trial << " stage " << s;
@@ -343,7 +354,8 @@ TEST(PeerLinks, AKernelPairWithTransfersBothWaysIsOnePairAndOneArrow) {
     EXPECT_EQ(ls.arrows[0].at, us(30));
     EXPECT_EQ(ls.transfers.size(), 2u);
     const DetailList d = eventDetails(*l.model, kth(l, 0, 13, 0), l.analysis.get());
-    EXPECT_EQ(valueOf(d, "exchange with").rfind("rank 1 · GPU 0, sends 1 MiB, receives 1 MiB", 0), 0u) << valueOf(d, "exchange with");
+    EXPECT_EQ(valueOf(d, "exchange with").rfind("rank 1 · GPU 0, sends 1 MiB, receives 1 MiB", 0), 0u)
+        << valueOf(d, "exchange with");
     EXPECT_EQ(valueOf(d, "waiting for partner"), "30 µs");
     EXPECT_EQ(valueOf(d, "transfer"), "30 µs");
     EXPECT_EQ(valueOf(d, "last to arrive"), "rank 1 · GPU 0");

@@ -28,8 +28,8 @@ RandomRow randomRow(unsigned seed, size_t n) {
     RandomRow r;
     TimeNs t = 1000 + static_cast<TimeNs>(rng() % 5000);
     for (size_t i = 0; i < n; ++i) {
-        const TimeNs dur = rng() % 50 == 0 ? 2000 + static_cast<TimeNs>(rng() % 200'000)
-                                           : static_cast<TimeNs>(rng() % 300);
+        const TimeNs dur =
+            rng() % 50 == 0 ? 2000 + static_cast<TimeNs>(rng() % 200'000) : static_cast<TimeNs>(rng() % 300);
         r.start.push_back(t);
         r.end.push_back(t + dur);
         r.cat.push_back(static_cast<uint8_t>(rng() % 3));
@@ -62,7 +62,8 @@ void expectBruteForce(const RandomRow& r, const RowSummary& s) {
                 busy[r.cat[i]] += static_cast<double>(clipped(r.start[i], r.end[i], a, b));
                 count += r.start[i] >= a && r.start[i] < b;
             }
-            for (size_t c = 0; c < 3; ++c) EXPECT_NEAR(cells[k].busy[c], busy[c], 1e-4 * busy[c] + 1e-3) << level << " " << k;
+            for (size_t c = 0; c < 3; ++c)
+                EXPECT_NEAR(cells[k].busy[c], busy[c], 1e-4 * busy[c] + 1e-3) << level << " " << k;
             EXPECT_EQ(cells[k].count, count) << "level " << level << " bucket " << k;
         }
         for (size_t i = 0; i < r.start.size(); ++i) {
@@ -145,7 +146,8 @@ TEST(SummaryRendering, BusySharePerPixelRunEqualsBruteForce) {
         std::mt19937_64 rng(seed);
         for (int view = 0; view < 6; ++view) {
             const TimeNs span = (m.end() - m.begin()) / static_cast<TimeNs>(1 + rng() % 3);
-            const TimeNs from = m.begin() + static_cast<TimeNs>(rng() % static_cast<uint64_t>(m.end() - m.begin() - span + 1));
+            const TimeNs from =
+                m.begin() + static_cast<TimeNs>(rng() % static_cast<uint64_t>(m.end() - m.begin() - span + 1));
             const double width = 200 + static_cast<double>(rng() % 400);
             const Viewport vp = viewportFor({from, from + span}, width);
             const int level = row.summary.levelFor(vp.scale.nsPerPx());
@@ -169,7 +171,8 @@ TEST(SummaryRendering, BusySharePerPixelRunEqualsBruteForce) {
                 }
                 for (size_t x = 0; x < colBusy.size(); ++x) {
                     const TimeNs a = vp.scale.toTime(static_cast<double>(x)), b = vp.scale.toTime(x + 1.0);
-                    colBusy[x] += static_cast<double>(clipped(row.start[i], row.end[i], a, b)) / static_cast<double>(b - a);
+                    colBusy[x] +=
+                        static_cast<double>(clipped(row.start[i], row.end[i], a, b)) / static_cast<double>(b - a);
                 }
             }
             // The row's folded blocks come first, then its individually drawn

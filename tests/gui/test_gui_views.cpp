@@ -3,25 +3,25 @@
 // a user drives them (offscreen).
 #include "analyzer/crossrank/analyze.h"
 #include "gui/model/event_details.h"
-#include "gui/model/hover_text.h"
 #include "gui/model/heat_map.h"
+#include "gui/model/hover_text.h"
 #include "gui/model/kernel_stats.h"
 #include "gui/model/overview.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/main_window.h"
-#include "gui/widgets/statistics_panel.h"
 #include "gui/widgets/overview_strip.h"
+#include "gui/widgets/statistics_panel.h"
 #include "gui/widgets/timeline_frame.h"
 #include "gui/widgets/timeline_widget.h"
 #include "tests/gui/gui_test_captures.h"
 
+#include <gtest/gtest.h>
 #include <QApplication>
 #include <QImage>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
@@ -174,10 +174,14 @@ TEST(HeatMap, CellsEqualBruteForceOverlapRatiosAndExposedShares) {
                 }
                 const float v = h.at(r, col);
                 if (metric == HeatMetric::OverlapRatio) {
-                    if (comm == 0) EXPECT_TRUE(std::isnan(v)) << r << " " << col;
-                    else EXPECT_NEAR(v, static_cast<double>(hidden) / static_cast<double>(comm), 1e-6) << r << " " << col;
+                    if (comm == 0)
+                        EXPECT_TRUE(std::isnan(v)) << r << " " << col;
+                    else
+                        EXPECT_NEAR(v, static_cast<double>(hidden) / static_cast<double>(comm), 1e-6)
+                            << r << " " << col;
                 } else {
-                    EXPECT_NEAR(v, static_cast<double>(comm - hidden) / static_cast<double>(w.length()), 1e-6) << r << " " << col;
+                    EXPECT_NEAR(v, static_cast<double>(comm - hidden) / static_cast<double>(w.length()), 1e-6)
+                        << r << " " << col;
                 }
             }
         }
@@ -268,9 +272,10 @@ TEST(HoverText, TheOverlapLaneDescribesTheCollectiveUnderTheCursor) {
     const TimelineModel& m = *l.model;
     const int overlapLane = m.groups()[0].lanes[1];
     ASSERT_EQ(m.lane(overlapLane).kind, LaneKind::Overlap);
-    const TimeScale s({0, 10'000}, 1000);  // 10 ns per px
+    const TimeScale s({0, 10'000}, 1000);                                             // 10 ns per px
     const std::string text = hoverText(m, l.analysis.get(), overlapLane, 0, s, 560);  // t = 5600
-    EXPECT_EQ(text, "AllReduce f32 · 3 µs: hidden 2 µs, exposed 1 µs (of which waiting for the last rank 500 ns)") << text;
+    EXPECT_EQ(text, "AllReduce f32 · 3 µs: hidden 2 µs, exposed 1 µs (of which waiting for the last rank 500 ns)")
+        << text;
     // Between collectives, and on a GPU without any.
     EXPECT_EQ(hoverText(m, l.analysis.get(), overlapLane, 0, s, 200), "no communication here");
     auto computeOnly = std::make_shared<Capture>(*guitest::smallCapture());
@@ -292,7 +297,8 @@ TEST(EmptyStates, TablesSayWhyTheyAreEmptyAndTheTimelineHowToStart) {
     int text = 0;
     const int y0 = img.height() / 2 - 20, y1 = img.height() / 2 + 20;
     for (int y = y0; y < y1; ++y)
-        for (int x = TimelineWidget::kLabelWidth; x < img.width(); ++x) text += (img.pixel(x, y) & 0xFFFFFF) == palette::kEmptyText;
+        for (int x = TimelineWidget::kLabelWidth; x < img.width(); ++x)
+            text += (img.pixel(x, y) & 0xFFFFFF) == palette::kEmptyText;
     EXPECT_GT(text, 20);
     // A capture with communication but no steps (the NVTX range is CPU-side, never projected).
     win.showLoaded(analysed(guitest::smallCapture()));
@@ -303,7 +309,8 @@ TEST(EmptyStates, TablesSayWhyTheyAreEmptyAndTheTimelineHowToStart) {
     auto& k = computeOnly->processes[0].devices[0].kernels;
     k.name[1] = k.shortName[1] = computeOnly->strings.intern("relu_kernel");
     win.showLoaded(analysed(computeOnly));
-    EXPECT_TRUE(win.collectivesHint().startsWith("No communication in this capture")) << win.collectivesHint().toStdString();
+    EXPECT_TRUE(win.collectivesHint().startsWith("No communication in this capture"))
+        << win.collectivesHint().toStdString();
 }
 
 TEST(TimelineFrame, ScrollbarFollowsTheLanesAndTheHeaderStaysPinned) {

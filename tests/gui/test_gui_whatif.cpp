@@ -10,11 +10,11 @@
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/whatif_panel.h"
 
+#include <gtest/gtest.h>
 #include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QImage>
-#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -106,7 +106,9 @@ TEST(WhatIfPanelWidget, PaintsThePredictionOfTheLoadedCapture) {
     QImage img(panel.size(), QImage::Format_ARGB32);
     panel.render(&img);
     const WhatIfPlot plot = layoutWhatIfPlot(*series, panel.width(), panel.height());
-    const auto colourAt = [&](double x, double y) { return img.pixel(static_cast<int>(std::lround(x)), static_cast<int>(std::lround(y))) & 0xFFFFFF; };
+    const auto colourAt = [&](double x, double y) {
+        return img.pixel(static_cast<int>(std::lround(x)), static_cast<int>(std::lround(y))) & 0xFFFFFF;
+    };
     // Each predicted point is a dot of the communication colour (the best one
     // is drawn over in the highlight colour, the observed one ringed).
     for (size_t i = 0; i < plot.step.size(); ++i) {

@@ -8,14 +8,14 @@
 #include "gui/widgets/timeline_widget.h"
 #include "tests/gui/gui_test_captures.h"
 
+#include <gtest/gtest.h>
 #include <QAbstractItemModelTester>
-#include <QTemporaryDir>
 #include <QApplication>
 #include <QImage>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
-#include <gtest/gtest.h>
 
 using namespace osc;
 using namespace osc::gui;
@@ -74,7 +74,8 @@ TEST(TimelineWidget, PaintsComputeOverlapAndExposedWhereTheyRun) {
     EXPECT_NE(rgbAt(img, f.x(2000), f.laneMid(1)), palette::kExposed);
     // The memcpy on stream 20 (near the top edge: its label covers the middle).
     EXPECT_EQ(rgbAt(img, f.x(700), f.laneMid(4) - 6), palette::kMemory);
-    if (::testing::Test::HasFailure()) img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_failure.png");
+    if (::testing::Test::HasFailure())
+        img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_failure.png");
 }
 
 TEST(TimelineWidget, CtrlWheelZoomsAtTheCursor) {

@@ -17,8 +17,7 @@ public:
     // reports the exception) rather than writing "/name" at the root.
     TempDir() {
         std::string tmpl = (std::filesystem::temp_directory_path() / "osc-test-XXXXXX").string();
-        if (!::mkdtemp(tmpl.data()))
-            throw std::system_error(errno, std::generic_category(), "mkdtemp " + tmpl);
+        if (!::mkdtemp(tmpl.data())) throw std::system_error(errno, std::generic_category(), "mkdtemp " + tmpl);
         path_ = tmpl;
     }
     ~TempDir() {

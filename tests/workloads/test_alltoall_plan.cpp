@@ -106,15 +106,19 @@ TEST(AllToAllPlan, DispatchAndCombineReturnEveryTokenToItsOwner) {
         for (int chunks : {1, 2, 4}) {
             AllToAllPlan p = plan_alltoall(world, 23, 2.0, chunks);
             std::vector<std::vector<Token>> recv(static_cast<std::size_t>(world)), out(static_cast<std::size_t>(world));
-            for (int d = 0; d < world; ++d) recv[static_cast<std::size_t>(d)].resize(static_cast<std::size_t>(p.received(d)));
-            for (int s = 0; s < world; ++s) out[static_cast<std::size_t>(s)].resize(static_cast<std::size_t>(p.tokens[static_cast<std::size_t>(s)]));
+            for (int d = 0; d < world; ++d)
+                recv[static_cast<std::size_t>(d)].resize(static_cast<std::size_t>(p.received(d)));
+            for (int s = 0; s < world; ++s)
+                out[static_cast<std::size_t>(s)].resize(
+                    static_cast<std::size_t>(p.tokens[static_cast<std::size_t>(s)]));
             for (int c = 0; c < chunks; ++c)
                 for (int s = 0; s < world; ++s)
                     for (int d = 0; d < world; ++d) {
                         const ChunkRange piece = p.piece(s, d, c);
                         for (long long i = 0; i < piece.count; ++i) {
                             const long long from = p.segment_offset(s, d) + piece.offset + i;
-                            recv[static_cast<std::size_t>(d)][static_cast<std::size_t>(p.recv_offset(d, c, s) + i)] = {s, from, d};
+                            recv[static_cast<std::size_t>(d)][static_cast<std::size_t>(p.recv_offset(d, c, s) + i)] = {
+                                s, from, d};
                         }
                     }
             for (int c = 0; c < chunks; ++c)
@@ -122,17 +126,20 @@ TEST(AllToAllPlan, DispatchAndCombineReturnEveryTokenToItsOwner) {
                     for (int s = 0; s < world; ++s) {
                         const ChunkRange piece = p.piece(s, d, c);
                         for (long long i = 0; i < piece.count; ++i)
-                            out[static_cast<std::size_t>(s)][static_cast<std::size_t>(p.segment_offset(s, d) + piece.offset + i)] =
+                            out[static_cast<std::size_t>(s)][static_cast<std::size_t>(p.segment_offset(s, d) +
+                                                                                      piece.offset + i)] =
                                 recv[static_cast<std::size_t>(d)][static_cast<std::size_t>(p.recv_offset(d, c, s) + i)];
                     }
             for (int s = 0; s < world; ++s)
                 for (long long j = 0; j < p.tokens[static_cast<std::size_t>(s)]; ++j) {
-                    const auto [owner, position, expert] = out[static_cast<std::size_t>(s)][static_cast<std::size_t>(j)];
+                    const auto [owner, position, expert] =
+                        out[static_cast<std::size_t>(s)][static_cast<std::size_t>(j)];
                     EXPECT_EQ(owner, s);
                     EXPECT_EQ(position, j);
                     // Position j lies in the segment of the expert that processed it.
                     EXPECT_GE(j, p.segment_offset(s, expert));
-                    EXPECT_LT(j, p.segment_offset(s, expert) + p.counts[static_cast<std::size_t>(s)][static_cast<std::size_t>(expert)]);
+                    EXPECT_LT(j, p.segment_offset(s, expert) +
+                                     p.counts[static_cast<std::size_t>(s)][static_cast<std::size_t>(expert)]);
                 }
         }
 }

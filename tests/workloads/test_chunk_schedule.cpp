@@ -34,8 +34,14 @@ TEST(ChunkSchedule, SerialIsGatherGemmScatter) {
 
 TEST(ChunkSchedule, ThreeChunksIssueOrder) {
     auto s = plan_tp_chunks(3);
-    expect_ops(s, {{TpOp::all_gather, 0}, {TpOp::all_gather, 1}, {TpOp::all_gather, 2}, {TpOp::gemm, 0},
-                   {TpOp::reduce_scatter, 0}, {TpOp::gemm, 1}, {TpOp::reduce_scatter, 1}, {TpOp::gemm, 2},
+    expect_ops(s, {{TpOp::all_gather, 0},
+                   {TpOp::all_gather, 1},
+                   {TpOp::all_gather, 2},
+                   {TpOp::gemm, 0},
+                   {TpOp::reduce_scatter, 0},
+                   {TpOp::gemm, 1},
+                   {TpOp::reduce_scatter, 1},
+                   {TpOp::gemm, 2},
                    {TpOp::reduce_scatter, 2}});
     EXPECT_EQ(s[3].waits_for, 0);  // GEMM0 after AG0
     EXPECT_EQ(s[4].waits_for, 3);  // RS0 after GEMM0

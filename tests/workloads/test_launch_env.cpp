@@ -35,9 +35,8 @@ TEST(LaunchEnv, Torchrun) {
 }
 
 TEST(LaunchEnv, OpenMpi) {
-    LaunchEnv e = detect_launch_env(fake({{"OMPI_COMM_WORLD_RANK", "3"},
-                                          {"OMPI_COMM_WORLD_SIZE", "4"},
-                                          {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}}));
+    LaunchEnv e = detect_launch_env(
+        fake({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}}));
     EXPECT_EQ(e.rank, 3);
     EXPECT_EQ(e.world, 4);
     EXPECT_EQ(e.local_rank, 3);
@@ -54,8 +53,8 @@ TEST(LaunchEnv, Slurm) {
 
 TEST(LaunchEnv, TorchrunInsideSlurmWins) {
     // An srun allocation of 2 tasks each running torchrun with 4 workers.
-    LaunchEnv e = detect_launch_env(fake({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"RANK", "6"},
-                                          {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "2"}}));
+    LaunchEnv e = detect_launch_env(
+        fake({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"RANK", "6"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "2"}}));
     EXPECT_EQ(e.rank, 6);
     EXPECT_EQ(e.world, 8);
     EXPECT_EQ(e.local_rank, 2);
@@ -88,21 +87,24 @@ TEST(LaunchEnv, DefaultRendezvousFromMasterAddr) {
 
 TEST(LaunchEnv, LocalWorldSizeFromEachLauncher) {
     EXPECT_EQ(detect_launch_env(fake({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "2"}})).local_world, 2);
-    EXPECT_EQ(detect_launch_env(fake({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-                                      {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}))
-                  .local_world,
-              4);
+    EXPECT_EQ(
+        detect_launch_env(
+            fake({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}))
+            .local_world,
+        4);
     // SLURM's "2(x3)" form says nothing simple: unknown.
-    EXPECT_EQ(detect_launch_env(fake({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "6"}, {"SLURM_NTASKS_PER_NODE", "2(x3)"}}))
-                  .local_world,
-              0);
+    EXPECT_EQ(
+        detect_launch_env(fake({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "6"}, {"SLURM_NTASKS_PER_NODE", "2(x3)"}}))
+            .local_world,
+        0);
     EXPECT_EQ(detect_launch_env(fake({{"RANK", "0"}, {"WORLD_SIZE", "2"}})).local_world, 0);
     EXPECT_THROW(detect_launch_env(fake({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "0"}})), UsageError);
 }
 
 TEST(LaunchEnv, OwnRendezvousComesBeforeMasterAddr) {
-    EXPECT_EQ(default_rendezvous(fake({{"OSC_RENDEZVOUS", "file:/tmp/x/id"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "9"}})),
-              "file:/tmp/x/id");
+    EXPECT_EQ(
+        default_rendezvous(fake({{"OSC_RENDEZVOUS", "file:/tmp/x/id"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "9"}})),
+        "file:/tmp/x/id");
 }
 
 using Vars = std::vector<std::pair<std::string, std::string>>;

@@ -27,11 +27,12 @@ std::string slurp(const std::string& path) {
 TEST(LocalRanks, EachRankGetsTheLauncherVariablesAndOneRendezvous) {
     const osc::testsupport::TempDir dir;
     std::string failure;
-    const int code = run_local_ranks(
-        3, {"/bin/sh", "-c",
-            "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $OSC_SPAWNED_RANK $OSC_RENDEZVOUS > " + dir.path() +
-                "/$RANK"},
-        failure);
+    const int code =
+        run_local_ranks(3,
+                        {"/bin/sh", "-c",
+                         "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $OSC_SPAWNED_RANK $OSC_RENDEZVOUS > " +
+                             dir.path() + "/$RANK"},
+                        failure);
     EXPECT_EQ(code, 0) << failure;
     std::string rendezvous;
     for (int r = 0; r < 3; ++r) {
@@ -56,7 +57,8 @@ TEST(LocalRanks, AFailingRankStopsItsWaitingPeers) {
     std::string failure;
     const auto begin = std::chrono::steady_clock::now();
     // Rank 1 fails at once; rank 0 would wait 60 s (as a peer waits in NCCL).
-    const int code = run_local_ranks(2, {"/bin/sh", "-c", "if [ $RANK = 1 ]; then exit 3; fi; exec sleep 60"}, failure, 5);
+    const int code =
+        run_local_ranks(2, {"/bin/sh", "-c", "if [ $RANK = 1 ]; then exit 3; fi; exec sleep 60"}, failure, 5);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     EXPECT_EQ(code, 3);
     EXPECT_EQ(failure, "rank 1 exited with code 3");
@@ -67,7 +69,8 @@ TEST(LocalRanks, APeerIgnoringSigtermIsKilledAfterTheGrace) {
     std::string failure;
     const auto begin = std::chrono::steady_clock::now();
     const int code = run_local_ranks(
-        2, {"/bin/sh", "-c", "if [ $RANK = 1 ]; then exit 4; fi; trap '' TERM; while :; do sleep 0.1; done"}, failure, 0.5);
+        2, {"/bin/sh", "-c", "if [ $RANK = 1 ]; then exit 4; fi; trap '' TERM; while :; do sleep 0.1; done"}, failure,
+        0.5);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     EXPECT_EQ(code, 4);
     EXPECT_LT(took, 10.0);

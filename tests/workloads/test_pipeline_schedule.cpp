@@ -16,7 +16,8 @@ namespace {
 
 std::string passes_text(const std::vector<PipePass>& passes) {
     std::string out;
-    for (const PipePass& p : passes) out += (out.empty() ? "" : " ") + std::string(p.backward ? "B" : "F") + std::to_string(p.mb);
+    for (const PipePass& p : passes)
+        out += (out.empty() ? "" : " ") + std::string(p.backward ? "B" : "F") + std::to_string(p.mb);
     return out;
 }
 
@@ -31,10 +32,16 @@ std::string actions_text(const StagePlan& plan) {
         out << '{';
         for (std::size_t i = 0; i < a.group.size(); ++i) {
             const PipeP2P& op = a.group[i];
-            const char* d = op.data == PipeData::activation ? "a" : op.data == PipeData::gradient ? "g"
-                            : op.data == PipeData::input    ? "in" : op.data == PipeData::loss ? "loss" : "drain";
+            const char* d = op.data == PipeData::activation ? "a"
+                            : op.data == PipeData::gradient ? "g"
+                            : op.data == PipeData::input    ? "in"
+                            : op.data == PipeData::loss     ? "loss"
+                                                            : "drain";
             out << (i ? " " : "") << d << op.mb
-                << (op.role == PipeP2P::Role::send ? ">" : op.role == PipeP2P::Role::recv ? "<" : "@") << op.peer;
+                << (op.role == PipeP2P::Role::send   ? ">"
+                    : op.role == PipeP2P::Role::recv ? "<"
+                                                     : "@")
+                << op.peer;
         }
         out << '}';
     }
@@ -111,7 +118,8 @@ void expect_matching(const PipelinePlan& plan) {
         for (const PipeAction& a : plan.stage[static_cast<std::size_t>(s)].actions)
             for (const PipeP2P& op : a.group) {
                 if (op.role == PipeP2P::Role::send) sent[{s, op.peer}].push_back({static_cast<int>(op.data), op.mb});
-                if (op.role == PipeP2P::Role::recv) received[{op.peer, s}].push_back({static_cast<int>(op.data), op.mb});
+                if (op.role == PipeP2P::Role::recv)
+                    received[{op.peer, s}].push_back({static_cast<int>(op.data), op.mb});
                 if (op.role == PipeP2P::Role::loopback) {
                     EXPECT_EQ(op.peer, s);
                 }
@@ -131,8 +139,8 @@ TEST(PipelineSchedule, EverySendMeetsItsReceiveAndNothingDeadlocks) {
             for (int stages = 1; stages <= 6; ++stages)
                 for (int mbs = 1; mbs <= 10; ++mbs) {
                     PipelinePlan plan = plan_pipeline(sched, stages, mbs, overlap);
-                    SCOPED_TRACE(std::string(to_string(sched)) + (overlap ? " overlap" : " naive") + " S=" +
-                                 std::to_string(stages) + " M=" + std::to_string(mbs));
+                    SCOPED_TRACE(std::string(to_string(sched)) + (overlap ? " overlap" : " naive") +
+                                 " S=" + std::to_string(stages) + " M=" + std::to_string(mbs));
                     expect_matching(plan);
                     for (double p2p : {0.0, 0.3, 1.0, 5.0})
                         EXPECT_FALSE(simulate_pipeline(plan, 1, 2, p2p).deadlock) << "p2p " << p2p;
@@ -144,8 +152,8 @@ TEST(PipelineSchedule, FreeCommunicationGivesTheTheoreticalBubble) {
         for (int stages = 1; stages <= 6; ++stages)
             for (int mbs = 1; mbs <= 10; ++mbs) {
                 const PipelineTimeline t = simulate_pipeline(plan_pipeline(sched, stages, mbs, true), 1, 2, 0);
-                SCOPED_TRACE(std::string(to_string(sched)) + " S=" + std::to_string(stages) + " M=" +
-                             std::to_string(mbs));
+                SCOPED_TRACE(std::string(to_string(sched)) + " S=" + std::to_string(stages) +
+                             " M=" + std::to_string(mbs));
                 ASSERT_FALSE(t.deadlock);
                 EXPECT_DOUBLE_EQ(t.makespan, 3.0 * (mbs + stages - 1));
                 for (double busy : t.busy) {
@@ -191,7 +199,8 @@ TEST(PipelineSchedule, OneFOneBKeepsFewerMicrobatchesInFlight) {
         for (int s = 0; s < stages; ++s) {
             auto in_flight = [&](PipeSchedule sched) {
                 int live = 0, most = 0;
-                for (const PipePass& p : stage_passes(sched, stages, s, 8)) most = std::max(most, live += p.backward ? -1 : 1);
+                for (const PipePass& p : stage_passes(sched, stages, s, 8))
+                    most = std::max(most, live += p.backward ? -1 : 1);
                 return most;
             };
             EXPECT_EQ(in_flight(PipeSchedule::gpipe), 8);

@@ -66,8 +66,8 @@ TEST(PrefetchPlan, PropertiesForAllDepths) {
             for (int j = 0; j < n; ++j) {
                 const int at = issued_at[static_cast<std::size_t>(j)];
                 ASSERT_GE(at, 0) << "use " << j << " never gathered";
-                EXPECT_LE(at, j);                          // before it is needed
-                EXPECT_EQ(at, j - k > 0 ? j - k : 0);      // exactly k uses ahead
+                EXPECT_LE(at, j);                      // before it is needed
+                EXPECT_EQ(at, j - k > 0 ? j - k : 0);  // exactly k uses ahead
             }
             // Between a gather into a slot and its use, no other use reads that slot.
             for (int j = 0; j < n; ++j)

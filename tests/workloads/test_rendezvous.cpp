@@ -57,7 +57,8 @@ TEST(RendezvousSpec, Parses) {
     EXPECT_EQ(t.host, "node-1.cluster");
     EXPECT_EQ(t.port, 29501);
     EXPECT_EQ(parse_rendezvous("tcp://[::1]:80").host, "::1");
-    for (const char* bad : {"file:", "tcp://host", "tcp://:80", "tcp://h:0", "tcp://h:70000", "tcp://h:8x", "udp://h:1", ""})
+    for (const char* bad :
+         {"file:", "tcp://host", "tcp://:80", "tcp://h:0", "tcp://h:70000", "tcp://h:8x", "udp://h:1", ""})
         EXPECT_THROW(parse_rendezvous(bad), UsageError) << bad;
 }
 
@@ -112,7 +113,8 @@ TEST(TcpRendezvous, ServerOnEphemeralPortServesEveryClient) {
     std::vector<Blob> got(clients);
     std::vector<std::thread> threads;
     for (int c = 0; c < clients; ++c)
-        threads.emplace_back([&, c] { got[static_cast<std::size_t>(c)] = fetch_blob_tcp("127.0.0.1", server.port(), c + 1, 128, 10s); });
+        threads.emplace_back(
+            [&, c] { got[static_cast<std::size_t>(c)] = fetch_blob_tcp("127.0.0.1", server.port(), c + 1, 128, 10s); });
     server.serve(id, clients, 10s);
     for (auto& t : threads) t.join();
     for (const Blob& b : got) EXPECT_EQ(b, id);

@@ -74,7 +74,8 @@ TEST(RingSchedule, SimulatedRingDeliversEveryChunkAndEverySum) {
             }
             std::vector<int> arrived(held.size());
             for (int r = 0; r < world; ++r)
-                arrived[static_cast<std::size_t>(plans[static_cast<std::size_t>(r)].next)] = held[static_cast<std::size_t>(r)];
+                arrived[static_cast<std::size_t>(plans[static_cast<std::size_t>(r)].next)] =
+                    held[static_cast<std::size_t>(r)];
             for (int r = 0; r < world; ++r)
                 EXPECT_EQ(plans[static_cast<std::size_t>(r)].prev,
                           (r + world - 1) % world);  // the sender of what arrives

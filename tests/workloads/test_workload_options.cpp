@@ -57,13 +57,28 @@ TEST(DdpOptions, RanksAndCudaGraphKeepTheCommandLine) {
     EXPECT_EQ(o.common.ranks, 2);
     EXPECT_TRUE(o.cuda_graph);
     // --ranks starts the ranks with this very command line.
-    EXPECT_EQ(o.common.argv, (std::vector<std::string>{"prog", "--ranks", "2", "--cuda-graph", "--mode", "sequential"}));
+    EXPECT_EQ(o.common.argv,
+              (std::vector<std::string>{"prog", "--ranks", "2", "--cuda-graph", "--mode", "sequential"}));
 }
 
 TEST(DdpOptions, ValuesInBothSpellings) {
-    Argv a{"--mode", "per-param", "--hidden=1024", "--batch", "32", "--layers=3", "--dtype", "bf16",
-           "--steps", "7", "--warmup=0", "--comm", "copies", "--no-check", "--verbose",
-           "--rendezvous", "tcp://10.0.0.1:29500"};
+    Argv a{"--mode",
+           "per-param",
+           "--hidden=1024",
+           "--batch",
+           "32",
+           "--layers=3",
+           "--dtype",
+           "bf16",
+           "--steps",
+           "7",
+           "--warmup=0",
+           "--comm",
+           "copies",
+           "--no-check",
+           "--verbose",
+           "--rendezvous",
+           "tcp://10.0.0.1:29500"};
     DdpOptions o = parse_ddp_options(a.argc(), a.argv());
     EXPECT_EQ(o.mode, DdpMode::per_param);
     EXPECT_EQ(o.hidden, 1024);
@@ -82,8 +97,7 @@ TEST(DdpOptions, BucketMbOnlyWithBucketed) {
     Argv ok{"--mode", "bucketed", "--bucket-mb", "4.5"};
     EXPECT_DOUBLE_EQ(parse_ddp_options(ok.argc(), ok.argv()).bucket_mb, 4.5);
     Argv bad{"--mode", "sequential", "--bucket-mb", "4"};
-    EXPECT_NE(usage_error([&] { parse_ddp_options(bad.argc(), bad.argv()); }).find("--bucket-mb"),
-              std::string::npos);
+    EXPECT_NE(usage_error([&] { parse_ddp_options(bad.argc(), bad.argv()); }).find("--bucket-mb"), std::string::npos);
 }
 
 TEST(DdpOptions, Zero1TakesBucketsAndNeedsShardableLayers) {
@@ -164,7 +178,7 @@ TEST(TpOptions, WorldSizeDivisibility) {
     Argv a{"--hidden", "64", "--ffn", "96", "--tokens", "48", "--chunks", "3"};
     TpOptions o = parse_tp_options(a.argc(), a.argv());
     EXPECT_NO_THROW(validate_for_world(o, 1));
-    EXPECT_NO_THROW(validate_for_world(o, 2));   // 96 % 2, 48 % 6
+    EXPECT_NO_THROW(validate_for_world(o, 2));  // 96 % 2, 48 % 6
     EXPECT_NE(usage_error([&] { validate_for_world(o, 5); }).find("--ffn 96"), std::string::npos);
     EXPECT_NE(usage_error([&] { validate_for_world(o, 32); }).find("--tokens 48"), std::string::npos);
     EXPECT_NO_THROW(validate_for_world(o, 16));  // 3 tokens per rank, 3 chunks of 1
@@ -202,8 +216,9 @@ TEST(PpOptions, DefaultsAndChoices) {
     EXPECT_EQ(p.mb_tokens, 64);
     EXPECT_EQ(p.layers, 2);
     Argv bad{"--schedule", "interleaved"};
-    EXPECT_NE(usage_error([&] { parse_pp_options(bad.argc(), bad.argv()); }).find("--schedule must be one of gpipe|1f1b"),
-              std::string::npos);
+    EXPECT_NE(
+        usage_error([&] { parse_pp_options(bad.argc(), bad.argv()); }).find("--schedule must be one of gpipe|1f1b"),
+        std::string::npos);
     Argv zero{"--microbatches", "0"};
     EXPECT_NE(usage_error([&] { parse_pp_options(zero.argc(), zero.argv()); }).find("--microbatches must be between 1"),
               std::string::npos);
@@ -236,8 +251,9 @@ TEST(FsdpOptions, PrefetchRangeAndDivisibility) {
     EXPECT_NO_THROW(validate_for_world(o, 4));  // 36 % 4 == 0
     EXPECT_NE(usage_error([&] { validate_for_world(o, 5); }).find("divisible"), std::string::npos);
     Argv bad{"--prefetch", "3"};
-    EXPECT_NE(usage_error([&] { parse_fsdp_options(bad.argc(), bad.argv()); }).find("--prefetch must be between 0 and 2"),
-              std::string::npos);
+    EXPECT_NE(
+        usage_error([&] { parse_fsdp_options(bad.argc(), bad.argv()); }).find("--prefetch must be between 0 and 2"),
+        std::string::npos);
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ TEST(WorkloadPrograms, BadOptionIsOneLineAndExitTwo) {
     }
     Result r = run(std::string(OSC_DDP_OVERLAP) + " --mode overlapped");
     EXPECT_EQ(r.code, 2);
-    EXPECT_EQ(r.output, "ddp_overlap: --mode must be one of none|sequential|per-param|bucketed|zero1, got 'overlapped'\n");
+    EXPECT_EQ(r.output,
+              "ddp_overlap: --mode must be one of none|sequential|per-param|bucketed|zero1, got 'overlapped'\n");
 }
 
 TEST(WorkloadPrograms, BadLaunchEnvironmentIsExitTwo) {
