@@ -68,8 +68,9 @@ struct JobProgress {
 // files, or partials), rather than in memory.
 bool streamed(const JobInputs& inputs);
 
-// The job's analysis. Streamed jobs give devices without
-// exposed_wait_intervals and operations without kernelIndex. `madeFrom`,
+// The job's analysis. Devices read back from partial files (or a saved
+// report) come without exposed_wait_intervals and their operations without
+// kernelIndex: the report JSON does not carry them. `madeFrom`,
 // when given, gets what the analysis was made from: the inputs recorded in
 // partials or a saved report, else the paths themselves.
 Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress = {},
