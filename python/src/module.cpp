@@ -1,0 +1,270 @@
+// overlapscope._core: the analyzer behind the Python package. Everything here
+// takes plain values (paths, a settings dict) and returns handles whose
+// tables overlapscope/_frames.py turns into DataFrames; the package's
+// public API and its docstrings are in overlapscope/*.py.
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/crossrank/analyze.h"
+#include "analyzer/job/job.h"
+#include "analyzer/load/load_capture.h"
+#include "analyzer/report/report_json.h"
+#include "analyzer/report/report_markdown.h"
+#include "analyzer/report/report_text.h"
+#include "analyzer/whatif/whatif.h"
+#include "analyzer/whatif/whatif_report.h"
+#include "python/src/background_job.h"
+#include "python/src/capture_tables.h"
+#include "python/src/columns.h"
+#include "python/src/hta_engine.h"
+#include "python/src/report_tables.h"
+
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <regex>
+
+namespace osc::python {
+namespace {
+
+// The analysis settings of overlapscope/_options.py (already checked there).
+AnalysisSettings settingsFrom(const py::dict& d) {
+    AnalysisSettings s;
+    if (d.contains("comm_kernel")) s.commKernelPatterns = d["comm_kernel"].cast<std::vector<std::string>>();
+    if (d.contains("comm_copies")) s.commCopies = d["comm_copies"].cast<bool>();
+    if (d.contains("step_pattern") && !d["step_pattern"].is_none())
+        s.stepPattern = d["step_pattern"].cast<std::string>();
+    if (d.contains("align")) s.alignCollectives = d["align"].cast<std::string>() == "collectives";
+    if (d.contains("microbatch_pattern") && !d["microbatch_pattern"].is_none())
+        s.microbatchPattern = d["microbatch_pattern"].cast<std::string>();
+    if (d.contains("pipeline_stages")) s.pipelineStages = d["pipeline_stages"].cast<int>();
+    return s;
+}
+
+// A finished analysis and what it was made from.
+struct AnalysisHandle {
+    Analysis analysis;
+    std::vector<std::string> inputs;  // as the report JSON names them
+    std::vector<std::string> warnings;
+
+    report::ReportOptions options() const {
+        report::ReportOptions o;
+        o.inputs = inputs;
+        o.toolVersion = OSC_VERSION;
+        return o;
+    }
+};
+
+struct CaptureHandle {
+    Capture capture;
+    std::vector<std::string> paths;
+    std::vector<std::string> warnings;
+};
+
+std::shared_ptr<AnalysisHandle> analyzeJob(const std::vector<std::string>& paths, const py::dict& settings, int jobs,
+                                           std::optional<bool> align, const py::object& progress) {
+    auto out = std::make_shared<AnalysisHandle>();
+    job::JobRequest request;
+    request.settings = settingsFrom(settings);
+    request.jobs = jobs;
+    request.align = align;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            const job::JobInputs inputs = job::classifyJob(paths);
+            out->analysis = job::analyzeJob(inputs, request, work.progress(), &out->inputs);
+        },
+        progress);
+    out->warnings = work.warnings();
+    return out;
+}
+
+std::shared_ptr<CaptureHandle> loadTrace(const std::vector<std::string>& paths, bool launchDetails,
+                                         const py::object& progress) {
+    auto out = std::make_shared<CaptureHandle>();
+    out->paths = paths;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            LoadOptions options;
+            options.launchDetails = launchDetails;
+            options.cancel = work.cancelFlag();
+            options.progress = [&work](double fraction, std::string_view stage) { work.loading(fraction, stage); };
+            out->capture = loadCaptures(paths, options);
+        },
+        progress);
+    out->warnings = out->capture.warnings;
+    return out;
+}
+
+std::shared_ptr<AnalysisHandle> analyzeCapture(const CaptureHandle& c, const py::dict& settings,
+                                               const py::object& progress) {
+    auto out = std::make_shared<AnalysisHandle>();
+    out->inputs = c.paths;
+    const AnalysisSettings s = settingsFrom(settings);
+    BackgroundJob work;
+    work.run(
+        [&] {
+            work.status("analyzing");
+            out->analysis = analyze(c.capture, s);
+        },
+        progress);
+    out->warnings = out->analysis.warnings;
+    return out;
+}
+
+whatif::WhatIfSettings whatIfSettingsFrom(const py::dict& d) {
+    whatif::WhatIfSettings s;
+    s.bucketMb = d["bucket_mb"].cast<std::vector<double>>();
+    s.rule =
+        d["bucket_rule"].cast<std::string>() == "at-most" ? whatif::BucketRule::AtMost : whatif::BucketRule::AtLeast;
+    s.readiness =
+        d["readiness"].cast<std::string>() == "time" ? whatif::ReadinessMode::Time : whatif::ReadinessMode::Kernels;
+    s.latencies = d["latencies"].cast<bool>();
+    s.jointRanks = d["joint_ranks"].cast<bool>();
+    s.observedMb = d["observed_mb"].cast<std::optional<double>>();
+    s.alphaNs = d["alpha_ns"].cast<std::optional<double>>();
+    s.gradMb = d["grad_mb"].cast<std::optional<double>>();
+    s.backwardPattern = d["backward_pattern"].cast<std::string>();
+    return s;
+}
+
+// `overlapscope whatif`: the JSON and text documents, as the CLI writes them.
+py::dict whatIf(const CaptureHandle& c, const py::dict& settings, const py::dict& whatifSettings, bool summary,
+                const std::vector<std::string>& inputs, const py::object& progress) {
+    const AnalysisSettings s = settingsFrom(settings);
+    const whatif::WhatIfSettings w = whatIfSettingsFrom(whatifSettings);
+    w.validate();
+    whatif::WhatIfResult result;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            work.status("analyzing");
+            const Analysis analysis = analyze(c.capture, s);
+            work.addWarnings(analysis.warnings);
+            work.status("replaying " + std::to_string(w.bucketMb.size()) + " bucket sizes");
+            result = whatif::runWhatIf(c.capture, analysis, w);
+        },
+        progress);
+    whatif::ReportOptions options;
+    options.inputs = inputs;
+    options.summary = summary;
+    py::dict out;
+    out["json"] = whatif::formatWhatIfJson(result, options);
+    out["text"] = text(whatif::formatWhatIfText(result, options));
+    std::vector<std::string> warnings = work.warnings();
+    for (const auto& warning : result.warnings) warnings.push_back(warning);
+    out["warnings"] = warnings;
+    return out;
+}
+
+py::list texts(const std::vector<std::string>& v) {
+    py::list out;
+    for (const auto& s : v) out.append(text(s));
+    return out;
+}
+
+}  // namespace
+}  // namespace osc::python
+
+PYBIND11_MODULE(_core, m) {
+    using namespace osc;
+    using namespace osc::python;
+    m.doc() = "overlapscope's analyzer (C++); use the overlapscope package, not this module.";
+    m.attr("__version__") = OSC_VERSION;
+
+    static py::exception<CaptureError> captureError(m, "CaptureError", PyExc_ValueError);
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const CaptureError& e) {
+            captureError(e.what());
+        }
+    });
+
+    py::class_<AnalysisHandle, std::shared_ptr<AnalysisHandle>>(m, "Analysis")
+        .def("tables", [](const AnalysisHandle& h) { return reportTables(h.analysis); })
+        .def("summary", [](const AnalysisHandle& h) { return reportSummary(h.analysis); })
+        .def("json",
+             [](const AnalysisHandle& h) {
+                 const std::string json = report::formatJsonReport(h.analysis, h.options());
+                 return py::bytes(json);
+             })
+        .def("head",
+             [](const AnalysisHandle& h) {
+                 // The report JSON of no devices but this job's settings,
+                 // skew and spread: its top-level fields, cheaply.
+                 Analysis head;
+                 head.settings = h.analysis.settings;
+                 head.total_skew_ns = h.analysis.total_skew_ns;
+                 head.spread = h.analysis.spread;
+                 return py::bytes(report::formatJsonReport(head, h.options()));
+             })
+        .def(
+            "text",
+            [](const AnalysisHandle& h, bool steps, bool collectives, bool interference, size_t top, bool markdown) {
+                report::ReportOptions o = h.options();
+                o.steps = steps;
+                o.collectives = collectives;
+                o.interference = interference;
+                o.topCollectives = top;
+                return text(markdown ? report::formatMarkdownReport(h.analysis, o)
+                                     : report::formatTextReport(h.analysis, o));
+            },
+            py::arg("steps"), py::arg("collectives"), py::arg("interference"), py::arg("top"), py::arg("markdown"))
+        .def_property_readonly("inputs", [](const AnalysisHandle& h) { return texts(h.inputs); })
+        .def_property_readonly("warnings", [](const AnalysisHandle& h) { return texts(h.analysis.warnings); })
+        .def_property_readonly("job_warnings", [](const AnalysisHandle& h) { return texts(h.warnings); });
+
+    py::class_<HtaTrace, std::shared_ptr<HtaTrace>>(m, "HtaTrace")
+        .def("ranks", &HtaTrace::ranks)
+        .def("warnings", &HtaTrace::warnings)
+        .def("overlap", &HtaTrace::overlap)
+        .def("temporal", &HtaTrace::temporal)
+        .def("kernel_type_time", &HtaTrace::kernelTypeTime, py::arg("include_memory"))
+        .def("gpu_events", &HtaTrace::gpuEvents)
+        .def("idle_intervals", &HtaTrace::idleIntervals, py::arg("rank"), py::arg("consecutive_kernel_delay"))
+        .def("launch_stats", &HtaTrace::launchStats, py::arg("rank"), py::arg("include_memory_events"));
+
+    py::class_<CaptureHandle, std::shared_ptr<CaptureHandle>>(m, "Capture")
+        .def("table", [](const CaptureHandle& c, const std::string& name,
+                         const py::dict& settings) { return captureTable(c.capture, name, settingsFrom(settings)); })
+        .def("analyze", &analyzeCapture, py::arg("settings"), py::arg("progress"))
+        .def("whatif", &whatIf, py::arg("settings"), py::arg("whatif_settings"), py::arg("summary"), py::arg("inputs"),
+             py::arg("progress"))
+        .def(
+            "hta",
+            [](const CaptureHandle& c, bool includeLastProfilerStep, bool round,
+               const std::unordered_map<std::string, int>& rankOfFile,
+               const std::unordered_map<std::string, int64_t>& traceTimeBase) {
+                HtaOptions o;
+                o.includeLastProfilerStep = includeLastProfilerStep;
+                o.roundToMicroseconds = round;
+                o.rankOfFile = rankOfFile;
+                o.traceTimeBase = traceTimeBase;
+                py::gil_scoped_release release;
+                return std::make_shared<HtaTrace>(c.capture, o);
+            },
+            py::arg("include_last_profiler_step"), py::arg("round_to_us"), py::arg("rank_of_file"),
+            py::arg("trace_time_base"))
+        .def_property_readonly("paths", [](const CaptureHandle& c) { return c.paths; })
+        .def_property_readonly("origin_utc_ns", [](const CaptureHandle& c) { return c.capture.originUtcNs; })
+        .def_property_readonly("warnings", [](const CaptureHandle& c) { return texts(c.warnings); });
+
+    m.def("analyze_job", &analyzeJob, py::arg("paths"), py::arg("settings"), py::arg("jobs"), py::arg("align"),
+          py::arg("progress"));
+    m.def(
+        "valid_regex",
+        [](const std::string& pattern) {
+            try {
+                std::regex compiled(pattern, std::regex::ECMAScript);
+                return true;
+            } catch (const std::regex_error&) {
+                return false;
+            }
+        },
+        py::arg("pattern"));
+    m.def(
+        "validate_whatif", [](const py::dict& settings) { whatIfSettingsFrom(settings).validate(); },
+        py::arg("whatif_settings"));
+    m.def("load", &loadTrace, py::arg("paths"), py::arg("launch_details"), py::arg("progress"));
+}
