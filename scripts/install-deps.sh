@@ -10,6 +10,10 @@ packages=(
   libgtest-dev libgmock-dev
   qt6-base-dev libgl-dev xvfb xauth
   clang libclang-rt-14-dev clang-format
+  # The Python module (python/) and its tests: pybind11, pandas, pytest, the
+  # notebook's execution, and `pip install ./python` offline into a venv.
+  pybind11-dev python3-dev python3-pandas python3-pytest python3-nbconvert python3-ipykernel
+  python3-pip python3-setuptools python3-wheel python3-venv
 )
 
 missing=()
