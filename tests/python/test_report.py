@@ -322,9 +322,10 @@ def test_progress_reaches_the_callback_and_python_runs_meanwhile(synth) -> None:
     assert calls and calls[-1] == ("", None)
     assert any(message.startswith("loading") and 0 <= fraction <= 1 for message, fraction in calls)
     assert ("analyzing", None) in calls
-    # With the GIL held for the whole analysis the spinner would stall; it
-    # gets about one tick per millisecond it was free.
-    assert ticks[0] > 0.3 * elapsed * 1000
+    # With the GIL held for the whole analysis the spinner would stall and
+    # tick only before and after it; free, it ticks about once a millisecond
+    # on an idle machine, several times less on a loaded one.
+    assert ticks[0] > 0.1 * elapsed * 1000
 
 
 def test_an_exception_in_the_callback_stops_the_work() -> None:
