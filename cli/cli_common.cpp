@@ -47,6 +47,16 @@ void AnalysisFlags::addTo(CLI::App* cmd) {
                     "several devices on one stage)")
         ->check(CLI::Range(0, 65536))
         ->type_name("S");
+    addPeakBusBwOption(cmd, peakBusBwGbps);
+}
+
+void addPeakBusBwOption(CLI::App* cmd, double& gbps) {
+    cmd->add_option("--peak-busbw-gbps", gbps,
+                    "Peak bus bandwidth of every GPU's link in GB/s, against which collectives' bus bandwidth is "
+                    "measured (busbw_fraction); default: from the GPU model (NVLink generation or PCIe). Give it "
+                    "for collectives that cross nodes, which the network limits")
+        ->check(CLI::PositiveNumber)
+        ->type_name("G");
 }
 
 AnalysisSettings AnalysisFlags::settings() const {
@@ -57,6 +67,7 @@ AnalysisSettings AnalysisFlags::settings() const {
     s.alignCollectives = align == "collectives";
     if (!microbatchPattern.empty()) s.microbatchPattern = microbatchPattern;
     s.pipelineStages = pipelineStages;
+    if (peakBusBwGbps > 0) s.peakBusBwGbps = peakBusBwGbps;
     return s;
 }
 
