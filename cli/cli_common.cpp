@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -55,7 +56,15 @@ void addPeakBusBwOption(CLI::App* cmd, double& gbps) {
                     "Peak bus bandwidth of every GPU's link in GB/s, against which collectives' bus bandwidth is "
                     "measured (busbw_fraction); default: from the GPU model (NVLink generation or PCIe). Give it "
                     "for collectives that cross nodes, which the network limits")
-        ->check(CLI::PositiveNumber)
+        // CLI::PositiveNumber would print the whole range up to DBL_MAX.
+        ->check(CLI::Validator(
+            [](const std::string& text) {
+                double v = 0;
+                return CLI::detail::lexical_cast(text, v) && std::isfinite(v) && v > 0
+                           ? std::string()
+                           : "expected a positive number of GB/s, got '" + text + "'";
+            },
+            "G > 0"))
         ->type_name("G");
 }
 
