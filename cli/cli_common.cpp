@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,24 @@ void AnalysisFlags::addTo(CLI::App* cmd) {
                     "several devices on one stage)")
         ->check(CLI::Range(0, 65536))
         ->type_name("S");
+    addPeakBusBwOption(cmd, peakBusBwGbps);
+}
+
+void addPeakBusBwOption(CLI::App* cmd, double& gbps) {
+    cmd->add_option("--peak-busbw-gbps", gbps,
+                    "Peak bus bandwidth of every GPU's link in GB/s, against which collectives' bus bandwidth is "
+                    "measured (busbw_fraction); default: from the GPU model (NVLink generation or PCIe). Give it "
+                    "for collectives that cross nodes, which the network limits")
+        // CLI::PositiveNumber would print the whole range up to DBL_MAX.
+        ->check(CLI::Validator(
+            [](const std::string& text) {
+                double v = 0;
+                return CLI::detail::lexical_cast(text, v) && std::isfinite(v) && v > 0
+                           ? std::string()
+                           : "expected a positive number of GB/s, got '" + text + "'";
+            },
+            "G > 0"))
+        ->type_name("G");
 }
 
 AnalysisSettings AnalysisFlags::settings() const {
@@ -57,6 +76,7 @@ AnalysisSettings AnalysisFlags::settings() const {
     s.alignCollectives = align == "collectives";
     if (!microbatchPattern.empty()) s.microbatchPattern = microbatchPattern;
     s.pipelineStages = pipelineStages;
+    if (peakBusBwGbps > 0) s.peakBusBwGbps = peakBusBwGbps;
     return s;
 }
 

@@ -18,7 +18,7 @@
 namespace osc::cli {
 
 // --comm-kernel REGEX (repeatable), --comm-copies, --step-pattern REGEX, --align MODE,
-// --microbatch-pattern REGEX, --pipeline-stages S.
+// --microbatch-pattern REGEX, --pipeline-stages S, --peak-busbw-gbps G.
 struct AnalysisFlags {
     std::vector<std::string> commKernels;
     bool commCopies = false;
@@ -26,10 +26,14 @@ struct AnalysisFlags {
     std::string align = "session-start";
     std::string microbatchPattern;  // empty = the default pattern
     int pipelineStages = 0;
+    double peakBusBwGbps = 0;  // 0 = the GPU model's
 
     void addTo(CLI::App* cmd);
     AnalysisSettings settings() const;
 };
+
+// --peak-busbw-gbps G (docs/design.md 4d), for commands without the other flags (merge).
+void addPeakBusBwOption(CLI::App* cmd, double& gbps);
 
 bool stderrIsTerminal();
 

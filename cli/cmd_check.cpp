@@ -20,6 +20,7 @@ struct CheckArgs {
     std::optional<double> minOverlapRatio, maxExposedCommMs, maxExposedCommShare;
     std::optional<double> maxComputeSlowdown, maxExposedTransferMs, maxDelayCausedMs;
     std::optional<double> maxBubbleShare, maxAllToAllImbalance;
+    std::optional<double> minBusBwFraction, maxStragglerDelayMs;
     std::string baseline;
     std::string maxRegression;  // "10" or "10%"
     std::string junit;
@@ -54,6 +55,8 @@ int runCheck(const CheckArgs& args) {
     t.maxDelayCausedMs = args.maxDelayCausedMs;
     t.maxBubbleShare = args.maxBubbleShare;
     t.maxAllToAllImbalance = args.maxAllToAllImbalance;
+    t.minBusBwFraction = args.minBusBwFraction;
+    t.maxStragglerDelayMs = args.maxStragglerDelayMs;
     t.maxRegressionPercent = parsePercent(args.maxRegression);
     t.allowDropped = args.allowDropped;
     std::optional<report::ReportFile> baseline;
@@ -126,6 +129,15 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("--max-delay-caused-ms", args->maxDelayCausedMs,
                     "Fail when a device, arriving last at collectives, kept the other ranks waiting "
                     "more than X ms in all")
+        ->type_name("X");
+    cmd->add_option("--min-busbw-fraction", args->minBusBwFraction,
+                    "Fail when a device's collectives ran at a median bus bandwidth below R (0..1) of its link's "
+                    "peak (docs/design.md 4d; the peak from the GPU model or --peak-busbw-gbps); a device without "
+                    "a measured fraction passes")
+        ->type_name("R");
+    cmd->add_option("--max-straggler-delay-ms", args->maxStragglerDelayMs,
+                    "Fail when a device arrived last at a collective more than X ms after the median rank of "
+                    "that collective (its worst late arrival)")
         ->type_name("X");
     cmd->add_option("--max-bubble-share", args->maxBubbleShare,
                     "Fail when a pipeline stage (or, with several, all stages together) has no compute "

@@ -17,6 +17,7 @@ struct MergeArgs {
     std::string output;
     bool force = false;
     std::string align;
+    double peakBusBwGbps = 0;
 };
 
 int runMerge(const MergeArgs& args) {
@@ -26,6 +27,7 @@ int runMerge(const MergeArgs& args) {
     if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
     job::JobRequest request;
     if (!args.align.empty()) request.align = args.align == "collectives";
+    if (args.peakBusBwGbps > 0) request.settings.peakBusBwGbps = args.peakBusBwGbps;
     report::ReportOptions options;
     options.toolVersion = OSC_VERSION;
     args.layout.fill(options);
@@ -58,6 +60,7 @@ void addMergeCommand(CLI::App& app, CommandRunner& selected) {
                     "were made with")
         ->check(CLI::IsMember({"session-start", "collectives"}))
         ->type_name("MODE");
+    addPeakBusBwOption(cmd, args->peakBusBwGbps);
     cmd->callback([&selected, args] { selected = [args] { return runMerge(*args); }; });
 }
 

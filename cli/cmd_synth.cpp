@@ -205,6 +205,25 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected) {
                          "like a host clock that disagrees (--align collectives undoes it)")
              ->delimiter(',')
              ->type_name("NS,..."));
+    only("data-parallel", cmd->add_option("--host-stall-rank", w.hostStallRank,
+                                          "This rank's host spends --host-stall-ns in a --host-stall-name range "
+                                          "before each step's first launch, so it arrives late (default -1 = none)")
+                              ->type_name("R"));
+    only("data-parallel",
+         cmd->add_option("--host-stall-ns", w.hostStallNs, "See --host-stall-rank, ns (default 0)")->type_name("NS"));
+    only("data-parallel",
+         cmd->add_option("--host-stall-step", w.hostStallStep, "Stall in this step only (default -1 = every step)")
+             ->type_name("S"));
+    only("data-parallel",
+         cmd->add_option("--host-stall-name", w.hostStallName, "The stall's NVTX range (default DataLoader.__next__)")
+             ->type_name("NAME"));
+    only("data-parallel", cmd->add_option("--slow-compute-rank", w.slowComputeRank,
+                                          "This rank's compute kernels take --slow-compute-factor times longer "
+                                          "(default -1 = none)")
+                              ->type_name("R"));
+    only("data-parallel",
+         cmd->add_option("--slow-compute-factor", w.slowComputeFactor, "See --slow-compute-rank (default 1)")
+             ->type_name("F"));
     auto& pp = args->pipeline;
     only("pipeline", cmd->add_option("--stages", pp.stages, "Pipeline: stages, one rank each (default 4)"));
     only("pipeline",

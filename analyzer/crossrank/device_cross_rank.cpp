@@ -28,8 +28,10 @@ void moveIdleGapMessage(Finding& f, TimeNs at, TimeNs by) {
     if (pos != std::string::npos) f.message.replace(pos, was.size(), " at " + findingDuration(at + by) + ")");
 }
 
-void addPatternFindings(std::vector<Finding>& findings, const std::vector<Finding>& added, bool pipelineStage) {
-    for (const auto& f : added) addFinding(findings, f);
+void addCrossRankFindings(std::vector<Finding>& findings, const std::vector<Finding>& patterns,
+                          const std::vector<Finding>& engine, bool pipelineStage) {
+    for (const auto& f : patterns) addFinding(findings, f);
+    for (const auto& f : engine) addFinding(findings, f);
     if (pipelineStage) notePipelineInFindings(findings);
 }
 
@@ -50,17 +52,34 @@ void applyCrossRank(DeviceAnalysis& d, const DeviceCrossRank& cross) {
     d.exposed_wait_intervals = cross.exposedWait;
     for (size_t s = 0; s < d.steps.size(); ++s)
         d.steps[s].wait = cross.wait && s < cross.stepWait.size() ? std::optional(cross.stepWait[s]) : std::nullopt;
+    for (size_t i = 0; i < d.collectives.size() && i < cross.bandwidth.size(); ++i) {
+        auto& c = d.collectives[i];
+        const OpBandwidth& b = cross.bandwidth[i];
+        c.algbw_gbps = b.algbw_gbps;
+        c.busbw_gbps = b.busbw_gbps;
+        c.busbw_fraction = b.busbw_fraction;
+        c.busbw_basis = b.basis;
+    }
+    d.busbw = cross.busbw;
+    d.straggler = cross.straggler;
+    static const std::vector<Finding> kNone;
     const DeviceAnalysis* shell = cross.patterns;
-    if (!shell) return;
-    d.pipeline = shell->pipeline;
-    d.alltoall = shell->alltoall;
-    addPatternFindings(d.findings, shell->findings, shell->pipeline.has_value());
-    for (size_t s = 0; s < d.steps.size() && s < shell->steps.size(); ++s) {
+    if (shell) {
+        d.pipeline = shell->pipeline;
+        d.alltoall = shell->alltoall;
+    }
+    addCrossRankFindings(d.findings, shell ? shell->findings : kNone, cross.findings,
+                         shell && shell->pipeline.has_value());
+    for (size_t s = 0; s < d.steps.size(); ++s) {
         auto& step = d.steps[s];
-        const auto& from = shell->steps[s];
-        step.pipeline = from.pipeline;
-        step.alltoall = from.alltoall;
-        addPatternFindings(step.bottleneck.findings, from.bottleneck.findings, from.pipeline.has_value());
+        const StepAnalysis* from = shell && s < shell->steps.size() ? &shell->steps[s] : nullptr;
+        if (from) {
+            step.pipeline = from->pipeline;
+            step.alltoall = from->alltoall;
+        }
+        addCrossRankFindings(step.bottleneck.findings, from ? from->bottleneck.findings : kNone,
+                             s < cross.stepFindings.size() ? cross.stepFindings[s] : kNone,
+                             from && from->pipeline.has_value());
     }
 }
 

@@ -10,6 +10,13 @@
 
 namespace osc::crossrank {
 
+// docs/design.md 4d for one operation (CollectiveInstance's fields of the
+// same names).
+struct OpBandwidth {
+    std::optional<double> algbw_gbps, busbw_gbps, busbw_fraction;
+    BusBwBasis basis = BusBwBasis::None;
+};
+
 struct DeviceCrossRank {
     // Added to every time of the device: its origin on the job's timeline
     // plus, with --align collectives, its process's clock shift.
@@ -30,6 +37,15 @@ struct DeviceCrossRank {
     // (totals and per step, by position) and the findings they add. The
     // shell lives in the engine's rest(); null for a device without any.
     const DeviceAnalysis* patterns = nullptr;
+    // docs/design.md 4d: per operation, over the device, and when it
+    // arrived last at a collective, why.
+    std::vector<OpBandwidth> bandwidth;
+    std::optional<BusBandwidth> busbw;
+    std::optional<StragglerMetrics> straggler;
+    // Findings of the engine's own (bandwidth or schedule limit, straggler):
+    // the device's, and per step by position.
+    std::vector<Finding> findings;
+    std::vector<std::vector<Finding>> stepFindings;
 };
 
 // Moves every time of the device (steps, operations, exposed waiting) by `by`.
@@ -39,14 +55,15 @@ void shiftDeviceTimes(DeviceAnalysis& device, TimeNs by);
 // `at` is that time as the message has it: the message then names at + by.
 void moveIdleGapMessage(Finding& finding, TimeNs at, TimeNs by);
 
-// The shell's findings added as the metrics add them (addFinding, in
-// order), and on a pipeline stage the pipeline's note on idle gaps and
-// communication-bound verdicts.
-void addPatternFindings(std::vector<Finding>& findings, const std::vector<Finding>& added, bool pipelineStage);
+// The shell's findings, then the engine's own, added as the metrics add
+// them (addFinding, in order), and on a pipeline stage the pipeline's note
+// on idle gaps and communication-bound verdicts.
+void addCrossRankFindings(std::vector<Finding>& findings, const std::vector<Finding>& patterns,
+                          const std::vector<Finding>& engine, bool pipelineStage);
 
 // Puts the engine's decisions into a device analysed in memory: its times
 // moved, waiting versus transfer, last arrivals, the pipeline and
-// all-to-all results and their findings.
+// all-to-all results, bus bandwidth, the straggler and their findings.
 void applyCrossRank(DeviceAnalysis& device, const DeviceCrossRank& cross);
 
 }  // namespace osc::crossrank

@@ -1,6 +1,7 @@
 #include "analyzer/crossrank/device_records.h"
 
 #include "analyzer/metrics/alltoall.h"
+#include "analyzer/metrics/bus_bandwidth.h"
 
 #include <set>
 
@@ -63,6 +64,25 @@ std::vector<AllToAllRecord> allToAllRecordsOf(const DeviceAnalysis& d) {
     return out;
 }
 
+std::vector<BandwidthRecord> bandwidthRecordsOf(const DeviceAnalysis& d) {
+    std::vector<BandwidthRecord> out;
+    out.reserve(d.collectives.size());
+    for (const auto& c : d.collectives) {
+        BandwidthRecord r;
+        const auto bytes = busBytes(c);
+        const auto factor = busFactor(c);
+        r.hasBytes = bytes.has_value();
+        r.busBytes = bytes.value_or(0);
+        r.hasFactor = factor.has_value();
+        r.factor = factor.value_or(0);
+        r.exposed_ns = c.exposed_ns;
+        r.step = c.step;
+        r.allToAll = c.allToAll || c.collective == "AllToAll";
+        out.push_back(r);
+    }
+    return out;
+}
+
 std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& d, KeyTable& keys) {
     std::vector<OpRecord> out;
     out.reserve(d.collectives.size());
@@ -85,6 +105,8 @@ DeviceHeader headerOf(const DeviceAnalysis& d, const DeviceIntervals& iv) {
                            s.metrics.exposed_comm_ns});
     h.commRanks = commRanksOf(d);
     h.microbatches = iv.microbatches;
+    h.leadUps = static_cast<uint32_t>(iv.leadUps.size());
+    h.gpu = d.gpu;
     for (const auto& c : d.collectives) {
         if (!c.p2p.empty())
             h.p2pRecords += static_cast<uint32_t>(c.p2p.size());

@@ -22,6 +22,8 @@ std::vector<std::pair<uint64_t, int32_t>> commRanksOf(const DeviceAnalysis& devi
 std::vector<P2pPartRecord> p2pRecordsOf(const DeviceAnalysis& device);
 // Its all-to-all operations (CollectiveInstance::allToAll).
 std::vector<AllToAllRecord> allToAllRecordsOf(const DeviceAnalysis& device);
+// Its operations' bus bandwidth inputs (docs/design.md 4d), by operation.
+std::vector<BandwidthRecord> bandwidthRecordsOf(const DeviceAnalysis& device);
 // Its operations with their matching keys, numbered in `keys`.
 std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& device, KeyTable& keys);
 

@@ -36,9 +36,11 @@ struct DeviceHeader {
     std::vector<std::pair<uint64_t, int32_t>> commRanks;
     // Per step with micro-batch compute (docs/metrics.md 7e).
     std::vector<DeviceIntervals::MicroBatches> microbatches;
-    // How many records its p2p() and alltoall() streams hold, so that passes
-    // skip devices without them unread.
-    uint32_t p2pRecords = 0, alltoallOps = 0;
+    // How many records its p2p(), alltoall() and leadUps() streams hold, so
+    // that passes skip devices without them unread.
+    uint32_t p2pRecords = 0, alltoallOps = 0, leadUps = 0;
+    // The GPU's model (DeviceAnalysis::gpu): its link's peak bus bandwidth.
+    std::string gpu;
 };
 
 // The matching key of docs/design.md section 4 "Multi-rank": the NCCL
@@ -82,6 +84,26 @@ struct AllToAllRecord {
     uint8_t hasSent = 0, hasReceived = 0, hasTotal = 0;
 };
 
+// What docs/design.md 4d needs of one operation besides its times, by
+// operation: nccl-tests' bus bytes and factor (each known or not), its
+// exposed time and its step.
+struct BandwidthRecord {
+    uint64_t busBytes = 0;
+    double factor = 0;
+    TimeNs exposed_ns = 0;
+    int32_t step = -1;
+    uint8_t hasBytes = 0, hasFactor = 0;
+    uint8_t allToAll = 0;  // counted as an AllToAll whatever its kernel
+};
+
+// A device's lead-ups with what filled them (DeviceIntervals): read only for
+// the ranks a straggler is compared with.
+struct LeadUpDetail {
+    std::vector<DeviceIntervals::LeadUp> leadUps;
+    std::vector<DeviceIntervals::LeadUpIncrement> increments;
+    std::vector<std::string> names;
+};
+
 // The devices of a job in job order: processes as Capture::finalize orders
 // them (known ranks first, by rank, then host and pid), a process's devices
 // adjacent. Times in the streams are on each device's own timeline;
@@ -99,10 +121,15 @@ public:
     virtual const std::vector<std::string>& collectiveNames() const = 0;
 
     virtual std::vector<OpRecord> ops(size_t device) const = 0;
-    virtual IntervalSet exposed(size_t device) const = 0;                   // M ∖ C over the whole capture
-    virtual std::vector<P2pPartRecord> p2p(size_t device) const = 0;        // by operation
-    virtual std::vector<AllToAllRecord> alltoall(size_t device) const = 0;  // by operation
-    virtual IntervalSet compute(size_t device) const = 0;                   // C, only where it ran micro-batches
+    virtual IntervalSet exposed(size_t device) const = 0;                     // M ∖ C over the whole capture
+    virtual std::vector<P2pPartRecord> p2p(size_t device) const = 0;          // by operation
+    virtual std::vector<AllToAllRecord> alltoall(size_t device) const = 0;    // by operation
+    virtual IntervalSet compute(size_t device) const = 0;                     // C, only where it ran micro-batches
+    virtual std::vector<BandwidthRecord> bandwidth(size_t device) const = 0;  // by operation
+    // The lead-ups of its operations in steps, by operation (the increments
+    // counted, not read); and the same with increments and names.
+    virtual std::vector<DeviceIntervals::LeadUp> leadUps(size_t device) const = 0;
+    virtual LeadUpDetail leadUpDetail(size_t device) const = 0;
 
     // The per-process warnings, in job order, and the records agents lost.
     virtual std::vector<std::string> warnings() const = 0;

@@ -1,21 +1,29 @@
 #include "analyzer/crossrank/engine.h"
 
+#include "analyzer/crossrank/bandwidth_pass.h"
 #include "analyzer/crossrank/clock_alignment.h"
 #include "analyzer/crossrank/instance_table.h"
 #include "analyzer/crossrank/rank_spread.h"
 #include "analyzer/crossrank/wait_transfer.h"
 #include "analyzer/metrics/metric_sum.h"
 
+#include <map>
 #include <stdexcept>
 #include <tuple>
 
 namespace osc::crossrank {
 
-Engine::Engine(const DeviceSource& source, const EngineOptions& options) : source_(source), n_(source.deviceCount()) {
+Engine::Engine(const DeviceSource& source, const EngineOptions& options)
+    : source_(source), n_(source.deviceCount()), instancesInMemory_(std::max<size_t>(1, options.instancesInMemory)) {
     rest_.settings = options.settings;
     rest_.warnings = source.warnings();
     rest_.droppedRecords = source.droppedRecords();
     clockShift_.assign(source.processCount(), 0);
+    std::map<std::string, uint32_t> hosts;
+    hostOf_.assign(n_, 0);
+    for (size_t i = 0; i < n_; ++i)
+        if (const std::string& h = source.header(i).host; !h.empty())
+            hostOf_[i] = hosts.emplace(h, static_cast<uint32_t>(hosts.size() + 1)).first->second;
 
     groupPass();
     p2p_ = std::make_unique<P2pMatch>(source);
@@ -35,6 +43,7 @@ Engine::Engine(const DeviceSource& source, const EngineOptions& options) : sourc
     buildShells();
     pipelinePass();
     allToAllPass();
+    stragglerPass();
     rest_.p2p = p2p_->transfers();
     uint64_t instances = 0;
     for (uint32_t k : matchedKeys_) instances += groups_[k].devices;
@@ -79,6 +88,12 @@ void Engine::groupPass() {
             if (g.stamp == stamp) continue;  // a later operation of the same key on this device
             g.stamp = stamp;
             g.add(static_cast<int>(i), op.start_ns, op.end_ns);
+            if (const uint32_t h = hostOf_[i]; h != 0) {
+                if (g.host == 0)
+                    g.host = h;
+                else if (g.host != h)
+                    g.multiHost = true;
+            }
         }
     }
     // A group needs operations on at least two devices; the report lists
@@ -190,11 +205,13 @@ DeviceCrossRank Engine::device(size_t index) {
 
     // Waiting up to the group's last arrival, transfer after it; sends,
     // receives and exchanges wait up to what P2pMatch found; operations in
-    // no group only transfer.
+    // no group only transfer. The same split times each operation's
+    // transfer for its bandwidth.
+    const std::vector<OpRecord> ops = shiftedOps(index);
+    std::vector<OpArrival> arrival(ops.size());
     if (n_ >= 2) {
         WaitTransfer wt;
         const auto stamp = static_cast<uint32_t>(index + 1);
-        const std::vector<OpRecord> ops = shiftedOps(index);
         const auto& until = p2p_->waitUntil(index);
         size_t u = 0;
         for (size_t i = 0; i < ops.size(); ++i) {
@@ -203,14 +220,17 @@ DeviceCrossRank Engine::device(size_t index) {
                 Group& g = groups_[op.key];
                 g.stamp = stamp;  // the device's first operation of the key is the group's instance
                 wt.waitsUntil(op.start_ns, op.end_ns, g.lastStart);
+                arrival[i] = {g.lastStart, BusBwBasis::Transfer, g.multiHost};
                 instances_->put(slotOf_[op.key]++, static_cast<int>(index), static_cast<int>(i));
                 continue;
             }
             while (u < until.size() && until[u].first < i) ++u;
-            if (u < until.size() && until[u].first == i)
+            if (u < until.size() && until[u].first == i) {
                 wt.waitsUntil(op.start_ns, op.end_ns, until[u].second);
-            else
+                arrival[i] = {until[u].second, BusBwBasis::Transfer, false};
+            } else {
                 wt.transfers(op.start_ns, op.end_ns);
+            }
         }
         DeviceWaiting w = wt.finish(shifted(source_.exposed(index), index), d, cross.shift);
         cross.wait = w.wait;
@@ -218,6 +238,17 @@ DeviceCrossRank Engine::device(size_t index) {
         cross.exposedWait = std::move(w.exposedWait);
         cross.lastArrivals = lastArrivals_[index];
         cross.delayCaused = delayCaused_[index];
+    }
+    DeviceBandwidth bw = deviceBandwidth(source_, ops, source_.bandwidth(index), arrival, d.gpu,
+                                         rest_.settings.peakBusBwGbps, d.steps.size());
+    cross.bandwidth = std::move(bw.ops);
+    cross.busbw = std::move(bw.summary);
+    cross.findings = std::move(bw.findings);
+    cross.stepFindings = std::move(bw.stepFindings);
+    cross.stepFindings.resize(d.steps.size());
+    if (index < straggler_.size()) {
+        cross.straggler = straggler_[index];
+        if (stragglerFinding_[index]) cross.findings.push_back(*stragglerFinding_[index]);
     }
     ++nextDevice_;
     // Back to each matched group's first slot for matched().

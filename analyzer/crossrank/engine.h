@@ -16,9 +16,13 @@
 //            all-to-all balance, by the metrics' own phases
 //            (pipeline_bubble.h, alltoall.h) on one "shell" per device
 //            (pattern_passes.cpp);
+//   late     per collective one rank arrived at last, the median rank, and
+//            the two ranks' lead-ups compared: why it was late
+//            (straggler_pass.cpp, docs/design.md 4d);
 //   device   per device, in order, when its caller asks: waiting versus
 //            transfer against its exposed communication (wait_transfer.h),
-//            last arrivals, and its matched instances;
+//            last arrivals, bus bandwidth (bandwidth_pass.h), its matched
+//            instances;
 //   matched  then the matched collectives, in the report's order.
 //
 // A new cross-rank metric: its inputs in DeviceHeader or a stream of
@@ -33,6 +37,7 @@
 #include <algorithm>
 #include <climits>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace osc::crossrank {
@@ -76,6 +81,8 @@ private:
         TimeNs firstStart = 0, lastStart = 0, firstEnd = 0;
         TimeNs second = INT64_MIN;  // the second-latest start (equal to lastStart on a tie)
         int lastDevice = -1, atLast = 0;
+        uint32_t host = 0;       // of its first device with a known host (hostOf_), 0 none
+        bool multiHost = false;  // devices on two hosts or more
 
         void add(int device, TimeNs start, TimeNs end) {
             if (devices == 0) {
@@ -110,8 +117,9 @@ private:
     void arrivals();
     void summarize();
     void buildShells();
-    void pipelinePass();  // pattern_passes.cpp
-    void allToAllPass();  // pattern_passes.cpp
+    void pipelinePass();   // pattern_passes.cpp
+    void allToAllPass();   // pattern_passes.cpp
+    void stragglerPass();  // straggler_pass.cpp
 
     const DeviceSource& source_;
     const size_t n_;
@@ -124,6 +132,11 @@ private:
     std::vector<uint64_t> slotOf_;       // per key: its first instance's slot in matched order
     std::vector<int> lastArrivals_;
     std::vector<TimeNs> delayCaused_;
+    std::vector<uint32_t> hostOf_;  // per device: its host, numbered from 1 (0: unknown)
+    // Per device: why it was late where it arrived last, and its finding.
+    std::vector<std::optional<StragglerMetrics>> straggler_;
+    std::vector<std::optional<Finding>> stragglerFinding_;
+    size_t instancesInMemory_;
     std::unique_ptr<InstanceTable> instances_;
     size_t nextDevice_ = 0, nextMatched_ = 0;
 };

@@ -20,6 +20,10 @@ MemorySource::MemorySource(const Analysis& analysis, const std::vector<DeviceInt
 
 std::vector<P2pPartRecord> MemorySource::p2p(size_t device) const { return p2pRecordsOf(a_.devices[device]); }
 
+std::vector<BandwidthRecord> MemorySource::bandwidth(size_t device) const {
+    return bandwidthRecordsOf(a_.devices[device]);
+}
+
 std::vector<AllToAllRecord> MemorySource::alltoall(size_t device) const {
     return allToAllRecordsOf(a_.devices[device]);
 }

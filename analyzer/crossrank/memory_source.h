@@ -29,6 +29,11 @@ public:
     std::vector<P2pPartRecord> p2p(size_t device) const override;
     std::vector<AllToAllRecord> alltoall(size_t device) const override;
     IntervalSet compute(size_t device) const override { return iv_[device].compute; }
+    std::vector<BandwidthRecord> bandwidth(size_t device) const override;
+    std::vector<DeviceIntervals::LeadUp> leadUps(size_t device) const override { return iv_[device].leadUps; }
+    LeadUpDetail leadUpDetail(size_t device) const override {
+        return {iv_[device].leadUps, iv_[device].leadUpIncrements, iv_[device].leadUpNames};
+    }
 
     std::vector<std::string> warnings() const override { return a_.warnings; }
     uint64_t droppedRecords() const override { return a_.droppedRecords; }

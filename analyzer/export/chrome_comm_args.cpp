@@ -14,6 +14,35 @@ std::string list(const std::vector<uint64_t>& values) {
     return out + "]";
 }
 
+// A collective's size as PyTorch writes it on the kernel, in bytes (`dtype`
+// Byte): NCCL's count is the input of most collectives and the output of a
+// reduce-scatter; an all-gather's output and a reduce-scatter's input are n
+// times it. Empty for collectives PyTorch's arguments do not describe so.
+std::string collectiveArgs(const CollectiveInstance& op) {
+    if (!op.bytes || op.commSize <= 0) return {};
+    const uint64_t b = *op.bytes, n = static_cast<uint64_t>(op.commSize);
+    const char* name = nullptr;
+    uint64_t in = b, out = b;
+    if (op.collective == "AllReduce") {
+        name = "allreduce";
+    } else if (op.collective == "AllGather") {
+        name = "allgather";
+        out = b * n;
+    } else if (op.collective == "ReduceScatter") {
+        name = "reduce_scatter";
+        in = b * n;
+    } else if (op.collective == "Broadcast") {
+        name = "broadcast";
+    } else if (op.collective == "Reduce") {
+        name = "reduce";
+    } else {
+        return {};
+    }
+    return std::string(", \"Collective name\": \"") + name + "\", \"In msg nelems\": " + std::to_string(in) +
+           ", \"Out msg nelems\": " + std::to_string(out) +
+           ", \"dtype\": \"Byte\", \"Group size\": " + std::to_string(n);
+}
+
 }  // namespace
 
 GlobalRanks globalRanksOf(const Capture& capture) {
@@ -31,12 +60,7 @@ std::unordered_map<size_t, std::string> commKernelArgs(const Capture& capture, c
                                                        const Device& device, ActivityClassifier& classifier,
                                                        const GlobalRanks& ranks) {
     std::unordered_map<size_t, std::string> out;
-    bool any = false;
-    for (size_t r = 0; r < process.collectives.size() && !any; ++r) {
-        const auto func = capture.strings.at(process.collectives.func[r]);
-        any = func == "Send" || func == "Recv";
-    }
-    if (!any) return out;
+    if (process.collectives.size() == 0) return out;
     // The analysis's own rule for which rows belong to which kernel.
     std::vector<CollectiveInstance> ops;
     const auto& k = device.kernels;
@@ -53,7 +77,11 @@ std::unordered_map<size_t, std::string> commKernelArgs(const Capture& capture, c
     attachPluginRows(capture, process, device, ops);
     markAllToAll(ops);
     for (const auto& op : ops) {
-        if (op.p2p.empty() || !op.commHash || op.commRank < 0 || op.commSize <= 0) continue;
+        if (op.p2p.empty()) {
+            if (auto args = collectiveArgs(op); !args.empty()) out.emplace(op.kernelIndex, std::move(args));
+            continue;
+        }
+        if (!op.commHash || op.commRank < 0 || op.commSize <= 0) continue;
         const uint64_t comm = *op.commHash;
         const auto n = static_cast<size_t>(op.commSize);
         // Global ranks of the communicator's members, when every one is known.

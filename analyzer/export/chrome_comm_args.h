@@ -1,8 +1,9 @@
 // What `overlapscope export` writes on a communication kernel that NCCL
-// plugin rows describe as sends and receives: PyTorch's own argument names
-// ("Collective name", "Dst Rank", "In split size", ...), so that the trace
-// reads back (in overlapscope, or in tools that read PyTorch traces) with
-// its point-to-point pairs and all-to-all bytes (docs/formats.md).
+// plugin rows describe: PyTorch's own argument names ("Collective name",
+// "Dst Rank", "In split size", "In msg nelems", "Group size", ...), so that
+// the trace reads back (in overlapscope, or in tools that read PyTorch
+// traces) with its point-to-point pairs, all-to-all bytes and collective
+// sizes (docs/formats.md).
 #pragma once
 
 #include "analyzer/capture/model.h"
@@ -20,7 +21,8 @@ GlobalRanks globalRanksOf(const Capture& capture);
 
 // Kernel index -> the argument text to append inside the kernel's "args"
 // (starting with ", "), for the device's kernels whose rows are sends or
-// receives. Empty when the process has no such rows.
+// receives, or a sized collective PyTorch describes (AllReduce, AllGather,
+// ReduceScatter, Broadcast, Reduce). Empty when the process has no rows.
 std::unordered_map<size_t, std::string> commKernelArgs(const Capture& capture, const Process& process,
                                                        const Device& device, ActivityClassifier& classifier,
                                                        const GlobalRanks& ranks);

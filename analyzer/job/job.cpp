@@ -61,6 +61,7 @@ FileWorkerOptions workerOptions(const JobRequest& request, const JobProgress& pr
 partial::MergeOptions mergeOptions(const JobRequest& request, const JobProgress& progress) {
     partial::MergeOptions o;
     o.alignCollectives = request.align;
+    o.peakBusBwGbps = request.settings.peakBusBwGbps;
     o.progress = [&progress](size_t done, size_t total) {
         if (cancelled(progress)) throw LoadCancelled{};
         count(progress, "merging", done, total);

@@ -10,6 +10,7 @@
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/coverage.h"
 #include "analyzer/metrics/interference.h"
+#include "analyzer/metrics/lead_up.h"
 #include "analyzer/metrics/microbatches.h"
 #include "analyzer/metrics/steps.h"
 
@@ -103,13 +104,15 @@ void warnAboutCompleteness(const Process& process, std::vector<std::string>& war
 DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int processIndex, const Device& device,
                              const StepProjector& projector, const MicroBatchRanges& microbatches,
                              ActivityClassifier& classifier, const AnalysisSettings& settings,
-                             std::vector<std::string>& warnings, DeviceIntervals& intervalsOut) {
+                             const std::vector<int8_t>& stepNameMatches, std::vector<std::string>& warnings,
+                             DeviceIntervals& intervalsOut) {
     DeviceAnalysis out;
     out.processIndex = processIndex;
     out.rank = process.rank;
     out.host = process.host;
     out.pid = process.pid;
     out.device = device.id;
+    out.gpu = device.gpu.name;
     if (const auto it = process.meta.find(std::string(schema::meta::kDroppedRecords)); it != process.meta.end())
         out.droppedRecords = parseCount(it->second);
     if (const auto it = process.meta.find(std::string(schema::meta::kEndReason)); it != process.meta.end())
@@ -173,6 +176,10 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     // of a device that ran micro-batches is kept for the second phase.
     intervalsOut.microbatches = microbatches.onDevice(device, classifier, out.steps);
     if (!intervalsOut.microbatches.empty()) intervalsOut.compute = cov.compute.intervals();
+    // Why this rank may arrive late at a collective, for the cross-rank half
+    // to hold against the median rank (docs/design.md 4d).
+    computeLeadUps(capture, process, device, classifier, cov, out.steps, out.collectives, stepNameMatches,
+                   intervalsOut);
     return out;
 }
 
@@ -194,7 +201,8 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
         for (const Device& device : process.devices) {
             intervalsOfDevice.emplace_back();
             out.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device, projector, microbatches,
-                                                classifier, settings, out.warnings, intervalsOfDevice.back()));
+                                                classifier, settings, stepNameMatches, out.warnings,
+                                                intervalsOfDevice.back()));
             if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         }
     }

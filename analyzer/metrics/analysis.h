@@ -44,6 +44,14 @@ struct AnalysisSettings {
     double bubbleExcessShare = 0.05;
     // "AllToAllImbalance" finding: a step's all-to-all imbalance (max/mean) at least this.
     double alltoallImbalance = 1.25;
+    // docs/design.md 4d: the peak bus bandwidth of every device's link,
+    // instead of the one its GPU model implies (--peak-busbw-gbps; set it for
+    // collectives that cross nodes, whose limit is the network). A cross-rank
+    // choice, like alignCollectives: partials need not agree on it.
+    std::optional<double> peakBusBwGbps;
+    // "Straggler" finding: a rank that arrived last at a collective at least
+    // this much after the median rank of the collective.
+    TimeNs stragglerLateNs = 1'000'000;
 };
 
 // The metrics of docs/design.md section 4 over one window.
@@ -100,6 +108,63 @@ struct AllToAllMetrics {
     std::optional<uint64_t> bytes_sent, bytes_received;  // to / from other ranks, when known
 };
 
+// docs/design.md 4d: a device's bus bandwidth over one collective type and
+// size class (bus bytes in [size_class, 2 * size_class)).
+struct BusBwClass {
+    std::string collective;
+    uint64_t size_class = 0;
+    int count = 0;  // operations with an algorithm bandwidth
+    std::optional<double> median_algbw_gbps, median_busbw_gbps, median_busbw_fraction;
+};
+
+// docs/design.md 4d over a device's operations: lower medians, the link's
+// peak, and how much exposed communication ran on a busy or an idle link.
+struct BusBandwidth {
+    std::optional<double> peak_busbw_gbps;
+    std::string link;  // "NVLink 4 (H100 SXM)", "--peak-busbw-gbps"; "" when unknown
+    int measured = 0;  // operations with an algorithm bandwidth
+    std::optional<double> median_algbw_gbps, median_busbw_gbps, median_busbw_fraction;
+    // Exposed time of the operations at >= 80% of the peak, and below it.
+    TimeNs bandwidth_limit_exposed_ns = 0, schedule_limit_exposed_ns = 0;
+    std::vector<BusBwClass> classes;  // by collective, then size class
+};
+
+// A name and the time it explains (a kernel that ran longer, a host range
+// the GPU waited through).
+struct NamedTime {
+    std::string name;
+    TimeNs ns = 0;
+};
+
+// docs/design.md 4d: why a rank that arrived last at a collective was late,
+// against the median rank of that collective. The parts are differences of
+// the two ranks' lead-ups (from where their step's GPU work began to the
+// arrival); null without a step on either side.
+struct LateArrival {
+    std::string collective;
+    std::optional<uint64_t> commHash;
+    uint64_t number = 0;       // the plugin's sequence number, else the collective's ordinal on the device
+    int collectiveIndex = -1;  // into the device's collectives
+    std::string step;          // the straggler's step, "" outside any
+    int medianDevice = -1;     // job device index of the median rank
+    std::string medianLabel;
+    TimeNs late_ns = 0;   // its start - the median rank's start
+    TimeNs delay_ns = 0;  // its start - the second-latest start: what the others waited for it alone
+    std::optional<TimeNs> late_start_ns, compute_ns, host_idle_ns, other_ns;
+    std::vector<NamedTime> kernels;  // compute kernels that took longer than on the median rank, largest first
+    std::vector<NamedTime> host;     // host activity during the GPU's extra idle time, largest first
+};
+
+// Over the collectives a device arrived at strictly last (docs/design.md 4c
+// last_arrivals, collective groups only): sums of the parts, and the worst.
+struct StragglerMetrics {
+    int late_arrivals = 0;
+    TimeNs late_ns = 0;
+    // Sums over the late arrivals whose parts are known.
+    TimeNs late_start_ns = 0, compute_ns = 0, host_idle_ns = 0, other_ns = 0;
+    LateArrival worst;  // the largest late_ns
+};
+
 // One compute kernel signature (name, grid, block) on one device (4b).
 struct SignatureInterference {
     std::string name;
@@ -111,6 +176,11 @@ struct SignatureInterference {
 };
 
 enum class Category : uint8_t { Compute = 0, Communication = 1, Memory = 2 };
+
+// docs/design.md 4d: what an operation's algorithm bandwidth divides its
+// bytes by: the transfer time after its group's last arrival, or (matched on
+// no other rank) its whole duration.
+enum class BusBwBasis : uint8_t { None = 0, Transfer = 1, Duration = 2 };
 
 // One send or receive inside a communication kernel (NCCL plugin Send/Recv
 // rows, PyTorch trace arguments): the peer is its rank in the communicator.
@@ -146,6 +216,11 @@ struct CollectiveInstance {
     bool allToAll = false;                         // an all-to-all (section 7f), set by analyze()
     int step = -1;                                 // index into DeviceAnalysis::steps, -1 outside any step
     size_t kernelIndex = static_cast<size_t>(-1);  // row in Device::kernels, or -1 for a copy
+    // docs/design.md 4d, decided across ranks (null before, and without
+    // bytes): bytes over the transfer time (or the duration, see the basis),
+    // with nccl-tests' bus factor, and against the link's peak.
+    std::optional<double> algbw_gbps, busbw_gbps, busbw_fraction;
+    BusBwBasis busbw_basis = BusBwBasis::None;
 };
 
 enum class FindingKind {
@@ -156,6 +231,9 @@ enum class FindingKind {
     CommunicationBound,  // comm_ns > compute_ns: overlap cannot hide it
     PipelineBubble,      // a stage idles more than the pipeline's fill and drain explain
     AllToAllImbalance,   // one rank moves or takes much more all-to-all than the mean
+    BandwidthLimit,      // exposed collectives ran at >= 80% of the link's peak bus bandwidth
+    ScheduleLimit,       // exposed collectives ran below that: the link sat idle, the schedule exposed them
+    Straggler,           // this rank arrived last at a collective, and why
 };
 
 struct Finding {
@@ -215,6 +293,11 @@ struct DeviceAnalysis {
     // a file from another tool).
     std::optional<uint64_t> droppedRecords;
     std::optional<std::string> endReason;
+    // The GPU's model as the capture names it ("NVIDIA H100 80GB HBM3"); ""
+    // when unknown. Its link gives the peak bus bandwidth (docs/design.md 4d).
+    std::string gpu;
+    std::optional<BusBandwidth> busbw;          // decided across ranks (transfer times)
+    std::optional<StragglerMetrics> straggler;  // when it arrived strictly last at a collective
 };
 
 // The same collective seen on every rank.
@@ -305,6 +388,26 @@ struct DeviceIntervals {
         Interval compute;
     };
     std::vector<MicroBatches> microbatches;
+    // docs/design.md 4d, why a rank was late: per communication operation
+    // launched in a step, its lead-up [from, start) (from: where the step's
+    // GPU work began after the idle stretch before it) split into compute
+    // and GPU idle time, with what ran then: per kernel name its compute time
+    // and per host range name the idle time it covered, each counted since
+    // the step's previous operation (`increments` of them follow, in order).
+    struct LeadUp {
+        uint32_t op = 0;  // into DeviceAnalysis::collectives
+        int32_t step = -1;
+        TimeNs from_ns = 0, compute_ns = 0, idle_ns = 0;
+        uint32_t increments = 0;
+    };
+    struct LeadUpIncrement {
+        uint32_t name = 0;  // into leadUpNames
+        uint8_t host = 0;   // 1: host activity over idle time; 0: a compute kernel
+        TimeNs ns = 0;
+    };
+    std::vector<LeadUp> leadUps;
+    std::vector<LeadUpIncrement> leadUpIncrements;
+    std::vector<std::string> leadUpNames;
 };
 
 // The per-device half of the analysis (everything a device can know alone):

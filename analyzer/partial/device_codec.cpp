@@ -88,6 +88,19 @@ bool isKnown(FindingKind kind) {
         case FindingKind::CommunicationBound:
         case FindingKind::PipelineBubble:
         case FindingKind::AllToAllImbalance:
+        case FindingKind::BandwidthLimit:
+        case FindingKind::ScheduleLimit:
+        case FindingKind::Straggler:
+            return true;
+    }
+    return false;
+}
+
+bool isKnown(BusBwBasis basis) {
+    switch (basis) {
+        case BusBwBasis::None:
+        case BusBwBasis::Transfer:
+        case BusBwBasis::Duration:
             return true;
     }
     return false;
@@ -146,7 +159,34 @@ template <class IO>
 void visit(IO& io, MaybeConst<CollectiveInstance> auto& c) {
     OSC_CODEC_FIELDS(c, name, collective, datatype, start_ns, end_ns, stream, duration_ns, overlapped_ns, exposed_ns,
                      bytes, bandwidth_gbps, commHash, seqNumber, algo, proto, p2p, commRank, commSize, allToAll, step,
-                     kernelIndex);
+                     kernelIndex, algbw_gbps, busbw_gbps, busbw_fraction, busbw_basis);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<BusBwClass> auto& c) {
+    OSC_CODEC_FIELDS(c, collective, size_class, count, median_algbw_gbps, median_busbw_gbps, median_busbw_fraction);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<BusBandwidth> auto& b) {
+    OSC_CODEC_FIELDS(b, peak_busbw_gbps, link, measured, median_algbw_gbps, median_busbw_gbps, median_busbw_fraction,
+                     bandwidth_limit_exposed_ns, schedule_limit_exposed_ns, classes);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<NamedTime> auto& n) {
+    OSC_CODEC_FIELDS(n, name, ns);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<LateArrival> auto& a) {
+    OSC_CODEC_FIELDS(a, collective, commHash, number, collectiveIndex, step, medianDevice, medianLabel, late_ns,
+                     delay_ns, late_start_ns, compute_ns, host_idle_ns, other_ns, kernels, host);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<StragglerMetrics> auto& s) {
+    OSC_CODEC_FIELDS(s, late_arrivals, late_ns, late_start_ns, compute_ns, host_idle_ns, other_ns, worst);
 }
 
 template <class IO>
@@ -168,7 +208,7 @@ template <class IO>
 void visit(IO& io, MaybeConst<DeviceAnalysis> auto& d) {
     OSC_CODEC_FIELDS(d, processIndex, rank, host, pid, device, totals, steps, collectives, findings, interference,
                      signatures, wait, last_arrivals, delay_caused_ns, clock_shift_ns, pipeline, alltoall,
-                     exposed_wait_intervals, droppedRecords, endReason);
+                     exposed_wait_intervals, droppedRecords, endReason, gpu, busbw, straggler);
 }
 
 template <class IO>
@@ -182,8 +222,18 @@ void visit(IO& io, MaybeConst<DeviceIntervals::MicroBatches> auto& m) {
 }
 
 template <class IO>
+void visit(IO& io, MaybeConst<DeviceIntervals::LeadUp> auto& l) {
+    OSC_CODEC_FIELDS(l, op, step, from_ns, compute_ns, idle_ns, increments);
+}
+
+template <class IO>
+void visit(IO& io, MaybeConst<DeviceIntervals::LeadUpIncrement> auto& x) {
+    OSC_CODEC_FIELDS(x, name, host, ns);
+}
+
+template <class IO>
 void visit(IO& io, MaybeConst<DeviceIntervals> auto& iv) {
-    OSC_CODEC_FIELDS(iv, exposed, compute, microbatches);
+    OSC_CODEC_FIELDS(iv, exposed, compute, microbatches, leadUps, leadUpIncrements, leadUpNames);
 }
 
 template <class IO>

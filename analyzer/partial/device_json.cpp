@@ -2,6 +2,7 @@
 
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/report/report_format.h"
+#include "analyzer/report/report_json.h"
 
 #include <charconv>
 #include <istream>
@@ -212,6 +213,24 @@ private:
             return false;
         };
         const DeviceAnalysis* shell = cross_.patterns;
+        // devices[i]: docs/design.md 4d's objects
+        if (frames_.size() == 1) {
+            if (k == "busbw") return into = report::busBandwidthJsonText(cross_.busbw), true;
+            if (k == "straggler") return into = report::stragglerJsonText(cross_.straggler), true;
+            return false;
+        }
+        // devices[i].collectives[c]: its bandwidth (docs/design.md 4d)
+        if (frames_.size() == 3 && frames_[0].key == "collectives" && !frames_[1].object && frames_[2].object) {
+            const size_t c = frames_[1].count - 1;
+            static const crossrank::OpBandwidth kNone;
+            const crossrank::OpBandwidth& b = c < cross_.bandwidth.size() ? cross_.bandwidth[c] : kNone;
+            if (k == "algbw_gbps") return into = real(b.algbw_gbps), true;
+            if (k == "busbw_gbps") return into = real(b.busbw_gbps), true;
+            if (k == "busbw_fraction") return into = real(b.busbw_fraction), true;
+            if (k == "busbw_basis")
+                return into = b.basis == BusBwBasis::None ? "null" : json(report::toString(b.basis)).dump(), true;
+            return false;
+        }
         // devices[i].totals
         if (frames_.size() == 2 && frames_[0].key == "totals" && frames_[1].object) {
             if (k == "last_arrivals") return orNull(cross_.lastArrivals);
@@ -236,7 +255,8 @@ private:
     // findings to add, whether the pipeline's note applies, the idle gap's
     // time to move. False when it stays as it is.
     struct FindingsPatch {
-        const std::vector<Finding>* added = nullptr;
+        const std::vector<Finding>* added = nullptr;   // the shell's
+        const std::vector<Finding>* engine = nullptr;  // the engine's own
         bool note = false;
         std::optional<TimeNs> idleGapAt;
     };
@@ -260,10 +280,15 @@ private:
                 patch.note = shell->steps[static_cast<size_t>(window)].pipeline.has_value();
             }
         }
+        if (window < 0)
+            patch.engine = &cross_.findings;
+        else if (static_cast<size_t>(window) < cross_.stepFindings.size())
+            patch.engine = &cross_.stepFindings[static_cast<size_t>(window)];
         if (cross_.messageShift != 0)
             for (const auto& [w, at] : idleGapAt_)
                 if (w == window) patch.idleGapAt = at;
-        return (patch.added && !patch.added->empty()) || patch.note || patch.idleGapAt;
+        return (patch.added && !patch.added->empty()) || (patch.engine && !patch.engine->empty()) || patch.note ||
+               patch.idleGapAt;
     }
 
     // Skips one value (checked later by the JSON parser).
@@ -311,17 +336,23 @@ private:
         }
         if (patch.idleGapAt)
             for (auto& f : findings) crossrank::moveIdleGapMessage(f, *patch.idleGapAt, cross_.messageShift);
-        crossrank::addPatternFindings(findings, patch.added ? *patch.added : std::vector<Finding>{}, patch.note);
+        static const std::vector<Finding> kNone;
+        crossrank::addCrossRankFindings(findings, patch.added ? *patch.added : kNone,
+                                        patch.engine ? *patch.engine : kNone, patch.note);
         ordered_json arr = ordered_json::array();
         for (const auto& f : findings)
             arr.push_back({{"kind", report::toString(f.kind)}, {"message", f.message}, {"exposed_ns", f.exposed_ns}});
-        const std::string text = arr.dump(-1, ' ', false, json::error_handler_t::replace);
-        // Written by the same code as the rest, in the same layout.
+        layout(arr.dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+
+    // An object or array given as compact text, written by the same code
+    // as the rest, in the same layout.
+    void layout(const std::string& text) {
         const std::string* outer = in_;
         const size_t resume = at_;
         in_ = &text;
         at_ = 0;
-        container(false);
+        container(text[0] == '{');
         in_ = outer;
         at_ = resume;
     }
@@ -342,17 +373,17 @@ private:
             patchFindings(patch);
             return;
         }
-        if (c == '{' || c == '[') {
-            container(c == '{');
-            return;
-        }
         std::string replaced;
         if (replacement(replaced)) {
-            if (c == '"')
-                stringToken();
+            skipValue();
+            if (replaced[0] == '{' || replaced[0] == '[')
+                layout(replaced);
             else
-                scalarToken();
-            buf_ += replaced;
+                buf_ += replaced;
+            return;
+        }
+        if (c == '{' || c == '[') {
+            container(c == '{');
             return;
         }
         if (c == '"') {

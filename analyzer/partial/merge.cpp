@@ -15,6 +15,7 @@ crossrank::EngineOptions engineOptions(const PartSet& parts, const MergeOptions&
     crossrank::EngineOptions out;
     out.settings = parts.settings;
     out.settings.alignCollectives = options.alignCollectives.value_or(parts.settings.alignCollectives);
+    if (options.peakBusBwGbps) out.settings.peakBusBwGbps = options.peakBusBwGbps;
     out.instancesInMemory = options.instancesInMemory;
     return out;
 }

@@ -23,6 +23,9 @@ struct MergeOptions {
     // --align for the merged job; unset: what the partials were made with
     // (they must agree).
     std::optional<bool> alignCollectives;
+    // --peak-busbw-gbps for the merged job (docs/design.md 4d); unset: what
+    // the first partial was made with.
+    std::optional<double> peakBusBwGbps;
     // After each device is written: devices done, devices in all.
     std::function<void(size_t done, size_t total)> progress;
     // Matched instances held in memory at once before they go to disk.

@@ -128,6 +128,9 @@ AnalysisSettings readSettings(const json& s, const Where& w) {
     out.pipelineStages = static_cast<int>(w.integer(s, "pipeline_stages"));
     out.bubbleExcessShare = w.real(s, "bubble_excess_share");
     out.alltoallImbalance = w.real(s, "alltoall_imbalance");
+    out.stragglerLateNs = w.integer(s, "straggler_late_ns");
+    if (const json& peak = w.field(s, "peak_busbw_gbps"); !peak.is_null())
+        out.peakBusBwGbps = w.real(s, "peak_busbw_gbps");
     return out;
 }
 
@@ -421,6 +424,106 @@ static void readPatterns(const json& j, const Where& w, PartDevice& d, const std
     }
 }
 
+// The names of a device's lead-ups as one blob: each a 4-byte length, then its bytes.
+static std::string nameBlob(const std::vector<std::string>& names) {
+    std::string blob;
+    for (const auto& n : names) {
+        const auto size = static_cast<uint32_t>(n.size());
+        blob.append(reinterpret_cast<const char*>(&size), sizeof size);
+        blob += n;
+    }
+    return blob;
+}
+
+static void storeLeadUps(PartDevice& d, const std::vector<DeviceIntervals::LeadUp>& leads,
+                         const std::vector<DeviceIntervals::LeadUpIncrement>& incs,
+                         const std::vector<std::string>& names, crossrank::ScratchFile& data) {
+    d.header.leadUps = static_cast<uint32_t>(leads.size());
+    d.leadUpsAt = data.append(leads.data(), leads.size() * sizeof(DeviceIntervals::LeadUp));
+    d.increments = static_cast<uint32_t>(incs.size());
+    d.incrementsAt = data.append(incs.data(), incs.size() * sizeof(DeviceIntervals::LeadUpIncrement));
+    const std::string blob = nameBlob(names);
+    d.names = static_cast<uint32_t>(names.size());
+    d.namesBytes = blob.size();
+    d.namesAt = data.append(blob.data(), blob.size());
+}
+
+// The device line's docs/design.md 4d inputs (partial_format.cpp,
+// writeCollectiveHealth); the records go to `data`.
+static void readCollectiveHealth(const json& j, const Where& w, PartDevice& d, size_t ops,
+                                 crossrank::ScratchFile& data) {
+    d.header.gpu = w.text(j, "gpu");
+    const json& b = w.field(j, "bandwidth");
+    const json& bytes = w.array(b, "bus_bytes", ops);
+    const json& factor = w.array(b, "bus_factor", ops);
+    const json& exposed = w.array(b, "exposed_ns", ops);
+    const json& step = w.array(b, "step", ops);
+    const json& alltoall = w.array(b, "alltoall", ops);
+    std::vector<crossrank::BandwidthRecord> records(ops);
+    for (size_t i = 0; i < ops; ++i) {
+        auto& r = records[i];
+        const auto n = w.optionalCountAt(bytes, i, "'bandwidth.bus_bytes'");
+        r.hasBytes = n.has_value();
+        r.busBytes = n.value_or(0);
+        if (!factor[i].is_null()) {
+            if (!factor[i].is_number()) w.fail("'bandwidth.bus_factor' holds a value that is not a number");
+            r.hasFactor = 1;
+            r.factor = factor[i].get<double>();
+        }
+        r.exposed_ns = w.at(exposed, i, "'bandwidth.exposed_ns'");
+        r.step = w.int32At(step, i, "'bandwidth.step'");
+        if (r.step >= static_cast<int32_t>(d.header.steps.size())) w.fail("'bandwidth.step' names no step");
+        r.allToAll = w.countAt(alltoall, i, "'bandwidth.alltoall'") != 0;
+    }
+    d.bandwidthAt = data.append(records.data(), records.size() * sizeof(crossrank::BandwidthRecord));
+
+    const json& l = w.field(j, "lead_ups");
+    const json& op = w.array(l, "op");
+    const size_t n = op.size();
+    const json& lstep = w.array(l, "step", n);
+    const json& from = w.array(l, "from_ns", n);
+    const json& compute = w.array(l, "compute_ns", n);
+    const json& idle = w.array(l, "idle_ns", n);
+    const json& count = w.array(l, "increments", n);
+    const json& name = w.array(l, "name");
+    const json& host = w.array(l, "host", name.size());
+    const json& ns = w.array(l, "ns", name.size());
+    std::vector<std::string> names;
+    for (const auto& x : w.array(l, "names")) {
+        if (!x.is_string()) w.fail("'lead_ups.names' holds a value that is not a string");
+        names.push_back(x.get<std::string>());
+    }
+    std::vector<DeviceIntervals::LeadUp> leads(n);
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+        auto& x = leads[i];
+        const int64_t o = w.at(op, i, "'lead_ups.op'");
+        if (o < 0 || static_cast<uint64_t>(o) >= ops || (i > 0 && static_cast<uint32_t>(o) <= leads[i - 1].op))
+            w.fail("'lead_ups.op' names no operation, or not in order");
+        x.op = static_cast<uint32_t>(o);
+        x.step = w.int32At(lstep, i, "'lead_ups.step'");
+        if (x.step < 0 || x.step >= static_cast<int32_t>(d.header.steps.size()))
+            w.fail("'lead_ups.step' names no step");
+        x.from_ns = w.at(from, i, "'lead_ups.from_ns'");
+        x.compute_ns = w.at(compute, i, "'lead_ups.compute_ns'");
+        x.idle_ns = w.at(idle, i, "'lead_ups.idle_ns'");
+        const uint64_t c = w.countAt(count, i, "'lead_ups.increments'");
+        if (c > name.size() - total) w.fail("'lead_ups.increments' counts more than the columns hold");
+        x.increments = static_cast<uint32_t>(c);
+        total += c;
+    }
+    if (total != name.size()) w.fail("'lead_ups' holds increments no lead-up counts");
+    std::vector<DeviceIntervals::LeadUpIncrement> incs(name.size());
+    for (size_t i = 0; i < incs.size(); ++i) {
+        const uint64_t k = w.countAt(name, i, "'lead_ups.name'");
+        if (k >= names.size()) w.fail("'lead_ups.name' names no name");
+        incs[i].name = static_cast<uint32_t>(k);
+        incs[i].host = w.countAt(host, i, "'lead_ups.host'") != 0;
+        incs[i].ns = w.at(ns, i, "'lead_ups.ns'");
+    }
+    storeLeadUps(d, leads, incs, names, data);
+}
+
 void PartSet::readDevice(const std::string& line, const std::string& name, size_t lineNo, PartDevice& d) {
     const Where w(name, lineNo);
     const json obj = parseLine(line, w);
@@ -495,6 +598,7 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     d.exposedAt = data_->append(exposed.data(), exposed.size() * sizeof(Interval));
 
     readPatterns(j, w, d, sendRecv, *data_);
+    readCollectiveHealth(j, w, d, ops, *data_);
 }
 
 void PartSet::addFilePart(const FilePart& part) {
@@ -531,6 +635,8 @@ void PartSet::addFilePart(const FilePart& part) {
         d.alltoallAt = append(crossrank::allToAllRecordsOf(device));
         d.compute = static_cast<uint32_t>(iv.compute.size());
         d.computeAt = append(iv.compute);
+        d.bandwidthAt = append(crossrank::bandwidthRecordsOf(device));
+        storeLeadUps(d, iv.leadUps, iv.leadUpIncrements, iv.leadUpNames, *data_);
         bytes.clear();
         encodeDevice(device, bytes);
         d.source = sources_.size() - 1;
@@ -572,6 +678,31 @@ std::vector<crossrank::AllToAllRecord> PartSet::readAllToAll(const PartDevice& d
 
 IntervalSet PartSet::readCompute(const PartDevice& d) const {
     return readRecords<Interval>(*data_, d.computeAt, d.compute);
+}
+
+std::vector<crossrank::BandwidthRecord> PartSet::readBandwidth(const PartDevice& d) const {
+    return readRecords<crossrank::BandwidthRecord>(*data_, d.bandwidthAt, d.ops);
+}
+
+std::vector<DeviceIntervals::LeadUp> PartSet::readLeadUps(const PartDevice& d) const {
+    return readRecords<DeviceIntervals::LeadUp>(*data_, d.leadUpsAt, d.header.leadUps);
+}
+
+crossrank::LeadUpDetail PartSet::readLeadUpDetail(const PartDevice& d) const {
+    crossrank::LeadUpDetail out;
+    out.leadUps = readLeadUps(d);
+    out.increments = readRecords<DeviceIntervals::LeadUpIncrement>(*data_, d.incrementsAt, d.increments);
+    std::string blob(d.namesBytes, '\0');
+    data_->read(d.namesAt, blob.data(), blob.size());
+    size_t at = 0;
+    for (uint32_t i = 0; i < d.names && at + sizeof(uint32_t) <= blob.size(); ++i) {
+        uint32_t size = 0;
+        std::memcpy(&size, blob.data() + at, sizeof size);
+        at += sizeof size;
+        out.names.push_back(blob.substr(at, size));
+        at += size;
+    }
+    return out;
 }
 
 std::unique_ptr<std::istream> PartSet::openDeviceJson(const PartDevice& d) const {

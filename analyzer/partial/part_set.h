@@ -39,6 +39,11 @@ struct PartDevice {
     crossrank::DeviceHeader header;
     uint64_t opsAt = 0, exposedAt = 0, p2pAt = 0, alltoallAt = 0, computeAt = 0;
     uint32_t ops = 0, exposed = 0, compute = 0;
+    // docs/design.md 4d: per operation its bandwidth record; the lead-ups,
+    // their increments and the names (length-prefixed) they index.
+    uint64_t bandwidthAt = 0, leadUpsAt = 0, incrementsAt = 0, namesAt = 0;
+    uint32_t increments = 0, names = 0;
+    uint64_t namesBytes = 0;
     // (window, time): the idle-gap findings' times on the file's timeline,
     // window -1 for the device's own findings, else its step.
     std::vector<std::pair<int, TimeNs>> idleGapAt;
@@ -77,6 +82,9 @@ public:
     std::vector<crossrank::P2pPartRecord> readP2p(const PartDevice& d) const;
     std::vector<crossrank::AllToAllRecord> readAllToAll(const PartDevice& d) const;
     IntervalSet readCompute(const PartDevice& d) const;
+    std::vector<crossrank::BandwidthRecord> readBandwidth(const PartDevice& d) const;
+    std::vector<DeviceIntervals::LeadUp> readLeadUps(const PartDevice& d) const;
+    crossrank::LeadUpDetail readLeadUpDetail(const PartDevice& d) const;
     // The device's report object as it was written (one line of JSON).
     std::unique_ptr<std::istream> openDeviceJson(const PartDevice& d) const;
     // A `binary` device as it was analysed.

@@ -33,6 +33,13 @@ public:
         return parts_.readAllToAll(part(device));
     }
     IntervalSet compute(size_t device) const override { return parts_.readCompute(part(device)); }
+    std::vector<crossrank::BandwidthRecord> bandwidth(size_t device) const override {
+        return parts_.readBandwidth(part(device));
+    }
+    std::vector<DeviceIntervals::LeadUp> leadUps(size_t device) const override {
+        return parts_.readLeadUps(part(device));
+    }
+    crossrank::LeadUpDetail leadUpDetail(size_t device) const override { return parts_.readLeadUpDetail(part(device)); }
 
     std::vector<std::string> warnings() const override { return warnings_; }
     uint64_t droppedRecords() const override;

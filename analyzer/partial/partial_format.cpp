@@ -109,6 +109,44 @@ void writeMicroBatches(std::ostream& out, const DeviceIntervals& iv) {
     column(out, "compute", iv.compute, [](std::ostream& o, const Interval& i) { o << i.start << ',' << i.end; });
 }
 
+// docs/design.md 4d: per operation its bus bytes and factor, exposed time
+// and step (the bandwidth), and per operation in a step its lead-up with what
+// filled it (why a rank was late).
+void writeCollectiveHealth(std::ostream& out, const DeviceAnalysis& d, const DeviceIntervals& iv) {
+    using B = crossrank::BandwidthRecord;
+    const std::vector<B> bw = crossrank::bandwidthRecordsOf(d);
+    const auto maybe = [](bool has, uint64_t v) { return has ? std::optional<uint64_t>(v) : std::nullopt; };
+    out << ",\"gpu\":" << str(d.gpu) << ",\"bandwidth\":{";
+    column(
+        out, "bus_bytes", bw, [&](std::ostream& o, const B& r) { optionalNumber(o, maybe(r.hasBytes, r.busBytes)); },
+        true);
+    column(out, "bus_factor", bw, [](std::ostream& o, const B& r) {
+        if (r.hasFactor)
+            o << ordered_json(r.factor).dump();
+        else
+            o << "null";
+    });
+    column(out, "exposed_ns", bw, [](std::ostream& o, const B& r) { o << r.exposed_ns; });
+    column(out, "step", bw, [](std::ostream& o, const B& r) { o << r.step; });
+    column(out, "alltoall", bw, [](std::ostream& o, const B& r) { o << int(r.allToAll); });
+    out << '}';
+    using L = DeviceIntervals::LeadUp;
+    using I = DeviceIntervals::LeadUpIncrement;
+    out << ",\"lead_ups\":{";
+    column(
+        out, "op", iv.leadUps, [](std::ostream& o, const L& l) { o << l.op; }, true);
+    column(out, "step", iv.leadUps, [](std::ostream& o, const L& l) { o << l.step; });
+    column(out, "from_ns", iv.leadUps, [](std::ostream& o, const L& l) { o << l.from_ns; });
+    column(out, "compute_ns", iv.leadUps, [](std::ostream& o, const L& l) { o << l.compute_ns; });
+    column(out, "idle_ns", iv.leadUps, [](std::ostream& o, const L& l) { o << l.idle_ns; });
+    column(out, "increments", iv.leadUps, [](std::ostream& o, const L& l) { o << l.increments; });
+    column(out, "name", iv.leadUpIncrements, [](std::ostream& o, const I& x) { o << x.name; });
+    column(out, "host", iv.leadUpIncrements, [](std::ostream& o, const I& x) { o << int(x.host); });
+    column(out, "ns", iv.leadUpIncrements, [](std::ostream& o, const I& x) { o << x.ns; });
+    column(out, "names", iv.leadUpNames, [](std::ostream& o, const std::string& n) { o << str(n); });
+    out << '}';
+}
+
 // Where the idle-gap findings' messages name a time (Finding::at_ns): per
 // window (-1 the whole device, else its step), for the merge to move to the
 // job's timeline.
@@ -182,6 +220,7 @@ void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const DeviceInt
     writeAllToAll(out, d);
     writeMicroBatches(out, iv);
     writeMessageTimes(out, d);
+    writeCollectiveHealth(out, d, iv);
     out << "}}\n";
 }
 
@@ -198,8 +237,12 @@ std::string settingsLine(const AnalysisSettings& s, bool withAlign) {
                       {"microbatch_pattern", s.microbatchPattern},
                       {"pipeline_stages", s.pipelineStages},
                       {"bubble_excess_share", s.bubbleExcessShare},
-                      {"alltoall_imbalance", s.alltoallImbalance}};
-    if (withAlign) j["align"] = s.alignCollectives ? "collectives" : "session-start";
+                      {"alltoall_imbalance", s.alltoallImbalance},
+                      {"straggler_late_ns", s.stragglerLateNs}};
+    if (withAlign) {
+        j["align"] = s.alignCollectives ? "collectives" : "session-start";
+        j["peak_busbw_gbps"] = s.peakBusBwGbps ? ordered_json(*s.peakBusBwGbps) : ordered_json(nullptr);
+    }
     return j.dump(-1, ' ', false, kReplace);
 }
 

@@ -9,7 +9,8 @@
 //   {"device":{"process","rank","host","pid","device","totals":[7 numbers],
 //              "steps":{columns},"ops":{columns},"exposed_comm":[s,e,s,e,..],
 //              "comm_ranks":[hash,rank,..],"p2p":{columns},"alltoall":{columns},
-//              "microbatches":{columns},"compute":[s,e,s,e,..],"idle_gap_at":{columns}}}
+//              "microbatches":{columns},"compute":[s,e,s,e,..],"idle_gap_at":{columns},
+//              "gpu":..,"bandwidth":{columns},"lead_ups":{columns}}}
 //   {..the device exactly as the report JSON's "devices" element, on one line..}
 //   ... more files ...
 //   {"end":{"files":F,"devices":D}}
@@ -30,11 +31,17 @@
 // duration, exposed time, bytes), and its micro-batches per step with, when
 // it ran any, its compute intervals (docs/metrics.md 7d-7f); and where its
 // idle-gap findings' messages name a time on the file's timeline, which the
-// merge moves to the job's.
+// merge moves to the job's. For docs/design.md 4d: the GPU's model, per
+// operation its bus bytes and factor, exposed time, step and whether it is
+// an all-to-all ("bandwidth"), and per operation in a step its lead-up
+// (start, compute, idle) with the names that filled it ("lead_ups": per
+// operation its count of increments, then the increments' columns, then the
+// names they index).
 //
 // Version 2 added the point-to-point, all-to-all and pipeline inputs and the
 // pipeline settings; version 3 the sends' and receives' sequence numbers,
-// which pair them (docs/metrics.md 7d). Older partials cannot serve these
+// which pair them (docs/metrics.md 7d); version 4 the bus bandwidth and
+// straggler inputs (docs/design.md 4d). Older partials cannot serve these
 // and are refused.
 #pragma once
 
@@ -48,7 +55,7 @@
 
 namespace osc::partial {
 
-inline constexpr int kPartialVersion = 3;
+inline constexpr int kPartialVersion = 4;
 // Its first bytes (kPartialMagic) and the suffix `report --partial` users
 // are told to use and the agent uses (kPartialSuffix; capture directories
 // skip such files) are in analyzer/load/input_kind.h, where inputs are told

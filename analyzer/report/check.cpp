@@ -89,6 +89,45 @@ public:
         }
     }
 
+    // docs/design.md 4d, per device.
+    void collectiveHealth(const std::string& who, const DeviceAnalysis& d) {
+        if (t_.minBusBwFraction) {
+            const double limit = *t_.minBusBwFraction;
+            const auto& b = d.busbw;
+            if (!b || !b->median_busbw_fraction) {
+                add(who, "min-busbw-fraction", true,
+                    who + ": bus bandwidth against the link's peak not measured (" +
+                        (!b || b->measured == 0  ? "no collective with bytes and a transfer time"
+                         : !b->peak_busbw_gbps   ? "link unknown: give --peak-busbw-gbps"
+                         : !b->median_busbw_gbps ? "communicator sizes unknown"
+                                                 : "its collectives cross hosts: give --peak-busbw-gbps") +
+                        ")");
+            } else {
+                const double f = *b->median_busbw_fraction;
+                const bool ok = f >= limit;
+                add(who, "min-busbw-fraction", ok,
+                    who + ": collectives ran at a median " + num(f * 100.0, "%.1f") + "% of the link's peak bus " +
+                        "bandwidth (" + num(*b->peak_busbw_gbps, "%.0f") + " GB/s, " + b->link + ")" +
+                        (ok ? ", >= " : ", below the minimum ") + num(limit * 100.0, "%.1f") + "%");
+            }
+        }
+        if (t_.maxStragglerDelayMs) {
+            const double limit = *t_.maxStragglerDelayMs;
+            if (!d.straggler) {
+                add(who, "max-straggler-delay-ms", true,
+                    who + (d.last_arrivals ? ": never arrived last at a collective"
+                                           : ": one device, no other rank to be late for"));
+            } else {
+                const LateArrival& w = d.straggler->worst;
+                const bool ok = static_cast<double>(w.late_ns) <= limit * 1e6;
+                add(who, "max-straggler-delay-ms", ok,
+                    who + ": arrived " + ms(w.late_ns) + " after the median rank at " + w.collective + " #" +
+                        std::to_string(w.number) + (w.step.empty() ? "" : " of " + w.step) +
+                        (ok ? ", <= " : ", above the maximum ") + num(limit) + " ms");
+            }
+        }
+    }
+
     // The pipeline bubble of one device, or of all of them (the summary).
     void bubble(const std::string& who, const std::optional<PipelineStageMetrics>& m) {
         if (!t_.maxBubbleShare) return;
@@ -180,8 +219,8 @@ void validate(const Thresholds& t, const Analysis* baseline) {
         throw std::invalid_argument(
             "check: give at least one threshold (--min-overlap-ratio, --max-exposed-comm-ms, "
             "--max-exposed-comm-share, --max-compute-slowdown, --max-exposed-transfer-ms, "
-            "--max-delay-caused-ms, --max-bubble-share, --max-alltoall-imbalance, or --baseline with "
-            "--max-regression)");
+            "--max-delay-caused-ms, --max-bubble-share, --max-alltoall-imbalance, --min-busbw-fraction, "
+            "--max-straggler-delay-ms, or --baseline with --max-regression)");
     auto finite = [](double v) { return std::isfinite(v); };
     if (t.minOverlapRatio && !(finite(*t.minOverlapRatio) && *t.minOverlapRatio >= 0 && *t.minOverlapRatio <= 1))
         throw std::invalid_argument("check: --min-overlap-ratio must be between 0 and 1");
@@ -200,6 +239,10 @@ void validate(const Thresholds& t, const Analysis* baseline) {
         throw std::invalid_argument("check: --max-bubble-share must be between 0 and 1");
     if (t.maxAllToAllImbalance && !(finite(*t.maxAllToAllImbalance) && *t.maxAllToAllImbalance >= 1))
         throw std::invalid_argument("check: --max-alltoall-imbalance must be at least 1 (max / mean)");
+    if (t.minBusBwFraction && !(finite(*t.minBusBwFraction) && *t.minBusBwFraction >= 0 && *t.minBusBwFraction <= 1))
+        throw std::invalid_argument("check: --min-busbw-fraction must be between 0 and 1");
+    if (t.maxStragglerDelayMs && !(finite(*t.maxStragglerDelayMs) && *t.maxStragglerDelayMs >= 0))
+        throw std::invalid_argument("check: --max-straggler-delay-ms must be >= 0");
     if (t.maxRegressionPercent && !(finite(*t.maxRegressionPercent) && *t.maxRegressionPercent >= 0))
         throw std::invalid_argument("check: --max-regression must be >= 0");
     if (t.maxRegressionPercent && !baseline)
@@ -249,6 +292,7 @@ std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t
         const DeviceAnalysis* b = baseline ? matchBaseline(*baseline, d, i) : nullptr;
         checker.scope(deviceLabel(d), d.totals, b ? &b->totals : nullptr, true, baseline && !b);
         checker.device(deviceLabel(d), d);
+        checker.collectiveHealth(deviceLabel(d), d);
         checker.bubble(deviceLabel(d), d.pipeline);
         if (d.droppedRecords && *d.droppedRecords > 0)
             out.push_back({deviceLabel(d), "dropped-records", t.allowDropped,

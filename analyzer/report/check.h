@@ -24,13 +24,18 @@ struct Thresholds {
     // (per device, and the summary) <= R; every step's all-to-all imbalance
     // (bytes when known, else transfer time; max / mean over ranks) <= R.
     std::optional<double> maxBubbleShare, maxAllToAllImbalance;
+    // docs/design.md 4d, per device: the median bus bandwidth of its
+    // collectives over its link's peak >= R; its worst late arrival at a
+    // collective (against the median rank) <= X ms.
+    std::optional<double> minBusBwFraction, maxStragglerDelayMs;
     // A capture that lost records undercounts GPU activity: by default each
     // device whose capture dropped records fails ("dropped-records").
     bool allowDropped = false;
 
     bool any() const {
         return minOverlapRatio || maxExposedCommMs || maxExposedCommShare || maxRegressionPercent ||
-               maxComputeSlowdown || maxExposedTransferMs || maxDelayCausedMs || maxBubbleShare || maxAllToAllImbalance;
+               maxComputeSlowdown || maxExposedTransferMs || maxDelayCausedMs || maxBubbleShare ||
+               maxAllToAllImbalance || minBusBwFraction || maxStragglerDelayMs;
     }
 };
 

@@ -91,6 +91,21 @@ void appendPatterns(std::vector<MetricDelta>& out, const std::optional<PipelineS
     out.push_back(delta("exposed_alltoall_ns", exposed(xa), exposed(xb)));
 }
 
+// docs/design.md 4d: bus bandwidth against the link and the worst late
+// arrival, shown, not gated.
+void appendCollectiveHealth(std::vector<MetricDelta>& out, const DeviceAnalysis& a, const DeviceAnalysis& b) {
+    const auto busbw = [](const DeviceAnalysis& d) { return d.busbw ? d.busbw->median_busbw_gbps : std::nullopt; };
+    const auto fraction = [](const DeviceAnalysis& d) {
+        return d.busbw ? d.busbw->median_busbw_fraction : std::nullopt;
+    };
+    const auto late = [](const DeviceAnalysis& d) {
+        return d.straggler ? std::optional<double>(static_cast<double>(d.straggler->worst.late_ns)) : std::nullopt;
+    };
+    out.push_back(delta("median_busbw_gbps", busbw(a), busbw(b)));
+    out.push_back(delta("median_busbw_fraction", fraction(a), fraction(b)));
+    out.push_back(delta("straggler_late_ns", late(a), late(b)));
+}
+
 std::optional<double> worstImbalance(const Analysis& a) {
     double v = 0;
     return worstAllToAll(a, &v) ? std::optional<double>(v) : std::nullopt;
@@ -159,6 +174,7 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
                                   db->last_arrivals ? std::optional<double>(*db->last_arrivals) : std::nullopt));
         r.metrics.push_back(delta("delay_caused_ns", optNs(da->delay_caused_ns), optNs(db->delay_caused_ns)));
         appendPatterns(r.metrics, da->pipeline, db->pipeline, da->alltoall, db->alltoall);
+        appendCollectiveHealth(r.metrics, *da, *db);
         r.rank = da->rank;
         r.device = da->device;
         devices.push_back(std::move(r));

@@ -28,7 +28,9 @@ std::string pct(double v) {
 }
 
 // Fractions shown in percent, and factors shown as "1.33x".
-bool isShare(const std::string& name) { return name == "overlap_ratio" || name == "bubble_share"; }
+bool isShare(const std::string& name) {
+    return name == "overlap_ratio" || name == "bubble_share" || name == "median_busbw_fraction";
+}
 
 bool isRatio(const std::string& name) {
     return isShare(name) || name == "achieved_speedup" || name == "ideal_speedup" || name == "alltoall_imbalance";
@@ -38,6 +40,11 @@ std::string value(const std::string& name, std::optional<double> v) {
     if (!v) return "n/a";
     if (isShare(name)) return formatPercent(v);
     if (isRatio(name)) return formatFactor(v);
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, "_gbps") == 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f GB/s", *v);
+        return buf;
+    }
     return formatDuration(static_cast<TimeNs>(std::llround(*v)));
 }
 

@@ -38,6 +38,7 @@ DeviceAnalysis jobLevelCopy(const DeviceAnalysis& d) {
     out.delay_caused_ns = d.delay_caused_ns;
     out.pipeline = d.pipeline;
     out.alltoall = d.alltoall;
+    out.straggler = d.straggler;
     return out;
 }
 

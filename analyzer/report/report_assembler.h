@@ -48,8 +48,9 @@ private:
 };
 
 // What the parts of a report over all devices read of a device: identity,
-// totals, last arrivals and the delay they caused, pipeline and all-to-all
-// totals. No steps, collectives, findings or signatures.
+// totals, last arrivals and the delay they caused and why (its straggler
+// record), pipeline and all-to-all totals. No steps, collectives, findings or
+// signatures.
 DeviceAnalysis jobLevelCopy(const DeviceAnalysis& device);
 
 }  // namespace osc::report

@@ -23,6 +23,56 @@ std::string optDuration(const std::optional<TimeNs>& v) { return v ? formatDurat
 // Durations that may be negative ("-1.20 ms").
 std::string signedDuration(TimeNs v) { return v < 0 ? "-" + formatDuration(-v) : formatDuration(v); }
 
+std::string gbps(double v, const char* format = "%.1f GB/s") {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+// docs/design.md 4d in words: how fast the device's collectives moved data
+// against its link, and whether its exposed communication ran on a busy link.
+std::string bandwidthSentence(const BusBandwidth& b) {
+    if (b.measured == 0 || !b.median_algbw_gbps) return {};
+    std::string s;
+    if (!b.median_busbw_gbps) {
+        s = "collectives moved data at a median " + gbps(*b.median_algbw_gbps) +
+            " algorithm bandwidth (communicator sizes unknown: no bus bandwidth)";
+    } else {
+        s = "collectives moved data at a median " + gbps(*b.median_busbw_gbps) + " bus bandwidth";
+        if (b.median_busbw_fraction)
+            s += ", " + percent(*b.median_busbw_fraction) + " of the link's peak (" + b.link + ", " +
+                 gbps(*b.peak_busbw_gbps, "%.0f GB/s") + ")";
+        else if (!b.peak_busbw_gbps)
+            s += " (link unknown: --peak-busbw-gbps sets its peak)";
+        else
+            s += " (they cross hosts: --peak-busbw-gbps sets the network's peak)";
+    }
+    std::vector<std::string> exposed;
+    if (b.bandwidth_limit_exposed_ns > 0)
+        exposed.push_back(formatDuration(b.bandwidth_limit_exposed_ns) +
+                          " ran on a busy link (80% of its peak or more, the link's limit)");
+    if (b.schedule_limit_exposed_ns > 0)
+        exposed.push_back(formatDuration(b.schedule_limit_exposed_ns) + " on a mostly idle one (the schedule's)");
+    for (size_t i = 0; i < exposed.size(); ++i) s += (i == 0 ? "; of exposed communication " : ", ") + exposed[i];
+    return s;
+}
+
+// The largest known part of a late arrival, as a clause.
+std::string mainCause(const LateArrival& w) {
+    const std::pair<std::optional<TimeNs>, std::string> parts[] = {
+        {w.host_idle_ns,
+         "host-bound (GPU idle)" +
+             (w.host.empty() || w.host[0].name.empty() ? std::string() : " in `" + w.host[0].name + "`")},
+        {w.compute_ns, "longer compute kernels"},
+        {w.late_start_ns, "a late step start"},
+        {w.other_ns, "communication and copies before it"}};
+    const auto* best = &parts[0];
+    for (const auto& p : parts)
+        if (p.first && (!best->first || *p.first > *best->first)) best = &p;
+    if (!best->first || *best->first <= 0) return {};
+    return formatDuration(*best->first) + " of it " + best->second;
+}
+
 }  // namespace
 
 std::vector<std::string> costSentences(const DeviceAnalysis& d) {
@@ -50,6 +100,8 @@ std::vector<std::string> costSentences(const DeviceAnalysis& d) {
                 "overlap costs more compute than it hides: running communication after "
                 "compute would be faster here");
     }
+    if (d.busbw)
+        if (auto b = bandwidthSentence(*d.busbw); !b.empty()) out.push_back(std::move(b));
     if (d.wait && d.totals.exposed_comm_ns > 0) {
         const double share =
             static_cast<double>(d.wait->exposed_wait_ns) / static_cast<double>(d.totals.exposed_comm_ns);
@@ -71,9 +123,16 @@ std::string stragglerSentence(const std::vector<DeviceAnalysis>& devices, size_t
               d.delay_caused_ns.value_or(0) > worst->delay_caused_ns.value_or(0))))
             worst = &d;
     if (!worst) return {};
-    return deviceLabel(*worst) + " arrived last at " + std::to_string(*worst->last_arrivals) + " of " +
-           std::to_string(matchedCount) + " collectives (" + formatDuration(worst->delay_caused_ns.value_or(0)) +
-           " of others' waiting)";
+    std::string s = deviceLabel(*worst) + " arrived last at " + std::to_string(*worst->last_arrivals) + " of " +
+                    std::to_string(matchedCount) + " collectives (" +
+                    formatDuration(worst->delay_caused_ns.value_or(0)) + " of others' waiting)";
+    if (worst->straggler) {
+        const LateArrival& w = worst->straggler->worst;
+        s += "; at worst " + formatDuration(w.late_ns) + " after the median rank, at " + w.collective + " #" +
+             std::to_string(w.number) + (w.step.empty() ? "" : " of " + w.step);
+        if (const auto cause = mainCause(w); !cause.empty()) s += ": " + cause;
+    }
+    return s;
 }
 
 TextTable interferenceTable(const DeviceAnalysis& d, size_t top) {

@@ -93,14 +93,33 @@ std::string toString(FindingKind kind) {
             return "pipeline-bubble";
         case FindingKind::AllToAllImbalance:
             return "alltoall-imbalance";
+        case FindingKind::BandwidthLimit:
+            return "bandwidth-limit";
+        case FindingKind::ScheduleLimit:
+            return "schedule-limit";
+        case FindingKind::Straggler:
+            return "straggler";
     }
     return "unknown";
+}
+
+std::string toString(BusBwBasis basis) {
+    switch (basis) {
+        case BusBwBasis::Transfer:
+            return "transfer";
+        case BusBwBasis::Duration:
+            return "duration";
+        case BusBwBasis::None:
+            break;
+    }
+    return {};
 }
 
 FindingKind parseFindingKind(const std::string& name) {
     for (auto k : {FindingKind::CommOnComputeStream, FindingKind::CommAfterLastCompute,
                    FindingKind::ManySmallCollectives, FindingKind::IdleGap, FindingKind::CommunicationBound,
-                   FindingKind::PipelineBubble, FindingKind::AllToAllImbalance})
+                   FindingKind::PipelineBubble, FindingKind::AllToAllImbalance, FindingKind::BandwidthLimit,
+                   FindingKind::ScheduleLimit, FindingKind::Straggler})
         if (toString(k) == name) return k;
     throw std::invalid_argument("unknown finding kind '" + name + "'");
 }

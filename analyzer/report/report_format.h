@@ -30,6 +30,8 @@ std::string stepVerdict(const StepAnalysis& step);
 std::string toString(FindingKind kind);  // "comm-on-compute-stream", ...
 // Throws std::invalid_argument for an unknown name.
 FindingKind parseFindingKind(const std::string& name);
+// "transfer", "duration"; "" for None (the report JSON's null).
+std::string toString(BusBwBasis basis);
 
 // A device's bottleneck over all its steps: the collective position within a
 // step ("bucket #k", 0-based issue order, which is DDP's bucket index) whose

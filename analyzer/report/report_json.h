@@ -25,6 +25,12 @@ std::string formatJsonReport(const Analysis& analysis, const ReportOptions& opti
 // `indent` + 2 spaces; with a negative indent on one line, without spaces.
 void writeDeviceJson(std::ostream& out, const DeviceAnalysis& device, int indent);
 
+// A device's "busbw" and "straggler" objects (docs/design.md 4d) as compact
+// JSON text, "null" when absent: the merge of partial results puts them into
+// a device object written before they were known.
+std::string busBandwidthJsonText(const std::optional<BusBandwidth>& busbw);
+std::string stragglerJsonText(const std::optional<StragglerMetrics>& straggler);
+
 // The same document with its devices and matched collectives produced by the
 // caller, one at a time and in order (analyzer/partial's merge, which never
 // holds a job's devices in memory). `rest` gives everything else: settings,

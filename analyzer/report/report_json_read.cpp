@@ -181,6 +181,93 @@ public:
         x.algo = optText(c, "algo", w);
         x.proto = optText(c, "proto", w);
         x.step = static_cast<int>(optInteger(c, "step", w).value_or(-1));
+        // docs/design.md 4d; reports written before it lack them.
+        if (has(c, "algbw_gbps")) x.algbw_gbps = optNumber(c, "algbw_gbps", w);
+        if (has(c, "busbw_gbps")) x.busbw_gbps = optNumber(c, "busbw_gbps", w);
+        if (has(c, "busbw_fraction")) x.busbw_fraction = optNumber(c, "busbw_fraction", w);
+        const std::string basis = optText(c, "busbw_basis", w);
+        if (basis == "transfer")
+            x.busbw_basis = BusBwBasis::Transfer;
+        else if (basis == "duration")
+            x.busbw_basis = BusBwBasis::Duration;
+        else if (!basis.empty())
+            fail(w + ".busbw_basis", "is neither transfer, duration nor null");
+        return x;
+    }
+
+    // A device's bus bandwidth (docs/design.md 4d), null or absent in reports without it.
+    std::optional<BusBandwidth> busBandwidth(const json& d, const std::string& where) const {
+        if (!has(d, "busbw") || d["busbw"].is_null()) return std::nullopt;
+        const json& b = d["busbw"];
+        const std::string w = where + ".busbw";
+        BusBandwidth x;
+        x.peak_busbw_gbps = optNumber(b, "peak_busbw_gbps", w);
+        x.link = optText(b, "link", w);
+        x.measured = static_cast<int>(integer(b, "measured", w));
+        x.median_algbw_gbps = optNumber(b, "median_algbw_gbps", w);
+        x.median_busbw_gbps = optNumber(b, "median_busbw_gbps", w);
+        x.median_busbw_fraction = optNumber(b, "median_busbw_fraction", w);
+        x.bandwidth_limit_exposed_ns = integer(b, "bandwidth_limit_exposed_ns", w);
+        x.schedule_limit_exposed_ns = integer(b, "schedule_limit_exposed_ns", w);
+        const json& classes = array(b, "by_size", w);
+        for (size_t i = 0; i < classes.size(); ++i) {
+            const std::string cw = w + ".by_size[" + std::to_string(i) + "]";
+            BusBwClass c;
+            c.collective = text(classes[i], "collective", cw);
+            const int64_t size = integer(classes[i], "size_class_bytes", cw);
+            if (size < 0) fail(cw + ".size_class_bytes", "is negative");
+            c.size_class = static_cast<uint64_t>(size);
+            c.count = static_cast<int>(integer(classes[i], "count", cw));
+            c.median_algbw_gbps = optNumber(classes[i], "median_algbw_gbps", cw);
+            c.median_busbw_gbps = optNumber(classes[i], "median_busbw_gbps", cw);
+            c.median_busbw_fraction = optNumber(classes[i], "median_busbw_fraction", cw);
+            x.classes.push_back(std::move(c));
+        }
+        return x;
+    }
+
+    std::vector<NamedTime> namedTimes(const json& obj, const char* key, const std::string& where) const {
+        std::vector<NamedTime> out;
+        const json& arr = array(obj, key, where);
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string w = where + "." + key + "[" + std::to_string(i) + "]";
+            out.push_back({text(arr[i], "name", w), integer(arr[i], "ns", w)});
+        }
+        return out;
+    }
+
+    // Why the device was late where it arrived last (docs/design.md 4d).
+    std::optional<StragglerMetrics> straggler(const json& d, const std::string& where) const {
+        if (!has(d, "straggler") || d["straggler"].is_null()) return std::nullopt;
+        const json& s = d["straggler"];
+        const std::string w = where + ".straggler";
+        StragglerMetrics x;
+        x.late_arrivals = static_cast<int>(integer(s, "late_arrivals", w));
+        x.late_ns = integer(s, "late_ns", w);
+        x.late_start_ns = integer(s, "late_start_ns", w);
+        x.compute_ns = integer(s, "compute_ns", w);
+        x.host_idle_ns = integer(s, "host_idle_ns", w);
+        x.other_ns = integer(s, "other_ns", w);
+        const json& o = field(s, "worst", w);
+        const std::string ow = w + ".worst";
+        LateArrival& a = x.worst;
+        a.collective = text(o, "collective", ow);
+        a.commHash = optHex(o, "comm_hash", ow);
+        const int64_t number = integer(o, "number", ow);
+        if (number < 0) fail(ow + ".number", "is negative");
+        a.number = static_cast<uint64_t>(number);
+        a.collectiveIndex = static_cast<int>(integer(o, "collective_index", ow));
+        a.step = optText(o, "step", ow);
+        a.medianDevice = static_cast<int>(integer(o, "median_device_index", ow));
+        a.medianLabel = text(o, "median_label", ow);
+        a.late_ns = integer(o, "late_ns", ow);
+        a.delay_ns = integer(o, "delay_ns", ow);
+        a.late_start_ns = optInteger(o, "late_start_ns", ow);
+        a.compute_ns = optInteger(o, "compute_ns", ow);
+        a.host_idle_ns = optInteger(o, "host_idle_ns", ow);
+        a.other_ns = optInteger(o, "other_ns", ow);
+        a.kernels = namedTimes(o, "kernels", ow);
+        a.host = namedTimes(o, "host", ow);
         return x;
     }
 
@@ -257,6 +344,9 @@ public:
         if (auto n = optInteger(d, "dropped_records", w)) x.droppedRecords = static_cast<uint64_t>(*n);
         if (d.contains("end_reason") && d["end_reason"].is_string()) x.endReason = d["end_reason"].get<std::string>();
         x.signatures = signatures(d, w);
+        x.gpu = optText(d, "gpu", w);
+        x.busbw = busBandwidth(d, w);
+        x.straggler = straggler(d, w);
         return x;
     }
 
@@ -386,6 +476,10 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
         if (s.contains("microbatch_pattern") && s["microbatch_pattern"].is_string())
             a.settings.microbatchPattern = s["microbatch_pattern"].get<std::string>();
         a.settings.pipelineStages = intOr(s, "pipeline_stages", 0);
+        if (s.contains("peak_busbw_gbps") && s["peak_busbw_gbps"].is_number())
+            a.settings.peakBusBwGbps = s["peak_busbw_gbps"].get<double>();
+        if (s.contains("straggler_late_ns") && s["straggler_late_ns"].is_number_integer())
+            a.settings.stragglerLateNs = s["straggler_late_ns"].get<int64_t>();
     }
     const json& devices = r.array(doc, "devices", "$");
     for (size_t i = 0; i < devices.size(); ++i) {

@@ -136,6 +136,60 @@ ordered_json signatureJson(const SignatureInterference& s) {
     return j;
 }
 
+ordered_json busBandwidthJson(const std::optional<BusBandwidth>& b) {
+    if (!b) return nullptr;
+    ordered_json classes = ordered_json::array();
+    for (const auto& c : b->classes)
+        classes.push_back({{"collective", c.collective},
+                           {"size_class_bytes", c.size_class},
+                           {"count", c.count},
+                           {"median_algbw_gbps", orNull(c.median_algbw_gbps)},
+                           {"median_busbw_gbps", orNull(c.median_busbw_gbps)},
+                           {"median_busbw_fraction", orNull(c.median_busbw_fraction)}});
+    return {{"peak_busbw_gbps", orNull(b->peak_busbw_gbps)},
+            {"link", b->link.empty() ? ordered_json(nullptr) : ordered_json(b->link)},
+            {"measured", b->measured},
+            {"median_algbw_gbps", orNull(b->median_algbw_gbps)},
+            {"median_busbw_gbps", orNull(b->median_busbw_gbps)},
+            {"median_busbw_fraction", orNull(b->median_busbw_fraction)},
+            {"bandwidth_limit_exposed_ns", b->bandwidth_limit_exposed_ns},
+            {"schedule_limit_exposed_ns", b->schedule_limit_exposed_ns},
+            {"by_size", classes}};
+}
+
+ordered_json namedTimesJson(const std::vector<NamedTime>& v) {
+    ordered_json arr = ordered_json::array();
+    for (const auto& n : v) arr.push_back({{"name", n.name}, {"ns", n.ns}});
+    return arr;
+}
+
+ordered_json stragglerJson(const std::optional<StragglerMetrics>& s) {
+    if (!s) return nullptr;
+    const LateArrival& w = s->worst;
+    const ordered_json worst = {{"collective", w.collective},
+                                {"comm_hash", hexOrNull(w.commHash)},
+                                {"number", w.number},
+                                {"collective_index", w.collectiveIndex},
+                                {"step", w.step.empty() ? ordered_json(nullptr) : ordered_json(w.step)},
+                                {"median_device_index", w.medianDevice},
+                                {"median_label", w.medianLabel},
+                                {"late_ns", w.late_ns},
+                                {"delay_ns", w.delay_ns},
+                                {"late_start_ns", orNull(w.late_start_ns)},
+                                {"compute_ns", orNull(w.compute_ns)},
+                                {"host_idle_ns", orNull(w.host_idle_ns)},
+                                {"other_ns", orNull(w.other_ns)},
+                                {"kernels", namedTimesJson(w.kernels)},
+                                {"host", namedTimesJson(w.host)}};
+    return {{"late_arrivals", s->late_arrivals},
+            {"late_ns", s->late_ns},
+            {"late_start_ns", s->late_start_ns},
+            {"compute_ns", s->compute_ns},
+            {"host_idle_ns", s->host_idle_ns},
+            {"other_ns", s->other_ns},
+            {"worst", worst}};
+}
+
 ordered_json findingsJson(const std::vector<Finding>& findings) {
     ordered_json arr = ordered_json::array();
     for (const auto& f : findings)
@@ -186,6 +240,11 @@ void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) 
        << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"seq_number" << colon
        << optU(c.seqNumber) << sep << in << "\"algo" << colon << str(c.algo) << sep << in << "\"proto" << colon
        << str(c.proto) << sep << in << "\"step" << colon << (c.step >= 0 ? std::to_string(c.step) : std::string("null"))
+       << sep << in << "\"algbw_gbps" << colon << orNull(c.algbw_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in
+       << "\"busbw_gbps" << colon << orNull(c.busbw_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in
+       << "\"busbw_basis" << colon
+       << (c.busbw_basis == BusBwBasis::None ? std::string("null") : str(toString(c.busbw_basis))) << sep << in
+       << "\"busbw_fraction" << colon << orNull(c.busbw_fraction).dump(-1, ' ', false, kInvalidUtf8)
        << (compact ? "" : "\n" + std::string(static_cast<size_t>(indent), ' ')) << "}";
 }
 
@@ -286,7 +345,9 @@ ordered_json settingsJson(const AnalysisSettings& s) {
             {"idle_gap_ns", s.idleGapNs},
             {"align", s.alignCollectives ? "collectives" : "session-start"},
             {"microbatch_pattern", s.microbatchPattern},
-            {"pipeline_stages", s.pipelineStages}};
+            {"pipeline_stages", s.pipelineStages},
+            {"peak_busbw_gbps", orNull(s.peakBusBwGbps)},
+            {"straggler_late_ns", s.stragglerLateNs}};
 }
 
 // The device object. analyzer/partial's merge writes these objects again
@@ -325,6 +386,10 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     w.field("dropped_records", orNull(d.droppedRecords));
     w.field("end_reason", d.endReason ? ordered_json(*d.endReason) : ordered_json(nullptr));
     w.arrayField("interference", d.signatures.size(), [&](size_t i) { return signatureJson(d.signatures[i]); });
+    // docs/design.md 4d: the GPU (its link's peak), bus bandwidth, and why it was late.
+    w.field("gpu", d.gpu.empty() ? ordered_json(nullptr) : ordered_json(d.gpu));
+    w.field("busbw", busBandwidthJson(d.busbw));
+    w.field("straggler", stragglerJson(d.straggler));
     if (d.clock_shift_ns) w.field("clock_shift_ns", *d.clock_shift_ns);
 }
 
@@ -402,6 +467,14 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     w.field("warnings", a.warnings);
     w.close();
     os << "\n";
+}
+
+std::string busBandwidthJsonText(const std::optional<BusBandwidth>& b) {
+    return busBandwidthJson(b).dump(-1, ' ', false, kInvalidUtf8);
+}
+
+std::string stragglerJsonText(const std::optional<StragglerMetrics>& s) {
+    return stragglerJson(s).dump(-1, ' ', false, kInvalidUtf8);
 }
 
 std::string formatJsonReport(const Analysis& a, const ReportOptions& o) {

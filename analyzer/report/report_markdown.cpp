@@ -24,6 +24,8 @@ void addMarkdownSections(const DeviceAnalysis& d, const ReportOptions& o, Device
     if (o.steps && !d.steps.empty()) out.steps += details("Steps on " + label, stepsTable(d));
     if (o.collectives && !d.collectives.empty())
         out.collectives += details("Most exposed collectives on " + label, collectivesTable(d, o.topCollectives));
+    if (o.collectives && d.busbw && !d.busbw->classes.empty())
+        out.collectives += details("Bus bandwidth on " + label + " by collective and size", busBandwidthTable(d));
     if (o.interference && !d.signatures.empty())
         out.interference += details("Interference on " + label, interferenceTable(d, o.topCollectives));
 }

@@ -85,7 +85,8 @@ TextTable collectivesTable(const DeviceAnalysis& d, size_t top) {
                           if (cx.exposed_ns != cy.exposed_ns) return cx.exposed_ns > cy.exposed_ns;
                           return x < y;
                       });
-    TextTable t({"collective", "step", "start", "duration", "exposed", "hidden", "bytes", "GB/s"});
+    TextTable t(
+        {"collective", "step", "start", "duration", "exposed", "hidden", "bytes", "GB/s", "bus GB/s", "of peak"});
     const auto positions = stepPositions(d);
     for (size_t i = 0; i < n; ++i) {
         const auto& c = d.collectives[order[i]];
@@ -98,8 +99,17 @@ TextTable collectivesTable(const DeviceAnalysis& d, size_t top) {
                                      : "-";
         t.addRow({positionedName(d, positions, static_cast<int>(order[i])), step, formatDuration(c.start_ns),
                   formatDuration(c.duration_ns), formatDuration(c.exposed_ns), formatPercent(hidden),
-                  formatBytes(c.bytes), gbps(c.bandwidth_gbps)});
+                  formatBytes(c.bytes), gbps(c.bandwidth_gbps), gbps(c.busbw_gbps), formatPercent(c.busbw_fraction)});
     }
+    return t;
+}
+
+TextTable busBandwidthTable(const DeviceAnalysis& d) {
+    TextTable t({"collective", "size", "count", "alg GB/s", "bus GB/s", "of peak"});
+    if (!d.busbw) return t;
+    for (const auto& c : d.busbw->classes)
+        t.addRow({c.collective.empty() ? "?" : c.collective, formatBytes(c.size_class) + "+", std::to_string(c.count),
+                  gbps(c.median_algbw_gbps), gbps(c.median_busbw_gbps), formatPercent(c.median_busbw_fraction)});
     return t;
 }
 

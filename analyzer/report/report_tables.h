@@ -17,6 +17,9 @@ TextTable totalsTable(const std::vector<DeviceAnalysis>& devices, const OverlapM
 TextTable stepsTable(const DeviceAnalysis& d);
 // The `top` collectives with the most exposed time (0 = all), most exposed first.
 TextTable collectivesTable(const DeviceAnalysis& d, size_t top);
+// docs/design.md 4d: the device's lower medians per collective and size
+// class (bus bytes of at least the size shown, under twice it).
+TextTable busBandwidthTable(const DeviceAnalysis& d);
 // What the matched-collectives table shows of one: the instances only
 // counted, since a job of many ranks lists one per rank.
 struct MatchedRow {

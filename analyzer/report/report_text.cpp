@@ -89,6 +89,9 @@ void addTextSections(const DeviceAnalysis& d, const ReportOptions& o, DeviceSect
                                    : " (" + std::to_string(n) + ", most exposed first):\n";
             out.collectives += collectivesTable(d, o.topCollectives).render();
         }
+        if (d.busbw && !d.busbw->classes.empty())
+            out.collectives += "\nBus bandwidth on " + label + " by collective and size (lower medians):\n" +
+                               busBandwidthTable(d).render();
     }
 }
 

@@ -56,6 +56,12 @@ void WorkloadSpec::validate() const {
     for (TimeNs v : clockOffsetNs)
         require(v >= -(TimeNs{1} << 50) && v <= (TimeNs{1} << 50), "--clock-offset-ns values must be within +-2^50");
     require(basePid > 0 && basePid + ranks < (1 << 24), "--pid must be positive and below 2^24");
+    require(hostStallRank >= -1 && hostStallRank < ranks && slowComputeRank >= -1 && slowComputeRank < ranks,
+            "--host-stall-rank and --slow-compute-rank must name a rank");
+    require(hostStallNs >= 0 && hostStallNs <= (TimeNs{1} << 50), "--host-stall-ns must be in [0, 2^50]");
+    require(hostStallStep >= -1, "--host-stall-step must be a step, or -1 for every step");
+    require(!hostStallName.empty(), "--host-stall-name must not be empty");
+    require(slowComputeFactor > 0 && slowComputeFactor <= 100, "--slow-compute-factor must be in (0, 100]");
 }
 
 TimeNs WorkloadSpec::commNs(uint64_t bytes) const {

@@ -58,6 +58,17 @@ struct WorkloadSpec {
     // Per rank: every time rank r records is off by this much, as a host
     // clock that disagrees with the others (--align collectives undoes it).
     std::vector<TimeNs> clockOffsetNs;
+    // Why a rank is late, with known answers (docs/design.md 4d): rank
+    // hostStallRank's host spends hostStallNs in a range named hostStallName
+    // before the step's first launch, so its GPU idles that much longer
+    // before the step (in step hostStallStep only; -1 every step); rank
+    // slowComputeRank's compute kernels take slowComputeFactor times longer.
+    int hostStallRank = -1;
+    TimeNs hostStallNs = 0;
+    int hostStallStep = -1;
+    std::string hostStallName = "DataLoader.__next__";
+    int slowComputeRank = -1;
+    double slowComputeFactor = 1.0;
 
     TimeNs layerBackwardNs(int layer) const {
         return backwardNsList.empty() ? backwardNs : backwardNsList[static_cast<size_t>(layer)];
@@ -70,6 +81,9 @@ struct WorkloadSpec {
     }
     TimeNs clockOffset(int rank) const {
         return rank < static_cast<int>(clockOffsetNs.size()) ? clockOffsetNs[static_cast<size_t>(rank)] : 0;
+    }
+    TimeNs hostStall(int rank, int step) const {
+        return rank == hostStallRank && (hostStallStep < 0 || hostStallStep == step) ? hostStallNs : 0;
     }
 
     // Throws std::invalid_argument naming the first bad field.

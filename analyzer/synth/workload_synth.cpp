@@ -34,6 +34,7 @@ struct RankState {
     std::vector<Launch> launches;  // this step's, in program order
     Jitter jitter;
     ProcessIdentity who;
+    TimeNs stall = 0;  // this step's host stall before its first launch
 };
 
 class Simulation {
@@ -54,7 +55,8 @@ public:
         for (int step = 0; step < spec_.steps; ++step) {
             for (size_t i = 0; i < ranks_.size(); ++i) {
                 ranks_[i].launches.clear();
-                ranks_[i].cursor += spec_.arrivalSkew(static_cast<int>(i));
+                ranks_[i].stall = spec_.hostStall(static_cast<int>(i), step);
+                ranks_[i].cursor += spec_.arrivalSkew(static_cast<int>(i)) + ranks_[i].stall;
             }
             for (int l = 0; l < spec_.layers; ++l)
                 for (auto& r : ranks_) computeKernel(r, kForwardName, spec_.forwardNs);
@@ -98,6 +100,8 @@ private:
         k = baseKernel(r);
         k.start = r.cursor;
         TimeNs duration = r.jitter.apply(ns);
+        if (r.who.rank == spec_.slowComputeRank)
+            duration = static_cast<TimeNs>(std::llround(static_cast<double>(duration) * spec_.slowComputeFactor));
         // Starting while this rank's collective still runs: slowed down.
         if (spec_.interference != 1.0 && !spec_.commOnComputeStream && r.commFree > r.cursor)
             duration = static_cast<TimeNs>(std::llround(static_cast<double>(duration) * spec_.interference));
@@ -195,6 +199,16 @@ private:
         range.text = name;
         range.globalTid = range.endGlobalTid = tid;
         sink.addRange(range);
+        if (r.stall > 0) {
+            // The host busy elsewhere (loading data) before it launches the step.
+            RangeRow stall;
+            stall.start = hostStart - r.stall + off;
+            stall.end = hostStart + off;
+            stall.kind = RangeKind::PushPop;
+            stall.text = spec_.hostStallName;
+            stall.globalTid = stall.endGlobalTid = tid;
+            sink.addRange(stall);
+        }
 
         TimeNs callStart = hostStart;
         for (auto& l : r.launches) {

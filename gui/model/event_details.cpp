@@ -147,6 +147,32 @@ void addInterference(const DeviceAnalysis& d, const DeviceGroup& g, const Kernel
     }
 }
 
+// docs/design.md 4d: the operation's bus bandwidth, how it was timed, and
+// against which link.
+void addBusBandwidth(const DeviceAnalysis& d, const CollectiveInstance& op, DetailList& out) {
+    if (!op.algbw_gbps) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%.1f GB/s over the %s", *op.algbw_gbps,
+                  op.busbw_basis == BusBwBasis::Transfer ? "transfer after the last rank arrived"
+                                                         : "whole kernel (matched on no other rank)");
+    out.emplace_back("algorithm bandwidth", buf);
+    if (!op.busbw_gbps) {
+        out.emplace_back("bus bandwidth", "unknown: the communicator's size is not recorded");
+        return;
+    }
+    std::string bus;
+    std::snprintf(buf, sizeof buf, "%.1f GB/s", *op.busbw_gbps);
+    bus = buf;
+    if (op.busbw_fraction && d.busbw && d.busbw->peak_busbw_gbps) {
+        std::snprintf(buf, sizeof buf, " (%.0f%% of %s, %.0f GB/s)", *op.busbw_fraction * 100.0, d.busbw->link.c_str(),
+                      *d.busbw->peak_busbw_gbps);
+        bus += buf;
+    } else if (d.busbw && d.busbw->peak_busbw_gbps) {
+        bus += " (its ranks span hosts: the link's peak does not apply)";
+    }
+    out.emplace_back("bus bandwidth", bus);
+}
+
 const CollectiveInstance& opAt(const Analysis& a, std::pair<int, int> where) {
     return a.devices[static_cast<size_t>(where.first)].collectives[static_cast<size_t>(where.second)];
 }
@@ -278,6 +304,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
                     // over the parts of a grouped send/receive).
                     if (op->bytes) add("bytes", bytesText(*op->bytes));
                     if (op->bytes) add("bandwidth", bandwidthText(*op->bytes, dur));
+                    addBusBandwidth(analysis->devices[static_cast<size_t>(links.device)], *op, d);
                     if (op->seqNumber) add("seq", std::to_string(*op->seqNumber));
                 } else if (const CollectiveTable* ct = collectivesOf(proc)) {
                     // The plugin row whose GPU start is nearest to this kernel's.

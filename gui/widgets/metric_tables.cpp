@@ -302,8 +302,8 @@ bool CollectiveTableModel::isBottleneck(int row) const {
 
 QVariant CollectiveTableModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* kNames[] = {"device",     "collective", "step",  "start",    "duration",
-                                   "overlapped", "exposed",    "bytes", "bandwidth"};
+    static const char* kNames[] = {"device",  "collective", "step",      "start",         "duration", "overlapped",
+                                   "exposed", "bytes",      "bandwidth", "bus bandwidth", "% of peak"};
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 
@@ -335,6 +335,7 @@ QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
         case Qt::BackgroundRole:
             return r.bottleneck ? QVariant(QBrush(QColor(0xFF, 0xE0, 0xD6))) : QVariant();
         case Qt::ToolTipRole:
+            if (index.column() == BusBandwidth || index.column() == OfPeak) return busBandwidthTip(d, c);
             return r.bottleneck ? QVariant(tr("bottleneck bucket: the most exposed communication in its step"))
                                 : QVariant();
         case Qt::TextAlignmentRole:
@@ -367,8 +368,25 @@ QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
             return c.bytes ? QString::fromStdString(formatBytes(*c.bytes)) : QStringLiteral("–");
         case Bandwidth:
             return c.bandwidth_gbps ? QString::number(*c.bandwidth_gbps, 'f', 1) + " GB/s" : QStringLiteral("–");
+        case BusBandwidth:
+            return c.busbw_gbps ? QString::number(*c.busbw_gbps, 'f', 1) + " GB/s" : QStringLiteral("–");
+        case OfPeak:
+            return c.busbw_fraction ? QString::number(*c.busbw_fraction * 100.0, 'f', 0) + " %" : QStringLiteral("–");
     }
     return {};
+}
+
+QVariant CollectiveTableModel::busBandwidthTip(const DeviceAnalysis& d, const CollectiveInstance& c) const {
+    if (!c.algbw_gbps) return tr("no bus bandwidth: the bytes or the transfer time are unknown");
+    QString tip = tr("algorithm bandwidth %1 GB/s over the %2")
+                      .arg(*c.algbw_gbps, 0, 'f', 1)
+                      .arg(c.busbw_basis == BusBwBasis::Transfer ? tr("transfer after the last rank arrived")
+                                                                 : tr("whole kernel (matched on no other rank)"));
+    if (d.busbw && d.busbw->peak_busbw_gbps)
+        tip += tr("; link %1, peak %2 GB/s")
+                   .arg(QString::fromStdString(d.busbw->link))
+                   .arg(*d.busbw->peak_busbw_gbps, 0, 'f', 0);
+    return tip;
 }
 
 std::function<AsyncSortedTableModel::Keys()> CollectiveTableModel::sortKeys(int column) const {
@@ -404,6 +422,12 @@ std::function<AsyncSortedTableModel::Keys()> CollectiveTableModel::sortKeys(int 
                     break;
                 case Bytes:
                     k.push_back(c.bytes ? static_cast<double>(*c.bytes) : -1.0);
+                    break;
+                case BusBandwidth:
+                    k.push_back(c.busbw_gbps.value_or(-1.0));
+                    break;
+                case OfPeak:
+                    k.push_back(c.busbw_fraction.value_or(-1.0));
                     break;
                 default:
                     k.push_back(c.bandwidth_gbps.value_or(-1.0));

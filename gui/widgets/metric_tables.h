@@ -75,7 +75,20 @@ private:
 class CollectiveTableModel : public AsyncSortedTableModel {
     Q_OBJECT
 public:
-    enum Column { Device, Name, Step, Start, Duration, Overlapped, Exposed, Bytes, Bandwidth, ColumnCount };
+    enum Column {
+        Device,
+        Name,
+        Step,
+        Start,
+        Duration,
+        Overlapped,
+        Exposed,
+        Bytes,
+        Bandwidth,
+        BusBandwidth,  // docs/design.md 4d: over the transfer time, nccl-tests' factor
+        OfPeak,        // that against the link's peak
+        ColumnCount
+    };
     explicit CollectiveTableModel(QObject* parent = nullptr) : AsyncSortedTableModel(parent) {}
     void setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis);
 
@@ -94,6 +107,9 @@ protected:
     std::function<Keys()> sortKeys(int column) const override;
 
 private:
+    // How the bus bandwidth of `c` was measured, and against which link.
+    QVariant busBandwidthTip(const DeviceAnalysis& d, const CollectiveInstance& c) const;
+
     std::shared_ptr<const TimelineModel> model_;
     std::shared_ptr<const Analysis> analysis_;
     std::shared_ptr<const std::vector<Row>> rows_;

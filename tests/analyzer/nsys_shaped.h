@@ -32,6 +32,8 @@ CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, l
 CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT, nameEnum INTEGER, value TEXT);
 CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
 CREATE TABLE MPI_RANKS (globalTid INTEGER, rank INTEGER);
+CREATE TABLE TARGET_INFO_GPU (id INTEGER PRIMARY KEY, name TEXT, busLocation TEXT, totalMemory INTEGER,
+  smCount INTEGER, computeMajor INTEGER, computeMinor INTEGER, uuid TEXT);
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER,
   contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
   shortName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER,
@@ -75,6 +77,13 @@ BEGIN;
                          ");");
             }
             for (const Device& d : p.devices) {
+                if (!d.gpu.name.empty()) {
+                    sqlite3_stmt* gpu = prepare("INSERT OR IGNORE INTO TARGET_INFO_GPU VALUES (?,?,'',0,0,0,0,'')");
+                    bind(gpu, 1, d.id);
+                    sqlite3_bind_text(gpu, 2, d.gpu.name.c_str(), -1, SQLITE_TRANSIENT);
+                    step(gpu);
+                    sqlite3_finalize(gpu);
+                }
                 const KernelTable& t = d.kernels;
                 sqlite3_stmt* st =
                     prepare("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");

@@ -24,6 +24,16 @@ inline synth::WorkloadSpec randomJob(std::mt19937& rng, int minRanks = 2, int ma
         s.arrivalSkewNs.push_back(std::uniform_int_distribution<TimeNs>(0, 300'000)(rng));
         s.clockOffsetNs.push_back(std::uniform_int_distribution<TimeNs>(-200'000, 200'000)(rng));
     }
+    // Why a rank is late (docs/design.md 4d): its host busy loading data, or
+    // its compute slower.
+    if (std::bernoulli_distribution(0.5)(rng)) {
+        s.hostStallRank = std::uniform_int_distribution<int>(0, s.ranks - 1)(rng);
+        s.hostStallNs = std::uniform_int_distribution<TimeNs>(100'000, 3'000'000)(rng);
+    }
+    if (std::bernoulli_distribution(0.3)(rng)) {
+        s.slowComputeRank = std::uniform_int_distribution<int>(0, s.ranks - 1)(rng);
+        s.slowComputeFactor = std::uniform_real_distribution<double>(1.05, 1.5)(rng);
+    }
     return s;
 }
 

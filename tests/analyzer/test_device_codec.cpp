@@ -65,7 +65,23 @@ auto members(const SignatureInterference& s) {
 auto members(const P2pPart& p) { MEMBERS(p, send, peer, bytes, seq); }
 auto members(const CollectiveInstance& c) {
     MEMBERS(c, name, collective, datatype, start_ns, end_ns, stream, duration_ns, overlapped_ns, exposed_ns, bytes,
-            bandwidth_gbps, commHash, seqNumber, algo, proto, p2p, commRank, commSize, allToAll, step, kernelIndex);
+            bandwidth_gbps, commHash, seqNumber, algo, proto, p2p, commRank, commSize, allToAll, step, kernelIndex,
+            algbw_gbps, busbw_gbps, busbw_fraction, busbw_basis);
+}
+auto members(const BusBwClass& c) {
+    MEMBERS(c, collective, size_class, count, median_algbw_gbps, median_busbw_gbps, median_busbw_fraction);
+}
+auto members(const BusBandwidth& b) {
+    MEMBERS(b, peak_busbw_gbps, link, measured, median_algbw_gbps, median_busbw_gbps, median_busbw_fraction,
+            bandwidth_limit_exposed_ns, schedule_limit_exposed_ns, classes);
+}
+auto members(const NamedTime& n) { MEMBERS(n, name, ns); }
+auto members(const LateArrival& a) {
+    MEMBERS(a, collective, commHash, number, collectiveIndex, step, medianDevice, medianLabel, late_ns, delay_ns,
+            late_start_ns, compute_ns, host_idle_ns, other_ns, kernels, host);
+}
+auto members(const StragglerMetrics& s) {
+    MEMBERS(s, late_arrivals, late_ns, late_start_ns, compute_ns, host_idle_ns, other_ns, worst);
 }
 auto members(const Finding& f) { MEMBERS(f, kind, message, exposed_ns, at_ns); }
 auto members(const Bottleneck& b) { MEMBERS(b, collective, exposed_ns, share, communicationBound, findings); }
@@ -76,7 +92,7 @@ auto members(const Interval& i) { MEMBERS(i, start, end); }
 auto members(const DeviceAnalysis& d) {
     MEMBERS(d, processIndex, rank, host, pid, device, totals, steps, collectives, findings, interference, signatures,
             wait, last_arrivals, delay_caused_ns, clock_shift_ns, pipeline, alltoall, exposed_wait_intervals,
-            droppedRecords, endReason);
+            droppedRecords, endReason, gpu, busbw, straggler);
 }
 #undef MEMBERS
 
@@ -395,6 +411,10 @@ DeviceAnalysis fullDevice() {
     c.allToAll = true;
     c.step = 1;
     c.kernelIndex = SIZE_MAX - 1;
+    c.algbw_gbps = -0.0;
+    c.busbw_gbps = std::numeric_limits<double>::infinity();
+    c.busbw_fraction = nanWithPayload();
+    c.busbw_basis = BusBwBasis::Duration;
     d.collectives = {c, c};
     d.collectives[1].name = "";
 
@@ -421,6 +441,42 @@ DeviceAnalysis fullDevice() {
     d.exposed_wait_intervals = {{INT64_MIN, -1}, {0, INT64_MAX}};
     d.droppedRecords = UINT64_MAX;
     d.endReason = notUtf8;
+    d.gpu = withNul;
+    BusBandwidth b;
+    b.peak_busbw_gbps = std::numeric_limits<double>::denorm_min();
+    b.link = notUtf8;
+    b.measured = INT_MIN;
+    b.median_algbw_gbps = nanWithPayload();
+    b.median_busbw_gbps = -0.0;
+    b.median_busbw_fraction = std::numeric_limits<double>::max();
+    b.bandwidth_limit_exposed_ns = INT64_MIN;
+    b.schedule_limit_exposed_ns = INT64_MAX;
+    b.classes = {BusBwClass{withNul, UINT64_MAX, INT_MAX, 1.5, nanWithPayload(), -1.0}};
+    d.busbw = b;
+    StragglerMetrics st;
+    st.late_arrivals = INT_MAX;
+    st.late_ns = INT64_MIN;
+    st.late_start_ns = 1;
+    st.compute_ns = -2;
+    st.host_idle_ns = INT64_MAX;
+    st.other_ns = 3;
+    LateArrival& w = st.worst;
+    w.collective = notUtf8;
+    w.commHash = UINT64_MAX;
+    w.number = UINT64_MAX;
+    w.collectiveIndex = INT_MIN;
+    w.step = withNul;
+    w.medianDevice = INT_MAX;
+    w.medianLabel = "rank 1 gpu 1";
+    w.late_ns = INT64_MAX;
+    w.delay_ns = -7;
+    w.late_start_ns = INT64_MIN;
+    w.compute_ns = 0;
+    w.host_idle_ns = 5;
+    w.other_ns = -5;
+    w.kernels = {NamedTime{notUtf8, INT64_MIN}};
+    w.host = {NamedTime{withNul, 9}, NamedTime{"", 1}};
+    d.straggler = st;
     return d;
 }
 
@@ -436,6 +492,8 @@ DeviceAnalysis emptyOptionalsDevice() {
     d.signatures.emplace_back();
     d.exposed_wait_intervals.push_back({5, 5});
     d.endReason = "";  // set but empty: not the same as absent
+    d.busbw.emplace().classes.emplace_back();
+    d.straggler.emplace().worst.kernels.emplace_back();
     return d;
 }
 

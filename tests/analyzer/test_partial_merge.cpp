@@ -278,6 +278,8 @@ protected:
         t.maxDelayCausedMs = 0.05;
         t.maxBubbleShare = 0.3;
         t.maxAllToAllImbalance = 1.5;
+        t.minBusBwFraction = 0.05;
+        t.maxStragglerDelayMs = 0.2;
         std::string out;
         for (const auto& o : report::runChecks(a, t))
             out += o.scope + " | " + o.name + " | " + (o.passed ? "pass" : "FAIL") + " | " + o.message + "\n";
@@ -287,7 +289,8 @@ protected:
     // What the reference jobs held, so that a test knows its rounds exercised the patterns.
     struct Seen {
         size_t p2p = 0, exchanges = 0, pipelineSteps = 0, alltoallSteps = 0, bubbleFindings = 0, alltoallFindings = 0,
-               withoutPeers = 0, keyedAllToAll = 0, lastArrivals = 0;
+               withoutPeers = 0, keyedAllToAll = 0, lastArrivals = 0, stragglers = 0, hostBound = 0, linkFindings = 0,
+               busbwMeasured = 0;
         void add(const Analysis& a) {
             p2p += a.p2p.size();
             pipelineSteps += a.pipeline.size();
@@ -301,12 +304,17 @@ protected:
                 for (const auto& f : findings) {
                     bubbleFindings += f.kind == FindingKind::PipelineBubble;
                     alltoallFindings += f.kind == FindingKind::AllToAllImbalance;
+                    linkFindings += f.kind == FindingKind::ScheduleLimit || f.kind == FindingKind::BandwidthLimit;
                 }
             };
             for (const auto& d : a.devices) {
                 count(d.findings);
                 for (const auto& st : d.steps) count(st.bottleneck.findings);
                 lastArrivals += static_cast<size_t>(d.last_arrivals.value_or(0));
+                stragglers += d.straggler.has_value();
+                hostBound += d.straggler && !d.straggler->worst.host.empty() &&
+                             d.straggler->worst.host[0].name == "DataLoader.__next__";
+                busbwMeasured += d.busbw && d.busbw->median_busbw_fraction;
             }
         }
     };
@@ -324,6 +332,11 @@ TEST_F(PartialMerge, OurCapturesGiveTheSingleProcessAnswer) {
         const auto files = ourJob(randomJob(rng), "ours" + std::to_string(round), rng);
         expectSameAnswers(files, rng, "round " + std::to_string(round));
     }
+    // docs/design.md 4d's fields really took values.
+    EXPECT_GT(seen_.stragglers, 0u);
+    EXPECT_GT(seen_.hostBound, 0u);
+    EXPECT_GT(seen_.linkFindings, 0u);
+    EXPECT_GT(seen_.busbwMeasured, 0u);
 }
 
 TEST_F(PartialMerge, NsysExportsGiveTheSingleProcessAnswer) {
@@ -509,11 +522,13 @@ TEST_F(PartialMerge, BadPartialsAreOneLineNamingTheFile) {
     expectRefused(good.substr(0, good.size() / 2), "cut off");
     expectRefused("", "empty");
     expectRefused("{\"format\":\"overlapscope-report\"}\n", "not a partial result");
+    const std::string version = "\"version\":" + std::to_string(partial::kPartialVersion);
+    ASSERT_NE(good.find(version), std::string::npos);
     std::string newer = good;
-    newer.replace(newer.find("\"version\":3"), 11, "\"version\":9");
+    newer.replace(newer.find(version), version.size(), "\"version\":" + std::to_string(partial::kPartialVersion + 1));
     expectRefused(newer, "newer");
     std::string older = good;
-    older.replace(older.find("\"version\":3"), 11, "\"version\":2");
+    older.replace(older.find(version), version.size(), "\"version\":" + std::to_string(partial::kPartialVersion - 1));
     expectRefused(older, "older");
     std::string lying = good;
     lying.replace(lying.rfind("\"devices\":"), 11, "\"devices\":7");

@@ -144,13 +144,16 @@ std::string formatTextReport(const Analysis& a, const ReportOptions& o) {
             out += "\nCollectives on " + deviceLabel(d);
             if (n == 0) {
                 out += ": none\n";
-                continue;
+            } else {
+                const bool cut = o.topCollectives != 0 && n > o.topCollectives;
+                out += cut ? " (" + std::to_string(o.topCollectives) + " most exposed of " + std::to_string(n) +
+                                 "; --top 0 lists all):\n"
+                           : " (" + std::to_string(n) + ", most exposed first):\n";
+                out += collectivesTable(d, o.topCollectives).render();
             }
-            const bool cut = o.topCollectives != 0 && n > o.topCollectives;
-            out += cut ? " (" + std::to_string(o.topCollectives) + " most exposed of " + std::to_string(n) +
-                             "; --top 0 lists all):\n"
-                       : " (" + std::to_string(n) + ", most exposed first):\n";
-            out += collectivesTable(d, o.topCollectives).render();
+            if (d.busbw && !d.busbw->classes.empty())
+                out += "\nBus bandwidth on " + deviceLabel(d) + " by collective and size (lower medians):\n" +
+                       busBandwidthTable(d).render();
         }
     }
     out += multiRankSection(a, o);
@@ -204,10 +207,15 @@ std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
                 out += "\n<details><summary>Steps on " + deviceLabel(d) + "</summary>\n\n" +
                        stepsTable(d).renderMarkdown() + "\n</details>\n";
     if (o.collectives)
-        for (const auto& d : a.devices)
+        for (const auto& d : a.devices) {
             if (!d.collectives.empty())
                 out += "\n<details><summary>Most exposed collectives on " + deviceLabel(d) + "</summary>\n\n" +
                        collectivesTable(d, o.topCollectives).renderMarkdown() + "\n</details>\n";
+            if (d.busbw && !d.busbw->classes.empty())
+                out += "\n<details><summary>Bus bandwidth on " + deviceLabel(d) +
+                       " by collective and size</summary>\n\n" + busBandwidthTable(d).renderMarkdown() +
+                       "\n</details>\n";
+        }
     if (o.interference)
         for (const auto& d : a.devices)
             if (!d.signatures.empty())

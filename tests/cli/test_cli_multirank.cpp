@@ -263,3 +263,70 @@ TEST_F(MultiRank, ProgressOfFilesAndDevicesOnATerminalOnly) {
     EXPECT_EQ(r.code, 0);
     EXPECT_EQ(r.err, "");
 }
+
+// docs/design.md 4d end to end. Rank 2's host loads data for 4.1 ms before
+// step 1: at the step's first AllReduce it is 4.1 ms later than the median
+// rank, all of it host-bound in `DataLoader.__next__`. Every AllReduce moves
+// 32 MiB on 4 ranks in 1,362,177 ns of transfer: bus bandwidth 1.5 x 24.63 =
+// 36.95 GB/s, 8.2 % of the synthetic H100 SXM's 450 GB/s.
+TEST_F(MultiRank, StragglerAndBusBandwidthFromCapturesAndPartials) {
+    const auto d = path("stall");
+    ASSERT_EQ(run("synth -o " + quote(d) +
+                  " --ranks 4 --steps 3 --host-stall-rank 2 --host-stall-ns 4100000 --host-stall-step 1")
+                  .code,
+              0);
+    auto r = run("report --format json " + quote(d));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["devices"].size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+        const auto& dev = j["devices"][i];
+        EXPECT_EQ(dev["straggler"].is_null(), i != 2) << i;
+        EXPECT_EQ(dev["busbw"]["peak_busbw_gbps"], 450.0) << i;
+        EXPECT_NEAR(dev["busbw"]["median_busbw_gbps"].get<double>(), 1.5 * 33'554'432.0 / 1'362'177.0, 1e-9) << i;
+    }
+    const auto& worst = j["devices"][2]["straggler"]["worst"];
+    EXPECT_EQ(worst["late_ns"], 4'100'000);
+    EXPECT_EQ(worst["host_idle_ns"], 4'100'000);
+    EXPECT_EQ(worst["step"], "step 1");
+    EXPECT_EQ(worst["host"][0]["name"], "DataLoader.__next__");
+
+    r = run("report " + quote(d));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("rank 2 gpu 2: arrived 4.100 ms late at AllReduce #3 of step 1"), std::string::npos) << r.out;
+
+    // check: the lateness and the link, with their thresholds on both sides.
+    r = run("check --max-straggler-delay-ms 4 " + quote(d));
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_EQ(lineCount(r.out), 1u) << r.out;
+    EXPECT_EQ(r.out.rfind("FAIL rank 2 gpu 2: ", 0), 0u) << r.out;
+    EXPECT_EQ(run("check --max-straggler-delay-ms 4.2 " + quote(d)).code, 0);
+    r = run("check --min-busbw-fraction 0.09 " + quote(d));
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_EQ(lineCount(r.out), 4u) << r.out;
+    EXPECT_EQ(run("check --min-busbw-fraction 0.08 " + quote(d)).code, 0);
+    // Against a 40 GB/s network instead: 36.95 / 40 = 0.92.
+    EXPECT_EQ(run("check --min-busbw-fraction 0.9 --peak-busbw-gbps 40 " + quote(d)).code, 0);
+    EXPECT_EQ(run("check --min-busbw-fraction 0.93 --peak-busbw-gbps 40 " + quote(d)).code, 1);
+
+    // Partials merge into the same answer.
+    const auto part = path("stall.partial.json");
+    ASSERT_EQ(run("report --partial -o " + quote(part) + " " + quote(d)).code, 0);
+    r = run("merge --format json " + quote(part));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto m = nlohmann::json::parse(r.out);
+    EXPECT_EQ(m["devices"][2]["straggler"], j["devices"][2]["straggler"]);
+    EXPECT_EQ(m["devices"][0]["busbw"], j["devices"][0]["busbw"]);
+
+    // Bad values are usage errors.
+    for (const std::string bad : {"report --peak-busbw-gbps -1 ", "report --peak-busbw-gbps 0 ",
+                                  "check --min-busbw-fraction 1.5 ", "check --max-straggler-delay-ms -1 "}) {
+        r = run(bad + quote(d));
+        EXPECT_EQ(r.code, 2) << bad << r.out;
+        const std::string first = r.err.substr(0, r.err.find('\n'));
+        EXPECT_NE(first.find(bad.substr(bad.find("--"), bad.find(' ', bad.find("--")) - bad.find("--"))),
+                  std::string::npos)
+            << bad << r.err;
+        EXPECT_LT(first.size(), 120u) << first;
+    }
+}

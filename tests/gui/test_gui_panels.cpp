@@ -4,6 +4,8 @@
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/synth/generic_synth.h"
 #include "analyzer/synth/pattern_synth.h"
+#include "analyzer/synth/workload_synth.h"
+#include "gui/model/event_details.h"
 #include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/legend_bar.h"
@@ -221,6 +223,52 @@ TEST(MainWindowPanels, SortingACollectivesTableHappensOffTheGuiThread) {
     model.setData(nullptr, a);
     model.waitForSort();
     EXPECT_EQ(model.index(0, 0).data(StartRole).toLongLong(), 0);
+}
+
+// docs/design.md 4d in the GUI. Four synthetic data-parallel ranks that
+// arrive together: every AllReduce moves 32 MiB in 20 us + 32 MiB / 25 GB/s
+// = 1,362,177 ns, so its algorithm bandwidth is 33,554,432 / 1,362,177 =
+// 24.63 GB/s, its bus bandwidth 2·3/4 of that = 36.95 GB/s, and on the
+// synthetic H100 SXM (NVLink 4, 450 GB/s) 8.2 % of the link's peak.
+TEST(CollectivesPanel, BusBandwidthInTheTableAndInDetails) {
+    osc::synth::WorkloadSpec spec;
+    spec.ranks = 4;
+    spec.steps = 1;
+    const LoadedCapture l = analysed(std::make_shared<Capture>(osc::synth::synthesizeWorkload(spec)));
+    const DeviceAnalysis& d = l.analysis->devices[0];
+    ASSERT_FALSE(d.collectives.empty());
+    const CollectiveInstance& op = d.collectives[0];
+    ASSERT_TRUE(op.algbw_gbps);
+    EXPECT_NEAR(*op.algbw_gbps, 33'554'432.0 / 1'362'177.0, 1e-9);
+
+    CollectiveTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setData(l.model, l.analysis);
+    model.waitForSort();
+    ASSERT_EQ(model.rowCount(), 4 * 3);  // three 32 MiB buckets per rank
+    EXPECT_EQ(model.headerData(CollectiveTableModel::BusBandwidth, Qt::Horizontal, Qt::DisplayRole).toString(),
+              "bus bandwidth");
+    EXPECT_EQ(model.headerData(CollectiveTableModel::OfPeak, Qt::Horizontal, Qt::DisplayRole).toString(), "% of peak");
+    for (int row = 0; row < model.rowCount(); ++row) {
+        EXPECT_EQ(model.index(row, CollectiveTableModel::BusBandwidth).data().toString(), "36.9 GB/s") << row;
+        EXPECT_EQ(model.index(row, CollectiveTableModel::OfPeak).data().toString(), "8 %") << row;
+    }
+    const QString tip = model.index(0, CollectiveTableModel::OfPeak).data(Qt::ToolTipRole).toString();
+    EXPECT_TRUE(tip.contains("algorithm bandwidth 24.6 GB/s over the transfer after the last rank arrived"))
+        << tip.toStdString();
+    EXPECT_TRUE(tip.contains("link NVLink 4 (H100 SXM), peak 450 GB/s")) << tip.toStdString();
+
+    auto valueOf = [](const DetailList& details, const std::string& k) {
+        for (const auto& [key, v] : details)
+            if (key == k) return v;
+        return std::string("<missing>");
+    };
+    const EventRef kernel = l.model->findKernel(l.model->groupOf(d), static_cast<uint32_t>(op.kernelIndex));
+    const DetailList details = eventDetails(*l.model, kernel, l.analysis.get());
+    EXPECT_EQ(valueOf(details, "algorithm bandwidth"), "24.6 GB/s over the transfer after the last rank arrived");
+    EXPECT_EQ(valueOf(details, "bus bandwidth"), "36.9 GB/s (8% of NVLink 4 (H100 SXM), 450 GB/s)");
+    // Without the analysis Details has no bus bandwidth.
+    EXPECT_EQ(valueOf(eventDetails(*l.model, kernel), "bus bandwidth"), "<missing>");
 }
 
 TEST(MainWindowPanels, OpenRecentKeepsAbsolutePaths) {
