@@ -52,6 +52,8 @@ void Agent::boot() {
     signals_ = std::make_unique<SignalBridge>([this](int) {
         std::string ignored;
         stopCapture(CaptureEnd::Signal, ignored);
+        // The process is going: its metrics file must not outlive it.
+        if (publisher_) publisher_->stop();
     });
     {
         std::lock_guard lock(stateMutex_);
@@ -108,6 +110,8 @@ void Agent::bootLive() {
         http.port = settings_.metricsPort == 0 ? 0 : settings_.metricsPort + std::max(who_.localRank, 0);
         p.http = http;
     }
+    // A job ended by SIGTERM or SIGINT still removes its metrics file.
+    if (signals_ && !p.filePath.empty()) signals_->install();
     if (!p.filePath.empty() || p.http) {
         live::Telemetry* telemetry = telemetry_.get();
         publisher_ = std::make_unique<live::MetricsPublisher>(p, [telemetry] {
@@ -357,6 +361,7 @@ bool Agent::startStepCapture(int64_t steps, std::optional<int64_t> atStep, std::
     {
         std::lock_guard lock(stateMutex_);
         state_ = AgentState::Capturing;
+        watchUntil_.reset();  // the capture holds the stream now, and lets it go when done
     }
     return true;
 }

@@ -48,8 +48,12 @@ void LivePipeline::streamStarted(const DecodeContext& context, const std::map<st
     stream_ = context;
     sourceMeta_ = sourceMeta;
     assembler_.clear();
+    // Steps only move forward in a job: the last one measured stays known
+    // across streams (a step capture then refuses a step that has passed).
+    const int64_t lastClosed = sight_.lastClosedStep;
     sight_ = Sight{};
     sight_.streaming = true;
+    sight_.lastClosedStep = lastClosed;
     publishView();
 }
 
@@ -145,6 +149,7 @@ void LivePipeline::finishCapture() {
     lastProgress_ = progress;
     if (progress.written > 0) ++stepCaptures_;
     capture_.reset();
+    publishView();  // before the hook: the agent asks captureActive() when it hears of it
     if (hooks_.captureEnded) hooks_.captureEnded(progress, partial);
 }
 

@@ -6,9 +6,11 @@
 #pragma once
 
 #include "analyzer/capture/capture_writer.h"
+#include "analyzer/capture/model.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -87,12 +89,18 @@ inline BruteStep bruteStep(const BruteRows& rows, const BruteRows::Step& step, u
         const int64_t split = std::clamp(last, mine[k]->start, mine[k]->end);
         waits.push_back({mine[k]->start, split});
         transfers.push_back({split, mine[k]->end});
+        // Its NCCL row: the nearest on the device (the plugin's clock is not
+        // CUPTI's; the agent's rows are off by the two clocks' read apart).
+        const BruteRows::Plugin* row = nullptr;
         for (const auto& p : rows.plugin)
-            if (p.device == device && p.gpuStart == mine[k]->start && p.gpuEnd == mine[k]->end) {
-                out.bytes += p.bytes;
-                out.busBytes += double(p.bytes) * (p.ranks > 1 ? 2.0 * (p.ranks - 1) / p.ranks : 1.0);
-                out.transfer += mine[k]->end - split;
-            }
+            if (p.device == device && std::llabs(p.gpuStart - mine[k]->start) < 1'000'000 &&
+                (!row || std::llabs(p.gpuStart - mine[k]->start) < std::llabs(row->gpuStart - mine[k]->start)))
+                row = &p;
+        if (row) {
+            out.bytes += row->bytes;
+            out.busBytes += double(row->bytes) * (row->ranks > 1 ? 2.0 * (row->ranks - 1) / row->ranks : 1.0);
+            out.transfer += mine[k]->end - split;
+        }
     }
     for (const auto& w : waits)
         for (int64_t t : {w.first, w.second})
@@ -119,6 +127,38 @@ inline BruteStep bruteStep(const BruteRows& rows, const BruteRows::Step& step, u
     out.exposed = out.comm - out.overlap;
     if (opsByDevice.size() >= 2) out.wait = wait;
     return out;
+}
+
+// The last run of digits in a name: a step's number.
+inline int64_t lastNumberIn(std::string_view name) {
+    size_t end = name.find_last_of("0123456789");
+    if (end == std::string_view::npos) return -1;
+    size_t begin = name.find_last_not_of("0123456789", end);
+    begin = begin == std::string_view::npos ? 0 : begin + 1;
+    return std::stoll(std::string(name.substr(begin, end + 1 - begin)));
+}
+
+// BruteRows of a capture file read back.
+inline BruteRows bruteRowsOf(const Capture& cap) {
+    BruteRows b;
+    const Process& p = cap.processes.at(0);
+    for (const Device& d : p.devices) {
+        for (size_t i = 0; i < d.kernels.size(); ++i) {
+            const std::string_view name = cap.strings.at(d.kernels.name[i]);
+            b.gpu.push_back(
+                {d.kernels.start[i], d.kernels.end[i], d.id, d.kernels.correlation[i], name.rfind("nccl", 0) == 0});
+        }
+    }
+    for (size_t i = 0; i < p.apiCalls.size(); ++i) b.calls.push_back({p.apiCalls.start[i], p.apiCalls.correlation[i]});
+    for (size_t i = 0; i < p.ranges.size(); ++i) {
+        const std::string_view name = cap.strings.at(p.ranges.name[i]);
+        if (name.rfind("ProfilerStep#", 0) == 0)
+            b.steps.push_back({lastNumberIn(name), p.ranges.start[i], p.ranges.end[i]});
+    }
+    const CollectiveTable& c = p.collectives;
+    for (size_t i = 0; i < c.size(); ++i)
+        b.plugin.push_back({c.device[i], c.gpuStart[i], c.gpuEnd[i], c.bytes[i], c.nranks[i]});
+    return b;
 }
 
 }  // namespace osc::agent::test

@@ -157,29 +157,6 @@ TEST(LiveSteps, WithoutStepRangesRowsAreKeptOnlyAWhile) {
     EXPECT_LE(maxHeld, 62u * 45u);
 }
 
-// BruteRows of a capture file read back.
-BruteRows bruteRowsOf(const Capture& cap) {
-    BruteRows b;
-    const Process& p = cap.processes.at(0);
-    for (const Device& d : p.devices) {
-        for (size_t i = 0; i < d.kernels.size(); ++i) {
-            const std::string_view name = cap.strings.at(d.kernels.name[i]);
-            b.gpu.push_back(
-                {d.kernels.start[i], d.kernels.end[i], d.id, d.kernels.correlation[i], name.rfind("nccl", 0) == 0});
-        }
-    }
-    for (size_t i = 0; i < p.apiCalls.size(); ++i) b.calls.push_back({p.apiCalls.start[i], p.apiCalls.correlation[i]});
-    for (size_t i = 0; i < p.ranges.size(); ++i) {
-        const std::string_view name = cap.strings.at(p.ranges.name[i]);
-        if (name.rfind("ProfilerStep#", 0) == 0)
-            b.steps.push_back({stepNumberOf(name), p.ranges.start[i], p.ranges.end[i]});
-    }
-    const CollectiveTable& c = p.collectives;
-    for (size_t i = 0; i < c.size(); ++i)
-        b.plugin.push_back({c.device[i], c.gpuStart[i], c.gpuEnd[i], c.bytes[i], c.nranks[i]});
-    return b;
-}
-
 TEST(LiveSteps, AStepCaptureHoldsExactlyItsStepsAndReadsBackWithTheLiveFigures) {
     test::TempDir dir;
     LiveFeed feed;
@@ -210,7 +187,7 @@ TEST(LiveSteps, AStepCaptureHoldsExactlyItsStepsAndReadsBackWithTheLiveFigures) 
     EXPECT_EQ(capture.progress().written, 4);
 
     const Capture cap = loadCapture(plan.path);
-    const BruteRows rows = bruteRowsOf(cap);
+    const BruteRows rows = test::bruteRowsOf(cap);
     ASSERT_EQ(rows.steps.size(), 4u);
     for (size_t i = 0; i < rows.steps.size(); ++i) EXPECT_EQ(rows.steps[i].number, 105 + static_cast<int64_t>(i));
     const Analysis report = analyze(cap);
