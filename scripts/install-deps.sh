@@ -10,6 +10,9 @@ packages=(
   libgtest-dev libgmock-dev
   qt6-base-dev libgl-dev xvfb xauth
   clang libclang-rt-14-dev clang-format
+  # The live-metrics test scrapes the agent with a real Prometheus server,
+  # which it starts itself on a free port (tests/agent/prometheus_scrape_test.sh).
+  prometheus
 )
 
 missing=()
