@@ -5,6 +5,7 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/schema.h"
 
+#include <pthread.h>
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -190,6 +191,7 @@ void CaptureSession::bufferCompleted(uint8_t* buffer, size_t validBytes) {
 }
 
 void CaptureSession::writerLoop() {
+    ::pthread_setname_np(::pthread_self(), "osc-writer");  // `top -H` tells the agent's threads apart
     using clock = std::chrono::steady_clock;
     // A record handed over by the flush at the end of one cycle is committed
     // at once; one recorded just after it waits for the next cycle. Half an

@@ -3,6 +3,7 @@
 #include "agent/core/capture_session.h"
 #include "analyzer/capture/background_thread.h"
 
+#include <pthread.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -148,6 +149,7 @@ bool FakeActivitySource::emit(const FakeRecord& record) {
 // all-reduce on the communication stream that overlaps its second half, then
 // an elementwise kernel, all inside a "ProfilerStep#N" range.
 void FakeActivitySource::produce() {
+    ::pthread_setname_np(::pthread_self(), "osc-fake-gpu");
     if (options_.paced.stepNs > 0) {
         producePaced();
         finished_ = true;

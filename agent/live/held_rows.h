@@ -8,10 +8,39 @@
 #include "analyzer/capture/capture_writer.h"
 
 #include <cstddef>
-#include <deque>
 #include <string>
+#include <vector>
 
 namespace osc::agent::live {
+
+// A queue in one vector: rows are appended, dropped from the front, and
+// walked in between. std::deque would allocate a block every three kernel
+// rows; this reuses its storage, moving what is left to the front once the
+// dropped part is the larger half.
+template <class T>
+class RowQueue {
+public:
+    void push_back(const T& v) { items_.push_back(v); }
+    void push_back(T&& v) { items_.push_back(std::move(v)); }
+    void pop_front() {
+        if (++head_ * 2 >= items_.size()) {
+            items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+            head_ = 0;
+        }
+    }
+    T& front() { return items_[head_]; }
+    const T& front() const { return items_[head_]; }
+    bool empty() const { return head_ == items_.size(); }
+    size_t size() const { return items_.size() - head_; }
+    T* begin() { return items_.data() + head_; }
+    T* end() { return items_.data() + items_.size(); }
+    const T* begin() const { return items_.data() + head_; }
+    const T* end() const { return items_.data() + items_.size(); }
+
+private:
+    std::vector<T> items_;
+    size_t head_ = 0;
+};
 
 template <class Row>
 struct Held {
@@ -38,14 +67,14 @@ struct HeldRange {
 };
 
 struct HeldRows {
-    std::deque<Held<KernelRow>> kernels;
-    std::deque<Held<CopyRow>> copies;
-    std::deque<Held<MemsetRow>> memsets;
-    std::deque<HeldCall> apiCalls;
-    std::deque<HeldRange> ranges;  // NVTX ranges and marks other than steps
-    std::deque<Held<SyncRow>> syncs;
-    std::deque<Held<CudaEventRow>> events;
-    std::deque<Held<CollectiveRow>> collectives;
+    RowQueue<Held<KernelRow>> kernels;
+    RowQueue<Held<CopyRow>> copies;
+    RowQueue<Held<MemsetRow>> memsets;
+    RowQueue<HeldCall> apiCalls;
+    RowQueue<HeldRange> ranges;  // NVTX ranges and marks other than steps
+    RowQueue<Held<SyncRow>> syncs;
+    RowQueue<Held<CudaEventRow>> events;
+    RowQueue<Held<CollectiveRow>> collectives;
 
     size_t size() const {
         return kernels.size() + copies.size() + memsets.size() + apiCalls.size() + ranges.size() + syncs.size() +

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <cstdio>
 #include <ctime>
@@ -44,6 +45,7 @@ void MetricsPublisher::stop() {
 }
 
 void MetricsPublisher::loop() {
+    ::pthread_setname_np(::pthread_self(), "osc-metrics");
     const int64_t period = int64_t{options_.periodMs} * 1000000;
     int64_t next = steadyNowNs();
     while (!stopping_) {

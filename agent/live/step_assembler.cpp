@@ -140,21 +140,21 @@ void StepAssembler::addKernel(const KernelRow& r) {
     h.row.demangledName = names_.at(h.row.demangledNameId);
     h.row.shortName = names_.at(h.row.shortNameId);
     rows_.kernels.push_back(h);
-    ++gpuRecords_[r.correlationId];
+    gpuRecords_.add(r.correlationId);
 }
 
 void StepAssembler::addCopy(const CopyRow& r) {
     saw(r.end);
     if (r.end <= gpuFloor()) return;
     rows_.copies.push_back({r});
-    ++gpuRecords_[r.correlationId];
+    gpuRecords_.add(r.correlationId);
 }
 
 void StepAssembler::addMemset(const MemsetRow& r) {
     saw(r.end);
     if (r.end <= gpuFloor()) return;
     rows_.memsets.push_back({r});
-    ++gpuRecords_[r.correlationId];
+    gpuRecords_.add(r.correlationId);
 }
 
 void StepAssembler::addSync(const SyncRow& r) {
@@ -246,6 +246,24 @@ void StepAssembler::clear() {
     rowsSeen_ = 0;
 }
 
+void StepAssembler::IdSet::assign(const std::vector<uint32_t>& ids) {
+    bits.clear();
+    sparse.clear();
+    if (ids.empty()) return;
+    const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
+    base = *lo;
+    // Ids from several counters far apart would make a huge map: then only
+    // the exact ids (sorted) are kept, by binary search.
+    const size_t span = size_t{*hi} - base + 1;
+    if (span > 16 * ids.size() + 4096) {
+        sparse = ids;
+        std::sort(sparse.begin(), sparse.end());
+        return;
+    }
+    bits.assign(span, 0);
+    for (uint32_t id : ids) bits[id - base] = 1;
+}
+
 uint32_t StepAssembler::localName(uint32_t id) {
     if (id == kNoId) return kNoId;
     if (id >= localNames_.size()) {
@@ -261,14 +279,13 @@ uint32_t StepAssembler::localName(uint32_t id) {
 
 void StepAssembler::buildCapture(const OpenStep& step) {
     const TimeNs from = step.range.row.start, to = step.range.row.end;
-    claimed_.clear();
     windows_.clear();
+    scratchIds_.clear();
     for (const HeldCall& c : rows_.apiCalls)
-        if (c.row.start >= from && c.row.start < to) claimed_.insert(c.row.correlationId);
+        if (c.row.start >= from && c.row.start < to) scratchIds_.push_back(c.row.correlationId);
+    claimed_.assign(scratchIds_);
     const auto widen = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
-        if (end <= start || !claimed_.contains(correlation)) return;
-        auto [it, fresh] = windows_.try_emplace(device, Interval{start, end});
-        if (!fresh) it->second = {std::min(it->second.start, start), std::max(it->second.end, end)};
+        if (end > start && claimed_.contains(correlation)) windows_.widen(device, start, end);
     };
     for (const auto& k : rows_.kernels) widen(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end);
     for (const auto& c : rows_.copies) widen(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end);
@@ -278,6 +295,18 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     ++generation_;
     capture_.processes.emplace_back();
     Process& p = capture_.processes.back();
+    // Sized first: a step of thousands of kernels is otherwise mostly malloc.
+    std::vector<size_t> kernelsOn(windows_.byDevice.size(), 0);
+    for (const auto& h : rows_.kernels) {
+        const Interval* w = windows_.find(h.row.deviceId);
+        if (w && intersects(h.row.start, h.row.end, *w)) ++kernelsOn[h.row.deviceId];
+    }
+    // Devices made once, in id order (deviceById keeps them sorted), then found by id.
+    std::vector<Device*> deviceOf(kernelsOn.size(), nullptr);
+    for (uint32_t d = 0; d < kernelsOn.size(); ++d)
+        if (windows_.find(d)) p.deviceById(d).kernels.reserve(kernelsOn[d]);
+    for (uint32_t d = 0; d < kernelsOn.size(); ++d)
+        if (windows_.find(d)) deviceOf[d] = &p.deviceById(d);
     RangeTable& r = p.ranges;
     r.start.push_back(from);
     r.end.push_back(to);
@@ -299,14 +328,11 @@ void StepAssembler::buildCapture(const OpenStep& step) {
         a.returnValue.push_back(c.row.returnValue);
         a.kind.push_back(c.row.kind);
     }
-    const auto window = [&](uint32_t device) -> const Interval* {
-        const auto it = windows_.find(device);
-        return it == windows_.end() ? nullptr : &it->second;
-    };
+    const auto window = [&](uint32_t device) { return windows_.find(device); };
     for (const auto& h : rows_.kernels) {
         const Interval* w = window(h.row.deviceId);
         if (!w || !intersects(h.row.start, h.row.end, *w)) continue;
-        appendKernel(p.deviceById(h.row.deviceId).kernels, h.row, localName(h.row.demangledNameId),
+        appendKernel(deviceOf[h.row.deviceId]->kernels, h.row, localName(h.row.demangledNameId),
                      localName(h.row.shortNameId));
     }
     for (const auto& h : rows_.copies) {
@@ -338,7 +364,7 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     CollectiveTable& n = p.collectives;
     for (const auto& h : rows_.collectives) {
         const CollectiveRow& c = h.row;
-        const Interval* w = c.deviceId != kNoId ? window(c.deviceId) : nullptr;
+        const Interval* w = window(c.deviceId);
         const bool launched = c.enqueue >= from && c.enqueue < to;
         const bool near = w && c.gpuStart >= 0 &&
                           intersects(c.gpuStart, std::max(c.gpuEnd, c.gpuStart + 1),
@@ -397,8 +423,8 @@ void StepAssembler::writeStepRows(const OpenStep& step, TimeNs slotEnd, RowSink&
     // the step's metrics count), so the file's report gives the same numbers.
     const auto wanted = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
         if (slotCalls.contains(correlation)) return true;
-        const auto it = windows_.find(device);
-        return it != windows_.end() && intersects(start, end, it->second);
+        const Interval* w = windows_.find(device);
+        return w && intersects(start, end, *w);
     };
     for (auto& k : rows_.kernels)
         if (!k.written && wanted(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end)) {
@@ -420,10 +446,10 @@ void StepAssembler::writeStepRows(const OpenStep& step, TimeNs slotEnd, RowSink&
     for (auto& h : rows_.collectives) {
         const CollectiveRow& c = h.row;
         if (h.written) continue;
-        const auto it = c.deviceId != kNoId ? windows_.find(c.deviceId) : windows_.end();
-        const bool near = it != windows_.end() && c.gpuStart >= 0 &&
+        const Interval* w = windows_.find(c.deviceId);
+        const bool near = w && c.gpuStart >= 0 &&
                           intersects(c.gpuStart, std::max(c.gpuEnd, c.gpuStart + 1),
-                                     {it->second.start - kPluginSlackNs, it->second.end + kPluginSlackNs});
+                                     {w->start - kPluginSlackNs, w->end + kPluginSlackNs});
         if (!inSlot(c.enqueue) && !near) continue;
         out.addCollective(c);
         h.written = true;
@@ -457,10 +483,7 @@ void StepAssembler::prune() {
     // With steps open, what lies before the oldest belongs to no step left.
     const TimeNs cpu = open_.empty() ? std::max(closedSlotEnd_, age) : open_.front().range.row.start;
     const TimeNs gpu = open_.empty() ? std::max(closedRangeEnd_, age) : gpuFloor();
-    const auto forget = [&](uint32_t correlation) {
-        const auto it = gpuRecords_.find(correlation);
-        if (it != gpuRecords_.end() && --it->second == 0) gpuRecords_.erase(it);
-    };
+    const auto forget = [&](uint32_t correlation) { gpuRecords_.remove(correlation); };
     popWhile(rows_.apiCalls, [&](const HeldCall& c) { return c.row.start < cpu; });
     popWhile(rows_.ranges, [&](const HeldRange& r) { return r.row.start < cpu; });
     popWhile(rows_.syncs, [&](const auto& y) { return y.row.start < cpu; });
@@ -504,7 +527,7 @@ void StepAssembler::enforceRowLimit(const StepHandler& handler) {
             std::max({rows_.kernels.size(), rows_.apiCalls.size(), rows_.copies.size(), rows_.memsets.size(),
                       rows_.ranges.size(), rows_.syncs.size(), rows_.events.size(), rows_.collectives.size()});
         if (rows_.kernels.size() == most) {
-            gpuRecords_.erase(rows_.kernels.front().row.correlationId);
+            gpuRecords_.remove(rows_.kernels.front().row.correlationId);
             drop(rows_.kernels);
         } else if (rows_.apiCalls.size() == most) {
             drop(rows_.apiCalls);

@@ -29,6 +29,7 @@
 #include "analyzer/capture/string_table.h"
 #include "analyzer/metrics/intervals.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -140,9 +141,33 @@ private:
     StringTable names_;
     std::unordered_set<std::string> otherRangeNames_;  // range names that are not steps
     HeldRows rows_;
-    std::deque<OpenStep> open_;                          // by range start
-    std::unordered_map<uint32_t, uint32_t> gpuRecords_;  // correlation id -> held GPU rows
-    std::vector<uint64_t> capturingThreads_;             // inside cudaStreamBeginCapture/EndCapture
+    std::deque<OpenStep> open_;  // by range start
+    // Held GPU rows per correlation id, in a window of recent ids (a map
+    // would cost an allocation per kernel): an id 2^18 newer takes the slot.
+    class GpuRecordCount {
+    public:
+        GpuRecordCount() : ids_(kSlots, 0), counts_(kSlots, 0) {}
+        void add(uint32_t id) {
+            const size_t s = id & (kSlots - 1);
+            if (ids_[s] != id) ids_[s] = id, counts_[s] = 0;
+            if (counts_[s] < UINT16_MAX) ++counts_[s];
+        }
+        void remove(uint32_t id) {
+            const size_t s = id & (kSlots - 1);
+            if (ids_[s] == id && counts_[s] > 0) --counts_[s];
+        }
+        bool contains(uint32_t id) const {
+            const size_t s = id & (kSlots - 1);
+            return ids_[s] == id && counts_[s] > 0;
+        }
+        void clear() { std::fill(counts_.begin(), counts_.end(), 0); }
+
+    private:
+        static constexpr size_t kSlots = size_t{1} << 18;
+        std::vector<uint32_t> ids_;
+        std::vector<uint16_t> counts_;
+    } gpuRecords_;
+    std::vector<uint64_t> capturingThreads_;  // inside cudaStreamBeginCapture/EndCapture
     Counters counters_;
 
     TimeNs newest_ = INT64_MIN;          // the latest timestamp seen
@@ -161,8 +186,33 @@ private:
     std::vector<uint32_t> localNames_;
     std::vector<uint32_t> localNamesGeneration_;
     uint32_t generation_ = 0;
-    std::unordered_set<uint32_t> claimed_;  // scratch: correlation ids launched in the closing step
-    std::map<uint32_t, Interval> windows_;  // scratch: its GPU window per device
+    // Scratch: the correlation ids launched in the closing step, as a bitmap
+    // from the lowest (CUPTI hands ids out from a counter: dense).
+    struct IdSet {
+        uint32_t base = 0;
+        std::vector<uint8_t> bits;
+        std::vector<uint32_t> sparse;
+        void assign(const std::vector<uint32_t>& ids);
+        bool contains(uint32_t id) const {
+            if (!sparse.empty()) return std::binary_search(sparse.begin(), sparse.end(), id);
+            return id >= base && id - base < bits.size() && bits[id - base];
+        }
+    } claimed_;
+    std::vector<uint32_t> scratchIds_;
+    // Scratch: the closing step's GPU window per device (CUDA ordinals are small).
+    struct DeviceWindows {
+        std::vector<Interval> byDevice;  // empty = none
+        void clear() { byDevice.clear(); }
+        void widen(uint32_t device, TimeNs start, TimeNs end) {
+            if (device >= 4096) return;
+            if (device >= byDevice.size()) byDevice.resize(device + 1);
+            Interval& w = byDevice[device];
+            w = w.empty() ? Interval{start, end} : Interval{std::min(w.start, start), std::max(w.end, end)};
+        }
+        const Interval* find(uint32_t device) const {
+            return device < byDevice.size() && !byDevice[device].empty() ? &byDevice[device] : nullptr;
+        }
+    } windows_;
 };
 
 }  // namespace osc::agent::live

@@ -110,7 +110,8 @@ protected:
         return e;
     }
     std::unique_ptr<Child> run(const std::vector<std::string>& runArgs, const std::vector<std::string>& job,
-                               const std::map<std::string, std::string>& extra = {}, const std::string& log = "run.log") {
+                               const std::map<std::string, std::string>& extra = {},
+                               const std::string& log = "run.log") {
         std::vector<std::string> argv = {OSC_TEST_CLI, "run", "--agent", OSC_TEST_FAKE_AGENT, "-o", out};
         argv.insert(argv.end(), runArgs.begin(), runArgs.end());
         argv.push_back("--");
@@ -146,8 +147,8 @@ TEST_F(LiveEndToEnd, MetricsFileAndPortWithoutACaptureFile) {
     const int port = freePort();
     const std::string metricsDir = dir / "textfile";
     ::mkdir(metricsDir.c_str(), 0700);
-    auto r = run({"--metrics-file", metricsDir, "--metrics-port", std::to_string(port), "--job", "train-7"}, {"30", "0"},
-                 {{"RANK", "3"}});
+    auto r = run({"--metrics-file", metricsDir, "--metrics-port", std::to_string(port), "--job", "train-7"},
+                 {"30", "0"}, {{"RANK", "3"}});
     ASSERT_EQ(agents(1).size(), 1u) << r->output();
     const std::string served = [&] {
         std::string s;
@@ -255,8 +256,8 @@ TEST_F(LiveEndToEnd, AttachStepsCapturesTheSameWholeStepsOnEveryRank) {
         const auto log = stepLog(dir / ("steps" + std::to_string(r) + ".jsonl"));
         for (const auto& s : rows.steps) {
             for (uint32_t d = 0; d < devices; ++d) {
-                const std::string where = "rank " + std::to_string(r) + " step " + std::to_string(s.number) +
-                                          " device " + std::to_string(d);
+                const std::string where =
+                    "rank " + std::to_string(r) + " step " + std::to_string(s.number) + " device " + std::to_string(d);
                 ASSERT_TRUE(log.count(s.number) && log.at(s.number).count(d)) << where;
                 const auto& live = log.at(s.number).at(d);
                 const test::BruteStep b = test::bruteStep(rows, s, d);
@@ -328,8 +329,8 @@ TEST_F(LiveEndToEnd, CaptureWhenWritesTheNextStepsOnceWhileTheConditionHolds) {
     EXPECT_EQ(test::filesIn(out, ".partial.json").size(), 1u);
 
     std::filesystem::remove_all(out);
-    auto no = run({"--metrics-file", dir / "m.prom", "--capture-when", "exposed_comm_ratio>0.3 for 5 steps"},
-                  {"1.5", "0"});
+    auto no =
+        run({"--metrics-file", dir / "m.prom", "--capture-when", "exposed_comm_ratio>0.3 for 5 steps"}, {"1.5", "0"});
     EXPECT_EQ(no->waitExitCode(), 0) << no->output();
     EXPECT_TRUE(test::filesIn(out).empty());
 }
