@@ -4,11 +4,12 @@
 # the fake agent library playing the paced training job, Prometheus (on a
 # free port of 127.0.0.1, with a temporary configuration and data directory)
 # scrapes it every second, and PromQL queries through Prometheus' HTTP API
-# must return the agent's values. Not skipped when Prometheus is missing: it
-# fails, saying how to install it.
-#   prometheus_scrape_test.sh OVERLAPSCOPE FAKE_AGENT FAKE_JOB
+# must return the agent's values; so must every query of the Grafana
+# dashboard in docs/ (its variables set to this job). Not skipped when
+# Prometheus is missing: it fails, saying how to install it.
+#   prometheus_scrape_test.sh OVERLAPSCOPE FAKE_AGENT FAKE_JOB DASHBOARD_JSON
 set -euo pipefail
-cli="$1" agent="$2" job="$3"
+cli="$1" agent="$2" job="$3" dashboard="$4"
 prometheus="${PROMETHEUS:-$(command -v prometheus || true)}"
 if [[ -z "$prometheus" ]]; then
   echo "FAIL: no prometheus server: install Debian's prometheus package (scripts/install-deps.sh does)" >&2
@@ -115,4 +116,60 @@ echo "ok: steps_total $(field "$steps" 'value') in Prometheus, $served at the ag
 sleep 4
 share="$(wait_for 'rate(overlapscope_exposed_comm_seconds_total{job="promtest"}[10s]) / rate(overlapscope_step_seconds_total{job="promtest"}[10s])' 20)"
 check "exposed share of step time (PromQL over the counters)" "$(field "$share" 'value')" 0.25 1e-6
+# The dashboard: each panel's PromQL and each variable's label_values() must
+# be valid and return this job's series; where the value is known (the paced
+# job: 20 ms steps, half the all-reduce under compute, 4 ms exposed, 1 MiB
+# each step) it must be that value. Waiting for the slowest GPU needs two
+# GPUs in one process; the job here has one, so that panel may be empty.
+python3 - "$prom_port" "$dashboard" <<'PY'
+import json, re, sys, urllib.error, urllib.parse, urllib.request
+port, path = sys.argv[1], sys.argv[2]
+dash = json.load(open(path))
+def sub(expr):
+    return (expr.replace("$__rate_interval", "10s").replace('=~"$job"', '=~"promtest"')
+            .replace('=~"$host"', '=~".+"').replace('=~"$rank"', '=~".+"'))
+def query(expr):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            data = json.load(r)
+    except urllib.error.HTTPError as e:
+        data = json.load(e)
+    if data.get("status") != "success":
+        sys.exit(f"FAIL: dashboard query {expr!r}: {data.get('error')}")
+    return data["data"]["result"]
+known = {"Overlap ratio": (0.5, 1e-12), "Exposed communication per step": (0.004, 1e-12),
+         "Exposed communication, share of step time": (0.25, 1e-6),
+         "Bus bandwidth": (2 * 1048576 / 0.008, 1e-3), "Steps per second": (50, 20)}
+may_be_empty = {"Waiting for the slowest GPU"}
+if not dash["panels"]:
+    sys.exit("FAIL: the dashboard has no panels")
+for panel in dash["panels"]:
+    for target in panel["targets"]:
+        res = query(sub(target["expr"]))
+        if not res:
+            if panel["title"] in may_be_empty:
+                continue
+            sys.exit(f"FAIL: dashboard panel {panel['title']!r}: no result for {sub(target['expr'])}")
+        if any(r["metric"].get("rank") != "5" for r in res):
+            sys.exit(f"FAIL: dashboard panel {panel['title']!r}: series of another rank: {res}")
+        values = [float(r["value"][1]) for r in res]
+        if panel["title"] in known:
+            want, tol = known[panel["title"]]
+            if any(abs(v - want) > tol for v in values):
+                sys.exit(f"FAIL: dashboard panel {panel['title']!r} shows {values}, expected {want}")
+        print(f"ok: dashboard panel {panel['title']!r}: {values}")
+for var in dash["templating"]["list"]:
+    if var["type"] != "query":
+        continue
+    m = re.fullmatch(r"label_values\((.+), (\w+)\)", var["query"]["query"])
+    if not m:
+        sys.exit(f"FAIL: dashboard variable {var['name']}: not label_values(METRIC, LABEL)")
+    res = query(f"count by ({m.group(2)}) ({sub(m.group(1))})")
+    got = sorted(r["metric"][m.group(2)] for r in res)
+    want = {"job": "promtest", "rank": "5"}.get(m.group(2))
+    if not got or (want and got != [want]):
+        sys.exit(f"FAIL: dashboard variable {var['name']} lists {got}")
+    print(f"ok: dashboard variable {var['name']}: {got}")
+PY
 echo "Prometheus $("$prometheus" --version 2>&1 | head -1 | awk '{print $3}') scraped the agent; PromQL returned its values"
