@@ -17,12 +17,14 @@
 // printed: the CPU the agent's own threads used per step (osc-writer: the
 // decoding and the per-step analysis; osc-metrics: publishing), which is
 // what it takes from the job when the cores are all busy, and the fake
-// GPU's (osc-fake-gpu: CUPTI's and the driver's part, not ours).
+// GPU's (osc-fake-gpu: CUPTI's and the driver's part, not ours; it wakes
+// once a millisecond, OVERLAPSCOPE_FAKE_WAKE_MS, so that on a machine of
+// few cores it takes little from the job the agent is measured against).
 #include "bench/child_run.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -52,23 +54,16 @@ void work(uint64_t iterations) {
     g_sink = x;
 }
 
-// CPU seconds per thread name of this process (/proc/self/task/*/stat).
+// CPU seconds per thread name of this process, to the nanosecond
+// (/proc/self/task/*/schedstat: time on a CPU; /proc/.../stat counts ticks).
 std::map<std::string, double> threadCpu() {
     std::map<std::string, double> out;
-    const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
     for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
-        std::ifstream in(e.path() / "stat");
-        std::string line;
-        std::getline(in, line);
-        const size_t open = line.find('('), close = line.rfind(')');
-        if (open == std::string::npos || close == std::string::npos) continue;
-        const std::string name = line.substr(open + 1, close - open - 1);
-        std::istringstream rest(line.substr(close + 2));
-        std::string field;
-        std::vector<std::string> f;
-        while (rest >> field) f.push_back(field);
-        if (f.size() < 13) continue;
-        out[name] += (std::stod(f[11]) + std::stod(f[12])) / tick;  // utime, stime
+        std::string name;
+        std::getline(std::ifstream(e.path() / "comm"), name);
+        double ns = 0;
+        std::ifstream(e.path() / "schedstat") >> ns;
+        out[name] += ns / 1e9;
     }
     return out;
 }
@@ -82,24 +77,33 @@ int app(int steps, uint64_t iterations, const char* report) {
     }
     for (int i = 0; i < 20; ++i) work(iterations);  // warm-up: the agent's first steps close too
     const auto cpu0 = threadCpu();
-    std::vector<double> ms;
+    std::vector<double> ms, cpuMs;
+    const auto threadCpuMs = [] {
+        timespec ts{};
+        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+    };
     for (int i = 0; i < steps; ++i) {
         const auto t0 = Clock::now();
+        const double c0 = threadCpuMs();
         work(iterations);
+        cpuMs.push_back(threadCpuMs() - c0);
         ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
     const auto cpu1 = threadCpu();
     std::sort(ms.begin(), ms.end());
+    std::sort(cpuMs.begin(), cpuMs.end());
     std::FILE* f = std::fopen(report, "w");
     if (!f) return 91;
-    std::fprintf(f, "median_ms %.6f\n", ms[ms.size() / 2]);
-    for (const auto& [name, s] : cpu1) std::fprintf(f, "cpu %s %.6f\n", name.c_str(), s - (cpu0.count(name) ? cpu0.at(name) : 0));
+    std::fprintf(f, "median_ms %.6f\nmedian_cpu_ms %.6f\n", ms[ms.size() / 2], cpuMs[cpuMs.size() / 2]);
+    for (const auto& [name, s] : cpu1)
+        std::fprintf(f, "cpu %s %.6f\n", name.c_str(), s - (cpu0.count(name) ? cpu0.at(name) : 0));
     std::fclose(f);
     return 0;
 }
 
 struct Result {
-    double medianMs = 0;
+    double medianMs = 0, medianCpuMs = 0;
     std::map<std::string, double> cpu;
 };
 
@@ -110,6 +114,8 @@ Result readReport(const std::string& path) {
     while (in >> key) {
         if (key == "median_ms") {
             in >> r.medianMs;
+        } else if (key == "median_cpu_ms") {
+            in >> r.medianCpuMs;
         } else {
             std::string name;
             double s = 0;
@@ -176,7 +182,8 @@ int main(int argc, char** argv) {
                    {"OVERLAPSCOPE_SOCKET_DIR", dir + "/sock"},
                    {"OVERLAPSCOPE_FAKE_STEP_MS", std::to_string(stepMs)},
                    {"OVERLAPSCOPE_FAKE_KERNELS", std::to_string(kernels)},
-                   {"OVERLAPSCOPE_FAKE_NCCL_BYTES", "67108864"}};
+                   {"OVERLAPSCOPE_FAKE_NCCL_BYTES", "67108864"},
+                   {"OVERLAPSCOPE_FAKE_WAKE_MS", "1"}};
         }
         const auto r = osc::bench::runInChild([&] {
             for (const auto& [k, v] : env) v.empty() ? ::unsetenv(k.c_str()) : ::setenv(k.c_str(), v.c_str(), 1);
@@ -195,7 +202,7 @@ int main(int argc, char** argv) {
     };
 
     const double loadBefore = loadAverage();
-    std::vector<double> without, with;
+    std::vector<double> without, with, withoutCpu, withCpu;
     std::map<std::string, double> agentCpu;
     int index = 0;
     for (int r = 0; r < rounds; ++r) {
@@ -204,6 +211,7 @@ int main(int argc, char** argv) {
             const bool agent = (k == 0) == agentFirst;
             const Result res = run(agent, index++);
             (agent ? with : without).push_back(res.medianMs);
+            (agent ? withCpu : withoutCpu).push_back(res.medianCpuMs);
             if (agent)
                 for (const auto& [name, s] : res.cpu) agentCpu[name] += s;
         }
@@ -212,20 +220,38 @@ int main(int argc, char** argv) {
     const double overhead = (b - a) / a * 100;
     const double ownCpu = agentCpu["osc-writer"] + agentCpu["osc-metrics"];
     const double perStepMs = ownCpu * 1000 / (rounds * steps);
-    std::printf("live metrics overhead: %d rounds x %d steps of %d ms CPU work, %d kernels/step (%d records/s), "
-                "load %.1f -> %.1f, %ld cores\n",
-                rounds, steps, stepMs, kernels, 2 * (kernels + 2) * 1000 / stepMs, loadBefore, loadAverage(),
-                ::sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf(
+        "live metrics overhead: %d rounds x %d steps of %d ms CPU work, %d kernels/step (%d records/s), "
+        "load %.1f -> %.1f, %ld cores\n",
+        rounds, steps, stepMs, kernels, 2 * (kernels + 2) * 1000 / stepMs, loadBefore, loadAverage(),
+        ::sysconf(_SC_NPROCESSORS_ONLN));
     std::printf("  step time, median: %.3f ms without the agent, %.3f ms with live metrics: %+.2f %%\n", a, b,
                 overhead);
+    // The job thread's own CPU time per step leaves out the time it waited
+    // for a core: what remains is what sharing caches and memory with the
+    // agent costs, which a busy machine cannot hide.
+    const double ca = median(withoutCpu), cb = median(withCpu);
+    std::printf("  job thread's CPU per step, median: %.3f ms without, %.3f ms with: %+.2f %%\n", ca, cb,
+                (cb - ca) / ca * 100);
     std::printf("  per round (without / with):");
     for (size_t i = 0; i < without.size(); ++i) std::printf(" %.2f/%.2f", without[i], with[i]);
-    std::printf("\n  agent threads' CPU per step: %.3f ms (%.2f %% of the step; osc-writer %.3f, osc-metrics %.3f), "
-                "fake GPU %.3f ms\n",
-                perStepMs, perStepMs / stepMs * 100, agentCpu["osc-writer"] * 1000 / (rounds * steps),
-                agentCpu["osc-metrics"] * 1000 / (rounds * steps), agentCpu["osc-fake-gpu"] * 1000 / (rounds * steps));
-    const bool pass = overhead <= 1.0;
-    std::printf("target: <= 1 %% of step time: %s\n", pass ? "PASS" : "FAIL");
+    std::printf(
+        "\n  agent threads' CPU per step: %.3f ms (%.2f %% of the step; osc-writer %.3f, osc-metrics %.3f), "
+        "fake GPU %.3f ms\n",
+        perStepMs, perStepMs / stepMs * 100, agentCpu["osc-writer"] * 1000 / (rounds * steps),
+        agentCpu["osc-metrics"] * 1000 / (rounds * steps), agentCpu["osc-fake-gpu"] * 1000 / (rounds * steps));
+    // The rounds without the agent are the same job: how far apart their
+    // medians lie is the noise floor. Wider than the target, a PASS or FAIL
+    // on the wall clock would be chance.
+    const auto [lo, hi] = std::minmax_element(without.begin(), without.end());
+    const double noise = (*hi - *lo) / a * 100;
+    std::printf("  noise: the runs without the agent span %.2f %% of their median\n", noise);
+    const bool resolved = noise <= 1.0;
+    const bool pass = resolved && overhead <= 1.0;
+    std::printf("target: <= 1 %% of step time: %s\n",
+                pass       ? "PASS"
+                : resolved ? "FAIL"
+                           : "UNRESOLVED (the machine's noise is wider than the target)");
     std::filesystem::remove_all(dir);
     return pass ? 0 : 1;
 }

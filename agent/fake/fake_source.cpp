@@ -68,6 +68,7 @@ FakeSourceOptions FakeActivitySource::optionsFromEnvironment() {
     if (number("OVERLAPSCOPE_FAKE_DEVICES", 1, 16, x)) o.paced.devices = static_cast<int>(x);
     if (number("OVERLAPSCOPE_FAKE_DEVICE_SKEW_MS", 0, 60000, x)) o.paced.deviceSkewNs = static_cast<int64_t>(x * 1e6);
     if (number("OVERLAPSCOPE_FAKE_NCCL_BYTES", 0, 1e15, x)) o.paced.collectiveBytes = static_cast<uint64_t>(x);
+    if (number("OVERLAPSCOPE_FAKE_WAKE_MS", 0, 1000, x)) o.wakeNs = static_cast<int64_t>(x * 1e6);
     return o;
 }
 
@@ -326,7 +327,8 @@ bool FakeActivitySource::waitUntil(int64_t realtimeNs_) {
         if (!running_) return false;
         const int64_t now = realtimeNs();
         if (now >= realtimeNs_) return true;
-        std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(realtimeNs_ - now, 2000000)));
+        const int64_t nap = std::max(std::min<int64_t>(realtimeNs_ - now, 2000000), options_.wakeNs);
+        std::this_thread::sleep_for(std::chrono::nanoseconds(nap));
     }
 }
 

@@ -57,6 +57,12 @@ struct FakeSourceOptions {
     // stepNs > 0: the wall-clock paced training loop of paced_training.h
     // instead of the loop above (recordsPerSecond and gpuLatencyNs unused).
     PacedTrainingOptions paced;
+    // The paced loop sleeps at least this long between wake-ups, and records
+    // what fell due meanwhile together (never early: late, as CUPTI's
+    // buffers are). 0 wakes for every launch: 2,000 launches a step cost the
+    // fake GPU thread more CPU than the agent, which a benchmark of the
+    // agent's overhead must not count.
+    int64_t wakeNs = 0;
 };
 
 struct PendingCollective;
@@ -73,8 +79,8 @@ public:
     // (FIRST_START_NS,COUNT,PERIOD_NS,DURATION_NS: sendRecv),
     // OVERLAPSCOPE_FAKE_GPU_LATENCY_MS (gpuLatencyNs) and, for the paced
     // loop, OVERLAPSCOPE_FAKE_STEP_MS, _KERNELS (compute kernels per step),
-    // _DEVICES, _DEVICE_SKEW_MS and _NCCL_BYTES configure the injected fake
-    // agent.
+    // _DEVICES, _DEVICE_SKEW_MS, _NCCL_BYTES and _WAKE_MS (wakeNs) configure
+    // the injected fake agent.
     static FakeSourceOptions optionsFromEnvironment();
 
     // Where the paced loop's all-reduces go as NCCL plugin rows (with

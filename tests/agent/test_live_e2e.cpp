@@ -295,6 +295,28 @@ TEST_F(LiveEndToEnd, AttachStepsCapturesTheSameWholeStepsOnEveryRank) {
     for (auto& r : ranks) ::kill(r->pid(), SIGINT);
 }
 
+// The overhead benchmark has the fake GPU wake once a millisecond (its
+// records come late, in batches); the steps must still be the paced truth.
+TEST_F(LiveEndToEnd, AFakeGpuWakingInBatchesGivesTheSameSteps) {
+    const int port = freePort();
+    auto r = run({"--metrics-port", std::to_string(port)}, {"30", "0"}, {{"OVERLAPSCOPE_FAKE_WAKE_MS", "5"}});
+    ASSERT_EQ(agents(1).size(), 1u) << r->output();
+    std::string served;
+    test::waitUntil(
+        [&] {
+            served = scrape(port);
+            return sampleValue(served, "overlapscope_steps_total") >= 5;
+        },
+        20);
+    EXPECT_DOUBLE_EQ(sampleValue(served, "overlapscope_overlap_ratio"), 0.5) << served;
+    EXPECT_NEAR(sampleValue(served, "overlapscope_step_seconds"), 0.020, 1e-9);
+    EXPECT_NEAR(sampleValue(served, "overlapscope_exposed_comm_seconds"), 0.005, 1e-9);
+    EXPECT_DOUBLE_EQ(sampleValue(served, "overlapscope_incomplete_steps_total"), 0);
+    EXPECT_DOUBLE_EQ(sampleValue(served, "overlapscope_agent_late_rows_total"), 0);
+    ::kill(r->pid(), SIGINT);
+    EXPECT_EQ(r->waitExitCode(), 128 + SIGINT) << r->output();
+}
+
 TEST_F(LiveEndToEnd, AJobWithoutStepRangesGetsAClearError) {
     auto r = run({"--dormant"}, {"30", "0"}, {{"OVERLAPSCOPE_STEP_PATTERN", "^no step is named like this$"}});
     ASSERT_EQ(agents(1).size(), 1u) << r->output();
