@@ -24,6 +24,7 @@ struct LiveFeed {
     std::vector<Item> items;
     BruteRows brute;
     uint32_t nextCorrelation = 1;
+    uint32_t correlationStride = 1;  // CUPTI's ids count up by one, and wrap
 
     // Steps [first, first + count); `maxDelayNs` bounds each record's wait
     // for its buffer. Every third step also launches, after its range, a
@@ -40,7 +41,8 @@ struct LiveFeed {
         std::vector<uint64_t> seq(16, 0);
         const auto kernel = [&](int64_t launch, int64_t start, int64_t end, uint32_t device, uint32_t stream,
                                 const char* name, bool comm, bool drop) {
-            const uint32_t id = nextCorrelation++;
+            const uint32_t id = nextCorrelation;
+            nextCorrelation += correlationStride;
             ApiCallRow a;
             a.start = launch;
             a.end = launch + 2000;

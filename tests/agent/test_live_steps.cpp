@@ -97,6 +97,45 @@ TEST(LiveSteps, EveryStepEqualsTheBruteForceWhateverTheArrivalOrder) {
     }
 }
 
+// The assembler keeps correlation ids in a window of recent ids and the
+// closing step's as a bitmap from the lowest: ids that wrap past 2^32 (a
+// job of days) or lie far apart (the sorted-list fallback) must give the
+// same steps.
+TEST(LiveSteps, CorrelationIdsThatWrapOrLieFarApartGiveTheSameSteps) {
+    struct Case {
+        uint32_t first, stride;
+    };
+    for (const Case c : {Case{UINT32_MAX - 60, 1}, Case{5, (1u << 18) + 1}}) {
+        LiveFeed feed;
+        feed.nextCorrelation = c.first;
+        feed.correlationStride = c.stride;
+        feed.add(twoDevices(), 100, 12, 30 * kMs, 4);
+        if (c.stride == 1) {
+            ASSERT_LT(feed.nextCorrelation, c.first);  // it wrapped: the ids went past 2^32
+        }
+        StepAssembler assembler(stepPattern());
+        std::map<int64_t, std::vector<DeviceStepMetrics>> got;
+        int incomplete = 0;
+        const auto handler = [&](const ClosedStep& s) {
+            incomplete += s.complete ? 0 : 1;
+            got[s.number] = measureStep(s, {});
+        };
+        feed.play(assembler, 10 * kMs, [&](int64_t now) { assembler.advance(now, handler); });
+        assembler.finish(handler);
+        const std::string which = "first id " + std::to_string(c.first) + " stride " + std::to_string(c.stride);
+        EXPECT_EQ(incomplete, 0) << which;
+        ASSERT_EQ(got.size(), 12u) << which;
+        for (const auto& step : feed.brute.steps)
+            for (uint32_t d : {0u, 1u}) {
+                const std::string where =
+                    which + " step " + std::to_string(step.number) + " device " + std::to_string(d);
+                const DeviceStepMetrics* m = onDevice(got[step.number], d);
+                ASSERT_NE(m, nullptr) << where;
+                expectBrute(*m, test::bruteStep(feed.brute, step, d), where);
+            }
+    }
+}
+
 TEST(LiveSteps, ALostKernelRecordClosesItsStepIncompleteAfterTheWait) {
     LiveFeed feed;
     feed.add(twoDevices(), 100, 20, 5 * kMs, 4, /*dropKernelOfStep=*/110);
