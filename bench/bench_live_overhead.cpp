@@ -54,6 +54,12 @@ void work(uint64_t iterations) {
     g_sink = x;
 }
 
+double threadCpuMs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 // CPU seconds per thread name of this process, to the nanosecond
 // (/proc/self/task/*/schedstat: time on a CPU; /proc/.../stat counts ticks).
 std::map<std::string, double> threadCpu() {
@@ -78,11 +84,6 @@ int app(int steps, uint64_t iterations, const char* report) {
     for (int i = 0; i < 20; ++i) work(iterations);  // warm-up: the agent's first steps close too
     const auto cpu0 = threadCpu();
     std::vector<double> ms, cpuMs;
-    const auto threadCpuMs = [] {
-        timespec ts{};
-        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-    };
     for (int i = 0; i < steps; ++i) {
         const auto t0 = Clock::now();
         const double c0 = threadCpuMs();
@@ -162,12 +163,13 @@ int main(int argc, char** argv) {
     char tmpl[] = "/tmp/bench_live_XXXXXX";
     const std::string dir = ::mkdtemp(tmpl);
 
-    // Work per step: STEP_MS of this machine's CPU now (median of a few tries).
+    // Work per step: STEP_MS of this thread's CPU time (median of a few
+    // tries; CPU time, so that other loads on the machine do not shorten it).
     std::vector<double> perIteration;
     for (int i = 0; i < 5; ++i) {
-        const auto t0 = Clock::now();
+        const double c0 = threadCpuMs();
         work(20'000'000);
-        perIteration.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / 20e6);
+        perIteration.push_back((threadCpuMs() - c0) / 20e6);
     }
     const auto iterations = static_cast<uint64_t>(stepMs / median(perIteration));
 
@@ -238,7 +240,7 @@ int main(int argc, char** argv) {
     std::printf(
         "\n  agent threads' CPU per step: %.3f ms (%.2f %% of the step; osc-writer %.3f, osc-metrics %.3f), "
         "fake GPU %.3f ms\n",
-        perStepMs, perStepMs / stepMs * 100, agentCpu["osc-writer"] * 1000 / (rounds * steps),
+        perStepMs, perStepMs / ca * 100, agentCpu["osc-writer"] * 1000 / (rounds * steps),
         agentCpu["osc-metrics"] * 1000 / (rounds * steps), agentCpu["osc-fake-gpu"] * 1000 / (rounds * steps));
     // The rounds without the agent are the same job: how far apart their
     // medians lie is the noise floor. Wider than the target, a PASS or FAIL
