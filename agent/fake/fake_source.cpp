@@ -338,6 +338,10 @@ void FakeActivitySource::producePaced() {
     const PacedTrainingOptions& o = options_.paced;
     const int64_t p = o.stepNs;
     uint64_t n = static_cast<uint64_t>(realtimeNs() / p) + 1;  // the first whole step
+    // The step ranges' numbers count on by one even where the loop skips a
+    // slot, as a training loop's counter does: a rank that fell behind must
+    // not jump to step numbers that the other ranks name differently.
+    uint64_t number = n;
     for (;;) {
         const PacedStep step = pacedStep(o, n);
         for (const PacedKernel& k : step.kernels) {
@@ -373,14 +377,15 @@ void FakeActivitySource::producePaced() {
                 FakeRecord r;
                 r.kind = FakeRecord::Range;
                 r.nameIndex = kStep;
-                r.step = n;
+                r.step = number;
                 r.start = step.rangeStartNs;
                 r.end = step.rangeEndNs;
                 if (emit(r)) produced_.fetch_add(1, std::memory_order_relaxed);
             }
         }
         ++n;
-        // Fell more than a step behind (a loaded machine): on to the current step.
+        ++number;
+        // Fell more than a step behind (a loaded machine): on to the current slot.
         const uint64_t now = static_cast<uint64_t>(realtimeNs() / p);
         if (now > n) n = now + 1;
     }

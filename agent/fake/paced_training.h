@@ -2,7 +2,10 @@
 // live metrics (OVERLAPSCOPE_FAKE_STEP_MS): step n runs from n * P on
 // CLOCK_REALTIME, so every process of a job (every fake rank) is at the same
 // step at the same moment and names it the same ("ProfilerStep#n"), as the
-// ranks of a synchronous data-parallel job are. Per step and device:
+// ranks of a synchronous data-parallel job are. A process that falls more
+// than a step behind (a loaded machine) goes on at the current slot but
+// keeps counting its step numbers by one, as a training loop does, so every
+// rank still names the same sequence of steps. Per step and device:
 //
 //   CPU  [t0, t0 + 0.95 P)             the "ProfilerStep#n" range, and a launch
 //                                      record for every kernel inside it
