@@ -2,7 +2,9 @@
 // agent and control the agents of running jobs through their sockets.
 #include "analyzer/capture/printable_text.h"
 #include "analyzer/metrics/microbatches.h"
+#include "cli/attach_steps.h"
 #include "cli/commands.h"
+#include "control/capture_condition.h"
 #include "control/control_client.h"
 
 #include <nlohmann/json.hpp>
@@ -127,6 +129,13 @@ struct RunOptions {
     std::string stepPattern;
     std::string microbatchPattern;
     int pipelineStages = 0;
+    // Live metrics (docs/agent.md "Live metrics").
+    std::string metricsFile, metricsAddress, job;
+    NumberOption metricsPort;
+    std::string captureWhen;
+    NumberOption captureSteps, captureCooldown;
+
+    bool live() const { return !metricsFile.empty() || !metricsPort.text.empty() || !captureWhen.empty(); }
 };
 
 int runCommand(RunOptions& o) {
@@ -134,6 +143,18 @@ int runCommand(RunOptions& o) {
     parseNumber("run", "--delay", o.delay, 0, kMaxSeconds, "seconds");
     parseNumber("run", "--duration", o.duration, 0, kMaxSeconds, "seconds");
     parseNumber("run", "--buffer-mb", o.bufferMb, kMinBufferMb, kMaxBufferMb, "MB");
+    parseNumber("run", "--metrics-port", o.metricsPort, 0, 65535, "a port");
+    if (!o.metricsPort.text.empty() && o.metricsPort.value != std::floor(o.metricsPort.value))
+        throw std::invalid_argument("run: --metrics-port " + o.metricsPort.text + ": expected a whole number");
+    parseNumber("run", "--capture-steps", o.captureSteps, 1, 1e6, "steps");
+    parseNumber("run", "--capture-cooldown", o.captureCooldown, 0, kMaxSeconds, "seconds");
+    if (!o.captureWhen.empty()) parseCaptureCondition(o.captureWhen);  // one line now, not one per process
+    if (o.captureWhen.empty() && (!o.captureSteps.text.empty() || !o.captureCooldown.text.empty()))
+        throw std::invalid_argument("run: --capture-steps and --capture-cooldown go with --capture-when");
+    if (!o.live() && (!o.metricsAddress.empty() || !o.job.empty()))
+        throw std::invalid_argument("run: --metrics-address and --job go with --metrics-file or --metrics-port");
+    if (!o.metricsAddress.empty() && o.metricsPort.text.empty())
+        throw std::invalid_argument("run: --metrics-address goes with --metrics-port");
     const std::string agent = findAgentLibrary(o.agent);
     std::error_code ec;
     fs::create_directories(o.output, ec);
@@ -141,21 +162,45 @@ int runCommand(RunOptions& o) {
     const std::string outDir = fs::absolute(o.output).lexically_normal().string();
     if (::access(outDir.c_str(), W_OK) != 0) throw std::invalid_argument(outDir + ": output directory is not writable");
 
+    // Live metrics alone write no capture file: a capture is asked for
+    // (--delay, --duration, attach, --capture-when).
+    const bool dormant = o.dormant || (o.live() && o.delay.text.empty() && o.duration.text.empty());
     std::vector<std::pair<std::string, std::string>> env = {
         {"CUDA_INJECTION64_PATH", agent},
         {"NCCL_PROFILER_PLUGIN", agent},
         {"OVERLAPSCOPE_OUTPUT_DIR", outDir},
         {"OVERLAPSCOPE_DELAY", secondsText(o.delay.value)},
         {"OVERLAPSCOPE_DURATION", secondsText(o.duration.value)},
-        {"OVERLAPSCOPE_DORMANT", o.dormant ? "1" : "0"},
+        {"OVERLAPSCOPE_DORMANT", dormant ? "1" : "0"},
     };
     if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb.value));
-    if (!o.partial && (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty() ||
-                       !o.microbatchPattern.empty() || o.pipelineStages != 0))
+    if (!o.partial && !o.live() &&
+        (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty() || !o.microbatchPattern.empty() ||
+         o.pipelineStages != 0))
         throw std::invalid_argument(
             "run: --comm-kernel, --comm-copies, --step-pattern, --microbatch-pattern and "
-            "--pipeline-stages set up the partial results; give --partial too");
-    if (o.partial) {
+            "--pipeline-stages set up the partial results and live metrics; give --partial or --metrics-* too");
+    if (o.live()) {
+        if (!o.metricsFile.empty()) {
+            // Relative to where `run` was started, not to each process's directory.
+            const bool dir = o.metricsFile.back() == '/';
+            std::string abs = fs::absolute(o.metricsFile).lexically_normal().string();
+            if (dir && abs.back() != '/') abs += '/';
+            env.emplace_back("OVERLAPSCOPE_METRICS_FILE", abs);
+        }
+        if (!o.metricsPort.text.empty())
+            env.emplace_back("OVERLAPSCOPE_METRICS_PORT", std::to_string(static_cast<int>(o.metricsPort.value)));
+        if (!o.metricsAddress.empty()) env.emplace_back("OVERLAPSCOPE_METRICS_ADDRESS", o.metricsAddress);
+        if (!o.job.empty()) env.emplace_back("OVERLAPSCOPE_JOB", o.job);
+        if (!o.captureWhen.empty()) {
+            env.emplace_back("OVERLAPSCOPE_CAPTURE_WHEN", o.captureWhen);
+            if (!o.captureSteps.text.empty())
+                env.emplace_back("OVERLAPSCOPE_CAPTURE_STEPS", std::to_string(static_cast<int>(o.captureSteps.value)));
+            if (!o.captureCooldown.text.empty())
+                env.emplace_back("OVERLAPSCOPE_CAPTURE_COOLDOWN", secondsText(o.captureCooldown.value));
+        }
+    }
+    if (o.partial || o.live()) {
         // Checked here, so a bad pattern is one line now rather than one per process later.
         std::vector<std::string> patterns = o.commKernels;
         if (!o.stepPattern.empty()) patterns.push_back(o.stepPattern);
@@ -179,7 +224,7 @@ int runCommand(RunOptions& o) {
         }
         std::string joined;
         for (const auto& p : o.commKernels) joined += (joined.empty() ? "" : "\n") + p;
-        env.emplace_back("OVERLAPSCOPE_PARTIAL", "1");
+        if (o.partial) env.emplace_back("OVERLAPSCOPE_PARTIAL", "1");
         env.emplace_back("OVERLAPSCOPE_COMM_KERNEL", joined);
         env.emplace_back("OVERLAPSCOPE_COMM_COPIES", o.commCopies ? "1" : "0");
         env.emplace_back("OVERLAPSCOPE_STEP_PATTERN", o.stepPattern);
@@ -193,8 +238,13 @@ int runCommand(RunOptions& o) {
     }
     if (const char* prev = std::getenv("CUDA_INJECTION64_PATH"); prev && *prev && agent != prev)
         std::fprintf(stderr, "overlapscope: replacing CUDA_INJECTION64_PATH=%s\n", prev);
-    std::fprintf(stderr, "overlapscope: %s to %s\n", o.dormant ? "agent dormant, attach to capture" : "capturing",
-                 outDir.c_str());
+    if (o.live())
+        std::fprintf(stderr, "overlapscope: live metrics%s%s%s%s; captures go to %s\n",
+                     o.metricsFile.empty() ? "" : " to ", o.metricsFile.c_str(),
+                     o.metricsPort.text.empty() ? "" : " on port ", o.metricsPort.text.c_str(), outDir.c_str());
+    else
+        std::fprintf(stderr, "overlapscope: %s to %s\n", dormant ? "agent dormant, attach to capture" : "capturing",
+                     outDir.c_str());
 
     struct sigaction fwd {
     }, oldInt{}, oldTerm{}, oldHup{};
@@ -264,12 +314,6 @@ std::vector<std::string> targetSockets(const std::vector<int64_t>& pids, bool al
     return sockets;
 }
 
-std::string who(const AgentStatus& s) {
-    std::string text = "pid " + std::to_string(s.pid);
-    if (s.rank >= 0) text += " rank " + std::to_string(s.rank);
-    return text;
-}
-
 int controlAll(const std::vector<std::string>& sockets, const ControlRequest& request) {
     // Stopping writes what is waiting, closes the file and builds its indexes.
     constexpr int kTimeoutMs = 60000;
@@ -278,12 +322,12 @@ int controlAll(const std::vector<std::string>& sockets, const ControlRequest& re
         try {
             const ControlReply r = sendRequest(path, request, kTimeoutMs);
             if (!r.ok) {
-                std::fprintf(stderr, "overlapscope: %s: %s\n", who(r.status).c_str(), printable(r.error).c_str());
+                std::fprintf(stderr, "overlapscope: %s: %s\n", agentName(r.status).c_str(), printable(r.error).c_str());
                 ++failures;
             } else if (request.command == ControlCommand::Start) {
-                std::printf("%s: capturing to %s\n", who(r.status).c_str(), printable(r.status.output).c_str());
+                std::printf("%s: capturing to %s\n", agentName(r.status).c_str(), printable(r.status.output).c_str());
             } else {
-                std::printf("%s: stopped, wrote %s (%llu records dropped)\n", who(r.status).c_str(),
+                std::printf("%s: stopped, wrote %s (%llu records dropped)\n", agentName(r.status).c_str(),
                             printable(r.status.output).c_str(), static_cast<unsigned long long>(r.status.dropped));
             }
         } catch (const std::runtime_error& e) {
@@ -294,6 +338,17 @@ int controlAll(const std::vector<std::string>& sockets, const ControlRequest& re
     return failures ? 1 : 0;
 }
 
+// A step capture's progress in a few characters: "wait@120", "3/10@120", "done 10@120".
+std::string stepsColumn(const AgentStatus& s) {
+    if (!s.stepCapture) return "-";
+    const auto& c = *s.stepCapture;
+    const int64_t from = c.first >= 0 ? c.first : c.atStep.value_or(-1);
+    const std::string at = from >= 0 ? "@" + std::to_string(from) : "";
+    if (c.state == "waiting") return "wait" + at;
+    if (c.state == "capturing") return std::to_string(c.written) + "/" + std::to_string(c.requested) + at;
+    return printable(c.state) + " " + std::to_string(c.written) + "/" + std::to_string(c.requested) + at;
+}
+
 int psCommand(bool json) {
     std::vector<std::string> refused;
     const auto agents = discoverAgents(socketDirectory(), &refused);
@@ -302,15 +357,25 @@ int psCommand(bool json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& a : agents) {
             const auto& s = a.reply.status;
-            list.push_back({{"pid", s.pid},
-                            {"rank", s.rank},
-                            {"host", s.host},
-                            {"state", s.state},
-                            {"captures", s.captures},
-                            {"output", s.output},
-                            {"dropped", s.dropped},
-                            {"command", s.commandLine},
-                            {"socket", a.socketPath}});
+            nlohmann::json item = {{"pid", s.pid},
+                                   {"rank", s.rank},
+                                   {"host", s.host},
+                                   {"state", s.state},
+                                   {"captures", s.captures},
+                                   {"output", s.output},
+                                   {"dropped", s.dropped},
+                                   {"command", s.commandLine},
+                                   {"socket", a.socketPath},
+                                   {"streaming", s.streaming},
+                                   {"telemetry", s.telemetry},
+                                   {"step", s.step},
+                                   {"step_seconds", s.stepSeconds}};
+            if (const auto& c = s.stepCapture) {
+                item["step_capture"] = {{"state", c->state}, {"requested", c->requested}, {"written", c->written},
+                                        {"first", c->first}, {"path", c->path},           {"error", c->error}};
+                if (c->atStep) item["step_capture"]["at_step"] = *c->atStep;
+            }
+            list.push_back(std::move(item));
         }
         std::printf("%s\n", list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         return 0;
@@ -319,12 +384,14 @@ int psCommand(bool json) {
         std::printf("no running agents in %s\n", printable(socketDirectory()).c_str());
         return 0;
     }
-    std::printf("%-8s %-5s %-10s %-8s %-40s %s\n", "PID", "RANK", "STATE", "CAPTURES", "OUTPUT", "COMMAND");
+    std::printf("%-8s %-5s %-10s %-8s %-8s %-22s %-40s %s\n", "PID", "RANK", "STATE", "STEP", "CAPTURES", "STEPS",
+                "OUTPUT", "COMMAND");
     for (const auto& a : agents) {
         const auto& s = a.reply.status;
-        std::printf("%-8lld %-5s %-10s %-8llu %-40s %.60s\n", static_cast<long long>(s.pid),
+        std::printf("%-8lld %-5s %-10s %-8s %-8llu %-22s %-40s %.60s\n", static_cast<long long>(s.pid),
                     s.rank >= 0 ? std::to_string(s.rank).c_str() : "-", printable(s.state).c_str(),
-                    static_cast<unsigned long long>(s.captures), s.output.empty() ? "-" : printable(s.output).c_str(),
+                    s.step >= 0 ? std::to_string(s.step).c_str() : "-", static_cast<unsigned long long>(s.captures),
+                    stepsColumn(s).c_str(), s.output.empty() ? "-" : printable(s.output).c_str(),
                     printable(s.commandLine).c_str());
     }
     return 0;
@@ -361,6 +428,27 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
                   "With --partial: pipeline stages S for the theoretical bubble (as for `report`)")
         ->check(CLI::Range(0, 65536))
         ->type_name("S");
+    r->add_option("--metrics-file", run->metricsFile,
+                  "Live overlap metrics in Prometheus text format, rewritten atomically every second "
+                  "(a directory: one file per process, for node_exporter's textfile collector; "
+                  "{rank}, {local_rank}, {pid}, {host} are replaced). No capture file unless asked")
+        ->type_name("PATH");
+    r->add_option("--metrics-port", run->metricsPort.text,
+                  "Serve live metrics at http://127.0.0.1:PORT/metrics (each process on PORT + its local rank)")
+        ->type_name("PORT");
+    r->add_option("--metrics-address", run->metricsAddress,
+                  "With --metrics-port: the numeric address to listen on (default 127.0.0.1)")
+        ->type_name("ADDR");
+    r->add_option("--job", run->job, "The metrics' job label (default: $SLURM_JOB_ID)")->type_name("NAME");
+    r->add_option("--capture-when", run->captureWhen,
+                  "Capture the next steps once a condition held for some steps, e.g. "
+                  "'exposed_comm_ratio>0.3 for 20 steps' (metrics as docs/agent.md lists)")
+        ->type_name("CONDITION");
+    r->add_option("--capture-steps", run->captureSteps.text, "With --capture-when: steps to capture (default 10)")
+        ->type_name("N");
+    r->add_option("--capture-cooldown", run->captureCooldown.text,
+                  "With --capture-when: at most one capture per this many seconds (default 600)")
+        ->type_name("SECONDS");
     r->add_option("command", run->command, "The command to run, after --")->required();
     r->footer(
         "Example: overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py\n"
@@ -373,6 +461,8 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
         bool all = false;
         NumberOption duration;
         std::string output;
+        NumberOption steps, atStep, lead, timeout;
+        bool partial = false, plan = false, wait = false;
     };
     auto at = std::make_shared<Target>();
     auto* a = app.add_subcommand("attach", "Start a capture in running agents (jobs launched with `run`)");
@@ -381,23 +471,78 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     a->add_option("--duration", at->duration.text, "Stop after this many seconds (0: until detach or exit; up to 1e6)")
         ->type_name("SECONDS");
     a->add_option("--output,-o", at->output, "Directory for the capture files (default: the run's)");
+    a->add_option("--steps", at->steps.text,
+                  "Capture this many whole steps, the same step numbers on every agent (1 to 1e6)")
+        ->type_name("N");
+    a->add_option("--at-step", at->atStep.text,
+                  "With --steps: start at the step with this number in its range name (default: a step "
+                  "every agent reaches after the request)")
+        ->type_name("S");
+    a->add_flag("--partial", at->partial, "With --steps: also write each capture's partial result");
+    a->add_flag("--plan", at->plan,
+                "With --steps: only print the step number such a capture would start at here (attach nothing); "
+                "the largest over a job's nodes goes to --at-step");
+    a->add_flag("--wait", at->wait, "With --steps: return once every capture (and partial) is written");
+    a->add_option("--lead", at->lead.text,
+                  "With --steps and no --at-step: seconds between the newest step seen and the first captured "
+                  "(default 3)")
+        ->type_name("SECONDS");
+    a->add_option("--timeout", at->timeout.text,
+                  "With --steps: seconds to wait for steps to show, and with --wait for progress (default 60)")
+        ->type_name("SECONDS");
+    a->footer(
+        "Examples: overlapscope attach --all --duration 5\n"
+        "          overlapscope attach --all --steps 10 --partial --wait\n"
+        "          S=$(overlapscope attach --all --steps 10 --plan); overlapscope attach --all --steps 10 --at-step "
+        "$S");
     a->callback([at, &selected] {
         selected = [at] {
             parseNumber("attach", "--duration", at->duration, 0, kMaxSeconds, "seconds");
-            ControlRequest req;
-            req.command = ControlCommand::Start;
-            if (at->duration.value > 0) req.durationS = at->duration.value;
+            parseNumber("attach", "--steps", at->steps, 1, static_cast<double>(kMaxSteps), "a whole number of steps");
+            parseNumber("attach", "--at-step", at->atStep, 0, static_cast<double>(kMaxStepNumber), "a step number");
+            parseNumber("attach", "--lead", at->lead, 0, 3600, "seconds");
+            parseNumber("attach", "--timeout", at->timeout, 1, kMaxSeconds, "seconds");
+            for (const NumberOption* n : {&at->steps, &at->atStep})
+                if (!n->text.empty() && n->value != std::floor(n->value))
+                    throw std::invalid_argument("attach: " + n->text + ": expected a whole number");
+            const bool steps = !at->steps.text.empty();
+            if (!steps && (!at->atStep.text.empty() || at->partial || at->plan || at->wait || !at->lead.text.empty() ||
+                           !at->timeout.text.empty()))
+                throw std::invalid_argument(
+                    "attach: --at-step, --partial, --plan, --wait, --lead and --timeout go with --steps");
+            if (steps && !at->duration.text.empty())
+                throw std::invalid_argument("attach: --steps and --duration exclude each other");
+            if (at->plan && !at->atStep.text.empty())
+                throw std::invalid_argument("attach: --plan chooses the step; it does not take --at-step");
+            std::optional<std::string> outputDir;
             if (!at->output.empty()) {
                 std::error_code ec;
                 fs::create_directories(at->output, ec);
-                req.outputDir = fs::absolute(at->output).lexically_normal().string();
+                outputDir = fs::absolute(at->output).lexically_normal().string();
             }
+            if (steps) {
+                StepAttachOptions o;
+                o.steps = static_cast<int64_t>(at->steps.value);
+                if (!at->atStep.text.empty()) o.atStep = static_cast<int64_t>(at->atStep.value);
+                o.outputDir = outputDir;
+                o.partial = at->partial;
+                o.plan = at->plan;
+                o.wait = at->wait;
+                if (!at->lead.text.empty()) o.leadS = at->lead.value;
+                if (!at->timeout.text.empty()) o.timeoutS = at->timeout.value;
+                return attachSteps(targetSockets(at->pids, at->all), o);
+            }
+            ControlRequest req;
+            req.command = ControlCommand::Start;
+            if (at->duration.value > 0) req.durationS = at->duration.value;
+            req.outputDir = outputDir;
             return controlAll(targetSockets(at->pids, at->all), req);
         };
     });
 
     auto dt = std::make_shared<Target>();
-    auto* d = app.add_subcommand("detach", "Stop the capture in running agents and close their files");
+    auto* d =
+        app.add_subcommand("detach", "Stop the capture (or step capture) in running agents and close their files");
     d->add_option("pid", dt->pids, "Process ids (see `overlapscope ps`)");
     d->add_flag("--all", dt->all, "Every running agent of this user");
     d->callback([dt, &selected] {

@@ -11,8 +11,40 @@ namespace {
 using nlohmann::json;
 
 json statusToJson(const AgentStatus& s) {
-    return json{{"pid", s.pid},       {"rank", s.rank},         {"host", s.host},       {"state", s.state},
-                {"output", s.output}, {"captures", s.captures}, {"dropped", s.dropped}, {"command", s.commandLine}};
+    json j{{"pid", s.pid},
+           {"rank", s.rank},
+           {"host", s.host},
+           {"state", s.state},
+           {"output", s.output},
+           {"captures", s.captures},
+           {"dropped", s.dropped},
+           {"command", s.commandLine},
+           {"streaming", s.streaming},
+           {"telemetry", s.telemetry},
+           {"saw_steps", s.sawSteps},
+           {"step", s.step},
+           {"first_whole_step", s.firstWholeStep},
+           {"last_closed_step", s.lastClosedStep},
+           {"step_seconds", s.stepSeconds},
+           {"rows_seen", s.rowsSeen}};
+    if (s.stepCapture) {
+        const StepCaptureStatus& c = *s.stepCapture;
+        json sc{{"state", c.state}, {"requested", c.requested}, {"written", c.written},
+                {"first", c.first}, {"path", c.path},           {"error", c.error}};
+        if (c.atStep) sc["at_step"] = *c.atStep;
+        j["step_capture"] = std::move(sc);
+    }
+    return j;
+}
+
+// A whole number from lo to hi, or invalid_argument naming the field.
+int64_t wholeNumber(const json& v, const char* field, int64_t lo, int64_t hi) {
+    if (!v.is_number()) throw std::invalid_argument(std::string(field) + " must be a number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
+        throw std::invalid_argument(std::string(field) + " must be a whole number from " + std::to_string(lo) + " to " +
+                                    std::to_string(hi));
+    return static_cast<int64_t>(d);
 }
 
 template <typename T>
@@ -35,9 +67,16 @@ std::string encodeRequest(const ControlRequest& request) {
         case ControlCommand::Stop:
             j["cmd"] = "stop";
             break;
+        case ControlCommand::Watch:
+            j["cmd"] = "watch";
+            break;
     }
     if (request.durationS) j["duration_s"] = *request.durationS;
     if (request.outputDir) j["output_dir"] = *request.outputDir;
+    if (request.steps) j["steps"] = *request.steps;
+    if (request.atStep) j["at_step"] = *request.atStep;
+    if (request.partial) j["partial"] = true;
+    if (request.watchS) j["seconds"] = *request.watchS;
     return j.dump() + "\n";
 }
 
@@ -55,6 +94,8 @@ ControlRequest parseRequest(const std::string& line) {
         r.command = ControlCommand::Start;
     else if (name == "stop")
         r.command = ControlCommand::Stop;
+    else if (name == "watch")
+        r.command = ControlCommand::Watch;
     else
         throw std::invalid_argument("unknown command \"" + name + "\"");
     if (auto d = j.find("duration_s"); d != j.end() && !d->is_null()) {
@@ -70,6 +111,23 @@ ControlRequest parseRequest(const std::string& line) {
             throw std::invalid_argument("output_dir must be a non-empty string");
         r.outputDir = o->get<std::string>();
     }
+    if (auto v = j.find("steps"); v != j.end() && !v->is_null()) r.steps = wholeNumber(*v, "steps", 1, kMaxSteps);
+    if (auto v = j.find("at_step"); v != j.end() && !v->is_null())
+        r.atStep = wholeNumber(*v, "at_step", 0, kMaxStepNumber);
+    if (auto v = j.find("partial"); v != j.end() && !v->is_null()) {
+        if (!v->is_boolean()) throw std::invalid_argument("partial must be true or false");
+        r.partial = v->get<bool>();
+    }
+    if (auto v = j.find("seconds"); v != j.end() && !v->is_null()) {
+        if (!v->is_number()) throw std::invalid_argument("seconds must be a number");
+        const double s = v->get<double>();
+        if (!std::isfinite(s) || s < 0 || s > kMaxSeconds)
+            throw std::invalid_argument("seconds must be from 0 to " +
+                                        std::to_string(static_cast<int64_t>(kMaxSeconds)));
+        r.watchS = s;
+    }
+    if (r.steps && r.durationS) throw std::invalid_argument("steps and duration_s exclude each other");
+    if ((r.atStep || r.partial) && !r.steps) throw std::invalid_argument("at_step and partial need steps");
     return r;
 }
 
@@ -95,6 +153,25 @@ ControlReply parseReply(const std::string& line) {
         readIfPresent(j, "captures", r.status.captures);
         readIfPresent(j, "dropped", r.status.dropped);
         readIfPresent(j, "command", r.status.commandLine);
+        readIfPresent(j, "streaming", r.status.streaming);
+        readIfPresent(j, "telemetry", r.status.telemetry);
+        readIfPresent(j, "saw_steps", r.status.sawSteps);
+        readIfPresent(j, "step", r.status.step);
+        readIfPresent(j, "first_whole_step", r.status.firstWholeStep);
+        readIfPresent(j, "last_closed_step", r.status.lastClosedStep);
+        readIfPresent(j, "step_seconds", r.status.stepSeconds);
+        readIfPresent(j, "rows_seen", r.status.rowsSeen);
+        if (auto sc = j.find("step_capture"); sc != j.end() && sc->is_object()) {
+            StepCaptureStatus c;
+            readIfPresent(*sc, "state", c.state);
+            readIfPresent(*sc, "requested", c.requested);
+            readIfPresent(*sc, "written", c.written);
+            readIfPresent(*sc, "first", c.first);
+            readIfPresent(*sc, "path", c.path);
+            readIfPresent(*sc, "error", c.error);
+            if (auto a = sc->find("at_step"); a != sc->end() && a->is_number()) c.atStep = a->get<int64_t>();
+            r.status.stepCapture = std::move(c);
+        }
     } catch (const json::exception&) {
         throw std::invalid_argument("malformed reply from agent");
     }

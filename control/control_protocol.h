@@ -5,6 +5,9 @@
 // answered by a single line of JSON. Requests:
 //   {"cmd":"status"}
 //   {"cmd":"start", "duration_s": 5.0, "output_dir": "/path"}   (both optional)
+//   {"cmd":"start", "steps": 10, "at_step": 1200, "partial": true, "output_dir": "/path"}
+//                                        (a step capture; at_step and partial optional)
+//   {"cmd":"watch", "seconds": 60}       (record without a file for a while: steps become known)
 //   {"cmd":"stop"}
 // Every reply carries "ok" and, on failure, "error"; status fields are always
 // included so one round trip serves `ps` as well as start/stop.
@@ -26,13 +29,30 @@ inline constexpr size_t kMaxMessageBytes = 4096;
 // clocks' nanoseconds; these bounds stay far from that.
 inline constexpr double kMaxSeconds = 1e6;                       // --delay, --duration: about 11.5 days
 inline constexpr double kMinBufferMb = 1, kMaxBufferMb = 65536;  // --buffer-mb
+inline constexpr int64_t kMaxSteps = 1000000;                    // attach --steps
+inline constexpr int64_t kMaxStepNumber = int64_t{1} << 53;      // --at-step: exact in JSON doubles
 
-enum class ControlCommand { Status, Start, Stop };
+enum class ControlCommand { Status, Start, Stop, Watch };
 
 struct ControlRequest {
     ControlCommand command = ControlCommand::Status;
     std::optional<double> durationS;  // start only; absent = until stopped
     std::optional<std::string> outputDir;
+    // start only: a capture of this many whole steps (not with durationS),
+    // from step number atStep or else the next step to begin, and its
+    // partial result beside it.
+    std::optional<int64_t> steps, atStep;
+    bool partial = false;
+    std::optional<double> watchS;  // watch only: how long to keep recording (0 to kMaxSeconds)
+};
+
+// A step capture's progress (`ps`).
+struct StepCaptureStatus {
+    std::string state;  // waiting, capturing, done, failed, stopped
+    int64_t requested = 0, written = 0;
+    int64_t first = -1;  // the first captured step's number once known
+    std::optional<int64_t> atStep;
+    std::string path, error;
 };
 
 // What an agent says about itself.
@@ -45,6 +65,17 @@ struct AgentStatus {
     uint64_t captures = 0;  // captures started so far in this process
     uint64_t dropped = 0;   // records dropped in the current/last capture
     std::string commandLine;
+    // The record stream and the steps in it (agent/live): whether the agent
+    // records now (a capture, live metrics or a step capture), whether it
+    // publishes live metrics, the newest step range seen, the first step it
+    // holds whole since recording began, the last step measured and its GPU
+    // window (-1 / 0 while unknown); whether any step range was seen, and how
+    // many rows, for "this job has no step ranges".
+    bool streaming = false, telemetry = false, sawSteps = false;
+    int64_t step = -1, firstWholeStep = -1, lastClosedStep = -1;
+    double stepSeconds = 0;
+    uint64_t rowsSeen = 0;
+    std::optional<StepCaptureStatus> stepCapture;
 };
 
 struct ControlReply {

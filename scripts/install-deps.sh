@@ -14,6 +14,9 @@ packages=(
   # notebook's execution, and `pip install ./python` offline into a venv.
   pybind11-dev python3-dev python3-pandas python3-pytest python3-nbconvert python3-ipykernel
   python3-pip python3-setuptools python3-wheel python3-venv
+  # The live-metrics test scrapes the agent with a real Prometheus server,
+  # which it starts itself on a free port (tests/agent/prometheus_scrape_test.sh).
+  prometheus
 )
 
 missing=()

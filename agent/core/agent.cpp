@@ -3,6 +3,10 @@
 #include "agent/core/control_server.h"
 #include "agent/core/partial_writer.h"
 #include "agent/core/signal_bridge.h"
+#include "agent/live/live_pipeline.h"
+#include "agent/live/metrics_file.h"
+#include "agent/live/metrics_publisher.h"
+#include "agent/live/telemetry.h"
 #include "analyzer/capture/background_thread.h"
 
 #include <algorithm>
@@ -44,10 +48,12 @@ Agent::Agent(AgentSettings settings, ProcessIdentity who, std::unique_ptr<Activi
 Agent::~Agent() { shutdown(CaptureEnd::ProcessExit); }
 
 void Agent::boot() {
-    if (settings_.partial) partials_ = std::make_unique<PartialWriter>(settings_.partialSettings);
+    if (settings_.partial) partials();
     signals_ = std::make_unique<SignalBridge>([this](int) {
         std::string ignored;
         stopCapture(CaptureEnd::Signal, ignored);
+        // The process is going: its metrics file must not outlive it.
+        if (publisher_) publisher_->stop();
     });
     {
         std::lock_guard lock(stateMutex_);
@@ -57,6 +63,7 @@ void Agent::boot() {
         }
     }
     timer_ = startBackgroundThread([this] { timerLoop(); });
+    bootLive();
     // Starting right away (not from the timer) keeps the first kernels in the capture.
     if (!settings_.dormant && settings_.delayS <= 0) {
         std::string error;
@@ -83,6 +90,174 @@ void Agent::boot() {
     }
 }
 
+// Live metrics from boot: the telemetry, who publishes it, and the stream.
+void Agent::bootLive() {
+    if (!settings_.alwaysOn()) return;
+    live::TelemetryIdentity id{who_.rank >= 0 ? std::to_string(who_.rank) : std::string(), who_.host, settings_.job};
+    telemetry_ = std::make_unique<live::Telemetry>(std::move(id));
+    std::string error;
+    if (!ensureLive(error)) {
+        std::fprintf(stderr, "overlapscope-agent: %s: no live metrics\n", error.c_str());
+        telemetry_.reset();
+        return;
+    }
+    live::MetricsPublisher::Options p;
+    if (!settings_.metricsFile.empty()) p.filePath = live::metricsFilePath(settings_.metricsFile, who_);
+    if (settings_.metricsPort >= 0) {
+        live::MetricsHttpServer::Options http;
+        http.address = settings_.metricsAddress;
+        // Every rank of a node gets its own port: PORT + local rank.
+        http.port = settings_.metricsPort == 0 ? 0 : settings_.metricsPort + std::max(who_.localRank, 0);
+        p.http = http;
+    }
+    // A job ended by SIGTERM or SIGINT still removes its metrics file.
+    if (signals_ && !p.filePath.empty()) signals_->install();
+    if (!p.filePath.empty() || p.http) {
+        live::Telemetry* telemetry = telemetry_.get();
+        publisher_ = std::make_unique<live::MetricsPublisher>(p, [telemetry] {
+            timespec ts{};
+            ::clock_gettime(CLOCK_REALTIME, &ts);
+            return telemetry->prometheusText(static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9);
+        });
+        error.clear();
+        publisher_->start(error);
+        if (!error.empty()) std::fprintf(stderr, "overlapscope-agent: %s\n", error.c_str());
+    }
+    std::lock_guard op(opMutex_);
+    if (!startStreamLocked(error) && state_ != AgentState::Disabled)
+        std::fprintf(stderr, "overlapscope-agent: live metrics: %s\n", error.c_str());
+}
+
+bool Agent::ensureLive(std::string& error) {
+    if (live_) return true;
+    if (!settings_.analysisValid) {
+        error = "the step pattern or a communication kernel pattern is not a regular expression";
+        return false;
+    }
+    live::LiveSettings ls;
+    ls.analysis = settings_.analysis;
+    ls.limits.maxRows = settings_.liveMaxRows;
+    ls.conditionSteps = settings_.captureSteps;
+    ls.conditionCooldownS = settings_.captureCooldownS;
+    ls.conditionOutputDir = settings_.outputDir;
+    ls.conditionPartial = settings_.partial;
+    ls.stepLogPath = settings_.stepLog;
+    try {
+        if (!settings_.captureWhen.empty()) ls.condition = live::parseCaptureCondition(settings_.captureWhen);
+        live::LivePipeline::Hooks hooks;
+        hooks.capturePath = [this](const std::string& dir) { return nextCapturePath(dir); };
+        hooks.captureEnded = [this](const live::StepCaptureProgress& p, bool partial) { stepCaptureEnded(p, partial); };
+        live_ = std::make_unique<live::LivePipeline>(std::move(ls), who_, telemetry_.get(), std::move(hooks));
+        liveView_.store(live_.get(), std::memory_order_release);
+    } catch (const std::exception& e) {
+        error = e.what();
+        return false;
+    }
+    return true;
+}
+
+std::string Agent::nextCapturePath(const std::string& dir) {
+    std::lock_guard lock(stateMutex_);
+    ++captures_;
+    return captureFileName(dir, who_, captures_);
+}
+
+PartialWriter& Agent::partials() {
+    std::lock_guard lock(partialsMutex_);
+    if (!partials_) partials_ = std::make_unique<PartialWriter>(settings_.analysis);
+    return *partials_;
+}
+
+// Writer thread, under the pipeline's lock: queue and wake, nothing more.
+void Agent::stepCaptureEnded(const live::StepCaptureProgress& progress, bool partial) {
+    if (partial && progress.written > 0 && settings_.analysisValid) partials().submit(progress.path);
+    {
+        std::lock_guard lock(stateMutex_);
+        if (!progress.path.empty()) lastOutput_ = progress.path;
+        stepCaptureEnded_ = true;
+    }
+    timerCv_.notify_all();
+}
+
+bool Agent::startStreamLocked(std::string& error) {
+    {
+        std::lock_guard lock(stateMutex_);
+        if (session_) return true;
+        if (shuttingDown_) {
+            error = "the process is exiting";
+            return false;
+        }
+        if (state_ == AgentState::Disabled) {
+            error = "capture is disabled in this process (" + lastOutput_ + ")";
+            return false;
+        }
+    }
+    SessionConfig config;
+    config.who = who_;
+    config.commitIntervalMs = settings_.commitIntervalMs;
+    config.stopGraceMs = 0;  // steps are cut by their ranges, not at an instant
+    config.tap = live_.get();
+    std::unique_ptr<CaptureSession> session;
+    try {
+        session = std::make_unique<CaptureSession>(config, *source_, pool_);
+    } catch (const std::exception& e) {
+        error = e.what();
+        return false;
+    }
+    switch (session->start(error)) {
+        case CaptureSession::Start::Started:
+            break;
+        case CaptureSession::Start::FileFailed:
+            return false;
+        case CaptureSession::Start::SourceFailed:
+            disable(error);
+            return false;
+    }
+    std::lock_guard lock(stateMutex_);
+    session_ = std::move(session);
+    streamOnly_ = true;
+    return true;
+}
+
+void Agent::stopSessionLocked(CaptureEnd how) {
+    std::unique_ptr<CaptureSession> session;
+    bool hadFile = false;
+    {
+        std::lock_guard lock(stateMutex_);
+        if (!session_) return;
+        session = std::move(session_);  // NCCL threads now see no session
+        hadFile = !streamOnly_;
+        streamOnly_ = false;
+        stopAt_.reset();
+    }
+    session->stop(how);
+    if (live_) live_->setFileCaptureRunning(false);
+    if (!hadFile) return;
+    {
+        std::lock_guard lock(stateMutex_);
+        lastOutput_ = session->path();
+        lastDropped_ = session->droppedRecords();
+        state_ = AgentState::Stopped;
+    }
+    if (settings_.partial) partials().submit(session->path());
+}
+
+bool Agent::streamWantedLocked() const {
+    if (telemetry_) return true;
+    if (live_ && live_->captureActive()) return true;
+    std::lock_guard lock(stateMutex_);
+    return watchUntil_ && std::chrono::steady_clock::now() < *watchUntil_;
+}
+
+void Agent::settleStreamLocked() {
+    bool stream;
+    {
+        std::lock_guard lock(stateMutex_);
+        stream = session_ && streamOnly_;
+    }
+    if (stream && !streamWantedLocked()) stopSessionLocked(CaptureEnd::Stopped);
+}
+
 bool Agent::startCapture(std::optional<double> durationS, std::optional<std::string> outputDir, std::string& error) {
     std::lock_guard op(opMutex_);
     uint64_t sequence;
@@ -96,11 +271,15 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
             error = "capture is disabled in this process (" + lastOutput_ + ")";
             return false;
         }
-        if (state_ == AgentState::Capturing) {
+        if (session_ && !streamOnly_) {
             error = "a capture is already running (" + session_->path() + ")";
             return false;
         }
         sequence = captures_ + 1;
+    }
+    if (live_ && live_->captureActive()) {
+        error = "a step capture is in progress; detach it first";
+        return false;
     }
     // Before the file exists, so a SIGTERM from now on finds a capture to close.
     if (signals_) signals_->install();
@@ -110,6 +289,7 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
     config.stopGraceMs = settings_.stopGraceMs;
     config.sequence = sequence;
     config.path = captureFileName(outputDir.value_or(settings_.outputDir), who_, sequence);
+    config.tap = telemetry_ ? live_.get() : nullptr;
     // The timer thread ends a capture whose file cannot be written any more.
     config.onWriteFailure = [this] {
         std::lock_guard lock(stateMutex_);
@@ -122,19 +302,29 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
         error = e.what();
         return false;
     }
+    // The file takes the stream's place (one CUPTI subscriber per process);
+    // the live pipeline rides on the capture until the stream comes back.
+    stopSessionLocked(CaptureEnd::Stopped);
+    const auto restoreStream = [&] {
+        std::string ignored;
+        if (streamWantedLocked()) startStreamLocked(ignored);
+    };
     switch (session->start(error)) {
         case CaptureSession::Start::Started:
             break;
         case CaptureSession::Start::FileFailed:
+            restoreStream();
             return false;  // another output may work
         case CaptureSession::Start::SourceFailed:
             // The source cannot run in this process at all (no driver, CUPTI taken).
             disable(error);
             return false;
     }
+    if (live_) live_->setFileCaptureRunning(true);
     {
         std::lock_guard lock(stateMutex_);
         session_ = std::move(session);
+        streamOnly_ = false;
         state_ = AgentState::Capturing;
         ++captures_;
         lastOutput_ = session_->path();
@@ -145,27 +335,79 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
     return true;
 }
 
-bool Agent::stopCapture(CaptureEnd how, std::string& error) {
+bool Agent::startStepCapture(int64_t steps, std::optional<int64_t> atStep, std::optional<std::string> outputDir,
+                             bool partial, std::string& error) {
     std::lock_guard op(opMutex_);
-    std::unique_ptr<CaptureSession> session;
     {
         std::lock_guard lock(stateMutex_);
-        if (state_ != AgentState::Capturing) {
+        if (session_ && !streamOnly_) {
+            error = "a capture is already running (" + session_->path() + ")";
+            return false;
+        }
+    }
+    if (!ensureLive(error)) return false;
+    if (signals_) signals_->install();
+    if (!startStreamLocked(error)) return false;
+    live::StepCapturePlan plan;
+    plan.steps = static_cast<int>(steps);
+    plan.atStep = atStep;
+    plan.partial = partial;
+    plan.trigger = "attach";
+    plan.path = nextCapturePath(outputDir.value_or(settings_.outputDir));
+    if (!live_->arm(std::move(plan), error)) {
+        settleStreamLocked();
+        return false;
+    }
+    {
+        std::lock_guard lock(stateMutex_);
+        state_ = AgentState::Capturing;
+        watchUntil_.reset();  // the capture holds the stream now, and lets it go when done
+    }
+    return true;
+}
+
+bool Agent::watch(double seconds, std::string& error) {
+    std::lock_guard op(opMutex_);
+    if (!ensureLive(error)) return false;
+    {
+        std::lock_guard lock(stateMutex_);
+        watchUntil_ = after(seconds);
+    }
+    timerCv_.notify_all();
+    return startStreamLocked(error);
+}
+
+bool Agent::stopCapture(CaptureEnd how, std::string& error) {
+    std::lock_guard op(opMutex_);
+    bool fileCapture, anySession;
+    {
+        std::lock_guard lock(stateMutex_);
+        fileCapture = session_ && !streamOnly_;
+        anySession = session_ != nullptr;
+    }
+    if (how != CaptureEnd::Stopped) {  // a signal: close everything, the process is going
+        if (!anySession) {
             error = "no capture is running";
             return false;
         }
-        session = std::move(session_);  // NCCL threads now see no session
-        stopAt_.reset();
+        stopSessionLocked(how);
+        return true;
     }
-    session->stop(how);
-    {
+    if (fileCapture) {
+        stopSessionLocked(how);
+        std::string ignored;
+        if (streamWantedLocked()) startStreamLocked(ignored);
+        return true;
+    }
+    if (live_ && live_->captureActive()) {
+        live_->cancel(error);
+        settleStreamLocked();
         std::lock_guard lock(stateMutex_);
-        lastOutput_ = session->path();
-        lastDropped_ = session->droppedRecords();
         state_ = AgentState::Stopped;
+        return true;
     }
-    if (partials_) partials_->submit(session->path());
-    return true;
+    error = "no capture is running";
+    return false;
 }
 
 void Agent::disable(const std::string& why) {
@@ -184,9 +426,15 @@ void Agent::shutdown(CaptureEnd how) {
     timerCv_.notify_all();
     if (timer_.joinable()) timer_.join();
     if (control_) control_->stop();
-    std::string ignored;
-    stopCapture(how, ignored);
-    if (partials_) partials_->finish();  // the last capture's partial, then the thread ends
+    {
+        std::lock_guard op(opMutex_);
+        stopSessionLocked(how);
+    }
+    if (publisher_) publisher_->stop();
+    {
+        std::lock_guard lock(partialsMutex_);
+        if (partials_) partials_->finish();  // the last capture's partial, then the thread ends
+    }
     if (signals_) signals_->shutdown();
 }
 
@@ -211,10 +459,25 @@ void Agent::timerLoop() {
             lock.unlock();
             stopCapture(CaptureEnd::Stopped, error);
             lock.lock();
+        } else if (stepCaptureEnded_ || (watchUntil_ && now >= *watchUntil_)) {
+            // A step capture closed, or a watch ran out: the stream may go.
+            stepCaptureEnded_ = false;
+            if (watchUntil_ && now >= *watchUntil_) watchUntil_.reset();
+            const bool wasCapturing = state_ == AgentState::Capturing && streamOnly_;
+            lock.unlock();
+            {
+                std::lock_guard op(opMutex_);
+                settleStreamLocked();
+            }
+            lock.lock();
+            const live::LivePipeline* live = liveView_.load(std::memory_order_acquire);
+            if (wasCapturing && !(live && live->captureActive()) && (!session_ || streamOnly_))
+                state_ = AgentState::Stopped;
         } else {
             auto next = std::chrono::steady_clock::time_point::max();
             if (startAt_) next = std::min(next, *startAt_);
             if (stopAt_) next = std::min(next, *stopAt_);
+            if (watchUntil_) next = std::min(next, *watchUntil_);
             if (next == std::chrono::steady_clock::time_point::max())
                 timerCv_.wait(lock);
             else
@@ -230,7 +493,14 @@ control::ControlReply Agent::handle(const control::ControlRequest& request) {
             reply.ok = true;
             break;
         case control::ControlCommand::Start:
-            reply.ok = startCapture(request.durationS, request.outputDir, reply.error);
+            if (request.steps)
+                reply.ok =
+                    startStepCapture(*request.steps, request.atStep, request.outputDir, request.partial, reply.error);
+            else
+                reply.ok = startCapture(request.durationS, request.outputDir, reply.error);
+            break;
+        case control::ControlCommand::Watch:
+            reply.ok = watch(request.watchS.value_or(60), reply.error);
             break;
         case control::ControlCommand::Stop:
             reply.ok = stopCapture(CaptureEnd::Stopped, reply.error);
@@ -241,16 +511,42 @@ control::ControlReply Agent::handle(const control::ControlRequest& request) {
 }
 
 control::AgentStatus Agent::status() const {
-    std::lock_guard lock(stateMutex_);
     control::AgentStatus s;
-    s.pid = who_.pid;
-    s.rank = who_.rank;
-    s.host = who_.host;
-    s.state = stateName(state_);
-    s.output = session_ ? session_->path() : lastOutput_;
-    s.captures = captures_;
-    s.dropped = session_ ? session_->droppedRecords() : lastDropped_;
-    s.commandLine = who_.commandLine;
+    {
+        std::lock_guard lock(stateMutex_);
+        s.pid = who_.pid;
+        s.rank = who_.rank;
+        s.host = who_.host;
+        // Recording without a file (live metrics, a watch): not dormant.
+        s.state = session_ && streamOnly_ && state_ != AgentState::Capturing ? "live" : stateName(state_);
+        s.output = session_ && !streamOnly_ ? session_->path() : lastOutput_;
+        s.captures = captures_;
+        s.dropped = session_ && !streamOnly_ ? session_->droppedRecords() : lastDropped_;
+        s.commandLine = who_.commandLine;
+        s.streaming = session_ != nullptr;
+    }
+    s.telemetry = telemetry_ != nullptr;
+    // The control thread asks this while another may be creating the pipeline.
+    if (const live::LivePipeline* live = liveView_.load(std::memory_order_acquire)) {
+        const auto sight = live->sight();
+        s.sawSteps = sight.sawSteps;
+        s.step = sight.newestStep;
+        s.firstWholeStep = sight.firstWholeStep;
+        s.lastClosedStep = sight.lastClosedStep;
+        s.stepSeconds = sight.lastStepSeconds;
+        s.rowsSeen = sight.rowsSeen;
+        if (const auto p = live->captureProgress()) {
+            control::StepCaptureStatus c;
+            c.state = p->state;
+            c.requested = p->requested;
+            c.written = p->written;
+            c.first = p->first;
+            c.atStep = p->atStep;
+            c.path = p->path;
+            c.error = p->error;
+            s.stepCapture = std::move(c);
+        }
+    }
     return s;
 }
 
@@ -265,5 +561,7 @@ void Agent::submitCollective(PendingCollective&& collective) {
 }
 
 const std::string& Agent::controlSocketPath() const { return socketPath_; }
+
+int Agent::metricsPort() const { return publisher_ ? publisher_->httpPort() : 0; }
 
 }  // namespace osc::agent

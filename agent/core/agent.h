@@ -1,6 +1,13 @@
 // The capture lifecycle of one process: dormant -> capturing -> stopped,
 // any number of times, each capture its own file. Starts and stops come from
 // the settings (delay, duration), the control socket, signals and exit.
+//
+// Besides captures there is the record stream without a file (agent/live):
+// it runs from boot when live metrics are on (--metrics-file, --metrics-port,
+// --capture-when), for a step capture (`attach --steps`), and for a while
+// after `watch`; whatever needs it no more, it stops, and CUPTI is free
+// again. A wall-clock capture takes the stream's place while it runs (the
+// live pipeline rides on it), and the stream comes back after.
 #pragma once
 
 #include "agent/core/activity_source.h"
@@ -10,6 +17,7 @@
 #include "agent/core/process_identity.h"
 #include "control/control_protocol.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -19,6 +27,13 @@
 #include <thread>
 
 namespace osc::agent {
+
+namespace live {
+class LivePipeline;
+class MetricsPublisher;
+class Telemetry;
+struct StepCaptureProgress;
+}  // namespace live
 
 class ControlServer;
 class PartialWriter;
@@ -34,10 +49,16 @@ public:
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
 
-    // Opens the control socket and schedules the first capture (unless dormant).
+    // Opens the control socket, starts the live metrics (when asked) and
+    // schedules the first capture (unless dormant).
     void boot();
 
     bool startCapture(std::optional<double> durationS, std::optional<std::string> outputDir, std::string& error);
+    // A capture of `steps` whole steps (from step `atStep`, else the next).
+    bool startStepCapture(int64_t steps, std::optional<int64_t> atStep, std::optional<std::string> outputDir,
+                          bool partial, std::string& error);
+    // Records without a file for `seconds`, so that the steps become known.
+    bool watch(double seconds, std::string& error);
     bool stopCapture(CaptureEnd how, std::string& error);
     // At exit: closes the capture and stops every agent thread.
     void shutdown(CaptureEnd how);
@@ -50,32 +71,52 @@ public:
     void submitCollective(PendingCollective&& collective);
 
     const std::string& controlSocketPath() const;
+    // The HTTP port live metrics are served on (0 when none).
+    int metricsPort() const;
 
 private:
     void timerLoop();
     void disable(const std::string& why);
+    void bootLive();
+    bool ensureLive(std::string& error);
+    // With opMutex_ held: the stream without a file, and stopping whatever runs.
+    bool startStreamLocked(std::string& error);
+    void stopSessionLocked(CaptureEnd how);
+    bool streamWantedLocked() const;  // live metrics, a step capture or a watch
+    void settleStreamLocked();        // stops the stream when nothing wants it
+    std::string nextCapturePath(const std::string& dir);
+    void stepCaptureEnded(const live::StepCaptureProgress& progress, bool partial);
+    PartialWriter& partials();
 
     const AgentSettings settings_;
     const ProcessIdentity who_;
     std::unique_ptr<ActivitySource> source_;
     BufferPool pool_;
 
+    // Lock order: opMutex_, then the live pipeline's, then stateMutex_.
     std::mutex opMutex_;  // serialises start/stop, which can take a second
     mutable std::mutex stateMutex_;
     std::condition_variable timerCv_;
     AgentState state_ = AgentState::Dormant;
     std::unique_ptr<CaptureSession> session_;
+    bool streamOnly_ = false;  // session_ has no file
     std::string lastOutput_;
     uint64_t lastDropped_ = 0;
     uint64_t captures_ = 0;
     bool shuttingDown_ = false;
-    std::optional<std::chrono::steady_clock::time_point> startAt_, stopAt_;
+    bool stepCaptureEnded_ = false;  // the timer thread settles the stream
+    std::optional<std::chrono::steady_clock::time_point> startAt_, stopAt_, watchUntil_;
     std::optional<double> scheduledDurationS_;
 
     std::thread timer_;
     std::unique_ptr<ControlServer> control_;
     std::unique_ptr<SignalBridge> signals_;
-    std::unique_ptr<PartialWriter> partials_;  // with OVERLAPSCOPE_PARTIAL
+    std::unique_ptr<PartialWriter> partials_;  // with OVERLAPSCOPE_PARTIAL or a step capture's partial
+    std::mutex partialsMutex_;
+    std::unique_ptr<live::Telemetry> telemetry_;
+    std::unique_ptr<live::LivePipeline> live_;
+    std::atomic<live::LivePipeline*> liveView_{nullptr};  // live_ for status(), from any thread
+    std::unique_ptr<live::MetricsPublisher> publisher_;
     std::string socketPath_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <unistd.h>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -15,6 +16,7 @@ std::mutex g_mutex;
 // Deliberately leaked: static destructors run after atexit handlers, and the
 // agent's threads must not see a destroyed object in between.
 Agent* g_agent = nullptr;
+std::atomic<Agent*> g_created{nullptr};  // g_agent for threads that must not take g_mutex
 bool g_attempted = false;
 pid_t g_ownerPid = 0;
 
@@ -41,6 +43,7 @@ Agent* ensureAgent() {
         if (!warnings.empty()) std::fprintf(stderr, "overlapscope-agent: %s\n", warnings.c_str());
         auto agent = std::make_unique<Agent>(std::move(settings), currentProcessIdentity(), makeActivitySource());
         g_agent = agent.release();
+        g_created.store(g_agent, std::memory_order_release);
         std::atexit(onExit);
         g_agent->boot();
     } catch (const std::exception& e) {
@@ -48,6 +51,8 @@ Agent* ensureAgent() {
     }
     return g_agent;
 }
+
+Agent* createdAgent() { return g_created.load(std::memory_order_acquire); }
 
 }  // namespace osc::agent
 

@@ -19,6 +19,10 @@ std::unique_ptr<ActivitySource> makeActivitySource();
 // could not be created. Never throws.
 Agent* ensureAgent();
 
+// The agent once created (it may still be booting), without waiting for
+// ensureAgent(): for the agent's own threads, which boot may start.
+Agent* createdAgent();
+
 }  // namespace osc::agent
 
 // The CUDA driver calls this during cuInit when CUDA_INJECTION64_PATH names

@@ -38,6 +38,67 @@ bool readNumber(const char* name, double lo, double hi, const char* unit, double
 
 bool truthy(std::string_view v) { return v == "1" || v == "true" || v == "yes" || v == "on"; }
 
+void readAnalysis(AgentSettings& s, std::string& warnings) {
+    AnalysisSettings& a = s.analysis;
+    if (const char* v = env("OVERLAPSCOPE_COMM_KERNEL")) {
+        std::string_view rest = v;
+        while (!rest.empty()) {
+            const size_t end = rest.find('\n');
+            if (end != 0) a.commKernelPatterns.emplace_back(rest.substr(0, end));
+            if (end == std::string_view::npos) break;
+            rest.remove_prefix(end + 1);
+        }
+    }
+    if (const char* v = env("OVERLAPSCOPE_COMM_COPIES")) a.commCopies = truthy(v);
+    if (const char* v = env("OVERLAPSCOPE_STEP_PATTERN")) a.stepPattern = v;
+    if (const char* v = env("OVERLAPSCOPE_MICROBATCH_PATTERN")) a.microbatchPattern = v;
+    double stages = 0;
+    if (readNumber("OVERLAPSCOPE_PIPELINE_STAGES", 0, 65536, "stages", stages, warnings)) {
+        if (stages == std::floor(stages))
+            a.pipelineStages = static_cast<int>(stages);
+        else
+            warnings += "OVERLAPSCOPE_PIPELINE_STAGES=" + std::string(env("OVERLAPSCOPE_PIPELINE_STAGES")) +
+                        " is not a whole number; ignored. ";
+    }
+    const char* consequence = "; no partial results or live metrics. ";
+    try {
+        compileMicrobatchPattern(a.microbatchPattern);
+    } catch (const std::invalid_argument& e) {
+        warnings += "OVERLAPSCOPE_MICROBATCH_PATTERN: " + std::string(e.what()) + consequence;
+        s.analysisValid = false;
+    }
+    // A bad regex would fail every partial and every step: said once, now.
+    std::vector<std::string> patterns = a.commKernelPatterns;
+    patterns.push_back(a.stepPattern);
+    for (const auto& p : patterns) {
+        try {
+            std::regex check(p, std::regex::ECMAScript);
+        } catch (const std::regex_error&) {
+            warnings += "OVERLAPSCOPE_COMM_KERNEL/OVERLAPSCOPE_STEP_PATTERN: '" + p + "' is not a regular expression" +
+                        consequence;
+            s.analysisValid = false;
+        }
+    }
+    if (!s.analysisValid) s.partial = false;
+}
+
+void readLive(AgentSettings& s, std::string& warnings) {
+    if (const char* v = env("OVERLAPSCOPE_METRICS_FILE")) s.metricsFile = v;
+    double x = 0;
+    if (readNumber("OVERLAPSCOPE_METRICS_PORT", 0, 65535, "ports", x, warnings)) s.metricsPort = static_cast<int>(x);
+    if (const char* v = env("OVERLAPSCOPE_METRICS_ADDRESS")) s.metricsAddress = v;
+    if (const char* v = env("OVERLAPSCOPE_JOB"))
+        s.job = v;
+    else if (const char* slurm = env("SLURM_JOB_ID"))
+        s.job = slurm;
+    if (const char* v = env("OVERLAPSCOPE_CAPTURE_WHEN")) s.captureWhen = v;
+    if (readNumber("OVERLAPSCOPE_CAPTURE_STEPS", 1, 1e6, "steps", x, warnings)) s.captureSteps = static_cast<int>(x);
+    readNumber("OVERLAPSCOPE_CAPTURE_COOLDOWN", 0, control::kMaxSeconds, "seconds", s.captureCooldownS, warnings);
+    if (const char* v = env("OVERLAPSCOPE_STEP_LOG")) s.stepLog = v;
+    if (readNumber("OVERLAPSCOPE_LIVE_MAX_ROWS", 1000, 1e9, "rows", x, warnings))
+        s.liveMaxRows = static_cast<size_t>(x);
+}
+
 }  // namespace
 
 AgentSettings settingsFromEnvironment(std::string& warnings) {
@@ -57,48 +118,8 @@ AgentSettings settingsFromEnvironment(std::string& warnings) {
         s.stopGraceMs = static_cast<int>(ms);
     s.socketDir = control::socketDirectory();
     if (const char* v = env("OVERLAPSCOPE_PARTIAL")) s.partial = truthy(v);
-    if (s.partial) {
-        AnalysisSettings& a = s.partialSettings;
-        if (const char* v = env("OVERLAPSCOPE_COMM_KERNEL")) {
-            std::string_view rest = v;
-            while (!rest.empty()) {
-                const size_t end = rest.find('\n');
-                if (end != 0) a.commKernelPatterns.emplace_back(rest.substr(0, end));
-                if (end == std::string_view::npos) break;
-                rest.remove_prefix(end + 1);
-            }
-        }
-        if (const char* v = env("OVERLAPSCOPE_COMM_COPIES")) a.commCopies = truthy(v);
-        if (const char* v = env("OVERLAPSCOPE_STEP_PATTERN")) a.stepPattern = v;
-        if (const char* v = env("OVERLAPSCOPE_MICROBATCH_PATTERN")) a.microbatchPattern = v;
-        double stages = 0;
-        if (readNumber("OVERLAPSCOPE_PIPELINE_STAGES", 0, 65536, "stages", stages, warnings)) {
-            if (stages == std::floor(stages))
-                a.pipelineStages = static_cast<int>(stages);
-            else
-                warnings += "OVERLAPSCOPE_PIPELINE_STAGES=" + std::string(env("OVERLAPSCOPE_PIPELINE_STAGES")) +
-                            " is not a whole number; ignored. ";
-        }
-        try {
-            compileMicrobatchPattern(a.microbatchPattern);
-        } catch (const std::invalid_argument& e) {
-            warnings +=
-                "OVERLAPSCOPE_MICROBATCH_PATTERN: " + std::string(e.what()) + "; no partial results will be written. ";
-            s.partial = false;
-        }
-        // A bad regex would fail every partial at close: said once, now.
-        std::vector<std::string> patterns = a.commKernelPatterns;
-        patterns.push_back(a.stepPattern);
-        for (const auto& p : patterns) {
-            try {
-                std::regex check(p, std::regex::ECMAScript);
-            } catch (const std::regex_error&) {
-                warnings += "OVERLAPSCOPE_COMM_KERNEL/OVERLAPSCOPE_STEP_PATTERN: '" + p +
-                            "' is not a regular expression; no partial results will be written. ";
-                s.partial = false;
-            }
-        }
-    }
+    readAnalysis(s, warnings);
+    readLive(s, warnings);
     return s;
 }
 

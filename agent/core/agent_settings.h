@@ -23,12 +23,38 @@ struct AgentSettings {
     // for the GPU records of work launched before the stop (0 = not at all).
     int stopGraceMs = 200;
     // OVERLAPSCOPE_PARTIAL=1: write each closed capture's partial result
-    // (partial_writer.h), classified by OVERLAPSCOPE_COMM_KERNEL (regexes,
-    // one per line), OVERLAPSCOPE_COMM_COPIES=1 and OVERLAPSCOPE_STEP_PATTERN,
-    // with OVERLAPSCOPE_MICROBATCH_PATTERN and OVERLAPSCOPE_PIPELINE_STAGES
-    // for pipelines (`run --partial`'s options of the same names).
+    // (partial_writer.h).
     bool partial = false;
-    AnalysisSettings partialSettings;
+    // How partials and the live metrics analyse: OVERLAPSCOPE_COMM_KERNEL
+    // (regexes, one per line), OVERLAPSCOPE_COMM_COPIES=1 and
+    // OVERLAPSCOPE_STEP_PATTERN, with OVERLAPSCOPE_MICROBATCH_PATTERN and
+    // OVERLAPSCOPE_PIPELINE_STAGES for pipelines (`run`'s options of the same
+    // names). A pattern that is not a regular expression turns off partials
+    // and live metrics (analysisValid false).
+    AnalysisSettings analysis;
+    bool analysisValid = true;
+
+    // Live telemetry (agent/live, docs/agent.md "Live metrics"):
+    // OVERLAPSCOPE_METRICS_FILE (a file, a directory, or a path with
+    // {rank}...), OVERLAPSCOPE_METRICS_PORT (HTTP /metrics on PORT + local
+    // rank; -1 = none) on OVERLAPSCOPE_METRICS_ADDRESS, the `job` label
+    // OVERLAPSCOPE_JOB (default: SLURM_JOB_ID).
+    std::string metricsFile;
+    int metricsPort = -1;
+    std::string metricsAddress = "127.0.0.1";
+    std::string job;
+    // OVERLAPSCOPE_CAPTURE_WHEN (a condition, capture_condition.h),
+    // OVERLAPSCOPE_CAPTURE_STEPS, OVERLAPSCOPE_CAPTURE_COOLDOWN (seconds).
+    std::string captureWhen;
+    int captureSteps = 10;
+    double captureCooldownS = 600;
+    // OVERLAPSCOPE_STEP_LOG: one JSON line per closed step and GPU (tests, debugging).
+    std::string stepLog;
+    // OVERLAPSCOPE_LIVE_MAX_ROWS: rows held for steps not closed yet.
+    size_t liveMaxRows = 1'000'000;
+
+    // The record stream runs from boot, without a capture file.
+    bool alwaysOn() const { return !metricsFile.empty() || metricsPort >= 0 || !captureWhen.empty(); }
 };
 
 // Reads the OVERLAPSCOPE_* variables. Malformed values keep the default and

@@ -5,11 +5,13 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/schema.h"
 
+#include <pthread.h>
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <stdexcept>
 #include <thread>
 
 namespace osc::agent {
@@ -43,10 +45,19 @@ CaptureSession::CaptureSession(SessionConfig config, ActivitySource& source, Buf
     context_.pid = config_.who.pid;
     context_.globalPid = schema::packGlobalPid(config_.who.pid);
     context_.capturePath = config_.path;
-    // The writer thread must keep up with the GPU: WAL copying goes to a helper.
-    writer_ = CaptureWriter::create(config_.path, startUtcNs_, CaptureWriterOptions{.backgroundCheckpoint = true});
-    fileSink_ = std::make_unique<WriterRowSink>(*writer_);
-    sink_ = std::make_unique<StopWindowSink>(*fileSink_);
+    if (!config_.path.empty()) {
+        // The writer thread must keep up with the GPU: WAL copying goes to a helper.
+        writer_ = CaptureWriter::create(config_.path, startUtcNs_, CaptureWriterOptions{.backgroundCheckpoint = true});
+        fileSink_ = std::make_unique<WriterRowSink>(*writer_);
+    } else if (!config_.tap) {
+        throw std::invalid_argument("a capture session needs a file or a tap");
+    }
+    RowSink* front = fileSink_.get();
+    if (config_.tap) {
+        tee_ = std::make_unique<TeeRowSink>(fileSink_.get(), *config_.tap);
+        front = tee_.get();
+    }
+    sink_ = std::make_unique<StopWindowSink>(*front);
 }
 
 CaptureSession::~CaptureSession() {
@@ -58,25 +69,30 @@ CaptureSession::Start CaptureSession::start(std::string& error) {
     for (CompletedBuffer stale; pool_.tryPopCompleted(stale);) pool_.release(stale.data);
     refusedAtStart_ = pool_.refusedRequests();
     (void)source_.takeDroppedRecords();
-    try {
-        writeStartMetadata();
-        writer_->commit();
-    } catch (const std::exception& e) {
-        error = e.what();
-        writer_.reset();
-        removeCaptureFiles(config_.path);
-        return Start::FileFailed;
+    if (writer_) {
+        try {
+            writeStartMetadata();
+            writer_->commit();
+        } catch (const std::exception& e) {
+            error = e.what();
+            writer_.reset();
+            removeCaptureFiles(config_.path);
+            return Start::FileFailed;
+        }
     }
+    if (config_.tap) config_.tap->streamStarted(context_, source_.metadata());
     thread_ = startBackgroundThread([this] { writerLoop(); });
     if (!source_.start(*this, error)) {
         stopping_ = true;
         pool_.wake();
         thread_.join();
-        try {
-            writer_->close(CaptureEnd::Stopped);
-        } catch (const std::exception&) {}
-        writer_.reset();
-        removeCaptureFiles(config_.path);
+        if (writer_) {
+            try {
+                writer_->close(CaptureEnd::Stopped);
+            } catch (const std::exception&) {}
+            writer_.reset();
+            removeCaptureFiles(config_.path);
+        }
         return Start::SourceFailed;
     }
     running_ = true;
@@ -86,6 +102,7 @@ CaptureSession::Start CaptureSession::start(std::string& error) {
 void CaptureSession::stop(CaptureEnd how) {
     if (closed_) return;
     closed_ = true;
+    stopHow_ = how;
     // The application waits for an exit or a signal: bounded from here on.
     if (how != CaptureEnd::Stopped)
         drainDeadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.exitDrainMs);
@@ -174,6 +191,7 @@ void CaptureSession::bufferCompleted(uint8_t* buffer, size_t validBytes) {
 }
 
 void CaptureSession::writerLoop() {
+    ::pthread_setname_np(::pthread_self(), "osc-writer");  // `top -H` tells the agent's threads apart
     using clock = std::chrono::steady_clock;
     // A record handed over by the flush at the end of one cycle is committed
     // at once; one recorded just after it waits for the next cycle. Half an
@@ -191,11 +209,16 @@ void CaptureSession::writerLoop() {
         for (size_t n = pool_.completedCount(); n > 0 && !stopping_ && pool_.tryPopCompleted(buffer); --n)
             decodeBuffer(buffer);
         commitBatch();
+        if (config_.tap) config_.tap->cycleEnded(dropped_.load());
         nextCommit += cycle;
         if (nextCommit <= clock::now()) nextCommit = clock::now() + cycle;  // fell behind: no burst of commits
     }
     drainAtStop();
     collectSourceDrops();
+    if (config_.tap) {
+        drainCollectives();  // the tap's last rows: stop() finds none left for the file
+        config_.tap->streamEnded(stopHow_, dropped_.load());
+    }
     writerCpuNs_ = clockNs(CLOCK_THREAD_CPUTIME_ID);
 }
 
@@ -207,7 +230,7 @@ void CaptureSession::flushSource() {
 void CaptureSession::commitBatch() {
     drainCollectives();
     collectSourceDrops();
-    if (broken_) return;
+    if (broken_ || !writer_) return;
     try {
         writer_->commit();
     } catch (const std::exception& e) {
@@ -235,7 +258,7 @@ void CaptureSession::decodeBuffer(const CompletedBuffer& buffer) {
     if (windowClosing_.load(std::memory_order_acquire)) sink_->closeAt(source_.firstCorrelationAfterStop());
     try {
         source_.decode(buffer.data, buffer.validBytes, context_, *sink_);
-        rowsWritten_.store(writer_->rowsWritten(), std::memory_order_relaxed);
+        if (writer_) rowsWritten_.store(writer_->rowsWritten(), std::memory_order_relaxed);
     } catch (const std::exception& e) {
         markBroken(e.what());
     }

@@ -15,7 +15,9 @@
 #include "agent/core/activity_source.h"
 #include "agent/core/buffer_pool.h"
 #include "agent/core/process_identity.h"
+#include "agent/core/row_tap.h"
 #include "agent/core/stop_window_sink.h"
+#include "agent/core/tee_row_sink.h"
 #include "analyzer/capture/capture_writer.h"
 
 #include <atomic>
@@ -40,7 +42,11 @@ struct PendingCollective {
 };
 
 struct SessionConfig {
+    // The capture file; empty for a stream without one, whose rows go to
+    // `tap` only (the live metrics and step captures).
     std::string path;
+    // Gets every row too, on the writer thread (row_tap.h); may be null.
+    RowTap* tap = nullptr;
     ProcessIdentity who;
     // The most activity a killed process may lose; see above.
     int commitIntervalMs = 1000;
@@ -60,7 +66,8 @@ struct SessionConfig {
 
 class CaptureSession final : public BufferSink {
 public:
-    // Creates the capture file (throws CaptureError naming it when it cannot).
+    // Creates the capture file (throws CaptureError naming it when it
+    // cannot), unless the config names none.
     CaptureSession(SessionConfig config, ActivitySource& source, BufferPool& pool);
     ~CaptureSession() override;
     CaptureSession(const CaptureSession&) = delete;
@@ -125,7 +132,8 @@ private:
     BufferPool& pool_;
     std::unique_ptr<CaptureWriter> writer_;
     std::unique_ptr<RowSink> fileSink_;
-    std::unique_ptr<StopWindowSink> sink_;  // in front of fileSink_
+    std::unique_ptr<TeeRowSink> tee_;       // with a tap: fileSink_ (if any) and the tap
+    std::unique_ptr<StopWindowSink> sink_;  // in front of tee_ or fileSink_
     DecodeContext context_;
     int64_t startUtcNs_ = 0, startMonotonicNs_ = 0;
 
@@ -133,6 +141,7 @@ private:
     // Written by stop() before stopping_ is set, read by the writer after.
     std::chrono::steady_clock::time_point drainDeadline_ = std::chrono::steady_clock::time_point::max();
     std::atomic<bool> stopping_{false};
+    CaptureEnd stopHow_ = CaptureEnd::Stopped;  // set by stop() before stopping_
     bool running_ = false;
     bool closed_ = false;
 

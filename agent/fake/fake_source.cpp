@@ -3,6 +3,7 @@
 #include "agent/core/capture_session.h"
 #include "analyzer/capture/background_thread.h"
 
+#include <pthread.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -52,6 +53,22 @@ FakeSourceOptions FakeActivitySource::optionsFromEnvironment() {
         const double ms = std::strtod(v, &end);
         if (*end == '\0' && ms >= 0 && ms <= 60000) o.gpuLatencyNs = static_cast<int64_t>(ms * 1e6);
     }
+    const auto number = [](const char* name, double lo, double hi, double& out) {
+        const char* v = std::getenv(name);
+        if (!v || !*v) return false;
+        char* end = nullptr;
+        const double x = std::strtod(v, &end);
+        if (*end != '\0' || !(x >= lo && x <= hi)) return false;
+        out = x;
+        return true;
+    };
+    double x = 0;
+    if (number("OVERLAPSCOPE_FAKE_STEP_MS", 1, 60000, x)) o.paced.stepNs = static_cast<int64_t>(x * 1e6);
+    if (number("OVERLAPSCOPE_FAKE_KERNELS", 1, 100000, x)) o.paced.computeKernels = static_cast<int>(x);
+    if (number("OVERLAPSCOPE_FAKE_DEVICES", 1, 16, x)) o.paced.devices = static_cast<int>(x);
+    if (number("OVERLAPSCOPE_FAKE_DEVICE_SKEW_MS", 0, 60000, x)) o.paced.deviceSkewNs = static_cast<int64_t>(x * 1e6);
+    if (number("OVERLAPSCOPE_FAKE_NCCL_BYTES", 0, 1e15, x)) o.paced.collectiveBytes = static_cast<uint64_t>(x);
+    if (number("OVERLAPSCOPE_FAKE_WAKE_MS", 0, 1000, x)) o.wakeNs = static_cast<int64_t>(x * 1e6);
     return o;
 }
 
@@ -71,6 +88,7 @@ bool FakeActivitySource::start(BufferSink& sink, std::string& error) {
     }
     firstAfterStop_ = 0;
     launches_ = inFlightAtStop_ = kernelsAfterStop_ = 0;
+    collectiveSeq_.assign(16, 0);
     thread_ = startBackgroundThread([this] { produce(); });
     return true;
 }
@@ -132,6 +150,12 @@ bool FakeActivitySource::emit(const FakeRecord& record) {
 // all-reduce on the communication stream that overlaps its second half, then
 // an elementwise kernel, all inside a "ProfilerStep#N" range.
 void FakeActivitySource::produce() {
+    ::pthread_setname_np(::pthread_self(), "osc-fake-gpu");
+    if (options_.paced.stepNs > 0) {
+        producePaced();
+        finished_ = true;
+        return;
+    }
     using clock = std::chrono::steady_clock;
     const auto begin = clock::now();
     uint64_t count = 0, step = 0;
@@ -245,21 +269,125 @@ void FakeActivitySource::launchStep(int64_t t0, uint64_t step) {
         k.finishesAtNs = launchedAt + options_.gpuLatencyNs;
         k.kernel.end = k.finishesAtNs;
         k.kernel.start = std::max(launchedAt, k.finishesAtNs - 20000);
-        inFlight_.push_back(k);
+        queueKernel(k.kernel, k.finishesAtNs);
     }
 }
 
+void FakeActivitySource::queueKernel(const FakeRecord& kernel, int64_t finishesAtNs) {
+    InFlight k;
+    k.kernel = kernel;
+    k.finishesAtNs = finishesAtNs;
+    const auto at = std::upper_bound(inFlight_.begin(), inFlight_.end(), finishesAtNs,
+                                     [](int64_t t, const InFlight& f) { return t < f.finishesAtNs; });
+    inFlight_.insert(at, k);
+}
+
 void FakeActivitySource::finishDueKernels() {
-    std::lock_guard lock(launchMutex_);
-    const int64_t now = realtimeNs();
-    while (!inFlight_.empty() && inFlight_.front().finishesAtNs <= now) {
-        const FakeRecord& k = inFlight_.front().kernel;
-        const uint32_t firstAfter = firstAfterStop_.load();
-        if (emit(k)) {
-            produced_.fetch_add(1, std::memory_order_relaxed);
-            if (firstAfter != 0 && k.correlationId >= firstAfter) kernelsAfterStop_.fetch_add(1);
+    std::vector<PendingCollective> rows;
+    {
+        std::lock_guard lock(launchMutex_);
+        const int64_t now = realtimeNs();
+        while (!inFlight_.empty() && inFlight_.front().finishesAtNs <= now) {
+            const FakeRecord& k = inFlight_.front().kernel;
+            const uint32_t firstAfter = firstAfterStop_.load();
+            if (emit(k)) {
+                produced_.fetch_add(1, std::memory_order_relaxed);
+                if (firstAfter != 0 && k.correlationId >= firstAfter) kernelsAfterStop_.fetch_add(1);
+            }
+            // The NCCL plugin reports the all-reduce once its kernel channels stopped.
+            if (k.nameIndex == kNccl && options_.paced.collectiveBytes > 0 && collectiveSink_ &&
+                k.deviceId < collectiveSeq_.size()) {
+                PendingCollective c;
+                c.func = "AllReduce";
+                c.datatype = "ncclBfloat16";
+                // One communicator over the process's devices (and, as far as
+                // numbers go, over every fake rank of a job).
+                c.row.commHash = 0xFA4Eull;
+                c.row.rank = static_cast<int32_t>(k.deviceId);
+                c.row.nranks = options_.paced.ranks;
+                c.row.seqNumber = collectiveSeq_[k.deviceId]++;
+                c.row.bytes = options_.paced.collectiveBytes;
+                c.row.count = c.row.bytes / 2;
+                c.row.nChannels = 2;
+                c.row.deviceId = k.deviceId;
+                c.row.enqueue = k.start - 1000;
+                c.row.gpuStart = k.start;
+                c.row.gpuEnd = k.end;
+                rows.push_back(std::move(c));
+            }
+            inFlight_.pop_front();
         }
-        inFlight_.pop_front();
+    }
+    for (auto& c : rows) collectiveSink_(std::move(c));
+}
+
+bool FakeActivitySource::waitUntil(int64_t realtimeNs_) {
+    for (;;) {
+        finishDueKernels();
+        if (!running_) return false;
+        const int64_t now = realtimeNs();
+        if (now >= realtimeNs_) return true;
+        const int64_t nap = std::max(std::min<int64_t>(realtimeNs_ - now, 2000000), options_.wakeNs);
+        std::this_thread::sleep_for(std::chrono::nanoseconds(nap));
+    }
+}
+
+// The paced loop (paced_training.h): each launch and step range is recorded
+// when its moment comes, each kernel when the GPU has run it.
+void FakeActivitySource::producePaced() {
+    const PacedTrainingOptions& o = options_.paced;
+    const int64_t p = o.stepNs;
+    uint64_t n = static_cast<uint64_t>(realtimeNs() / p) + 1;  // the first whole step
+    // The step ranges' numbers count on by one even where the loop skips a
+    // slot, as a training loop's counter does: a rank that fell behind must
+    // not jump to step numbers that the other ranks name differently.
+    uint64_t number = n;
+    for (;;) {
+        const PacedStep step = pacedStep(o, n);
+        for (const PacedKernel& k : step.kernels) {
+            if (!waitUntil(k.launchNs)) return;
+            std::lock_guard lock(launchMutex_);
+            const uint32_t id = nextCorrelation();
+            launches_.fetch_add(1);
+            FakeRecord r;
+            r.kind = FakeRecord::Kernel;
+            r.nameIndex = k.comm ? kNccl : ((k.startNs / 1000) % 2 ? kElementwise : kGemm);
+            r.deviceId = k.device;
+            r.streamId = k.stream;
+            r.grid[0] = 128;
+            r.block[0] = 256;
+            r.start = k.startNs;
+            r.end = k.endNs;
+            r.correlationId = id;
+            if (recording_) {
+                FakeRecord l;
+                l.kind = FakeRecord::Launch;
+                l.nameIndex = r.nameIndex;
+                l.start = k.launchNs;
+                l.end = k.launchNs + 2000;
+                l.correlationId = id;
+                if (emit(l)) produced_.fetch_add(1, std::memory_order_relaxed);
+            }
+            queueKernel(r, k.endNs);
+        }
+        if (!waitUntil(step.rangeEndNs)) return;
+        {
+            std::lock_guard lock(launchMutex_);
+            if (recording_) {
+                FakeRecord r;
+                r.kind = FakeRecord::Range;
+                r.nameIndex = kStep;
+                r.step = number;
+                r.start = step.rangeStartNs;
+                r.end = step.rangeEndNs;
+                if (emit(r)) produced_.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        ++n;
+        ++number;
+        // Fell more than a step behind (a loaded machine): on to the current slot.
+        const uint64_t now = static_cast<uint64_t>(realtimeNs() / p);
+        if (now > n) n = now + 1;
     }
 }
 

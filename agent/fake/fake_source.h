@@ -12,12 +12,15 @@
 
 #include "agent/core/activity_source.h"
 #include "agent/core/kernel_names.h"
+#include "agent/fake/paced_training.h"
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace osc::agent {
 
@@ -51,7 +54,18 @@ struct FakeSourceOptions {
         int64_t firstStartNs = 0, periodNs = 0, durationNs = 0;
         int count = 0;
     } sendRecv;
+    // stepNs > 0: the wall-clock paced training loop of paced_training.h
+    // instead of the loop above (recordsPerSecond and gpuLatencyNs unused).
+    PacedTrainingOptions paced;
+    // The paced loop sleeps at least this long between wake-ups, and records
+    // what fell due meanwhile together (never early: late, as CUPTI's
+    // buffers are). 0 wakes for every launch: 2,000 launches a step cost the
+    // fake GPU thread more CPU than the agent, which a benchmark of the
+    // agent's overhead must not count.
+    int64_t wakeNs = 0;
 };
+
+struct PendingCollective;
 
 // The names the generator uses; some mangled, some NCCL kernels.
 const char* const* fakeKernelNames(size_t* count);
@@ -62,10 +76,17 @@ public:
     ~FakeActivitySource() override;
 
     // OVERLAPSCOPE_FAKE_RATE (records/s), OVERLAPSCOPE_FAKE_SENDRECV
-    // (FIRST_START_NS,COUNT,PERIOD_NS,DURATION_NS: sendRecv) and
-    // OVERLAPSCOPE_FAKE_GPU_LATENCY_MS (gpuLatencyNs) configure the injected
-    // fake agent.
+    // (FIRST_START_NS,COUNT,PERIOD_NS,DURATION_NS: sendRecv),
+    // OVERLAPSCOPE_FAKE_GPU_LATENCY_MS (gpuLatencyNs) and, for the paced
+    // loop, OVERLAPSCOPE_FAKE_STEP_MS, _KERNELS (compute kernels per step),
+    // _DEVICES, _DEVICE_SKEW_MS, _NCCL_BYTES and _WAKE_MS (wakeNs) configure
+    // the injected fake agent.
     static FakeSourceOptions optionsFromEnvironment();
+
+    // Where the paced loop's all-reduces go as NCCL plugin rows (with
+    // paced.collectiveBytes): the agent, as its NCCL plugin would. Set
+    // before start(); called on the producer thread.
+    void setCollectiveSink(std::function<void(PendingCollective&&)> sink) { collectiveSink_ = std::move(sink); }
 
     const char* name() const override { return "fake"; }
     bool start(BufferSink& sink, std::string& error) override;
@@ -89,6 +110,10 @@ public:
 
 private:
     void produce();
+    void producePaced();
+    // Sleeps until `realtimeNs`, running due kernels; false once stopped.
+    bool waitUntil(int64_t realtimeNs);
+    void queueKernel(const FakeRecord& kernel, int64_t finishesAtNs);
     // One step of the training loop: the plain one, or launches to the GPU.
     void emitStep(int64_t t0, uint64_t step);
     void launchStep(int64_t t0, uint64_t step);
@@ -124,8 +149,12 @@ private:
     struct InFlight {
         FakeRecord kernel;
         int64_t finishesAtNs = 0;
+        int64_t launchedAtNs = 0;
+        uint64_t seq = 0;  // the paced loop's plugin row number (comm kernels)
     };
-    std::deque<InFlight> inFlight_;  // launched, not yet run; in launch order
+    std::deque<InFlight> inFlight_;  // launched, not yet run; by finishing time
+    std::function<void(PendingCollective&&)> collectiveSink_;
+    std::vector<uint64_t> collectiveSeq_;  // per device
     std::atomic<uint32_t> firstAfterStop_{0};
     std::atomic<uint64_t> launches_{0}, inFlightAtStop_{0}, kernelsAfterStop_{0};
 };

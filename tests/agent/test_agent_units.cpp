@@ -164,17 +164,17 @@ TEST(AgentSettings, PartialSettingsFromEnvironment) {
     AgentSettings s = settingsFromEnvironment(warnings);
     EXPECT_TRUE(s.partial) << warnings;
     EXPECT_EQ(warnings, "");
-    EXPECT_EQ(s.partialSettings.commKernelPatterns, (std::vector<std::string>{"userbuffers", "my_allreduce"}));
-    EXPECT_EQ(s.partialSettings.stepPattern, "^it(\\d+)$");
-    EXPECT_EQ(s.partialSettings.microbatchPattern, "^(f|b)_(\\d+)$");
-    EXPECT_EQ(s.partialSettings.pipelineStages, 6);
+    EXPECT_EQ(s.analysis.commKernelPatterns, (std::vector<std::string>{"userbuffers", "my_allreduce"}));
+    EXPECT_EQ(s.analysis.stepPattern, "^it(\\d+)$");
+    EXPECT_EQ(s.analysis.microbatchPattern, "^(f|b)_(\\d+)$");
+    EXPECT_EQ(s.analysis.pipelineStages, 6);
     // Stages that are not a whole number from 0 to 65536: the default and a note.
     for (const char* bad : {"2.5", "-1", "70000", "six"}) {
         ::setenv("OVERLAPSCOPE_PIPELINE_STAGES", bad, 1);
         warnings.clear();
         s = settingsFromEnvironment(warnings);
         EXPECT_TRUE(s.partial) << bad;
-        EXPECT_EQ(s.partialSettings.pipelineStages, 0) << bad;
+        EXPECT_EQ(s.analysis.pipelineStages, 0) << bad;
         EXPECT_NE(warnings.find(std::string("OVERLAPSCOPE_PIPELINE_STAGES=") + bad), std::string::npos) << warnings;
     }
     // A micro-batch pattern without its two groups would fail every partial: none, said once.

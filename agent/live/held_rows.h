@@ -1,0 +1,86 @@
+// Rows of the record stream held until the steps they belong to have closed
+// (step_assembler.h). Names point into the stream's name table (kernel, API
+// and NCCL names: a few thousand per job however long it runs, stable
+// storage); a range's text is owned by its row and goes with it, since a
+// step's name is new every step.
+#pragma once
+
+#include "analyzer/capture/capture_writer.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace osc::agent::live {
+
+// A queue in one vector: rows are appended, dropped from the front, and
+// walked in between. std::deque would allocate a block every three kernel
+// rows; this reuses its storage, moving what is left to the front once the
+// dropped part is the larger half.
+template <class T>
+class RowQueue {
+public:
+    void push_back(const T& v) { items_.push_back(v); }
+    void push_back(T&& v) { items_.push_back(std::move(v)); }
+    void pop_front() {
+        if (++head_ * 2 >= items_.size()) {
+            items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+            head_ = 0;
+        }
+    }
+    T& front() { return items_[head_]; }
+    const T& front() const { return items_[head_]; }
+    bool empty() const { return head_ == items_.size(); }
+    size_t size() const { return items_.size() - head_; }
+    T* begin() { return items_.data() + head_; }
+    T* end() { return items_.data() + items_.size(); }
+    const T* begin() const { return items_.data() + head_; }
+    const T* end() const { return items_.data() + items_.size(); }
+
+private:
+    std::vector<T> items_;
+    size_t head_ = 0;
+};
+
+template <class Row>
+struct Held {
+    Row row;
+    bool written = false;  // already in the running step capture
+};
+
+struct HeldCall {
+    ApiCallRow row;
+    bool launch = false;  // a launch whose GPU record is awaited (api_call_names.h)
+    bool written = false;
+};
+
+struct HeldRange {
+    RangeRow row;  // text and domain views: see view()
+    std::string text, domain;
+    bool written = false;
+    RangeRow view() const {
+        RangeRow r = row;
+        r.text = text;
+        r.domain = domain;
+        return r;
+    }
+};
+
+struct HeldRows {
+    RowQueue<Held<KernelRow>> kernels;
+    RowQueue<Held<CopyRow>> copies;
+    RowQueue<Held<MemsetRow>> memsets;
+    RowQueue<HeldCall> apiCalls;
+    RowQueue<HeldRange> ranges;  // NVTX ranges and marks other than steps
+    RowQueue<Held<SyncRow>> syncs;
+    RowQueue<Held<CudaEventRow>> events;
+    RowQueue<Held<CollectiveRow>> collectives;
+
+    size_t size() const {
+        return kernels.size() + copies.size() + memsets.size() + apiCalls.size() + ranges.size() + syncs.size() +
+               events.size() + collectives.size();
+    }
+    void clear() { *this = HeldRows{}; }
+};
+
+}  // namespace osc::agent::live

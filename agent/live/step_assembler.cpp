@@ -1,0 +1,550 @@
+#include "agent/live/step_assembler.h"
+
+#include "analyzer/capture/api_call_names.h"
+#include "analyzer/metrics/classify.h"
+
+#include <algorithm>
+
+namespace osc::agent::live {
+namespace {
+
+// NCCL's plugin times come from the GPU's globaltimer, which is not CUPTI's
+// clock (about a millisecond apart on an H100): a row is the step's when it
+// is this close to the window; the analyzer matches it to its kernel.
+constexpr TimeNs kPluginSlackNs = 5'000'000;
+
+bool intersects(TimeNs start, TimeNs end, const Interval& w) { return start < w.end && end > w.start; }
+
+template <class Deque, class Done>
+void popWhile(Deque& d, Done done) {
+    while (!d.empty() && done(d.front())) d.pop_front();
+}
+
+void appendKernel(KernelTable& k, const KernelRow& r, uint32_t name, uint32_t shortName) {
+    k.start.push_back(r.start);
+    k.end.push_back(r.end);
+    k.stream.push_back(r.streamId);
+    k.correlation.push_back(r.correlationId);
+    k.name.push_back(name);
+    k.shortName.push_back(shortName);
+    k.gridX.push_back(r.gridX);
+    k.gridY.push_back(r.gridY);
+    k.gridZ.push_back(r.gridZ);
+    k.blockX.push_back(r.blockX);
+    k.blockY.push_back(r.blockY);
+    k.blockZ.push_back(r.blockZ);
+    k.registersPerThread.push_back(r.registersPerThread);
+    k.staticSharedMemory.push_back(r.staticSharedMemory);
+    k.dynamicSharedMemory.push_back(r.dynamicSharedMemory);
+    k.graphId.push_back(r.graphId);
+    k.graphNodeId.push_back(r.graphNodeId);
+}
+
+}  // namespace
+
+int64_t stepNumberOf(std::string_view name) {
+    size_t end = name.size();
+    while (end > 0 && (name[end - 1] < '0' || name[end - 1] > '9')) --end;
+    if (end == 0) return -1;
+    size_t begin = end;
+    while (begin > 0 && name[begin - 1] >= '0' && name[begin - 1] <= '9') --begin;
+    begin = std::max(begin, end > 18 ? end - 18 : size_t{0});  // stays within int64
+    int64_t n = 0;
+    for (size_t i = begin; i < end; ++i) n = n * 10 + (name[i] - '0');
+    return n;
+}
+
+StepAssembler::StepAssembler(std::regex stepPattern, AssemblerLimits limits)
+    : stepPattern_(std::move(stepPattern)), limits_(limits) {}
+
+void StepAssembler::saw(TimeNs t) {
+    newest_ = std::max(newest_, t);
+    ++rowsSeen_;
+}
+
+bool StepAssembler::isStepRange(const RangeRow& r) {
+    if (r.onGpu || r.kind == RangeKind::Mark || r.end <= r.start) return false;
+    // Other ranges repeat their names every step; a step's name is new each
+    // time, so only the others are remembered.
+    const auto it = otherRangeNames_.find(std::string(r.text));
+    if (it != otherRangeNames_.end()) return false;
+    if (searchName(r.text, stepPattern_)) return true;
+    if (otherRangeNames_.size() >= 4096) otherRangeNames_.clear();
+    otherRangeNames_.emplace(r.text);
+    return false;
+}
+
+void StepAssembler::addRange(const RangeRow& r) {
+    saw(r.start);
+    if (isStepRange(r)) {
+        if (r.start < closedSlotEnd_) {  // its place among the steps is gone
+            ++counters_.rowsLate;
+            return;
+        }
+        OpenStep s;
+        s.range.row = r;
+        s.range.text = std::string(r.text);
+        s.range.domain = std::string(r.domain);
+        s.number = stepNumberOf(r.text);
+        s.seenAtNs = -1;  // set by the next advance(), which knows the time
+        sawSteps_ = true;
+        newestStep_ = std::max(newestStep_, s.number);
+        if (firstWholeStep_ < 0 && r.start >= 0) firstWholeStep_ = s.number;
+        const auto at = std::upper_bound(open_.begin(), open_.end(), r.start,
+                                         [](TimeNs t, const OpenStep& o) { return t < o.range.row.start; });
+        open_.insert(at, std::move(s));
+        return;
+    }
+    if (r.start < cpuFloor()) {
+        ++counters_.rowsLate;
+        return;
+    }
+    HeldRange h;
+    h.row = r;
+    h.text = std::string(r.text);
+    h.domain = std::string(r.domain);
+    rows_.ranges.push_back(std::move(h));
+}
+
+void StepAssembler::addApiCall(const ApiCallRow& r) {
+    saw(r.start);
+    if (r.start < cpuFloor()) {
+        ++counters_.rowsLate;
+        return;
+    }
+    HeldCall h;
+    h.row = r;
+    h.row.nameId = kNoId;
+    h.row.name = names_.at(names_.intern(r.name));
+    // As AwaitedLaunches reads them: launches inside a stream capture become
+    // graph nodes and never run under their own id.
+    const ApiCallRole role = r.returnValue == 0 ? apiCallRole(r.name) : ApiCallRole::Other;
+    const bool capturing =
+        std::find(capturingThreads_.begin(), capturingThreads_.end(), r.globalTid) != capturingThreads_.end();
+    if (role == ApiCallRole::BeginStreamCapture && !capturing) capturingThreads_.push_back(r.globalTid);
+    if (role == ApiCallRole::EndStreamCapture) std::erase(capturingThreads_, r.globalTid);
+    h.launch = (role == ApiCallRole::KernelLaunch || role == ApiCallRole::AsyncCopyOrMemset ||
+                role == ApiCallRole::GraphLaunch) &&
+               !capturing;
+    rows_.apiCalls.push_back(h);
+}
+
+void StepAssembler::addKernel(const KernelRow& r) {
+    saw(r.end);
+    if (r.end <= gpuFloor()) return;
+    Held<KernelRow> h{r};
+    // Ids in our table (the decoder asked stringId, else we intern the
+    // text), and views into it: the decoder's storage is not ours to keep.
+    if (h.row.demangledNameId == kNoId) h.row.demangledNameId = names_.intern(r.demangledName);
+    if (h.row.shortNameId == kNoId) h.row.shortNameId = names_.intern(r.shortName);
+    h.row.demangledName = names_.at(h.row.demangledNameId);
+    h.row.shortName = names_.at(h.row.shortNameId);
+    rows_.kernels.push_back(h);
+    gpuRecords_.add(r.correlationId);
+}
+
+void StepAssembler::addCopy(const CopyRow& r) {
+    saw(r.end);
+    if (r.end <= gpuFloor()) return;
+    rows_.copies.push_back({r});
+    gpuRecords_.add(r.correlationId);
+}
+
+void StepAssembler::addMemset(const MemsetRow& r) {
+    saw(r.end);
+    if (r.end <= gpuFloor()) return;
+    rows_.memsets.push_back({r});
+    gpuRecords_.add(r.correlationId);
+}
+
+void StepAssembler::addSync(const SyncRow& r) {
+    saw(r.start);
+    if (r.start < cpuFloor()) return;
+    rows_.syncs.push_back({r});
+}
+
+void StepAssembler::addCudaEvent(const CudaEventRow& r) {
+    ++rowsSeen_;
+    rows_.events.push_back({r});
+}
+
+void StepAssembler::addCollective(const CollectiveRow& r) {
+    ++rowsSeen_;
+    Held<CollectiveRow> h{r};
+    h.row.func = names_.at(names_.intern(r.func));
+    h.row.datatype = names_.at(names_.intern(r.datatype));
+    h.row.algo = names_.at(names_.intern(r.algo));
+    h.row.proto = names_.at(names_.intern(r.proto));
+    rows_.collectives.push_back(h);
+}
+
+void StepAssembler::addGpu(const GpuInfo& gpu) { gpus_[gpu.id] = gpu; }
+
+void StepAssembler::addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId, std::string_view name) {
+    if (streamNames_.size() < 65536) streamNames_[{globalPid, deviceId, streamId}] = std::string(name);
+}
+
+void StepAssembler::addThreadName(uint64_t globalTid, std::string_view name) {
+    if (threadNames_.size() < 65536) threadNames_[globalTid] = std::string(name);
+}
+
+void StepAssembler::writeDescriptions(RowSink& out) const {
+    for (const auto& [id, gpu] : gpus_) out.addGpu(gpu);
+    for (const auto& [key, name] : streamNames_)
+        out.addStreamName(std::get<0>(key), std::get<1>(key), std::get<2>(key), name);
+    for (const auto& [tid, name] : threadNames_) out.addThreadName(tid, name);
+}
+
+TimeNs StepAssembler::cpuFloor() const { return closedSlotEnd_; }
+
+TimeNs StepAssembler::gpuFloor() const {
+    // A step not closed yet launched nothing before its range started, and
+    // the GPU runs nothing before it was launched.
+    if (!open_.empty()) return open_.front().range.row.start;
+    return closedRangeEnd_;
+}
+
+uint64_t StepAssembler::launchesWaiting(const OpenStep& s) const {
+    uint64_t waiting = 0;
+    for (const HeldCall& c : rows_.apiCalls)
+        if (c.launch && c.row.start >= s.range.row.start && c.row.start < s.range.row.end &&
+            !gpuRecords_.contains(c.row.correlationId))
+            ++waiting;
+    return waiting;
+}
+
+void StepAssembler::advance(int64_t steadyNs, const StepHandler& handler) {
+    for (auto& s : open_)
+        if (s.seenAtNs < 0) s.seenAtNs = steadyNs;
+    while (!open_.empty()) {
+        OpenStep& s = open_.front();
+        const bool cpuDone = open_.size() >= 2 || steadyNs - s.seenAtNs >= limits_.cpuQuietNs;
+        if (!cpuDone) break;
+        if (s.cpuDoneAtNs < 0) s.cpuDoneAtNs = steadyNs;
+        const bool waiting = launchesWaiting(s) > 0;
+        const bool overdue = steadyNs - s.cpuDoneAtNs >= limits_.gpuWaitNs || open_.size() > limits_.maxOpenSteps;
+        if (waiting && !overdue) break;
+        close(handler, !waiting);
+    }
+    prune();
+    enforceRowLimit(handler);
+}
+
+void StepAssembler::finish(const StepHandler& handler) {
+    while (!open_.empty()) close(handler, launchesWaiting(open_.front()) == 0);
+    clear();
+}
+
+void StepAssembler::clear() {
+    rows_.clear();
+    open_.clear();
+    gpuRecords_.clear();
+    capturingThreads_.clear();
+    newest_ = closedSlotEnd_ = closedRangeEnd_ = INT64_MIN;
+    newestStep_ = firstWholeStep_ = -1;
+    sawSteps_ = false;
+    rowsSeen_ = 0;
+}
+
+void StepAssembler::IdSet::assign(const std::vector<uint32_t>& ids) {
+    bits.clear();
+    sparse.clear();
+    if (ids.empty()) return;
+    const auto [lo, hi] = std::minmax_element(ids.begin(), ids.end());
+    base = *lo;
+    // Ids from several counters far apart would make a huge map: then only
+    // the exact ids (sorted) are kept, by binary search.
+    const size_t span = size_t{*hi} - base + 1;
+    if (span > 16 * ids.size() + 4096) {
+        sparse = ids;
+        std::sort(sparse.begin(), sparse.end());
+        return;
+    }
+    bits.assign(span, 0);
+    for (uint32_t id : ids) bits[id - base] = 1;
+}
+
+uint32_t StepAssembler::localName(uint32_t id) {
+    if (id == kNoId) return kNoId;
+    if (id >= localNames_.size()) {
+        localNames_.resize(id + 1, kNoId);
+        localNamesGeneration_.resize(id + 1, 0);
+    }
+    if (localNamesGeneration_[id] != generation_) {
+        localNames_[id] = capture_.strings.intern(names_.at(id));
+        localNamesGeneration_[id] = generation_;
+    }
+    return localNames_[id];
+}
+
+void StepAssembler::buildCapture(const OpenStep& step) {
+    const TimeNs from = step.range.row.start, to = step.range.row.end;
+    windows_.clear();
+    scratchIds_.clear();
+    for (const HeldCall& c : rows_.apiCalls)
+        if (c.row.start >= from && c.row.start < to) scratchIds_.push_back(c.row.correlationId);
+    claimed_.assign(scratchIds_);
+    const auto widen = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
+        if (end > start && claimed_.contains(correlation)) windows_.widen(device, start, end);
+    };
+    for (const auto& k : rows_.kernels) widen(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end);
+    for (const auto& c : rows_.copies) widen(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end);
+    for (const auto& m : rows_.memsets) widen(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end);
+
+    capture_ = Capture{};
+    ++generation_;
+    capture_.processes.emplace_back();
+    Process& p = capture_.processes.back();
+    // Sized first: a step of thousands of kernels is otherwise mostly malloc.
+    std::vector<size_t> kernelsOn(windows_.byDevice.size(), 0);
+    for (const auto& h : rows_.kernels) {
+        const Interval* w = windows_.find(h.row.deviceId);
+        if (w && intersects(h.row.start, h.row.end, *w)) ++kernelsOn[h.row.deviceId];
+    }
+    // Devices made once, in id order (deviceById keeps them sorted), then found by id.
+    std::vector<Device*> deviceOf(kernelsOn.size(), nullptr);
+    for (uint32_t d = 0; d < kernelsOn.size(); ++d)
+        if (windows_.find(d)) p.deviceById(d).kernels.reserve(kernelsOn[d]);
+    for (uint32_t d = 0; d < kernelsOn.size(); ++d)
+        if (windows_.find(d)) deviceOf[d] = &p.deviceById(d);
+    RangeTable& r = p.ranges;
+    r.start.push_back(from);
+    r.end.push_back(to);
+    r.name.push_back(capture_.strings.intern(step.range.text));
+    r.globalTid.push_back(step.range.row.globalTid);
+    r.domain.push_back(kNoId);
+    r.category.push_back(0);
+    r.color.push_back(0);
+    r.kind.push_back(step.range.row.kind);
+    r.onGpu.push_back(0);
+    ApiCallTable& a = p.apiCalls;
+    for (const HeldCall& c : rows_.apiCalls) {
+        if (c.row.start < from || c.row.start >= to) continue;
+        a.start.push_back(c.row.start);
+        a.end.push_back(c.row.end);
+        a.globalTid.push_back(c.row.globalTid);
+        a.correlation.push_back(c.row.correlationId);
+        a.name.push_back(capture_.strings.intern(c.row.name));
+        a.returnValue.push_back(c.row.returnValue);
+        a.kind.push_back(c.row.kind);
+    }
+    const auto window = [&](uint32_t device) { return windows_.find(device); };
+    for (const auto& h : rows_.kernels) {
+        const Interval* w = window(h.row.deviceId);
+        if (!w || !intersects(h.row.start, h.row.end, *w)) continue;
+        appendKernel(deviceOf[h.row.deviceId]->kernels, h.row, localName(h.row.demangledNameId),
+                     localName(h.row.shortNameId));
+    }
+    for (const auto& h : rows_.copies) {
+        const Interval* w = window(h.row.deviceId);
+        if (!w || !intersects(h.row.start, h.row.end, *w)) continue;
+        CopyTable& c = p.deviceById(h.row.deviceId).copies;
+        c.start.push_back(h.row.start);
+        c.end.push_back(h.row.end);
+        c.stream.push_back(h.row.streamId);
+        c.correlation.push_back(h.row.correlationId);
+        c.bytes.push_back(h.row.bytes);
+        c.copyKind.push_back(h.row.copyKind);
+        c.srcKind.push_back(h.row.srcKind);
+        c.dstKind.push_back(h.row.dstKind);
+        c.srcDevice.push_back(h.row.srcDeviceId);
+        c.dstDevice.push_back(h.row.dstDeviceId);
+    }
+    for (const auto& h : rows_.memsets) {
+        const Interval* w = window(h.row.deviceId);
+        if (!w || !intersects(h.row.start, h.row.end, *w)) continue;
+        MemsetTable& m = p.deviceById(h.row.deviceId).memsets;
+        m.start.push_back(h.row.start);
+        m.end.push_back(h.row.end);
+        m.stream.push_back(h.row.streamId);
+        m.correlation.push_back(h.row.correlationId);
+        m.bytes.push_back(h.row.bytes);
+        m.value.push_back(h.row.value);
+    }
+    CollectiveTable& n = p.collectives;
+    for (const auto& h : rows_.collectives) {
+        const CollectiveRow& c = h.row;
+        const Interval* w = window(c.deviceId);
+        const bool launched = c.enqueue >= from && c.enqueue < to;
+        const bool near = w && c.gpuStart >= 0 &&
+                          intersects(c.gpuStart, std::max(c.gpuEnd, c.gpuStart + 1),
+                                     {w->start - kPluginSlackNs, w->end + kPluginSlackNs});
+        if (!launched && !near) continue;
+        n.commHash.push_back(c.commHash);
+        n.rank.push_back(c.rank);
+        n.nranks.push_back(c.nranks);
+        n.seqNumber.push_back(c.seqNumber);
+        n.func.push_back(capture_.strings.intern(c.func));
+        n.datatype.push_back(capture_.strings.intern(c.datatype));
+        n.algo.push_back(capture_.strings.intern(c.algo));
+        n.proto.push_back(capture_.strings.intern(c.proto));
+        n.count.push_back(c.count);
+        n.bytes.push_back(c.bytes);
+        n.root.push_back(c.root);
+        n.nChannels.push_back(c.nChannels);
+        n.device.push_back(c.deviceId);
+        n.enqueue.push_back(c.enqueue);
+        n.gpuStart.push_back(c.gpuStart);
+        n.gpuEnd.push_back(c.gpuEnd);
+    }
+    for (auto& [id, gpu] : gpus_)
+        if (Device* d = const_cast<Device*>(p.findDevice(id))) d->gpu = gpu;
+    capture_.finalize();
+}
+
+void StepAssembler::writeStepRows(const OpenStep& step, TimeNs slotEnd, RowSink& out) {
+    const TimeNs from = step.range.row.start;
+    const auto inSlot = [&](TimeNs t) { return t >= from && t < slotEnd; };
+    out.addRange(step.range.view());
+    std::unordered_set<uint32_t> slotCalls;
+    for (HeldCall& c : rows_.apiCalls) {
+        if (!inSlot(c.row.start)) continue;
+        slotCalls.insert(c.row.correlationId);
+        if (c.written) continue;
+        out.addApiCall(c.row);
+        c.written = true;
+    }
+    for (HeldRange& r : rows_.ranges)
+        if (!r.written && inSlot(r.row.start)) {
+            out.addRange(r.view());
+            r.written = true;
+        }
+    for (auto& y : rows_.syncs)
+        if (!y.written && inSlot(y.row.start)) {
+            out.addSync(y.row);
+            y.written = true;
+        }
+    for (auto& e : rows_.events)
+        if (!e.written && slotCalls.contains(e.row.correlationId)) {
+            out.addCudaEvent(e.row);
+            e.written = true;
+        }
+    // The slot's GPU work, and whatever else ran in the step's window (which
+    // the step's metrics count), so the file's report gives the same numbers.
+    const auto wanted = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
+        if (slotCalls.contains(correlation)) return true;
+        const Interval* w = windows_.find(device);
+        return w && intersects(start, end, *w);
+    };
+    for (auto& k : rows_.kernels)
+        if (!k.written && wanted(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end)) {
+            KernelRow row = k.row;
+            row.demangledNameId = row.shortNameId = kNoId;  // ours, not the file's
+            out.addKernel(row);
+            k.written = true;
+        }
+    for (auto& c : rows_.copies)
+        if (!c.written && wanted(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end)) {
+            out.addCopy(c.row);
+            c.written = true;
+        }
+    for (auto& m : rows_.memsets)
+        if (!m.written && wanted(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end)) {
+            out.addMemset(m.row);
+            m.written = true;
+        }
+    for (auto& h : rows_.collectives) {
+        const CollectiveRow& c = h.row;
+        if (h.written) continue;
+        const Interval* w = windows_.find(c.deviceId);
+        const bool near = w && c.gpuStart >= 0 &&
+                          intersects(c.gpuStart, std::max(c.gpuEnd, c.gpuStart + 1),
+                                     {w->start - kPluginSlackNs, w->end + kPluginSlackNs});
+        if (!inSlot(c.enqueue) && !near) continue;
+        out.addCollective(c);
+        h.written = true;
+    }
+}
+
+void StepAssembler::close(const StepHandler& handler, bool complete) {
+    OpenStep& step = open_.front();
+    const TimeNs slotEnd = open_.size() >= 2 ? open_[1].range.row.start : step.range.row.end;
+    buildCapture(step);
+    ClosedStep closed;
+    closed.name = step.range.text;
+    closed.number = step.number;
+    closed.rangeStart = step.range.row.start;
+    closed.rangeEnd = step.range.row.end;
+    closed.slotEnd = slotEnd;
+    closed.complete = complete;
+    closed.capture = &capture_;
+    closed.writeRows = [this, &step, slotEnd](RowSink& out) { writeStepRows(step, slotEnd, out); };
+    if (handler) handler(closed);
+    ++counters_.stepsClosed;
+    if (!complete) ++counters_.stepsIncomplete;
+    closedSlotEnd_ = std::max(closedSlotEnd_, slotEnd);
+    closedRangeEnd_ = std::max(closedRangeEnd_, step.range.row.end);
+    open_.pop_front();
+}
+
+void StepAssembler::prune() {
+    // Without an open step, rows outside steps go once they are old enough.
+    const TimeNs age = newest_ == INT64_MIN ? INT64_MIN : newest_ - limits_.keepOutsideStepsNs;
+    // With steps open, what lies before the oldest belongs to no step left.
+    const TimeNs cpu = open_.empty() ? std::max(closedSlotEnd_, age) : open_.front().range.row.start;
+    const TimeNs gpu = open_.empty() ? std::max(closedRangeEnd_, age) : gpuFloor();
+    const auto forget = [&](uint32_t correlation) { gpuRecords_.remove(correlation); };
+    popWhile(rows_.apiCalls, [&](const HeldCall& c) { return c.row.start < cpu; });
+    popWhile(rows_.ranges, [&](const HeldRange& r) { return r.row.start < cpu; });
+    popWhile(rows_.syncs, [&](const auto& y) { return y.row.start < cpu; });
+    popWhile(rows_.kernels, [&](const auto& k) {
+        if (k.row.end > gpu) return false;
+        forget(k.row.correlationId);
+        return true;
+    });
+    popWhile(rows_.copies, [&](const auto& c) {
+        if (c.row.end > gpu) return false;
+        forget(c.row.correlationId);
+        return true;
+    });
+    popWhile(rows_.memsets, [&](const auto& m) {
+        if (m.row.end > gpu) return false;
+        forget(m.row.correlationId);
+        return true;
+    });
+    popWhile(rows_.collectives, [&](const auto& c) {
+        return std::max({c.row.enqueue, c.row.gpuStart, c.row.gpuEnd}) < gpu - kPluginSlackNs;
+    });
+    // Event records belong to the call that recorded them; ids grow with time.
+    const uint32_t oldestCall = rows_.apiCalls.empty() ? UINT32_MAX : rows_.apiCalls.front().row.correlationId;
+    popWhile(rows_.events, [&](const auto& e) { return e.row.correlationId < oldestCall; });
+}
+
+void StepAssembler::enforceRowLimit(const StepHandler& handler) {
+    while (rows_.size() > limits_.maxRows && !open_.empty()) {
+        close(handler, false);
+        prune();
+    }
+    while (rows_.size() > limits_.maxRows) {
+        // No step to give up: the oldest rows of the longest table go.
+        auto drop = [&](auto& d) {
+            if (d.empty()) return false;
+            d.pop_front();
+            ++counters_.rowsDropped;
+            return true;
+        };
+        const size_t most =
+            std::max({rows_.kernels.size(), rows_.apiCalls.size(), rows_.copies.size(), rows_.memsets.size(),
+                      rows_.ranges.size(), rows_.syncs.size(), rows_.events.size(), rows_.collectives.size()});
+        if (rows_.kernels.size() == most) {
+            gpuRecords_.remove(rows_.kernels.front().row.correlationId);
+            drop(rows_.kernels);
+        } else if (rows_.apiCalls.size() == most) {
+            drop(rows_.apiCalls);
+        } else if (rows_.copies.size() == most) {
+            drop(rows_.copies);
+        } else if (rows_.memsets.size() == most) {
+            drop(rows_.memsets);
+        } else if (rows_.ranges.size() == most) {
+            drop(rows_.ranges);
+        } else if (rows_.syncs.size() == most) {
+            drop(rows_.syncs);
+        } else if (rows_.events.size() == most) {
+            drop(rows_.events);
+        } else {
+            drop(rows_.collectives);
+        }
+    }
+}
+
+}  // namespace osc::agent::live

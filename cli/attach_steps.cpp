@@ -1,0 +1,215 @@
+#include "cli/attach_steps.h"
+
+#include "analyzer/capture/printable_text.h"
+#include "control/control_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+namespace osc::cli {
+namespace {
+
+using namespace osc::control;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRequestTimeoutMs = 10000;
+
+struct Target {
+    std::string socket;
+    AgentStatus status;
+    bool failed = false;
+    std::string lastProgress;
+};
+
+bool refresh(Target& t) {
+    try {
+        t.status = sendRequest(t.socket, ControlRequest{}, kRequestTimeoutMs).status;
+        return true;
+    } catch (const std::runtime_error& e) {
+        std::fprintf(stderr, "overlapscope: %s\n", printable(e.what()).c_str());
+        t.failed = true;
+        return false;
+    }
+}
+
+bool request(Target& t, const ControlRequest& r, std::string* error = nullptr) {
+    try {
+        const ControlReply reply = sendRequest(t.socket, r, kRequestTimeoutMs);
+        t.status = reply.status;
+        if (reply.ok) return true;
+        if (error) *error = reply.error;
+        std::fprintf(stderr, "overlapscope: %s: %s\n", agentName(reply.status).c_str(), printable(reply.error).c_str());
+    } catch (const std::runtime_error& e) {
+        std::fprintf(stderr, "overlapscope: %s\n", printable(e.what()).c_str());
+    }
+    t.failed = true;
+    return false;
+}
+
+// Why an agent shows no whole step yet, once the wait is over.
+std::string noStepsReason(const AgentStatus& s, double waitedS) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.0f s", waitedS);
+    if (s.sawSteps)
+        return std::string("no whole step in ") + seconds + " (steps are longer than that?); try a longer --timeout";
+    if (s.rowsSeen == 0)
+        return std::string("no GPU activity recorded in ") + seconds + " (is the job running on a GPU?)";
+    return std::string("no step ranges in ") + seconds +
+           " of GPU activity: steps are NVTX or profiler ranges named like ProfilerStep#N, step N or iteration N "
+           "(--step-pattern at `overlapscope run`; NVTX reaches the agent only when the job was started by "
+           "`overlapscope run`)";
+}
+
+// The first step every agent holds whole and has not passed, with `leadS`
+// to spare for the requests to reach them all.
+int64_t plannedStep(const std::vector<Target>& targets, double leadS) {
+    int64_t first = 0;
+    double shortest = 0;
+    for (const Target& t : targets) {
+        if (t.failed) continue;
+        first = std::max({first, t.status.step + 1, t.status.firstWholeStep});
+        if (t.status.stepSeconds > 0 && (shortest == 0 || t.status.stepSeconds < shortest))
+            shortest = t.status.stepSeconds;
+    }
+    const double lead = shortest > 0 ? std::ceil(leadS / shortest) : 1;
+    return first + static_cast<int64_t>(std::clamp(lead, 1.0, 1e6));
+}
+
+std::string progressText(const StepCaptureStatus& c) {
+    std::string text = c.state + " " + std::to_string(c.written) + "/" + std::to_string(c.requested) + " steps";
+    if (c.first >= 0) text += " from step " + std::to_string(c.first);
+    return text;
+}
+
+bool ended(const StepCaptureStatus& c) { return c.state == "done" || c.state == "failed" || c.state == "stopped"; }
+
+std::string partialPathOf(const std::string& capture) {
+    const std::string suffix = ".sqlite";
+    std::string base = capture;
+    if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0)
+        base.resize(base.size() - suffix.size());
+    return base + ".partial.json";
+}
+
+int waitForCaptures(std::vector<Target>& targets, const StepAttachOptions& o) {
+    // Steps, then the partial (about a second per million kernels): the
+    // deadline grows with every step that comes.
+    auto deadline = Clock::now() + std::chrono::duration<double>(o.timeoutS);
+    std::map<std::string, size_t> written;
+    for (;;) {
+        bool all = true;
+        for (Target& t : targets) {
+            if (t.failed || !refresh(t)) continue;
+            const auto& c = t.status.stepCapture;
+            if (!c) {
+                std::fprintf(stderr, "overlapscope: %s: no step capture\n", agentName(t.status).c_str());
+                t.failed = true;
+                continue;
+            }
+            const std::string now = progressText(*c);
+            if (now != t.lastProgress) {
+                std::printf("%s: %s\n", agentName(t.status).c_str(), printable(now).c_str());
+                std::fflush(stdout);
+                t.lastProgress = now;
+                deadline = Clock::now() + std::chrono::duration<double>(o.timeoutS);
+            }
+            if (!ended(*c)) {
+                all = false;
+                continue;
+            }
+            if (c->state != "done") {
+                std::fprintf(stderr, "overlapscope: %s: step capture %s: %s\n", agentName(t.status).c_str(),
+                             c->state.c_str(), printable(c->error).c_str());
+                t.failed = true;
+                continue;
+            }
+            std::error_code ec;
+            if (o.partial && !std::filesystem::exists(partialPathOf(c->path), ec)) all = false;
+        }
+        if (all) break;
+        if (Clock::now() > deadline) {
+            std::fprintf(stderr, "overlapscope: step captures still running after %.0f s without progress\n",
+                         o.timeoutS);
+            return 1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    int failures = 0;
+    for (const Target& t : targets) {
+        if (t.failed) {
+            ++failures;
+            continue;
+        }
+        const auto& c = *t.status.stepCapture;
+        std::printf("%s: wrote %s (steps %lld to %lld)\n", agentName(t.status).c_str(), printable(c.path).c_str(),
+                    static_cast<long long>(c.first), static_cast<long long>(c.first + c.written - 1));
+    }
+    return failures ? 1 : 0;
+}
+
+}  // namespace
+
+std::string agentName(const AgentStatus& s) {
+    std::string text = "pid " + std::to_string(s.pid);
+    if (s.rank >= 0) text += " rank " + std::to_string(s.rank);
+    return text;
+}
+
+int attachSteps(const std::vector<std::string>& sockets, const StepAttachOptions& o) {
+    std::vector<Target> targets;
+    for (const auto& s : sockets) targets.push_back({s, {}, false, {}});
+    std::optional<int64_t> at = o.atStep;
+    if (!at) {
+        // Every agent records (a dormant one starts now) until it has shown a
+        // whole step, so that one step number can be chosen for all.
+        ControlRequest watch;
+        watch.command = ControlCommand::Watch;
+        watch.watchS = o.timeoutS + 120;
+        for (Target& t : targets)
+            if (refresh(t) && !t.status.streaming) request(t, watch);
+        const auto start = Clock::now();
+        const auto deadline = start + std::chrono::duration<double>(o.timeoutS);
+        for (;;) {
+            bool all = true;
+            for (Target& t : targets)
+                if (!t.failed && refresh(t) && t.status.firstWholeStep < 0) all = false;
+            if (all || Clock::now() > deadline) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+        for (Target& t : targets)
+            if (!t.failed && t.status.firstWholeStep < 0) {
+                std::fprintf(stderr, "overlapscope: %s: %s\n", agentName(t.status).c_str(),
+                             noStepsReason(t.status, waited).c_str());
+                t.failed = true;
+            }
+        if (std::all_of(targets.begin(), targets.end(), [](const Target& t) { return t.failed; })) return 1;
+        at = plannedStep(targets, o.leadS);
+        if (o.plan) {
+            std::printf("%lld\n", static_cast<long long>(*at));
+            return std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.failed; }) ? 1 : 0;
+        }
+    }
+    ControlRequest start;
+    start.command = ControlCommand::Start;
+    start.steps = o.steps;
+    start.atStep = at;
+    start.partial = o.partial;
+    start.outputDir = o.outputDir;
+    for (Target& t : targets) {
+        if (t.failed || !request(t, start)) continue;
+        std::printf("%s: capturing steps %lld to %lld to %s\n", agentName(t.status).c_str(),
+                    static_cast<long long>(*at), static_cast<long long>(*at + o.steps - 1),
+                    t.status.stepCapture ? printable(t.status.stepCapture->path).c_str() : "?");
+    }
+    std::fflush(stdout);
+    if (o.wait) return waitForCaptures(targets, o);
+    return std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.failed; }) ? 1 : 0;
+}
+
+}  // namespace osc::cli
