@@ -1,0 +1,211 @@
+// MainWindow: its panels (docks) and what they show of the selection and the clicked row.
+#include "gui/widgets/main_window.h"
+
+#include "gui/model/event_details.h"
+#include "gui/model/time_ticks.h"
+#include "gui/widgets/heat_map_widget.h"
+#include "gui/widgets/main_window_parts.h"
+#include "gui/widgets/metric_tables.h"
+#include "gui/widgets/selection_panel.h"
+#include "gui/widgets/statistics_panel.h"
+#include "gui/widgets/timeline_frame.h"
+#include "gui/widgets/timeline_widget.h"
+#include "gui/widgets/whatif_panel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTableWidget>
+#include <QToolBar>
+
+namespace osc::gui {
+
+namespace window_parts {
+
+QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)); }
+
+QString count(size_t n) { return QLocale().toString(static_cast<qulonglong>(n)); }
+
+QTableView* makeTable(QAbstractItemModel* model, int timeColumn, QWidget* parent) {
+    auto* view = new QTableView(parent);
+    view->setModel(model);
+    view->setSortingEnabled(true);
+    view->sortByColumn(timeColumn, Qt::AscendingOrder);  // time order until the user sorts
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setAlternatingRowColors(true);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+    return view;
+}
+
+QStackedWidget* withHint(QTableView* table, QWidget* parent) {
+    auto* stack = new QStackedWidget(parent);
+    stack->addWidget(table);
+    auto* hint = new QLabel(parent);
+    hint->setWordWrap(true);
+    hint->setAlignment(Qt::AlignCenter);
+    hint->setMargin(12);
+    hint->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    stack->addWidget(hint);
+    return stack;
+}
+
+void showHint(QStackedWidget* stack, const QString& hint) {
+    static_cast<QLabel*>(stack->widget(1))->setText(hint);
+    stack->setCurrentIndex(hint.isEmpty() ? 0 : 1);
+}
+
+}  // namespace window_parts
+
+using namespace window_parts;
+
+void MainWindow::buildDocks() {
+    details_ = new QTableWidget(0, 2, this);
+    details_->setHorizontalHeaderLabels({tr("field"), tr("value")});
+    details_->horizontalHeader()->setStretchLastSection(true);
+    details_->verticalHeader()->hide();
+    details_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    auto* detailsDock = new QDockWidget(tr("Details"), this);
+    detailsDock->setObjectName("details");
+    detailsDock->setWidget(details_);
+    addDockWidget(Qt::RightDockWidgetArea, detailsDock);
+
+    selectionPanel_ = new SelectionPanel(this);
+    auto* selDock = new QDockWidget(tr("Selection"), this);
+    selDock->setObjectName("selection");
+    selDock->setWidget(selectionPanel_);
+    addDockWidget(Qt::RightDockWidgetArea, selDock);
+
+    auto* stepView = stepView_ = makeTable(steps_, StepTableModel::Start, this);
+    auto* stepDock = stepDock_ = new QDockWidget(tr("Steps"), this);
+    stepDock->setObjectName("steps");
+    stepStack_ = withHint(stepView, this);
+    stepDock->setWidget(stepStack_);
+    addDockWidget(Qt::BottomDockWidgetArea, stepDock);
+    connect(stepView, &QTableView::clicked, this, &MainWindow::jumpToRow);
+
+    auto* collView = makeTable(collectives_, CollectiveTableModel::Start, this);
+    auto* collDock = new QDockWidget(tr("Collectives"), this);
+    collDock->setObjectName("collectives");
+    collStack_ = withHint(collView, this);
+    collDock->setWidget(collStack_);
+    addDockWidget(Qt::BottomDockWidgetArea, collDock);
+    tabifyDockWidget(stepDock, collDock);
+
+    statistics_ = new StatisticsPanel(timeline_, this);
+    auto* statsDock = new QDockWidget(tr("Statistics"), this);
+    statsDock->setObjectName("statistics");
+    statsDock->setWidget(statistics_);
+    addDockWidget(Qt::BottomDockWidgetArea, statsDock);
+    tabifyDockWidget(collDock, statsDock);
+
+    heatMap_ = new HeatMapPanel(timeline_, this);
+    heatDock_ = new QDockWidget(tr("Heat map"), this);
+    heatDock_->setObjectName("heatmap");
+    heatDock_->setWidget(heatMap_);
+    addDockWidget(Qt::BottomDockWidgetArea, heatDock_);
+    tabifyDockWidget(statsDock, heatDock_);
+    connect(heatMap_->view(), &HeatMapView::cellClicked, this, [this](int group, ViewRange window) {
+        if (window.length() <= 0 || !hasTimeline()) return;
+        timeline_->setViewRange(window);
+        timeline_->revealGroup(group);
+    });
+    stepDock->raise();
+    connect(collView, &QTableView::clicked, this, &MainWindow::jumpToRow);
+    resizeDocks({detailsDock}, {380}, Qt::Horizontal);
+    resizeDocks({stepDock}, {kStepDockHeight}, Qt::Vertical);
+    // View reopens every panel a user may have closed.
+    viewMenu_->addSeparator();
+    panelsMenu_ = viewMenu_->addMenu(tr("&Panels"));
+    for (QDockWidget* dock : {detailsDock, selDock, stepDock, collDock, statsDock, heatDock_})
+        panelsMenu_->addAction(dock->toggleViewAction());
+}
+
+QString MainWindow::selectionSummary() const { return selectionPanel_->text(); }
+
+QString MainWindow::detailsText() const {
+    QStringList lines;
+    for (int r = 0; r < details_->rowCount(); ++r)
+        lines << details_->item(r, 0)->text() + ": " + details_->item(r, 1)->text();
+    return lines.join('\n');
+}
+
+QString MainWindow::findLabelText() const { return findLabel_->text(); }
+QString MainWindow::statusText() const { return statusLabel_->text(); }
+
+QString MainWindow::stepsHint() const {
+    return stepStack_->currentIndex() == 1 ? static_cast<QLabel*>(stepStack_->widget(1))->text() : QString();
+}
+
+QString MainWindow::collectivesHint() const {
+    return collStack_->currentIndex() == 1 ? static_cast<QLabel*>(collStack_->widget(1))->text() : QString();
+}
+
+void MainWindow::updateSelectionPanel() {
+    if (!hasTimeline() && current_.analysis) {
+        selectionPanel_->showMessage(
+            tr("No timeline to select a range on: each device's totals over its whole "
+               "span are in the device table."));
+        return;
+    }
+    selectionPanel_->showRange(timeline_->model(), timeline_->selection(), timeline_->selectionGroups());
+}
+
+void MainWindow::updateDetails(EventRef ref) {
+    details_->setRowCount(0);
+    TimelineModel* model = timeline_->model();
+    if (!model || !ref.valid()) return;
+    const DetailList d = eventDetails(*model, ref, current_.analysis.get());
+    details_->setRowCount(static_cast<int>(d.size()));
+    for (size_t i = 0; i < d.size(); ++i) {
+        details_->setItem(static_cast<int>(i), 0, new QTableWidgetItem(QString::fromStdString(d[i].first)));
+        auto* v = new QTableWidgetItem(QString::fromStdString(d[i].second));
+        v->setToolTip(v->text());
+        details_->setItem(static_cast<int>(i), 1, v);
+    }
+    details_->resizeColumnToContents(0);
+}
+
+void MainWindow::jumpToRow(const QModelIndex& index) {
+    if (!hasTimeline()) return;  // rows of a file without a trace lead nowhere
+    const TimeNs s = index.data(StartRole).toLongLong(), e = index.data(EndRole).toLongLong();
+    if (e <= s) return;
+    const TimeNs margin = std::max<TimeNs>(1, (e - s) / 10);
+    timeline_->setViewRange({s - margin, e + margin});
+    const int group = index.data(GroupRole).toInt();
+    if (group >= 0) timeline_->setSelection({s, e}, {group});
+    // Details follow the row: its kernel, copy or step (none: cleared).
+    timeline_->selectEvent(unpackEvent(index.data(EventRole)), false);
+}
+
+void MainWindow::waitForPanels() {
+    steps_->waitForSort();
+    collectives_->waitForSort();
+    statistics_->waitForResult();
+}
+
+bool MainWindow::raisePanel(const QString& name) {
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+        if (dock->objectName() != name) continue;
+        dock->show();
+        dock->raise();
+        if (name == "heatmap" || name == "statistics") resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
+        return true;
+    }
+    return false;
+}
+
+}  // namespace osc::gui
