@@ -29,16 +29,15 @@ uint32_t mix(uint32_t a, uint32_t b, double t) {
     return ch(16) | ch(8) | ch(0);
 }
 
-constexpr uint32_t kNoComm = 0xE6E8EB;
-
 }  // namespace
 
 uint32_t heatColour(float value, HeatMetric metric) {
-    if (std::isnan(value)) return kNoComm;
+    if (std::isnan(value)) return palette::kHeatNoComm;
     const double v = std::clamp(static_cast<double>(value), 0.0, 1.0);
     if (metric == HeatMetric::ExposedShare) return mix(palette::kBackground, palette::kExposed, v);
-    return v < 0.5 ? mix(palette::kExposed, palette::kExposedWait, v * 2)
-                   : mix(palette::kExposedWait, palette::kOverlap, v * 2 - 1);
+    // Through white, not amber: amber is the timeline's "waiting for the last rank".
+    return v < 0.5 ? mix(palette::kExposed, palette::kHeatMiddle, v * 2)
+                   : mix(palette::kHeatMiddle, palette::kOverlap, v * 2 - 1);
 }
 
 HeatMapView::HeatMapView(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
@@ -145,7 +144,7 @@ void HeatMapView::paintEvent(QPaintEvent*) {
         return;
     }
     const QString what = metric_ == HeatMetric::OverlapRatio
-                             ? tr("overlap ratio: red 0 → amber 50% → green 100%, grey: no communication")
+                             ? tr("overlap ratio: red 0 → white 50% → green 100%, grey: no communication")
                              : tr("exposed communication share: white 0 → red 100%");
     const QString columns =
         perStep_ ? tr("%1 GPUs × %2 steps").arg(map_.rows()).arg(map_.columns)

@@ -72,8 +72,8 @@ private:
     QComboBox* metric_;
 };
 
-// The cell colour: overlap ratio 0 vermilion, 0.5 amber, 1 green; exposed
-// share 0 white to 1 vermilion; light grey where there is no communication.
+// The cell colour: overlap ratio 0 vermilion, 0.5 white, 1 green; exposed
+// share 0 white to 1 vermilion; mid grey where there is no communication.
 uint32_t heatColour(float value, HeatMetric metric);
 
 }  // namespace osc::gui

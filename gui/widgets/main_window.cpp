@@ -211,9 +211,12 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     frame_->legend()->setCaptureHas(loaded.analysis && !loaded.analysis->p2p.empty(),
                                     loaded.analysis && !loaded.analysis->pipeline.empty());
     heatMap_->view()->setAnalysis(loaded.analysis);
-    // Without a timeline the tables are what there is to read: give them room,
-    // and give it back to the timeline when one comes.
-    if (timeline != hadTimeline) resizeDocks({stepDock_}, {timeline ? kStepDockHeight : height() / 2}, Qt::Vertical);
+    // Without a timeline the tables are what there is to read: give them
+    // room. With one, the panels get what the lanes leave blank.
+    if (!timeline && timeline != hadTimeline)
+        resizeDocks({stepDock_}, {height() / 2}, Qt::Vertical);
+    else if (timeline && !refresh)
+        QTimer::singleShot(0, this, &MainWindow::fitBottomDocks);  // once the window has its size
     // Time buckets cut the timeline's coverage; a file without one has its steps.
     if (!timeline) heatMap_->setPerStep(true);
     // Many ranks: the heat map is the way in.

@@ -100,6 +100,9 @@ private:
     void updateDetails(EventRef ref);
     void clearFind();
     void enableTimelineActions(bool timeline, OpenedKind kind);
+    // Sizes the bottom panels to the room the lanes leave blank (at least
+    // kBottomShareMin of the window, at most kBottomShareMax).
+    void fitBottomDocks();
     QAction* timelineAction(QAction* action);  // remembers it among timelineActions_
 
     QStackedWidget* centre_ = nullptr;  // the timeline frame, or the analysis-only view

@@ -9,6 +9,7 @@
 #include "gui/widgets/selection_panel.h"
 #include "gui/widgets/statistics_panel.h"
 #include "gui/widgets/timeline_frame.h"
+#include "gui/widgets/timeline_keys.h"
 #include "gui/widgets/timeline_widget.h"
 #include "gui/widgets/whatif_panel.h"
 
@@ -68,6 +69,12 @@ void showHint(QStackedWidget* stack, const QString& hint) {
     stack->setCurrentIndex(hint.isEmpty() ? 0 : 1);
 }
 
+int bottomDockHeight(int windowHeight, int current, int blankBelowLanes) {
+    const int least = static_cast<int>(windowHeight * kBottomShareMin);
+    const int most = static_cast<int>(windowHeight * kBottomShareMax);
+    return std::clamp(current + blankBelowLanes, least, std::max(least, most));
+}
+
 }  // namespace window_parts
 
 using namespace window_parts;
@@ -125,6 +132,10 @@ void MainWindow::buildDocks() {
     });
     stepDock->raise();
     connect(collView, &QTableView::clicked, this, &MainWindow::jumpToRow);
+    // A click on a row leaves the focus in its table: W/A/S/D still move the timeline.
+    auto* keys = new TimelineKeyForwarder(timeline_, this);
+    for (QAbstractItemView* table : findChildren<QAbstractItemView*>()) keys->watch(table);
+    keys->watch(heatMap_->view());
     resizeDocks({detailsDock}, {380}, Qt::Horizontal);
     resizeDocks({stepDock}, {kStepDockHeight}, Qt::Vertical);
     // View reopens every panel a user may have closed.
@@ -195,6 +206,13 @@ void MainWindow::waitForPanels() {
     steps_->waitForSort();
     collectives_->waitForSort();
     statistics_->waitForResult();
+}
+
+void MainWindow::fitBottomDocks() {
+    const int lanes = timeline_->layout().totalHeight() + TimelineWidget::kRulerHeight;
+    const int blank = std::max(0, timeline_->height() - lanes);
+    const int bottom = bottomDockHeight(height(), stepDock_->height(), blank);
+    resizeDocks({stepDock_}, {bottom}, Qt::Vertical);
 }
 
 bool MainWindow::raisePanel(const QString& name) {

@@ -17,6 +17,13 @@ namespace osc::gui::window_parts {
 
 inline constexpr int kMaxRecent = 10;
 inline constexpr int kStepDockHeight = 170;  // under a timeline, before the window is sized
+// The bottom panels' share of the window under a timeline: at least a
+// table of a dozen rows at 1920x1080, at most a bit over half.
+inline constexpr double kBottomShareMin = 0.3, kBottomShareMax = 0.55;
+
+// The bottom panels' height: what they have plus the blank the lanes leave
+// below them, within the shares above.
+int bottomDockHeight(int windowHeight, int current, int blankBelowLanes);
 
 // A duration as the tables print it (4 significant digits).
 QString dur(TimeNs ns);

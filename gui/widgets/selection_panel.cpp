@@ -97,14 +97,16 @@ void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRan
             table_->setItem(r, column, item);
         }
     };
+    // The sum first: the dock is narrow, and the devices scroll beside it.
     QStringList headers;
-    for (size_t i = 0; i < n; ++i) {
-        headers << QString::fromStdString(shortGroupLabel(*model, sel.perDevice[i].first));
-        fill(static_cast<int>(i), sel.perDevice[i].second, false);
-    }
+    const int first = n > 1 ? 1 : 0;
     if (n > 1) {
         headers << tr("sum of %1 devices").arg(n);
-        fill(static_cast<int>(n), sel.sum, true);
+        fill(0, sel.sum, true);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        headers << QString::fromStdString(shortGroupLabel(*model, sel.perDevice[i].first));
+        fill(first + static_cast<int>(i), sel.perDevice[i].second, false);
     }
     table_->setHorizontalHeaderLabels(headers);
 }

@@ -128,6 +128,8 @@ std::function<AsyncSortedTableModel::Keys()> StatsTableModel::sortKeys(int colum
 
 StatisticsPanel::StatisticsPanel(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
     scopeBox_ = new QComboBox(this);
+    // Its items come with each capture: sized to them then, not to the empty box first shown.
+    scopeBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     groupBox_ = new QComboBox(this);
     groupBox_->addItems({tr("by kernel name"), tr("by signature (name, grid, block)")});
     status_ = new QLabel(this);

@@ -15,13 +15,18 @@
 #include <gtest/gtest.h>
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFont>
+#include <QHeaderView>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -130,6 +135,55 @@ TEST(MainWindowPanels, ClickingACollectiveOrStepRowShowsItInDetails) {
     EXPECT_TRUE(win.detailsText().contains("verdict: ")) << win.detailsText().toStdString();
 }
 
+QTableView* tableOf(MainWindow& win, QAbstractItemModel* model) {
+    for (QTableView* v : win.findChildren<QTableView*>())
+        if (v->model() == model) return v;
+    return nullptr;
+}
+
+TEST(MainWindowPanels, AfterARowClickWasdStillMoveTheTimelineAndDetailsStay) {
+    // Issue 30 item 9: a real click on a Steps or Collectives row, then the
+    // keys a timeline user presses next.
+    MainWindow win;
+    win.resize(1400, 800);
+    win.show();
+    QApplication::setActiveWindow(&win);
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&win));
+    auto capture = guitest::smallCapture(2, 100);
+    for (auto& p : capture->processes) p.ranges.onGpu.assign(p.ranges.size(), 1);
+    win.showLoaded(analysed(capture));
+    for (QAbstractItemModel* model :
+         {static_cast<QAbstractItemModel*>(win.collectiveModel()), static_cast<QAbstractItemModel*>(win.stepModel())}) {
+        win.waitForPanels();
+        QTableView* table = tableOf(win, model);
+        ASSERT_NE(table, nullptr);
+        win.raisePanel(model == win.stepModel() ? "steps" : "collectives");
+        QApplication::processEvents();
+        const QRect cell = table->visualRect(model->index(0, 1));
+        ASSERT_TRUE(cell.isValid());
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+        QApplication::processEvents();
+        const QString details = win.detailsText();
+        EXPECT_FALSE(details.isEmpty()) << "the click shows its row in Details";
+        const ViewRange before = win.timeline()->viewRange();
+        QWidget* focus = QApplication::focusWidget();
+        ASSERT_NE(focus, nullptr);
+        QTest::keyClick(focus, Qt::Key_W);
+        EXPECT_LT(win.timeline()->viewRange().length(), before.length()) << "W zooms in";
+        const ViewRange zoomed = win.timeline()->viewRange();
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_D);
+        EXPECT_GT(win.timeline()->viewRange().start, zoomed.start) << "D pans later";
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_A);
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_S);
+        EXPECT_EQ(win.detailsText(), details) << "keys move the view, not the selection";
+        // The table keeps the keys a table needs: Down moves to the next row.
+        if (model->rowCount() > 1) {
+            QTest::keyClick(table, Qt::Key_Down);
+            EXPECT_EQ(table->currentIndex().row(), 1);
+        }
+    }
+}
+
 TEST(MainWindowPanels, SelectionOverSeveralDevicesShowsEachAndALabelledSum) {
     MainWindow win;
     win.resize(1400, 800);
@@ -140,12 +194,67 @@ TEST(MainWindowPanels, SelectionOverSeveralDevicesShowsEachAndALabelledSum) {
     win.timeline()->setSelection({3000, 8000}, {0, 1});
     const QString text = win.selectionSummary();
     EXPECT_TRUE(text.contains("on 2 device(s)")) << text.toStdString();
-    EXPECT_TRUE(text.contains("rank 0 · GPU 0\trank 1 · GPU 0\tsum of 2 devices")) << text.toStdString();
-    EXPECT_TRUE(text.contains("overlap (hidden)\t2 µs\t2 µs\t4 µs")) << text.toStdString();
-    EXPECT_TRUE(text.contains("exposed comm\t1 µs\t1 µs\t2 µs")) << text.toStdString();
+    EXPECT_TRUE(text.contains("sum of 2 devices\trank 0 · GPU 0\trank 1 · GPU 0")) << text.toStdString();
+    EXPECT_TRUE(text.contains("overlap (hidden)\t4 µs\t2 µs\t2 µs")) << text.toStdString();
+    EXPECT_TRUE(text.contains("exposed comm\t2 µs\t1 µs\t1 µs")) << text.toStdString();
     // One device: no sum column.
     win.timeline()->setSelection({3000, 8000}, {1});
     EXPECT_FALSE(win.selectionSummary().contains("sum of")) << win.selectionSummary().toStdString();
+}
+
+TEST(MainWindowPanels, TheSumOfManyDevicesIsInViewNotBehindAScrollbar) {
+    // Issue 30 item 10: at 1920x1080 the dock showed about two device
+    // columns; the sum came last, behind the horizontal scrollbar.
+    MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    win.showLoaded(analysed(guitest::smallCapture(16, 100)));
+    std::vector<int> all;
+    for (size_t g = 0; g < win.timeline()->model()->groups().size(); ++g) all.push_back(static_cast<int>(g));
+    win.timeline()->setSelection({3000, 8000}, all);
+    QApplication::processEvents();
+    QTableWidget* table = nullptr;
+    for (QTableWidget* t : win.findChildren<QTableWidget*>())
+        if (t->columnCount() == 17) table = t;
+    ASSERT_NE(table, nullptr);
+    EXPECT_EQ(table->horizontalHeaderItem(0)->text(), "sum of 16 devices");
+    const QRect sum = table->visualRect(table->model()->index(0, 0));
+    EXPECT_TRUE(table->viewport()->rect().contains(sum)) << "the sum column is on screen";
+    EXPECT_EQ(table->horizontalScrollBar()->value(), 0);
+}
+
+TEST(MainWindowPanels, BottomPanelsTakeTheRoomTheLanesLeaveBlank) {
+    // Issue 30 item 12: at 1920x1080 the Steps table showed 4-5 rows while
+    // the timeline had blank space under its lanes; the Statistics scope box
+    // read "whole ca".
+    MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    // Statistics seen once before a capture is open: its scope box was sized empty.
+    win.raisePanel("statistics");
+    QApplication::processEvents();
+    win.raisePanel("steps");
+    auto capture = guitest::smallCapture(2, 100);
+    for (auto& p : capture->processes) p.ranges.onGpu.assign(p.ranges.size(), 1);  // steps to list
+    win.showLoaded(analysed(capture));
+    QTest::qWait(50);  // the panels are sized once the window is laid out
+    QTableView* steps = tableOf(win, win.stepModel());
+    ASSERT_NE(steps, nullptr);
+    ASSERT_TRUE(steps->isVisible());
+    const int rows = steps->viewport()->height() / steps->verticalHeader()->defaultSectionSize();
+    EXPECT_GE(rows, 12) << "a dozen rows at least";
+    const int lanes = win.timeline()->layout().totalHeight() + TimelineWidget::kRulerHeight;
+    const int blank = win.timeline()->height() - lanes;
+    // No blank strip, unless the panels already have their most.
+    auto* stepDock = win.findChild<QDockWidget*>("steps");
+    EXPECT_TRUE(blank <= 8 || stepDock->height() >= 1080 * 0.5) << blank << " px blank, dock " << stepDock->height();
+    win.raisePanel("statistics");
+    QApplication::processEvents();
+    for (QComboBox* box : win.findChildren<QComboBox*>()) {
+        if (!box->isVisible()) continue;
+        EXPECT_GE(box->width(), box->fontMetrics().horizontalAdvance(box->currentText()) + 16)
+            << box->currentText().toStdString();
+    }
 }
 
 TEST(MainWindowPanels, FindHasNoCapAndIsClearedByAnotherCapture) {
