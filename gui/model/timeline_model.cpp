@@ -129,6 +129,11 @@ void TimelineModel::buildHostLanes(int group, const Process& p) {
         lane.thread = t.globalTid;
         lane.label = std::move(t.label);
         lane.rows = std::move(t.rows);
+        for (const EventRow& row : lane.rows) {
+            TimeNs longest = 0;
+            for (size_t i = 0; i < row.size(); ++i) longest = std::max(longest, row.end[i] - row.start[i]);
+            lane.rowLongest.push_back(longest);
+        }
         lanes_.push_back(std::move(lane));
         order.insert(order.begin() + static_cast<long>(at++), static_cast<int>(lanes_.size()) - 1);
     }

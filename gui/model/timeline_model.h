@@ -32,6 +32,9 @@ struct Lane {
     std::string label;
     Category mainCategory = Category::Compute;
     std::vector<EventRow> rows;  // one row, or one per nesting depth for ranges
+    // CPU lanes: the longest event of each row. Zoomed out, the deeper rows
+    // hold only events too short to see, and the lane shows fewer rows.
+    std::vector<TimeNs> rowLongest;
     bool hidden = false;
 };
 

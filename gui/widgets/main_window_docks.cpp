@@ -2,7 +2,9 @@
 #include "gui/widgets/main_window.h"
 
 #include "gui/model/event_details.h"
+#include "gui/model/event_links.h"
 #include "gui/model/time_ticks.h"
+#include "gui/render/palette.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/main_window_parts.h"
 #include "gui/widgets/metric_tables.h"
@@ -12,6 +14,7 @@
 #include "gui/widgets/timeline_keys.h"
 #include "gui/widgets/timeline_widget.h"
 #include "gui/widgets/whatif_panel.h"
+#include "gui/widgets/wrapping_delegate.h"
 
 #include <QAction>
 #include <QApplication>
@@ -85,6 +88,19 @@ void MainWindow::buildDocks() {
     details_->horizontalHeader()->setStretchLastSection(true);
     details_->verticalHeader()->hide();
     details_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    // Long kernel names wrap onto more lines, whatever the dock's width.
+    details_->setWordWrap(true);
+    details_->setItemDelegateForColumn(1, new WrappingDelegate(details_));
+    connect(details_->horizontalHeader(), &QHeaderView::sectionResized, details_,
+            [this] { details_->resizeRowsToContents(); });
+    connect(details_, &QTableWidget::cellClicked, this, [this](int row, int column) {
+        const QTableWidgetItem* item = details_->item(row, column == 0 ? 1 : column);
+        const EventRef target = item ? unpackEvent(item->data(Qt::UserRole)) : EventRef{};
+        if (!target.valid() || !hasTimeline()) return;
+        timeline_->revealLane(target.lane);
+        hostAction_->setChecked(timeline_->model()->hostLanesShown());
+        timeline_->selectEvent(target, true);
+    });
     auto* detailsDock = new QDockWidget(tr("Details"), this);
     detailsDock->setObjectName("details");
     detailsDock->setWidget(details_);
@@ -187,7 +203,22 @@ void MainWindow::updateDetails(EventRef ref) {
         v->setToolTip(v->text());
         details_->setItem(static_cast<int>(i), 1, v);
     }
+    // Links to follow the launch both ways; a click selects the linked event.
+    for (const EventLink& link : eventLinks(*model, ref)) {
+        const int row = details_->rowCount();
+        details_->insertRow(row);
+        details_->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(link.field)));
+        auto* v = new QTableWidgetItem(QString::fromStdString(link.text));
+        QFont f = v->font();
+        f.setUnderline(true);
+        v->setFont(f);
+        v->setForeground(QColor::fromRgb(0xFF000000u | palette::kSelection));
+        v->setToolTip(tr("click: go to %1").arg(v->text()));
+        v->setData(Qt::UserRole, packEvent(link.target));
+        details_->setItem(row, 1, v);
+    }
     details_->resizeColumnToContents(0);
+    details_->resizeRowsToContents();
 }
 
 void MainWindow::jumpToRow(const QModelIndex& index) {

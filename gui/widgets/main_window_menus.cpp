@@ -32,6 +32,8 @@
 #include <QTableWidget>
 #include <QToolBar>
 
+#include <tuple>
+
 namespace osc::gui {
 
 using namespace window_parts;
@@ -67,10 +69,25 @@ void MainWindow::buildMenus() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
     viewMenu_ = view;
     timelineAction(view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_Home), timeline_, &TimelineWidget::fitAll));
-    timelineAction(view->addAction(tr("Fit &selection"), timeline_, &TimelineWidget::fitSelection));
+    // Keys the timeline handles itself: shown in the menu, active only while
+    // it has the focus (a letter must still type into the find box).
+    const auto timelineKey = [this](QAction* a, QKeySequence key) {
+        a->setShortcut(key);
+        a->setShortcutContext(Qt::WidgetShortcut);
+        timeline_->addAction(a);
+        return timelineAction(a);
+    };
+    timelineKey(view->addAction(tr("Fit &selection"), timeline_, &TimelineWidget::fitSelection),
+                QKeySequence(Qt::Key_F));
+    timelineAction(view->addAction(tr("Fit s&teps"), timeline_, &TimelineWidget::fitSteps));
+    timelineKey(view->addAction(tr("&Previous step"), this, [this] { timeline_->goToStep(-1); }),
+                QKeySequence(Qt::Key_BracketLeft));
+    timelineKey(view->addAction(tr("&Next step"), this, [this] { timeline_->goToStep(+1); }),
+                QKeySequence(Qt::Key_BracketRight));
     timelineAction(
         view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), timeline_, &TimelineWidget::goBack));
-    timelineAction(view->addAction(tr("Clear selection"), timeline_, &TimelineWidget::clearSelection));
+    timelineKey(view->addAction(tr("Clear selection"), timeline_, &TimelineWidget::clearSelection),
+                QKeySequence(Qt::Key_Escape));
     view->addSeparator();
     alignAction_ = view->addAction(tr("Align clocks on &collectives"), this, [this](bool on) {
         settings_.alignCollectives = on;
@@ -111,7 +128,7 @@ void MainWindow::buildMenus() {
     }));
     addWhatIfDock(this, view);  // issue 19: a dock of its own, shown from this menu
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    timelineAction(edit->addAction(tr("&Find kernels…"), QKeySequence::Find, this, [this] {
+    timelineAction(edit->addAction(tr("&Find…"), QKeySequence::Find, this, [this] {
         findBar_->show();
         findEdit_->setFocus();
         findEdit_->selectAll();
@@ -122,7 +139,8 @@ void MainWindow::buildMenus() {
             this, tr("Keyboard and mouse"),
             tr("Ctrl+wheel: zoom at the cursor · wheel: scroll lanes · Shift+wheel: pan\n"
                "drag: select a range (metrics in the Selection panel) · Shift+drag or middle drag: pan\n"
-               "W/S: zoom · A/D: pan · F: fit selection · Home: fit all · Backspace: previous view\n"
+               "W/S: zoom · A/D: pan · F: fit selection · Home: fit all · [ / ]: previous / next step\n"
+               "Backspace: previous view · M: marker at the mouse · drag on the ruler: measure across all devices\n"
                "Esc: clear selection · click: event details · double-click: zoom to event\n"
                "click a device title: collapse it · right-click: hide, move, collapse lanes\n"
                "Ctrl+F: find kernels by name, Enter / Shift+Enter: next / previous hit"));
@@ -137,7 +155,7 @@ void MainWindow::buildFindBar() {
     findBar_ = new QToolBar(tr("Find"), this);
     findBar_->setObjectName("find");
     findEdit_ = new QLineEdit(this);
-    findEdit_->setPlaceholderText(tr("kernel name contains…"));
+    findEdit_->setPlaceholderText(tr("name contains… (kernels, NVTX ranges, operators, API calls)"));
     findEdit_->setClearButtonEnabled(true);
     findEdit_->setMaximumWidth(320);
     findLabel_ = new QLabel(this);
@@ -150,6 +168,16 @@ void MainWindow::buildFindBar() {
     findBar_->hide();
     findBar_->toggleViewAction()->setText(tr("Find bar"));
     panelsMenu_->addAction(timelineAction(findBar_->toggleViewAction()));
+    // Esc leaves the find bar: its outlines go, the keys go back to the timeline.
+    auto* leave = new QAction(findEdit_);
+    leave->setShortcut(QKeySequence(Qt::Key_Escape));
+    leave->setShortcutContext(Qt::WidgetShortcut);
+    findEdit_->addAction(leave);
+    connect(leave, &QAction::triggered, this, [this] {
+        clearFind();
+        findBar_->hide();
+        timeline_->setFocus();
+    });
     connect(findEdit_, &QLineEdit::returnPressed, this, [this] {
         const bool back = QApplication::keyboardModifiers() & Qt::ShiftModifier;
         if (findResult_ && findResult_->count > 0 && !findEdit_->isModified())
@@ -178,16 +206,23 @@ void MainWindow::find(const QString& pattern) {
     clearFind();
     if (!model || pattern.isEmpty()) return;
     findPattern_ = pattern;
-    auto result = std::make_shared<FindResult>(findKernels(*model, {pattern.toStdString(), std::nullopt}));
+    // Everything with a name: kernels, NVTX ranges, CPU operators, API calls.
+    auto result = std::make_shared<FindResult>(findEvents(*model, {pattern.toStdString(), std::nullopt, true}));
     findResult_ = result;
     timeline_->setFindHits(findResult_);
     if (result->count == 0) {
-        findLabel_->setText(tr("  no kernel matches"));
+        findLabel_->setText(tr("  nothing matches (kernels, NVTX ranges, operators, API calls)"));
         return;
     }
+    QStringList kinds;
+    for (const auto& [n, one, many] : {std::tuple{result->kernels, tr("kernel"), tr("kernels")},
+                                       {result->ranges, tr("NVTX range"), tr("NVTX ranges")},
+                                       {result->operators, tr("operator"), tr("operators")},
+                                       {result->calls, tr("API call"), tr("API calls")}})
+        if (n) kinds << count(n) + " " + (n == 1 ? one : many);
     findLabel_->setText(
-        tr("  %1 kernels · total %2 · min %3 · median %4 · max %5")
-            .arg(count(result->count))
+        tr("  %1 · total %2 · min %3 · median %4 · max %5")
+            .arg(kinds.join(", "))
             .arg(dur(result->total_ns), dur(result->min_ns), dur(result->median_ns), dur(result->max_ns)));
     findNext(+1);
 }
@@ -196,7 +231,11 @@ void MainWindow::findNext(int direction) {
     if (!findResult_ || findResult_->hits.empty()) return;
     const auto n = static_cast<long>(findResult_->hits.size());
     currentHit_ = currentHit_ < 0 ? (direction > 0 ? 0 : n - 1) : (currentHit_ + direction + n) % n;
-    timeline_->selectEvent(findResult_->hits[static_cast<size_t>(currentHit_)].ref(), true);
+    const EventRef hit = findResult_->hits[static_cast<size_t>(currentHit_)].ref();
+    // A hit in a collapsed group, a hidden lane or the CPU lanes turned off: shown.
+    timeline_->revealLane(hit.lane);
+    hostAction_->setChecked(timeline_->model()->hostLanesShown());
+    timeline_->selectEvent(hit, true);
     statusLabel_->setText(
         tr("hit %1 of %2").arg(count(static_cast<size_t>(currentHit_) + 1), count(findResult_->hits.size())));
 }

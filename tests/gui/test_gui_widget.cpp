@@ -2,6 +2,7 @@
 // zoom/pan/selection through synthesised input, panel models.
 #include "analyzer/synth/generic_synth.h"
 #include "gui/model/range_metrics.h"
+#include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/metric_tables.h"
@@ -76,6 +77,33 @@ TEST(TimelineWidget, PaintsComputeOverlapAndExposedWhereTheyRun) {
     EXPECT_EQ(rgbAt(img, f.x(700), f.laneMid(4) - 6), palette::kMemory);
     if (::testing::Test::HasFailure())
         img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_failure.png");
+}
+
+TEST(TimelineWidget, ASelectionNearATickNeverCutsItsLabel) {
+    // Issue 30 item 13: "1.|28.78 ms": the selection's length box was drawn
+    // over the start of a tick label and the rest of the label showed.
+    Fixture f;
+    ASSERT_EQ(makeRuler(f.w.scale()).ticks.size() > 2, true);
+    // Ticks every 1 µs; a 50 ns selection 30 px before the 1 µs tick: its
+    // box ends a few px after the tick, inside the tick's label.
+    f.w.setSelection({700, 750}, {0});
+    const QImage img = f.grab();
+    const int tick = f.x(1000);
+    int dark = 0;
+    for (int x = tick + 3; x < tick + 60; ++x)
+        for (int y = 1; y < TimelineWidget::kRulerHeight - 8; ++y) dark += qGray(img.pixel(x, y)) < 110;
+    // Inside the box the length is drawn in the selection colour (not dark);
+    // no piece of the tick's dark label may show beside it.
+    EXPECT_EQ(dark, 0);
+    // Away from the selection the labels are all there.
+    int labelled = 0;
+    for (int x = f.x(5000) + 3; x < f.x(5000) + 40; ++x)
+        for (int y = 1; y < TimelineWidget::kRulerHeight - 8; ++y) labelled += qGray(img.pixel(x, y)) < 110;
+    EXPECT_GT(labelled, 10);
+    EXPECT_TRUE(rulerLabelHidden(100, 130, 90, 110));
+    EXPECT_FALSE(rulerLabelHidden(100, 130, 40, 90));
+    if (::testing::Test::HasFailure())
+        img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_ruler.png");
 }
 
 TEST(TimelineWidget, CtrlWheelZoomsAtTheCursor) {
@@ -286,7 +314,7 @@ TEST(PanelModels, StepsAndCollectivesPassTheModelTester) {
     steps.setData(model, a);
     ASSERT_EQ(steps.rowCount(), 1);
     EXPECT_EQ(steps.index(0, StepTableModel::OverlapRatio).data().toString(), "66.7 %");
-    EXPECT_EQ(steps.index(0, StepTableModel::Exposed).data().toString(), "1 µs");
+    EXPECT_EQ(steps.index(0, StepTableModel::Exposed).data().toString(), "1.00 µs");
     EXPECT_EQ(steps.index(0, 0).data(GroupRole).toInt(), 0);
     EXPECT_EQ(steps.index(0, 0).data(StartRole).toLongLong(), 1000);
 
