@@ -49,14 +49,20 @@ ViewRange withMargin(ViewRange window, double margin) {
 }
 
 int stepAt(const std::vector<JobStep>& steps, TimeNs centre) {
+    // Clock skew makes the windows of neighbouring steps overlap: among the
+    // steps holding `centre`, the one whose middle is nearest, so that after
+    // ] fitted step N+1 the view is in N+1, not still in the longer step N.
     int best = -1;
-    TimeNs bestGap = 0;
+    TimeNs bestGap = 0, bestMid = 0;
     for (size_t i = 0; i < steps.size(); ++i) {
         const ViewRange w = steps[i].window;
         const TimeNs gap = centre < w.start ? w.start - centre : centre >= w.end ? centre - w.end + 1 : 0;
-        if (best < 0 || gap < bestGap) {
+        const TimeNs mid = w.start + w.length() / 2;
+        const TimeNs midGap = mid > centre ? mid - centre : centre - mid;
+        if (best < 0 || gap < bestGap || (gap == bestGap && midGap < bestMid)) {
             best = static_cast<int>(i);
             bestGap = gap;
+            bestMid = midGap;
         }
     }
     return best;

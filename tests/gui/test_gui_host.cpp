@@ -5,6 +5,7 @@
 #include "gui/model/event_links.h"
 #include "gui/model/flows.h"
 #include "gui/model/host_lanes.h"
+#include "gui/model/kernel_find.h"
 #include "gui/model/timeline_model.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/timeline_widget.h"
@@ -209,6 +210,62 @@ TEST(Flows, DetailsLinksFollowALaunchBothWays) {
     EXPECT_EQ(fromOp[0].target, gemm);
     // The driver call nested under the runtime call has the same operator.
     EXPECT_EQ(enclosingOperator(m, {fromKernel[0].target.lane, 2, 0}), fromKernel[1].target);
+}
+
+TEST(FindEverything, NamesOfEveryKindInTimeOrderWithTheirCounts) {
+    // Issue 30 item 5. "mm" is in the operator aten::mm [0, 900), the kernel
+    // gemm_kernel [1000, 5000) and the NVTX range "comm phase" [2000, 3000);
+    // in no API call.
+    auto c = hostCapture();
+    guitest::addRange(*c, c->processes[0], 2000, 3000, "comm phase");
+    c->finalize();
+    const TimelineModel m(c);
+    const FindResult r = findEvents(m, {"MM", std::nullopt, true});
+    EXPECT_EQ(r.count, 3u);
+    EXPECT_EQ(r.kernels, 1u);
+    EXPECT_EQ(r.operators, 1u);
+    EXPECT_EQ(r.ranges, 1u);
+    EXPECT_EQ(r.calls, 0u);
+    ASSERT_EQ(r.hits.size(), 3u);
+    EXPECT_EQ(labelOf(m, r.hits[0].ref()), "aten::mm");
+    EXPECT_EQ(labelOf(m, r.hits[1].ref()), "gemm_kernel");
+    EXPECT_EQ(labelOf(m, r.hits[2].ref()), "comm phase");
+    EXPECT_EQ(r.total_ns, 900 + 4000 + 1000);
+    EXPECT_EQ(r.max_ns, 4000);
+    // The kernels-only search (--select) still sees only the kernel.
+    EXPECT_EQ(findKernels(m, {"MM", std::nullopt, true}).count, 1u);
+    // API calls on nested rows: cudaLaunchKernel [100, 300) on row 1, the
+    // driver's cuLaunchKernel [150, 250) on row 2, cudaLaunchKernel [1100, 1200).
+    const FindResult calls = findEvents(m, {"launchkernel", std::nullopt, true});
+    EXPECT_EQ(calls.calls, 3u);
+    ASSERT_EQ(calls.hits.size(), 3u);
+    EXPECT_EQ(calls.hits[0].row, 1);
+    EXPECT_EQ(calls.hits[1].row, 2);
+    EXPECT_EQ(calls.hits[2].row, 1);
+    EXPECT_EQ(calls.hitsOf(calls.hits[1].lane, 2), (std::vector<uint32_t>{calls.hits[1].index}));
+    EXPECT_EQ(calls.median_ns, 100);  // lower median of {200, 100, 100}
+    EXPECT_TRUE(calls.hitsOf(-1, 0).empty());
+}
+
+TEST(FindEverything, AHitInAHiddenPlaceIsRevealed) {
+    // A hit on a CPU lane with the CPU lanes off and its device collapsed.
+    auto model = std::make_shared<TimelineModel>(hostCapture());
+    TimelineWidget w;
+    w.resize(TimelineWidget::kLabelWidth + 936, 500);
+    w.setModel(model);
+    const FindResult r = findEvents(*model, {"aten::add", std::nullopt, true});
+    ASSERT_EQ(r.hits.size(), 1u);
+    const int lane = r.hits[0].lane;
+    const int group = model->lane(lane).group;
+    model->setHostLanesShown(false);
+    model->setCollapsed(group, true);
+    w.relayout();
+    EXPECT_EQ(w.layout().slotOf(lane), nullptr);
+    EXPECT_TRUE(w.revealLane(lane));
+    EXPECT_TRUE(model->hostLanesShown());
+    EXPECT_FALSE(model->groups()[static_cast<size_t>(group)].collapsed);
+    EXPECT_NE(w.layout().slotOf(lane), nullptr);
+    EXPECT_FALSE(w.revealLane(lane));  // already in view: nothing changes
 }
 
 int main(int argc, char** argv) {

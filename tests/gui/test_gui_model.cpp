@@ -4,7 +4,9 @@
 #include "gui/model/event_details.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/lane_layout.h"
+#include "gui/model/markers.h"
 #include "gui/model/range_metrics.h"
+#include "gui/model/step_navigation.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/time_ticks.h"
 #include "gui/model/timeline_model.h"
@@ -460,4 +462,77 @@ TEST(TimelineModel, AnalysisAddsExposedWaitingLastArrivalsAndDetails) {
     EXPECT_EQ(valueOf(gemm, "alone (baseline)"), "not measured: ran alone 0 times, needs 3");
     // Without the analysis none of this is shown.
     EXPECT_EQ(valueOf(eventDetails(m, m.findKernel(0, 1)), "transfer"), "<missing>");
+}
+
+TEST(Markers, SortedNamedByPositionAndRemovedNearTheClick) {
+    Markers m;
+    EXPECT_EQ(m.add(3'500'000), 0u);
+    EXPECT_EQ(m.add(1'000'000), 0u);  // before the first: it becomes M1
+    EXPECT_EQ(m.add(3'500'000), 1u);  // none twice at one time
+    EXPECT_EQ(m.times(), (std::vector<TimeNs>{1'000'000, 3'500'000}));
+    // M2 is 2.5 ms after M1: the distance two markers measure.
+    EXPECT_EQ(m.label(1), "M2 3.500 ms (+2.5 ms)");
+    EXPECT_EQ(m.label(0), "M1 1.000 ms");
+    EXPECT_FALSE(m.nearest(2'000'000, 100'000));
+    EXPECT_EQ(m.nearest(3'450'000, 100'000), 1u);
+    EXPECT_FALSE(m.removeNear(2'000'000, 100'000));
+    EXPECT_TRUE(m.removeNear(1'020'000, 100'000));
+    EXPECT_EQ(m.times(), (std::vector<TimeNs>{3'500'000}));
+    EXPECT_EQ(Markers::name(0), "M1");
+}
+
+namespace {
+
+DeviceAnalysis deviceWithSteps(std::vector<std::pair<TimeNs, TimeNs>> windows, const std::string& name = "step") {
+    DeviceAnalysis d;
+    for (size_t i = 0; i < windows.size(); ++i) {
+        StepAnalysis s;
+        s.name = name + " " + std::to_string(i + 1);
+        s.start_ns = windows[i].first;
+        s.end_ns = windows[i].second;
+        d.steps.push_back(s);
+    }
+    return d;
+}
+
+}  // namespace
+
+TEST(StepNavigation, AJobStepSpansEveryDeviceAndBracketsWalkThemInOrder) {
+    // Two ranks; rank 1 starts each step a little later and ends step 1 later.
+    Analysis a;
+    a.devices.push_back(deviceWithSteps({{100, 200}, {300, 400}}));
+    a.devices.push_back(deviceWithSteps({{110, 230}, {320, 390}}));
+    const std::vector<JobStep> steps = jobSteps(a);
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[0].window, (ViewRange{100, 230}));
+    EXPECT_EQ(steps[1].window, (ViewRange{300, 400}));
+    EXPECT_EQ(steps[0].devices, 2);
+    EXPECT_EQ(stepsSpan(steps), (ViewRange{100, 400}));
+    EXPECT_FALSE(stepsSpan({}));
+    EXPECT_EQ(withMargin({100, 400}, 0.1), (ViewRange{70, 430}));
+    // Before all steps, ] goes to the first and [ nowhere.
+    EXPECT_EQ(neighbourStep(steps, 50, +1), 0);
+    EXPECT_EQ(neighbourStep(steps, 50, -1), -1);
+    // Inside step 1: ] step 2; inside step 2: [ step 1 and ] nowhere.
+    EXPECT_EQ(neighbourStep(steps, 150, +1), 1);
+    EXPECT_EQ(neighbourStep(steps, 350, +1), -1);
+    EXPECT_EQ(neighbourStep(steps, 350, -1), 0);
+    // Between them: [ the one before, ] the one after.
+    EXPECT_EQ(neighbourStep(steps, 260, -1), 0);
+    EXPECT_EQ(neighbourStep(steps, 260, +1), 1);
+    EXPECT_EQ(neighbourStep({}, 260, +1), -1);
+}
+
+TEST(StepNavigation, OverlappingWindowsDoNotTrapTheNextKey) {
+    // Clock skew: step 1 runs [0, 1200) on some rank, step 2 [900, 1100),
+    // step 3 [1300, 1400). The view fitted to step 2 is centred at 1000,
+    // inside steps 1 and 2: it is step 2 (its middle), so ] goes to step 3.
+    Analysis a;
+    a.devices.push_back(deviceWithSteps({{0, 1200}, {900, 1100}, {1300, 1400}}));
+    const std::vector<JobStep> steps = jobSteps(a);
+    ASSERT_EQ(steps.size(), 3u);
+    EXPECT_EQ(stepAt(steps, 1000), 1);
+    EXPECT_EQ(neighbourStep(steps, 1000, +1), 2);
+    EXPECT_EQ(neighbourStep(steps, 1000, -1), 0);
+    EXPECT_EQ(stepAt(steps, 100), 0);
 }

@@ -18,6 +18,8 @@
 #include <QTest>
 #include <QWheelEvent>
 
+#include <set>
+
 using namespace osc;
 using namespace osc::gui;
 
@@ -328,6 +330,69 @@ TEST(PanelModels, StepsAndCollectivesPassTheModelTester) {
     // Outside every step: said in words, never "step -1".
     EXPECT_EQ(colls.index(0, CollectiveTableModel::Step).data().toString(), "outside steps");
     EXPECT_EQ(colls.index(0, CollectiveTableModel::Bytes).data().toString(), "–");
+}
+
+TEST(TimelineWidget, OpensOnTheStepsAndBracketsGoFromStepToStep) {
+    // Issue 30 item 7: a long setup phase must not push the steps aside. The
+    // capture runs over [0, 9000); its steps are [4000, 5000) and [6000, 7000).
+    auto model = std::make_shared<TimelineModel>(guitest::smallCapture());
+    auto a = std::make_shared<Analysis>();
+    DeviceAnalysis d;
+    for (const auto& [s0, s1] : {std::pair<TimeNs, TimeNs>{4000, 5000}, {6000, 7000}}) {
+        StepAnalysis s;
+        s.name = "ProfilerStep#" + std::to_string(s0);
+        s.start_ns = s0;
+        s.end_ns = s1;
+        d.steps.push_back(s);
+    }
+    a->devices.push_back(d);
+    TimelineWidget w;
+    w.resize(TimelineWidget::kLabelWidth + kEventWidth, 400);
+    w.setModel(model, a);
+    // Both steps with 2% (60 ns) of their 3 us on each side.
+    EXPECT_EQ(w.viewRange(), (ViewRange{3940, 7060}));
+    QTest::keyClick(&w, Qt::Key_BracketLeft);  // centre 5500, between: the step before
+    EXPECT_EQ(w.viewRange(), (ViewRange{3980, 5020}));
+    QTest::keyClick(&w, Qt::Key_BracketLeft);  // none before the first
+    EXPECT_EQ(w.viewRange(), (ViewRange{3980, 5020}));
+    QTest::keyClick(&w, Qt::Key_BracketRight);
+    EXPECT_EQ(w.viewRange(), (ViewRange{5980, 7020}));
+    QTest::keyClick(&w, Qt::Key_Home);  // Fit all still shows everything
+    EXPECT_EQ(w.viewRange(), (ViewRange{-180, 9180}));
+    // M pins a marker at the view's middle when the mouse is not over it.
+    QTest::keyClick(&w, Qt::Key_M);
+    EXPECT_EQ(w.markers().times(), (std::vector<TimeNs>{4500}));
+}
+
+TEST(TimelineWidget, ADragOnTheRulerMeasuresOnEveryDevice) {
+    // Issue 30 item 6: a drag from the ruler selected "0 device(s)".
+    auto model = std::make_shared<TimelineModel>(guitest::smallCapture(3, 100));
+    TimelineWidget w;
+    w.resize(TimelineWidget::kLabelWidth + kEventWidth, 400);
+    w.setModel(model);
+    const ViewRange v = w.viewRange();
+    const auto x = [&](TimeNs t) {
+        return TimelineWidget::kLabelWidth + static_cast<int>((t - v.start) * kEventWidth / v.length());
+    };
+    const int y = TimelineWidget::kRulerHeight / 2;
+    QTest::mousePress(&w, Qt::LeftButton, {}, {x(2000), y});
+    QTest::mouseMove(&w, {x(6000), y});
+    QTest::mouseRelease(&w, Qt::LeftButton, {}, {x(6000), y});
+    ASSERT_TRUE(w.selection());
+    EXPECT_NEAR(static_cast<double>(w.selection()->start), 2000, 2 * v.length() / kEventWidth);
+    EXPECT_NEAR(static_cast<double>(w.selection()->end), 6000, 2 * v.length() / kEventWidth);
+    // Three ranks, one device each: three device groups, whatever the mouse crossed.
+    ASSERT_EQ(w.selectionGroups().size(), 3u);
+    std::set<int> ranks;
+    for (int g : w.selectionGroups()) {
+        ASSERT_GE(model->groups()[static_cast<size_t>(g)].device, 0);
+        ranks.insert(model->processOf(g).rank);
+    }
+    EXPECT_EQ(ranks, (std::set<int>{0, 1, 2}));
+    // A double-click on the ruler pins a marker there.
+    QTest::mouseDClick(&w, Qt::LeftButton, {}, {x(4000), y});
+    ASSERT_EQ(w.markers().times().size(), 1u);
+    EXPECT_NEAR(static_cast<double>(w.markers().times()[0]), 4000, 2 * v.length() / kEventWidth);
 }
 
 int main(int argc, char** argv) {
