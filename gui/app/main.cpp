@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
     QCommandLineOption size("size", "Window size for --screenshot (default 1600x900).", "WxH", "1600x900");
     QCommandLineOption range("range", "Visible time range for --screenshot, e.g. 10ms:25ms or 1000000:2000000 (ns).",
                              "START:END");
-    QCommandLineOption find("find", "Highlight kernels whose name contains TEXT (with --screenshot).", "TEXT");
+    QCommandLineOption find("find",
+                            "Highlight what Find (Ctrl+F) finds: kernels, NVTX ranges, operators and API calls whose "
+                            "name contains TEXT (with --screenshot).",
+                            "TEXT");
     QCommandLineOption panel(
         "panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap.", "NAME");
     QCommandLineOption select("select",

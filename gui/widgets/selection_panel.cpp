@@ -62,7 +62,8 @@ void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRan
     table_->setRowCount(0);
     table_->setColumnCount(0);
     if (!model || !range) {
-        showMessage(tr("Drag across lanes to measure a range."));
+        showMessage(
+            tr("Drag across lanes to measure a range on those devices, or on the ruler to measure it on all of them."));
         return;
     }
     const SelectionMetrics sel = selectionMetrics(*model, groups, range->start, range->end);
