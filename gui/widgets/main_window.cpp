@@ -61,6 +61,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildMenus();
     buildDocks();
     buildFindBar();
+    installCopyOnTables();
     enableTimelineActions(false, OpenedKind::Capture);
 
     progress_ = new QProgressBar(this);

@@ -84,6 +84,13 @@ public:
     void waitForPanels();
     // A panel table's row was clicked: move there and show its event.
     void jumpToRow(const QModelIndex& index);
+    // File > Export: the window as a PNG; a panel's table (details,
+    // selection, steps, collectives, statistics) as CSV. "" on success,
+    // else why not.
+    QString exportPng(const QString& path);
+    QString exportTableCsv(const QString& panel, const QString& path);
+    // The table of a panel, by its object name; nullptr when it has none.
+    QTableView* panelTable(const QString& panel) const;
 
 protected:
     void closeEvent(QCloseEvent*) override;
@@ -94,6 +101,8 @@ private:
     void buildMenus();
     void buildDocks();
     void buildFindBar();
+    void buildExportMenu(QMenu* file);
+    void installCopyOnTables();  // after buildDocks
     void rememberRecent(const QString& path);
     void refreshRecentMenu();
     void updateSelectionPanel();

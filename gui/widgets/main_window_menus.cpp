@@ -64,6 +64,8 @@ void MainWindow::buildMenus() {
     followAction_ = follow;
     file->addAction(tr("&Attach to live agent…"), this, [this] { showAttachDialog(); });
     file->addSeparator();
+    buildExportMenu(file);
+    file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
