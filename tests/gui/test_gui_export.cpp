@@ -2,6 +2,9 @@
 // the window as a PNG. Quoting and units against hand-written text; the
 // Steps CSV against the analysis it shows.
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/report/report_json.h"
+#include "analyzer/synth/pattern_synth.h"
+#include "gui/model/analysis_csv.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/table_export.h"
@@ -19,6 +22,8 @@
 #include <QTest>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace osc;
 using namespace osc::gui;
@@ -150,6 +155,61 @@ TEST(TableExport, StepsCsvHoldsTheAnalysisValuesAndTheWindowExportsAsPng) {
     ASSERT_EQ(win.exportPng(png), "");
     const QImage image(png);
     EXPECT_EQ(image.size(), win.size());
+}
+
+TEST(TableExport, CommandLineCsvCarriesTheReportJsonFieldsAndValues) {
+    // --export-csv steps / collectives: one row per device and step (per
+    // device and collective), each field equal to the same field of
+    // `report --format json`. A pipeline job: four ranks, several steps,
+    // sends and receives with bytes.
+    const Capture capture = synth::synthesizePipeline(synth::PipelineSpec{});
+    const Analysis a = analyze(capture);
+    const nlohmann::json report = nlohmann::json::parse(report::formatJsonReport(a, {}));
+    const auto rows = [](const std::string& csv) {
+        std::vector<QStringList> out;
+        std::istringstream in(csv);
+        for (std::string l; std::getline(in, l);) out.push_back(parseCsvLine(QString::fromStdString(l)));
+        return out;
+    };
+    const auto check = [&](const std::vector<QStringList>& table, const char* array) {
+        ASSERT_FALSE(table.empty());
+        const QStringList& header = table[0];
+        size_t row = 1, expectedRows = 1;
+        for (const auto& device : report["devices"]) {
+            for (const auto& item : device[array]) {
+                ++expectedRows;
+                ASSERT_LT(row, table.size()) << array;
+                const QStringList& cells = table[row++];
+                ASSERT_EQ(cells.size(), header.size());
+                for (qsizetype c = 0; c < header.size(); ++c) {
+                    const std::string key = header[c].toStdString();
+                    const std::string cell = cells[c].toStdString();
+                    const nlohmann::json* v = nullptr;
+                    if (key == "rank" || key == "host" || key == "pid" || key == "device")
+                        v = &device[key];
+                    else if (key == "verdict")
+                        v = &item["bottleneck"]["verdict"];
+                    else
+                        v = &item[key];
+                    if (v->is_null())
+                        EXPECT_EQ(cell, "") << array << " " << key;
+                    else if (v->is_string())
+                        EXPECT_EQ(cell, v->get<std::string>()) << array << " " << key;
+                    else if (v->is_number_float())
+                        EXPECT_DOUBLE_EQ(std::stod(cell), v->get<double>()) << array << " " << key;
+                    else
+                        EXPECT_EQ(cell, v->dump()) << array << " " << key;
+                }
+            }
+        }
+        EXPECT_EQ(table.size(), expectedRows) << array;
+    };
+    const auto steps = rows(stepsCsv(a));
+    const auto colls = rows(collectivesCsv(a));
+    EXPECT_GT(steps.size(), 4u);
+    EXPECT_GT(colls.size(), 4u);
+    check(steps, "steps");
+    check(colls, "collectives");
 }
 
 int main(int argc, char** argv) {
