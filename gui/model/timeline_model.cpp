@@ -375,6 +375,17 @@ void TimelineModel::moveLane(int lane, int delta) {
     if (to == pos) return;
     order.erase(it);
     order.insert(order.begin() + to, lane);
+    groups_.at(static_cast<size_t>(lanes_.at(static_cast<size_t>(lane)).group)).reordered = true;
+}
+
+void TimelineModel::setLaneOrder(int group, std::vector<int> order) {
+    auto& lanes = groups_.at(static_cast<size_t>(group)).lanes;
+    std::vector<int> a = lanes, b = order;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) return;
+    lanes = std::move(order);
+    groups_.at(static_cast<size_t>(group)).reordered = true;
 }
 
 const Device* TimelineModel::deviceOf(int group) const {

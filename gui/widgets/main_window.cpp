@@ -5,6 +5,7 @@
 
 #include "gui/model/event_details.h"
 #include "gui/model/range_metrics.h"
+#include "gui/model/saved_layout.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/legend_bar.h"
@@ -166,8 +167,12 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     const bool refresh = reloading_ && following_ && current_.model && timeline;
     reloading_ = false;
     const ViewRange before = timeline_->viewRange();
+    saveLayout();  // of the capture shown until now
     current_ = loaded;
-    if (timeline) loaded.model->setHostLanesShown(hostAction_->isChecked());
+    if (timeline) {
+        loaded.model->setHostLanesShown(hostAction_->isChecked());
+        restoreLayout();
+    }
     timeline_->setModel(loaded.model, loaded.analysis);
     if (!timeline) analysisOnly_->setLoaded(loaded);
     const bool hadTimeline = centre_->currentWidget() == frame_;
@@ -276,6 +281,7 @@ void MainWindow::enableTimelineActions(bool timeline, OpenedKind kind) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+    saveLayout();
     // Closing mid-load is allowed: the reader stops at its next cancel check.
     loader_->cancel();
     loader_->waitForIdle();
@@ -289,6 +295,35 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
 void MainWindow::dropEvent(QDropEvent* e) {
     const auto urls = e->mimeData()->urls();
     if (!urls.isEmpty() && urls.front().isLocalFile()) openCapture(urls.front().toLocalFile());
+}
+
+QString MainWindow::layoutKey() const {
+    if (current_.path.isEmpty() || !current_.model) return {};
+    // Slashes would nest QSettings groups; the path is kept whole in a value-safe form.
+    return "layouts/" +
+           QString::fromUtf8(QFileInfo(current_.path)
+                                 .absoluteFilePath()
+                                 .toUtf8()
+                                 .toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
+}
+
+void MainWindow::saveLayout() {
+    const QString key = layoutKey();
+    if (key.isEmpty()) return;
+    QSettings settings;
+    const SavedLayout layout = layoutOf(*current_.model);
+    if (layout.empty())
+        settings.remove(key);
+    else
+        settings.setValue(key, QString::fromStdString(layout.toJson()));
+}
+
+void MainWindow::restoreLayout() {
+    const QString key = layoutKey();
+    if (key.isEmpty()) return;
+    const QString text = QSettings().value(key).toString();
+    if (text.isEmpty()) return;
+    if (const auto layout = SavedLayout::fromJson(text.toStdString())) applyLayout(*current_.model, *layout);
 }
 
 }  // namespace osc::gui

@@ -103,6 +103,10 @@ private:
     void buildFindBar();
     void buildExportMenu(QMenu* file);
     void installCopyOnTables();  // after buildDocks
+    // Collapsed groups, hidden lanes and lane order, per capture path (QSettings).
+    QString layoutKey() const;
+    void saveLayout();
+    void restoreLayout();
     void rememberRecent(const QString& path);
     void refreshRecentMenu();
     void updateSelectionPanel();

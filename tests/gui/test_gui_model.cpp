@@ -6,6 +6,7 @@
 #include "gui/model/lane_layout.h"
 #include "gui/model/markers.h"
 #include "gui/model/range_metrics.h"
+#include "gui/model/saved_layout.h"
 #include "gui/model/step_navigation.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/time_ticks.h"
@@ -535,4 +536,75 @@ TEST(StepNavigation, OverlappingWindowsDoNotTrapTheNextKey) {
     EXPECT_EQ(neighbourStep(steps, 1000, +1), 2);
     EXPECT_EQ(neighbourStep(steps, 1000, -1), 0);
     EXPECT_EQ(stepAt(steps, 100), 0);
+}
+
+namespace {
+
+std::vector<std::string> laneLabels(const TimelineModel& m, int group) {
+    std::vector<std::string> out;
+    for (int l : m.groups()[static_cast<size_t>(group)].lanes) out.push_back(m.lane(l).label);
+    return out;
+}
+
+std::vector<std::string> hiddenLabels(const TimelineModel& m, int group) {
+    std::vector<std::string> out;
+    for (int l : m.groups()[static_cast<size_t>(group)].lanes)
+        if (m.lane(l).hidden) out.push_back(m.lane(l).label);
+    return out;
+}
+
+}  // namespace
+
+TEST(SavedLayout, CollapsedHiddenAndOrderComeBackOnAFreshModel) {
+    // Issue 30 item 7: what the user arranged survives closing the file.
+    const auto capture = guitest::smallCapture(2, 100);
+    TimelineModel m(capture);
+    EXPECT_TRUE(layoutOf(m).empty());  // nothing to keep by default
+    ASSERT_GE(m.groups()[1].lanes.size(), 3u);
+    m.setCollapsed(0, true);
+    const int hide = m.groups()[1].lanes[1];
+    m.setHidden(hide, true);
+    const int moved = m.groups()[1].lanes[2];
+    m.moveLane(moved, -2);  // to the top of its group
+    EXPECT_EQ(m.groups()[1].lanes[0], moved);
+
+    const SavedLayout layout = layoutOf(m);
+    const auto parsed = SavedLayout::fromJson(layout.toJson());
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ(parsed->groups, layout.groups);
+    ASSERT_EQ(layout.groups.size(), 2u);
+    EXPECT_TRUE(layout.groups[0].collapsed);
+    EXPECT_TRUE(layout.groups[0].order.empty());  // group 0 kept its order
+    EXPECT_EQ(layout.groups[1].hidden, (std::vector<std::string>{m.lane(hide).label}));
+
+    TimelineModel fresh(capture);
+    applyLayout(fresh, *parsed);
+    EXPECT_TRUE(fresh.groups()[0].collapsed);
+    EXPECT_FALSE(fresh.groups()[1].collapsed);
+    EXPECT_EQ(laneLabels(fresh, 1), laneLabels(m, 1));
+    EXPECT_EQ(laneLabels(fresh, 0), laneLabels(m, 0));
+    EXPECT_EQ(hiddenLabels(fresh, 1), (std::vector<std::string>{m.lane(hide).label}));
+    EXPECT_TRUE(hiddenLabels(fresh, 0).empty());
+}
+
+TEST(SavedLayout, UnknownGroupsAndLanesAreIgnoredAndNewLanesKeepTheirPlace) {
+    const auto capture = guitest::smallCapture(1);
+    TimelineModel m(capture);
+    const std::vector<std::string> before = laneLabels(m, 0);
+    ASSERT_GE(before.size(), 3u);
+    SavedLayout layout;
+    layout.groups.push_back({"elsewhere|1|0", true, {}, {}});
+    // The last lane first; a lane this capture does not have; the others unnamed.
+    SavedLayout::Group g;
+    g.key = m.processOf(0).host + "|" + std::to_string(m.processOf(0).pid) + "|0";
+    g.order = {before.back(), "stream 99 · gone"};
+    layout.groups.push_back(g);
+    applyLayout(m, layout);
+    EXPECT_FALSE(m.groups()[0].collapsed);
+    std::vector<std::string> expected{before.back()};
+    expected.insert(expected.end(), before.begin(), before.end() - 1);
+    EXPECT_EQ(laneLabels(m, 0), expected);
+    EXPECT_FALSE(SavedLayout::fromJson("not json"));
+    EXPECT_FALSE(SavedLayout::fromJson(R"({"version":2,"groups":[]})"));
+    EXPECT_FALSE(SavedLayout::fromJson(R"({"version":1,"groups":[{"group":3}]})"));
 }

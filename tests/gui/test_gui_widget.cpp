@@ -395,6 +395,41 @@ TEST(TimelineWidget, ADragOnTheRulerMeasuresOnEveryDevice) {
     EXPECT_NEAR(static_cast<double>(w.markers().times()[0]), 4000, 2 * v.length() / kEventWidth);
 }
 
+TEST(MainWindow, ALayoutComesBackWhenTheFileOpensAgain) {
+    // Issue 30 item 7: collapsed groups and hidden lanes are kept per file.
+    QTemporaryDir dir;
+    const auto open = [&](MainWindow& win, const QString& name) {
+        LoadedCapture l;
+        l.model = std::make_shared<TimelineModel>(guitest::smallCapture(2, 100));
+        l.analysis = std::make_shared<Analysis>();
+        l.path = dir.filePath(name);
+        win.showLoaded(l);
+        return l.model;
+    };
+    int hidden = -1;
+    {
+        MainWindow win;
+        const auto a = open(win, "a.sqlite");
+        a->setCollapsed(1, true);
+        hidden = a->groups()[0].lanes[1];
+        a->setHidden(hidden, true);
+        open(win, "b.sqlite");  // a's layout is saved as b opens
+    }
+    MainWindow win;
+    const auto b = open(win, "b.sqlite");
+    EXPECT_FALSE(b->groups()[1].collapsed);  // b was never changed
+    const auto a = open(win, "a.sqlite");
+    EXPECT_TRUE(a->groups()[1].collapsed);
+    EXPECT_FALSE(a->groups()[0].collapsed);
+    EXPECT_TRUE(a->lane(hidden).hidden);
+    EXPECT_EQ(win.timeline()->layout().slotOf(hidden), nullptr);  // and the timeline shows it so
+    // Back to the default: nothing is kept for it any more.
+    a->setCollapsed(1, false);
+    a->showAllLanes();
+    open(win, "b.sqlite");
+    EXPECT_FALSE(open(win, "a.sqlite")->groups()[1].collapsed);
+}
+
 int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication::setAttribute(Qt::AA_Use96Dpi);
