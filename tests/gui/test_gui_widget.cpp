@@ -430,6 +430,29 @@ TEST(MainWindow, ALayoutComesBackWhenTheFileOpensAgain) {
     EXPECT_FALSE(open(win, "a.sqlite")->groups()[1].collapsed);
 }
 
+TEST(TimelineWidget, AMarkerIsADashedLineWithItsNameInTheRuler) {
+    Fixture f;
+    f.w.addMarker(2000);
+    f.w.addMarker(6000);
+    const QImage img = f.grab();
+    const auto markerPixels = [&](int x, int y0, int y1) {
+        int n = 0;
+        for (int y = y0; y < y1; ++y) n += rgbAt(img, x, y) == palette::kMarker;
+        return n;
+    };
+    const int lanesTop = TimelineWidget::kRulerHeight, lanesBottom = img.height();
+    // Dashed: on over a good part of the column, off elsewhere.
+    const int on = markerPixels(f.x(2000), lanesTop, lanesBottom);
+    EXPECT_GT(on, (lanesBottom - lanesTop) / 4);
+    EXPECT_LT(on, lanesBottom - lanesTop);
+    EXPECT_EQ(markerPixels(f.x(4000), lanesTop, lanesBottom), 0);
+    // The name chip sits at the ruler's foot, right of the line.
+    EXPECT_GT(markerPixels(f.x(6000) + 2, lanesTop - 11, lanesTop - 1), 5);
+    EXPECT_EQ(markerPixels(f.x(4000), lanesTop - 11, lanesTop - 1), 0);
+    if (::testing::Test::HasFailure())
+        img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_markers.png");
+}
+
 int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication::setAttribute(Qt::AA_Use96Dpi);
