@@ -33,6 +33,10 @@ public:
     std::pair<int, int> cellAt(QPoint p) const;
     // Widget rectangle of a cell's first pixel row (tests click there).
     QPoint cellCentre(int row, int column) const;
+    // Every how many rows a rank label is drawn (1: all of them), and the
+    // header line, which says so when not every row has its label.
+    int labelStride() const;
+    QString headerText() const;
 
 signals:
     void cellClicked(int group, osc::gui::ViewRange window);
