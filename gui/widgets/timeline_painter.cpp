@@ -215,6 +215,17 @@ void paintLabels(QPainter& p, const TimelineView& v, const QFont& font) {
     p.restore();
 }
 
+namespace {
+
+// A marker's name chip at the ruler's foot (painted by paintMarkers; the
+// ruler leaves out the tick labels it would cover).
+QRectF markerChip(const QFontMetrics& fm, const TimelineView& v, size_t i) {
+    const double x = v.labelWidth + v.vp.scale.toX(v.markers->times()[i]);
+    return QRectF(x - 1, v.rulerHeight - 12, fm.horizontalAdvance(QString::fromStdString(Markers::name(i))) + 6, 12);
+}
+
+}  // namespace
+
 void paintRuler(QPainter& p, const TimelineView& v) {
     p.fillRect(0, 0, v.width, v.rulerHeight, qcolour(palette::kHeader));
     p.setPen(qcolour(palette::kHeaderText));
@@ -250,7 +261,14 @@ void paintRuler(QPainter& p, const TimelineView& v) {
         const int x = v.labelWidth + static_cast<int>(t.x);
         p.drawLine(x, v.rulerHeight - 6, x, v.rulerHeight);
         const QString label = fm.elidedText(QString::fromStdString(t.label), Qt::ElideRight, room);
-        if (box && rulerLabelHidden(x + 3, x + 3 + fm.horizontalAdvance(label), box->left(), box->right())) continue;
+        const int labelEnd = x + 3 + fm.horizontalAdvance(label);
+        if (box && rulerLabelHidden(x + 3, labelEnd, box->left(), box->right())) continue;
+        bool underChip = false;
+        for (size_t i = 0; v.markers && i < v.markers->times().size() && !underChip; ++i) {
+            const QRectF chip = markerChip(fm, v, i);
+            underChip = rulerLabelHidden(x + 3, labelEnd, chip.left(), chip.right());
+        }
+        if (underChip) continue;
         p.drawText(QRect(x + 3, 0, room, v.rulerHeight - 4), Qt::AlignVCenter | Qt::AlignLeft, label);
     }
     if (v.selection) {
@@ -280,7 +298,7 @@ void paintMarkers(QPainter& p, const TimelineView& v) {
         p.drawLine(QPointF(x, v.rulerHeight), QPointF(x, v.height));
         // Its name on a chip at the ruler's foot; the time and distance on hover.
         const QString name = QString::fromStdString(Markers::name(i));
-        const QRectF chip(x - 1, v.rulerHeight - 12, fm.horizontalAdvance(name) + 6, 12);
+        const QRectF chip = markerChip(fm, v, i);
         p.fillRect(chip, c);
         p.setPen(qcolour(palette::kTextOnColour));
         p.drawText(chip, Qt::AlignCenter, name);

@@ -449,6 +449,16 @@ TEST(TimelineWidget, AMarkerIsADashedLineWithItsNameInTheRuler) {
     // The name chip sits at the ruler's foot, right of the line.
     EXPECT_GT(markerPixels(f.x(6000) + 2, lanesTop - 11, lanesTop - 1), 5);
     EXPECT_EQ(markerPixels(f.x(4000), lanesTop - 11, lanesTop - 1), 0);
+    // The chip of the marker at the 2 µs tick would cut its label ("M1|µs"):
+    // that label is left out, the 3 µs one is drawn (text pixels right of its tick).
+    const auto textPixels = [&](int x0, int x1) {  // above the chips
+        int n = 0;
+        for (int y = 0; y < lanesTop - 12; ++y)
+            for (int x = x0; x < x1; ++x) n += rgbAt(img, x, y) != palette::kHeader;
+        return n;
+    };
+    EXPECT_EQ(textPixels(f.x(2000) + 3, f.x(2000) + 40), 0);
+    EXPECT_GT(textPixels(f.x(3000) + 3, f.x(3000) + 40), 10);
     if (::testing::Test::HasFailure())
         img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_markers.png");
 }
