@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 
 #include <memory>
+#include <stdexcept>
 
 namespace osc::cli {
 namespace {
@@ -47,8 +48,16 @@ int runWhatIf(WhatIfArgs& args) {
     const Analysis analysis = analyzeWithStatus(capture, args.flags.settings());
     ProgressLine progress;
     progress.status("replaying " + std::to_string(s.bucketMb.size()) + " bucket sizes");
-    const whatif::WhatIfResult result = whatif::runWhatIf(capture, analysis, s);
+    whatif::WhatIfResult result = whatif::runWhatIf(capture, analysis, s);
     progress.done();
+    // A capture the model does not fit would get a confident "best" size
+    // that means nothing: refused, one line, unless the user insists.
+    if (const auto misfit = whatif::modelMisfit(result)) {
+        if (!args.force)
+            throw std::invalid_argument("whatif: " + args.inputs.front() + ": " + *misfit +
+                                        " (--force models it anyway)");
+        result.warnings.push_back("modelled with --force although " + *misfit);
+    }
     printWarnings(result.warnings);
     whatif::ReportOptions options;
     options.inputs = args.inputs;
@@ -72,7 +81,10 @@ void addWhatIfCommand(CLI::App& app, CommandRunner& selected) {
         "Needs steps (NVTX 'step N', ProfilerStep#N, ...), all-reduce or reduce-scatter sizes (NCCL "
         "profiler plugin rows or Kineto collective arguments; --comm-copies for copy-based runs) and "
         "host launch records. See docs/metrics.md \"What-if\".\n"
-        "Exit codes: 0 written, 2 bad input.");
+        "Refuses (exit 2, one line saying why) a capture the model does not fit: its collectives run "
+        "inside the forward pass (tensor parallelism, not gradient buckets of a backward pass), or "
+        "replaying its observed buckets misses the measured step by more than 10%. --force models it anyway.\n"
+        "Exit codes: 0 written, 2 bad input or a capture the model does not fit.");
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     cmd->add_option("--bucket-mb", args->settings.bucketMb,
                     "Bucket sizes to predict, MiB, comma-separated (default 1,5,10,25,50,100)")
@@ -111,7 +123,12 @@ void addWhatIfCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
         ->type_name("FILE");
-    cmd->add_flag("--force", args->force, "Replace an existing --output file");
+    cmd->add_option("--forward-pattern", args->settings.forwardPattern,
+                    "Regex (case-insensitive) for ranges marking the forward pass (default 'forward'): "
+                    "collectives launched inside them are not gradient buckets")
+        ->type_name("REGEX");
+    cmd->add_flag("--force", args->force,
+                  "Model a capture the model does not fit (see above), and replace an existing --output file");
     args->flags.addTo(cmd);
     cmd->callback([&selected, args] { selected = [args] { return runWhatIf(*args); }; });
 }

@@ -212,11 +212,22 @@ void inferSizes(std::vector<ObservedBucket>& buckets, double gradBytes, double a
         buckets[i].bytes = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(gradBytes * w[i] / total)));
 }
 
-// Backward-pass marks of a process: host ranges (matched against launch
-// times) and GPU-side ranges (already on GPU time).
+// Backward- (or forward-) pass marks of a process: host ranges (matched
+// against launch times) and GPU-side ranges (already on GPU time).
 struct BackwardMarks {
     IntervalSet host, gpu;
 };
+
+bool inside(const IntervalSet& set, TimeNs t) {
+    auto it = std::upper_bound(set.begin(), set.end(), t, [](TimeNs v, const Interval& iv) { return v < iv.start; });
+    return it != set.begin() && t < (it - 1)->end;
+}
+
+// Whether an operation ran in the pass `marks` mark: launched inside a host
+// range, or started inside a GPU-side one.
+bool ranIn(const Activity& a, const BackwardMarks& marks) {
+    return (a.launch >= 0 && inside(marks.host, a.launch)) || inside(marks.gpu, a.start);
+}
 
 BackwardMarks backwardMarks(const Capture& capture, const Process& process, const std::regex& pattern) {
     const RangeTable& r = process.ranges;
@@ -297,8 +308,9 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
     }
     if (!chooseGradientStream(inSteps, settings.gradBytes.has_value(), out.collective, out.stream, out.reason))
         return out;
-    const BackwardMarks marks =
-        backwardMarks(capture, capture.processes[static_cast<size_t>(da.processIndex)], settings.backward);
+    const Process& process = capture.processes[static_cast<size_t>(da.processIndex)];
+    const BackwardMarks marks = backwardMarks(capture, process, settings.backward);
+    const BackwardMarks forward = backwardMarks(capture, process, settings.forward);
 
     for (size_t s = 0; s < da.steps.size(); ++s) {
         const StepAnalysis& sa = da.steps[s];
@@ -386,6 +398,10 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
             continue;
         }
         buildReadyPoints(step, settings.readiness, backwardStartOf(step, marks));
+        for (const Activity* g : grads) {
+            ++out.gradients;
+            out.gradientsInForward += ranIn(*g, forward) && !ranIn(*g, marks);
+        }
         for (const auto& b : step.buckets)
             out.samples.push_back({static_cast<double>(b.bytes), static_cast<double>(b.costNs)});
         out.steps.push_back(std::move(step));

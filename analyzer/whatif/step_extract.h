@@ -19,6 +19,10 @@ struct ExtractSettings {
     ReadinessMode readiness = ReadinessMode::Kernels;
     // Host (or GPU-side) ranges whose name matches this mark the backward pass.
     std::regex backward{"backward", std::regex::ECMAScript | std::regex::icase};
+    // Ranges whose name matches this mark the forward pass: a gradient
+    // collective launched inside one is not a gradient bucket (tensor
+    // parallelism's all-gathers and reduce-scatters run there).
+    std::regex forward{"forward", std::regex::ECMAScript | std::regex::icase};
     // Gradient bytes per step, for captures that record no collective sizes
     // (an Nsight Systems export of an NCCL job): shared out by duration.
     std::optional<double> gradBytes;
@@ -33,6 +37,9 @@ struct DeviceSteps {
     bool sizesInferred = false;        // some sizes came from gradBytes
     std::string reason;                // why nothing is modelled, when steps is empty
     std::vector<std::string> skipped;  // "step 3: why", for steps left out
+    // Of the modelled steps' gradient collectives, how many ran inside a
+    // forward-pass range (launched there, or on the GPU under a GPU-side one).
+    int gradients = 0, gradientsInForward = 0;
 };
 
 // Gradient collectives are all-reduce or reduce-scatter kernels of known

@@ -289,6 +289,11 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
     } catch (const std::regex_error& e) {
         throw std::invalid_argument("invalid --backward-pattern '" + settings.backwardPattern + "': " + e.what());
     }
+    try {
+        es.forward = std::regex(settings.forwardPattern, std::regex::ECMAScript | std::regex::icase);
+    } catch (const std::regex_error& e) {
+        throw std::invalid_argument("invalid --forward-pattern '" + settings.forwardPattern + "': " + e.what());
+    }
     ActivityClassifier classifier(capture.strings, analysis.settings);
 
     std::vector<DeviceWork> work;
@@ -305,6 +310,8 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
         d.collective = w.steps.collective;
         d.stream = w.steps.stream;
         d.steps_modelled = static_cast<int>(w.steps.steps.size());
+        d.gradients = w.steps.gradients;
+        d.gradients_in_forward = w.steps.gradientsInForward;
         if (w.steps.steps.empty()) {
             d.reason = w.steps.reason;
             result.devices.push_back(std::move(d));
@@ -344,6 +351,25 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
     }
     summarizeDevices(result);
     return result;
+}
+
+std::optional<std::string> modelMisfit(const WhatIfResult& result) {
+    // Forward-pass collectives first: then the self-check is beside the point.
+    for (const auto& d : result.devices)
+        if (d.modelled && d.gradients > 0 && 2 * d.gradients_in_forward > d.gradients)
+            return "its " + d.collective + " collectives run inside the forward pass (" +
+                   std::to_string(d.gradients_in_forward) + " of " + std::to_string(d.gradients) + " on " + d.label +
+                   "): they are not the gradient buckets of a backward pass, so DDP bucket sizes do not apply";
+    const DeviceWhatIf* worst = nullptr;
+    for (const auto& d : result.devices)
+        if (d.modelled && d.self_check_error && std::fabs(*d.self_check_error) > kSelfCheckRefuse &&
+            (!worst || std::fabs(*d.self_check_error) > std::fabs(*worst->self_check_error)))
+            worst = &d;
+    if (worst)
+        return "replaying its observed buckets misses the measured step by " + percent(*worst->self_check_error) +
+               " on " + worst->label + " (" + milliseconds(worst->observed.replayed_step_ns) + " against " +
+               milliseconds(worst->observed.step_ns) + "), more than the 10% the model is trusted to";
+    return std::nullopt;
 }
 
 }  // namespace osc::whatif

@@ -30,6 +30,7 @@ struct WhatIfSettings {
     std::optional<double> gradMb;      // gradient MiB per step, when the capture has no sizes
     double defaultAlphaNs = kDefaultAlphaNs;
     std::string backwardPattern = "backward";  // case-insensitive regex for backward-pass ranges
+    std::string forwardPattern = "forward";    // case-insensitive regex for forward-pass ranges
 
     // Throws std::invalid_argument naming the bad setting.
     void validate() const;
@@ -69,6 +70,8 @@ struct DeviceWhatIf {
     std::optional<double> self_check_error;  // (replayed - measured) / measured step
     std::vector<ScenarioResult> scenarios;
     int steps_total = 0, steps_modelled = 0;
+    // Of the modelled gradient collectives, how many ran inside a forward-pass range.
+    int gradients = 0, gradients_in_forward = 0;
     std::vector<std::string> notes;  // what the model had to assume
 };
 
@@ -84,6 +87,18 @@ struct WhatIfResult {
 
 // Self-check errors above this are warned about.
 inline constexpr double kSelfCheckWarn = 0.05;
+// Above this the model does not fit the capture: `overlapscope whatif`
+// refuses it (exit 2) without --force, and the GUI panel names no best size.
+inline constexpr double kSelfCheckRefuse = 0.10;
+
+// Why the bucket-size model does not fit this capture, in one line, or
+// nullopt when it does. It does not fit when the collectives it would
+// re-bucket are not the gradient buckets of a backward pass (most of them
+// ran inside forward-pass ranges: tensor parallelism's all-gathers and
+// reduce-scatters), or when replaying the observed buckets misses the
+// measured step by more than kSelfCheckRefuse. Devices not modelled at all
+// are said so by their own `reason`, not here.
+std::optional<std::string> modelMisfit(const WhatIfResult& result);
 
 // Throws std::invalid_argument for invalid settings (a bad regex).
 WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const WhatIfSettings& settings);

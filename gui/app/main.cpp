@@ -21,7 +21,7 @@ void useOffscreenWhenNoWindowIsNeeded(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         if (!std::strcmp(a, "--help") || !std::strcmp(a, "-h") || !std::strcmp(a, "--version") ||
-            !std::strcmp(a, "-v") || !std::strncmp(a, "--screenshot", 12)) {
+            !std::strcmp(a, "-v") || !std::strncmp(a, "--screenshot", 12) || !std::strncmp(a, "--export-csv", 12)) {
             setenv("QT_QPA_PLATFORM", "offscreen", 0);
             return;
         }
@@ -59,18 +59,30 @@ int main(int argc, char** argv) {
     QCommandLineOption size("size", "Window size for --screenshot (default 1600x900).", "WxH", "1600x900");
     QCommandLineOption range("range", "Visible time range for --screenshot, e.g. 10ms:25ms or 1000000:2000000 (ns).",
                              "START:END");
-    QCommandLineOption find("find", "Highlight kernels whose name contains TEXT (with --screenshot).", "TEXT");
+    QCommandLineOption find("find",
+                            "Highlight what Find (Ctrl+F) finds: kernels, NVTX ranges, operators and API calls whose "
+                            "name contains TEXT (with --screenshot).",
+                            "TEXT");
     QCommandLineOption panel(
         "panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap.", "NAME");
     QCommandLineOption select("select",
                               "Select the first kernel whose name contains TEXT starting at or after TIME, as a click "
                               "does (with --screenshot), e.g. SendRecv@12ms.",
                               "TEXT@TIME");
-    parser.addOptions({shot, size, range, find, panel, select});
+    QCommandLineOption exportCsv("export-csv",
+                                 "Write a panel of FILE as CSV and exit: steps or collectives (one row per device "
+                                 "and step / collective, the fields and values of report --format json), or "
+                                 "statistics (as the window shows it).",
+                                 "PANEL:OUT.csv");
+    parser.addOptions({shot, size, range, find, panel, select, exportCsv});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1) return usageError("expected at most one file or directory");
+    if (parser.isSet(exportCsv)) {
+        if (args.isEmpty()) return usageError("--export-csv needs a FILE");
+        return osc::gui::exportCsv(args.front(), parser.value(exportCsv));
+    }
     if (parser.isSet(shot)) {
         if (args.isEmpty()) return usageError("--screenshot needs a FILE");
         osc::gui::ScreenshotRequest req;

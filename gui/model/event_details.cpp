@@ -96,6 +96,12 @@ void addStep(const Analysis& a, size_t device, size_t step, DetailList& out) {
     for (const Finding& f : s.bottleneck.findings) out.emplace_back(report::toString(f.kind), f.message);
 }
 
+// Where another event starts relative to this one, in words.
+std::string startsRelative(TimeNs delta) {
+    if (delta == 0) return "starts at the same time";
+    return "starts " + formatDuration(delta < 0 ? -delta : delta) + (delta < 0 ? " earlier" : " later");
+}
+
 std::string bandwidthText(uint64_t bytes, TimeNs ns) {
     if (ns <= 0) return "-";
     char buf[32];
@@ -229,8 +235,8 @@ void addTransfers(const Analysis& a, const KernelLinks& links, TimeNs start, Det
             value += "sends " + bytesText(sent) + ", receives " + bytesText(received);
         else
             value += bytesText(sends ? sent : received);
-        value += "; its kernel starts " + formatDuration(other.start_ns - start) + " from here, lasts " +
-                 formatDuration(other.duration_ns);
+        value +=
+            "; its kernel " + startsRelative(other.start_ns - start) + ", lasts " + formatDuration(other.duration_ns);
         out.emplace_back(std::move(key), std::move(value));
     }
 }
@@ -333,7 +339,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
                     last = std::max(last, orow.start[o.index]);
                     if (links.pointToPoint()) continue;  // said per partner above
                     add("on " + model.processOf(model.lane(o.lane).group).label(),
-                        "starts " + formatDuration(orow.start[o.index] - row.start[i]) + " from here, lasts " +
+                        startsRelative(orow.start[o.index] - row.start[i]) + ", lasts " +
                             formatDuration(orow.end[o.index] - orow.start[o.index]));
                 }
                 if (!links.partners.empty()) add("arrival skew", formatDuration(last - first));

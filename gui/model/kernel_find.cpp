@@ -20,7 +20,21 @@ bool containsNoCase(std::string_view hay, std::string_view needle) {
 
 }  // namespace
 
-FindResult findKernels(const TimelineModel& model, const FindQuery& query) {
+const std::vector<uint32_t>& FindResult::hitsOf(int lane, int row) const {
+    static const std::vector<uint32_t> kNone;
+    if (lane < 0 || static_cast<size_t>(lane) >= rowBase.size()) return kNone;
+    const size_t i = rowBase[static_cast<size_t>(lane)] + static_cast<size_t>(row);
+    const size_t end =
+        static_cast<size_t>(lane) + 1 < rowBase.size() ? rowBase[static_cast<size_t>(lane) + 1] : byRow.size();
+    return row >= 0 && i < end ? byRow[i] : kNone;
+}
+
+FindResult findKernels(const TimelineModel& model, FindQuery query) {
+    query.everything = false;
+    return findEvents(model, query);
+}
+
+FindResult findEvents(const TimelineModel& model, const FindQuery& query) {
     FindResult result;
     if (model.empty() || query.pattern.empty()) return result;
     const StringTable& strings = model.capture().strings;
@@ -32,41 +46,70 @@ FindResult findKernels(const TimelineModel& model, const FindQuery& query) {
         return match[id] == 1;
     };
 
-    result.byLane.resize(model.lanes().size());
+    const auto& lanes = model.lanes();
+    result.rowBase.reserve(lanes.size());
+    for (const Lane& lane : lanes) {
+        result.rowBase.push_back(static_cast<uint32_t>(result.byRow.size()));
+        result.byRow.resize(result.byRow.size() + lane.rows.size());
+    }
     std::vector<TimeNs> durations;
-    for (size_t l = 0; l < model.lanes().size(); ++l) {
-        const Lane& lane = model.lanes()[l];
-        if (lane.kind != LaneKind::Stream) continue;
-        const Device* dev = model.deviceOf(lane.group);
-        const EventRow& row = lane.rows[0];
-        size_t i = 0, end = row.size();
-        if (query.range) {
-            i = row.gallopToStart(0, query.range->start);
-            end = row.gallopToStart(i, query.range->end);
-        }
-        auto& mine = result.byLane[l];
-        for (; i < end; ++i) {
-            if (row.source[i] != EventSource::Kernel) continue;
-            const uint32_t k = row.ref[i];
-            if (!matches(dev->kernels.name[k]) && !matches(dev->kernels.shortName[k])) continue;
-            durations.push_back(row.end[i] - row.start[i]);
-            mine.push_back(static_cast<uint32_t>(i));
+    for (size_t l = 0; l < lanes.size(); ++l) {
+        const Lane& lane = lanes[l];
+        const bool stream = lane.kind == LaneKind::Stream;
+        if (!stream && !(query.everything && (lane.kind == LaneKind::Ranges || lane.kind == LaneKind::Host))) continue;
+        const Device* dev = stream ? model.deviceOf(lane.group) : nullptr;
+        const Process& proc = model.processOf(lane.group);
+        for (size_t r = 0; r < lane.rows.size(); ++r) {
+            const EventRow& row = lane.rows[r];
+            size_t i = 0, end = row.size();
+            if (query.range) {
+                i = row.gallopToStart(0, query.range->start);
+                end = row.gallopToStart(i, query.range->end);
+            }
+            auto& mine = result.byRow[result.rowBase[l] + r];
+            for (; i < end; ++i) {
+                const uint32_t k = row.ref[i];
+                size_t* kind = nullptr;
+                switch (row.source[i]) {
+                    case EventSource::Kernel:
+                        if (dev && (matches(dev->kernels.name[k]) || matches(dev->kernels.shortName[k])))
+                            kind = &result.kernels;
+                        break;
+                    case EventSource::Range:
+                        if (matches(proc.ranges.name[k])) kind = &result.ranges;
+                        break;
+                    case EventSource::CpuOp:
+                        if (matches(proc.cpuOps.name[k])) kind = &result.operators;
+                        break;
+                    case EventSource::ApiCall:
+                        if (matches(proc.apiCalls.name[k])) kind = &result.calls;
+                        break;
+                    default:
+                        break;
+                }
+                if (!kind) continue;
+                ++*kind;
+                durations.push_back(row.end[i] - row.start[i]);
+                mine.push_back(static_cast<uint32_t>(i));
+            }
         }
     }
     result.count = durations.size();
     if (durations.empty()) return result;
-    // Time order across lanes: a k-way merge of the per-lane lists would do,
-    // but one sort of (start, lane, index) keys is simpler and fast enough.
+    // Time order across lanes: a k-way merge of the per-row lists would do,
+    // but one sort of (start, lane, row, index) keys is simpler and fast enough.
     struct Key {
         TimeNs start;
         FindHit hit;
     };
     std::vector<Key> keys;
     keys.reserve(result.count);
-    for (size_t l = 0; l < result.byLane.size(); ++l) {
-        const EventRow* row = result.byLane[l].empty() ? nullptr : &model.lanes()[l].rows[0];
-        for (uint32_t i : result.byLane[l]) keys.push_back({row->start[i], {static_cast<int32_t>(l), i}});
-    }
+    for (size_t l = 0; l < lanes.size(); ++l)
+        for (size_t r = 0; r < lanes[l].rows.size(); ++r) {
+            const EventRow& row = lanes[l].rows[r];
+            for (uint32_t i : result.byRow[result.rowBase[l] + r])
+                keys.push_back({row.start[i], {static_cast<int32_t>(l), static_cast<int32_t>(r), i}});
+        }
     std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) { return a.start < b.start; });
     result.hits.reserve(keys.size());
     for (const auto& k : keys) result.hits.push_back(k.hit);
@@ -80,7 +123,9 @@ FindResult findKernels(const TimelineModel& model, const FindQuery& query) {
 
 long FindResult::nextAfter(TimeNs t, int direction, const TimelineModel& model) const {
     if (hits.empty()) return -1;
-    const auto startOf = [&](const FindHit& h) { return model.lane(h.lane).rows[0].start[h.index]; };
+    const auto startOf = [&](const FindHit& h) {
+        return model.lane(h.lane).rows[static_cast<size_t>(h.row)].start[h.index];
+    };
     const auto n = static_cast<long>(hits.size());
     if (direction > 0) {
         const auto it =

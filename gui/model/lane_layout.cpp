@@ -4,7 +4,16 @@
 
 namespace osc::gui {
 
-LaneLayout::LaneLayout(const TimelineModel& model, LaneMetrics metrics) : metrics_(metrics) {
+int LaneLayout::shownRows(const Lane& lane, double nsPerPx) {
+    const int all = std::max<int>(1, static_cast<int>(lane.rows.size()));
+    if (nsPerPx <= 0 || lane.kind != LaneKind::Host || lane.rowLongest.size() != lane.rows.size()) return all;
+    int shown = 1;
+    for (size_t r = 0; r < lane.rowLongest.size(); ++r)
+        if (static_cast<double>(lane.rowLongest[r]) >= kMinRowEventPx * nsPerPx) shown = static_cast<int>(r) + 1;
+    return shown;
+}
+
+LaneLayout::LaneLayout(const TimelineModel& model, LaneMetrics metrics, double nsPerPx) : metrics_(metrics) {
     const std::vector<int> visible = model.visibleLanes();
     int y = 0;
     int lastGroup = -1;
@@ -23,7 +32,8 @@ LaneLayout::LaneLayout(const TimelineModel& model, LaneMetrics metrics) : metric
             slot.height = metrics.overlapHeight;
         } else {
             slot.rowHeight = metrics.rowHeight;
-            slot.height = metrics.rowHeight * std::max<int>(1, static_cast<int>(lane.rows.size()));
+            slot.rows = shownRows(lane, nsPerPx);
+            slot.height = metrics.rowHeight * slot.rows;
         }
         lanes_.push_back(slot);
         y += slot.height + metrics.gap;

@@ -20,6 +20,7 @@ struct LaneSlot {
     int lane = 0;
     int y = 0, height = 0;
     int rowHeight = 0;  // per event row
+    int rows = 1;       // event rows shown: the first `rows` of the lane
 };
 
 struct GroupSlot {
@@ -29,8 +30,17 @@ struct GroupSlot {
 
 class LaneLayout {
 public:
+    // A CPU lane's row is shown only while its longest event spans at
+    // least this many pixels: zoomed out, a lane does not stay tall and empty.
+    static constexpr double kMinRowEventPx = 3;
+
     LaneLayout() = default;
-    LaneLayout(const TimelineModel& model, LaneMetrics metrics = {});
+    // `nsPerPx` > 0: the zoom the lanes are laid out for (CPU lanes show the
+    // rows with something to see at it); 0 shows every row.
+    LaneLayout(const TimelineModel& model, LaneMetrics metrics = {}, double nsPerPx = 0);
+
+    // How many rows of `lane` are shown at `nsPerPx` (0: all).
+    static int shownRows(const Lane& lane, double nsPerPx);
 
     const std::vector<LaneSlot>& lanes() const { return lanes_; }
     const std::vector<GroupSlot>& groups() const { return groups_; }

@@ -32,6 +32,13 @@ struct Ruler {
 };
 Ruler makeRuler(const TimeScale& scale, double minSpacingPx = 90.0, size_t maxLabelChars = 9);
 
+// Whether a ruler label spanning [labelLeft, labelRight) is left out
+// because the selection's length box [boxLeft, boxRight) covers part of it
+// (with 2 px to spare): a label is drawn whole or not at all.
+inline bool rulerLabelHidden(double labelLeft, double labelRight, double boxLeft, double boxRight) {
+    return labelLeft < boxRight + 2 && labelRight > boxLeft - 2;
+}
+
 // "850 ns", "12.5 µs", "3.2 ms", "1.25 s": `significant` digits at most
 // (trailing zeros dropped). Tables use 4 so that neighbouring steps differ.
 std::string formatDuration(TimeNs ns, int significant = 3);

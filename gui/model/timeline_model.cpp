@@ -129,6 +129,11 @@ void TimelineModel::buildHostLanes(int group, const Process& p) {
         lane.thread = t.globalTid;
         lane.label = std::move(t.label);
         lane.rows = std::move(t.rows);
+        for (const EventRow& row : lane.rows) {
+            TimeNs longest = 0;
+            for (size_t i = 0; i < row.size(); ++i) longest = std::max(longest, row.end[i] - row.start[i]);
+            lane.rowLongest.push_back(longest);
+        }
         lanes_.push_back(std::move(lane));
         order.insert(order.begin() + static_cast<long>(at++), static_cast<int>(lanes_.size()) - 1);
     }
@@ -370,6 +375,17 @@ void TimelineModel::moveLane(int lane, int delta) {
     if (to == pos) return;
     order.erase(it);
     order.insert(order.begin() + to, lane);
+    groups_.at(static_cast<size_t>(lanes_.at(static_cast<size_t>(lane)).group)).reordered = true;
+}
+
+void TimelineModel::setLaneOrder(int group, std::vector<int> order) {
+    auto& lanes = groups_.at(static_cast<size_t>(group)).lanes;
+    std::vector<int> a = lanes, b = order;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) return;
+    lanes = std::move(order);
+    groups_.at(static_cast<size_t>(group)).reordered = true;
 }
 
 const Device* TimelineModel::deviceOf(int group) const {

@@ -32,6 +32,9 @@ struct Lane {
     std::string label;
     Category mainCategory = Category::Compute;
     std::vector<EventRow> rows;  // one row, or one per nesting depth for ranges
+    // CPU lanes: the longest event of each row. Zoomed out, the deeper rows
+    // hold only events too short to see, and the lane shows fewer rows.
+    std::vector<TimeNs> rowLongest;
     bool hidden = false;
 };
 
@@ -56,6 +59,7 @@ struct DeviceGroup {
     StageBubbles bubbles;
     OpLinks opLinks;
     bool collapsed = false;
+    bool reordered = false;  // the user moved a lane (saved_layout.h keeps the order then)
 };
 
 // Refers to one event: lane, row inside the lane, index inside the row.
@@ -95,6 +99,9 @@ public:
     void showAllLanes();
     // Moves a lane up (delta < 0) or down inside its group.
     void moveLane(int lane, int delta);
+    // A group's lanes in a new order (a permutation of its lanes; anything
+    // else is ignored).
+    void setLaneOrder(int group, std::vector<int> order);
 
     // Adds a "steps (GPU)" lane per device from the analysis: the step
     // windows projected onto the GPU, under the NVTX lane.

@@ -9,9 +9,10 @@
 namespace osc::gui {
 namespace {
 
-// Room for two text lines above (title, legend), the y tick labels on the
-// left, and the x tick labels and the caption below.
-constexpr double kLeft = 48, kRight = 18, kTop = 46, kBottom = 42;
+// Room for two text lines above (title, legend), the y axis title and tick
+// labels on the left, and the x tick labels, the x axis title and the
+// caption below.
+constexpr double kLeft = 66, kRight = 18, kTop = 46, kBottom = 60;
 
 std::string fixed(double v, int decimals) {
     char buf[32];
@@ -45,6 +46,10 @@ std::optional<WhatIfSeries> whatIfSeries(const whatif::WhatIfResult& result, std
         }
         return std::nullopt;
     }
+    if (const auto misfit = whatif::modelMisfit(result)) {
+        if (why) *why = *misfit;
+        return std::nullopt;
+    }
     WhatIfSeries s;
     if (modelled == 1) {
         s.label = one->label;
@@ -66,7 +71,9 @@ WhatIfPlot layoutWhatIfPlot(const WhatIfSeries& series, int width, int height) {
     p.top = kTop;
     p.right = std::max(p.left + 10, width - kRight);
     p.bottom = std::max(p.top + 10, height - kBottom);
-    p.title = "Predicted step ms by DDP bucket MiB: " + series.label;
+    p.title = "Predicted step time by DDP bucket size: " + series.label;
+    p.xTitleAt = {(p.left + p.right) / 2, p.bottom + 34};
+    p.yTitleAt = {16, (p.top + p.bottom) / 2};
     if (series.scenarios.empty()) return p;
 
     double xMin = INFINITY, xMax = -INFINITY, yMin = INFINITY, yMax = -INFINITY;
@@ -128,6 +135,8 @@ WhatIfPlot layoutWhatIfPlot(const WhatIfSeries& series, int width, int height) {
         char buf[48];
         std::snprintf(buf, sizeof buf, "; self-check %+.1f%%", 100 * *series.selfCheck);
         p.caption += buf;
+        if (std::fabs(*series.selfCheck) > whatif::kSelfCheckWarn)
+            p.caption += " (above 5%: treat the predictions with care)";
     }
     return p;
 }

@@ -20,7 +20,8 @@ struct WhatIfSeries {
 };
 
 // The median over devices when several are modelled, else the one modelled
-// device; nullopt when none is (`why` then says so).
+// device; nullopt when none is, or when the model does not fit the capture
+// (whatif::modelMisfit: `overlapscope whatif` refuses it), `why` then says so.
 std::optional<WhatIfSeries> whatIfSeries(const whatif::WhatIfResult& result, std::string* why = nullptr);
 
 struct PlotPoint {
@@ -40,6 +41,10 @@ struct WhatIfPlot {
     int best = -1;                                    // index into step
     std::vector<PlotTick> xTicks, yTicks;
     std::string title, caption;
+    // Axis titles with units: the x one centred under the tick labels, the
+    // y one written upwards left of them.
+    std::string xTitle = "DDP bucket size, MiB (log scale)", yTitle = "step time, ms";
+    PlotPoint xTitleAt, yTitleAt;  // centres
 };
 
 // Lays the series out in a width x height panel. Bucket sizes on a log2

@@ -132,7 +132,7 @@ void FrameBuilder::buildLane(const LaneSlot& slot, const Viewport& vp, DrawList&
         const StageBubbles& bubbles = model_.groups()[static_cast<size_t>(lane.group)].bubbles;
         if (!bubbles.empty()) buildBubbles(bubbles, vp, y, static_cast<float>(slot.height), out);
     }
-    for (size_t r = 0; r < lane.rows.size(); ++r) {
+    for (size_t r = 0; r < std::min(lane.rows.size(), static_cast<size_t>(slot.rows)); ++r) {
         const float ry = y + static_cast<float>(r) * static_cast<float>(slot.rowHeight);
         buildRow(lane, lane.rows[r], vp, ry + 1, static_cast<float>(slot.rowHeight) - 2, out);
     }
@@ -400,7 +400,9 @@ std::optional<DrawRect> FrameBuilder::eventRect(const Viewport& vp, EventRef ref
     const EventRow& row = model_.lane(ref.lane).rows[static_cast<size_t>(ref.row)];
     const double x0 = std::floor(vp.scale.toX(row.start[ref.index]));
     const double x1 = std::max(x0 + 1, std::ceil(vp.scale.toX(row.end[ref.index])));
-    const float y = vp.top + static_cast<float>(slot->y + ref.row * slot->rowHeight);
+    // A row not shown at this zoom (CPU lanes zoomed out): on the last one that is.
+    const int shownRow = std::min(ref.row, slot->rows - 1);
+    const float y = vp.top + static_cast<float>(slot->y + shownRow * slot->rowHeight);
     return DrawRect{vp.left + static_cast<float>(x0), y, static_cast<float>(x1 - x0),
                     static_cast<float>(slot->rowHeight), 0};
 }

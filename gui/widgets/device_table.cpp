@@ -9,8 +9,8 @@
 namespace osc::gui {
 namespace {
 
-// Four significant digits, as the Steps table: neighbouring ranks must not read alike.
-QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)); }
+// One unit per column, as the Steps table: neighbouring ranks must not read alike.
+QString in(TimeNs ns, const ColumnUnit& unit) { return QString::fromStdString(formatInUnit(ns, unit)); }
 
 QString percent(const std::optional<double>& v) {
     return v ? QString::number(*v * 100.0, 'f', 1) + " %" : QStringLiteral("–");
@@ -29,8 +29,17 @@ void DeviceTableModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
     beginResetModel();
     analysis_ = std::move(analysis);
     auto words = std::make_shared<std::vector<Words>>();
+    std::array<ColumnUnitPicker, ColumnCount> pick;
     if (analysis_) {
         for (const DeviceAnalysis& d : analysis_->devices) {
+            const OverlapMetrics& m = d.totals;
+            for (const auto& [column, v] : {std::pair{Window, m.window_ns},
+                                            {Compute, m.compute_ns},
+                                            {Comm, m.comm_ns},
+                                            {Overlap, m.overlap_ns},
+                                            {Exposed, m.exposed_comm_ns},
+                                            {Idle, m.idle_ns}})
+                pick[static_cast<size_t>(column)].see(v);
             Words w;
             w.verdict = report::verdict(d.totals);
             if (const auto b = report::deviceBottleneck(d); b.found) w.bottleneck = b.label;
@@ -42,6 +51,7 @@ void DeviceTableModel::setAnalysis(std::shared_ptr<const Analysis> analysis) {
             words->push_back(std::move(w));
         }
     }
+    for (size_t c = 0; c < units_.size(); ++c) units_[c] = pick[c].durations();
     resetRows(words->size());
     words_ = std::move(words);
     endResetModel();
@@ -101,17 +111,17 @@ QVariant DeviceTableModel::data(const QModelIndex& index, int role) const {
         case Collectives:
             return static_cast<qulonglong>(d.collectives.size());
         case Window:
-            return dur(m.window_ns);
+            return in(m.window_ns, units_[Window]);
         case Compute:
-            return dur(m.compute_ns);
+            return in(m.compute_ns, units_[Compute]);
         case Comm:
-            return dur(m.comm_ns);
+            return in(m.comm_ns, units_[Comm]);
         case Overlap:
-            return dur(m.overlap_ns);
+            return in(m.overlap_ns, units_[Overlap]);
         case Exposed:
-            return dur(m.exposed_comm_ns);
+            return in(m.exposed_comm_ns, units_[Exposed]);
         case Idle:
-            return dur(m.idle_ns);
+            return in(m.idle_ns, units_[Idle]);
         case OverlapRatio:
             return percent(m.overlap_ratio);
         case Verdict:

@@ -6,8 +6,10 @@
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
+#include "gui/model/column_units.h"
 #include "gui/widgets/sorted_table_model.h"
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +54,7 @@ private:
     };
     std::shared_ptr<const Analysis> analysis_;
     std::shared_ptr<const std::vector<Words>> words_;
+    std::array<ColumnUnit, ColumnCount> units_{};  // one per time column (column_units.h)
 };
 
 // A device's headline and every finding of it, one per line, in the report's

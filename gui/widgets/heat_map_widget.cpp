@@ -29,16 +29,15 @@ uint32_t mix(uint32_t a, uint32_t b, double t) {
     return ch(16) | ch(8) | ch(0);
 }
 
-constexpr uint32_t kNoComm = 0xE6E8EB;
-
 }  // namespace
 
 uint32_t heatColour(float value, HeatMetric metric) {
-    if (std::isnan(value)) return kNoComm;
+    if (std::isnan(value)) return palette::kHeatNoComm;
     const double v = std::clamp(static_cast<double>(value), 0.0, 1.0);
     if (metric == HeatMetric::ExposedShare) return mix(palette::kBackground, palette::kExposed, v);
-    return v < 0.5 ? mix(palette::kExposed, palette::kExposedWait, v * 2)
-                   : mix(palette::kExposedWait, palette::kOverlap, v * 2 - 1);
+    // Through white, not amber: amber is the timeline's "waiting for the last rank".
+    return v < 0.5 ? mix(palette::kExposed, palette::kHeatMiddle, v * 2)
+                   : mix(palette::kHeatMiddle, palette::kOverlap, v * 2 - 1);
 }
 
 HeatMapView::HeatMapView(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
@@ -144,30 +143,44 @@ void HeatMapView::paintEvent(QPaintEvent*) {
                        : tr("no capture open"));
         return;
     }
-    const QString what = metric_ == HeatMetric::OverlapRatio
-                             ? tr("overlap ratio: red 0 → amber 50% → green 100%, grey: no communication")
-                             : tr("exposed communication share: white 0 → red 100%");
-    const QString columns =
-        perStep_ ? tr("%1 GPUs × %2 steps").arg(map_.rows()).arg(map_.columns)
-                 : tr("%1 GPUs, %2 to %3, %4 per column")
-                       .arg(map_.rows())
-                       .arg(QString::fromStdString(formatTimestamp(map_.range.start)),
-                            QString::fromStdString(formatTimestamp(map_.range.end)),
-                            QString::fromStdString(formatDuration(map_.range.length() / std::max(1, map_.columns))));
     p.drawText(QRect(kLabelWidth, 0, width() - kLabelWidth - 4, kHeaderHeight), Qt::AlignVCenter | Qt::AlignLeft,
-               fontMetrics().elidedText(columns + "   ·   " + what, Qt::ElideRight, width() - kLabelWidth - 4));
+               fontMetrics().elidedText(headerText(), Qt::ElideRight, width() - kLabelWidth - 4));
     // Cells: the image stretched to the cell area without smoothing.
     const QRect cells(kLabelWidth, kHeaderHeight, width() - kLabelWidth, image_.height());
     p.drawImage(cells, image_);
-    // Rank labels, as many as fit.
+    // Rank labels, as many as fit (the header says which when not all).
     const int px = pixelRows(), rows = map_.rows();
     const int lineHeight = fontMetrics().height();
-    const int every = std::max(1, (lineHeight * rows + px - 1) / std::max(1, px));
+    const int every = labelStride();
     p.setPen(QColor::fromRgb(0xFF000000u | palette::kText));
     for (int r = 0; r < rows; r += every) {
         const int y = kHeaderHeight + static_cast<int>(static_cast<int64_t>(r) * px / rows);
         p.drawText(QRect(4, y, kLabelWidth - 8, lineHeight), Qt::AlignVCenter | Qt::AlignLeft, rowLabel(r));
     }
+}
+
+int HeatMapView::labelStride() const {
+    const int px = std::max(1, pixelRows()), rows = map_.rows();
+    return std::max(1, (fontMetrics().height() * rows + px - 1) / px);
+}
+
+QString HeatMapView::headerText() const {
+    const QString what = metric_ == HeatMetric::OverlapRatio
+                             ? tr("overlap ratio: red 0 → white 50% → green 100%, grey: no communication")
+                             : tr("exposed communication share: white 0 → red 100%");
+    const int every = labelStride();
+    // Labels do not fit one per row: say which rows carry one.
+    const QString gpus =
+        every > 1
+            ? tr("%1 GPUs (a label every %2 rows, from the first; hover for the others)").arg(map_.rows()).arg(every)
+            : tr("%1 GPUs").arg(map_.rows());
+    const QString columns =
+        perStep_ ? tr("%1 × %2 steps").arg(gpus).arg(map_.columns)
+                 : tr("%1, %2 to %3, %4 per column")
+                       .arg(gpus, QString::fromStdString(formatTimestamp(map_.range.start)),
+                            QString::fromStdString(formatTimestamp(map_.range.end)),
+                            QString::fromStdString(formatDuration(map_.range.length() / std::max(1, map_.columns))));
+    return columns + "   ·   " + what;
 }
 
 QString HeatMapView::rowLabel(int row) const {

@@ -33,6 +33,10 @@ public:
     std::pair<int, int> cellAt(QPoint p) const;
     // Widget rectangle of a cell's first pixel row (tests click there).
     QPoint cellCentre(int row, int column) const;
+    // Every how many rows a rank label is drawn (1: all of them), and the
+    // header line, which says so when not every row has its label.
+    int labelStride() const;
+    QString headerText() const;
 
 signals:
     void cellClicked(int group, osc::gui::ViewRange window);
@@ -72,8 +76,8 @@ private:
     QComboBox* metric_;
 };
 
-// The cell colour: overlap ratio 0 vermilion, 0.5 amber, 1 green; exposed
-// share 0 white to 1 vermilion; light grey where there is no communication.
+// The cell colour: overlap ratio 0 vermilion, 0.5 white, 1 green; exposed
+// share 0 white to 1 vermilion; mid grey where there is no communication.
 uint32_t heatColour(float value, HeatMetric metric);
 
 }  // namespace osc::gui

@@ -84,6 +84,13 @@ public:
     void waitForPanels();
     // A panel table's row was clicked: move there and show its event.
     void jumpToRow(const QModelIndex& index);
+    // File > Export: the window as a PNG; a panel's table (details,
+    // selection, steps, collectives, statistics) as CSV. "" on success,
+    // else why not.
+    QString exportPng(const QString& path);
+    QString exportTableCsv(const QString& panel, const QString& path);
+    // The table of a panel, by its object name; nullptr when it has none.
+    QTableView* panelTable(const QString& panel) const;
 
 protected:
     void closeEvent(QCloseEvent*) override;
@@ -94,12 +101,21 @@ private:
     void buildMenus();
     void buildDocks();
     void buildFindBar();
+    void buildExportMenu(QMenu* file);
+    void installCopyOnTables();  // after buildDocks
+    // Collapsed groups, hidden lanes and lane order, per capture path (QSettings).
+    QString layoutKey() const;
+    void saveLayout();
+    void restoreLayout();
     void rememberRecent(const QString& path);
     void refreshRecentMenu();
     void updateSelectionPanel();
     void updateDetails(EventRef ref);
     void clearFind();
     void enableTimelineActions(bool timeline, OpenedKind kind);
+    // Sizes the bottom panels to the room the lanes leave blank (at least
+    // kBottomShareMin of the window, at most kBottomShareMax).
+    void fitBottomDocks();
     QAction* timelineAction(QAction* action);  // remembers it among timelineActions_
 
     QStackedWidget* centre_ = nullptr;  // the timeline frame, or the analysis-only view

@@ -13,9 +13,9 @@
 namespace osc::gui {
 namespace {
 
-// Tables print 4 significant digits: neighbouring steps must not read alike.
-QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)); }
-QString when(TimeNs t) { return QString::fromStdString(formatTimestamp(t)); }
+// One unit per column, to the microsecond: neighbouring rows never read
+// alike, nor in different units.
+QString in(TimeNs ns, const ColumnUnit& unit) { return QString::fromStdString(formatInUnit(ns, unit)); }
 
 QString percent(const std::optional<double>& v) {
     return v ? QString::number(*v * 100.0, 'f', 1) + " %" : QStringLiteral("–");
@@ -56,17 +56,29 @@ void StepTableModel::setData(std::shared_ptr<const TimelineModel> model, std::sh
     analysis_ = std::move(analysis);
     auto rows = std::make_shared<std::vector<Row>>();
     hasPipeline_ = hasAllToAll_ = false;
+    std::array<ColumnUnitPicker, ColumnCount> pick;
     if (analysis_) {
         const auto alltoall = allToAllStepIndex(*analysis_);
         for (size_t d = 0; d < analysis_->devices.size(); ++d) {
             const int group = model_ ? groupForDevice(*model_, analysis_->devices[d]) : -1;
             for (size_t s = 0; s < analysis_->devices[d].steps.size(); ++s) {
+                const StepAnalysis& st = analysis_->devices[d].steps[s];
+                const OverlapMetrics& m = st.metrics;
+                for (const auto& [column, v] : {std::pair{Start, st.start_ns},
+                                                {Duration, st.end_ns - st.start_ns},
+                                                {Compute, m.compute_ns},
+                                                {Comm, m.comm_ns},
+                                                {Overlap, m.overlap_ns},
+                                                {Exposed, m.exposed_comm_ns},
+                                                {Idle, m.idle_ns}})
+                    pick[static_cast<size_t>(column)].see(v);
                 rows->push_back({static_cast<int>(d), static_cast<int>(s), group, alltoall[d][s]});
                 hasPipeline_ |= analysis_->devices[d].steps[s].pipeline.has_value();
                 hasAllToAll_ |= alltoall[d][s] >= 0;
             }
         }
     }
+    for (size_t c = 0; c < units_.size(); ++c) units_[c] = c == Start ? pick[c].timestamps() : pick[c].durations();
     resetRows(rows->size());
     rows_ = std::move(rows);
     endResetModel();
@@ -175,19 +187,19 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
         case Step:
             return QString::fromStdString(s.name);
         case Start:
-            return when(s.start_ns);
+            return in(s.start_ns, units_[Start]);
         case Duration:
-            return dur(s.end_ns - s.start_ns);
+            return in(s.end_ns - s.start_ns, units_[Duration]);
         case Compute:
-            return dur(m.compute_ns);
+            return in(m.compute_ns, units_[Compute]);
         case Comm:
-            return dur(m.comm_ns);
+            return in(m.comm_ns, units_[Comm]);
         case Overlap:
-            return dur(m.overlap_ns);
+            return in(m.overlap_ns, units_[Overlap]);
         case Exposed:
-            return dur(m.exposed_comm_ns);
+            return in(m.exposed_comm_ns, units_[Exposed]);
         case Idle:
-            return dur(m.idle_ns);
+            return in(m.idle_ns, units_[Idle]);
         case IdleShare:
             return QString::number(share(m.idle_ns, m.window_ns) * 100.0, 'f', 1) + " %";
         case OverlapRatio:
@@ -276,6 +288,7 @@ void CollectiveTableModel::setData(std::shared_ptr<const TimelineModel> model,
     model_ = std::move(model);
     analysis_ = std::move(analysis);
     auto rows = std::make_shared<std::vector<Row>>();
+    std::array<ColumnUnitPicker, ColumnCount> pick;
     if (analysis_) {
         for (size_t d = 0; d < analysis_->devices.size(); ++d) {
             const DeviceAnalysis& dev = analysis_->devices[d];
@@ -284,10 +297,17 @@ void CollectiveTableModel::setData(std::shared_ptr<const TimelineModel> model,
             for (const StepAnalysis& s : dev.steps)
                 if (s.bottleneck.collective >= 0 && static_cast<size_t>(s.bottleneck.collective) < bottleneck.size())
                     bottleneck[static_cast<size_t>(s.bottleneck.collective)] = 1;
-            for (size_t c = 0; c < dev.collectives.size(); ++c)
+            for (size_t c = 0; c < dev.collectives.size(); ++c) {
+                const CollectiveInstance& op = dev.collectives[c];
+                pick[Start].see(op.start_ns);
+                pick[Duration].see(op.duration_ns);
+                pick[Overlapped].see(op.overlapped_ns);
+                pick[Exposed].see(op.exposed_ns);
                 rows->push_back({static_cast<int>(d), static_cast<int>(c), group, bottleneck[c] != 0});
+            }
         }
     }
+    for (size_t c = 0; c < units_.size(); ++c) units_[c] = c == Start ? pick[c].timestamps() : pick[c].durations();
     resetRows(rows->size());
     rows_ = std::move(rows);
     endResetModel();
@@ -357,13 +377,13 @@ QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
                        ? QString::fromStdString(d.steps[static_cast<size_t>(c.step)].name)
                        : tr("outside steps");
         case Start:
-            return when(c.start_ns);
+            return in(c.start_ns, units_[Start]);
         case Duration:
-            return dur(c.duration_ns);
+            return in(c.duration_ns, units_[Duration]);
         case Overlapped:
-            return dur(c.overlapped_ns);
+            return in(c.overlapped_ns, units_[Overlapped]);
         case Exposed:
-            return dur(c.exposed_ns);
+            return in(c.exposed_ns, units_[Exposed]);
         case Bytes:
             return c.bytes ? QString::fromStdString(formatBytes(*c.bytes)) : QStringLiteral("–");
         case Bandwidth:

@@ -5,9 +5,11 @@
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
+#include "gui/model/column_units.h"
 #include "gui/model/timeline_model.h"
 #include "gui/widgets/sorted_table_model.h"
 
+#include <array>
 #include <memory>
 
 namespace osc::gui {
@@ -70,6 +72,7 @@ private:
     std::shared_ptr<const Analysis> analysis_;
     std::shared_ptr<const std::vector<Row>> rows_;
     bool hasPipeline_ = false, hasAllToAll_ = false;
+    std::array<ColumnUnit, ColumnCount> units_{};  // one per time column (column_units.h)
 };
 
 class CollectiveTableModel : public AsyncSortedTableModel {
@@ -113,6 +116,7 @@ private:
     std::shared_ptr<const TimelineModel> model_;
     std::shared_ptr<const Analysis> analysis_;
     std::shared_ptr<const std::vector<Row>> rows_;
+    std::array<ColumnUnit, ColumnCount> units_{};
 };
 
 // EventRef through a QVariant (EventRole).

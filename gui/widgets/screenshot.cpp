@@ -1,6 +1,7 @@
 #include "gui/widgets/screenshot.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "gui/model/analysis_csv.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/main_window.h"
@@ -11,6 +12,7 @@
 #include <QImage>
 
 #include <cstdio>
+#include <fstream>
 
 namespace osc::gui {
 
@@ -69,6 +71,57 @@ int renderScreenshot(const ScreenshotRequest& request) {
     }
     std::fprintf(stderr, "wrote %s (%dx%d)\n", request.outputPath.toLocal8Bit().constData(), image.width(),
                  image.height());
+    return 0;
+}
+
+int exportCsv(const QString& capturePath, const QString& panelAndFile) {
+    const qsizetype colon = panelAndFile.indexOf(':');
+    const QString panel = colon > 0 ? panelAndFile.left(colon) : QString();
+    const QString out = colon > 0 ? panelAndFile.mid(colon + 1) : QString();
+    if ((panel != "steps" && panel != "collectives" && panel != "statistics") || out.isEmpty()) {
+        std::fprintf(stderr,
+                     "overlapscope-gui: --export-csv: expected PANEL:FILE, PANEL one of steps, collectives, "
+                     "statistics (got '%s')\n",
+                     panelAndFile.toLocal8Bit().constData());
+        return 2;
+    }
+    LoadedCapture loaded;
+    try {
+        loaded = loadForViewing(capturePath, {}, nullptr, {});
+    } catch (const CaptureError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", capturePath.toLocal8Bit().constData(), e.what());
+        return 2;
+    }
+    if (!loaded.analysis) {
+        std::fprintf(stderr, "%s: nothing analysed to export\n", capturePath.toLocal8Bit().constData());
+        return 2;
+    }
+    if (panel == "statistics") {
+        if (!loaded.model) {
+            std::fprintf(stderr, "%s: %s, with no timeline: the statistics need the captures' kernels\n",
+                         capturePath.toLocal8Bit().constData(),
+                         openedKindTitle(loaded.kind, loaded.partialFiles).toLocal8Bit().constData());
+            return 2;
+        }
+        MainWindow window;
+        window.showLoaded(loaded);
+        window.waitForPanels();
+        if (const QString error = window.exportTableCsv(panel, out); !error.isEmpty()) {
+            std::fprintf(stderr, "%s\n", error.toLocal8Bit().constData());
+            return 2;
+        }
+        return 0;
+    }
+    std::ofstream file(out.toLocal8Bit().constData(), std::ios::binary);
+    file << (panel == "steps" ? stepsCsv(*loaded.analysis) : collectivesCsv(*loaded.analysis));
+    file.close();
+    if (!file) {
+        std::fprintf(stderr, "%s: cannot write the CSV\n", out.toLocal8Bit().constData());
+        return 2;
+    }
     return 0;
 }
 

@@ -15,8 +15,8 @@ namespace osc::gui {
 struct ScreenshotRequest {
     QString capturePath, outputPath;
     QSize size{1600, 900};
-    std::optional<ViewRange> range;  // default: fit everything
-    QString find;                    // optional kernel-name pattern to highlight
+    std::optional<ViewRange> range;  // default: fit the steps (everything without steps)
+    QString find;                    // optional name pattern to highlight, as Find (Ctrl+F)
     // Select one kernel, as a click does (its partners, arrows and Details),
     // without outlining every hit: the first whose name contains `selectText`
     // starting at or after `selectFrom`.
@@ -27,5 +27,11 @@ struct ScreenshotRequest {
 
 // Returns the process exit code: 0 written, 2 bad input (message on stderr).
 int renderScreenshot(const ScreenshotRequest& request);
+
+// `--export-csv PANEL:FILE`: the steps or collectives of a capture, partial
+// results or saved report as CSV with the report's fields and raw values
+// (gui/model/analysis_csv.h), or the statistics table as the window shows it.
+// Returns the exit code, as renderScreenshot does.
+int exportCsv(const QString& capturePath, const QString& panelAndFile);
 
 }  // namespace osc::gui

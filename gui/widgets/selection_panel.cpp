@@ -62,7 +62,8 @@ void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRan
     table_->setRowCount(0);
     table_->setColumnCount(0);
     if (!model || !range) {
-        showMessage(tr("Drag across lanes to measure a range."));
+        showMessage(
+            tr("Drag across lanes to measure a range on those devices, or on the ruler to measure it on all of them."));
         return;
     }
     const SelectionMetrics sel = selectionMetrics(*model, groups, range->start, range->end);
@@ -97,14 +98,16 @@ void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRan
             table_->setItem(r, column, item);
         }
     };
+    // The sum first: the dock is narrow, and the devices scroll beside it.
     QStringList headers;
-    for (size_t i = 0; i < n; ++i) {
-        headers << QString::fromStdString(shortGroupLabel(*model, sel.perDevice[i].first));
-        fill(static_cast<int>(i), sel.perDevice[i].second, false);
-    }
+    const int first = n > 1 ? 1 : 0;
     if (n > 1) {
         headers << tr("sum of %1 devices").arg(n);
-        fill(static_cast<int>(n), sel.sum, true);
+        fill(0, sel.sum, true);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        headers << QString::fromStdString(shortGroupLabel(*model, sel.perDevice[i].first));
+        fill(first + static_cast<int>(i), sel.perDevice[i].second, false);
     }
     table_->setHorizontalHeaderLabels(headers);
 }

@@ -1,6 +1,6 @@
 // The Selection panel: docs/design.md section 4 metrics of the dragged range, one
-// column per device and, with several devices, a last column that says it is
-// their sum (nanoseconds of several GPUs added up, ratios from the sums).
+// column per device and, with several devices, before them a column that
+// says it is their sum (nanoseconds of several GPUs added up, ratios from the sums).
 #pragma once
 
 #include "gui/model/time_scale.h"

@@ -16,7 +16,7 @@
 namespace osc::gui {
 namespace {
 
-QString dur(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)); }
+QString in(TimeNs ns, const ColumnUnit& unit) { return QString::fromStdString(formatInUnit(ns, unit)); }
 QString shape(const std::array<uint32_t, 3>& v) {
     return v[0] == 0 ? QStringLiteral("–") : QStringLiteral("%1×%2×%3").arg(v[0]).arg(v[1]).arg(v[2]);
 }
@@ -30,6 +30,15 @@ const char* kRange = "selected range";
 
 void StatsTableModel::setRows(std::shared_ptr<const std::vector<KernelStatsRow>> rows) {
     beginResetModel();
+    std::array<ColumnUnitPicker, ColumnCount> pick;
+    for (const KernelStatsRow& r : *rows) {
+        pick[Total].see(r.total);
+        pick[Mean].see(static_cast<TimeNs>(r.mean + 0.5));
+        pick[Median].see(r.median);
+        pick[Min].see(r.min);
+        pick[Max].see(r.max);
+    }
+    for (size_t c = 0; c < units_.size(); ++c) units_[c] = pick[c].durations();
     resetRows(rows->size());
     rows_ = std::move(rows);
     endResetModel();
@@ -67,15 +76,15 @@ QVariant StatsTableModel::data(const QModelIndex& index, int role) const {
         case Count:
             return QLocale().toString(static_cast<qulonglong>(r.count));
         case Total:
-            return dur(r.total);
+            return in(r.total, units_[Total]);
         case Mean:
-            return dur(static_cast<TimeNs>(r.mean + 0.5));
+            return in(static_cast<TimeNs>(r.mean + 0.5), units_[Mean]);
         case Median:
-            return dur(r.median);
+            return in(r.median, units_[Median]);
         case Min:
-            return dur(r.min);
+            return in(r.min, units_[Min]);
         case Max:
-            return dur(r.max);
+            return in(r.max, units_[Max]);
         case Share:
             return QString::number(r.share * 100.0, 'f', 1) + " %";
     }
@@ -128,6 +137,8 @@ std::function<AsyncSortedTableModel::Keys()> StatsTableModel::sortKeys(int colum
 
 StatisticsPanel::StatisticsPanel(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
     scopeBox_ = new QComboBox(this);
+    // Its items come with each capture: sized to them then, not to the empty box first shown.
+    scopeBox_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     groupBox_ = new QComboBox(this);
     groupBox_->addItems({tr("by kernel name"), tr("by signature (name, grid, block)")});
     status_ = new QLabel(this);

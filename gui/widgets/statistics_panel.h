@@ -5,12 +5,14 @@
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
+#include "gui/model/column_units.h"
 #include "gui/model/kernel_stats.h"
 #include "gui/widgets/sorted_table_model.h"
 
 #include <QPointer>
 #include <QWidget>
 
+#include <array>
 #include <atomic>
 #include <memory>
 
@@ -39,6 +41,7 @@ protected:
 
 private:
     std::shared_ptr<const std::vector<KernelStatsRow>> rows_ = std::make_shared<std::vector<KernelStatsRow>>();
+    std::array<ColumnUnit, ColumnCount> units_{};  // one per time column (column_units.h)
 };
 
 class StatisticsPanel : public QWidget {

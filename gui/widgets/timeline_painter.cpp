@@ -1,5 +1,6 @@
 #include "gui/widgets/timeline_painter.h"
 
+#include "gui/model/markers.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 
@@ -89,11 +90,13 @@ void paintOverlays(QPainter& p, const TimelineView& v) {
         for (const LaneSlot& s : v.layout->lanes()) {
             const float y = v.vp.top + static_cast<float>(s.y);
             if (y + static_cast<float>(s.height) < v.vp.clipTop || y > v.vp.clipBottom) continue;
-            if (static_cast<size_t>(s.lane) >= v.findHits->byLane.size()) continue;
-            const auto& laneHits = v.findHits->byLane[static_cast<size_t>(s.lane)];
-            if (laneHits.empty()) continue;
-            for (uint32_t i : visibleHits(model.lane(s.lane).rows[0], laneHits, v.vp.scale))
-                outline({s.lane, 0, i}, palette::kFindHit, 2);
+            const Lane& lane = model.lane(s.lane);
+            for (int r = 0; r < std::min(s.rows, static_cast<int>(lane.rows.size())); ++r) {
+                const auto& rowHits = v.findHits->hitsOf(s.lane, r);
+                if (rowHits.empty()) continue;
+                for (uint32_t i : visibleHits(lane.rows[static_cast<size_t>(r)], rowHits, v.vp.scale))
+                    outline({s.lane, r, i}, palette::kFindHit, 2);
+            }
         }
     }
     if (v.matches)
@@ -212,6 +215,17 @@ void paintLabels(QPainter& p, const TimelineView& v, const QFont& font) {
     p.restore();
 }
 
+namespace {
+
+// A marker's name chip at the ruler's foot (painted by paintMarkers; the
+// ruler leaves out the tick labels it would cover).
+QRectF markerChip(const QFontMetrics& fm, const TimelineView& v, size_t i) {
+    const double x = v.labelWidth + v.vp.scale.toX(v.markers->times()[i]);
+    return QRectF(x - 1, v.rulerHeight - 12, fm.horizontalAdvance(QString::fromStdString(Markers::name(i))) + 6, 12);
+}
+
+}  // namespace
+
 void paintRuler(QPainter& p, const TimelineView& v) {
     p.fillRect(0, 0, v.width, v.rulerHeight, qcolour(palette::kHeader));
     p.setPen(qcolour(palette::kHeaderText));
@@ -231,30 +245,65 @@ void paintRuler(QPainter& p, const TimelineView& v) {
                fm.elidedText(left, Qt::ElideRight, v.labelWidth - 12));
     p.save();
     p.setClipRect(v.labelWidth, 0, v.width - v.labelWidth, v.rulerHeight);
+    // The selection's length sits in a box over the tick labels; a label it
+    // would cut in two ("1.|28.78 ms") is left out rather than mixed with it.
+    std::optional<QRectF> box;
+    QString length;
+    if (v.selection) {
+        const double x0 = v.labelWidth + scale.toX(v.selection->start);
+        length = QString::fromStdString(formatDuration(v.selection->length(), 4));
+        box = QRectF(std::max<double>(v.labelWidth, x0) + 2, 1, fm.horizontalAdvance(length) + 8, v.rulerHeight - 10);
+    }
     // Each label fits before the next tick: labels never overlap.
     const double spacing = ruler.ticks.size() > 1 ? ruler.ticks[1].x - ruler.ticks[0].x : v.width;
     const int room = std::max(10, static_cast<int>(spacing) - 6);
     for (const Tick& t : ruler.ticks) {
         const int x = v.labelWidth + static_cast<int>(t.x);
         p.drawLine(x, v.rulerHeight - 6, x, v.rulerHeight);
-        p.drawText(QRect(x + 3, 0, room, v.rulerHeight - 4), Qt::AlignVCenter | Qt::AlignLeft,
-                   fm.elidedText(QString::fromStdString(t.label), Qt::ElideRight, room));
+        const QString label = fm.elidedText(QString::fromStdString(t.label), Qt::ElideRight, room);
+        const int labelEnd = x + 3 + fm.horizontalAdvance(label);
+        if (box && rulerLabelHidden(x + 3, labelEnd, box->left(), box->right())) continue;
+        bool underChip = false;
+        for (size_t i = 0; v.markers && i < v.markers->times().size() && !underChip; ++i) {
+            const QRectF chip = markerChip(fm, v, i);
+            underChip = rulerLabelHidden(x + 3, labelEnd, chip.left(), chip.right());
+        }
+        if (underChip) continue;
+        p.drawText(QRect(x + 3, 0, room, v.rulerHeight - 4), Qt::AlignVCenter | Qt::AlignLeft, label);
     }
     if (v.selection) {
         const double x0 = v.labelWidth + scale.toX(v.selection->start), x1 = v.labelWidth + scale.toX(v.selection->end);
-        const QString d = QString::fromStdString(formatDuration(v.selection->length(), 4));
         QColor band = qcolour(palette::kSelection);
         band.setAlpha(60);
         p.fillRect(QRectF(std::max<double>(v.labelWidth, x0), v.rulerHeight - 8, std::max(1.0, x1 - x0), 8), band);
-        // On an opaque box over the tick labels, not mixed into them.
-        const QRectF box(std::max<double>(v.labelWidth, x0) + 2, 1, fm.horizontalAdvance(d) + 8, v.rulerHeight - 10);
-        p.fillRect(box, qcolour(palette::kHeader));
+        p.fillRect(*box, qcolour(palette::kHeader));
         p.setPen(qcolour(palette::kSelection));
-        p.drawText(box, Qt::AlignCenter, d);
+        p.drawText(*box, Qt::AlignCenter, length);
     }
     p.restore();
     p.setPen(qcolour(palette::kGrid));
     p.drawLine(0, v.rulerHeight - 1, v.width, v.rulerHeight - 1);
+}
+
+void paintMarkers(QPainter& p, const TimelineView& v) {
+    if (!v.markers || v.markers->empty()) return;
+    const QFontMetrics fm(p.font());
+    p.save();
+    p.setClipRect(v.labelWidth, 0, v.width - v.labelWidth, v.height);
+    const QColor c = qcolour(palette::kMarker);
+    for (size_t i = 0; i < v.markers->times().size(); ++i) {
+        const double x = v.labelWidth + v.vp.scale.toX(v.markers->times()[i]);
+        if (x < v.labelWidth - 1 || x > v.width + 1) continue;
+        p.setPen(QPen(c, 1, Qt::DashLine));
+        p.drawLine(QPointF(x, v.rulerHeight), QPointF(x, v.height));
+        // Its name on a chip at the ruler's foot; the time and distance on hover.
+        const QString name = QString::fromStdString(Markers::name(i));
+        const QRectF chip = markerChip(fm, v, i);
+        p.fillRect(chip, c);
+        p.setPen(qcolour(palette::kTextOnColour));
+        p.drawText(chip, Qt::AlignCenter, name);
+    }
+    p.restore();
 }
 
 void paintEmptyHint(QPainter& p, const TimelineView& v) {

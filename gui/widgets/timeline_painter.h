@@ -34,6 +34,7 @@ struct TimelineView {
     const std::vector<PeerLink>* peerLinks = nullptr;
     const std::vector<Flow>* flows = nullptr;
     const FindResult* findHits = nullptr;
+    const class Markers* markers = nullptr;
 };
 
 // The group whose header is pinned under the ruler (its own header has
@@ -43,6 +44,8 @@ int pinnedGroup(const TimelineView& v);
 void paintOverlays(QPainter& p, const TimelineView& v);
 void paintLabels(QPainter& p, const TimelineView& v, const QFont& font);
 void paintRuler(QPainter& p, const TimelineView& v);
+// Markers: a dashed line each across the lanes, its name and time in the ruler.
+void paintMarkers(QPainter& p, const TimelineView& v);
 // "Open a capture…" in the middle of an empty timeline.
 void paintEmptyHint(QPainter& p, const TimelineView& v);
 

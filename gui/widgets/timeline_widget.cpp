@@ -38,6 +38,7 @@ TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
 void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model, std::shared_ptr<const Analysis> analysis) {
     model_ = std::move(model);
     analysis_ = std::move(analysis);
+    steps_ = analysis_ && model_ ? gui::jobSteps(*analysis_) : std::vector<JobStep>{};
     selection_.reset();
     selectionGroups_.clear();
     selectedEvent_ = {};
@@ -50,13 +51,13 @@ void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model, std::shared_
         model_ && !model_->empty() ? ViewLimits::forContent(model_->begin(), model_->end(), kFitMargin) : ViewLimits{};
     scrollY_ = 0;
     relayout();
-    fitAll();
+    fitSteps();
     history_.clear();
     emit modelChanged();
 }
 
 void TimelineWidget::relayout() {
-    layout_ = model_ ? LaneLayout(*model_) : LaneLayout();
+    layout_ = model_ ? LaneLayout(*model_, {}, scale_.nsPerPx()) : LaneLayout();
     cacheValid_ = false;
     setScrollY(scrollY_);
     update();
@@ -77,6 +78,26 @@ void TimelineWidget::revealGroup(int group) {
         if (g.group == group) setScrollY(g.y);
 }
 
+bool TimelineWidget::revealLane(int lane) {
+    if (!model_ || lane < 0 || static_cast<size_t>(lane) >= model_->lanes().size()) return false;
+    const Lane& l = model_->lane(lane);
+    bool changed = false;
+    if (model_->groups()[static_cast<size_t>(l.group)].collapsed) {
+        model_->setCollapsed(l.group, false);
+        changed = true;
+    }
+    if (l.hidden) {
+        model_->setHidden(lane, false);
+        changed = true;
+    }
+    if (l.kind == LaneKind::Host && !model_->hostLanesShown()) {
+        model_->setHostLanesShown(true);
+        changed = true;
+    }
+    if (changed) relayout();
+    return changed;
+}
+
 int TimelineWidget::maxScrollY() const { return std::max(0, layout_.totalHeight() - pageHeight()); }
 
 void TimelineWidget::setScrollY(int y) {
@@ -92,8 +113,18 @@ void TimelineWidget::applyScale(TimeScale s) {
     s = TimeScale(limits_.clamp(s.range()), s.width());
     if (s.range() == scale_.range() && s.width() == scale_.width()) return;
     scale_ = s;
+    if (hostRowsChanged()) relayout();
     update();
     emit viewRangeChanged(scale_.range());
+}
+
+bool TimelineWidget::hostRowsChanged() const {
+    if (!model_ || !model_->hostLanesShown()) return false;
+    for (const LaneSlot& slot : layout_.lanes()) {
+        const Lane& lane = model_->lane(slot.lane);
+        if (lane.kind == LaneKind::Host && LaneLayout::shownRows(lane, scale_.nsPerPx()) != slot.rows) return true;
+    }
+    return false;
 }
 
 void TimelineWidget::setViewRange(ViewRange r, bool remember) {
@@ -105,6 +136,21 @@ void TimelineWidget::fitAll() {
     if (!model_ || model_->empty()) return;
     // The limits' bounds: a small margin so the first and last kernels do not touch the edges.
     setViewRange(limits_.bounds);
+}
+
+void TimelineWidget::fitSteps() {
+    if (const auto span = stepsSpan(steps_))
+        setViewRange(withMargin(*span, kFitMargin));
+    else
+        fitAll();
+}
+
+bool TimelineWidget::goToStep(int direction) {
+    const ViewRange v = scale_.range();
+    const int to = neighbourStep(steps_, v.start + v.length() / 2, direction);
+    if (to < 0) return false;
+    setViewRange(withMargin(steps_[static_cast<size_t>(to)].window, kFitMargin));
+    return true;
 }
 
 void TimelineWidget::fitEvent(EventRef ref) {
@@ -147,6 +193,26 @@ void TimelineWidget::setSelection(ViewRange r, std::vector<int> groups) {
     selectionGroups_ = std::move(groups);
     update();
     emit selectionChanged();
+}
+
+void TimelineWidget::addMarker(TimeNs t) {
+    markers_.add(t);
+    update();
+    emit markersChanged();
+}
+
+void TimelineWidget::clearMarkers() {
+    markers_.clear();
+    update();
+    emit markersChanged();
+}
+
+std::vector<int> TimelineWidget::deviceGroups() const {
+    std::vector<int> out;
+    if (!model_) return out;
+    for (size_t g = 0; g < model_->groups().size(); ++g)
+        if (model_->groups()[g].device >= 0) out.push_back(static_cast<int>(g));
+    return out;
 }
 
 void TimelineWidget::clearSelection() {
@@ -215,7 +281,7 @@ EventRef TimelineWidget::hitTest(QPoint p) const {
     const Lane& lane = model_->lane(slot->lane);
     if (lane.kind == LaneKind::Overlap) return {};
     const int row = (p.y() - kRulerHeight + scrollY_ - slot->y) / std::max(1, slot->rowHeight);
-    if (row < 0 || row >= static_cast<int>(lane.rows.size())) return {};
+    if (row < 0 || row >= std::min(slot->rows, static_cast<int>(lane.rows.size()))) return {};
     const EventRow& r = lane.rows[static_cast<size_t>(row)];
     const TimeNs tolerance = static_cast<TimeNs>(std::ceil(3 * scale_.nsPerPx()));
     const size_t i = r.hitTest(timeAt(p.x()), tolerance);
@@ -239,12 +305,15 @@ std::vector<int> TimelineWidget::groupsBetween(int y0, int y1) const {
 void TimelineWidget::updateSelectionFromDrag(QPoint p) {
     const int x0 = std::clamp(pressPos_.x(), kLabelWidth, width());
     const int x1 = std::clamp(p.x(), kLabelWidth, width());
-    setSelection({timeAt(std::min(x0, x1)), timeAt(std::max(x0, x1))}, groupsBetween(pressPos_.y(), p.y()));
+    // From the ruler: a plain measure over every device, wherever the mouse goes.
+    setSelection({timeAt(std::min(x0, x1)), timeAt(std::max(x0, x1))},
+                 pressOnRuler_ ? deviceGroups() : groupsBetween(pressPos_.y(), p.y()));
 }
 
 void TimelineWidget::mousePressEvent(QMouseEvent* e) {
     setFocus();
     pressPos_ = e->position().toPoint();
+    pressOnRuler_ = pressPos_.y() < kRulerHeight;
     pressScale_ = scale_;
     pressScrollY_ = scrollY_;
     const bool pan =
@@ -305,8 +374,13 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
 }
 
 void TimelineWidget::mouseDoubleClickEvent(QMouseEvent* e) {
+    const QPoint p = e->position().toPoint();
+    if (model_ && p.y() < kRulerHeight && p.x() >= kLabelWidth) {
+        addMarker(timeAt(p.x()));  // the ruler pins a timestamp
+        return;
+    }
     // Zooms to the event under the cursor, whatever range was selected before.
-    const EventRef ref = hitTest(e->position().toPoint());
+    const EventRef ref = hitTest(p);
     if (!ref.valid()) return;
     if (selection_) {
         selection_.reset();
@@ -361,6 +435,15 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
         case Qt::Key_Home:
             fitAll();
             break;
+        case Qt::Key_M:
+            if (model_) addMarker(timeAt(kLabelWidth + (hoverX_ ? *hoverX_ : w / 2)));
+            break;
+        case Qt::Key_BracketLeft:
+            goToStep(-1);
+            break;
+        case Qt::Key_BracketRight:
+            goToStep(+1);
+            break;
         case Qt::Key_Backspace:
             goBack();
             break;
@@ -376,6 +459,21 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
 
 void TimelineWidget::contextMenuEvent(QContextMenuEvent* e) {
     if (!model_) return;
+    if (e->pos().y() < kRulerHeight && e->pos().x() >= kLabelWidth) {
+        const TimeNs t = timeAt(e->pos().x());
+        const auto tolerance = static_cast<TimeNs>(std::ceil(5 * scale_.nsPerPx()));
+        QMenu menu(this);
+        menu.addAction(tr("Add marker here"), this, [this, t] { addMarker(t); });
+        if (markers_.nearest(t, tolerance))
+            menu.addAction(tr("Remove this marker"), this, [this, t, tolerance] {
+                markers_.removeNear(t, tolerance);
+                update();
+                emit markersChanged();
+            });
+        if (!markers_.empty()) menu.addAction(tr("Clear markers"), this, [this] { clearMarkers(); });
+        menu.exec(e->globalPos());
+        return;
+    }
     const int contentY = e->pos().y() - kRulerHeight + scrollY_;
     const LaneSlot* slot = layout_.laneAt(contentY);
     const int group = slot ? model_->lane(slot->lane).group : layout_.groupHeaderAt(contentY);
@@ -426,7 +524,13 @@ bool TimelineWidget::event(QEvent* e) {
 }
 
 QString TimelineWidget::tooltipAt(QPoint p) const {
-    if (!model_ || p.x() < kLabelWidth || p.y() < kRulerHeight) return {};
+    if (!model_ || p.x() < kLabelWidth) return {};
+    if (p.y() < kRulerHeight) {
+        const auto tolerance = static_cast<TimeNs>(std::ceil(5 * scale_.nsPerPx()));
+        if (const auto i = markers_.nearest(timeAt(p.x()), tolerance))
+            return QString::fromStdString(markers_.label(*i));
+        return tr("drag: measure across all devices · double-click: pin a marker · right-click: markers");
+    }
     const LaneSlot* slot = layout_.laneAt(p.y() - kRulerHeight + scrollY_);
     if (!slot) return {};
     const int row = (p.y() - kRulerHeight + scrollY_ - slot->y) / std::max(1, slot->rowHeight);
@@ -450,12 +554,14 @@ TimelineView TimelineWidget::view(const Viewport& vp) const {
     v.peerLinks = &peerLinks_;
     v.flows = &flows_;
     v.findHits = findHits_.get();
+    v.markers = &markers_;
     return v;
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent*) {
     // Keep the time range, spread over the new width.
     scale_ = scale_.withWidth(eventAreaWidth());
+    if (hostRowsChanged()) relayout();
     setScrollY(scrollY_);
 }
 
@@ -531,6 +637,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     if (!model_) paintEmptyHint(p, v);
     paintLabels(p, v, font());
     paintRuler(p, v);
+    paintMarkers(p, v);
     lastPaintMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -6,6 +6,8 @@
 #include "gui/model/flows.h"
 #include "gui/model/kernel_links.h"
 #include "gui/model/lane_layout.h"
+#include "gui/model/markers.h"
+#include "gui/model/step_navigation.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/timeline_model.h"
 #include "gui/model/view_history.h"
@@ -43,6 +45,13 @@ public:
     // Sets the visible time range; `remember` lets Backspace come back here.
     void setViewRange(ViewRange r, bool remember = true);
     void fitAll();
+    // The job's steps with a margin (what a capture opens at: a launcher
+    // process or setup phase before them would squeeze them to a sliver);
+    // everything when the capture has no steps.
+    void fitSteps();
+    // The next (direction > 0) or previous step, fitted; false when there is none.
+    bool goToStep(int direction);
+    const std::vector<JobStep>& jobSteps() const { return steps_; }
     void fitSelection();          // the range selection, else the selected event, else everything
     void fitEvent(EventRef ref);  // the event with a 10% margin on each side
     const ViewLimits& limits() const { return limits_; }
@@ -59,8 +68,19 @@ public:
     void setScrollY(int y);
     // Scrolls so that a group's title bar is at the top (expanding nothing).
     void revealGroup(int group);
+    // Makes a lane shown: expands its group, unhides it, turns the CPU lanes
+    // on for a CPU lane. True when something changed.
+    bool revealLane(int lane);
     // Call after collapsing, hiding or moving lanes in the model.
     void relayout();
+
+    // Pinned timestamps: M at the mouse, a double-click on the ruler, or the
+    // ruler's context menu.
+    const Markers& markers() const { return markers_; }
+    void addMarker(TimeNs t);
+    void clearMarkers();
+    // Every device group: what a drag on the ruler measures.
+    std::vector<int> deviceGroups() const;
 
     std::optional<ViewRange> selection() const { return selection_; }
     const std::vector<int>& selectionGroups() const { return selectionGroups_; }
@@ -92,6 +112,7 @@ signals:
     void scrollChanged();
     void selectionChanged();
     void eventSelected(osc::gui::EventRef ref);
+    void markersChanged();
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -110,6 +131,8 @@ private:
     enum class Drag { None, Pending, Select, Pan };
 
     void applyScale(TimeScale s);
+    // Whether a CPU lane shows a different number of rows at the current zoom.
+    bool hostRowsChanged() const;
     EventRef hitTest(QPoint p) const;
     // The group whose title bar (its own, or the one pinned under the ruler) is at widget y, or -1.
     int headerGroupAt(int y) const;
@@ -132,14 +155,17 @@ private:
 
     std::optional<ViewRange> selection_;
     std::vector<int> selectionGroups_;
+    Markers markers_;
     EventRef selectedEvent_;
     std::vector<EventRef> matches_;    // the selected collective, or send/receive partners, on other ranks
     std::vector<PeerLink> peerLinks_;  // send -> receive arrows of the selected kernel
     std::vector<Flow> flows_;          // launch -> GPU work arrows of the selected event
     std::shared_ptr<const Analysis> analysis_;
+    std::vector<JobStep> steps_;  // of analysis_, in time order
     std::shared_ptr<const FindResult> findHits_;
 
     Drag drag_ = Drag::None;
+    bool pressOnRuler_ = false;  // a drag from the ruler measures on every device
     QPoint pressPos_;
     TimeScale pressScale_;
     int pressScrollY_ = 0;

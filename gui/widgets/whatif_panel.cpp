@@ -69,7 +69,15 @@ void WhatIfPanel::compute() {
 void WhatIfPanel::setResult(whatif::WhatIfResult result) {
     result_ = std::move(result);
     std::string why;
-    message_ = whatIfSeries(*result_, &why) ? QString() : tr("Not modelled: %1").arg(QString::fromStdString(why));
+    if (whatIfSeries(*result_, &why))
+        message_.clear();
+    else if (whatif::modelMisfit(*result_))
+        // The CLI's refusal, word for word: no plot, no "best" size.
+        message_ = tr("No prediction for this capture: %1. `overlapscope whatif` refuses it too (--force models it "
+                      "anyway).")
+                       .arg(QString::fromStdString(why));
+    else
+        message_ = tr("Not modelled: %1").arg(QString::fromStdString(why));
     update();
 }
 
@@ -107,6 +115,13 @@ void WhatIfPanel::paintEvent(QPaintEvent*) {
         const QString s = QString::fromStdString(t.label);
         p.drawText(QPointF(t.pos - fm.horizontalAdvance(s) / 2.0, plot.bottom + fm.ascent() + 3), s);
     }
+    const QString xTitle = QString::fromStdString(plot.xTitle), yTitle = QString::fromStdString(plot.yTitle);
+    p.drawText(QPointF(plot.xTitleAt.x - fm.horizontalAdvance(xTitle) / 2.0, plot.xTitleAt.y), xTitle);
+    p.save();
+    p.translate(plot.yTitleAt.x, plot.yTitleAt.y);
+    p.rotate(-90);
+    p.drawText(QPointF(-fm.horizontalAdvance(yTitle) / 2.0, fm.ascent() / 2.0), yTitle);
+    p.restore();
 
     // Bounds dashed (exposed colour above: no overlap; overlap colour below:
     // perfect overlap), the prediction solid in the communication colour.
@@ -147,8 +162,19 @@ void WhatIfPanel::paintEvent(QPaintEvent*) {
     legendItem(palette::kCommunication, Qt::SolidLine, tr("predicted"));
     legendItem(palette::kExposed, Qt::DashLine, tr("no overlap"));
     legendItem(palette::kOverlap, Qt::DashLine, tr("perfect overlap"));
+    // The markers as the plot draws them: a ring, and a dot in the highlight colour.
+    const double markY = legendY - fm.ascent() / 2.0 + 1;
+    p.setPen(QPen(rgb(palette::kText), 2));
+    p.setBrush(Qt::NoBrush);
+    p.drawEllipse(QPointF(x + 5, markY), 5, 5);
     p.setPen(rgb(palette::kText));
-    p.drawText(QPointF(x, legendY), tr("○ observed  ● best"));
+    p.drawText(QPointF(x + 14, legendY), tr("observed"));
+    x += 14 + fm.horizontalAdvance(tr("observed")) + 14;
+    p.setPen(QPen(rgb(palette::kHighlight), 2));
+    p.setBrush(rgb(palette::kHighlight));
+    p.drawEllipse(QPointF(x + 5, markY), 5, 5);
+    p.setPen(rgb(palette::kText));
+    p.drawText(QPointF(x + 14, legendY), tr("best"));
     p.drawText(QPointF(6, height() - 6.0),
                fm.elidedText(QString::fromStdString(plot.caption), Qt::ElideRight, textWidth));
 }

@@ -58,5 +58,63 @@ TEST(WhatIfH100, OneBucketCapturePredictsSmallerBuckets) {
     EXPECT_EQ(r.devices[0].scenarios[1].buckets, 8);
 }
 
+WhatIfResult predictTwoRanks(const std::string& example) {
+    const Capture c = loadCaptures({std::string(OSC_SOURCE_DIR) + "/examples/h100/" + example});
+    return runWhatIf(c, analyze(c, {}), WhatIfSettings{});
+}
+
+TEST(WhatIfH100, TensorParallelCapturesAreNotGradientBuckets) {
+    // tp_overlap's reduce-scatters run inside its "forward" ranges, next to
+    // all-gathers: the model would re-bucket them as DDP gradients (and its
+    // self-check is off by +11%). It says why instead of naming a best size.
+    for (const char* tp : {"tp_pipelined", "tp_serial"}) {
+        const WhatIfResult r = predictTwoRanks(tp);
+        ASSERT_FALSE(r.devices.empty());
+        EXPECT_EQ(r.devices[0].collective, "ReduceScatter") << tp;
+        EXPECT_EQ(r.devices[0].gradients_in_forward, r.devices[0].gradients) << tp;
+        const auto misfit = modelMisfit(r);
+        ASSERT_TRUE(misfit.has_value()) << tp;
+        EXPECT_NE(misfit->find("inside the forward pass"), std::string::npos) << *misfit;
+        EXPECT_EQ(misfit->find('\n'), std::string::npos) << "one line";
+    }
+}
+
+TEST(WhatIfH100, DataParallelCapturesFit) {
+    // The DDP captures launch their all-reduces in the backward pass and
+    // replay within a few percent: modelled, no refusal.
+    for (const char* ddp : {"ddp_bucketed", "ddp_sequential", "pytorch_ddp", "pytorch_ddp_torch_profiler"}) {
+        const WhatIfResult r = predictTwoRanks(ddp);
+        ASSERT_FALSE(r.devices.empty());
+        EXPECT_TRUE(r.devices[0].modelled) << ddp;
+        EXPECT_EQ(r.devices[0].gradients_in_forward, 0) << ddp;
+        EXPECT_FALSE(modelMisfit(r).has_value()) << ddp << ": " << modelMisfit(r).value_or("");
+    }
+}
+
+TEST(WhatIfMisfit, SelfCheckAboveTenPercentIsRefusedNotWarnedOnly) {
+    WhatIfResult r;
+    DeviceWhatIf d;
+    d.modelled = true;
+    d.label = "rank 0 device 0";
+    d.gradients = 4;
+    d.observed.step_ns = 100'000'000;
+    d.observed.replayed_step_ns = 109'000'000;
+    d.self_check_error = 0.09;
+    r.devices.push_back(d);
+    EXPECT_FALSE(modelMisfit(r).has_value()) << "9% is warned about, not refused";
+    r.devices[0].observed.replayed_step_ns = 88'000'000;
+    r.devices[0].self_check_error = -0.12;
+    const auto misfit = modelMisfit(r);
+    ASSERT_TRUE(misfit.has_value());
+    EXPECT_NE(misfit->find("-12.0%"), std::string::npos) << *misfit;
+    EXPECT_NE(misfit->find("88.000 ms against 100.000 ms"), std::string::npos) << *misfit;
+    // Half or fewer in the forward pass: still gradient buckets.
+    r.devices[0].self_check_error = 0.01;
+    r.devices[0].gradients_in_forward = 2;
+    EXPECT_FALSE(modelMisfit(r).has_value());
+    r.devices[0].gradients_in_forward = 3;
+    EXPECT_TRUE(modelMisfit(r).has_value());
+}
+
 }  // namespace
 }  // namespace osc::whatif

@@ -111,6 +111,25 @@ TEST_F(CliWhatIf, BadInputIsOneLineExitTwo) {
     EXPECT_NE(r.out.find("not modelled"), std::string::npos) << r.out;
 }
 
+TEST_F(CliWhatIf, RefusesACaptureTheModelDoesNotFitUnlessForced) {
+    // Tensor parallelism: reduce-scatters inside the forward pass. One line
+    // saying why, exit 2; --force models it and says so among the warnings.
+    const std::string tp = quote(std::string(OSC_SOURCE_DIR) + "/examples/h100/tp_pipelined");
+    auto r = run("whatif " + tp);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(lineCount(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("inside the forward pass"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "no table, no best size";
+    r = run("whatif --force --format json " + tp);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("modelled with --force although"), std::string::npos) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    bool said = false;
+    for (const auto& w : j["warnings"]) said |= w.get<std::string>().find("forward pass") != std::string::npos;
+    EXPECT_TRUE(said) << j["warnings"];
+}
+
 TEST_F(CliWhatIf, OutputFileIsNotReplacedWithoutForce) {
     const auto f = capture(25);
     const auto out = path("whatif.json");

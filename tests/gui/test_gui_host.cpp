@@ -2,8 +2,10 @@
 // operators nested by time, and the launch -> GPU work links, checked on a
 // hand-built capture; the arrow's pixels on the offscreen widget.
 #include "gui/model/event_details.h"
+#include "gui/model/event_links.h"
 #include "gui/model/flows.h"
 #include "gui/model/host_lanes.h"
+#include "gui/model/kernel_find.h"
 #include "gui/model/timeline_model.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/timeline_widget.h"
@@ -138,6 +140,132 @@ TEST(Flows, SelectingAKernelDrawsAnArrowFromItsLaunch) {
     model->setHostLanesShown(false);
     w.relayout();
     EXPECT_EQ(countFlowPixels(), 0);  // no arrow to a lane that is not shown
+}
+
+namespace {
+
+const Lane& mainThreadLane(const TimelineModel& m) {
+    for (const Lane& l : m.lanes())
+        if (l.kind == LaneKind::Host && l.thread == kMain) return l;
+    throw std::runtime_error("no lane for the main thread");
+}
+
+}  // namespace
+
+TEST(HostLanes, ZoomedOutALaneShowsOnlyTheRowsWithSomethingToSee) {
+    // Issue 30 item 15: CPU lanes stayed tall and empty when zoomed out.
+    // Thread 100: row 0 operators (longest 900 ns), row 1 runtime calls
+    // (200 ns), row 2 the driver call (100 ns). A row shows while its longest
+    // event spans LaneLayout::kMinRowEventPx (3) pixels.
+    const TimelineModel m(hostCapture());
+    const Lane& lane = mainThreadLane(m);
+    ASSERT_EQ(lane.rows.size(), 3u);
+    EXPECT_EQ(lane.rowLongest, (std::vector<TimeNs>{900, 200, 100}));
+    EXPECT_EQ(LaneLayout::shownRows(lane, 10), 3);    // 100 ns = 10 px
+    EXPECT_EQ(LaneLayout::shownRows(lane, 50), 2);    // 200 ns = 4 px, 100 ns = 2 px
+    EXPECT_EQ(LaneLayout::shownRows(lane, 1000), 1);  // everything under a pixel: one row
+    EXPECT_EQ(LaneLayout::shownRows(lane, 0), 3);     // no zoom given: all
+
+    // The widget relayouts as it zooms: the lane's height follows. A kernel
+    // at 1 ms lets the view zoom out to 1 µs per pixel.
+    auto wide = hostCapture();
+    guitest::addKernel(*wide, wide->processes[0].devices[0], 1'000'000, 1'001'000, 7, "gemm_kernel");
+    wide->finalize();
+    auto model = std::make_shared<TimelineModel>(wide);
+    TimelineWidget w;
+    w.resize(TimelineWidget::kLabelWidth + 1000, 600);
+    w.setModel(model);
+    int lane0 = -1;
+    for (size_t l = 0; l < model->lanes().size(); ++l)
+        if (model->lane(static_cast<int>(l)).kind == LaneKind::Host && model->lane(static_cast<int>(l)).thread == kMain)
+            lane0 = static_cast<int>(l);
+    const int row = w.layout().metrics().rowHeight;
+    w.setViewRange({0, 10'000});  // 10 ns per px
+    EXPECT_EQ(w.layout().slotOf(lane0)->height, 3 * row);
+    w.setViewRange({0, 1'000'000});  // 1 µs per px
+    EXPECT_EQ(w.layout().slotOf(lane0)->height, row);
+    // A flow from a call on a row not shown ends on the last shown row, not in the next lane.
+    const auto r = FrameBuilder(*model, w.layout()).eventRect(w.viewport(), {lane0, 2, 0});
+    ASSERT_TRUE(r.has_value());
+    EXPECT_LT(r->y, w.laneY(lane0) + row + 1);
+}
+
+TEST(Flows, DetailsLinksFollowALaunchBothWays) {
+    // Issue 30 item 4: kernel -> launching call -> back; operator -> its GPU work.
+    const TimelineModel m(hostCapture());
+    const EventRef gemm = m.findKernel(0, 0);
+    const std::vector<EventLink> fromKernel = eventLinks(m, gemm);
+    ASSERT_EQ(fromKernel.size(), 2u);
+    EXPECT_EQ(fromKernel[0].field, "→ launching call");
+    EXPECT_EQ(labelOf(m, fromKernel[0].target), "cudaLaunchKernel");
+    EXPECT_EQ(fromKernel[1].field, "→ its operator");
+    EXPECT_EQ(labelOf(m, fromKernel[1].target), "aten::mm");
+    const std::vector<EventLink> fromCall = eventLinks(m, fromKernel[0].target);
+    ASSERT_GE(fromCall.size(), 1u);
+    EXPECT_EQ(fromCall[0].field, "→ launched");
+    EXPECT_EQ(fromCall[0].target, gemm) << "and back";
+    const std::vector<EventLink> fromOp = eventLinks(m, fromKernel[1].target);
+    ASSERT_EQ(fromOp.size(), 1u);
+    EXPECT_EQ(fromOp[0].field, "→ GPU work");
+    EXPECT_EQ(fromOp[0].target, gemm);
+    // The driver call nested under the runtime call has the same operator.
+    EXPECT_EQ(enclosingOperator(m, {fromKernel[0].target.lane, 2, 0}), fromKernel[1].target);
+}
+
+TEST(FindEverything, NamesOfEveryKindInTimeOrderWithTheirCounts) {
+    // Issue 30 item 5. "mm" is in the operator aten::mm [0, 900), the kernel
+    // gemm_kernel [1000, 5000) and the NVTX range "comm phase" [2000, 3000);
+    // in no API call.
+    auto c = hostCapture();
+    guitest::addRange(*c, c->processes[0], 2000, 3000, "comm phase");
+    c->finalize();
+    const TimelineModel m(c);
+    const FindResult r = findEvents(m, {"MM", std::nullopt, true});
+    EXPECT_EQ(r.count, 3u);
+    EXPECT_EQ(r.kernels, 1u);
+    EXPECT_EQ(r.operators, 1u);
+    EXPECT_EQ(r.ranges, 1u);
+    EXPECT_EQ(r.calls, 0u);
+    ASSERT_EQ(r.hits.size(), 3u);
+    EXPECT_EQ(labelOf(m, r.hits[0].ref()), "aten::mm");
+    EXPECT_EQ(labelOf(m, r.hits[1].ref()), "gemm_kernel");
+    EXPECT_EQ(labelOf(m, r.hits[2].ref()), "comm phase");
+    EXPECT_EQ(r.total_ns, 900 + 4000 + 1000);
+    EXPECT_EQ(r.max_ns, 4000);
+    // The kernels-only search (--select) still sees only the kernel.
+    EXPECT_EQ(findKernels(m, {"MM", std::nullopt, true}).count, 1u);
+    // API calls on nested rows: cudaLaunchKernel [100, 300) on row 1, the
+    // driver's cuLaunchKernel [150, 250) on row 2, cudaLaunchKernel [1100, 1200).
+    const FindResult calls = findEvents(m, {"launchkernel", std::nullopt, true});
+    EXPECT_EQ(calls.calls, 3u);
+    ASSERT_EQ(calls.hits.size(), 3u);
+    EXPECT_EQ(calls.hits[0].row, 1);
+    EXPECT_EQ(calls.hits[1].row, 2);
+    EXPECT_EQ(calls.hits[2].row, 1);
+    EXPECT_EQ(calls.hitsOf(calls.hits[1].lane, 2), (std::vector<uint32_t>{calls.hits[1].index}));
+    EXPECT_EQ(calls.median_ns, 100);  // lower median of {200, 100, 100}
+    EXPECT_TRUE(calls.hitsOf(-1, 0).empty());
+}
+
+TEST(FindEverything, AHitInAHiddenPlaceIsRevealed) {
+    // A hit on a CPU lane with the CPU lanes off and its device collapsed.
+    auto model = std::make_shared<TimelineModel>(hostCapture());
+    TimelineWidget w;
+    w.resize(TimelineWidget::kLabelWidth + 936, 500);
+    w.setModel(model);
+    const FindResult r = findEvents(*model, {"aten::add", std::nullopt, true});
+    ASSERT_EQ(r.hits.size(), 1u);
+    const int lane = r.hits[0].lane;
+    const int group = model->lane(lane).group;
+    model->setHostLanesShown(false);
+    model->setCollapsed(group, true);
+    w.relayout();
+    EXPECT_EQ(w.layout().slotOf(lane), nullptr);
+    EXPECT_TRUE(w.revealLane(lane));
+    EXPECT_TRUE(model->hostLanesShown());
+    EXPECT_FALSE(model->groups()[static_cast<size_t>(group)].collapsed);
+    EXPECT_NE(w.layout().slotOf(lane), nullptr);
+    EXPECT_FALSE(w.revealLane(lane));  // already in view: nothing changes
 }
 
 int main(int argc, char** argv) {

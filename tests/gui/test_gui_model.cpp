@@ -4,7 +4,10 @@
 #include "gui/model/event_details.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/lane_layout.h"
+#include "gui/model/markers.h"
 #include "gui/model/range_metrics.h"
+#include "gui/model/saved_layout.h"
+#include "gui/model/step_navigation.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/time_ticks.h"
 #include "gui/model/timeline_model.h"
@@ -460,4 +463,148 @@ TEST(TimelineModel, AnalysisAddsExposedWaitingLastArrivalsAndDetails) {
     EXPECT_EQ(valueOf(gemm, "alone (baseline)"), "not measured: ran alone 0 times, needs 3");
     // Without the analysis none of this is shown.
     EXPECT_EQ(valueOf(eventDetails(m, m.findKernel(0, 1)), "transfer"), "<missing>");
+}
+
+TEST(Markers, SortedNamedByPositionAndRemovedNearTheClick) {
+    Markers m;
+    EXPECT_EQ(m.add(3'500'000), 0u);
+    EXPECT_EQ(m.add(1'000'000), 0u);  // before the first: it becomes M1
+    EXPECT_EQ(m.add(3'500'000), 1u);  // none twice at one time
+    EXPECT_EQ(m.times(), (std::vector<TimeNs>{1'000'000, 3'500'000}));
+    // M2 is 2.5 ms after M1: the distance two markers measure.
+    EXPECT_EQ(m.label(1), "M2 3.500 ms (+2.5 ms)");
+    EXPECT_EQ(m.label(0), "M1 1.000 ms");
+    EXPECT_FALSE(m.nearest(2'000'000, 100'000));
+    EXPECT_EQ(m.nearest(3'450'000, 100'000), 1u);
+    EXPECT_FALSE(m.removeNear(2'000'000, 100'000));
+    EXPECT_TRUE(m.removeNear(1'020'000, 100'000));
+    EXPECT_EQ(m.times(), (std::vector<TimeNs>{3'500'000}));
+    EXPECT_EQ(Markers::name(0), "M1");
+}
+
+namespace {
+
+DeviceAnalysis deviceWithSteps(std::vector<std::pair<TimeNs, TimeNs>> windows, const std::string& name = "step") {
+    DeviceAnalysis d;
+    for (size_t i = 0; i < windows.size(); ++i) {
+        StepAnalysis s;
+        s.name = name + " " + std::to_string(i + 1);
+        s.start_ns = windows[i].first;
+        s.end_ns = windows[i].second;
+        d.steps.push_back(s);
+    }
+    return d;
+}
+
+}  // namespace
+
+TEST(StepNavigation, AJobStepSpansEveryDeviceAndBracketsWalkThemInOrder) {
+    // Two ranks; rank 1 starts each step a little later and ends step 1 later.
+    Analysis a;
+    a.devices.push_back(deviceWithSteps({{100, 200}, {300, 400}}));
+    a.devices.push_back(deviceWithSteps({{110, 230}, {320, 390}}));
+    const std::vector<JobStep> steps = jobSteps(a);
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[0].window, (ViewRange{100, 230}));
+    EXPECT_EQ(steps[1].window, (ViewRange{300, 400}));
+    EXPECT_EQ(steps[0].devices, 2);
+    EXPECT_EQ(stepsSpan(steps), (ViewRange{100, 400}));
+    EXPECT_FALSE(stepsSpan({}));
+    EXPECT_EQ(withMargin({100, 400}, 0.1), (ViewRange{70, 430}));
+    // Before all steps, ] goes to the first and [ nowhere.
+    EXPECT_EQ(neighbourStep(steps, 50, +1), 0);
+    EXPECT_EQ(neighbourStep(steps, 50, -1), -1);
+    // Inside step 1: ] step 2; inside step 2: [ step 1 and ] nowhere.
+    EXPECT_EQ(neighbourStep(steps, 150, +1), 1);
+    EXPECT_EQ(neighbourStep(steps, 350, +1), -1);
+    EXPECT_EQ(neighbourStep(steps, 350, -1), 0);
+    // Between them: [ the one before, ] the one after.
+    EXPECT_EQ(neighbourStep(steps, 260, -1), 0);
+    EXPECT_EQ(neighbourStep(steps, 260, +1), 1);
+    EXPECT_EQ(neighbourStep({}, 260, +1), -1);
+}
+
+TEST(StepNavigation, OverlappingWindowsDoNotTrapTheNextKey) {
+    // Clock skew: step 1 runs [0, 1200) on some rank, step 2 [900, 1100),
+    // step 3 [1300, 1400). The view fitted to step 2 is centred at 1000,
+    // inside steps 1 and 2: it is step 2 (its middle), so ] goes to step 3.
+    Analysis a;
+    a.devices.push_back(deviceWithSteps({{0, 1200}, {900, 1100}, {1300, 1400}}));
+    const std::vector<JobStep> steps = jobSteps(a);
+    ASSERT_EQ(steps.size(), 3u);
+    EXPECT_EQ(stepAt(steps, 1000), 1);
+    EXPECT_EQ(neighbourStep(steps, 1000, +1), 2);
+    EXPECT_EQ(neighbourStep(steps, 1000, -1), 0);
+    EXPECT_EQ(stepAt(steps, 100), 0);
+}
+
+namespace {
+
+std::vector<std::string> laneLabels(const TimelineModel& m, int group) {
+    std::vector<std::string> out;
+    for (int l : m.groups()[static_cast<size_t>(group)].lanes) out.push_back(m.lane(l).label);
+    return out;
+}
+
+std::vector<std::string> hiddenLabels(const TimelineModel& m, int group) {
+    std::vector<std::string> out;
+    for (int l : m.groups()[static_cast<size_t>(group)].lanes)
+        if (m.lane(l).hidden) out.push_back(m.lane(l).label);
+    return out;
+}
+
+}  // namespace
+
+TEST(SavedLayout, CollapsedHiddenAndOrderComeBackOnAFreshModel) {
+    // Issue 30 item 7: what the user arranged survives closing the file.
+    const auto capture = guitest::smallCapture(2, 100);
+    TimelineModel m(capture);
+    EXPECT_TRUE(layoutOf(m).empty());  // nothing to keep by default
+    ASSERT_GE(m.groups()[1].lanes.size(), 3u);
+    m.setCollapsed(0, true);
+    const int hide = m.groups()[1].lanes[1];
+    m.setHidden(hide, true);
+    const int moved = m.groups()[1].lanes[2];
+    m.moveLane(moved, -2);  // to the top of its group
+    EXPECT_EQ(m.groups()[1].lanes[0], moved);
+
+    const SavedLayout layout = layoutOf(m);
+    const auto parsed = SavedLayout::fromJson(layout.toJson());
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ(parsed->groups, layout.groups);
+    ASSERT_EQ(layout.groups.size(), 2u);
+    EXPECT_TRUE(layout.groups[0].collapsed);
+    EXPECT_TRUE(layout.groups[0].order.empty());  // group 0 kept its order
+    EXPECT_EQ(layout.groups[1].hidden, (std::vector<std::string>{m.lane(hide).label}));
+
+    TimelineModel fresh(capture);
+    applyLayout(fresh, *parsed);
+    EXPECT_TRUE(fresh.groups()[0].collapsed);
+    EXPECT_FALSE(fresh.groups()[1].collapsed);
+    EXPECT_EQ(laneLabels(fresh, 1), laneLabels(m, 1));
+    EXPECT_EQ(laneLabels(fresh, 0), laneLabels(m, 0));
+    EXPECT_EQ(hiddenLabels(fresh, 1), (std::vector<std::string>{m.lane(hide).label}));
+    EXPECT_TRUE(hiddenLabels(fresh, 0).empty());
+}
+
+TEST(SavedLayout, UnknownGroupsAndLanesAreIgnoredAndNewLanesKeepTheirPlace) {
+    const auto capture = guitest::smallCapture(1);
+    TimelineModel m(capture);
+    const std::vector<std::string> before = laneLabels(m, 0);
+    ASSERT_GE(before.size(), 3u);
+    SavedLayout layout;
+    layout.groups.push_back({"elsewhere|1|0", true, {}, {}});
+    // The last lane first; a lane this capture does not have; the others unnamed.
+    SavedLayout::Group g;
+    g.key = m.processOf(0).host + "|" + std::to_string(m.processOf(0).pid) + "|0";
+    g.order = {before.back(), "stream 99 · gone"};
+    layout.groups.push_back(g);
+    applyLayout(m, layout);
+    EXPECT_FALSE(m.groups()[0].collapsed);
+    std::vector<std::string> expected{before.back()};
+    expected.insert(expected.end(), before.begin(), before.end() - 1);
+    EXPECT_EQ(laneLabels(m, 0), expected);
+    EXPECT_FALSE(SavedLayout::fromJson("not json"));
+    EXPECT_FALSE(SavedLayout::fromJson(R"({"version":2,"groups":[]})"));
+    EXPECT_FALSE(SavedLayout::fromJson(R"({"version":1,"groups":[{"group":3}]})"));
 }

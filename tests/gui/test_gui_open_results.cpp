@@ -157,7 +157,7 @@ void expectNoTimeline(MainWindow& win, const std::string& what) {
         names << a->text();
         EXPECT_FALSE(a->isEnabled()) << what << ": " << a->text().toStdString();
     }
-    for (const char* needed : {"Fit &all", "&Back", "&Find kernels…", "&Follow live capture", "Collapse all devices",
+    for (const char* needed : {"Fit &all", "&Back", "&Find…", "&Follow live capture", "Collapse all devices",
                                "CPU &lanes (API calls, operators)"})
         EXPECT_TRUE(names.contains(needed)) << what << ": " << needed << " is not among the timeline actions";
     // What those actions would reach must not crash without a model either.

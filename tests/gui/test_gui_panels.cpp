@@ -5,6 +5,7 @@
 #include "analyzer/synth/generic_synth.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/workload_synth.h"
+#include "gui/model/column_units.h"
 #include "gui/model/event_details.h"
 #include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
@@ -17,17 +18,24 @@
 #include <gtest/gtest.h>
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFont>
+#include <QHeaderView>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <random>
+#include <set>
 
 using namespace osc;
 using namespace osc::gui;
@@ -79,7 +87,7 @@ TEST(StepsPanel, AMostlyIdleStepSaysWhatTheReportSaysAndShowsItsIdleTime) {
     steps.setData(l.model, l.analysis);
     ASSERT_EQ(steps.rowCount(), 1);
     auto cell = [&](int column) { return steps.index(0, column).data().toString().toStdString(); };
-    EXPECT_EQ(cell(StepTableModel::Idle), "7.5 ms");
+    EXPECT_EQ(cell(StepTableModel::Idle), "7.500 ms");
     EXPECT_EQ(cell(StepTableModel::IdleShare), "75.0 %");
     // The report's words: compute 2 ms > comm 0.5 ms, so compute-bound, as
     // `report` prints it; the idle gap is the largest finding, under the
@@ -100,6 +108,45 @@ TEST(StepsPanel, AMostlyIdleStepSaysWhatTheReportSaysAndShowsItsIdleTime) {
     EXPECT_EQ(stepVerdict(busy).text, "compute-bound");
     busy.bottleneck.communicationBound = true;
     EXPECT_EQ(stepVerdict(busy).text, "communication-bound");
+}
+
+TEST(StepsPanel, EachTimeColumnHasOneUnit) {
+    // Issue 30 item 14: "988.622 ms" above "1.002658 s" in one column.
+    EXPECT_EQ(formatInUnit(988'622'000, columnUnit(1'002'658'000)), "0.988622 s");
+    EXPECT_EQ(formatInUnit(1'002'658'000, columnUnit(1'002'658'000)), "1.002658 s");
+    // Durations keep three significant digits of the smallest value.
+    EXPECT_EQ(formatInUnit(1'210, columnUnit(40'210'000, 1'210)), "0.00121 ms");
+    EXPECT_EQ(formatInUnit(40'210'000, columnUnit(40'210'000, 1'210)), "40.21000 ms");
+    EXPECT_EQ(formatInUnit(850, columnUnit(850)), "850 ns");
+    // A capture whose steps start on both sides of 1 s: every start in seconds.
+    auto c = std::make_shared<Capture>();
+    for (int r = 0; r < 2; ++r) {
+        Process p;
+        p.host = "h";
+        p.pid = r;
+        p.rank = r;
+        Device& d = p.deviceById(0);
+        const TimeNs t0 = r == 0 ? 988'622'000 : 1'002'658'000;
+        guitest::addKernel(*c, d, t0, t0 + 1'000'000, 7, "gemm_kernel");
+        guitest::addKernel(*c, d, t0 + 500'000, t0 + 1'500'000, 13, guitest::kAllReduce);
+        guitest::addRange(*c, p, t0, t0 + 2'000'000, "ProfilerStep#1");
+        p.ranges.onGpu.assign(p.ranges.size(), 1);
+        c->processes.push_back(std::move(p));
+    }
+    c->finalize();
+    const LoadedCapture l = analysed(c);
+    StepTableModel steps;
+    steps.setData(l.model, l.analysis);
+    ASSERT_EQ(steps.rowCount(), 2);
+    for (int column : {StepTableModel::Start, StepTableModel::Duration, StepTableModel::Exposed}) {
+        std::set<std::string> units;
+        for (int row = 0; row < steps.rowCount(); ++row) {
+            const std::string text = steps.index(row, column).data().toString().toStdString();
+            units.insert(text.substr(text.rfind(' ') + 1));
+        }
+        EXPECT_EQ(units.size(), 1u) << column;
+    }
+    EXPECT_TRUE(steps.index(0, StepTableModel::Start).data().toString().endsWith(" s"));
 }
 
 TEST(MainWindowPanels, ClickingACollectiveOrStepRowShowsItInDetails) {
@@ -132,6 +179,130 @@ TEST(MainWindowPanels, ClickingACollectiveOrStepRowShowsItInDetails) {
     EXPECT_TRUE(win.detailsText().contains("verdict: ")) << win.detailsText().toStdString();
 }
 
+QTableView* tableOf(MainWindow& win, QAbstractItemModel* model) {
+    for (QTableView* v : win.findChildren<QTableView*>())
+        if (v->model() == model) return v;
+    return nullptr;
+}
+
+TEST(MainWindowPanels, AfterARowClickWasdStillMoveTheTimelineAndDetailsStay) {
+    // Issue 30 item 9: a real click on a Steps or Collectives row, then the
+    // keys a timeline user presses next.
+    MainWindow win;
+    win.resize(1400, 800);
+    win.show();
+    QApplication::setActiveWindow(&win);
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&win));
+    auto capture = guitest::smallCapture(2, 100);
+    for (auto& p : capture->processes) p.ranges.onGpu.assign(p.ranges.size(), 1);
+    win.showLoaded(analysed(capture));
+    for (QAbstractItemModel* model :
+         {static_cast<QAbstractItemModel*>(win.collectiveModel()), static_cast<QAbstractItemModel*>(win.stepModel())}) {
+        win.waitForPanels();
+        QTableView* table = tableOf(win, model);
+        ASSERT_NE(table, nullptr);
+        win.raisePanel(model == win.stepModel() ? "steps" : "collectives");
+        QApplication::processEvents();
+        const QRect cell = table->visualRect(model->index(0, 1));
+        ASSERT_TRUE(cell.isValid());
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+        QApplication::processEvents();
+        const QString details = win.detailsText();
+        EXPECT_FALSE(details.isEmpty()) << "the click shows its row in Details";
+        const ViewRange before = win.timeline()->viewRange();
+        QWidget* focus = QApplication::focusWidget();
+        ASSERT_NE(focus, nullptr);
+        QTest::keyClick(focus, Qt::Key_W);
+        EXPECT_LT(win.timeline()->viewRange().length(), before.length()) << "W zooms in";
+        const ViewRange zoomed = win.timeline()->viewRange();
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_D);
+        EXPECT_GT(win.timeline()->viewRange().start, zoomed.start) << "D pans later";
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_A);
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_S);
+        EXPECT_EQ(win.detailsText(), details) << "keys move the view, not the selection";
+        // The table keeps the keys a table needs: Down moves to the next row.
+        if (model->rowCount() > 1) {
+            QTest::keyClick(table, Qt::Key_Down);
+            EXPECT_EQ(table->currentIndex().row(), 1);
+        }
+    }
+}
+
+TEST(MainWindowPanels, DetailsWrapsALongKernelNameInsteadOfCuttingIt) {
+    // Issue 30 item 15: "ncclDevKernel_AllGather_RING_LL(ncc…".
+    auto c = std::make_shared<Capture>();
+    Process p;
+    p.host = "h";
+    p.pid = 1;
+    p.rank = 0;
+    Device& d = p.deviceById(0);
+    const std::string name =
+        "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::"
+        "BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>>(at::"
+        "TensorIteratorBase&, at::native::BinaryFunctor<float, float, float, at::native::binary_internal::"
+        "MulFunctor<float>> const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast)";
+    guitest::addKernel(*c, d, 0, 1000, 7, name);
+    c->processes.push_back(std::move(p));
+    c->finalize();
+    MainWindow win;
+    win.resize(1400, 800);
+    win.show();
+    const LoadedCapture l = analysed(c);
+    win.showLoaded(l);
+    win.timeline()->selectEvent(l.model->findKernel(0, 0), false);
+    QApplication::processEvents();
+    QTableWidget* details = nullptr;
+    for (QTableWidget* t : win.findChildren<QTableWidget*>())
+        if (t->columnCount() == 2 && t->horizontalHeaderItem(0) && t->horizontalHeaderItem(0)->text() == "field")
+            details = t;
+    ASSERT_NE(details, nullptr);
+    int row = -1;
+    for (int r = 0; r < details->rowCount(); ++r)
+        if (details->item(r, 0)->text() == "kernel") row = r;
+    ASSERT_GE(row, 0);
+    EXPECT_EQ(details->item(row, 1)->text().toStdString(), name);
+    const int width = details->columnWidth(1);
+    const int lines = details->fontMetrics().horizontalAdvance(QString::fromStdString(name)) / std::max(1, width) + 1;
+    ASSERT_GE(lines, 2) << "the name is wider than the column";
+    EXPECT_GE(details->rowHeight(row), lines * details->fontMetrics().lineSpacing()) << "every line of it shows";
+}
+
+TEST(MainWindowPanels, EscLeavesTheFindBarAndMenusShowTheTimelineKeys) {
+    // Issue 30 item 15: Esc in the find bar did nothing; View > Fit
+    // selection showed no shortcut.
+    MainWindow win;
+    win.resize(1400, 800);
+    win.show();
+    QApplication::setActiveWindow(&win);
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&win));
+    win.showLoaded(analysed(guitest::smallCapture(2, 100)));
+    QAction* findAction = nullptr;
+    QAction* fit = nullptr;
+    for (QAction* a : win.findChildren<QAction*>()) {
+        if (a->text() == "&Find kernels…" || a->text().startsWith("&Find")) findAction = a;
+        if (a->text() == "Fit &selection") fit = a;
+    }
+    ASSERT_NE(findAction, nullptr);
+    ASSERT_NE(fit, nullptr);
+    EXPECT_EQ(fit->shortcut().toString(), "F");
+    findAction->trigger();
+    QApplication::processEvents();
+    auto* edit = qobject_cast<QLineEdit*>(QApplication::focusWidget());
+    ASSERT_NE(edit, nullptr);
+    QTest::keyClicks(edit, "gemm");
+    QTest::keyClick(edit, Qt::Key_Return);
+    EXPECT_GT(win.findResult().count, 0u);
+    QTest::keyClick(edit, Qt::Key_Escape);
+    QApplication::processEvents();
+    EXPECT_EQ(win.findResult().count, 0u) << "Esc clears the hits";
+    EXPECT_FALSE(edit->isVisible()) << "and closes the bar";
+    EXPECT_EQ(QApplication::focusWidget(), win.timeline()) << "the keys go back to the timeline";
+    // F there fits the selection, as the menu says.
+    win.timeline()->setSelection({4000, 5000}, {0});
+    QTest::keyClick(win.timeline(), Qt::Key_F);
+    EXPECT_EQ(win.timeline()->viewRange(), (ViewRange{4000, 5000}));
+}
+
 TEST(MainWindowPanels, SelectionOverSeveralDevicesShowsEachAndALabelledSum) {
     MainWindow win;
     win.resize(1400, 800);
@@ -142,12 +313,67 @@ TEST(MainWindowPanels, SelectionOverSeveralDevicesShowsEachAndALabelledSum) {
     win.timeline()->setSelection({3000, 8000}, {0, 1});
     const QString text = win.selectionSummary();
     EXPECT_TRUE(text.contains("on 2 device(s)")) << text.toStdString();
-    EXPECT_TRUE(text.contains("rank 0 · GPU 0\trank 1 · GPU 0\tsum of 2 devices")) << text.toStdString();
-    EXPECT_TRUE(text.contains("overlap (hidden)\t2 µs\t2 µs\t4 µs")) << text.toStdString();
-    EXPECT_TRUE(text.contains("exposed comm\t1 µs\t1 µs\t2 µs")) << text.toStdString();
+    EXPECT_TRUE(text.contains("sum of 2 devices\trank 0 · GPU 0\trank 1 · GPU 0")) << text.toStdString();
+    EXPECT_TRUE(text.contains("overlap (hidden)\t4 µs\t2 µs\t2 µs")) << text.toStdString();
+    EXPECT_TRUE(text.contains("exposed comm\t2 µs\t1 µs\t1 µs")) << text.toStdString();
     // One device: no sum column.
     win.timeline()->setSelection({3000, 8000}, {1});
     EXPECT_FALSE(win.selectionSummary().contains("sum of")) << win.selectionSummary().toStdString();
+}
+
+TEST(MainWindowPanels, TheSumOfManyDevicesIsInViewNotBehindAScrollbar) {
+    // Issue 30 item 10: at 1920x1080 the dock showed about two device
+    // columns; the sum came last, behind the horizontal scrollbar.
+    MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    win.showLoaded(analysed(guitest::smallCapture(16, 100)));
+    std::vector<int> all;
+    for (size_t g = 0; g < win.timeline()->model()->groups().size(); ++g) all.push_back(static_cast<int>(g));
+    win.timeline()->setSelection({3000, 8000}, all);
+    QApplication::processEvents();
+    QTableWidget* table = nullptr;
+    for (QTableWidget* t : win.findChildren<QTableWidget*>())
+        if (t->columnCount() == 17) table = t;
+    ASSERT_NE(table, nullptr);
+    EXPECT_EQ(table->horizontalHeaderItem(0)->text(), "sum of 16 devices");
+    const QRect sum = table->visualRect(table->model()->index(0, 0));
+    EXPECT_TRUE(table->viewport()->rect().contains(sum)) << "the sum column is on screen";
+    EXPECT_EQ(table->horizontalScrollBar()->value(), 0);
+}
+
+TEST(MainWindowPanels, BottomPanelsTakeTheRoomTheLanesLeaveBlank) {
+    // Issue 30 item 12: at 1920x1080 the Steps table showed 4-5 rows while
+    // the timeline had blank space under its lanes; the Statistics scope box
+    // read "whole ca".
+    MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    // Statistics seen once before a capture is open: its scope box was sized empty.
+    win.raisePanel("statistics");
+    QApplication::processEvents();
+    win.raisePanel("steps");
+    auto capture = guitest::smallCapture(2, 100);
+    for (auto& p : capture->processes) p.ranges.onGpu.assign(p.ranges.size(), 1);  // steps to list
+    win.showLoaded(analysed(capture));
+    QTest::qWait(50);  // the panels are sized once the window is laid out
+    QTableView* steps = tableOf(win, win.stepModel());
+    ASSERT_NE(steps, nullptr);
+    ASSERT_TRUE(steps->isVisible());
+    const int rows = steps->viewport()->height() / steps->verticalHeader()->defaultSectionSize();
+    EXPECT_GE(rows, 12) << "a dozen rows at least";
+    const int lanes = win.timeline()->layout().totalHeight() + TimelineWidget::kRulerHeight;
+    const int blank = win.timeline()->height() - lanes;
+    // No blank strip, unless the panels already have their most.
+    auto* stepDock = win.findChild<QDockWidget*>("steps");
+    EXPECT_TRUE(blank <= 8 || stepDock->height() >= 1080 * 0.5) << blank << " px blank, dock " << stepDock->height();
+    win.raisePanel("statistics");
+    QApplication::processEvents();
+    for (QComboBox* box : win.findChildren<QComboBox*>()) {
+        if (!box->isVisible()) continue;
+        EXPECT_GE(box->width(), box->fontMetrics().horizontalAdvance(box->currentText()) + 16)
+            << box->currentText().toStdString();
+    }
 }
 
 TEST(MainWindowPanels, FindHasNoCapAndIsClearedByAnotherCapture) {

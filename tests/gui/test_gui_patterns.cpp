@@ -298,7 +298,7 @@ TEST(PeerLinks, Example6ReceiveLinksItsSendWithWaitingAndTransfer) {
     EXPECT_FALSE(r.transfers[0].send);
     EXPECT_EQ(r.transfers[0].bytes, MiB);
     const DetailList d = eventDetails(*l.model, recv1, l.analysis.get());
-    EXPECT_EQ(valueOf(d, "receive from").rfind("rank 0 · GPU 0, 1 MiB; its kernel starts 60 µs from here", 0), 0u)
+    EXPECT_EQ(valueOf(d, "receive from").rfind("rank 0 · GPU 0, 1 MiB; its kernel starts 60 µs later", 0), 0u)
         << valueOf(d, "receive from");
     EXPECT_EQ(valueOf(d, "waiting for partner"), "60 µs");
     EXPECT_EQ(valueOf(d, "transfer"), "60 µs");
@@ -308,6 +308,10 @@ TEST(PeerLinks, Example6ReceiveLinksItsSendWithWaitingAndTransfer) {
     // Rank 0's send: no waiting, it arrived last.
     const DetailList s = eventDetails(*l.model, send0, l.analysis.get());
     EXPECT_EQ(valueOf(s, "send to").rfind("rank 1 · GPU 0, 1 MiB", 0), 0u) << valueOf(s, "send to");
+    // Its partner started before it: said in words, not as a negative offset
+    // ("starts -60 µs from here", issue 30 item 15).
+    EXPECT_NE(valueOf(s, "send to").find("its kernel starts 60 µs earlier"), std::string::npos)
+        << valueOf(s, "send to");
     EXPECT_EQ(valueOf(s, "waiting for partner"), "0 ns");
     EXPECT_EQ(valueOf(s, "transfer"), "60 µs");
     EXPECT_EQ(valueOf(s, "last to arrive"), "this kernel");

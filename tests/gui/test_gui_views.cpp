@@ -250,6 +250,58 @@ TEST(HeatMap, ManyRanksPerPixelRowShowTheWorst) {
     EXPECT_EQ(img.pixel(x, y + 2) & 0xFFFFFF, heatColour(std::nanf(""), HeatMetric::OverlapRatio));
 }
 
+TEST(HeatMap, SaysWhichRanksItLabelsWhenNotAllFit) {
+    // Issue 30 item 3: 64 ranks on 64 and on 16 pixel rows.
+    auto model = std::make_shared<TimelineModel>(guitest::smallCapture(64, 0));
+    TimelineWidget timeline;
+    timeline.resize(800, 600);
+    timeline.setModel(model);
+    HeatMapView view(&timeline);
+    view.setMinimumHeight(0);
+    const int line = QFontMetrics(view.font()).height();
+    for (const int pixelRows : {64 * line, 16}) {
+        view.resize(HeatMapView::kLabelWidth + 100, HeatMapView::kHeaderHeight + pixelRows);
+        view.rebuild();
+        const int every = view.labelStride();
+        // Labels every `every` rows never overlap, and one row fewer would.
+        EXPECT_GE(every * pixelRows, 64 * line) << pixelRows;
+        EXPECT_LT((every - 1) * pixelRows, 64 * line) << pixelRows;
+        const bool all = pixelRows >= 64 * line;
+        EXPECT_EQ(every == 1, all) << pixelRows;
+        EXPECT_EQ(view.headerText().contains(QString("a label every %1 rows").arg(every)), !all)
+            << view.headerText().toStdString();
+        EXPECT_TRUE(view.headerText().startsWith("64 GPUs")) << view.headerText().toStdString();
+    }
+}
+
+double colourDistance(uint32_t a, uint32_t b) {
+    const auto ch = [](uint32_t c, int shift) { return static_cast<double>((c >> shift) & 0xFF); };
+    return std::hypot(ch(a, 16) - ch(b, 16), ch(a, 8) - ch(b, 8), ch(a, 0) - ch(b, 0));
+}
+
+TEST(Palette, OneColourOneMeaning) {
+    // Issue 30 item 11: amber meant "waiting for the last rank" in the
+    // timeline and "50 % overlap" in the heat map. Every colour that means
+    // something stays apart from every other, and the heat map's ramps keep
+    // away from amber (and from the grey of "no communication").
+    constexpr double kApart = 55;
+    const auto& m = palette::kMeanings;
+    for (size_t i = 0; i < std::size(m); ++i)
+        for (size_t j = i + 1; j < std::size(m); ++j)
+            EXPECT_GE(colourDistance(m[i], m[j]), kApart) << std::hex << m[i] << " vs " << m[j];
+    for (int i = 0; i <= 100; ++i) {
+        const float v = static_cast<float>(i) / 100.f;
+        for (HeatMetric metric : {HeatMetric::OverlapRatio, HeatMetric::ExposedShare}) {
+            const uint32_t c = heatColour(v, metric);
+            EXPECT_GE(colourDistance(c, palette::kExposedWait), kApart) << v;
+            EXPECT_GE(colourDistance(c, palette::kHighlight), kApart) << v;
+        }
+        EXPECT_GE(colourDistance(heatColour(v, HeatMetric::OverlapRatio), palette::kHeatNoComm), 30) << v;
+    }
+    EXPECT_EQ(heatColour(0.5f, HeatMetric::OverlapRatio), palette::kHeatMiddle);
+    EXPECT_EQ(heatColour(std::nanf(""), HeatMetric::OverlapRatio), palette::kHeatNoComm);
+}
+
 TEST(Overview, ColumnsAverageComputeHiddenAndExposedOverGpus) {
     const TimelineModel m(guitest::smallCapture(2, 1000));
     const Overview o = buildOverview(m, {0, 10'000}, 10);  // 1 us per column

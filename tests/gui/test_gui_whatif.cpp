@@ -3,6 +3,7 @@
 // prediction where the layout says. Set OSC_GUI_TEST_SAVE=DIR to keep the
 // rendered panel as DIR/whatif-panel.png (how docs/images/gui-whatif.png was made).
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/synth/workload_synth.h"
 #include "gui/model/whatif_plot.h"
@@ -154,6 +155,55 @@ TEST(WhatIfPanelWidget, TheViewMenuShowsItForTheLoadedCapture) {
     ASSERT_TRUE(panel->result().has_value());
     EXPECT_TRUE(panel->result()->devices[0].modelled);
     if (const char* dir = std::getenv("OSC_GUI_TEST_SAVE")) window.grab().save(QString(dir) + "/whatif-window.png");
+}
+
+TEST(WhatIfPanelWidget, RefusesATensorParallelCaptureAsTheCommandDoes) {
+    // examples/h100/tp_pipelined: reduce-scatters inside the forward pass.
+    // The panel says what `overlapscope whatif` says, and names no best size.
+    auto capture = std::make_shared<Capture>(loadCapture(OSC_TEST_EXAMPLES "/h100/tp_pipelined"));
+    auto model = std::make_shared<TimelineModel>(capture);
+    auto analysis = std::make_shared<const Analysis>(analyze(*capture));
+    WhatIfPanel panel;
+    panel.resize(640, 320);
+    panel.setData(model, analysis);
+    panel.compute();
+    ASSERT_TRUE(panel.result().has_value());
+    const auto misfit = whatif::modelMisfit(*panel.result());
+    ASSERT_TRUE(misfit.has_value());
+    EXPECT_FALSE(whatIfSeries(*panel.result()).has_value());
+    EXPECT_TRUE(panel.message().contains(QString::fromStdString(*misfit))) << panel.message().toStdString();
+    EXPECT_TRUE(panel.message().contains("refuses it too")) << panel.message().toStdString();
+    EXPECT_FALSE(panel.message().contains("best")) << panel.message().toStdString();
+    QImage img(panel.size(), QImage::Format_ARGB32);
+    panel.render(&img);
+    // No plot: nothing in the communication colour of the prediction line.
+    for (int y = 0; y < img.height(); y += 2)
+        for (int x = 0; x < img.width(); x += 2)
+            ASSERT_NE(img.pixel(x, y) & 0xFFFFFF, palette::kCommunication) << x << "," << y;
+}
+
+TEST(WhatIfPanelWidget, AxesHaveTitlesWithUnits) {
+    WhatIfSeries series;
+    series.label = "rank 0";
+    series.scenarios = {scenario(1, 10), scenario(10, 8, true), scenario(100, 12)};
+    const WhatIfPlot p = layoutWhatIfPlot(series, 600, 300);
+    EXPECT_NE(p.xTitle.find("MiB"), std::string::npos);
+    EXPECT_NE(p.yTitle.find("ms"), std::string::npos);
+    // Below the x tick labels, above the caption; left of the y tick labels.
+    EXPECT_GT(p.xTitleAt.y, p.bottom + 16);
+    EXPECT_LT(p.xTitleAt.y, 300 - 14);
+    EXPECT_LT(p.yTitleAt.x, p.left - 30);
+    whatif::WhatIfResult r;
+    whatif::DeviceWhatIf d;
+    d.modelled = true;
+    d.label = "rank 0";
+    d.scenarios = series.scenarios;
+    d.self_check_error = 0.07;
+    r.devices = {d};
+    // A self-check between 5 and 10%: plotted, with the CLI's warning in words.
+    const auto warned = whatIfSeries(r);
+    ASSERT_TRUE(warned.has_value());
+    EXPECT_NE(layoutWhatIfPlot(*warned, 600, 300).caption.find("treat the predictions with care"), std::string::npos);
 }
 
 TEST(WhatIfPanelWidget, SaysWhyWhenNothingIsModelled) {

@@ -2,6 +2,7 @@
 // zoom/pan/selection through synthesised input, panel models.
 #include "analyzer/synth/generic_synth.h"
 #include "gui/model/range_metrics.h"
+#include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/metric_tables.h"
@@ -16,6 +17,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QWheelEvent>
+
+#include <set>
 
 using namespace osc;
 using namespace osc::gui;
@@ -76,6 +79,33 @@ TEST(TimelineWidget, PaintsComputeOverlapAndExposedWhereTheyRun) {
     EXPECT_EQ(rgbAt(img, f.x(700), f.laneMid(4) - 6), palette::kMemory);
     if (::testing::Test::HasFailure())
         img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_failure.png");
+}
+
+TEST(TimelineWidget, ASelectionNearATickNeverCutsItsLabel) {
+    // Issue 30 item 13: "1.|28.78 ms": the selection's length box was drawn
+    // over the start of a tick label and the rest of the label showed.
+    Fixture f;
+    ASSERT_EQ(makeRuler(f.w.scale()).ticks.size() > 2, true);
+    // Ticks every 1 µs; a 50 ns selection 30 px before the 1 µs tick: its
+    // box ends a few px after the tick, inside the tick's label.
+    f.w.setSelection({700, 750}, {0});
+    const QImage img = f.grab();
+    const int tick = f.x(1000);
+    int dark = 0;
+    for (int x = tick + 3; x < tick + 60; ++x)
+        for (int y = 1; y < TimelineWidget::kRulerHeight - 8; ++y) dark += qGray(img.pixel(x, y)) < 110;
+    // Inside the box the length is drawn in the selection colour (not dark);
+    // no piece of the tick's dark label may show beside it.
+    EXPECT_EQ(dark, 0);
+    // Away from the selection the labels are all there.
+    int labelled = 0;
+    for (int x = f.x(5000) + 3; x < f.x(5000) + 40; ++x)
+        for (int y = 1; y < TimelineWidget::kRulerHeight - 8; ++y) labelled += qGray(img.pixel(x, y)) < 110;
+    EXPECT_GT(labelled, 10);
+    EXPECT_TRUE(rulerLabelHidden(100, 130, 90, 110));
+    EXPECT_FALSE(rulerLabelHidden(100, 130, 40, 90));
+    if (::testing::Test::HasFailure())
+        img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_ruler.png");
 }
 
 TEST(TimelineWidget, CtrlWheelZoomsAtTheCursor) {
@@ -286,7 +316,7 @@ TEST(PanelModels, StepsAndCollectivesPassTheModelTester) {
     steps.setData(model, a);
     ASSERT_EQ(steps.rowCount(), 1);
     EXPECT_EQ(steps.index(0, StepTableModel::OverlapRatio).data().toString(), "66.7 %");
-    EXPECT_EQ(steps.index(0, StepTableModel::Exposed).data().toString(), "1 µs");
+    EXPECT_EQ(steps.index(0, StepTableModel::Exposed).data().toString(), "1.00 µs");
     EXPECT_EQ(steps.index(0, 0).data(GroupRole).toInt(), 0);
     EXPECT_EQ(steps.index(0, 0).data(StartRole).toLongLong(), 1000);
 
@@ -300,6 +330,137 @@ TEST(PanelModels, StepsAndCollectivesPassTheModelTester) {
     // Outside every step: said in words, never "step -1".
     EXPECT_EQ(colls.index(0, CollectiveTableModel::Step).data().toString(), "outside steps");
     EXPECT_EQ(colls.index(0, CollectiveTableModel::Bytes).data().toString(), "–");
+}
+
+TEST(TimelineWidget, OpensOnTheStepsAndBracketsGoFromStepToStep) {
+    // Issue 30 item 7: a long setup phase must not push the steps aside. The
+    // capture runs over [0, 9000); its steps are [4000, 5000) and [6000, 7000).
+    auto model = std::make_shared<TimelineModel>(guitest::smallCapture());
+    auto a = std::make_shared<Analysis>();
+    DeviceAnalysis d;
+    for (const auto& [s0, s1] : {std::pair<TimeNs, TimeNs>{4000, 5000}, {6000, 7000}}) {
+        StepAnalysis s;
+        s.name = "ProfilerStep#" + std::to_string(s0);
+        s.start_ns = s0;
+        s.end_ns = s1;
+        d.steps.push_back(s);
+    }
+    a->devices.push_back(d);
+    TimelineWidget w;
+    w.resize(TimelineWidget::kLabelWidth + kEventWidth, 400);
+    w.setModel(model, a);
+    // Both steps with 2% (60 ns) of their 3 us on each side.
+    EXPECT_EQ(w.viewRange(), (ViewRange{3940, 7060}));
+    QTest::keyClick(&w, Qt::Key_BracketLeft);  // centre 5500, between: the step before
+    EXPECT_EQ(w.viewRange(), (ViewRange{3980, 5020}));
+    QTest::keyClick(&w, Qt::Key_BracketLeft);  // none before the first
+    EXPECT_EQ(w.viewRange(), (ViewRange{3980, 5020}));
+    QTest::keyClick(&w, Qt::Key_BracketRight);
+    EXPECT_EQ(w.viewRange(), (ViewRange{5980, 7020}));
+    QTest::keyClick(&w, Qt::Key_Home);  // Fit all still shows everything
+    EXPECT_EQ(w.viewRange(), (ViewRange{-180, 9180}));
+    // M pins a marker at the view's middle when the mouse is not over it.
+    QTest::keyClick(&w, Qt::Key_M);
+    EXPECT_EQ(w.markers().times(), (std::vector<TimeNs>{4500}));
+}
+
+TEST(TimelineWidget, ADragOnTheRulerMeasuresOnEveryDevice) {
+    // Issue 30 item 6: a drag from the ruler selected "0 device(s)".
+    auto model = std::make_shared<TimelineModel>(guitest::smallCapture(3, 100));
+    TimelineWidget w;
+    w.resize(TimelineWidget::kLabelWidth + kEventWidth, 400);
+    w.setModel(model);
+    const ViewRange v = w.viewRange();
+    const auto x = [&](TimeNs t) {
+        return TimelineWidget::kLabelWidth + static_cast<int>((t - v.start) * kEventWidth / v.length());
+    };
+    const int y = TimelineWidget::kRulerHeight / 2;
+    QTest::mousePress(&w, Qt::LeftButton, {}, {x(2000), y});
+    QTest::mouseMove(&w, {x(6000), y});
+    QTest::mouseRelease(&w, Qt::LeftButton, {}, {x(6000), y});
+    ASSERT_TRUE(w.selection());
+    EXPECT_NEAR(static_cast<double>(w.selection()->start), 2000, 2 * v.length() / kEventWidth);
+    EXPECT_NEAR(static_cast<double>(w.selection()->end), 6000, 2 * v.length() / kEventWidth);
+    // Three ranks, one device each: three device groups, whatever the mouse crossed.
+    ASSERT_EQ(w.selectionGroups().size(), 3u);
+    std::set<int> ranks;
+    for (int g : w.selectionGroups()) {
+        ASSERT_GE(model->groups()[static_cast<size_t>(g)].device, 0);
+        ranks.insert(model->processOf(g).rank);
+    }
+    EXPECT_EQ(ranks, (std::set<int>{0, 1, 2}));
+    // A double-click on the ruler pins a marker there.
+    QTest::mouseDClick(&w, Qt::LeftButton, {}, {x(4000), y});
+    ASSERT_EQ(w.markers().times().size(), 1u);
+    EXPECT_NEAR(static_cast<double>(w.markers().times()[0]), 4000, 2 * v.length() / kEventWidth);
+}
+
+TEST(MainWindow, ALayoutComesBackWhenTheFileOpensAgain) {
+    // Issue 30 item 7: collapsed groups and hidden lanes are kept per file.
+    QTemporaryDir dir;
+    const auto open = [&](MainWindow& win, const QString& name) {
+        LoadedCapture l;
+        l.model = std::make_shared<TimelineModel>(guitest::smallCapture(2, 100));
+        l.analysis = std::make_shared<Analysis>();
+        l.path = dir.filePath(name);
+        win.showLoaded(l);
+        return l.model;
+    };
+    int hidden = -1;
+    {
+        MainWindow win;
+        const auto a = open(win, "a.sqlite");
+        a->setCollapsed(1, true);
+        hidden = a->groups()[0].lanes[1];
+        a->setHidden(hidden, true);
+        open(win, "b.sqlite");  // a's layout is saved as b opens
+    }
+    MainWindow win;
+    const auto b = open(win, "b.sqlite");
+    EXPECT_FALSE(b->groups()[1].collapsed);  // b was never changed
+    const auto a = open(win, "a.sqlite");
+    EXPECT_TRUE(a->groups()[1].collapsed);
+    EXPECT_FALSE(a->groups()[0].collapsed);
+    EXPECT_TRUE(a->lane(hidden).hidden);
+    EXPECT_EQ(win.timeline()->layout().slotOf(hidden), nullptr);  // and the timeline shows it so
+    // Back to the default: nothing is kept for it any more.
+    a->setCollapsed(1, false);
+    a->showAllLanes();
+    open(win, "b.sqlite");
+    EXPECT_FALSE(open(win, "a.sqlite")->groups()[1].collapsed);
+}
+
+TEST(TimelineWidget, AMarkerIsADashedLineWithItsNameInTheRuler) {
+    Fixture f;
+    f.w.addMarker(2000);
+    f.w.addMarker(6000);
+    const QImage img = f.grab();
+    const auto markerPixels = [&](int x, int y0, int y1) {
+        int n = 0;
+        for (int y = y0; y < y1; ++y) n += rgbAt(img, x, y) == palette::kMarker;
+        return n;
+    };
+    const int lanesTop = TimelineWidget::kRulerHeight, lanesBottom = img.height();
+    // Dashed: on over a good part of the column, off elsewhere.
+    const int on = markerPixels(f.x(2000), lanesTop, lanesBottom);
+    EXPECT_GT(on, (lanesBottom - lanesTop) / 4);
+    EXPECT_LT(on, lanesBottom - lanesTop);
+    EXPECT_EQ(markerPixels(f.x(4000), lanesTop, lanesBottom), 0);
+    // The name chip sits at the ruler's foot, right of the line.
+    EXPECT_GT(markerPixels(f.x(6000) + 2, lanesTop - 11, lanesTop - 1), 5);
+    EXPECT_EQ(markerPixels(f.x(4000), lanesTop - 11, lanesTop - 1), 0);
+    // The chip of the marker at the 2 µs tick would cut its label ("M1|µs"):
+    // that label is left out, the 3 µs one is drawn (text pixels right of its tick).
+    const auto textPixels = [&](int x0, int x1) {  // above the chips
+        int n = 0;
+        for (int y = 0; y < lanesTop - 12; ++y)
+            for (int x = x0; x < x1; ++x) n += rgbAt(img, x, y) != palette::kHeader;
+        return n;
+    };
+    EXPECT_EQ(textPixels(f.x(2000) + 3, f.x(2000) + 40), 0);
+    EXPECT_GT(textPixels(f.x(3000) + 3, f.x(3000) + 40), 10);
+    if (::testing::Test::HasFailure())
+        img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_markers.png");
 }
 
 int main(int argc, char** argv) {

@@ -1,0 +1,80 @@
+#include "gui/model/analysis_csv.h"
+
+#include <cstdio>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+namespace osc::gui {
+
+namespace {
+
+std::string quoted(const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + '"';
+}
+
+// Round-trips exactly, as the JSON writer's numbers do.
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+std::string number(const std::optional<double>& v) { return v ? number(*v) : std::string(); }
+std::string number(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string(); }
+
+void line(std::ostringstream& out, const std::vector<std::string>& fields) {
+    for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << fields[i];
+    out << '\n';
+}
+
+std::vector<std::string> deviceFields(const DeviceAnalysis& d) {
+    return {std::to_string(d.rank), quoted(d.host), std::to_string(d.pid), std::to_string(d.device)};
+}
+
+}  // namespace
+
+std::string stepsCsv(const Analysis& analysis) {
+    std::ostringstream out;
+    line(out, {"rank", "host", "pid", "device", "name", "start_ns", "end_ns", "window_ns", "compute_ns", "comm_ns",
+               "overlap_ns", "exposed_comm_ns", "busy_ns", "idle_ns", "overlap_ratio", "verdict"});
+    for (const DeviceAnalysis& d : analysis.devices)
+        for (const StepAnalysis& s : d.steps) {
+            std::vector<std::string> f = deviceFields(d);
+            const OverlapMetrics& m = s.metrics;
+            for (std::string v :
+                 {quoted(s.name), std::to_string(s.start_ns), std::to_string(s.end_ns), std::to_string(m.window_ns),
+                  std::to_string(m.compute_ns), std::to_string(m.comm_ns), std::to_string(m.overlap_ns),
+                  std::to_string(m.exposed_comm_ns), std::to_string(m.busy_ns), std::to_string(m.idle_ns),
+                  number(m.overlap_ratio),
+                  std::string(s.bottleneck.communicationBound ? "communication-bound" : "compute-bound")})
+                f.push_back(std::move(v));
+            line(out, f);
+        }
+    return out.str();
+}
+
+std::string collectivesCsv(const Analysis& analysis) {
+    std::ostringstream out;
+    line(out, {"rank", "host", "pid", "device", "name", "collective", "start_ns", "end_ns", "duration_ns",
+               "overlapped_ns", "exposed_ns", "bytes", "bandwidth_gbps", "step"});
+    for (const DeviceAnalysis& d : analysis.devices)
+        for (const CollectiveInstance& c : d.collectives) {
+            std::vector<std::string> f = deviceFields(d);
+            for (std::string v :
+                 {quoted(c.name), quoted(c.collective), std::to_string(c.start_ns), std::to_string(c.end_ns),
+                  std::to_string(c.duration_ns), std::to_string(c.overlapped_ns), std::to_string(c.exposed_ns),
+                  number(c.bytes), number(c.bandwidth_gbps), c.step >= 0 ? std::to_string(c.step) : std::string()})
+                f.push_back(std::move(v));
+            line(out, f);
+        }
+    return out.str();
+}
+
+}  // namespace osc::gui
