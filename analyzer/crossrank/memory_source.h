@@ -31,7 +31,7 @@ public:
     IntervalSet compute(size_t device) const override { return iv_[device].compute; }
 
     std::vector<std::string> warnings() const override { return a_.warnings; }
-    uint64_t droppedRecords() const override { return a_.droppedRecords; }
+    std::optional<uint64_t> droppedRecords() const override { return a_.droppedRecords; }
 
 private:
     const Analysis& a_;

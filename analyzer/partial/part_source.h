@@ -35,7 +35,7 @@ public:
     IntervalSet compute(size_t device) const override { return parts_.readCompute(part(device)); }
 
     std::vector<std::string> warnings() const override { return warnings_; }
-    uint64_t droppedRecords() const override;
+    std::optional<uint64_t> droppedRecords() const override;
 
 private:
     const PartSet& parts_;
