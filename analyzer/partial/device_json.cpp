@@ -211,6 +211,7 @@ private:
             if (k == "comm_wait_ns") return known ? number(w->comm_wait_ns) : (into = "null", true);
             if (k == "exposed_wait_ns") return known ? number(w->exposed_wait_ns) : (into = "null", true);
             if (k == "exposed_transfer_ns") return known ? number(w->exposed_transfer_ns) : (into = "null", true);
+            if (k == "kernels_without_peer") return w ? number(w->kernels_without_peer) : (into = "null", true);
             return false;
         };
         const DeviceAnalysis* shell = cross_.patterns;

@@ -100,10 +100,17 @@ public:
         if (has(obj, "compute_slowdown")) i.compute_slowdown = optNumber(obj, "compute_slowdown", where);
         i.net_overlap_gain_ns = optInteger(obj, "net_overlap_gain_ns", where).value_or(0);
         const auto cw = optInteger(obj, "comm_wait_ns", where);
+        // Reports before kernels_without_peer have waiting or nothing.
+        const auto withoutPeer = optInteger(obj, "kernels_without_peer", where);
+        if (withoutPeer && (*withoutPeer < 0 || *withoutPeer > INT32_MAX))
+            fail(where + ".kernels_without_peer", "is not a count");
         if (cw) {
             wait = WaitTransferMetrics{*cw, optInteger(obj, "exposed_wait_ns", where).value_or(0),
                                        optInteger(obj, "exposed_transfer_ns", where).value_or(0)};
+        } else if (withoutPeer && *withoutPeer > 0) {
+            wait = WaitTransferMetrics{};  // unknown: the values stay unsaid
         }
+        if (wait && withoutPeer) wait->kernels_without_peer = static_cast<int>(*withoutPeer);
     }
 
     // Pipeline fields (docs/metrics.md 7e): present and not null only for a pipeline.

@@ -55,6 +55,9 @@ void putInterferenceAndWait(ordered_json& j, const InterferenceMetrics& i,
     j["comm_wait_ns"] = known ? ordered_json(w->comm_wait_ns) : ordered_json(nullptr);
     j["exposed_wait_ns"] = known ? ordered_json(w->exposed_wait_ns) : ordered_json(nullptr);
     j["exposed_transfer_ns"] = known ? ordered_json(w->exposed_transfer_ns) : ordered_json(nullptr);
+    // Why the three are null: with a count, peers were missing (the text
+    // names it); null, one device. A report read back says the same.
+    j["kernels_without_peer"] = w ? ordered_json(w->kernels_without_peer) : ordered_json(nullptr);
 }
 
 template <typename T>
@@ -309,7 +312,7 @@ ordered_json settingsJson(const AnalysisSettings& s) {
 void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     w.field("rank", rankOrNull(d.rank));
     w.field("host", textOrNull(d.host));
-    w.field("pid", d.pid);
+    w.field("pid", d.pid > 0 ? ordered_json(d.pid) : ordered_json(nullptr));  // 0: the file named no process
     w.field("device", d.device);
     ordered_json totals;
     putMetrics(totals, d.totals);

@@ -267,6 +267,14 @@ class RealTraces(unittest.TestCase):
             self.assertTrue(send_recv)
             for key in ("comm_wait_ns", "exposed_wait_ns", "exposed_transfer_ns"):
                 self.assertIsNone(d["totals"][key], key)
+            self.assertEqual(d["totals"]["kernels_without_peer"], len(send_recv))
+            # Per step: unknown exactly where a SendRecv kernel runs in the step's window.
+            send_recv_ops = [(c["start_ns"], c["end_ns"]) for c in d["collectives"] if "SendRecv" in c["name"]]
+            self.assertEqual(len(send_recv_ops), len(send_recv))
+            for step in d["steps"]:
+                touching = sum(1 for b, e in send_recv_ops if b < step["end_ns"] and max(e, b + 1) > step["start_ns"])
+                self.assertEqual(step["exposed_wait_ns"] is None, touching > 0, step["name"])
+                self.assertEqual(step["kernels_without_peer"], touching, step["name"])
         text = report(folder, fmt="text")
         for d in rep["devices"]:
             _, devices, _, _ = load_kineto(os.path.join(folder, f"sampled_rank-{d['rank']}.json.gz"))
