@@ -1,7 +1,10 @@
 #include "analyzer/capture/api_call_names.h"
 
+#include "analyzer/capture/model.h"
+
 #include <algorithm>
 #include <array>
+#include <vector>
 
 namespace osc {
 namespace {
@@ -64,6 +67,22 @@ ApiCallRole apiCallRole(std::string_view cuptiName) {
         return ApiCallRole::KernelLaunch;
     if (isAsyncCopyOrMemset(base)) return ApiCallRole::AsyncCopyOrMemset;
     return ApiCallRole::Other;
+}
+
+ApiFamily apiFamily(std::string_view name) { return name.starts_with("hip") ? ApiFamily::Hip : ApiFamily::Cuda; }
+
+std::string apiFamiliesOf(const Capture& capture) {
+    bool cuda = false, hip = false;
+    std::vector<int8_t> seen;  // by name id: whether looked at
+    for (const Process& p : capture.processes)
+        for (uint32_t name : p.apiCalls.name) {
+            if (name >= seen.size()) seen.resize(name + 1, 0);
+            if (seen[name]) continue;
+            seen[name] = 1;
+            (apiFamily(capture.strings.at(name)) == ApiFamily::Hip ? hip : cuda) = true;
+        }
+    if (hip) return cuda ? "CUDA and HIP" : "HIP";
+    return "CUDA";
 }
 
 }  // namespace osc

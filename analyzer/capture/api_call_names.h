@@ -5,9 +5,12 @@
 // and the GPU kit's counts (launches against kernels).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace osc {
+
+struct Capture;
 
 enum class ApiCallRole {
     Other,
@@ -19,5 +22,13 @@ enum class ApiCallRole {
 };
 
 ApiCallRole apiCallRole(std::string_view cuptiName);
+
+// Whose API a host call belongs to, for what the user reads: an AMD GPU's
+// traces hold HIP calls (hipLaunchKernel, hipMemcpyAsync) where NVIDIA's
+// hold CUDA ones, in the same tables and Kineto categories (cuda_runtime).
+enum class ApiFamily { Cuda, Hip };
+ApiFamily apiFamily(std::string_view name);
+// "CUDA", "HIP", or "CUDA and HIP": the families of the calls in `capture`.
+std::string apiFamiliesOf(const Capture& capture);
 
 }  // namespace osc

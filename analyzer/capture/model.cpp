@@ -109,6 +109,12 @@ Device& Process::deviceById(uint32_t id) {
     return *it;
 }
 
+void Process::dropDevicesWithoutWork() {
+    std::erase_if(devices, [](const Device& d) {
+        return d.kernels.size() == 0 && d.copies.size() == 0 && d.memsets.size() == 0;
+    });
+}
+
 const Device* Process::findDevice(uint32_t id) const {
     for (const auto& d : devices)
         if (d.id == id) return &d;

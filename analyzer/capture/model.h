@@ -194,6 +194,12 @@ struct Process {
     CollectiveTable collectives;
 
     Device& deviceById(uint32_t id);  // creates it when absent
+    // A device is a GPU the process ran work on (a kernel, copy or memset).
+    // Exports also hold rows of GPUs a process only touched: a context made
+    // on GPU 0 before the rank picked its own GPU leaves synchronisations
+    // there. Such a device would be reported with no work, take the
+    // process's host lanes and count in every total over devices.
+    void dropDevicesWithoutWork();
     const Device* findDevice(uint32_t id) const;
     std::string label() const;  // "rank 3 (host:pid)" or "host:pid"
 };

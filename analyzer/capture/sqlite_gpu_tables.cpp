@@ -70,12 +70,19 @@ struct Launch {
     uint32_t registersPerThread = 0, staticSharedMemory = 0, dynamicSharedMemory = 0, graphId = 0;
 };
 
-// Indexed by launch id; the last entry (all zero) stands for ids the table
-// does not have, which only a damaged file holds.
-std::vector<Launch> readLaunches(ReadContext& ctx) {
+// The launches in table order, found by id through `position` (index + 1;
+// 0 for ids the table does not have, which only a damaged file holds: they
+// read as the all-zero launch at index 0).
+struct Launches {
+    std::vector<Launch> rows{Launch{}};
+    IdIndex<uint32_t> position;
+    const Launch& byId(int64_t id) const { return rows[position.get(id)]; }
+};
+
+Launches readLaunches(ReadContext& ctx) {
     const std::string t = "OVERLAPSCOPE_KERNEL_LAUNCH";
-    const int64_t maxId = ctx.denseMaxId(t);
-    std::vector<Launch> launches(static_cast<size_t>(maxId + 2));
+    Launches launches;
+    launches.position = ctx.idIndexFor<uint32_t>(t);
     sql::Statement rows(ctx.db,
                         "SELECT id, globalPid, streamId, coalesce(demangledName, -1), "
                         "coalesce(shortName, demangledName, -1), gridX, gridY, gridZ, blockX, "
@@ -84,9 +91,8 @@ std::vector<Launch> readLaunches(ReadContext& ctx) {
                             t);
     while (rows.step()) {
         rows.requireIntegers(0, 16, t);
-        const int64_t id = rows.int64(0);
-        if (id < 0 || id > maxId) continue;
-        Launch& l = launches[static_cast<size_t>(id)];
+        launches.position.set(rows.int64(0), static_cast<uint32_t>(launches.rows.size()));
+        Launch& l = launches.rows.emplace_back();
         l.globalPid = static_cast<uint64_t>(rows.int64(1));
         l.stream = u32(rows.int64(2));
         l.name = ctx.name(rows.int64(3));
@@ -109,16 +115,13 @@ std::vector<Launch> readLaunches(ReadContext& ctx) {
 // The narrow rows, joined with their launch here rather than through the
 // view: a vector lookup instead of a b-tree descent per kernel.
 template <bool Details, typename... Columns>
-uint64_t readSplitKernels(ReadContext& ctx, const std::vector<Launch>& launches,
-                          const std::tuple<Columns...>& columns) {
+uint64_t readSplitKernels(ReadContext& ctx, const Launches& launches, const std::tuple<Columns...>& columns) {
     const std::string t = "OVERLAPSCOPE_KERNEL";
     if (ctx.rowCount(t) == 0) return 0;
-    const int64_t missing = static_cast<int64_t>(launches.size()) - 1;
     auto part = scanTable<KernelTable>(ctx, t, "SELECT start, end, deviceId, correlationId, launchId FROM " + t,
                                        columns, [&](TablePart<KernelTable>& p, sqlite3_stmt* s) {
                                            const int64_t id = sql::integerColumn(s, 4);
-                                           const Launch& l =
-                                               launches[static_cast<size_t>(id >= 0 && id < missing ? id : missing)];
+                                           const Launch& l = launches.byId(id);
                                            p.slotOf.push_back(p.slot(l.globalPid, u32(sql::integerColumn(s, 2))));
                                            auto& k = p.rows;
                                            k.start.push_back(sql::integerColumn(s, 0));
@@ -156,7 +159,7 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
         } else {
             readSplitKernels<false>(ctx, launches, kKernelCoreColumns);
             kernelsInGraphs = 0;
-            for (const auto& l : launches) kernelsInGraphs |= l.graphNodeId != 0;
+            for (const auto& l : launches.rows) kernelsInGraphs |= l.graphNodeId != 0;
         }
         return;
     }

@@ -125,28 +125,28 @@ int64_t ReadContext::rowCount(const std::string& table) {
     return n;
 }
 
-int64_t ReadContext::denseMaxId(const std::string& table) {
-    sql::Statement top(db, "SELECT max(id), count(*) FROM " + quoted(table));
-    if (!top.step() || top.isNull(0)) return -1;
-    const int64_t maxId = top.int64(0);
-    // A vector indexed by id is the fast path; ids are dense in every file
-    // we know, so a wildly sparse table is treated as damage.
-    if (maxId > 4 * top.int64(1) + (1 << 20))
-        throw CaptureError(path, table + " ids are implausibly sparse (max id " + std::to_string(maxId) + ")");
-    return maxId;
+ReadContext::IdSpan ReadContext::idSpan(const std::string& table) {
+    IdSpan span;
+    sql::Statement top(db, "SELECT min(id), max(id), count(*) FROM " + quoted(table));
+    if (!top.step() || top.isNull(0)) return span;
+    top.requireIntegers(0, 2, table);
+    span.min = top.int64(0);
+    span.max = top.int64(1);
+    span.rows = top.int64(2);
+    return span;
 }
 
 void ReadContext::loadStrings() {
     if (!hasTable("StringIds")) return;
-    const int64_t maxId = denseMaxId("StringIds");
-    remap_.assign(static_cast<size_t>(maxId + 1), 0);
+    const IdSpan span = idSpan("StringIds");
+    strings_.prepare(span.min, span.max, span.rows);
+    const int64_t total = span.rows;
     sql::Statement rows(db, "SELECT id, value FROM StringIds");
     int64_t done = 0;
     while (rows.step()) {
         rows.requireIntegers(0, 1, "StringIds");
-        const int64_t id = rows.int64(0);
-        if (id >= 0 && id <= maxId) remap_[static_cast<size_t>(id)] = capture.strings.intern(rows.text(1));
-        if ((++done & 0xFFFF) == 0) tick(done, maxId + 1);
+        strings_.set(rows.int64(0), capture.strings.intern(rows.text(1)));
+        if ((++done & 0xFFFF) == 0) tick(done, total);
     }
 }
 

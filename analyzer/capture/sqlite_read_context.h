@@ -3,6 +3,7 @@
 // processes found so far) and the per-table readers' entry points.
 #pragma once
 
+#include "analyzer/capture/id_index.h"
 #include "analyzer/capture/load_options.h"
 #include "analyzer/capture/model.h"
 #include "analyzer/capture/sqlite_util.h"
@@ -48,9 +49,14 @@ public:
     int64_t rowCount(const std::string& table);
     // The file's size with its WAL: no table can hold more rows than bytes.
     int64_t fileBytes();
-    // max(id) of a table whose ids index a vector (-1 when empty); throws
-    // CaptureError when the ids are too sparse for that.
-    int64_t denseMaxId(const std::string& table);
+    // An IdIndex sized for the ids of `table` (which has an integer id column).
+    template <typename T>
+    IdIndex<T> idIndexFor(const std::string& table) {
+        IdIndex<T> index;
+        const IdSpan span = idSpan(table);
+        index.prepare(span.min, span.max, span.rows);
+        return index;
+    }
     // Format 2 kernels: narrow OVERLAPSCOPE_KERNEL rows and the launches they
     // share (CUPTI_ACTIVITY_KIND_KERNEL is then a view over them).
     bool hasSplitKernels() const { return hasTable("OVERLAPSCOPE_KERNEL") && hasTable("OVERLAPSCOPE_KERNEL_LAUNCH"); }
@@ -58,10 +64,8 @@ public:
     // --- strings ---
     void loadStrings();
     // File StringIds id → capture.strings id ("" for unknown ids).
-    uint32_t name(int64_t fileId) const {
-        return fileId >= 0 && static_cast<uint64_t>(fileId) < remap_.size() ? remap_[static_cast<size_t>(fileId)] : 0;
-    }
-    size_t stringIdCount() const { return remap_.size(); }
+    uint32_t name(int64_t fileId) const { return strings_.get(fileId); }
+    const IdIndex<uint32_t>& stringIds() const { return strings_; }
 
     // --- processes ---
     // Index into capture.processes of the process with this globalPid or
@@ -78,6 +82,10 @@ public:
     void tick(int64_t done, int64_t total);
 
 private:
+    struct IdSpan {
+        int64_t min = 0, max = -1, rows = 0;
+    };
+    IdSpan idSpan(const std::string& table);
     size_t addProcess(uint64_t key);
 
     std::set<std::string> tables_;  // type 'table' only
@@ -88,7 +96,7 @@ private:
     std::map<std::string, std::set<std::string>> columns_;
     std::map<std::string, int64_t> counts_;
     int64_t fileBytes_ = -1;
-    std::vector<uint32_t> remap_;
+    IdIndex<uint32_t> strings_;
     std::unordered_map<uint64_t, size_t> processByKey_;
     uint64_t lastKey_ = ~0ull;
     size_t lastIndex_ = 0;
@@ -106,5 +114,9 @@ void readApiCalls(ReadContext& ctx);
 void readRanges(ReadContext& ctx);
 void readCollectives(ReadContext& ctx);
 void readStreamNames(ReadContext& ctx);
+// NCCL's NVTX ranges with payloads (Nsight Systems) as collective rows, for
+// processes without plugin rows; after kernels, API calls and ranges
+// (sqlite_nccl_nvtx.cpp).
+void readNcclNvtxPayloads(ReadContext& ctx);
 
 }  // namespace osc::sqlread

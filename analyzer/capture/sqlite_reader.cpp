@@ -184,6 +184,7 @@ void readFile(ReadContext& ctx) {
     sqlread::readRanges(ctx);
     sqlread::readCollectives(ctx);
     sqlread::readStreamNames(ctx);
+    if (!ours) sqlread::readNcclNvtxPayloads(ctx);
 
     if (ctx.rowCount("CUPTI_ACTIVITY_KIND_GRAPH_TRACE") > 0 && kernelsInGraphs == 0)
         ctx.capture.warnings.push_back(ctx.path +
@@ -220,6 +221,7 @@ void readFile(ReadContext& ctx) {
     }
     // nsys also lists launcher processes (shells, wrappers) with no activity.
     if (!ours) {
+        for (size_t i = ctx.firstProcess; i < processes.size(); ++i) processes[i].dropDevicesWithoutWork();
         size_t keep = ctx.firstProcess;
         for (size_t i = ctx.firstProcess; i < processes.size(); ++i)
             if (!isEmpty(processes[i])) {

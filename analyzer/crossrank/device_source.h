@@ -133,7 +133,7 @@ public:
 
     // The per-process warnings, in job order, and the records agents lost.
     virtual std::vector<std::string> warnings() const = 0;
-    virtual uint64_t droppedRecords() const = 0;
+    virtual std::optional<uint64_t> droppedRecords() const = 0;  // absent: no file said
 };
 
 }  // namespace osc::crossrank

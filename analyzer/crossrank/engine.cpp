@@ -213,7 +213,8 @@ DeviceCrossRank Engine::device(size_t index) {
         WaitTransfer wt;
         const auto stamp = static_cast<uint32_t>(index + 1);
         const auto& until = p2p_->waitUntil(index);
-        size_t u = 0;
+        const auto& withoutPeer = p2p_->withoutPeer(index);
+        size_t u = 0, unknown = 0;
         for (size_t i = 0; i < ops.size(); ++i) {
             const OpRecord& op = ops[i];
             if (op.key != kNoKey && groups_[op.key].devices >= 2 && groups_[op.key].stamp != stamp) {
@@ -225,9 +226,12 @@ DeviceCrossRank Engine::device(size_t index) {
                 continue;
             }
             while (u < until.size() && until[u].first < i) ++u;
+            while (unknown < withoutPeer.size() && withoutPeer[unknown] < i) ++unknown;
             if (u < until.size() && until[u].first == i) {
                 wt.waitsUntil(op.start_ns, op.end_ns, until[u].second);
                 arrival[i] = {until[u].second, BusBwBasis::Transfer, false};
+            } else if (unknown < withoutPeer.size() && withoutPeer[unknown] == i) {
+                wt.unknownPartner(op.start_ns, op.end_ns);
             } else {
                 wt.transfers(op.start_ns, op.end_ns);
             }

@@ -36,7 +36,7 @@ public:
     }
 
     std::vector<std::string> warnings() const override { return a_.warnings; }
-    uint64_t droppedRecords() const override { return a_.droppedRecords; }
+    std::optional<uint64_t> droppedRecords() const override { return a_.droppedRecords; }
 
 private:
     const Analysis& a_;

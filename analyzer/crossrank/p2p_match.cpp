@@ -67,6 +67,7 @@ P2pMatch::P2pMatch(const DeviceSource& source) {
     ops_.resize(n);
     exchangeOf_.resize(n);
     waitUntil_.resize(n);
+    withoutPeer_.resize(n);
     shift_.assign(n, 0);
     for (size_t i = 0; i < n; ++i)
         for (const auto& key : source.header(i).commRanks) deviceOf_.emplace(key, static_cast<int>(i));
@@ -96,6 +97,7 @@ P2pMatch::P2pMatch(const DeviceSource& source) {
             if (!r.sendRecv) continue;  // an all-to-all the rows name: its parts give bytes only
             if (r.parts == 0) {
                 ++kernelsWithoutPeers_;
+                withoutPeer_[i].push_back(r.op);
                 continue;
             }
             if (r.peer == r.commRank) continue;  // to itself: a local copy

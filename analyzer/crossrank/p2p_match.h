@@ -76,6 +76,9 @@ public:
     // paired sends and receives at their partners' arrival) - waiting is
     // [start, min(end, t)), transfer [max(start, t), end).
     const std::vector<std::pair<uint32_t, TimeNs>>& waitUntil(size_t device) const { return waitUntil_[device]; }
+    // The device's SendRecv kernels that carry no peer, by operation index
+    // (ascending): their waiting is unknown (docs/design.md section 5).
+    const std::vector<uint32_t>& withoutPeer(size_t device) const { return withoutPeer_[device]; }
     // Last arrivals and the delay they caused, from exchanges and pairs.
     void addArrivals(std::vector<int>& lastArrivals, std::vector<TimeNs>& delayCaused) const;
 
@@ -109,6 +112,7 @@ private:
     std::map<std::pair<uint64_t, int32_t>, int> deviceOf_;
     std::vector<TimeNs> shift_;
     size_t unmatchedParts_ = 0, kernelsWithoutPeers_ = 0;
+    std::vector<std::vector<uint32_t>> withoutPeer_;
 };
 
 }  // namespace osc::crossrank

@@ -29,6 +29,9 @@ public:
     // The operation split at lastArrival (splitAtLastArrival).
     void waitsUntil(TimeNs start, TimeNs end, TimeNs lastArrival);
     void transfers(TimeNs start, TimeNs end);
+    // A point-to-point kernel whose partner is unknown (no peer): counted as
+    // transfer, and it makes every window it touches unknown.
+    void unknownPartner(TimeNs start, TimeNs end);
 
     // Waiting that is not also transfer elsewhere on the device, and of it
     // the part compute does not hide: waiting lies inside M, so
@@ -38,6 +41,7 @@ public:
 
 private:
     IntervalSetBuilder waiting_, transfer_;
+    std::vector<Interval> unknown_;
 };
 
 }  // namespace osc::crossrank

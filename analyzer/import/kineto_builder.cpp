@@ -295,6 +295,8 @@ void CaptureBuilder::finish() {
             }
     }
     pendingComm_.clear();
+    // A synchronisation without args.device lands on device 0 (formats.md).
+    for (auto& p : processes_) p.dropDevicesWithoutWork();
     if (kernels_ == 0)
         capture_.warnings.push_back(path_ +
                                     ": the trace holds no GPU kernels (was the profiler "

@@ -84,12 +84,13 @@ uint64_t parseCount(const std::string& text) {
 // What the capture's metadata says about its completeness, told once per
 // process: numbers from a capture that lost records or never finished
 // undercount what the GPU did.
-void warnAboutCompleteness(const Process& process, std::vector<std::string>& warnings, uint64_t& dropped) {
+void warnAboutCompleteness(const Process& process, std::vector<std::string>& warnings,
+                           std::optional<uint64_t>& dropped) {
     const auto& meta = process.meta;
     const bool ours = meta.count(std::string(schema::kFormatVersionKey)) != 0;
     if (const auto it = meta.find(std::string(schema::meta::kDroppedRecords)); it != meta.end()) {
         const uint64_t n = parseCount(it->second);
-        dropped += n;
+        dropped = dropped.value_or(0) + n;
         if (n > 0)
             warnings.push_back(process.label() + ": the agent dropped " + std::to_string(n) +
                                " records during capture (its buffer was full or its writer fell behind): "

@@ -82,6 +82,12 @@ struct WaitTransferMetrics {
     TimeNs comm_wait_ns = 0;         // waiting for the last rank, not also transfer
     TimeNs exposed_wait_ns = 0;      // of that, not under compute
     TimeNs exposed_transfer_ns = 0;  // exposed_comm_ns - exposed_wait_ns
+    // SendRecv kernels in the window that carry no peer (no plugin rows, no
+    // PyTorch arguments): who they waited for is unknown, so the three
+    // figures above are too (the report says null, and why). -1: unknown
+    // for a reason not recorded (a report read back from JSON).
+    int kernels_without_peer = 0;
+    bool known() const { return kernels_without_peer == 0; }
 };
 
 // docs/metrics.md section 7e: one device as one pipeline stage,
@@ -312,8 +318,10 @@ struct MatchedCollective {
 };
 
 struct RankSpread {
-    // Over devices, per step index present on all of them.
-    TimeNs step_time_min_ns = 0, step_time_median_ns = 0, step_time_max_ns = 0;
+    // Over devices, of the mean window of the steps all devices have; absent
+    // when no step name is common to all of them (no steps at all, or
+    // different ones): a step time of 0 would read as measured.
+    std::optional<TimeNs> step_time_min_ns, step_time_median_ns, step_time_max_ns;
     std::optional<double> overlap_ratio_min, overlap_ratio_median, overlap_ratio_max;
 };
 
@@ -370,7 +378,9 @@ struct Analysis {
     std::vector<P2pTransfer> p2p;        // matched sends and receives
     std::vector<PipelineStep> pipeline;  // steps with micro-batches on >= 2 stages
     std::vector<AllToAllStep> alltoall;  // steps with all-to-all
-    uint64_t droppedRecords = 0;         // over processes, as far as known
+    // Summed over the processes whose files say (ours); absent when none
+    // does (nsys, Kineto): 0 would claim nothing was lost.
+    std::optional<uint64_t> droppedRecords;
     std::vector<std::string> warnings;
 };
 

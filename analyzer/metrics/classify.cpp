@@ -1,5 +1,7 @@
 #include "analyzer/metrics/classify.h"
 
+#include "analyzer/metrics/comm_kernel_families.h"
+
 #include <array>
 #include <stdexcept>
 #include <utility>
@@ -121,7 +123,7 @@ Category ActivityClassifier::kernel(uint32_t nameId) {
     uint8_t& c = category_[nameId];
     if (c == 0xFF) {
         const std::string_view name = strings_.at(nameId);
-        bool comm = bareKernelName(name).starts_with("nccl");
+        bool comm = communicationFamily(name) != nullptr;
         for (size_t i = 0; !comm && i < patterns_.size(); ++i) comm = searchName(name, patterns_[i]);
         c = static_cast<uint8_t>(comm ? Category::Communication : Category::Compute);
     }

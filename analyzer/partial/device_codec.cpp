@@ -131,7 +131,7 @@ void visit(IO& io, MaybeConst<InterferenceMetrics> auto& m) {
 
 template <class IO>
 void visit(IO& io, MaybeConst<WaitTransferMetrics> auto& m) {
-    OSC_CODEC_FIELDS(m, comm_wait_ns, exposed_wait_ns, exposed_transfer_ns);
+    OSC_CODEC_FIELDS(m, comm_wait_ns, exposed_wait_ns, exposed_transfer_ns, kernels_without_peer);
 }
 
 template <class IO>

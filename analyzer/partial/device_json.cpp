@@ -206,10 +206,13 @@ private:
             into = "null";
             return true;
         };
+        // Null with one device, and where waiting is unknown (report_json_write.cpp).
         const auto waitField = [&](const std::optional<WaitTransferMetrics>& w) {
-            if (k == "comm_wait_ns") return w ? number(w->comm_wait_ns) : (into = "null", true);
-            if (k == "exposed_wait_ns") return w ? number(w->exposed_wait_ns) : (into = "null", true);
-            if (k == "exposed_transfer_ns") return w ? number(w->exposed_transfer_ns) : (into = "null", true);
+            const bool known = w && w->known();
+            if (k == "comm_wait_ns") return known ? number(w->comm_wait_ns) : (into = "null", true);
+            if (k == "exposed_wait_ns") return known ? number(w->exposed_wait_ns) : (into = "null", true);
+            if (k == "exposed_transfer_ns") return known ? number(w->exposed_transfer_ns) : (into = "null", true);
+            if (k == "kernels_without_peer") return w ? number(w->kernels_without_peer) : (into = "null", true);
             return false;
         };
         const DeviceAnalysis* shell = cross_.patterns;

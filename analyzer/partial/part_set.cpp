@@ -277,7 +277,8 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
                 w.fail("a warning names no process of the file");
             file.warnings.emplace_back(static_cast<int>(p), w.text(wa, "message"));
         }
-        file.droppedRecords = w.count(f, "dropped_records");
+        if (!f.contains("dropped_records") || !f["dropped_records"].is_null())
+            file.droppedRecords = w.count(f, "dropped_records");
         const uint64_t deviceCount = w.count(f, "devices");
         files.push_back(std::move(file));
         ++filesHere;

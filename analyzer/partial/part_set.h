@@ -27,7 +27,7 @@ struct PartFile {
     std::vector<PartProcess> processes;
     std::vector<std::string> loadWarnings;
     std::vector<std::pair<int, std::string>> warnings;  // (process, message)
-    uint64_t droppedRecords = 0;
+    std::optional<uint64_t> droppedRecords;             // null in the file: it did not say
 };
 
 // One device of a partial: its header (what the cross-rank engine keeps in

@@ -41,9 +41,10 @@ PartSource::PartSource(const PartSet& parts) : parts_(parts) {
     }
 }
 
-uint64_t PartSource::droppedRecords() const {
-    uint64_t n = 0;
-    for (const auto& f : parts_.files) n += f.droppedRecords;
+std::optional<uint64_t> PartSource::droppedRecords() const {
+    std::optional<uint64_t> n;
+    for (const auto& f : parts_.files)
+        if (f.droppedRecords) n = n.value_or(0) + *f.droppedRecords;
     return n;
 }
 

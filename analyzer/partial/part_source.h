@@ -42,7 +42,7 @@ public:
     crossrank::LeadUpDetail leadUpDetail(size_t device) const override { return parts_.readLeadUpDetail(part(device)); }
 
     std::vector<std::string> warnings() const override { return warnings_; }
-    uint64_t droppedRecords() const override;
+    std::optional<uint64_t> droppedRecords() const override;
 
 private:
     const PartSet& parts_;

@@ -1,6 +1,7 @@
 #include "analyzer/partial/partial_format.h"
 
 #include "analyzer/crossrank/device_records.h"
+#include "analyzer/report/json_or_null.h"
 #include "analyzer/report/report_json.h"
 
 #include <map>
@@ -262,7 +263,7 @@ size_t writeFileSection(std::ostream& out, const FilePart& part) {
             {{"process", w < part.warningProcess.size() ? part.warningProcess[w] : 0}, {"message", a.warnings[w]}});
     const ordered_json file = {{"path", part.path},          {"origin_utc_ns", part.originUtcNs},
                                {"processes", processes},     {"load_warnings", part.loadWarnings},
-                               {"warnings", warnings},       {"dropped_records", a.droppedRecords},
+                               {"warnings", warnings},       {"dropped_records", report::orNull(a.droppedRecords)},
                                {"devices", a.devices.size()}};
     out << "{\"file\":" << file.dump(-1, ' ', false, kReplace) << "}\n";
     for (size_t d = 0; d < a.devices.size(); ++d) {

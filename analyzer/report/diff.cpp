@@ -63,7 +63,7 @@ void appendInterferenceWait(std::vector<MetricDelta>& out, const InterferenceMet
     out.push_back(delta("compute_slowdown", a.compute_slowdown, b.compute_slowdown));
     out.push_back(delta("net_overlap_gain_ns", ns(a.net_overlap_gain_ns), ns(b.net_overlap_gain_ns)));
     const auto field = [](const std::optional<WaitTransferMetrics>& w, TimeNs WaitTransferMetrics::*f) {
-        return w ? ns((*w).*f) : std::nullopt;
+        return w && w->known() ? ns((*w).*f) : std::nullopt;
     };
     out.push_back(delta("comm_wait_ns", field(wa, &WaitTransferMetrics::comm_wait_ns),
                         field(wb, &WaitTransferMetrics::comm_wait_ns)));

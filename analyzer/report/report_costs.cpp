@@ -102,13 +102,30 @@ std::vector<std::string> costSentences(const DeviceAnalysis& d) {
     }
     if (d.busbw)
         if (auto b = bandwidthSentence(*d.busbw); !b.empty()) out.push_back(std::move(b));
-    if (d.wait && d.totals.exposed_comm_ns > 0) {
+    if (d.wait && !d.wait->known() && d.totals.exposed_comm_ns > 0) {
+        out.push_back(waitUnknownSentence(*d.wait) +
+                      " (no NCCL plugin rows or PyTorch arguments name it), so how much "
+                      "of exposed communication is waiting for other ranks is not known");
+    } else if (d.wait && d.totals.exposed_comm_ns > 0) {
         const double share =
             static_cast<double>(d.wait->exposed_wait_ns) / static_cast<double>(d.totals.exposed_comm_ns);
         out.push_back(percent(share) + " of exposed communication (" + formatDuration(d.wait->exposed_wait_ns) +
                       " of " + formatDuration(d.totals.exposed_comm_ns) + ") is waiting for other ranks, not transfer");
     }
     return out;
+}
+
+std::string waitUnknownSentence(const WaitTransferMetrics& w) {
+    if (w.kernels_without_peer < 0) return "waiting unknown";
+    return "waiting unknown: " + std::to_string(w.kernels_without_peer) +
+           (w.kernels_without_peer == 1 ? " SendRecv kernel has no peer" : " SendRecv kernels have no peer");
+}
+
+std::string spreadStepTimeSentence(const RankSpread& s) {
+    if (!s.step_time_min_ns || !s.step_time_median_ns || !s.step_time_max_ns)
+        return "step time min/median/max: unknown, no steps found on every device";
+    return "step time min/median/max: " + formatDuration(*s.step_time_min_ns) + " / " +
+           formatDuration(*s.step_time_median_ns) + " / " + formatDuration(*s.step_time_max_ns);
 }
 
 std::string stragglerSentence(const Analysis& a) { return stragglerSentence(a.devices, a.matched.size()); }

@@ -22,6 +22,11 @@ std::vector<std::string> costSentences(const DeviceAnalysis& d);
 // how many there are.
 std::string stragglerSentence(const std::vector<DeviceAnalysis>& devices, size_t matchedCount);
 std::string stragglerSentence(const Analysis& a);
+// "waiting unknown: 62 SendRecv kernels have no peer" (for !w.known()).
+std::string waitUnknownSentence(const WaitTransferMetrics& w);
+// "step time min/median/max: 1.20 ms / 1.31 ms / 1.52 ms", or the words for
+// why it is unknown (no step name every device has).
+std::string spreadStepTimeSentence(const RankSpread& s);
 
 // --interference: per kernel signature, largest summed slowdown first.
 TextTable interferenceTable(const DeviceAnalysis& d, size_t top);

@@ -100,10 +100,17 @@ public:
         if (has(obj, "compute_slowdown")) i.compute_slowdown = optNumber(obj, "compute_slowdown", where);
         i.net_overlap_gain_ns = optInteger(obj, "net_overlap_gain_ns", where).value_or(0);
         const auto cw = optInteger(obj, "comm_wait_ns", where);
+        // Reports before kernels_without_peer have waiting or nothing.
+        const auto withoutPeer = optInteger(obj, "kernels_without_peer", where);
+        if (withoutPeer && (*withoutPeer < 0 || *withoutPeer > INT32_MAX))
+            fail(where + ".kernels_without_peer", "is not a count");
         if (cw) {
             wait = WaitTransferMetrics{*cw, optInteger(obj, "exposed_wait_ns", where).value_or(0),
                                        optInteger(obj, "exposed_transfer_ns", where).value_or(0)};
+        } else if (withoutPeer && *withoutPeer > 0) {
+            wait = WaitTransferMetrics{};  // unknown: the values stay unsaid
         }
+        if (wait && withoutPeer) wait->kernels_without_peer = static_cast<int>(*withoutPeer);
     }
 
     // Pipeline fields (docs/metrics.md 7e): present and not null only for a pipeline.
@@ -322,7 +329,7 @@ public:
 
     DeviceAnalysis device(const json& d, const std::string& w) const {
         DeviceAnalysis x;
-        x.rank = static_cast<int>(integer(d, "rank", w));
+        x.rank = static_cast<int>(optInteger(d, "rank", w).value_or(-1));
         x.host = optText(d, "host", w);
         x.pid = optInteger(d, "pid", w).value_or(0);
         x.device = static_cast<uint32_t>(integer(d, "device", w));
@@ -486,9 +493,19 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
         a.devices.push_back(r.device(devices[i], "devices[" + std::to_string(i) + "]"));
         a.devices.back().processIndex = static_cast<int>(i);
     }
+    // With two or more devices a null wait is unknown waiting (SendRecv
+    // kernels without a peer), not the one-device case.
+    if (a.devices.size() >= 2) {
+        const WaitTransferMetrics unknown{0, 0, 0, -1};
+        for (auto& d : a.devices) {
+            if (!d.wait) d.wait = unknown;
+            for (auto& s : d.steps)
+                if (!s.wait) s.wait = unknown;
+        }
+    }
     a.summary = r.metrics(r.field(doc, "summary", "$"), "summary");
     if (auto n = r.optInteger(r.field(doc, "summary", "$"), "dropped_records", "summary"))
-        a.droppedRecords = static_cast<uint64_t>(*n);
+        a.droppedRecords = static_cast<uint64_t>(*n);  // null: no capture said
     if (r.has(doc, "matched_collectives")) {
         const json& arr = r.array(doc, "matched_collectives", "$");
         for (size_t i = 0; i < arr.size(); ++i) {
@@ -511,9 +528,9 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
     if (r.has(doc, "spread") && !doc["spread"].is_null()) {
         const json& s = doc["spread"];
         RankSpread sp;
-        sp.step_time_min_ns = r.integer(s, "step_time_min_ns", "spread");
-        sp.step_time_median_ns = r.integer(s, "step_time_median_ns", "spread");
-        sp.step_time_max_ns = r.integer(s, "step_time_max_ns", "spread");
+        sp.step_time_min_ns = r.optInteger(s, "step_time_min_ns", "spread");
+        sp.step_time_median_ns = r.optInteger(s, "step_time_median_ns", "spread");
+        sp.step_time_max_ns = r.optInteger(s, "step_time_max_ns", "spread");
         sp.overlap_ratio_min = r.optNumber(s, "overlap_ratio_min", "spread");
         sp.overlap_ratio_median = r.optNumber(s, "overlap_ratio_median", "spread");
         sp.overlap_ratio_max = r.optNumber(s, "overlap_ratio_max", "spread");

@@ -38,18 +38,26 @@ void putMetrics(ordered_json& j, const OverlapMetrics& m) {
     j["ideal_speedup"] = orNull(m.ideal_speedup);
 }
 
-// docs/design.md 4b and 4c fields of one window; 4c ones are null with one device.
+// docs/design.md 4b and 4c fields of one window; 4c ones are null with one
+// device, and where SendRecv kernels without a peer make waiting unknown.
 void putInterferenceAndWait(ordered_json& j, const InterferenceMetrics& i,
                             const std::optional<WaitTransferMetrics>& w) {
+    // Compute ran under communication but none of it has a baseline: what
+    // overlap cost it is unknown, not 0 (then the net gain is unknown too).
+    const bool measured = i.overlapped_compute_ns == 0 || i.interfered_compute_ns > 0;
     j["overlapped_compute_ns"] = i.overlapped_compute_ns;
     j["interfered_compute_ns"] = i.interfered_compute_ns;
-    j["interference_ns"] = i.interference_ns;
+    j["interference_ns"] = measured ? ordered_json(i.interference_ns) : ordered_json(nullptr);
     j["interference_coverage"] = orNull(i.interference_coverage);
     j["compute_slowdown"] = orNull(i.compute_slowdown);
-    j["net_overlap_gain_ns"] = i.net_overlap_gain_ns;
-    j["comm_wait_ns"] = w ? ordered_json(w->comm_wait_ns) : ordered_json(nullptr);
-    j["exposed_wait_ns"] = w ? ordered_json(w->exposed_wait_ns) : ordered_json(nullptr);
-    j["exposed_transfer_ns"] = w ? ordered_json(w->exposed_transfer_ns) : ordered_json(nullptr);
+    j["net_overlap_gain_ns"] = measured ? ordered_json(i.net_overlap_gain_ns) : ordered_json(nullptr);
+    const bool known = w && w->known();
+    j["comm_wait_ns"] = known ? ordered_json(w->comm_wait_ns) : ordered_json(nullptr);
+    j["exposed_wait_ns"] = known ? ordered_json(w->exposed_wait_ns) : ordered_json(nullptr);
+    j["exposed_transfer_ns"] = known ? ordered_json(w->exposed_transfer_ns) : ordered_json(nullptr);
+    // Why the three are null: with a count, peers were missing (the text
+    // names it); null, one device. A report read back says the same.
+    j["kernels_without_peer"] = w ? ordered_json(w->kernels_without_peer) : ordered_json(nullptr);
 }
 
 template <typename T>
@@ -84,10 +92,14 @@ void putAllToAll(ordered_json& j, const std::optional<AllToAllMetrics>& m) {
     j["alltoall_bytes_received"] = m ? orNull(m->bytes_received) : ordered_json(nullptr);
 }
 
+// Values that are unknown when negative (ranks) or empty (names from files).
+ordered_json rankOrNull(int rank) { return rank >= 0 ? ordered_json(rank) : ordered_json(nullptr); }
+ordered_json textOrNull(const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
+
 ordered_json deviceRef(const Analysis& a, int device) {
     if (device < 0 || static_cast<size_t>(device) >= a.devices.size()) return nullptr;
     const auto& d = a.devices[static_cast<size_t>(device)];
-    return {{"device_index", device}, {"rank", d.rank}, {"device", d.device}, {"label", deviceLabel(d)}};
+    return {{"device_index", device}, {"rank", rankOrNull(d.rank)}, {"device", d.device}, {"label", deviceLabel(d)}};
 }
 
 ordered_json pipelineJson(const Analysis& a, const PipelineStep& p) {
@@ -229,20 +241,23 @@ void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) 
     const char* sep = compact ? "," : ",\n";
     const char* colon = compact ? "\":" : "\": ";
     auto str = [](const std::string& v) { return ordered_json(v).dump(-1, ' ', false, kInvalidUtf8); };
+    // Unknown (a Generic kernel without plugin rows) or inapplicable (an
+    // AllGather's element type): null, not "".
+    auto strOrNull = [&](const std::string& v) { return v.empty() ? std::string("null") : str(v); };
     auto optU = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
     os << (compact ? "{" : "{\n") << in << "\"name" << colon << str(c.name) << sep << in << "\"collective" << colon
-       << str(c.collective) << sep << in << "\"datatype" << colon << str(c.datatype) << sep << in << "\"start_ns"
-       << colon << c.start_ns << sep << in << "\"end_ns" << colon << c.end_ns << sep << in << "\"stream" << colon
-       << c.stream << sep << in << "\"duration_ns" << colon << c.duration_ns << sep << in << "\"overlapped_ns" << colon
-       << c.overlapped_ns << sep << in << "\"exposed_ns" << colon << c.exposed_ns << sep << in << "\"bytes" << colon
-       << optU(c.bytes) << sep << in << "\"bandwidth_gbps" << colon
+       << strOrNull(c.collective) << sep << in << "\"datatype" << colon << strOrNull(c.datatype) << sep << in
+       << "\"start_ns" << colon << c.start_ns << sep << in << "\"end_ns" << colon << c.end_ns << sep << in << "\"stream"
+       << colon << c.stream << sep << in << "\"duration_ns" << colon << c.duration_ns << sep << in << "\"overlapped_ns"
+       << colon << c.overlapped_ns << sep << in << "\"exposed_ns" << colon << c.exposed_ns << sep << in << "\"bytes"
+       << colon << optU(c.bytes) << sep << in << "\"bandwidth_gbps" << colon
        << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"comm_hash" << colon
        << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"seq_number" << colon
-       << optU(c.seqNumber) << sep << in << "\"algo" << colon << str(c.algo) << sep << in << "\"proto" << colon
-       << str(c.proto) << sep << in << "\"step" << colon << (c.step >= 0 ? std::to_string(c.step) : std::string("null"))
-       << sep << in << "\"algbw_gbps" << colon << orNull(c.algbw_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in
-       << "\"busbw_gbps" << colon << orNull(c.busbw_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in
-       << "\"busbw_basis" << colon
+       << optU(c.seqNumber) << sep << in << "\"algo" << colon << strOrNull(c.algo) << sep << in << "\"proto" << colon
+       << strOrNull(c.proto) << sep << in << "\"step" << colon
+       << (c.step >= 0 ? std::to_string(c.step) : std::string("null")) << sep << in << "\"algbw_gbps" << colon
+       << orNull(c.algbw_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"busbw_gbps" << colon
+       << orNull(c.busbw_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"busbw_basis" << colon
        << (c.busbw_basis == BusBwBasis::None ? std::string("null") : str(toString(c.busbw_basis))) << sep << in
        << "\"busbw_fraction" << colon << orNull(c.busbw_fraction).dump(-1, ' ', false, kInvalidUtf8)
        << (compact ? "" : "\n" + std::string(static_cast<size_t>(indent), ' ')) << "}";
@@ -355,9 +370,9 @@ ordered_json settingsJson(const AnalysisSettings& s) {
 // absolute time inside must be a field named start_ns or end_ns, and
 // clock_shift_ns stays the last field.
 void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
-    w.field("rank", d.rank);
-    w.field("host", d.host);
-    w.field("pid", d.pid);
+    w.field("rank", rankOrNull(d.rank));
+    w.field("host", textOrNull(d.host));
+    w.field("pid", d.pid > 0 ? ordered_json(d.pid) : ordered_json(nullptr));  // 0: the file named no process
     w.field("device", d.device);
     ordered_json totals;
     putMetrics(totals, d.totals);
@@ -424,7 +439,7 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     putMetrics(summary, a.summary);
     summary["device_count"] = body.deviceCount;
     summary["verdict"] = verdict(a.summary);
-    summary["dropped_records"] = a.droppedRecords;
+    summary["dropped_records"] = orNull(a.droppedRecords);
     putPipeline(summary, pipelineSummary(a), false);
     summary["exposed_alltoall_ns"] = orNull(exposedAllToAll(a));
     double worst = 0;
@@ -443,12 +458,13 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
                             {"transfer_ns", m.transfer_ns},
                             {"point_to_point", m.pointToPoint}};
     });
-    w.field("total_skew_ns", a.total_skew_ns);
+    // Nothing matched across ranks (one device, or no common collective): no skew was measured.
+    w.field("total_skew_ns", body.matchedCount > 0 ? ordered_json(a.total_skew_ns) : ordered_json(nullptr));
     if (a.spread) {
         const auto& sp = *a.spread;
-        w.field("spread", {{"step_time_min_ns", sp.step_time_min_ns},
-                           {"step_time_median_ns", sp.step_time_median_ns},
-                           {"step_time_max_ns", sp.step_time_max_ns},
+        w.field("spread", {{"step_time_min_ns", orNull(sp.step_time_min_ns)},
+                           {"step_time_median_ns", orNull(sp.step_time_median_ns)},
+                           {"step_time_max_ns", orNull(sp.step_time_max_ns)},
                            {"overlap_ratio_min", orNull(sp.overlap_ratio_min)},
                            {"overlap_ratio_median", orNull(sp.overlap_ratio_median)},
                            {"overlap_ratio_max", orNull(sp.overlap_ratio_max)}});

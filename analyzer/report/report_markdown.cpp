@@ -50,10 +50,7 @@ std::string markdownReport(const DeviceSections& s, const JobParts& job, const R
         if (job.matchedCount > 0)
             out += "- " + formatDuration(a.total_skew_ns) + " spent waiting for the slowest rank over " +
                    std::to_string(job.matchedCount) + " matched collectives\n";
-        if (a.spread)
-            out += "- step time min/median/max: " + formatDuration(a.spread->step_time_min_ns) + " / " +
-                   formatDuration(a.spread->step_time_median_ns) + " / " + formatDuration(a.spread->step_time_max_ns) +
-                   "\n";
+        if (a.spread) out += "- " + spreadStepTimeSentence(*a.spread) + "\n";
     }
     for (const auto& [title, lines] : {std::pair{"Pipeline", pipelineLines(a.pipeline, job.devices)},
                                        std::pair{"All-to-all", alltoallLines(a.alltoall, job.devices)},

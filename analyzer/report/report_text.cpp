@@ -27,8 +27,7 @@ std::string multiRankSection(const JobParts& job, const ReportOptions& o) {
     if (const auto late = stragglerSentence(job.devices, job.matchedCount); !late.empty()) out += "  " + late + "\n";
     if (a.spread) {
         const auto& s = *a.spread;
-        out += "  step time min/median/max: " + formatDuration(s.step_time_min_ns) + " / " +
-               formatDuration(s.step_time_median_ns) + " / " + formatDuration(s.step_time_max_ns) + "\n";
+        out += "  " + spreadStepTimeSentence(s) + "\n";
         out += "  hidden communication min/median/max: " + formatPercent(s.overlap_ratio_min) + " / " +
                formatPercent(s.overlap_ratio_median) + " / " + formatPercent(s.overlap_ratio_max) + "\n";
     }

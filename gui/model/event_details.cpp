@@ -1,5 +1,6 @@
 #include "gui/model/event_details.h"
 
+#include "analyzer/capture/api_call_names.h"
 #include "analyzer/crossrank/wait_transfer.h"
 
 #include "analyzer/metrics/classify.h"
@@ -388,7 +389,10 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
         }
         case EventSource::ApiCall: {
             const ApiCallTable& A = proc.apiCalls;
-            add(A.kind[r] == ApiKind::Driver ? "driver call" : "runtime call", std::string(strings.at(A.name[r])));
+            const std::string_view name = strings.at(A.name[r]);
+            const char* family = apiFamily(name) == ApiFamily::Hip ? "HIP " : "CUDA ";
+            add(std::string(family) + (A.kind[r] == ApiKind::Driver ? "driver call" : "runtime call"),
+                std::string(name));
             add("thread", std::to_string(threadIdOf(A.globalTid[r])));
             add("start", formatTimestamp(row.start[i]));
             add("duration", formatDuration(dur, 4));

@@ -1,6 +1,7 @@
 #include "gui/model/timeline_model.h"
 
 #include "analyzer/metrics/classify.h"
+#include "analyzer/metrics/comm_kernel_families.h"
 #include "gui/model/host_lanes.h"
 
 #include <algorithm>
@@ -27,6 +28,9 @@ struct StreamStats {
     // when NCCL kernels made it communication (not --comm-copies copies or
     // --comm-kernel matches).
     TimeNs ncclKernels = 0, otherCommKernels = 0, peerCopies = 0, hostCopies = 0;
+    // The other communication kernels' time by family (docs/metrics.md
+    // section 2; "" for kernels only a --comm-kernel pattern names).
+    std::map<std::string_view, TimeNs> otherFamilies;
 };
 
 std::string streamLabel(uint32_t stream, const Device& dev, const StreamStats& st, Category main) {
@@ -37,7 +41,12 @@ std::string streamLabel(uint32_t stream, const Device& dev, const StreamStats& s
     if (main == Category::Communication) {
         const TimeNs most = std::max({st.ncclKernels, st.otherCommKernels, st.peerCopies, st.hostCopies});
         if (most > 0 && most != st.ncclKernels) {
-            if (most == st.otherCommKernels) return label + " · communication kernels";
+            if (most == st.otherCommKernels) {
+                const auto top = std::max_element(st.otherFamilies.begin(), st.otherFamilies.end(),
+                                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+                const bool named = top != st.otherFamilies.end() && !top->first.empty();
+                return label + " · " + (named ? std::string(top->first) : std::string("communication kernels"));
+            }
             return label + (most == st.peerCopies ? " · peer copies" : " · copies as communication");
         }
         std::string best;
@@ -101,11 +110,17 @@ TimelineModel::TimelineModel(std::shared_ptr<const Capture> capture, const Analy
 
 void TimelineModel::buildProcess(int processIndex) {
     const Process& p = capture_->processes[static_cast<size_t>(processIndex)];
-    int first = -1;
+    // The host lanes go under the first GPU the process ran work on: our
+    // captures also list GPUs a process only opened, and those lanes under an
+    // empty GPU 0 read as if that GPU were the process's.
+    int first = -1, firstWithWork = -1;
     for (size_t d = 0; d < p.devices.size(); ++d) {
         const int g = buildDeviceGroup(processIndex, static_cast<int>(d));
         if (first < 0) first = g;
+        const Device& dev = p.devices[d];
+        if (firstWithWork < 0 && dev.kernels.size() + dev.copies.size() + dev.memsets.size() > 0) firstWithWork = g;
     }
+    if (firstWithWork >= 0) first = firstWithWork;
     if (p.ranges.size() == 0 && p.apiCalls.size() == 0 && p.cpuOps.size() == 0) return;
     if (first < 0) {
         DeviceGroup group;
@@ -187,6 +202,7 @@ int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
 
     std::map<uint32_t, EventRow> streams;
     std::map<uint32_t, StreamStats> stats;
+    std::map<uint32_t, std::string_view> familyOfName;  // kernel name id -> family, as looked up
 
     // Three-way merge of the start-sorted tables keeps every stream row sorted.
     const KernelTable& K = dev.kernels;
@@ -207,6 +223,15 @@ int TimelineModel::buildDeviceGroup(int processIndex, int deviceIndex) {
                 group.commKernels.push_back(static_cast<uint32_t>(k));
                 const NcclKernelName& nccl = classifier.ncclName(kernelNameId(K, k));
                 (nccl.isNccl ? st.ncclKernels : st.otherCommKernels) += K.end[k] - K.start[k];
+                if (!nccl.isNccl) {
+                    const uint32_t nameId = kernelNameId(K, k);
+                    auto known = familyOfName.find(nameId);
+                    if (known == familyOfName.end()) {
+                        const CommKernelFamily* f = communicationFamily(strings.at(nameId));
+                        known = familyOfName.emplace(nameId, f ? f->family : std::string_view()).first;
+                    }
+                    st.otherFamilies[known->second] += K.end[k] - K.start[k];
+                }
                 if (!nccl.collective.empty() && st.collectives.size() < 16) ++st.collectives[nccl.collective];
             }
             ++k;

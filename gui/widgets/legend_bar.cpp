@@ -30,7 +30,9 @@ LegendBar::LegendBar(QWidget* parent) : QWidget(parent) {
     setSizePolicy(policy);
 }
 
-void LegendBar::setCaptureHas(bool sendReceive, bool pipeline) {
+void LegendBar::setCaptureHas(bool sendReceive, bool pipeline, const QString& apiFamilies) {
+    for (Entry& e : all_)
+        if (e.rgb == palette::kApiCall) e.text = tr("%1 API call").arg(apiFamilies);
     shown_.clear();
     for (const Entry& e : all_)
         if (e.shown == Shown::Always || (e.shown == Shown::WithSendReceive && sendReceive) ||

@@ -24,7 +24,8 @@ public:
     // The entries shown: those of colours the capture can draw (a DDP job's
     // legend names no send arrows or pipeline bubbles).
     const std::vector<Entry>& entries() const { return shown_; }
-    void setCaptureHas(bool sendReceive, bool pipeline);
+    // `apiFamilies` names the host calls ("CUDA", "HIP", "CUDA and HIP").
+    void setCaptureHas(bool sendReceive, bool pipeline, const QString& apiFamilies = QStringLiteral("CUDA"));
     QSize sizeHint() const override;
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int width) const override;

@@ -3,6 +3,7 @@
 #include "gui/widgets/analysis_only_view.h"
 #include "gui/widgets/attach_dialog.h"
 
+#include "analyzer/capture/api_call_names.h"
 #include "gui/model/event_details.h"
 #include "gui/model/range_metrics.h"
 #include "gui/model/saved_layout.h"
@@ -210,12 +211,14 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
         collStack_,
         anyComm
             ? QString()
-            : tr("No communication in this %1: no NCCL kernels (recognised by their ncclKernel / ncclDevKernel "
-                 "names) and no peer-to-peer copies, so there is nothing to overlap. Other libraries' kernels can be "
-                 "counted as communication with `overlapscope report --comm-kernel REGEX`.")
+            : tr("No communication in this %1: no NCCL or RCCL kernels, none of the other libraries recognised by "
+                 "name (MSCCL, MSCCL++, DeepEP, NVSHMEM, Transformer Engine userbuffers, PyTorch symmetric memory, "
+                 "vLLM custom all-reduce) and no peer-to-peer copies, so there is nothing to overlap. Other kernels "
+                 "can be counted as communication with `overlapscope report --comm-kernel REGEX`.")
                   .arg(timeline ? tr("capture") : tr("file")));
-    frame_->legend()->setCaptureHas(loaded.analysis && !loaded.analysis->p2p.empty(),
-                                    loaded.analysis && !loaded.analysis->pipeline.empty());
+    frame_->legend()->setCaptureHas(
+        loaded.analysis && !loaded.analysis->p2p.empty(), loaded.analysis && !loaded.analysis->pipeline.empty(),
+        timeline ? QString::fromStdString(apiFamiliesOf(loaded.model->capture())) : QStringLiteral("CUDA"));
     heatMap_->view()->setAnalysis(loaded.analysis);
     // Without a timeline the tables are what there is to read: give them
     // room. With one, the panels get what the lanes leave blank.

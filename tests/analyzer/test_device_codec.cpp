@@ -51,7 +51,9 @@ auto members(const InterferenceMetrics& m) {
     MEMBERS(m, overlapped_compute_ns, interfered_compute_ns, interference_ns, interference_coverage, compute_slowdown,
             net_overlap_gain_ns);
 }
-auto members(const WaitTransferMetrics& m) { MEMBERS(m, comm_wait_ns, exposed_wait_ns, exposed_transfer_ns); }
+auto members(const WaitTransferMetrics& m) {
+    MEMBERS(m, comm_wait_ns, exposed_wait_ns, exposed_transfer_ns, kernels_without_peer);
+}
 auto members(const PipelineStageMetrics& m) {
     MEMBERS(m, stage, stages, microbatches, slowest, window_ns, compute_ns, bubble_ns, fill_ns, drain_ns, stall_ns,
             bubble_share, theoretical_bubble_share);
@@ -332,7 +334,7 @@ DeviceAnalysis fullDevice() {
         m.net_overlap_gain_ns = INT64_MAX;
         return m;
     };
-    auto wait = [] { return WaitTransferMetrics{INT64_MAX, INT64_MIN, 7}; };
+    auto wait = [] { return WaitTransferMetrics{INT64_MAX, INT64_MIN, 7, 3}; };
     auto pipeline = [] {
         PipelineStageMetrics m;
         m.stage = INT_MAX;

@@ -1,5 +1,6 @@
 // Kernel classification and NCCL kernel-name parsing (docs/design.md section 3).
 #include "analyzer/metrics/classify.h"
+#include "analyzer/metrics/comm_kernel_families.h"
 
 #include <gtest/gtest.h>
 
@@ -78,6 +79,50 @@ TEST(ActivityClassifier, BuiltInRuleAndUserPatterns) {
     const auto later = s.intern("ncclKernel_AllGather_RING_LL_Sum_int8_t");
     EXPECT_EQ(c.kernel(later), Category::Communication);
     EXPECT_EQ(c.ncclName(later).collective, "AllGather");
+}
+
+// Issue 28 item 5: the examples of docs/metrics.md section 2's table of
+// libraries are communication without any pattern; their lookalikes are not.
+TEST(ActivityClassifier, CommunicationLibrariesByDefault) {
+    const std::pair<const char*, const char*> communication[] = {
+        {"ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", "NCCL, RCCL"},
+        {"ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", "NCCL, RCCL"},
+        {"mscclKernel_Sum_float_LL", "MSCCL"},
+        {"void mscclpp::executionKernel<__half>(int, __half*)", "MSCCL++"},
+        {"void deep_ep::intranode::dispatch<8>(int)", "DeepEP"},
+        {"void dpsk::ep::internode::combine<false, 8>(int)", "DeepEP"},
+        {"void dpsk::ep::internode::notify_dispatch<false, 4>(int const*)", "DeepEP"},
+        {"void deep_ep::internode_ll::dispatch<true>(void*)", "DeepEP"},
+        {"broadcast32_on_stream_kernel", "NVSHMEM, rocSHMEM"},
+        {"void nvshmemi_proxy_quiet_kernel()", "NVSHMEM, rocSHMEM"},
+        {"userbuffers_fp16_sum_inplace_gpu_rw(int, int*)", "Transformer Engine userbuffers"},
+        {"void kuserbuffers_pushsend(int*)", "Transformer Engine userbuffers"},
+        {"void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)",
+         "PyTorch symmetric memory"},
+        {"void (anonymous namespace)::two_shot_all_reduce_kernel_inplace<c10::BFloat16, 16, 2>(c10::BFloat16**)",
+         "PyTorch symmetric memory"},
+        {"void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(int)", "vLLM custom all-reduce"},
+    };
+    const char* compute[] = {
+        "void deep_ep::layout::get_dispatch_layout(long const*)",
+        "void dpsk::ep::cuda::get_dispatch_layout(long const*)",
+        "void cdpsk::ep::CUB_101_internode::DeviceScanKernel()",  // namespace ending in dpsk::ep
+        "ampere_bf16_s16816gemm",
+        "fused_ncclKernel_wrapper",
+    };
+    StringTable s;
+    AnalysisSettings settings;
+    ActivityClassifier c(s, settings);
+    for (const auto& [name, family] : communication) {
+        EXPECT_EQ(c.kernel(s.intern(name)), Category::Communication) << name;
+        const CommKernelFamily* f = communicationFamily(name);
+        ASSERT_NE(f, nullptr) << name;
+        EXPECT_EQ(f->family, family) << name;
+    }
+    for (const char* name : compute) {
+        EXPECT_EQ(c.kernel(s.intern(name)), Category::Compute) << name;
+        EXPECT_EQ(communicationFamily(name), nullptr) << name;
+    }
 }
 
 TEST(ActivityClassifier, CopiesAndMemsets) {

@@ -74,8 +74,7 @@ std::string multiRankSection(const Analysis& a, const ReportOptions& o) {
     if (const auto late = stragglerSentence(a); !late.empty()) out += "  " + late + "\n";
     if (a.spread) {
         const auto& s = *a.spread;
-        out += "  step time min/median/max: " + formatDuration(s.step_time_min_ns) + " / " +
-               formatDuration(s.step_time_median_ns) + " / " + formatDuration(s.step_time_max_ns) + "\n";
+        out += "  " + spreadStepTimeSentence(s) + "\n";
         out += "  hidden communication min/median/max: " + formatPercent(s.overlap_ratio_min) + " / " +
                formatPercent(s.overlap_ratio_median) + " / " + formatPercent(s.overlap_ratio_max) + "\n";
     }
@@ -183,10 +182,7 @@ std::string formatMarkdownReport(const Analysis& a, const ReportOptions& o) {
         if (!a.matched.empty())
             out += "- " + formatDuration(a.total_skew_ns) + " spent waiting for the slowest rank over " +
                    std::to_string(a.matched.size()) + " matched collectives\n";
-        if (a.spread)
-            out += "- step time min/median/max: " + formatDuration(a.spread->step_time_min_ns) + " / " +
-                   formatDuration(a.spread->step_time_median_ns) + " / " + formatDuration(a.spread->step_time_max_ns) +
-                   "\n";
+        if (a.spread) out += "- " + spreadStepTimeSentence(*a.spread) + "\n";
     }
     for (const auto& [title, lines] : {std::pair{"Pipeline", pipelineLines(a.pipeline, a.devices)},
                                        std::pair{"All-to-all", alltoallLines(a.alltoall, a.devices)},

@@ -30,8 +30,9 @@ const std::set<std::string> kMetricKeys = {"window_ns",        "compute_ns",   "
                                            "achieved_speedup", "ideal_speedup"};
 // docs/design.md section 5: totals and steps also carry the 4b and 4c fields.
 const std::set<std::string> kInterferenceWaitKeys = {
-    "overlapped_compute_ns", "interfered_compute_ns", "interference_ns", "interference_coverage", "compute_slowdown",
-    "net_overlap_gain_ns",   "comm_wait_ns",          "exposed_wait_ns", "exposed_transfer_ns"};
+    "overlapped_compute_ns", "interfered_compute_ns", "interference_ns", "interference_coverage",
+    "compute_slowdown",      "net_overlap_gain_ns",   "comm_wait_ns",    "exposed_wait_ns",
+    "exposed_transfer_ns",   "kernels_without_peer"};
 
 // docs/metrics.md 7e/7f: the pipeline and all-to-all fields (null when absent).
 const std::set<std::string> kPatternKeys = {"pipeline_window_ns",
@@ -215,6 +216,66 @@ TEST(ReportJson, ReadBackGivesTheSameValues) {
     EXPECT_EQ(b.total_skew_ns, 250'000);
     ASSERT_TRUE(b.spread);
     EXPECT_EQ(b.spread->overlap_ratio_min, 0.5);
+}
+
+// Issue 28 item 3: a device whose file names no rank, host or process
+// (a Kineto trace without distributedInfo, an export without a pid) says
+// null, not -1, "" or 0; reading it back restores the in-memory "unknown".
+TEST(ReportJson, UnknownRankHostAndPidAreNull) {
+    auto a = fixture::oneDeviceAnalysis();
+    a.devices[0].rank = -1;
+    a.devices[0].host.clear();
+    a.devices[0].pid = 0;
+    const auto j = reportOf(a);
+    const auto& d = j["devices"][0];
+    EXPECT_TRUE(d["rank"].is_null());
+    EXPECT_TRUE(d["host"].is_null());
+    EXPECT_TRUE(d["pid"].is_null());
+    EXPECT_EQ(d["device"], 0);
+    const auto back = parseReportJson(j.dump(), "mem").analysis;
+    ASSERT_EQ(back.devices.size(), 1u);
+    EXPECT_EQ(back.devices[0].rank, -1);
+    EXPECT_EQ(back.devices[0].host, "");
+    EXPECT_EQ(back.devices[0].pid, 0);
+}
+
+// Issue 28 item 3: waiting with SendRecv kernels that have no peer is
+// unknown; the JSON says null and how many kernels lacked one, and a report
+// read back (check --baseline, diff, merged partials) says the same.
+TEST(ReportJson, UnknownWaitingKeepsItsCountThroughTheFile) {
+    auto a = fixture::twoDeviceAnalysis();
+    a.devices[0].wait = WaitTransferMetrics{5'000, 3'000, 1'000, 0};
+    a.devices[1].wait = WaitTransferMetrics{4'000, 2'000, 7'000, 62};
+    const auto j = reportOf(a);
+    const auto& known = j["devices"][0]["totals"];
+    EXPECT_EQ(known["exposed_wait_ns"], 3'000);
+    EXPECT_EQ(known["kernels_without_peer"], 0);
+    const auto& unknown = j["devices"][1]["totals"];
+    for (const char* k : {"comm_wait_ns", "exposed_wait_ns", "exposed_transfer_ns"})
+        EXPECT_TRUE(unknown[k].is_null()) << k;
+    EXPECT_EQ(unknown["kernels_without_peer"], 62);
+    const auto back = parseReportJson(j.dump(), "mem").analysis;
+    ASSERT_TRUE(back.devices[0].wait);
+    EXPECT_TRUE(back.devices[0].wait->known());
+    EXPECT_EQ(back.devices[0].wait->exposed_wait_ns, 3'000);
+    ASSERT_TRUE(back.devices[1].wait);
+    EXPECT_FALSE(back.devices[1].wait->known());
+    EXPECT_EQ(back.devices[1].wait->kernels_without_peer, 62);
+    // One device: no waiting at all, and no count.
+    const auto one = reportOf(fixture::oneDeviceAnalysis());
+    EXPECT_TRUE(one["devices"][0]["totals"]["kernels_without_peer"].is_null());
+    EXPECT_FALSE(parseReportJson(one.dump(), "mem").analysis.devices[0].wait);
+    // A negative count is damage, named by its place.
+    auto bad = j;
+    bad["devices"][1]["totals"]["kernels_without_peer"] = -1;
+    try {
+        parseReportJson(bad.dump(), "base.json");
+        ADD_FAILURE() << "a negative count was accepted";
+    } catch (const CaptureError& e) {
+        EXPECT_NE(std::string(e.what()).find("devices[1].totals.kernels_without_peer is not a count"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(ReportJson, ReadFromFile) {

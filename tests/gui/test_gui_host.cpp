@@ -1,6 +1,7 @@
 // CPU lanes and flow arrows: host threads with their API calls and PyTorch
 // operators nested by time, and the launch -> GPU work links, checked on a
 // hand-built capture; the arrow's pixels on the offscreen widget.
+#include "analyzer/capture/api_call_names.h"
 #include "gui/model/event_details.h"
 #include "gui/model/event_links.h"
 #include "gui/model/flows.h"
@@ -14,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <QApplication>
 #include <QImage>
+
+#include <algorithm>
 
 using namespace osc;
 using namespace osc::gui;
@@ -83,6 +86,51 @@ TEST(HostLanes, SitAboveTheOverlapLaneAndHideWithTheViewToggle) {
     EXPECT_TRUE(m.hasHostLanes());
     m.setHostLanesShown(false);
     EXPECT_EQ(m.visibleLanes().size(), 4u);
+}
+
+// Issue 28 item 2: a process that only opened GPU 0 (our captures list it as
+// a device) keeps its CPU lanes with GPU 1, where its work ran.
+TEST(HostLanes, GoWithTheGpuTheProcessRanWorkOn) {
+    auto c = std::make_shared<Capture>();
+    Process p;
+    p.pid = 100;
+    p.deviceById(0);  // opened, never used
+    Device& used = p.deviceById(1);
+    guitest::addKernel(*c, used, 1000, 5000, 7, "gemm_kernel", 1);
+    guitest::addApiCall(*c, p, 100, 300, kMain, "cudaLaunchKernel", 1);
+    c->processes.push_back(std::move(p));
+    c->finalize();
+    TimelineModel m(c);
+    ASSERT_EQ(m.groups().size(), 2u);
+    for (const DeviceGroup& g : m.groups()) {
+        const bool hostLanes =
+            std::any_of(g.lanes.begin(), g.lanes.end(), [&](int l) { return m.lane(l).kind == LaneKind::Host; });
+        EXPECT_EQ(hostLanes, c->processes[0].devices[static_cast<size_t>(g.device)].id == 1) << g.label;
+    }
+}
+
+// Issue 28 item 5: AMD traces' host calls are HIP calls, and a stream of
+// another library's communication kernels is named after it.
+TEST(HostLanes, HipCallsAreCalledHipAndOtherLibrariesNameTheirStreams) {
+    auto c = std::make_shared<Capture>();
+    Process p;
+    p.pid = 100;
+    Device& d = p.deviceById(0);
+    guitest::addKernel(*c, d, 1000, 5000, 7, "gemm_kernel", 1);
+    guitest::addKernel(*c, d, 2000, 3000, 9, "void deep_ep::intranode::dispatch<8>(int*)", 2);
+    guitest::addApiCall(*c, p, 100, 300, kMain, "hipLaunchKernel", 1);
+    c->processes.push_back(std::move(p));
+    c->finalize();
+    EXPECT_EQ(apiFamiliesOf(*c), "HIP");
+    const TimelineModel m(c);
+    const EventRef gemm = m.findKernel(0, 0);
+    const EventRef call = flowsOf(m, gemm).at(0).from;
+    bool hip = false;
+    for (const auto& [k, v] : eventDetails(m, call)) hip |= k == "HIP runtime call" && v == "hipLaunchKernel";
+    EXPECT_TRUE(hip);
+    bool named = false;
+    for (int l : m.groups()[0].lanes) named |= m.lane(l).label == "stream 9 · DeepEP";
+    EXPECT_TRUE(named);
 }
 
 TEST(Flows, LinkLaunchesAndGpuWorkBothWays) {
