@@ -22,7 +22,7 @@ struct HangArgs {
     std::string output;
     std::string format = "text";
     bool force = false;
-    double minWaitMs = 1000;
+    double minWaitMs = static_cast<double>(hang::kDefaultMinWaitNs) / 1e6;
 };
 
 struct SortedInputs {
@@ -30,8 +30,9 @@ struct SortedInputs {
 };
 
 [[noreturn]] void notForHang(const std::string& path, const std::string& what) {
-    throw CaptureError(path, what + ", which holds no order of collectives: `hang` reads captures (ours, Nsight "
-                                    "Systems exports, PyTorch traces) and PyTorch Flight Recorder dumps");
+    throw CaptureError(path, what +
+                                 ", which holds no order of collectives: `hang` reads captures (ours, Nsight "
+                                 "Systems exports, PyTorch traces) and PyTorch Flight Recorder dumps");
 }
 
 // Each input by content; a directory's files one by one, since a job's
@@ -79,12 +80,12 @@ int runHang(const HangArgs& args) {
     for (const auto& f : in.dumps) dumps.push_back(readFlightRecorderDump(f));
 
     hang::HangSettings settings;
-    settings.minWaitNs = static_cast<TimeNs>(args.minWaitMs * 1e6);
+    settings.minWaitNs = static_cast<TimeNs>(std::min(args.minWaitMs, 9e12) * 1e6);  // within int64 ns
     hang::HangAnalysis analysis = hang::analyzeHang(capture ? &*capture : nullptr, dumps, settings);
     analysis.inputs = args.inputs;
     printWarnings(analysis.warnings);
-    writeOutput(args.output,
-                args.format == "json" ? hang::formatHangJson(analysis) : hang::formatHangText(analysis), args.force);
+    writeOutput(args.output, args.format == "json" ? hang::formatHangJson(analysis) : hang::formatHangText(analysis),
+                args.force);
     return analysis.verdict == hang::Verdict::Healthy ? 0 : 1;
 }
 
@@ -100,8 +101,7 @@ void addHangCommand(CLI::App& app, CommandRunner& selected) {
         "the stuck or killed job (ours, e.g. taken by `attach` while it hangs; Nsight Systems exports; PyTorch "
         "traces), PyTorch Flight Recorder dumps (JSON; the rank is the number at the end of the file name), or "
         "directories of them.\nExit codes: 0 healthy, 1 a hang or a desync, 2 bad input.");
-    cmd->add_option("INPUT", args->inputs, "Capture files, Flight Recorder dumps, or directories of them")
-        ->required();
+    cmd->add_option("INPUT", args->inputs, "Capture files, Flight Recorder dumps, or directories of them")->required();
     cmd->add_option("--format", args->format, "text (one paragraph, then each rank's progress) or json")
         ->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout")->type_name("FILE");

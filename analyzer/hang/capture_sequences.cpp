@@ -33,8 +33,8 @@ std::string hex(uint64_t v) {
 
 // NCCL's NVTX ranges are named after its API call: ncclAllReduce, ncclSend...
 std::string collectiveOfNcclRange(std::string_view name) {
-    static const std::unordered_set<std::string_view> known = {
-        "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AllToAll", "Gather", "Scatter"};
+    static const std::unordered_set<std::string_view> known = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+                                                               "Reduce",    "AllToAll",  "Gather",        "Scatter"};
     if (!name.starts_with("nccl")) return {};
     const std::string_view rest = name.substr(4);
     return known.count(rest) ? std::string(rest) : std::string();
@@ -117,7 +117,7 @@ void addUnfinishedCalls(std::vector<Call>& calls, const std::vector<TypedLaunch>
                 lastEntered = std::max(lastEntered, c.enteredNs);
             }
         if (!next) next = firstSeq;
-        if (!next) continue;  // no number to give it
+        if (!next) continue;                   // no number to give it
         if (l.start <= lastEntered) continue;  // the launch of a call already there
         Call c;
         c.slot = {l.collective, *next};
@@ -284,8 +284,7 @@ TimeNs captureEnd(const Capture& capture) {
             const TimeNs stop = std::stoll(it->second) - capture.originUtcNs;
             constexpr TimeNs kDay = 86'400'000'000'000;
             if (stop >= last && stop - last <= kDay) end = std::max(end, stop);
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
     }
     return end == std::numeric_limits<TimeNs>::min() ? 0 : end;
 }
@@ -308,7 +307,8 @@ JobSequences sequencesFromCapture(const Capture& capture) {
     for (const Process& p : capture.processes) {
         bool hasPluginRows = false;
         for (size_t i = 0; i < p.collectives.size() && !hasPluginRows; ++i)
-            hasPluginRows = p.collectives.commHash[i] != 0 && !isPointToPoint(capture.strings.at(p.collectives.func[i]));
+            hasPluginRows =
+                p.collectives.commHash[i] != 0 && !isPointToPoint(capture.strings.at(p.collectives.func[i]));
         if (hasPluginRows)
             addPluginCalls(capture, p, hostActivityOf(capture, p), unfinishedLaunches(capture, p), plugin);
         else

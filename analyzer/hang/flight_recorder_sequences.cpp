@@ -18,11 +18,26 @@ using Entry = FlightRecorderEntry;
 
 // Bytes per element of c10's ScalarType names (c10::toString); 0 unknown.
 uint64_t dtypeBytes(const std::string& t) {
-    static const std::map<std::string, uint64_t> sizes = {
-        {"Float", 4},        {"Double", 8},       {"Half", 2},           {"BFloat16", 2},       {"Int", 4},
-        {"Long", 8},         {"Short", 2},        {"Char", 1},           {"Byte", 1},           {"Bool", 1},
-        {"ComplexHalf", 4},  {"ComplexFloat", 8}, {"ComplexDouble", 16}, {"Float8_e4m3fn", 1},  {"Float8_e5m2", 1},
-        {"Float8_e4m3fnuz", 1}, {"Float8_e5m2fnuz", 1}, {"UInt16", 2},   {"UInt32", 4},         {"UInt64", 8}};
+    static const std::map<std::string, uint64_t> sizes = {{"Float", 4},
+                                                          {"Double", 8},
+                                                          {"Half", 2},
+                                                          {"BFloat16", 2},
+                                                          {"Int", 4},
+                                                          {"Long", 8},
+                                                          {"Short", 2},
+                                                          {"Char", 1},
+                                                          {"Byte", 1},
+                                                          {"Bool", 1},
+                                                          {"ComplexHalf", 4},
+                                                          {"ComplexFloat", 8},
+                                                          {"ComplexDouble", 16},
+                                                          {"Float8_e4m3fn", 1},
+                                                          {"Float8_e5m2", 1},
+                                                          {"Float8_e4m3fnuz", 1},
+                                                          {"Float8_e5m2fnuz", 1},
+                                                          {"UInt16", 2},
+                                                          {"UInt32", 4},
+                                                          {"UInt64", 8}};
     const auto it = sizes.find(t);
     return it == sizes.end() ? 0 : it->second;
 }
@@ -172,9 +187,8 @@ JobSequences sequencesFromFlightRecorder(const std::vector<FlightRecorderDump>& 
             if (const auto f = firstOf.find(name); f != firstOf.end())
                 comm.id = groupId(*f->second);
             else if (comm.id.empty())
-                comm.id = "pg " + name + (g->second.desc.empty() || g->second.desc == "undefined"
-                                              ? ""
-                                              : " (" + g->second.desc + ")");
+                comm.id = "pg " + name +
+                          (g->second.desc.empty() || g->second.desc == "undefined" ? "" : " (" + g->second.desc + ")");
             if (!members.empty()) comm.size = static_cast<int>(members.size());
             RankProgress rank;
             rank.rank = dump.rank;
@@ -185,8 +199,8 @@ JobSequences sequencesFromFlightRecorder(const std::vector<FlightRecorderDump>& 
             if (at != members.end() && *at == dump.rank)
                 rank.commRank = static_cast<int>(at - members.begin());
             else if (!members.empty())
-                job.warnings.push_back(dump.path + ": rank " + std::to_string(dump.rank) + " is not among " +
-                                       comm.id + "'s members");
+                job.warnings.push_back(dump.path + ": rank " + std::to_string(dump.rank) + " is not among " + comm.id +
+                                       "'s members");
             if (const auto c = callsOf.find(name); c != callsOf.end())
                 for (const auto& parts : c->second) rank.calls.push_back(callOf(parts, job.originUtcNs));
             completeInOrder(rank.calls);

@@ -52,10 +52,13 @@ struct Desync {
     std::vector<Part> parts;  // one per rank that entered it, in member order
 };
 
+// A healthy job captured while running has collectives in flight: waited on
+// for less than this before the inputs end, a call counts as in flight, not
+// hung (`hang --min-wait-ms`, the GUI).
+inline constexpr TimeNs kDefaultMinWaitNs = 1'000'000'000;
+
 struct HangSettings {
-    // Collectives waited on for less than this before the inputs end count as
-    // in flight, not hung: a job captured while healthy has some in flight.
-    TimeNs minWaitNs = 0;
+    TimeNs minWaitNs = kDefaultMinWaitNs;
 };
 
 struct HangAnalysis {

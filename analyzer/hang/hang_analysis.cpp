@@ -26,7 +26,7 @@ const Call* callAt(const RankProgress& r, const SlotKey& slot) {
 }
 
 std::optional<HungCollective> findHung(const CommunicatorProgress& comm, TimeNs endNs, bool endKnown,
-                                       const HangSettings& settings) {
+                                       const HangSettings& settings, std::vector<std::string>& warnings) {
     std::map<SlotKey, HungCollective> waits;
     for (size_t m = 0; m < comm.ranks.size(); ++m) {
         const Call* c = firstUnfinished(comm.ranks[m]);
@@ -46,7 +46,13 @@ std::optional<HungCollective> findHung(const CommunicatorProgress& comm, TimeNs 
         h.waitedNs = std::max<TimeNs>(0, endNs - h.waitingSinceNs);
         // Without a known end (dumps carry no time of their own) nothing is
         // known to be merely in flight.
-        if (endKnown && h.waitedNs < settings.minWaitNs) continue;
+        if (endKnown && h.waitedNs < settings.minWaitNs) {
+            warnings.push_back(comm.id + ": " + std::to_string(h.waitingRanks.size()) + " rank(s) entered " +
+                               h.collective + " #" + std::to_string(slot.seq) + " only " +
+                               std::to_string(h.waitedNs / 1'000'000) +
+                               " ms before the inputs end: counted as in flight, not hung (--min-wait-ms)");
+            continue;
+        }
         if (!best || h.waitingRanks.size() > best->waitingRanks.size() ||
             (h.waitingRanks.size() == best->waitingRanks.size() && h.waitingSinceNs < best->waitingSinceNs))
             best = h;
@@ -135,7 +141,7 @@ HangAnalysis analyzeSequences(JobSequences sequences, const HangSettings& settin
     a.hung.resize(a.communicators.size());
     for (size_t c = 0; c < a.communicators.size(); ++c) {
         const int index = static_cast<int>(c);
-        a.hung[c] = findHung(a.communicators[c], a.endNs, sequences.endKnown, settings);
+        a.hung[c] = findHung(a.communicators[c], a.endNs, sequences.endKnown, settings, a.warnings);
         if (a.hung[c]) findStuck(a, index, *a.hung[c], a.stuck);
         findDesyncs(a.communicators[c], index, a.desyncs);
     }
@@ -158,8 +164,8 @@ HangAnalysis analyzeHang(const Capture* capture, const std::vector<FlightRecorde
     JobSequences all;
     if (capture) all = sequencesFromCapture(*capture);
     if (!dumps.empty()) {
-        JobSequences fr = sequencesFromFlightRecorder(
-            dumps, capture ? std::optional<int64_t>(capture->originUtcNs) : std::nullopt);
+        JobSequences fr =
+            sequencesFromFlightRecorder(dumps, capture ? std::optional<int64_t>(capture->originUtcNs) : std::nullopt);
         if (!capture) {
             all = std::move(fr);
         } else {

@@ -47,8 +47,7 @@ std::string rankList(std::vector<int> ranks) {
         i = j + 1;
     }
     std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-    for (size_t i = 0; i < parts.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
     return out;
 }
 
@@ -94,13 +93,13 @@ std::string hangParagraphOf(const HangAnalysis& a) {
         }
     for (int m : h.waitingRanks) waiting.push_back(shownRank(comm.ranks[static_cast<size_t>(m)]));
     const std::string what = describeSlot(comm, h.slot, h.collective);
-    std::string out = "HANG: " + rankList(stuckRanks) + " never entered " +
-                      p(what) + " of communicator " + p(comm.id) + ", which " + rankList(waiting) +
-                      (waiting.size() == 1 ? " has" : " have") + " waited in since " + wallClock(a, h.waitingSinceNs) +
-                      " (" + formatDuration(h.waitedNs) + " before the inputs end).";
+    std::string out = "HANG: " + rankList(stuckRanks) + " never entered " + p(what) + " of communicator " + p(comm.id) +
+                      ", which " + rankList(waiting) + (waiting.size() == 1 ? " has" : " have") + " waited in since " +
+                      wallClock(a, h.waitingSinceNs) + " (" + formatDuration(h.waitedNs) + " before the inputs end).";
     for (const StuckRank* s : stuckHere) {
         if (s->member < 0) {
-            out += " Rank " + std::to_string(shownRank(*s)) + " of the communicator is in none of the inputs: add its "
+            out += " Rank " + std::to_string(shownRank(*s)) +
+                   " of the communicator is in none of the inputs: add its "
                    "capture or dump, or check that its process is alive.";
             continue;
         }
@@ -124,8 +123,8 @@ std::string hangParagraphOf(const HangAnalysis& a) {
     for (size_t k = 0; k < a.hung.size(); ++k)
         if (a.hung[k] && k != c) ++otherHung;
     if (otherHung > 0)
-        out += " " + std::to_string(otherHung) + " other communicator" + (otherHung == 1 ? " also waits" : "s also wait") +
-               "; see below.";
+        out += " " + std::to_string(otherHung) + " other communicator" +
+               (otherHung == 1 ? " also waits" : "s also wait") + "; see below.";
     return out;
 }
 
@@ -147,19 +146,23 @@ std::string desyncParagraph(const HangAnalysis& a) {
     }
     std::string out = "DESYNC: the ranks called " + p(describeSlot(comm, d.slot, d.parts.front().collective)) +
                       " of communicator " + p(comm.id) + " with different " +
-                      (d.field == "collective" ? std::string("collectives") : d.field == "dtype" ? "datatypes" : "sizes") +
+                      (d.field == "collective" ? std::string("collectives")
+                       : d.field == "dtype"    ? "datatypes"
+                                               : "sizes") +
                       ": ";
     for (size_t i = 0; i < groups.size(); ++i)
         out += (i == 0 ? "" : ", ") + rankList(groups[i].second) + " with " + p(groups[i].first);
-    out += ". NCCL does not check this: it corrupts results or hangs. Find why the ranks disagree (a rank on "
-           "another code path, uneven batches or shapes).";
+    out +=
+        ". NCCL does not check this: it corrupts results or hangs. Find why the ranks disagree (a rank on "
+        "another code path, uneven batches or shapes).";
     if (a.desyncs.size() > 1) out += " " + std::to_string(a.desyncs.size() - 1) + " more desync(s) below.";
     return out;
 }
 
 std::string healthyParagraph(const HangAnalysis& a) {
-    std::string out = "HEALTHY: no rank is missing from a collective the others wait in, and no two ranks made the "
-                      "same call differently.";
+    std::string out =
+        "HEALTHY: no rank is missing from a collective the others wait in, and no two ranks made the "
+        "same call differently.";
     for (size_t c = 0; c < a.communicators.size(); ++c) {
         if (!a.hung[c]) continue;
         const CommunicatorProgress& comm = a.communicators[c];
@@ -232,8 +235,8 @@ std::string hangParagraph(const HangAnalysis& a) {
 
 std::string formatHangText(const HangAnalysis& a) {
     std::string out = "overlapscope hang: " + std::to_string(a.communicators.size()) + " communicator" +
-                      (a.communicators.size() == 1 ? "" : "s") + " from " + std::to_string(a.inputs.size()) +
-                      " input" + (a.inputs.size() == 1 ? "" : "s") + "\n\n" + hangParagraph(a) + "\n";
+                      (a.communicators.size() == 1 ? "" : "s") + " from " + std::to_string(a.inputs.size()) + " input" +
+                      (a.inputs.size() == 1 ? "" : "s") + "\n\n" + hangParagraph(a) + "\n";
     for (size_t c = 0; c < a.communicators.size(); ++c) {
         const CommunicatorProgress& comm = a.communicators[c];
         out += "\ncommunicator " + p(comm.id) + " (" + toString(comm.source) + ", " +
@@ -248,9 +251,8 @@ std::string formatHangText(const HangAnalysis& a) {
             if (s.communicator == static_cast<int>(c) && s.member >= 0) stuck.insert(s.member);
         for (size_t m = 0; m < comm.ranks.size(); ++m) {
             const RankProgress& r = comm.ranks[m];
-            out += "  " + p(r.label) + ": last entered " + p(callText(comm, lastWith(r, false))) +
-                   ", last completed " + p(callText(comm, lastWith(r, true))) +
-                   (stuck.count(static_cast<int>(m)) ? "  <- stuck" : "") + "\n";
+            out += "  " + p(r.label) + ": last entered " + p(callText(comm, lastWith(r, false))) + ", last completed " +
+                   p(callText(comm, lastWith(r, true))) + (stuck.count(static_cast<int>(m)) ? "  <- stuck" : "") + "\n";
         }
         for (const StuckRank& s : a.stuck)
             if (s.communicator == static_cast<int>(c) && s.member < 0) out += "  " + p(s.label) + "  <- stuck\n";

@@ -6,9 +6,8 @@ namespace osc::hang {
 namespace {
 
 // The row that started last (ties: the one that ended last), as an item.
-std::optional<HostItem> newest(const Capture& capture, const std::vector<TimeNs>& start,
-                               const std::vector<TimeNs>& end, const std::vector<uint32_t>& name,
-                               const std::vector<RangeKind>* kind) {
+std::optional<HostItem> newest(const Capture& capture, const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
+                               const std::vector<uint32_t>& name, const std::vector<RangeKind>* kind) {
     std::optional<size_t> best;
     for (size_t i = 0; i < start.size(); ++i) {
         if (kind && (*kind)[i] == RangeKind::Mark) continue;

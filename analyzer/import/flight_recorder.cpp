@@ -56,8 +56,7 @@ public:
             try {
                 const long long n = std::stoll(s, &used);
                 if (used == s.size()) return n;
-            } catch (const std::exception&) {
-            }
+            } catch (const std::exception&) {}
         }
         fail(key, "is not an integer");
     }
@@ -100,7 +99,8 @@ public:
             if (!shape.is_array()) fail(key, "is not a list of shapes");
             std::vector<int64_t> dims;
             for (const auto& d : shape) {
-                if (!d.is_number_integer() && !d.is_number_unsigned()) fail(key, "holds a dimension that is no integer");
+                if (!d.is_number_integer() && !d.is_number_unsigned())
+                    fail(key, "holds a dimension that is no integer");
                 dims.push_back(toInteger(d, key));
             }
             out.push_back(std::move(dims));

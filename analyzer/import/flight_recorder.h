@@ -51,10 +51,10 @@ struct FlightRecorderDump {
     // The dump holds no global rank: PyTorch names the file <prefix><rank>
     // (nccl_trace_rank_3) and its own tools take the rank from there.
     int rank = -1;
-    std::string commLibVersion;                                  // comm_lib_version, or nccl_version (2.5-2.9)
-    std::map<std::string, FlightRecorderGroup> groups;           // pg_config, by group name
-    std::map<int64_t, FlightRecorderGroupStatus> groupStatus;    // pg_status, by pg_id
-    std::vector<FlightRecorderEntry> entries;                    // oldest first, as dumped
+    std::string commLibVersion;                                // comm_lib_version, or nccl_version (2.5-2.9)
+    std::map<std::string, FlightRecorderGroup> groups;         // pg_config, by group name
+    std::map<int64_t, FlightRecorderGroupStatus> groupStatus;  // pg_status, by pg_id
+    std::vector<FlightRecorderEntry> entries;                  // oldest first, as dumped
 };
 
 // Reads one dump. Throws CaptureError naming the file: not JSON, a pickled

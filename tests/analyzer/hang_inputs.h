@@ -137,8 +137,8 @@ inline HangAnswer knownAnswer(HangFormat format, const synth::WorkloadSpec& s) {
     const uint64_t perStep = static_cast<uint64_t>(s.collectivesPerStep());
     // PyTorch numbers collectives from 1, NCCL and kernel order from 0.
     const uint64_t base = fr ? 1 : 0;
-    const uint64_t total = s.stallRank >= 0 ? static_cast<uint64_t>(s.stallAtStep) * perStep
-                                            : static_cast<uint64_t>(s.steps) * perStep;
+    const uint64_t total =
+        s.stallRank >= 0 ? static_cast<uint64_t>(s.stallAtStep) * perStep : static_cast<uint64_t>(s.steps) * perStep;
     for (int r = 0; r < s.ranks; ++r) {
         const auto upTo = [&](uint64_t n) { return n == 0 ? std::nullopt : std::optional<uint64_t>(base + n - 1); };
         a.lastCompleted[r] = upTo(total);

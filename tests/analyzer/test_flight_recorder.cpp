@@ -20,7 +20,8 @@ using test::FrEntrySpec;
 using test::frJson;
 using test::writeText;
 
-FrEntrySpec entry(int64_t seq, std::string state, std::string op = "all_reduce", std::vector<std::vector<int64_t>> sizes = {{1024}}) {
+FrEntrySpec entry(int64_t seq, std::string state, std::string op = "all_reduce",
+                  std::vector<std::vector<int64_t>> sizes = {{1024}}) {
     FrEntrySpec e;
     e.seq = seq;
     e.state = std::move(state);
@@ -207,9 +208,12 @@ TEST(FlightRecorderHang, MissingDumpsSizesAndCoalescedCalls) {
     for (int r = 0; r < 2; ++r) {
         FrDumpSpec d;
         d.groups = {{"0", {"default_pg", {0, 1, 2}}}};
-        d.entries = {entry(1, "completed"), entry(2, "completed", "all_gather", {{r == 1 ? 2048 : 1024}}),
-                     entry(3, "completed", "broadcast"), entry(3, "completed", "broadcast"),
-                     entry(3, "completed", "coalesced", {}), entry(4, "scheduled")};
+        d.entries = {entry(1, "completed"),
+                     entry(2, "completed", "all_gather", {{r == 1 ? 2048 : 1024}}),
+                     entry(3, "completed", "broadcast"),
+                     entry(3, "completed", "broadcast"),
+                     entry(3, "completed", "coalesced", {}),
+                     entry(4, "scheduled")};
         d.entries[2].dtype = r == 0 ? "Float" : "Int";  // same size, another type
         const std::string f = dir / ("nccl_trace_rank_" + std::to_string(r));
         writeText(f, frJson(d));

@@ -89,7 +89,7 @@ TEST(HangSynth, RandomJobsInEveryFormat) {
     for (int trial = 0; trial < 12; ++trial) {
         synth::WorkloadSpec spec = test::randomJob(rng);
         spec.steps = std::uniform_int_distribution<int>(1, 4)(rng);
-        const int kind = trial % 4;  // 0 healthy, 1 stall, 2 desync, 3 both
+        const int kind = trial % 4;                           // 0 healthy, 1 stall, 2 desync, 3 both
         if (kind == 3) spec.steps = std::max(spec.steps, 2);  // a desync before the stall
         if (kind == 1 || kind == 3) {
             spec.stallRank = std::uniform_int_distribution<int>(0, spec.ranks - 1)(rng);
