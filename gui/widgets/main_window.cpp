@@ -6,6 +6,7 @@
 #include "gui/model/event_details.h"
 #include "gui/model/range_metrics.h"
 #include "gui/model/time_ticks.h"
+#include "gui/widgets/hang_panel.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/legend_bar.h"
 #include "gui/widgets/metric_tables.h"
@@ -234,6 +235,7 @@ void MainWindow::buildMenus() {
         }
     }));
     addWhatIfDock(this, view);  // issue 19: a dock of its own, shown from this menu
+    addHangDock(this, view);    // issue 33: which rank a stuck job waits for
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     timelineAction(edit->addAction(tr("&Find kernels…"), QKeySequence::Find, this, [this] {
         findBar_->show();
@@ -408,6 +410,7 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     stepView_->setColumnHidden(StepTableModel::AllToAllImbalance, !steps_->hasAllToAll());
     collectives_->setData(loaded.model, loaded.analysis);
     if (auto* whatIf = findChild<WhatIfPanel*>()) whatIf->setData(loaded.model, loaded.analysis);
+    if (auto* hangs = findChild<HangPanel*>()) hangs->setData(loaded.model, loaded.analysis != nullptr);
     statistics_->setCapture(loaded.model, loaded.analysis);
     const QString stepRules =
         tr("Steps are NVTX or profiler ranges named ProfilerStep#N, step N or iteration N (torch.profiler's "
@@ -577,7 +580,8 @@ bool MainWindow::raisePanel(const QString& name) {
         if (dock->objectName() != name) continue;
         dock->show();
         dock->raise();
-        if (name == "heatmap" || name == "statistics") resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
+        if (name == "heatmap" || name == "statistics" || name == "hang")
+            resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
         return true;
     }
     return false;
