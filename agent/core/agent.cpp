@@ -86,6 +86,7 @@ void Agent::boot() {
 bool Agent::startCapture(std::optional<double> durationS, std::optional<std::string> outputDir, std::string& error) {
     std::lock_guard op(opMutex_);
     uint64_t sequence;
+    OpenCollectives openCollectives;
     {
         std::lock_guard lock(stateMutex_);
         if (shuttingDown_) {
@@ -101,6 +102,7 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
             return false;
         }
         sequence = captures_ + 1;
+        openCollectives = openCollectives_;
     }
     // Before the file exists, so a SIGTERM from now on finds a capture to close.
     if (signals_) signals_->install();
@@ -109,6 +111,7 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
     config.commitIntervalMs = settings_.commitIntervalMs;
     config.stopGraceMs = settings_.stopGraceMs;
     config.sequence = sequence;
+    config.openCollectives = std::move(openCollectives);
     config.path = captureFileName(outputDir.value_or(settings_.outputDir), who_, sequence);
     // The timer thread ends a capture whose file cannot be written any more.
     config.onWriteFailure = [this] {
@@ -262,6 +265,11 @@ AgentState Agent::state() const {
 void Agent::submitCollective(PendingCollective&& collective) {
     std::lock_guard lock(stateMutex_);
     if (session_) session_->submitCollective(std::move(collective));
+}
+
+void Agent::setOpenCollectives(OpenCollectives source) {
+    std::lock_guard lock(stateMutex_);
+    openCollectives_ = std::move(source);
 }
 
 const std::string& Agent::controlSocketPath() const { return socketPath_; }

@@ -48,6 +48,9 @@ public:
 
     // From the NCCL plugin's threads; dropped when no capture is running.
     void submitCollective(PendingCollective&& collective);
+    // The NCCL plugin's operations still running: each capture writes them
+    // when it closes (SessionConfig::openCollectives).
+    void setOpenCollectives(OpenCollectives source);
 
     const std::string& controlSocketPath() const;
 
@@ -65,6 +68,7 @@ private:
     std::condition_variable timerCv_;
     AgentState state_ = AgentState::Dormant;
     std::unique_ptr<CaptureSession> session_;
+    OpenCollectives openCollectives_;
     std::string lastOutput_;
     uint64_t lastDropped_ = 0;
     uint64_t captures_ = 0;
