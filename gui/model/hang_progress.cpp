@@ -101,7 +101,7 @@ HangProgress hangProgress(const hang::HangAnalysis& a, size_t maxColumns) {
             for (const auto& call : r.calls) callAt.emplace(call.slot, &call);
             for (size_t i = begin; i < end; ++i) {
                 const auto it = callAt.find(slots[i].slot);
-                row.cells.push_back(it == callAt.end()        ? ProgressState::NotEntered
+                row.cells.push_back(it == callAt.end()      ? ProgressState::NotEntered
                                     : it->second->completed ? ProgressState::Completed
                                                             : ProgressState::Waiting);
             }

@@ -30,7 +30,7 @@ struct ProgressRow {
 };
 
 struct ProgressBlock {
-    std::string title;     // "communicator 0x5e1f… (nccl-plugin, 4 ranks): 3 wait in AllReduce #17 for 5.01 s"
+    std::string title;        // "communicator 0x5e1f… (nccl-plugin, 4 ranks): 3 wait in AllReduce #17 for 5.01 s"
     size_t hiddenBefore = 0;  // calls left of the first column shown
     std::vector<ProgressColumn> columns;
     std::vector<ProgressRow> rows;

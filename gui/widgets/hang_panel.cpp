@@ -271,9 +271,9 @@ HangPanel::HangPanel(QWidget* parent) : QWidget(parent) {
 void HangPanel::setData(std::shared_ptr<TimelineModel> model, bool hasAnalysisOnly) {
     model_ = std::move(model);
     stale_ = model_ != nullptr;
-    view_->setProgress(std::nullopt,
-                       model_            ? tr("Analysing…")
-                       : hasAnalysisOnly ? tr("Collective progress needs the captures themselves (their plugin rows "
+    view_->setProgress(std::nullopt, model_ ? tr("Analysing…")
+                                     : hasAnalysisOnly
+                                         ? tr("Collective progress needs the captures themselves (their plugin rows "
                                               "and kernels): open them, or run `overlapscope hang` on them.")
                                          : tr("Open a capture to see each rank's progress through its collectives."));
     if (isVisible()) compute();
@@ -319,8 +319,9 @@ HangPanel* addHangDock(QMainWindow* window, QMenu* viewMenu) {
     });
     QAction* show = dock->toggleViewAction();
     show->setText(QObject::tr("&Collective progress (hangs)"));
-    show->setToolTip(QObject::tr("Each rank's progress through its collectives; which rank a stuck job waits for "
-                                 "(overlapscope hang)"));
+    show->setToolTip(
+        QObject::tr("Each rank's progress through its collectives; which rank a stuck job waits for "
+                    "(overlapscope hang)"));
     viewMenu->addAction(show);
     return panel;
 }

@@ -148,8 +148,8 @@ bool naiveIsLaunch(const std::string& n) {
 }
 
 std::string ncclRangeColl(const std::string& n) {
-    for (const char* c : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AllToAll", "Gather",
-                          "Scatter"})
+    for (const char* c :
+         {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AllToAll", "Gather", "Scatter"})
         if (n == std::string("nccl") + c) return c;
     return "";
 }
@@ -216,7 +216,8 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
                 bool dup = false;
                 for (auto& k : calls) dup = dup || (k.coll == f && k.seq == t.seqNumber[i]);
                 if (dup) continue;
-                calls.push_back({f, t.seqNumber[i], t.enqueue[i] >= 0 ? t.enqueue[i] : t.gpuStart[i], t.gpuEnd[i] >= 0});
+                calls.push_back(
+                    {f, t.seqNumber[i], t.enqueue[i] >= 0 ? t.enqueue[i] : t.gpuStart[i], t.gpuEnd[i] >= 0});
                 commRank = std::max(commRank, t.rank[i]);
                 sizes[comm] = std::max(sizes[comm], t.nranks[i]);
             }
@@ -232,7 +233,8 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
                 for (auto& [cr, calls] : comms[comm])
                     if (globalOf[comm][cr] == p.rank)
                         for (auto& k : calls)
-                            if (k.coll == coll && k.entered <= at && k.entered >= bestAt) best = comm, bestAt = k.entered;
+                            if (k.coll == coll && k.entered <= at && k.entered >= bestAt)
+                                best = comm, bestAt = k.entered;
             }
             if (best.empty()) continue;
             for (auto& [cr, calls] : comms[best]) {
@@ -240,7 +242,8 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
                 uint64_t next = 0;
                 TimeNs lastEntered = std::numeric_limits<TimeNs>::min();
                 for (auto& k : calls)
-                    if (k.coll == coll) next = std::max(next, k.seq + 1), lastEntered = std::max(lastEntered, k.entered);
+                    if (k.coll == coll)
+                        next = std::max(next, k.seq + 1), lastEntered = std::max(lastEntered, k.entered);
                 if (at > lastEntered) calls.push_back({coll, next, at, false});
                 std::stable_sort(calls.begin(), calls.end(), [](auto& a, auto& b) { return a.entered < b.entered; });
             }
@@ -271,8 +274,8 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
                 const auto k = parseNcclKernelName(c.strings.at(d.kernels.name[i]));
                 if (!k.isNccl || k.collective.empty() || p2p(k.collective)) continue;
                 kernels = true;
-                calls.push_back({k.collective, n[k.collective]++, d.kernels.start[i],
-                                 d.kernels.end[i] >= d.kernels.start[i]});
+                calls.push_back(
+                    {k.collective, n[k.collective]++, d.kernels.start[i], d.kernels.end[i] >= d.kernels.start[i]});
             }
             perDevice.push_back(calls);
         }
@@ -284,7 +287,8 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
                     uint64_t next = 0;
                     TimeNs lastEntered = std::numeric_limits<TimeNs>::min();
                     for (auto& k : calls)
-                        if (k.coll == coll) next = std::max(next, k.seq + 1), lastEntered = std::max(lastEntered, k.entered);
+                        if (k.coll == coll)
+                            next = std::max(next, k.seq + 1), lastEntered = std::max(lastEntered, k.entered);
                     if (at > lastEntered) calls.push_back({coll, next, at, false});
                 }
             std::stable_sort(calls.begin(), calls.end(), [](auto& a, auto& b) { return a.entered < b.entered; });
@@ -340,10 +344,12 @@ NaiveAnswer fromAnalysis(const hang::HangAnalysis& a) {
     for (size_t c = 0; c < a.communicators.size(); ++c) {
         const auto& comm = a.communicators[c];
         if (a.hung[c]) out.hung[comm.id] = {a.hung[c]->slot.collective, a.hung[c]->slot.seq};
-        for (const auto& r : comm.ranks) out.last[{comm.id, r.rank}] = {test::lastSeq(r, false), test::lastSeq(r, true)};
+        for (const auto& r : comm.ranks)
+            out.last[{comm.id, r.rank}] = {test::lastSeq(r, false), test::lastSeq(r, true)};
     }
     for (const auto& s : a.stuck)
-        out.stuck.insert({a.communicators[static_cast<size_t>(s.communicator)].id, s.member >= 0 ? s.rank : -1 - s.commRank});
+        out.stuck.insert(
+            {a.communicators[static_cast<size_t>(s.communicator)].id, s.member >= 0 ? s.rank : -1 - s.commRank});
     return out;
 }
 
@@ -363,8 +369,8 @@ TEST(HangKilled, RandomCutsAgainstANaiveReading) {
         const std::string job = dir / ("job" + std::to_string(trial));
         for (const auto& f : writeJob(spec, job)) {
             std::string cut = kDropEnd;
-            for (const char* table : {"OVERLAPSCOPE_KERNEL", "OVERLAPSCOPE_NCCL_COLL", "CUPTI_ACTIVITY_KIND_RUNTIME",
-                                      "NVTX_EVENTS"}) {
+            for (const char* table :
+                 {"OVERLAPSCOPE_KERNEL", "OVERLAPSCOPE_NCCL_COLL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"}) {
                 const int n = std::uniform_int_distribution<int>(0, 40)(rng);
                 cut += "DELETE FROM " + std::string(table) + " WHERE rowid > (SELECT max(rowid) FROM " + table +
                        ") - " + std::to_string(n) + ";";
