@@ -2,6 +2,7 @@
 // rank or a desynced call (synth --stall-rank / --desync-rank), random in
 // size, mode, skew and clock offsets, read in every input format the command
 // takes; and the worked example of docs/design.md section 4d.
+#include "analyzer/hang/host_activity.h"
 #include "tests/analyzer/hang_inputs.h"
 #include "tests/analyzer/random_job.h"
 #include "tests/support/temp_dir.h"
@@ -153,6 +154,58 @@ TEST(HangSequences, TheDesignExample) {
     hang::HangSettings settings;
     settings.minWaitNs = 10'000'000'000;
     EXPECT_EQ(hang::analyzeSequences(job, settings).verdict, hang::Verdict::Healthy);
+}
+
+// What a stuck rank's host was last doing, worked by hand: the newest of
+// each kind by start (ties: the later end); marks, GPU-side annotations and
+// NCCL's own ranges are not what the host was doing; last seen is the
+// latest end of any record of those kinds, newest or not.
+TEST(HangSequences, HostActivityIsTheNewestOfEachKind) {
+    Capture cap;
+    Process p;
+    auto api = [&](std::string_view name, TimeNs start, TimeNs end) {
+        p.apiCalls.start.push_back(start);
+        p.apiCalls.end.push_back(end);
+        p.apiCalls.globalTid.push_back(1);
+        p.apiCalls.correlation.push_back(static_cast<uint32_t>(p.apiCalls.size()));
+        p.apiCalls.name.push_back(cap.strings.intern(name));
+        p.apiCalls.returnValue.push_back(0);
+        p.apiCalls.kind.push_back(ApiKind::Runtime);
+    };
+    auto range = [&](RangeTable& t, std::string_view name, TimeNs start, TimeNs end, std::string_view domain = {},
+                     RangeKind kind = RangeKind::PushPop, bool onGpu = false) {
+        t.start.push_back(start);
+        t.end.push_back(end);
+        t.name.push_back(cap.strings.intern(name));
+        t.globalTid.push_back(1);
+        t.domain.push_back(domain.empty() ? kNoId : cap.strings.intern(domain));
+        t.category.push_back(0);
+        t.color.push_back(0);
+        t.kind.push_back(kind);
+        t.onGpu.push_back(onGpu ? 1 : 0);
+    };
+    api("cudaMemcpyAsync", 100, 900);
+    api("cudaLaunchKernel", 500, 520);
+    api("cudaStreamSynchronize", 500, 4'000);  // same start, ends later: newest
+    range(p.ranges, "DataLoader.__next__", 300, 2'500);
+    range(p.ranges, "step 3", 200, 5'000);
+    range(p.ranges, "ncclAllReduce", 3'000, 3'100, "NCCL");
+    range(p.ranges, "a mark", 6'000, 6'000, {}, RangeKind::Mark);
+    range(p.ranges, "gpu annotation", 7'000, 8'000, {}, RangeKind::PushPop, true);
+    range(p.cpuOps, "aten::copy_", 50, 60);
+    range(p.cpuOps, "aten::to", 40, 9'000);
+    const hang::HostActivity h = hang::hostActivityOf(cap, p);
+    ASSERT_TRUE(h.apiCall && h.range && h.cpuOp);
+    EXPECT_EQ(h.apiCall->name, "cudaStreamSynchronize");
+    EXPECT_EQ(h.apiCall->endNs, 4'000);
+    EXPECT_EQ(h.range->name, "DataLoader.__next__");
+    EXPECT_EQ(h.range->startNs, 300);
+    EXPECT_EQ(h.cpuOp->name, "aten::copy_");
+    // The latest end of any of them: aten::to, which started first and ended last.
+    EXPECT_EQ(h.lastSeenNs, 9'000);
+
+    const hang::HostActivity none = hang::hostActivityOf(cap, Process{});
+    EXPECT_FALSE(none.apiCall || none.range || none.cpuOp || none.lastSeenNs);
 }
 
 }  // namespace
