@@ -234,5 +234,31 @@ TEST(FlightRecorderHang, MissingDumpsSizesAndCoalescedCalls) {
     EXPECT_EQ(a.desyncs[1].field, "dtype");
 }
 
+// The same call number entered as another collective (every call
+// completed, so no rank is stuck): a desync on the collective's type.
+TEST(FlightRecorderHang, AnotherCollectiveOnTheSameNumberIsADesync) {
+    testsupport::TempDir dir;
+    std::vector<FlightRecorderDump> dumps;
+    for (int r = 0; r < 3; ++r) {
+        FrDumpSpec d;
+        d.groups = {{"0", {"default_pg", {0, 1, 2}}}};
+        d.entries = {entry(1, "completed"), entry(2, "completed", r == 1 ? "all_gather" : "all_reduce"),
+                     entry(3, "completed")};
+        const std::string f = dir / ("nccl_trace_rank_" + std::to_string(r));
+        writeText(f, frJson(d));
+        dumps.push_back(readFlightRecorderDump(f));
+    }
+    const hang::HangAnalysis a = hang::analyzeHang(nullptr, dumps);
+    EXPECT_EQ(a.verdict, hang::Verdict::Desync);
+    EXPECT_TRUE(a.stuck.empty());
+    ASSERT_EQ(a.desyncs.size(), 1u);
+    EXPECT_EQ(a.desyncs[0].field, "collective");
+    EXPECT_EQ(a.desyncs[0].slot.seq, 2u);
+    ASSERT_EQ(a.desyncs[0].parts.size(), 3u);
+    EXPECT_NE(a.desyncs[0].parts[1].collective.find("all_gather"), std::string::npos);
+    EXPECT_NE(a.desyncs[0].parts[0].collective.find("all_reduce"), std::string::npos);
+    EXPECT_EQ(a.desyncs[0].parts[0].collective, a.desyncs[0].parts[2].collective);
+}
+
 }  // namespace
 }  // namespace osc
