@@ -8,6 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 class CliHang : public Cli {
 protected:
@@ -136,4 +139,28 @@ TEST_F(CliHang, HangWritesAFileOnlyWithForceToReplace) {
     EXPECT_EQ(slurp(out), "keep");
     EXPECT_EQ(run("hang --force -o " + quote(out) + " " + quote(f)).code, 0);
     EXPECT_NE(slurp(out), "keep");
+}
+
+// synth's hang options refuse what has no known answer, in one line, exit 2,
+// and write nothing.
+TEST_F(CliHang, SynthRefusesAStallOrDesyncItCannotMake) {
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"--stall-rank 4 --stall-at-step 1", "--stall-rank must be a rank"},  // 4 ranks: 0-3
+        {"--stall-rank 1 --stall-at-step 4", "--stall-rank must be a rank"},  // 4 steps: 0-3
+        {"--stall-rank 1", "go together"},
+        {"--desync-rank 1", "go together"},
+        {"--desync-rank 1 --desync-at-step -1", "--desync-rank"},
+    };
+    int n = 0;
+    for (const auto& [options, says] : bad) {
+        const auto out = path("bad" + std::to_string(n++));
+        const auto r = run("synth --ranks 4 --layers 6 --steps 4 " + options + " -o " + quote(out));
+        EXPECT_EQ(r.code, 2) << options;
+        EXPECT_EQ(lineCount(r.err), 1u) << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << options << ": " << r.err;
+        EXPECT_FALSE(std::filesystem::exists(out)) << options;
+    }
+    const auto r = run("synth --workload pipeline --stall-rank 1 --stall-at-step 1 -o " + quote(path("pp")));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("data-parallel"), std::string::npos) << r.err;
 }
