@@ -71,6 +71,9 @@ struct HangAnalysis {
     int firstMissingCommunicator = -1;
     Verdict verdict = Verdict::Healthy;
     TimeNs endNs = 0;  // the last time any input recorded, on the inputs' timeline
+    // False for Flight Recorder dumps alone: they record no time of their own
+    // (endNs is their newest entry), so how long a call was waited in is unknown.
+    bool endKnown = false;
     // For Flight Recorder dumps: the Unix time of the timeline's 0.
     int64_t originUtcNs = 0;
     std::vector<std::string> warnings;

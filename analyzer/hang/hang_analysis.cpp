@@ -136,6 +136,7 @@ HangAnalysis analyzeSequences(JobSequences sequences, const HangSettings& settin
     a.inputs = std::move(sequences.inputs);
     a.communicators = std::move(sequences.communicators);
     a.endNs = sequences.endNs;
+    a.endKnown = sequences.endKnown;
     a.originUtcNs = sequences.originUtcNs;
     a.warnings = std::move(sequences.warnings);
     a.hung.resize(a.communicators.size());

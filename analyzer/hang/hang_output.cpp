@@ -95,7 +95,8 @@ std::string hangParagraphOf(const HangAnalysis& a) {
     const std::string what = describeSlot(comm, h.slot, h.collective);
     std::string out = "HANG: " + rankList(stuckRanks) + " never entered " + p(what) + " of communicator " + p(comm.id) +
                       ", which " + rankList(waiting) + (waiting.size() == 1 ? " has" : " have") + " waited in since " +
-                      wallClock(a, h.waitingSinceNs) + " (" + formatDuration(h.waitedNs) + " before the inputs end).";
+                      wallClock(a, h.waitingSinceNs) +
+                      (a.endKnown ? " (" + formatDuration(h.waitedNs) + " before the inputs end)." : ".");
     for (const StuckRank* s : stuckHere) {
         if (s->member < 0) {
             out += " Rank " + std::to_string(shownRank(*s)) +
@@ -167,10 +168,19 @@ std::string healthyParagraph(const HangAnalysis& a) {
         if (!a.hung[c]) continue;
         const CommunicatorProgress& comm = a.communicators[c];
         const HungCollective& h = *a.hung[c];
-        out += " But every rank of " + p(comm.id) + " entered " + p(describeSlot(comm, h.slot, h.collective)) +
-               " and none completed it in " + formatDuration(h.waitedNs) +
-               ": if the job is stuck, the collective itself is (NCCL, the network, a GPU), not a late rank; "
-               "NCCL_DEBUG=INFO logs say more.";
+        // Every member entered it (none is stuck), but some may have completed
+        // it already: a snapshot can catch the last ones before they notice.
+        const bool all = comm.size > 0 && h.waitingRanks.size() == static_cast<size_t>(comm.size);
+        std::vector<int> waiting;
+        for (int m : h.waitingRanks) waiting.push_back(shownRank(comm.ranks[static_cast<size_t>(m)]));
+        const std::string call = p(describeSlot(comm, h.slot, h.collective));
+        const std::string in = a.endKnown ? " in " + formatDuration(h.waitedNs) : std::string();
+        out += all ? " But every rank of " + p(comm.id) + " entered " + call + " and none completed it" + in
+                   : " But " + rankList(waiting) + " of " + p(comm.id) + (waiting.size() == 1 ? " has" : " have") +
+                         " not completed " + call + in + ", which the others completed";
+        out +=
+            ": if the job is stuck, the collective itself is (NCCL, the network, a GPU), not a late rank; "
+            "NCCL_DEBUG=INFO logs say more.";
         break;
     }
     if (a.communicators.empty()) out += " The inputs hold no collectives to compare.";
@@ -243,8 +253,8 @@ std::string formatHangText(const HangAnalysis& a) {
                (comm.size > 0 ? std::to_string(comm.size) + " ranks" : std::string("size unknown")) + ")";
         if (a.hung[c])
             out += ": " + std::to_string(a.hung[c]->waitingRanks.size()) + " waiting in " +
-                   p(describeSlot(comm, a.hung[c]->slot, a.hung[c]->collective)) + " for " +
-                   formatDuration(a.hung[c]->waitedNs);
+                   p(describeSlot(comm, a.hung[c]->slot, a.hung[c]->collective)) +
+                   (a.endKnown ? " for " + formatDuration(a.hung[c]->waitedNs) : std::string());
         out += "\n";
         std::set<int> stuck;
         for (const StuckRank& s : a.stuck)
@@ -336,7 +346,8 @@ std::string formatHangJson(const HangAnalysis& a) {
                          {"collective", a.hung[c]->collective},
                          {"waiting_ranks", waiting},
                          {"waiting_since_ns", a.hung[c]->waitingSinceNs},
-                         {"waited_ns", a.hung[c]->waitedNs}};
+                         // Unknown from dumps alone: they record no time of their own.
+                         {"waited_ns", a.endKnown ? ordered_json(a.hung[c]->waitedNs) : ordered_json(nullptr)}};
         } else {
             e["hung"] = nullptr;
         }

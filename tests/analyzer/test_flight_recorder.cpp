@@ -4,6 +4,7 @@
 // trace, and the hang analysis on dumps with hand-worked answers.
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/hang/hang.h"
+#include "analyzer/hang/hang_output.h"
 #include "analyzer/import/flight_recorder.h"
 #include "analyzer/load/input_kind.h"
 #include "analyzer/load/load_capture.h"
@@ -11,6 +12,7 @@
 #include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace osc {
 namespace {
@@ -258,6 +260,53 @@ TEST(FlightRecorderHang, AnotherCollectiveOnTheSameNumberIsADesync) {
     EXPECT_NE(a.desyncs[0].parts[1].collective.find("all_gather"), std::string::npos);
     EXPECT_NE(a.desyncs[0].parts[0].collective.find("all_reduce"), std::string::npos);
     EXPECT_EQ(a.desyncs[0].parts[0].collective, a.desyncs[0].parts[2].collective);
+}
+
+// Dumps record no time of their own: the text gives no wait time (it would
+// read 0 ns, the newest entry being the wait itself), and a call that one
+// rank completed and another not is not said to be completed by none.
+TEST(FlightRecorderHang, TheTextClaimsNoTimeAndNoCompletionTheDumpsDoNotHold) {
+    testsupport::TempDir dir;
+    auto dumpsOf = [&](const std::string& name, int ranks, auto entriesOf) {
+        std::vector<FlightRecorderDump> dumps;
+        for (int r = 0; r < ranks; ++r) {
+            FrDumpSpec d;
+            std::vector<int> members(static_cast<size_t>(ranks));
+            for (int m = 0; m < ranks; ++m) members[static_cast<size_t>(m)] = m;
+            d.groups = {{"0", {"default_pg", members}}};
+            d.entries = entriesOf(r);
+            const std::string f = dir / (name + "_rank_" + std::to_string(r));
+            writeText(f, frJson(d));
+            dumps.push_back(readFlightRecorderDump(f));
+        }
+        return dumps;
+    };
+    // Ranks 0 and 1 wait in #2, rank 2 never called it.
+    const hang::HangAnalysis stalled = hang::analyzeHang(nullptr, dumpsOf("stall", 3, [](int r) {
+                                                             std::vector<FrEntrySpec> e = {entry(1, "completed")};
+                                                             if (r < 2) e.push_back(entry(2, "started"));
+                                                             return e;
+                                                         }));
+    EXPECT_EQ(stalled.verdict, hang::Verdict::Hang);
+    EXPECT_FALSE(stalled.endKnown);
+    const std::string text = hang::formatHangText(stalled);
+    EXPECT_NE(text.find("ranks 0 and 1 have waited in since"), std::string::npos) << text;
+    EXPECT_EQ(text.find("before the inputs end)"), std::string::npos) << text;
+    EXPECT_NE(text.find("2 waiting in all_reduce #2\n"), std::string::npos) << text;
+    const auto json = nlohmann::json::parse(hang::formatHangJson(stalled));
+    EXPECT_TRUE(json["communicators"][0]["hung"]["waited_ns"].is_null());
+    EXPECT_EQ(json["communicators"][0]["hung"]["seq"], 2);
+
+    // Rank 0 completed #1, rank 1 has not yet: no one is stuck.
+    const hang::HangAnalysis caught = hang::analyzeHang(
+        nullptr, dumpsOf("caught", 2,
+                         [](int r) { return std::vector<FrEntrySpec>{entry(1, r == 0 ? "completed" : "started")}; }));
+    EXPECT_EQ(caught.verdict, hang::Verdict::Healthy);
+    const std::string healthy = hang::formatHangText(caught);
+    EXPECT_NE(healthy.find("rank 1 of pg 0 (default_pg) has not completed all_reduce #1, which the others completed"),
+              std::string::npos)
+        << healthy;
+    EXPECT_EQ(healthy.find("none completed"), std::string::npos) << healthy;
 }
 
 }  // namespace
