@@ -133,7 +133,7 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected) {
         ->type_name("FILE|DIR");
     cmd->add_flag("--force", args->force, "Replace existing output files");
     cmd->add_option("--workload", args->workloadName,
-                    "The model: data-parallel (default; the options below up to --clock-offset-ns), "
+                    "The model: data-parallel (default; the options below up to --desync-at-step), "
                     "pipeline (a 1F1B pipeline, one rank per stage) or alltoall (expert-parallel "
                     "all-to-all); analyzer/synth/README.md works out their answers")
         ->check(CLI::IsMember({"data-parallel", "pipeline", "alltoall"}));
@@ -224,6 +224,19 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected) {
     only("data-parallel",
          cmd->add_option("--slow-compute-factor", w.slowComputeFactor, "See --slow-compute-rank (default 1)")
              ->type_name("F"));
+    only("data-parallel",
+         cmd->add_option("--stall-rank", w.stallRank,
+                         "A hang with a known answer: from --stall-at-step on this rank enters no collective; the "
+                         "others wait in that step's first collective until the capture stops, 5 s after the last "
+                         "of them arrived (`overlapscope hang` finds it)")
+             ->type_name("R"));
+    only("data-parallel", cmd->add_option("--stall-at-step", w.stallAtStep, "See --stall-rank")->type_name("S"));
+    only("data-parallel",
+         cmd->add_option("--desync-rank", w.desyncRank,
+                         "A desync with a known answer: this rank calls the first collective of --desync-at-step "
+                         "with twice the bytes of the others")
+             ->type_name("R"));
+    only("data-parallel", cmd->add_option("--desync-at-step", w.desyncAtStep, "See --desync-rank")->type_name("S"));
     auto& pp = args->pipeline;
     only("pipeline", cmd->add_option("--stages", pp.stages, "Pipeline: stages, one rank each (default 4)"));
     only("pipeline",

@@ -19,6 +19,7 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected);
 void addExportCommand(CLI::App& app, CommandRunner& selected);
 void addDiffCommand(CLI::App& app, CommandRunner& selected);
 void addWhatIfCommand(CLI::App& app, CommandRunner& selected);
+void addHangCommand(CLI::App& app, CommandRunner& selected);
 void addAgentCommands(CLI::App& app, CommandRunner& selected);  // run, attach, detach, ps
 
 }  // namespace osc::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     osc::cli::addDiffCommand(app, selected);
     osc::cli::addExportCommand(app, selected);
     osc::cli::addWhatIfCommand(app, selected);
+    osc::cli::addHangCommand(app, selected);
     osc::cli::addSynthCommand(app, selected);
     osc::cli::addAgentCommands(app, selected);
 

@@ -261,6 +261,7 @@ void Agent::settleStreamLocked() {
 bool Agent::startCapture(std::optional<double> durationS, std::optional<std::string> outputDir, std::string& error) {
     std::lock_guard op(opMutex_);
     uint64_t sequence;
+    OpenCollectives openCollectives;
     {
         std::lock_guard lock(stateMutex_);
         if (shuttingDown_) {
@@ -276,6 +277,7 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
             return false;
         }
         sequence = captures_ + 1;
+        openCollectives = openCollectives_;
     }
     if (live_ && live_->captureActive()) {
         error = "a step capture is in progress; detach it first";
@@ -288,6 +290,7 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
     config.commitIntervalMs = settings_.commitIntervalMs;
     config.stopGraceMs = settings_.stopGraceMs;
     config.sequence = sequence;
+    config.openCollectives = std::move(openCollectives);
     config.path = captureFileName(outputDir.value_or(settings_.outputDir), who_, sequence);
     config.tap = telemetry_ ? live_.get() : nullptr;
     // The timer thread ends a capture whose file cannot be written any more.
@@ -558,6 +561,11 @@ AgentState Agent::state() const {
 void Agent::submitCollective(PendingCollective&& collective) {
     std::lock_guard lock(stateMutex_);
     if (session_) session_->submitCollective(std::move(collective));
+}
+
+void Agent::setOpenCollectives(OpenCollectives source) {
+    std::lock_guard lock(stateMutex_);
+    openCollectives_ = std::move(source);
 }
 
 const std::string& Agent::controlSocketPath() const { return socketPath_; }

@@ -69,6 +69,9 @@ public:
 
     // From the NCCL plugin's threads; dropped when no capture is running.
     void submitCollective(PendingCollective&& collective);
+    // The NCCL plugin's operations still running: each capture writes them
+    // when it closes (SessionConfig::openCollectives).
+    void setOpenCollectives(OpenCollectives source);
 
     const std::string& controlSocketPath() const;
     // The HTTP port live metrics are served on (0 when none).
@@ -100,6 +103,7 @@ private:
     AgentState state_ = AgentState::Dormant;
     std::unique_ptr<CaptureSession> session_;
     bool streamOnly_ = false;  // session_ has no file
+    OpenCollectives openCollectives_;
     std::string lastOutput_;
     uint64_t lastDropped_ = 0;
     uint64_t captures_ = 0;

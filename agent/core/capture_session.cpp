@@ -121,6 +121,9 @@ void CaptureSession::stop(CaptureEnd how) {
     if (grace_.ran) grace_.recordsLeftOut = sink_->leftOut();  // the writer has finished with the sink
     try {
         if (!broken_) {
+            // Whatever still runs after the grace may never end (a hang).
+            if (config_.openCollectives)
+                for (auto& c : config_.openCollectives()) submitCollective(std::move(c));
             drainCollectives();
             writeEndMetadata();
         }

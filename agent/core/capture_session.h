@@ -41,6 +41,11 @@ struct PendingCollective {
     std::string func, datatype, algo, proto;
 };
 
+// The NCCL plugin's operations still running, as rows without a GPU end
+// (their GPU start when a channel started): written when a capture closes,
+// so that a capture of a hung job says which collective each rank waits in.
+using OpenCollectives = std::function<std::vector<PendingCollective>()>;
+
 struct SessionConfig {
     // The capture file; empty for a stream without one, whose rows go to
     // `tap` only (the live metrics and step captures).
@@ -61,7 +66,8 @@ struct SessionConfig {
     // more (disk full...): the owner should then stop this capture.
     std::function<void()> onWriteFailure;
     size_t maxPendingCollectives = 1u << 16;
-    uint64_t sequence = 1;  // 1 for the first capture in this process
+    OpenCollectives openCollectives;  // asked once, after the stop grace
+    uint64_t sequence = 1;            // 1 for the first capture in this process
 };
 
 class CaptureSession final : public BufferSink {

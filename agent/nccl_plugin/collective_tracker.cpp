@@ -20,6 +20,17 @@ int p2pDirection(const char* func) {
     return f == "Send" ? 0 : f == "Recv" ? 1 : 2;
 }
 
+// Every live tracker, for the rows a closing capture writes. Taken before a
+// tracker's own mutex, never while holding it.
+std::mutex& registryMutex() {
+    static std::mutex m;
+    return m;
+}
+std::unordered_set<CollectiveTracker*>& registry() {
+    static std::unordered_set<CollectiveTracker*> live;
+    return live;
+}
+
 }  // namespace
 
 struct CollectiveTracker::Event {
@@ -56,9 +67,19 @@ size_t ncclDatatypeBytes(const char* datatype) {
 }
 
 CollectiveTracker::CollectiveTracker(uint64_t commHash, int nranks, int rank, Emit emit)
-    : commHash_(commHash), nranks_(nranks), rank_(rank), emit_(std::move(emit)) {}
+    : commHash_(commHash), nranks_(nranks), rank_(rank), emit_(std::move(emit)) {
+    std::lock_guard lock(registryMutex());
+    registry().insert(this);
+}
 
-CollectiveTracker::~CollectiveTracker() { finalize(); }
+CollectiveTracker::~CollectiveTracker() {
+    {
+        // First, so that openRowsOfAll() never sees a tracker being destroyed.
+        std::lock_guard lock(registryMutex());
+        registry().erase(this);
+    }
+    finalize();
+}
 
 void* CollectiveTracker::startGroup() {
     std::lock_guard lock(mutex_);
@@ -179,6 +200,28 @@ void CollectiveTracker::emitCompletedBefore(uint64_t plan) {
         if (op->plan != 0 && op->plan < plan && complete(op)) done.push_back(op);
     std::sort(done.begin(), done.end(), [](const Op* a, const Op* b) { return a->order < b->order; });
     for (Op* op : done) emit(op);
+}
+
+std::vector<PendingCollective> CollectiveTracker::openRows() {
+    std::lock_guard lock(mutex_);
+    std::vector<Op*> all(open_.begin(), open_.end());
+    std::sort(all.begin(), all.end(), [](const Op* a, const Op* b) { return a->order < b->order; });
+    std::vector<PendingCollective> rows;
+    for (const Op* op : all) {
+        PendingCollective c = op->pending;
+        c.row.gpuStart = op->gpuStart;
+        c.row.gpuEnd = -1;  // still running: a hung collective looks like this
+        rows.push_back(std::move(c));
+    }
+    return rows;
+}
+
+std::vector<PendingCollective> CollectiveTracker::openRowsOfAll() {
+    std::lock_guard lock(registryMutex());
+    std::vector<PendingCollective> rows;
+    for (CollectiveTracker* t : registry())
+        for (auto& r : t->openRows()) rows.push_back(std::move(r));
+    return rows;
 }
 
 void CollectiveTracker::finalize() {

@@ -22,6 +22,7 @@
 #include <string>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace osc::agent {
 
@@ -64,6 +65,11 @@ public:
     void kernelChannelStopped(void* handle, uint64_t stopPTimer);
     // Emits every operation still open (communicator destroyed).
     void finalize();
+    // Copies of the operations still open, as rows with no GPU end: what a
+    // capture closing now writes of them (they stay open here).
+    std::vector<PendingCollective> openRows();
+    // openRows() of every communicator alive in this process.
+    static std::vector<PendingCollective> openRowsOfAll();
 
     // The tracker that created an event handle (NCCL gives stop/record calls
     // only the handle); nullptr for nullptr and for group handles, which

@@ -5,6 +5,7 @@
 // and 7) take v5 and copy their events into its descriptors.
 #include "agent/core/agent.h"
 #include "agent/core/agent_runtime.h"
+#include "agent/nccl_plugin/collective_tracker.h"
 #include "agent/nccl_plugin/profiler_callbacks.h"
 
 namespace osc::agent {
@@ -15,6 +16,7 @@ ncclResult_t initCommon(void** context, int* mask, uint64_t commHash, int nranks
     *mask = 0;
     Agent* agent = ensureAgent();
     if (!agent) return 0;  // success with no events: NCCL runs as without a plugin
+    agent->setOpenCollectives(&CollectiveTracker::openRowsOfAll);
     return nccl::initContext(context, mask, commHash, nranks, rank,
                              [agent](PendingCollective&& c) { agent->submitCollective(std::move(c)); });
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -61,6 +62,50 @@ bool formatIs(std::string_view head, std::string_view format) {
     return i != std::string_view::npos && head.substr(i).starts_with("\"" + std::string(format) + "\"");
 }
 
+// Whether `head` (a file's first bytes) opens a Flight Recorder dump: a JSON
+// object with a top-level key only PyTorch's dump has, or a pickle naming
+// them. Kineto traces mention "pg_config" too, but inside distributedInfo,
+// so only keys at depth 1 count; JSON dumps sort their keys, so the first
+// key already tells (entries, comm_lib_version, nccl_comm_state, pg_config).
+bool isFlightRecorderHead(std::string_view head) {
+    static constexpr std::string_view kKeys[] = {"entries",         "pg_config",    "pg_status",
+                                                 "nccl_comm_state", "nccl_version", "comm_lib_version"};
+    if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
+        return head.find("pg_config") != std::string_view::npos ||
+               head.find("collective_seq_id") != std::string_view::npos;
+    const size_t first = head.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos || head[first] != '{') return false;
+    int depth = 0;
+    bool expectKey = false;
+    for (size_t i = first; i < head.size(); ++i) {
+        const char c = head[i];
+        if (c == '"') {
+            size_t j = i + 1;
+            while (j < head.size() && head[j] != '"') j += head[j] == '\\' ? 2 : 1;
+            if (j >= head.size()) return false;  // cut off inside a string
+            if (depth == 1 && expectKey) {
+                const std::string_view key = head.substr(i + 1, j - i - 1);
+                for (const auto k : kKeys)
+                    if (key == k) return true;
+            }
+            expectKey = false;
+            i = j;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+            expectKey = c == '{' && depth == 1;
+        } else if (c == '}' || c == ']') {
+            --depth;
+        } else if (c == ',') {
+            expectKey = depth == 1;
+        }
+    }
+    return false;
+}
+
+bool endsInRankNumber(const std::string& name) {
+    return !name.empty() && std::isdigit(static_cast<unsigned char>(name.back())) != 0;
+}
+
 [[noreturn]] void cannotOpen(const std::string& path, int error) {
     switch (error) {
         case ENOENT:
@@ -90,7 +135,8 @@ InputKind sniff(const std::string& path) {
     if (S_ISDIR(st.st_mode)) {
         ::close(fd);
         if (!captureFilesIn(path).empty()) return InputKind::CaptureDirectory;
-        return partialFilesIn(path).empty() ? InputKind::Unknown : InputKind::PartialDirectory;
+        if (!partialFilesIn(path).empty()) return InputKind::PartialDirectory;
+        return flightRecorderFilesIn(path).empty() ? InputKind::Unknown : InputKind::FlightRecorderDirectory;
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
@@ -116,6 +162,7 @@ InputKind sniff(const std::string& path) {
         return InputKind::KinetoTrace;
     if (head.starts_with(kPartialMagic) || formatIs(head, kPartialFormat)) return InputKind::PartialResult;
     if (formatIs(head, kReportFormat)) return InputKind::SavedReport;
+    if (isFlightRecorderHead(head)) return InputKind::FlightRecorderDump;
     const size_t first = head.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && (head[first] == '{' || head[first] == '[')) return InputKind::KinetoTrace;
     return InputKind::Unknown;
@@ -135,6 +182,10 @@ std::string describe(InputKind kind) {
             return "a directory of captures";
         case InputKind::PartialDirectory:
             return "a directory of partial results";
+        case InputKind::FlightRecorderDump:
+            return "a PyTorch Flight Recorder dump";
+        case InputKind::FlightRecorderDirectory:
+            return "a directory of Flight Recorder dumps";
         case InputKind::Unknown:
             return "not something overlapscope reads";
     }
@@ -145,6 +196,23 @@ std::vector<std::string> captureFilesIn(const std::string& directory) { return f
 
 std::vector<std::string> partialFilesIn(const std::string& directory) {
     return filesIn(directory, [](const std::string& name) { return endsWith(name, kPartialSuffix); });
+}
+
+std::vector<std::string> flightRecorderFilesIn(const std::string& directory) {
+    constexpr size_t kMaxNamesLooked = 65536;
+    size_t looked = 0;
+    std::vector<std::string> out;
+    for (const auto& file : filesIn(directory, [](const std::string& name) {
+             return name.front() != '.' && (endsInRankNumber(name) || endsWith(name, ".json"));
+         })) {
+        if (++looked > kMaxNamesLooked) break;
+        try {
+            if (sniff(file) == InputKind::FlightRecorderDump) out.push_back(file);
+        } catch (const CaptureError&) {
+            // Unreadable: not a dump this directory offers.
+        }
+    }
+    return out;
 }
 
 }  // namespace osc

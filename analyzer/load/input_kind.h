@@ -18,7 +18,14 @@ enum class InputKind {
     SavedReport,       // `report --format json`
     CaptureDirectory,  // a directory of captures (at least one capture file)
     PartialDirectory,  // a directory of partial results and no capture file
-    Unknown,           // none of these: a directory without either, or other bytes
+    // A PyTorch Flight Recorder dump (JSON; a pickled one too, which its
+    // reader refuses with the command that converts it): what each process
+    // group's collectives did, read by `overlapscope hang` only.
+    FlightRecorderDump,
+    // A directory of Flight Recorder dumps and no capture file (PyTorch's
+    // default names end in the rank, without an extension: nccl_trace_rank_3).
+    FlightRecorderDirectory,
+    Unknown,  // none of these: a directory without either, or other bytes
 };
 
 // What partial results and saved reports start with, and what partial
@@ -42,5 +49,9 @@ std::string describe(InputKind kind);
 // directory cannot be listed.
 std::vector<std::string> captureFilesIn(const std::string& directory);
 std::vector<std::string> partialFilesIn(const std::string& directory);
+// The Flight Recorder dumps of a directory, by content, sorted by name: its
+// files whose names end in a number or in .json (PyTorch's names), at most
+// the first 65,536 such names looked at.
+std::vector<std::string> flightRecorderFilesIn(const std::string& directory);
 
 }  // namespace osc

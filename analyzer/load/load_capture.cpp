@@ -33,8 +33,13 @@ void readCaptureFile(const std::string& path, const LoadOptions& options, Captur
             throw CaptureError(path,
                                "a saved report (report --format json), not a capture: `check` and `diff` "
                                "read it; `export` and `whatif` need the captures");
+        case InputKind::FlightRecorderDump:
+            throw CaptureError(path,
+                               "a PyTorch Flight Recorder dump, not a capture: `overlapscope hang` reads it (which "
+                               "rank a hung job waits for)");
         case InputKind::CaptureDirectory:
         case InputKind::PartialDirectory:
+        case InputKind::FlightRecorderDirectory:
             throw CaptureError(path, "is a directory, not a capture file");
         case InputKind::Unknown:
             throw CaptureError(path,

@@ -12,16 +12,21 @@ constexpr std::string_view kDriverLaunch = "cuLaunchKernelEx";  // how NCCL laun
 
 }  // namespace
 
-void emitLaunch(RowSink& sink, uint64_t tid, TimeNs callStart, TimeNs callEnd, KernelRow kernel, bool nccl,
-                TimeNs off) {
+void emitLaunchCall(RowSink& sink, uint64_t tid, TimeNs callStart, TimeNs callEnd, uint32_t correlationId, bool nccl,
+                    TimeNs off) {
     ApiCallRow call;
     call.start = callStart + off;
     call.end = callEnd + off;
     call.kind = nccl ? ApiKind::Driver : ApiKind::Runtime;
     call.globalTid = tid;
-    call.correlationId = kernel.correlationId;
+    call.correlationId = correlationId;
     call.name = nccl ? kDriverLaunch : kRuntimeLaunch;
     sink.addApiCall(call);
+}
+
+void emitLaunch(RowSink& sink, uint64_t tid, TimeNs callStart, TimeNs callEnd, KernelRow kernel, bool nccl,
+                TimeNs off) {
+    emitLaunchCall(sink, tid, callStart, callEnd, kernel.correlationId, nccl, off);
     kernel.start += off;
     kernel.end += off;
     sink.addKernel(kernel);

@@ -31,6 +31,11 @@ struct StepLaunches {
     std::vector<SynthLaunch> launches;  // in program order; a range's launches are consecutive
 };
 
+// One launch call on thread `tid` over [callStart, callEnd) with this
+// correlation id, and no kernel: work the GPU never finished (a hang).
+void emitLaunchCall(RowSink& sink, uint64_t tid, TimeNs callStart, TimeNs callEnd, uint32_t correlationId, bool nccl,
+                    TimeNs clockOffset);
+
 // One launch call on thread `tid` over [callStart, callEnd) and the kernel it
 // launched, joined by the kernel's correlation id; `clockOffset` moves both.
 void emitLaunch(RowSink& sink, uint64_t tid, TimeNs callStart, TimeNs callEnd, KernelRow kernel, bool nccl,

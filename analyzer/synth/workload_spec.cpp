@@ -1,5 +1,7 @@
 #include "analyzer/synth/workload_spec.h"
 
+#include "analyzer/synth/workload_synth.h"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -62,6 +64,20 @@ void WorkloadSpec::validate() const {
     require(hostStallStep >= -1, "--host-stall-step must be a step, or -1 for every step");
     require(!hostStallName.empty(), "--host-stall-name must not be empty");
     require(slowComputeFactor > 0 && slowComputeFactor <= 100, "--slow-compute-factor must be in (0, 100]");
+    require((stallRank < 0) == (stallAtStep < 0), "--stall-rank and --stall-at-step go together");
+    require((desyncRank < 0) == (desyncAtStep < 0), "--desync-rank and --desync-at-step go together");
+    if (stallRank >= 0 || desyncRank >= 0) require(ranks >= 2, "a stall or a desync needs --ranks 2 or more");
+    if (stallRank >= 0)
+        require(stallRank < ranks && stallAtStep < steps, "--stall-rank must be a rank and --stall-at-step a step");
+    if (desyncRank >= 0)
+        require(desyncRank < ranks && desyncAtStep < steps, "--desync-rank must be a rank and --desync-at-step a step");
+    if (stallRank >= 0 && desyncRank >= 0)
+        require(desyncAtStep < stallAtStep, "--desync-at-step must come before --stall-at-step");
+    require(stallTailNs >= 0 && stallTailNs <= (TimeNs{1} << 50), "the stall's tail must be in [0, 2^50] ns");
+}
+
+int WorkloadSpec::collectivesPerStep() const {
+    return mode == OverlapMode::PerParam ? layers : static_cast<int>(planBuckets(*this).size());
 }
 
 TimeNs WorkloadSpec::commNs(uint64_t bytes) const {

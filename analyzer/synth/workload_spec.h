@@ -69,6 +69,18 @@ struct WorkloadSpec {
     std::string hostStallName = "DataLoader.__next__";
     int slowComputeRank = -1;
     double slowComputeFactor = 1.0;
+    // Hangs and desyncs with known answers (docs/design.md 4d). From step
+    // stallAtStep on, rank stallRank enters no collective: its host stops
+    // where it would call that step's first collective, and the other ranks
+    // wait in that collective until the capture stops, stallTailNs after the
+    // last of them arrived (their kernel never ends, so it has no record;
+    // their plugin row has no GPU end, as the agent writes a collective still
+    // running when a capture stops). -1: no stall.
+    int stallRank = -1, stallAtStep = -1;
+    TimeNs stallTailNs = 5'000'000'000;
+    // Rank desyncRank calls step desyncAtStep's first collective with twice
+    // the bytes of the others (its plugin row says so); it still completes.
+    int desyncRank = -1, desyncAtStep = -1;
 
     TimeNs layerBackwardNs(int layer) const {
         return backwardNsList.empty() ? backwardNs : backwardNsList[static_cast<size_t>(layer)];
@@ -88,6 +100,9 @@ struct WorkloadSpec {
 
     // Throws std::invalid_argument naming the first bad field.
     void validate() const;
+    // Collectives every rank calls per step (buckets, or layers per-param):
+    // step s's first collective has seqNumber s * collectivesPerStep().
+    int collectivesPerStep() const;
     // Communication time of one collective moving `bytes` (before jitter).
     TimeNs commNs(uint64_t bytes) const;
 };

@@ -24,7 +24,13 @@ struct Launch {
     KernelRow kernel;
     bool nccl = false;
     CollectiveRow collective;  // when nccl
+    bool neverEnds = false;    // a hung collective: its launch call, no kernel record
 };
+
+// PyTorch's watchdog thread polls each collective's end event while the
+// collective runs: what a waiting rank's host keeps recording in a hang.
+constexpr TimeNs kWatchdogPollNs = 100'000'000;
+constexpr int32_t kCudaErrorNotReady = 600;
 
 // One rank's progress through the simulation.
 struct RankState {
@@ -53,6 +59,8 @@ public:
 
     void run() {
         for (int step = 0; step < spec_.steps; ++step) {
+            step_ = step;
+            collectiveInStep_ = 0;
             for (size_t i = 0; i < ranks_.size(); ++i) {
                 ranks_[i].launches.clear();
                 ranks_[i].stall = spec_.hostStall(static_cast<int>(i), step);
@@ -71,12 +79,18 @@ public:
             }
             if (spec_.mode == OverlapMode::Sequential)
                 for (const auto& b : buckets_) allReduce(b.bytes);
+            if (halted_) {
+                // Nobody finishes this step: no step range ends, nothing more is launched.
+                for (size_t i = 0; i < ranks_.size(); ++i) emitStep(i, step, false);
+                emitWatchdogPolls();
+                return;
+            }
             for (auto& r : ranks_) {
                 // The optimizer needs every reduced gradient.
                 r.cursor = std::max(r.cursor, r.commFree);
                 if (spec_.optimizerNs > 0) computeKernel(r, kOptimizerName, spec_.optimizerNs);
             }
-            for (size_t i = 0; i < ranks_.size(); ++i) emitStep(i, step);
+            for (size_t i = 0; i < ranks_.size(); ++i) emitStep(i, step, true);
             for (auto& r : ranks_) {
                 r.cursor += spec_.stepGapNs;
                 r.commFree = r.cursor;
@@ -95,6 +109,7 @@ private:
     }
 
     void computeKernel(RankState& r, std::string_view name, TimeNs ns) {
+        if (halted_) return;
         Launch launch;
         KernelRow& k = launch.kernel;
         k = baseKernel(r);
@@ -125,6 +140,13 @@ private:
     // once the last rank has arrived and the data has moved (NCCL kernels
     // spin waiting for their peers).
     void allReduce(uint64_t bytes) {
+        if (halted_) return;
+        if (step_ == spec_.stallAtStep && collectiveInStep_ == 0) {
+            stall(bytes);
+            return;
+        }
+        const bool desync = step_ == spec_.desyncAtStep && collectiveInStep_ == 0;
+        ++collectiveInStep_;
         const TimeNs duration = commJitter_.apply(spec_.commNs(bytes));
         TimeNs latest = 0;
         std::vector<TimeNs> starts;
@@ -161,8 +183,10 @@ private:
             c.datatype = "ncclFloat32";
             c.algo = "RING";
             c.proto = "SIMPLE";
-            c.count = bytes / 4;
-            c.bytes = bytes;
+            // The desynced rank asks for twice the data; NCCL does not check.
+            const uint64_t asked = desync && static_cast<int>(i) == spec_.desyncRank ? 2 * bytes : bytes;
+            c.count = asked / 4;
+            c.bytes = asked;
             c.nChannels = 2;
             c.deviceId = r.who.gpu.id;
             c.gpuStart = k.start;
@@ -174,9 +198,69 @@ private:
         ++seq_;
     }
 
+    // The stalled rank never calls this collective; the others launch it and
+    // it never ends: each waits from its own arrival until the capture stops.
+    void stall(uint64_t bytes) {
+        halted_ = true;
+        for (size_t i = 0; i < ranks_.size(); ++i) {
+            if (static_cast<int>(i) == spec_.stallRank) continue;
+            RankState& r = ranks_[i];
+            Launch launch;
+            launch.nccl = true;
+            launch.neverEnds = true;
+            launch.kernel = baseKernel(r);
+            const TimeNs start = spec_.commOnComputeStream ? r.cursor : std::max(r.cursor, r.commFree);
+            launch.kernel.start = launch.kernel.end = start;
+            CollectiveRow& c = launch.collective;
+            c.commHash = kCommHash;
+            c.rank = r.who.rank;
+            c.nranks = spec_.ranks;
+            c.seqNumber = seq_;
+            c.func = "AllReduce";
+            c.datatype = "ncclFloat32";
+            c.algo = "RING";
+            c.proto = "SIMPLE";
+            c.count = bytes / 4;
+            c.bytes = bytes;
+            c.nChannels = 2;
+            c.deviceId = r.who.gpu.id;
+            c.gpuStart = start;  // its channels started; none ever stopped
+            stallArrival_ = std::max(stallArrival_, start);
+            r.launches.push_back(launch);
+        }
+    }
+
+    // The waiting ranks' watchdog threads poll until the capture stops,
+    // stallTailNs after the last waiting rank arrived: the capture's end.
+    void emitWatchdogPolls() {
+        const TimeNs stop = stallArrival_ + spec_.stallTailNs;
+        const TimeNs period = std::max(kWatchdogPollNs, spec_.stallTailNs / 1000);
+        for (size_t i = 0; i < ranks_.size(); ++i) {
+            if (static_cast<int>(i) == spec_.stallRank) continue;
+            RankState& r = ranks_[i];
+            const TimeNs off = spec_.clockOffset(static_cast<int>(i));
+            TimeNs arrival = stop;
+            for (const auto& l : r.launches)
+                if (l.neverEnds) arrival = l.kernel.start;
+            ApiCallRow poll;
+            poll.kind = ApiKind::Runtime;
+            poll.globalTid = schema::packGlobalTid(r.who.pid, r.who.pid + 1);
+            poll.name = "cudaEventQuery";
+            poll.returnValue = kCudaErrorNotReady;
+            for (TimeNs t = arrival;; t = std::min(t + period, stop)) {
+                poll.start = std::max(arrival, t - 2'000) + off;
+                poll.end = t + off;
+                poll.correlationId = r.nextCorrelation++;
+                sinks_[i]->addApiCall(poll);
+                if (t >= stop) break;
+            }
+        }
+    }
+
     // The CPU side of one step: a `step N` range holding one launch call per
     // kernel, spaced so the range ends before the next step's range begins.
-    void emitStep(size_t rankIndex, int step) {
+    // A step that never finishes has no range (it never ended).
+    void emitStep(size_t rankIndex, int step, bool finished) {
         RankState& r = ranks_[rankIndex];
         RowSink& sink = *sinks_[rankIndex];
         TimeNs gpuStart = r.launches.front().kernel.start, gpuEnd = gpuStart;
@@ -192,13 +276,15 @@ private:
         const std::string name = "step " + std::to_string(step);
         // A host clock that disagrees: every time this rank records moves.
         const TimeNs off = spec_.clockOffset(static_cast<int>(rankIndex));
-        RangeRow range;
-        range.start = hostStart + off;
-        range.end = hostStart + (n + 1) * spacing + off;
-        range.kind = RangeKind::PushPop;
-        range.text = name;
-        range.globalTid = range.endGlobalTid = tid;
-        sink.addRange(range);
+        if (finished) {
+            RangeRow range;
+            range.start = hostStart + off;
+            range.end = hostStart + (n + 1) * spacing + off;
+            range.kind = RangeKind::PushPop;
+            range.text = name;
+            range.globalTid = range.endGlobalTid = tid;
+            sink.addRange(range);
+        }
         if (r.stall > 0) {
             // The host busy elsewhere (loading data) before it launches the step.
             RangeRow stall;
@@ -213,11 +299,26 @@ private:
         TimeNs callStart = hostStart;
         for (auto& l : r.launches) {
             callStart += spacing;
-            emitLaunch(sink, tid, callStart, callStart + std::max<TimeNs>(spacing / 2, 1), l.kernel, l.nccl, off);
+            const TimeNs callEnd = callStart + std::max<TimeNs>(spacing / 2, 1);
+            if (l.neverEnds)
+                emitLaunchCall(sink, tid, callStart, callEnd, l.kernel.correlationId, l.nccl, off);
+            else
+                emitLaunch(sink, tid, callStart, callEnd, l.kernel, l.nccl, off);
+            if (l.nccl && ncclRanges_) {
+                // NCCL's own NVTX range around its API call, which launches the kernel.
+                RangeRow api;
+                api.start = callStart + off;
+                api.end = callEnd + off;
+                api.kind = RangeKind::PushPop;
+                api.text = "ncclAllReduce";
+                api.domain = "NCCL";
+                api.globalTid = api.endGlobalTid = tid;
+                sink.addRange(api);
+            }
             if (l.nccl) {
                 l.collective.enqueue = callStart + off;
-                l.collective.gpuStart += off;
-                l.collective.gpuEnd += off;
+                if (l.collective.gpuStart >= 0) l.collective.gpuStart += off;
+                if (l.collective.gpuEnd >= 0) l.collective.gpuEnd += off;
                 sink.addCollective(l.collective);
             }
         }
@@ -229,6 +330,12 @@ private:
     std::vector<RankState> ranks_;
     std::vector<Bucket> buckets_;
     uint64_t seq_ = 0;
+    int step_ = 0, collectiveInStep_ = 0;
+    bool halted_ = false;  // the stall: nothing more is launched
+    // NCCL's NVTX ranges, which say what a launch that never ran was: written
+    // for the hang models only, so that the other models' files stay as they were.
+    bool ncclRanges_ = spec_.stallRank >= 0 || spec_.desyncRank >= 0;
+    TimeNs stallArrival_ = 0;  // the last waiting rank's arrival in the hung collective
 };
 
 }  // namespace

@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
                             "name contains TEXT (with --screenshot).",
                             "TEXT");
     QCommandLineOption panel(
-        "panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap.", "NAME");
+        "panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap, whatif, hang.",
+        "NAME");
     QCommandLineOption select("select",
                               "Select the first kernel whose name contains TEXT starting at or after TIME, as a click "
                               "does (with --screenshot), e.g. SendRecv@12ms.",

@@ -8,6 +8,7 @@
 #include "gui/model/range_metrics.h"
 #include "gui/model/saved_layout.h"
 #include "gui/model/time_ticks.h"
+#include "gui/widgets/hang_panel.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/legend_bar.h"
 #include "gui/widgets/main_window_parts.h"
@@ -190,6 +191,7 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     stepView_->setColumnHidden(StepTableModel::AllToAllImbalance, !steps_->hasAllToAll());
     collectives_->setData(loaded.model, loaded.analysis);
     if (auto* whatIf = findChild<WhatIfPanel*>()) whatIf->setData(loaded.model, loaded.analysis);
+    if (auto* hangs = findChild<HangPanel*>()) hangs->setData(loaded.model, loaded.analysis != nullptr);
     statistics_->setCapture(loaded.model, loaded.analysis);
     const QString stepRules =
         tr("Steps are NVTX or profiler ranges named ProfilerStep#N, step N or iteration N (torch.profiler's "

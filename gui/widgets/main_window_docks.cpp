@@ -251,7 +251,8 @@ bool MainWindow::raisePanel(const QString& name) {
         if (dock->objectName() != name) continue;
         dock->show();
         dock->raise();
-        if (name == "heatmap" || name == "statistics") resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
+        if (name == "heatmap" || name == "statistics" || name == "hang")
+            resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
         return true;
     }
     return false;

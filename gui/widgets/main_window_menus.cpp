@@ -3,6 +3,7 @@
 
 #include "gui/model/event_details.h"
 #include "gui/model/time_ticks.h"
+#include "gui/widgets/hang_panel.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/legend_bar.h"
 #include "gui/widgets/main_window_parts.h"
@@ -129,6 +130,7 @@ void MainWindow::buildMenus() {
         }
     }));
     addWhatIfDock(this, view);  // issue 19: a dock of its own, shown from this menu
+    addHangDock(this, view);    // issue 33: which rank a stuck job waits for
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     timelineAction(edit->addAction(tr("&Find…"), QKeySequence::Find, this, [this] {
         findBar_->show();

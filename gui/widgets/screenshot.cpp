@@ -57,7 +57,7 @@ int renderScreenshot(const ScreenshotRequest& request) {
     }
     if (request.range) window.timeline()->setViewRange(*request.range);
     if (!request.panel.isEmpty() && !window.raisePanel(request.panel)) {
-        std::fprintf(stderr, "--panel: no panel named '%s' (steps, collectives, statistics, heatmap)\n",
+        std::fprintf(stderr, "--panel: no panel named '%s' (steps, collectives, statistics, heatmap, whatif, hang)\n",
                      request.panel.toLocal8Bit().constData());
         return 2;
     }

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <chrono>
 #include <fstream>
 #include <map>
 
@@ -100,6 +101,48 @@ TEST(CaptureSession, EveryGeneratedRecordReachesTheFile) {
     EXPECT_TRUE(p.meta.count("capture_stop_source_ns"));
     EXPECT_LE(std::stoll(p.meta.at("capture_start_utc_ns")), std::stoll(p.meta.at("capture_stop_utc_ns")));
     EXPECT_TRUE(hasKernelIndex(cfg.path)) << "a stopped capture is indexed";
+}
+
+// The plugin's collectives still running when the capture closes are written
+// with no GPU end: how a capture of a hung job says where each rank waits.
+TEST(CaptureSession, CollectivesStillRunningAreWrittenWithoutAGpuEnd) {
+    test::TempDir dir;
+    FakeSourceOptions opt;
+    opt.recordsPerSecond = 0;
+    opt.waitForBuffers = true;
+    opt.maxRecords = 40;
+    FakeActivitySource source(opt);
+    BufferPool pool(1u << 20, 64u << 10);
+    SessionConfig cfg = sessionConfig(dir / "hung.sqlite");
+    int64_t now = 0;  // entered after the capture began
+    int asked = 0;
+    cfg.openCollectives = [&] {
+        ++asked;
+        PendingCollective c;
+        c.func = "AllReduce";
+        c.datatype = "ncclFloat32";
+        c.row.commHash = 0x77;
+        c.row.rank = 1;
+        c.row.nranks = 2;
+        c.row.seqNumber = 17;
+        c.row.bytes = 4096;
+        c.row.enqueue = now;
+        return std::vector<PendingCollective>{c};
+    };
+    CaptureSession session(cfg, source, pool);
+    std::string error;
+    ASSERT_EQ(session.start(error), CaptureSession::Start::Started) << error;
+    now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+    ASSERT_TRUE(test::waitUntil([&] { return source.finished(); }));
+    session.stop(CaptureEnd::Stopped);
+    EXPECT_EQ(asked, 1);
+    const Capture cap = loadCapture(cfg.path);
+    const CollectiveTable& t = cap.processes.at(0).collectives;
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t.seqNumber[0], 17u);
+    EXPECT_EQ(t.gpuEnd[0], -1);
+    EXPECT_GE(t.enqueue[0], 0);
 }
 
 TEST(CaptureSession, TinyBufferBoundDropsAndCountsInsteadOfBlocking) {

@@ -395,6 +395,38 @@ TEST(CollectiveTracker, FinalizeFlushesOpenCollectives) {
     EXPECT_EQ(out[0].row.bytes, 10u);
 }
 
+// A capture closing while collectives run (a hung job) writes them: copies
+// with their GPU start and no GPU end, the tracker keeping them open.
+TEST(CollectiveTracker, OpenRowsAreCopiesWithoutAGpuEnd) {
+    std::vector<PendingCollective> out;
+    CollectiveTracker t(7, 4, 2, [&](PendingCollective&& c) { out.push_back(std::move(c)); });
+    CollectiveTracker::CollInfo info;
+    info.seqNumber = 17;
+    info.func = "AllReduce";
+    info.datatype = "ncclFloat32";
+    info.count = 8;
+    info.nChannels = 1;
+    void* done = t.startColl(info, 100);
+    t.stop(done);
+    t.stop(t.startKernelChannel(done, 150));  // ran to its end (no stop time reported)
+    info.seqNumber = 18;
+    void* hung = t.startColl(info, 200);
+    t.stop(hung);
+    t.startKernelChannel(hung, 250);  // started, never stops
+    ASSERT_EQ(out.size(), 1u);
+    const auto open = t.openRows();
+    ASSERT_EQ(open.size(), 1u);
+    EXPECT_EQ(open[0].row.seqNumber, 18u);
+    EXPECT_EQ(open[0].row.enqueue, 200);
+    EXPECT_EQ(open[0].row.gpuStart, 250);
+    EXPECT_EQ(open[0].row.gpuEnd, -1);
+    EXPECT_EQ(open[0].func, "AllReduce");
+    EXPECT_EQ(t.openRows().size(), 1u);  // still open
+    bool listed = false;
+    for (const auto& r : CollectiveTracker::openRowsOfAll()) listed = listed || r.row.commHash == 7;
+    EXPECT_TRUE(listed);
+}
+
 TEST(CollectiveTracker, DatatypeSizes) {
     EXPECT_EQ(ncclDatatypeBytes("ncclBfloat16"), 2u);
     EXPECT_EQ(ncclDatatypeBytes("ncclFloat64"), 8u);

@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 
 TEST_F(Cli, HelpForEveryCommandExitsZero) {
-    for (const char* cmd : {"", "report", "check", "synth", "diff", "export", "run", "attach", "detach", "ps"}) {
+    for (const char* cmd :
+         {"", "report", "check", "synth", "diff", "export", "hang", "run", "attach", "detach", "ps"}) {
         const auto r = run(std::string(cmd) + " --help");
         EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
         EXPECT_NE(r.out.find("--help"), std::string::npos) << cmd;

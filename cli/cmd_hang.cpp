@@ -1,0 +1,117 @@
+// `overlapscope hang INPUT...`: which rank a stuck job waits for, from
+// captures (ours, Nsight Systems exports, PyTorch traces) and PyTorch Flight
+// Recorder dumps. Exit 0 healthy, 1 hang or desync, 2 bad input.
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/hang/hang.h"
+#include "analyzer/hang/hang_output.h"
+#include "analyzer/import/flight_recorder.h"
+#include "analyzer/load/input_kind.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/safe_output.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+namespace osc::cli {
+namespace {
+
+struct HangArgs {
+    std::vector<std::string> inputs;
+    std::string output;
+    std::string format = "text";
+    bool force = false;
+    double minWaitMs = static_cast<double>(hang::kDefaultMinWaitNs) / 1e6;
+};
+
+struct SortedInputs {
+    std::vector<std::string> captures, dumps;
+};
+
+[[noreturn]] void notForHang(const std::string& path, const std::string& what) {
+    throw CaptureError(path, what +
+                                 ", which holds no order of collectives: `hang` reads captures (ours, Nsight "
+                                 "Systems exports, PyTorch traces) and PyTorch Flight Recorder dumps");
+}
+
+// Each input by content; a directory's files one by one, since a job's
+// captures and its Flight Recorder dumps often sit together.
+SortedInputs sortInputs(const std::vector<std::string>& paths) {
+    SortedInputs in;
+    std::set<std::string> seen;
+    const auto addFile = [&](const std::string& f, InputKind kind) {
+        if (!seen.insert(f).second) return;
+        (kind == InputKind::FlightRecorderDump ? in.dumps : in.captures).push_back(f);
+    };
+    for (const auto& path : paths) {
+        const InputKind kind = sniff(path);
+        switch (kind) {
+            case InputKind::SqliteCapture:
+            case InputKind::KinetoTrace:
+            case InputKind::FlightRecorderDump:
+            case InputKind::Unknown:  // the capture reader says what is wrong with it
+                addFile(path, kind);
+                break;
+            case InputKind::CaptureDirectory:
+            case InputKind::FlightRecorderDirectory:
+                for (const auto& f : captureFilesIn(path)) addFile(f, sniff(f));
+                for (const auto& f : flightRecorderFilesIn(path)) addFile(f, InputKind::FlightRecorderDump);
+                break;
+            case InputKind::PartialResult:
+            case InputKind::PartialDirectory:
+                notForHang(path, "partial results");
+            case InputKind::SavedReport:
+                notForHang(path, "a saved report");
+        }
+    }
+    return in;
+}
+
+int runHang(const HangArgs& args) {
+    const bool toStdout = args.output.empty() || args.output == "-";
+    if (!toStdout) checkOutputPath(args.output, args.force);
+    if (!(args.minWaitMs >= 0)) throw std::invalid_argument("--min-wait-ms must be 0 or more");
+
+    const SortedInputs in = sortInputs(args.inputs);
+    std::optional<Capture> capture;
+    if (!in.captures.empty()) capture = loadInputs(in.captures, false);
+    std::vector<FlightRecorderDump> dumps;
+    for (const auto& f : in.dumps) dumps.push_back(readFlightRecorderDump(f));
+
+    hang::HangSettings settings;
+    settings.minWaitNs = static_cast<TimeNs>(std::min(args.minWaitMs, 9e12) * 1e6);  // within int64 ns
+    hang::HangAnalysis analysis = hang::analyzeHang(capture ? &*capture : nullptr, dumps, settings);
+    analysis.inputs = args.inputs;
+    printWarnings(analysis.warnings);
+    writeOutput(args.output, args.format == "json" ? hang::formatHangJson(analysis) : hang::formatHangText(analysis),
+                args.force);
+    return analysis.verdict == hang::Verdict::Healthy ? 0 : 1;
+}
+
+}  // namespace
+
+void addHangCommand(CLI::App& app, CommandRunner& selected) {
+    auto args = std::make_shared<HangArgs>();
+    auto* cmd = app.add_subcommand(
+        "hang",
+        "Which rank a stuck job waits for. Per communicator: the last collective each rank entered and completed, "
+        "the collective the others wait in, the ranks that never entered it and what their hosts were last doing, "
+        "and collectives the ranks called with a different type, size or datatype (desyncs).\nInputs: captures of "
+        "the stuck or killed job (ours, e.g. taken by `attach` while it hangs; Nsight Systems exports; PyTorch "
+        "traces), PyTorch Flight Recorder dumps (JSON; the rank is the number at the end of the file name), or "
+        "directories of them.\nExit codes: 0 healthy, 1 a hang or a desync, 2 bad input.");
+    cmd->add_option("INPUT", args->inputs, "Capture files, Flight Recorder dumps, or directories of them")->required();
+    cmd->add_option("--format", args->format, "text (one paragraph, then each rank's progress) or json")
+        ->check(CLI::IsMember({"text", "json"}));
+    cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout")->type_name("FILE");
+    cmd->add_flag("--force", args->force, "Replace an existing output file");
+    cmd->add_option("--min-wait-ms", args->minWaitMs,
+                    "A collective waited on for less than this before a capture ends is in flight, not hung (a "
+                    "healthy job captured while running has some); 0 counts every unfinished one. Flight Recorder "
+                    "dumps carry no time of their own: theirs always count")
+        ->capture_default_str();
+    cmd->callback([&selected, args] { selected = [args] { return runHang(*args); }; });
+}
+
+}  // namespace osc::cli
