@@ -4,7 +4,7 @@
 #include "analyzer/capture/printable_text.h"
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/load/load_capture.h"
-#include "cli/safe_output.h"
+#include "analyzer/output/safe_output.h"
 
 #include <unistd.h>
 
@@ -167,7 +167,7 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
         std::cout.flush();
         return;
     }
-    writeFileSafely(path, write, overwrite);
+    output::writeFileSafely(path, write, overwrite);
 }
 
 void writeOutput(const std::string& path, const std::string& text, bool overwrite) {

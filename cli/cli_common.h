@@ -47,7 +47,7 @@ void printWarnings(const std::vector<std::string>& warnings);
 
 // Writes `text` to `path`, or to stdout when path is empty or "-". Refuses
 // to replace an existing file unless `overwrite`. Throws CaptureError. Files
-// are written by writeFileSafely (cli/safe_output.h): under a private
+// are written by output::writeFileSafely (analyzer/output/safe_output.h): under a private
 // temporary name renamed at the end, through symlinks, FIFOs and devices.
 void writeOutput(const std::string& path, const std::string& text, bool overwrite);
 // The same for output produced piece by piece (large JSON reports).

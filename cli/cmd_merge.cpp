@@ -1,9 +1,9 @@
 // `overlapscope merge PARTIAL...`: partial results (report --partial, the
 // agent's OVERLAPSCOPE_PARTIAL) combined into the job's report.
+#include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
-#include "cli/safe_output.h"
 
 #include <memory>
 #include <optional>
@@ -23,7 +23,7 @@ int runMerge(const MergeArgs& args) {
     job::JobInputs inputs;
     inputs.kind = job::JobKind::Partials;
     inputs.paths = job::partialFiles(args.inputs);
-    if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
+    if (!args.output.empty() && args.output != "-") output::checkOutputPath(args.output, args.force);
     job::JobRequest request;
     if (!args.align.empty()) request.align = args.align == "collectives";
     report::ReportOptions options;
