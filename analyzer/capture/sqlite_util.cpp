@@ -3,6 +3,8 @@
 #include "analyzer/capture/capture_error.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include <fcntl.h>
@@ -19,8 +21,17 @@ std::string describe(sqlite3* db, int rc) {
             return "not a SQLite database";
         case SQLITE_CORRUPT:
             return "the file is corrupt or truncated (" + detail + ")";
-        case SQLITE_CANTOPEN:
+        case SQLITE_CANTOPEN: {
+            // SQLite opens the file and its -wal and -shm with O_NOFOLLOW:
+            // ELOOP means a link stands at one of those names (planted by
+            // someone else, or left there), not that the file is unreadable.
+            const int error = db ? sqlite3_system_errno(db) : 0;
+            if (rc == SQLITE_CANTOPEN_SYMLINK || error == ELOOP)
+                return "a symbolic link stands where the file or its -wal or -shm side file goes; SQLite never "
+                       "opens one through a link (remove it)";
+            if (error != 0) return "cannot open (" + detail + ": " + std::strerror(error) + ")";
             return "cannot open (" + detail + ")";
+        }
         case SQLITE_IOERR:
             return "input/output error (" + detail + ")";
         case SQLITE_FULL:

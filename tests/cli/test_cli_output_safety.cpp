@@ -87,11 +87,12 @@ TEST_F(CliOutputSafety, NoWriterFollowsAPlantedLinkEvenWithForce) {
     const auto theirs = path("theirs");
     fs::create_directory(theirs);
     ASSERT_EQ(::chown(theirs.c_str(), kOtherUser, kOtherUser), 0);
-    for (const auto& [link, why] : std::vector<std::pair<std::string, std::string>>{
-             {sticky + "/out", "symbolic link owned by another user"},
-             {theirs + "/out", "symbolic link owned by another user"}}) {
+    for (const auto& [link, why] :
+         std::vector<std::pair<std::string, std::string>>{{sticky + "/out", "symbolic link owned by another user"},
+                                                          {theirs + "/out", "symbolic link owned by another user"}}) {
         plantForeignLink(secret, link);
-        for (const auto& args : writers(capture_, partial_, link)) expectRefusedAndUntouched(run(args), args, secret, why);
+        for (const auto& args : writers(capture_, partial_, link))
+            expectRefusedAndUntouched(run(args), args, secret, why);
         fs::remove(link);
     }
     // Our own link in a directory another user owns: they could swap it at any time.
@@ -114,14 +115,39 @@ TEST_F(CliOutputSafety, APlantedDirectoryLinkOnTheWayIsRefused) {
     }
 }
 
+// Item 2 for captures: without --force a planted link is refused; with it the
+// name is replaced (the link removed), never the file it points to.
+TEST_F(CliOutputSafety, SynthReplacesAPlantedLinksNameNotItsTarget) {
+    const auto secret = victim(path("secret"));
+    const auto link = stickyDirectory(path("shared")) + "/cap.sqlite";
+    plantForeignLink(secret, link);
+    auto r = run("synth --steps 1 -o " + quote(link));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("cap.sqlite: "), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(secret), "root's secret");
+    r = run("synth --steps 1 --force -o " + quote(link));
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(slurp(secret), "root's secret");
+    EXPECT_FALSE(fs::is_symlink(link));
+    EXPECT_EQ(run("report " + quote(link)).code, 0);
+
+    const auto dirLink = path("shared/caps");
+    plantForeignLink(path("."), dirLink);
+    r = run("synth --steps 1 -o " + quote(dirLink + "/x.sqlite"));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("caps is a symbolic link owned by another user"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("x.sqlite")));
+}
+
 // Item 3: a FIFO with no reader is refused at once, not waited on.
 TEST_F(Cli, OutputToAFifoNobodyReadsIsRefusedWithoutBlocking) {
     const auto f = bucketed(1);
     const auto fifo = path("nobody-reads.fifo");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-    for (const std::string& args : std::vector<std::string>{"report -o " + quote(fifo) + " " + quote(f),
-                                   "check --min-overlap-ratio 0.5 --junit " + quote(fifo) + " " + quote(f),
-                                   "export -o " + quote(fifo) + " " + quote(f)}) {
+    for (const std::string& args :
+         std::vector<std::string>{"report -o " + quote(fifo) + " " + quote(f),
+                                  "check --min-overlap-ratio 0.5 --junit " + quote(fifo) + " " + quote(f),
+                                  "export -o " + quote(fifo) + " " + quote(f)}) {
         const auto r = run(args, 10);
         EXPECT_EQ(r.code, 2) << args << ": " << r.err;
         EXPECT_EQ(lineCount(r.err), 1u) << r.err;
