@@ -62,6 +62,12 @@ AnalysisSettings AnalysisFlags::settings() const {
 
 bool stderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
 
+const CLI::Validator& nonEmptyFileName() {
+    static const CLI::Validator validator(
+        [](const std::string& name) { return name.empty() ? std::string("an empty file name") : std::string(); }, "");
+    return validator;
+}
+
 ProgressLine::ProgressLine() : enabled_(stderrIsTerminal()) {}
 ProgressLine::~ProgressLine() { done(); }
 

@@ -33,6 +33,10 @@ struct AnalysisFlags {
 
 bool stderrIsTerminal();
 
+// For every option that names a file or directory: an empty name is an
+// option error ("-o ''" must not quietly mean standard output).
+const CLI::Validator& nonEmptyFileName();
+
 // Loads every input as one capture (directories are multi-rank captures).
 // Shows progress on stderr when stderr is a terminal; prints the capture's
 // warnings on stderr. Throws CaptureError for bad input. Commands that only

@@ -2,6 +2,7 @@
 // agent and control the agents of running jobs through their sockets.
 #include "analyzer/capture/printable_text.h"
 #include "analyzer/metrics/microbatches.h"
+#include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "control/control_client.h"
 
@@ -335,7 +336,8 @@ int psCommand(bool json) {
 void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     auto run = std::make_shared<RunOptions>();
     auto* r = app.add_subcommand("run", "Run a command with the capture agent injected into every CUDA process");
-    r->add_option("--output,-o", run->output, "Directory for the capture files (one per process)");
+    r->add_option("--output,-o", run->output, "Directory for the capture files (one per process)")
+        ->check(nonEmptyFileName());
     r->add_option("--delay", run->delay.text, "Start capturing this many seconds after CUDA starts (0 to 1e6)")
         ->type_name("SECONDS");
     r->add_option("--duration", run->duration.text, "Stop capturing after this many seconds (0: until exit; up to 1e6)")
@@ -380,7 +382,8 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     a->add_flag("--all", at->all, "Every running agent of this user");
     a->add_option("--duration", at->duration.text, "Stop after this many seconds (0: until detach or exit; up to 1e6)")
         ->type_name("SECONDS");
-    a->add_option("--output,-o", at->output, "Directory for the capture files (default: the run's)");
+    a->add_option("--output,-o", at->output, "Directory for the capture files (default: the run's)")
+        ->check(nonEmptyFileName());
     a->callback([at, &selected] {
         selected = [at] {
             parseNumber("attach", "--duration", at->duration, 0, kMaxSeconds, "seconds");

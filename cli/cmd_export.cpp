@@ -54,7 +54,8 @@ void addExportCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     cmd->add_option("-o,--output", args->output, "Trace file to write (\"-\" for stdout)")
         ->required()
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_option("--format", args->format, "Output format: chrome (the only one for now)")
         ->check(CLI::IsMember({"chrome"}));
     cmd->add_flag("--force", args->force, "Replace an existing output file");

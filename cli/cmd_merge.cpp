@@ -51,7 +51,8 @@ void addMergeCommand(CLI::App& app, CommandRunner& selected) {
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace an existing --output file");
     cmd->add_option("--align", args->align,
                     "'session-start' or 'collectives' (see report --align); default: what the partials "

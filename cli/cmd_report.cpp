@@ -81,7 +81,8 @@ void addReportCommand(CLI::App& app, CommandRunner& selected) {
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace an existing --output file");
     cmd->add_flag("--partial", args->partial,
                   "Write a partial result (JSON Lines; name it NAME.partial.json) instead of the report: "

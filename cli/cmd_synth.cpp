@@ -130,7 +130,8 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected) {
                            "Exit codes: 0 written, 2 bad options or an existing output without --force.");
     cmd->add_option("-o,--output", args->output, "Output file (one rank) or directory (several ranks)")
         ->required()
-        ->type_name("FILE|DIR");
+        ->type_name("FILE|DIR")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace existing output files");
     cmd->add_option("--workload", args->workloadName,
                     "The model: data-parallel (default; the options below up to --clock-offset-ns), "

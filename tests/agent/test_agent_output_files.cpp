@@ -98,7 +98,8 @@ TEST(AgentOutputFiles, ALinkInTheWayOfACaptureIsNamed) {
     ::close(pipeFds[1]);
     std::string message;
     char buffer[512];
-    for (ssize_t n; (n = ::read(pipeFds[0], buffer, sizeof buffer)) > 0;) message.append(buffer, static_cast<size_t>(n));
+    for (ssize_t n; (n = ::read(pipeFds[0], buffer, sizeof buffer)) > 0;)
+        message.append(buffer, static_cast<size_t>(n));
     ::close(pipeFds[0]);
     ::waitpid(child, nullptr, 0);
     EXPECT_NE(message.find(link + ": cannot remove a symbolic link owned by another user (uid 12345)"),
