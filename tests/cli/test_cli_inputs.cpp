@@ -119,6 +119,38 @@ TEST_F(Cli, ASymlinkLoopIsOneLineExitTwo) {
     expectOneLineNaming(run("report " + quote(loop)), loop, "link loop", "report");
 }
 
+// Issue 29 item 7: a loop inside an input directory, and one where a
+// capture is to be written, are bad input for every command that reads or
+// writes there, not an internal error (exit 3, "filesystem error: ...").
+TEST_F(Cli, ASymlinkLoopInADirectoryIsOneLineExitTwo) {
+    const auto f = bucketed(1);
+    const auto job = path("job"), partials = path("partials");
+    fs::create_directories(job);
+    fs::create_directories(partials);
+    fs::copy_file(f, job + "/rank0.sqlite");
+    ASSERT_EQ(run("report --partial -o " + quote(partials + "/rank0.partial.json") + " " + quote(f)).code, 0);
+    const auto loop = job + "/rank1.sqlite", partialLoop = partials + "/rank1.partial.json";
+    fs::create_symlink(loop, loop);
+    fs::create_symlink(partialLoop, partialLoop);
+    for (const std::string& cmd :
+         std::vector<std::string>{"report", "report --format json", "check --min-overlap-ratio 0.1", "export -o -",
+                                  "whatif", "diff " + quote(f)}) {
+        const std::string args = cmd + " " + quote(job);
+        expectOneLineNaming(run(args), loop, "link loop", args);
+    }
+    expectOneLineNaming(run("merge " + quote(partials)), partialLoop, "link loop", "merge");
+    const auto outLoop = path("out.sqlite");
+    fs::create_symlink(outLoop, outLoop);
+    for (const std::string extra : {"", " --kernels 10", " --ranks 2"}) {
+        const std::string args = "synth -o " + quote(outLoop) + extra;
+        const auto r = run(args);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+        EXPECT_EQ(lineCount(r.err), 1u) << args << ": " << r.err;
+        EXPECT_NE(r.err.find(outLoop), std::string::npos) << args << ": " << r.err;
+    }
+    EXPECT_TRUE(fs::is_symlink(outLoop));
+}
+
 TEST_F(Cli, DevStdinIsNotARegularFile) {
     // run() gives the command /dev/null as stdin: a device, not a capture.
     expectOneLineNaming(run("report /dev/stdin"), "/dev/stdin", "not a regular file", "report");
