@@ -198,6 +198,25 @@ void PartSet::addPartialFile(const std::string& path) {
     readStream(in, sources_.size() - 1, 0, true);
 }
 
+void PartSet::refuseDuplicate(const PartDevice& d, const std::string& where) {
+    // A process is its host, pid and wall-clock time 0: a process captured
+    // twice (detach, attach) has two time 0s and is two parts, not a copy.
+    const PartFile& file = files[d.file];
+    const PartProcess& process = file.processes.at(static_cast<size_t>(d.process));
+    const auto [it, added] =
+        seen_.try_emplace({process.host, process.pid, file.originUtcNs, d.header.device}, d.file, where);
+    if (added || it->second.first == d.file) return;
+    if (it->second.second == where)
+        throw CaptureError(where,
+                           "given twice; its devices would be counted twice (give each capture or partial "
+                           "result once)");
+    const std::string rank = process.rank >= 0 ? "rank " + std::to_string(process.rank) + ", " : "";
+    throw CaptureError(where, "device " + std::to_string(d.header.device) + " of " + rank + process.host + " pid " +
+                                  std::to_string(process.pid) + " is also in " + it->second.second +
+                                  " (the same data given twice would be counted twice; give each capture or "
+                                  "partial result once)");
+}
+
 void PartSet::addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length,
                           const std::string& name) {
     sources_.push_back({name, "", &scratch});
@@ -294,6 +313,7 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
             if (n == 0 || in.eof()) Where(name, lineNo).fail("a device's report object is cut off");
             d.reportLength = n - 1;
             pos += n;
+            refuseDuplicate(d, name);
             devices.push_back(std::move(d));
             ++devicesHere;
         }
@@ -537,6 +557,7 @@ void PartSet::addFilePart(const FilePart& part) {
         d.binary = true;
         d.reportLength = bytes.size();
         d.reportAt = data_->append(bytes.data(), bytes.size());
+        refuseDuplicate(d, part.path);
         devices.push_back(std::move(d));
     }
 }

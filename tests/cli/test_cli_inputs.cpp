@@ -6,6 +6,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <tuple>
+
 namespace {
 
 // A Kineto trace with one kernel at the given start (microseconds, as text).
@@ -300,4 +303,52 @@ TEST_F(Cli, AHugeStepNameNeitherCrashesNorFloodsTheTerminal) {
         std::istringstream lines(r.err);
         for (std::string line; std::getline(lines, line);) EXPECT_LT(line.size(), 7000u) << cmd;
     }
+}
+
+// ---- issue 29 item 5: the same data given twice --------------------------
+
+TEST_F(Cli, TheSameDataGivenTwiceIsRefused) {
+    // Three ranks, one device each: the job alone is 3 devices.
+    const auto job = path("job");
+    ASSERT_EQ(run("synth -o " + quote(job) + " --ranks 3 --steps 2").code, 0);
+    std::vector<std::string> ranks;
+    for (const auto& e : fs::directory_iterator(job)) ranks.push_back(e.path().string());
+    std::sort(ranks.begin(), ranks.end());
+    ASSERT_EQ(ranks.size(), 3u);
+    auto r = run("report --format json " + quote(job));
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 3u);
+
+    const auto copy = path("copy.sqlite");
+    fs::copy_file(ranks[0], copy);
+    const auto p01 = path("p01.partial.json"), p12 = path("p12.partial.json"), p2 = path("p2.partial.json");
+    ASSERT_EQ(run("report --partial -o " + quote(p01) + " " + quote(ranks[0]) + " " + quote(ranks[1])).code, 0);
+    ASSERT_EQ(run("report --partial -o " + quote(p12) + " " + quote(ranks[1]) + " " + quote(ranks[2])).code, 0);
+    ASSERT_EQ(run("report --partial -o " + quote(p2) + " " + quote(ranks[2])).code, 0);
+    // (arguments, the file named, what it says)
+    const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+        {"report " + quote(ranks[0]) + " " + quote(ranks[0]), ranks[0], "given twice"},
+        {"report " + quote(job) + " " + quote(ranks[1]), ranks[1], "given twice"},
+        {"report " + quote(job) + " " + quote(copy), copy, "also in " + ranks[0]},
+        {"check --min-overlap-ratio 0 " + quote(job) + " " + quote(copy), copy, "also in " + ranks[0]},
+        {"export -o - " + quote(ranks[0]) + " " + quote(ranks[0]), ranks[0], "given twice"},
+        {"whatif " + quote(copy) + " " + quote(ranks[0]), ranks[0], "also in " + copy},
+        {"merge " + quote(p01) + " " + quote(p01), p01, "given twice"},
+        {"merge " + quote(p01) + " " + quote(p12), p12, "also in " + p01},
+        {"check --min-overlap-ratio 0 " + quote(p01) + " " + quote(p12), p12, "also in " + p01},
+    };
+    for (const auto& [args, file, what] : cases) {
+        r = run(args);
+        expectOneLineNaming(r, file, what, args);
+        EXPECT_TRUE(r.out.empty()) << args;
+    }
+    // Disjoint partials are the job.
+    r = run("merge --format json " + quote(p01) + " " + quote(p2));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 3u);
+    // The same process captured again later (detach, attach) is not a copy.
+    sql(copy, "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + 10000000000");
+    r = run("report --format json " + quote(ranks[0]) + " " + quote(copy));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 2u);
 }
