@@ -16,14 +16,16 @@ namespace {
 }
 
 // The same capture given twice (or a copy of it) would count its devices
-// twice: a process is its host, pid and wall-clock time 0 (one captured again
-// after a detach has another time 0, and is not a copy).
+// twice: a process is its host, pid, rank and wall-clock time 0 (one captured
+// again after a detach has another time 0, and is not a copy; PyTorch traces
+// often lack the host and give every rank pid 0).
 void refuseRepeatedProcesses(const Capture& capture, size_t before, const std::string& file) {
     for (size_t i = before; i < capture.processes.size(); ++i) {
         const Process& p = capture.processes[i];
         for (size_t k = 0; k < before; ++k) {
             const Process& q = capture.processes[k];
-            if (q.host != p.host || q.pid != p.pid || q.sessionStartUtcNs != p.sessionStartUtcNs) continue;
+            if (q.host != p.host || q.pid != p.pid || q.rank != p.rank || q.sessionStartUtcNs != p.sessionStartUtcNs)
+                continue;
             if (q.sourcePath == file)
                 throw CaptureError(file, "given twice; its devices would be counted twice (give each capture once)");
             throw CaptureError(file, "process " + p.host + " pid " + std::to_string(p.pid) + " is also in " +

@@ -199,12 +199,13 @@ void PartSet::addPartialFile(const std::string& path) {
 }
 
 void PartSet::refuseDuplicate(const PartDevice& d, const std::string& where) {
-    // A process is its host, pid and wall-clock time 0: a process captured
-    // twice (detach, attach) has two time 0s and is two parts, not a copy.
+    // A process is its host, pid, rank and wall-clock time 0: a process
+    // captured twice (detach, attach) has two time 0s and is two parts, not a
+    // copy; PyTorch traces often lack the host and give every rank pid 0.
     const PartFile& file = files[d.file];
     const PartProcess& process = file.processes.at(static_cast<size_t>(d.process));
     const auto [it, added] =
-        seen_.try_emplace({process.host, process.pid, file.originUtcNs, d.header.device}, d.file, where);
+        seen_.try_emplace({process.host, process.pid, process.rank, file.originUtcNs, d.header.device}, d.file, where);
     if (added || it->second.first == d.file) return;
     if (it->second.second == where)
         throw CaptureError(where,

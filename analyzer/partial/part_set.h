@@ -100,8 +100,8 @@ private:
     std::unique_ptr<crossrank::ScratchFile> data_ = std::make_unique<crossrank::ScratchFile>();
     bool haveHeader_ = false;
     std::string settingsText_;  // without align, as the first partial had it
-    // (host, pid, the file's time 0, device) -> (file, where it was read).
-    std::map<std::tuple<std::string, int64_t, int64_t, uint32_t>, std::pair<size_t, std::string>> seen_;
+    // (host, pid, rank, the file's time 0, device) -> (file, where it was read).
+    std::map<std::tuple<std::string, int64_t, int, int64_t, uint32_t>, std::pair<size_t, std::string>> seen_;
 };
 
 }  // namespace osc::partial
