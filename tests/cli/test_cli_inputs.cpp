@@ -352,3 +352,41 @@ TEST_F(Cli, TheSameDataGivenTwiceIsRefused) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 2u);
 }
+
+// ---- issue 29 item 6: saved reports with impossible numbers --------------
+
+TEST_F(Cli, ASavedReportWithImpossibleNumbersIsRefused) {
+    const auto f = bucketed(1);
+    const auto good = path("good.json");
+    auto r = run("report --format json -o " + quote(good) + " " + quote(f));
+    ASSERT_EQ(r.code, 0) << r.err;
+    // Ordered: "format" stays the first key, as our writer puts it.
+    const auto report = nlohmann::ordered_json::parse(slurp(good));
+    // (field, value, what the message says)
+    const std::vector<std::tuple<nlohmann::ordered_json::json_pointer, nlohmann::ordered_json, std::string>> cases = {
+        {nlohmann::ordered_json::json_pointer("/devices/0/totals/overlap_ratio"), 7,
+         "devices[0].totals.overlap_ratio is 7, outside 0 to 1"},
+        {nlohmann::ordered_json::json_pointer("/summary/overlap_ratio"), -3,
+         "summary.overlap_ratio is -3, outside 0 to 1"},
+        {nlohmann::ordered_json::json_pointer("/devices/0/totals/exposed_comm_ns"), -1000,
+         "devices[0].totals.exposed_comm_ns is -1000, a negative duration"},
+    };
+    for (const auto& [where, value, what] : cases) {
+        auto bad = report;
+        ASSERT_TRUE(bad.contains(where)) << where.to_string();
+        bad[where] = value;
+        const auto saved = path("bad.json");
+        { std::ofstream(saved) << bad.dump(2); }
+        for (const std::string& args :
+             std::vector<std::string>{"check --min-overlap-ratio 0.1 " + quote(saved),
+                                      "check --baseline " + quote(saved) + " --max-regression 5 " + quote(f),
+                                      "diff " + quote(saved) + " " + quote(good)}) {
+            r = run(args);
+            expectOneLineNaming(r, saved, what, args);
+            EXPECT_TRUE(r.out.empty()) << args << ": " << r.out.substr(0, 200);
+        }
+    }
+    // The report as written passes: 2/3 of the communication is hidden.
+    r = run("check --min-overlap-ratio 0.6 " + quote(good));
+    EXPECT_EQ(r.code, 0) << r.err;
+}
