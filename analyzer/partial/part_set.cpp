@@ -15,6 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 namespace osc::partial {
 namespace {
@@ -218,6 +219,40 @@ void PartSet::refuseDuplicate(const PartDevice& d, const std::string& where) {
                                   "partial result once)");
 }
 
+namespace {
+
+// The first line of a partial is not JSON. When it is the start of a header
+// spread over several lines (a pretty-printer, or a newer version that writes
+// one), say that instead of "not JSON", and say first when the version is
+// newer than ours. Throws either way.
+[[noreturn]] void refuseSpreadHeader(std::istream& in, const std::string& first, const std::string& name) {
+    std::string text = first + "\n";
+    constexpr size_t kMaxHeader = 1 << 20;
+    std::string more(kMaxHeader, '\0');
+    in.read(more.data(), static_cast<std::streamsize>(more.size()));
+    text.append(more.data(), static_cast<size_t>(in.gcount()));
+    std::istringstream rest(text);
+    json header;
+    try {
+        rest >> header;  // one value; what follows it is left unread
+    } catch (const json::exception&) {}
+    if (header.is_object() && header.contains("format") && header["format"] == kPartialFormat) {
+        const auto version = header.find("version");
+        if (version != header.end() && version->is_number_integer() && version->get<int64_t>() > kPartialVersion)
+            throw CaptureError(name, "partial result version " + std::to_string(version->get<int64_t>()) +
+                                         " is newer than this overlapscope reads (" + std::to_string(kPartialVersion) +
+                                         ")");
+        throw CaptureError(
+            name,
+            "the partial result's header spans several lines: a partial result is JSON Lines, one "
+            "object a line (was it pretty-printed? write it again with `overlapscope report --partial`)");
+    }
+    parseLine(first, Where(name, 1));  // names the JSON error
+    throw CaptureError(name, "not a partial result");
+}
+
+}  // namespace
+
 void PartSet::addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length,
                           const std::string& name) {
     sources_.push_back({name, "", &scratch});
@@ -241,6 +276,7 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
     if (whole) {
         if (!next()) throw CaptureError(name, "empty file; not a partial result");
         const Where w(name, lineNo);
+        if (!json::accept(line)) refuseSpreadHeader(in, line, name);
         const json header = parseLine(line, w);
         if (!header.is_object() || !header.contains("format") || header["format"] != kPartialFormat)
             throw CaptureError(name, "not a partial result (expected \"format\": \"overlapscope-partial\")");

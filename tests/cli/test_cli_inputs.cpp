@@ -390,3 +390,35 @@ TEST_F(Cli, ASavedReportWithImpossibleNumbersIsRefused) {
     r = run("check --min-overlap-ratio 0.6 " + quote(good));
     EXPECT_EQ(r.code, 0) << r.err;
 }
+
+// ---- issue 29 item 11: a partial whose header spans lines ----------------
+
+TEST_F(Cli, APrettyPrintedPartialSaysSo) {
+    const auto f = bucketed(1);
+    const auto partial = path("run.partial.json");
+    ASSERT_EQ(run("report --partial -o " + quote(partial) + " " + quote(f)).code, 0);
+    const std::string text = slurp(partial);
+    const size_t firstEnd = text.find('\n');
+    ASSERT_NE(firstEnd, std::string::npos);
+    auto header = nlohmann::ordered_json::parse(text.substr(0, firstEnd));
+    const std::string rest = text.substr(firstEnd + 1);
+    const auto write = [&](const std::string& name, const nlohmann::ordered_json& h, int indent) {
+        const auto p = path(name);
+        std::ofstream(p) << h.dump(indent) << "\n" << rest;
+        return p;
+    };
+    const auto pretty = write("pretty.partial.json", header, 2);
+    auto newerHeader = header;
+    newerHeader["version"] = 99;
+    const auto newer = write("newer.partial.json", newerHeader, 2);
+    const auto newerCompact = write("newer-compact.partial.json", newerHeader, -1);
+    for (const std::string cmd : {"merge", "check --min-overlap-ratio 0"}) {
+        expectOneLineNaming(run(cmd + " " + quote(pretty)), pretty, "header spans several lines", cmd);
+        expectOneLineNaming(run(cmd + " " + quote(newer)), newer, "version 99 is newer than this overlapscope", cmd);
+        expectOneLineNaming(run(cmd + " " + quote(newerCompact)), newerCompact,
+                            "version 99 is newer than this overlapscope", cmd);
+    }
+    // Written back on one line, the same header is a partial again.
+    const auto back = write("back.partial.json", header, -1);
+    EXPECT_EQ(run("merge " + quote(back)).code, 0);
+}
