@@ -105,10 +105,27 @@ std::string fileUri(const std::string& path, const char* query) {
 
 }  // namespace
 
+namespace {
+
+// A reader never checkpoints: the -wal it opens is often writable to us even
+// when the connection is read-only, and SQLite's checkpoint on close would
+// then delete a -wal holding no valid frame (garbage, zeros, a torn header)
+// from beside the input (docs/capture-format.md: nothing beside it changes).
+Database withoutCheckpointOnClose(Database db) {
+    sqlite3_db_config(db.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    return db;
+}
+
+}  // namespace
+
 Database Database::openForReading(const std::string& path) {
     constexpr int kFlags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
-    if (!headerSaysWal(path) || exists(path + "-shm")) return Database(path, kFlags);
-    Database db(path, kFlags | SQLITE_OPEN_URI, fileUri(path, "mode=ro&vfs=unix-none"));
+    // A -wal beside the file is opened (and a -shm created for it) even when
+    // the header says rollback journal: the -wal, not the header, decides.
+    const bool wal = headerSaysWal(path) || exists(path + "-wal");
+    if (!wal || exists(path + "-shm")) return withoutCheckpointOnClose(Database(path, kFlags));
+    Database db =
+        withoutCheckpointOnClose(Database(path, kFlags | SQLITE_OPEN_URI, fileUri(path, "mode=ro&vfs=unix-none")));
     // Set before the first read: SQLite then keeps the wal-index in memory
     // and never creates a -shm (https://sqlite.org/wal.html#noshm).
     db.exec("PRAGMA locking_mode=EXCLUSIVE");

@@ -265,6 +265,40 @@ TEST_F(Cli, AKilledCaptureIsReadWithoutCreatingAShmBesideIt) {
     EXPECT_EQ(fs::file_size(f + "-wal"), walBytes);
 }
 
+// Issue 29 item 10: a -wal holding no valid frame (garbage, zeros) beside a
+// capture, whichever journal mode its header names, is ignored as SQLite
+// ignores it, and nothing beside the input changes: no -shm appears and the
+// -wal is not deleted (a checkpoint on close used to delete it).
+TEST_F(Cli, AGarbageWalBesideACaptureIsLeftAsItIs) {
+    const auto clean = run("report --format json " + quote(bucketed(1)));
+    ASSERT_EQ(clean.code, 0) << clean.err;
+    const auto expected = nlohmann::json::parse(clean.out)["summary"];
+    for (const bool walHeader : {false, true}) {
+        for (const char fill : {'\0', '\x5a'}) {
+            const auto f = path(std::string("garbage-") + (walHeader ? "wal" : "rollback") +
+                                (fill == 0 ? "-zeros" : "-bytes") + ".sqlite");
+            fs::copy_file(bucketed(1), f);
+            if (walHeader) {
+                // Bytes 18 and 19 of the header: 2 = WAL (file format).
+                std::fstream db(f, std::ios::in | std::ios::out | std::ios::binary);
+                db.seekp(18);
+                db.put(2).put(2);
+            }
+            const std::string wal(5000, fill);
+            { std::ofstream(f + "-wal", std::ios::binary) << wal; }
+            const std::string before = slurp(f);
+            const auto args = "report --format json " + quote(f);
+            const auto r = run(args);
+            ASSERT_EQ(r.code, 0) << args << ": " << r.err;
+            EXPECT_EQ(nlohmann::json::parse(r.out)["summary"], expected) << args;
+            EXPECT_FALSE(fs::exists(f + "-shm")) << args;
+            ASSERT_TRUE(fs::exists(f + "-wal")) << args << ": the -wal was deleted";
+            EXPECT_EQ(slurp(f + "-wal"), wal) << args;
+            EXPECT_EQ(slurp(f), before) << args;
+        }
+    }
+}
+
 TEST_F(Cli, AKilledCaptureInADirectoryWeCannotWriteIsRead) {
     const auto dir = path("readonly");
     fs::create_directories(dir);
