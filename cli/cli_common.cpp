@@ -4,7 +4,7 @@
 #include "analyzer/capture/printable_text.h"
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/load/load_capture.h"
-#include "cli/safe_output.h"
+#include "analyzer/output/safe_output.h"
 
 #include <unistd.h>
 
@@ -81,6 +81,12 @@ AnalysisSettings AnalysisFlags::settings() const {
 }
 
 bool stderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+const CLI::Validator& nonEmptyFileName() {
+    static const CLI::Validator validator(
+        [](const std::string& name) { return name.empty() ? std::string("an empty file name") : std::string(); }, "");
+    return validator;
+}
 
 ProgressLine::ProgressLine() : enabled_(stderrIsTerminal()) {}
 ProgressLine::~ProgressLine() { done(); }
@@ -187,7 +193,7 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
         std::cout.flush();
         return;
     }
-    writeFileSafely(path, write, overwrite);
+    output::writeFileSafely(path, write, overwrite);
 }
 
 void writeOutput(const std::string& path, const std::string& text, bool overwrite) {

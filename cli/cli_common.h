@@ -37,6 +37,10 @@ void addPeakBusBwOption(CLI::App* cmd, double& gbps);
 
 bool stderrIsTerminal();
 
+// For every option that names a file or directory: an empty name is an
+// option error ("-o ''" must not quietly mean standard output).
+const CLI::Validator& nonEmptyFileName();
+
 // Loads every input as one capture (directories are multi-rank captures).
 // Shows progress on stderr when stderr is a terminal; prints the capture's
 // warnings on stderr. Throws CaptureError for bad input. Commands that only
@@ -51,7 +55,7 @@ void printWarnings(const std::vector<std::string>& warnings);
 
 // Writes `text` to `path`, or to stdout when path is empty or "-". Refuses
 // to replace an existing file unless `overwrite`. Throws CaptureError. Files
-// are written by writeFileSafely (cli/safe_output.h): under a private
+// are written by output::writeFileSafely (analyzer/output/safe_output.h): under a private
 // temporary name renamed at the end, through symlinks, FIFOs and devices.
 void writeOutput(const std::string& path, const std::string& text, bool overwrite);
 // The same for output produced piece by piece (large JSON reports).

@@ -3,6 +3,7 @@
 #include "analyzer/capture/printable_text.h"
 #include "analyzer/metrics/microbatches.h"
 #include "cli/attach_steps.h"
+#include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "control/capture_condition.h"
 #include "control/control_client.h"
@@ -402,7 +403,8 @@ int psCommand(bool json) {
 void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     auto run = std::make_shared<RunOptions>();
     auto* r = app.add_subcommand("run", "Run a command with the capture agent injected into every CUDA process");
-    r->add_option("--output,-o", run->output, "Directory for the capture files (one per process)");
+    r->add_option("--output,-o", run->output, "Directory for the capture files (one per process)")
+        ->check(nonEmptyFileName());
     r->add_option("--delay", run->delay.text, "Start capturing this many seconds after CUDA starts (0 to 1e6)")
         ->type_name("SECONDS");
     r->add_option("--duration", run->duration.text, "Stop capturing after this many seconds (0: until exit; up to 1e6)")
@@ -470,7 +472,8 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     a->add_flag("--all", at->all, "Every running agent of this user");
     a->add_option("--duration", at->duration.text, "Stop after this many seconds (0: until detach or exit; up to 1e6)")
         ->type_name("SECONDS");
-    a->add_option("--output,-o", at->output, "Directory for the capture files (default: the run's)");
+    a->add_option("--output,-o", at->output, "Directory for the capture files (default: the run's)")
+        ->check(nonEmptyFileName());
     a->add_option("--steps", at->steps.text,
                   "Capture this many whole steps, the same step numbers on every agent (1 to 1e6)")
         ->type_name("N");

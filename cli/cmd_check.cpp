@@ -151,7 +151,8 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("--baseline", args->baseline,
                     "A report saved earlier with 'report --format json'; devices are matched by "
                     "rank and GPU")
-        ->type_name("REPORT.json");
+        ->type_name("REPORT.json")
+        ->check(nonEmptyFileName());
     cmd->add_option("--max-regression", args->maxRegression,
                     "With --baseline: fail when the overlap ratio falls more than P% below the "
                     "baseline's, or exposed communication grows more than P% above it")
@@ -159,7 +160,8 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("--junit", args->junit,
                     "Also write JUnit XML (one testcase per threshold per device) to FILE; it is a "
                     "CI artifact, so an existing FILE is replaced")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--allow-dropped", args->allowDropped,
                   "Pass a capture whose agent dropped records (by default each such device fails "
                   "'dropped-records': its numbers undercount GPU activity)");

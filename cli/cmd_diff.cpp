@@ -95,7 +95,8 @@ void addDiffCommand(CLI::App& app, CommandRunner& selected) {
         ->type_name("P%");
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace an existing --output file");
     args->flags.addTo(cmd);
     args->jobs.addTo(cmd);

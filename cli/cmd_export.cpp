@@ -2,9 +2,9 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/crossrank/clock_alignment.h"
 #include "analyzer/export/chrome_export.h"
+#include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "cli/safe_output.h"
 
 #include <iostream>
 #include <memory>
@@ -23,7 +23,7 @@ struct ExportArgs {
 int runExport(const ExportArgs& args) {
     const bool toStdout = args.output == "-";
     // Checked before loading, so a long load is not wasted on a refusal.
-    if (!toStdout) checkOutputPath(args.output, args.force);
+    if (!toStdout) output::checkOutputPath(args.output, args.force);
 
     Capture capture = loadInputs(args.inputs);
     ChromeExportOptions options;
@@ -54,7 +54,8 @@ void addExportCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     cmd->add_option("-o,--output", args->output, "Trace file to write (\"-\" for stdout)")
         ->required()
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_option("--format", args->format, "Output format: chrome (the only one for now)")
         ->check(CLI::IsMember({"chrome"}));
     cmd->add_flag("--force", args->force, "Replace an existing output file");

@@ -1,9 +1,9 @@
 // `overlapscope merge PARTIAL...`: partial results (report --partial, the
 // agent's OVERLAPSCOPE_PARTIAL) combined into the job's report.
+#include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
-#include "cli/safe_output.h"
 
 #include <memory>
 #include <optional>
@@ -24,7 +24,7 @@ int runMerge(const MergeArgs& args) {
     job::JobInputs inputs;
     inputs.kind = job::JobKind::Partials;
     inputs.paths = job::partialFiles(args.inputs);
-    if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
+    if (!args.output.empty() && args.output != "-") output::checkOutputPath(args.output, args.force);
     job::JobRequest request;
     if (!args.align.empty()) request.align = args.align == "collectives";
     if (args.peakBusBwGbps > 0) request.settings.peakBusBwGbps = args.peakBusBwGbps;
@@ -53,7 +53,8 @@ void addMergeCommand(CLI::App& app, CommandRunner& selected) {
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace an existing --output file");
     cmd->add_option("--align", args->align,
                     "'session-start' or 'collectives' (see report --align); default: what the partials "

@@ -1,10 +1,10 @@
 // `overlapscope report CAPTURE...`: the overlap report as text, JSON or
 // Markdown; with --partial, the per-file half of it for `merge`.
+#include "analyzer/output/safe_output.h"
 #include "analyzer/report/report_json.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
-#include "cli/safe_output.h"
 
 #include <memory>
 #include <stdexcept>
@@ -29,7 +29,7 @@ int runPartial(const ReportArgs& args, const CLI::App& cmd) {
         throw std::invalid_argument(
             "report --partial: --format, --steps, --collectives, --interference and "
             "--top belong to `overlapscope merge`, which writes the report");
-    if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
+    if (!args.output.empty() && args.output != "-") output::checkOutputPath(args.output, args.force);
     job::JobRequest request;
     request.settings = args.flags.settings();
     request.jobs = args.jobs.jobs;
@@ -52,7 +52,7 @@ int runReport(const ReportArgs& args, const CLI::App& cmd) {
                                     (inputs.kind == job::JobKind::Partials
                                          ? "partial results are merged with `overlapscope merge`"
                                          : "a saved report; `check` and `diff` read those"));
-    if (!args.output.empty() && args.output != "-") checkOutputPath(args.output, args.force);
+    if (!args.output.empty() && args.output != "-") output::checkOutputPath(args.output, args.force);
     job::JobRequest request;
     request.settings = args.flags.settings();
     request.jobs = args.jobs.jobs;
@@ -81,7 +81,8 @@ void addReportCommand(CLI::App& app, CommandRunner& selected) {
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace an existing --output file");
     cmd->add_flag("--partial", args->partial,
                   "Write a partial result (JSON Lines; name it NAME.partial.json) instead of the report: "

@@ -88,7 +88,13 @@ int runSynth(SynthArgs& args) {
         args.generic.host = args.host;
         args.generic.pid = args.pid;
         args.generic.validate();
-        if (!args.force && std::filesystem::exists(args.output))
+        // Whatever is at the name counts, a link (one that loops included)
+        // too: asking where it leads would throw for a loop.
+        std::error_code statusError;
+        const auto there = std::filesystem::symlink_status(args.output, statusError);
+        if (statusError && statusError != std::errc::no_such_file_or_directory)
+            throw CaptureError(args.output, "cannot check whether it exists: " + statusError.message());
+        if (!args.force && there.type() != std::filesystem::file_type::not_found)
             throw CaptureError(args.output, "already exists (use --force to replace it)");
         ProgressLine progress;
         synth::writeGeneric(args.generic, args.output, args.force, [&](uint64_t done, uint64_t total) {
@@ -130,7 +136,8 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected) {
                            "Exit codes: 0 written, 2 bad options or an existing output without --force.");
     cmd->add_option("-o,--output", args->output, "Output file (one rank) or directory (several ranks)")
         ->required()
-        ->type_name("FILE|DIR");
+        ->type_name("FILE|DIR")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace existing output files");
     cmd->add_option("--workload", args->workloadName,
                     "The model: data-parallel (default; the options below up to --desync-at-step), "

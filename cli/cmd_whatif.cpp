@@ -122,7 +122,8 @@ void addWhatIfCommand(CLI::App& app, CommandRunner& selected) {
         ->type_name("REGEX");
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_option("--forward-pattern", args->settings.forwardPattern,
                     "Regex (case-insensitive) for ranges marking the forward pass (default 'forward'): "
                     "collectives launched inside them are not gradient buckets")

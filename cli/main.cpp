@@ -30,9 +30,17 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        // Usage errors are bad input: exit 2 like every other bad input.
-        const int rc = app.exit(e);
-        return rc == 0 ? 0 : 2;
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        // Usage errors are bad input: one line and exit 2 like every other
+        // bad input, naming the subcommand whose --help explains it.
+        std::string command = "overlapscope";
+        for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+            sub = sub->get_subcommands().front();
+            command += " " + sub->get_name();
+        }
+        std::fprintf(stderr, "overlapscope: %s (see %s --help)\n", osc::printableLine(e.what()).c_str(),
+                     command.c_str());
+        return 2;
     }
     try {
         return selected ? selected() : 0;

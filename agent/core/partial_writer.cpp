@@ -5,60 +5,13 @@
 #include "analyzer/capture/sqlite_reader.h"
 #include "analyzer/job/capture_file.h"
 #include "analyzer/load/input_kind.h"
+#include "analyzer/output/safe_output.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <sstream>
 
 namespace osc::agent {
-namespace {
-
-// umask() can only be read by setting it, which would race with the
-// application's threads creating files; the kernel also shows it here.
-mode_t currentUmask() {
-    std::FILE* f = std::fopen("/proc/self/status", "re");
-    unsigned mask = 022;
-    if (!f) return mask;
-    char line[256];
-    while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "Umask: %o", &mask) == 1) break;
-    std::fclose(f);
-    return static_cast<mode_t>(mask);
-}
-
-// Writes `text` to a private temporary beside `path` and renames it into place.
-void writeAtomically(const std::string& path, const std::string& text) {
-    std::string temp = path + ".tmp-XXXXXX";
-    const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-    if (fd < 0) throw CaptureError(path, std::string("cannot create: ") + std::strerror(errno));
-    size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const int error = n < 0 ? errno : ENOSPC;
-            ::close(fd);
-            ::unlink(temp.c_str());
-            throw CaptureError(path, std::string("cannot write: ") + std::strerror(error));
-        }
-        done += static_cast<size_t>(n);
-    }
-    // The usual mode of a new file (0666 less the umask), not mkstemp's 0600.
-    ::fchmod(fd, 0666 & ~currentUmask());
-    if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
-        const int error = errno;
-        ::unlink(temp.c_str());
-        throw CaptureError(path, std::string("cannot write: ") + std::strerror(error));
-    }
-}
-
-}  // namespace
 
 PartialWriter::PartialWriter(AnalysisSettings settings) : settings_(std::move(settings)) {
     thread_ = startBackgroundThread([this] { loop(); });
@@ -79,7 +32,14 @@ void PartialWriter::writePartialFor(const std::string& capturePath, const Analys
     // agent does not link the PyTorch trace reader.
     std::ostringstream out;
     job::writeCapturePartial(out, capturePath, settings, readSqliteCapture, "overlapscope-agent " OSC_VERSION);
-    writeAtomically(partialPathFor(capturePath), out.str());
+    // Beside the capture, by the rules every output follows (no planted link
+    // followed, a private temporary renamed into place); the application's
+    // signals are its own, so no handler is installed here.
+    const std::string text = out.str();
+    output::writeFileSafely(
+        partialPathFor(capturePath),
+        [&](std::ostream& o) { o.write(text.data(), static_cast<std::streamsize>(text.size())); },
+        output::WriteOptions{.overwrite = true, .removeOnSignal = false});
 }
 
 void PartialWriter::submit(const std::string& capturePath) {

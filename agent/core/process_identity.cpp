@@ -20,9 +20,13 @@ int firstIntFromEnv(std::initializer_list<const char*> names) {
     return -1;
 }
 
-bool fileExists(const std::string& path) {
+// Taken when the name or a side file of it is there, links included (lstat):
+// a name someone planted in a shared directory is passed over, not fought for.
+bool nameTaken(const std::string& path) {
     struct stat st {};
-    return ::stat(path.c_str(), &st) == 0;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        if (::lstat((path + suffix).c_str(), &st) == 0) return true;
+    return false;
 }
 
 }  // namespace
@@ -67,7 +71,7 @@ std::string captureFileName(const std::string& dir, const ProcessIdentity& who, 
     if (who.rank >= 0) base += "-rank" + std::to_string(who.rank);
     for (uint64_t n = sequence;; ++n) {
         std::string candidate = n <= 1 ? base + ".sqlite" : base + "-" + std::to_string(n) + ".sqlite";
-        if (!fileExists(candidate)) return candidate;
+        if (!nameTaken(candidate)) return candidate;
     }
 }
 

@@ -22,7 +22,8 @@ ProcessIdentity currentProcessIdentity();
 
 // "<dir>/<host>-<pid>[-rank<R>][-<N>].sqlite": N is the capture's sequence
 // number in this process from the second capture on; an existing file is
-// never reused (N counts up until the name is free).
+// never reused (N counts up until the name and its -wal, -shm and -journal
+// names are free, links included: a planted name is passed over).
 std::string captureFileName(const std::string& dir, const ProcessIdentity& who, uint64_t sequence);
 
 }  // namespace osc::agent

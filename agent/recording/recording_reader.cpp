@@ -194,7 +194,7 @@ std::vector<std::string> findRecordings(const std::string& directory) {
     std::error_code ec;
     if (fs::exists(fs::path(directory) / kManifestFile, ec)) return {directory};
     for (const auto& e : fs::directory_iterator(directory, ec))
-        if (e.is_directory() && fs::exists(e.path() / kManifestFile, ec)) found.push_back(e.path().string());
+        if (e.is_directory(ec) && fs::exists(e.path() / kManifestFile, ec)) found.push_back(e.path().string());
     std::sort(found.begin(), found.end());
     return found;
 }

@@ -2,6 +2,7 @@
 
 #include "analyzer/capture/batch_insert.h"
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/capture/new_capture_file.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_util.h"
 #include "analyzer/capture/wal_checkpointer.h"
@@ -106,24 +107,6 @@ const char* endReasonName(CaptureEnd how) {
     return "stopped";
 }
 
-// Refuses to replace a file: O_EXCL makes "does it exist" and "create it" one step.
-void createExclusive(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        if (errno == EEXIST)
-            throw CaptureError(path,
-                               "already exists; not overwriting it (choose another name, "
-                               "or ask for overwrite)");
-        throw CaptureError(path, std::string("cannot create: ") + std::strerror(errno));
-    }
-    ::close(fd);
-}
-
-void removeIfPresent(const std::string& path) {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-        throw CaptureError(path, std::string("cannot remove: ") + std::strerror(errno));
-}
-
 }  // namespace
 
 struct CaptureWriter::Statements {
@@ -195,16 +178,12 @@ struct CaptureWriter::Statements {
 
 std::unique_ptr<CaptureWriter> CaptureWriter::create(const std::string& path, int64_t sessionStartUtcNs,
                                                      const CaptureWriterOptions& options) {
-    if (options.overwrite) removeIfPresent(path);
-    createExclusive(path);
-    // Side files left by an earlier capture of the same name would be replayed
-    // into our new file; they belong to a file that no longer exists.
-    for (const char* suffix : {"-wal", "-shm", "-journal"}) removeIfPresent(path + suffix);
-
+    NewCaptureFile file(path, options.overwrite);
     std::unique_ptr<CaptureWriter> w(new CaptureWriter());
     w->path_ = path;
     w->st_ = std::make_unique<Statements>(
-        sql::Database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX));
+        sql::Database(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                      file.sqlitePath()));
     auto& db = w->st_->db;
     sqlite3_busy_timeout(db.get(), 5000);  // a viewer reading the live file may hold a lock briefly
     // The largest pages: fewer b-tree pages, page splits and WAL frame
@@ -241,11 +220,13 @@ std::unique_ptr<CaptureWriter> CaptureWriter::create(const std::string& path, in
     db.exec("COMMIT");
     w->st_->prepare();
     if (options.backgroundCheckpoint)
-        w->st_->checkpointer = std::make_unique<sql::WalCheckpointer>(db.get(), path, options.walLimitBytes);
+        w->st_->checkpointer =
+            std::make_unique<sql::WalCheckpointer>(db.get(), file.sqlitePath(), options.walLimitBytes);
     w->st_->begin.run();
     w->setMeta(schema::kFormatVersionKey, std::to_string(schema::kFormatVersion));
     w->setMeta(schema::meta::kToolVersion, OSC_VERSION);
     w->commit();  // the file is a valid, empty capture from here on
+    file.keep();
     return w;
 }
 

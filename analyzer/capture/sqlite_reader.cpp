@@ -132,6 +132,14 @@ void readFile(ReadContext& ctx) {
     const bool ours = ctx.hasTable("OVERLAPSCOPE_META");
     const auto meta = readNameValue(ctx, "OVERLAPSCOPE_META");
     checkVersion(ctx, meta);
+    // The writer commits its tables, then format_version in a second
+    // transaction (analyzer/capture/capture_writer.cpp): our tables without it
+    // are a capture whose process died, or whose disk filled, before anything
+    // was saved. Without this it reads as a finished capture of 0 devices.
+    if (ours && meta.count(std::string(schema::kFormatVersionKey)) == 0)
+        ctx.capture.warnings.push_back(ctx.path +
+                                       ": the capture did not finish and saved nothing (no format_version: its "
+                                       "process was killed or the disk filled up as it started)");
     const auto exportMeta = readNameValue(ctx, "META_DATA_EXPORT");
     const int64_t session = sessionStart(ctx);
 

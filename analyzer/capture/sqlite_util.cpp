@@ -3,6 +3,8 @@
 #include "analyzer/capture/capture_error.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include <fcntl.h>
@@ -19,8 +21,17 @@ std::string describe(sqlite3* db, int rc) {
             return "not a SQLite database";
         case SQLITE_CORRUPT:
             return "the file is corrupt or truncated (" + detail + ")";
-        case SQLITE_CANTOPEN:
+        case SQLITE_CANTOPEN: {
+            // SQLite opens the file and its -wal and -shm with O_NOFOLLOW:
+            // ELOOP means a link stands at one of those names (planted by
+            // someone else, or left there), not that the file is unreadable.
+            const int error = db ? sqlite3_system_errno(db) : 0;
+            if (rc == SQLITE_CANTOPEN_SYMLINK || error == ELOOP)
+                return "a symbolic link stands where the file or its -wal or -shm side file goes; SQLite never "
+                       "opens one through a link (remove it)";
+            if (error != 0) return "cannot open (" + detail + ": " + std::strerror(error) + ")";
             return "cannot open (" + detail + ")";
+        }
         case SQLITE_IOERR:
             return "input/output error (" + detail + ")";
         case SQLITE_FULL:
@@ -94,10 +105,27 @@ std::string fileUri(const std::string& path, const char* query) {
 
 }  // namespace
 
+namespace {
+
+// A reader never checkpoints: the -wal it opens is often writable to us even
+// when the connection is read-only, and SQLite's checkpoint on close would
+// then delete a -wal holding no valid frame (garbage, zeros, a torn header)
+// from beside the input (docs/capture-format.md: nothing beside it changes).
+Database withoutCheckpointOnClose(Database db) {
+    sqlite3_db_config(db.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    return db;
+}
+
+}  // namespace
+
 Database Database::openForReading(const std::string& path) {
     constexpr int kFlags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
-    if (!headerSaysWal(path) || exists(path + "-shm")) return Database(path, kFlags);
-    Database db(path, kFlags | SQLITE_OPEN_URI, fileUri(path, "mode=ro&vfs=unix-none"));
+    // A -wal beside the file is opened (and a -shm created for it) even when
+    // the header says rollback journal: the -wal, not the header, decides.
+    const bool wal = headerSaysWal(path) || exists(path + "-wal");
+    if (!wal || exists(path + "-shm")) return withoutCheckpointOnClose(Database(path, kFlags));
+    Database db =
+        withoutCheckpointOnClose(Database(path, kFlags | SQLITE_OPEN_URI, fileUri(path, "mode=ro&vfs=unix-none")));
     // Set before the first read: SQLite then keeps the wal-index in memory
     // and never creates a -shm (https://sqlite.org/wal.html#noshm).
     db.exec("PRAGMA locking_mode=EXCLUSIVE");

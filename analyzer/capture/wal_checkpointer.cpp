@@ -73,7 +73,8 @@ void WalCheckpointer::stop() {
 
 void WalCheckpointer::run() {
     sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                        nullptr) != SQLITE_OK) {
         // Without our own connection the writer's size limit still bounds
         // the WAL: each time it is reached the writer copies the frames.
         sqlite3_close_v2(db);

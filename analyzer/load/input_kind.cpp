@@ -39,6 +39,8 @@ std::vector<std::string> filesIn(const std::string& directory, bool (*wanted)(co
         // points nowhere is skipped, as a name that is no file.
         std::error_code typeError;
         const bool regular = entry.is_regular_file(typeError);
+        if (typeError == std::errc::too_many_symbolic_link_levels)
+            throw CaptureError(entry.path().string(), "too many levels of symbolic links (a link loop?)");
         if (typeError && typeError != std::errc::no_such_file_or_directory)
             throw CaptureError(entry.path().string(), "cannot read: " + typeError.message());
         if (regular) out.push_back(entry.path().string());

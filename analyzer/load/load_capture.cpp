@@ -15,6 +15,27 @@ namespace {
     throw CaptureError(directory, "directory holds no capture files (.sqlite, .json, .json.gz)");
 }
 
+// The same capture given twice (or a copy of it) would count its devices
+// twice: a process is its host, pid, rank and wall-clock time 0 (one captured
+// again after a detach has another time 0, and is not a copy; PyTorch traces
+// often lack the host and give every rank pid 0).
+void refuseRepeatedProcesses(const Capture& capture, size_t before, const std::string& file) {
+    for (size_t i = before; i < capture.processes.size(); ++i) {
+        const Process& p = capture.processes[i];
+        for (size_t k = 0; k < before; ++k) {
+            const Process& q = capture.processes[k];
+            if (q.host != p.host || q.pid != p.pid || q.rank != p.rank || q.sessionStartUtcNs != p.sessionStartUtcNs)
+                continue;
+            if (q.sourcePath == file)
+                throw CaptureError(file, "given twice; its devices would be counted twice (give each capture once)");
+            throw CaptureError(file, "process " + p.host + " pid " + std::to_string(p.pid) + " is also in " +
+                                         q.sourcePath +
+                                         " (the same data given twice would be counted twice; give each capture "
+                                         "once)");
+        }
+    }
+}
+
 }  // namespace
 
 void readCaptureFile(const std::string& path, const LoadOptions& options, Capture& capture) {
@@ -56,6 +77,7 @@ Capture loadCaptures(const std::vector<std::string>& paths, const LoadOptions& o
             const size_t before = capture.processes.size();
             readCaptureFile(f, options, capture);
             checkTimeRanges(capture, before, f);
+            refuseRepeatedProcesses(capture, before, f);
         }
     }
     finishLoading(capture);

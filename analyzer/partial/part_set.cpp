@@ -15,6 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 namespace osc::partial {
 namespace {
@@ -201,6 +202,60 @@ void PartSet::addPartialFile(const std::string& path) {
     readStream(in, sources_.size() - 1, 0, true);
 }
 
+void PartSet::refuseDuplicate(const PartDevice& d, const std::string& where) {
+    // A process is its host, pid, rank and wall-clock time 0: a process
+    // captured twice (detach, attach) has two time 0s and is two parts, not a
+    // copy; PyTorch traces often lack the host and give every rank pid 0.
+    const PartFile& file = files[d.file];
+    const PartProcess& process = file.processes.at(static_cast<size_t>(d.process));
+    const auto [it, added] =
+        seen_.try_emplace({process.host, process.pid, process.rank, file.originUtcNs, d.header.device}, d.file, where);
+    if (added || it->second.first == d.file) return;
+    if (it->second.second == where)
+        throw CaptureError(where,
+                           "given twice; its devices would be counted twice (give each capture or partial "
+                           "result once)");
+    const std::string rank = process.rank >= 0 ? "rank " + std::to_string(process.rank) + ", " : "";
+    throw CaptureError(where, "device " + std::to_string(d.header.device) + " of " + rank + process.host + " pid " +
+                                  std::to_string(process.pid) + " is also in " + it->second.second +
+                                  " (the same data given twice would be counted twice; give each capture or "
+                                  "partial result once)");
+}
+
+namespace {
+
+// The first line of a partial is not JSON. When it is the start of a header
+// spread over several lines (a pretty-printer, or a newer version that writes
+// one), say that instead of "not JSON", and say first when the version is
+// newer than ours. Throws either way.
+[[noreturn]] void refuseSpreadHeader(std::istream& in, const std::string& first, const std::string& name) {
+    std::string text = first + "\n";
+    constexpr size_t kMaxHeader = 1 << 20;
+    std::string more(kMaxHeader, '\0');
+    in.read(more.data(), static_cast<std::streamsize>(more.size()));
+    text.append(more.data(), static_cast<size_t>(in.gcount()));
+    std::istringstream rest(text);
+    json header;
+    try {
+        rest >> header;  // one value; what follows it is left unread
+    } catch (const json::exception&) {}
+    if (header.is_object() && header.contains("format") && header["format"] == kPartialFormat) {
+        const auto version = header.find("version");
+        if (version != header.end() && version->is_number_integer() && version->get<int64_t>() > kPartialVersion)
+            throw CaptureError(name, "partial result version " + std::to_string(version->get<int64_t>()) +
+                                         " is newer than this overlapscope reads (" + std::to_string(kPartialVersion) +
+                                         ")");
+        throw CaptureError(
+            name,
+            "the partial result's header spans several lines: a partial result is JSON Lines, one "
+            "object a line (was it pretty-printed? write it again with `overlapscope report --partial`)");
+    }
+    parseLine(first, Where(name, 1));  // names the JSON error
+    throw CaptureError(name, "not a partial result");
+}
+
+}  // namespace
+
 void PartSet::addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length,
                           const std::string& name) {
     sources_.push_back({name, "", &scratch});
@@ -224,6 +279,7 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
     if (whole) {
         if (!next()) throw CaptureError(name, "empty file; not a partial result");
         const Where w(name, lineNo);
+        if (!json::accept(line)) refuseSpreadHeader(in, line, name);
         const json header = parseLine(line, w);
         if (!header.is_object() || !header.contains("format") || header["format"] != kPartialFormat)
             throw CaptureError(name, "not a partial result (expected \"format\": \"overlapscope-partial\")");
@@ -298,6 +354,7 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
             if (n == 0 || in.eof()) Where(name, lineNo).fail("a device's report object is cut off");
             d.reportLength = n - 1;
             pos += n;
+            refuseDuplicate(d, name);
             devices.push_back(std::move(d));
             ++devicesHere;
         }
@@ -644,6 +701,7 @@ void PartSet::addFilePart(const FilePart& part) {
         d.binary = true;
         d.reportLength = bytes.size();
         d.reportAt = data_->append(bytes.data(), bytes.size());
+        refuseDuplicate(d, part.path);
         devices.push_back(std::move(d));
     }
 }

@@ -13,8 +13,10 @@
 #include "analyzer/partial/file_part.h"
 
 #include <istream>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -98,11 +100,16 @@ private:
     };
     void readStream(std::istream& in, size_t source, uint64_t base, bool whole);
     void readDevice(const std::string& line, const std::string& name, size_t lineNo, PartDevice& d);
+    // Throws CaptureError naming `where` when another file already gave this
+    // device (the same capture, or overlapping partials, given twice).
+    void refuseDuplicate(const PartDevice& d, const std::string& where);
 
     std::vector<Source> sources_;
     std::unique_ptr<crossrank::ScratchFile> data_ = std::make_unique<crossrank::ScratchFile>();
     bool haveHeader_ = false;
     std::string settingsText_;  // without align, as the first partial had it
+    // (host, pid, rank, the file's time 0, device) -> (file, where it was read).
+    std::map<std::tuple<std::string, int64_t, int, int64_t, uint32_t>, std::pair<size_t, std::string>> seen_;
 };
 
 }  // namespace osc::partial

@@ -49,6 +49,30 @@ public:
         if (!v.is_number()) fail(where + "." + key, "is neither a number nor null");
         return v.get<double>();
     }
+
+    // What the metrics are makes some values impossible (docs/metrics.md):
+    // a duration below zero, a ratio or share outside 0 to 1, a negative
+    // speed-up. A report holding one was not written by us, or was edited;
+    // reading it on would pass `check` or show 700% in `diff`.
+    int64_t duration(const json& obj, const char* key, const std::string& where) const {
+        const int64_t v = integer(obj, key, where);
+        if (v < 0) fail(where + "." + key, "is " + std::to_string(v) + ", a negative duration");
+        return v;
+    }
+    std::optional<int64_t> optDuration(const json& obj, const char* key, const std::string& where) const {
+        if (!has(obj, key) || obj[key].is_null()) return std::nullopt;
+        return duration(obj, key, where);
+    }
+    std::optional<double> optShare(const json& obj, const char* key, const std::string& where) const {
+        const auto v = optNumber(obj, key, where);
+        if (v && (*v < 0 || *v > 1)) fail(where + "." + key, "is " + obj[key].dump() + ", outside 0 to 1");
+        return v;
+    }
+    std::optional<double> optNonNegative(const json& obj, const char* key, const std::string& where) const {
+        const auto v = optNumber(obj, key, where);
+        if (v && *v < 0) fail(where + "." + key, "is " + obj[key].dump() + ", below zero");
+        return v;
+    }
     std::string text(const json& obj, const char* key, const std::string& where) const {
         const json& v = field(obj, key, where);
         if (!v.is_string()) fail(where + "." + key, "is not a string");
@@ -77,36 +101,36 @@ public:
 
     OverlapMetrics metrics(const json& obj, const std::string& where) const {
         OverlapMetrics m;
-        m.window_ns = integer(obj, "window_ns", where);
-        m.compute_ns = integer(obj, "compute_ns", where);
-        m.comm_ns = integer(obj, "comm_ns", where);
-        m.overlap_ns = integer(obj, "overlap_ns", where);
-        m.exposed_comm_ns = integer(obj, "exposed_comm_ns", where);
-        m.busy_ns = integer(obj, "busy_ns", where);
-        m.idle_ns = integer(obj, "idle_ns", where);
-        m.overlap_ratio = optNumber(obj, "overlap_ratio", where);
-        m.achieved_speedup = optNumber(obj, "achieved_speedup", where);
-        m.ideal_speedup = optNumber(obj, "ideal_speedup", where);
+        m.window_ns = duration(obj, "window_ns", where);
+        m.compute_ns = duration(obj, "compute_ns", where);
+        m.comm_ns = duration(obj, "comm_ns", where);
+        m.overlap_ns = duration(obj, "overlap_ns", where);
+        m.exposed_comm_ns = duration(obj, "exposed_comm_ns", where);
+        m.busy_ns = duration(obj, "busy_ns", where);
+        m.idle_ns = duration(obj, "idle_ns", where);
+        m.overlap_ratio = optShare(obj, "overlap_ratio", where);
+        m.achieved_speedup = optNonNegative(obj, "achieved_speedup", where);
+        m.ideal_speedup = optNonNegative(obj, "ideal_speedup", where);
         return m;
     }
 
     // 4b/4c fields; reports written before them lack them (all zero / empty).
     void interferenceAndWait(const json& obj, const std::string& where, InterferenceMetrics& i,
                              std::optional<WaitTransferMetrics>& wait) const {
-        i.overlapped_compute_ns = optInteger(obj, "overlapped_compute_ns", where).value_or(0);
-        i.interfered_compute_ns = optInteger(obj, "interfered_compute_ns", where).value_or(0);
+        i.overlapped_compute_ns = optDuration(obj, "overlapped_compute_ns", where).value_or(0);
+        i.interfered_compute_ns = optDuration(obj, "interfered_compute_ns", where).value_or(0);
         i.interference_ns = optInteger(obj, "interference_ns", where).value_or(0);
-        if (has(obj, "interference_coverage")) i.interference_coverage = optNumber(obj, "interference_coverage", where);
+        if (has(obj, "interference_coverage")) i.interference_coverage = optShare(obj, "interference_coverage", where);
         if (has(obj, "compute_slowdown")) i.compute_slowdown = optNumber(obj, "compute_slowdown", where);
         i.net_overlap_gain_ns = optInteger(obj, "net_overlap_gain_ns", where).value_or(0);
-        const auto cw = optInteger(obj, "comm_wait_ns", where);
+        const auto cw = optDuration(obj, "comm_wait_ns", where);
         // Reports before kernels_without_peer have waiting or nothing.
         const auto withoutPeer = optInteger(obj, "kernels_without_peer", where);
         if (withoutPeer && (*withoutPeer < 0 || *withoutPeer > INT32_MAX))
             fail(where + ".kernels_without_peer", "is not a count");
         if (cw) {
-            wait = WaitTransferMetrics{*cw, optInteger(obj, "exposed_wait_ns", where).value_or(0),
-                                       optInteger(obj, "exposed_transfer_ns", where).value_or(0)};
+            wait = WaitTransferMetrics{*cw, optDuration(obj, "exposed_wait_ns", where).value_or(0),
+                                       optDuration(obj, "exposed_transfer_ns", where).value_or(0)};
         } else if (withoutPeer && *withoutPeer > 0) {
             wait = WaitTransferMetrics{};  // unknown: the values stay unsaid
         }
@@ -117,11 +141,11 @@ public:
     std::optional<PipelineStageMetrics> pipeline(const json& obj, const std::string& where) const {
         if (!has(obj, "bubble_ns") || obj["bubble_ns"].is_null()) return std::nullopt;
         PipelineStageMetrics m;
-        m.window_ns = optInteger(obj, "pipeline_window_ns", where).value_or(0);
-        m.bubble_ns = integer(obj, "bubble_ns", where);
-        if (has(obj, "bubble_share")) m.bubble_share = optNumber(obj, "bubble_share", where);
+        m.window_ns = optDuration(obj, "pipeline_window_ns", where).value_or(0);
+        m.bubble_ns = duration(obj, "bubble_ns", where);
+        if (has(obj, "bubble_share")) m.bubble_share = optShare(obj, "bubble_share", where);
         if (has(obj, "theoretical_bubble_share"))
-            m.theoretical_bubble_share = optNumber(obj, "theoretical_bubble_share", where);
+            m.theoretical_bubble_share = optShare(obj, "theoretical_bubble_share", where);
         m.fill_ns = optInteger(obj, "fill_ns", where).value_or(0);
         m.drain_ns = optInteger(obj, "drain_ns", where).value_or(0);
         m.stall_ns = optInteger(obj, "stall_ns", where).value_or(0);
@@ -137,8 +161,8 @@ public:
         if (!has(obj, "alltoall_ns") || obj["alltoall_ns"].is_null()) return std::nullopt;
         AllToAllMetrics m;
         m.ops = static_cast<int>(optInteger(obj, "alltoall_ops", where).value_or(0));
-        m.alltoall_ns = integer(obj, "alltoall_ns", where);
-        m.exposed_alltoall_ns = optInteger(obj, "exposed_alltoall_ns", where).value_or(0);
+        m.alltoall_ns = duration(obj, "alltoall_ns", where);
+        m.exposed_alltoall_ns = optDuration(obj, "exposed_alltoall_ns", where).value_or(0);
         m.transfer_ns = optInteger(obj, "alltoall_transfer_ns", where).value_or(0);
         if (auto v = optInteger(obj, "alltoall_bytes_sent", where)) m.bytes_sent = static_cast<uint64_t>(*v);
         if (auto v = optInteger(obj, "alltoall_bytes_received", where)) m.bytes_received = static_cast<uint64_t>(*v);
@@ -178,9 +202,9 @@ public:
         x.start_ns = integer(c, "start_ns", w);
         x.end_ns = integer(c, "end_ns", w);
         x.stream = static_cast<uint32_t>(optInteger(c, "stream", w).value_or(0));
-        x.duration_ns = integer(c, "duration_ns", w);
-        x.overlapped_ns = integer(c, "overlapped_ns", w);
-        x.exposed_ns = integer(c, "exposed_ns", w);
+        x.duration_ns = duration(c, "duration_ns", w);
+        x.overlapped_ns = duration(c, "overlapped_ns", w);
+        x.exposed_ns = duration(c, "exposed_ns", w);
         if (auto b = optInteger(c, "bytes", w)) x.bytes = static_cast<uint64_t>(*b);
         if (has(c, "bandwidth_gbps")) x.bandwidth_gbps = optNumber(c, "bandwidth_gbps", w);
         x.commHash = optHex(c, "comm_hash", w);
@@ -337,7 +361,7 @@ public:
         const json& totals = field(d, "totals", w);
         interferenceAndWait(totals, w + ".totals", x.interference, x.wait);
         if (auto v = optInteger(totals, "last_arrivals", w + ".totals")) x.last_arrivals = static_cast<int>(*v);
-        x.delay_caused_ns = optInteger(totals, "delay_caused_ns", w + ".totals");
+        x.delay_caused_ns = optDuration(totals, "delay_caused_ns", w + ".totals");
         x.pipeline = pipeline(totals, w + ".totals");
         x.alltoall = alltoall(totals, w + ".totals");
         x.clock_shift_ns = optInteger(d, "clock_shift_ns", w);
@@ -445,7 +469,8 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
     json doc;
     try {
         doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
+        // parse_error, and out_of_range for a number too large (1e999).
         throw CaptureError(origin, std::string("not JSON: ") + e.what());
     }
     Reader r(origin);
@@ -528,12 +553,12 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
     if (r.has(doc, "spread") && !doc["spread"].is_null()) {
         const json& s = doc["spread"];
         RankSpread sp;
-        sp.step_time_min_ns = r.optInteger(s, "step_time_min_ns", "spread");
-        sp.step_time_median_ns = r.optInteger(s, "step_time_median_ns", "spread");
-        sp.step_time_max_ns = r.optInteger(s, "step_time_max_ns", "spread");
-        sp.overlap_ratio_min = r.optNumber(s, "overlap_ratio_min", "spread");
-        sp.overlap_ratio_median = r.optNumber(s, "overlap_ratio_median", "spread");
-        sp.overlap_ratio_max = r.optNumber(s, "overlap_ratio_max", "spread");
+        sp.step_time_min_ns = r.optDuration(s, "step_time_min_ns", "spread");
+        sp.step_time_median_ns = r.optDuration(s, "step_time_median_ns", "spread");
+        sp.step_time_max_ns = r.optDuration(s, "step_time_max_ns", "spread");
+        sp.overlap_ratio_min = r.optShare(s, "overlap_ratio_min", "spread");
+        sp.overlap_ratio_median = r.optShare(s, "overlap_ratio_median", "spread");
+        sp.overlap_ratio_max = r.optShare(s, "overlap_ratio_max", "spread");
         a.spread = sp;
     }
     readPatterns(r, doc, a);
@@ -547,7 +572,8 @@ DeviceAnalysis parseDeviceJson(const std::string& text, const std::string& origi
     json doc;
     try {
         doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
+        // parse_error, and out_of_range for a number too large (1e999).
         throw CaptureError(origin, std::string("not JSON: ") + e.what());
     }
     return Reader(origin).device(doc, "device");

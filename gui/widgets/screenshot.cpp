@@ -1,6 +1,7 @@
 #include "gui/widgets/screenshot.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/output/safe_output.h"
 #include "gui/model/analysis_csv.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/time_ticks.h"
@@ -8,6 +9,7 @@
 #include "gui/widgets/timeline_widget.h"
 
 #include <QApplication>
+#include <QBuffer>
 #include <QFileInfo>
 #include <QImage>
 
@@ -17,6 +19,14 @@
 namespace osc::gui {
 
 int renderScreenshot(const ScreenshotRequest& request) {
+    const std::string outputPath = request.outputPath.toStdString();
+    try {
+        // Before the load: a refused output (a planted link, a directory) wastes no time.
+        output::checkOutputPath(outputPath, /*overwrite=*/true);
+    } catch (const CaptureError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 2;
+    }
     LoadedCapture loaded;
     try {
         loaded = loadForViewing(request.capturePath, {}, nullptr, [](double f, const QString& stage) {
@@ -65,8 +75,20 @@ int renderScreenshot(const ScreenshotRequest& request) {
     window.waitForPanels();
     QApplication::processEvents();
     const QImage image = window.grab().toImage();
-    if (!image.save(request.outputPath, "PNG")) {
-        std::fprintf(stderr, "%s: cannot write the PNG\n", request.outputPath.toLocal8Bit().constData());
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    if (!image.save(&buffer, "PNG")) {
+        std::fprintf(stderr, "%s: cannot encode the PNG\n", request.outputPath.toLocal8Bit().constData());
+        return 2;
+    }
+    // Written as the command line writes its outputs (analyzer/output/safe_output.h): an
+    // existing PNG is replaced, a link someone else planted is not followed.
+    try {
+        output::writeFileSafely(
+            outputPath, [&](std::ostream& out) { out.write(png.constData(), png.size()); }, /*overwrite=*/true);
+    } catch (const CaptureError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
         return 2;
     }
     std::fprintf(stderr, "wrote %s (%dx%d)\n", request.outputPath.toLocal8Bit().constData(), image.width(),

@@ -6,6 +6,7 @@
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_read_context.h"
 #include "analyzer/capture/sqlite_reader.h"
+#include "analyzer/capture/sqlite_util.h"
 #include "tests/analyzer/test_capture_io_util.h"
 
 #include <gtest/gtest.h>
@@ -264,6 +265,30 @@ TEST(CaptureIoProgress, ReportsStagesInOrderAndCanBeCancelled) {
     Capture d;
     EXPECT_THROW(readSqliteCapture(path, cancelling, d), LoadCancelled);
     EXPECT_TRUE(d.processes.empty());
+}
+
+// Issue 29 item 11: SQLite opens a file's -wal and -shm with O_NOFOLLOW; a
+// link planted at one of those names is named as such, not "unable to open
+// database file".
+TEST(CaptureIoErrors, ALinkAtASideFileNameIsNamed) {
+    TempDir dir;
+    const std::string path = dir / "live.sqlite";
+    {
+        sql::Database db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        db.exec("PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES (1)");
+    }
+    std::filesystem::create_symlink(dir / "elsewhere", path + "-shm");
+    try {
+        sql::Database db(path, SQLITE_OPEN_READWRITE);
+        db.exec("INSERT INTO t VALUES (2)");
+        FAIL() << "wrote beside a planted link";
+    } catch (const CaptureError& e) {
+        EXPECT_EQ(e.path(), path);
+        EXPECT_NE(e.problem().find("a symbolic link stands where the file or its -wal or -shm side file goes"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "elsewhere"));
 }
 
 }  // namespace

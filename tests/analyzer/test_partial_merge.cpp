@@ -580,6 +580,13 @@ TEST_F(PartialMerge, TimesNearTheBoundGiveTheSingleProcessAnswer) {
     for (int copy = 0; copy < 3; ++copy) {
         const std::string to = path(std::to_string(copy) + "wide_kernels.sqlite");
         fs::copy_file(corpus + "wide_kernels.sqlite", to);
+        // Three hosts: the same process three times is refused (issue 29).
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open(to.c_str(), &db), SQLITE_OK);
+        const std::string rename =
+            "UPDATE OVERLAPSCOPE_META SET value = 'host-" + std::to_string(copy) + "' WHERE name = 'host'";
+        EXPECT_EQ(sqlite3_exec(db, rename.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(db);
         files.push_back(to);
     }
     AnalysisSettings s;

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <tuple>
+#include <vector>
 
 using namespace osc;
 using namespace osc::report;
@@ -313,6 +315,57 @@ TEST(ReportJson, BadInputNamesTheFileAndTheProblem) {
     EXPECT_NE(problem(j.dump()).find("devices[0].steps[1].exposed_comm_ns is not an integer"), std::string::npos);
     const testsupport::TempDir dir;
     EXPECT_THROW(readReportJson(dir / "does-not-exist.json"), CaptureError);
+}
+
+// Issue 29 item 6: numbers no analysis can give are bad input, named by
+// their place, not read on (a ratio of 7 passed `check` and showed as 700%
+// in `diff`).
+TEST(ReportJson, ImpossibleNumbersAreNamed) {
+    const json good = json::parse(formatJsonReport(fixture::oneDeviceAnalysis(), ReportOptions{}));
+    ASSERT_NO_THROW(parseReportJson(good.dump(), "base.json"));
+    const std::vector<std::tuple<json::json_pointer, json, std::string>> cases = {
+        {"/devices/0/totals/overlap_ratio"_json_pointer, 7, "devices[0].totals.overlap_ratio is 7, outside 0 to 1"},
+        {"/devices/0/totals/overlap_ratio"_json_pointer, -3, "devices[0].totals.overlap_ratio is -3, outside 0 to 1"},
+        {"/summary/overlap_ratio"_json_pointer, 1.5, "summary.overlap_ratio is 1.5, outside 0 to 1"},
+        {"/devices/0/steps/1/overlap_ratio"_json_pointer, -0.25,
+         "devices[0].steps[1].overlap_ratio is -0.25, outside 0 to 1"},
+        {"/devices/0/totals/exposed_comm_ns"_json_pointer, -5,
+         "devices[0].totals.exposed_comm_ns is -5, a negative duration"},
+        {"/summary/comm_ns"_json_pointer, -1, "summary.comm_ns is -1, a negative duration"},
+        {"/devices/0/steps/0/exposed_comm_ns"_json_pointer, -100,
+         "devices[0].steps[0].exposed_comm_ns is -100, a negative duration"},
+        {"/devices/0/totals/ideal_speedup"_json_pointer, -2, "devices[0].totals.ideal_speedup is -2, below zero"},
+    };
+    for (const auto& [where, value, message] : cases) {
+        json bad = good;
+        ASSERT_TRUE(bad.contains(where)) << where.to_string();
+        bad[where] = value;
+        try {
+            parseReportJson(bad.dump(), "base.json");
+            ADD_FAILURE() << where.to_string() << " = " << value.dump() << " was read";
+        } catch (const CaptureError& e) {
+            EXPECT_EQ(std::string(e.what()), "base.json: not a valid overlapscope report: " + message);
+        }
+    }
+    // Exactly 0 and 1 are possible (nothing hidden, everything hidden).
+    for (const double edge : {0.0, 1.0}) {
+        json ok = good;
+        ok["devices"][0]["totals"]["overlap_ratio"] = edge;
+        EXPECT_NO_THROW(parseReportJson(ok.dump(), "base.json")) << edge;
+    }
+    // A number too large for a double is bad input too, not an internal error.
+    std::string text = good.dump();
+    const std::string key = "\"overlap_ratio\":";
+    const size_t at = text.find(key);
+    ASSERT_NE(at, std::string::npos);
+    const size_t end = text.find_first_of(",}", at);
+    text.replace(at + key.size(), end - at - key.size(), "1e999");
+    try {
+        parseReportJson(text, "base.json");
+        ADD_FAILURE() << "1e999 was read";
+    } catch (const CaptureError& e) {
+        EXPECT_NE(std::string(e.what()).find("base.json: not JSON"), std::string::npos) << e.what();
+    }
 }
 
 TEST(ReportJson, StreamedOutputIsExactlyTheIndentedDocument) {

@@ -90,3 +90,37 @@ TEST_F(Cli, DropsAndUnfinishedCapturesSurviveAPartialAndItsMerge) {
     EXPECT_NE(r.out.find("FAIL rank 0 gpu 0: 777 records were dropped"), std::string::npos) << r.out;
     EXPECT_EQ(run("check --min-overlap-ratio 0.5 --allow-dropped " + quote(part)).code, 0);
 }
+
+// Issue 29 item 9: a capture whose disk filled (or whose process died) as it
+// started: the writer's first transaction (tables, enums, session start)
+// committed and nothing after it, format_version included. It read as a
+// finished capture of 0 devices, exit 0, without a word.
+TEST_F(Cli, ACaptureThatSavedNothingSaysItDidNotFinish) {
+    const auto f = path("nothing.sqlite");
+    fs::copy_file(bucketed(1), f);
+    setMeta(f,
+            "DELETE FROM OVERLAPSCOPE_META; DELETE FROM OVERLAPSCOPE_KERNEL; DELETE FROM OVERLAPSCOPE_KERNEL_LAUNCH; "
+            "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY; DELETE FROM CUPTI_ACTIVITY_KIND_MEMSET; "
+            "DELETE FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION; DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME; "
+            "DELETE FROM NVTX_EVENTS; DELETE FROM OVERLAPSCOPE_NCCL_COLL; DELETE FROM OVERLAPSCOPE_STREAM_NAME; "
+            "DELETE FROM OVERLAPSCOPE_CUDA_EVENT; DELETE FROM OVERLAPSCOPE_OBJECT_NAME; DELETE FROM PROCESSES; "
+            "DELETE FROM ThreadNames; DELETE FROM TARGET_INFO_GPU; DELETE FROM StringIds");
+    const std::string warning = f + ": the capture did not finish and saved nothing";
+    auto r = run("report --format json " + quote(f));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 0u);
+    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+    EXPECT_EQ(lineCount(r.err), 1u) << r.err;
+    // A gate on it fails: nothing was measured.
+    r = run("check --min-overlap-ratio 0 " + quote(f));
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+    // Its partial carries the warning to the merge.
+    const auto part = path("nothing.partial.json");
+    ASSERT_EQ(run("report --partial -o " + quote(part) + " " + quote(f)).code, 0);
+    r = run("merge " + quote(part));
+    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+    // A finished capture says nothing of the kind.
+    r = run("report " + quote(bucketed(1)));
+    EXPECT_EQ(r.err.find("did not finish"), std::string::npos) << r.err;
+}

@@ -6,6 +6,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <tuple>
+
 namespace {
 
 // A Kineto trace with one kernel at the given start (microseconds, as text).
@@ -119,6 +122,38 @@ TEST_F(Cli, ASymlinkLoopIsOneLineExitTwo) {
     expectOneLineNaming(run("report " + quote(loop)), loop, "link loop", "report");
 }
 
+// Issue 29 item 7: a loop inside an input directory, and one where a
+// capture is to be written, are bad input for every command that reads or
+// writes there, not an internal error (exit 3, "filesystem error: ...").
+TEST_F(Cli, ASymlinkLoopInADirectoryIsOneLineExitTwo) {
+    const auto f = bucketed(1);
+    const auto job = path("job"), partials = path("partials");
+    fs::create_directories(job);
+    fs::create_directories(partials);
+    fs::copy_file(f, job + "/rank0.sqlite");
+    ASSERT_EQ(run("report --partial -o " + quote(partials + "/rank0.partial.json") + " " + quote(f)).code, 0);
+    const auto loop = job + "/rank1.sqlite", partialLoop = partials + "/rank1.partial.json";
+    fs::create_symlink(loop, loop);
+    fs::create_symlink(partialLoop, partialLoop);
+    for (const std::string& cmd :
+         std::vector<std::string>{"report", "report --format json", "check --min-overlap-ratio 0.1", "export -o -",
+                                  "whatif", "diff " + quote(f)}) {
+        const std::string args = cmd + " " + quote(job);
+        expectOneLineNaming(run(args), loop, "link loop", args);
+    }
+    expectOneLineNaming(run("merge " + quote(partials)), partialLoop, "link loop", "merge");
+    const auto outLoop = path("out.sqlite");
+    fs::create_symlink(outLoop, outLoop);
+    for (const std::string extra : {"", " --kernels 10", " --ranks 2"}) {
+        const std::string args = "synth -o " + quote(outLoop) + extra;
+        const auto r = run(args);
+        EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+        EXPECT_EQ(lineCount(r.err), 1u) << args << ": " << r.err;
+        EXPECT_NE(r.err.find(outLoop), std::string::npos) << args << ": " << r.err;
+    }
+    EXPECT_TRUE(fs::is_symlink(outLoop));
+}
+
 TEST_F(Cli, DevStdinIsNotARegularFile) {
     // run() gives the command /dev/null as stdin: a device, not a capture.
     expectOneLineNaming(run("report /dev/stdin"), "/dev/stdin", "not a regular file", "report");
@@ -230,6 +265,40 @@ TEST_F(Cli, AKilledCaptureIsReadWithoutCreatingAShmBesideIt) {
     EXPECT_EQ(fs::file_size(f + "-wal"), walBytes);
 }
 
+// Issue 29 item 10: a -wal holding no valid frame (garbage, zeros) beside a
+// capture, whichever journal mode its header names, is ignored as SQLite
+// ignores it, and nothing beside the input changes: no -shm appears and the
+// -wal is not deleted (a checkpoint on close used to delete it).
+TEST_F(Cli, AGarbageWalBesideACaptureIsLeftAsItIs) {
+    const auto clean = run("report --format json " + quote(bucketed(1)));
+    ASSERT_EQ(clean.code, 0) << clean.err;
+    const auto expected = nlohmann::json::parse(clean.out)["summary"];
+    for (const bool walHeader : {false, true}) {
+        for (const char fill : {'\0', '\x5a'}) {
+            const auto f = path(std::string("garbage-") + (walHeader ? "wal" : "rollback") +
+                                (fill == 0 ? "-zeros" : "-bytes") + ".sqlite");
+            fs::copy_file(bucketed(1), f);
+            if (walHeader) {
+                // Bytes 18 and 19 of the header: 2 = WAL (file format).
+                std::fstream db(f, std::ios::in | std::ios::out | std::ios::binary);
+                db.seekp(18);
+                db.put(2).put(2);
+            }
+            const std::string wal(5000, fill);
+            { std::ofstream(f + "-wal", std::ios::binary) << wal; }
+            const std::string before = slurp(f);
+            const auto args = "report --format json " + quote(f);
+            const auto r = run(args);
+            ASSERT_EQ(r.code, 0) << args << ": " << r.err;
+            EXPECT_EQ(nlohmann::json::parse(r.out)["summary"], expected) << args;
+            EXPECT_FALSE(fs::exists(f + "-shm")) << args;
+            ASSERT_TRUE(fs::exists(f + "-wal")) << args << ": the -wal was deleted";
+            EXPECT_EQ(slurp(f + "-wal"), wal) << args;
+            EXPECT_EQ(slurp(f), before) << args;
+        }
+    }
+}
+
 TEST_F(Cli, AKilledCaptureInADirectoryWeCannotWriteIsRead) {
     const auto dir = path("readonly");
     fs::create_directories(dir);
@@ -268,4 +337,122 @@ TEST_F(Cli, AHugeStepNameNeitherCrashesNorFloodsTheTerminal) {
         std::istringstream lines(r.err);
         for (std::string line; std::getline(lines, line);) EXPECT_LT(line.size(), 7000u) << cmd;
     }
+}
+
+// ---- issue 29 item 5: the same data given twice --------------------------
+
+TEST_F(Cli, TheSameDataGivenTwiceIsRefused) {
+    // Three ranks, one device each: the job alone is 3 devices.
+    const auto job = path("job");
+    ASSERT_EQ(run("synth -o " + quote(job) + " --ranks 3 --steps 2").code, 0);
+    std::vector<std::string> ranks;
+    for (const auto& e : fs::directory_iterator(job)) ranks.push_back(e.path().string());
+    std::sort(ranks.begin(), ranks.end());
+    ASSERT_EQ(ranks.size(), 3u);
+    auto r = run("report --format json " + quote(job));
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 3u);
+
+    const auto copy = path("copy.sqlite");
+    fs::copy_file(ranks[0], copy);
+    const auto p01 = path("p01.partial.json"), p12 = path("p12.partial.json"), p2 = path("p2.partial.json");
+    ASSERT_EQ(run("report --partial -o " + quote(p01) + " " + quote(ranks[0]) + " " + quote(ranks[1])).code, 0);
+    ASSERT_EQ(run("report --partial -o " + quote(p12) + " " + quote(ranks[1]) + " " + quote(ranks[2])).code, 0);
+    ASSERT_EQ(run("report --partial -o " + quote(p2) + " " + quote(ranks[2])).code, 0);
+    // (arguments, the file named, what it says)
+    const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+        {"report " + quote(ranks[0]) + " " + quote(ranks[0]), ranks[0], "given twice"},
+        {"report " + quote(job) + " " + quote(ranks[1]), ranks[1], "given twice"},
+        {"report " + quote(job) + " " + quote(copy), copy, "also in " + ranks[0]},
+        {"check --min-overlap-ratio 0 " + quote(job) + " " + quote(copy), copy, "also in " + ranks[0]},
+        {"export -o - " + quote(ranks[0]) + " " + quote(ranks[0]), ranks[0], "given twice"},
+        {"whatif " + quote(copy) + " " + quote(ranks[0]), ranks[0], "also in " + copy},
+        {"merge " + quote(p01) + " " + quote(p01), p01, "given twice"},
+        {"merge " + quote(p01) + " " + quote(p12), p12, "also in " + p01},
+        {"check --min-overlap-ratio 0 " + quote(p01) + " " + quote(p12), p12, "also in " + p01},
+    };
+    for (const auto& [args, file, what] : cases) {
+        r = run(args);
+        expectOneLineNaming(r, file, what, args);
+        EXPECT_TRUE(r.out.empty()) << args;
+    }
+    // Disjoint partials are the job.
+    r = run("merge --format json " + quote(p01) + " " + quote(p2));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 3u);
+    // The same process captured again later (detach, attach) is not a copy.
+    sql(copy, "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + 10000000000");
+    r = run("report --format json " + quote(ranks[0]) + " " + quote(copy));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 2u);
+}
+
+// ---- issue 29 item 6: saved reports with impossible numbers --------------
+
+TEST_F(Cli, ASavedReportWithImpossibleNumbersIsRefused) {
+    const auto f = bucketed(1);
+    const auto good = path("good.json");
+    auto r = run("report --format json -o " + quote(good) + " " + quote(f));
+    ASSERT_EQ(r.code, 0) << r.err;
+    // Ordered: "format" stays the first key, as our writer puts it.
+    const auto report = nlohmann::ordered_json::parse(slurp(good));
+    // (field, value, what the message says)
+    const std::vector<std::tuple<nlohmann::ordered_json::json_pointer, nlohmann::ordered_json, std::string>> cases = {
+        {nlohmann::ordered_json::json_pointer("/devices/0/totals/overlap_ratio"), 7,
+         "devices[0].totals.overlap_ratio is 7, outside 0 to 1"},
+        {nlohmann::ordered_json::json_pointer("/summary/overlap_ratio"), -3,
+         "summary.overlap_ratio is -3, outside 0 to 1"},
+        {nlohmann::ordered_json::json_pointer("/devices/0/totals/exposed_comm_ns"), -1000,
+         "devices[0].totals.exposed_comm_ns is -1000, a negative duration"},
+    };
+    for (const auto& [where, value, what] : cases) {
+        auto bad = report;
+        ASSERT_TRUE(bad.contains(where)) << where.to_string();
+        bad[where] = value;
+        const auto saved = path("bad.json");
+        { std::ofstream(saved) << bad.dump(2); }
+        for (const std::string& args :
+             std::vector<std::string>{"check --min-overlap-ratio 0.1 " + quote(saved),
+                                      "check --baseline " + quote(saved) + " --max-regression 5 " + quote(f),
+                                      "diff " + quote(saved) + " " + quote(good)}) {
+            r = run(args);
+            expectOneLineNaming(r, saved, what, args);
+            EXPECT_TRUE(r.out.empty()) << args << ": " << r.out.substr(0, 200);
+        }
+    }
+    // The report as written passes: 2/3 of the communication is hidden.
+    r = run("check --min-overlap-ratio 0.6 " + quote(good));
+    EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// ---- issue 29 item 11: a partial whose header spans lines ----------------
+
+TEST_F(Cli, APrettyPrintedPartialSaysSo) {
+    const auto f = bucketed(1);
+    const auto partial = path("run.partial.json");
+    ASSERT_EQ(run("report --partial -o " + quote(partial) + " " + quote(f)).code, 0);
+    const std::string text = slurp(partial);
+    const size_t firstEnd = text.find('\n');
+    ASSERT_NE(firstEnd, std::string::npos);
+    auto header = nlohmann::ordered_json::parse(text.substr(0, firstEnd));
+    const std::string rest = text.substr(firstEnd + 1);
+    const auto write = [&](const std::string& name, const nlohmann::ordered_json& h, int indent) {
+        const auto p = path(name);
+        std::ofstream(p) << h.dump(indent) << "\n" << rest;
+        return p;
+    };
+    const auto pretty = write("pretty.partial.json", header, 2);
+    auto newerHeader = header;
+    newerHeader["version"] = 99;
+    const auto newer = write("newer.partial.json", newerHeader, 2);
+    const auto newerCompact = write("newer-compact.partial.json", newerHeader, -1);
+    for (const std::string cmd : {"merge", "check --min-overlap-ratio 0"}) {
+        expectOneLineNaming(run(cmd + " " + quote(pretty)), pretty, "header spans several lines", cmd);
+        expectOneLineNaming(run(cmd + " " + quote(newer)), newer, "version 99 is newer than this overlapscope", cmd);
+        expectOneLineNaming(run(cmd + " " + quote(newerCompact)), newerCompact,
+                            "version 99 is newer than this overlapscope", cmd);
+    }
+    // Written back on one line, the same header is a partial again.
+    const auto back = write("back.partial.json", header, -1);
+    EXPECT_EQ(run("merge " + quote(back)).code, 0);
 }

@@ -2,7 +2,7 @@
 // predicted or hijacked: names planted beforehand (as symlinks to a file the
 // victim can write) are never followed, and the temporary is private (0600)
 // until it is renamed into place.
-#include "cli/safe_output.h"
+#include "analyzer/output/safe_output.h"
 
 #include "analyzer/capture/capture_error.h"
 #include "tests/support/temp_dir.h"
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using osc::cli::writeFileSafely;
+using osc::output::writeFileSafely;
 
 namespace {
 
