@@ -6,9 +6,9 @@
 #include "analyzer/hang/hang_output.h"
 #include "analyzer/import/flight_recorder.h"
 #include "analyzer/load/input_kind.h"
+#include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "cli/safe_output.h"
 
 #include <algorithm>
 #include <memory>
@@ -70,7 +70,7 @@ SortedInputs sortInputs(const std::vector<std::string>& paths) {
 
 int runHang(const HangArgs& args) {
     const bool toStdout = args.output.empty() || args.output == "-";
-    if (!toStdout) checkOutputPath(args.output, args.force);
+    if (!toStdout) output::checkOutputPath(args.output, args.force);
     if (!(args.minWaitMs >= 0)) throw std::invalid_argument("--min-wait-ms must be 0 or more");
 
     const SortedInputs in = sortInputs(args.inputs);
@@ -104,7 +104,7 @@ void addHangCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("INPUT", args->inputs, "Capture files, Flight Recorder dumps, or directories of them")->required();
     cmd->add_option("--format", args->format, "text (one paragraph, then each rank's progress) or json")
         ->check(CLI::IsMember({"text", "json"}));
-    cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout")->type_name("FILE");
+    cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout")->type_name("FILE")->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace an existing output file");
     cmd->add_option("--min-wait-ms", args->minWaitMs,
                     "A collective waited on for less than this before a capture ends is in flight, not hung (a "
