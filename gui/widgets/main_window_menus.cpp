@@ -56,6 +56,7 @@ void MainWindow::buildMenus() {
         if (!dir.isEmpty()) openCapture(dir);
     });
     recentMenu_ = file->addMenu(tr("Open &Recent"));
+    buildCompareMenu(file);
     refreshRecentMenu();
     QAction* follow =
         timelineAction(file->addAction(tr("&Follow live capture"), this, [this](bool on) { setFollowing(on); }));
