@@ -46,20 +46,27 @@ QString dash() { return QStringLiteral("–"); }
 void StepCompareModel::setData(ComparedRuns runs) {
     beginResetModel();
     runs_ = std::move(runs);
-    std::array<ColumnUnitPicker, std::size(kStepMetrics)> pick;
+    // A and B of a metric share a unit; the change has its own, to the
+    // microsecond (a change of a few ns would give the values six decimals).
+    std::array<ColumnUnitPicker, std::size(kStepMetrics)> values, changes;
     size_t rows = 0;
     if (runs_.comparison) {
         rows = runs_.comparison->steps.size();
         for (const StepPair& p : runs_.comparison->steps)
-            for (size_t m = 0; m < pick.size(); ++m) {
+            for (size_t m = 0; m < values.size(); ++m) {
                 const report::MetricDelta* d =
                     findMetric(runs_.comparison->diff.rows[p.diffRow], kStepMetrics[m].diffName);
                 if (!d || kStepMetrics[m].ratio) continue;
-                for (const auto& v : {d->base, d->candidate, d->change})
-                    if (v) pick[m].see(static_cast<TimeNs>(*v));
+                for (const auto& v : {d->base, d->candidate})
+                    if (v) values[m].see(static_cast<TimeNs>(*v));
+                if (d->change) changes[m].see(static_cast<TimeNs>(*d->change));
             }
     }
-    for (size_t m = 0; m < units_.size(); ++m) units_[m] = pick[m].durations();
+    for (size_t m = 0; m < values.size(); ++m) {
+        const size_t first = TimeA + 3 * m;
+        units_[first] = units_[first + 1] = values[m].durations();
+        units_[first + 2] = changes[m].timestamps();
+    }
     resetRows(rows);
     endResetModel();
     endReset();
@@ -133,7 +140,7 @@ QVariant StepCompareModel::data(const QModelIndex& index, int role) const {
         if (which == 2) return QString::fromStdString(pointsText(*v));
         return QString::number(*v * 100.0, 'f', 1) + " %";
     }
-    const ColumnUnit& unit = units_[static_cast<size_t>((column - TimeA) / 3)];
+    const ColumnUnit& unit = units_[static_cast<size_t>(column)];
     if (which == 2) return QString::fromStdString(changeText(static_cast<TimeNs>(*v), unit, d->relativePct));
     return QString::fromStdString(formatInUnit(static_cast<TimeNs>(*v), unit));
 }
@@ -167,7 +174,8 @@ std::function<AsyncSortedTableModel::Keys()> StepCompareModel::sortKeys(int colu
 void CollectiveCompareModel::setData(ComparedRuns runs) {
     beginResetModel();
     runs_ = std::move(runs);
-    std::array<ColumnUnitPicker, 2> pick;
+    // As in the Steps table: A and B in one unit, the change to the microsecond.
+    std::array<ColumnUnitPicker, 4> pick;  // duration, exposed, their changes
     size_t rows = 0;
     if (runs_.comparison) {
         rows = runs_.comparison->collectives.size();
@@ -181,11 +189,14 @@ void CollectiveCompareModel::setData(ComparedRuns runs) {
                 pick[0].see(c.duration_ns);
                 pick[1].see(c.exposed_ns);
             }
-            if (p.durationChange) pick[0].see(*p.durationChange);
-            if (p.exposedChange) pick[1].see(*p.exposedChange);
+            if (p.durationChange) pick[2].see(*p.durationChange);
+            if (p.exposedChange) pick[3].see(*p.exposedChange);
         }
     }
-    units_ = {pick[0].durations(), pick[1].durations()};
+    units_[DurationA] = units_[DurationB] = pick[0].durations();
+    units_[ExposedA] = units_[ExposedB] = pick[1].durations();
+    units_[DurationChange] = pick[2].timestamps();
+    units_[ExposedChange] = pick[3].timestamps();
     resetRows(rows);
     endResetModel();
     endReset();
@@ -248,12 +259,12 @@ QVariant CollectiveCompareModel::data(const QModelIndex& index, int role) const 
     const auto name = [](const CollectiveInstance* c) {
         return c ? (c->collective.empty() ? c->name : c->collective) : std::string("(none)");
     };
-    const auto time = [this](const CollectiveInstance* c, TimeNs CollectiveInstance::*f, size_t unit) {
+    const auto time = [this](const CollectiveInstance* c, TimeNs CollectiveInstance::*f, int unit) {
         return c ? QString::fromStdString(formatInUnit(c->*f, units_[unit])) : dash();
     };
-    const auto change = [this](const std::optional<TimeNs>& v, const CollectiveInstance* base, size_t unit) {
+    const auto change = [this](const std::optional<TimeNs>& v, const CollectiveInstance* base, int unit) {
         if (!v) return dash();
-        const TimeNs whole = base ? (unit == 0 ? base->duration_ns : base->exposed_ns) : 0;
+        const TimeNs whole = base ? (unit == DurationChange ? base->duration_ns : base->exposed_ns) : 0;
         const std::optional<double> pct =
             whole > 0 ? std::optional<double>(static_cast<double>(*v) / static_cast<double>(whole) * 100.0)
                       : std::nullopt;
@@ -274,17 +285,17 @@ QVariant CollectiveCompareModel::data(const QModelIndex& index, int role) const 
             return name(ca) == name(cb) || !ca || !cb ? QString::fromStdString(ca ? name(ca) : name(cb))
                                                       : QString::fromStdString(name(ca) + " / " + name(cb));
         case DurationA:
-            return time(ca, &CollectiveInstance::duration_ns, 0);
+            return time(ca, &CollectiveInstance::duration_ns, DurationA);
         case DurationB:
-            return time(cb, &CollectiveInstance::duration_ns, 0);
+            return time(cb, &CollectiveInstance::duration_ns, DurationB);
         case DurationChange:
-            return change(p.durationChange, ca, 0);
+            return change(p.durationChange, ca, DurationChange);
         case ExposedA:
-            return time(ca, &CollectiveInstance::exposed_ns, 1);
+            return time(ca, &CollectiveInstance::exposed_ns, ExposedA);
         case ExposedB:
-            return time(cb, &CollectiveInstance::exposed_ns, 1);
+            return time(cb, &CollectiveInstance::exposed_ns, ExposedB);
         case ExposedChange:
-            return change(p.exposedChange, ca, 1);
+            return change(p.exposedChange, ca, ExposedChange);
         case BytesA:
             return bytes(ca);
         case BytesB:

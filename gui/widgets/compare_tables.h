@@ -60,7 +60,7 @@ protected:
 
 private:
     ComparedRuns runs_;
-    std::array<ColumnUnit, 5> units_{};  // per metric: A, B and the change read in one unit
+    std::array<ColumnUnit, ColumnCount> units_{};  // per time column (column_units.h)
 };
 
 class CollectiveCompareModel : public AsyncSortedTableModel {
@@ -93,7 +93,7 @@ protected:
 
 private:
     ComparedRuns runs_;
-    std::array<ColumnUnit, 2> units_{};  // duration, exposed
+    std::array<ColumnUnit, ColumnCount> units_{};  // per time column
 };
 
 }  // namespace osc::gui

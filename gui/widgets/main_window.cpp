@@ -214,7 +214,6 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
                  "names) and no peer-to-peer copies, so there is nothing to overlap. Other libraries' kernels can be "
                  "counted as communication with `overlapscope report --comm-kernel REGEX`.")
                   .arg(timeline ? tr("capture") : tr("file")));
-    refreshComparison();  // A changed: B against the new A
     frame_->legend()->setCaptureHas(loaded.analysis && !loaded.analysis->p2p.empty(),
                                     loaded.analysis && !loaded.analysis->pipeline.empty());
     heatMap_->view()->setAnalysis(loaded.analysis);
@@ -240,6 +239,7 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
         find(pattern);
     }
     setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
+    refreshComparison();  // A changed: B against the new A (after A's own hints and title)
     if (timeline) {
         const Capture& c = loaded.model->capture();
         statusLabel_->setText(

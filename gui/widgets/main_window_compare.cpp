@@ -111,6 +111,7 @@ void MainWindow::refreshComparison() {
     if (!comparing() || !current_.analysis) {
         stepCompare_->setData({});
         collCompare_->setData({});
+        if (!current_.path.isEmpty()) setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(current_.path).fileName()));
         stepDock_->setWindowTitle(tr("Steps"));
         collDock_->setWindowTitle(tr("Collectives"));
         // Back to A's own tables, or to why they are empty.
@@ -133,6 +134,8 @@ void MainWindow::refreshComparison() {
     collDock_->setWindowTitle(tr("Collectives: A vs B"));
     stepStack_->setCurrentIndex(kComparePage);
     collStack_->setCurrentIndex(kComparePage);
+    setWindowTitle(
+        tr("overlapscope · %1 vs %2").arg(QFileInfo(current_.path).fileName(), QFileInfo(candidate_.path).fileName()));
 }
 
 QString MainWindow::compareText() const {

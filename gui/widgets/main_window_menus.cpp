@@ -95,6 +95,7 @@ void MainWindow::buildMenus() {
     alignAction_ = view->addAction(tr("Align clocks on &collectives"), this, [this](bool on) {
         settings_.alignCollectives = on;
         if (!current_.path.isEmpty()) openCapture(current_.path);
+        if (comparing()) compareWith(candidate().path);  // both runs analysed alike, or they would not compare
     });
     alignAction_->setCheckable(true);
     hostAction_ = timelineAction(view->addAction(tr("CPU &lanes (API calls, operators)"), this, [this](bool on) {

@@ -30,7 +30,9 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QBrush>
+#include <QFile>
 #include <QTableView>
+#include <QTemporaryDir>
 
 using namespace osc;
 using namespace osc::gui;
@@ -222,6 +224,19 @@ TEST(CompareWindow, StepsAndCollectivesShowBothRunsAndTheChange) {
     steps->sort(StepCompareModel::ExposedChange, Qt::DescendingOrder);
     steps->waitForSort();
     EXPECT_EQ(cell(steps, 0, StepCompareModel::ExposedChange).toString(), exposedChange);
+
+    // Export writes the table shown: the compare table, changes included.
+    QTemporaryDir dir;
+    const QString csv = dir.filePath("steps.csv");
+    ASSERT_EQ(w.exportTableCsv("steps", csv), QString());
+    QFile file(csv);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(file.readAll());
+    // The CSV moves a column's unit into its header (3.1 ms steps, 100 µs exposed).
+    EXPECT_TRUE(text.startsWith(QString::fromUtf8(
+        "device,step (A / B),step time A (ms),step time B (ms),Δ step time,exposed A (µs),exposed B (µs),Δ exposed,")))
+        << text.left(200).toStdString();
+    EXPECT_TRUE(text.contains("+50.0 pts"));
 
     w.stopComparing();
     EXPECT_FALSE(w.comparing());
