@@ -120,7 +120,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
 MainWindow::~MainWindow() {
     loader_->cancel();
+    compareLoader_->cancel();
     loader_->waitForIdle();
+    compareLoader_->waitForIdle();
 }
 
 void MainWindow::openCapture(const QString& given) {
@@ -285,7 +287,9 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     saveLayout();
     // Closing mid-load is allowed: the reader stops at its next cancel check.
     loader_->cancel();
+    compareLoader_->cancel();
     loader_->waitForIdle();
+    compareLoader_->waitForIdle();
     e->accept();
 }
 

@@ -165,6 +165,7 @@ private:
     LoadedCapture candidate_;
     std::shared_ptr<const RunComparison> comparison_;  // of current_ and candidate_, while comparing
     CaptureLoader* compareLoader_ = nullptr;
+    QString compareWanted_;  // the run B being loaded; "" when none is awaited
     StepCompareModel* stepCompare_ = nullptr;
     CollectiveCompareModel* collCompare_ = nullptr;
     QLabel* stepCompareLabel_ = nullptr;

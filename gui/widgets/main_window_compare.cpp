@@ -76,8 +76,14 @@ void MainWindow::buildCompareViews() {
         installTableCopy(table);
     }
     compareLoader_ = new CaptureLoader(this);
-    connect(compareLoader_, &CaptureLoader::loaded, this, &MainWindow::showComparison);
+    // A load finished just as it was stopped or replaced stays unshown (its
+    // signal may already be queued when cancel() comes).
+    connect(compareLoader_, &CaptureLoader::loaded, this, [this](const LoadedCapture& loaded) {
+        if (loaded.path == compareWanted_) showComparison(loaded);
+    });
     connect(compareLoader_, &CaptureLoader::failed, this, [this](const QString& msg) {
+        if (compareWanted_.isEmpty()) return;
+        compareWanted_.clear();
         statusBar()->showMessage(tr("Cannot compare: %1").arg(msg), 10000);
         auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot compare"), msg, QMessageBox::Ok, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
@@ -87,11 +93,13 @@ void MainWindow::buildCompareViews() {
 
 void MainWindow::compareWith(const QString& given) {
     const QString path = QFileInfo(given).absoluteFilePath();
+    compareWanted_ = path;
     statusBar()->showMessage(tr("Loading run B: %1…").arg(path));
     compareLoader_->start(path, settings_);  // the same analysis settings as A, or the numbers would not compare
 }
 
 void MainWindow::showComparison(const LoadedCapture& candidate) {
+    compareWanted_.clear();
     candidate_ = candidate;
     candidate_.model.reset();  // B is shown by its numbers only; its lanes would only hold memory
     statusBar()->clearMessage();
@@ -101,6 +109,8 @@ void MainWindow::showComparison(const LoadedCapture& candidate) {
 }
 
 void MainWindow::stopComparing() {
+    compareLoader_->cancel();  // a run B still loading would start comparing again
+    compareWanted_.clear();
     candidate_ = {};
     refreshComparison();
 }

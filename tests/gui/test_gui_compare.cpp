@@ -31,8 +31,10 @@
 #include <QApplication>
 #include <QBrush>
 #include <QFile>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTest>
 
 using namespace osc;
 using namespace osc::gui;
@@ -253,6 +255,35 @@ TEST(CompareWindow, ReopeningRunAComparesTheNewOneWithB) {
     ASSERT_EQ(w.stepCompareModel()->rowCount(), 4);
     EXPECT_EQ(w.stepCompareModel()->index(0, StepCompareModel::TimeChange).data().toString(), "0");
     EXPECT_EQ(w.collectiveCompareModel()->rowCount(), 8);  // B's 2 x 2 x 2, all paired
+}
+
+TEST(CompareWindow, RunBLoadsInTheBackgroundAndAFailureNamesIt) {
+    QTemporaryDir dir;
+    const QString b = dir.filePath("b");
+    synth::writeWorkload(job(synth::OverlapMode::PerParam, 2), b.toStdString(), false);
+    MainWindow w;
+    w.showLoaded(base());
+    w.compareWith(b);
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparing(), 20000);
+    w.waitForPanels();
+    EXPECT_EQ(w.candidate().path, b);
+    ASSERT_EQ(w.stepCompareModel()->rowCount(), 4);  // read from files: the same hand-worked changes
+    EXPECT_EQ(w.stepCompareModel()->index(0, StepCompareModel::OverlapChange).data().toString(), "+50.0 pts");
+
+    // Stopped while B loads: B does not come back when it arrives.
+    w.stopComparing();
+    w.compareWith(b);
+    w.stopComparing();
+    QTest::qWait(200);
+    EXPECT_FALSE(w.comparing());
+    EXPECT_EQ(w.stepCompareModel()->rowCount(), 0);
+
+    // An unreadable B: not comparing, and the status bar names it.
+    w.compareWith(dir.filePath("missing.sqlite"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().contains("missing.sqlite") &&
+                                 w.statusBar()->currentMessage().startsWith("Cannot compare"),
+                             20000);
+    EXPECT_FALSE(w.comparing());
 }
 
 int main(int argc, char** argv) {
