@@ -69,6 +69,9 @@ std::string signedText(double v, const std::string& magnitude) {
     return (v > 0 ? "+" : "\u2212") + magnitude;
 }
 
+// " (−60.0 %)": a change's share of the base.
+std::string relativeText(double pct) { return " (" + signedText(pct, percentText(std::fabs(pct), 1)) + " %)"; }
+
 }  // namespace
 
 RunComparison compareRuns(const Analysis& base, const Analysis& candidate) {
@@ -115,8 +118,7 @@ const report::MetricDelta* findMetric(const report::DiffRow& row, std::string_vi
 std::string changeText(TimeNs change, const ColumnUnit& unit, std::optional<double> relativePct) {
     if (change == 0) return "0";  // "0.000 ms" would read as a change rounded away
     std::string text = signedText(static_cast<double>(change), formatInUnit(change < 0 ? -change : change, unit));
-    if (relativePct && std::isfinite(*relativePct) && *relativePct != 0)
-        text += " (" + signedText(*relativePct, percentText(std::fabs(*relativePct), 1)) + " %)";
+    if (relativePct && std::isfinite(*relativePct) && *relativePct != 0) text += relativeText(*relativePct);
     return text;
 }
 
@@ -131,8 +133,7 @@ std::string summaryText(const RunComparison& c) {
     if (const auto* e = findMetric(s, "exposed_comm_ns"); e && e->base && e->candidate) {
         text += "exposed communication " + formatDuration(static_cast<TimeNs>(*e->base)) + " \u2192 " +
                 formatDuration(static_cast<TimeNs>(*e->candidate));
-        if (e->relativePct)
-            text += " (" + signedText(*e->relativePct, percentText(std::fabs(*e->relativePct), 1)) + " %)";
+        if (e->relativePct) text += relativeText(*e->relativePct);
     }
     if (const auto* r = findMetric(s, "overlap_ratio"); r && r->base && r->candidate) {
         if (!text.empty()) text += "; ";
@@ -143,8 +144,7 @@ std::string summaryText(const RunComparison& c) {
         if (!text.empty()) text += "; ";
         text += "window " + formatDuration(static_cast<TimeNs>(*w->base)) + " \u2192 " +
                 formatDuration(static_cast<TimeNs>(*w->candidate));
-        if (w->relativePct)
-            text += " (" + signedText(*w->relativePct, percentText(std::fabs(*w->relativePct), 1)) + " %)";
+        if (w->relativePct) text += relativeText(*w->relativePct);
     }
     return text;
 }

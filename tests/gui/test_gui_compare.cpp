@@ -36,6 +36,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
+
 using namespace osc;
 using namespace osc::gui;
 
@@ -141,6 +143,23 @@ TEST(RunCompare, PairsCollectivesByTheirOrderInTheStep) {
         return n.find("2 of 2 steps ran a different number of collectives") != std::string::npos;
     });
     EXPECT_EQ(uneven, 2);  // one per device
+}
+
+TEST(RunCompare, DevicesPairByRankWhateverTheirOrder) {
+    // B's devices listed the other way round: rank 0 still pairs with rank 0.
+    Analysis reversed = *candidate().analysis;
+    std::reverse(reversed.devices.begin(), reversed.devices.end());
+    ASSERT_EQ(reversed.devices[0].rank, 1);
+    const RunComparison c = compareRuns(*base().analysis, reversed);
+    ASSERT_EQ(c.steps.size(), 4u);
+    for (const StepPair& p : c.steps) {
+        EXPECT_EQ(reversed.devices[static_cast<size_t>(p.candidateDevice)].rank,
+                  base().analysis->devices[static_cast<size_t>(p.baseDevice)].rank);
+        EXPECT_EQ(value(findMetric(c.diff.rows[p.diffRow], "exposed_comm_ns"), &report::MetricDelta::change), -40'000);
+    }
+    ASSERT_EQ(c.collectives.size(), 8u);
+    EXPECT_EQ(c.collectives.front().candidateDevice, 1);
+    EXPECT_EQ(c.collectives.front().durationChange, -40'000);
 }
 
 TEST(RunCompare, SummaryLineOfTheWholeJob) {
