@@ -151,7 +151,8 @@ void MainWindow::refreshComparison() {
 QString MainWindow::compareText() const {
     if (!comparison_) return {};
     const RunComparison& c = *comparison_;
-    QString text = tr("<b>A</b> (base, on the timeline): %1 &nbsp; <b>B</b> (candidate): %2")
+    QString text = tr("<b>A</b> (base%1): %2 &nbsp; <b>B</b> (candidate): %3")
+                       .arg(hasTimeline() ? tr(", on the timeline") : QString())
                        .arg(current_.path.toHtmlEscaped(), candidate_.path.toHtmlEscaped());
     if (const std::string s = summaryText(c); !s.empty())
         text += "<br>" + tr("all devices, A → B: %1").arg(QString::fromStdString(s).toHtmlEscaped());

@@ -274,6 +274,19 @@ TEST(CompareWindow, ReopeningRunAComparesTheNewOneWithB) {
     ASSERT_EQ(w.stepCompareModel()->rowCount(), 4);
     EXPECT_EQ(w.stepCompareModel()->index(0, StepCompareModel::TimeChange).data().toString(), "0");
     EXPECT_EQ(w.collectiveCompareModel()->rowCount(), 8);  // B's 2 x 2 x 2, all paired
+
+    // A without a timeline (a saved report of run A): the same rows and changes.
+    LoadedCapture results;
+    results.analysis = base().analysis;
+    results.path = "/runs/A.json";
+    results.kind = OpenedKind::SavedReport;
+    w.showLoaded(results);
+    w.waitForPanels();
+    ASSERT_FALSE(w.hasTimeline());
+    ASSERT_EQ(w.stepCompareModel()->rowCount(), 4);
+    EXPECT_EQ(w.stepCompareModel()->index(0, StepCompareModel::OverlapChange).data().toString(), "+50.0 pts");
+    EXPECT_TRUE(w.compareText().contains("/runs/A.json"));
+    EXPECT_FALSE(w.compareText().contains("on the timeline"));
 }
 
 TEST(CompareWindow, RunBLoadsInTheBackgroundAndAFailureNamesIt) {
