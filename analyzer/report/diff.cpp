@@ -177,6 +177,10 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
         appendCollectiveHealth(r.metrics, *da, *db);
         r.rank = da->rank;
         r.device = da->device;
+        const int baseIndex = static_cast<int>(da - base.devices.data());
+        const int candidateIndex = static_cast<int>(db - candidate.devices.data());
+        r.baseDevice = baseIndex;
+        r.candidateDevice = candidateIndex;
         devices.push_back(std::move(r));
         const size_t n = std::min(da->steps.size(), db->steps.size());
         for (size_t s = 0; s < n; ++s) {
@@ -190,6 +194,8 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
             sr.rank = da->rank;
             sr.device = da->device;
             sr.step = static_cast<int>(s);
+            sr.baseDevice = baseIndex;
+            sr.candidateDevice = candidateIndex;
             steps.push_back(std::move(sr));
         }
         if (da->steps.size() != db->steps.size())

@@ -34,6 +34,9 @@ struct DiffRow {
     int rank = -1;
     uint32_t device = 0;
     int step = -1;
+    // Device and step rows: the paired devices' indices into each side's
+    // Analysis::devices, so a viewer can show both runs' own rows.
+    int baseDevice = -1, candidateDevice = -1;
     std::vector<MetricDelta> metrics;
     double worstRegressionPct = 0;  // max regressionPct of the row, 0 when none
 };

@@ -1,4 +1,4 @@
-// overlapscope-gui [FILE] [--screenshot OUT.png [--size WxH] [--range START:END]]
+// overlapscope-gui [FILE] [--compare CANDIDATE] [--screenshot OUT.png [--size WxH] [--range START:END]]
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/screenshot.h"
@@ -75,12 +75,20 @@ int main(int argc, char** argv) {
                                  "and step / collective, the fields and values of report --format json), or "
                                  "statistics (as the window shows it).",
                                  "PANEL:OUT.csv");
-    parser.addOptions({shot, size, range, find, panel, select, exportCsv});
+    QCommandLineOption compare("compare",
+                               "Compare FILE (run A, the base, on the timeline) with CANDIDATE (run B): the Steps and "
+                               "Collectives panels show both runs step by step (step N of each) and the change. "
+                               "Works with --screenshot.",
+                               "CANDIDATE");
+    parser.addOptions({shot, size, range, find, panel, select, exportCsv, compare});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1) return usageError("expected at most one file or directory");
+    if (parser.isSet(compare) && args.isEmpty()) return usageError("--compare needs a FILE to compare with it");
     if (parser.isSet(exportCsv)) {
+        if (parser.isSet(compare))
+            return usageError("--compare works with the window or --screenshot, not --export-csv");
         if (args.isEmpty()) return usageError("--export-csv needs a FILE");
         return osc::gui::exportCsv(args.front(), parser.value(exportCsv));
     }
@@ -119,6 +127,7 @@ int main(int argc, char** argv) {
         }
         req.find = parser.value(find);
         req.panel = parser.value(panel);
+        req.comparePath = parser.value(compare);
         return osc::gui::renderScreenshot(req);
     }
 
@@ -126,5 +135,6 @@ int main(int argc, char** argv) {
     window.resize(1600, 950);
     window.show();
     if (!args.isEmpty()) window.openCapture(args.front());
+    if (parser.isSet(compare)) window.compareWith(parser.value(compare));
     return app.exec();
 }

@@ -122,7 +122,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
 MainWindow::~MainWindow() {
     loader_->cancel();
+    compareLoader_->cancel();
     loader_->waitForIdle();
+    compareLoader_->waitForIdle();
 }
 
 void MainWindow::openCapture(const QString& given) {
@@ -244,6 +246,7 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
         find(pattern);
     }
     setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
+    refreshComparison();  // A changed: B against the new A (after A's own hints and title)
     if (timeline) {
         const Capture& c = loaded.model->capture();
         statusLabel_->setText(
@@ -289,7 +292,9 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     saveLayout();
     // Closing mid-load is allowed: the reader stops at its next cancel check.
     loader_->cancel();
+    compareLoader_->cancel();
     loader_->waitForIdle();
+    compareLoader_->waitForIdle();
     e->accept();
 }
 

@@ -27,6 +27,9 @@ namespace osc::gui {
 class TimelineWidget;
 class StepTableModel;
 class CollectiveTableModel;
+class StepCompareModel;
+class CollectiveCompareModel;
+struct RunComparison;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -69,6 +72,19 @@ public:
     // still writing it; the view follows the newest activity.
     void setFollowing(bool on, int intervalMs = 1000);
     bool following() const { return following_; }
+    // Compare (issue 30 item 1): the open file is run A (base), `path` run B
+    // (candidate), loaded in the background; the Steps and Collectives panels
+    // then show both runs step by step and the change (main_window_compare.cpp).
+    // The timeline stays A's. It lasts until stopComparing(), across reopens.
+    void compareWith(const QString& path);
+    void showComparison(const LoadedCapture& candidate);  // B already loaded
+    void stopComparing();
+    bool comparing() const { return candidate_.analysis != nullptr; }
+    const LoadedCapture& candidate() const { return candidate_; }
+    StepCompareModel* stepCompareModel() const { return stepCompare_; }
+    CollectiveCompareModel* collectiveCompareModel() const { return collCompare_; }
+    // The line above both compare tables: A and B, the job's change, notes.
+    QString compareText() const;
     // File > Attach to live agent…: opens (or raises) the dialog.
     class AttachDialog* showAttachDialog();
 
@@ -103,6 +119,9 @@ private:
     void buildFindBar();
     void buildExportMenu(QMenu* file);
     void installCopyOnTables();  // after buildDocks
+    void buildCompareMenu(QMenu* file);
+    void buildCompareViews();  // pages of the Steps and Collectives stacks
+    void refreshComparison();  // after A or B changed
     // Collapsed groups, hidden lanes and lane order, per capture path (QSettings).
     QString layoutKey() const;
     void saveLayout();
@@ -141,6 +160,17 @@ private:
     QStackedWidget* stepStack_ = nullptr;  // the Steps table, or why it is empty
     QDockWidget* stepDock_ = nullptr;
     QStackedWidget* collStack_ = nullptr;
+    QDockWidget* collDock_ = nullptr;
+    // Comparing: run B, the compare tables (page kComparePage of the stacks) and their headers.
+    LoadedCapture candidate_;
+    std::shared_ptr<const RunComparison> comparison_;  // of current_ and candidate_, while comparing
+    CaptureLoader* compareLoader_ = nullptr;
+    QString compareWanted_;  // the run B being loaded; "" when none is awaited
+    StepCompareModel* stepCompare_ = nullptr;
+    CollectiveCompareModel* collCompare_ = nullptr;
+    QLabel* stepCompareLabel_ = nullptr;
+    QLabel* collCompareLabel_ = nullptr;
+    QAction* stopCompareAction_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     QMenu* panelsMenu_ = nullptr;
     QMenu* recentMenu_ = nullptr;

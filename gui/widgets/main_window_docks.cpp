@@ -5,6 +5,7 @@
 #include "gui/model/event_links.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/compare_tables.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/main_window_parts.h"
 #include "gui/widgets/metric_tables.h"
@@ -121,12 +122,13 @@ void MainWindow::buildDocks() {
     connect(stepView, &QTableView::clicked, this, &MainWindow::jumpToRow);
 
     auto* collView = makeTable(collectives_, CollectiveTableModel::Start, this);
-    auto* collDock = new QDockWidget(tr("Collectives"), this);
+    auto* collDock = collDock_ = new QDockWidget(tr("Collectives"), this);
     collDock->setObjectName("collectives");
     collStack_ = withHint(collView, this);
     collDock->setWidget(collStack_);
     addDockWidget(Qt::BottomDockWidgetArea, collDock);
     tabifyDockWidget(stepDock, collDock);
+    buildCompareViews();
 
     statistics_ = new StatisticsPanel(timeline_, this);
     auto* statsDock = new QDockWidget(tr("Statistics"), this);
@@ -236,6 +238,8 @@ void MainWindow::jumpToRow(const QModelIndex& index) {
 void MainWindow::waitForPanels() {
     steps_->waitForSort();
     collectives_->waitForSort();
+    stepCompare_->waitForSort();
+    collCompare_->waitForSort();
     statistics_->waitForResult();
 }
 

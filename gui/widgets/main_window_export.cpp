@@ -9,6 +9,7 @@
 #include <QImage>
 #include <QMenu>
 #include <QMessageBox>
+#include <QStackedWidget>
 #include <QTableView>
 
 #include <array>
@@ -55,8 +56,15 @@ void MainWindow::installCopyOnTables() {
 }
 
 QTableView* MainWindow::panelTable(const QString& panel) const {
-    for (QDockWidget* dock : findChildren<QDockWidget*>())
-        if (dock->objectName() == panel) return dock->findChild<QTableView*>();
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+        if (dock->objectName() != panel) continue;
+        // Steps and Collectives hold two tables (one run, two runs compared): the one shown.
+        if (auto* stack = qobject_cast<QStackedWidget*>(dock->widget()); stack && stack->currentWidget()) {
+            if (auto* table = qobject_cast<QTableView*>(stack->currentWidget())) return table;
+            if (auto* table = stack->currentWidget()->findChild<QTableView*>()) return table;
+        }
+        return dock->findChild<QTableView*>();
+    }
     return nullptr;
 }
 

@@ -57,6 +57,7 @@ void MainWindow::buildMenus() {
         if (!dir.isEmpty()) openCapture(dir);
     });
     recentMenu_ = file->addMenu(tr("Open &Recent"));
+    buildCompareMenu(file);
     refreshRecentMenu();
     QAction* follow =
         timelineAction(file->addAction(tr("&Follow live capture"), this, [this](bool on) { setFollowing(on); }));
@@ -95,6 +96,7 @@ void MainWindow::buildMenus() {
     alignAction_ = view->addAction(tr("Align clocks on &collectives"), this, [this](bool on) {
         settings_.alignCollectives = on;
         if (!current_.path.isEmpty()) openCapture(current_.path);
+        if (comparing()) compareWith(candidate().path);  // both runs analysed alike, or they would not compare
     });
     alignAction_->setCheckable(true);
     hostAction_ = timelineAction(view->addAction(tr("CPU &lanes (API calls, operators)"), this, [this](bool on) {

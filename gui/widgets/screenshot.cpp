@@ -47,10 +47,23 @@ int renderScreenshot(const ScreenshotRequest& request) {
                      openedKindTitle(loaded.kind, loaded.partialFiles).toLocal8Bit().constData());
         return 2;
     }
+    LoadedCapture candidate;
+    if (!request.comparePath.isEmpty()) {
+        try {
+            candidate = loadForViewing(request.comparePath, {}, nullptr, {});
+        } catch (const CaptureError& e) {
+            std::fprintf(stderr, "%s\n", e.what());
+            return 2;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: %s\n", request.comparePath.toLocal8Bit().constData(), e.what());
+            return 2;
+        }
+    }
     MainWindow window;
     window.resize(request.size);
     window.show();
     window.showLoaded(loaded);
+    if (candidate.analysis) window.showComparison(candidate);
     QApplication::processEvents();
     if (request.range) window.timeline()->setViewRange(*request.range);
     if (!request.find.isEmpty()) window.find(request.find);

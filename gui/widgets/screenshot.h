@@ -23,6 +23,9 @@ struct ScreenshotRequest {
     QString selectText;
     std::optional<TimeNs> selectFrom;
     QString panel;  // a bottom panel to raise: steps, collectives, statistics, heatmap
+    // Run B to compare the capture (run A) with, as File > Compare does: the
+    // Steps and Collectives panels show both runs and the change.
+    QString comparePath;
 };
 
 // Returns the process exit code: 0 written, 2 bad input (message on stderr).

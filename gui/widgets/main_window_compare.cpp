@@ -1,0 +1,171 @@
+// MainWindow: comparing two runs (issue 30 item 1). Run A is the open file
+// with its timeline; run B is only analysed. While comparing, the Steps and
+// Collectives panels show the compare tables (compare_tables.h) in place of
+// A's own, under a header naming both runs and the job's change; a row click
+// moves A's timeline there, as in A's own tables.
+#include "gui/widgets/compare_tables.h"
+#include "gui/widgets/main_window.h"
+#include "gui/widgets/main_window_parts.h"
+#include "gui/widgets/table_export.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace osc::gui {
+
+using namespace window_parts;
+
+namespace {
+
+constexpr int kComparePage = 2;  // after the table (0) and the hint (1), see withHint
+constexpr size_t kMaxNotes = 3;  // more are counted, not listed: the tables stay in view
+
+// A compare table under its header line, as a page of a panel's stack.
+QLabel* addComparePage(QStackedWidget* stack, QTableView* table) {
+    auto* page = new QWidget(stack);
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    auto* header = new QLabel(page);
+    header->setWordWrap(true);
+    header->setMargin(4);
+    header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(header);
+    layout->addWidget(table, 1);
+    stack->addWidget(page);
+    return header;
+}
+
+}  // namespace
+
+void MainWindow::buildCompareMenu(QMenu* file) {
+    file->addAction(tr("&Compare with…"), this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Compare with run B (the open file is run A)"), {},
+                                         tr("Captures and results (*.sqlite *.db *.json *.json.gz);;All files (*)"));
+        if (!path.isEmpty()) compareWith(path);
+    });
+    file->addAction(tr("Compare with d&irectory…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Compare with run B: a multi-rank directory"));
+        if (!dir.isEmpty()) compareWith(dir);
+    });
+    stopCompareAction_ = file->addAction(tr("Stop comparing"), this, &MainWindow::stopComparing);
+    stopCompareAction_->setEnabled(false);
+}
+
+void MainWindow::buildCompareViews() {
+    stepCompare_ = new StepCompareModel(this);
+    collCompare_ = new CollectiveCompareModel(this);
+    QTableView* stepTable = makeTable(stepCompare_, StepCompareModel::Device, this);
+    QTableView* collTable = makeTable(collCompare_, CollectiveCompareModel::Device, this);
+    stepCompareLabel_ = addComparePage(stepStack_, stepTable);
+    collCompareLabel_ = addComparePage(collStack_, collTable);
+    for (QTableView* table : {stepTable, collTable}) {
+        connect(table, &QTableView::clicked, this, &MainWindow::jumpToRow);
+        installTableCopy(table);
+    }
+    compareLoader_ = new CaptureLoader(this);
+    // A load finished just as it was stopped or replaced stays unshown (its
+    // signal may already be queued when cancel() comes).
+    connect(compareLoader_, &CaptureLoader::loaded, this, [this](const LoadedCapture& loaded) {
+        if (loaded.path == compareWanted_) showComparison(loaded);
+    });
+    connect(compareLoader_, &CaptureLoader::failed, this, [this](const QString& msg) {
+        if (compareWanted_.isEmpty()) return;
+        compareWanted_.clear();
+        statusBar()->showMessage(tr("Cannot compare: %1").arg(msg), 10000);
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot compare"), msg, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();  // not exec(): a modal loop would stall the window (and tests)
+    });
+}
+
+void MainWindow::compareWith(const QString& given) {
+    const QString path = QFileInfo(given).absoluteFilePath();
+    compareWanted_ = path;
+    statusBar()->showMessage(tr("Loading run B: %1…").arg(path));
+    compareLoader_->start(path, settings_);  // the same analysis settings as A, or the numbers would not compare
+}
+
+void MainWindow::showComparison(const LoadedCapture& candidate) {
+    compareWanted_.clear();
+    candidate_ = candidate;
+    candidate_.model.reset();  // B is shown by its numbers only; its lanes would only hold memory
+    statusBar()->clearMessage();
+    refreshComparison();
+    stepDock_->show();
+    stepDock_->raise();
+}
+
+void MainWindow::stopComparing() {
+    compareLoader_->cancel();  // a run B still loading would start comparing again
+    compareWanted_.clear();
+    candidate_ = {};
+    refreshComparison();
+}
+
+void MainWindow::refreshComparison() {
+    stopCompareAction_->setEnabled(comparing());
+    comparison_.reset();
+    if (!comparing() || !current_.analysis) {
+        stepCompare_->setData({});
+        collCompare_->setData({});
+        if (!current_.path.isEmpty()) setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(current_.path).fileName()));
+        stepDock_->setWindowTitle(tr("Steps"));
+        collDock_->setWindowTitle(tr("Collectives"));
+        // Back to A's own tables, or to why they are empty.
+        for (QStackedWidget* stack : {stepStack_, collStack_})
+            if (stack->currentIndex() == kComparePage)
+                stack->setCurrentIndex(static_cast<QLabel*>(stack->widget(1))->text().isEmpty() ? 0 : 1);
+        return;
+    }
+    ComparedRuns runs;
+    runs.baseModel = current_.model;
+    runs.base = current_.analysis;
+    runs.candidate = candidate_.analysis;
+    runs.comparison = comparison_ = std::make_shared<const RunComparison>(compareRuns(*runs.base, *runs.candidate));
+    stepCompare_->setData(runs);
+    collCompare_->setData(runs);
+    const QString text = compareText();
+    stepCompareLabel_->setText(text);
+    collCompareLabel_->setText(text);
+    stepDock_->setWindowTitle(tr("Steps: A vs B"));
+    collDock_->setWindowTitle(tr("Collectives: A vs B"));
+    stepStack_->setCurrentIndex(kComparePage);
+    collStack_->setCurrentIndex(kComparePage);
+    setWindowTitle(
+        tr("overlapscope · %1 vs %2").arg(QFileInfo(current_.path).fileName(), QFileInfo(candidate_.path).fileName()));
+}
+
+QString MainWindow::compareText() const {
+    if (!comparison_) return {};
+    const RunComparison& c = *comparison_;
+    QString text = tr("<b>A</b> (base%1): %2 &nbsp; <b>B</b> (candidate): %3")
+                       .arg(hasTimeline() ? tr(", on the timeline") : QString())
+                       .arg(current_.path.toHtmlEscaped(), candidate_.path.toHtmlEscaped());
+    if (const std::string s = summaryText(c); !s.empty())
+        text += "<br>" + tr("all devices, A → B: %1").arg(QString::fromStdString(s).toHtmlEscaped());
+    text += "<br>" + tr("%1 steps and %2 collectives paired: step N with step N of the same device, collectives "
+                        "by their order in the step")
+                         .arg(c.steps.size())
+                         .arg(std::count_if(c.collectives.begin(), c.collectives.end(), [](const CollectivePair& p) {
+                             return p.baseCollective >= 0 && p.candidateCollective >= 0;
+                         }));
+    for (size_t i = 0; i < std::min(kMaxNotes, c.notes.size()); ++i)
+        text += "<br>⚠ " + QString::fromStdString(c.notes[i]).toHtmlEscaped();
+    if (c.notes.size() > kMaxNotes) text += tr(" (and %1 more notes)").arg(c.notes.size() - kMaxNotes);
+    return text;
+}
+
+}  // namespace osc::gui

@@ -1,0 +1,328 @@
+// Two runs compared (issue 30 item 1): the pairing model and the window's
+// compare tables, on two synthetic jobs whose differences are worked out by
+// hand from analyzer/synth/README.md ("Answers the analyzer must find").
+//
+// Both jobs: 2 ranks, 2 layers, forward 0.5 ms and backward 1 ms per layer,
+// 1,000,000 gradient bytes per layer, 20 µs + 25 GB/s links (1 byte/ns at
+// 1 GB/s), no jitter, no skew.
+//   A (base): sequential, 3 steps. One bucket of 2 MB, reduced after the
+//     backward pass: c = 20,000 + 2,000,000/25 = 100,000 ns, all exposed.
+//     Per step: compute 3,000,000, comm 100,000, exposed 100,000, overlap
+//     0 %, step window F + B + C = 3,100,000 ns.
+//   B (candidate): per-param, 2 steps. One all-reduce per layer, c = 20,000 +
+//     1,000,000/25 = 60,000 ns: layer 1's runs under layer 0's 1 ms backward
+//     (hidden), layer 0's after it (exposed). Per step: comm 120,000, exposed
+//     60,000, overlap 50 %, window 3,060,000 ns.
+// So per paired step (2 devices x the first 2 steps): step time -40,000 ns
+// (-40,000 / 3,100,000 = -1.29 %), exposed -40,000 (-40 %), comm +20,000
+// (+20 %), compute 0, overlap +50 points. Collectives per step: A's only one
+// pairs with B's first (duration -40,000, exposed -100,000, overlapped
+// +60,000); B's second has no partner. A's step 2 has no partner at all.
+#include "analyzer/crossrank/analyze.h"
+#include "analyzer/synth/workload_synth.h"
+#include "gui/model/run_compare.h"
+#include "gui/widgets/compare_tables.h"
+#include "gui/widgets/main_window.h"
+#include "gui/widgets/metric_tables.h"
+#include "gui/widgets/timeline_widget.h"
+
+#include <gtest/gtest.h>
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QBrush>
+#include <QFile>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+
+using namespace osc;
+using namespace osc::gui;
+
+namespace {
+
+constexpr TimeNs kBaseWindow = 3'100'000, kCandWindow = 3'060'000;
+
+synth::WorkloadSpec job(synth::OverlapMode mode, int steps) {
+    synth::WorkloadSpec s;
+    s.layers = 2;
+    s.forwardNs = 500'000;
+    s.backwardNs = 1'000'000;
+    s.gradBytesPerLayer = 1'000'000;
+    s.bucketMb = 100;  // one bucket holds both layers
+    s.alphaNs = 20'000;
+    s.bandwidthGBps = 25;
+    s.ranks = 2;
+    s.steps = steps;
+    s.mode = mode;
+    return s;
+}
+
+LoadedCapture loaded(const synth::WorkloadSpec& spec, const QString& path) {
+    auto capture = std::make_shared<Capture>(synth::synthesizeWorkload(spec));
+    LoadedCapture l;
+    l.model = std::make_shared<TimelineModel>(capture);
+    l.analysis = std::make_shared<Analysis>(analyze(*capture));
+    l.model->addStepLanes(*l.analysis);
+    l.model->annotate(*l.analysis);
+    l.path = path;
+    return l;
+}
+
+const LoadedCapture& base() {
+    static const LoadedCapture l = loaded(job(synth::OverlapMode::Sequential, 3), "/runs/A");
+    return l;
+}
+const LoadedCapture& candidate() {
+    static const LoadedCapture l = loaded(job(synth::OverlapMode::PerParam, 2), "/runs/B");
+    return l;
+}
+
+double value(const report::MetricDelta* m, std::optional<double> report::MetricDelta::*f) {
+    EXPECT_NE(m, nullptr);
+    EXPECT_TRUE(m && (m->*f).has_value());
+    return m && (m->*f) ? *(m->*f) : -1e300;
+}
+
+}  // namespace
+
+TEST(RunCompare, PairsStepsByIndexWithHandWorkedChanges) {
+    const RunComparison c = compareRuns(*base().analysis, *candidate().analysis);
+    ASSERT_EQ(c.steps.size(), 4u);  // 2 devices x min(3, 2) steps
+    for (size_t i = 0; i < c.steps.size(); ++i) {
+        const StepPair& p = c.steps[i];
+        EXPECT_EQ(p.baseDevice, static_cast<int>(i / 2));  // device by device, step by step
+        EXPECT_EQ(p.step, static_cast<int>(i % 2));
+        const report::DiffRow& row = c.diff.rows[p.diffRow];
+        EXPECT_EQ(row.scope, report::DiffScope::Step);
+        EXPECT_EQ(row.step, p.step);
+        const auto* window = findMetric(row, "window_ns");
+        EXPECT_EQ(value(window, &report::MetricDelta::base), kBaseWindow);
+        EXPECT_EQ(value(window, &report::MetricDelta::candidate), kCandWindow);
+        EXPECT_EQ(value(window, &report::MetricDelta::change), -40'000);
+        EXPECT_NEAR(value(window, &report::MetricDelta::relativePct), -40'000.0 / 3'100'000 * 100, 1e-9);
+        const auto* exposed = findMetric(row, "exposed_comm_ns");
+        EXPECT_EQ(value(exposed, &report::MetricDelta::base), 100'000);
+        EXPECT_EQ(value(exposed, &report::MetricDelta::change), -40'000);
+        EXPECT_NEAR(value(exposed, &report::MetricDelta::relativePct), -40.0, 1e-9);
+        EXPECT_EQ(value(findMetric(row, "comm_ns"), &report::MetricDelta::change), 20'000);
+        EXPECT_EQ(value(findMetric(row, "compute_ns"), &report::MetricDelta::change), 0);
+        EXPECT_NEAR(value(findMetric(row, "overlap_ratio"), &report::MetricDelta::change), 0.5, 1e-9);
+    }
+    // A's third step has no partner on either device.
+    ASSERT_GE(c.notes.size(), 2u);
+    EXPECT_NE(c.notes[0].find("3 steps in the base, 2 in the candidate"), std::string::npos) << c.notes[0];
+}
+
+TEST(RunCompare, PairsCollectivesByTheirOrderInTheStep) {
+    const RunComparison c = compareRuns(*base().analysis, *candidate().analysis);
+    // Per device and paired step: A's one all-reduce with B's first, B's second alone.
+    ASSERT_EQ(c.collectives.size(), 8u);
+    int paired = 0;
+    for (size_t i = 0; i < c.collectives.size(); ++i) {
+        const CollectivePair& p = c.collectives[i];
+        EXPECT_EQ(p.baseDevice, static_cast<int>(i / 4));
+        EXPECT_EQ(p.step, static_cast<int>(i / 2 % 2));
+        EXPECT_EQ(p.position, static_cast<int>(i % 2));
+        EXPECT_GE(p.candidateCollective, 0);
+        if (p.position == 0) {
+            ++paired;
+            ASSERT_GE(p.baseCollective, 0);
+            EXPECT_EQ(p.durationChange, -40'000);
+            EXPECT_EQ(p.exposedChange, -100'000);
+            EXPECT_EQ(p.overlappedChange, 60'000);
+        } else {
+            EXPECT_EQ(p.baseCollective, -1);
+            EXPECT_FALSE(p.durationChange.has_value());
+        }
+    }
+    EXPECT_EQ(paired, 4);
+    const auto uneven = std::count_if(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+        return n.find("2 of 2 steps ran a different number of collectives") != std::string::npos;
+    });
+    EXPECT_EQ(uneven, 2);  // one per device
+}
+
+TEST(RunCompare, DevicesPairByRankWhateverTheirOrder) {
+    // B's devices listed the other way round: rank 0 still pairs with rank 0.
+    Analysis reversed = *candidate().analysis;
+    std::reverse(reversed.devices.begin(), reversed.devices.end());
+    ASSERT_EQ(reversed.devices[0].rank, 1);
+    const RunComparison c = compareRuns(*base().analysis, reversed);
+    ASSERT_EQ(c.steps.size(), 4u);
+    for (const StepPair& p : c.steps) {
+        EXPECT_EQ(reversed.devices[static_cast<size_t>(p.candidateDevice)].rank,
+                  base().analysis->devices[static_cast<size_t>(p.baseDevice)].rank);
+        EXPECT_EQ(value(findMetric(c.diff.rows[p.diffRow], "exposed_comm_ns"), &report::MetricDelta::change), -40'000);
+    }
+    ASSERT_EQ(c.collectives.size(), 8u);
+    EXPECT_EQ(c.collectives.front().candidateDevice, 1);
+    EXPECT_EQ(c.collectives.front().durationChange, -40'000);
+}
+
+TEST(RunCompare, SummaryLineOfTheWholeJob) {
+    // Whole job, both devices: A exposes 2 x 3 x 100 µs = 600 µs, B 2 x 2 x 60
+    // µs = 240 µs (-60 %); B hides 240 of its 480 µs of communication.
+    const RunComparison c = compareRuns(*base().analysis, *candidate().analysis);
+    const std::string s = summaryText(c);
+    EXPECT_NE(s.find("(\u221260.0 %)"), std::string::npos) << s;
+    EXPECT_NE(s.find("hidden 0.0 % \u2192 50.0 % (+50.0 pts)"), std::string::npos) << s;
+}
+
+TEST(RunCompare, ChangeTextSignsAndShares) {
+    const ColumnUnit us = columnUnit(100'000);
+    EXPECT_EQ(changeText(-40'000, us, -40.0).substr(0, 3), "\u2212");
+    EXPECT_NE(changeText(-40'000, us, -40.0).find("40"), std::string::npos);
+    EXPECT_NE(changeText(-40'000, us, -40.0).find("(\u221240.0 %)"), std::string::npos);
+    EXPECT_EQ(changeText(20'000, us, 20.0).front(), '+');
+    EXPECT_EQ(changeText(0, us, 0.0), "0");
+    EXPECT_EQ(pointsText(0.5), "+50.0 pts");
+    EXPECT_EQ(pointsText(-0.125), "\u221212.5 pts");
+}
+
+TEST(CompareWindow, StepsAndCollectivesShowBothRunsAndTheChange) {
+    MainWindow w;
+    w.resize(1600, 900);
+    w.showLoaded(base());
+    w.showComparison(candidate());
+    w.waitForPanels();
+    ASSERT_TRUE(w.comparing());
+    StepCompareModel* steps = w.stepCompareModel();
+    QAbstractItemModelTester stepTester(steps, QAbstractItemModelTester::FailureReportingMode::Warning);
+    ASSERT_EQ(steps->rowCount(), 4);
+    // The panel's table is the compare table now (export and copy act on it).
+    EXPECT_EQ(w.panelTable("steps")->model(), steps);
+    const auto cell = [](QAbstractItemModel* m, int row, int column, int role = Qt::DisplayRole) {
+        return m->index(row, column).data(role);
+    };
+    EXPECT_EQ(cell(steps, 0, StepCompareModel::Device).toString(), "rank 0 · GPU 0");
+    EXPECT_EQ(cell(steps, 3, StepCompareModel::Device).toString(), "rank 1 · GPU 1");
+    const QString exposedChange = cell(steps, 0, StepCompareModel::ExposedChange).toString();
+    EXPECT_TRUE(exposedChange.startsWith(QString::fromUtf8("\u221240")) && exposedChange.contains("µs") &&
+                exposedChange.endsWith(QString::fromUtf8("(\u221240.0 %)")))
+        << exposedChange.toStdString();
+    EXPECT_EQ(cell(steps, 0, StepCompareModel::OverlapA).toString(), "0.0 %");
+    EXPECT_EQ(cell(steps, 0, StepCompareModel::OverlapB).toString(), "50.0 %");
+    EXPECT_EQ(cell(steps, 0, StepCompareModel::OverlapChange).toString(), "+50.0 pts");
+    EXPECT_TRUE(cell(steps, 0, StepCompareModel::CommChange).toString().endsWith("(+20.0 %)"));
+    EXPECT_EQ(cell(steps, 0, StepCompareModel::ComputeChange).toString(), "0");
+    // Less exposed and more hidden is better: both in the same colour; a
+    // change of the unjudged comm time is not coloured.
+    const QColor better = cell(steps, 0, StepCompareModel::ExposedChange, Qt::ForegroundRole).value<QBrush>().color();
+    EXPECT_EQ(cell(steps, 0, StepCompareModel::OverlapChange, Qt::ForegroundRole).value<QBrush>().color(), better);
+    EXPECT_EQ(cell(steps, 0, StepCompareModel::TimeChange, Qt::ForegroundRole).value<QBrush>().color(), better);
+    EXPECT_FALSE(cell(steps, 0, StepCompareModel::CommChange, Qt::ForegroundRole).isValid());
+    EXPECT_GT(better.green(), better.red());
+
+    CollectiveCompareModel* colls = w.collectiveCompareModel();
+    QAbstractItemModelTester collTester(colls, QAbstractItemModelTester::FailureReportingMode::Warning);
+    ASSERT_EQ(colls->rowCount(), 8);
+    EXPECT_EQ(cell(colls, 0, CollectiveCompareModel::Position).toInt(), 0);
+    EXPECT_TRUE(cell(colls, 0, CollectiveCompareModel::ExposedChange)
+                    .toString()
+                    .endsWith(QString::fromUtf8("(\u2212100.0 %)")));
+    EXPECT_EQ(cell(colls, 1, CollectiveCompareModel::DurationA).toString(), QString::fromUtf8("–"));
+    EXPECT_NE(cell(colls, 1, CollectiveCompareModel::DurationB).toString(), QString::fromUtf8("–"));
+    EXPECT_TRUE(cell(colls, 1, CollectiveCompareModel::DurationA, Qt::ToolTipRole).toString().startsWith("only in B"));
+
+    // The header names both runs and what could not be paired.
+    EXPECT_TRUE(w.compareText().contains("/runs/A") && w.compareText().contains("/runs/B"));
+    EXPECT_TRUE(w.compareText().contains("3 steps in the base, 2 in the candidate"));
+
+    // A row click moves A's timeline to that step, as A's own Steps table does.
+    const QModelIndex second = steps->index(1, StepCompareModel::Step);
+    w.jumpToRow(second);
+    const TimeNs start = second.data(StartRole).toLongLong();
+    const StepAnalysis& step1 = base().analysis->devices[0].steps[1];
+    EXPECT_EQ(start, step1.start_ns);
+    ASSERT_TRUE(w.timeline()->selection().has_value());
+    EXPECT_EQ(w.timeline()->selection()->start, step1.start_ns);
+    EXPECT_EQ(w.timeline()->selection()->end, step1.end_ns);
+
+    // Sorting by the change keeps the hand-worked values with their rows.
+    steps->sort(StepCompareModel::ExposedChange, Qt::DescendingOrder);
+    steps->waitForSort();
+    EXPECT_EQ(cell(steps, 0, StepCompareModel::ExposedChange).toString(), exposedChange);
+
+    // Export writes the table shown: the compare table, changes included.
+    QTemporaryDir dir;
+    const QString csv = dir.filePath("steps.csv");
+    ASSERT_EQ(w.exportTableCsv("steps", csv), QString());
+    QFile file(csv);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(file.readAll());
+    // The CSV moves a column's unit into its header (3.1 ms steps, 100 µs exposed).
+    EXPECT_TRUE(text.startsWith(QString::fromUtf8(
+        "device,step (A / B),step time A (ms),step time B (ms),Δ step time,exposed A (µs),exposed B (µs),Δ exposed,")))
+        << text.left(200).toStdString();
+    EXPECT_TRUE(text.contains("+50.0 pts"));
+
+    w.stopComparing();
+    EXPECT_FALSE(w.comparing());
+    EXPECT_EQ(w.panelTable("steps")->model(), w.stepModel());
+    EXPECT_EQ(w.stepModel()->rowCount(), 6);  // A's own: 2 devices x 3 steps
+}
+
+TEST(CompareWindow, ReopeningRunAComparesTheNewOneWithB) {
+    MainWindow w;
+    w.showComparison(candidate());  // B first: nothing to compare with yet
+    EXPECT_EQ(w.stepCompareModel()->rowCount(), 0);
+    w.showLoaded(candidate());  // B against itself: every change is zero
+    w.waitForPanels();
+    ASSERT_EQ(w.stepCompareModel()->rowCount(), 4);
+    EXPECT_EQ(w.stepCompareModel()->index(0, StepCompareModel::TimeChange).data().toString(), "0");
+    EXPECT_EQ(w.collectiveCompareModel()->rowCount(), 8);  // B's 2 x 2 x 2, all paired
+
+    // A without a timeline (a saved report of run A): the same rows and changes.
+    LoadedCapture results;
+    results.analysis = base().analysis;
+    results.path = "/runs/A.json";
+    results.kind = OpenedKind::SavedReport;
+    w.showLoaded(results);
+    w.waitForPanels();
+    ASSERT_FALSE(w.hasTimeline());
+    ASSERT_EQ(w.stepCompareModel()->rowCount(), 4);
+    EXPECT_EQ(w.stepCompareModel()->index(0, StepCompareModel::OverlapChange).data().toString(), "+50.0 pts");
+    EXPECT_TRUE(w.compareText().contains("/runs/A.json"));
+    EXPECT_FALSE(w.compareText().contains("on the timeline"));
+}
+
+TEST(CompareWindow, RunBLoadsInTheBackgroundAndAFailureNamesIt) {
+    QTemporaryDir dir;
+    const QString b = dir.filePath("b");
+    synth::writeWorkload(job(synth::OverlapMode::PerParam, 2), b.toStdString(), false);
+    MainWindow w;
+    w.showLoaded(base());
+    w.compareWith(b);
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparing(), 20000);
+    w.waitForPanels();
+    EXPECT_EQ(w.candidate().path, b);
+    ASSERT_EQ(w.stepCompareModel()->rowCount(), 4);  // read from files: the same hand-worked changes
+    EXPECT_EQ(w.stepCompareModel()->index(0, StepCompareModel::OverlapChange).data().toString(), "+50.0 pts");
+
+    // Stopped while B loads: B does not come back when it arrives.
+    w.stopComparing();
+    w.compareWith(b);
+    w.stopComparing();
+    QTest::qWait(200);
+    EXPECT_FALSE(w.comparing());
+    EXPECT_EQ(w.stepCompareModel()->rowCount(), 0);
+
+    // An unreadable B: not comparing, and the status bar names it.
+    w.compareWith(dir.filePath("missing.sqlite"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().contains("missing.sqlite") &&
+                                 w.statusBar()->currentMessage().startsWith("Cannot compare"),
+                             20000);
+    EXPECT_FALSE(w.comparing());
+}
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication::setAttribute(Qt::AA_Use96Dpi);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("overlapscope-test");
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
