@@ -123,9 +123,9 @@ class Report:
         return self._head()["settings"]
 
     @property
-    def total_skew_ns(self) -> int:
-        """Arrival skew summed over matched collectives (0 with one device)."""
-        return self._head()["total_skew_ns"]
+    def total_skew_ns(self) -> Optional[int]:
+        """Arrival skew summed over matched collectives (None when nothing was matched across ranks)."""
+        return self._handle.total_skew_ns()
 
     @property
     def spread(self) -> Optional[Dict[str, Any]]:

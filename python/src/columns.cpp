@@ -69,6 +69,13 @@ void CategoryColumn::pushText(const std::string& name) {
     codes_.push_back(it->second);
 }
 
+void CategoryColumn::pushTextOrNull(const std::string& name) {
+    if (name.empty())
+        codes_.push_back(-1);  // pandas' code for a missing category, as the JSON's null
+    else
+        pushText(name);
+}
+
 py::tuple CategoryColumn::finish() { return py::make_tuple("category", moveToArray(std::move(codes_)), categories_); }
 
 }  // namespace osc::python

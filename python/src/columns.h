@@ -41,7 +41,9 @@ class CategoryColumn {
 public:
     void push(uint32_t id, std::string_view name);
     void pushText(const std::string& name);  // without a string table id
-    py::tuple finish();                      // ("category", codes, categories)
+    // Unknown or inapplicable ("") is missing, where the report JSON writes null.
+    void pushTextOrNull(const std::string& name);
+    py::tuple finish();  // ("category", codes, categories)
 
 private:
     std::vector<int32_t> codes_;

@@ -184,6 +184,12 @@ PYBIND11_MODULE(_core, m) {
     py::class_<AnalysisHandle, std::shared_ptr<AnalysisHandle>>(m, "Analysis")
         .def("tables", [](const AnalysisHandle& h) { return reportTables(h.analysis); })
         .def("summary", [](const AnalysisHandle& h) { return reportSummary(h.analysis); })
+        .def("total_skew_ns",
+             [](const AnalysisHandle& h) -> py::object {
+                 // Unknown (None) when nothing was matched across ranks, as the JSON's null.
+                 if (h.analysis.matched.empty()) return py::none();
+                 return py::cast(h.analysis.total_skew_ns);
+             })
         .def("json",
              [](const AnalysisHandle& h) {
                  const std::string json = report::formatJsonReport(h.analysis, h.options());

@@ -63,14 +63,28 @@ template <typename Interference, typename Wait>
 void interferenceColumns(Columns& t, Interference in, Wait w) {
     t.add("overlapped_compute_ns", [&](size_t i) { return in(i).overlapped_compute_ns; });
     t.add("interfered_compute_ns", [&](size_t i) { return in(i).interfered_compute_ns; });
-    t.add("interference_ns", [&](size_t i) { return in(i).interference_ns; });
+    // Compute ran under communication but none of it had a baseline: what
+    // overlap cost is unknown (missing), as in the JSON.
+    auto measured = [&](size_t i) { return in(i).overlapped_compute_ns == 0 || in(i).interfered_compute_ns > 0; };
+    t.add("interference_ns",
+          [&](size_t i) { return measured(i) ? std::optional<TimeNs>(in(i).interference_ns) : std::nullopt; });
     t.add("interference_coverage", [&](size_t i) { return in(i).interference_coverage; });
     t.add("compute_slowdown", [&](size_t i) { return in(i).compute_slowdown; });
-    t.add("net_overlap_gain_ns", [&](size_t i) { return in(i).net_overlap_gain_ns; });
-    t.add("comm_wait_ns", [&](size_t i) { return field(w(i), [](const auto& x) { return x.comm_wait_ns; }); });
-    t.add("exposed_wait_ns", [&](size_t i) { return field(w(i), [](const auto& x) { return x.exposed_wait_ns; }); });
+    t.add("net_overlap_gain_ns",
+          [&](size_t i) { return measured(i) ? std::optional<TimeNs>(in(i).net_overlap_gain_ns) : std::nullopt; });
+    // Waiting is unknown (missing) where sends or receives had no peer; the
+    // count says why, as in the JSON.
+    auto known = [&](size_t i) -> std::optional<WaitTransferMetrics> {
+        if (w(i) && w(i)->known()) return w(i);
+        return std::nullopt;
+    };
+    t.add("comm_wait_ns", [&](size_t i) { return field(known(i), [](const auto& x) { return x.comm_wait_ns; }); });
+    t.add("exposed_wait_ns",
+          [&](size_t i) { return field(known(i), [](const auto& x) { return x.exposed_wait_ns; }); });
     t.add("exposed_transfer_ns",
-          [&](size_t i) { return field(w(i), [](const auto& x) { return x.exposed_transfer_ns; }); });
+          [&](size_t i) { return field(known(i), [](const auto& x) { return x.exposed_transfer_ns; }); });
+    t.add("kernels_without_peer",
+          [&](size_t i) { return field(w(i), [](const auto& x) { return x.kernels_without_peer; }); });
 }
 
 // Pipeline bubble fields (docs/metrics.md 7e); a step's carry its stage too.
@@ -112,8 +126,9 @@ py::dict devicesTable(const Analysis& a) {
     t.add("device_index", [&](size_t i) { return i; });
     t.add("rank", [&](size_t i) { return ds[i].rank; });
     t.add("gpu", [&](size_t i) { return ds[i].device; });
-    t.add("host", [&](size_t i) { return ds[i].host; });
-    t.add("pid", [&](size_t i) { return ds[i].pid; });
+    // Unknown host and process (the file named none) are missing, as the JSON's null.
+    t.add("host", [&](size_t i) { return ds[i].host.empty() ? std::nullopt : std::optional(ds[i].host); });
+    t.add("pid", [&](size_t i) { return ds[i].pid > 0 ? std::optional(ds[i].pid) : std::nullopt; });
     t.add("label", [&](size_t i) { return report::deviceLabel(ds[i]); });
     t.add("verdict", [&](size_t i) { return report::verdict(ds[i].totals); });
     metricColumns(t, [&](size_t i) -> const OverlapMetrics& { return ds[i].totals; });
@@ -194,10 +209,10 @@ py::dict collectivesTable(const Analysis& a) {
     CategoryColumn name, collective, datatype, algo, proto;
     for (size_t i = 0; i < rows.size(); ++i) {
         name.pushText(op(i).name);
-        collective.pushText(op(i).collective);
-        datatype.pushText(op(i).datatype);
-        algo.pushText(op(i).algo);
-        proto.pushText(op(i).proto);
+        collective.pushTextOrNull(op(i).collective);
+        datatype.pushTextOrNull(op(i).datatype);
+        algo.pushTextOrNull(op(i).algo);
+        proto.pushTextOrNull(op(i).proto);
     }
     t.put("name", name.finish());
     t.put("collective", collective.finish());
@@ -215,6 +230,14 @@ py::dict collectivesTable(const Analysis& a) {
     t.put("algo", algo.finish());
     t.put("proto", proto.finish());
     t.add("step", [&](size_t i) { return op(i).step >= 0 ? std::optional<int>(op(i).step) : std::nullopt; });
+    // Bus bandwidth (docs/metrics.md 7g).
+    t.add("algbw_gbps", [&](size_t i) { return op(i).algbw_gbps; });
+    t.add("busbw_gbps", [&](size_t i) { return op(i).busbw_gbps; });
+    t.add("busbw_basis", [&](size_t i) -> py::object {
+        if (op(i).busbw_basis == BusBwBasis::None) return py::none();
+        return py::str(report::toString(op(i).busbw_basis));
+    });
+    t.add("busbw_fraction", [&](size_t i) { return op(i).busbw_fraction; });
     return t.finish();
 }
 
@@ -383,7 +406,7 @@ py::dict reportSummary(const Analysis& a) {
     s["ideal_speedup"] = orNone(m.ideal_speedup);
     s["device_count"] = a.devices.size();
     s["verdict"] = report::verdict(m);
-    s["dropped_records"] = a.droppedRecords;
+    s["dropped_records"] = a.droppedRecords ? py::cast(*a.droppedRecords) : py::object(py::none());
     const auto p = report::pipelineSummary(a);
     s["pipeline_window_ns"] = p ? py::cast(p->window_ns) : py::object(py::none());
     s["bubble_ns"] = p ? py::cast(p->bubble_ns) : py::object(py::none());
