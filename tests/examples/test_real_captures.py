@@ -77,7 +77,10 @@ def raw_totals(path, comm_copies):
     if not everything:
         return None
     c, m = union(compute), union(comm)
-    return {"rank": int(rank) if rank not in (None, "") else -1, "devices": devices,
+    # An unknown rank (absent, empty or -1) is null in the report JSON.
+    rank = int(rank) if rank not in (None, "") else -1
+    return {"rank": rank if rank >= 0 else None,
+            "devices": devices,
             "window_ns": max(e for _, e in everything) - min(s for s, _ in everything),
             "compute_ns": length(c), "comm_ns": length(m), "overlap_ns": length(intersect(c, m)),
             "busy_ns": length(union(compute + comm + memory)),
