@@ -104,7 +104,9 @@ void addHangCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("INPUT", args->inputs, "Capture files, Flight Recorder dumps, or directories of them")->required();
     cmd->add_option("--format", args->format, "text (one paragraph, then each rank's progress) or json")
         ->check(CLI::IsMember({"text", "json"}));
-    cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout")->type_name("FILE")->check(nonEmptyFileName());
+    cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout")
+        ->type_name("FILE")
+        ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace an existing output file");
     cmd->add_option("--min-wait-ms", args->minWaitMs,
                     "A collective waited on for less than this before a capture ends is in flight, not hung (a "

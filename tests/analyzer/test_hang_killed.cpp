@@ -359,7 +359,7 @@ TEST(HangKilled, RandomCutsAgainstANaiveReading) {
     std::mt19937 rng(4242);
     testsupport::TempDir dir;
     int hangs = 0;
-    for (int trial = 0; trial < 24; ++trial) {
+    for (int trial = 0; trial < 48; ++trial) {
         synth::WorkloadSpec spec = test::randomJob(rng);
         spec.steps = std::uniform_int_distribution<int>(1, 3)(rng);
         if (trial % 3 != 0) {
