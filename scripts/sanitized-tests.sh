@@ -11,10 +11,12 @@ build="${1:?usage: sanitized-tests.sh BUILD_DIR}"
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
-# -O1 keeps the sanitized tests fast enough; no GUI, Python, CUDA or libFuzzer:
-# what reads and writes files is the analyzer, the CLI and the agent's core.
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS="-O1 $flags" -DCMAKE_C_FLAGS="-O1 $flags" \
+# -O1 and line tables only (-g1) keep the build and the tests fast enough; no
+# GUI, Python, CUDA or libFuzzer: what reads and writes files is the analyzer,
+# the CLI and the agent's core.
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= \
+  -DCMAKE_CXX_FLAGS="-O1 -g1 $flags" -DCMAKE_C_FLAGS="-O1 -g1 $flags" \
+  -DOSC_FUZZ_REPLAY_PROJECT_LIBS=ON \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
   -DOSC_BUILD_GUI=OFF -DOSC_BUILD_PYTHON=OFF -DOSC_BUILD_WORKLOADS=OFF -DOSC_BUILD_FUZZERS=OFF \
   -DOSC_BUILD_AGENT=OFF "${launcher[@]}" >"$build.configure.log" 2>&1 ||
@@ -25,7 +27,7 @@ targets=(overlapscope test_cli test_cli_hardening test_capture_io test_metrics_h
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 # The fake agent library is preloaded into sanitized processes after their
 # own runtime would be: ASan's link-order check would refuse that needlessly.
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:verify_asan_link_order=0:detect_odr_violation=0"
+export ASAN_OPTIONS="exitcode=86:detect_leaks=1:abort_on_error=0:verify_asan_link_order=0:detect_odr_violation=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600 \
   -R '^(Cli|CliOutputSafety|CliOptionErrors|CaptureIo|MetricsHostile|Hostile|fuzz_ubsan_|AgentOutputFiles|CaptureSession|StopGrace|AgentEndToEnd|AgentLifecycle)'
