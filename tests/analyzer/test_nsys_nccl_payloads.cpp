@@ -243,6 +243,16 @@ TEST_P(NcclPayloads, BytesPeersAndWaitingWithoutThePlugin) {
         EXPECT_EQ(ar.commHash, named ? kComm : 0u);
         EXPECT_EQ(ar.commRank, static_cast<int>(d));
         EXPECT_EQ(ar.commSize, 2);
+        // Bus bandwidth from the payload's bytes and the communicator's size
+        // (docs/metrics.md 7g): both ranks arrive at 2000, so the transfer is
+        // the whole kernel, 1000 ns; AllReduce's factor on 2 ranks is
+        // 2(2-1)/2 = 1. The export names no GPU model: no peak, no fraction.
+        ASSERT_TRUE(ar.algbw_gbps) << d;
+        EXPECT_DOUBLE_EQ(*ar.algbw_gbps, 8388608.0 / 1000.0);
+        ASSERT_TRUE(ar.busbw_gbps) << d;
+        EXPECT_DOUBLE_EQ(*ar.busbw_gbps, 8388608.0 / 1000.0 * 2.0 * (2 - 1) / 2);
+        EXPECT_EQ(ar.busbw_basis, BusBwBasis::Transfer);
+        EXPECT_FALSE(ar.busbw_fraction);
         const CollectiveInstance& sr = dev.collectives[1];
         EXPECT_EQ(sr.collective, "SendRecv");
         EXPECT_EQ(sr.bytes, 2 * kSendBytes);
