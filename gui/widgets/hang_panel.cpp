@@ -2,6 +2,7 @@
 
 #include "analyzer/hang/hang.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/tab_dock.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -302,27 +303,10 @@ void HangPanel::showEvent(QShowEvent* e) {
 
 HangPanel* addHangDock(QMainWindow* window, QMenu* viewMenu) {
     auto* panel = new HangPanel(window);
-    auto* dock = new QDockWidget(QObject::tr("Collective progress"), window);
-    dock->setObjectName("hang");
-    dock->setWidget(panel);
-    window->addDockWidget(Qt::BottomDockWidgetArea, dock);
-    dock->hide();
-    // Shown the first time: a tab beside the steps table, like the what-if plot.
-    auto placed = std::make_shared<bool>(false);
-    QObject::connect(dock, &QDockWidget::visibilityChanged, dock, [window, dock, placed](bool visible) {
-        if (!visible || *placed) return;
-        *placed = true;
-        auto* steps = window->findChild<QDockWidget*>("steps");
-        if (steps && window->dockWidgetArea(steps) == Qt::BottomDockWidgetArea) window->tabifyDockWidget(steps, dock);
-        dock->show();
-        dock->raise();
-    });
-    QAction* show = dock->toggleViewAction();
-    show->setText(QObject::tr("&Collective progress (hangs)"));
-    show->setToolTip(
-        QObject::tr("Each rank's progress through its collectives; which rank a stuck job waits for "
-                    "(overlapscope hang)"));
-    viewMenu->addAction(show);
+    addTabDock(window, viewMenu, panel,
+               {QObject::tr("Collective progress"), "hang", QObject::tr("&Collective progress (hangs)"),
+                QObject::tr("Each rank's progress through its collectives; which rank a stuck job waits for "
+                            "(overlapscope hang)")});
     return panel;
 }
 

@@ -2,6 +2,7 @@
 
 #include "gui/model/whatif_plot.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/tab_dock.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -181,27 +182,10 @@ void WhatIfPanel::paintEvent(QPaintEvent*) {
 
 WhatIfPanel* addWhatIfDock(QMainWindow* window, QMenu* viewMenu) {
     auto* panel = new WhatIfPanel(window);
-    auto* dock = new QDockWidget(QObject::tr("What-if: bucket sizes"), window);
-    dock->setObjectName("whatif");
-    dock->setWidget(panel);
-    window->addDockWidget(Qt::BottomDockWidgetArea, dock);
-    dock->hide();
-    // Shown the first time: a tab beside the steps table when there is one
-    // (the plot wants width; the window builds its docks after its menus).
-    auto placed = std::make_shared<bool>(false);
-    QObject::connect(dock, &QDockWidget::visibilityChanged, dock, [window, dock, placed](bool visible) {
-        if (!visible || *placed) return;
-        *placed = true;
-        auto* steps = window->findChild<QDockWidget*>("steps");
-        if (steps && window->dockWidgetArea(steps) == Qt::BottomDockWidgetArea) window->tabifyDockWidget(steps, dock);
-        dock->show();
-        dock->raise();
-    });
-    QAction* show = dock->toggleViewAction();
-    show->setText(QObject::tr("&What-if: bucket sizes"));
-    show->setToolTip(QObject::tr("Predicted step time for other DDP bucket sizes (overlapscope whatif)"));
     viewMenu->addSeparator();
-    viewMenu->addAction(show);
+    addTabDock(window, viewMenu, panel,
+               {QObject::tr("What-if: bucket sizes"), "whatif", QObject::tr("&What-if: bucket sizes"),
+                QObject::tr("Predicted step time for other DDP bucket sizes (overlapscope whatif)")});
     return panel;
 }
 
