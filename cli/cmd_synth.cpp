@@ -273,6 +273,10 @@ void addSynthCommand(CLI::App& app, CommandRunner& selected) {
                                      "All-to-all: output kernel after the combine, ns (default 200000)"));
     cmd->add_option("--seed", args->seed, "Random seed for --jitter and --kernels (default 1)");
     cmd->add_option("--host", args->host, "Host name recorded in the capture (default synth-host)");
+    only("data-parallel", cmd->add_option("--ranks-per-host", w.ranksPerHost,
+                                          "Spread the ranks over hosts: rank r runs on <host>-<r / N> as local rank "
+                                          "r % N, GPU r % N (default 0 = all on --host)")
+                              ->type_name("N"));
     cmd->add_option("--pid", args->pid, "Process id of rank 0; rank r gets pid + r (default 4000)");
     args->kernelsOption = cmd->add_option("--kernels", args->generic.kernels,
                                           "Benchmark mode: write N kernels spread over --streams streams (the last "

@@ -50,6 +50,7 @@ void WorkloadSpec::validate() const {
     require(jitter >= 0 && jitter < 1, "--jitter must be in [0, 1)");
     require(optimizerNs >= 0 && stepGapNs >= 0, "--optimizer-ns and --step-gap-ns must be >= 0");
     require(!host.empty(), "--host must not be empty");
+    require(ranksPerHost >= 0, "--ranks-per-host must be >= 0");
     require(interference > 0 && interference <= 100, "--interference must be in (0, 100]");
     require(arrivalSkewNs.size() <= static_cast<size_t>(ranks) && clockOffsetNs.size() <= static_cast<size_t>(ranks),
             "--arrival-skew-ns and --clock-offset-ns take at most one value per rank");

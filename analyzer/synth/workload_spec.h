@@ -48,6 +48,9 @@ struct WorkloadSpec {
     TimeNs optimizerNs = 0;            // one optimizer kernel after all gradients are reduced (0 = none)
     TimeNs stepGapNs = 100'000;        // idle GPU time between steps
     std::string host = "synth-host";
+    // 0: every rank on `host`. Else rank r runs on host "<host>-<r / ranksPerHost>"
+    // as local rank r % ranksPerHost, so a job spans nodes as a real one does.
+    int ranksPerHost = 0;
     int64_t basePid = 4000;  // rank r gets pid basePid + r
     // Compute kernels that start while their rank's communication runs take
     // this many times longer (docs/design.md 4b interference with a known answer).

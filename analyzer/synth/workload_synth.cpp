@@ -379,9 +379,15 @@ ProcessIdentity rankIdentity(const std::string& host, int64_t basePid, int rank,
 }
 
 ProcessIdentity workloadIdentity(const WorkloadSpec& spec, int rank) {
-    return rankIdentity(spec.host, spec.basePid, rank, spec.ranks,
-                        "synthetic data-parallel training (" + toString(spec.mode) +
-                            (spec.commOnComputeStream ? ", comm on compute stream" : "") + ")");
+    ProcessIdentity who = rankIdentity(spec.host, spec.basePid, rank, spec.ranks,
+                                       "synthetic data-parallel training (" + toString(spec.mode) +
+                                           (spec.commOnComputeStream ? ", comm on compute stream" : "") + ")");
+    if (spec.ranksPerHost > 0) {
+        who.host = spec.host + "-" + std::to_string(rank / spec.ranksPerHost);
+        who.localRank = rank % spec.ranksPerHost;
+        who.gpu.id = static_cast<uint32_t>(who.localRank);
+    }
+    return who;
 }
 
 std::string rankFileName(const std::string& host, int64_t pid, int rank) {

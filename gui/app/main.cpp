@@ -64,8 +64,17 @@ int main(int argc, char** argv) {
                             "name contains TEXT (with --screenshot).",
                             "TEXT");
     QCommandLineOption panel(
-        "panel", "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap, whatif, hang.",
+        "panel",
+        "Bottom panel to show (with --screenshot): steps, collectives, statistics, heatmap, whatif, hang, ranks "
+        "(collectives across ranks).",
         "NAME");
+    QCommandLineOption groupRanks("group-ranks",
+                                  "Group the ranks under a header per host or per NCCL communicator, as View > Group "
+                                  "ranks by does (with --screenshot): none, host or communicator.",
+                                  "BY");
+    QCommandLineOption oneRow("one-row",
+                              "One thin row per rank (compute, hidden and exposed communication, waiting), as View > "
+                              "One row per rank does (with --screenshot).");
     QCommandLineOption select("select",
                               "Select the first kernel whose name contains TEXT starting at or after TIME, as a click "
                               "does (with --screenshot), e.g. SendRecv@12ms.",
@@ -80,7 +89,7 @@ int main(int argc, char** argv) {
                                "Collectives panels show both runs step by step (step N of each) and the change. "
                                "Works with --screenshot.",
                                "CANDIDATE");
-    parser.addOptions({shot, size, range, find, panel, select, exportCsv, compare});
+    parser.addOptions({shot, size, range, find, panel, groupRanks, oneRow, select, exportCsv, compare});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -127,6 +136,8 @@ int main(int argc, char** argv) {
         }
         req.find = parser.value(find);
         req.panel = parser.value(panel);
+        req.groupRanks = parser.value(groupRanks);
+        req.oneRow = parser.isSet(oneRow);
         req.comparePath = parser.value(compare);
         return osc::gui::renderScreenshot(req);
     }

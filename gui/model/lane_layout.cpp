@@ -16,29 +16,110 @@ int LaneLayout::shownRows(const Lane& lane, double nsPerPx) {
 LaneLayout::LaneLayout(const TimelineModel& model, LaneMetrics metrics, double nsPerPx) : metrics_(metrics) {
     const std::vector<int> visible = model.visibleLanes();
     int y = 0;
-    int lastGroup = -1;
-    for (int l : visible) {
-        const Lane& lane = model.lane(l);
-        if (lane.group != lastGroup) {
-            groups_.push_back({lane.group, y});
-            y += metrics.headerHeight;
-            lastGroup = lane.group;
-        }
-        LaneSlot slot;
-        slot.lane = l;
-        slot.y = y;
-        if (lane.kind == LaneKind::Overlap) {
-            slot.rowHeight = metrics.overlapHeight;
-            slot.height = metrics.overlapHeight;
-        } else {
-            slot.rowHeight = metrics.rowHeight;
-            slot.rows = shownRows(lane, nsPerPx);
-            slot.height = metrics.rowHeight * slot.rows;
-        }
-        lanes_.push_back(slot);
-        y += slot.height + metrics.gap;
+    for (size_t i = 0; i < visible.size();) {
+        const int group = model.lane(visible[i]).group;
+        std::vector<int> lanes;
+        for (; i < visible.size() && model.lane(visible[i]).group == group; ++i) lanes.push_back(visible[i]);
+        placeGroup(model, group, lanes, nsPerPx, y);
     }
     total_ = y;
+}
+
+LaneLayout::LaneLayout(const TimelineModel& model, const RankRows& ranks, LaneMetrics metrics, double nsPerPx)
+    : rankSections_(ranks.sections), oneRow_(ranks.oneRow), metrics_(metrics) {
+    if (!oneRow_ && rankSections_.empty()) {
+        *this = LaneLayout(model, metrics, nsPerPx);
+        return;
+    }
+    const size_t groupCount = model.empty() ? 0 : model.groups().size();
+    std::vector<std::vector<int>> byGroup(groupCount);
+    for (int l : model.visibleLanes()) byGroup[static_cast<size_t>(model.lane(l).group)].push_back(l);
+    // Without sections: every group in the capture's order, under no header.
+    std::vector<const std::vector<int>*> blocks;
+    std::vector<int> all;
+    if (rankSections_.empty()) {
+        for (size_t g = 0; g < groupCount; ++g) all.push_back(static_cast<int>(g));
+        blocks.push_back(&all);
+    } else {
+        for (const RankSection& s : rankSections_) blocks.push_back(&s.groups);
+    }
+    const auto hasRankRow = [&](int g) { return model.groups()[static_cast<size_t>(g)].device >= 0; };
+    if (oneRow_) {
+        int rows = 0;
+        for (size_t b = 0; b < blocks.size(); ++b) {
+            if (!rankSections_.empty() && rankSections_[b].collapsed) continue;
+            for (int g : *blocks[b]) rows += hasRankRow(g) ? 1 : 0;
+        }
+        pitch_ = rankPitch(rows, static_cast<int>(rankSections_.size()), ranks.availableHeight, metrics);
+    }
+    int y = 0;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+        if (!rankSections_.empty()) {
+            sections_.push_back({static_cast<int>(b), y});
+            y += metrics.sectionHeight;
+            if (rankSections_[b].collapsed) continue;
+        }
+        for (int g : *blocks[b]) {
+            if (g < 0 || static_cast<size_t>(g) >= groupCount) continue;
+            if (oneRow_) {
+                if (hasRankRow(g)) placeRankRow(model, g, y);
+            } else if (!byGroup[static_cast<size_t>(g)].empty()) {
+                placeGroup(model, g, byGroup[static_cast<size_t>(g)], nsPerPx, y);
+            }
+        }
+    }
+    total_ = y;
+}
+
+int LaneLayout::rankPitch(int rows, int sections, int available, const LaneMetrics& metrics) {
+    if (rows <= 0 || available <= 0) return kMaxRankPitch;
+    const int room = available - sections * metrics.sectionHeight;
+    return std::clamp(room / rows, kMinRankPitch, kMaxRankPitch);
+}
+
+int LaneLayout::labelStride(int pitch, int textHeight) {
+    if (pitch <= 0) return 1;
+    return std::max(1, (textHeight + pitch - 1) / pitch);
+}
+
+void LaneLayout::placeGroup(const TimelineModel& model, int group, const std::vector<int>& lanes, double nsPerPx,
+                            int& y) {
+    groups_.push_back({group, y});
+    y += metrics_.headerHeight;
+    for (int l : lanes) {
+        const Lane& lane = model.lane(l);
+        LaneSlot slot;
+        slot.lane = l;
+        slot.group = group;
+        slot.y = y;
+        if (lane.kind == LaneKind::Overlap) {
+            slot.rowHeight = metrics_.overlapHeight;
+            slot.height = metrics_.overlapHeight;
+        } else {
+            slot.rowHeight = metrics_.rowHeight;
+            slot.rows = shownRows(lane, nsPerPx);
+            slot.height = metrics_.rowHeight * slot.rows;
+        }
+        lanes_.push_back(slot);
+        y += slot.height + metrics_.gap;
+    }
+}
+
+void LaneLayout::placeRankRow(const TimelineModel& model, int group, int& y) {
+    for (int l : model.groups()[static_cast<size_t>(group)].lanes) {
+        if (model.lane(l).kind != LaneKind::Overlap) continue;
+        // A gap only where the rows are tall enough to spare a pixel.
+        const int gap = pitch_ >= 6 ? 1 : 0;
+        LaneSlot slot;
+        slot.lane = l;
+        slot.group = group;
+        slot.y = y;
+        slot.height = slot.rowHeight = pitch_ - gap;
+        slot.rankRow = true;
+        lanes_.push_back(slot);
+        y += pitch_;
+        return;
+    }
 }
 
 const LaneSlot* LaneLayout::laneAt(int y) const {
@@ -53,6 +134,19 @@ int LaneLayout::groupHeaderAt(int y) const {
         if (y >= g.y && y < g.y + metrics_.headerHeight) return g.group;
     }
     return -1;
+}
+
+int LaneLayout::sectionHeaderAt(int y) const {
+    for (const auto& s : sections_)
+        if (y >= s.y && y < s.y + metrics_.sectionHeight) return s.section;
+    return -1;
+}
+
+const LaneSlot* LaneLayout::rankRowOf(int group) const {
+    if (!oneRow_) return nullptr;
+    for (const auto& s : lanes_)
+        if (s.rankRow && s.group == group) return &s;
+    return nullptr;
 }
 
 const LaneSlot* LaneLayout::slotOf(int lane) const {

@@ -1,6 +1,7 @@
 #include "gui/render/frame_builder.h"
 
 #include "gui/render/palette.h"
+#include "gui/render/rank_row.h"
 
 #include <algorithm>
 #include <cmath>
@@ -123,6 +124,10 @@ void FrameBuilder::build(const Viewport& vp, DrawList& out) const {
 void FrameBuilder::buildLane(const LaneSlot& slot, const Viewport& vp, DrawList& out) const {
     const float y = vp.top + static_cast<float>(slot.y);
     const Lane& lane = model_.lane(slot.lane);
+    if (slot.rankRow) {
+        buildRankRow(model_.groups()[static_cast<size_t>(lane.group)], vp, y, static_cast<float>(slot.height), out);
+        return;
+    }
     if (lane.kind == LaneKind::Overlap) {
         buildCoverageLane(model_.groups()[static_cast<size_t>(lane.group)], vp, y, static_cast<float>(slot.height),
                           out);
@@ -396,6 +401,8 @@ void FrameBuilder::buildCoverageLane(const DeviceGroup& g, const Viewport& vp, f
 std::optional<DrawRect> FrameBuilder::eventRect(const Viewport& vp, EventRef ref) const {
     if (!ref.valid()) return std::nullopt;
     const LaneSlot* slot = layout_.slotOf(ref.lane);
+    // One row per rank: an event of the device is outlined on its row.
+    if (!slot) slot = layout_.rankRowOf(model_.lane(ref.lane).group);
     if (!slot) return std::nullopt;
     const EventRow& row = model_.lane(ref.lane).rows[static_cast<size_t>(ref.row)];
     const double x0 = std::floor(vp.scale.toX(row.start[ref.index]));

@@ -14,6 +14,7 @@
 #include "gui/widgets/main_window_parts.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/overview_strip.h"
+#include "gui/widgets/rank_panel.h"
 #include "gui/widgets/selection_panel.h"
 #include "gui/widgets/statistics_panel.h"
 #include "gui/widgets/timeline_frame.h"
@@ -194,6 +195,7 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     collectives_->setData(loaded.model, loaded.analysis);
     if (auto* whatIf = findChild<WhatIfPanel*>()) whatIf->setData(loaded.model, loaded.analysis);
     if (auto* hangs = findChild<HangPanel*>()) hangs->setData(loaded.model, loaded.analysis != nullptr);
+    if (auto* ranks = findChild<RanksPanel*>()) ranks->setData(loaded.model, loaded.analysis);
     statistics_->setCapture(loaded.model, loaded.analysis);
     const QString stepRules =
         tr("Steps are NVTX or profiler ranges named ProfilerStep#N, step N or iteration N (torch.profiler's "

@@ -9,6 +9,8 @@
 #include "gui/widgets/main_window_parts.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/overview_strip.h"
+#include "gui/widgets/rank_menu.h"
+#include "gui/widgets/rank_panel.h"
 #include "gui/widgets/selection_panel.h"
 #include "gui/widgets/statistics_panel.h"
 #include "gui/widgets/timeline_frame.h"
@@ -131,6 +133,9 @@ void MainWindow::buildMenus() {
             timeline_->relayout();
         }
     }));
+    view->addSeparator();
+    for (QAction* a : addRankMenu(view, timeline_)) timelineAction(a);  // issue 30 item 3: many ranks
+    addRanksDock(this, view, timeline_);
     addWhatIfDock(this, view);  // issue 19: a dock of its own, shown from this menu
     addHangDock(this, view);    // issue 33: which rank a stuck job waits for
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));

@@ -6,6 +6,8 @@
 #include "gui/model/kernel_find.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/main_window.h"
+#include "gui/widgets/rank_menu.h"
+#include "gui/widgets/rank_panel.h"
 #include "gui/widgets/timeline_widget.h"
 
 #include <QApplication>
@@ -64,6 +66,10 @@ int renderScreenshot(const ScreenshotRequest& request) {
     window.show();
     window.showLoaded(loaded);
     if (candidate.analysis) window.showComparison(candidate);
+    if (!applyRankView(&window, request.groupRanks, request.oneRow)) {
+        std::fprintf(stderr, "--group-ranks: expected none, host or communicator\n");
+        return 2;
+    }
     QApplication::processEvents();
     if (request.range) window.timeline()->setViewRange(*request.range);
     if (!request.find.isEmpty()) window.find(request.find);
@@ -80,12 +86,14 @@ int renderScreenshot(const ScreenshotRequest& request) {
     }
     if (request.range) window.timeline()->setViewRange(*request.range);
     if (!request.panel.isEmpty() && !window.raisePanel(request.panel)) {
-        std::fprintf(stderr, "--panel: no panel named '%s' (steps, collectives, statistics, heatmap, whatif, hang)\n",
+        std::fprintf(stderr,
+                     "--panel: no panel named '%s' (steps, collectives, statistics, heatmap, whatif, hang, ranks)\n",
                      request.panel.toLocal8Bit().constData());
         return 2;
     }
     // Panels that compute on a worker (statistics) finish before the picture.
     window.waitForPanels();
+    if (auto* ranks = window.findChild<RanksPanel*>()) ranks->model()->waitForSort();
     QApplication::processEvents();
     const QImage image = window.grab().toImage();
     QByteArray png;

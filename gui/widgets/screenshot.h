@@ -22,7 +22,10 @@ struct ScreenshotRequest {
     // starting at or after `selectFrom`.
     QString selectText;
     std::optional<TimeNs> selectFrom;
-    QString panel;  // a bottom panel to raise: steps, collectives, statistics, heatmap
+    QString panel;  // a bottom panel to raise: steps, collectives, statistics, heatmap, ranks, ...
+    // Many ranks, as View > Group ranks by and One row per rank set them.
+    QString groupRanks;  // none, host or communicator
+    bool oneRow = false;
     // Run B to compare the capture (run A) with, as File > Compare does: the
     // Steps and Collectives panels show both runs and the change.
     QString comparePath;

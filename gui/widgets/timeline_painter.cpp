@@ -3,6 +3,7 @@
 #include "gui/model/markers.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/rank_labels.h"
 
 #include <QCoreApplication>
 #include <QFontMetrics>
@@ -101,7 +102,8 @@ void paintOverlays(QPainter& p, const TimelineView& v) {
     }
     if (v.matches)
         for (const EventRef& m : *v.matches) outline(m, palette::kHighlight, 2);
-    if (v.flows) {
+    // One row per rank has no CPU lanes: a launch arrow would run along the row.
+    if (v.flows && !v.layout->oneRow()) {
         p.setRenderHint(QPainter::Antialiasing, true);
         for (const Flow& f : *v.flows) {
             const auto a = fb.eventRect(v.vp, f.from), b = fb.eventRect(v.vp, f.to);
@@ -191,7 +193,7 @@ void paintLabels(QPainter& p, const TimelineView& v, const QFont& font) {
     }
     for (const LaneSlot& s : v.layout->lanes()) {
         const int y = top + s.y;
-        if (y + s.height < v.rulerHeight || y > v.height) continue;
+        if (s.rankRow || y + s.height < v.rulerHeight || y > v.height) continue;
         const Lane& lane = model.lane(s.lane);
         // A colour chip says what the lane mostly carries.
         const uint32_t chip = lane.kind == LaneKind::Overlap  ? palette::kOverlap
@@ -204,6 +206,7 @@ void paintLabels(QPainter& p, const TimelineView& v, const QFont& font) {
         p.drawText(QRect(18, y, v.labelWidth - 22, std::min(s.height, s.rowHeight)), Qt::AlignVCenter | Qt::AlignLeft,
                    label);
     }
+    paintRankLabels(p, v, font);
     // The header of the group being scrolled through stays at the top, so
     // every lane on screen says which rank and GPU it belongs to.
     if (const int g = pinnedGroup(v); g >= 0) {

@@ -35,6 +35,7 @@ struct TimelineView {
     const std::vector<Flow>* flows = nullptr;
     const FindResult* findHits = nullptr;
     const class Markers* markers = nullptr;
+    const class RankView* rankView = nullptr;
 };
 
 // The group whose header is pinned under the ruler (its own header has

@@ -50,6 +50,7 @@ void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model, std::shared_
     limits_ =
         model_ && !model_->empty() ? ViewLimits::forContent(model_->begin(), model_->end(), kFitMargin) : ViewLimits{};
     scrollY_ = 0;
+    rankView_.setIdentities(model_ ? rankIdentities(*model_, analysis_.get()) : std::vector<RankIdentity>{});
     relayout();
     fitSteps();
     history_.clear();
@@ -57,10 +58,20 @@ void TimelineWidget::setModel(std::shared_ptr<TimelineModel> model, std::shared_
 }
 
 void TimelineWidget::relayout() {
-    layout_ = model_ ? LaneLayout(*model_, {}, scale_.nsPerPx()) : LaneLayout();
+    layout_ = model_ ? LaneLayout(*model_, rankView_.rows(pageHeight()), {}, scale_.nsPerPx()) : LaneLayout();
     cacheValid_ = false;
     setScrollY(scrollY_);
     update();
+}
+
+void TimelineWidget::setRankGrouping(RankGrouping grouping) {
+    rankView_.setGrouping(grouping);
+    relayout();
+}
+
+void TimelineWidget::setOneRowPerRank(bool on) {
+    rankView_.setOneRow(on);
+    relayout();
 }
 
 Viewport TimelineWidget::viewport() const {
@@ -76,6 +87,7 @@ Viewport TimelineWidget::viewport() const {
 void TimelineWidget::revealGroup(int group) {
     for (const GroupSlot& g : layout_.groups())
         if (g.group == group) setScrollY(g.y);
+    if (const LaneSlot* row = layout_.rankRowOf(group)) setScrollY(row->y - pageHeight() / 3);
 }
 
 bool TimelineWidget::revealLane(int lane) {
@@ -351,7 +363,12 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
     const QPoint p = e->position().toPoint();
     if (drag_ == Drag::Pending && e->button() == Qt::LeftButton && model_) {
         const int group = headerGroupAt(p.y());
-        if (group >= 0) {
+        const int section = p.y() >= kRulerHeight ? layout_.sectionHeaderAt(p.y() - kRulerHeight + scrollY_) : -1;
+        if (section >= 0) {
+            // A host's or communicator's header folds its ranks away.
+            rankView_.toggleCollapsed(layout_.rankSections()[static_cast<size_t>(section)].key);
+            relayout();
+        } else if (group >= 0) {
             // A click on a group's title bar folds it to its overlap lane.
             model_->setCollapsed(group, !model_->groups()[static_cast<size_t>(group)].collapsed);
             relayout();
@@ -534,6 +551,13 @@ QString TimelineWidget::tooltipAt(QPoint p) const {
     const LaneSlot* slot = layout_.laneAt(p.y() - kRulerHeight + scrollY_);
     if (!slot) return {};
     const int row = (p.y() - kRulerHeight + scrollY_ - slot->y) / std::max(1, slot->rowHeight);
+    if (slot->rankRow) {
+        // The row's label may be one of those left out: the tooltip always names the rank.
+        const RankIdentity* id = rankView_.identityOf(slot->group);
+        const std::string what = hoverText(*model_, analysis_.get(), slot->lane, row, scale_, p.x() - kLabelWidth);
+        return QString::fromStdString((id ? rankRowLabel(*id, true, true) : std::string()) +
+                                      (what.empty() ? "" : "\n" + what));
+    }
     return QString::fromStdString(hoverText(*model_, analysis_.get(), slot->lane, row, scale_, p.x() - kLabelWidth));
 }
 
@@ -555,13 +579,15 @@ TimelineView TimelineWidget::view(const Viewport& vp) const {
     v.flows = &flows_;
     v.findHits = findHits_.get();
     v.markers = &markers_;
+    v.rankView = &rankView_;
     return v;
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent*) {
     // Keep the time range, spread over the new width.
     scale_ = scale_.withWidth(eventAreaWidth());
-    if (hostRowsChanged()) relayout();
+    // One row per rank sizes its rows to the page.
+    if (hostRowsChanged() || rankView_.oneRow()) relayout();
     setScrollY(scrollY_);
 }
 

@@ -7,6 +7,7 @@
 #include "gui/model/kernel_links.h"
 #include "gui/model/lane_layout.h"
 #include "gui/model/markers.h"
+#include "gui/model/rank_groups.h"
 #include "gui/model/step_navigation.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/timeline_model.h"
@@ -73,6 +74,12 @@ public:
     bool revealLane(int lane);
     // Call after collapsing, hiding or moving lanes in the model.
     void relayout();
+
+    // Many ranks (rank_groups.h): grouped under host or communicator headers
+    // (a click on one folds it), or one thin row per rank sized to the page.
+    const RankView& rankView() const { return rankView_; }
+    void setRankGrouping(RankGrouping grouping);
+    void setOneRowPerRank(bool on);
 
     // Pinned timestamps: M at the mouse, a double-click on the ruler, or the
     // ruler's context menu.
@@ -147,6 +154,7 @@ private:
     void drawLayer(class QPainter& p);
 
     std::shared_ptr<TimelineModel> model_;
+    RankView rankView_;
     LaneLayout layout_;
     TimeScale scale_;
     ViewHistory history_;

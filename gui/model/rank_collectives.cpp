@@ -1,0 +1,78 @@
+#include "gui/model/rank_collectives.h"
+
+#include "analyzer/crossrank/wait_transfer.h"
+#include "analyzer/metrics/bus_bandwidth.h"
+
+#include <algorithm>
+
+namespace osc::gui {
+namespace {
+
+bool validOp(const Analysis& a, std::pair<int, int> op) {
+    return op.first >= 0 && static_cast<size_t>(op.first) < a.devices.size() && op.second >= 0 &&
+           static_cast<size_t>(op.second) < a.devices[static_cast<size_t>(op.first)].collectives.size();
+}
+
+const CollectiveInstance& opAt(const Analysis& a, std::pair<int, int> op) {
+    return a.devices[static_cast<size_t>(op.first)].collectives[static_cast<size_t>(op.second)];
+}
+
+// Where the collective sits among its device's operations of the same step
+// (1-based): a DDP bucket's number when the plugin gives no sequence number.
+int bucketOf(const DeviceAnalysis& d, int op) {
+    const int step = d.collectives[static_cast<size_t>(op)].step;
+    int n = 0;
+    for (int i = 0; i <= op; ++i)
+        if (d.collectives[static_cast<size_t>(i)].step == step) ++n;
+    return n;
+}
+
+}  // namespace
+
+std::vector<RankCollectiveRow> rankCollectiveRows(const Analysis& a) {
+    std::vector<RankCollectiveRow> rows;
+    rows.reserve(a.matched.size());
+    for (size_t m = 0; m < a.matched.size(); ++m) {
+        const MatchedCollective& mc = a.matched[m];
+        std::vector<std::pair<int, int>> ops;
+        for (const auto& op : mc.instances)
+            if (validOp(a, op)) ops.push_back(op);
+        if (ops.empty()) continue;
+        RankCollectiveRow r;
+        r.matched = static_cast<int>(m);
+        r.collective = mc.collective;
+        r.seqNumber = mc.seqNumber;
+        r.ranks = static_cast<int>(ops.size());
+        r.skew_ns = mc.skew_ns;
+        r.transfer_ns = mc.transfer_ns;
+        const auto lowest = *std::min_element(ops.begin(), ops.end());
+        const DeviceAnalysis& low = a.devices[static_cast<size_t>(lowest.first)];
+        const CollectiveInstance& first = opAt(a, lowest);
+        if (first.step >= 0 && static_cast<size_t>(first.step) < low.steps.size())
+            r.step = low.steps[static_cast<size_t>(first.step)].name;
+        r.bucket = bucketOf(low, lowest.second);
+        TimeNs last = INT64_MIN;
+        r.start_ns = INT64_MAX;
+        r.end_ns = INT64_MIN;
+        std::vector<double> busbw;
+        for (const auto& op : ops) {
+            const CollectiveInstance& c = opAt(a, op);
+            if (c.start_ns > last) last = c.start_ns, r.lastDevice = op.first;
+            r.start_ns = std::min(r.start_ns, c.start_ns);
+            r.end_ns = std::max(r.end_ns, c.end_ns);
+            if (c.bytes) r.bytes = std::max(r.bytes.value_or(0), *c.bytes);
+            if (c.busbw_gbps) busbw.push_back(*c.busbw_gbps);
+            r.rankTime_ns += c.end_ns - c.start_ns;
+        }
+        for (const auto& op : ops) {
+            const CollectiveInstance& c = opAt(a, op);
+            r.waiting_ns += crossrank::splitAtLastArrival(c.start_ns, c.end_ns, last).waiting.length();
+        }
+        r.lastRank = a.devices[static_cast<size_t>(r.lastDevice)].rank;
+        r.busbw_gbps = lowerMedianOrNull(busbw);
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
+}  // namespace osc::gui
