@@ -50,7 +50,8 @@ LaneLayout::LaneLayout(const TimelineModel& model, const RankRows& ranks, LaneMe
             if (!rankSections_.empty() && rankSections_[b].collapsed) continue;
             for (int g : *blocks[b]) rows += hasRankRow(g) ? 1 : 0;
         }
-        pitch_ = rankPitch(rows, static_cast<int>(rankSections_.size()), ranks.availableHeight, metrics);
+        pitch_ =
+            rankPitch(rows, static_cast<int>(blocks.size()), !rankSections_.empty(), ranks.availableHeight, metrics);
     }
     int y = 0;
     for (size_t b = 0; b < blocks.size(); ++b) {
@@ -59,6 +60,8 @@ LaneLayout::LaneLayout(const TimelineModel& model, const RankRows& ranks, LaneMe
             y += metrics.sectionHeight;
             if (rankSections_[b].collapsed) continue;
         }
+        // Above the first row, unless a header is: labels may reach over a header, not under the ruler.
+        if (oneRow_ && b == 0 && rankSections_.empty()) y += kRankBlockPad;
         for (int g : *blocks[b]) {
             if (g < 0 || static_cast<size_t>(g) >= groupCount) continue;
             if (oneRow_) {
@@ -68,12 +71,13 @@ LaneLayout::LaneLayout(const TimelineModel& model, const RankRows& ranks, LaneMe
             }
         }
     }
+    if (oneRow_) y += kRankBlockPad;  // under the last row: the window's edge
     total_ = y;
 }
 
-int LaneLayout::rankPitch(int rows, int sections, int available, const LaneMetrics& metrics) {
+int LaneLayout::rankPitch(int rows, int blocks, bool headers, int available, const LaneMetrics& metrics) {
     if (rows <= 0 || available <= 0) return kMaxRankPitch;
-    const int room = available - sections * metrics.sectionHeight;
+    const int room = available - (headers ? blocks * metrics.sectionHeight + kRankBlockPad : 2 * kRankBlockPad);
     return std::clamp(room / rows, kMinRankPitch, kMaxRankPitch);
 }
 

@@ -52,10 +52,15 @@ public:
     // With the ranks grouped under headers, or one row per rank.
     LaneLayout(const TimelineModel& model, const RankRows& ranks, LaneMetrics metrics = {}, double nsPerPx = 0);
 
-    // One row per rank: a row's pitch (row and gap) so that `rows` rows under
-    // `sections` headers fit `available` pixels, within [kMinRankPitch, kMaxRankPitch].
+    // One row per rank: a row's pitch (row and gap) so that `rows` rows in
+    // `blocks` blocks (each under a header when `headers`) fit `available`
+    // pixels, within [kMinRankPitch, kMaxRankPitch].
     static constexpr int kMinRankPitch = 3, kMaxRankPitch = 18;
-    static int rankPitch(int rows, int sections, int available, const LaneMetrics& metrics);
+    // Above the first rank row (unless a header is) and below the last: a
+    // label centred on a thin row is taller than the row, and must not reach
+    // under the ruler or past the window's edge.
+    static constexpr int kRankBlockPad = 3;
+    static int rankPitch(int rows, int blocks, bool headers, int available, const LaneMetrics& metrics);
     // Labels of rows `pitch` apart, each `textHeight` high: one every this
     // many rows, so that none is drawn over another.
     static int labelStride(int pitch, int textHeight);

@@ -30,7 +30,7 @@ struct RankCollectiveRow {
     // The device (into Analysis::devices) that started last; on a tie, the
     // first of them in the match's order.
     int lastDevice = -1;
-    int lastRank = -1;  // its rank, -1 when unknown
+    int lastRank = -1;       // its rank, -1 when unknown
     TimeNs waiting_ns = 0;   // summed over the ranks
     TimeNs rankTime_ns = 0;  // the ranks' durations summed: what waiting is a share of
     // Lower median over the ranks that have one (each rank's own transfer time).

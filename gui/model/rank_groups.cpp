@@ -57,9 +57,10 @@ std::vector<RankSection> byHost(const std::vector<RankIdentity>& ids) {
     for (const std::string& h : hosts) {
         const auto& m = members[h];
         const std::string span = rankSpan(m);
-        out.push_back(makeSection(h, (h.empty() ? std::string("host unknown") : h) + " · " + gpus(m.size()) +
-                                         (span.empty() ? "" : " · " + span),
-                                  m));
+        out.push_back(makeSection(
+            h,
+            (h.empty() ? std::string("host unknown") : h) + " · " + gpus(m.size()) + (span.empty() ? "" : " · " + span),
+            m));
     }
     return out;
 }
@@ -107,9 +108,8 @@ std::vector<RankSection> byCommunicator(const std::vector<RankIdentity>& ids) {
     std::vector<RankSection> out;
     for (auto& s : sections) out.push_back(std::move(s.second));
     if (!rest.empty())
-        out.push_back(makeSection("", "no communicator known (the NCCL profiler plugin's rows name them) · " +
-                                          gpus(rest.size()),
-                                  rest));
+        out.push_back(makeSection(
+            "", "no communicator known (the NCCL profiler plugin's rows name them) · " + gpus(rest.size()), rest));
     return out;
 }
 

@@ -21,8 +21,8 @@ enum class RankGrouping : uint8_t { None, Host, Communicator };
 struct RankIdentity {
     int group = 0;  // into TimelineModel::groups
     std::string host;
-    int rank = -1;     // -1 when the capture does not say
-    int device = -1;   // the GPU's id, -1 for a process without GPU work
+    int rank = -1;    // -1 when the capture does not say
+    int device = -1;  // the GPU's id, -1 for a process without GPU work
     int64_t pid = 0;
     std::vector<uint64_t> comms;  // communicators (NCCL commHash) its operations ran on
 };

@@ -81,8 +81,8 @@ void paintRankRows(QPainter& p, const TimelineView& v, const QFont& font) {
         const RankIdentity* id = v.rankView->identityOf(s.group);
         if (!id) continue;
         const bool withGpu = perProcess[{id->host, id->pid}] > 1;
-        const QString text = fm.elidedText(QString::fromStdString(rankRowLabel(*id, withGpu, withHost)),
-                                           Qt::ElideRight, columnWidth - 4);
+        const QString text = fm.elidedText(QString::fromStdString(rankRowLabel(*id, withGpu, withHost)), Qt::ElideRight,
+                                           columnWidth - 4);
         // Centred on its row; at a section's first or last row the box may
         // reach a pixel or two over the header (drawn first), never its text.
         const int boxH = textPx + 2;

@@ -32,8 +32,8 @@ int RankCollectiveModel::columnCount(const QModelIndex& parent) const { return p
 
 QVariant RankCollectiveModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* kNames[] = {"step",     "collective", "seq / bucket", "bytes",    "ranks",    "skew",
-                                   "last rank", "waiting",   "waiting %",    "transfer", "bus GB/s", "start"};
+    static const char* kNames[] = {"step",      "collective", "seq / bucket", "bytes",    "ranks",    "skew",
+                                   "last rank", "waiting",    "waiting %",    "transfer", "bus GB/s", "start"};
     static const char* kTips[] = {
         "the step of the lowest rank's instance",
         "the collective type",
@@ -76,11 +76,11 @@ QVariant RankCollectiveModel::data(const QModelIndex& index, int role) const {
         case Waiting:
             return durText(r.waiting_ns);
         case WaitingShare:
-            return r.rankTime_ns > 0 ? QString::number(100.0 * static_cast<double>(r.waiting_ns) /
-                                                           static_cast<double>(r.rankTime_ns),
-                                                       'f', 1) +
-                                           " %"
-                                     : QStringLiteral("–");
+            return r.rankTime_ns > 0
+                       ? QString::number(100.0 * static_cast<double>(r.waiting_ns) / static_cast<double>(r.rankTime_ns),
+                                         'f', 1) +
+                             " %"
+                       : QStringLiteral("–");
         case Transfer:
             return durText(r.transfer_ns);
         case BusBandwidth:
@@ -177,8 +177,9 @@ void RanksPanel::setData(std::shared_ptr<const TimelineModel> model, std::shared
     else if (analysis_->devices.size() < 2)
         why = tr("One GPU: collectives are matched across two or more ranks (its own are in Collectives).");
     else if (model_->rowCount() == 0)
-        why = tr("No collective was matched across ranks (by the NCCL plugin's communicator and sequence "
-                 "number, else by order per collective type).");
+        why =
+            tr("No collective was matched across ranks (by the NCCL plugin's communicator and sequence "
+               "number, else by order per collective type).");
     static_cast<QLabel*>(stack_->widget(1))->setText(why);
     stack_->setCurrentIndex(why.isEmpty() ? 0 : 1);
 }

@@ -101,7 +101,8 @@ void paintOverlays(QPainter& p, const TimelineView& v) {
         }
     }
     if (v.matches)
-        for (const EventRef& m : *v.matches) outline(m, palette::kHighlight, 2);
+        // On thin rank rows a 2 px outline would hide the row's colours.
+        for (const EventRef& m : *v.matches) outline(m, palette::kHighlight, v.layout->oneRow() ? 1 : 2);
     // One row per rank has no CPU lanes: a launch arrow would run along the row.
     if (v.flows && !v.layout->oneRow()) {
         p.setRenderHint(QPainter::Antialiasing, true);

@@ -56,8 +56,8 @@ RankIdentity id(int group, std::string host, int rank, std::vector<uint64_t> com
 TEST(RankGroups, ByHostInJobOrderWithRankSpans) {
     // Groups listed out of rank order, hosts interleaved: sections come in
     // the order of their lowest rank, ranks ascending inside.
-    const std::vector<RankIdentity> ids = {id(0, "b", 2), id(1, "a", 3), id(2, "b", 0), id(3, "a", 1),
-                                           id(4, "c", 4), id(5, "a", 5)};
+    const std::vector<RankIdentity> ids = {id(0, "b", 2), id(1, "a", 3), id(2, "b", 0),
+                                           id(3, "a", 1), id(4, "c", 4), id(5, "a", 5)};
     const auto s = groupRanks(ids, RankGrouping::Host);
     ASSERT_EQ(s.size(), 3u);
     EXPECT_EQ(s[0].key, "b");
@@ -128,10 +128,11 @@ TEST(RankRowsLayout, SixtyFourRanksFitAWindowInOneRowEach) {
     const int available = 560;
     const LaneLayout layout(model, view.rows(available));
     const LaneMetrics m;
-    // (560 - 8 headers of 18 px) / 64 rows = 6.5: a pitch of 6 px, rows of 5 and a 1 px gap.
+    // (560 - 8 headers of 18 px - 3 px under the last row) / 64 rows = 6.45:
+    // a pitch of 6 px, rows of 5 and a 1 px gap.
     EXPECT_EQ(layout.rankPitch(), 6);
     EXPECT_LE(layout.totalHeight(), available);
-    EXPECT_EQ(layout.totalHeight(), 8 * m.sectionHeight + 64 * 6);
+    EXPECT_EQ(layout.totalHeight(), 8 * m.sectionHeight + 64 * 6 + 3);
     ASSERT_EQ(layout.lanes().size(), 64u);
     EXPECT_TRUE(layout.groups().empty());  // no per-device title bars
     std::set<int> groups;
@@ -150,16 +151,18 @@ TEST(RankRowsLayout, SixtyFourRanksFitAWindowInOneRowEach) {
     // In job order: rank r is the r-th row.
     for (size_t r = 0; r < layout.lanes().size(); ++r)
         EXPECT_EQ(model.processOf(layout.lanes()[r].group).rank, static_cast<int>(r));
-    // Without headers the rows grow: floor(560 / 64) = 8.
+    // Without headers the rows grow: floor((560 - 6) / 64) = 8.
     view.setGrouping(RankGrouping::None);
     EXPECT_EQ(LaneLayout(model, view.rows(available)).rankPitch(), 8);
 }
 
 TEST(RankRowsLayout, PitchAndLabelStride) {
     const LaneMetrics m;
-    EXPECT_EQ(LaneLayout::rankPitch(4, 0, 1000, m), LaneLayout::kMaxRankPitch);  // few ranks: no giant rows
-    EXPECT_EQ(LaneLayout::rankPitch(1024, 0, 600, m), LaneLayout::kMinRankPitch);  // then they scroll
-    EXPECT_EQ(LaneLayout::rankPitch(100, 2, 536, m), 5);                           // (536 - 36) / 100
+    EXPECT_EQ(LaneLayout::rankPitch(4, 1, false, 1000, m), LaneLayout::kMaxRankPitch);    // few ranks: no giant rows
+    EXPECT_EQ(LaneLayout::rankPitch(1024, 1, false, 600, m), LaneLayout::kMinRankPitch);  // then they scroll
+    EXPECT_EQ(LaneLayout::rankPitch(100, 2, true, 539, m), 5);                            // (539 - 2 * 18 - 3) / 100
+    EXPECT_EQ(LaneLayout::rankPitch(100, 2, true, 538, m), 4);
+    EXPECT_EQ(LaneLayout::rankPitch(100, 1, false, 506, m), 5);  // (506 - 3 - 3) / 100
     EXPECT_EQ(LaneLayout::labelStride(18, 13), 1);
     EXPECT_EQ(LaneLayout::labelStride(6, 13), 3);  // 6 px rows: every third labelled, 18 px apart
     EXPECT_EQ(LaneLayout::labelStride(13, 13), 1);

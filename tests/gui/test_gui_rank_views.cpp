@@ -1,0 +1,139 @@
+// Many ranks in the window (issue 30 item 3): the View menu's grouping and
+// one row per rank acting on the timeline, a click on a host's header, and
+// the Collectives across ranks panel framing a collective on every rank.
+#include "analyzer/crossrank/analyze.h"
+#include "analyzer/synth/workload_synth.h"
+#include "gui/widgets/main_window.h"
+#include "gui/widgets/rank_menu.h"
+#include "gui/widgets/rank_panel.h"
+#include "gui/widgets/timeline_widget.h"
+
+#include <gtest/gtest.h>
+#include <QAction>
+#include <QApplication>
+#include <QTableView>
+#include <QTest>
+
+#include <set>
+
+using namespace osc;
+using namespace osc::gui;
+
+namespace {
+
+constexpr int kRanks = 16, kPerHost = 4, kLate = 5;
+
+// 16 ranks on 4 hosts; rank 5 starts every step 2 ms late.
+LoadedCapture lateRankJob() {
+    synth::WorkloadSpec spec;
+    spec.ranks = kRanks;
+    spec.ranksPerHost = kPerHost;
+    spec.steps = 2;
+    spec.layers = 4;
+    spec.arrivalSkewNs.assign(kRanks, 0);
+    spec.arrivalSkewNs[kLate] = 2'000'000;
+    auto capture = std::make_shared<Capture>(synth::synthesizeWorkload(spec));
+    LoadedCapture l;
+    l.model = std::make_shared<TimelineModel>(capture);
+    l.analysis = std::make_shared<Analysis>(analyze(*capture));
+    l.model->addStepLanes(*l.analysis);
+    l.model->annotate(*l.analysis);
+    l.path = "memory";
+    return l;
+}
+
+TEST(RankViews, SynthSpreadsRanksOverHosts) {
+    const LoadedCapture l = lateRankJob();
+    const Capture& c = l.model->capture();
+    ASSERT_EQ(c.processes.size(), static_cast<size_t>(kRanks));
+    for (const Process& p : c.processes) {
+        EXPECT_EQ(p.host, "synth-host-" + std::to_string(p.rank / kPerHost));
+        EXPECT_EQ(p.localRank, p.rank % kPerHost);
+    }
+}
+
+TEST(RankViews, MenuGroupsByHostAndHeadersFold) {
+    MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    win.showLoaded(lateRankJob());
+    QApplication::processEvents();
+    TimelineWidget* t = win.timeline();
+    EXPECT_TRUE(t->layout().sections().empty());
+    ASSERT_TRUE(applyRankView(&win, "host", false));
+    ASSERT_EQ(t->layout().sections().size(), static_cast<size_t>(kRanks / kPerHost));
+    EXPECT_EQ(t->layout().groups().size(), static_cast<size_t>(kRanks));
+    // A click on the second host's header folds its four ranks away.
+    t->setScrollY(0);
+    QTest::mouseClick(t, Qt::LeftButton, {}, QPoint(60, TimelineWidget::kRulerHeight + t->layout().sections()[1].y + 4));
+    EXPECT_TRUE(t->layout().rankSections()[1].collapsed);
+    std::set<int> shown;
+    for (const GroupSlot& g : t->layout().groups()) shown.insert(t->model()->processOf(g.group).rank);
+    EXPECT_EQ(shown.size(), static_cast<size_t>(kRanks - kPerHost));
+    for (int r = kPerHost; r < 2 * kPerHost; ++r) EXPECT_FALSE(shown.count(r)) << "rank " << r;
+    EXPECT_FALSE(applyRankView(&win, "rack", false));
+}
+
+TEST(RankViews, OneRowPerRankFitsThePage) {
+    MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    win.showLoaded(lateRankJob());
+    QApplication::processEvents();
+    TimelineWidget* t = win.timeline();
+    auto* oneRow = win.findChild<QAction*>("oneRowPerRank");
+    ASSERT_TRUE(oneRow);
+    EXPECT_EQ(oneRow->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_R));
+    oneRow->trigger();
+    QApplication::processEvents();
+    ASSERT_TRUE(t->layout().oneRow());
+    EXPECT_EQ(t->layout().lanes().size(), static_cast<size_t>(kRanks));
+    EXPECT_LE(t->layout().totalHeight(), t->pageHeight());
+    EXPECT_EQ(t->maxScrollY(), 0);
+    oneRow->trigger();
+    EXPECT_FALSE(t->layout().oneRow());
+}
+
+TEST(RankViews, PanelFramesACollectiveOnEveryRank) {
+    MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    const LoadedCapture l = lateRankJob();
+    win.showLoaded(l);
+    ASSERT_TRUE(win.raisePanel("ranks"));
+    auto* panel = win.findChild<RanksPanel*>();
+    ASSERT_TRUE(panel);
+    panel->model()->waitForSort();
+    EXPECT_TRUE(panel->hint().isEmpty());
+    ASSERT_EQ(panel->model()->rowCount(), static_cast<int>(l.analysis->matched.size()));
+    ASSERT_GT(panel->model()->rowCount(), 0);
+    // Every collective waited for the late rank.
+    for (int r = 0; r < panel->model()->rowCount(); ++r)
+        EXPECT_EQ(panel->model()->index(r, RankCollectiveModel::LastRank).data().toInt(), kLate) << "row " << r;
+    TimelineWidget* t = win.timeline();
+    const int last = panel->model()->rowCount() - 1;
+    const RankCollectiveRow row = panel->model()->row(last);
+    EXPECT_FALSE(t->selectedEvent().valid());
+    emit panel->table()->clicked(panel->model()->index(last, 0));  // as a click on the row does
+    EXPECT_LT(t->viewRange().length(), l.model->end() - l.model->begin());  // zoomed in on it
+    EXPECT_LE(t->viewRange().start, row.start_ns);
+    EXPECT_GE(t->viewRange().end, row.end_ns);
+    ASSERT_TRUE(t->selectedEvent().valid());
+    ASSERT_TRUE(t->selection());
+    EXPECT_EQ(t->selection()->start, row.start_ns);
+    EXPECT_EQ(t->selection()->end, row.end_ns);
+    EXPECT_EQ(t->selectionGroups().size(), static_cast<size_t>(kRanks));
+    // Selected on the lowest rank, outlined on the other fifteen.
+    EXPECT_EQ(t->model()->processOf(t->model()->lane(t->selectedEvent().lane).group).rank, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication::setAttribute(Qt::AA_Use96Dpi);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("overlapscope-test");
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
