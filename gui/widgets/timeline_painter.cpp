@@ -101,8 +101,15 @@ void paintOverlays(QPainter& p, const TimelineView& v) {
         }
     }
     if (v.matches)
-        // On thin rank rows a 2 px outline would hide the row's colours.
-        for (const EventRef& m : *v.matches) outline(m, palette::kHighlight, v.layout->oneRow() ? 1 : 2);
+        for (const EventRef& m : *v.matches) {
+            // On thin rank rows an outline would hide the row's colours: its two ends are marked instead.
+            if (!v.layout->oneRow()) {
+                outline(m, palette::kHighlight, 2);
+            } else if (auto r = fb.eventRect(v.vp, m)) {
+                p.fillRect(QRectF(r->x, r->y, 2, r->h), qcolour(palette::kHighlight));
+                p.fillRect(QRectF(r->x + std::max(2.f, r->w) - 2, r->y, 2, r->h), qcolour(palette::kHighlight));
+            }
+        }
     // One row per rank has no CPU lanes: a launch arrow would run along the row.
     if (v.flows && !v.layout->oneRow()) {
         p.setRenderHint(QPainter::Antialiasing, true);

@@ -261,7 +261,9 @@ void TimelineWidget::selectEvent(EventRef ref, bool reveal) {
             v = {centre - v.length() / 2, centre - v.length() / 2 + v.length()};
         }
         setViewRange(v);
-        if (const LaneSlot* slot = layout_.slotOf(ref.lane)) {
+        const LaneSlot* slot = layout_.slotOf(ref.lane);
+        if (!slot) slot = layout_.rankRowOf(model_->lane(ref.lane).group);  // one row per rank
+        if (slot) {
             const int visible = height() - kRulerHeight;
             if (slot->y < scrollY_ || slot->y + slot->height > scrollY_ + visible) {
                 setScrollY(slot->y - visible / 3);

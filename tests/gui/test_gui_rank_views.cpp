@@ -65,7 +65,8 @@ TEST(RankViews, MenuGroupsByHostAndHeadersFold) {
     EXPECT_EQ(t->layout().groups().size(), static_cast<size_t>(kRanks));
     // A click on the second host's header folds its four ranks away.
     t->setScrollY(0);
-    QTest::mouseClick(t, Qt::LeftButton, {}, QPoint(60, TimelineWidget::kRulerHeight + t->layout().sections()[1].y + 4));
+    QTest::mouseClick(t, Qt::LeftButton, {},
+                      QPoint(60, TimelineWidget::kRulerHeight + t->layout().sections()[1].y + 4));
     EXPECT_TRUE(t->layout().rankSections()[1].collapsed);
     std::set<int> shown;
     for (const GroupSlot& g : t->layout().groups()) shown.insert(t->model()->processOf(g.group).rank);
@@ -114,7 +115,7 @@ TEST(RankViews, PanelFramesACollectiveOnEveryRank) {
     const int last = panel->model()->rowCount() - 1;
     const RankCollectiveRow row = panel->model()->row(last);
     EXPECT_FALSE(t->selectedEvent().valid());
-    emit panel->table()->clicked(panel->model()->index(last, 0));  // as a click on the row does
+    emit panel->table()->clicked(panel->model()->index(last, 0));           // as a click on the row does
     EXPECT_LT(t->viewRange().length(), l.model->end() - l.model->begin());  // zoomed in on it
     EXPECT_LE(t->viewRange().start, row.start_ns);
     EXPECT_GE(t->viewRange().end, row.end_ns);
