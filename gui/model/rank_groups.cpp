@@ -171,6 +171,9 @@ RankRows RankView::rows(int availableHeight) const {
 }
 
 const RankIdentity* RankView::identityOf(int group) const {
+    // rankIdentities() lists the groups in order: a label per row stays O(1).
+    if (group >= 0 && static_cast<size_t>(group) < ids_.size() && ids_[static_cast<size_t>(group)].group == group)
+        return &ids_[static_cast<size_t>(group)];
     for (const RankIdentity& i : ids_)
         if (i.group == group) return &i;
     return nullptr;

@@ -37,13 +37,6 @@ void paintSections(QPainter& p, const TimelineView& v, const QFont& font) {
     p.setFont(font);
 }
 
-// Where the section holding content y ends: a new section restarts the label columns.
-int sectionEnd(const LaneLayout& l, int y) {
-    for (const SectionSlot& s : l.sections())
-        if (s.y > y) return s.y;
-    return l.totalHeight();
-}
-
 void paintRankRows(QPainter& p, const TimelineView& v, const QFont& font) {
     const LaneLayout& l = *v.layout;
     if (!l.oneRow() || !v.rankView || l.lanes().empty()) return;
@@ -68,11 +61,12 @@ void paintRankRows(QPainter& p, const TimelineView& v, const QFont& font) {
     p.save();
     p.setClipRect(0, v.rulerHeight, v.labelWidth, v.height - v.rulerHeight);
     p.setFont(small);
-    int indexInSection = 0, lastSectionEnd = -1;
+    // A new section restarts the label columns; rows and headers both come in y order.
+    auto nextSection = l.sections().begin();
+    int indexInSection = 0;
     for (const LaneSlot& s : l.lanes()) {
         if (!s.rankRow) continue;
-        const int end = sectionEnd(l, s.y);
-        if (end != lastSectionEnd) indexInSection = 0, lastSectionEnd = end;
+        for (; nextSection != l.sections().end() && nextSection->y < s.y; ++nextSection) indexInSection = 0;
         const int column = indexInSection++ % stride;
         const int y = top + s.y;
         if (y + pitch + textPx < v.rulerHeight || y - textPx > v.height) continue;
