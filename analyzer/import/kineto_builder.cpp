@@ -69,7 +69,16 @@ void CaptureBuilder::appendRange(RangeTable& r, const Event& e, TimeNs start, Ti
 
 void CaptureBuilder::onEvent(const Event& e) {
     if (++events_ % 8192 == 0 && tick_) tick_();
-    if (e.ph != "X") return;  // metadata, instants, flows: nothing we model
+    if (e.ph == "M") {
+        // Kineto names host threads and GPU streams alike; only names of
+        // threads that ran operators or calls are ever looked up, and those
+        // carry the host pid, not a device index. A later row for the same
+        // thread wins, as a rename would.
+        if (e.name == "thread_name" && !e.argName.empty() && e.tid >= 0)
+            processFor(e.pid).threadNames[globalTid(e.pid, e.tid)] = e.argName;
+        return;
+    }
+    if (e.ph != "X") return;  // instants, flows: nothing we model
     const EventKind kind = kindOfCategory(e.cat);
     if (kind == EventKind::Ignored) return;
     if (!e.hasTs || !e.hasDur)
