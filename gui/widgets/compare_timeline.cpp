@@ -53,7 +53,11 @@ void CompareTimeline::setRuns(const TimelineWidget& a, const QString& aPath, con
         return;
     }
     // The same B again (A reopened or refreshed) keeps B's scroll and selection.
-    if (timeline_->model() != b.model.get()) timeline_->setModel(b.model, b.analysis);
+    if (timeline_->model() != b.model.get()) {
+        // B fits its own steps as it opens: that must not move A.
+        const QScopedValueRollback guard(syncing_, true);
+        timeline_->setModel(b.model, b.analysis);
+    }
     // B goes wherever A's view maps to, even past B's own capture: clamped
     // to B's bounds it would slide and lose the alignment.
     timeline_->setLimits(ViewLimits{});

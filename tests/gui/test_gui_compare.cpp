@@ -333,10 +333,12 @@ TEST(CompareWindow, RunBsTimelineFollowsAByStep) {
     w.showLoaded(base());
     CompareTimeline* b = w.compareTimeline();
     EXPECT_TRUE(b->isHidden());  // not comparing: A alone, as before
+    TimelineWidget* ta = w.timeline();
+    const ViewRange opened = ta->viewRange();
     w.showComparison(candidate());
     QApplication::processEvents();
     ASSERT_FALSE(b->isHidden());
-    TimelineWidget* ta = w.timeline();
+    EXPECT_EQ(ta->viewRange(), opened);  // B opening does not move A
     TimelineWidget* tb = b->timeline();
     ASSERT_EQ(tb->model(), candidate().model.get());
     ASSERT_EQ(ta->jobSteps().size(), 3u);

@@ -124,17 +124,19 @@ TEST(ThreadNames, OurCapturesKeepThem) {
 TEST(ThreadNames, PyTorchThreadNameMetadata) {
     TempDir dir;
     const std::string path = dir / "trace.json";
-    // Two host threads with operators; Kineto names both and a GPU stream
-    // (pid 0 = device 0, tid 7 = stream 7), which names no host lane. The
-    // main thread is named twice: the later name wins.
+    // Two host threads with operators; Kineto names both ("thread N (name)":
+    // the name is what is in the brackets), a third without operators, and a
+    // GPU stream (pid 0 = device 0, tid 7 = stream 7), which names no host
+    // lane. The main thread is named twice: the later name wins.
     std::ofstream(path) << R"json({"traceEvents": [
 {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4312, "tid": 4312, "ts": 1, "dur": 5},
 {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 4312, "tid": 4312, "ts": 7, "dur": 2},
 {"ph": "X", "cat": "cpu_op", "name": "MulBackward0", "pid": 4312, "tid": 4400, "ts": 3, "dur": 1},
 {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 2, "args": {"device": 0, "stream": 7}},
+{"ph": "M", "name": "thread_name", "pid": 4312, "tid": 4312, "args": {"name": "MainThread"}},
 {"ph": "M", "name": "thread_name", "pid": 4312, "tid": 4312, "args": {"name": "thread 4312 (python)"}},
-{"ph": "M", "name": "thread_name", "pid": 4312, "tid": 4312, "args": {"name": "python"}},
-{"ph": "M", "name": "thread_name", "pid": 4312, "tid": 4400, "args": {"name": "pt_autograd_0"}},
+{"ph": "M", "name": "thread_name", "pid": 4312, "tid": 4400, "args": {"name": "thread 4400 (pt_autograd_0)"}},
+{"ph": "M", "name": "thread_name", "pid": 4312, "tid": 4500, "args": {"name": "thread pool (x)"}},
 {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
 {"ph": "M", "name": "process_name", "pid": 4312, "args": {"name": "python3"}}
 ]})json";
@@ -144,6 +146,7 @@ TEST(ThreadNames, PyTorchThreadNameMetadata) {
     const uint64_t main = (uint64_t{4312} << 24) | 4312, autograd = (uint64_t{4312} << 24) | 4400;
     EXPECT_EQ(p.threadNames.at(main), "python");
     EXPECT_EQ(p.threadNames.at(autograd), "pt_autograd_0");
+    EXPECT_EQ(p.threadNames.at((uint64_t{4312} << 24) | 4500), "thread pool (x)");  // not Kineto's pattern: whole
     EXPECT_EQ(labels(p), (std::vector<std::string>{"python · tid 4312: 2 ops", "pt_autograd_0 · tid 4400: 1 op"}));
 }
 
