@@ -20,6 +20,7 @@ namespace osc::bench {
 struct ChildRun {
     double wall = 0, cpu = 0, peakMb = 0;  // seconds, seconds (user + system), MiB
     bool ok = true;                        // exited 0
+    int status = 0;                        // as wait(2) reports it, to say how a run failed
 };
 
 namespace detail {
@@ -33,6 +34,7 @@ inline ChildRun waitFor(pid_t pid, std::chrono::steady_clock::time_point start) 
             static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
     r.peakMb = static_cast<double>(u.ru_maxrss) / 1024.0;
     r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    r.status = status;
     return r;
 }
 }  // namespace detail

@@ -102,6 +102,7 @@ void Agent::bootLive() {
         return;
     }
     live::MetricsPublisher::Options p;
+    p.periodMs = settings_.metricsPeriodMs;
     if (!settings_.metricsFile.empty()) p.filePath = live::metricsFilePath(settings_.metricsFile, who_);
     if (settings_.metricsPort >= 0) {
         live::MetricsHttpServer::Options http;

@@ -87,6 +87,8 @@ void readLive(AgentSettings& s, std::string& warnings) {
     double x = 0;
     if (readNumber("OVERLAPSCOPE_METRICS_PORT", 0, 65535, "ports", x, warnings)) s.metricsPort = static_cast<int>(x);
     if (const char* v = env("OVERLAPSCOPE_METRICS_ADDRESS")) s.metricsAddress = v;
+    if (readNumber("OVERLAPSCOPE_METRICS_PERIOD_MS", 10, 3600000, "milliseconds", x, warnings))
+        s.metricsPeriodMs = static_cast<int>(x);
     if (const char* v = env("OVERLAPSCOPE_JOB"))
         s.job = v;
     else if (const char* slurm = env("SLURM_JOB_ID"))

@@ -38,10 +38,12 @@ struct AgentSettings {
     // OVERLAPSCOPE_METRICS_FILE (a file, a directory, or a path with
     // {rank}...), OVERLAPSCOPE_METRICS_PORT (HTTP /metrics on PORT + local
     // rank; -1 = none) on OVERLAPSCOPE_METRICS_ADDRESS, the `job` label
-    // OVERLAPSCOPE_JOB (default: SLURM_JOB_ID).
+    // OVERLAPSCOPE_JOB (default: SLURM_JOB_ID); the file rewritten every
+    // OVERLAPSCOPE_METRICS_PERIOD_MS.
     std::string metricsFile;
     int metricsPort = -1;
     std::string metricsAddress = "127.0.0.1";
+    int metricsPeriodMs = 1000;
     std::string job;
     // OVERLAPSCOPE_CAPTURE_WHEN (a condition, capture_condition.h),
     // OVERLAPSCOPE_CAPTURE_STEPS, OVERLAPSCOPE_CAPTURE_COOLDOWN (seconds).

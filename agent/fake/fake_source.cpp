@@ -69,6 +69,7 @@ FakeSourceOptions FakeActivitySource::optionsFromEnvironment() {
     if (number("OVERLAPSCOPE_FAKE_DEVICE_SKEW_MS", 0, 60000, x)) o.paced.deviceSkewNs = static_cast<int64_t>(x * 1e6);
     if (number("OVERLAPSCOPE_FAKE_NCCL_BYTES", 0, 1e15, x)) o.paced.collectiveBytes = static_cast<uint64_t>(x);
     if (number("OVERLAPSCOPE_FAKE_WAKE_MS", 0, 1000, x)) o.wakeNs = static_cast<int64_t>(x * 1e6);
+    if (number("OVERLAPSCOPE_FAKE_STOP_MS", 0, 60000, x)) o.stopNs = static_cast<int64_t>(x * 1e6);
     return o;
 }
 
@@ -96,6 +97,9 @@ bool FakeActivitySource::start(BufferSink& sink, std::string& error) {
 void FakeActivitySource::stop() {
     running_ = false;
     if (thread_.joinable()) thread_.join();
+    // A real GPU's last records take a while to arrive (CUPTI flushes them
+    // at unsubscribe); tests stretch that to widen races around a stop.
+    if (options_.stopNs > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(options_.stopNs));
     completeCurrent();
     sink_ = nullptr;
 }

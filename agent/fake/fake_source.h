@@ -63,6 +63,9 @@ struct FakeSourceOptions {
     // fake GPU thread more CPU than the agent, which a benchmark of the
     // agent's overhead must not count.
     int64_t wakeNs = 0;
+    // How long stop() takes after the last record, as a real GPU's flush
+    // does; tests of what runs beside a closing capture stretch it.
+    int64_t stopNs = 0;
 };
 
 struct PendingCollective;
@@ -79,7 +82,7 @@ public:
     // (FIRST_START_NS,COUNT,PERIOD_NS,DURATION_NS: sendRecv),
     // OVERLAPSCOPE_FAKE_GPU_LATENCY_MS (gpuLatencyNs) and, for the paced
     // loop, OVERLAPSCOPE_FAKE_STEP_MS, _KERNELS (compute kernels per step),
-    // _DEVICES, _DEVICE_SKEW_MS, _NCCL_BYTES and _WAKE_MS (wakeNs) configure
+    // _DEVICES, _DEVICE_SKEW_MS, _NCCL_BYTES, _WAKE_MS (wakeNs) and _STOP_MS (stopNs) configure
     // the injected fake agent.
     static FakeSourceOptions optionsFromEnvironment();
 

@@ -21,9 +21,12 @@ struct DeviceFamily {
     std::function<std::optional<double>(const Telemetry::DeviceSeries&)> value;
 };
 
+// Never destroyed: built on the publisher's first pass, after the agent's
+// exit handler was registered, a destructible table would be torn down
+// before that handler stops the publisher, which may be reading it.
 const std::vector<DeviceFamily>& deviceFamilies() {
     using S = Telemetry::DeviceSeries;
-    static const std::vector<DeviceFamily> families = {
+    static const auto* families = new std::vector<DeviceFamily>{
         {"overlapscope_step", "gauge", "Number of the last closed step (from its range name; -1 without one)",
          [](const S& s) { return static_cast<double>(s.last.number); }},
         {"overlapscope_step_seconds", "gauge", "GPU window of the last closed step",
@@ -93,7 +96,7 @@ const std::vector<DeviceFamily>& deviceFamilies() {
         {"overlapscope_comm_transfer_seconds_total", "counter", "Time the collectives with known sizes took to move",
          [](const S& s) { return seconds(s.transfer); }},
     };
-    return families;
+    return *families;
 }
 
 }  // namespace

@@ -26,9 +26,12 @@ std::mutex& registryMutex() {
     static std::mutex m;
     return m;
 }
+// Never destroyed: NCCL loads the plugin after the agent registered its exit
+// handler, so a destructible set would be gone before that handler's
+// closing capture asks it for the rows still open.
 std::unordered_set<CollectiveTracker*>& registry() {
-    static std::unordered_set<CollectiveTracker*> live;
-    return live;
+    static auto* live = new std::unordered_set<CollectiveTracker*>;
+    return *live;
 }
 
 }  // namespace

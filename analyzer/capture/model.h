@@ -192,6 +192,9 @@ struct Process {
     // them: steps still come from `ranges` only.
     RangeTable cpuOps;
     CollectiveTable collectives;
+    // Host thread names by globalTid (nsys ThreadNames, which our captures
+    // copy; PyTorch "thread_name" metadata), for the GUI's CPU lanes only.
+    std::map<uint64_t, std::string> threadNames;
 
     Device& deviceById(uint32_t id);  // creates it when absent
     // A device is a GPU the process ran work on (a kernel, copy or memset).

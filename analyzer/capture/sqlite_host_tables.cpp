@@ -1,5 +1,6 @@
 // Readers for the per-process tables: runtime/driver API calls, NVTX ranges,
-// NCCL collectives (ours) and stream names (ours).
+// NCCL collectives (ours), stream names (ours) and thread names (nsys's
+// ThreadNames, which ours copy).
 #include "analyzer/capture/column_scatter.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_read_context.h"
@@ -246,6 +247,34 @@ void readStreamNames(ReadContext& ctx) {
         const auto globalPid = static_cast<uint64_t>(st.int64(0));
         auto& process = ctx.capture.processes[globalPid == 0 ? ctx.defaultProcess() : ctx.processIndex(globalPid)];
         process.deviceById(u32(st.int64(1))).streamNames[u32(st.int64(2))] = std::string(st.text(3));
+    }
+}
+
+void readThreadNames(ReadContext& ctx) {
+    const std::string t = "ThreadNames";
+    if (!ctx.hasTable(t)) return;
+    sql::Statement st(ctx.db, "SELECT " + ctx.column(t, "globalTid", "0") + ", " + ctx.column(t, "nameId", "-1") +
+                                  ", " + ctx.column(t, "priority", "0") + " FROM " + t);
+    // nsys names a thread from several sources (the OS, nvtxNameOsThread)
+    // and ranks them by priority: the highest wins, and among equals the
+    // later row, as a rename would. A name whose string id is missing is
+    // skipped rather than blanking a name that could be read.
+    std::map<uint64_t, int64_t> priorityOf;
+    while (st.step()) {
+        st.requireIntegers(0, 3, t);
+        const auto globalTid = static_cast<uint64_t>(st.int64(0));
+        // A thread of no process read so far ran nothing worth a lane; its
+        // name alone must not make a process (ours keep empty ones).
+        const size_t process = ctx.existingProcess(globalTid);
+        if (globalTid == 0 || process == ReadContext::kNoProcess) continue;
+        const uint32_t name = ctx.name(st.int64(1));
+        const std::string_view text = ctx.capture.strings.at(name);
+        if (text.empty()) continue;
+        const int64_t priority = st.int64(2);
+        const auto [it, first] = priorityOf.try_emplace(globalTid, priority);
+        if (!first && priority < it->second) continue;
+        it->second = priority;
+        ctx.capture.processes[process].threadNames[globalTid] = std::string(text);
     }
 }
 

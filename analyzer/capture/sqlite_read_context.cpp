@@ -166,6 +166,13 @@ size_t ReadContext::processIndex(uint64_t global) {
     return index;
 }
 
+size_t ReadContext::existingProcess(uint64_t global) const {
+    const uint64_t key = global >> 24;
+    if (key == 0) return capture.processes.size() > firstProcess ? firstProcess : kNoProcess;
+    const auto it = processByKey_.find(key);
+    return it == processByKey_.end() ? kNoProcess : it->second;
+}
+
 size_t ReadContext::addProcess(uint64_t key) {
     Process p;
     p.pid = static_cast<int64_t>(key & 0xFFFFFF);

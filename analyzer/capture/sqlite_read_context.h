@@ -71,6 +71,9 @@ public:
     // Index into capture.processes of the process with this globalPid or
     // globalTid (keyed by the bits above the tid), created when first seen.
     size_t processIndex(uint64_t globalPidOrTid);
+    // The same without creating one: kNoProcess when none has these bits.
+    static constexpr size_t kNoProcess = ~size_t{0};
+    size_t existingProcess(uint64_t globalPidOrTid) const;
     // The file's first process, created from nothing when the file has none.
     size_t defaultProcess();
 
@@ -114,6 +117,7 @@ void readApiCalls(ReadContext& ctx);
 void readRanges(ReadContext& ctx);
 void readCollectives(ReadContext& ctx);
 void readStreamNames(ReadContext& ctx);
+void readThreadNames(ReadContext& ctx);
 // NCCL's NVTX ranges with payloads (Nsight Systems) as collective rows, for
 // processes without plugin rows; after kernels, API calls and ranges
 // (sqlite_nccl_nvtx.cpp).

@@ -192,6 +192,7 @@ void readFile(ReadContext& ctx) {
     sqlread::readRanges(ctx);
     sqlread::readCollectives(ctx);
     sqlread::readStreamNames(ctx);
+    sqlread::readThreadNames(ctx);
     if (!ours) sqlread::readNcclNvtxPayloads(ctx);
 
     if (ctx.rowCount("CUPTI_ACTIVITY_KIND_GRAPH_TRACE") > 0 && kernelsInGraphs == 0)

@@ -57,6 +57,7 @@ void writeProcess(const Capture& capture, const Process& process, const std::str
     if (process.localRank >= 0) w.setMeta(schema::meta::kLocalRank, std::to_string(process.localRank));
     if (process.worldSize >= 0) w.setMeta(schema::meta::kWorldSize, std::to_string(process.worldSize));
     w.addProcess({globalPid, process.pid, process.name});
+    for (const auto& [tid, name] : process.threadNames) w.addThreadName(tid, name);
 
     for (const auto& d : process.devices) {
         GpuInfo gpu = d.gpu;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string_view>
 
 namespace osc::kineto {
 namespace {
@@ -26,6 +27,18 @@ uint64_t globalTid(int64_t pid, int64_t tid) {
     const uint64_t p = pid < 0 ? 0 : static_cast<uint64_t>(pid) & 0xFFFFFFu;
     const uint64_t t = tid < 0 ? 0 : static_cast<uint64_t>(tid) & 0xFFFFFFu;
     return (p << 24) | t;
+}
+
+// Kineto writes "thread 1222 (pt_autograd_0)": the tid is in the lane's
+// title already, so the name is what is in the brackets. Other names are
+// kept whole.
+std::string threadNameOf(const std::string& text) {
+    constexpr std::string_view prefix = "thread ";
+    if (text.size() <= prefix.size() || text.compare(0, prefix.size(), prefix) != 0 || text.back() != ')') return text;
+    size_t i = prefix.size();
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    if (i == prefix.size() || text.compare(i, 2, " (") != 0 || i + 3 >= text.size()) return text;
+    return text.substr(i + 2, text.size() - i - 3);
 }
 
 void shiftColumn(std::vector<TimeNs>& column, TimeNs by) {
@@ -69,7 +82,16 @@ void CaptureBuilder::appendRange(RangeTable& r, const Event& e, TimeNs start, Ti
 
 void CaptureBuilder::onEvent(const Event& e) {
     if (++events_ % 8192 == 0 && tick_) tick_();
-    if (e.ph != "X") return;  // metadata, instants, flows: nothing we model
+    if (e.ph == "M") {
+        // Kineto names host threads and GPU streams alike; only names of
+        // threads that ran operators or calls are ever looked up, and those
+        // carry the host pid, not a device index. A later row for the same
+        // thread wins, as a rename would.
+        if (e.name == "thread_name" && !e.argName.empty() && e.tid >= 0)
+            processFor(e.pid).threadNames[globalTid(e.pid, e.tid)] = threadNameOf(e.argName);
+        return;
+    }
+    if (e.ph != "X") return;  // instants, flows: nothing we model
     const EventKind kind = kindOfCategory(e.cat);
     if (kind == EventKind::Ignored) return;
     if (!e.hasTs || !e.hasDur)

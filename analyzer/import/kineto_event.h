@@ -31,6 +31,8 @@ struct CommArgs {
 
 struct Event {
     std::string ph, cat, name;
+    // args.name: what a metadata event ("ph":"M", "thread_name") names.
+    std::string argName;
     // pid/tid as numbers; kAbsent when missing or not numeric ("Spans").
     int64_t pid = kAbsent, tid = kAbsent;
     bool hasTs = false, hasDur = false;
@@ -45,6 +47,7 @@ struct Event {
         ph.clear();
         cat.clear();
         name.clear();
+        argName.clear();
         pid = tid = kAbsent;
         hasTs = hasDur = false;
         tsNs = durNs = 0;

@@ -24,6 +24,7 @@ enum ArgKey : uint8_t {
     kSharedMem,
     kGrid,
     kBlock,
+    kArgName,  // metadata events' name ("thread_name")
     // PyTorch's collective arguments on NCCL kernels.
     kCollName,
     kDtype,
@@ -90,6 +91,7 @@ uint8_t argKey(std::string_view k) {
     if (k == "shared memory") return kSharedMem;
     if (k == "grid") return kGrid;
     if (k == "block") return kBlock;
+    if (k == "name") return kArgName;
     if (k == "Collective name") return kCollName;
     if (k == "dtype") return kDtype;
     if (k == "In split size") return kInSplit;
@@ -326,6 +328,10 @@ void SaxHandler::onArg(uint8_t key, const Scalar& v) {
     if (key == kArgOther) return;
     if (key >= kCollName) {
         onCommArg(key, v);
+        return;
+    }
+    if (key == kArgName) {
+        if (v.type == Scalar::Type::String) event_.argName = *v.text;
         return;
     }
     const int64_t x = integerOf(v, kAbsent);

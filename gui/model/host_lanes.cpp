@@ -1,5 +1,7 @@
 #include "gui/model/host_lanes.h"
 
+#include "analyzer/capture/printable_text.h"
+
 #include <algorithm>
 #include <map>
 
@@ -16,6 +18,14 @@ struct HostEvent {
 std::string count(size_t n, const char* singular) { return std::to_string(n) + " " + singular + (n == 1 ? "" : "s"); }
 
 }  // namespace
+
+std::string hostThreadTitle(const Process& p, uint64_t globalTid) {
+    const std::string tid = std::to_string(threadIdOf(globalTid));
+    const auto it = p.threadNames.find(globalTid);
+    if (it == p.threadNames.end() || it->second.empty()) return "CPU " + tid;
+    // A name from a file: no control bytes, and short enough for a lane title.
+    return printableLine(it->second, 80) + " · tid " + tid;
+}
 
 std::vector<HostThreadLane> buildHostLanes(const Process& p) {
     std::map<uint64_t, std::vector<HostEvent>> byThread;
@@ -54,7 +64,7 @@ std::vector<HostThreadLane> buildHostLanes(const Process& p) {
             (e.source == EventSource::ApiCall ? calls : opCount) += 1;
         }
         for (auto& row : lane.rows) row.finish();
-        lane.label = "CPU " + std::to_string(threadIdOf(tid)) + ": ";
+        lane.label = hostThreadTitle(p, tid) + ": ";
         if (opCount) lane.label += count(opCount, "op") + (calls ? ", " : "");
         if (calls) lane.label += count(calls, "call");
         out.push_back(std::move(lane));

@@ -180,8 +180,8 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     }
     timeline_->setModel(loaded.model, loaded.analysis);
     if (!timeline) analysisOnly_->setLoaded(loaded);
-    const bool hadTimeline = centre_->currentWidget() == frame_;
-    centre_->setCurrentWidget(timeline ? static_cast<QWidget*>(frame_) : analysisOnly_);
+    const bool hadTimeline = centre_->currentWidget() == timelinePage_;
+    centre_->setCurrentWidget(timeline ? timelinePage_ : analysisOnly_);
     enableTimelineActions(timeline, loaded.kind);
     if (refresh) {
         // Keep the zoom and scroll to the newest activity (auto-scroll).

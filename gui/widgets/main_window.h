@@ -83,6 +83,10 @@ public:
     const LoadedCapture& candidate() const { return candidate_; }
     StepCompareModel* stepCompareModel() const { return stepCompare_; }
     CollectiveCompareModel* collectiveCompareModel() const { return collCompare_; }
+    // B's timeline under A's, aligned by step; hidden when not comparing.
+    class CompareTimeline* compareTimeline() const {
+        return compareTimeline_;
+    }
     // The line above both compare tables: A and B, the job's change, notes.
     QString compareText() const;
     // File > Attach to live agent…: opens (or raises) the dialog.
@@ -139,6 +143,8 @@ private:
 
     QStackedWidget* centre_ = nullptr;  // the timeline frame, or the analysis-only view
     class TimelineFrame* frame_ = nullptr;
+    QWidget* timelinePage_ = nullptr;  // frame_ in a splitter with B's timeline (main_window_compare.cpp)
+    class CompareTimeline* compareTimeline_ = nullptr;
     class AnalysisOnlyView* analysisOnly_ = nullptr;
     QList<QAction*> timelineActions_;
     TimelineWidget* timeline_ = nullptr;

@@ -1,12 +1,16 @@
 // MainWindow: comparing two runs (issue 30 item 1). Run A is the open file
-// with its timeline; run B is only analysed. While comparing, the Steps and
-// Collectives panels show the compare tables (compare_tables.h) in place of
-// A's own, under a header naming both runs and the job's change; a row click
-// moves A's timeline there, as in A's own tables.
+// with its timeline; run B's timeline sits under it in a splitter, aligned
+// by step (compare_timeline.h). While comparing, the Steps and Collectives
+// panels show the compare tables (compare_tables.h) in place of A's own,
+// under a header naming both runs and the job's change; a row click moves
+// A's timeline there, as in A's own tables, and B's follows.
 #include "gui/widgets/compare_tables.h"
+#include "gui/widgets/compare_timeline.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/main_window_parts.h"
 #include "gui/widgets/table_export.h"
+#include "gui/widgets/timeline_frame.h"
+#include "gui/widgets/timeline_widget.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -15,6 +19,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
@@ -65,6 +70,28 @@ void MainWindow::buildCompareMenu(QMenu* file) {
 }
 
 void MainWindow::buildCompareViews() {
+    // A's frame and B's timeline share the timeline's page of the centre.
+    auto* split = new QSplitter(Qt::Vertical, centre_);
+    split->setChildrenCollapsible(false);
+    const int page = centre_->indexOf(frame_);
+    centre_->removeWidget(frame_);
+    compareTimeline_ = new CompareTimeline(split);
+    auto* pageA = new QWidget(split);
+    auto* layoutA = new QVBoxLayout(pageA);
+    layoutA->setContentsMargins(0, 0, 0, 0);
+    layoutA->setSpacing(0);
+    layoutA->addWidget(compareTimeline_->headerOfA(pageA));
+    layoutA->addWidget(frame_, 1);
+    frame_->show();  // the stack hid it as it let go
+    split->addWidget(pageA);
+    split->addWidget(compareTimeline_);
+    centre_->insertWidget(page, split);
+    centre_->setCurrentWidget(split);
+    timelinePage_ = split;
+    connect(timeline_, &TimelineWidget::viewRangeChanged, compareTimeline_, &CompareTimeline::followA);
+    connect(compareTimeline_, &CompareTimeline::viewMovedInB, this,
+            [this](ViewRange a) { timeline_->setViewRange(a); });
+
     stepCompare_ = new StepCompareModel(this);
     collCompare_ = new CollectiveCompareModel(this);
     QTableView* stepTable = makeTable(stepCompare_, StepCompareModel::Device, this);
@@ -101,7 +128,6 @@ void MainWindow::compareWith(const QString& given) {
 void MainWindow::showComparison(const LoadedCapture& candidate) {
     compareWanted_.clear();
     candidate_ = candidate;
-    candidate_.model.reset();  // B is shown by its numbers only; its lanes would only hold memory
     statusBar()->clearMessage();
     refreshComparison();
     stepDock_->show();
@@ -118,6 +144,12 @@ void MainWindow::stopComparing() {
 void MainWindow::refreshComparison() {
     stopCompareAction_->setEnabled(comparing());
     comparison_.reset();
+    const bool timelineB = !compareTimeline_->isHidden();
+    if (comparing() && candidate_.model) candidate_.model->setHostLanesShown(hostAction_->isChecked());
+    compareTimeline_->setRuns(*timeline_, current_.path, comparing() ? candidate_ : LoadedCapture{});
+    // A and B halve the page when B's timeline first appears.
+    if (!timelineB && !compareTimeline_->isHidden())
+        if (auto* split = qobject_cast<QSplitter*>(timelinePage_)) split->setSizes({1, 1});
     if (!comparing() || !current_.analysis) {
         stepCompare_->setData({});
         collCompare_->setData({});

@@ -3,6 +3,7 @@
 
 #include "gui/model/event_details.h"
 #include "gui/model/time_ticks.h"
+#include "gui/widgets/compare_timeline.h"
 #include "gui/widgets/hang_panel.h"
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/legend_bar.h"
@@ -105,6 +106,7 @@ void MainWindow::buildMenus() {
         if (!timeline_->model()) return;
         timeline_->model()->setHostLanesShown(on);
         timeline_->relayout();
+        compareTimeline_->setHostLanesShown(on);
     }));
     hostAction_->setCheckable(true);
     hostAction_->setChecked(true);

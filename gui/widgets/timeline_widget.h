@@ -56,6 +56,8 @@ public:
     void fitSelection();          // the range selection, else the selected event, else everything
     void fitEvent(EventRef ref);  // the event with a 10% margin on each side
     const ViewLimits& limits() const { return limits_; }
+    // Replaces the limits setModel set (a timeline that follows another's view).
+    void setLimits(const ViewLimits& limits) { limits_ = limits; }
     bool goBack();
     void zoomBy(double factor, double anchorX);  // anchorX in event-area pixels
     void panByPixels(double dx);

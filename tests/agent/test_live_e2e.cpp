@@ -397,5 +397,28 @@ TEST_F(LiveEndToEnd, BadLiveOptionsAreOneLineAndExit2) {
     }
 }
 
+// A job that simply returns from main while the agent publishes: the
+// publisher's table of metric families was once built after the agent's exit
+// handler was registered, so exit() destroyed it before the handler stopped
+// the publisher, which then read freed memory (about one exit in fifty at
+// the default period). With a 10 ms period and a stop that takes 100 ms,
+// as a GPU's last flush may, the publisher renders ten times inside that
+// window, so every run would crash.
+TEST_F(LiveEndToEnd, AJobExitingWhileMetricsArePublishedExitsCleanly) {
+    for (int i = 0; i < 4; ++i) {
+        const std::string metrics = dir / ("m" + std::to_string(i) + ".prom");
+        Child job({OSC_TEST_FAKE_JOB, "0.5", "0"},
+                  env({{"CUDA_INJECTION64_PATH", OSC_TEST_FAKE_AGENT},
+                       {"OVERLAPSCOPE_METRICS_FILE", metrics},
+                       {"OVERLAPSCOPE_METRICS_PERIOD_MS", "10"},
+                       {"OVERLAPSCOPE_DORMANT", "1"},
+                       {"OVERLAPSCOPE_FAKE_KERNELS", "2000"},
+                       {"OVERLAPSCOPE_FAKE_STEP_MS", "100"},
+                       {"OVERLAPSCOPE_FAKE_STOP_MS", "100"}}),
+                  dir / ("exit" + std::to_string(i) + ".log"));
+        ASSERT_EQ(job.waitExitCode(30), 0) << "run " << i << ": " << job.output();
+    }
+}
+
 }  // namespace
 }  // namespace osc::agent

@@ -149,6 +149,44 @@ BEGIN;
         }
     }
 
+    // Rows beyond what write() puts there, for tests of single tables: a
+    // StringIds row of its own (its id), a runtime call on any thread, and
+    // a ThreadNames row (the table made on first use, so a file without
+    // these calls has none, as exports without thread names).
+    int64_t string(std::string_view text) {
+        const auto id = static_cast<int64_t>(++nextId_);
+        sqlite3_stmt* st = prepare("INSERT INTO StringIds VALUES (?, ?)");
+        bind(st, 1, id);
+        sqlite3_bind_text(st, 2, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+        step(st);
+        sqlite3_finalize(st);
+        return id;
+    }
+    void runtimeCall(uint64_t globalTid, TimeNs start, TimeNs end, uint32_t correlation, int64_t nameId) {
+        sqlite3_stmt* st = prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,0)");
+        bind(st, 1, start);
+        bind(st, 2, end);
+        bind(st, 3, static_cast<int64_t>(globalTid));
+        bind(st, 4, correlation);
+        bind(st, 5, nameId);
+        step(st);
+        sqlite3_finalize(st);
+    }
+    void threadName(uint64_t globalTid, int64_t nameId, int64_t priority) {
+        if (!threadNames_) {
+            exec(
+                "CREATE TABLE ThreadNames (nameId INTEGER NOT NULL REFERENCES StringIds(id), priority INTEGER, "
+                "globalTid INTEGER);");
+            threadNames_ = true;
+        }
+        sqlite3_stmt* st = prepare("INSERT INTO ThreadNames VALUES (?, ?, ?)");
+        bind(st, 1, nameId);
+        bind(st, 2, priority);
+        bind(st, 3, static_cast<int64_t>(globalTid));
+        step(st);
+        sqlite3_finalize(st);
+    }
+
 private:
     int64_t stringId(const Capture& c, uint32_t id) {
         if (id >= ids_.size()) ids_.resize(id + 1, -1);
@@ -182,6 +220,7 @@ private:
     sqlite3* db_ = nullptr;
     std::vector<int64_t> ids_;
     size_t nextId_ = 0;
+    bool threadNames_ = false;
 };
 
 }  // namespace osc::test

@@ -22,6 +22,7 @@
 #include "analyzer/synth/workload_synth.h"
 #include "gui/model/run_compare.h"
 #include "gui/widgets/compare_tables.h"
+#include "gui/widgets/compare_timeline.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/timeline_widget.h"
@@ -316,6 +317,61 @@ TEST(CompareWindow, RunBLoadsInTheBackgroundAndAFailureNamesIt) {
                                  w.statusBar()->currentMessage().startsWith("Cannot compare"),
                              20000);
     EXPECT_FALSE(w.comparing());
+}
+
+// B's timeline under A's: step N of each at the same x. Steps follow each
+// other stepGapNs = 100,000 apart from the first kernel at kFirstKernelNs =
+// 1 ms (workload_spec.h), so A's step k starts at 1,000,000 + k x 3,200,000
+// and B's at 1,000,000 + k x 3,160,000: B - A is 0 in step 0 and -40,000
+// in step 1; A's step 2, which B lacks, takes step 1's offset (the nearest
+// paired step).
+TEST(CompareWindow, RunBsTimelineFollowsAByStep) {
+    constexpr TimeNs a1 = 4'200'000, b1 = 4'160'000, a2 = 7'400'000;
+    MainWindow w;
+    w.resize(1600, 900);
+    w.show();
+    w.showLoaded(base());
+    CompareTimeline* b = w.compareTimeline();
+    EXPECT_TRUE(b->isHidden());  // not comparing: A alone, as before
+    TimelineWidget* ta = w.timeline();
+    const ViewRange opened = ta->viewRange();
+    w.showComparison(candidate());
+    QApplication::processEvents();
+    ASSERT_FALSE(b->isHidden());
+    EXPECT_EQ(ta->viewRange(), opened);  // B opening does not move A
+    TimelineWidget* tb = b->timeline();
+    ASSERT_EQ(tb->model(), candidate().model.get());
+    ASSERT_EQ(ta->jobSteps().size(), 3u);
+    ASSERT_EQ(tb->jobSteps().size(), 2u);
+    EXPECT_EQ(ta->jobSteps()[1].window.start, a1);
+    EXPECT_EQ(tb->jobSteps()[1].window.start, b1);
+    EXPECT_EQ(ta->jobSteps()[2].window.start, a2);
+    EXPECT_EQ(b->alignment().pairedSteps(), 2u);
+
+    // Inside A's step 1: B shows the same offsets inside its step 1.
+    ta->setViewRange({a1 + 100'000, a1 + 1'100'000});
+    EXPECT_EQ(tb->viewRange(), (ViewRange{b1 + 100'000, b1 + 1'100'000}));
+    // Both steps 1 start at the same x, a fifth into the view (the two
+    // timelines are equally wide: one splitter).
+    ta->setViewRange({a1 - 200'000, a1 + 800'000});
+    ASSERT_EQ(ta->eventAreaWidth(), tb->eventAreaWidth());
+    EXPECT_NEAR(ta->xOf(a1), tb->xOf(b1), 0.5);
+    EXPECT_NEAR(ta->xOf(a1), TimelineWidget::kLabelWidth + ta->eventAreaWidth() * 0.2, 0.5);
+    // Step 0: the same times. A's step 2: step 1's offset, -40,000.
+    ta->setViewRange({1'500'000, 2'500'000});
+    EXPECT_EQ(tb->viewRange(), (ViewRange{1'500'000, 2'500'000}));
+    ta->setViewRange({a2 + 500'000, a2 + 1'500'000});
+    EXPECT_EQ(tb->viewRange(), (ViewRange{a2 + 460'000, a2 + 1'460'000}));
+
+    // Moved on B's timeline: A follows by B's steps (B's step 1 + 200,000).
+    tb->setViewRange({b1 + 200'000, b1 + 700'000});
+    EXPECT_EQ(ta->viewRange(), (ViewRange{a1 + 200'000, a1 + 700'000}));
+    EXPECT_EQ(tb->viewRange(), (ViewRange{b1 + 200'000, b1 + 700'000}));
+
+    w.stopComparing();
+    EXPECT_TRUE(b->isHidden());
+    EXPECT_EQ(tb->model(), nullptr);
+    EXPECT_EQ(ta->viewRange(), (ViewRange{a1 + 200'000, a1 + 700'000}));
 }
 
 int main(int argc, char** argv) {
