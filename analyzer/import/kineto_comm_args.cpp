@@ -126,8 +126,10 @@ void appendCommRows(Process& p, StringTable& strings, const PendingComm& c, int 
         t.commHash.push_back(comm);
         t.rank.push_back(static_cast<int32_t>(self));
         t.nranks.push_back(static_cast<int32_t>(size));
+        // A Send/Recv row's number counts per peer and direction; PyTorch's
+        // "Seq" counts the group's collectives (Process::groupCalls keeps it).
         t.seqNumber.push_back(0);
-        t.p2pNumbered = false;  // PyTorch numbers no send or receive
+        t.p2pNumbered = false;
         t.func.push_back(func[send ? 1 : 0]);
         t.datatype.push_back(dtype);
         t.algo.push_back(none);

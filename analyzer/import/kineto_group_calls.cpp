@@ -48,8 +48,7 @@ bool numbersCollective(const CommArgs& a) {
     return n != "send" && n != "recv";
 }
 
-void appendGroupCalls(Process& p, StringTable& strings, const std::vector<PendingGroupCall>& pending,
-                      int processRank) {
+void appendGroupCalls(Process& p, StringTable& strings, const std::vector<PendingGroupCall>& pending, int processRank) {
     if (pending.empty()) return;
     std::unordered_map<uint32_t, KernelSpan> kernelOf;  // by correlation id
     for (const Device& d : p.devices)
@@ -86,7 +85,7 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
             c.bytes = bytesOf(args, func);
             bool ok = false, truncated = false;
             const std::vector<int64_t> members = parseIntList(args.groupRanks, ok, &truncated);
-            const int64_t size = args.groupSize != kAbsent          ? args.groupSize
+            const int64_t size = args.groupSize != kAbsent              ? args.groupSize
                                  : ok && !truncated && !members.empty() ? static_cast<int64_t>(members.size())
                                                                         : -1;
             c.groupSize = static_cast<int32_t>(std::min<int64_t>(size, INT32_MAX));

@@ -14,7 +14,7 @@
 namespace osc::kineto {
 
 struct PendingGroupCall {
-    uint64_t globalTid = 0;  // the operator's thread
+    uint64_t globalTid = 0;   // the operator's thread
     uint32_t device = kNoId;  // set for a kernel, kNoId for an operator
     TimeNs start = 0, end = 0;
     CommArgs args;

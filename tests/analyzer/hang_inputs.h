@@ -89,8 +89,7 @@ inline void addPyTorchSeqOperators(const Capture& capture, const std::string& tr
         byRank[p.rank] = &p;
         for (size_t r = 0; r < p.collectives.size(); ++r)
             for (size_t a = 0; a < p.apiCalls.size(); ++a)
-                if (p.apiCalls.start[a] == p.collectives.enqueue[r])
-                    rowOf[{p.rank, p.apiCalls.correlation[a]}] = r;
+                if (p.apiCalls.start[a] == p.collectives.enqueue[r]) rowOf[{p.rank, p.apiCalls.correlation[a]}] = r;
     }
     std::string members = "[";
     for (size_t r = 0; r < capture.processes.size(); ++r) members += (r ? ", " : "") + std::to_string(r);
@@ -107,12 +106,17 @@ inline void addPyTorchSeqOperators(const Capture& capture, const std::string& tr
         const auto it = rowOf.find({rank, e["args"].value("correlation", int64_t{-1})});
         if (it == rowOf.end()) continue;
         const CollectiveTable& t = byRank.at(rank)->collectives;
-        nlohmann::json op = {{"ph", "X"}, {"cat", "cpu_op"}, {"name", "record_param_comms"}, {"pid", e["pid"]},
-                             {"tid", e["tid"]}, {"ts", e["ts"]}, {"dur", e["dur"]}};
-        op["args"] = {{"Collective name", "allreduce"},      {"In msg nelems", t.bytes[it->second] / 4},
-                      {"Out msg nelems", t.bytes[it->second] / 4}, {"dtype", "Float"},
-                      {"Group size", capture.processes.size()}, {"Process Group Name", "0"},
-                      {"Process Group Ranks", members},         {"Seq", t.seqNumber[it->second] + 1}};
+        nlohmann::json op = {{"ph", "X"},       {"cat", "cpu_op"}, {"name", "record_param_comms"},
+                             {"pid", e["pid"]}, {"tid", e["tid"]}, {"ts", e["ts"]},
+                             {"dur", e["dur"]}};
+        op["args"] = {{"Collective name", "allreduce"},
+                      {"In msg nelems", t.bytes[it->second] / 4},
+                      {"Out msg nelems", t.bytes[it->second] / 4},
+                      {"dtype", "Float"},
+                      {"Group size", capture.processes.size()},
+                      {"Process Group Name", "0"},
+                      {"Process Group Ranks", members},
+                      {"Seq", t.seqNumber[it->second] + 1}};
         operators.push_back(std::move(op));
     }
     for (auto& op : operators) trace["traceEvents"].push_back(std::move(op));

@@ -35,8 +35,7 @@ struct Coll {
 const Coll kWorld{"0", "[0, 1, 2, 3]", 4};
 const Coll kPair{"1", "[1, 3]", 2};  // ranks 1 and 3 are its ranks 0 and 1
 
-Coll call(Coll c, uint64_t seq, const std::string& name = "allreduce", int64_t nelems = 1024,
-          bool kernelRan = true) {
+Coll call(Coll c, uint64_t seq, const std::string& name = "allreduce", int64_t nelems = 1024, bool kernelRan = true) {
     c.seq = seq;
     c.name = name;
     c.nelems = nelems;
@@ -64,17 +63,16 @@ public:
                      {"Process Group Name", c.group},
                      {"Process Group Ranks", c.members}};
         if (withSeq_) args["Seq"] = c.seq;
-        if (on_ != ArgsOn::Kernel)
-            events_.push_back(event("cpu_op", "record_param_comms", t_, 40'000, rank_, 1, args));
-        events_.push_back(event("cuda_runtime", "cudaLaunchKernel", t_ + 10'000, 10'000, rank_, 1,
-                                {{"correlation", corr}}));
+        if (on_ != ArgsOn::Kernel) events_.push_back(event("cpu_op", "record_param_comms", t_, 40'000, rank_, 1, args));
+        events_.push_back(
+            event("cuda_runtime", "cudaLaunchKernel", t_ + 10'000, 10'000, rank_, 1, {{"correlation", corr}}));
         if (!c.kernelRan) return;
         json k = on_ == ArgsOn::Operator ? json::object() : args;
         k["device"] = rank_;
         k["stream"] = 20;
         k["correlation"] = corr;
-        const std::string kernel = c.name == "allgather" ? "ncclDevKernel_AllGather_RING_LL"
-                                                         : "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+        const std::string kernel =
+            c.name == "allgather" ? "ncclDevKernel_AllGather_RING_LL" : "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
         events_.push_back(event("kernel", kernel, t_ + 50'000, 200'000, rank_, 20, k));
     }
 
@@ -94,7 +92,7 @@ private:
     static json event(const std::string& cat, const std::string& name, int64_t ns, int64_t dur, int64_t pid,
                       int64_t tid, json args) {
         // Kineto writes µs with three decimals: exact for whole nanoseconds.
-        return {{"ph", "X"}, {"cat", cat},         {"name", name}, {"pid", pid},
+        return {{"ph", "X"},  {"cat", cat},        {"name", name},        {"pid", pid},
                 {"tid", tid}, {"ts", ns / 1000.0}, {"dur", dur / 1000.0}, {"args", std::move(args)}};
     }
 
