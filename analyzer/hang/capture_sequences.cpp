@@ -310,13 +310,15 @@ JobSequences sequencesFromCapture(const Capture& capture) {
         for (size_t i = 0; i < p.collectives.size() && !hasPluginRows; ++i)
             hasPluginRows =
                 p.collectives.commHash[i] != 0 && !isPointToPoint(capture.strings.at(p.collectives.func[i]));
-        if (hasPluginRows) {
-            addPluginCalls(capture, p, hostActivityOf(capture, p), unfinishedLaunches(capture, p), plugin);
-        } else if (!p.groupCalls.empty()) {
+        if (!p.groupCalls.empty()) {
             // PyTorch's Seq names a call alike on every member, wherever each
-            // rank's trace begins: kernel order would not.
+            // rank's trace begins: kernel order would not. Its collective rows
+            // may carry the same numbers (numberCollectivesBySeq), but only
+            // the group calls know the launches whose kernel never came.
             const Unfinished unfinished = unfinishedLaunches(capture, p);
             addGroupCalls(capture, p, rankOf(p, hostActivityOf(capture, p), unfinished), groups);
+        } else if (hasPluginRows) {
+            addPluginCalls(capture, p, hostActivityOf(capture, p), unfinishedLaunches(capture, p), plugin);
         } else {
             withoutRows.push_back(&p);
         }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -63,6 +64,7 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
     for (auto& [tid, launches] : launchesOf) std::sort(launches.begin(), launches.end());
 
     std::map<std::pair<std::string, uint64_t>, GroupCall> calls;
+    std::set<std::pair<std::string, uint64_t>> sized;  // calls whose arguments give a collective row
     for (const PendingGroupCall& r : pending) {
         std::optional<KernelSpan> kernel;
         if (r.device != kNoId) {
@@ -92,6 +94,7 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
             if (processRank >= 0 && (ok || args.groupRanks.empty()))
                 c.groupRank = static_cast<int32_t>(groupRankOf(members, truncated, size, processRank));
             c.entered = r.start;
+            if (!func.empty() && c.bytes > 0 && !describesSendsOrReceives(args)) sized.insert(key);
         }
         c.entered = std::min(c.entered, r.start);
         if (kernel && !c.gpuStart) {
@@ -102,6 +105,89 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
     }
     p.groupCalls.reserve(p.groupCalls.size() + calls.size());
     for (auto& [key, c] : calls) p.groupCalls.push_back(c);
+    // Traces whose kernels carry no arguments (only the operator does): the
+    // operator's size on its kernel, as the kernel's own arguments would give.
+    std::set<std::pair<uint32_t, TimeNs>> rowAt;
+    for (size_t r = 0; r < p.collectives.size(); ++r) rowAt.emplace(p.collectives.device[r], p.collectives.gpuStart[r]);
+    for (const auto& key : sized) {
+        const GroupCall& g = calls.at(key);
+        if (!g.gpuStart || !rowAt.emplace(g.device, *g.gpuStart).second) continue;
+        CollectiveTable& t = p.collectives;
+        t.commHash.push_back(0);
+        t.rank.push_back(static_cast<int32_t>(std::max(processRank, -1)));
+        t.nranks.push_back(g.groupSize);
+        t.seqNumber.push_back(t.seqNumber.size());
+        t.func.push_back(g.collective);
+        t.datatype.push_back(g.dtype);
+        t.algo.push_back(strings.intern(""));
+        t.proto.push_back(strings.intern(""));
+        t.count.push_back(g.bytes / static_cast<uint64_t>(dtypeBytes(strings.at(g.dtype))));
+        t.bytes.push_back(g.bytes);
+        t.root.push_back(-1);
+        t.nChannels.push_back(-1);
+        t.device.push_back(g.device);
+        t.enqueue.push_back(-1);
+        t.gpuStart.push_back(*g.gpuStart);
+        t.gpuEnd.push_back(g.gpuEnd.value_or(*g.gpuStart));
+    }
+}
+
+namespace {
+
+bool isCollectiveKernel(std::string_view name) {
+    if (name.starts_with("void ")) name.remove_prefix(5);
+    return name.starts_with("nccl") && name.find("SendRecv") == std::string_view::npos;
+}
+
+// The group call whose kernel is row `r`'s (rows made from kernel arguments
+// carry the kernel's own device and times), per kineto row; null where none.
+std::vector<const GroupCall*> callsOfRows(const Process& p) {
+    std::map<std::pair<uint32_t, TimeNs>, const GroupCall*> byKernel;
+    for (const GroupCall& g : p.groupCalls)
+        if (g.gpuStart) byKernel.emplace(std::pair(g.device, *g.gpuStart), &g);
+    const CollectiveTable& t = p.collectives;
+    std::vector<const GroupCall*> out(t.size(), nullptr);
+    for (size_t r = 0; r < t.size(); ++r)
+        if (t.commHash[r] == 0)
+            if (const auto it = byKernel.find({t.device[r], t.gpuStart[r]}); it != byKernel.end()) out[r] = it->second;
+    return out;
+}
+
+}  // namespace
+
+void numberCollectivesBySeq(Capture& capture) {
+    std::vector<std::vector<const GroupCall*>> callsOf(capture.processes.size());
+    bool any = false;
+    for (size_t i = 0; i < capture.processes.size(); ++i) {
+        const Process& p = capture.processes[i];
+        const auto format = p.meta.find("source_format");
+        if (format == p.meta.end() || format->second != "kineto") continue;
+        callsOf[i] = callsOfRows(p);
+        size_t rows = 0;
+        for (size_t r = 0; r < p.collectives.size(); ++r) {
+            if (p.collectives.commHash[r] != 0) continue;
+            ++rows;
+            if (!callsOf[i][r]) return;
+        }
+        bool kernels = false;
+        for (const Device& d : p.devices)
+            for (size_t k = 0; k < d.kernels.size() && !kernels; ++k)
+                kernels = isCollectiveKernel(capture.strings.at(d.kernels.name[k]));
+        if (kernels && rows == 0) return;
+        any = any || rows > 0;
+    }
+    if (!any) return;
+    for (size_t i = 0; i < capture.processes.size(); ++i) {
+        CollectiveTable& t = capture.processes[i].collectives;
+        for (size_t r = 0; r < callsOf[i].size(); ++r) {
+            const GroupCall* g = callsOf[i][r];
+            if (!g) continue;
+            t.commHash[r] = groupHash(std::string(capture.strings.at(g->group)));
+            t.seqNumber[r] = g->seq;
+            t.rank[r] = g->groupRank;
+            if (g->groupSize > 0) t.nranks[r] = g->groupSize;
+        }
+    }
 }
 
 }  // namespace osc::kineto

@@ -6,6 +6,7 @@
 #include "analyzer/hang/hang.h"
 #include "analyzer/hang/hang_output.h"
 #include "analyzer/load/load_capture.h"
+#include "tests/analyzer/pytorch_seq_trace.h"
 #include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -20,89 +21,14 @@ namespace osc {
 namespace {
 
 using nlohmann::json;
+using test::ArgsOn;
+using test::call;
+using test::Coll;
+using test::RankTrace;
 
-constexpr int64_t kMs = 1'000'000;
-
-struct Coll {
-    std::string group, members;  // "Process Group Name", "Process Group Ranks"
-    int groupSize = 4;
-    uint64_t seq = 0;
-    std::string name = "allreduce";  // PyTorch's "Collective name"
-    int64_t nelems = 1024;           // of Float: 4 bytes each
-    bool kernelRan = true;           // false: launched, never finished (no kernel record)
-};
-
+constexpr int64_t kMs = RankTrace::kMs;
 const Coll kWorld{"0", "[0, 1, 2, 3]", 4};
 const Coll kPair{"1", "[1, 3]", 2};  // ranks 1 and 3 are its ranks 0 and 1
-
-Coll call(Coll c, uint64_t seq, const std::string& name = "allreduce", int64_t nelems = 1024, bool kernelRan = true) {
-    c.seq = seq;
-    c.name = name;
-    c.nelems = nelems;
-    c.kernelRan = kernelRan;
-    return c;
-}
-
-// Where PyTorch's arguments go: its operator, its kernel, or both.
-enum class ArgsOn { Operator, Kernel, Both };
-
-class RankTrace {
-public:
-    RankTrace(int rank, ArgsOn on, bool withSeq) : rank_(rank), on_(on), withSeq_(withSeq) {}
-
-    // A collective 1 ms after the previous one: record_param_comms, its
-    // launch inside it, then (when it ran) its kernel.
-    void add(const Coll& c) {
-        t_ += kMs;
-        const int64_t corr = ++corr_;
-        json args = {{"Collective name", c.name},
-                     {"In msg nelems", c.nelems},
-                     {"Out msg nelems", c.name == "allgather" ? c.nelems * c.groupSize : c.nelems},
-                     {"dtype", "Float"},
-                     {"Group size", c.groupSize},
-                     {"Process Group Name", c.group},
-                     {"Process Group Ranks", c.members}};
-        if (withSeq_) args["Seq"] = c.seq;
-        if (on_ != ArgsOn::Kernel) events_.push_back(event("cpu_op", "record_param_comms", t_, 40'000, rank_, 1, args));
-        events_.push_back(
-            event("cuda_runtime", "cudaLaunchKernel", t_ + 10'000, 10'000, rank_, 1, {{"correlation", corr}}));
-        if (!c.kernelRan) return;
-        json k = on_ == ArgsOn::Operator ? json::object() : args;
-        k["device"] = rank_;
-        k["stream"] = 20;
-        k["correlation"] = corr;
-        const std::string kernel =
-            c.name == "allgather" ? "ncclDevKernel_AllGather_RING_LL" : "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
-        events_.push_back(event("kernel", kernel, t_ + 50'000, 200'000, rank_, 20, k));
-    }
-
-    // The host still busy at `atNs` (the traces all end then).
-    void aliveUntil(int64_t atNs) { events_.push_back(event("cpu_op", "aten::empty", atNs, 1000, rank_, 1, {})); }
-
-    std::string write(const std::string& dir) const {
-        const json trace = {{"schemaVersion", 1},
-                            {"distributedInfo", {{"rank", rank_}, {"world_size", 4}, {"backend", "nccl"}}},
-                            {"traceEvents", events_}};
-        const std::string path = dir + "/rank" + std::to_string(rank_) + ".pt.trace.json";
-        std::ofstream(path) << trace.dump();
-        return path;
-    }
-
-private:
-    static json event(const std::string& cat, const std::string& name, int64_t ns, int64_t dur, int64_t pid,
-                      int64_t tid, json args) {
-        // Kineto writes µs with three decimals: exact for whole nanoseconds.
-        return {{"ph", "X"},  {"cat", cat},        {"name", name},        {"pid", pid},
-                {"tid", tid}, {"ts", ns / 1000.0}, {"dur", dur / 1000.0}, {"args", std::move(args)}};
-    }
-
-    int rank_;
-    ArgsOn on_;
-    bool withSeq_;
-    int64_t t_ = 1'000 * kMs;  // 1 s: every trace on the same clock
-    int64_t corr_ = 0;
-    json events_ = json::array();
-};
 
 json analyzeJson(const std::vector<RankTrace>& ranks, const std::string& dir) {
     std::vector<std::string> files;
@@ -131,7 +57,7 @@ TEST(HangPyTorchSeq, AStuckRankInOneOfTwoGroups) {
     testsupport::TempDir dir;
     std::vector<RankTrace> ranks;
     for (int r = 0; r < 4; ++r) {
-        RankTrace t(r, ArgsOn::Operator, true);
+        RankTrace t(r, 4, ArgsOn::Operator, true);
         const bool inPair = r == 1 || r == 3;
         t.add(call(kWorld, 1));
         if (inPair) t.add(call(kPair, 1, "allgather", 512));
@@ -174,7 +100,7 @@ TEST(HangPyTorchSeq, DesyncsAtOneSeq) {
     testsupport::TempDir dir;
     std::vector<RankTrace> ranks;
     for (int r = 0; r < 4; ++r) {
-        RankTrace t(r, ArgsOn::Kernel, true);
+        RankTrace t(r, 4, ArgsOn::Kernel, true);
         t.add(call(kWorld, 1));
         t.add(call(kWorld, 2, "allreduce", r == 1 ? 2048 : 1024));
         t.add(call(kWorld, 3, r == 3 ? "allgather" : "allreduce"));
@@ -204,7 +130,7 @@ TEST(HangPyTorchSeq, DesyncsAtOneSeq) {
 std::vector<RankTrace> lateStart(bool withSeq) {
     std::vector<RankTrace> ranks;
     for (int r = 0; r < 4; ++r) {
-        RankTrace t(r, ArgsOn::Both, withSeq);
+        RankTrace t(r, 4, ArgsOn::Both, withSeq);
         if (r != 3) t.add(call(kWorld, 57, "allreduce", 1024));
         t.add(call(kWorld, 58, "allreduce", 4096));
         t.add(call(kWorld, 59, "allreduce", 1024));
