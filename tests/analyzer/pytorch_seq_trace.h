@@ -67,8 +67,8 @@ public:
         k["device"] = rank_;
         k["stream"] = 20;
         k["correlation"] = corr;
-        const std::string kernel = c.name == "allgather" ? "ncclDevKernel_AllGather_RING_LL"
-                                                         : "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+        const std::string kernel =
+            c.name == "allgather" ? "ncclDevKernel_AllGather_RING_LL" : "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
         events_.push_back(event("kernel", kernel, kernelStart, kernelDur, 20, k));
     }
 
@@ -85,10 +85,9 @@ public:
     }
 
 private:
-    json event(const std::string& cat, const std::string& name, int64_t ns, int64_t dur, int64_t tid,
-               json args) const {
+    json event(const std::string& cat, const std::string& name, int64_t ns, int64_t dur, int64_t tid, json args) const {
         // Kineto writes µs with three decimals: exact for whole nanoseconds.
-        return {{"ph", "X"},   {"cat", cat},         {"name", name},          {"pid", rank_},
+        return {{"ph", "X"},  {"cat", cat},        {"name", name},        {"pid", rank_},
                 {"tid", tid}, {"ts", ns / 1000.0}, {"dur", dur / 1000.0}, {"args", std::move(args)}};
     }
 
