@@ -184,6 +184,11 @@ void numberCollectivesBySeq(Capture& capture) {
             if (!g) continue;
             t.commHash[r] = groupHash(std::string(capture.strings.at(g->group)));
             t.seqNumber[r] = g->seq;
+            // Seq orders one group only: the call's time orders the process's
+            // rows across groups (whatif pairs rows with kernels by it). Only
+            // an operator before the trace's first GPU-side event starts
+            // before time 0, which would read as unknown (-1).
+            t.enqueue[r] = std::max<TimeNs>(g->entered, 0);
             t.rank[r] = g->groupRank;
             if (g->groupSize > 0) t.nranks[r] = g->groupSize;
         }

@@ -33,7 +33,8 @@ void appendGroupCalls(Process& process, StringTable& strings, const std::vector<
 // Where every PyTorch trace of `capture` numbers each of its collectives by
 // (group, Seq), their collective rows take that identity, as plugin rows have
 // theirs: the group's communicator hash (that of its sends and receives,
-// groupHash), Seq as the sequence number, the rank in the group and its size.
+// groupHash), Seq as the sequence number, the rank in the group and its size,
+// the call's start as its enqueue time.
 // Ranks are then matched by (group, Seq) wherever each trace begins. If any
 // trace with NCCL collective kernels lacks it for one of them, every row
 // keeps its order number: a mix of keys would match nothing.
