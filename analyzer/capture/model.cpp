@@ -176,6 +176,11 @@ void Capture::shiftProcess(size_t index, TimeNs by) {
     shiftKnown(p.collectives.enqueue, by);
     shiftKnown(p.collectives.gpuStart, by);
     shiftKnown(p.collectives.gpuEnd, by);
+    for (auto& g : p.groupCalls) {
+        g.entered += by;
+        if (g.gpuStart) *g.gpuStart += by;
+        if (g.gpuEnd) *g.gpuEnd += by;
+    }
 }
 
 void Capture::finalize() {

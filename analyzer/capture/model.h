@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,24 @@ struct CollectiveTable {
     void sortByEnqueue();
 };
 
+// One collective as PyTorch numbers it (profiler traces: "Process Group
+// Name" and "Seq" on its record_param_comms / nccl:* operator or kernel).
+// Seq counts every collective of the group, from 1, on every member alike,
+// so it names the same call on each rank wherever their traces begin.
+struct GroupCall {
+    uint32_t group = 0;       // StringTable id: the group's name, else its rank list
+    uint32_t collective = 0;  // StringTable id: PyTorch's name ("allreduce")
+    uint32_t dtype = 0;       // StringTable id; "" unknown
+    uint64_t seq = 0;
+    uint64_t bytes = 0;  // 0 unknown
+    int32_t groupSize = -1;
+    int32_t groupRank = -1;  // this process's rank in the group; -1 unknown
+    TimeNs entered = 0;      // the operator's start, else the kernel's
+    // Its kernel, where one ran (none: launched, never finished, or lost).
+    uint32_t device = kNoId;
+    std::optional<TimeNs> gpuStart, gpuEnd;
+};
+
 struct GpuInfo {
     uint32_t id = 0;  // CUDA device ordinal inside the process
     std::string name, busLocation, uuid;
@@ -195,6 +214,7 @@ struct Process {
     // Host thread names by globalTid (nsys ThreadNames, which our captures
     // copy; PyTorch "thread_name" metadata), for the GUI's CPU lanes only.
     std::map<uint64_t, std::string> threadNames;
+    std::vector<GroupCall> groupCalls;  // PyTorch traces with "Seq" only; by (group, seq)
 
     Device& deviceById(uint32_t id);  // creates it when absent
     // A device is a GPU the process ran work on (a kernel, copy or memset).

@@ -6,6 +6,7 @@
 // capture stops with no GPU end), kernels (one that never ended may also be
 // stored open, its end before its start), and launch calls whose GPU work
 // never came, typed by NCCL's own NVTX range around them.
+#include "analyzer/hang/group_sequences.h"
 #include "analyzer/hang/host_activity.h"
 #include "analyzer/hang/rank_sequences.h"
 #include "analyzer/metrics/classify.h"
@@ -297,7 +298,7 @@ JobSequences sequencesFromCapture(const Capture& capture) {
     job.originUtcNs = capture.originUtcNs;
     job.endNs = captureEnd(capture);
     job.endKnown = !capture.processes.empty();
-    std::map<std::string, CommunicatorProgress> plugin;
+    std::map<std::string, CommunicatorProgress> plugin, groups;
     CommunicatorProgress order;
     order.id = kKernelOrderId;
     order.source = Source::KernelOrder;
@@ -309,19 +310,29 @@ JobSequences sequencesFromCapture(const Capture& capture) {
         for (size_t i = 0; i < p.collectives.size() && !hasPluginRows; ++i)
             hasPluginRows =
                 p.collectives.commHash[i] != 0 && !isPointToPoint(capture.strings.at(p.collectives.func[i]));
-        if (hasPluginRows)
+        if (!p.groupCalls.empty()) {
+            // PyTorch's Seq names a call alike on every member, wherever each
+            // rank's trace begins: kernel order would not. Its collective rows
+            // may carry the same numbers (numberCollectivesBySeq), but only
+            // the group calls know the launches whose kernel never came.
+            const Unfinished unfinished = unfinishedLaunches(capture, p);
+            addGroupCalls(capture, p, rankOf(p, hostActivityOf(capture, p), unfinished), groups);
+        } else if (hasPluginRows) {
             addPluginCalls(capture, p, hostActivityOf(capture, p), unfinishedLaunches(capture, p), plugin);
-        else
+        } else {
             withoutRows.push_back(&p);
+        }
     }
     for (const Process* p : withoutRows) {
         const HostActivity host = hostActivityOf(capture, *p);
         const Unfinished unfinished = unfinishedLaunches(capture, *p);
-        if (joinByRank(*p, host, unfinished, plugin) && !hasCollectiveKernels(capture, *p)) continue;
+        const bool joined = joinByRank(*p, host, unfinished, plugin) | joinByRank(*p, host, unfinished, groups);
+        if (joined && !hasCollectiveKernels(capture, *p)) continue;
         for (const Device& d : p->devices)
             order.ranks.push_back(kernelOrderRank(capture, *p, d, host, unfinished, names));
     }
     for (auto& [id, comm] : plugin) job.communicators.push_back(std::move(comm));
+    for (auto& [id, comm] : groups) job.communicators.push_back(std::move(comm));
     if (!order.ranks.empty()) {
         // Kernel order knows no rank in a communicator: a rank's place is its order here.
         order.size = static_cast<int>(order.ranks.size());
@@ -357,6 +368,8 @@ std::string toString(Source source) {
             return "nccl-plugin";
         case Source::FlightRecorder:
             return "flight-recorder";
+        case Source::PyTorchSeq:
+            return "pytorch-seq";
         case Source::KernelOrder:
             return "kernel-order";
     }
@@ -373,6 +386,8 @@ std::string toString(Evidence evidence) {
             return "unfinished-launch";
         case Evidence::FlightRecorder:
             return "flight-recorder";
+        case Evidence::Operator:
+            return "operator";
     }
     return "unknown";
 }

@@ -1,8 +1,8 @@
 // Each rank's collectives per communicator, in the order it called them,
 // whatever the input: NCCL plugin rows (one communicator per commHash,
 // numbered per collective type as NCCL numbers them), Flight Recorder
-// entries (one communicator per process group, numbered over all types by
-// PyTorch), or collective kernels in start order (no communicator known:
+// entries and PyTorch profiler traces with "Seq" (one communicator per
+// process group, numbered over all types by PyTorch), or collective kernels in start order (no communicator known:
 // one for the whole job, numbered per type as docs/design.md section 4
 // matches them). The hang analysis reads only this.
 #pragma once
@@ -18,8 +18,10 @@
 
 namespace osc::hang {
 
-enum class Source { NcclPlugin, FlightRecorder, KernelOrder };
-std::string toString(Source source);  // "nccl-plugin", "flight-recorder", "kernel-order"
+enum class Source { NcclPlugin, FlightRecorder, PyTorchSeq, KernelOrder };
+// "nccl-plugin", "flight-recorder", "pytorch-seq", "kernel-order": also what
+// numbers the calls (NCCL's count per type, PyTorch's per group, or order).
+std::string toString(Source source);
 
 // What says a rank entered (and perhaps completed) a call.
 enum class Evidence {
@@ -27,6 +29,7 @@ enum class Evidence {
     Kernel,            // a collective kernel; completed unless it never ended
     UnfinishedLaunch,  // a launch inside NCCL's own NVTX range whose GPU work never came
     FlightRecorder,    // a Flight Recorder entry; completed when its state says so
+    Operator,          // a PyTorch operator numbered by Seq whose kernel never came
 };
 std::string toString(Evidence evidence);
 
@@ -77,7 +80,7 @@ struct RankProgress {
 };
 
 struct CommunicatorProgress {
-    std::string id;  // "0x5e1f0c0ffee15eed", "pg 0 (default_pg)", "kernel order"
+    std::string id;  // "0x5e1f0c0ffee15eed", "pg 0 (default_pg)", "pg 0" (profiler traces), "kernel order"
     Source source = Source::NcclPlugin;
     bool seqPerCollective = true;  // SlotKey::collective is set
     int size = -1;                 // members the communicator has; -1 unknown
@@ -94,6 +97,7 @@ struct JobSequences {
 };
 
 // A capture's ranks: plugin communicators where the process has plugin rows,
+// else PyTorch's process groups where its trace numbers collectives by Seq,
 // else its devices' collective kernels in one "kernel order" communicator.
 JobSequences sequencesFromCapture(const Capture& capture);
 

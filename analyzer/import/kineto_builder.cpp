@@ -13,6 +13,8 @@ namespace {
 
 // Enough for any real node; stops hostile input from creating millions.
 constexpr size_t kMaxDevicesPerProcess = 1024;
+// Two records per collective (operator and kernel): bounded memory on hostile input.
+constexpr size_t kMaxGroupRecordsPerProcess = 16u << 20;
 
 uint32_t idOrNone(int64_t value) {
     return value < 0 || value >= static_cast<int64_t>(kNoId) ? kNoId : static_cast<uint32_t>(value);
@@ -130,6 +132,7 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.graphId.push_back(0);
             k.graphNodeId.push_back(0);
             ++kernels_;
+            if (numbersCollective(e.comm)) keepGroupCall(p, e, static_cast<uint32_t>(device), start, end);
             if (!e.comm.collective.empty()) {
                 if (describesSendsOrReceives(e.comm)) {
                     // Peers need the process's own rank, known only at the end.
@@ -194,11 +197,13 @@ void CaptureBuilder::onEvent(const Event& e) {
         case EventKind::GpuRange: {
             // For GPU ranges Kineto's pid/tid are the device and stream.
             appendRange(p.ranges, e, start, end, kind == EventKind::GpuRange);
+            if (kind == EventKind::CpuRange && numbersCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
             if (kind == EventKind::CpuRange && p.pid == 0 && e.pid > 0) p.pid = e.pid;
             break;
         }
         case EventKind::CpuOp: {
             appendRange(p.cpuOps, e, start, end, false);
+            if (numbersCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
             break;
         }
         case EventKind::Ignored:
@@ -233,6 +238,13 @@ void CaptureBuilder::addCollective(Process& p, const Event& e, int64_t device, T
     c.enqueue.push_back(-1);
     c.gpuStart.push_back(start);
     c.gpuEnd.push_back(end);
+}
+
+void CaptureBuilder::keepGroupCall(Process& p, const Event& e, uint32_t device, TimeNs start, TimeNs end) {
+    const auto index = static_cast<size_t>(&p - processes_.data());
+    if (pendingGroup_.size() <= index) pendingGroup_.resize(index + 1);
+    if (pendingGroup_[index].size() >= kMaxGroupRecordsPerProcess) return;
+    pendingGroup_[index].push_back({globalTid(e.pid, e.tid), device, start, end, e.comm});
 }
 
 void CaptureBuilder::onDistributedInfo(int64_t rank, int64_t worldSize) {
@@ -317,6 +329,14 @@ void CaptureBuilder::finish() {
             }
     }
     pendingComm_.clear();
+    for (size_t index = 0; index < pendingGroup_.size() && index < processes_.size(); ++index) {
+        for (auto& r : pendingGroup_[index]) {
+            r.start -= origin;
+            r.end -= origin;
+        }
+        appendGroupCalls(processes_[index], capture_.strings, pendingGroup_[index], processes_[index].rank);
+    }
+    pendingGroup_.clear();
     // A synchronisation without args.device lands on device 0 (formats.md).
     for (auto& p : processes_) p.dropDevicesWithoutWork();
     if (kernels_ == 0)

@@ -6,6 +6,7 @@
 #include "analyzer/capture/model.h"
 #include "analyzer/import/kineto_comm_args.h"
 #include "analyzer/import/kineto_event.h"
+#include "analyzer/import/kineto_group_calls.h"
 
 #include <functional>
 #include <map>
@@ -34,6 +35,7 @@ private:
     Process& processFor(int64_t tracePid);
     Device& deviceFor(Process& process, int64_t device);
     void addCollective(Process& process, const Event& event, int64_t device, TimeNs start, TimeNs end);
+    void keepGroupCall(Process& process, const Event& event, uint32_t device, TimeNs start, TimeNs end);
     // A CPU or GPU range, or a CPU operator (the same columns).
     void appendRange(RangeTable& table, const Event& event, TimeNs start, TimeNs end, bool onGpu);
 
@@ -52,6 +54,8 @@ private:
     // Per process (index into processes_): NCCL kernels with PyTorch's
     // send/receive arguments, turned into rows once the rank is known.
     std::vector<std::vector<PendingComm>> pendingComm_;
+    // Per process: operators and kernels that carry PyTorch's (group, Seq).
+    std::vector<std::vector<PendingGroupCall>> pendingGroup_;
 };
 
 }  // namespace osc::kineto

@@ -19,16 +19,6 @@ bool isAllToAll(const std::string& name) {
     return n.rfind("all_to_all", 0) == 0 || n.rfind("alltoall", 0) == 0;
 }
 
-// FNV-1a: one communicator id from PyTorch's process group name, the same on every rank.
-uint64_t groupHash(const std::string& name) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : "pytorch-process-group:" + name) {
-        h ^= c;
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 // Larger than any expert-parallel group in use (hundreds of ranks); a hostile
 // group size stops here, since an all-to-all makes two rows per member.
 constexpr size_t kMaxGroup = 4096;
@@ -36,6 +26,15 @@ constexpr size_t kMaxGroup = 4096;
 constexpr size_t kMaxRowsPerProcess = 32u << 20;
 
 }  // namespace
+
+uint64_t groupHash(const std::string& name) {
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+    for (unsigned char c : "pytorch-process-group:" + name) {
+        h ^= c;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
 
 std::vector<int64_t> parseIntList(const std::string& text, bool& ok, bool* truncated) {
     std::vector<int64_t> out;
@@ -126,8 +125,10 @@ void appendCommRows(Process& p, StringTable& strings, const PendingComm& c, int 
         t.commHash.push_back(comm);
         t.rank.push_back(static_cast<int32_t>(self));
         t.nranks.push_back(static_cast<int32_t>(size));
+        // A Send/Recv row's number counts per peer and direction; PyTorch's
+        // "Seq" counts the group's collectives (Process::groupCalls keeps it).
         t.seqNumber.push_back(0);
-        t.p2pNumbered = false;  // PyTorch numbers no send or receive
+        t.p2pNumbered = false;
         t.func.push_back(func[send ? 1 : 0]);
         t.datatype.push_back(dtype);
         t.algo.push_back(none);

@@ -23,6 +23,10 @@ struct PendingComm {
     CommArgs args;
 };
 
+// One communicator id from PyTorch's process group name (else its rank
+// list), the same on every rank.
+uint64_t groupHash(const std::string& name);
+
 // True when the arguments name a call this reader turns into rows.
 bool describesSendsOrReceives(const CommArgs& args);
 

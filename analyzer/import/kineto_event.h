@@ -10,13 +10,15 @@ namespace osc::kineto {
 
 inline constexpr int64_t kAbsent = -1;
 
-// The collective arguments PyTorch puts on NCCL kernels (torch.profiler with
+// The collective arguments PyTorch puts on NCCL kernels and on the
+// record_param_comms / nccl:* operators that launch them (torch.profiler with
 // distributed: "Collective name", "In msg nelems", "Src Rank", ...). Numbers
 // may be written as JSON numbers or as strings; lists ("[0, 1]") as strings.
 struct CommArgs {
     std::string collective, dtype, inSplit, outSplit, groupName, groupRanks;
     int64_t inNelems = kAbsent, outNelems = kAbsent, groupSize = kAbsent;
     int64_t srcRank = kAbsent, dstRank = kAbsent;
+    int64_t seq = kAbsent;  // "Seq": the process group's count of its collectives
 
     void clear() {
         collective.clear();
@@ -25,7 +27,7 @@ struct CommArgs {
         outSplit.clear();
         groupName.clear();
         groupRanks.clear();
-        inNelems = outNelems = groupSize = srcRank = dstRank = kAbsent;
+        inNelems = outNelems = groupSize = srcRank = dstRank = seq = kAbsent;
     }
 };
 

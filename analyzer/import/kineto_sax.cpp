@@ -36,7 +36,8 @@ enum ArgKey : uint8_t {
     kOutNelems,
     kGroupSize,
     kSrcRank,
-    kDstRank
+    kDstRank,
+    kSeq
 };
 enum DistKey : uint8_t { kDistOther = 0, kRank, kWorldSize };
 enum DevKey : uint8_t { kDevOther = 0, kDevId, kDevName, kDevMem, kDevSms, kDevMajor, kDevMinor };
@@ -103,6 +104,7 @@ uint8_t argKey(std::string_view k) {
     if (k == "Group size") return kGroupSize;
     if (k == "Src Rank") return kSrcRank;
     if (k == "Dst Rank") return kDstRank;
+    if (k == "Seq") return kSeq;
     return kArgOther;
 }
 
@@ -414,6 +416,9 @@ void SaxHandler::onCommArg(uint8_t key, const Scalar& v) {
             break;
         case kDstRank:
             c.dstRank = x;
+            break;
+        case kSeq:
+            c.seq = x;
             break;
         default:
             break;

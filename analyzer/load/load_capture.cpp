@@ -3,6 +3,7 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/sqlite_reader.h"
 #include "analyzer/capture/time_range.h"
+#include "analyzer/import/kineto_group_calls.h"
 #include "analyzer/import/kineto_reader.h"
 #include "analyzer/load/input_kind.h"
 
@@ -80,6 +81,8 @@ Capture loadCaptures(const std::vector<std::string>& paths, const LoadOptions& o
             refuseRepeatedProcesses(capture, before, f);
         }
     }
+    // Only the whole job says whether every trace numbers its collectives by Seq.
+    kineto::numberCollectivesBySeq(capture);
     finishLoading(capture);
     return capture;
 }

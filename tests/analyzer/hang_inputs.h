@@ -2,7 +2,9 @@
 // capture files, an Nsight Systems export (tests/analyzer/nsys_shaped.h: no
 // plugin rows, kernels in order), PyTorch profiler traces (our Chrome export
 // read back, with the collective arguments PyTorch writes on NCCL kernels
-// added) and Flight Recorder dumps made from the plugin rows. And the answers
+// added; once without "Seq", numbered by kernel order, once with PyTorch's
+// record_param_comms operators and their "Process Group Name" and "Seq") and
+// Flight Recorder dumps made from the plugin rows. And the answers
 // `synth --stall-rank/--desync-rank` must give in each.
 #pragma once
 
@@ -26,7 +28,7 @@
 
 namespace osc::test {
 
-enum class HangFormat { Memory, OurFiles, Nsys, PyTorch, FlightRecorder };
+enum class HangFormat { Memory, OurFiles, Nsys, PyTorch, PyTorchSeq, FlightRecorder };
 
 inline std::string toString(HangFormat f) {
     switch (f) {
@@ -38,14 +40,16 @@ inline std::string toString(HangFormat f) {
             return "nsys";
         case HangFormat::PyTorch:
             return "pytorch";
+        case HangFormat::PyTorchSeq:
+            return "pytorch seq";
         case HangFormat::FlightRecorder:
             return "flight recorder";
     }
     return "?";
 }
 
-inline constexpr HangFormat kHangFormats[] = {HangFormat::Memory, HangFormat::OurFiles, HangFormat::Nsys,
-                                              HangFormat::PyTorch, HangFormat::FlightRecorder};
+inline constexpr HangFormat kHangFormats[] = {HangFormat::Memory,  HangFormat::OurFiles,   HangFormat::Nsys,
+                                              HangFormat::PyTorch, HangFormat::PyTorchSeq, HangFormat::FlightRecorder};
 
 // PyTorch writes a collective's arguments on its NCCL kernel; our export
 // writes them for sends and receives only, so they are added here from the
@@ -73,6 +77,52 @@ inline void addPyTorchCollectiveArgs(const Capture& capture, const std::string& 
     std::ofstream(tracePath) << trace.dump();
 }
 
+// PyTorch's record_param_comms operator around each collective's launch
+// call, on its thread, with the group ("0", every rank) and its Seq (from 1;
+// the synthetic jobs' collectives are all AllReduces, so NCCL's count per
+// type is the group's count). A launch whose kernel never came keeps its
+// operator: that is what says a waiting rank entered the hung call.
+inline void addPyTorchSeqOperators(const Capture& capture, const std::string& tracePath) {
+    std::map<std::pair<int, int64_t>, size_t> rowOf;  // (rank, launch correlation) -> plugin row
+    std::map<int, const Process*> byRank;
+    for (const auto& p : capture.processes) {
+        byRank[p.rank] = &p;
+        for (size_t r = 0; r < p.collectives.size(); ++r)
+            for (size_t a = 0; a < p.apiCalls.size(); ++a)
+                if (p.apiCalls.start[a] == p.collectives.enqueue[r]) rowOf[{p.rank, p.apiCalls.correlation[a]}] = r;
+    }
+    std::string members = "[";
+    for (size_t r = 0; r < capture.processes.size(); ++r) members += (r ? ", " : "") + std::to_string(r);
+    members += "]";
+    nlohmann::json trace;
+    std::ifstream(tracePath) >> trace;
+    std::map<int64_t, int> rankOfPid;
+    for (const auto& p : trace["overlapscopeProcesses"]) rankOfPid[p["tracePid"]] = p["rank"];
+    nlohmann::json operators = nlohmann::json::array();
+    for (const auto& e : trace["traceEvents"]) {
+        const std::string cat = e.value("cat", "");
+        if ((cat != "cuda_runtime" && cat != "cuda_driver") || !e.contains("args")) continue;  // NCCL: cuLaunchKernelEx
+        const int rank = rankOfPid[e["pid"]];
+        const auto it = rowOf.find({rank, e["args"].value("correlation", int64_t{-1})});
+        if (it == rowOf.end()) continue;
+        const CollectiveTable& t = byRank.at(rank)->collectives;
+        nlohmann::json op = {{"ph", "X"},       {"cat", "cpu_op"}, {"name", "record_param_comms"},
+                             {"pid", e["pid"]}, {"tid", e["tid"]}, {"ts", e["ts"]},
+                             {"dur", e["dur"]}};
+        op["args"] = {{"Collective name", "allreduce"},
+                      {"In msg nelems", t.bytes[it->second] / 4},
+                      {"Out msg nelems", t.bytes[it->second] / 4},
+                      {"dtype", "Float"},
+                      {"Group size", capture.processes.size()},
+                      {"Process Group Name", "0"},
+                      {"Process Group Ranks", members},
+                      {"Seq", t.seqNumber[it->second] + 1}};
+        operators.push_back(std::move(op));
+    }
+    for (auto& op : operators) trace["traceEvents"].push_back(std::move(op));
+    std::ofstream(tracePath) << trace.dump();
+}
+
 // The job in `format`, analysed. `dir` holds whatever files it needs.
 inline hang::HangAnalysis analyzeAs(HangFormat format, const synth::WorkloadSpec& spec, const std::string& dir,
                                     const hang::HangSettings& settings = {}) {
@@ -96,12 +146,14 @@ inline hang::HangAnalysis analyzeAs(HangFormat format, const synth::WorkloadSpec
             const Capture c = loadCapture(dir + "/nsys.sqlite");
             return hang::analyzeHang(&c, {}, settings);
         }
-        case HangFormat::PyTorch: {
+        case HangFormat::PyTorch:
+        case HangFormat::PyTorchSeq: {
             {
                 std::ofstream out(dir + "/job.pt.trace.json");
                 writeChromeTrace(memory, out);
             }
             addPyTorchCollectiveArgs(memory, dir + "/job.pt.trace.json");
+            if (format == HangFormat::PyTorchSeq) addPyTorchSeqOperators(memory, dir + "/job.pt.trace.json");
             const Capture c = loadCapture(dir + "/job.pt.trace.json");
             return hang::analyzeHang(&c, {}, settings);
         }
@@ -130,13 +182,13 @@ struct HangAnswer {
 
 inline HangAnswer knownAnswer(HangFormat format, const synth::WorkloadSpec& s) {
     HangAnswer a;
-    const bool fr = format == HangFormat::FlightRecorder;
+    const bool fr = format == HangFormat::FlightRecorder, seq = format == HangFormat::PyTorchSeq;
     const bool plugin = format == HangFormat::Memory || format == HangFormat::OurFiles;
-    a.communicator = plugin ? "0x5e1f0c0ffee15eed" : fr ? "pg 0 (default_pg)" : "kernel order";
+    a.communicator = plugin ? "0x5e1f0c0ffee15eed" : fr ? "pg 0 (default_pg)" : seq ? "pg 0" : "kernel order";
     a.collective = fr ? "all_reduce" : "AllReduce";
     const uint64_t perStep = static_cast<uint64_t>(s.collectivesPerStep());
     // PyTorch numbers collectives from 1, NCCL and kernel order from 0.
-    const uint64_t base = fr ? 1 : 0;
+    const uint64_t base = fr || seq ? 1 : 0;
     const uint64_t total =
         s.stallRank >= 0 ? static_cast<uint64_t>(s.stallAtStep) * perStep : static_cast<uint64_t>(s.steps) * perStep;
     for (int r = 0; r < s.ranks; ++r) {
@@ -178,7 +230,9 @@ inline std::string compareHang(const hang::HangAnalysis& a, const HangAnswer& wa
             index = static_cast<int>(c);
         }
     if (!comm || a.communicators.size() != 1) {
-        why << a.communicators.size() << " communicators, want one named " << want.communicator;
+        why << a.communicators.size() << " communicators (";
+        for (const auto& c : a.communicators) why << c.id << "; ";
+        why << "), want one named " << want.communicator;
         return why.str();
     }
     std::set<int> stuck;

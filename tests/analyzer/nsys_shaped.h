@@ -3,6 +3,10 @@
 // node's ranks together), globalPid/globalTid-encoded ids, names through
 // StringIds, ranks in MPI_RANKS, the host in TARGET_INFO_SYSTEM_ENV, no
 // OVERLAPSCOPE_* tables (so no NCCL plugin rows: collectives match by order).
+// With `payloads`, the plugin rows of collectives become what NCCL itself
+// writes instead: an ncclCommInitRank range per communicator and an
+// ncclAllReduce (AllGather, ReduceScatter, Broadcast) range at each kernel's launch,
+// with NCCL's NVTX payloads in the given layout (nccl_payload_writer.h).
 // Kernels, copies, runtime calls and NVTX ranges are written; memsets and
 // synchronisations are not.
 // `mergeDevices` folds every second process into the one before it as a
@@ -10,19 +14,28 @@
 #pragma once
 
 #include "analyzer/capture/model.h"
+#include "tests/analyzer/nccl_payload_writer.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace osc::test {
 
+struct PayloadLayout {
+    ncclpayload::Nccl nccl = ncclpayload::Nccl::V2_25;
+    ncclpayload::Encoding encoding = ncclpayload::Encoding::HeaderedBlob;
+};
+
 class NsysShapedWriter {
 public:
-    explicit NsysShapedWriter(const std::string& path) {
+    explicit NsysShapedWriter(const std::string& path, std::optional<PayloadLayout> payloads = std::nullopt)
+        : payloads_(payloads) {
         EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
         exec(R"(
 CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
@@ -48,6 +61,14 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
   endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
 BEGIN;
 )");
+        if (payloads_) {
+            exec(
+                "ALTER TABLE NVTX_EVENTS ADD COLUMN jsonText TEXT; ALTER TABLE NVTX_EVENTS ADD COLUMN binaryData "
+                "BLOB;" +
+                ncclpayload::schemaTablesSql() + ncclpayload::schemaRowsSql(payloads_->nccl) +
+                "INSERT INTO NVTX_EVENTS (start, eventType, domainId, text) VALUES (0, 75, " +
+                std::to_string(ncclpayload::kDomain) + ", 'NCCL');");
+        }
     }
     ~NsysShapedWriter() {
         exec("COMMIT;");
@@ -136,7 +157,8 @@ BEGIN;
                 step(api);
             }
             sqlite3_finalize(api);
-            sqlite3_stmt* nvtx = prepare("INSERT INTO NVTX_EVENTS VALUES (?,?,59,NULL,NULL,NULL,?,?,NULL,NULL,0)");
+            sqlite3_stmt* nvtx = prepare(
+                "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)");
             for (size_t i = 0; i < p.ranges.size(); ++i) {
                 bind(nvtx, 1, p.ranges.start[i] - shift);
                 bind(nvtx, 2, p.ranges.end[i] - shift);
@@ -146,6 +168,7 @@ BEGIN;
                 step(nvtx);
             }
             sqlite3_finalize(nvtx);
+            if (payloads_) writeNcclRanges(c, p, tid, shift);
         }
     }
 
@@ -188,6 +211,57 @@ BEGIN;
     }
 
 private:
+    // NCCL's ranges for `p`'s collective plugin rows, each at the launch of
+    // the NCCL kernel that started when the row did (its GPU start).
+    void writeNcclRanges(const Capture& c, const Process& p, uint64_t tid, TimeNs shift) {
+        using namespace ncclpayload;
+        const bool named = payloads_->nccl == Nccl::V2_25;
+        const CollectiveTable& t = p.collectives;
+        std::set<uint64_t> created;
+        for (size_t r = 0; r < t.size(); ++r) {
+            const std::string_view func = c.strings.at(t.func[r]);
+            const uint64_t sid = func == "AllGather"       ? 4
+                                 : func == "AllReduce"     ? 5
+                                 : func == "Broadcast"     ? 6
+                                 : func == "ReduceScatter" ? 7
+                                                           : 0;
+            if (sid == 0 || t.commHash[r] == 0) continue;
+            std::optional<TimeNs> at;
+            const Device* d = p.findDevice(t.device[r]);
+            for (size_t k = 0; d && k < d->kernels.size() && !at; ++k)
+                if (d->kernels.start[k] == t.gpuStart[r])
+                    for (size_t a = 0; a < p.apiCalls.size() && !at; ++a)
+                        if (p.apiCalls.correlation[a] == d->kernels.correlation[k]) at = p.apiCalls.start[a] - shift;
+            if (!at) {
+                ADD_FAILURE() << "no launch for the " << func << " row " << r;
+                continue;
+            }
+            const auto range = [&](const char* name, TimeNs when, uint64_t schema, std::vector<uint64_t> fields) {
+                const Literals l = payloadLiterals(payloads_->nccl, payloads_->encoding, schema, fields);
+                exec(
+                    "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, jsonText, "
+                    "binaryData) VALUES (" +
+                    std::to_string(when) + ", " + std::to_string(when) + ", 59, '" + name + "', " +
+                    std::to_string(tid) + ", " + std::to_string(kDomain) + ", " + l.json + ", " + l.binary + ");");
+            };
+            const auto rank = static_cast<uint64_t>(t.rank[r]), nranks = static_cast<uint64_t>(t.nranks[r]);
+            const uint64_t dev = t.device[r];
+            if (created.insert(t.commHash[r]).second) {
+                if (named)
+                    range("ncclCommInitRankConfig", *at - 1, 11, {t.commHash[r], nranks, rank, dev});
+                else
+                    range("ncclCommInitRank", *at - 1, 0, {rank, nranks, dev});
+            }
+            std::vector<uint64_t> fields;
+            if (named) fields.push_back(t.commHash[r]);
+            fields.push_back(t.bytes[r]);
+            // A broadcast's root; a reduction's operation, ncclSum.
+            if (schemaOf(payloads_->nccl, sid).entries.size() > fields.size())
+                fields.push_back(sid == 6 ? static_cast<uint64_t>(static_cast<int64_t>(t.root[r])) : 0);
+            range(("nccl" + std::string(func)).c_str(), *at, sid, fields);
+        }
+    }
+
     int64_t stringId(const Capture& c, uint32_t id) {
         if (id >= ids_.size()) ids_.resize(id + 1, -1);
         if (ids_[id] < 0) {
@@ -217,6 +291,7 @@ private:
         sqlite3_reset(st);
     }
 
+    std::optional<PayloadLayout> payloads_;
     sqlite3* db_ = nullptr;
     std::vector<int64_t> ids_;
     size_t nextId_ = 0;

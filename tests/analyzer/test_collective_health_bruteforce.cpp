@@ -6,9 +6,11 @@
 // time and which host range covered each idle instant are counted cell by
 // cell from the events as generated; nothing here shares code with
 // bandwidth_pass.cpp, lead_up.cpp or straggler_pass.cpp. The same jobs are
-// also written as an Nsight Systems export (no plugin rows: no bytes) and as
-// PyTorch profiler traces (one per rank: the sizes on the kernels) and read
-// back, so that each input format is held to the same brute force.
+// also written as an Nsight Systems export (no plugin rows: no bytes), as one
+// with NCCL's NVTX payloads instead (bytes and communicator sizes from NCCL's
+// own ranges, each round in another payload layout) and as PyTorch profiler
+// traces (one per rank: the sizes on the kernels) and read back, so that each
+// input format is held to the same brute force.
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/load/load_capture.h"
@@ -79,9 +81,18 @@ Job makeJob(std::mt19937& rng) {
     std::vector<TimeNs> cursor(static_cast<size_t>(ranks)), commFree(static_cast<size_t>(ranks), 0);
     std::vector<std::map<std::string, uint64_t>> seq(static_cast<size_t>(ranks));
     uint32_t corr = 1;
+    // One thread launches one kernel at a time, and NCCL's kernels in the
+    // order they run (an export's NCCL ranges number the calls by launch):
+    // an NCCL range then holds its own launch alone, in kernel order.
+    std::vector<std::set<TimeNs>> launchedAt(static_cast<size_t>(ranks));
+    std::vector<TimeNs> lastNcclAt(static_cast<size_t>(ranks), 0);
     const auto launch = [&](int r, int step, const std::string& name, TimeNs s, TimeNs e, uint32_t stream) {
         const uint32_t c = corr++;
-        const TimeNs at = kFirstStepNs + step * kStepNs + U(1, 1000);
+        TimeNs at = kFirstStepNs + step * kStepNs + U(1, 1000);
+        const bool nccl = name.starts_with("nccl");
+        if (nccl) at = std::max(at, lastNcclAt[static_cast<size_t>(r)] + 1);
+        while (!launchedAt[static_cast<size_t>(r)].insert(at).second) ++at;
+        if (nccl) lastNcclAt[static_cast<size_t>(r)] = at;
         const TimeNs len = U(1, 6);
         j.b.api(r, at, at + len, c);
         j.devs[static_cast<size_t>(r)].host.push_back({at, at + len, "cudaLaunchKernel"});
@@ -157,16 +168,28 @@ Job makeJob(std::mt19937& rng) {
     return j;
 }
 
-enum class Format { Memory, Nsys, Pytorch };
+enum class Format { Memory, Nsys, NsysPayloads, Pytorch };
 
-Capture reread(const Capture& c, Format format, const std::filesystem::path& dir) {
+// Each round's export holds NCCL's payloads in one of the layouts the reader
+// takes, in turn.
+test::PayloadLayout layoutOf(int round) {
+    using test::ncclpayload::Encoding;
+    using test::ncclpayload::Nccl;
+    const test::PayloadLayout layouts[] = {{Nccl::V2_25, Encoding::HeaderedBlob}, {Nccl::V2_25, Encoding::BareBlob},
+                                           {Nccl::V2_25, Encoding::Json},         {Nccl::V2_16, Encoding::HeaderedBlob},
+                                           {Nccl::V2_16, Encoding::BareBlob},     {Nccl::V2_16, Encoding::Json}};
+    return layouts[round % 6];
+}
+
+Capture reread(const Capture& c, Format format, const std::filesystem::path& dir, int round) {
     std::vector<std::string> files;
-    if (format == Format::Nsys) {
+    if (format == Format::Nsys || format == Format::NsysPayloads) {
         std::vector<size_t> all(c.processes.size());
         for (size_t p = 0; p < all.size(); ++p) all[p] = p;
         files.push_back((dir / "node.sqlite").string());
         std::filesystem::remove(files.back());
-        test::NsysShapedWriter(files.back()).write(c, all, /*mergeDevices=*/false, /*shift=*/0);
+        const auto payloads = format == Format::NsysPayloads ? std::optional(layoutOf(round)) : std::nullopt;
+        test::NsysShapedWriter(files.back(), payloads).write(c, all, /*mergeDevices=*/false, /*shift=*/0);
     } else {
         std::ostringstream whole;
         writeChromeTrace(c, whole);
@@ -285,13 +308,14 @@ TEST_P(CollectiveHealthBruteForce, RandomJobsMatchCellCounts) {
     size_t opsMeasured = 0, busyLink = 0, idleLink = 0, stragglers = 0, hostNamed = 0, kernelsNamed = 0;
     for (int round = 0; round < rounds; ++round) {
         Job job = makeJob(rng);
-        const Capture read = format == Format::Memory ? Capture{} : reread(job.b.capture, format, dir.path());
+        const Capture read = format == Format::Memory ? Capture{} : reread(job.b.capture, format, dir.path(), round);
         const Analysis whole = analyze(format == Format::Memory ? job.b.capture : read, settings);
         const size_t n = job.devs.size();
         ASSERT_EQ(whole.devices.size(), n);
         std::vector<const DeviceAnalysis*> dev(n);
         for (const auto& d : whole.devices) dev[static_cast<size_t>(d.rank)] = &d;
-        const bool bytesKnown = format != Format::Nsys;  // nsys exports carry no plugin rows
+        // Plain nsys exports carry no plugin rows; NCCL's payloads give bytes and sizes.
+        const bool bytesKnown = format != Format::Nsys;
         const double peak = kPeaks[job.gpu];
         bool multiHost = false;
         for (size_t d = 1; d < n; ++d) multiHost |= dev[d]->host != dev[0]->host;
@@ -499,11 +523,12 @@ TEST_P(CollectiveHealthBruteForce, RandomJobsMatchCellCounts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, CollectiveHealthBruteForce,
-                         ::testing::Values(Format::Memory, Format::Nsys, Format::Pytorch),
+                         ::testing::Values(Format::Memory, Format::Nsys, Format::NsysPayloads, Format::Pytorch),
                          [](const ::testing::TestParamInfo<Format>& param) {
-                             return param.param == Format::Memory ? std::string("InMemory")
-                                    : param.param == Format::Nsys ? std::string("NsightSystemsExport")
-                                                                  : std::string("PytorchTraces");
+                             return param.param == Format::Memory         ? std::string("InMemory")
+                                    : param.param == Format::Nsys         ? std::string("NsightSystemsExport")
+                                    : param.param == Format::NsysPayloads ? std::string("NsightSystemsNcclPayloads")
+                                                                          : std::string("PytorchTraces");
                          });
 
 }  // namespace

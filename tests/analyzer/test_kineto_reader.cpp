@@ -352,3 +352,68 @@ TEST_F(KinetoReaderTest, TruncatedGzipIsOneLine) {
         EXPECT_NE(std::string(e.what()).find("cut.json.gz: "), std::string::npos);
     }
 }
+
+// PyTorch's (group, Seq) on operators and kernels (formats.md, "Process
+// groups and Seq"). Rank 3 is rank 1 of group "5" ([1, 3]). The trace's time
+// 0 is its first non-operator event, the launch at 1050 ns.
+TEST_F(KinetoReaderTest, GroupCallsJoinOperatorsToTheirKernels) {
+    const std::string group = R"("Process Group Name": "5", "Process Group Ranks": "[1, 3]", "Group size": 2)";
+    const auto ev = [](const std::string& cat, const std::string& name, int64_t ns, int64_t dur, int tid,
+                       const std::string& args) {
+        return R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name + R"(", "pid": 1, "tid": )" +
+               std::to_string(tid) + R"(, "ts": )" + osc::testing::nsAsMicros(ns) + R"(, "dur": )" +
+               osc::testing::nsAsMicros(dur) + R"(, "args": {)" + args + "}}";
+    };
+    const std::vector<std::string> events = {
+        // Seq 12: the operator, its launch inside it on its thread, the kernel (no arguments).
+        ev("cpu_op", "record_param_comms", 1000, 100, 7,
+           R"("Collective name": "allgather", "In msg nelems": 256, "Out msg nelems": 512, "dtype": "BFloat16", )" +
+               group + R"(, "Seq": 12)"),
+        ev("cuda_driver", "cuLaunchKernelEx", 1050, 20, 7, R"("correlation": 9)"),
+        ev("kernel", "ncclDevKernel_AllGather_RING_LL", 2000, 500, 0, R"("device": 0, "stream": 20, "correlation": 9)"),
+        // Seq 13: the kernel alone carries the arguments.
+        ev("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 3000, 300, 0,
+           R"("device": 0, "stream": 20, "correlation": 10, "Collective name": "allreduce", "In msg nelems": 100, )"
+           R"("dtype": "Float", )" +
+               group + R"(, "Seq": 13)"),
+        // Seq 14: its thread's next launch comes after it ends: no kernel of its own.
+        ev("cpu_op", "record_param_comms", 4000, 100, 7,
+           R"("Collective name": "reduce_scatter", "In msg nelems": 400, "Out msg nelems": 200, "dtype": "Float", )" +
+               group + R"(, "Seq": 14)"),
+        ev("cuda_runtime", "cudaLaunchKernel", 4200, 20, 7, R"("correlation": 11)"),
+        ev("kernel", "gemm", 5000, 100, 0, R"("device": 0, "stream": 7, "correlation": 11)"),
+        // PyTorch numbers sends and receives apart: not a group call.
+        ev("cpu_op", "record_param_comms", 6000, 100, 7,
+           R"("Collective name": "send", "In msg nelems": 8, "dtype": "Float", "Dst Rank": 1, )" + group +
+               R"(, "Seq": 15)"),
+    };
+    std::string text = R"({"distributedInfo": {"rank": 3, "world_size": 4}, "traceEvents": [)";
+    for (size_t i = 0; i < events.size(); ++i) text += (i ? ",\n" : "") + events[i];
+    osc::testing::writeText(path("seq.json"), text + "]}");
+    const Capture cap = loadCapture(path("seq.json"));
+    const auto& calls = cap.processes.at(0).groupCalls;
+    ASSERT_EQ(calls.size(), 3u);
+    for (const auto& c : calls) {
+        EXPECT_EQ(cap.strings.at(c.group), "5");
+        EXPECT_EQ(c.groupSize, 2);
+        EXPECT_EQ(c.groupRank, 1);
+    }
+    EXPECT_EQ(calls[0].seq, 12u);
+    EXPECT_EQ(cap.strings.at(calls[0].collective), "AllGather");
+    EXPECT_EQ(calls[0].bytes, 512u);  // 256 BFloat16 in
+    EXPECT_EQ(calls[0].entered, -50);
+    EXPECT_EQ(calls[0].device, 0u);
+    EXPECT_EQ(calls[0].gpuStart, std::optional<TimeNs>(950));
+    EXPECT_EQ(calls[0].gpuEnd, std::optional<TimeNs>(1450));
+    EXPECT_EQ(calls[1].seq, 13u);
+    EXPECT_EQ(cap.strings.at(calls[1].collective), "AllReduce");
+    EXPECT_EQ(calls[1].bytes, 400u);
+    EXPECT_EQ(calls[1].entered, 1950);
+    EXPECT_EQ(calls[1].gpuStart, std::optional<TimeNs>(1950));
+    EXPECT_EQ(calls[2].seq, 14u);
+    EXPECT_EQ(cap.strings.at(calls[2].collective), "ReduceScatter");
+    EXPECT_EQ(calls[2].bytes, 800u);  // NCCL's count of a reduce-scatter is its output: 200 Float
+    EXPECT_EQ(calls[2].entered, 2950);
+    EXPECT_FALSE(calls[2].gpuStart);
+    EXPECT_EQ(calls[2].device, kNoId);
+}

@@ -1,13 +1,12 @@
 // Issue 28 item 4: NCCL's NVTX payloads in Nsight Systems exports give
 // bytes, communicators, peers and ranks without our plugin. The files are
-// built here from NCCL's documented schemas (src/include/
-// nvtx_payload_schemas.h since NCCL 2.25; collectives.cc and init.cc in
-// 2.16-2.24), with the payload as nsys exports it: bytes after a 32-byte
-// header, bare bytes, or JSON. Expected values are the scenario's own
+// built here from NCCL's documented schemas (nccl_payload_writer.h), with the
+// payload in each way nsys exports it. Expected values are the scenario's own
 // numbers, worked out by hand below.
 #include "analyzer/capture/nccl_nvtx_payload.h"
 #include "analyzer/capture/sqlite_reader.h"
 #include "analyzer/crossrank/analyze.h"
+#include "tests/analyzer/nccl_payload_writer.h"
 #include "tests/analyzer/test_capture_io_util.h"
 
 #include <gtest/gtest.h>
@@ -22,57 +21,9 @@ namespace {
 using testing_io::execSql;
 using testsupport::TempDir;
 
-constexpr uint64_t kStatic = uint64_t{1} << 24;  // NVTX_PAYLOAD_ENTRY_TYPE_SCHEMA_ID_STATIC_START
-constexpr int kDomain = 7;
+using namespace test::ncclpayload;
+
 constexpr uint64_t kComm = 0xC0FFEE0012345678ull;
-
-enum class Nccl { V2_25, V2_16 };                      // schema layouts
-enum class Encoding { HeaderedBlob, BareBlob, Json };  // how nsys holds the payload
-
-std::string le(uint64_t v, int bytes) {
-    std::string out;
-    for (int i = 0; i < bytes; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
-    return out;
-}
-
-std::string hexLiteral(const std::string& bytes) {
-    std::string out = "X'";
-    char buf[3];
-    for (unsigned char c : bytes) {
-        std::snprintf(buf, sizeof buf, "%02x", c);
-        out += buf;
-    }
-    return out + "'";
-}
-
-struct Entry {
-    const char* name;
-    uint64_t type;
-    int offset;  // -1: NULL in the table
-};
-
-struct SchemaDef {
-    uint64_t sid;  // NVTX_SID_* of NCCL's nvtx.h
-    int size;
-    std::vector<Entry> entries;
-};
-
-// NCCL >= 2.25 (nvtx_payload_schemas.h): the communicator first.
-const std::vector<SchemaDef> kSchemas225 = {
-    {11, 24, {{"NCCL communicator ID", 18, -1}, {"No. of ranks", 5, 8}, {"Rank", 5, 12}, {"CUDA device", 5, 16}}},
-    {5,
-     24,
-     {{"NCCL communicator ID", 18, -1}, {"Message size [bytes]", 22, 8}, {"Reduction operation", kStatic + 24, 16}}},
-    {9, 24, {{"NCCL communicator ID", 18, -1}, {"Message size [bytes]", 22, 8}, {"Peer rank", 5, 16}}},
-    {10, 24, {{"NCCL communicator ID", 18, -1}, {"Message size [bytes]", 22, 8}, {"Peer rank", 5, 16}}},
-};
-// NCCL 2.16-2.24 (collectives.cc, init.cc): no communicator.
-const std::vector<SchemaDef> kSchemas216 = {
-    {0, 12, {{"Rank", 5, 0}, {"No. of ranks", 5, 4}, {"CUDA device", 5, 8}}},
-    {5, 16, {{"Message size [bytes]", 22, 0}, {"Reduction operation", kStatic + 11, 8}}},
-    {9, 16, {{"Message size [bytes]", 22, 0}, {"Peer rank", 5, 8}}},
-    {10, 16, {{"Message size [bytes]", 22, 0}, {"Peer rank", 5, 8}}},
-};
 
 class ExportBuilder {
 public:
@@ -88,26 +39,12 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
   category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER,
   domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL, uint32Value INTEGER,
   int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData BLOB);
-CREATE TABLE NVTX_PAYLOAD_SCHEMAS (domainId INTEGER, schemaId INTEGER, name TEXT, type INTEGER, flags INTEGER,
-  numEntries INTEGER, payloadSize INTEGER, alignTo INTEGER);
-CREATE TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES (domainId INTEGER NOT NULL, schemaId INTEGER NOT NULL, idx INTEGER NOT NULL,
-  flags INTEGER, type INTEGER, name TEXT, description TEXT, arrayOrUnionDetail INTEGER, offset INTEGER);
 INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL'),
   (3, 'ncclDevKernel_SendRecv'), (4, 'gemm'), (10, 'NCCL'), (11, 'ncclCommInitRankConfig'),
   (12, 'ncclCommInitRank'), (13, 'ncclAllReduce'), (14, 'ncclSend'), (15, 'ncclRecv'), (16, 'ncclGroupStart'),
   (17, 'ncclGroupEnd');
 )";
-        for (const auto& s : nccl == Nccl::V2_25 ? kSchemas225 : kSchemas216) {
-            sql_ += "INSERT INTO NVTX_PAYLOAD_SCHEMAS VALUES (" + std::to_string(kDomain) + ", " +
-                    std::to_string(kStatic + s.sid) + ", NULL, 1, 0, " + std::to_string(s.entries.size()) + ", " +
-                    std::to_string(s.size) + ", NULL);";
-            for (size_t i = 0; i < s.entries.size(); ++i) {
-                const Entry& e = s.entries[i];
-                sql_ += "INSERT INTO NVTX_PAYLOAD_SCHEMA_ENTRIES VALUES (" + std::to_string(kDomain) + ", " +
-                        std::to_string(kStatic + s.sid) + ", " + std::to_string(i) + ", 0, " + std::to_string(e.type) +
-                        ", '" + e.name + "', NULL, 0, " + (e.offset < 0 ? "NULL" : std::to_string(e.offset)) + ");";
-            }
-        }
+        sql_ += schemaTablesSql() + schemaRowsSql(nccl);
     }
 
     void process(int pid) {
@@ -118,39 +55,13 @@ INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'ncclDevKernel_AllRedu
     }
     // An NCCL range on the process's main thread; `fields` in schema order.
     void range(int pid, int textId, int64_t start, int64_t end, uint64_t sid, const std::vector<uint64_t>& fields) {
-        std::string payload = "NULL", json = "NULL";
-        if (sid != ~uint64_t{0}) {
-            const SchemaDef& s = schemaOf(sid);
-            std::string bytes(static_cast<size_t>(s.size), '\0');
-            std::string doc = "{";
-            for (size_t i = 0; i < fields.size(); ++i) {
-                const Entry& e = s.entries[i];
-                const int width = e.type == 18 || e.type == 22 ? 8 : 4;
-                bytes.replace(static_cast<size_t>(e.offset < 0 ? 0 : e.offset), static_cast<size_t>(width),
-                              le(fields[i], width));
-                // JSON as a tool would write it: the communicator as hex text.
-                doc += std::string(i ? ", " : "") + "\"" + e.name + "\": ";
-                if (e.type == 18) {
-                    char hex[24];
-                    std::snprintf(hex, sizeof hex, "\"0x%016llx\"", static_cast<unsigned long long>(fields[i]));
-                    doc += hex;
-                } else {
-                    doc += std::to_string(static_cast<int64_t>(fields[i]));
-                }
-            }
-            doc += "}";
-            if (encoding_ == Encoding::Json)
-                json = "'" + doc + "'";
-            else if (encoding_ == Encoding::BareBlob)
-                payload = hexLiteral(bytes);
-            else
-                payload = hexLiteral(le(kDomain, 8) + le(kStatic + sid, 8) + le(bytes.size(), 8) + le(32, 8) + bytes);
-        }
+        const Literals payload = payloadLiterals(nccl_, encoding_, sid, fields);
         sql_ +=
             "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId, jsonText, binaryData) "
             "VALUES (" +
             std::to_string(start) + ", " + std::to_string(end) + ", 59, " + std::to_string(tid(pid)) + ", " +
-            std::to_string(textId) + ", " + std::to_string(kDomain) + ", " + json + ", " + payload + ");";
+            std::to_string(textId) + ", " + std::to_string(kDomain) + ", " + payload.json + ", " + payload.binary +
+            ");";
     }
     // A launch at `at` on the main thread of a kernel [start, end) on `device`.
     void kernel(int pid, int64_t at, uint32_t correlation, int nameId, int device, int64_t start, int64_t end,
@@ -168,18 +79,11 @@ INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'ncclDevKernel_AllRedu
     static uint64_t tid(int pid) { return gpid(pid) | 1; }
 
 private:
-    const SchemaDef& schemaOf(uint64_t sid) const {
-        for (const auto& s : nccl_ == Nccl::V2_25 ? kSchemas225 : kSchemas216)
-            if (s.sid == sid) return s;
-        ADD_FAILURE() << "no schema " << sid;
-        return kSchemas225.front();
-    }
     Nccl nccl_;
     Encoding encoding_;
     std::string sql_;
 };
 
-constexpr uint64_t kNoPayload = ~uint64_t{0};
 constexpr uint64_t kAllReduceBytes = 8 << 20, kSendBytes = 1 << 20;
 
 // Two ranks, each on its own GPU (rank r is pid 100 + r on GPU r):
@@ -206,8 +110,8 @@ void writeTwoRanks(const std::string& path, Nccl nccl, Encoding encoding) {
             b.range(pid, 14, 4020, 4030, 9, {kSendBytes, peer});
             b.range(pid, 15, 4040, 4050, 10, {kSendBytes, peer});
         }
-        b.range(pid, 16, 4000, 4010, kNoPayload, {});
-        b.range(pid, 17, 4060, 4100, kNoPayload, {});
+        b.range(pid, 16, 4000, 4010, kNone, {});
+        b.range(pid, 17, 4060, 4100, kNone, {});
         b.kernel(pid, 1050, 1, 2, r, 2000, 3000, 13);
         b.kernel(pid, 4070, 2, 3, r, r == 0 ? 5000 : 5200, 6000, 13);
     }

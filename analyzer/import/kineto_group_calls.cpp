@@ -1,0 +1,198 @@
+#include "analyzer/import/kineto_group_calls.h"
+
+#include "analyzer/import/kineto_comm_args.h"
+#include "analyzer/import/kineto_names.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+namespace osc::kineto {
+namespace {
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// A group's name identifies it on every rank; old traces without it still
+// list its members, which identify it as well.
+const std::string& groupOf(const CommArgs& a) { return a.groupName.empty() ? a.groupRanks : a.groupName; }
+
+bool isLaunch(std::string_view api) {
+    return api.find("LaunchKernel") != std::string_view::npos ||
+           api.find("LaunchCooperativeKernel") != std::string_view::npos ||
+           api.find("GraphLaunch") != std::string_view::npos;
+}
+
+struct KernelSpan {
+    uint32_t device = kNoId;
+    TimeNs start = 0, end = 0;
+};
+
+uint64_t bytesOf(const CommArgs& a, std::string_view func) {
+    // NCCL counts a reduce-scatter by its output, everything else by its input.
+    const int64_t n = func == "ReduceScatter" && a.outNelems != kAbsent ? a.outNelems : a.inNelems;
+    const int elem = dtypeBytes(a.dtype);
+    if (n == kAbsent || elem == 0 || n > (int64_t{1} << 50)) return 0;
+    return static_cast<uint64_t>(n) * static_cast<uint64_t>(elem);
+}
+
+}  // namespace
+
+bool numbersCollective(const CommArgs& a) {
+    if (a.seq == kAbsent || a.collective.empty() || groupOf(a).empty()) return false;
+    const std::string n = lower(a.collective);
+    return n != "send" && n != "recv";
+}
+
+void appendGroupCalls(Process& p, StringTable& strings, const std::vector<PendingGroupCall>& pending, int processRank) {
+    if (pending.empty()) return;
+    std::unordered_map<uint32_t, KernelSpan> kernelOf;  // by correlation id
+    for (const Device& d : p.devices)
+        for (size_t i = 0; i < d.kernels.size(); ++i)
+            if (d.kernels.correlation[i] != 0)
+                kernelOf[d.kernels.correlation[i]] = {d.id, d.kernels.start[i], d.kernels.end[i]};
+    std::unordered_map<uint64_t, std::vector<std::pair<TimeNs, uint32_t>>> launchesOf;  // by thread, in start order
+    const ApiCallTable& a = p.apiCalls;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a.correlation[i] != 0 && isLaunch(strings.at(a.name[i])))
+            launchesOf[a.globalTid[i]].emplace_back(a.start[i], a.correlation[i]);
+    for (auto& [tid, launches] : launchesOf) std::sort(launches.begin(), launches.end());
+
+    std::map<std::pair<std::string, uint64_t>, GroupCall> calls;
+    std::set<std::pair<std::string, uint64_t>> sized;  // calls whose arguments give a collective row
+    for (const PendingGroupCall& r : pending) {
+        std::optional<KernelSpan> kernel;
+        if (r.device != kNoId) {
+            kernel = KernelSpan{r.device, r.start, r.end};
+        } else if (const auto it = launchesOf.find(r.globalTid); it != launchesOf.end()) {
+            auto l = std::lower_bound(it->second.begin(), it->second.end(), std::pair(r.start, uint32_t{0}));
+            for (; l != it->second.end() && l->first <= r.end && !kernel; ++l)
+                if (const auto k = kernelOf.find(l->second); k != kernelOf.end()) kernel = k->second;
+        }
+        const CommArgs& args = r.args;
+        const auto key = std::pair(groupOf(args), static_cast<uint64_t>(args.seq));
+        const auto [it, added] = calls.try_emplace(key);
+        GroupCall& c = it->second;
+        if (added) {
+            const std::string_view func = ncclFuncOfCollective(args.collective);
+            c.group = strings.intern(key.first);
+            c.seq = key.second;
+            c.collective = strings.intern(func.empty() ? std::string_view(args.collective) : func);
+            c.dtype = strings.intern(args.dtype);
+            c.bytes = bytesOf(args, func);
+            bool ok = false, truncated = false;
+            const std::vector<int64_t> members = parseIntList(args.groupRanks, ok, &truncated);
+            const int64_t size = args.groupSize != kAbsent              ? args.groupSize
+                                 : ok && !truncated && !members.empty() ? static_cast<int64_t>(members.size())
+                                                                        : -1;
+            c.groupSize = static_cast<int32_t>(std::min<int64_t>(size, INT32_MAX));
+            if (processRank >= 0 && (ok || args.groupRanks.empty()))
+                c.groupRank = static_cast<int32_t>(groupRankOf(members, truncated, size, processRank));
+            c.entered = r.start;
+            if (!func.empty() && c.bytes > 0 && !describesSendsOrReceives(args)) sized.insert(key);
+        }
+        c.entered = std::min(c.entered, r.start);
+        if (kernel && !c.gpuStart) {
+            c.device = kernel->device;
+            c.gpuStart = kernel->start;
+            c.gpuEnd = kernel->end;
+        }
+    }
+    p.groupCalls.reserve(p.groupCalls.size() + calls.size());
+    for (auto& [key, c] : calls) p.groupCalls.push_back(c);
+    // Traces whose kernels carry no arguments (only the operator does): the
+    // operator's size on its kernel, as the kernel's own arguments would give.
+    std::set<std::pair<uint32_t, TimeNs>> rowAt;
+    for (size_t r = 0; r < p.collectives.size(); ++r) rowAt.emplace(p.collectives.device[r], p.collectives.gpuStart[r]);
+    for (const auto& key : sized) {
+        const GroupCall& g = calls.at(key);
+        if (!g.gpuStart || !rowAt.emplace(g.device, *g.gpuStart).second) continue;
+        CollectiveTable& t = p.collectives;
+        t.commHash.push_back(0);
+        t.rank.push_back(static_cast<int32_t>(std::max(processRank, -1)));
+        t.nranks.push_back(g.groupSize);
+        t.seqNumber.push_back(t.seqNumber.size());
+        t.func.push_back(g.collective);
+        t.datatype.push_back(g.dtype);
+        t.algo.push_back(strings.intern(""));
+        t.proto.push_back(strings.intern(""));
+        t.count.push_back(g.bytes / static_cast<uint64_t>(dtypeBytes(strings.at(g.dtype))));
+        t.bytes.push_back(g.bytes);
+        t.root.push_back(-1);
+        t.nChannels.push_back(-1);
+        t.device.push_back(g.device);
+        t.enqueue.push_back(-1);
+        t.gpuStart.push_back(*g.gpuStart);
+        t.gpuEnd.push_back(g.gpuEnd.value_or(*g.gpuStart));
+    }
+}
+
+namespace {
+
+bool isCollectiveKernel(std::string_view name) {
+    if (name.starts_with("void ")) name.remove_prefix(5);
+    return name.starts_with("nccl") && name.find("SendRecv") == std::string_view::npos;
+}
+
+// The group call whose kernel is row `r`'s (rows made from kernel arguments
+// carry the kernel's own device and times), per kineto row; null where none.
+std::vector<const GroupCall*> callsOfRows(const Process& p) {
+    std::map<std::pair<uint32_t, TimeNs>, const GroupCall*> byKernel;
+    for (const GroupCall& g : p.groupCalls)
+        if (g.gpuStart) byKernel.emplace(std::pair(g.device, *g.gpuStart), &g);
+    const CollectiveTable& t = p.collectives;
+    std::vector<const GroupCall*> out(t.size(), nullptr);
+    for (size_t r = 0; r < t.size(); ++r)
+        if (t.commHash[r] == 0)
+            if (const auto it = byKernel.find({t.device[r], t.gpuStart[r]}); it != byKernel.end()) out[r] = it->second;
+    return out;
+}
+
+}  // namespace
+
+void numberCollectivesBySeq(Capture& capture) {
+    std::vector<std::vector<const GroupCall*>> callsOf(capture.processes.size());
+    bool any = false;
+    for (size_t i = 0; i < capture.processes.size(); ++i) {
+        const Process& p = capture.processes[i];
+        const auto format = p.meta.find("source_format");
+        if (format == p.meta.end() || format->second != "kineto") continue;
+        callsOf[i] = callsOfRows(p);
+        size_t rows = 0;
+        for (size_t r = 0; r < p.collectives.size(); ++r) {
+            if (p.collectives.commHash[r] != 0) continue;
+            ++rows;
+            if (!callsOf[i][r]) return;
+        }
+        bool kernels = false;
+        for (const Device& d : p.devices)
+            for (size_t k = 0; k < d.kernels.size() && !kernels; ++k)
+                kernels = isCollectiveKernel(capture.strings.at(d.kernels.name[k]));
+        if (kernels && rows == 0) return;
+        any = any || rows > 0;
+    }
+    if (!any) return;
+    for (size_t i = 0; i < capture.processes.size(); ++i) {
+        CollectiveTable& t = capture.processes[i].collectives;
+        for (size_t r = 0; r < callsOf[i].size(); ++r) {
+            const GroupCall* g = callsOf[i][r];
+            if (!g) continue;
+            t.commHash[r] = groupHash(std::string(capture.strings.at(g->group)));
+            t.seqNumber[r] = g->seq;
+            // Seq orders one group only: the call's time orders the process's
+            // rows across groups (whatif pairs rows with kernels by it). Only
+            // an operator before the trace's first GPU-side event starts
+            // before time 0, which would read as unknown (-1).
+            t.enqueue[r] = std::max<TimeNs>(g->entered, 0);
+            t.rank[r] = g->groupRank;
+            if (g->groupSize > 0) t.nranks[r] = g->groupSize;
+        }
+    }
+}
+
+}  // namespace osc::kineto

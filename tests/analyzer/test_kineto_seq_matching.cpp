@@ -1,0 +1,89 @@
+// Cross-rank matching of PyTorch profiler traces by (process group, Seq)
+// (docs/metrics.md section 7): rank 1's trace starts one collective later
+// than rank 0's, so matching by order would pair different calls. Traces are
+// written event by event; the expected skews and transfers are worked out
+// below from the times given.
+#include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
+#include "tests/analyzer/pytorch_seq_trace.h"
+#include "tests/support/temp_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace osc {
+namespace {
+
+using test::ArgsOn;
+using test::call;
+using test::Coll;
+using test::RankTrace;
+
+const Coll kWorld{"0", "[0, 1]", 2};
+
+// Rank 0: AllReduce Seq 57 [10000, 11000), 58 [20000, 21000), 59 [30000, 31000).
+// Rank 1 (its trace starts later): Seq 58 [20400, 21200), 59 [30100, 31000).
+// Rank 0 names Seq on its kernels, rank 1 on its operators only (`rank1Seq`).
+Analysis analyzeLateStart(const std::string& dir, bool rank1Seq) {
+    RankTrace r0(0, 2, ArgsOn::Kernel, true), r1(1, 2, ArgsOn::Operator, rank1Seq);
+    r0.add(call(kWorld, 57), 9'000, 10'000, 1'000);
+    r0.add(call(kWorld, 58), 19'000, 20'000, 1'000);
+    r0.add(call(kWorld, 59), 29'000, 30'000, 1'000);
+    r1.add(call(kWorld, 58), 19'500, 20'400, 800);
+    r1.add(call(kWorld, 59), 29'500, 30'100, 900);
+    if (!rank1Seq) {
+        // Without Seq, the sizes come from the kernel's arguments: put them there.
+        r1 = RankTrace(1, 2, ArgsOn::Both, false);
+        r1.add(call(kWorld, 58), 19'500, 20'400, 800);
+        r1.add(call(kWorld, 59), 29'500, 30'100, 900);
+    }
+    const Capture c = loadCaptures({r0.write(dir), r1.write(dir)});
+    return analyze(c, {});
+}
+
+TEST(KinetoSeqMatching, ATraceStartingLaterIsMatchedBySeq) {
+    testsupport::TempDir dir;
+    const Analysis a = analyzeLateStart(dir.path(), true);
+    ASSERT_EQ(a.devices.size(), 2u);
+    ASSERT_EQ(a.matched.size(), 2u);
+    // Seq 58: starts 20000 and 20400, skew 400; transfer 21000 - 20400 = 600.
+    // Seq 59: starts 30000 and 30100, skew 100; transfer 31000 - 30100 = 900.
+    EXPECT_EQ(a.matched[0].seqNumber, 58u);
+    EXPECT_EQ(a.matched[0].skew_ns, 400);
+    EXPECT_EQ(a.matched[0].transfer_ns, 600);
+    EXPECT_EQ(a.matched[1].seqNumber, 59u);
+    EXPECT_EQ(a.matched[1].skew_ns, 100);
+    EXPECT_EQ(a.matched[1].transfer_ns, 900);
+    for (const auto& m : a.matched) {
+        EXPECT_EQ(m.collective, "AllReduce");
+        EXPECT_EQ(m.commHash, a.matched[0].commHash);
+        EXPECT_NE(m.commHash.value_or(0), 0u);
+    }
+    EXPECT_EQ(a.total_skew_ns, 500);
+    // Each rank's place in the group and its size, from the trace's arguments.
+    for (const auto& d : a.devices)
+        for (const auto& op : d.collectives) {
+            EXPECT_EQ(op.commRank, d.rank);
+            EXPECT_EQ(op.commSize, 2);
+        }
+}
+
+// One trace without Seq: every rank keeps matching by order, which pairs
+// rank 0's Seq 57 with rank 1's 58 (starts 10000 and 20400: skew 10400, no
+// transfer after the last arrival since 11000 < 20400) and 58 with 59
+// (20000 and 30100: skew 10100, no transfer).
+TEST(KinetoSeqMatching, WithoutSeqOnEveryTraceOrderStays) {
+    testsupport::TempDir dir;
+    const Analysis a = analyzeLateStart(dir.path(), false);
+    ASSERT_EQ(a.matched.size(), 2u);
+    EXPECT_EQ(a.matched[0].skew_ns, 10'400);
+    EXPECT_EQ(a.matched[0].transfer_ns, 0);
+    EXPECT_EQ(a.matched[1].skew_ns, 10'100);
+    EXPECT_EQ(a.matched[1].transfer_ns, 0);
+    EXPECT_EQ(a.total_skew_ns, 20'500);
+}
+
+}  // namespace
+}  // namespace osc
