@@ -105,7 +105,7 @@ public:
     // A panel table's row was clicked: move there and show its event.
     void jumpToRow(const QModelIndex& index);
     // File > Export: the window as a PNG; a panel's table (details,
-    // selection, steps, collectives, statistics) as CSV. "" on success,
+    // selection, steps, collectives, ranks, statistics) as CSV. "" on success,
     // else why not.
     QString exportPng(const QString& path);
     QString exportTableCsv(const QString& panel, const QString& path);
