@@ -69,10 +69,12 @@ public:
     int maxScrollY() const;
     int pageHeight() const { return std::max(1, height() - kRulerHeight); }
     void setScrollY(int y);
-    // Scrolls so that a group's title bar is at the top (expanding nothing).
+    // Scrolls so that a group's title bar is at the top; unfolds the host or
+    // communicator header it is under, but keeps the group itself collapsed.
     void revealGroup(int group);
-    // Makes a lane shown: expands its group, unhides it, turns the CPU lanes
-    // on for a CPU lane. True when something changed.
+    // Makes a lane shown: unfolds the host or communicator header its group
+    // is under, expands its group, unhides it, turns the CPU lanes on for a
+    // CPU lane. True when something changed.
     bool revealLane(int lane);
     // Call after collapsing, hiding or moving lanes in the model.
     void relayout();
@@ -137,6 +139,8 @@ protected:
     void leaveEvent(QEvent*) override;
 
 private:
+    // Unfolds the folded host or communicator header holding `group`; true when one was folded.
+    bool unfoldSectionOf(int group);
     enum class Drag { None, Pending, Select, Pan };
 
     void applyScale(TimeScale s);
