@@ -6,6 +6,7 @@
 #pragma once
 
 #include "gui/model/kernel_find.h"
+#include "gui/model/saved_layout.h"
 #include "gui/widgets/capture_loader.h"
 
 #include <QMainWindow>
@@ -126,10 +127,11 @@ private:
     void buildCompareMenu(QMenu* file);
     void buildCompareViews();  // pages of the Steps and Collectives stacks
     void refreshComparison();  // after A or B changed
-    // Collapsed groups, hidden lanes and lane order, per capture path (QSettings).
+    // Collapsed groups, hidden lanes, lane order and the rank view, per capture path (QSettings).
     QString layoutKey() const;
     void saveLayout();
-    void restoreLayout();
+    // Puts the saved layout on the model; returns it (the rank view is the timeline's to restore).
+    SavedLayout restoreLayout();
     void rememberRecent(const QString& path);
     void refreshRecentMenu();
     void updateSelectionPanel();

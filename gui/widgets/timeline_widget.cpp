@@ -74,6 +74,11 @@ void TimelineWidget::setOneRowPerRank(bool on) {
     relayout();
 }
 
+void TimelineWidget::restoreRankView(const SavedLayout& layout) {
+    osc::gui::restoreRankView(rankView_, layout);
+    relayout();
+}
+
 Viewport TimelineWidget::viewport() const {
     Viewport vp;
     vp.scale = scale_;

@@ -8,6 +8,7 @@
 #include "gui/model/lane_layout.h"
 #include "gui/model/markers.h"
 #include "gui/model/rank_groups.h"
+#include "gui/model/saved_layout.h"
 #include "gui/model/step_navigation.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/timeline_model.h"
@@ -84,6 +85,8 @@ public:
     const RankView& rankView() const { return rankView_; }
     void setRankGrouping(RankGrouping grouping);
     void setOneRowPerRank(bool on);
+    // The rank view a file's saved layout had (or the default: no grouping).
+    void restoreRankView(const SavedLayout& layout);
 
     // Pinned timestamps: M at the mouse, a double-click on the ruler, or the
     // ruler's context menu.

@@ -156,6 +156,76 @@ TEST(RankViews, FindAndDetailsLinksUnfoldTheHostHeader) {
     EXPECT_FALSE(t->layout().rankSections()[static_cast<size_t>(lateHost)].collapsed);
 }
 
+bool checked(const MainWindow& win, const char* action) {
+    const auto* a = win.findChild<QAction*>(action);
+    return a && a->isChecked();
+}
+
+TEST(RankViews, GroupingFoldsAndOneRowAreSavedPerFile) {
+    const QString jobA = "/nonexistent/rank-layout-test/a.sqlite", jobB = "/nonexistent/rank-layout-test/b.sqlite";
+    const auto open = [](MainWindow& win, const QString& path) {
+        LoadedCapture l = lateRankJob();
+        l.path = path;
+        win.showLoaded(l);
+    };
+    const std::string lateHost = "synth-host-" + std::to_string(kLate / kPerHost);
+    {
+        MainWindow win;
+        win.resize(1920, 1080);
+        win.show();
+        TimelineWidget* t = win.timeline();
+        // What a run stopped half-way may have left for these paths goes first.
+        for (const QString& path : {jobA, jobB}) {
+            open(win, path);
+            t->restoreRankView(SavedLayout{});
+        }
+        open(win, jobA);
+        EXPECT_EQ(t->rankView().grouping(), RankGrouping::None);
+        ASSERT_TRUE(applyRankView(&win, "host", false));
+        int late = -1;
+        for (size_t g = 0; g < t->model()->groups().size(); ++g)
+            if (t->model()->processOf(static_cast<int>(g)).rank == kLate) late = static_cast<int>(g);
+        ASSERT_EQ(foldHostOf(t, late), kLate / kPerHost);
+        win.findChild<QAction*>("oneRowPerRank")->setChecked(true);
+        ASSERT_TRUE(t->layout().oneRow());
+
+        // Another file starts ungrouped, with the menu saying so.
+        open(win, jobB);
+        EXPECT_EQ(t->rankView().grouping(), RankGrouping::None);
+        EXPECT_FALSE(t->rankView().oneRow());
+        EXPECT_TRUE(t->rankView().collapsedKeys().empty());
+        EXPECT_TRUE(t->layout().sections().empty());
+        EXPECT_TRUE(checked(win, "groupRanks.none"));
+        EXPECT_FALSE(checked(win, "oneRowPerRank"));
+
+        // The first one again: as it was left.
+        open(win, jobA);
+        EXPECT_EQ(t->rankView().grouping(), RankGrouping::Host);
+        EXPECT_TRUE(t->layout().oneRow());
+        EXPECT_EQ(t->rankView().collapsedKeys(), std::set<std::string>{lateHost});
+        EXPECT_TRUE(checked(win, "groupRanks.host"));
+        EXPECT_TRUE(checked(win, "oneRowPerRank"));
+        win.close();  // saves it
+    }
+    // A new window, as after a restart.
+    MainWindow win;
+    win.resize(1920, 1080);
+    win.show();
+    open(win, jobA);
+    TimelineWidget* t = win.timeline();
+    EXPECT_EQ(t->rankView().grouping(), RankGrouping::Host);
+    EXPECT_TRUE(t->layout().oneRow());
+    EXPECT_EQ(t->rankView().collapsedKeys(), std::set<std::string>{lateHost});
+    ASSERT_EQ(t->layout().rankSections().size(), static_cast<size_t>(kRanks / kPerHost));
+    EXPECT_TRUE(t->layout().rankSections()[kLate / kPerHost].collapsed);
+    EXPECT_TRUE(checked(win, "groupRanks.host"));
+    // Back to the default, which is what the file then keeps.
+    t->restoreRankView(SavedLayout{});
+    open(win, jobB);
+    open(win, jobA);
+    EXPECT_EQ(t->rankView().grouping(), RankGrouping::None);
+}
+
 TEST(RankViews, OneRowPerRankFitsThePage) {
     MainWindow win;
     win.resize(1920, 1080);
