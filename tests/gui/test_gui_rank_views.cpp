@@ -1,7 +1,8 @@
 // Many ranks in the window (issue 30 item 3): the View menu's grouping and
 // one row per rank acting on the timeline, a click on a host's header, Find,
-// Details links and the heat map unfolding a folded header, and the Collectives across
-// ranks panel framing a collective on every rank.
+// Details links and the heat map unfolding a folded header, the rank view
+// saved per file, and the Collectives across ranks panel framing a
+// collective on every rank.
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/synth/workload_synth.h"
 #include "gui/widgets/heat_map_widget.h"
