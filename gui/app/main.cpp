@@ -81,8 +81,10 @@ int main(int argc, char** argv) {
                               "TEXT@TIME");
     QCommandLineOption exportCsv("export-csv",
                                  "Write a panel of FILE as CSV and exit: steps or collectives (one row per device "
-                                 "and step / collective, the fields and values of report --format json), or "
-                                 "statistics (as the window shows it).",
+                                 "and step / collective, the fields and values of report --format json), ranks "
+                                 "(one row per collective matched across ranks: the report's skew_ns and "
+                                 "transfer_ns, the last rank, waiting_ns, in ns), or statistics (as the window "
+                                 "shows it).",
                                  "PANEL:OUT.csv");
     QCommandLineOption compare("compare",
                                "Compare FILE (run A, the base, on the timeline) with CANDIDATE (run B): the Steps and "

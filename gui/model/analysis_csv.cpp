@@ -1,5 +1,7 @@
 #include "gui/model/analysis_csv.h"
 
+#include "gui/model/rank_collectives.h"
+
 #include <cstdio>
 #include <optional>
 #include <sstream>
@@ -74,6 +76,24 @@ std::string collectivesCsv(const Analysis& analysis) {
                 f.push_back(std::move(v));
             line(out, f);
         }
+    return out.str();
+}
+
+std::string rankCollectivesCsv(const Analysis& analysis) {
+    std::ostringstream out;
+    line(out, {"matched", "step", "collective", "comm_hash", "seq_number", "bucket", "bytes", "ranks", "skew_ns",
+               "last_rank", "waiting_ns", "rank_time_ns", "transfer_ns", "busbw_gbps", "start_ns", "end_ns"});
+    for (const RankCollectiveRow& r : rankCollectiveRows(analysis)) {
+        const MatchedCollective& m = analysis.matched[static_cast<size_t>(r.matched)];
+        char hash[24] = "";
+        // Hex, as the report writes communicator hashes.
+        if (m.commHash) std::snprintf(hash, sizeof hash, "0x%016llx", static_cast<unsigned long long>(*m.commHash));
+        line(out, {std::to_string(r.matched), quoted(r.step), quoted(r.collective), hash, number(r.seqNumber),
+                   std::to_string(r.bucket), number(r.bytes), std::to_string(r.ranks), std::to_string(r.skew_ns),
+                   r.lastRank >= 0 ? std::to_string(r.lastRank) : std::string(), std::to_string(r.waiting_ns),
+                   std::to_string(r.rankTime_ns), std::to_string(r.transfer_ns), number(r.busbw_gbps),
+                   std::to_string(r.start_ns), std::to_string(r.end_ns)});
+    }
     return out.str();
 }
 

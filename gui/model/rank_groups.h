@@ -67,6 +67,8 @@ public:
     bool oneRow() const { return oneRow_; }
     void toggleCollapsed(const std::string& key);
     void setCollapsed(const std::string& key, bool collapsed);
+    const std::set<std::string>& collapsedKeys() const { return collapsed_; }
+    void setCollapsedKeys(std::set<std::string> keys) { collapsed_ = std::move(keys); }
     RankRows rows(int availableHeight) const;
     // The identity of a group, or nullptr.
     const RankIdentity* identityOf(int group) const;

@@ -15,13 +15,21 @@ std::string groupKey(const TimelineModel& model, int g) {
     return p.host + "|" + std::to_string(p.pid) + "|" + std::to_string(model.groups()[static_cast<size_t>(g)].device);
 }
 
+constexpr const char* kGroupings[] = {"none", "host", "communicator"};
+
 }  // namespace
 
 std::string SavedLayout::toJson() const {
     nlohmann::json arr = nlohmann::json::array();
     for (const Group& g : groups)
         arr.push_back({{"group", g.key}, {"collapsed", g.collapsed}, {"order", g.order}, {"hidden", g.hidden}});
-    return nlohmann::json{{"version", 1}, {"groups", arr}}.dump();
+    nlohmann::json j{{"version", 1}, {"groups", arr}};
+    // Optional, so that layouts saved before the rank view read as they were.
+    if (rankGrouping != RankGrouping::None || !foldedHeaders.empty() || oneRowPerRank)
+        j["ranks"] = {{"grouping", kGroupings[static_cast<size_t>(rankGrouping)]},
+                      {"folded", foldedHeaders},
+                      {"one_row", oneRowPerRank}};
+    return j.dump();
 }
 
 std::optional<SavedLayout> SavedLayout::fromJson(const std::string& text) {
@@ -33,6 +41,14 @@ std::optional<SavedLayout> SavedLayout::fromJson(const std::string& text) {
             out.groups.push_back({g.at("group").get<std::string>(), g.at("collapsed").get<bool>(),
                                   g.at("order").get<std::vector<std::string>>(),
                                   g.at("hidden").get<std::vector<std::string>>()});
+        if (const auto r = j.find("ranks"); r != j.end()) {
+            const std::string grouping = r->at("grouping").get<std::string>();
+            const auto* g = std::find(std::begin(kGroupings), std::end(kGroupings), grouping);
+            if (g == std::end(kGroupings)) return std::nullopt;
+            out.rankGrouping = static_cast<RankGrouping>(g - std::begin(kGroupings));
+            out.foldedHeaders = r->at("folded").get<std::vector<std::string>>();
+            out.oneRowPerRank = r->at("one_row").get<bool>();
+        }
         return out;
     } catch (const nlohmann::json::exception&) {
         return std::nullopt;
@@ -83,6 +99,18 @@ void applyLayout(TimelineModel& model, const SavedLayout& layout) {
             if (!placed[i]) order.push_back(lanes[i]);
         model.setLaneOrder(static_cast<int>(g), std::move(order));
     }
+}
+
+void saveRankView(SavedLayout& layout, const RankView& view) {
+    layout.rankGrouping = view.grouping();
+    layout.foldedHeaders.assign(view.collapsedKeys().begin(), view.collapsedKeys().end());
+    layout.oneRowPerRank = view.oneRow();
+}
+
+void restoreRankView(RankView& view, const SavedLayout& layout) {
+    view.setGrouping(layout.rankGrouping);
+    view.setCollapsedKeys({layout.foldedHeaders.begin(), layout.foldedHeaders.end()});
+    view.setOneRow(layout.oneRowPerRank);
 }
 
 }  // namespace osc::gui

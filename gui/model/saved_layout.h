@@ -4,9 +4,12 @@
 // (or a live capture is re-read). Groups are known by host, pid and device
 // index, lanes by their label, so a capture that grew keeps its layout;
 // groups and lanes the capture no longer has are ignored, and new lanes keep
-// their place after the ones the layout orders.
+// their place after the ones the layout orders. With many ranks it also
+// keeps the rank view (gui/model/rank_groups.h): the grouping, which host or
+// communicator headers are folded (by key) and one row per rank.
 #pragma once
 
+#include "gui/model/rank_groups.h"
 #include "gui/model/timeline_model.h"
 
 #include <optional>
@@ -24,8 +27,13 @@ struct SavedLayout {
         bool operator==(const Group&) const = default;
     };
     std::vector<Group> groups;  // only those that differ from the default
+    RankGrouping rankGrouping = RankGrouping::None;
+    std::vector<std::string> foldedHeaders;  // RankSection keys, sorted
+    bool oneRowPerRank = false;
 
-    bool empty() const { return groups.empty(); }
+    bool empty() const {
+        return groups.empty() && rankGrouping == RankGrouping::None && foldedHeaders.empty() && !oneRowPerRank;
+    }
     std::string toJson() const;
     // nullopt for text that is not a saved layout (a damaged setting is ignored).
     static std::optional<SavedLayout> fromJson(const std::string& text);
@@ -35,5 +43,8 @@ struct SavedLayout {
 SavedLayout layoutOf(const TimelineModel& model);
 // Puts `layout` on `model` (built fresh, in its default layout).
 void applyLayout(TimelineModel& model, const SavedLayout& layout);
+// The rank view's part of a layout, both ways (the identities stay the view's).
+void saveRankView(SavedLayout& layout, const RankView& view);
+void restoreRankView(RankView& view, const SavedLayout& layout);
 
 }  // namespace osc::gui

@@ -14,6 +14,7 @@
 #include "gui/widgets/main_window_parts.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/overview_strip.h"
+#include "gui/widgets/rank_menu.h"
 #include "gui/widgets/rank_panel.h"
 #include "gui/widgets/selection_panel.h"
 #include "gui/widgets/statistics_panel.h"
@@ -174,11 +175,17 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     const ViewRange before = timeline_->viewRange();
     saveLayout();  // of the capture shown until now
     current_ = loaded;
+    SavedLayout layout;
     if (timeline) {
         loaded.model->setHostLanesShown(hostAction_->isChecked());
-        restoreLayout();
+        layout = restoreLayout();
     }
     timeline_->setModel(loaded.model, loaded.analysis);
+    if (timeline) {
+        // Per file: one without a saved layout starts ungrouped, not as the last file was.
+        timeline_->restoreRankView(layout);
+        showRankView(this, timeline_->rankView());
+    }
     if (!timeline) analysisOnly_->setLoaded(loaded);
     const bool hadTimeline = centre_->currentWidget() == timelinePage_;
     centre_->setCurrentWidget(timeline ? timelinePage_ : analysisOnly_);
@@ -323,19 +330,23 @@ void MainWindow::saveLayout() {
     const QString key = layoutKey();
     if (key.isEmpty()) return;
     QSettings settings;
-    const SavedLayout layout = layoutOf(*current_.model);
+    SavedLayout layout = layoutOf(*current_.model);
+    saveRankView(layout, timeline_->rankView());
     if (layout.empty())
         settings.remove(key);
     else
         settings.setValue(key, QString::fromStdString(layout.toJson()));
 }
 
-void MainWindow::restoreLayout() {
+SavedLayout MainWindow::restoreLayout() {
     const QString key = layoutKey();
-    if (key.isEmpty()) return;
+    if (key.isEmpty()) return {};
     const QString text = QSettings().value(key).toString();
-    if (text.isEmpty()) return;
-    if (const auto layout = SavedLayout::fromJson(text.toStdString())) applyLayout(*current_.model, *layout);
+    if (text.isEmpty()) return {};
+    const auto layout = SavedLayout::fromJson(text.toStdString());
+    if (!layout) return {};
+    applyLayout(*current_.model, *layout);
+    return *layout;
 }
 
 }  // namespace osc::gui

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "gui/model/kernel_find.h"
+#include "gui/model/saved_layout.h"
 #include "gui/widgets/capture_loader.h"
 
 #include <QMainWindow>
@@ -105,7 +106,7 @@ public:
     // A panel table's row was clicked: move there and show its event.
     void jumpToRow(const QModelIndex& index);
     // File > Export: the window as a PNG; a panel's table (details,
-    // selection, steps, collectives, statistics) as CSV. "" on success,
+    // selection, steps, collectives, ranks, statistics) as CSV. "" on success,
     // else why not.
     QString exportPng(const QString& path);
     QString exportTableCsv(const QString& panel, const QString& path);
@@ -126,10 +127,11 @@ private:
     void buildCompareMenu(QMenu* file);
     void buildCompareViews();  // pages of the Steps and Collectives stacks
     void refreshComparison();  // after A or B changed
-    // Collapsed groups, hidden lanes and lane order, per capture path (QSettings).
+    // Collapsed groups, hidden lanes, lane order and the rank view, per capture path (QSettings).
     QString layoutKey() const;
     void saveLayout();
-    void restoreLayout();
+    // Puts the saved layout on the model; returns it (the rank view is the timeline's to restore).
+    SavedLayout restoreLayout();
     void rememberRecent(const QString& path);
     void refreshRecentMenu();
     void updateSelectionPanel();

@@ -9,6 +9,7 @@
 #include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/main_window_parts.h"
 #include "gui/widgets/metric_tables.h"
+#include "gui/widgets/rank_panel.h"
 #include "gui/widgets/selection_panel.h"
 #include "gui/widgets/statistics_panel.h"
 #include "gui/widgets/timeline_frame.h"
@@ -240,6 +241,7 @@ void MainWindow::waitForPanels() {
     collectives_->waitForSort();
     stepCompare_->waitForSort();
     collCompare_->waitForSort();
+    if (auto* ranks = findChild<RanksPanel*>()) ranks->model()->waitForSort();
     statistics_->waitForResult();
 }
 

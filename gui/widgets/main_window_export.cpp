@@ -22,8 +22,9 @@ struct TablePanel {
     const char* name;   // the dock's object name
     const char* title;  // in the menu
 };
-constexpr std::array<TablePanel, 5> kTablePanels{{{"steps", "&Steps"},
+constexpr std::array<TablePanel, 6> kTablePanels{{{"steps", "&Steps"},
                                                   {"collectives", "&Collectives"},
+                                                  {"ranks", "Collectives across &ranks"},
                                                   {"statistics", "S&tatistics"},
                                                   {"selection", "Se&lection"},
                                                   {"details", "&Details"}}};
@@ -77,7 +78,8 @@ QString MainWindow::exportPng(const QString& path) {
 QString MainWindow::exportTableCsv(const QString& panel, const QString& path) {
     const QTableView* table = panelTable(panel);
     if (!table)
-        return tr("no panel named '%1' with a table (steps, collectives, statistics, selection, details)").arg(panel);
+        return tr("no panel named '%1' with a table (steps, collectives, ranks, statistics, selection, details)")
+            .arg(panel);
     if (const QString error = saveTableCsv(*table, path); !error.isEmpty()) return path + ": " + error;
     return {};
 }

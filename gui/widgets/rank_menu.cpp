@@ -6,6 +6,7 @@
 #include <QActionGroup>
 #include <QMainWindow>
 #include <QMenu>
+#include <QSignalBlocker>
 
 namespace osc::gui {
 
@@ -52,6 +53,19 @@ bool applyRankView(QMainWindow* window, const QString& grouping, bool oneRow) {
     choice->trigger();
     row->setChecked(oneRow);
     return true;
+}
+
+void showRankView(QMainWindow* window, const RankView& view) {
+    static const char* kNames[] = {"none", "host", "communicator"};
+    if (auto* choice =
+            window->findChild<QAction*>(QStringLiteral("groupRanks.") + kNames[static_cast<size_t>(view.grouping())])) {
+        const QSignalBlocker quiet(choice);
+        choice->setChecked(true);
+    }
+    if (auto* row = window->findChild<QAction*>("oneRowPerRank")) {
+        const QSignalBlocker quiet(row);
+        row->setChecked(view.oneRow());
+    }
 }
 
 }  // namespace osc::gui

@@ -12,6 +12,7 @@ class QMenu;
 
 namespace osc::gui {
 
+class RankView;
 class TimelineWidget;
 
 // Adds the entries to `view`; returns their actions (the window disables
@@ -21,5 +22,8 @@ QList<QAction*> addRankMenu(QMenu* view, TimelineWidget* timeline);
 // As if the user chose them from the menu: `grouping` none, host or
 // communicator. False for any other grouping.
 bool applyRankView(QMainWindow* window, const QString& grouping, bool oneRow);
+
+// Checks the entries that match `view` (a restored layout's) without acting on the timeline.
+void showRankView(QMainWindow* window, const RankView& view);
 
 }  // namespace osc::gui

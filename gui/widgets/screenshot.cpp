@@ -121,10 +121,10 @@ int exportCsv(const QString& capturePath, const QString& panelAndFile) {
     const qsizetype colon = panelAndFile.indexOf(':');
     const QString panel = colon > 0 ? panelAndFile.left(colon) : QString();
     const QString out = colon > 0 ? panelAndFile.mid(colon + 1) : QString();
-    if ((panel != "steps" && panel != "collectives" && panel != "statistics") || out.isEmpty()) {
+    if ((panel != "steps" && panel != "collectives" && panel != "statistics" && panel != "ranks") || out.isEmpty()) {
         std::fprintf(stderr,
                      "overlapscope-gui: --export-csv: expected PANEL:FILE, PANEL one of steps, collectives, "
-                     "statistics (got '%s')\n",
+                     "statistics, ranks (got '%s')\n",
                      panelAndFile.toLocal8Bit().constData());
         return 2;
     }
@@ -159,7 +159,9 @@ int exportCsv(const QString& capturePath, const QString& panelAndFile) {
         return 0;
     }
     std::ofstream file(out.toLocal8Bit().constData(), std::ios::binary);
-    file << (panel == "steps" ? stepsCsv(*loaded.analysis) : collectivesCsv(*loaded.analysis));
+    file << (panel == "steps"         ? stepsCsv(*loaded.analysis)
+             : panel == "collectives" ? collectivesCsv(*loaded.analysis)
+                                      : rankCollectivesCsv(*loaded.analysis));
     file.close();
     if (!file) {
         std::fprintf(stderr, "%s: cannot write the CSV\n", out.toLocal8Bit().constData());

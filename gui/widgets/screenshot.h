@@ -34,9 +34,10 @@ struct ScreenshotRequest {
 // Returns the process exit code: 0 written, 2 bad input (message on stderr).
 int renderScreenshot(const ScreenshotRequest& request);
 
-// `--export-csv PANEL:FILE`: the steps or collectives of a capture, partial
-// results or saved report as CSV with the report's fields and raw values
-// (gui/model/analysis_csv.h), or the statistics table as the window shows it.
+// `--export-csv PANEL:FILE`: the steps, collectives or collectives across
+// ranks of a capture, partial results or saved report as CSV with the
+// report's fields and raw values (gui/model/analysis_csv.h), or the
+// statistics table as the window shows it.
 // Returns the exit code, as renderScreenshot does.
 int exportCsv(const QString& capturePath, const QString& panelAndFile);
 

@@ -74,6 +74,11 @@ void TimelineWidget::setOneRowPerRank(bool on) {
     relayout();
 }
 
+void TimelineWidget::restoreRankView(const SavedLayout& layout) {
+    osc::gui::restoreRankView(rankView_, layout);
+    relayout();
+}
+
 Viewport TimelineWidget::viewport() const {
     Viewport vp;
     vp.scale = scale_;
@@ -84,7 +89,17 @@ Viewport TimelineWidget::viewport() const {
     return vp;
 }
 
+bool TimelineWidget::unfoldSectionOf(int group) {
+    for (const RankSection& s : layout_.rankSections())
+        if (s.collapsed && std::find(s.groups.begin(), s.groups.end(), group) != s.groups.end()) {
+            rankView_.setCollapsed(s.key, false);
+            return true;
+        }
+    return false;
+}
+
 void TimelineWidget::revealGroup(int group) {
+    if (unfoldSectionOf(group)) relayout();
     for (const GroupSlot& g : layout_.groups())
         if (g.group == group) setScrollY(g.y);
     if (const LaneSlot* row = layout_.rankRowOf(group)) setScrollY(row->y - pageHeight() / 3);
@@ -93,7 +108,7 @@ void TimelineWidget::revealGroup(int group) {
 bool TimelineWidget::revealLane(int lane) {
     if (!model_ || lane < 0 || static_cast<size_t>(lane) >= model_->lanes().size()) return false;
     const Lane& l = model_->lane(lane);
-    bool changed = false;
+    bool changed = unfoldSectionOf(l.group);
     if (model_->groups()[static_cast<size_t>(l.group)].collapsed) {
         model_->setCollapsed(l.group, false);
         changed = true;

@@ -8,6 +8,7 @@
 #include "gui/model/lane_layout.h"
 #include "gui/model/markers.h"
 #include "gui/model/rank_groups.h"
+#include "gui/model/saved_layout.h"
 #include "gui/model/step_navigation.h"
 #include "gui/model/time_scale.h"
 #include "gui/model/timeline_model.h"
@@ -69,10 +70,12 @@ public:
     int maxScrollY() const;
     int pageHeight() const { return std::max(1, height() - kRulerHeight); }
     void setScrollY(int y);
-    // Scrolls so that a group's title bar is at the top (expanding nothing).
+    // Scrolls so that a group's title bar is at the top; unfolds the host or
+    // communicator header it is under, but keeps the group itself collapsed.
     void revealGroup(int group);
-    // Makes a lane shown: expands its group, unhides it, turns the CPU lanes
-    // on for a CPU lane. True when something changed.
+    // Makes a lane shown: unfolds the host or communicator header its group
+    // is under, expands its group, unhides it, turns the CPU lanes on for a
+    // CPU lane. True when something changed.
     bool revealLane(int lane);
     // Call after collapsing, hiding or moving lanes in the model.
     void relayout();
@@ -82,6 +85,8 @@ public:
     const RankView& rankView() const { return rankView_; }
     void setRankGrouping(RankGrouping grouping);
     void setOneRowPerRank(bool on);
+    // The rank view a file's saved layout had (or the default: no grouping).
+    void restoreRankView(const SavedLayout& layout);
 
     // Pinned timestamps: M at the mouse, a double-click on the ruler, or the
     // ruler's context menu.
@@ -137,6 +142,8 @@ protected:
     void leaveEvent(QEvent*) override;
 
 private:
+    // Unfolds the folded host or communicator header holding `group`; true when one was folded.
+    bool unfoldSectionOf(int group);
     enum class Drag { None, Pending, Select, Pan };
 
     void applyScale(TimeScale s);

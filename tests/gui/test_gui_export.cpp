@@ -2,26 +2,33 @@
 // the window as a PNG. Quoting and units against hand-written text; the
 // Steps CSV against the analysis it shows.
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/load/load_capture.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/synth/pattern_synth.h"
+#include "analyzer/synth/workload_synth.h"
 #include "gui/model/analysis_csv.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/metric_tables.h"
+#include "gui/widgets/screenshot.h"
 #include "gui/widgets/table_export.h"
 #include "tests/gui/gui_test_captures.h"
 
 #include <gtest/gtest.h>
+#include <QAction>
 #include <QApplication>
 #include <QClipboard>
 #include <QFile>
 #include <QHeaderView>
 #include <QImage>
+#include <QMenu>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -210,6 +217,146 @@ TEST(TableExport, CommandLineCsvCarriesTheReportJsonFieldsAndValues) {
     EXPECT_GT(colls.size(), 4u);
     check(steps, "steps");
     check(colls, "collectives");
+}
+
+namespace {
+
+// Four ranks, one all-reduce per layer; rank 2 starts every step kLateNs
+// late. Each collective then takes kLateNs longer on the others than on
+// rank 2, everyone ends together (NCCL kernels wait for their peers), and a
+// collective ends well before the next layer's gradient is ready, so every
+// one of them sees the whole delay.
+constexpr int kRanks = 4, kLateRank = 2, kLayers = 3, kSteps = 2;
+constexpr TimeNs kLateNs = 300'000;
+synth::WorkloadSpec lateRankSpec() {
+    synth::WorkloadSpec spec;
+    spec.ranks = kRanks;
+    spec.layers = kLayers;
+    spec.steps = kSteps;
+    spec.mode = synth::OverlapMode::PerParam;
+    spec.gradBytesPerLayer = 1u << 20;
+    spec.arrivalSkewNs.assign(kRanks, 0);
+    spec.arrivalSkewNs[kLateRank] = kLateNs;
+    return spec;
+}
+
+std::vector<QStringList> readCsv(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
+    std::vector<QStringList> out;
+    for (const QString& l : QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts))
+        out.push_back(parseCsvLine(l));
+    return out;
+}
+
+}  // namespace
+
+TEST(TableExport, RanksCsvHasTheArrivalsOfTheJob) {
+    const synth::WorkloadSpec spec = lateRankSpec();
+    const TimeNs comm = spec.commNs(spec.gradBytesPerLayer);
+    ASSERT_LT(kLateNs + comm, spec.backwardNs);  // the premise above
+    QTemporaryDir dir;
+    const QString job = dir.filePath("job");
+    synth::writeWorkload(spec, job.toStdString(), false);
+    const QString out = dir.filePath("ranks.csv");
+    ASSERT_EQ(exportCsv(job, "ranks:" + out), 0);
+    const std::vector<QStringList> table = readCsv(out);
+    ASSERT_EQ(table.size(), 1u + kSteps * kLayers);
+    const QStringList& h = table[0];
+    const auto cell = [&](const QStringList& row, const char* name) {
+        const qsizetype c = h.indexOf(name);
+        EXPECT_GE(c, 0) << name;
+        return c >= 0 && c < row.size() ? row[c] : QString("<missing>");
+    };
+    const auto ns = [&](const QStringList& row, const char* name) { return cell(row, name).toLongLong(); };
+
+    // Brute force over the files: the k-th all-reduce of every rank is one
+    // collective; it spans the earliest start to the latest end.
+    const Capture capture = loadCaptures({job.toStdString()});
+    std::vector<TimeNs> firstStart(kSteps * kLayers, INT64_MAX), lastEnd(kSteps * kLayers, INT64_MIN);
+    for (const Process& p : capture.processes)
+        for (const Device& d : p.devices) {
+            size_t k = 0;
+            std::vector<std::pair<TimeNs, TimeNs>> nccl;
+            for (size_t i = 0; i < d.kernels.size(); ++i)
+                if (std::string(capture.strings.at(d.kernels.name[i])).find("nccl") != std::string::npos)
+                    nccl.emplace_back(d.kernels.start[i], d.kernels.end[i]);
+            std::sort(nccl.begin(), nccl.end());
+            ASSERT_EQ(nccl.size(), firstStart.size());
+            for (const auto& [s, e] : nccl) {
+                firstStart[k] = std::min(firstStart[k], s);
+                lastEnd[k] = std::max(lastEnd[k], e);
+                ++k;
+            }
+        }
+
+    const double busbw = static_cast<double>(spec.gradBytesPerLayer) * 2.0 * (kRanks - 1) / kRanks / comm;
+    for (size_t i = 1; i < table.size(); ++i) {
+        const QStringList& row = table[i];
+        ASSERT_EQ(row.size(), h.size());
+        const int k = static_cast<int>(i - 1);  // rows come in job order
+        SCOPED_TRACE(k);
+        EXPECT_EQ(cell(row, "step"), QString("step %1").arg(k / kLayers));
+        EXPECT_EQ(cell(row, "collective"), "AllReduce");
+        EXPECT_EQ(cell(row, "comm_hash"), "0x5e1f0c0ffee15eed");
+        EXPECT_EQ(ns(row, "seq_number"), k);
+        EXPECT_EQ(ns(row, "bucket"), k % kLayers + 1);
+        EXPECT_EQ(ns(row, "bytes"), static_cast<qlonglong>(spec.gradBytesPerLayer));
+        EXPECT_EQ(ns(row, "ranks"), kRanks);
+        EXPECT_EQ(ns(row, "skew_ns"), kLateNs);
+        EXPECT_EQ(ns(row, "last_rank"), kLateRank);
+        EXPECT_EQ(ns(row, "waiting_ns"), (kRanks - 1) * kLateNs);
+        EXPECT_EQ(ns(row, "rank_time_ns"), (kRanks - 1) * (kLateNs + comm) + comm);
+        EXPECT_EQ(ns(row, "transfer_ns"), comm);
+        EXPECT_NEAR(cell(row, "busbw_gbps").toDouble(), busbw, busbw * 1e-9);
+        EXPECT_EQ(ns(row, "start_ns"), firstStart[static_cast<size_t>(k)]);
+        EXPECT_EQ(ns(row, "end_ns"), lastEnd[static_cast<size_t>(k)]);
+        EXPECT_EQ(ns(row, "end_ns") - ns(row, "start_ns"), kLateNs + comm);
+    }
+    EXPECT_EQ(exportCsv(job, "rank:" + out), 2);
+}
+
+TEST(TableExport, WindowExportsAndCopiesTheRanksTable) {
+    auto capture = std::make_shared<Capture>(synth::synthesizeWorkload(lateRankSpec()));
+    LoadedCapture l;
+    l.model = std::make_shared<TimelineModel>(capture);
+    l.analysis = std::make_shared<Analysis>(analyze(*capture));
+    l.model->addStepLanes(*l.analysis);
+    l.model->annotate(*l.analysis);
+    l.path = "memory";
+    MainWindow win;
+    win.resize(1600, 900);
+    win.show();
+    win.showLoaded(l);
+    win.waitForPanels();
+    QTemporaryDir dir;
+    const QString out = dir.filePath("ranks.csv");
+    ASSERT_EQ(win.exportTableCsv("ranks", out), "");
+    const std::vector<QStringList> table = readCsv(out);
+    ASSERT_EQ(table.size(), 1u + kSteps * kLayers);
+    // The table's cells as shown, units moved into the header: skew in µs.
+    const qsizetype last = table[0].indexOf("last rank"), skew = table[0].indexOf("skew (µs)");
+    ASSERT_GE(last, 0) << table[0].join(',').toStdString();
+    ASSERT_GE(skew, 0) << table[0].join(',').toStdString();
+    for (size_t i = 1; i < table.size(); ++i) {
+        EXPECT_EQ(table[i][last], QString::number(kLateRank));
+        EXPECT_DOUBLE_EQ(table[i][skew].toDouble(), kLateNs / 1e3);
+    }
+    // The File menu offers it, and Ctrl+C copies the selected row.
+    bool inMenu = false;
+    for (QAction* a : win.findChildren<QAction*>())
+        inMenu |= a->text() == "Collectives across &ranks" && a->parent() && qobject_cast<QMenu*>(a->parent()) &&
+                  qobject_cast<QMenu*>(a->parent())->title().contains("CSV");
+    EXPECT_TRUE(inMenu);
+    QTableView* view = win.panelTable("ranks");
+    ASSERT_NE(view, nullptr);
+    view->selectRow(2);
+    view->setFocus();
+    QApplication::clipboard()->clear();
+    QTest::keySequence(view, QKeySequence::Copy);
+    const QStringList copied = QApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
+    ASSERT_EQ(copied.size(), 2);
+    EXPECT_EQ(copied[1].split('\t')[last], QString::number(kLateRank));
 }
 
 int main(int argc, char** argv) {

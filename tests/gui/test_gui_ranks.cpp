@@ -6,6 +6,7 @@
 #include "gui/model/lane_layout.h"
 #include "gui/model/rank_collectives.h"
 #include "gui/model/rank_groups.h"
+#include "gui/model/saved_layout.h"
 #include "gui/model/timeline_model.h"
 #include "tests/gui/gui_test_captures.h"
 
@@ -114,6 +115,43 @@ TEST(RankGroups, SectionsOrderTheLanesAndCollapse) {
     EXPECT_EQ(layout.sections()[2].y, layout.sections()[1].y + m.sectionHeight);  // nothing under node-1
     EXPECT_EQ(layout.sectionHeaderAt(layout.sections()[1].y + 3), 1);
     EXPECT_EQ(layout.groupHeaderAt(layout.sections()[1].y + 3), -1);
+}
+
+TEST(RankGroups, RankViewRoundTripsThroughTheSavedLayout) {
+    RankView view;
+    SavedLayout layout;
+    saveRankView(layout, view);
+    EXPECT_TRUE(layout.empty());  // the default view is nothing to keep
+    EXPECT_EQ(layout.toJson().find("ranks"), std::string::npos);
+    view.setGrouping(RankGrouping::Communicator);
+    view.setCollapsed("0x2a", true);
+    view.setCollapsed("0x07", true);
+    view.setOneRow(true);
+    saveRankView(layout, view);
+    EXPECT_FALSE(layout.empty());
+    const auto parsed = SavedLayout::fromJson(layout.toJson());
+    ASSERT_TRUE(parsed);
+    RankView back;
+    back.setCollapsed("stale", true);  // what a view had before is replaced
+    restoreRankView(back, *parsed);
+    EXPECT_EQ(back.grouping(), RankGrouping::Communicator);
+    EXPECT_TRUE(back.oneRow());
+    EXPECT_EQ(back.collapsedKeys(), (std::set<std::string>{"0x07", "0x2a"}));
+    // Each grouping by its own name; a layout saved before rank views had none.
+    for (RankGrouping g : {RankGrouping::None, RankGrouping::Host, RankGrouping::Communicator}) {
+        SavedLayout l;
+        l.rankGrouping = g;
+        l.oneRowPerRank = true;
+        const auto p = SavedLayout::fromJson(l.toJson());
+        ASSERT_TRUE(p);
+        EXPECT_EQ(p->rankGrouping, g);
+    }
+    const auto old = SavedLayout::fromJson(R"({"version":1,"groups":[]})");
+    ASSERT_TRUE(old);
+    EXPECT_EQ(old->rankGrouping, RankGrouping::None);
+    EXPECT_FALSE(old->oneRowPerRank);
+    EXPECT_FALSE(
+        SavedLayout::fromJson(R"({"version":1,"groups":[],"ranks":{"grouping":"rack","folded":[],"one_row":false}})"));
 }
 
 TEST(RankRowsLayout, SixtyFourRanksFitAWindowInOneRowEach) {
