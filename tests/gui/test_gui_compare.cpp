@@ -26,6 +26,7 @@
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/timeline_widget.h"
+#include "tests/gui/analysed_capture.h"
 
 #include <gtest/gtest.h>
 #include <QAbstractItemModelTester>
@@ -63,13 +64,7 @@ synth::WorkloadSpec job(synth::OverlapMode mode, int steps) {
 
 LoadedCapture loaded(const synth::WorkloadSpec& spec, const QString& path) {
     auto capture = std::make_shared<Capture>(synth::synthesizeWorkload(spec));
-    LoadedCapture l;
-    l.model = std::make_shared<TimelineModel>(capture);
-    l.analysis = std::make_shared<Analysis>(analyze(*capture));
-    l.model->addStepLanes(*l.analysis);
-    l.model->annotate(*l.analysis);
-    l.path = path;
-    return l;
+    return guitest::analysed(capture, path);
 }
 
 const LoadedCapture& base() {

@@ -11,6 +11,7 @@
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/screenshot.h"
 #include "gui/widgets/table_export.h"
+#include "tests/gui/analysed_capture.h"
 #include "tests/gui/gui_test_captures.h"
 
 #include <gtest/gtest.h>
@@ -121,12 +122,7 @@ TEST(TableExport, CsvQuotesAndLeavesHiddenColumnsOut) {
 TEST(TableExport, StepsCsvHoldsTheAnalysisValuesAndTheWindowExportsAsPng) {
     auto capture = guitest::smallCapture(2, 100);
     for (auto& p : capture->processes) p.ranges.onGpu.assign(p.ranges.size(), 1);  // GPU-side steps
-    LoadedCapture l;
-    l.model = std::make_shared<TimelineModel>(capture);
-    l.analysis = std::make_shared<Analysis>(analyze(*capture));
-    l.model->addStepLanes(*l.analysis);
-    l.model->annotate(*l.analysis);
-    l.path = "memory";
+    LoadedCapture l = guitest::analysed(capture);
     MainWindow win;
     win.resize(1200, 700);
     win.showLoaded(l);
@@ -318,12 +314,7 @@ TEST(TableExport, RanksCsvHasTheArrivalsOfTheJob) {
 
 TEST(TableExport, WindowExportsAndCopiesTheRanksTable) {
     auto capture = std::make_shared<Capture>(synth::synthesizeWorkload(lateRankSpec()));
-    LoadedCapture l;
-    l.model = std::make_shared<TimelineModel>(capture);
-    l.analysis = std::make_shared<Analysis>(analyze(*capture));
-    l.model->addStepLanes(*l.analysis);
-    l.model->annotate(*l.analysis);
-    l.path = "memory";
+    LoadedCapture l = guitest::analysed(capture);
     MainWindow win;
     win.resize(1600, 900);
     win.show();

@@ -13,6 +13,7 @@
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/metric_tables.h"
 #include "gui/widgets/timeline_widget.h"
+#include "tests/gui/analysed_capture.h"
 #include "tests/gui/gui_test_captures.h"
 
 #include <gtest/gtest.h>
@@ -42,15 +43,7 @@ using namespace osc::gui;
 
 namespace {
 
-LoadedCapture analysed(std::shared_ptr<Capture> capture, const QString& path = "memory") {
-    LoadedCapture l;
-    l.model = std::make_shared<TimelineModel>(capture);
-    l.analysis = std::make_shared<Analysis>(analyze(*capture));
-    l.model->addStepLanes(*l.analysis);
-    l.model->annotate(*l.analysis);
-    l.path = path;
-    return l;
-}
+using guitest::analysed;
 
 // One rank whose only step, a GPU-side ProfilerStep#1 over [0, 10 ms), is
 // mostly idle: gemm [0, 1 ms) and [9, 10 ms), AllReduce [1, 1.5 ms), then

@@ -11,6 +11,7 @@
 #include "gui/widgets/rank_menu.h"
 #include "gui/widgets/rank_panel.h"
 #include "gui/widgets/timeline_widget.h"
+#include "tests/gui/analysed_capture.h"
 
 #include <gtest/gtest.h>
 #include <QAction>
@@ -40,13 +41,7 @@ LoadedCapture lateRankJob() {
     spec.arrivalSkewNs.assign(kRanks, 0);
     spec.arrivalSkewNs[kLate] = 2'000'000;
     auto capture = std::make_shared<Capture>(synth::synthesizeWorkload(spec));
-    LoadedCapture l;
-    l.model = std::make_shared<TimelineModel>(capture);
-    l.analysis = std::make_shared<Analysis>(analyze(*capture));
-    l.model->addStepLanes(*l.analysis);
-    l.model->annotate(*l.analysis);
-    l.path = "memory";
-    return l;
+    return guitest::analysed(capture);
 }
 
 TEST(RankViews, SynthSpreadsRanksOverHosts) {

@@ -14,6 +14,7 @@
 #include "gui/widgets/statistics_panel.h"
 #include "gui/widgets/timeline_frame.h"
 #include "gui/widgets/timeline_widget.h"
+#include "tests/gui/analysed_capture.h"
 #include "tests/gui/gui_test_captures.h"
 
 #include <gtest/gtest.h>
@@ -31,20 +32,12 @@ using namespace osc::gui;
 
 namespace {
 
+using guitest::analysed;
+
 const KernelStatsRow* rowNamed(const std::vector<KernelStatsRow>& rows, const std::string& name) {
     for (const auto& r : rows)
         if (r.name == name) return &r;
     return nullptr;
-}
-
-LoadedCapture analysed(std::shared_ptr<Capture> capture) {
-    LoadedCapture l;
-    l.model = std::make_shared<TimelineModel>(capture);
-    l.analysis = std::make_shared<Analysis>(analyze(*capture));
-    l.model->addStepLanes(*l.analysis);
-    l.model->annotate(*l.analysis);
-    l.path = "memory";
-    return l;
 }
 
 }  // namespace
