@@ -368,12 +368,3 @@ TEST(CompareWindow, RunBsTimelineFollowsAByStep) {
     EXPECT_EQ(tb->model(), nullptr);
     EXPECT_EQ(ta->viewRange(), (ViewRange{a1 + 200'000, a1 + 700'000}));
 }
-
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("overlapscope-test");
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}

@@ -349,12 +349,3 @@ TEST(TableExport, WindowExportsAndCopiesTheRanksTable) {
     ASSERT_EQ(copied.size(), 2);
     EXPECT_EQ(copied[1].split('\t')[last], QString::number(kLateRank));
 }
-
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("overlapscope-test");
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}

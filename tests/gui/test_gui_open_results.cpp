@@ -348,12 +348,3 @@ TEST(OpenResults, ScreenshotsRenderBothKindsAndRefuseTimelineOptions) {
         EXPECT_FALSE(std::filesystem::exists(dir / "find.png")) << input;
     }
 }
-
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("overlapscope-test");
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}

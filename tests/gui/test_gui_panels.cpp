@@ -592,12 +592,3 @@ TEST(MainWindowPanels, LegendNamesSendArrowsAndBubblesOnlyWhereTheCaptureHasThem
         EXPECT_EQ(has("pipeline bubble"), c.bubbles) << c.what;
     }
 }
-
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("overlapscope-test");
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}

@@ -399,12 +399,3 @@ TEST(TimelineFrame, ClickingTheOverviewMovesTheViewThere) {
     EXPECT_EQ(v.length(), 1000);
     EXPECT_NEAR(static_cast<double>(v.start + v.length() / 2), 6000.0, 20.0);  // within a column
 }
-
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("overlapscope-test");
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}

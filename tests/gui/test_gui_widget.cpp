@@ -462,12 +462,3 @@ TEST(TimelineWidget, AMarkerIsADashedLineWithItsNameInTheRuler) {
     if (::testing::Test::HasFailure())
         img.save(QString::fromStdString(::testing::TempDir()) + "/test_gui_widget_markers.png");
 }
-
-int main(int argc, char** argv) {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication::setAttribute(Qt::AA_Use96Dpi);
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("overlapscope-test");
-    ::testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}
