@@ -100,7 +100,9 @@ void addHangCommand(CLI::App& app, CommandRunner& selected) {
         "and collectives the ranks called with a different type, size or datatype (desyncs).\nInputs: captures of "
         "the stuck or killed job (ours, e.g. taken by `attach` while it hangs; Nsight Systems exports; PyTorch "
         "traces), PyTorch Flight Recorder dumps (JSON; the rank is the number at the end of the file name), or "
-        "directories of them.\nExit codes: 0 healthy, 1 a hang or a desync, 2 bad input.");
+        "directories of them.\nCollectives are numbered by the NCCL plugin's sequence numbers, PyTorch's (process "
+        "group, Seq) or the Flight Recorder's sequence ids where the input has them, else by kernel order per type "
+        "(each communicator's `source` says which).\nExit codes: 0 healthy, 1 a hang or a desync, 2 bad input.");
     cmd->add_option("INPUT", args->inputs, "Capture files, Flight Recorder dumps, or directories of them")->required();
     cmd->add_option("--format", args->format, "text (one paragraph, then each rank's progress) or json")
         ->check(CLI::IsMember({"text", "json"}));
