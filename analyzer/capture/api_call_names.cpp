@@ -56,6 +56,12 @@ bool isAsyncCopyOrMemset(std::string_view base) {
 
 }  // namespace
 
+bool launchesGpuWork(std::string_view apiName) {
+    return apiName.find("LaunchKernel") != std::string_view::npos ||
+           apiName.find("LaunchCooperativeKernel") != std::string_view::npos ||
+           apiName.find("GraphLaunch") != std::string_view::npos;
+}
+
 ApiCallRole apiCallRole(std::string_view cuptiName) {
     const std::string_view base = baseName(cuptiName);
     if (base == "cudaGraphLaunch" || base == "cuGraphLaunch") return ApiCallRole::GraphLaunch;

@@ -23,6 +23,12 @@ enum class ApiCallRole {
 
 ApiCallRole apiCallRole(std::string_view cuptiName);
 
+// Whether a host call, under any vendor's or version's spelling
+// (cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel, cudaGraphLaunch...),
+// starts GPU work: wider than apiCallRole's exact CUPTI names, for traces
+// written by other tools (PyTorch's, AMD's) whose names it does not know.
+bool launchesGpuWork(std::string_view apiName);
+
 // Whose API a host call belongs to, for what the user reads: an AMD GPU's
 // traces hold HIP calls (hipLaunchKernel, hipMemcpyAsync) where NVIDIA's
 // hold CUDA ones, in the same tables and Kineto categories (cuda_runtime).

@@ -6,6 +6,7 @@
 // capture stops with no GPU end), kernels (one that never ended may also be
 // stored open, its end before its start), and launch calls whose GPU work
 // never came, typed by NCCL's own NVTX range around them.
+#include "analyzer/capture/api_call_names.h"
 #include "analyzer/hang/group_sequences.h"
 #include "analyzer/hang/host_activity.h"
 #include "analyzer/hang/rank_sequences.h"
@@ -54,12 +55,6 @@ struct Unfinished {
     std::vector<TypedLaunch> nccl;  // in start order
 };
 
-bool isLaunch(std::string_view api) {
-    return api.find("LaunchKernel") != std::string_view::npos ||
-           api.find("LaunchCooperativeKernel") != std::string_view::npos ||
-           api.find("GraphLaunch") != std::string_view::npos;
-}
-
 Unfinished unfinishedLaunches(const Capture& capture, const Process& p) {
     std::unordered_set<uint32_t> ran;
     for (const Device& d : p.devices) {
@@ -76,7 +71,8 @@ Unfinished unfinishedLaunches(const Capture& capture, const Process& p) {
     Unfinished out;
     const ApiCallTable& a = p.apiCalls;
     for (size_t i = 0; i < a.size(); ++i) {
-        if (a.returnValue[i] != 0 || ran.count(a.correlation[i]) || !isLaunch(capture.strings.at(a.name[i]))) continue;
+        if (a.returnValue[i] != 0 || ran.count(a.correlation[i]) || !launchesGpuWork(capture.strings.at(a.name[i])))
+            continue;
         ++out.count;
         if (!out.first || a.start[i] < *out.first) out.first = a.start[i];
         const auto it = ncclRanges.find(a.globalTid[i]);

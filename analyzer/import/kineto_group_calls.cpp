@@ -1,5 +1,6 @@
 #include "analyzer/import/kineto_group_calls.h"
 
+#include "analyzer/capture/api_call_names.h"
 #include "analyzer/import/kineto_comm_args.h"
 #include "analyzer/import/kineto_names.h"
 
@@ -21,12 +22,6 @@ std::string lower(std::string s) {
 // A group's name identifies it on every rank; old traces without it still
 // list its members, which identify it as well.
 const std::string& groupOf(const CommArgs& a) { return a.groupName.empty() ? a.groupRanks : a.groupName; }
-
-bool isLaunch(std::string_view api) {
-    return api.find("LaunchKernel") != std::string_view::npos ||
-           api.find("LaunchCooperativeKernel") != std::string_view::npos ||
-           api.find("GraphLaunch") != std::string_view::npos;
-}
 
 struct KernelSpan {
     uint32_t device = kNoId;
@@ -59,7 +54,7 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
     std::unordered_map<uint64_t, std::vector<std::pair<TimeNs, uint32_t>>> launchesOf;  // by thread, in start order
     const ApiCallTable& a = p.apiCalls;
     for (size_t i = 0; i < a.size(); ++i)
-        if (a.correlation[i] != 0 && isLaunch(strings.at(a.name[i])))
+        if (a.correlation[i] != 0 && launchesGpuWork(strings.at(a.name[i])))
             launchesOf[a.globalTid[i]].emplace_back(a.start[i], a.correlation[i]);
     for (auto& [tid, launches] : launchesOf) std::sort(launches.begin(), launches.end());
 
