@@ -4,6 +4,7 @@
 #include "analyzer/metrics/bus_bandwidth.h"
 
 #include <algorithm>
+#include <map>
 
 namespace osc::gui {
 namespace {
@@ -17,14 +18,14 @@ const CollectiveInstance& opAt(const Analysis& a, std::pair<int, int> op) {
     return a.devices[static_cast<size_t>(op.first)].collectives[static_cast<size_t>(op.second)];
 }
 
-// Where the collective sits among its device's operations of the same step
+// Where each collective sits among its device's operations of the same step
 // (1-based): a DDP bucket's number when the plugin gives no sequence number.
-int bucketOf(const DeviceAnalysis& d, int op) {
-    const int step = d.collectives[static_cast<size_t>(op)].step;
-    int n = 0;
-    for (int i = 0; i <= op; ++i)
-        if (d.collectives[static_cast<size_t>(i)].step == step) ++n;
-    return n;
+// One pass per device, not one per row: a long job matches thousands.
+std::vector<int> bucketsOf(const DeviceAnalysis& d) {
+    std::vector<int> bucket(d.collectives.size());
+    std::map<int, int> seen;  // by step
+    for (size_t i = 0; i < d.collectives.size(); ++i) bucket[i] = ++seen[d.collectives[i].step];
+    return bucket;
 }
 
 }  // namespace
@@ -32,6 +33,7 @@ int bucketOf(const DeviceAnalysis& d, int op) {
 std::vector<RankCollectiveRow> rankCollectiveRows(const Analysis& a) {
     std::vector<RankCollectiveRow> rows;
     rows.reserve(a.matched.size());
+    std::map<int, std::vector<int>> buckets;  // by device, for the devices rows name
     for (size_t m = 0; m < a.matched.size(); ++m) {
         const MatchedCollective& mc = a.matched[m];
         std::vector<std::pair<int, int>> ops;
@@ -50,7 +52,9 @@ std::vector<RankCollectiveRow> rankCollectiveRows(const Analysis& a) {
         const CollectiveInstance& first = opAt(a, lowest);
         if (first.step >= 0 && static_cast<size_t>(first.step) < low.steps.size())
             r.step = low.steps[static_cast<size_t>(first.step)].name;
-        r.bucket = bucketOf(low, lowest.second);
+        auto b = buckets.find(lowest.first);
+        if (b == buckets.end()) b = buckets.emplace(lowest.first, bucketsOf(low)).first;
+        r.bucket = b->second[static_cast<size_t>(lowest.second)];
         TimeNs last = INT64_MIN;
         r.start_ns = INT64_MAX;
         r.end_ns = INT64_MIN;
