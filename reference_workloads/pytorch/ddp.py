@@ -22,6 +22,9 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from distributed_setup import shared_gpu_nccl_env  # noqa: E402 (tests/workloads reads it from here)
+
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -56,22 +59,6 @@ def build_model(torch, args, device, dtype):
         for layer in layers:
             layer.weight.uniform_(-bound, bound)
     return model
-
-
-def shared_gpu_nccl_env(rank, world, local_world, devices, environ):
-    """The variables NCCL needs when this host runs more ranks than it has GPUs
-    (the same rule as reference_workloads/support/launch_env.h): NCCL refuses
-    two ranks on one GPU unless they look like different hosts, so each rank
-    gets its own NCCL_HOSTID; with every rank on this host, the network
-    transport runs over loopback. Variables already set are kept."""
-    out = {}
-    if world < 2 or devices < 1 or local_world <= devices:
-        return out
-    if "NCCL_HOSTID" not in environ:
-        out["NCCL_HOSTID"] = f"osc-rank{rank}"
-    if local_world == world and "NCCL_SOCKET_IFNAME" not in environ:
-        out["NCCL_SOCKET_IFNAME"] = "lo"
-    return out
 
 
 def main(argv):

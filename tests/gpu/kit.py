@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from gpukit import plan, report, runner  # noqa: E402
+from gpukit import mps, plan, report, runner  # noqa: E402
 from gpukit.context import Kit  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -28,10 +28,11 @@ def parse_args(argv):
         epilog="Parts: 1 = environment, DDP and TP modes, CUDA graph; 2 = FSDP, PyTorch DDP, attach twice, "
                "SIGKILL; 3 = DDP bucket sweep, overhead; 4 = one-rank runs of every mode, finer bucket sweeps, "
                "overhead on 2-rank NCCL and PyTorch DDP; 5 = pipeline (GPipe, 1F1B), MoE all-to-all, TP ring "
-               "exchange, ZeRO-1, 2 ranks and one. Each part fits one 10-minute command. "
+               "exchange, ZeRO-1, 2 ranks and one; 6 = real PyTorch jobs (2x2 mesh, FSDP2, 1F1B pipeline) under the "
+               "agent and torch.profiler, and a real hang with Flight Recorder dumps. Each part fits one 10-minute command. "
                "Details: tests/gpu/README.md.")
     p.add_argument("--out", default="gpu-kit-out", help="folder for results.json, summary.md and the archive")
-    p.add_argument("--part", default="all", choices=["all", "1", "2", "3", "4", "5"], help="which part of the matrix")
+    p.add_argument("--part", default="all", choices=["all", "1", "2", "3", "4", "5", "6"], help="which part of the matrix")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything that needs no GPU (binaries, plan, the reading path on a committed "
                         "recording) and write the planned commands; runs in CI")
@@ -49,6 +50,9 @@ def parse_args(argv):
     p.add_argument("--only", metavar="STEP,...",
                    help="run only these steps of the part (and its environment and binary checks), e.g. to repeat "
                         "a measurement")
+    p.add_argument("--mps", action="store_true",
+                   help="run the part's jobs under NVIDIA MPS: starts nvidia-cuda-mps-control as a user-space daemon "
+                        "(pipe and logs in the scratch folder), quits it at the end; changes no GPU setting")
     p.add_argument("--list", action="store_true", help="print the plan and exit")
     p.add_argument("--merge", nargs="+", metavar="RESULTS_JSON",
                    help="merge the results.json of several parts into --out (results.json, summary.md)")
@@ -109,6 +113,34 @@ def main(argv):
     print(f"run.sh: part {args.part}{' (dry run)' if args.dry_run else ''}: {len(steps)} steps; "
           f"scratch {work}; results into {out}", flush=True)
 
+    daemon = None
+    if args.mps and not args.dry_run:
+        daemon = mps.Daemon(work)
+        if daemon.start():
+            os.environ.update(daemon.env)  # every job of the part is an MPS client
+        print(f"run.sh: MPS {'on' if daemon.figures['started'] else 'not started: ' + daemon.figures.get('error', '?')}",
+              flush=True)
+    try:
+        run_steps(kit, steps, args)
+    finally:
+        if daemon and daemon.figures["started"]:
+            daemon.stop()
+            for key in daemon.env:
+                os.environ.pop(key, None)
+
+    res = report.results(kit, steps, args.part)
+    if daemon:
+        res["mps"] = daemon.figures
+    info = report.write(kit, res, out)
+    print(f"run.sh: wrote {out}/results.json, {out}/summary.md and {info['path']} "
+          f"({info['bytes'] / 1048576:.1f} MiB, {len(info['left_out'])} file(s) left out)")
+    if res["failed"]:
+        print("run.sh: not ok: " + ", ".join(res["failed"]))
+        return 1
+    return 0
+
+
+def run_steps(kit, steps, args):
     for step in steps:
         if kit.deadline and not step.name.startswith(("build", "environment", "binaries")) and \
                 time.monotonic() + min(step.timeout_s, 120) > kit.deadline and not args.dry_run:
@@ -126,15 +158,6 @@ def main(argv):
                 kit.set_name = default_set_name(kit.machine)
         print(f"  {step.name:28} {step.outcome.status:8} {step.outcome.seconds:7.1f} s  {step.outcome.error}",
               flush=True)
-
-    res = report.results(kit, steps, args.part)
-    info = report.write(kit, res, out)
-    print(f"run.sh: wrote {out}/results.json, {out}/summary.md and {info['path']} "
-          f"({info['bytes'] / 1048576:.1f} MiB, {len(info['left_out'])} file(s) left out)")
-    if res["failed"]:
-        print("run.sh: not ok: " + ", ".join(res["failed"]))
-        return 1
-    return 0
 
 
 if __name__ == "__main__":

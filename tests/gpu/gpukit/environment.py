@@ -171,6 +171,7 @@ def run_env(libraries, lib_dirs, socket_dir):
     env["OVERLAPSCOPE_SOCKET_DIR"] = socket_dir
     env.setdefault("NCCL_DEBUG", "VERSION")
     env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"  # a Python rank that crashes prints every thread's stack
     return env
 
 

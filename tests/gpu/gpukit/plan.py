@@ -14,7 +14,10 @@ Parts (each fits one 10-minute command on the lent machine; see README.md):
      and with rank 0 sending 4 times the tokens, tp_overlap --mode ring,
      ddp_overlap --mode zero1; each 2 ranks with NCCL (recorded) and one rank
      with --comm copies
-Parts 1-5 each start with the environment and binary checks, so any part runs
+  6  real PyTorch jobs (pytorch_real.py): a 2x2 mesh of 4 ranks (two kinds of
+     process group), FSDP2, a 2-stage 1F1B pipeline, each under our agent and
+     under torch.profiler; a real hang with Flight Recorder dumps
+Parts 1-6 each start with the environment and binary checks, so any part runs
 on a fresh machine."""
 
 import glob
@@ -25,7 +28,7 @@ import signal
 import subprocess
 import time
 
-from . import readings, runner
+from . import pytorch_real, readings, runner
 from .environment import (describe_machine, env_changes, find_binaries, find_libraries,
                           missing_shared_libraries, run_env, shared_library_versions)
 from .runner import Step
@@ -92,11 +95,12 @@ def check_binaries(kit, step):
                 if entry["libraries_not_found"] and not kit.dry_run:
                     failures.append(name)
         figures["programs"][name] = entry
-    ddp_py = os.path.join(kit.repo, "reference_workloads", "pytorch", "ddp.py")
-    out = kit.run(step, [kit.python, ddp_py, "--help"], 60, log_name=f"{step.name}-ddp_py")
-    figures["programs"]["ddp.py"] = {"path": ddp_py, "status": out.status}
-    if not out.ok():
-        failures.append("ddp.py")
+    for script in ("ddp.py", "mesh_2d.py", "fsdp2.py", "pipeline_1f1b.py", "hang.py"):
+        path = os.path.join(kit.repo, "reference_workloads", "pytorch", script)
+        out = kit.run(step, [kit.python, path, "--help"], 60, log_name=f"{step.name}-{script}")
+        figures["programs"][script] = {"path": path, "status": out.status}
+        if not out.ok():
+            failures.append(script)
     step.outcome = runner.Outcome(status="failed" if failures else "ok",
                                   error=("not runnable: " + ", ".join(failures)) if failures else "")
     kit.binaries_checked = (kit.binaries_from, step.outcome, step.name)
@@ -485,7 +489,7 @@ def replay_pipeline_step(part):
 
 def build(overhead_runs=OVERHEAD_RUNS, from_source=False):
     steps = []
-    for part in (1, 2, 3, 4, 5):
+    for part in (1, 2, 3, 4, 5, 6):
         if from_source:  # planned, not run, in a dry run: it takes minutes
             steps.append(Step(f"build-{part}", part, "build the programs from source (--build)", 600,
                               build_from_source))
@@ -541,6 +545,7 @@ def build(overhead_runs=OVERHEAD_RUNS, from_source=False):
     for workload, mode in p2p_modes:
         if "imbalance" not in mode:  # one rank has no other rank to send more to
             steps.append(one_rank_step(workload, mode, 5))
+    steps += pytorch_real.steps(6)
     order = {s.name: i for i, s in enumerate(steps)}
     return sorted(steps, key=lambda s: (s.part, 0 if s.name.startswith(("build", "environment", "binaries")) else 1,
                                         order[s.name]))

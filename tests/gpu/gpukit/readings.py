@@ -82,11 +82,15 @@ def judge(facts, expected):
     replay tests ask (tests/gpu/test_replay_recordings.cpp), as figures."""
     if not facts or "error" in facts:
         return {"readable": False, "error": (facts or {}).get("error", "no capture")}
-    procs = facts.get("processes", [])
+    # torchrun's launcher imports torch and so loads the agent, but runs no
+    # GPU work: its capture file is no rank.
+    all_procs = facts.get("processes", [])
+    procs = [p for p in all_procs if p["kernels"] or p["launch_calls"]]
     devices = facts.get("devices", [])
     out = {
         "readable": True,
         "ranks_in_capture": len(procs),
+        "processes_without_gpu_work": len(all_procs) - len(procs),
         "kernels": sum(p["kernels"] for p in procs),
         "kernels_per_rank": [p["kernels"] for p in sorted(procs, key=lambda p: p["rank"])],
         "launch_calls": sum(p["launch_calls"] for p in procs),

@@ -202,6 +202,9 @@ def archive(kit, out_dir, extra_files):
     candidates = [(p, os.path.basename(p)) for p in extra_files]
     candidates += [(p, os.path.relpath(p, work)) for p in sorted(glob.glob(os.path.join(work, "logs", "*.log")))]
     candidates += [(p, os.path.relpath(p, work)) for p in
+                   sorted(glob.glob(os.path.join(work, "flight_recorder", "**", "*"), recursive=True))
+                   if os.path.isfile(p)]
+    candidates += [(p, os.path.relpath(p, work)) for p in
                    sorted(glob.glob(os.path.join(work, "recordings", "**", "*"), recursive=True)) if os.path.isfile(p)]
     for name in EXAMPLE_CAPTURES:
         candidates += [(p, os.path.relpath(p, work)) for p in

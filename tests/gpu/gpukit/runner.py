@@ -4,6 +4,7 @@ program, a crash or a timeout is written down and the kit moves on."""
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import time
@@ -63,6 +64,8 @@ def run(argv, log_path, timeout_s, env=None, cwd=None):
             if out.exit_code != 0:
                 out.error = f"exit code {out.exit_code}"
         except subprocess.TimeoutExpired:
+            log.write(stuck_snapshot(proc.pid).encode(errors="replace"))
+            log.flush()
             kill_group(proc)
             out.status, out.error = "timeout", f"no result within {timeout_s:.0f} s: stopped"
         finally:
@@ -73,6 +76,53 @@ def run(argv, log_path, timeout_s, env=None, cwd=None):
                 pass
     out.seconds = round(time.monotonic() - start, 2)
     return out
+
+
+def _read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def stuck_snapshot(session_id, tool_timeout_s=20):
+    """What every process of a command that ran out of time was doing, before
+    it is killed: each thread's state, kernel wait channel and system call
+    (/proc), and, where the machine has them, py-spy's Python stacks and
+    gdb's native ones. A hang found on a lent GPU is then readable later."""
+    lines = [f"\n==== no result in time: what the processes of session {session_id} were doing ===="]
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = _read(f"/proc/{entry}/stat")
+            fields = stat.rsplit(")", 1)[-1].split()
+            if len(fields) > 3 and fields[3] == str(session_id):  # field 6 of stat: the session
+                pids.append(int(entry))
+    for pid in sorted(pids):
+        cmd = _read(f"/proc/{pid}/cmdline").replace("\0", " ")[:300]
+        lines.append(f"-- pid {pid}: {cmd}")
+        try:
+            tids = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            tids = []
+        for tid in tids[:64]:
+            base = f"/proc/{pid}/task/{tid}"
+            state = _read(base + "/stat").rsplit(")", 1)[-1].split()[:1]
+            lines.append(f"   tid {tid} {_read(base + '/comm')}: state {state[0] if state else '?'}, "
+                         f"wchan {_read(base + '/wchan')}, syscall {_read(base + '/syscall').split(' ')[0]}")
+        tools = []
+        if shutil.which("py-spy") and "python" in cmd:
+            tools.append(["py-spy", "dump", "--native", "--pid", str(pid)])
+        if shutil.which("gdb"):
+            tools.append(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 20"])
+        for argv in tools:
+            try:
+                p = subprocess.run(argv, capture_output=True, text=True, timeout=tool_timeout_s)
+                lines.append(f"   $ {' '.join(argv)}\n" + (p.stdout + p.stderr)[-12000:])
+            except (OSError, subprocess.TimeoutExpired) as e:
+                lines.append(f"   $ {' '.join(argv)}: {e}")
+    return "\n".join(lines) + "\n"
 
 
 def tail(path, max_bytes=4000):
