@@ -159,6 +159,9 @@ struct GroupCall {
     uint32_t collective = 0;  // StringTable id: PyTorch's name ("allreduce")
     uint32_t dtype = 0;       // StringTable id; "" unknown
     uint64_t seq = 0;
+    // The trace carried no "Seq" (PyTorch 2.11 writes none): `seq` is the
+    // call's place among the group's calls in this trace, from 0.
+    bool seqFromOrder = false;
     uint64_t bytes = 0;  // 0 unknown
     int32_t groupSize = -1;
     int32_t groupRank = -1;  // this process's rank in the group; -1 unknown

@@ -127,6 +127,60 @@ void addUnfinishedCalls(std::vector<Call>& calls, const std::vector<TypedLaunch>
 
 TimeNs enteredTime(const CollectiveTable& t, size_t i) { return t.enqueue[i] >= 0 ? t.enqueue[i] : t.gpuStart[i]; }
 
+// The plugin writes a collective's row once NCCL reports it finished (or,
+// still open, when the capture closes). A process that died first, such as
+// one PyTorch's watchdog aborted, leaves the kernel of its hung collective
+// (ended by the abort) without a row. Of each type, kernels beyond the
+// process's rows that start after its newest row was entered are such
+// calls: entered, and never finished as far as NCCL said.
+std::vector<TypedLaunch> unreportedKernels(const Capture& capture, const Process& p) {
+    const CollectiveTable& t = p.collectives;
+    std::map<std::string, std::pair<size_t, TimeNs>> rows;  // type -> (rows, newest entered)
+    for (size_t i = 0; i < t.size(); ++i) {
+        if (t.commHash[i] == 0) continue;
+        auto& [count, newest] =
+            rows.try_emplace(std::string(capture.strings.at(t.func[i])), 0, std::numeric_limits<TimeNs>::min())
+                .first->second;
+        ++count;
+        newest = std::max(newest, enteredTime(t, i));
+    }
+    std::map<std::string, std::vector<TimeNs>> kernels;  // type -> starts
+    for (const Device& d : p.devices)
+        for (size_t i = 0; i < d.kernels.size(); ++i) {
+            const NcclKernelName n = parseNcclKernelName(capture.strings.at(d.kernels.name[i]));
+            if (n.isNccl && !n.collective.empty() && !isPointToPoint(n.collective))
+                kernels[n.collective].push_back(d.kernels.start[i]);
+        }
+    std::vector<TypedLaunch> out;
+    for (auto& [type, starts] : kernels) {
+        const auto r = rows.find(type);
+        if (r == rows.end() || starts.size() <= r->second.first) continue;
+        std::sort(starts.begin(), starts.end());
+        for (size_t i = r->second.first; i < starts.size(); ++i)
+            if (starts[i] > r->second.second) out.push_back({type, starts[i]});
+    }
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.start < y.start; });
+    return out;
+}
+
+// An unreported kernel after the rank's last call of its type is that
+// type's next call, entered and not finished.
+void addUnreportedCall(std::vector<Call>& calls, const TypedLaunch& k) {
+    std::optional<uint64_t> next;
+    for (const Call& c : calls)
+        if (c.collective == k.collective) {
+            if (c.enteredNs >= k.start) return;
+            next = std::max(next.value_or(0), c.slot.seq + 1);
+        }
+    if (!next) return;
+    Call c;
+    c.slot = {k.collective, *next};
+    c.collective = k.collective;
+    c.enteredNs = k.start;
+    c.evidence = Evidence::Kernel;
+    calls.push_back(std::move(c));
+}
+
 // One process's plugin communicators, appended to `comms` (found by id).
 void addPluginCalls(const Capture& capture, const Process& p, const HostActivity& host, const Unfinished& unfinished,
                     std::map<std::string, CommunicatorProgress>& comms) {
@@ -161,9 +215,10 @@ void addPluginCalls(const Capture& capture, const Process& p, const HostActivity
         }
         comm.ranks.push_back(std::move(rank));
     }
-    // NCCL's ranges name no communicator: a typed launch goes to the one
-    // whose newest call of that type is the latest before it.
-    for (const TypedLaunch& l : unfinished.nccl) {
+    // NCCL's ranges and kernels name no communicator: a typed launch or
+    // kernel goes to the one whose newest call of that type is the latest
+    // before it.
+    const auto ownerOf = [&](const TypedLaunch& l) -> RankProgress* {
         RankProgress* best = nullptr;
         TimeNs bestAt = std::numeric_limits<TimeNs>::min();
         for (auto& [hash, rows] : rowsOf) {
@@ -174,8 +229,12 @@ void addPluginCalls(const Capture& capture, const Process& p, const HostActivity
                     bestAt = c.enteredNs;
                 }
         }
-        if (best) addUnfinishedCalls(best->calls, {l}, std::nullopt);
-    }
+        return best;
+    };
+    for (const TypedLaunch& l : unfinished.nccl)
+        if (RankProgress* owner = ownerOf(l)) addUnfinishedCalls(owner->calls, {l}, std::nullopt);
+    for (const TypedLaunch& k : unreportedKernels(capture, p))
+        if (RankProgress* owner = ownerOf(k)) addUnreportedCall(owner->calls, k);
 }
 
 // Collective kernels of one device in start order, numbered per type.
@@ -366,6 +425,8 @@ std::string toString(Source source) {
             return "flight-recorder";
         case Source::PyTorchSeq:
             return "pytorch-seq";
+        case Source::PyTorchGroupOrder:
+            return "pytorch-group-order";
         case Source::KernelOrder:
             return "kernel-order";
     }

@@ -11,7 +11,7 @@ void addGroupCalls(const Capture& capture, const Process& p, const RankProgress&
         const std::string id = "pg " + std::string(capture.strings.at(g.group));
         CommunicatorProgress& comm = comms[id];
         comm.id = id;
-        comm.source = Source::PyTorchSeq;
+        comm.source = g.seqFromOrder ? Source::PyTorchGroupOrder : Source::PyTorchSeq;
         comm.seqPerCollective = false;  // one Seq counts every collective type of the group
         comm.size = std::max(comm.size, g.groupSize);
         const auto [it, added] = rankIn.try_emplace(id, base);

@@ -18,9 +18,10 @@
 
 namespace osc::hang {
 
-enum class Source { NcclPlugin, FlightRecorder, PyTorchSeq, KernelOrder };
-// "nccl-plugin", "flight-recorder", "pytorch-seq", "kernel-order": also what
-// numbers the calls (NCCL's count per type, PyTorch's per group, or order).
+enum class Source { NcclPlugin, FlightRecorder, PyTorchSeq, PyTorchGroupOrder, KernelOrder };
+// "nccl-plugin", "flight-recorder", "pytorch-seq", "pytorch-group-order",
+// "kernel-order": also what numbers the calls (NCCL's count per type,
+// PyTorch's per group, a group's calls in trace order, or kernel order).
 std::string toString(Source source);
 
 // What says a rank entered (and perhaps completed) a call.

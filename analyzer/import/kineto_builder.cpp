@@ -132,7 +132,7 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.graphId.push_back(0);
             k.graphNodeId.push_back(0);
             ++kernels_;
-            if (numbersCollective(e.comm)) keepGroupCall(p, e, static_cast<uint32_t>(device), start, end);
+            if (namesGroupCollective(e.comm)) keepGroupCall(p, e, static_cast<uint32_t>(device), start, end);
             if (!e.comm.collective.empty()) {
                 if (describesSendsOrReceives(e.comm)) {
                     // Peers need the process's own rank, known only at the end.
@@ -197,13 +197,13 @@ void CaptureBuilder::onEvent(const Event& e) {
         case EventKind::GpuRange: {
             // For GPU ranges Kineto's pid/tid are the device and stream.
             appendRange(p.ranges, e, start, end, kind == EventKind::GpuRange);
-            if (kind == EventKind::CpuRange && numbersCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
+            if (kind == EventKind::CpuRange && namesGroupCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
             if (kind == EventKind::CpuRange && p.pid == 0 && e.pid > 0) p.pid = e.pid;
             break;
         }
         case EventKind::CpuOp: {
             appendRange(p.cpuOps, e, start, end, false);
-            if (numbersCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
+            if (namesGroupCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
             break;
         }
         case EventKind::Ignored:

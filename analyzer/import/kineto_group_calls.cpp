@@ -38,13 +38,54 @@ uint64_t bytesOf(const CommArgs& a, std::string_view func) {
 
 }  // namespace
 
-bool numbersCollective(const CommArgs& a) {
-    if (a.seq == kAbsent || a.collective.empty() || groupOf(a).empty()) return false;
+bool namesGroupCollective(const CommArgs& a) {
+    if (a.collective.empty() || groupOf(a).empty()) return false;
     const std::string n = lower(a.collective);
     return n != "send" && n != "recv";
 }
 
-void appendGroupCalls(Process& p, StringTable& strings, const std::vector<PendingGroupCall>& pending, int processRank) {
+namespace {
+
+// The records that stand for calls, each with its Seq: as read where any
+// record has one (those without are other records of the same calls, or
+// none PyTorch numbered); else numbered per group in start order, from the
+// operators (an operator nested in one of the same group on its thread is
+// the same call) or, where the trace has none, from the kernels.
+std::vector<PendingGroupCall> numberedCalls(const std::vector<PendingGroupCall>& pending, bool& fromOrder) {
+    std::vector<PendingGroupCall> out;
+    fromOrder = std::none_of(pending.begin(), pending.end(), [](const auto& r) { return r.args.seq != kAbsent; });
+    if (!fromOrder) {
+        for (const auto& r : pending)
+            if (r.args.seq != kAbsent) out.push_back(r);
+        return out;
+    }
+    const bool operators = std::any_of(pending.begin(), pending.end(), [](const auto& r) { return r.device == kNoId; });
+    for (const auto& r : pending)
+        if ((r.device == kNoId) == operators) out.push_back(r);
+    std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+        return std::pair(x.start, -x.end) < std::pair(y.start, -y.end);
+    });
+    std::map<std::string, int64_t> next;                           // per group
+    std::map<std::pair<uint64_t, std::string>, TimeNs> openUntil;  // (thread, group) -> the last call's end
+    std::vector<PendingGroupCall> calls;
+    for (auto& r : out) {
+        const std::string group = groupOf(r.args);
+        if (operators) {
+            auto [it, fresh] = openUntil.try_emplace({r.globalTid, group}, r.end);
+            if (!fresh && r.start <= it->second && r.end <= it->second) continue;  // nested in the last call
+            it->second = r.end;
+        }
+        r.args.seq = next[group]++;
+        calls.push_back(std::move(r));
+    }
+    return calls;
+}
+
+}  // namespace
+
+void appendGroupCalls(Process& p, StringTable& strings, const std::vector<PendingGroupCall>& all, int processRank) {
+    bool fromOrder = false;
+    const std::vector<PendingGroupCall> pending = numberedCalls(all, fromOrder);
     if (pending.empty()) return;
     std::unordered_map<uint32_t, KernelSpan> kernelOf;  // by correlation id
     for (const Device& d : p.devices)
@@ -77,6 +118,7 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
             const std::string_view func = ncclFuncOfCollective(args.collective);
             c.group = strings.intern(key.first);
             c.seq = key.second;
+            c.seqFromOrder = fromOrder;
             c.collective = strings.intern(func.empty() ? std::string_view(args.collective) : func);
             c.dtype = strings.intern(args.dtype);
             c.bytes = bytesOf(args, func);
@@ -150,10 +192,10 @@ std::vector<const GroupCall*> callsOfRows(const Process& p) {
 
 }  // namespace
 
-void numberCollectivesBySeq(Capture& capture) {
+void numberCollectivesBySeq(Capture& capture, size_t firstProcess) {
     std::vector<std::vector<const GroupCall*>> callsOf(capture.processes.size());
     bool any = false;
-    for (size_t i = 0; i < capture.processes.size(); ++i) {
+    for (size_t i = firstProcess; i < capture.processes.size(); ++i) {
         const Process& p = capture.processes[i];
         const auto format = p.meta.find("source_format");
         if (format == p.meta.end() || format->second != "kineto") continue;
@@ -172,7 +214,7 @@ void numberCollectivesBySeq(Capture& capture) {
         any = any || rows > 0;
     }
     if (!any) return;
-    for (size_t i = 0; i < capture.processes.size(); ++i) {
+    for (size_t i = firstProcess; i < capture.processes.size(); ++i) {
         CollectiveTable& t = capture.processes[i].collectives;
         for (size_t r = 0; r < callsOf[i].size(); ++r) {
             const GroupCall* g = callsOf[i][r];

@@ -4,6 +4,7 @@
 #include "analyzer/import/gz_reader.h"
 #include "analyzer/import/json_scanner.h"
 #include "analyzer/import/kineto_builder.h"
+#include "analyzer/import/kineto_group_calls.h"
 #include "analyzer/import/kineto_sax.h"
 
 #include <new>
@@ -18,6 +19,7 @@ void readKinetoTrace(const std::string& path, const LoadOptions& options, Captur
             options.progress(static_cast<double>(reader.fileBytesRead()) / static_cast<double>(reader.fileSize()),
                              "reading PyTorch trace");
     };
+    const size_t firstProcess = capture.processes.size();
     kineto::CaptureBuilder builder(capture, path, tick);
     kineto::SaxHandler handler(builder, path);
     JsonScanner<GzReader, kineto::SaxHandler> scanner(reader, handler, path);
@@ -31,6 +33,7 @@ void readKinetoTrace(const std::string& path, const LoadOptions& options, Captur
     }
     if (!handler.sawTraceEvents()) throw CaptureError(path, "not a PyTorch profiler trace: no \"traceEvents\" array");
     builder.finish();
+    kineto::numberCollectivesBySeq(capture, firstProcess);
     if (options.progress) options.progress(1.0, "reading PyTorch trace");
 }
 

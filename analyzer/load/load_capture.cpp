@@ -3,7 +3,6 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/sqlite_reader.h"
 #include "analyzer/capture/time_range.h"
-#include "analyzer/import/kineto_group_calls.h"
 #include "analyzer/import/kineto_reader.h"
 #include "analyzer/load/input_kind.h"
 
@@ -70,6 +69,24 @@ void readCaptureFile(const std::string& path, const LoadOptions& options, Captur
     }
 }
 
+namespace {
+
+// PyTorch traces number their collectives by Seq, or (without it) each
+// trace reader numbers a group's calls in trace order. Traces of one job
+// come from one PyTorch; where they do not, the two numberings of a group
+// match nothing, which the user should hear rather than infer.
+void warnMixedNumbering(Capture& capture) {
+    bool bySeq = false, byOrder = false;
+    for (const Process& p : capture.processes)
+        for (const GroupCall& g : p.groupCalls) (g.seqFromOrder ? byOrder : bySeq) = true;
+    if (bySeq && byOrder)
+        capture.warnings.push_back(
+            "some PyTorch traces number their collectives by \"Seq\" and some do not (different PyTorch "
+            "versions?): their collectives are not matched across ranks");
+}
+
+}  // namespace
+
 Capture loadCaptures(const std::vector<std::string>& paths, const LoadOptions& options) {
     Capture capture;
     for (const auto& p : paths) {
@@ -81,8 +98,7 @@ Capture loadCaptures(const std::vector<std::string>& paths, const LoadOptions& o
             refuseRepeatedProcesses(capture, before, f);
         }
     }
-    // Only the whole job says whether every trace numbers its collectives by Seq.
-    kineto::numberCollectivesBySeq(capture);
+    warnMixedNumbering(capture);
     finishLoading(capture);
     return capture;
 }

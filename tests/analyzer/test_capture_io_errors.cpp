@@ -10,12 +10,14 @@
 #include "tests/analyzer/test_capture_io_util.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace osc {
 namespace {
@@ -233,6 +235,34 @@ INSTANTIATE_TEST_SUITE_P(Checkpoint, CaptureIoKilledWriter, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& p) {
                              return p.param ? "HelperThread" : "SqliteOwn";
                          });
+
+// A capture whose writer died after its last checkpoint (a PyTorch rank its
+// watchdog aborted; examples/h200/pytorch_hang) is a WAL-mode file with no
+// -wal beside it. Reading it must find every row and create nothing there:
+// SQLite would otherwise make an empty -wal in the user's folder.
+TEST(CaptureIoWalHeader, AWalModeFileWithoutItsWalIsReadAndItsFolderLeftAsItWas) {
+    TempDir dir;
+    const auto path = dir / "aborted.sqlite";
+    writeKernels(path, 1000);
+    {
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr), SQLITE_OK);
+        sqlite3_close(db);  // the last connection checkpoints and removes the -wal; the header stays WAL
+    }
+    const auto listing = [&] {
+        std::set<std::string> names;
+        for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.insert(e.path().filename());
+        return names;
+    };
+    ASSERT_EQ(listing(), std::set<std::string>({"aborted.sqlite"}));
+    Capture c;
+    readSqliteCapture(path, {}, c);
+    ASSERT_EQ(c.processes.size(), 1u);
+    ASSERT_EQ(c.processes[0].devices.size(), 1u);
+    EXPECT_EQ(c.processes[0].devices[0].kernels.size(), 1000u);
+    EXPECT_EQ(listing(), std::set<std::string>({"aborted.sqlite"}));
+}
 
 TEST(CaptureIoProgress, ReportsStagesInOrderAndCanBeCancelled) {
     TempDir dir;

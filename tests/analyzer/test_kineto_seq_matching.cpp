@@ -70,19 +70,41 @@ TEST(KinetoSeqMatching, ATraceStartingLaterIsMatchedBySeq) {
         }
 }
 
-// One trace without Seq: every rank keeps matching by order, which pairs
-// rank 0's Seq 57 with rank 1's 58 (starts 10000 and 20400: skew 10400, no
-// transfer after the last arrival since 11000 < 20400) and 58 with 59
-// (20000 and 30100: skew 10100, no transfer).
-TEST(KinetoSeqMatching, WithoutSeqOnEveryTraceOrderStays) {
+// One trace without Seq: its calls are numbered by their order in the trace
+// (0 and 1), rank 0's by Seq (57-59). Different numberings of one group
+// match nothing, and loading says so rather than pairing different calls.
+TEST(KinetoSeqMatching, ATraceWithoutSeqBesideOneWithSeqMatchesNothingAndIsNamed) {
     testsupport::TempDir dir;
-    const Analysis a = analyzeLateStart(dir.path(), false);
+    RankTrace r0(0, 2, ArgsOn::Kernel, true), r1(1, 2, ArgsOn::Both, false);
+    r0.add(call(kWorld, 57), 9'000, 10'000, 1'000);
+    r0.add(call(kWorld, 58), 19'000, 20'000, 1'000);
+    r1.add(call(kWorld, 58), 19'500, 20'400, 800);
+    const Capture c = loadCaptures({r0.write(dir.path()), r1.write(dir.path())});
+    EXPECT_TRUE(analyze(c, {}).matched.empty());
+    ASSERT_EQ(c.warnings.size(), 1u);
+    EXPECT_NE(c.warnings[0].find("not matched across ranks"), std::string::npos) << c.warnings[0];
+}
+
+// Both traces without Seq: each is numbered by its group's order, so two
+// traces that start at the same call match call by call. Rank 0: [10000,
+// 11000) and [20000, 21000); rank 1: [10300, 11200) and [20100, 21000).
+// Skews 300 and 100; transfers 11000 - 10300 = 700 and 21000 - 20100 = 900.
+TEST(KinetoSeqMatching, TracesWithoutSeqAreMatchedByGroupOrder) {
+    testsupport::TempDir dir;
+    RankTrace r0(0, 2, ArgsOn::Both, false), r1(1, 2, ArgsOn::Operator, false);
+    r0.add(call(kWorld, 1), 9'000, 10'000, 1'000);
+    r0.add(call(kWorld, 2), 19'000, 20'000, 1'000);
+    r1.add(call(kWorld, 1), 9'500, 10'300, 900);
+    r1.add(call(kWorld, 2), 19'500, 20'100, 900);
+    const Analysis a = analyze(loadCaptures({r0.write(dir.path()), r1.write(dir.path())}), {});
     ASSERT_EQ(a.matched.size(), 2u);
-    EXPECT_EQ(a.matched[0].skew_ns, 10'400);
-    EXPECT_EQ(a.matched[0].transfer_ns, 0);
-    EXPECT_EQ(a.matched[1].skew_ns, 10'100);
-    EXPECT_EQ(a.matched[1].transfer_ns, 0);
-    EXPECT_EQ(a.total_skew_ns, 20'500);
+    EXPECT_EQ(a.matched[0].seqNumber, 0u);
+    EXPECT_EQ(a.matched[0].skew_ns, 300);
+    EXPECT_EQ(a.matched[0].transfer_ns, 700);
+    EXPECT_EQ(a.matched[1].seqNumber, 1u);
+    EXPECT_EQ(a.matched[1].skew_ns, 100);
+    EXPECT_EQ(a.matched[1].transfer_ns, 900);
+    EXPECT_NE(a.matched[0].commHash.value_or(0), 0u);
 }
 
 }  // namespace
