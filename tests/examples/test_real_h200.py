@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The real PyTorch 2.11 jobs of examples/h200/ (H200, NCCL 2.28.9) against
+answers computed here from the raw files, with no overlapscope code:
+
+- the 2x2 mesh (4 ranks; tensor-parallel groups {0,1},{2,3}, data-parallel
+  {0,2},{1,3}): PyTorch 2.11 writes "Process Group Name" but no "Seq", so
+  each group's calls are numbered in trace order; every collective must be
+  matched with the same call of its own group's members only, as the raw
+  kernels' own group arguments say;
+- per-rank totals of the Kineto traces (FSDP2, 1F1B pipeline, mesh) from
+  the raw kernel, copy and memset events;
+- the real hang (reference_workloads/pytorch/hang.py: six all-reduces, then
+  rank 1 skips the seventh): our capture and both Flight Recorder dumps must
+  name rank 1 and the seventh all-reduce (#6 counted by NCCL from 0, #7 by
+  PyTorch from 1).
+
+    test_real_h200.py OVERLAPSCOPE_BINARY REPO_ROOT"""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+OVERLAPSCOPE = None
+EXAMPLES = None
+
+
+def run_json(*args, expect=(0,)):
+    out = subprocess.run([OVERLAPSCOPE, *args], capture_output=True, text=True)
+    if out.returncode not in expect:
+        raise AssertionError(f"{args}: exit {out.returncode}: {out.stderr}")
+    return json.loads(out.stdout)
+
+
+def traces(folder):
+    """rank -> the trace's events, from each .pt.trace.json.gz in folder."""
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json.gz"):
+            with gzip.open(os.path.join(folder, name), "rt") as f:
+                t = json.load(f)
+            out[t["distributedInfo"]["rank"]] = t["traceEvents"]
+    return out
+
+
+def ns(us):
+    return round(us * 1000)
+
+
+def union(intervals):
+    merged = []
+    for s, e in sorted(i for i in intervals if i[1] > i[0]):
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return merged
+
+
+def length(u):
+    return sum(e - s for s, e in u)
+
+
+def intersect(a, b):
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if s < e:
+            out.append([s, e])
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def is_nccl(name):
+    return (name[5:] if name.startswith("void ") else name).startswith("nccl")
+
+
+class MeshMatching(unittest.TestCase):
+    def test_every_collective_is_matched_within_its_own_group(self):
+        folder = os.path.join(EXAMPLES, "pytorch_mesh_torch_profiler")
+        raw = traces(folder)
+        self.assertEqual(sorted(raw), [0, 1, 2, 3])
+        # Each rank's NCCL kernels per group, in GPU order, as their own arguments name the group.
+        kernels, members = {}, {}
+        for rank, events in raw.items():
+            for e in sorted((e for e in events if e.get("cat") == "kernel" and is_nccl(e["name"])),
+                            key=lambda e: e["ts"]):
+                group = e["args"]["Process Group Name"]
+                members[group] = json.loads(e["args"]["Process Group Ranks"])
+                kernels.setdefault((group, rank), []).append(ns(e["dur"]))
+        self.assertEqual(sorted(sorted(m) for m in members.values()), [[0, 1], [0, 2], [1, 3], [2, 3]])
+        rep = run_json("report", "--format", "json", folder)
+        rank_of = {i: d["rank"] for i, d in enumerate(rep["devices"])}
+        by_comm = {}
+        for m in rep["matched_collectives"]:
+            by_comm.setdefault(m["comm_hash"], []).append(m)
+        self.assertEqual(len(by_comm), 4)
+        for comm, matched in by_comm.items():
+            ranks = {rank_of[i["device"]] for m in matched for i in m["instances"]}
+            group = next(g for g, r in members.items() if sorted(r) == sorted(ranks))
+            for m in matched:
+                self.assertEqual(sorted(rank_of[i["device"]] for i in m["instances"]), sorted(members[group]))
+            for rank in members[group]:
+                durations = kernels[(group, rank)]
+                self.assertEqual(len(matched), len(durations), f"group {group} rank {rank}")
+                for m in sorted(matched, key=lambda m: m["seq_number"]):
+                    inst = next(i for i in m["instances"] if rank_of[i["device"]] == rank)
+                    got = rep["devices"][inst["device"]]["collectives"][inst["collective"]]["duration_ns"]
+                    self.assertLessEqual(abs(got - durations[m["seq_number"]]), 1,
+                                         f"group {group} rank {rank} #{m['seq_number']}")
+        self.assertEqual(len(rep["matched_collectives"]), sum(len(v) for (g, r), v in kernels.items()) // 2)
+
+    def test_hang_numbers_each_group_by_its_order(self):
+        folder = os.path.join(EXAMPLES, "pytorch_mesh_torch_profiler")
+        calls = {}
+        for rank, events in traces(folder).items():
+            for e in events:
+                if e.get("name") == "record_param_comms" and "Process Group Name" in (e.get("args") or {}):
+                    key = (e["args"]["Process Group Name"], rank)
+                    calls[key] = calls.get(key, 0) + 1
+        rep = run_json("hang", "--format", "json", folder)
+        self.assertEqual(rep["verdict"], "healthy")
+        self.assertEqual(len(rep["communicators"]), 4)
+        for c in rep["communicators"]:
+            self.assertEqual(c["source"], "pytorch-group-order")
+            self.assertEqual(c["size"], 2)
+            group = c["id"].split(" ", 1)[1]
+            for r in c["ranks"]:
+                self.assertEqual(r["last_completed"]["seq"], calls[(group, r["rank"])] - 1, c["id"])
+
+
+class KinetoTotals(unittest.TestCase):
+    def test_totals_equal_a_brute_force_over_the_raw_events(self):
+        for example in ("pytorch_fsdp2_torch_profiler", "pytorch_pipeline_torch_profiler",
+                        "pytorch_mesh_torch_profiler"):
+            folder = os.path.join(EXAMPLES, example)
+            rep = run_json("report", "--format", "json", folder)
+            by_rank = {d["rank"]: d["totals"] for d in rep["devices"]}
+            for rank, events in traces(folder).items():
+                compute, comm, memory = [], [], []
+                for e in events:
+                    cat = e.get("cat")
+                    if cat not in ("kernel", "gpu_memcpy", "gpu_memset"):
+                        continue
+                    span = (ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))
+                    if cat == "kernel":
+                        (comm if is_nccl(e["name"]) else compute).append(span)
+                    else:
+                        memory.append(span)
+                c, m = union(compute), union(comm)
+                got = by_rank[rank]
+                want = {"compute_ns": length(c), "comm_ns": length(m), "overlap_ns": length(intersect(c, m)),
+                        "busy_ns": length(union(compute + comm + memory))}
+                for key, value in want.items():
+                    # Kineto writes microseconds with three decimals: whole nanoseconds, up to rounding.
+                    self.assertLessEqual(abs(got[key] - value), len(compute + comm + memory),
+                                         f"{example} rank {rank}: {key}")
+
+
+class RealHang(unittest.TestCase):
+    def test_our_capture_names_rank_1_and_the_seventh_all_reduce(self):
+        rep = run_json("hang", "--format", "json", os.path.join(EXAMPLES, "pytorch_hang"), expect=(1,))
+        self.assertEqual(rep["verdict"], "hang")
+        self.assertEqual(rep["first_missing"]["collective"], "AllReduce")
+        self.assertEqual(rep["first_missing"]["seq"], 6)  # NCCL counts from 0: the seventh
+        self.assertEqual([s["rank"] for s in rep["stuck_ranks"]], [1])
+        self.assertEqual(rep["communicators"][0]["source"], "nccl-plugin")
+
+    def test_both_flight_recorder_dumps_name_rank_1_and_the_seventh_all_reduce(self):
+        for folder in ("pytorch_hang_flight_recorder", "pytorch_hang_flight_recorder_watchdog"):
+            rep = run_json("hang", "--format", "json", os.path.join(EXAMPLES, folder), expect=(1,))
+            self.assertEqual(rep["verdict"], "hang", folder)
+            self.assertEqual(rep["first_missing"], {"communicator": "pg 0 (default_pg)", "seq": 7,
+                                                    "collective": "all_reduce"}, folder)
+            self.assertEqual([s["rank"] for s in rep["stuck_ranks"]], [1], folder)
+
+    def test_reading_leaves_the_examples_as_they_were(self):
+        folder = os.path.join(EXAMPLES, "pytorch_hang")
+        before = sorted(os.listdir(folder))
+        run_json("report", "--format", "json", folder)
+        self.assertEqual(sorted(os.listdir(folder)), before)
+
+
+if __name__ == "__main__":
+    OVERLAPSCOPE = os.path.abspath(sys.argv.pop(1))
+    EXAMPLES = os.path.join(os.path.abspath(sys.argv.pop(1)), "examples", "h200")
+    unittest.main()
