@@ -72,6 +72,16 @@ public:
         events_.push_back(event("kernel", kernel, kernelStart, kernelDur, 20, k));
     }
 
+    // A second record_param_comms of call `c` on the same thread, inside
+    // [at, at + dur) (as an `nccl:*` range inside the operator would be): the
+    // same call, which must not be counted twice.
+    void addNestedOperator(const Coll& c, int64_t at, int64_t dur) {
+        json args = {{"Collective name", c.name}, {"In msg nelems", c.nelems},     {"dtype", "Float"},
+                     {"Group size", c.groupSize}, {"Process Group Name", c.group}, {"Process Group Ranks", c.members}};
+        if (withSeq_) args["Seq"] = c.seq;
+        events_.push_back(event("cpu_op", "record_param_comms", at, dur, 1, args));
+    }
+
     // The host still busy at `atNs` (the traces all end then).
     void aliveUntil(int64_t atNs) { events_.push_back(event("cpu_op", "aten::empty", atNs, 1000, 1, {})); }
 

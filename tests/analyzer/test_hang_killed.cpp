@@ -126,6 +126,35 @@ TEST(HangKilled, KernelsThatNeverEndedStoredOpen) {
     EXPECT_EQ(test::compareHang(a, test::knownAnswer(HangFormat::Nsys, spec)), "");
 }
 
+// A rank aborted by PyTorch's watchdog (examples/h200/pytorch_hang): NCCL
+// never reported the hung collective finished, so the plugin wrote no row
+// for it, and its NCCL range is gone too; but its kernel is there, ended by
+// the abort 80 s later. That kernel is the call the waiting ranks entered.
+TEST(HangKilled, AKernelNcclNeverReportedFinished) {
+    testsupport::TempDir dir;
+    const auto spec = stalledJob();
+    for (const auto& f : writeJob(spec, dir.path()))
+        sql(f, std::string(kDropEnd) + kDropNcclRanges +
+                   "INSERT INTO OVERLAPSCOPE_KERNEL (start, end, deviceId, correlationId, launchId) "
+                   "SELECT c.gpuStart, c.gpuStart + 80000000000, c.deviceId, a.correlationId, "
+                   "  (SELECT launchId FROM OVERLAPSCOPE_KERNEL k JOIN OVERLAPSCOPE_KERNEL_LAUNCH l ON l.id = "
+                   "   k.launchId JOIN StringIds s ON s.id = l.shortName WHERE s.value LIKE 'ncclDevKernel%' LIMIT 1) "
+                   "FROM OVERLAPSCOPE_NCCL_COLL c JOIN CUPTI_ACTIVITY_KIND_RUNTIME a ON a.start = c.enqueue "
+                   "WHERE c.gpuEnd IS NULL;" +
+                   kDropOpenRows);
+    const hang::HangAnalysis a = analyzeFiles(dir.path());
+    EXPECT_EQ(test::compareHang(a, test::knownAnswer(HangFormat::OurFiles, spec)), "");
+    for (const auto& r : a.communicators[0].ranks) {
+        if (r.rank == spec.stallRank) continue;
+        EXPECT_EQ(r.calls.back().evidence, hang::Evidence::Kernel);
+        EXPECT_FALSE(r.calls.back().completed);
+    }
+    // Without the kernels the same capture says nothing: the check above can fail.
+    for (const auto& f : std::filesystem::directory_iterator(dir.path()))
+        sql(f.path(), "DELETE FROM OVERLAPSCOPE_KERNEL WHERE end - start >= 80000000000;");
+    EXPECT_EQ(analyzeFiles(dir.path()).verdict, hang::Verdict::Healthy);
+}
+
 // --- a naive reading of docs/design.md 4d, straight off the tables ---
 
 struct NaiveCall {
@@ -245,6 +274,60 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
                     if (k.coll == coll)
                         next = std::max(next, k.seq + 1), lastEntered = std::max(lastEntered, k.entered);
                 if (at > lastEntered) calls.push_back({coll, next, at, false});
+                std::stable_sort(calls.begin(), calls.end(), [](auto& a, auto& b) { return a.entered < b.entered; });
+            }
+        }
+        // Kernels NCCL never reported finished: of each type, those beyond
+        // the process's rows of that type that start after its newest row
+        // was entered; each the next call of its type of the communicator
+        // whose newest call of that type precedes it, entered, not finished.
+        std::map<std::string, std::pair<size_t, TimeNs>> rowsOfType;
+        for (size_t i = 0; i < t.size(); ++i) {
+            if (t.commHash[i] == 0) continue;
+            auto& [n, newest] =
+                rowsOfType.try_emplace(std::string(c.strings.at(t.func[i])), 0, std::numeric_limits<TimeNs>::min())
+                    .first->second;
+            ++n;
+            newest = std::max(newest, t.enqueue[i] >= 0 ? t.enqueue[i] : t.gpuStart[i]);
+        }
+        std::map<std::string, std::vector<TimeNs>> kernelStarts;
+        for (const auto& d : p.devices)
+            for (size_t i = 0; i < d.kernels.size(); ++i) {
+                const auto k = parseNcclKernelName(c.strings.at(d.kernels.name[i]));
+                if (k.isNccl && !k.collective.empty() && !p2p(k.collective))
+                    kernelStarts[k.collective].push_back(d.kernels.start[i]);
+            }
+        std::vector<std::pair<std::string, TimeNs>> unreported;
+        for (auto& [coll, starts] : kernelStarts) {
+            const auto r = rowsOfType.find(coll);
+            if (r == rowsOfType.end() || starts.size() <= r->second.first) continue;
+            std::sort(starts.begin(), starts.end());
+            for (size_t i = r->second.first; i < starts.size(); ++i)
+                if (starts[i] > r->second.second) unreported.push_back({coll, starts[i]});
+        }
+        std::sort(unreported.begin(), unreported.end(), [](auto& a, auto& b) { return a.second < b.second; });
+        for (const auto& [coll, at] : unreported) {
+            std::string best;
+            TimeNs bestAt = std::numeric_limits<TimeNs>::min();
+            for (auto& [comm, idx] : rows) {
+                (void)idx;
+                for (auto& [cr, calls] : comms[comm])
+                    if (globalOf[comm][cr] == p.rank)
+                        for (auto& k : calls)
+                            if (k.coll == coll && k.entered <= at && k.entered >= bestAt)
+                                best = comm, bestAt = k.entered;
+            }
+            if (best.empty()) continue;
+            for (auto& [cr, calls] : comms[best]) {
+                if (globalOf[best][cr] != p.rank) continue;
+                std::optional<uint64_t> next;
+                bool later = false;
+                for (auto& k : calls)
+                    if (k.coll == coll) {
+                        later = later || k.entered >= at;
+                        next = std::max(next.value_or(0), k.seq + 1);
+                    }
+                if (!later && next) calls.push_back({coll, *next, at, false});
                 std::stable_sort(calls.begin(), calls.end(), [](auto& a, auto& b) { return a.entered < b.entered; });
             }
         }

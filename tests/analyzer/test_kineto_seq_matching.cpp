@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,40 @@ TEST(KinetoSeqMatching, TracesWithoutSeqAreMatchedByGroupOrder) {
     EXPECT_EQ(a.matched[1].skew_ns, 100);
     EXPECT_EQ(a.matched[1].transfer_ns, 900);
     EXPECT_NE(a.matched[0].commHash.value_or(0), 0u);
+}
+
+// Without Seq, two groups interleaved alike on both ranks: each group is
+// numbered on its own (world: 0, 1; pair "5": 0), kernels matched within
+// their group. Rank 1 also has a second operator nested in its first world
+// call, which is the same call: counted twice it would shift rank 1's world
+// numbers and leave world #1 unmatched. Times (ns): rank 0 world [10000,
+// 11000), pair [20000, 21000), world [30000, 31000); rank 1 the same calls at
+// [10200, 11000), [20300, 21000), [30100, 31000): skews 200, 300, 100.
+TEST(KinetoSeqMatching, WithoutSeqEachGroupIsNumberedApart) {
+    testsupport::TempDir dir;
+    const Coll pair{"5", "[0, 1]", 2};
+    RankTrace r0(0, 2, ArgsOn::Both, false), r1(1, 2, ArgsOn::Both, false);
+    r0.add(call(kWorld, 1), 9'000, 10'000, 1'000);
+    r0.add(call(pair, 1), 19'000, 20'000, 1'000);
+    r0.add(call(kWorld, 2), 29'000, 30'000, 1'000);
+    r1.add(call(kWorld, 1), 9'500, 10'200, 800);
+    r1.addNestedOperator(call(kWorld, 1), 9'550, 100);
+    r1.add(call(pair, 1), 19'500, 20'300, 700);
+    r1.add(call(kWorld, 2), 29'500, 30'100, 900);
+    const Analysis a = analyze(loadCaptures({r0.write(dir.path()), r1.write(dir.path())}), {});
+    ASSERT_EQ(a.matched.size(), 3u);
+    std::map<std::pair<uint64_t, uint64_t>, int64_t> skew;  // (comm, seq) -> skew
+    for (const auto& m : a.matched)
+        skew[std::pair<uint64_t, uint64_t>(m.commHash.value_or(0), m.seqNumber.value_or(999))] =
+            static_cast<int64_t>(m.skew_ns);
+    const uint64_t world = a.matched[0].commHash.value_or(0);
+    uint64_t other = 0;
+    for (const auto& m : a.matched)
+        if (m.commHash.value_or(0) != world) other = m.commHash.value_or(0);
+    ASSERT_NE(other, 0u);
+    EXPECT_EQ(skew.at({world, 0}), 200);
+    EXPECT_EQ(skew.at({world, 1}), 100);
+    EXPECT_EQ(skew.at({other, 0}), 300);
 }
 
 }  // namespace
