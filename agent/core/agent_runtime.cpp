@@ -1,6 +1,7 @@
 #include "agent/core/agent_runtime.h"
 
 #include "agent/core/agent.h"
+#include "agent/core/crash_report.h"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string_view>
 
 namespace osc::agent {
 namespace {
@@ -37,6 +39,8 @@ Agent* ensureAgent() {
     if (g_attempted) return ::getpid() == g_ownerPid ? g_agent : nullptr;
     g_attempted = true;
     g_ownerPid = ::getpid();
+    if (const char* v = std::getenv("OVERLAPSCOPE_CRASH_REPORT"); !v || std::string_view(v) != "0")
+        installCrashReport();
     try {
         std::string warnings;
         AgentSettings settings = settingsFromEnvironment(warnings);
