@@ -208,6 +208,10 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
                 best = *it;
             }
         }
+        if (best == static_cast<size_t>(-1) && shift != 0 && gEnd >= g) {
+            const long k = kernelStartingNear(kernelSpans, g, gEnd - g);
+            if (k >= 0) best = kernelOps[static_cast<size_t>(k)];
+        }
         if (best != static_cast<size_t>(-1))
             attach(best, r);
         else

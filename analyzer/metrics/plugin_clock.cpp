@@ -48,6 +48,19 @@ long kernelMatchingRow(const std::vector<TimedSpan>& kernels, TimeNs start, Time
     return best;
 }
 
+long kernelStartingNear(const std::vector<TimedSpan>& kernels, TimeNs start, TimeNs duration) {
+    const TimeNs tol = tolerance(duration);
+    auto it = std::lower_bound(kernels.begin(), kernels.end(), start - tol,
+                               [](const TimedSpan& k, TimeNs v) { return k.start < v; });
+    long best = -1;
+    TimeNs bestDistance = 0;
+    for (; it != kernels.end() && it->start <= start + tol; ++it) {
+        const TimeNs distance = std::llabs(it->start - start);
+        if (best < 0 || distance < bestDistance) best = it - kernels.begin(), bestDistance = distance;
+    }
+    return best;
+}
+
 TimeNs pluginClockOffset(const std::vector<TimedSpan>& rows, const std::vector<TimedSpan>& kernels) {
     if (rows.empty() || kernels.empty()) return 0;
     const std::vector<size_t> judged = sample(rows);

@@ -27,4 +27,12 @@ TimeNs pluginClockOffset(const std::vector<TimedSpan>& rows, const std::vector<T
 // `start` within that tolerance and whose duration matches; -1 when none.
 long kernelMatchingRow(const std::vector<TimedSpan>& kernels, TimeNs start, TimeNs duration);
 
+// The kernel whose start is nearest `start` within the same tolerance, of any
+// duration; -1 when none. For a row moved by the offset that matches no
+// kernel of its duration and starts in none: the offset is a median, so a
+// row may land a few hundred ns before its kernel, and the kernel of a group
+// NCCL fused (a pipeline's send with the next receive) lasts longer than
+// either row's own channels (H200, docs/measurements.md).
+long kernelStartingNear(const std::vector<TimedSpan>& kernels, TimeNs start, TimeNs duration);
+
 }  // namespace osc

@@ -320,6 +320,43 @@ TEST(AnalysisPlugin, RowsMatchByGpuTimeThenByOrder) {
     EXPECT_EQ(*ops[0].commHash, 0xabcu);
 }
 
+// The H200 pipeline (docs/measurements.md, 2026-11-26): the plugin's rows
+// are 387 us later than CUPTI's kernels; a stage's last forward send and its
+// first backward receive ran as one fused SendRecv kernel of 7.3 ms, while
+// each row's own channels took 88 us, and the median shift put both rows
+// 43 ns before that kernel. Both rows belong on it (two parts); before, the
+// first went there by order and the second to no kernel.
+TEST(AnalysisPlugin, RowsOfAFusedGroupJustBeforeTheirKernelStillLandOnIt) {
+    TraceBuilder b;
+    const std::string sendRecv = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+    const TimeNs offset = us(387);
+    TimeNs t = us(1000);
+    for (int i = 0; i < 16; ++i) {  // single sends, each its own kernel, of distinct durations
+        const TimeNs d = us(40 + 7 * i);
+        b.kernel(0, 0, sendRecv, t, t + d, 13);
+        b.p2pRow(0, 0, 0xfeed, "Send", 1, 2, 1 << 20, t + offset + 100, t + offset + d - 2'000);
+        t += d + us(100);
+    }
+    const TimeNs fused = t;
+    b.kernel(0, 0, sendRecv, fused, fused + us(7300), 13);
+    b.p2pRow(0, 0, 0xfeed, "Send", 1, 2, 1 << 20, fused + offset - 43, fused + offset - 43 + us(88));
+    b.p2pRow(0, 0, 0xfeed, "Recv", 1, 2, 1 << 20, fused + offset - 43, fused + offset - 43 + us(88));
+    const Analysis a = analyze(b.finalized());
+    const auto& ops = a.devices[0].collectives;
+    ASSERT_EQ(ops.size(), 17u);
+    for (size_t i = 0; i < 16; ++i) {
+        ASSERT_EQ(ops[i].p2p.size(), 1u) << i;
+        EXPECT_TRUE(ops[i].p2p[0].send) << i;
+        EXPECT_EQ(ops[i].p2p[0].seq, i) << i;
+    }
+    ASSERT_EQ(ops[16].p2p.size(), 2u);
+    EXPECT_TRUE(ops[16].p2p[0].send);
+    EXPECT_EQ(ops[16].p2p[0].seq, 16u);
+    EXPECT_FALSE(ops[16].p2p[1].send);
+    EXPECT_EQ(ops[16].p2p[1].seq, 0u);
+    EXPECT_EQ(*ops[16].bytes, 2u << 20);
+}
+
 TEST(AnalysisMultiRank, SkewAndTransferByOrder) {
     // docs/metrics.md, Example 3.
     TraceBuilder b;

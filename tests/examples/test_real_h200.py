@@ -162,6 +162,31 @@ class KinetoTotals(unittest.TestCase):
                                          f"{example} rank {rank}: {key}")
 
 
+class PipelineSendsAndReceives(unittest.TestCase):
+    def test_every_send_is_paired_with_the_receive_carrying_its_number(self):
+        """pp_overlap GPipe over real NCCL: the plugin's rows (peer in root,
+        numbered per peer and direction) say which send each receive takes."""
+        import sqlite3
+        folder = os.path.join(EXAMPLES, "pp_gpipe_sendrecv")
+        rows = {}
+        for name in sorted(os.listdir(folder)):
+            db = sqlite3.connect(f"file:{os.path.join(folder, name)}?mode=ro&immutable=1", uri=True)
+            rank = int(dict(db.execute("SELECT name, value FROM OVERLAPSCOPE_META"))["rank"])
+            names = dict(db.execute("SELECT id, value FROM StringIds"))
+            rows[rank] = [(names.get(f, f), peer, seq, nbytes) for f, peer, seq, nbytes in
+                          db.execute("SELECT func, root, seqNumber, bytes FROM OVERLAPSCOPE_NCCL_COLL")]
+        want = sum(1 for r, rs in rows.items() for f, peer, seq, _ in rs
+                   if f == "Send" and ("Recv", r, seq) in {(g, p, q) for g, p, q, _ in rows[peer]})
+        self.assertEqual(want, 208)  # 13 steps x 8 micro-batches, each way
+        out = subprocess.run([OVERLAPSCOPE, "report", "--format", "json", folder], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertNotIn("found no partner", out.stderr)
+        rep = json.loads(out.stdout)
+        self.assertEqual(len(rep["p2p_transfers"]), want)
+        for t in rep["p2p_transfers"]:
+            self.assertEqual(t["bytes"], 1 << 20)
+
+
 class RealHang(unittest.TestCase):
     def test_our_capture_names_rank_1_and_the_seventh_all_reduce(self):
         rep = run_json("hang", "--format", "json", os.path.join(EXAMPLES, "pytorch_hang"), expect=(1,))
