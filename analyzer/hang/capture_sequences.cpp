@@ -104,7 +104,7 @@ RankProgress rankOf(const Process& p, const HostActivity& host, const Unfinished
 // capture's start) or cannot be numbered (NCCL counts from the
 // communicator's creation, before the capture).
 void addUnfinishedCalls(std::vector<Call>& calls, const std::vector<TypedLaunch>& launches,
-                        std::optional<uint64_t> firstSeq) {
+                        std::optional<uint64_t> firstSeq, Evidence evidence = Evidence::UnfinishedLaunch) {
     for (const TypedLaunch& l : launches) {
         std::optional<uint64_t> next;
         TimeNs lastEntered = std::numeric_limits<TimeNs>::min();
@@ -120,7 +120,7 @@ void addUnfinishedCalls(std::vector<Call>& calls, const std::vector<TypedLaunch>
         c.slot = {l.collective, *next};
         c.collective = l.collective;
         c.enteredNs = l.start;
-        c.evidence = Evidence::UnfinishedLaunch;
+        c.evidence = evidence;
         calls.push_back(std::move(c));
     }
 }
@@ -161,24 +161,6 @@ std::vector<TypedLaunch> unreportedKernels(const Capture& capture, const Process
     }
     std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.start < y.start; });
     return out;
-}
-
-// An unreported kernel after the rank's last call of its type is that
-// type's next call, entered and not finished.
-void addUnreportedCall(std::vector<Call>& calls, const TypedLaunch& k) {
-    std::optional<uint64_t> next;
-    for (const Call& c : calls)
-        if (c.collective == k.collective) {
-            if (c.enteredNs >= k.start) return;
-            next = std::max(next.value_or(0), c.slot.seq + 1);
-        }
-    if (!next) return;
-    Call c;
-    c.slot = {k.collective, *next};
-    c.collective = k.collective;
-    c.enteredNs = k.start;
-    c.evidence = Evidence::Kernel;
-    calls.push_back(std::move(c));
 }
 
 // One process's plugin communicators, appended to `comms` (found by id).
@@ -233,8 +215,10 @@ void addPluginCalls(const Capture& capture, const Process& p, const HostActivity
     };
     for (const TypedLaunch& l : unfinished.nccl)
         if (RankProgress* owner = ownerOf(l)) addUnfinishedCalls(owner->calls, {l}, std::nullopt);
+    // An unreported kernel after the rank's last call of its type is that
+    // type's next call, entered and not finished.
     for (const TypedLaunch& k : unreportedKernels(capture, p))
-        if (RankProgress* owner = ownerOf(k)) addUnreportedCall(owner->calls, k);
+        if (RankProgress* owner = ownerOf(k)) addUnfinishedCalls(owner->calls, {k}, std::nullopt, Evidence::Kernel);
 }
 
 // Collective kernels of one device in start order, numbered per type.

@@ -34,31 +34,33 @@ size_t score(const std::vector<TimedSpan>& rows, const std::vector<size_t>& judg
 
 }  // namespace
 
-long kernelMatchingRow(const std::vector<TimedSpan>& kernels, TimeNs start, TimeNs duration) {
-    const TimeNs tol = tolerance(duration);
+namespace {
+
+// The kernel starting nearest `start` within `tol` that `fits`; -1 when none.
+template <typename Fits>
+long nearestStart(const std::vector<TimedSpan>& kernels, TimeNs start, TimeNs tol, Fits fits) {
     auto it = std::lower_bound(kernels.begin(), kernels.end(), start - tol,
                                [](const TimedSpan& k, TimeNs v) { return k.start < v; });
     long best = -1;
     TimeNs bestDistance = 0;
     for (; it != kernels.end() && it->start <= start + tol; ++it) {
-        if (std::llabs((it->end - it->start) - duration) > tol) continue;
+        if (!fits(*it)) continue;
         const TimeNs distance = std::llabs(it->start - start);
         if (best < 0 || distance < bestDistance) best = it - kernels.begin(), bestDistance = distance;
     }
     return best;
 }
 
-long kernelStartingNear(const std::vector<TimedSpan>& kernels, TimeNs start, TimeNs duration) {
+}  // namespace
+
+long kernelMatchingRow(const std::vector<TimedSpan>& kernels, TimeNs start, TimeNs duration) {
     const TimeNs tol = tolerance(duration);
-    auto it = std::lower_bound(kernels.begin(), kernels.end(), start - tol,
-                               [](const TimedSpan& k, TimeNs v) { return k.start < v; });
-    long best = -1;
-    TimeNs bestDistance = 0;
-    for (; it != kernels.end() && it->start <= start + tol; ++it) {
-        const TimeNs distance = std::llabs(it->start - start);
-        if (best < 0 || distance < bestDistance) best = it - kernels.begin(), bestDistance = distance;
-    }
-    return best;
+    return nearestStart(kernels, start, tol,
+                        [&](const TimedSpan& k) { return std::llabs((k.end - k.start) - duration) <= tol; });
+}
+
+long kernelStartingNear(const std::vector<TimedSpan>& kernels, TimeNs start, TimeNs duration) {
+    return nearestStart(kernels, start, tolerance(duration), [](const TimedSpan&) { return true; });
 }
 
 TimeNs pluginClockOffset(const std::vector<TimedSpan>& rows, const std::vector<TimedSpan>& kernels) {

@@ -23,7 +23,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from distributed_setup import shared_gpu_nccl_env  # noqa: E402 (tests/workloads reads it from here)
+import distributed_setup as setup  # noqa: E402
+from distributed_setup import shared_gpu_nccl_env  # noqa: E402,F401 (tests/workloads reads it from here)
 
 
 def parse_args(argv):
@@ -74,17 +75,8 @@ def main(argv):
         print("ddp.py: needs a CUDA GPU", file=sys.stderr)
         return 1
 
-    rank = int(os.environ.get("RANK", "0"))
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29500")
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "0"))
-    shared = shared_gpu_nccl_env(rank, world, local_world, torch.cuda.device_count(), os.environ)
-    os.environ.update(shared)  # before NCCL starts
-    torch.cuda.set_device(local_rank % torch.cuda.device_count())
-    device = torch.device("cuda", torch.cuda.current_device())
-    dist.init_process_group("nccl", rank=rank, world_size=world)
+    job = setup.start(torch, dist)
+    rank, world, device, shared = job.rank, job.world, job.device, job.shared
 
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
     torch.manual_seed(args.seed)  # identical initial replicas (DDP also broadcasts rank 0's)
@@ -154,8 +146,7 @@ def main(argv):
         print(f"ddp.py: torch {torch.__version__}, {world} rank(s), bucket_cap_mb={args.bucket_mb}, "
               f"gradient_as_bucket_view={not args.no_bucket_view}")
         if shared:
-            print(f"ddp.py: {local_world} ranks share {torch.cuda.device_count()} GPU(s), so NCCL connects them "
-                  "through its network transport: " + " ".join(f"{k}={v}" for k, v in sorted(shared.items())))
+            print("ddp.py: " + job.describe_sharing(torch))
         print(f"ddp.py: median step {med:.3f} ms over {args.steps} steps")
         print(f"ddp.py: check {'passed (weights identical on all ranks)' if ok else 'FAILED'}")
         print(f"SUMMARY ddp.py bucket_mb={args.bucket_mb:g} world={world} dtype={args.dtype} "

@@ -6,6 +6,7 @@ works without PyTorch."""
 import contextlib
 import datetime
 import os
+import time
 
 
 def shared_gpu_nccl_env(rank, world, local_world, devices, environ):
@@ -88,6 +89,30 @@ class TraceWriter:
         if self.profiler is not None:
             self.profiler.stop()
             self.profiler = None
+
+
+def run_steps(torch, train_step, args, rank):
+    """Warm-up steps ("warmup N"), then the measured ones ("step N"), the
+    optional torch.profiler trace covering only those; each measured step's
+    wall time in ms."""
+    for i in range(args.warmup):
+        train_step(f"warmup {i}")
+    trace = TraceWriter(torch, args.torch_profiler, rank)
+    times = []
+    for i in range(args.steps):
+        start = time.perf_counter()
+        train_step(f"step {i}")
+        times.append((time.perf_counter() - start) * 1e3)
+        trace.step()
+    trace.stop()
+    return times
+
+
+def all_ranks_ok(torch, dist, ok, device):
+    """True only if the check passed on every rank (a MIN all-reduce)."""
+    flag = torch.tensor([1.0 if ok else 0.0], device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    return bool(flag.item() == 1.0)
 
 
 def add_common_arguments(parser, steps=10, warmup=3):

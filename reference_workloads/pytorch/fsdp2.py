@@ -13,7 +13,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import distributed_setup as setup  # noqa: E402
@@ -95,21 +94,10 @@ def main(argv):
                 opt.zero_grad()
             torch.cuda.synchronize()
 
-    for i in range(args.warmup):
-        train_step(f"warmup {i}")
-    trace = setup.TraceWriter(torch, args.torch_profiler, job.rank)
-    times = []
-    for i in range(args.steps):
-        start = time.perf_counter()
-        train_step(f"step {i}")
-        times.append((time.perf_counter() - start) * 1e3)
-        trace.step()
-    trace.stop()
+    times = setup.run_steps(torch, train_step, args, job.rank)
 
-    finite = torch.tensor([1.0 if all(torch.isfinite(p.to_local()).all() for p in model.parameters()) else 0.0],
-                          device=job.device)
-    dist.all_reduce(finite, op=dist.ReduceOp.MIN)
-    ok = bool(finite.item() == 1.0)
+    finite = all(bool(torch.isfinite(p.to_local()).all()) for p in model.parameters())
+    ok = setup.all_ranks_ok(torch, dist, finite, job.device)
     if job.rank == 0:
         med = statistics.median(times)
         print(f"fsdp2.py: torch {torch.__version__}, {job.world} rank(s), {args.layers} FSDP units, prefetch {prefetch}")

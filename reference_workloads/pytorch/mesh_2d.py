@@ -20,7 +20,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import distributed_setup as setup  # noqa: E402
@@ -151,16 +150,7 @@ def main(argv):
                 opt.step()
             torch.cuda.synchronize()
 
-    for i in range(args.warmup):
-        train_step(f"warmup {i}")
-    trace = setup.TraceWriter(torch, args.torch_profiler, job.rank)
-    times = []
-    for i in range(args.steps):
-        start = time.perf_counter()
-        train_step(f"step {i}")
-        times.append((time.perf_counter() - start) * 1e3)
-        trace.step()
-    trace.stop()
+    times = setup.run_steps(torch, train_step, args, job.rank)
 
     # Replicas of one TP position hold the same weights after every step.
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
@@ -168,9 +158,7 @@ def main(argv):
     gathered = [torch.zeros_like(checksum) for _ in range(job.world // args.tp)]
     dist.all_gather(gathered, checksum, group=dp_group)
     ok = all(torch.allclose(g, gathered[0], rtol=1e-6) for g in gathered)
-    oks = torch.tensor([1.0 if ok else 0.0], device=job.device)
-    dist.all_reduce(oks, op=dist.ReduceOp.MIN)
-    ok = bool(oks.item() == 1.0)
+    ok = setup.all_ranks_ok(torch, dist, ok, job.device)
     if job.rank == 0:
         med = statistics.median(times)
         print(f"mesh_2d.py: torch {torch.__version__}, {job.world} ranks: tensor-parallel groups {tp_lists}, "

@@ -12,7 +12,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import distributed_setup as setup  # noqa: E402
@@ -84,22 +83,11 @@ def main(argv):
                 opt.step()
             torch.cuda.synchronize()
 
-    for i in range(args.warmup):
-        train_step(f"warmup {i}")
-    trace = setup.TraceWriter(torch, args.torch_profiler, job.rank)
-    times = []
-    for i in range(args.steps):
-        start = time.perf_counter()
-        train_step(f"step {i}")
-        times.append((time.perf_counter() - start) * 1e3)
-        trace.step()
-    trace.stop()
+    times = setup.run_steps(torch, train_step, args, job.rank)
 
     ok = job.rank != job.world - 1 or (len(last_losses) == args.microbatches and
                                        all(v == v and v < float("inf") for v in last_losses))
-    flag = torch.tensor([1.0 if ok else 0.0], device=job.device)
-    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
-    ok = bool(flag.item() == 1.0)
+    ok = setup.all_ranks_ok(torch, dist, ok, job.device)
     if job.rank == 0:
         med = statistics.median(times)
         print(f"pipeline_1f1b.py: torch {torch.__version__}, {job.world} stage(s), schedule {args.schedule}, "

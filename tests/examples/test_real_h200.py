@@ -23,6 +23,10 @@ import subprocess
 import sys
 import unittest
 
+sys.dont_write_bytecode = True  # nothing written into the checkout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_real_captures import intersect, is_nccl, length, union  # noqa: E402  the same interval arithmetic
+
 OVERLAPSCOPE = None
 EXAMPLES = None
 
@@ -47,37 +51,6 @@ def traces(folder):
 
 def ns(us):
     return round(us * 1000)
-
-
-def union(intervals):
-    merged = []
-    for s, e in sorted(i for i in intervals if i[1] > i[0]):
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
-        else:
-            merged.append([s, e])
-    return merged
-
-
-def length(u):
-    return sum(e - s for s, e in u)
-
-
-def intersect(a, b):
-    out, i, j = [], 0, 0
-    while i < len(a) and j < len(b):
-        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if s < e:
-            out.append([s, e])
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
-
-
-def is_nccl(name):
-    return (name[5:] if name.startswith("void ") else name).startswith("nccl")
 
 
 class MeshMatching(unittest.TestCase):
