@@ -238,6 +238,24 @@ def one_rank_step(workload, mode, part):
                 action)
 
 
+def bare_step(workload, mode, part, env=None, suffix="bare"):
+    """The workload without overlapscope (no agent, no plugin), 2 ranks,
+    with extra variables: tells a hang or crash of the workload or NCCL from
+    one the capture causes. A hang leaves the processes' stacks in the log."""
+    name = f"{workload}-{mode}-{suffix}"
+
+    def action(kit, step):
+        argv = [kit.programs.get(workload), "--ranks", str(RANKS)] + workload_args(workload, mode) + \
+               ["--steps", "3", "--warmup", "1"]
+        out = kit.run(step, argv, 60, dict(env or {}), log_name=name)
+        step.outcome = out
+        return {"workload": workload, "mode": mode, "env": env or {}, "status": out.status,
+                "program": readings.parse_summary(kit.log_text(out)),
+                "log_tail": runner.tail(out.log, 6000) if not out.ok() else ""}
+    return Step(name, part, f"{workload} {mode} without overlapscope{' (' + suffix + ')' if suffix != 'bare' else ''}",
+                90, action)
+
+
 def report_step(part):
     def action(kit, step):
         caps = kit.path("captures", "ddp_overlap-bucketed")
@@ -545,6 +563,12 @@ def build(overhead_runs=OVERHEAD_RUNS, from_source=False):
     for workload, mode in p2p_modes:
         if "imbalance" not in mode:  # one rank has no other rank to send more to
             steps.append(one_rank_step(workload, mode, 5))
+    # GPipe with --overlap hung under overlapscope on the H200 (2026-11-26,
+    # docs/measurements.md): the same run without it, and with NCCL's and
+    # CUDA's lazy set-up made eager, say whose hang it is.
+    steps.append(bare_step("pp_overlap", "gpipe-overlap", 5))
+    steps.append(bare_step("pp_overlap", "gpipe-overlap", 5, {"CUDA_MODULE_LOADING": "EAGER"}, "eager-modules"))
+    steps.append(bare_step("pp_overlap", "gpipe-overlap", 5, {"NCCL_RUNTIME_CONNECT": "0"}, "eager-connect"))
     steps += pytorch_real.steps(6)
     order = {s.name: i for i, s in enumerate(steps)}
     return sorted(steps, key=lambda s: (s.part, 0 if s.name.startswith(("build", "environment", "binaries")) else 1,
