@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -285,6 +290,93 @@ TEST_P(NcclP2p, CollectivesAndSendsShareALaunch) {
     EXPECT_EQ(out.rows[1].row.bytes, 1024u);
     EXPECT_EQ(out.rows[1].row.gpuStart, static_cast<int64_t>(kT0 + 1));
     EXPECT_EQ(out.rows[1].row.gpuEnd, static_cast<int64_t>(kT0 + 99));
+}
+
+TEST_P(NcclP2p, CommunicatorsOfOneProcessRunConcurrentlyOnTheirOwnThreads) {
+    // A 2D mesh (mesh_2d.py): a tensor-parallel and a data-parallel
+    // communicator busy at once in the backward pass. Per communicator two
+    // threads launch (the main and the autograd thread; NCCL runs a launch's
+    // Group and Coll events on the launching thread, in launch order) and its
+    // proxy thread reports channels of operations possibly already stopped,
+    // sometimes fewer than announced. Every operation must give exactly one
+    // row of its own communicator.
+    constexpr int kComms = 2, kLaunchersPerComm = 2, kLaunches = 3000;
+    struct Comm {
+        std::mutex rowsMutex;
+        std::map<uint64_t, int> rowsByComm;
+        CollectiveTracker::Emit sink;
+        std::unique_ptr<FakeNcclComm> nccl;
+        std::mutex launchOrder;  // NCCL launches a communicator's kernels one at a time
+        std::mutex queueMutex;
+        std::condition_variable queued;
+        std::deque<void*> proxyQueue;
+        bool launchesDone = false;
+        std::atomic<int> ops{0};
+    };
+    std::vector<std::unique_ptr<Comm>> comms;
+    for (int i = 0; i < kComms; ++i) {
+        auto c = std::make_unique<Comm>();
+        Comm* raw = c.get();
+        raw->sink = [raw](PendingCollective&& row) {
+            std::lock_guard lock(raw->rowsMutex);
+            ++raw->rowsByComm[row.row.commHash];
+        };
+        raw->nccl = std::make_unique<FakeNcclComm>(GetParam(), kComm + i, 2, 0, raw->sink);
+        comms.push_back(std::move(c));
+    }
+    std::vector<std::thread> proxies, launchers;
+    for (auto& c : comms) {
+        Comm* comm = c.get();
+        proxies.emplace_back([comm] {
+            uint64_t t = kT0;
+            for (int n = 0;; ++n) {
+                void* op = nullptr;
+                {
+                    std::unique_lock lock(comm->queueMutex);
+                    comm->queued.wait(lock, [&] { return !comm->proxyQueue.empty() || comm->launchesDone; });
+                    if (comm->proxyQueue.empty()) return;
+                    op = comm->proxyQueue.front();
+                    comm->proxyQueue.pop_front();
+                }
+                const int reported = n % 3 == 0 ? 1 : 2;  // 2 announced
+                for (int ch = 0; ch < reported; ++ch, t += 10) comm->nccl->channel(op, ch, t, t + 5);
+            }
+        });
+        for (int l = 0; l < kLaunchersPerComm; ++l)
+            launchers.emplace_back([comm, l] {
+                for (int n = 0; n < kLaunches; ++n) {
+                    std::lock_guard order(comm->launchOrder);
+                    void* launch = comm->nccl->launch();
+                    std::vector<void*> ops;
+                    ops.push_back(comm->nccl->coll(launch, "AllReduce", n, 64, "ncclFloat32", 2));
+                    if ((n + l) % 2) ops.push_back(comm->nccl->send(launch, 1, 64, "ncclFloat32", 2));
+                    {
+                        // Handed to the proxy before NCCL stops the operations.
+                        std::lock_guard lock(comm->queueMutex);
+                        for (void* op : ops) comm->proxyQueue.push_back(op);
+                    }
+                    comm->queued.notify_one();
+                    for (void* op : ops) comm->nccl->stop(op);
+                    comm->nccl->stop(launch);
+                    comm->ops += static_cast<int>(ops.size());
+                }
+            });
+    }
+    for (auto& t : launchers) t.join();
+    for (auto& c : comms) {
+        {
+            std::lock_guard lock(c->queueMutex);
+            c->launchesDone = true;
+        }
+        c->queued.notify_all();
+    }
+    for (auto& t : proxies) t.join();
+    for (int i = 0; i < kComms; ++i) {
+        comms[i]->nccl->finalize();
+        std::lock_guard lock(comms[i]->rowsMutex);
+        EXPECT_EQ(comms[i]->rowsByComm.size(), 1u);
+        EXPECT_EQ(comms[i]->rowsByComm[kComm + i], comms[i]->ops.load()) << "communicator " << i;
+    }
 }
 
 }  // namespace
