@@ -121,6 +121,7 @@ struct RunOptions {
     std::string output = ".";
     NumberOption delay, duration, bufferMb;
     bool dormant = false;
+    bool noNcclPlugin = false;
     std::string agent;
     std::vector<std::string> command;
     // --partial: each process writes its capture's partial result at close.
@@ -168,12 +169,13 @@ int runCommand(RunOptions& o) {
     const bool dormant = o.dormant || (o.live() && o.delay.text.empty() && o.duration.text.empty());
     std::vector<std::pair<std::string, std::string>> env = {
         {"CUDA_INJECTION64_PATH", agent},
-        {"NCCL_PROFILER_PLUGIN", agent},
         {"OVERLAPSCOPE_OUTPUT_DIR", outDir},
         {"OVERLAPSCOPE_DELAY", secondsText(o.delay.value)},
         {"OVERLAPSCOPE_DURATION", secondsText(o.duration.value)},
         {"OVERLAPSCOPE_DORMANT", dormant ? "1" : "0"},
     };
+    // Without the plugin the job's own NCCL_PROFILER_PLUGIN, if any, stays.
+    if (!o.noNcclPlugin) env.emplace_back("NCCL_PROFILER_PLUGIN", agent);
     if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb.value));
     if (!o.partial && !o.live() &&
         (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty() || !o.microbatchPattern.empty() ||
@@ -410,6 +412,10 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     r->add_option("--duration", run->duration.text, "Stop capturing after this many seconds (0: until exit; up to 1e6)")
         ->type_name("SECONDS");
     r->add_flag("--dormant", run->dormant, "Do not capture until `overlapscope attach`");
+    r->add_flag("--no-nccl-plugin", run->noNcclPlugin,
+                "Do not load the agent as NCCL's profiler plugin: no per-collective rows (sizes, sequence numbers, "
+                "peers), kernels and ranges only; for a job with its own NCCL profiler plugin, or to tell a "
+                "problem of the plugin from one of the CUDA side");
     r->add_option("--buffer-mb", run->bufferMb.text,
                   "Memory bound for in-flight records per process (default 64; 1 to 65536)")
         ->type_name("MB");

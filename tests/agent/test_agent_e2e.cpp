@@ -340,6 +340,27 @@ TEST_F(AgentEndToEnd, BadInputIsOneLineAndExitTwo) {
     EXPECT_NE(hText.find("--dormant"), std::string::npos);
 }
 
+// The agent is NCCL's profiler plugin unless --no-nccl-plugin; then a
+// plugin the job names itself stays.
+TEST_F(AgentEndToEnd, NoNcclPluginLeavesNcclsPluginVariableToTheJob) {
+    const std::vector<std::string> show = {"--", "/bin/sh", "-c", "echo \"plugin=[$NCCL_PROFILER_PLUGIN]\""};
+    auto with = [&](std::vector<std::string> args) {
+        std::vector<std::string> a = {"run", "--agent", OSC_TEST_FAKE_AGENT, "-o", out};
+        a.insert(a.end(), args.begin(), args.end());
+        a.insert(a.end(), show.begin(), show.end());
+        return cli(a);
+    };
+    auto [code, text] = with({});
+    EXPECT_EQ(code, 0) << text;
+    EXPECT_NE(text.find(std::string("plugin=[") + OSC_TEST_FAKE_AGENT + "]"), std::string::npos) << text;
+    auto [code2, text2] = with({"--no-nccl-plugin"});
+    EXPECT_EQ(code2, 0) << text2;
+    EXPECT_NE(text2.find("plugin=[]"), std::string::npos) << text2;
+    extraEnv["NCCL_PROFILER_PLUGIN"] = "/opt/their-plugin.so";
+    auto [code3, text3] = with({"--no-nccl-plugin"});
+    EXPECT_NE(text3.find("plugin=[/opt/their-plugin.so]"), std::string::npos) << text3;
+}
+
 // Durations that overflow the clocks, buffers that wrap to nothing, and
 // non-numbers: one line naming the option, exit 2, nothing started.
 TEST_F(AgentEndToEnd, OutOfRangeOptionsAreOneLineAndExitTwo) {

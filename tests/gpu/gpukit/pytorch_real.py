@@ -77,6 +77,28 @@ def pair_step(name, part):
     return Step(name, part, title, 330, action)
 
 
+def agent_variant_step(job_name, suffix, run_flags, part):
+    """One job under overlapscope with different flags (e.g. without the NCCL
+    plugin): the mesh crashed under the agent on the H200 (2026-11-26); this
+    tells the plugin's part from the CUDA side's."""
+    script, ranks, args, title = JOBS[job_name]
+    name = f"{job_name}-{suffix}"
+
+    def action(kit, step):
+        caps = kit.path("captures", name)
+        job = torchrun(kit, script, ranks, args + ["--steps", str(MEASURED_STEPS), "--warmup", str(WARMUP)])
+        out = kit.run(step, [kit.programs.get("overlapscope"), "run", "-o", caps] + run_flags + ["--"] + job, 100,
+                      log_name=name)
+        figures = {"flags": run_flags, "status": out.status, "error": out.error,
+                   "program": readings.parse_summary(kit.log_text(out)),
+                   "log_tail": runner.tail(out.log, 6000) if not out.ok() else ""}
+        if out.status != "planned":
+            figures["capture"] = readings.judge(readings.probe(kit, caps), {"ranks": ranks, "steps": MEASURED_STEPS})
+        step.outcome = out
+        return figures
+    return Step(name, part, f"{title}, overlapscope run {' '.join(run_flags)}", 130, action)
+
+
 def pickled_dumps_to_json(folder):
     """The watchdog writes pickles; `overlapscope hang` reads JSON. Bytes
     become text the way PyTorch's own JSON dump writes them."""
@@ -134,4 +156,6 @@ def hang_step(part):
 
 
 def steps(part):
-    return [pair_step(name, part) for name in JOBS] + [hang_step(part)]
+    return [pair_step(name, part) for name in JOBS] + [agent_variant_step("pytorch_mesh", "no-plugin",
+                                                                          ["--no-nccl-plugin"], part),
+                                                       hang_step(part)]
