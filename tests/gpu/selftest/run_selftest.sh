@@ -48,10 +48,14 @@ for name, s in steps.items():
         got = (cap["plugin_p2p_rows"], cap["p2p_transfers"], cap["sendrecv_kernels_without_peers"])
         assert got == ((12, 6, 0) if p2p else (0, 0, 0)), (name, got)
         p2p_runs += p2p
-    elif "workload" in s["figures"]:  # the one-rank --comm copies runs of part 4
+    elif "copies" in s["figures"]:  # the one-rank --comm copies runs of part 4
         cap = s["figures"]["copies"].get("capture", {})
         assert cap.get("readable"), f"{name}: capture not read: {cap}"
         assert cap["ranks_in_capture"] == 1, f"{name}: {cap['ranks_in_capture']} ranks"
+for name in ("pp_overlap-gpipe-overlap-bare", "pp_overlap-gpipe-overlap-eager-modules",
+             "pp_overlap-gpipe-overlap-eager-connect"):  # the workload alone, no capture
+    if name in steps:
+        assert steps[name]["status"] == "ok", steps[name]
 if "attach_twice" in steps:
     assert steps["attach_twice"]["status"] == "ok", steps["attach_twice"]
 if "sigkill" in steps:
