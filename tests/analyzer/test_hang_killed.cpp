@@ -254,7 +254,8 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
             comms[comm][commRank] = calls;
             globalOf[comm][commRank] = p.rank;
         }
-        for (const auto& [coll, at] : typedOf[pi]) {
+        // The communicator whose newest call of `coll` is the latest at or before `at`.
+        const auto ownerComm = [&](const std::string& coll, TimeNs at) {
             std::string best;
             TimeNs bestAt = std::numeric_limits<TimeNs>::min();
             for (auto& [comm, idx] : rows) {
@@ -265,6 +266,10 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
                             if (k.coll == coll && k.entered <= at && k.entered >= bestAt)
                                 best = comm, bestAt = k.entered;
             }
+            return best;
+        };
+        for (const auto& [coll, at] : typedOf[pi]) {
+            const std::string best = ownerComm(coll, at);
             if (best.empty()) continue;
             for (auto& [cr, calls] : comms[best]) {
                 if (globalOf[best][cr] != p.rank) continue;
@@ -307,16 +312,7 @@ NaiveAnswer naive(const Capture& c, TimeNs minWait) {
         }
         std::sort(unreported.begin(), unreported.end(), [](auto& a, auto& b) { return a.second < b.second; });
         for (const auto& [coll, at] : unreported) {
-            std::string best;
-            TimeNs bestAt = std::numeric_limits<TimeNs>::min();
-            for (auto& [comm, idx] : rows) {
-                (void)idx;
-                for (auto& [cr, calls] : comms[comm])
-                    if (globalOf[comm][cr] == p.rank)
-                        for (auto& k : calls)
-                            if (k.coll == coll && k.entered <= at && k.entered >= bestAt)
-                                best = comm, bestAt = k.entered;
-            }
+            const std::string best = ownerComm(coll, at);
             if (best.empty()) continue;
             for (auto& [cr, calls] : comms[best]) {
                 if (globalOf[best][cr] != p.rank) continue;
