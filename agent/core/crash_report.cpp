@@ -1,5 +1,7 @@
 #include "agent/core/crash_report.h"
 
+#include "agent/core/signal_chain.h"
+
 #include <execinfo.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -67,11 +69,6 @@ const char* nameOf(int signo) {
     return "signal";
 }
 
-bool isHandler(const struct sigaction& a) {
-    if (a.sa_flags & SA_SIGINFO) return a.sa_sigaction != nullptr;
-    return a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN;
-}
-
 void onFault(int signo, siginfo_t* info, void* context) {
     const int i = indexOf(signo);
     if (!g_reporting.exchange(true)) {
@@ -96,12 +93,7 @@ void onFault(int signo, siginfo_t* info, void* context) {
     if (i >= 0) {
         const struct sigaction previous = g_previous[i];
         ::sigaction(signo, &previous, nullptr);
-        if (isHandler(previous)) {
-            if (previous.sa_flags & SA_SIGINFO)
-                previous.sa_sigaction(signo, info, context);
-            else
-                previous.sa_handler(signo);
-        }
+        if (isSignalHandler(previous)) runSignalHandler(previous, signo, info, context);
     }
     // Returning re-runs the faulting instruction under the restored
     // disposition (the default: terminate, dump core); a signal raised by

@@ -1,5 +1,6 @@
 #include "agent/core/signal_bridge.h"
 
+#include "agent/core/signal_chain.h"
 #include "analyzer/capture/background_thread.h"
 
 #include <fcntl.h>
@@ -27,27 +28,14 @@ int indexOf(int signo) {
     return -1;
 }
 
-bool isHandler(const struct sigaction& action) {
-    if (action.sa_flags & SA_SIGINFO) return action.sa_sigaction != nullptr;
-    return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
-}
-
-// Runs the application's handler as the kernel would have: with its mask
-// (and the signal itself unless SA_NODEFER) blocked, with our arguments.
+// Runs the application's handler as the kernel would have.
 void chain(int i, int signo, siginfo_t* info, void* context) {
     const struct sigaction previous = g_previous[i];
     if (previous.sa_flags & SA_RESETHAND) {  // one-shot: the next one takes the default action
         g_previous[i].sa_handler = SIG_DFL;
         g_previous[i].sa_flags &= ~(SA_SIGINFO | SA_RESETHAND);
     }
-    sigset_t mask = previous.sa_mask, saved;
-    if (!(previous.sa_flags & SA_NODEFER)) sigaddset(&mask, signo);
-    pthread_sigmask(SIG_BLOCK, &mask, &saved);
-    if (previous.sa_flags & SA_SIGINFO)
-        previous.sa_sigaction(signo, info, context);
-    else
-        previous.sa_handler(signo);
-    pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    runSignalHandler(previous, signo, info, context);
 }
 
 void notifyWatcher(int signo) {
@@ -60,7 +48,7 @@ void onSignal(int signo, siginfo_t* info, void* context) {
     const int i = indexOf(signo);
     // A forked child has no watcher thread and no capture of ours.
     const bool watched = ::getpid() == g_ownerPid && g_pipe[1] >= 0;
-    if (i >= 0 && isHandler(g_previous[i])) {
+    if (i >= 0 && isSignalHandler(g_previous[i])) {
         if (watched) notifyWatcher(signo);
         chain(i, signo, info, context);
     } else if (watched && i >= 0 && !g_closing[i]) {
@@ -107,7 +95,7 @@ void SignalBridge::install() {
         ours.sa_sigaction = onSignal;
         ours.sa_mask = current.sa_mask;
         ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_ONSTACK | SA_NODEFER));
-        if (!isHandler(current) || (current.sa_flags & SA_RESTART)) ours.sa_flags |= SA_RESTART;
+        if (!isSignalHandler(current) || (current.sa_flags & SA_RESTART)) ours.sa_flags |= SA_RESTART;
         g_closing[i] = 0;
         if (::sigaction(kSignals[i], &ours, &g_previous[i]) == 0) g_installed[i] = true;
     }
