@@ -218,26 +218,13 @@ void CaptureBuilder::addCollective(Process& p, const Event& e, int64_t device, T
     const CommArgs& a = e.comm;
     const std::string_view func = ncclFuncOfCollective(a.collective);
     const int elem = dtypeBytes(a.dtype);
-    // NCCL counts a reduce-scatter by its output, everything else by its input.
-    const int64_t nelems = func == "ReduceScatter" && a.outNelems != kAbsent ? a.outNelems : a.inNelems;
-    if (func.empty() || elem == 0 || nelems == kAbsent || nelems > (int64_t{1} << 50)) return;
-    CollectiveTable& c = p.collectives;
-    c.commHash.push_back(0);
-    c.rank.push_back(static_cast<int32_t>(std::clamp<int64_t>(distRank_, -1, INT_MAX)));
-    c.nranks.push_back(static_cast<int32_t>(a.groupSize == kAbsent ? -1 : std::min<int64_t>(a.groupSize, INT_MAX)));
-    c.seqNumber.push_back(c.seqNumber.size());
-    c.func.push_back(capture_.strings.intern(func));
-    c.datatype.push_back(capture_.strings.intern(a.dtype));
-    c.algo.push_back(capture_.strings.intern(""));
-    c.proto.push_back(capture_.strings.intern(""));
-    c.count.push_back(static_cast<uint64_t>(nelems));
-    c.bytes.push_back(static_cast<uint64_t>(nelems) * static_cast<uint64_t>(elem));
-    c.root.push_back(-1);
-    c.nChannels.push_back(-1);
-    c.device.push_back(idOrNone(device));
-    c.enqueue.push_back(-1);
-    c.gpuStart.push_back(start);
-    c.gpuEnd.push_back(end);
+    const int64_t nelems = ncclElementsOf(a, func);
+    if (func.empty() || elem == 0 || nelems < 0) return;
+    appendArgsRow(p.collectives, capture_.strings, capture_.strings.intern(func), capture_.strings.intern(a.dtype),
+                  static_cast<uint64_t>(nelems), static_cast<uint64_t>(nelems) * static_cast<uint64_t>(elem),
+                  static_cast<int32_t>(std::clamp<int64_t>(distRank_, -1, INT_MAX)),
+                  static_cast<int32_t>(a.groupSize == kAbsent ? -1 : std::min<int64_t>(a.groupSize, INT_MAX)),
+                  idOrNone(device), start, end);
 }
 
 void CaptureBuilder::keepGroupCall(Process& p, const Event& e, uint32_t device, TimeNs start, TimeNs end) {

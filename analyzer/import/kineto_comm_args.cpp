@@ -94,30 +94,65 @@ int64_t groupRankOf(const std::vector<int64_t>& members, bool truncated, int64_t
     return index < groupSize ? index : -1;
 }
 
-bool describesSendsOrReceives(const CommArgs& a) {
+int64_t ncclElementsOf(const CommArgs& a, std::string_view func) {
+    const int64_t n = func == "ReduceScatter" && a.outNelems != kAbsent ? a.outNelems : a.inNelems;
+    return n == kAbsent || n > (int64_t{1} << 50) ? -1 : n;
+}
+
+void appendArgsRow(CollectiveTable& t, StringTable& strings, uint32_t func, uint32_t dtype, uint64_t elements,
+                   uint64_t bytes, int32_t rank, int32_t nranks, uint32_t device, TimeNs start, TimeNs end) {
+    t.commHash.push_back(0);
+    t.rank.push_back(rank);
+    t.nranks.push_back(nranks);
+    t.seqNumber.push_back(t.seqNumber.size());
+    t.func.push_back(func);
+    t.datatype.push_back(dtype);
+    t.algo.push_back(strings.intern(""));
+    t.proto.push_back(strings.intern(""));
+    t.count.push_back(elements);
+    t.bytes.push_back(bytes);
+    t.root.push_back(-1);
+    t.nChannels.push_back(-1);
+    t.device.push_back(device);
+    t.enqueue.push_back(-1);
+    t.gpuStart.push_back(start);
+    t.gpuEnd.push_back(end);
+}
+
+const std::string& groupOf(const CommArgs& a) { return a.groupName.empty() ? a.groupRanks : a.groupName; }
+
+GroupMembers groupMembersOf(const CommArgs& a) {
+    GroupMembers g;
+    g.ranks = parseIntList(a.groupRanks, g.listed, &g.truncated);
+    g.size = a.groupSize >= 0 ? a.groupSize : g.listed && !g.truncated ? static_cast<int64_t>(g.ranks.size()) : -1;
+    return g;
+}
+
+bool isSendOrRecv(const CommArgs& a) {
     const std::string n = lower(a.collective);
-    return n == "send" || n == "recv" || isAllToAll(a.collective) ||
-           (n == "coalesced" && (!a.inSplit.empty() || !a.outSplit.empty()));
+    return n == "send" || n == "recv";
+}
+
+bool describesSendsOrReceives(const CommArgs& a) {
+    return isSendOrRecv(a) || isAllToAll(a.collective) ||
+           (lower(a.collective) == "coalesced" && (!a.inSplit.empty() || !a.outSplit.empty()));
 }
 
 void appendCommRows(Process& p, StringTable& strings, const PendingComm& c, int processRank) {
     const CommArgs& a = c.args;
-    bool listOk = false, truncated = false;
-    const std::vector<int64_t> members = parseIntList(a.groupRanks, listOk, &truncated);
-    const int64_t size = a.groupSize >= 0       ? a.groupSize
-                         : listOk && !truncated ? static_cast<int64_t>(members.size())
-                                                : -1;
+    const GroupMembers g = groupMembersOf(a);
+    const int64_t size = g.size;
     // Group rank of a global rank ("Dst Rank", "Src Rank" and our own rank are global).
     const auto groupRank = [&](int64_t global) -> int64_t {
-        if (!listOk) return a.groupRanks.empty() ? global : -1;
-        return groupRankOf(members, truncated, size, global);
+        if (!g.listed) return a.groupRanks.empty() ? global : -1;
+        return groupRankOf(g.ranks, g.truncated, size, global);
     };
     const int64_t self = processRank >= 0 ? groupRank(processRank) : -1;
     if (self < 0 || size <= 0 || size > static_cast<int64_t>(kMaxGroup)) return;
     const uint64_t element = static_cast<uint64_t>(dtypeBytes(a.dtype));
     const uint32_t func[2] = {strings.intern("Recv"), strings.intern("Send")};
     const uint32_t dtype = strings.intern(a.dtype), none = strings.intern("");
-    const uint64_t comm = groupHash(a.groupName.empty() ? a.groupRanks : a.groupName);
+    const uint64_t comm = groupHash(groupOf(a));
     const auto add = [&](bool send, int64_t peer, uint64_t elements) {
         if (elements > (uint64_t{1} << 56)) return;  // no real message; keeps bytes from overflowing
         auto& t = p.collectives;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace osc::kineto {
@@ -26,6 +27,34 @@ struct PendingComm {
 // One communicator id from PyTorch's process group name (else its rank
 // list), the same on every rank.
 uint64_t groupHash(const std::string& name);
+
+// What identifies a call's process group on every rank: "Process Group
+// Name", else (old traces) its member list.
+const std::string& groupOf(const CommArgs& args);
+
+// A call's process group as its arguments describe it: the members ("Process
+// Group Ranks", see parseIntList) and the size ("Group size", else the
+// complete list's length; -1 unknown).
+struct GroupMembers {
+    std::vector<int64_t> ranks;
+    bool listed = false, truncated = false;
+    int64_t size = -1;
+};
+GroupMembers groupMembersOf(const CommArgs& args);
+
+// True for a single send or receive, which PyTorch numbers apart from the
+// group's collectives.
+bool isSendOrRecv(const CommArgs& args);
+
+// The elements NCCL counts for a collective (`func`, NCCL's name): a
+// reduce-scatter's output, anything else's input; -1 when absent or past any
+// real message.
+int64_t ncclElementsOf(const CommArgs& args, std::string_view func);
+
+// A collective row made from PyTorch's arguments, on its kernel's device and
+// times: no plugin identity (commHash 0, numbered in row order), no algorithm.
+void appendArgsRow(CollectiveTable& table, StringTable& strings, uint32_t func, uint32_t dtype, uint64_t elements,
+                   uint64_t bytes, int32_t rank, int32_t nranks, uint32_t device, TimeNs start, TimeNs end);
 
 // True when the arguments name a call this reader turns into rows.
 bool describesSendsOrReceives(const CommArgs& args);

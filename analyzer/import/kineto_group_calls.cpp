@@ -5,7 +5,6 @@
 #include "analyzer/import/kineto_names.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 #include <string>
@@ -14,34 +13,21 @@
 namespace osc::kineto {
 namespace {
 
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-// A group's name identifies it on every rank; old traces without it still
-// list its members, which identify it as well.
-const std::string& groupOf(const CommArgs& a) { return a.groupName.empty() ? a.groupRanks : a.groupName; }
-
 struct KernelSpan {
     uint32_t device = kNoId;
     TimeNs start = 0, end = 0;
 };
 
 uint64_t bytesOf(const CommArgs& a, std::string_view func) {
-    // NCCL counts a reduce-scatter by its output, everything else by its input.
-    const int64_t n = func == "ReduceScatter" && a.outNelems != kAbsent ? a.outNelems : a.inNelems;
+    const int64_t n = ncclElementsOf(a, func);
     const int elem = dtypeBytes(a.dtype);
-    if (n == kAbsent || elem == 0 || n > (int64_t{1} << 50)) return 0;
-    return static_cast<uint64_t>(n) * static_cast<uint64_t>(elem);
+    return n < 0 || elem == 0 ? 0 : static_cast<uint64_t>(n) * static_cast<uint64_t>(elem);
 }
 
 }  // namespace
 
 bool namesGroupCollective(const CommArgs& a) {
-    if (a.collective.empty() || groupOf(a).empty()) return false;
-    const std::string n = lower(a.collective);
-    return n != "send" && n != "recv";
+    return !a.collective.empty() && !groupOf(a).empty() && !isSendOrRecv(a);
 }
 
 namespace {
@@ -122,14 +108,11 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
             c.collective = strings.intern(func.empty() ? std::string_view(args.collective) : func);
             c.dtype = strings.intern(args.dtype);
             c.bytes = bytesOf(args, func);
-            bool ok = false, truncated = false;
-            const std::vector<int64_t> members = parseIntList(args.groupRanks, ok, &truncated);
-            const int64_t size = args.groupSize != kAbsent              ? args.groupSize
-                                 : ok && !truncated && !members.empty() ? static_cast<int64_t>(members.size())
-                                                                        : -1;
-            c.groupSize = static_cast<int32_t>(std::min<int64_t>(size, INT32_MAX));
-            if (processRank >= 0 && (ok || args.groupRanks.empty()))
-                c.groupRank = static_cast<int32_t>(groupRankOf(members, truncated, size, processRank));
+            const GroupMembers members = groupMembersOf(args);
+            c.groupSize = static_cast<int32_t>(std::min<int64_t>(members.size, INT32_MAX));
+            if (processRank >= 0 && (members.listed || args.groupRanks.empty()))
+                c.groupRank =
+                    static_cast<int32_t>(groupRankOf(members.ranks, members.truncated, members.size, processRank));
             c.entered = r.start;
             if (!func.empty() && c.bytes > 0 && !describesSendsOrReceives(args)) sized.insert(key);
         }
@@ -149,23 +132,10 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
     for (const auto& key : sized) {
         const GroupCall& g = calls.at(key);
         if (!g.gpuStart || !rowAt.emplace(g.device, *g.gpuStart).second) continue;
-        CollectiveTable& t = p.collectives;
-        t.commHash.push_back(0);
-        t.rank.push_back(static_cast<int32_t>(std::max(processRank, -1)));
-        t.nranks.push_back(g.groupSize);
-        t.seqNumber.push_back(t.seqNumber.size());
-        t.func.push_back(g.collective);
-        t.datatype.push_back(g.dtype);
-        t.algo.push_back(strings.intern(""));
-        t.proto.push_back(strings.intern(""));
-        t.count.push_back(g.bytes / static_cast<uint64_t>(dtypeBytes(strings.at(g.dtype))));
-        t.bytes.push_back(g.bytes);
-        t.root.push_back(-1);
-        t.nChannels.push_back(-1);
-        t.device.push_back(g.device);
-        t.enqueue.push_back(-1);
-        t.gpuStart.push_back(*g.gpuStart);
-        t.gpuEnd.push_back(g.gpuEnd.value_or(*g.gpuStart));
+        appendArgsRow(p.collectives, strings, g.collective, g.dtype,
+                      g.bytes / static_cast<uint64_t>(dtypeBytes(strings.at(g.dtype))), g.bytes,
+                      static_cast<int32_t>(std::max(processRank, -1)), g.groupSize, g.device, *g.gpuStart,
+                      g.gpuEnd.value_or(*g.gpuStart));
     }
 }
 
