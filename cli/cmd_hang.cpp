@@ -101,8 +101,9 @@ void addHangCommand(CLI::App& app, CommandRunner& selected) {
         "the stuck or killed job (ours, e.g. taken by `attach` while it hangs; Nsight Systems exports; PyTorch "
         "traces), PyTorch Flight Recorder dumps (JSON; the rank is the number at the end of the file name), or "
         "directories of them.\nCollectives are numbered by the NCCL plugin's sequence numbers, PyTorch's (process "
-        "group, Seq) or the Flight Recorder's sequence ids where the input has them, else by kernel order per type "
-        "(each communicator's `source` says which).\nExit codes: 0 healthy, 1 a hang or a desync, 2 bad input.");
+        "group, Seq) or the Flight Recorder's sequence ids where the input has them, by each process group's calls "
+        "in trace order in PyTorch traces without Seq, else by kernel order per type (each communicator's `source` "
+        "says which).\nExit codes: 0 healthy, 1 a hang or a desync, 2 bad input.");
     cmd->add_option("INPUT", args->inputs, "Capture files, Flight Recorder dumps, or directories of them")->required();
     cmd->add_option("--format", args->format, "text (one paragraph, then each rank's progress) or json")
         ->check(CLI::IsMember({"text", "json"}));

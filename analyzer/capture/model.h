@@ -153,7 +153,8 @@ struct CollectiveTable {
 // One collective as PyTorch numbers it (profiler traces: "Process Group
 // Name" and "Seq" on its record_param_comms / nccl:* operator or kernel).
 // Seq counts every collective of the group, from 1, on every member alike,
-// so it names the same call on each rank wherever their traces begin.
+// so it names the same call on each rank wherever their traces begin;
+// without it (seqFromOrder) the group's calls are numbered in trace order.
 struct GroupCall {
     uint32_t group = 0;       // StringTable id: the group's name, else its rank list
     uint32_t collective = 0;  // StringTable id: PyTorch's name ("allreduce")
@@ -217,7 +218,7 @@ struct Process {
     // Host thread names by globalTid (nsys ThreadNames, which our captures
     // copy; PyTorch "thread_name" metadata), for the GUI's CPU lanes only.
     std::map<uint64_t, std::string> threadNames;
-    std::vector<GroupCall> groupCalls;  // PyTorch traces with "Seq" only; by (group, seq)
+    std::vector<GroupCall> groupCalls;  // PyTorch traces naming process groups; by (group, seq)
 
     Device& deviceById(uint32_t id);  // creates it when absent
     // A device is a GPU the process ran work on (a kernel, copy or memset).

@@ -122,15 +122,15 @@ Database Database::openForReading(const std::string& path) {
     constexpr int kFlags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX;
     // A -wal beside the file is opened (and a -shm created for it) even when
     // the header says rollback journal: the -wal, not the header, decides.
-    const bool walFile = exists(path + "-wal");
-    if (headerSaysWal(path) && !walFile) {
+    const bool walFile = exists(path + "-wal"), walHeader = headerSaysWal(path);
+    if (walHeader && !walFile) {
         // A WAL-mode file with no -wal (a writer that died after its last
         // checkpoint, or a copy of the file alone) holds everything itself,
         // yet SQLite would create an empty -wal beside it to read it:
         // immutable reads the file alone and leaves its folder as it was.
         return withoutCheckpointOnClose(Database(path, kFlags | SQLITE_OPEN_URI, fileUri(path, "mode=ro&immutable=1")));
     }
-    const bool wal = walFile || headerSaysWal(path);
+    const bool wal = walFile || walHeader;
     if (!wal || exists(path + "-shm")) return withoutCheckpointOnClose(Database(path, kFlags));
     Database db =
         withoutCheckpointOnClose(Database(path, kFlags | SQLITE_OPEN_URI, fileUri(path, "mode=ro&vfs=unix-none")));

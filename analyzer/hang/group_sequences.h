@@ -1,6 +1,7 @@
-// PyTorch profiler traces that number their collectives ("Process Group
-// Name", "Seq"): one communicator per process group, numbered by Seq over
-// every collective type, as PyTorch numbers them on every member alike.
+// PyTorch profiler traces that name their collectives' process groups
+// ("Process Group Name"): one communicator per process group, numbered by
+// Seq over every collective type, as PyTorch numbers them on every member
+// alike, or, in traces without Seq, by the group's calls in trace order.
 // Internal to osc_hang (capture_sequences.cpp).
 #pragma once
 

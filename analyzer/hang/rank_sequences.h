@@ -1,10 +1,11 @@
 // Each rank's collectives per communicator, in the order it called them,
 // whatever the input: NCCL plugin rows (one communicator per commHash,
 // numbered per collective type as NCCL numbers them), Flight Recorder
-// entries and PyTorch profiler traces with "Seq" (one communicator per
-// process group, numbered over all types by PyTorch), or collective kernels in start order (no communicator known:
-// one for the whole job, numbered per type as docs/design.md section 4
-// matches them). The hang analysis reads only this.
+// entries and PyTorch profiler traces naming process groups (one
+// communicator per process group, numbered over all types by PyTorch's Seq,
+// or by trace order without it), or collective kernels in start order (no
+// communicator known: one for the whole job, numbered per type as
+// docs/design.md section 4 matches them). The hang analysis reads only this.
 #pragma once
 
 #include "analyzer/capture/model.h"
