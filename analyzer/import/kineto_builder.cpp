@@ -2,6 +2,7 @@
 
 #include "analyzer/import/decimal_time.h"
 #include "analyzer/import/kineto_names.h"
+#include "analyzer/import/kineto_p2p_operators.h"
 #include "analyzer/import/kineto_sax.h"
 
 #include <algorithm>
@@ -198,12 +199,15 @@ void CaptureBuilder::onEvent(const Event& e) {
             // For GPU ranges Kineto's pid/tid are the device and stream.
             appendRange(p.ranges, e, start, end, kind == EventKind::GpuRange);
             if (kind == EventKind::CpuRange && namesGroupCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
+            if (kind == EventKind::CpuRange && describesSendsOrReceives(e.comm))
+                keepPointToPointOperator(p, e, start, end);
             if (kind == EventKind::CpuRange && p.pid == 0 && e.pid > 0) p.pid = e.pid;
             break;
         }
         case EventKind::CpuOp: {
             appendRange(p.cpuOps, e, start, end, false);
             if (namesGroupCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
+            if (describesSendsOrReceives(e.comm)) keepPointToPointOperator(p, e, start, end);
             break;
         }
         case EventKind::Ignored:
@@ -232,6 +236,13 @@ void CaptureBuilder::keepGroupCall(Process& p, const Event& e, uint32_t device, 
     if (pendingGroup_.size() <= index) pendingGroup_.resize(index + 1);
     if (pendingGroup_[index].size() >= kMaxGroupRecordsPerProcess) return;
     pendingGroup_[index].push_back({globalTid(e.pid, e.tid), device, start, end, e.comm});
+}
+
+void CaptureBuilder::keepPointToPointOperator(Process& p, const Event& e, TimeNs start, TimeNs end) {
+    const auto index = static_cast<size_t>(&p - processes_.data());
+    if (pendingP2pOperators_.size() <= index) pendingP2pOperators_.resize(index + 1);
+    if (pendingP2pOperators_[index].size() >= kMaxGroupRecordsPerProcess) return;
+    pendingP2pOperators_[index].push_back({globalTid(e.pid, e.tid), kNoId, start, end, e.comm});
 }
 
 void CaptureBuilder::onDistributedInfo(int64_t rank, int64_t worldSize) {
@@ -308,14 +319,31 @@ void CaptureBuilder::finish() {
         shiftColumn(p.cpuOps.start, origin);
         shiftColumn(p.cpuOps.end, origin);
         const auto index = static_cast<size_t>(&p - processes_.data());
-        if (index < pendingComm_.size())
-            for (auto& c : pendingComm_[index]) {
-                c.start -= origin;
-                c.end -= origin;
-                appendCommRows(p, capture_.strings, c, p.rank);
+        std::vector<PendingComm> comms;
+        if (index < pendingComm_.size()) comms = std::move(pendingComm_[index]);
+        for (auto& c : comms) {
+            c.start -= origin;
+            c.end -= origin;
+        }
+        if (index < pendingP2pOperators_.size()) {
+            auto& operators = pendingP2pOperators_[index];
+            for (auto& r : operators) {
+                r.start -= origin;
+                r.end -= origin;
             }
+            auto joined = commsOfOperators(p, capture_.strings, std::move(operators), comms);
+            if (!joined.empty()) {
+                comms.insert(comms.end(), std::make_move_iterator(joined.begin()),
+                             std::make_move_iterator(joined.end()));
+                // Rows in kernel order: sends and receives are numbered per peer in row order.
+                std::stable_sort(comms.begin(), comms.end(),
+                                 [](const auto& x, const auto& y) { return x.start < y.start; });
+            }
+        }
+        for (const auto& c : comms) appendCommRows(p, capture_.strings, c, p.rank);
     }
     pendingComm_.clear();
+    pendingP2pOperators_.clear();
     for (size_t index = 0; index < pendingGroup_.size() && index < processes_.size(); ++index) {
         for (auto& r : pendingGroup_[index]) {
             r.start -= origin;

@@ -36,6 +36,8 @@ private:
     Device& deviceFor(Process& process, int64_t device);
     void addCollective(Process& process, const Event& event, int64_t device, TimeNs start, TimeNs end);
     void keepGroupCall(Process& process, const Event& event, uint32_t device, TimeNs start, TimeNs end);
+    // A CPU operator or range carrying PyTorch's send/receive arguments.
+    void keepPointToPointOperator(Process& process, const Event& event, TimeNs start, TimeNs end);
     // A CPU or GPU range, or a CPU operator (the same columns).
     void appendRange(RangeTable& table, const Event& event, TimeNs start, TimeNs end, bool onGpu);
 
@@ -54,6 +56,9 @@ private:
     // Per process (index into processes_): NCCL kernels with PyTorch's
     // send/receive arguments, turned into rows once the rank is known.
     std::vector<std::vector<PendingComm>> pendingComm_;
+    // Per process: send/receive and all-to-all operators, joined to their
+    // kernels at the end (kineto_p2p_operators.h).
+    std::vector<std::vector<PendingGroupCall>> pendingP2pOperators_;
     // Per process: operators and kernels that carry PyTorch's (group, Seq).
     std::vector<std::vector<PendingGroupCall>> pendingGroup_;
 };

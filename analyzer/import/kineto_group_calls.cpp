@@ -1,14 +1,13 @@
 #include "analyzer/import/kineto_group_calls.h"
 
-#include "analyzer/capture/api_call_names.h"
 #include "analyzer/import/kineto_comm_args.h"
+#include "analyzer/import/kineto_launches.h"
 #include "analyzer/import/kineto_names.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <string>
-#include <unordered_map>
 
 namespace osc::kineto {
 namespace {
@@ -73,17 +72,7 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
     bool fromOrder = false;
     const std::vector<PendingGroupCall> pending = numberedCalls(all, fromOrder);
     if (pending.empty()) return;
-    std::unordered_map<uint32_t, KernelSpan> kernelOf;  // by correlation id
-    for (const Device& d : p.devices)
-        for (size_t i = 0; i < d.kernels.size(); ++i)
-            if (d.kernels.correlation[i] != 0)
-                kernelOf[d.kernels.correlation[i]] = {d.id, d.kernels.start[i], d.kernels.end[i]};
-    std::unordered_map<uint64_t, std::vector<std::pair<TimeNs, uint32_t>>> launchesOf;  // by thread, in start order
-    const ApiCallTable& a = p.apiCalls;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (a.correlation[i] != 0 && launchesGpuWork(strings.at(a.name[i])))
-            launchesOf[a.globalTid[i]].emplace_back(a.start[i], a.correlation[i]);
-    for (auto& [tid, launches] : launchesOf) std::sort(launches.begin(), launches.end());
+    const LaunchIndex launches(p, strings);
 
     std::map<std::pair<std::string, uint64_t>, GroupCall> calls;
     std::set<std::pair<std::string, uint64_t>> sized;  // calls whose arguments give a collective row
@@ -91,10 +80,9 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
         std::optional<KernelSpan> kernel;
         if (r.device != kNoId) {
             kernel = KernelSpan{r.device, r.start, r.end};
-        } else if (const auto it = launchesOf.find(r.globalTid); it != launchesOf.end()) {
-            auto l = std::lower_bound(it->second.begin(), it->second.end(), std::pair(r.start, uint32_t{0}));
-            for (; l != it->second.end() && l->first <= r.end && !kernel; ++l)
-                if (const auto k = kernelOf.find(l->second); k != kernelOf.end()) kernel = k->second;
+        } else if (const auto* k =
+                       launches.firstKernel(r.globalTid, r.start, r.end, [](const auto&) { return true; })) {
+            kernel = KernelSpan{k->device, k->start, k->end};
         }
         const CommArgs& args = r.args;
         const auto key = std::pair(groupOf(args), static_cast<uint64_t>(args.seq));

@@ -82,6 +82,31 @@ public:
         events_.push_back(event("cpu_op", "record_param_comms", at, dur, 1, args));
     }
 
+    // A send ("send", the peer's global rank in "Dst Rank") or receive
+    // ("recv", in "Src Rank") of `c.nelems` floats in group `c`:
+    // record_param_comms [at, at + dur) on thread `tid`, launching nothing
+    // itself (addLaunch gives its kernel, inside it or after it).
+    void addPointToPoint(const Coll& c, int peer, int64_t at, int64_t dur = 100, int64_t tid = 1) {
+        json args = {{"Collective name", c.name},       {"In msg nelems", c.nelems},
+                     {"Out msg nelems", c.nelems},      {"dtype", "Float"},
+                     {"Group size", c.groupSize},       {"Process Group Name", c.group},
+                     {"Process Group Ranks", c.members}};
+        args[c.name == "send" ? "Dst Rank" : "Src Rank"] = peer;
+        events_.push_back(event("cpu_op", "record_param_comms", at, dur, tid, args));
+    }
+
+    // A launch [at, at + 10) on thread `tid` and its kernel `kernel` [start,
+    // start + dur) on GPU `rank`, carrying `args` (PyTorch's, or none).
+    void addLaunch(const std::string& kernel, int64_t at, int64_t start, int64_t dur, int64_t tid = 1,
+                   json args = json::object()) {
+        const int64_t corr = ++corr_;
+        events_.push_back(event("cuda_driver", "cuLaunchKernelEx", at, 10, tid, {{"correlation", corr}}));
+        args["device"] = rank_;
+        args["stream"] = 20;
+        args["correlation"] = corr;
+        events_.push_back(event("kernel", kernel, start, dur, 20, std::move(args)));
+    }
+
     // The host still busy at `atNs` (the traces all end then).
     void aliveUntil(int64_t atNs) { events_.push_back(event("cpu_op", "aten::empty", atNs, 1000, 1, {})); }
 

@@ -159,6 +159,48 @@ class PipelineSendsAndReceives(unittest.TestCase):
         for t in rep["p2p_transfers"]:
             self.assertEqual(t["bytes"], 1 << 20)
 
+    def test_pytorch_pipeline_sends_find_their_receives_through_the_operators(self):
+        """PyTorch 2.11 writes the peer ("Dst Rank", "Src Rank") on the
+        record_param_comms operators only, and torch.distributed.pipelining
+        batches them: the operators launch nothing and one nccl:coalesced
+        range then launches the fused SendRecv kernel. Brute force here: each
+        operator's kernel is the first NCCL kernel launched on its thread
+        after it starts; the k-th send from A to B meets the k-th receive at B
+        from A."""
+        folder = os.path.join(EXAMPLES, "pytorch_pipeline_torch_profiler")
+        sends, recvs = {}, {}
+        for rank, events in traces(folder).items():
+            kernels = {e["args"]["correlation"]: e for e in events
+                       if e.get("cat") == "kernel" and is_nccl(e["name"])}
+            launches = sorted((e["ts"], e["tid"], e["args"]["correlation"]) for e in events
+                              if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                              and e.get("args", {}).get("correlation") in kernels)
+            ops = sorted((e for e in events if e.get("name") == "record_param_comms"
+                          and e["args"].get("Collective name") in ("send", "recv")), key=lambda e: e["ts"])
+            for op in ops:
+                kernel = kernels[next(c for ts, tid, c in launches if tid == op["tid"] and ts >= op["ts"])]
+                a = op["args"]
+                if a["Collective name"] == "send":
+                    sends.setdefault((rank, a["Dst Rank"]), []).append((ns(kernel["dur"]), 4 * a["In msg nelems"]))
+                else:
+                    recvs.setdefault((a["Src Rank"], rank), []).append(ns(kernel["dur"]))
+        want = sorted((a, b, s[0], r, s[1]) for (a, b), ss in sends.items() for s, r in zip(ss, recvs[(a, b)]))
+        self.assertEqual(len(want), 160)  # 10 steps x 8 micro-batches, activations one way, gradients back
+        out = subprocess.run([OVERLAPSCOPE, "report", "--format", "json", folder], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertNotIn("carry no peer", out.stderr)
+        rep = json.loads(out.stdout)
+
+        def kernel_of(end):
+            d = rep["devices"][end["device"]]
+            return d["rank"], d["collectives"][end["collective"]]["duration_ns"]
+
+        got = sorted((*kernel_of(t["sender"]), *kernel_of(t["receiver"]), t["bytes"]) for t in rep["p2p_transfers"])
+        self.assertEqual(len(got), len(want))
+        for g, w in zip(got, sorted((a, sd, b, rd, n) for a, b, sd, rd, n in want)):
+            self.assertEqual((g[0], g[2], g[4]), (w[0], w[2], w[4]))
+            self.assertLessEqual(abs(g[1] - w[1]) + abs(g[3] - w[3]), 2, g)
+
 
 class RealHang(unittest.TestCase):
     def test_our_capture_names_rank_1_and_the_seventh_all_reduce(self):
