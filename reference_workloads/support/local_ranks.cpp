@@ -61,12 +61,25 @@ int run_local_ranks(int ranks, const std::vector<std::string>& argv, std::string
     fwd.sa_flags = SA_RESTART;
     ::sigaction(SIGINT, &fwd, &old_int);
     ::sigaction(SIGTERM, &fwd, &old_term);
+    // A stop signal must not reach a child before it has its own handlers
+    // back: with ours it would be forwarded to nobody and lost, and the rank
+    // would run on until the grace's SIGKILL. So both stay blocked from
+    // before the fork until each side is ready; a pending one then lands.
+    sigset_t stops, old_mask;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
     for (int r = 0; r < ranks; ++r) {
+        ::sigprocmask(SIG_BLOCK, &stops, &old_mask);
         const pid_t pid = ::fork();
-        if (pid < 0) throw WorkloadError(std::string("fork: ") + std::strerror(errno));
+        if (pid < 0) {
+            ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+            throw WorkloadError(std::string("fork: ") + std::strerror(errno));
+        }
         if (pid == 0) {
             ::sigaction(SIGINT, &old_int, nullptr);
             ::sigaction(SIGTERM, &old_term, nullptr);
+            ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
             const std::string n = std::to_string(ranks), me = std::to_string(r);
             ::setenv("RANK", me.c_str(), 1);
             ::setenv("LOCAL_RANK", me.c_str(), 1);
@@ -84,6 +97,7 @@ int run_local_ranks(int ranks, const std::vector<std::string>& argv, std::string
         pids.push_back(pid);
         g_forward[g_count] = pid;
         g_count = g_count + 1;
+        ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     }
 
     int result = 0;
