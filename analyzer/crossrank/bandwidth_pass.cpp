@@ -70,10 +70,11 @@ struct Values {
 
 DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<OpRecord>& ops,
                                 const std::vector<BandwidthRecord>& records, const std::vector<OpArrival>& arrival,
-                                const std::string& gpu, std::optional<double> peakOption, size_t steps) {
+                                const std::string& gpu, std::optional<double> peakOption, size_t steps,
+                                const std::vector<std::string>& sharesGpuWith) {
     DeviceBandwidth out;
     BusBandwidth& sum = out.summary;
-    const std::optional<LinkPeak> model = linkOfGpu(gpu);
+    const std::optional<LinkPeak> model = sharesGpuWith.empty() ? linkOfGpu(gpu) : std::nullopt;
     if (peakOption) {
         sum.peak_busbw_gbps = *peakOption;
         sum.link = "--peak-busbw-gbps";
@@ -134,8 +135,25 @@ DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<Op
         c.median_busbw_fraction = lowerMedianOrNull(v.fraction);
         sum.classes.push_back(std::move(c));
     }
+    if (!sharesGpuWith.empty()) {
+        // It qualifies every exposed operation's time: ranked with the device's exposed communication.
+        TimeNs exposed = 0;
+        for (const BandwidthRecord& r : records) exposed += r.exposed_ns;
+        std::string others;
+        for (size_t i = 0; i < sharesGpuWith.size(); ++i)
+            others += (i == 0 ? "" : i + 1 == sharesGpuWith.size() ? " and " : ", ") + sharesGpuWith[i];
+        addFinding(out.findings,
+                   {FindingKind::SharedGpu,
+                    "Shares its GPU with " + others +
+                        " (the same GPU UUID): the ranks take turns on it (or split it under MPS), so its "
+                        "communication waits for the other ranks' work and crosses no link; its speed says "
+                        "nothing about the interconnect, and no link's peak is compared" +
+                        (peakOption ? " but --peak-busbw-gbps's." : "."),
+                    exposed});
+    }
     if (sum.peak_busbw_gbps) {
-        out.findings = device.findings(sum.link, *sum.peak_busbw_gbps);
+        auto link = device.findings(sum.link, *sum.peak_busbw_gbps);
+        out.findings.insert(out.findings.end(), link.begin(), link.end());
         out.stepFindings.resize(steps);
         for (size_t s = 0; s < steps; ++s) out.stepFindings[s] = perStep[s].findings(sum.link, *sum.peak_busbw_gbps);
     }

@@ -33,9 +33,13 @@ struct DeviceBandwidth {
 // `ops` and `records` are the device's operations (times on any one
 // timeline), their collectives named through `source`'s keys, `arrival`
 // where each one's transfer begins. The peak is --peak-busbw-gbps when given,
-// else the GPU model's (null when unknown).
+// else the GPU model's (null when unknown). `sharesGpuWith` names the other
+// devices on the same GPU (same UUID): their traffic does not cross the
+// GPU's links, and they take turns on its SMs, so the model's peak does not
+// apply and a shared-gpu finding says so.
 DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<OpRecord>& ops,
                                 const std::vector<BandwidthRecord>& records, const std::vector<OpArrival>& arrival,
-                                const std::string& gpu, std::optional<double> peakOption, size_t steps);
+                                const std::string& gpu, std::optional<double> peakOption, size_t steps,
+                                const std::vector<std::string>& sharesGpuWith = {});
 
 }  // namespace osc::crossrank

@@ -92,6 +92,12 @@ std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& d, KeyTable& keys) {
     return out;
 }
 
+std::string deviceText(const DeviceHeader& h) {
+    const std::string gpu = " gpu " + std::to_string(h.device);
+    if (h.rank >= 0) return "rank " + std::to_string(h.rank) + gpu;
+    return (h.host.empty() ? "pid " + std::to_string(h.pid) : h.host + ":" + std::to_string(h.pid)) + gpu;
+}
+
 DeviceHeader headerOf(const DeviceAnalysis& d, const DeviceIntervals& iv) {
     DeviceHeader h;
     h.rank = d.rank;
@@ -107,6 +113,7 @@ DeviceHeader headerOf(const DeviceAnalysis& d, const DeviceIntervals& iv) {
     h.microbatches = iv.microbatches;
     h.leadUps = static_cast<uint32_t>(iv.leadUps.size());
     h.gpu = d.gpu;
+    h.gpuUuid = d.gpuUuid;
     for (const auto& c : d.collectives) {
         if (!c.p2p.empty())
             h.p2pRecords += static_cast<uint32_t>(c.p2p.size());

@@ -41,7 +41,11 @@ struct DeviceHeader {
     uint32_t p2pRecords = 0, alltoallOps = 0, leadUps = 0;
     // The GPU's model (DeviceAnalysis::gpu): its link's peak bus bandwidth.
     std::string gpu;
+    std::string gpuUuid;  // "" unknown; devices with the same one share a GPU
 };
+
+// "rank 1 gpu 0", else "host:pid gpu 0": a device as a sentence names it.
+std::string deviceText(const DeviceHeader& header);
 
 // The matching key of docs/design.md section 4 "Multi-rank": the NCCL
 // plugin's identity, or the collective and its ordinal on its device.

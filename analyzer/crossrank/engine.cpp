@@ -7,6 +7,7 @@
 #include "analyzer/crossrank/wait_transfer.h"
 #include "analyzer/metrics/metric_sum.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -24,6 +25,14 @@ Engine::Engine(const DeviceSource& source, const EngineOptions& options)
     for (size_t i = 0; i < n_; ++i)
         if (const std::string& h = source.header(i).host; !h.empty())
             hostOf_[i] = hosts.emplace(h, static_cast<uint32_t>(hosts.size() + 1)).first->second;
+    // Ranks on one GPU: devices that communicate (a helper process's stray
+    // kernel on a rank's GPU changes nothing of its links).
+    std::map<std::string, std::vector<size_t>> byUuid;
+    for (size_t i = 0; i < n_; ++i)
+        if (const DeviceHeader& h = source.header(i); !h.gpuUuid.empty() && h.totals.comm_ns > 0)
+            byUuid[h.gpuUuid].push_back(i);
+    for (auto& [uuid, devices] : byUuid)
+        if (devices.size() >= 2) sharedGpus_.push_back(std::move(devices));
 
     groupPass();
     p2p_ = std::make_unique<P2pMatch>(source);
@@ -243,8 +252,13 @@ DeviceCrossRank Engine::device(size_t index) {
         cross.lastArrivals = lastArrivals_[index];
         cross.delayCaused = delayCaused_[index];
     }
+    std::vector<std::string> sharesGpuWith;
+    for (const auto& devices : sharedGpus_)
+        if (std::find(devices.begin(), devices.end(), index) != devices.end())
+            for (size_t j : devices)
+                if (j != index) sharesGpuWith.push_back(deviceText(source_.header(j)));
     DeviceBandwidth bw = deviceBandwidth(source_, ops, source_.bandwidth(index), arrival, d.gpu,
-                                         rest_.settings.peakBusBwGbps, d.steps.size());
+                                         rest_.settings.peakBusBwGbps, d.steps.size(), sharesGpuWith);
     cross.bandwidth = std::move(bw.ops);
     cross.busbw = std::move(bw.summary);
     cross.findings = std::move(bw.findings);

@@ -132,7 +132,9 @@ private:
     std::vector<uint64_t> slotOf_;       // per key: its first instance's slot in matched order
     std::vector<int> lastArrivals_;
     std::vector<TimeNs> delayCaused_;
-    std::vector<uint32_t> hostOf_;  // per device: its host, numbered from 1 (0: unknown)
+    std::vector<uint32_t> hostOf_;
+    std::vector<std::vector<size_t>>
+        sharedGpus_;  // devices on one GPU (same UUID), for each GPU with several  // per device: its host, numbered from 1 (0: unknown)
     // Per device: why it was late where it arrived last, and its finding.
     std::vector<std::optional<StragglerMetrics>> straggler_;
     std::vector<std::optional<Finding>> stragglerFinding_;

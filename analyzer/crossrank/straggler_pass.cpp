@@ -36,12 +36,6 @@ struct Arrival {
     uint32_t op;
 };
 
-std::string deviceText(const DeviceHeader& h) {
-    const std::string gpu = " gpu " + std::to_string(h.device);
-    if (h.rank >= 0) return "rank " + std::to_string(h.rank) + gpu;
-    return (h.host.empty() ? "pid " + std::to_string(h.pid) : h.host + ":" + std::to_string(h.pid)) + gpu;
-}
-
 // A kernel's name as a sentence shows it: its parameter list cut off.
 std::string shortName(const std::string& name) {
     std::string_view n = name;

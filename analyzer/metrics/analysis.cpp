@@ -114,6 +114,7 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     out.pid = process.pid;
     out.device = device.id;
     out.gpu = device.gpu.name;
+    out.gpuUuid = device.gpu.uuid;
     if (const auto it = process.meta.find(std::string(schema::meta::kDroppedRecords)); it != process.meta.end())
         out.droppedRecords = parseCount(it->second);
     if (const auto it = process.meta.find(std::string(schema::meta::kEndReason)); it != process.meta.end())

@@ -240,6 +240,7 @@ enum class FindingKind {
     BandwidthLimit,      // exposed collectives ran at >= 80% of the link's peak bus bandwidth
     ScheduleLimit,       // exposed collectives ran below that: the link sat idle, the schedule exposed them
     Straggler,           // this rank arrived last at a collective, and why
+    SharedGpu,           // other ranks run on the same GPU: no link is measured
 };
 
 struct Finding {
@@ -302,6 +303,9 @@ struct DeviceAnalysis {
     // The GPU's model as the capture names it ("NVIDIA H100 80GB HBM3"); ""
     // when unknown. Its link gives the peak bus bandwidth (docs/design.md 4d).
     std::string gpu;
+    // The GPU's UUID as the capture gives it ("GPU-5e1f..."; "" when unknown,
+    // as in PyTorch traces). Ranks with the same one share a GPU.
+    std::string gpuUuid;
     std::optional<BusBandwidth> busbw;          // decided across ranks (transfer times)
     std::optional<StragglerMetrics> straggler;  // when it arrived strictly last at a collective
 };

@@ -91,6 +91,7 @@ bool isKnown(FindingKind kind) {
         case FindingKind::BandwidthLimit:
         case FindingKind::ScheduleLimit:
         case FindingKind::Straggler:
+        case FindingKind::SharedGpu:
             return true;
     }
     return false;
@@ -208,7 +209,7 @@ template <class IO>
 void visit(IO& io, MaybeConst<DeviceAnalysis> auto& d) {
     OSC_CODEC_FIELDS(d, processIndex, rank, host, pid, device, totals, steps, collectives, findings, interference,
                      signatures, wait, last_arrivals, delay_caused_ns, clock_shift_ns, pipeline, alltoall,
-                     exposed_wait_intervals, droppedRecords, endReason, gpu, busbw, straggler);
+                     exposed_wait_intervals, droppedRecords, endReason, gpu, gpuUuid, busbw, straggler);
 }
 
 template <class IO>

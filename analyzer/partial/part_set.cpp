@@ -511,6 +511,7 @@ static void storeLeadUps(PartDevice& d, const std::vector<DeviceIntervals::LeadU
 static void readCollectiveHealth(const json& j, const Where& w, PartDevice& d, size_t ops,
                                  crossrank::ScratchFile& data) {
     d.header.gpu = w.text(j, "gpu");
+    d.header.gpuUuid = w.text(j, "gpu_uuid");
     const json& b = w.field(j, "bandwidth");
     const json& bytes = w.array(b, "bus_bytes", ops);
     const json& factor = w.array(b, "bus_factor", ops);

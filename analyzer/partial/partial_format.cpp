@@ -117,7 +117,7 @@ void writeCollectiveHealth(std::ostream& out, const DeviceAnalysis& d, const Dev
     using B = crossrank::BandwidthRecord;
     const std::vector<B> bw = crossrank::bandwidthRecordsOf(d);
     const auto maybe = [](bool has, uint64_t v) { return has ? std::optional<uint64_t>(v) : std::nullopt; };
-    out << ",\"gpu\":" << str(d.gpu) << ",\"bandwidth\":{";
+    out << ",\"gpu\":" << str(d.gpu) << ",\"gpu_uuid\":" << str(d.gpuUuid) << ",\"bandwidth\":{";
     column(
         out, "bus_bytes", bw, [&](std::ostream& o, const B& r) { optionalNumber(o, maybe(r.hasBytes, r.busBytes)); },
         true);

@@ -41,8 +41,8 @@
 // Version 2 added the point-to-point, all-to-all and pipeline inputs and the
 // pipeline settings; version 3 the sends' and receives' sequence numbers,
 // which pair them (docs/metrics.md 7d); version 4 the bus bandwidth and
-// straggler inputs (docs/design.md 4d). Older partials cannot serve these
-// and are refused.
+// straggler inputs (docs/design.md 4d); version 5 the GPU's UUID (ranks
+// sharing one GPU). Older partials cannot serve these and are refused.
 #pragma once
 
 #include "analyzer/load/input_kind.h"
@@ -55,7 +55,7 @@
 
 namespace osc::partial {
 
-inline constexpr int kPartialVersion = 4;
+inline constexpr int kPartialVersion = 5;
 // Its first bytes (kPartialMagic) and the suffix `report --partial` users
 // are told to use and the agent uses (kPartialSuffix; capture directories
 // skip such files) are in analyzer/load/input_kind.h, where inputs are told

@@ -99,6 +99,8 @@ std::string toString(FindingKind kind) {
             return "schedule-limit";
         case FindingKind::Straggler:
             return "straggler";
+        case FindingKind::SharedGpu:
+            return "shared-gpu";
     }
     return "unknown";
 }
@@ -119,7 +121,7 @@ FindingKind parseFindingKind(const std::string& name) {
     for (auto k : {FindingKind::CommOnComputeStream, FindingKind::CommAfterLastCompute,
                    FindingKind::ManySmallCollectives, FindingKind::IdleGap, FindingKind::CommunicationBound,
                    FindingKind::PipelineBubble, FindingKind::AllToAllImbalance, FindingKind::BandwidthLimit,
-                   FindingKind::ScheduleLimit, FindingKind::Straggler})
+                   FindingKind::ScheduleLimit, FindingKind::Straggler, FindingKind::SharedGpu})
         if (toString(k) == name) return k;
     throw std::invalid_argument("unknown finding kind '" + name + "'");
 }

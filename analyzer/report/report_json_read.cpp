@@ -376,6 +376,7 @@ public:
         if (d.contains("end_reason") && d["end_reason"].is_string()) x.endReason = d["end_reason"].get<std::string>();
         x.signatures = signatures(d, w);
         x.gpu = optText(d, "gpu", w);
+        x.gpuUuid = optText(d, "gpu_uuid", w);
         x.busbw = busBandwidth(d, w);
         x.straggler = straggler(d, w);
         return x;

@@ -403,6 +403,7 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     w.arrayField("interference", d.signatures.size(), [&](size_t i) { return signatureJson(d.signatures[i]); });
     // docs/design.md 4d: the GPU (its link's peak), bus bandwidth, and why it was late.
     w.field("gpu", d.gpu.empty() ? ordered_json(nullptr) : ordered_json(d.gpu));
+    w.field("gpu_uuid", d.gpuUuid.empty() ? ordered_json(nullptr) : ordered_json(d.gpuUuid));
     w.field("busbw", busBandwidthJson(d.busbw));
     w.field("straggler", stragglerJson(d.straggler));
     if (d.clock_shift_ns) w.field("clock_shift_ns", *d.clock_shift_ns);

@@ -3,6 +3,7 @@
 #include "analyzer/capture/schema.h"
 #include "analyzer/synth/jitter.h"
 
+#include <cstdio>
 #include <string_view>
 #include <vector>
 
@@ -30,7 +31,11 @@ ProcessIdentity genericIdentity(const GenericSpec& spec) {
     who.gpu.id = 0;
     who.gpu.name = "NVIDIA H100 80GB HBM3 (synthetic)";
     who.gpu.busLocation = "0000:18:00.0";
-    who.gpu.uuid = "GPU-5e1f0000-0000-0000-0000-000000000000";
+    // One GPU per process: a file per rank must not read as ranks sharing one.
+    char uuid[64];
+    std::snprintf(uuid, sizeof uuid, "GPU-5e1f0000-0000-0000-0000-%012llx",
+                  static_cast<unsigned long long>(spec.pid) & 0xffffffffffffULL);
+    who.gpu.uuid = uuid;
     who.gpu.totalMemory = 80ull << 30;
     who.gpu.smCount = 132;
     who.gpu.computeMajor = 9;

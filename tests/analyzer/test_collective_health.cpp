@@ -144,6 +144,69 @@ TEST(BusBandwidth, CollectivesAcrossHostsHaveNoFractionOfTheGpuLink) {
     EXPECT_TRUE(analyze(b.capture, network).devices[0].collectives[0].busbw_fraction);
 }
 
+// Three ranks, two of them on one GPU (same UUID, as ranks time-slicing one
+// GPU or sharing it under MPS report it): their traffic crosses no link, so
+// neither gets a fraction of the model's peak or a link finding; each says
+// whom it shares with, ranked with its exposed communication (all of the
+// 1 ms all-reduce; rank 2 arrives last). Rank 2 keeps its own GPU's link.
+TEST(BusBandwidth, RanksSharingOneGpuHaveNoLinkButSaySo) {
+    testing::TraceBuilder b;
+    for (int r = 0; r < 3; ++r) {
+        b.device(r, 0).gpu.name = "NVIDIA H100 80GB HBM3";
+        b.device(r, 0).gpu.uuid = r < 2 ? "GPU-aaaa" : "GPU-bbbb";
+        b.kernel(r, 0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, 1'000'000, 13);
+        b.pluginRow(r, 0, 0xAB, 0, "AllReduce", 1 << 20, -1, 0, 1'000'000);
+        b.process(r).collectives.nranks.back() = 3;
+    }
+    const auto sharedFinding = [](const DeviceAnalysis& d) -> const Finding* {
+        for (const auto& f : d.findings)
+            if (f.kind == FindingKind::SharedGpu) return &f;
+        return nullptr;
+    };
+    const Analysis a = analyze(b.finalized());
+    for (int r = 0; r < 2; ++r) {
+        const DeviceAnalysis& d = a.devices[static_cast<size_t>(r)];
+        EXPECT_TRUE(d.collectives[0].busbw_gbps);
+        EXPECT_FALSE(d.collectives[0].busbw_fraction);
+        EXPECT_FALSE(d.busbw->peak_busbw_gbps);
+        for (const auto& f : d.findings)
+            EXPECT_TRUE(f.kind != FindingKind::ScheduleLimit && f.kind != FindingKind::BandwidthLimit) << f.message;
+        const Finding* f = sharedFinding(d);
+        ASSERT_TRUE(f);
+        EXPECT_EQ(f->exposed_ns, 1'000'000);
+        const std::string other = r == 0 ? "rank 1 gpu 0" : "rank 0 gpu 0";
+        EXPECT_EQ(f->message.rfind("Shares its GPU with " + other + " (the same GPU UUID)", 0), 0u) << f->message;
+    }
+    EXPECT_FALSE(sharedFinding(a.devices[2]));
+    EXPECT_TRUE(a.devices[2].collectives[0].busbw_fraction);
+    EXPECT_EQ(a.devices[2].busbw->link, "NVLink 4 (H100 SXM)");
+
+    AnalysisSettings given;
+    given.peakBusBwGbps = 25;  // the user's own figure still applies
+    const Analysis g = analyze(b.capture, given);
+    EXPECT_TRUE(g.devices[0].collectives[0].busbw_fraction);
+    ASSERT_TRUE(sharedFinding(g.devices[0]));
+    EXPECT_NE(sharedFinding(g.devices[0])->message.find("but --peak-busbw-gbps's."), std::string::npos);
+
+    // A process that only computes on rank 0's GPU (no communication) shares nothing with it.
+    testing::TraceBuilder h;
+    for (int r = 0; r < 2; ++r) {
+        h.device(r, 0).gpu.name = "NVIDIA H100 80GB HBM3";
+        h.device(r, 0).gpu.uuid = "GPU-aaaa";
+    }
+    h.kernel(0, 0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, 1'000'000, 13);
+    h.pluginRow(0, 0, 0xAB, 0, "AllReduce", 1 << 20, -1, 0, 1'000'000);
+    h.kernel(1, 0, "ampere_sgemm_128x64_nn", 0, 1'000'000, 7);
+    const Analysis helper = analyze(h.finalized());
+    EXPECT_FALSE(sharedFinding(helper.devices[0]));
+    EXPECT_TRUE(helper.devices[0].busbw->peak_busbw_gbps);
+
+    // Unknown UUIDs (PyTorch traces) say nothing of sharing.
+    for (int r = 0; r < 3; ++r) b.device(r, 0).gpu.uuid.clear();
+    const Analysis u = analyze(b.capture);
+    for (const auto& d : u.devices) EXPECT_FALSE(sharedFinding(d));
+}
+
 synth::WorkloadSpec dataParallel(int ranks, int steps) {
     synth::WorkloadSpec s;
     s.ranks = ranks;

@@ -94,7 +94,7 @@ auto members(const Interval& i) { MEMBERS(i, start, end); }
 auto members(const DeviceAnalysis& d) {
     MEMBERS(d, processIndex, rank, host, pid, device, totals, steps, collectives, findings, interference, signatures,
             wait, last_arrivals, delay_caused_ns, clock_shift_ns, pipeline, alltoall, exposed_wait_intervals,
-            droppedRecords, endReason, gpu, busbw, straggler);
+            droppedRecords, endReason, gpu, gpuUuid, busbw, straggler);
 }
 #undef MEMBERS
 
@@ -444,6 +444,7 @@ DeviceAnalysis fullDevice() {
     d.droppedRecords = UINT64_MAX;
     d.endReason = notUtf8;
     d.gpu = withNul;
+    d.gpuUuid = notUtf8;
     BusBandwidth b;
     b.peak_busbw_gbps = std::numeric_limits<double>::denorm_min();
     b.link = notUtf8;
