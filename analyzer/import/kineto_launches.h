@@ -32,7 +32,7 @@ public:
                               const std::function<bool(const Kernel&)>& accept) const;
 
 private:
-    std::unordered_map<uint32_t, Kernel> kernelOf_;  // by correlation id
+    std::unordered_map<uint32_t, Kernel> kernelOf_;                                      // by correlation id
     std::unordered_map<uint64_t, std::vector<std::pair<TimeNs, uint32_t>>> launchesOf_;  // by thread, start-sorted
 };
 

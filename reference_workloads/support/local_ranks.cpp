@@ -73,8 +73,18 @@ int run_local_ranks(int ranks, const std::vector<std::string>& argv, std::string
         ::sigprocmask(SIG_BLOCK, &stops, &old_mask);
         const pid_t pid = ::fork();
         if (pid < 0) {
+            const int error = errno;
+            // The ranks already started would wait for this one forever: end them,
+            // and leave the caller's signal handling as it was.
+            for (pid_t p : pids) ::kill(p, SIGKILL);
+            for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+            g_count = 0;
+            ::sigaction(SIGINT, &old_int, nullptr);
+            ::sigaction(SIGTERM, &old_term, nullptr);
             ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-            throw WorkloadError(std::string("fork: ") + std::strerror(errno));
+            std::error_code ec;
+            std::filesystem::remove_all(tmpl, ec);
+            throw WorkloadError(std::string("fork: ") + std::strerror(error));
         }
         if (pid == 0) {
             ::sigaction(SIGINT, &old_int, nullptr);

@@ -49,8 +49,8 @@ std::vector<Row> rowsOf(const Capture& c, size_t process = 0) {
     const TimeNs first = p.devices.at(0).kernels.start.at(0);
     std::vector<Row> out;
     for (size_t r = 0; r < p.collectives.size(); ++r)
-        out.push_back({std::string(c.strings.at(p.collectives.func[r])), p.collectives.root[r],
-                       p.collectives.bytes[r], p.collectives.gpuStart[r] - first});
+        out.push_back({std::string(c.strings.at(p.collectives.func[r])), p.collectives.root[r], p.collectives.bytes[r],
+                       p.collectives.gpuStart[r] - first});
     return out;
 }
 
@@ -127,13 +127,13 @@ TEST(KinetoP2pOperators, AKernelWithItsOwnArgumentsIsNotDescribedTwice) {
     RankTrace r0 = rank(0);
     r0.addPointToPoint(p2p("send"), 1, 1000);
     r0.addLaunch(kSendRecv, 1050, 5000, 100, 1,
-              {{"Collective name", "send"},
-               {"In msg nelems", 1024},
-               {"dtype", "Float"},
-               {"Group size", 2},
-               {"Process Group Name", "0"},
-               {"Process Group Ranks", "[0, 1]"},
-               {"Dst Rank", 1}});
+                 {{"Collective name", "send"},
+                  {"In msg nelems", 1024},
+                  {"dtype", "Float"},
+                  {"Group size", 2},
+                  {"Process Group Name", "0"},
+                  {"Process Group Ranks", "[0, 1]"},
+                  {"Dst Rank", 1}});
     EXPECT_EQ(rowsOf(loadCaptures({r0.write(dir.path())})), (std::vector<Row>{{"Send", 1, 4096, 0}}));
 }
 
