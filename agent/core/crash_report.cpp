@@ -23,12 +23,6 @@ constexpr int kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
 struct sigaction g_previous[kSignalCount];
 std::atomic<bool> g_reporting{false};
 
-int indexOf(int signo) {
-    for (int i = 0; i < kSignalCount; ++i)
-        if (kSignals[i] == signo) return i;
-    return -1;
-}
-
 // Only write(2) and fixed buffers below: nothing else is safe in a handler.
 void say(const char* s) {
     for (size_t n = std::strlen(s); n > 0;) {
@@ -70,7 +64,7 @@ const char* nameOf(int signo) {
 }
 
 void onFault(int signo, siginfo_t* info, void* context) {
-    const int i = indexOf(signo);
+    const int i = signalIndex(kSignals, signo);
     if (!g_reporting.exchange(true)) {
         char thread[17] = {};
         ::prctl(PR_GET_NAME, thread, 0, 0, 0);

@@ -22,12 +22,6 @@ bool g_installed[kSignalCount] = {false, false};
 // A default-action signal is being handled by the watcher (close, then re-raise).
 volatile sig_atomic_t g_closing[kSignalCount] = {0, 0};
 
-int indexOf(int signo) {
-    for (int i = 0; i < kSignalCount; ++i)
-        if (kSignals[i] == signo) return i;
-    return -1;
-}
-
 // Runs the application's handler as the kernel would have.
 void chain(int i, int signo, siginfo_t* info, void* context) {
     const struct sigaction previous = g_previous[i];
@@ -45,7 +39,7 @@ void notifyWatcher(int signo) {
 
 void onSignal(int signo, siginfo_t* info, void* context) {
     const int saved = errno;
-    const int i = indexOf(signo);
+    const int i = signalIndex(kSignals, signo);
     // A forked child has no watcher thread and no capture of ours.
     const bool watched = ::getpid() == g_ownerPid && g_pipe[1] >= 0;
     if (i >= 0 && isSignalHandler(g_previous[i])) {
@@ -102,7 +96,7 @@ void SignalBridge::install() {
 }
 
 void SignalBridge::restore(int signo) {
-    const int i = indexOf(signo);
+    const int i = signalIndex(kSignals, signo);
     if (i < 0 || !g_installed[i]) return;
     // The application may have installed a handler after ours: leave it be.
     if (ourHandlerIsInstalled(signo)) ::sigaction(signo, &g_previous[i], nullptr);
@@ -116,7 +110,7 @@ void SignalBridge::watch() {
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0 || b == 0) return;  // 0 = shutdown request
         const int signo = b;
-        const int i = indexOf(signo);
+        const int i = signalIndex(kSignals, signo);
         if (onSignal_) onSignal_(signo);
         if (i < 0 || !g_closing[i]) continue;  // the application's handler has run already
         {

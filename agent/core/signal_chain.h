@@ -6,8 +6,17 @@
 #include <pthread.h>
 
 #include <csignal>
+#include <cstddef>
 
 namespace osc::agent {
+
+// Where `signo` is in a handler's list of signals; -1 when absent.
+template <size_t N>
+int signalIndex(const int (&signals)[N], int signo) {
+    for (size_t i = 0; i < N; ++i)
+        if (signals[i] == signo) return static_cast<int>(i);
+    return -1;
+}
 
 // True when the disposition is a function (not the default, not ignore).
 inline bool isSignalHandler(const struct sigaction& action) {

@@ -139,12 +139,9 @@ DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<Op
         // It qualifies every exposed operation's time: ranked with the device's exposed communication.
         TimeNs exposed = 0;
         for (const BandwidthRecord& r : records) exposed += r.exposed_ns;
-        std::string others;
-        for (size_t i = 0; i < sharesGpuWith.size(); ++i)
-            others += (i == 0 ? "" : i + 1 == sharesGpuWith.size() ? " and " : ", ") + sharesGpuWith[i];
         addFinding(out.findings,
                    {FindingKind::SharedGpu,
-                    "Shares its GPU with " + others +
+                    "Shares its GPU with " + listInWords(sharesGpuWith) +
                         " (the same GPU UUID): the ranks take turns on it (or split it under MPS), so its "
                         "communication waits for the other ranks' work and crosses no link; its speed says "
                         "nothing about the interconnect, and no link's peak is compared" +

@@ -92,12 +92,6 @@ std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& d, KeyTable& keys) {
     return out;
 }
 
-std::string deviceText(const DeviceHeader& h) {
-    const std::string gpu = " gpu " + std::to_string(h.device);
-    if (h.rank >= 0) return "rank " + std::to_string(h.rank) + gpu;
-    return (h.host.empty() ? "pid " + std::to_string(h.pid) : h.host + ":" + std::to_string(h.pid)) + gpu;
-}
-
 DeviceHeader headerOf(const DeviceAnalysis& d, const DeviceIntervals& iv) {
     DeviceHeader h;
     h.rank = d.rank;

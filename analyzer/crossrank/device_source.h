@@ -44,9 +44,6 @@ struct DeviceHeader {
     std::string gpuUuid;  // "" unknown; devices with the same one share a GPU
 };
 
-// "rank 1 gpu 0", else "host:pid gpu 0": a device as a sentence names it.
-std::string deviceText(const DeviceHeader& header);
-
 // The matching key of docs/design.md section 4 "Multi-rank": the NCCL
 // plugin's identity, or the collective and its ordinal on its device.
 struct CollectiveKey {

@@ -5,6 +5,7 @@
 #include "analyzer/crossrank/instance_table.h"
 #include "analyzer/crossrank/rank_spread.h"
 #include "analyzer/crossrank/wait_transfer.h"
+#include "analyzer/metrics/bottleneck.h"
 #include "analyzer/metrics/metric_sum.h"
 
 #include <algorithm>
@@ -255,8 +256,11 @@ DeviceCrossRank Engine::device(size_t index) {
     std::vector<std::string> sharesGpuWith;
     for (const auto& devices : sharedGpus_)
         if (std::find(devices.begin(), devices.end(), index) != devices.end())
-            for (size_t j : devices)
-                if (j != index) sharesGpuWith.push_back(deviceText(source_.header(j)));
+            for (size_t j : devices) {
+                if (j == index) continue;
+                const DeviceHeader& h = source_.header(j);
+                sharesGpuWith.push_back(findingDevice(h.rank, h.host, h.pid, h.device));
+            }
     DeviceBandwidth bw = deviceBandwidth(source_, ops, source_.bandwidth(index), arrival, d.gpu,
                                          rest_.settings.peakBusBwGbps, d.steps.size(), sharesGpuWith);
     cross.bandwidth = std::move(bw.ops);

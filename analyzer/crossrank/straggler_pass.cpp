@@ -261,7 +261,8 @@ void Engine::stragglerPass() {
         if (g.lastLead && g.lastStep >= 0 && static_cast<size_t>(g.lastStep) < h.steps.size())
             w.step = h.steps[static_cast<size_t>(g.lastStep)].name;
         w.medianDevice = g.median;
-        w.medianLabel = deviceText(source_.header(static_cast<size_t>(g.median)));
+        const DeviceHeader& median = source_.header(static_cast<size_t>(g.median));
+        w.medianLabel = findingDevice(median.rank, median.host, median.pid, median.device);
         w.late_ns = g.lastStart - g.medianStart;
         w.delay_ns = g.lastStart - g.second;
         if (g.lastLead && g.medianLead) {

@@ -1,6 +1,7 @@
 #include "analyzer/hang/hang_output.h"
 
 #include "analyzer/capture/printable_text.h"
+#include "analyzer/metrics/bottleneck.h"
 #include "analyzer/report/report_format.h"
 
 #include <nlohmann/json.hpp>
@@ -46,9 +47,7 @@ std::string rankList(std::vector<int> ranks) {
         if (j == i + 1) parts.push_back(std::to_string(ranks[j]));
         i = j + 1;
     }
-    std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-    for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
-    return out;
+    return (ranks.size() == 1 ? "rank " : "ranks ") + listInWords(parts);
 }
 
 // The rank a member is known by: its global rank, else its place in the communicator.
@@ -67,8 +66,7 @@ std::string hostSentence(const HangAnalysis& a, const RankProgress& r) {
         parts.push_back("its last Flight Recorder entry is " + p(h.flightRecorderEntry->name) + ", created at " +
                         wallClock(a, h.flightRecorderEntry->startNs) + " (" + p(h.flightRecorderState) + ")");
     if (parts.empty()) return "nothing of its host was recorded";
-    std::string out;
-    for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    std::string out = listInWords(parts);
     if (h.lastSeenNs && a.endNs > *h.lastSeenNs)
         out += "; nothing after that for " + formatDuration(a.endNs - *h.lastSeenNs) + " before the inputs end";
     return out;

@@ -133,7 +133,8 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.graphId.push_back(0);
             k.graphNodeId.push_back(0);
             ++kernels_;
-            if (namesGroupCollective(e.comm)) keepGroupCall(p, e, static_cast<uint32_t>(device), start, end);
+            if (namesGroupCollective(e.comm))
+                keepRecord(pendingGroup_, p, e, static_cast<uint32_t>(device), start, end);
             if (!e.comm.collective.empty()) {
                 if (describesSendsOrReceives(e.comm)) {
                     // Peers need the process's own rank, known only at the end.
@@ -198,16 +199,13 @@ void CaptureBuilder::onEvent(const Event& e) {
         case EventKind::GpuRange: {
             // For GPU ranges Kineto's pid/tid are the device and stream.
             appendRange(p.ranges, e, start, end, kind == EventKind::GpuRange);
-            if (kind == EventKind::CpuRange && namesGroupCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
-            if (kind == EventKind::CpuRange && describesSendsOrReceives(e.comm))
-                keepPointToPointOperator(p, e, start, end);
+            if (kind == EventKind::CpuRange) keepCommOperator(p, e, start, end);
             if (kind == EventKind::CpuRange && p.pid == 0 && e.pid > 0) p.pid = e.pid;
             break;
         }
         case EventKind::CpuOp: {
             appendRange(p.cpuOps, e, start, end, false);
-            if (namesGroupCollective(e.comm)) keepGroupCall(p, e, kNoId, start, end);
-            if (describesSendsOrReceives(e.comm)) keepPointToPointOperator(p, e, start, end);
+            keepCommOperator(p, e, start, end);
             break;
         }
         case EventKind::Ignored:
@@ -231,18 +229,17 @@ void CaptureBuilder::addCollective(Process& p, const Event& e, int64_t device, T
                   idOrNone(device), start, end);
 }
 
-void CaptureBuilder::keepGroupCall(Process& p, const Event& e, uint32_t device, TimeNs start, TimeNs end) {
+void CaptureBuilder::keepRecord(std::vector<std::vector<PendingGroupCall>>& into, Process& p, const Event& e,
+                                uint32_t device, TimeNs start, TimeNs end) {
     const auto index = static_cast<size_t>(&p - processes_.data());
-    if (pendingGroup_.size() <= index) pendingGroup_.resize(index + 1);
-    if (pendingGroup_[index].size() >= kMaxGroupRecordsPerProcess) return;
-    pendingGroup_[index].push_back({globalTid(e.pid, e.tid), device, start, end, e.comm});
+    if (into.size() <= index) into.resize(index + 1);
+    if (into[index].size() >= kMaxGroupRecordsPerProcess) return;
+    into[index].push_back({globalTid(e.pid, e.tid), device, start, end, e.comm});
 }
 
-void CaptureBuilder::keepPointToPointOperator(Process& p, const Event& e, TimeNs start, TimeNs end) {
-    const auto index = static_cast<size_t>(&p - processes_.data());
-    if (pendingP2pOperators_.size() <= index) pendingP2pOperators_.resize(index + 1);
-    if (pendingP2pOperators_[index].size() >= kMaxGroupRecordsPerProcess) return;
-    pendingP2pOperators_[index].push_back({globalTid(e.pid, e.tid), kNoId, start, end, e.comm});
+void CaptureBuilder::keepCommOperator(Process& p, const Event& e, TimeNs start, TimeNs end) {
+    if (namesGroupCollective(e.comm)) keepRecord(pendingGroup_, p, e, kNoId, start, end);
+    if (describesSendsOrReceives(e.comm)) keepRecord(pendingP2pOperators_, p, e, kNoId, start, end);
 }
 
 void CaptureBuilder::onDistributedInfo(int64_t rank, int64_t worldSize) {

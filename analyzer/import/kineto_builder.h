@@ -35,9 +35,13 @@ private:
     Process& processFor(int64_t tracePid);
     Device& deviceFor(Process& process, int64_t device);
     void addCollective(Process& process, const Event& event, int64_t device, TimeNs start, TimeNs end);
-    void keepGroupCall(Process& process, const Event& event, uint32_t device, TimeNs start, TimeNs end);
-    // A CPU operator or range carrying PyTorch's send/receive arguments.
-    void keepPointToPointOperator(Process& process, const Event& event, TimeNs start, TimeNs end);
+    // Appends the event to `into`'s list for `process` (bounded); `device`
+    // kNoId for an operator.
+    void keepRecord(std::vector<std::vector<PendingGroupCall>>& into, Process& process, const Event& event,
+                    uint32_t device, TimeNs start, TimeNs end);
+    // A CPU operator or range: kept when it carries PyTorch's collective
+    // arguments (a group call, or sends and receives to join to a kernel).
+    void keepCommOperator(Process& process, const Event& event, TimeNs start, TimeNs end);
     // A CPU or GPU range, or a CPU operator (the same columns).
     void appendRange(RangeTable& table, const Event& event, TimeNs start, TimeNs end, bool onGpu);
 

@@ -130,8 +130,7 @@ void appendGroupCalls(Process& p, StringTable& strings, const std::vector<Pendin
 namespace {
 
 bool isCollectiveKernel(std::string_view name) {
-    if (name.starts_with("void ")) name.remove_prefix(5);
-    return name.starts_with("nccl") && name.find("SendRecv") == std::string_view::npos;
+    return isNcclKernel(name) && name.find("SendRecv") == std::string_view::npos;
 }
 
 // The group call whose kernel is row `r`'s (rows made from kernel arguments

@@ -125,4 +125,14 @@ int dtypeBytes(std::string_view d) {
     return 0;
 }
 
+bool isNcclKernel(std::string_view name) {
+    if (name.starts_with("void ")) name.remove_prefix(5);
+    return name.starts_with("nccl");
+}
+
+bool isPointToPointKernel(std::string_view name) {
+    return isNcclKernel(name) &&
+           (name.find("SendRecv") != std::string_view::npos || name.find("Generic") != std::string_view::npos);
+}
+
 }  // namespace osc::kineto

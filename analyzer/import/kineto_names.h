@@ -44,6 +44,12 @@ SyncType parseSyncName(std::string_view name);
 std::string_view ncclFuncOfCollective(std::string_view name);
 // Bytes per element of PyTorch's "dtype" arg ("Float", "BFloat16", ...); 0 unknown.
 int dtypeBytes(std::string_view dtype);
+// An NCCL (or RCCL) kernel: its name, after a leading "void ", starts with "nccl".
+bool isNcclKernel(std::string_view kernelName);
+// An NCCL kernel that runs sends, receives and all-to-all: NCCL's SendRecv
+// (ncclDevKernel_SendRecv, ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t), or
+// RCCL's Generic, which runs everything.
+bool isPointToPointKernel(std::string_view kernelName);
 
 // The names used when writing a Kineto-style trace (our Chrome export), the
 // inverse of the two parsers above.

@@ -1,6 +1,7 @@
 #include "analyzer/import/kineto_p2p_operators.h"
 
 #include "analyzer/import/kineto_launches.h"
+#include "analyzer/import/kineto_names.h"
 
 #include <algorithm>
 #include <limits>
@@ -9,23 +10,6 @@
 #include <tuple>
 
 namespace osc::kineto {
-namespace {
-
-std::string_view withoutVoid(std::string_view name) {
-    if (name.starts_with("void ")) name.remove_prefix(5);
-    return name;
-}
-
-bool isNcclKernel(std::string_view name) { return withoutVoid(name).starts_with("nccl"); }
-
-// NCCL runs sends, receives and all-to-all in SendRecv kernels (ncclDevKernel_SendRecv,
-// ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t); RCCL runs everything in Generic ones.
-bool movesPointToPoint(std::string_view name) {
-    name = withoutVoid(name);
-    return name.find("SendRecv") != std::string_view::npos || name.find("Generic") != std::string_view::npos;
-}
-
-}  // namespace
 
 std::vector<PendingComm> commsOfOperators(const Process& p, const StringTable& strings,
                                           std::vector<PendingGroupCall> operators,
@@ -46,7 +30,7 @@ std::vector<PendingComm> commsOfOperators(const Process& p, const StringTable& s
         thread = op.globalTid;
         openUntil = op.end;
         const auto* k = launches.firstKernel(op.globalTid, op.start, std::numeric_limits<TimeNs>::max(), ncclKernel);
-        if (!k || !movesPointToPoint(strings.at(k->name)) || described.count({k->device, k->start})) continue;
+        if (!k || !isPointToPointKernel(strings.at(k->name)) || described.count({k->device, k->start})) continue;
         out.push_back({k->device, k->start, k->end, op.args});
     }
     return out;

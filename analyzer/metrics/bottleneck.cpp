@@ -19,10 +19,18 @@ std::string findingDuration(TimeNs ns) {
     return buf;
 }
 
-std::string findingDevice(const DeviceAnalysis& d) {
-    const std::string gpu = " gpu " + std::to_string(d.device);
-    if (d.rank >= 0) return "rank " + std::to_string(d.rank) + gpu;
-    return (d.host.empty() ? "pid " : d.host + ":") + std::to_string(d.pid) + gpu;
+std::string findingDevice(const DeviceAnalysis& d) { return findingDevice(d.rank, d.host, d.pid, d.device); }
+
+std::string findingDevice(int rank, const std::string& host, int64_t pid, uint32_t device) {
+    const std::string gpu = " gpu " + std::to_string(device);
+    if (rank >= 0) return "rank " + std::to_string(rank) + gpu;
+    return (host.empty() ? "pid " : host + ":") + std::to_string(pid) + gpu;
+}
+
+std::string listInWords(const std::vector<std::string>& parts) {
+    std::string out;
+    for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    return out;
 }
 
 void addFinding(std::vector<Finding>& findings, Finding finding) {

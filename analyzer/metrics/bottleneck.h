@@ -25,6 +25,9 @@ struct WindowContext {
 std::string findingDuration(TimeNs ns);
 // "rank 3 gpu 3", or "host:pid gpu 0" without a rank: devices in finding messages.
 std::string findingDevice(const DeviceAnalysis& device);
+std::string findingDevice(int rank, const std::string& host, int64_t pid, uint32_t device);
+// "a", "a and b", "a, b and c": lists in messages.
+std::string listInWords(const std::vector<std::string>& parts);
 // Inserts a finding, keeping the list largest exposed time first.
 void addFinding(std::vector<Finding>& findings, Finding finding);
 
