@@ -6,6 +6,7 @@
 #include "agent/live/live_pipeline.h"
 #include "agent/live/metrics_file.h"
 #include "agent/live/metrics_publisher.h"
+#include "agent/live/prometheus_text.h"
 #include "agent/live/telemetry.h"
 #include "analyzer/capture/background_thread.h"
 
@@ -21,6 +22,21 @@ std::chrono::steady_clock::time_point after(double seconds) {
     seconds = std::clamp(seconds, 0.0, control::kMaxSeconds);
     return std::chrono::steady_clock::now() +
            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// The live endpoint's series of refused calls: one counter, a sample per reason.
+std::string ignoredCallsText(const IgnoredCalls& ignored, const live::Labels& process) {
+    live::PrometheusText out;
+    out.family("overlapscope_agent_ignored_calls_total", "counter",
+               "Calls from NCCL or CUPTI naming a handle, context or buffer the agent did not give out or no "
+               "longer holds, counted and ignored (docs/agent.md, What the agent trusts)");
+    for (size_t i = 0; i < kIgnoredReasons; ++i) {
+        const auto reason = static_cast<IgnoredReason>(i);
+        live::Labels labels = process;
+        labels.emplace_back("reason", std::string(ignoredReasonName(reason)));
+        out.sample(labels, static_cast<double>(ignored[reason]));
+    }
+    return out.text();
 }
 
 }  // namespace
@@ -42,8 +58,8 @@ const char* stateName(AgentState state) {
 Agent::Agent(AgentSettings settings, ProcessIdentity who, std::unique_ptr<ActivitySource> source)
     : settings_(std::move(settings)),
       who_(std::move(who)),
-      source_(std::move(source)),
-      pool_(settings_.bufferBytes, activityBufferBytes(settings_.bufferBytes)) {}
+      pool_(settings_.bufferBytes, activityBufferBytes(settings_.bufferBytes)),
+      source_(std::move(source)) {}
 
 Agent::~Agent() { shutdown(CaptureEnd::ProcessExit); }
 
@@ -94,7 +110,7 @@ void Agent::boot() {
 void Agent::bootLive() {
     if (!settings_.alwaysOn()) return;
     live::TelemetryIdentity id{who_.rank >= 0 ? std::to_string(who_.rank) : std::string(), who_.host, settings_.job};
-    telemetry_ = std::make_unique<live::Telemetry>(std::move(id));
+    telemetry_ = std::make_unique<live::Telemetry>(id);
     std::string error;
     if (!ensureLive(error)) {
         std::fprintf(stderr, "overlapscope-agent: %s: no live metrics\n", error.c_str());
@@ -115,10 +131,12 @@ void Agent::bootLive() {
     if (signals_ && !p.filePath.empty()) signals_->install();
     if (!p.filePath.empty() || p.http) {
         live::Telemetry* telemetry = telemetry_.get();
-        publisher_ = std::make_unique<live::MetricsPublisher>(p, [telemetry] {
+        const live::Labels process = {{"rank", id.rank}, {"host", id.host}, {"job", id.job}};
+        publisher_ = std::make_unique<live::MetricsPublisher>(p, [this, telemetry, process] {
             timespec ts{};
             ::clock_gettime(CLOCK_REALTIME, &ts);
-            return telemetry->prometheusText(static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9);
+            return telemetry->prometheusText(static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9) +
+                   ignoredCallsText(ignoredCalls(), process);
         });
         error.clear();
         publisher_->start(error);
@@ -198,6 +216,7 @@ bool Agent::startStreamLocked(std::string& error) {
     config.commitIntervalMs = settings_.commitIntervalMs;
     config.stopGraceMs = 0;  // steps are cut by their ranges, not at an instant
     config.tap = live_.get();
+    config.ignoredCalls = [this] { return ignoredCalls(); };
     std::unique_ptr<CaptureSession> session;
     try {
         session = std::make_unique<CaptureSession>(config, *source_, pool_);
@@ -233,6 +252,18 @@ void Agent::stopSessionLocked(CaptureEnd how) {
     }
     session->stop(how);
     if (live_) live_->setFileCaptureRunning(false);
+    if (session->abandoned()) {
+        // A thread is still stuck inside the source or the writer: the
+        // session is left alive for it, and the source is not trusted again.
+        {
+            std::lock_guard lock(stateMutex_);
+            if (session->sourceGaveUp()) ++sourceGaveUps_;
+            if (hadFile) lastOutput_ = session->path();
+        }
+        (void)session.release();
+        disable("the activity source did not stop in time");
+        return;
+    }
     if (!hadFile) return;
     {
         std::lock_guard lock(stateMutex_);
@@ -294,6 +325,7 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
     config.openCollectives = std::move(openCollectives);
     config.path = captureFileName(outputDir.value_or(settings_.outputDir), who_, sequence);
     config.tap = telemetry_ ? live_.get() : nullptr;
+    config.ignoredCalls = [this] { return ignoredCalls(); };
     // The timer thread ends a capture whose file cannot be written any more.
     config.onWriteFailure = [this] {
         std::lock_guard lock(stateMutex_);
@@ -564,9 +596,23 @@ void Agent::submitCollective(PendingCollective&& collective) {
     if (session_) session_->submitCollective(std::move(collective));
 }
 
-void Agent::setOpenCollectives(OpenCollectives source) {
+void Agent::setNcclPlugin(OpenCollectives openCollectives, std::function<IgnoredCalls()> ignoredCalls) {
     std::lock_guard lock(stateMutex_);
-    openCollectives_ = std::move(source);
+    openCollectives_ = std::move(openCollectives);
+    ncclIgnored_ = std::move(ignoredCalls);
+}
+
+IgnoredCalls Agent::ignoredCalls() const {
+    std::function<IgnoredCalls()> nccl;
+    IgnoredCalls all;
+    {
+        std::lock_guard lock(stateMutex_);
+        nccl = ncclIgnored_;
+        all[IgnoredReason::SourceStopGaveUp] = sourceGaveUps_;
+    }
+    if (nccl) all += nccl();
+    all += pool_.ignored();
+    return all;
 }
 
 const std::string& Agent::controlSocketPath() const { return socketPath_; }

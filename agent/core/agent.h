@@ -14,12 +14,14 @@
 #include "agent/core/agent_settings.h"
 #include "agent/core/buffer_pool.h"
 #include "agent/core/capture_session.h"
+#include "agent/core/ignored_calls.h"
 #include "agent/core/process_identity.h"
 #include "control/control_protocol.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,9 +71,13 @@ public:
 
     // From the NCCL plugin's threads; dropped when no capture is running.
     void submitCollective(PendingCollective&& collective);
-    // The NCCL plugin's operations still running: each capture writes them
-    // when it closes (SessionConfig::openCollectives).
-    void setOpenCollectives(OpenCollectives source);
+    // The NCCL plugin's operations still running (each capture writes them
+    // when it closes: SessionConfig::openCollectives), and the calls it
+    // refused so far.
+    void setNcclPlugin(OpenCollectives openCollectives, std::function<IgnoredCalls()> ignoredCalls);
+    // Every call refused so far in this process: the NCCL plugin's, the
+    // buffer pool's, and the sources given up on at a stop.
+    IgnoredCalls ignoredCalls() const;
 
     const std::string& controlSocketPath() const;
     // The HTTP port live metrics are served on (0 when none).
@@ -93,8 +99,10 @@ private:
 
     const AgentSettings settings_;
     const ProcessIdentity who_;
-    std::unique_ptr<ActivitySource> source_;
+    // Before the source: CUPTI may hand buffers back to the pool until the
+    // source is gone.
     BufferPool pool_;
+    std::unique_ptr<ActivitySource> source_;
 
     // Lock order: opMutex_, then the live pipeline's, then stateMutex_.
     std::mutex opMutex_;  // serialises start/stop, which can take a second
@@ -104,6 +112,8 @@ private:
     std::unique_ptr<CaptureSession> session_;
     bool streamOnly_ = false;  // session_ has no file
     OpenCollectives openCollectives_;
+    std::function<IgnoredCalls()> ncclIgnored_;
+    uint64_t sourceGaveUps_ = 0;
     std::string lastOutput_;
     uint64_t lastDropped_ = 0;
     uint64_t captures_ = 0;

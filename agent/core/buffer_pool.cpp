@@ -16,6 +16,7 @@ uint8_t* BufferPool::acquire() {
     if (!free_.empty()) {
         uint8_t* b = free_.back();
         free_.pop_back();
+        states_[b] = State::Lent;
         ++inUse_;
         return b;
     }
@@ -24,9 +25,16 @@ uint8_t* BufferPool::acquire() {
         return nullptr;
     }
     // CUPTI wants 8-byte aligned buffers; new[] of a large array is 16-aligned.
-    owned_.emplace_back(new (std::nothrow) uint8_t[bufferBytes_]());
-    if (!owned_.back()) {
-        owned_.pop_back();
+    std::unique_ptr<uint8_t[]> fresh(new (std::nothrow) uint8_t[bufferBytes_]());
+    if (!fresh) {
+        ++refused_;
+        return nullptr;
+    }
+    try {
+        states_.emplace(fresh.get(), State::Lent);
+        owned_.push_back(std::move(fresh));
+    } catch (const std::bad_alloc&) {
+        if (fresh) states_.erase(fresh.get());
         ++refused_;
         return nullptr;
     }
@@ -35,17 +43,46 @@ uint8_t* BufferPool::acquire() {
 }
 
 void BufferPool::release(uint8_t* buffer) {
-    if (!buffer) return;
+    std::unique_lock lock(mutex_);
+    releaseLocked(lock, buffer);
+}
+
+void BufferPool::releaseLocked(std::unique_lock<std::mutex>& lock, uint8_t* buffer) {
+    const auto it = states_.find(buffer);
+    if (it == states_.end() || (it->second != State::Lent && it->second != State::Held)) {
+        ignored_.add(IgnoredReason::BufferForeign);
+        return;
+    }
+    it->second = State::Zeroing;  // nobody else may touch it meanwhile
+    lock.unlock();
     std::memset(buffer, 0, bufferBytes_);
-    std::lock_guard lock(mutex_);
+    lock.lock();
+    states_[buffer] = State::Free;
     free_.push_back(buffer);
     if (inUse_ > 0) --inUse_;
 }
 
 void BufferPool::pushCompleted(uint8_t* buffer, size_t validBytes) {
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        const auto it = states_.find(buffer);
+        if (it == states_.end() || it->second != State::Lent) {
+            ignored_.add(IgnoredReason::BufferForeign);
+            return;
+        }
+        if (!intakeOpen_) {
+            ignored_.add(IgnoredReason::BufferAfterStop);
+            releaseLocked(lock, buffer);
+            return;
+        }
+        if (validBytes > bufferBytes_) {
+            // More records than the buffer holds: read no further than it.
+            ignored_.add(IgnoredReason::BufferForeign);
+            validBytes = bufferBytes_;
+        }
+        it->second = State::Queued;
         completed_.push_back({buffer, validBytes});
+        ++completedTotal_;
     }
     completedCv_.notify_one();
 }
@@ -57,6 +94,7 @@ bool BufferPool::popCompleted(CompletedBuffer& out, std::chrono::steady_clock::t
     if (completed_.empty()) return false;
     out = completed_.front();
     completed_.pop_front();
+    states_[out.data] = State::Held;
     return true;
 }
 
@@ -65,12 +103,18 @@ bool BufferPool::tryPopCompleted(CompletedBuffer& out) {
     if (completed_.empty()) return false;
     out = completed_.front();
     completed_.pop_front();
+    states_[out.data] = State::Held;
     return true;
 }
 
 size_t BufferPool::completedCount() const {
     std::lock_guard lock(mutex_);
     return completed_.size();
+}
+
+uint64_t BufferPool::completedTotal() const {
+    std::lock_guard lock(mutex_);
+    return completedTotal_;
 }
 
 void BufferPool::wake() {
@@ -80,6 +124,36 @@ void BufferPool::wake() {
     }
     completedCv_.notify_all();
 }
+
+void BufferPool::releaseQueuedLocked(std::unique_lock<std::mutex>& lock) {
+    while (!completed_.empty()) {
+        uint8_t* b = completed_.front().data;
+        completed_.pop_front();
+        states_[b] = State::Held;
+        releaseLocked(lock, b);
+    }
+}
+
+void BufferPool::openIntake() {
+    std::unique_lock lock(mutex_);
+    releaseQueuedLocked(lock);
+    intakeOpen_ = true;
+}
+
+void BufferPool::closeIntake() {
+    std::unique_lock lock(mutex_);
+    intakeOpen_ = false;
+    const size_t left = completed_.size();
+    releaseQueuedLocked(lock);
+    ignored_.add(IgnoredReason::BufferAfterStop, left);
+}
+
+uint8_t* BufferPool::requestBuffer(size_t* size) {
+    *size = bufferBytes_;
+    return acquire();
+}
+
+void BufferPool::bufferCompleted(uint8_t* buffer, size_t validBytes) { pushCompleted(buffer, validBytes); }
 
 uint64_t BufferPool::refusedRequests() const {
     std::lock_guard lock(mutex_);

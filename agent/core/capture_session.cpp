@@ -12,25 +12,17 @@
 #include <cstdio>
 #include <ctime>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace osc::agent {
 namespace {
-
-int64_t clockNs(clockid_t id) {
-    timespec ts{};
-    ::clock_gettime(id, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
 
 void removeCaptureFiles(const std::string& path) {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
 }
 
 }  // namespace
-
-int64_t realtimeNs() { return clockNs(CLOCK_REALTIME); }
-int64_t monotonicNs() { return clockNs(CLOCK_MONOTONIC); }
 
 CaptureOrigin ActivitySource::captureOrigin() const { return {timestampNs(), realtimeNs()}; }
 
@@ -62,12 +54,36 @@ CaptureSession::CaptureSession(SessionConfig config, ActivitySource& source, Buf
 
 CaptureSession::~CaptureSession() {
     if (running_) stop(CaptureEnd::ProcessExit);
+    // Only a session given up on gets here with these still running, and
+    // only once they came back (its owner leaks it otherwise).
+    if (sourceStop_) sourceStop_->wait();
+    if (thread_.joinable()) thread_.join();
+}
+
+void CaptureSession::Completion::finish() {
+    {
+        std::lock_guard lock(mutex);
+        done = true;
+    }
+    cv.notify_all();
+}
+
+void CaptureSession::Completion::wait() {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return done; });
+}
+
+bool CaptureSession::Completion::waitUntil(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mutex);
+    return cv.wait_until(lock, deadline, [&] { return done; });
 }
 
 CaptureSession::Start CaptureSession::start(std::string& error) {
     // Buffers completed after the previous capture stopped belong to nobody.
-    for (CompletedBuffer stale; pool_.tryPopCompleted(stale);) pool_.release(stale.data);
+    pool_.openIntake();
     refusedAtStart_ = pool_.refusedRequests();
+    completedAtStart_ = pool_.completedTotal();
+    if (config_.ignoredCalls) ignoredAtStart_ = config_.ignoredCalls();
     (void)source_.takeDroppedRecords();
     if (writer_) {
         try {
@@ -82,10 +98,11 @@ CaptureSession::Start CaptureSession::start(std::string& error) {
     }
     if (config_.tap) config_.tap->streamStarted(context_, source_.metadata());
     thread_ = startBackgroundThread([this] { writerLoop(); });
-    if (!source_.start(*this, error)) {
+    if (!source_.start(pool_, error)) {
         stopping_ = true;
         pool_.wake();
         thread_.join();
+        pool_.closeIntake();
         if (writer_) {
             try {
                 writer_->close(CaptureEnd::Stopped);
@@ -100,23 +117,44 @@ CaptureSession::Start CaptureSession::start(std::string& error) {
 }
 
 void CaptureSession::stop(CaptureEnd how) {
+    using clock = std::chrono::steady_clock;
     if (closed_) return;
     closed_ = true;
     stopHow_ = how;
+    const bool exiting = how != CaptureEnd::Stopped;
     // The application waits for an exit or a signal: bounded from here on.
-    if (how != CaptureEnd::Stopped)
-        drainDeadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.exitDrainMs);
+    if (exiting)
+        drainDeadline_ = clock::now() + std::chrono::milliseconds(config_.exitDrainMs);
     else if (running_)
         letLaunchedWorkFinish();
     if (running_) {
-        std::lock_guard lock(sourceMutex_);  // not while the writer thread flushes it
-        sourceStopped_ = true;
-        source_.stop();  // hands back every outstanding buffer
+        if (exiting) {
+            stopSourceBounded();
+        } else {
+            std::lock_guard lock(sourceMutex_);  // not while the writer thread flushes it
+            sourceStopped_ = true;
+            source_.stop();  // hands back every outstanding buffer
+        }
     }
     running_ = false;
     stopping_ = true;
     pool_.wake();
-    if (thread_.joinable()) thread_.join();
+    // The writer finishes within the drain deadline (plus a batch in progress).
+    const auto writerDeadline = exiting ? drainDeadline_ + std::chrono::milliseconds(config_.sourceStopMs)
+                                        : clock::now() + std::chrono::milliseconds(config_.writerStopMs);
+    if (!joinWriterBy(writerDeadline)) {
+        // Stuck in the source's flush: the file keeps its last commit, as a
+        // killed process's would; nothing here may touch it any more.
+        writerGaveUp_ = true;
+        pool_.closeIntake();
+        std::fprintf(stderr,
+                     "overlapscope-agent: the capture's writer did not finish in time (stuck in the activity "
+                     "source); %s keeps what was committed\n",
+                     config_.path.empty() ? "the stream" : config_.path.c_str());
+        return;
+    }
+    // The writer took what it could: later buffers go straight back to the pool.
+    pool_.closeIntake();
     if (!writer_) return;
     if (grace_.ran) grace_.recordsLeftOut = sink_->leftOut();  // the writer has finished with the sink
     try {
@@ -134,6 +172,50 @@ void CaptureSession::stop(CaptureEnd how) {
         if (!broken_) std::fprintf(stderr, "overlapscope-agent: %s\n", e.what());
     }
     writer_.reset();
+}
+
+void CaptureSession::stopSourceBounded() {
+    // CUPTI's disable, flush and unsubscribe have no time bound of their own
+    // (a mesh rank was SIGKILLed 30 s after SIGTERM inside them): they run on
+    // a thread of their own, and the close goes on without them after
+    // sourceStopMs. The thread touches only the source, sourceMutex_ and
+    // the completion; an abandoned session is never destroyed.
+    auto done = std::make_shared<Completion>();
+    sourceStop_ = done;
+    try {
+        startBackgroundThread([this, done] {
+            {
+                std::lock_guard lock(sourceMutex_);
+                sourceStopped_ = true;
+                source_.stop();
+            }
+            done->finish();
+        }).detach();
+    } catch (const std::system_error&) {
+        // No thread to be had: stop it here, unbounded, as before.
+        std::lock_guard lock(sourceMutex_);
+        sourceStopped_ = true;
+        source_.stop();
+        done->finish();
+    }
+    if (done->waitUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.sourceStopMs))) return;
+    sourceGaveUp_ = true;
+    std::fprintf(stderr,
+                 "overlapscope-agent: the activity source (%s) did not stop within %d ms; closing the capture "
+                 "without it\n",
+                 source_.name(), config_.sourceStopMs);
+}
+
+bool CaptureSession::joinWriterBy(std::chrono::steady_clock::time_point deadline) {
+    if (!thread_.joinable()) return true;
+    // Past the deadline, a writer still working (a batch of rows, the live
+    // pipeline's last step) is waited for; one stuck inside the source is not.
+    for (auto until = deadline; !writerDone_->waitUntil(until);) {
+        if (writerInSource_.load()) return false;
+        until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+    }
+    thread_.join();
+    return true;
 }
 
 void CaptureSession::letLaunchedWorkFinish() {
@@ -170,7 +252,7 @@ void CaptureSession::letLaunchedWorkFinish() {
 uint64_t CaptureSession::flushSourceCounting() {
     std::lock_guard lock(sourceMutex_);
     source_.flush();
-    return buffersCompleted_.load(std::memory_order_acquire);
+    return pool_.completedTotal() - completedAtStart_;
 }
 
 void CaptureSession::submitCollective(PendingCollective&& collective) {
@@ -180,17 +262,6 @@ void CaptureSession::submitCollective(PendingCollective&& collective) {
         return;
     }
     collectives_.push_back(std::move(collective));
-}
-
-uint8_t* CaptureSession::requestBuffer(size_t* size) {
-    *size = pool_.bufferBytes();
-    return pool_.acquire();
-}
-
-void CaptureSession::bufferCompleted(uint8_t* buffer, size_t validBytes) {
-    if (!buffer) return;
-    buffersCompleted_.fetch_add(1, std::memory_order_release);
-    pool_.pushCompleted(buffer, validBytes);
 }
 
 void CaptureSession::writerLoop() {
@@ -222,12 +293,18 @@ void CaptureSession::writerLoop() {
         drainCollectives();  // the tap's last rows: stop() finds none left for the file
         config_.tap->streamEnded(stopHow_, dropped_.load());
     }
-    writerCpuNs_ = clockNs(CLOCK_THREAD_CPUTIME_ID);
+    writerCpuNs_ = threadCpuNs();
+    writerDone_->finish();
 }
 
 void CaptureSession::flushSource() {
-    std::lock_guard lock(sourceMutex_);
-    if (!sourceStopped_) source_.flush();
+    // Never waits for a stop in progress (it hands everything over anyway,
+    // and may be stuck in CUPTI: the writer must still come back).
+    std::unique_lock lock(sourceMutex_, std::try_to_lock);
+    if (!lock.owns_lock() || sourceStopped_) return;
+    writerInSource_ = true;
+    source_.flush();
+    writerInSource_ = false;
 }
 
 void CaptureSession::commitBatch() {
@@ -350,6 +427,13 @@ void CaptureSession::writeEndMetadata() {
     // What the capture cost this process on the writer thread (decoding and
     // SQLite; the indexes built at close come after this).
     set("agent_writer_cpu_ns", std::to_string(writerCpuNs_.load()));
+    // Calls refused while this capture ran (docs/agent.md, "What the agent trusts").
+    IgnoredCalls ignored = config_.ignoredCalls ? config_.ignoredCalls().since(ignoredAtStart_) : IgnoredCalls{};
+    if (sourceGaveUp_) ignored[IgnoredReason::SourceStopGaveUp] += 1;
+    for (size_t i = 0; i < kIgnoredReasons; ++i) {
+        const auto reason = static_cast<IgnoredReason>(i);
+        set("ignored_" + std::string(ignoredReasonName(reason)), std::to_string(ignored[reason]));
+    }
     if (grace_.ran) {
         set("stop_grace_ms", std::to_string(config_.stopGraceMs));
         set("stop_grace_waited_ns", std::to_string(grace_.waitedNs));

@@ -10,10 +10,23 @@
 // recorded has its own or the stop grace runs out, and GPU records of work
 // launched after the stop instant are left out (StopWindowSink). A process
 // that exits or is signalled does not wait for this.
+//
+// Every wait of a stop is bounded. A process that exits or is signalled
+// gives the source (CUPTI's disable, flush and unsubscribe) at most
+// sourceStopMs: if it is still stuck then, the capture is closed without it
+// (`ignored_source_stop_gave_up` in its meta) and the stuck call is left to
+// itself. A writer thread still inside the source's flush after the drain
+// deadline (plus sourceStopMs) is given up on too, and the file left as its
+// last commit made it; a writer still busy writing is waited for. Either way the
+// session is then `abandoned()`: its owner must never destroy it, because a
+// thread still stuck inside may touch it later.
 #pragma once
 
 #include "agent/core/activity_source.h"
 #include "agent/core/buffer_pool.h"
+#include "agent/core/clocks.h"
+#include "agent/core/ignored_calls.h"
+#include "agent/core/pending_collective.h"
 #include "agent/core/process_identity.h"
 #include "agent/core/row_tap.h"
 #include "agent/core/stop_window_sink.h"
@@ -22,6 +35,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -31,20 +45,6 @@
 #include <vector>
 
 namespace osc::agent {
-
-// A collective from the NCCL plugin with its strings owned, so it can wait in
-// a queue after NCCL's descriptor is gone.
-struct PendingCollective {
-    // String views are re-pointed at the fields below on write; times are
-    // CLOCK_REALTIME ns (-1 unknown) and become capture-relative on write.
-    CollectiveRow row;
-    std::string func, datatype, algo, proto;
-};
-
-// The NCCL plugin's operations still running, as rows without a GPU end
-// (their GPU start when a channel started): written when a capture closes,
-// so that a capture of a hung job says which collective each rank waits in.
-using OpenCollectives = std::function<std::vector<PendingCollective>()>;
 
 struct SessionConfig {
     // The capture file; empty for a stream without one, whose rows go to
@@ -68,14 +68,23 @@ struct SessionConfig {
     size_t maxPendingCollectives = 1u << 16;
     OpenCollectives openCollectives;  // asked once, after the stop grace
     uint64_t sequence = 1;            // 1 for the first capture in this process
+    // At an exit or a signal, how long the source may take to stop; a stop
+    // by request waits for the writer thread at most writerStopMs.
+    int sourceStopMs = 2000;
+    int writerStopMs = 30000;
+    // The calls the agent refused so far (process totals); the capture
+    // writes what grew while it ran. May be empty.
+    std::function<IgnoredCalls()> ignoredCalls;
 };
 
-class CaptureSession final : public BufferSink {
+class CaptureSession {
 public:
     // Creates the capture file (throws CaptureError naming it when it
     // cannot), unless the config names none.
     CaptureSession(SessionConfig config, ActivitySource& source, BufferPool& pool);
-    ~CaptureSession() override;
+    // Waits for a stuck source or writer to come back: an abandoned()
+    // session must not be destroyed while they may still be stuck.
+    ~CaptureSession();
     CaptureSession(const CaptureSession&) = delete;
     CaptureSession& operator=(const CaptureSession&) = delete;
 
@@ -93,9 +102,6 @@ public:
     // Called from NCCL's threads; never blocks on the file.
     void submitCollective(PendingCollective&& collective);
 
-    uint8_t* requestBuffer(size_t* size) override;
-    void bufferCompleted(uint8_t* buffer, size_t validBytes) override;
-
     const std::string& path() const { return config_.path; }
     uint64_t droppedRecords() const { return dropped_.load(); }
     // Rows handed to SQLite so far (durable at the next commit).
@@ -106,6 +112,10 @@ public:
     bool broken() const { return broken_.load(); }
     // Records that were still waiting when the exit drain ran out of time.
     uint64_t droppedAtExit() const { return droppedAtExit_.load(); }
+    // The source did not stop in time (see above).
+    bool sourceGaveUp() const { return sourceGaveUp_; }
+    // A thread may still be stuck inside: never destroy this session.
+    bool abandoned() const { return sourceGaveUp_ || writerGaveUp_; }
 
 private:
     // The stop grace (OVERLAPSCOPE_META's stop_grace_*): whether it ran, how
@@ -117,8 +127,23 @@ private:
         uint64_t unfinishedLaunches = 0, recordsLeftOut = 0;
     };
 
+    // Something another thread finishes, waited for with a bound.
+    struct Completion {
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool done = false;
+        void finish();
+        void wait();
+        bool waitUntil(std::chrono::steady_clock::time_point deadline);
+    };
+
     void writerLoop();
     void letLaunchedWorkFinish();
+    // Stops the source on a thread of its own, waiting at most sourceStopMs.
+    void stopSourceBounded();
+    // Joins the writer thread once it has finished; gives up past `deadline`
+    // only while the writer is stuck inside the source.
+    bool joinWriterBy(std::chrono::steady_clock::time_point deadline);
     // Hands over what the source has; the number of buffers completed so far.
     uint64_t flushSourceCounting();
     void flushSource();
@@ -144,6 +169,10 @@ private:
     int64_t startUtcNs_ = 0, startMonotonicNs_ = 0;
 
     std::thread thread_;
+    std::shared_ptr<Completion> writerDone_ = std::make_shared<Completion>();
+    std::shared_ptr<Completion> sourceStop_;  // a bounded source stop, once started
+    bool sourceGaveUp_ = false, writerGaveUp_ = false;
+    std::atomic<bool> writerInSource_{false};  // the writer is inside the source's flush
     // Written by stop() before stopping_ is set, read by the writer after.
     std::chrono::steady_clock::time_point drainDeadline_ = std::chrono::steady_clock::time_point::max();
     std::atomic<bool> stopping_{false};
@@ -162,15 +191,14 @@ private:
     std::atomic<bool> broken_{false};
     std::atomic<uint64_t> droppedAtExit_{0};
     uint64_t refusedAtStart_ = 0;
+    IgnoredCalls ignoredAtStart_;
 
-    // The stop grace: buffers handed to us and buffers decoded (or
-    // discarded), so stop() knows when the writer has seen what a flush gave.
-    std::atomic<uint64_t> buffersCompleted_{0}, buffersDecoded_{0};
+    // The stop grace: buffers decoded (or discarded), against what the pool
+    // queued, so stop() knows when the writer has seen what a flush gave.
+    std::atomic<uint64_t> buffersDecoded_{0};
+    uint64_t completedAtStart_ = 0;
     std::atomic<bool> windowClosing_{false};  // set once the source stopped recording launches
     Grace grace_;
 };
-
-int64_t realtimeNs();
-int64_t monotonicNs();
 
 }  // namespace osc::agent

@@ -16,8 +16,13 @@ namespace osc::agent::cupti {
 namespace {
 
 // CUPTI's buffer callbacks are plain functions: they reach the source through
-// this pointer, set while a capture runs.
+// this pointer, set from its first start until it is destroyed (buffers CUPTI
+// hands back after a stop still go back to the pool through it).
 std::atomic<CuptiActivitySource*> g_active{nullptr};
+
+// CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER takes a uint8_t.
+constexpr uint8_t kBuffersComeZeroed = 1;
+static_assert(sizeof(kBuffersComeZeroed) == 1);
 
 std::string resultText(CUptiResult r) {
     const char* text = nullptr;
@@ -68,7 +73,11 @@ CuptiActivitySource::CuptiActivitySource() : decoder_(&apiCallbackName) {
         recorder_ = std::make_unique<CuptiRecorder>(dir, &apiCallbackName);
 }
 
-CuptiActivitySource::~CuptiActivitySource() { stop(); }
+CuptiActivitySource::~CuptiActivitySource() {
+    stop();
+    CuptiActivitySource* self = this;
+    g_active.compare_exchange_strong(self, nullptr);
+}
 
 bool CuptiActivitySource::start(BufferSink& sink, std::string& error) {
     if (cuptiGetVersion(&runtimeVersion_) != CUPTI_SUCCESS) runtimeVersion_ = 0;
@@ -96,11 +105,16 @@ bool CuptiActivitySource::start(BufferSink& sink, std::string& error) {
         sink_ = &sink;
     }
     g_active = this;
+    running_ = true;
     firstAfterStop_ = 0;
     decoder_.reset();
-    // Our pool zeroes buffers on the writer thread, so CUPTI need not do it on the app's.
-    size_t one = 1, attrSize = sizeof(one);
-    cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &attrSize, &one);
+    // Our pool zeroes buffers on the writer thread, so CUPTI need not do it
+    // on the app's. Where CUPTI refuses, it zeroes them itself (slower, same records).
+    uint8_t zeroed = kBuffersComeZeroed;
+    size_t attrSize = sizeof(zeroed);
+    const CUptiResult zr =
+        cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &attrSize, &zeroed);
+    zeroedBuffers_ = zr == CUPTI_SUCCESS ? "agent" : "cupti (" + resultText(zr) + ")";
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     r = cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted);
     if (r != CUPTI_SUCCESS) {
@@ -174,7 +188,8 @@ void CuptiActivitySource::watchApiEntries(bool on) {
 
 void CUPTIAPI CuptiActivitySource::onApiEnter(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId,
                                               const void* data) {
-    if (!self || !data) return;
+    // `self` is what we subscribed with: followed only if it is the live source.
+    if (!self || self != g_active.load() || !data) return;
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
     const auto* call = static_cast<const CUpti_CallbackData*>(data);
     if (call->callbackSite != CUPTI_API_ENTER || call->correlationId == 0) return;
@@ -186,15 +201,13 @@ void CUPTIAPI CuptiActivitySource::onApiEnter(void* self, CUpti_CallbackDomain d
 
 void CuptiActivitySource::stop() {
     if (!subscriber_) return;
+    running_ = false;  // no more buffers lent
     watchApiEntries(false);
     disableKinds();
-    // Forced: also hands back buffers holding incomplete records.
+    // Forced: also hands back buffers holding incomplete records. What CUPTI
+    // hands back later still reaches the pool (sink_ stays), which takes it
+    // back without writing it.
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    {
-        std::lock_guard lock(sinkMutex_);
-        sink_ = nullptr;
-    }
-    g_active = nullptr;
     cuptiUnsubscribe(subscriber_);
     subscriber_ = nullptr;
 }
@@ -268,6 +281,7 @@ std::map<std::string, std::string> CuptiActivitySource::metadata() const {
         {"cupti_clock", "CLOCK_REALTIME (CUPTI default)"},
     };
     if (!failedKinds_.empty()) m["cupti_kinds_not_enabled"] = failedKinds_;
+    if (!zeroedBuffers_.empty()) m["cupti_buffers_zeroed_by"] = zeroedBuffers_;
     // cuDriverGetVersion: the newest CUDA the driver supports, not its
     // release number. It needs no initialisation, so it is fine here, where
     // we may be inside cuInit (a capture started from InitializeInjection);
@@ -280,6 +294,7 @@ std::map<std::string, std::string> CuptiActivitySource::metadata() const {
 }
 
 void CUPTIAPI CuptiActivitySource::onBufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
+    if (!buffer || !size || !maxNumRecords) return;
     *maxNumRecords = 0;
     *buffer = nullptr;
     *size = 0;
@@ -287,7 +302,7 @@ void CUPTIAPI CuptiActivitySource::onBufferRequested(uint8_t** buffer, size_t* s
     if (!self) return;
     std::lock_guard lock(self->sinkMutex_);
     // nullptr when the pool is exhausted: CUPTI then drops records and counts them.
-    if (self->sink_) *buffer = self->sink_->requestBuffer(size);
+    if (self->sink_ && self->running_) *buffer = self->sink_->requestBuffer(size);
 }
 
 void CUPTIAPI CuptiActivitySource::onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer, size_t,
@@ -299,6 +314,8 @@ void CUPTIAPI CuptiActivitySource::onBufferCompleted(CUcontext context, uint32_t
         self->dropped_.fetch_add(dropped);
     if (!self || !buffer) return;
     std::lock_guard lock(self->sinkMutex_);
+    // The pool checks that it lent this buffer (and takes it back without
+    // writing it once its capture has ended).
     if (self->sink_) self->sink_->bufferCompleted(buffer, validSize);
 }
 

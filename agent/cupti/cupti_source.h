@@ -56,6 +56,8 @@ private:
     BufferSink* sink_ = nullptr;
     std::vector<CUpti_ActivityKind> enabled_;
     std::string failedKinds_;
+    std::string zeroedBuffers_;  // who zeroes activity buffers, for the meta
+    std::atomic<bool> running_{false};
     std::atomic<uint64_t> dropped_{0};
     std::atomic<uint32_t> firstAfterStop_{0};
     bool watchingApiEntries_ = false;

@@ -5,18 +5,20 @@
 // and 7) take v5 and copy their events into its descriptors.
 #include "agent/core/agent.h"
 #include "agent/core/agent_runtime.h"
-#include "agent/nccl_plugin/collective_tracker.h"
 #include "agent/nccl_plugin/profiler_callbacks.h"
 
 namespace osc::agent {
 namespace {
 
+// NCCL's event mask is one int for the process, which another communicator
+// may have raised already: it is never written here unless a communicator
+// was made, and then only raised (profiler_callbacks.h).
 ncclResult_t initCommon(void** context, int* mask, uint64_t commHash, int nranks, int rank) {
+    if (!context) return 0;
     *context = nullptr;
-    *mask = 0;
     Agent* agent = ensureAgent();
-    if (!agent) return 0;  // success with no events: NCCL runs as without a plugin
-    agent->setOpenCollectives(&CollectiveTracker::openRowsOfAll);
+    if (!agent) return 0;  // success with no events of ours: NCCL runs as without a plugin
+    agent->setNcclPlugin(&nccl::openRowsOfAll, &nccl::ignoredCallsOfAll);
     return nccl::initContext(context, mask, commHash, nranks, rank,
                              [agent](PendingCollective&& c) { agent->submitCollective(std::move(c)); });
 }

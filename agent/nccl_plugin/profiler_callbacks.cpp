@@ -1,6 +1,9 @@
 #include "agent/nccl_plugin/profiler_callbacks.h"
 
-#include <new>
+#include "agent/core/clocks.h"
+#include "agent/nccl_plugin/plugin_comms.h"
+
+#include <atomic>
 
 namespace osc::agent::nccl {
 namespace {
@@ -14,45 +17,68 @@ void* collGroup(const ncclProfilerEventDescr_v5_t& d) { return d.coll.parentGrou
 void* p2pGroup(const ncclProfilerEventDescr_v5_t& d) { return d.p2p.parentGroup; }
 
 template <typename Descr>
-ncclResult_t startCommon(void* context, void** handle, Descr* d) {
-    *handle = nullptr;
-    auto* tracker = static_cast<CollectiveTracker*>(context);
-    if (!tracker || !d) return 0;
-    if (d->type == ncclProfileGroup) {
+void* startOn(CollectiveTracker& tracker, const Descr& d) {
+    const auto type = static_cast<uint64_t>(d.type);
+    if (type == ncclProfileGroup) {
         // NCCL with ABI version 4 starts no Coll or P2p event in a launch
         // whose Group event got no handle.
-        *handle = tracker->startGroup();
-    } else if (d->type == ncclProfileColl) {
+        return tracker.startGroup();
+    }
+    if (type == ncclProfileColl) {
         CollectiveTracker::CollInfo info;
-        info.seqNumber = d->coll.seqNumber;
-        info.func = d->coll.func;
-        info.datatype = d->coll.datatype;
-        info.algo = d->coll.algo;
-        info.proto = d->coll.proto;
-        info.count = d->coll.count;
-        info.root = d->coll.root;
-        info.nChannels = d->coll.nChannels;
-        *handle = tracker->startColl(info, realtimeNs(), collGroup(*d));
-    } else if (d->type == ncclProfileP2p) {
+        info.seqNumber = d.coll.seqNumber;
+        info.func = d.coll.func;
+        info.datatype = d.coll.datatype;
+        info.algo = d.coll.algo;
+        info.proto = d.coll.proto;
+        info.count = d.coll.count;
+        info.root = d.coll.root;
+        info.nChannels = d.coll.nChannels;
+        return tracker.startColl(info, realtimeNs(), collGroup(d));
+    }
+    if (type == ncclProfileP2p) {
         CollectiveTracker::P2pInfo info;
-        info.func = d->p2p.func;
-        info.datatype = d->p2p.datatype;
-        info.count = d->p2p.count;
-        info.peer = d->p2p.peer;
-        info.nChannels = d->p2p.nChannels;
-        *handle = tracker->startP2p(info, realtimeNs(), p2pGroup(*d));
-    } else if (d->type == ncclProfileKernelCh) {
-        *handle = tracker->startKernelChannel(d->parentObj, d->kernelCh.pTimer);
+        info.func = d.p2p.func;
+        info.datatype = d.p2p.datatype;
+        info.count = d.p2p.count;
+        info.peer = d.p2p.peer;
+        info.nChannels = d.p2p.nChannels;
+        return tracker.startP2p(info, realtimeNs(), p2pGroup(d));
+    }
+    if (type == ncclProfileKernelCh) return tracker.startKernelChannel(d.parentObj, d.kernelCh.pTimer);
+    return nullptr;  // events we did not ask for (another plugin's mask)
+}
+
+template <typename Descr>
+ncclResult_t startCommon(void* context, void** handle, Descr* d) {
+    if (!handle) return 0;
+    *handle = nullptr;
+    if (!d) return 0;
+    try {
+        if (auto comm = PluginComms::process().byContext(context)) *handle = startOn(comm->tracker, *d);
+    } catch (...) {
+        // Out of memory: no handle, so NCCL asks nothing more of this event.
+        *handle = nullptr;
     }
     return 0;
 }
 
 }  // namespace
 
+void raiseEventMask(int* eActivationMask, int bits) {
+    if (eActivationMask) std::atomic_ref<int>(*eActivationMask).fetch_or(bits, std::memory_order_relaxed);
+}
+
 ncclResult_t initContext(void** context, int* eActivationMask, uint64_t commHash, int nranks, int rank,
                          CollectiveTracker::Emit emit) {
-    *context = new (std::nothrow) CollectiveTracker(commHash, nranks, rank, std::move(emit));
-    *eActivationMask = *context ? kEventMask : 0;
+    if (!context) return 0;
+    *context = nullptr;
+    try {
+        *context = PluginComms::process().open(commHash, nranks, rank, std::move(emit));
+    } catch (...) {
+        *context = nullptr;
+    }
+    if (*context) raiseEventMask(eActivationMask, kEventMask);
     return 0;
 }
 
@@ -65,20 +91,33 @@ ncclResult_t startEventV5(void* context, void** eHandle, ncclProfilerEventDescr_
 }
 
 ncclResult_t stopEvent(void* eHandle) {
-    if (auto* tracker = CollectiveTracker::ownerOf(eHandle)) tracker->stop(eHandle);
+    try {
+        if (auto comm = PluginComms::process().byHandle(eHandle)) comm->tracker.stop(eHandle);
+    } catch (...) {}
     return 0;
 }
 
 ncclResult_t recordEventState(void* eHandle, int eState, ncclProfilerEventStateArgs_v5_t* eStateArgs) {
-    auto* tracker = CollectiveTracker::ownerOf(eHandle);
-    if (tracker && eState == ncclProfilerKernelChStop && eStateArgs)
-        tracker->kernelChannelStopped(eHandle, eStateArgs->kernelCh.pTimer);
+    // Only a channel's stop carries something for us; other states are not read.
+    if (eState != ncclProfilerKernelChStop) return 0;
+    try {
+        if (auto comm = PluginComms::process().byHandle(eHandle))
+            comm->tracker.kernelChannelStopped(eHandle, eStateArgs ? eStateArgs->kernelCh.pTimer : 0);
+    } catch (...) {}
     return 0;
 }
 
 ncclResult_t finalize(void* context) {
-    delete static_cast<CollectiveTracker*>(context);  // emits what is still open
+    try {
+        // Emits what is still open; a call racing this one still finds a
+        // live object, which counts it.
+        if (auto comm = PluginComms::process().close(context)) comm->tracker.finalize();
+    } catch (...) {}
     return 0;
 }
+
+std::vector<PendingCollective> openRowsOfAll() { return PluginComms::process().openRows(); }
+
+IgnoredCalls ignoredCallsOfAll() { return PluginComms::process().ignored(); }
 
 }  // namespace osc::agent::nccl

@@ -3,7 +3,7 @@
 // "trains" (sleeps) for a while and exits with the code it was given.
 //
 //   fake_job SECONDS EXIT_CODE [--nccl N] [--p2p N] [--rank R] [--nranks N] [--nccl-abi 4|5]
-//            [--sigterm-handler]
+//            [--nccl-stale N] [--sigterm-handler]
 //
 // --nccl N plays NCCL 2.28 on the library's exported ncclProfiler_v5
 // (fake_nccl.h): N all-reduces of 2 channels each.
@@ -12,6 +12,12 @@
 // --nranks, default 4; rank r sends 512 (r + 1) + 8 i bf16 in launch i), one
 // channel each; the fake agent's GPU runs their kernels (7 us, 1 ms apart).
 // --nccl-abi 4 plays NCCL 2.27 on ncclProfiler_v4 instead.
+// --nccl-stale N then plays N launches of one all-reduce of one channel each,
+// every second one (1, 3, ...) reported as NCCL 2.28.9's proxy thread does
+// when preempted between its two loads (issue 47): a KernelCh stop (state
+// record, then stop) naming the previous launch's channel, stopped already,
+// then the start of the channel meant, never stopped. Before issue 47 the
+// agent followed the dead handle and the process died of SIGSEGV.
 // --sigterm-handler installs an SA_SIGINFO handler for SIGTERM, as a job
 // that shuts down cleanly would; the job then prints who sent the signal and
 // when the handler ran (CLOCK_MONOTONIC ns), and exits with code 3.
@@ -52,7 +58,7 @@ uint64_t realtimeNow() {
 }
 
 struct NcclPlay {
-    int collectives = 0, p2pLaunches = 0, abi = 5, rank = 2, nranks = 4;
+    int collectives = 0, p2pLaunches = 0, staleLaunches = 0, abi = 5, rank = 2, nranks = 4;
 };
 
 // The --p2p launches' kernels: launch i runs [first + i ms, + 7000 ns) on
@@ -90,6 +96,22 @@ void playNccl(osc::agent::test::FakeNcclComm& comm, const NcclPlay& play, uint64
         comm.channel(send, 0, t, t + kP2pKernelNs);
         comm.channel(recv, 1, t + 10, t + kP2pKernelNs - 10);
     }
+    void* previous = nullptr;
+    for (int i = 0; i < play.staleLaunches; ++i) {
+        void* group = comm.launch();
+        void* coll = comm.coll(group, "AllReduce", 1000u + static_cast<uint64_t>(i), 64, "ncclFloat32", 1);
+        comm.stop(coll);
+        comm.stop(group);
+        if (!channels) continue;
+        const uint64_t t = base + 1000000u * static_cast<uint64_t>(i);
+        if (i % 2 == 1 && previous) {
+            comm.channelStop(previous, t + 500);
+            comm.channelStart(coll, 0, t);
+        } else {
+            previous = comm.channelStart(coll, 0, t);
+            comm.channelStop(previous, t + 500);
+        }
+    }
     comm.finalize();
 }
 
@@ -114,7 +136,7 @@ int main(int argc, char** argv) {
     if (argc < 3) {
         std::fprintf(stderr,
                      "usage: fake_job SECONDS EXIT_CODE [--nccl N] [--p2p N] [--rank R] [--nranks N] "
-                     "[--nccl-abi 4|5] [--sigterm-handler]\n");
+                     "[--nccl-abi 4|5] [--nccl-stale N] [--sigterm-handler]\n");
         return 64;
     }
     const double seconds = std::atof(argv[1]);
@@ -128,6 +150,7 @@ int main(int argc, char** argv) {
         if (std::strcmp(argv[i], "--rank") == 0 && value) play.rank = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--nranks") == 0 && value) play.nranks = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--nccl-abi") == 0 && value) play.abi = std::atoi(argv[i + 1]);
+        if (std::strcmp(argv[i], "--nccl-stale") == 0 && value) play.staleLaunches = std::atoi(argv[i + 1]);
         if (std::strcmp(argv[i], "--sigterm-handler") == 0) sigtermHandler = true;
     }
     if (play.nranks < 1 || play.rank < 0 || play.rank >= play.nranks) {
@@ -135,8 +158,11 @@ int main(int argc, char** argv) {
         return 64;
     }
     // The fake agent's GPU runs the --p2p launches' kernels (its CUPTI
-    // stand-in reads this when the capture starts); 20 ms from now.
-    const uint64_t p2pFirstNs = realtimeNow() + 20000000u;
+    // stand-in reads this when the capture starts); 150 ms from now, well
+    // after the capture has started even on a machine so loaded that loading
+    // the agent takes a tenth of a second (at 20 ms, launches before the
+    // capture's start had no GPU times in it).
+    const uint64_t p2pFirstNs = realtimeNow() + 150000000u;
     if (play.p2pLaunches > 0) {
         const std::string kernels = std::to_string(p2pFirstNs) + "," + std::to_string(play.p2pLaunches) + "," +
                                     std::to_string(kP2pPeriodNs) + "," + std::to_string(kP2pKernelNs);
@@ -161,7 +187,8 @@ int main(int argc, char** argv) {
         if (!init || init() != 1) return 93;
         if (init() != 1) return 94;  // the driver may call it again: must be harmless
     }
-    if (lib && (play.collectives > 0 || play.p2pLaunches > 0)) driveNccl(lib, play, p2pFirstNs);
+    if (lib && (play.collectives > 0 || play.p2pLaunches > 0 || play.staleLaunches > 0))
+        driveNccl(lib, play, p2pFirstNs);
     std::printf("fake_job: pid %d training\n", static_cast<int>(getpid()));
     std::fflush(stdout);
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);

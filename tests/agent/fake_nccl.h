@@ -45,9 +45,16 @@ public:
     int mask() const { return mask_; }
     // NCCL destroys the communicator: the plugin's `finalize`.
     void finalize() {
-        if (context_) abi_ == NcclAbi::V5 ? v5_.finalize(context_) : v4_.finalize(context_);
+        finalizeKeepingContext();
         context_ = nullptr;
     }
+    // The same, but later starts still pass the finalized context, as a
+    // thread of NCCL's that did not notice the destruction would.
+    void finalizeKeepingContext() {
+        if (context_ && !finalized_) abi_ == NcclAbi::V5 ? v5_.finalize(context_) : v4_.finalize(context_);
+        finalized_ = true;
+    }
+    void* context() const { return context_; }
 
     // A kernel launch: its Group event's handle, stopped with stop().
     void* launch() {
@@ -80,6 +87,20 @@ public:
     }
 
     void stop(void* handle) { abi_ == NcclAbi::V5 ? v5_.stopEvent(handle) : v4_.stopEvent(handle); }
+    // A raw start on `context` (any value), as NCCL would call it.
+    void* startOn(void* context, int type, void* parentObj) {
+        Descr d;
+        d.v4.type = static_cast<uint8_t>(type);
+        d.v4.parentObj = parentObj;
+        d.v5.type = static_cast<uint64_t>(type);
+        d.v5.parentObj = parentObj;
+        void* handle = nullptr;
+        if (abi_ == NcclAbi::V5)
+            v5_.startEvent(context, &handle, &d.v5);
+        else
+            v4_.startEvent(context, &handle, &d.v4);
+        return handle;
+    }
 
     // A kernel channel of operation `op` starting at GPU timer `pTimer`.
     void* channelStart(void* op, int channelId, uint64_t pTimer) {
@@ -143,6 +164,7 @@ private:
     ncclProfiler_v4_t v4_;
     int rank_;
     void* context_ = nullptr;
+    bool finalized_ = false;
     int mask_ = 0;
     ncclResult_t initResult_ = 0;
 };

@@ -225,6 +225,31 @@ TEST_F(AgentEndToEnd, SigtermDuringCaptureClosesTheFileThenKillsTheJob) {
     EXPECT_GT(cap.kernelCount(), 0u);
 }
 
+// Issue 47: CUPTI's close never returning (a mesh rank was SIGKILLed 30 s
+// after SIGTERM inside it), played by a fake source whose stop takes 30 s.
+// The agent gives up on it after its bound, closes the file without it,
+// and the job dies of the signal as it would have.
+TEST_F(AgentEndToEnd, SigtermWithAStuckSourceEndsWithinTheBound) {
+    extraEnv["OVERLAPSCOPE_FAKE_STOP_MS"] = "30000";
+    auto r = run({}, {"60", "0"});
+    auto found = agents(1);
+    ASSERT_EQ(found.size(), 1u) << r->output();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto t0 = std::chrono::steady_clock::now();
+    ::kill(static_cast<pid_t>(found[0].pid), SIGTERM);
+    EXPECT_EQ(r->waitExitCode(), 128 + SIGTERM) << r->output();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // 2 s for the source, the exit drain's 1 s at most, the close.
+    EXPECT_LT(took, 10.0) << "the close waited for the stuck source";
+    EXPECT_NE(r->output().find("did not stop within 2000 ms"), std::string::npos) << r->output();
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    const Capture cap = loadCapture(files[0]);
+    EXPECT_EQ(cap.processes[0].meta.at("end_reason"), "signal");
+    EXPECT_EQ(cap.processes[0].meta.at("ignored_source_stop_gave_up"), "1");
+    EXPECT_GT(cap.kernelCount(), 0u);
+}
+
 TEST_F(AgentEndToEnd, RunForwardsSigtermToTheJob) {
     auto r = run({}, {"30", "0"});
     ASSERT_EQ(agents(1).size(), 1u) << r->output();

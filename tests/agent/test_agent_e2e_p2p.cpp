@@ -220,5 +220,56 @@ void expectPairs(TempDir& dir, const std::vector<std::string>& files, int kLaunc
     EXPECT_EQ(warned, lateLaunches > 0);
 }
 
+std::string metaValue(const std::string& path, const std::string& key) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << path;
+    sqlite3_stmt* st = nullptr;
+    std::string value = "(absent)";
+    if (sqlite3_prepare_v2(db, "SELECT value FROM OVERLAPSCOPE_META WHERE name = ?", -1, &st, nullptr) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(st) == SQLITE_ROW) value = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return value;
+}
+
+// Issue 47: the H200 mesh's SIGSEGV, played on the agent library as NCCL
+// 2.28.9's preempted proxy thread plays it (fake_job --nccl-stale). Every
+// call naming a dead handle is refused and counted in the capture's meta;
+// every all-reduce still has its row, and the orphaned channels (started,
+// never stopped) end their rows once later kernels have run.
+TEST_F(P2pEndToEnd, StaleKernelChStopsAreCountedNotFollowed) {
+    constexpr int kLaunches = 50;  // 25 of them (1, 3, ..., 49) out of order
+    const std::string out = dir / "out";
+    auto r = run(out, {"--nccl-stale", std::to_string(kLaunches)}, 0, 1);
+    ASSERT_EQ(r->waitExitCode(), 0) << r->output();
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    const std::vector<Row> rows = pluginRows(files[0]);
+    ASSERT_EQ(rows.size(), static_cast<size_t>(kLaunches));
+    for (int i = 0; i < kLaunches; ++i) EXPECT_EQ(rows[static_cast<size_t>(i)].seqNumber, 1000 + i);
+    EXPECT_EQ(metaValue(files[0], "ignored_nccl_stale_handle"), std::to_string(2 * kLaunches / 2));
+    // Launch i's orphan ends once launch i + 3 (the next one in order after
+    // i + 1) has run: all but those of launches 47 and 49, which finalize writes.
+    EXPECT_EQ(metaValue(files[0], "ignored_nccl_orphan_channel"), "23");
+    for (const char* zero : {"ignored_nccl_foreign_handle", "ignored_nccl_unknown_handle", "ignored_nccl_stopped_twice",
+                             "ignored_buffer_foreign", "ignored_source_stop_gave_up"})
+        EXPECT_EQ(metaValue(files[0], zero), "0") << zero;
+}
+
+#ifdef OSC_TEST_REAL_AGENT
+// The same on the real CUPTI agent library, loaded as the CUDA driver and
+// NCCL load it, on a machine without a GPU: it died of SIGSEGV in
+// pthread_mutex_lock before issue 47.
+TEST_F(P2pEndToEnd, RealAgentSurvivesStaleKernelChStops) {
+    const std::map<std::string, std::string> env = {{"CUDA_INJECTION64_PATH", OSC_TEST_REAL_AGENT},
+                                                    {"OVERLAPSCOPE_OUTPUT_DIR", dir.path()},
+                                                    {"OVERLAPSCOPE_CONTROL", "0"}};
+    Child job({OSC_TEST_FAKE_JOB, "0", "7", "--nccl-stale", "400"}, env, dir / "real.log");
+    EXPECT_EQ(job.waitExitCode(), 7) << job.output();
+}
+#endif
+
 }  // namespace
 }  // namespace osc::agent

@@ -13,9 +13,12 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
 #include <map>
+#include <mutex>
 
 namespace osc::agent {
 namespace {
@@ -258,6 +261,114 @@ TEST(CaptureSession, ExitDrainIsBoundedAndCountsWhatItDrops) {
     std::printf("exit drain: stop took %.3f s, %llu records written, %llu dropped at exit\n", stopS,
                 static_cast<unsigned long long>(cap.kernelCount() + p.ranges.size()),
                 static_cast<unsigned long long>(session.droppedAtExit()));
+}
+
+// A source whose stop (or flush) does not return until the test lets it, as
+// CUPTI's disable / flush / unsubscribe did not on the H200 mesh. It lends
+// one buffer at start and hands it back only when its stop finally ends.
+class StuckSource final : public ActivitySource {
+public:
+    explicit StuckSource(bool stuckInFlush = false) : stuckInFlush_(stuckInFlush) {}
+    const char* name() const override { return "stuck"; }
+    bool start(BufferSink& sink, std::string&) override {
+        sink_ = &sink;
+        size_t size = 0;
+        held_ = sink.requestBuffer(&size);
+        return true;
+    }
+    void stop() override {
+        if (!stuckInFlush_) waitForRelease();
+        if (held_) sink_->bufferCompleted(held_, 0);
+        held_ = nullptr;
+        stopped_ = true;
+    }
+    void flush() override {
+        if (stuckInFlush_) {
+            inFlush_ = true;
+            waitForRelease();
+        }
+    }
+    void decode(const uint8_t*, size_t, const DecodeContext&, RowSink&) override {}
+    int64_t timestampNs() const override { return realtimeNs(); }
+    uint64_t takeDroppedRecords() override { return 0; }
+
+    void release() {
+        {
+            std::lock_guard lock(mutex_);
+            released_ = true;
+        }
+        cv_.notify_all();
+    }
+    std::atomic<bool> stopped_{false}, inFlush_{false};
+
+private:
+    void waitForRelease() {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return released_; });
+    }
+    const bool stuckInFlush_;
+    BufferSink* sink_ = nullptr;
+    uint8_t* held_ = nullptr;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool released_ = false;
+};
+
+TEST(CaptureSession, ASourceThatNeverStopsIsGivenUpOnAtExit) {
+    test::TempDir dir;
+    StuckSource source;
+    BufferPool pool(1u << 20, 64u << 10);
+    SessionConfig cfg = sessionConfig(dir / "stuck.sqlite");
+    cfg.exitDrainMs = 100;
+    cfg.sourceStopMs = 300;
+    auto session = std::make_unique<CaptureSession>(cfg, source, pool);
+    std::string error;
+    ASSERT_EQ(session->start(error), CaptureSession::Start::Started) << error;
+    EXPECT_EQ(pool.buffersInUse(), 1u);
+    const auto t0 = std::chrono::steady_clock::now();
+    session->stop(CaptureEnd::Signal);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(took, 2.0);
+    EXPECT_GE(took, 0.29);
+    EXPECT_TRUE(session->sourceGaveUp());
+    EXPECT_TRUE(session->abandoned());
+    EXPECT_FALSE(source.stopped_.load());
+    // The file was closed without the source.
+    const Capture cap = loadCapture(cfg.path);
+    EXPECT_EQ(cap.processes.at(0).meta.at("end_reason"), "signal");
+    EXPECT_EQ(cap.processes.at(0).meta.at("ignored_source_stop_gave_up"), "1");
+    // The stuck stop ends at last and hands its buffer back: to the pool, unread.
+    source.release();
+    ASSERT_TRUE(test::waitUntil([&] { return source.stopped_.load(); }));
+    ASSERT_TRUE(test::waitUntil([&] { return pool.buffersInUse() == 0; }));
+    EXPECT_EQ(pool.ignored()[IgnoredReason::BufferAfterStop], 1u);
+    session.reset();  // only now: nothing of it is stuck any more
+}
+
+TEST(CaptureSession, AWriterStuckInTheSourceIsGivenUpOnAtExit) {
+    test::TempDir dir;
+    StuckSource source(/*stuckInFlush=*/true);
+    BufferPool pool(1u << 20, 64u << 10);
+    SessionConfig cfg = sessionConfig(dir / "stuck-writer.sqlite");
+    cfg.commitIntervalMs = 20;  // the writer flushes every 10 ms
+    cfg.exitDrainMs = 100;
+    cfg.sourceStopMs = 300;
+    auto session = std::make_unique<CaptureSession>(cfg, source, pool);
+    std::string error;
+    ASSERT_EQ(session->start(error), CaptureSession::Start::Started) << error;
+    ASSERT_TRUE(test::waitUntil([&] { return source.inFlush_.load(); }));
+    const auto t0 = std::chrono::steady_clock::now();
+    session->stop(CaptureEnd::ProcessExit);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(took, 3.0);
+    EXPECT_TRUE(session->abandoned());
+    // As a killed process's: what was committed (the start metadata) reads.
+    const Capture cap = loadCapture(cfg.path);
+    EXPECT_EQ(cap.processes.at(0).meta.count("end_reason"), 0u);
+    EXPECT_EQ(cap.processes.at(0).meta.at("host"), "testhost");
+    source.release();
+    ASSERT_TRUE(test::waitUntil([&] { return source.stopped_.load(); }));
+    session.reset();
 }
 
 // Disk full, played by a file size limit: writes past it fail with EFBIG.
