@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -320,7 +321,7 @@ TEST(HandleChecks, StopsRacingFinalizeFromSeveralThreads) {
         for (int t = 0; t < kThreads; ++t)
             threads.emplace_back([&, t] {
                 ++ready;
-                while (ready.load() < kThreads + 1) {}
+                while (ready.load() < kThreads + 1) std::this_thread::yield();
                 for (int i = 0; i < kOps; ++i) {
                     void* ch = channels[static_cast<size_t>(i * kThreads + t)];
                     const bool late = finalized.load();
@@ -330,7 +331,7 @@ TEST(HandleChecks, StopsRacingFinalizeFromSeveralThreads) {
                 }
             });
         ++ready;
-        while (ready.load() < kThreads + 1) {}
+        while (ready.load() < kThreads + 1) std::this_thread::yield();
         comm->finalizeKeepingContext();
         finalized = true;
         for (auto& t : threads) t.join();
@@ -430,6 +431,14 @@ TEST(NcclStress, FourCommunicatorsUnderLoadCountEveryRefusedCall) {
         options, [&](uint64_t commHash) { return std::make_unique<FakeNcclComm>(NcclAbi::V5, commHash, 4, 1, sink); });
     uint64_t rows = 0;
     for (const auto& [comm, n] : rowsByComm) rows += n;
+    std::printf(
+        "stress: %llu launches, %llu operations, %llu stale stops, %llu double stops, %llu destroyed; "
+        "%llu anomalous calls, %llu racing a finalize, %llu refused, %llu orphan channels\n",
+        static_cast<unsigned long long>(tally.launches), static_cast<unsigned long long>(tally.operations),
+        static_cast<unsigned long long>(tally.staleStops), static_cast<unsigned long long>(tally.doubleStops),
+        static_cast<unsigned long long>(tally.destroyed), static_cast<unsigned long long>(tally.definite),
+        static_cast<unsigned long long>(tally.racing), static_cast<unsigned long long>(refused.calls()),
+        static_cast<unsigned long long>(refused[IgnoredReason::NcclOrphanChannel]));
     EXPECT_GT(tally.launches, 100u);
     EXPECT_GT(tally.staleStops, 0u);
     EXPECT_GT(tally.doubleStops, 0u);
