@@ -115,8 +115,11 @@ int main(int argc, char** argv) {
     setenv("OVERLAPSCOPE_METRICS_FILE", metrics.c_str(), 1);
     setenv("OVERLAPSCOPE_METRICS_PERIOD_MS", "50", 1);
     setenv("OVERLAPSCOPE_CONTROL", "0", 1);
-    setenv("OVERLAPSCOPE_DORMANT", "1", 1);        // no capture file: the live stream carries the metrics
-    setenv("OVERLAPSCOPE_FAKE_RATE", "20000", 0);  // the fake GPU's records: some, not a flood
+    setenv("OVERLAPSCOPE_DORMANT", "1", 1);       // no capture file: the live stream carries the metrics
+    setenv("OVERLAPSCOPE_FAKE_RATE", "2000", 0);  // the fake GPU's records: some, not a flood
+    // The live metrics only carry the counts here: few rows held for steps,
+    // so that closing a step never costs more than the plugin's traffic.
+    setenv("OVERLAPSCOPE_LIVE_MAX_ROWS", "1000", 0);
 
     void* lib = dlopen(agent.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) return usage(dlerror());

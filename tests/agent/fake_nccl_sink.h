@@ -6,6 +6,9 @@
 #include "agent/nccl_plugin/profiler_callbacks.h"
 #include "tests/agent/fake_nccl.h"
 
+#include <mutex>
+#include <vector>
+
 namespace osc::agent::test {
 
 namespace detail {
@@ -29,6 +32,22 @@ inline NcclPlugin pluginWithSink(NcclAbi abi, const CollectiveTracker::Emit& sin
     return nccl::profilerV4(initToSinkV4);
 }
 }  // namespace detail
+
+// The rows a sink got, from any thread.
+struct SinkRows {
+    std::mutex mutex;
+    std::vector<PendingCollective> rows;
+    CollectiveTracker::Emit sink() {
+        return [this](PendingCollective&& c) {
+            std::lock_guard lock(mutex);
+            rows.push_back(std::move(c));
+        };
+    }
+    size_t size() {
+        std::lock_guard lock(mutex);
+        return rows.size();
+    }
+};
 
 class SinkNcclComm : public FakeNcclComm {
 public:

@@ -32,6 +32,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace osc::agent::test {
@@ -52,6 +53,19 @@ struct StressTally {
     // Calls the plugin must refuse (`definite`), and calls racing a finalize
     // that it may or may not refuse, depending on who came first.
     uint64_t definite = 0, racing = 0;
+
+    StressTally& operator+=(const StressTally& o) {
+        for (auto [mine, theirs] : {std::pair{&launches, o.launches},
+                                    {&operations, o.operations},
+                                    {&channels, o.channels},
+                                    {&staleStops, o.staleStops},
+                                    {&doubleStops, o.doubleStops},
+                                    {&destroyed, o.destroyed},
+                                    {&definite, o.definite},
+                                    {&racing, o.racing}})
+            *mine += theirs;
+        return *this;
+    }
 };
 
 // A new communicator (NCCL's `init`) of `commHash`: what the test drives.
@@ -91,12 +105,17 @@ struct Work {
     int channels = 0;  // reported (may be fewer than announced)
 };
 
+// Operations a proxy thread may lag behind its launches: as NCCL's work
+// queue, a launch waits for room (and memory stays bounded however long the
+// job runs).
+inline constexpr size_t kMaxQueued = 64;
+
 struct Slot {
     uint64_t commHash = 0;
     std::mutex launchOrder;  // NCCL launches a communicator's kernels one at a time
     std::shared_ptr<Incarnation> current;
     std::mutex queueMutex;
-    std::condition_variable queued;
+    std::condition_variable queued, room;
     std::deque<Work> queue;
     bool done = false;
 };
@@ -121,14 +140,7 @@ inline StressTally runNcclStress(const StressOptions& options, const MakeComm& m
     StressTally tally;
     const auto add = [&](const StressTally& t) {
         std::lock_guard lock(tallyMutex);
-        tally.launches += t.launches;
-        tally.operations += t.operations;
-        tally.channels += t.channels;
-        tally.staleStops += t.staleStops;
-        tally.doubleStops += t.doubleStops;
-        tally.destroyed += t.destroyed;
-        tally.definite += t.definite;
-        tally.racing += t.racing;
+        tally += t;
     };
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                             std::chrono::duration<double>(options.seconds));
@@ -161,6 +173,7 @@ inline StressTally runNcclStress(const StressOptions& options, const MakeComm& m
                     w = std::move(slot.queue.front());
                     slot.queue.pop_front();
                 }
+                slot.room.notify_all();
                 FakeNcclComm& comm = *w.of->comm;
                 for (int ch = 0; ch < w.channels; ++ch, timer += 100) {
                     pre.point();
@@ -218,7 +231,8 @@ inline StressTally runNcclStress(const StressOptions& options, const MakeComm& m
             }
             {
                 // Handed to the proxy before NCCL stops the operations.
-                std::lock_guard lock(slot.queueMutex);
+                std::unique_lock lock(slot.queueMutex);
+                slot.room.wait(lock, [&] { return slot.queue.size() < detail::kMaxQueued; });
                 for (const Work& w : work) slot.queue.push_back(w);
             }
             slot.queued.notify_one();

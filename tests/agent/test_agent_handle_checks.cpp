@@ -29,20 +29,16 @@ using FakeNcclComm = test::SinkNcclComm;
 constexpr uint64_t kComm = 0x47u;
 constexpr uint64_t kT0 = 1'700'000'000'000'000'000ull;
 
-struct Rows {
-    std::mutex mutex;
-    std::vector<PendingCollective> rows;
-    CollectiveTracker::Emit sink() {
-        return [this](PendingCollective&& c) {
-            std::lock_guard lock(mutex);
-            rows.push_back(std::move(c));
-        };
-    }
-    size_t size() {
-        std::lock_guard lock(mutex);
-        return rows.size();
-    }
-};
+using Rows = test::SinkRows;
+
+// One kernel launch of one collective, stopped once enqueued as NCCL does.
+void* launchCollective(FakeNcclComm& comm, const char* func, uint64_t seq, int nChannels) {
+    void* group = comm.launch();
+    void* op = comm.coll(group, func, seq, 64, "ncclFloat32", nChannels);
+    comm.stop(op);
+    comm.stop(group);
+    return op;
+}
 
 // What the process's plugin refused since the test began.
 class Refused {
@@ -98,31 +94,20 @@ TEST_P(HandleChecks, KernelChStopOnAStoppedChannelIsCountedAndItsOrphanEndsItsRo
     Refused refused;
     FakeNcclComm comm(GetParam(), kComm, 2, 0, out.sink());
     // Launch 1: one collective, one channel, reported normally.
-    void* g1 = comm.launch();
-    void* a = comm.coll(g1, "AllReduce", 1, 64, "ncclFloat32", 1);
-    comm.stop(a);
-    comm.stop(g1);
+    void* a = launchCollective(comm, "AllReduce", 1, 1);
     void* old = comm.channelStart(a, 0, kT0 + 100);
     comm.channelStop(old, kT0 + 200);
     ASSERT_EQ(out.size(), 1u);
     // Launch 2: the proxy sees its kernel finished before it sees it start.
-    void* g2 = comm.launch();
-    void* b = comm.coll(g2, "AllReduce", 2, 64, "ncclFloat32", 1);
-    comm.stop(b);
-    comm.stop(g2);
+    void* b = launchCollective(comm, "AllReduce", 2, 1);
     comm.channelStop(old, kT0 + 1200);  // recordEventState + stopEvent on the dead handle
     EXPECT_EQ(refused[IgnoredReason::NcclStaleHandle], 2u);
     void* orphan = comm.channelStart(b, 0, kT0 + 1100);
     ASSERT_NE(orphan, nullptr);
     EXPECT_EQ(out.size(), 1u) << "its channel is open: the row waits";
     // Launches 3 and 4 run: b's kernel has long finished.
-    for (uint64_t i = 3; i <= 4; ++i) {
-        void* g = comm.launch();
-        void* c = comm.coll(g, "AllReduce", i, 64, "ncclFloat32", 1);
-        comm.stop(c);
-        comm.stop(g);
-        comm.channel(c, 0, kT0 + 1000 * i, kT0 + 1000 * i + 100);
-    }
+    for (uint64_t i = 3; i <= 4; ++i)
+        comm.channel(launchCollective(comm, "AllReduce", i, 1), 0, kT0 + 1000 * i, kT0 + 1000 * i + 100);
     ASSERT_EQ(out.size(), 4u);
     // b's row went out once launch 4's kernel had run (after launch 3's row).
     EXPECT_EQ(out.rows[2].row.seqNumber, 2u);
@@ -192,10 +177,7 @@ TEST_P(HandleChecks, FinalizeLeavesNoChannelPointingAtAWrittenRow) {
     Rows out;
     Refused refused;
     FakeNcclComm comm(GetParam(), kComm, 2, 0, out.sink());
-    void* g = comm.launch();
-    void* op = comm.coll(g, "AllGather", 1, 64, "ncclFloat32", 2);
-    comm.stop(op);
-    comm.stop(g);
+    void* op = launchCollective(comm, "AllGather", 1, 2);
     void* running = comm.channelStart(op, 0, kT0);
     void* context = comm.context();
     comm.finalizeKeepingContext();
