@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,6 +123,7 @@ struct RunOptions {
     NumberOption delay, duration, bufferMb;
     bool dormant = false;
     bool noNcclPlugin = false;
+    std::string ncclPluginChain;  // another NCCL profiler plugin behind ours
     std::string agent;
     std::vector<std::string> command;
     // --partial: each process writes its capture's partial result at close.
@@ -139,6 +141,26 @@ struct RunOptions {
 
     bool live() const { return !metricsFile.empty() || !metricsPort.text.empty() || !captureWhen.empty(); }
 };
+
+// The profiler plugin NCCL would have loaded without us: --nccl-plugin-chain,
+// else a NCCL_PROFILER_PLUGIN set before us. "" when there is none.
+std::string ncclPluginChain(const RunOptions& o, const std::string& agent) {
+    std::string chain = o.ncclPluginChain;
+    if (!chain.empty() && o.noNcclPlugin)
+        throw std::invalid_argument("run: --nccl-plugin-chain needs the agent as NCCL's plugin (not --no-nccl-plugin)");
+    if (chain.empty() && !o.noNcclPlugin) {
+        const char* named = std::getenv("NCCL_PROFILER_PLUGIN");
+        if (!named || !*named || ::strcasecmp(named, "none") == 0 || agent == named) return {};
+        chain = named;
+        std::fprintf(stderr, "overlapscope: NCCL_PROFILER_PLUGIN=%s is chained behind the agent's plugin\n",
+                     chain.c_str());
+    }
+    if (chain.empty() || chain.find('/') == std::string::npos) return chain;  // NCCL's name for a library
+    std::error_code ec;
+    if (!fs::is_regular_file(chain, ec))
+        throw std::invalid_argument("run: NCCL profiler plugin " + chain + ": no such file");
+    return fs::absolute(chain).lexically_normal().string();
+}
 
 int runCommand(RunOptions& o) {
     if (o.command.empty()) throw std::invalid_argument("run: no command given (overlapscope run -- COMMAND...)");
@@ -174,8 +196,11 @@ int runCommand(RunOptions& o) {
         {"OVERLAPSCOPE_DURATION", secondsText(o.duration.value)},
         {"OVERLAPSCOPE_DORMANT", dormant ? "1" : "0"},
     };
-    // Without the plugin the job's own NCCL_PROFILER_PLUGIN, if any, stays.
+    // Without the plugin the job's own NCCL_PROFILER_PLUGIN, if any, stays;
+    // with it, that plugin is chained behind ours (docs/agent.md).
     if (!o.noNcclPlugin) env.emplace_back("NCCL_PROFILER_PLUGIN", agent);
+    const std::string chain = ncclPluginChain(o, agent);
+    if (!chain.empty()) env.emplace_back("OVERLAPSCOPE_NCCL_PLUGIN_CHAIN", chain);
     if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb.value));
     if (!o.partial && !o.live() &&
         (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty() || !o.microbatchPattern.empty() ||
@@ -416,6 +441,11 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
                 "Do not load the agent as NCCL's profiler plugin: no per-collective rows (sizes, sequence numbers, "
                 "peers), kernels and ranges only; for a job with its own NCCL profiler plugin, or to tell a "
                 "problem of the plugin from one of the CUDA side");
+    r->add_option("--nccl-plugin-chain", run->ncclPluginChain,
+                  "Another NCCL profiler plugin (NCCL Inspector, your own) that the agent loads and forwards every "
+                  "event to, so both see them (default: a NCCL_PROFILER_PLUGIN already set)")
+        ->check(nonEmptyFileName())
+        ->type_name("PATH");
     r->add_option("--buffer-mb", run->bufferMb.text,
                   "Memory bound for in-flight records per process (default 64; 1 to 65536)")
         ->type_name("MB");

@@ -176,6 +176,11 @@ typedef struct {
 
 }  // extern "C"
 
+namespace osc::agent::nccl {
+// Which of the two tables NCCL calls us through (2.27: v4, 2.28: v5).
+enum class Abi { V4, V5 };
+}  // namespace osc::agent::nccl
+
 // Layout checks against the offsets of NCCL's own headers (x86-64 / aarch64 LP64).
 // The v5 Coll and P2p offsets are also where NCCL 2.28.9's libnccl.so writes
 // (its ncclProfilerStartTaskEvents, disassembled): for a P2p event func, buff,

@@ -3,7 +3,9 @@
 #include "agent/core/clocks.h"
 #include "agent/nccl_plugin/plugin_comms.h"
 
+#include <unistd.h>
 #include <atomic>
+#include <type_traits>
 
 namespace osc::agent::nccl {
 namespace {
@@ -49,13 +51,42 @@ void* startOn(CollectiveTracker& tracker, const Descr& d) {
     return nullptr;  // events we did not ask for (another plugin's mask)
 }
 
+// With another plugin chained: each plugin starts the event with its own
+// parents, and NCCL gets one link naming both (plugin_chain.h).
+template <typename Descr>
+void* startChained(PluginComm& comm, const Descr& d) {
+    ChainedComm& chain = *comm.chain;
+    const auto type = static_cast<uint64_t>(d.type);
+    Descr ours = d, theirs = d;
+    bool known = true;
+    const auto translate = [&](void* value, void*& toOurs, void*& toTheirs) {
+        const ChainedComm::Parent p = chain.parent(value);
+        toOurs = p.ours;
+        toTheirs = p.theirs;
+        known = known && p.known;
+    };
+    // A proxy operation of another process names that process's parent: not ours to translate.
+    if (!(type == ncclProfileProxyOp && d.proxyOp.pid != ::getpid()))
+        translate(d.parentObj, ours.parentObj, theirs.parentObj);
+    if constexpr (std::is_same_v<Descr, ncclProfilerEventDescr_v5_t>) {
+        if (type == ncclProfileColl) translate(d.coll.parentGroup, ours.coll.parentGroup, theirs.coll.parentGroup);
+        if (type == ncclProfileP2p) translate(d.p2p.parentGroup, ours.p2p.parentGroup, theirs.p2p.parentGroup);
+    }
+    // A kernel channel of an operation that is gone: neither plugin may follow it.
+    if (type == ncclProfileKernelCh && !known) return nullptr;
+    void* mine = (type & kEventMask) ? startOn(comm.tracker, ours) : nullptr;
+    void* other = chain.startTheirs(type, &theirs);
+    return chain.link(mine, other, type);
+}
+
 template <typename Descr>
 ncclResult_t startCommon(void* context, void** handle, Descr* d) {
     if (!handle) return 0;
     *handle = nullptr;
     if (!d) return 0;
     try {
-        if (auto comm = PluginComms::process().byContext(context)) *handle = startOn(comm->tracker, *d);
+        if (auto comm = PluginComms::process().byContext(context))
+            *handle = comm->chain ? startChained(*comm, *d) : startOn(comm->tracker, *d);
     } catch (...) {
         // Out of memory: no handle, so NCCL asks nothing more of this event.
         *handle = nullptr;
@@ -69,18 +100,20 @@ void raiseEventMask(int* eActivationMask, int bits) {
     if (eActivationMask) std::atomic_ref<int>(*eActivationMask).fetch_or(bits, std::memory_order_relaxed);
 }
 
-ncclResult_t initContext(void** context, int* eActivationMask, uint64_t commHash, int nranks, int rank,
+ncclResult_t initContext(void** context, int* eActivationMask, Abi abi, const InitArgs& args,
                          CollectiveTracker::Emit emit) {
     if (!context) return 0;
     *context = nullptr;
     try {
-        *context = PluginComms::process().open(commHash, nranks, rank, std::move(emit));
+        *context = PluginComms::process().open(abi, args, std::move(emit));
     } catch (...) {
         *context = nullptr;
     }
-    if (*context) raiseEventMask(eActivationMask, kEventMask);
+    if (*context) raiseEventMask(eActivationMask, kEventMask | PluginComms::process().chainedMask(*context));
     return 0;
 }
+
+void chainPlugin(std::shared_ptr<const ChainedPlugin> plugin) { PluginComms::process().chain(std::move(plugin)); }
 
 ncclResult_t startEventV4(void* context, void** eHandle, ncclProfilerEventDescr_v4_t* eDescr) {
     return startCommon(context, eHandle, eDescr);
@@ -92,17 +125,26 @@ ncclResult_t startEventV5(void* context, void** eHandle, ncclProfilerEventDescr_
 
 ncclResult_t stopEvent(void* eHandle) {
     try {
-        if (auto comm = PluginComms::process().byHandle(eHandle)) comm->tracker.stop(eHandle);
+        if (auto comm = PluginComms::process().byHandle(eHandle)) {
+            if (!comm->chain)
+                comm->tracker.stop(eHandle);
+            else if (void* mine = comm->chain->stop(eHandle))
+                comm->tracker.stop(mine);
+        }
     } catch (...) {}
     return 0;
 }
 
 ncclResult_t recordEventState(void* eHandle, int eState, ncclProfilerEventStateArgs_v5_t* eStateArgs) {
-    // Only a channel's stop carries something for us; other states are not read.
-    if (eState != ncclProfilerKernelChStop) return 0;
+    // Only a channel's stop carries something for us; other states are only
+    // a chained plugin's, and without one they are not even looked at.
+    if (eState != ncclProfilerKernelChStop && !PluginComms::process().chained()) return 0;
     try {
-        if (auto comm = PluginComms::process().byHandle(eHandle))
-            comm->tracker.kernelChannelStopped(eHandle, eStateArgs ? eStateArgs->kernelCh.pTimer : 0);
+        auto comm = PluginComms::process().byHandle(eHandle);
+        if (!comm) return 0;
+        const uint64_t pTimer = eStateArgs ? eStateArgs->kernelCh.pTimer : 0;
+        void* mine = comm->chain ? comm->chain->record(eHandle, eState, eStateArgs) : eHandle;
+        if (mine && eState == ncclProfilerKernelChStop) comm->tracker.kernelChannelStopped(mine, pTimer);
     } catch (...) {}
     return 0;
 }
@@ -111,7 +153,10 @@ ncclResult_t finalize(void* context) {
     try {
         // Emits what is still open; a call racing this one still finds a
         // live object, which counts it.
-        if (auto comm = PluginComms::process().close(context)) comm->tracker.finalize();
+        if (auto comm = PluginComms::process().close(context)) {
+            if (comm->chain) comm->chain->finalize();
+            comm->tracker.finalize();
+        }
     } catch (...) {}
     return 0;
 }

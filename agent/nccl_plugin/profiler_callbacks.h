@@ -13,7 +13,9 @@
 #include "agent/core/ignored_calls.h"
 #include "agent/nccl_plugin/collective_tracker.h"
 #include "agent/nccl_plugin/nccl_profiler_abi.h"
+#include "agent/nccl_plugin/plugin_chain.h"
 
+#include <memory>
 #include <vector>
 
 namespace osc::agent::nccl {
@@ -28,11 +30,15 @@ inline constexpr int kEventMask = ncclProfileGroup | ncclProfileColl | ncclProfi
 // events depend on it), and raised atomically.
 void raiseEventMask(int* eActivationMask, int bits);
 
-// `init` once the rows' destination is known: a new communicator as the
-// context, and the event mask raised by kEventMask. Leaves the mask as it
-// was when no communicator can be made.
-ncclResult_t initContext(void** context, int* eActivationMask, uint64_t commHash, int nranks, int rank,
+// `init` (of ABI `abi`) once the rows' destination is known: a new
+// communicator as the context, and the event mask raised by kEventMask and
+// by what a chained plugin asked for. Leaves the mask as it was when no
+// communicator can be made.
+ncclResult_t initContext(void** context, int* eActivationMask, Abi abi, const InitArgs& args,
                          CollectiveTracker::Emit emit);
+
+// Every communicator made from now on forwards to `plugin` too (nullptr: none).
+void chainPlugin(std::shared_ptr<const ChainedPlugin> plugin);
 
 ncclResult_t startEventV4(void* context, void** eHandle, ncclProfilerEventDescr_v4_t* eDescr);
 ncclResult_t startEventV5(void* context, void** eHandle, ncclProfilerEventDescr_v5_t* eDescr);

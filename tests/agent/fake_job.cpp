@@ -6,7 +6,7 @@
 //            [--nccl-stale N] [--sigterm-handler]
 //
 // --nccl N plays NCCL 2.28 on the library's exported ncclProfiler_v5
-// (fake_nccl.h): N all-reduces of 2 channels each.
+// (fake_nccl.h): N kernel launches of an all-reduce of 2 channels each.
 // --p2p N then plays N kernel launches of a ring exchange, each a grouped
 // send to rank R+1 and receive from rank R-1 (of --rank R, default 2, in
 // --nranks, default 4; rank r sends 512 (r + 1) + 8 i bf16 in launch i), one
@@ -72,9 +72,11 @@ void playNccl(osc::agent::test::FakeNcclComm& comm, const NcclPlay& play, uint64
     const bool channels = (comm.mask() & ncclProfileKernelCh) != 0;
     const uint64_t base = realtimeNow();
     for (int i = 0; i < play.collectives; ++i) {
-        void* coll = comm.coll(nullptr, "AllReduce", static_cast<uint64_t>(i), 1000u + static_cast<size_t>(i),
-                               "ncclBfloat16", 2);
+        void* group = comm.launch();
+        void* coll =
+            comm.coll(group, "AllReduce", static_cast<uint64_t>(i), 1000u + static_cast<size_t>(i), "ncclBfloat16", 2);
         comm.stop(coll);  // enqueued
+        comm.stop(group);
         if (!channels) continue;
         // The i-th collective's channel ch starts at base + i ms + ch * 100 ns
         // and stops 5000 + ch * 10 ns after its start.

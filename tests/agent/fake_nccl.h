@@ -18,7 +18,7 @@
 
 namespace osc::agent::test {
 
-enum class NcclAbi { V4, V5 };
+using NcclAbi = nccl::Abi;
 
 // One ABI version's table, as NCCL found it.
 struct NcclPlugin {
@@ -72,7 +72,22 @@ public:
     }
 
     // `group` nullptr: a collective whose launch the plugin is not told.
+    // With ABI 5 and CollApi events asked for, the collective's API call
+    // comes first and is stopped as the call returns; the collective then
+    // names it as its parentObj, after its stop, as NCCL 2.28 does.
     void* coll(void* group, const char* func, uint64_t seqNumber, size_t count, const char* datatype, int nChannels) {
+        void* api = nullptr;
+        if (abi_ == NcclAbi::V5 && (mask_ & ncclProfileCollApi)) {
+            Descr a;
+            a.v5.type = ncclProfileCollApi;
+            a.v5.rank = rank_;
+            a.v5.collApi.func = func;
+            a.v5.collApi.count = count;
+            a.v5.collApi.datatype = datatype;
+            a.v5.collApi.root = -1;
+            api = start(a);
+            if (api) stop(api);
+        }
         Descr d;
         d.v4.type = ncclProfileColl;
         d.v4.parentObj = group;
@@ -80,6 +95,7 @@ public:
         d.v4.coll = {seqNumber, func,   nullptr, nullptr, count, -1, datatype, static_cast<uint8_t>(nChannels),
                      16,        "RING", "SIMPLE"};
         d.v5.type = ncclProfileColl;
+        d.v5.parentObj = api;
         d.v5.rank = rank_;
         d.v5.coll = {seqNumber, func,   nullptr,  nullptr, count, -1, datatype, static_cast<uint8_t>(nChannels),
                      16,        "RING", "SIMPLE", group};

@@ -16,13 +16,13 @@ namespace detail {
 // plain function pointer, and NCCL calls it on the creating thread.
 inline thread_local const CollectiveTracker::Emit* t_sink = nullptr;
 
-inline ncclResult_t initToSinkV5(void** context, uint64_t commId, int* mask, const char*, int, int nranks, int rank,
-                                 ncclDebugLogger_t) {
-    return nccl::initContext(context, mask, commId, nranks, rank, *t_sink);
+inline ncclResult_t initToSinkV5(void** context, uint64_t commId, int* mask, const char* name, int nNodes, int nranks,
+                                 int rank, ncclDebugLogger_t logfn) {
+    return nccl::initContext(context, mask, nccl::Abi::V5, {commId, name, nNodes, nranks, rank, logfn}, *t_sink);
 }
-inline ncclResult_t initToSinkV4(void** context, int* mask, const char*, uint64_t commHash, int, int nranks, int rank,
-                                 ncclDebugLogger_t) {
-    return nccl::initContext(context, mask, commHash, nranks, rank, *t_sink);
+inline ncclResult_t initToSinkV4(void** context, int* mask, const char* name, uint64_t commHash, int nNodes, int nranks,
+                                 int rank, ncclDebugLogger_t logfn) {
+    return nccl::initContext(context, mask, nccl::Abi::V4, {commHash, name, nNodes, nranks, rank, logfn}, *t_sink);
 }
 
 // The table of `abi`; its `init` reads `sink`, which must outlive the call.

@@ -35,11 +35,14 @@ constexpr int64_t kKernelNs = 7000, kPeriodNs = 1000000, kGpuTimerAheadNs = 7700
 class P2pEndToEnd : public ::testing::Test {
 protected:
     // `overlapscope run -o out -- fake_job 0.3 0 ARGS...` as rank `rank`.
-    std::unique_ptr<Child> run(const std::string& out, const std::vector<std::string>& job, int rank, int worldSize) {
-        std::vector<std::string> argv = {OSC_TEST_CLI,      "run", "--agent", OSC_TEST_FAKE_AGENT, "-o", out, "--",
-                                         OSC_TEST_FAKE_JOB, "0.3", "0"};
+    std::unique_ptr<Child> run(const std::string& out, const std::vector<std::string>& job, int rank, int worldSize,
+                               const std::vector<std::string>& runArgs = {},
+                               const std::map<std::string, std::string>& extraEnv = {}) {
+        std::vector<std::string> argv = {OSC_TEST_CLI, "run", "--agent", OSC_TEST_FAKE_AGENT, "-o", out};
+        argv.insert(argv.end(), runArgs.begin(), runArgs.end());
+        argv.insert(argv.end(), {"--", OSC_TEST_FAKE_JOB, "0.3", "0"});
         argv.insert(argv.end(), job.begin(), job.end());
-        const std::map<std::string, std::string> env = {
+        std::map<std::string, std::string> env = {
             {"OVERLAPSCOPE_SOCKET_DIR", dir / "sock"},
             {"OVERLAPSCOPE_COMMIT_MS", "100"},
             {"OVERLAPSCOPE_FAKE_RATE", "400"},  // a few of the fake loop's kernels beside the SendRecv ones
@@ -47,7 +50,10 @@ protected:
             {"OVERLAPSCOPE_AGENT", ""},
             {"RANK", std::to_string(rank)},
             {"LOCAL_RANK", std::to_string(rank)},
-            {"WORLD_SIZE", std::to_string(worldSize)}};
+            {"WORLD_SIZE", std::to_string(worldSize)},
+            {"NCCL_PROFILER_PLUGIN", ""},
+            {"OVERLAPSCOPE_NCCL_PLUGIN_CHAIN", ""}};
+        for (const auto& [k, v] : extraEnv) env[k] = v;
         return std::make_unique<Child>(argv, env, dir / ("run" + std::to_string(++runs) + ".log"));
     }
 
@@ -270,6 +276,57 @@ TEST_F(P2pEndToEnd, RealAgentSurvivesStaleKernelChStops) {
     EXPECT_EQ(job.waitExitCode(), 7) << job.output();
 }
 #endif
+
+// Issue 41, "beside other NCCL tools": a job that names its own NCCL
+// profiler plugin keeps it. `overlapscope run` chains it behind ours
+// (NCCL_PROFILER_PLUGIN set before us, or --nccl-plugin-chain); the stub
+// plugin, which follows every handle it is given, sees every event of the
+// job with its own handles while our rows are as they always were.
+TEST_F(P2pEndToEnd, TheJobsOwnProfilerPluginIsChainedBehindOurs) {
+    const std::string stubLog = dir / "stub.log";
+    for (const bool byOption : {false, true}) {
+        SCOPED_TRACE(byOption ? "--nccl-plugin-chain" : "NCCL_PROFILER_PLUGIN");
+        std::filesystem::remove(stubLog);
+        const std::string out = dir / (byOption ? "out-option" : "out-env");
+        std::map<std::string, std::string> env = {{"STUB_PROFILER_LOG", stubLog}};
+        std::vector<std::string> runArgs;
+        if (byOption)
+            runArgs = {"--nccl-plugin-chain", OSC_TEST_STUB_PLUGIN};
+        else
+            env["NCCL_PROFILER_PLUGIN"] = OSC_TEST_STUB_PLUGIN;
+        auto r = run(out, {"--p2p", "3", "--nccl", "2"}, 2, 4, runArgs, env);
+        ASSERT_EQ(r->waitExitCode(), 0) << r->output();
+        if (!byOption) {
+            EXPECT_NE(r->output().find("is chained behind"), std::string::npos) << r->output();
+        }
+        const auto files = test::filesIn(out);
+        ASSERT_EQ(files.size(), 1u);
+        const std::vector<Row> rows = pluginRows(files[0]);
+        ASSERT_EQ(rows.size(), 8u);  // 2 all-reduces, 3 sends, 3 receives
+        for (const Row& row : rows) EXPECT_GT(row.gpuEnd, row.gpuStart) << row.func << ' ' << row.seqNumber;
+        std::ifstream in(stubLog);
+        std::string line;
+        ASSERT_TRUE(std::getline(in, line)) << "the chained plugin was never finalized";
+        // fake_job: 2 all-reduces of 2 channels (each after its own API
+        // call), 3 launches of a send and a receive of 1 channel each.
+        for (const char* want : {"coll=2 ", "p2p=6 ", "kernelch=10 ", "collapi=2 ", "group=5 ", "records=10 ",
+                                 "bad_handles=0 ", "bad_parents=0 ", "double_stops=0 ", "unstopped=0"})
+            EXPECT_NE(line.find(want), std::string::npos) << want << " in " << line;
+    }
+}
+
+TEST_F(P2pEndToEnd, ChainOptionRefusesWhatCannotWork) {
+    const auto fails = [&](const std::vector<std::string>& runArgs, const std::string& says) {
+        auto r = run(dir / "never", {}, 0, 1, runArgs);
+        EXPECT_EQ(r->waitExitCode(), 2) << r->output();
+        const std::string text = r->output();
+        EXPECT_NE(text.find(says), std::string::npos) << text;
+        EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    };
+    fails({"--nccl-plugin-chain", dir / "missing.so"}, "missing.so: no such file");
+    fails({"--nccl-plugin-chain", OSC_TEST_STUB_PLUGIN, "--no-nccl-plugin"}, "--no-nccl-plugin");
+    fails({"--nccl-plugin-chain", ""}, "empty");
+}
 
 }  // namespace
 }  // namespace osc::agent

@@ -266,7 +266,9 @@ TEST(HandleChecks, InitNeverLowersTheProcessWideEventMask) {
     std::vector<void*> contexts(8, nullptr);
     std::vector<std::thread> inits;
     for (size_t i = 0; i < contexts.size(); ++i)
-        inits.emplace_back([&, i] { nccl::initContext(&contexts[i], &mask, 100 + i, 8, int(i), sink); });
+        inits.emplace_back([&, i] {
+            nccl::initContext(&contexts[i], &mask, nccl::Abi::V5, {100 + i, "mesh", 1, 8, int(i), nullptr}, sink);
+        });
     for (auto& t : inits) t.join();
     done = true;
     reader.join();
@@ -278,7 +280,7 @@ TEST(HandleChecks, InitNeverLowersTheProcessWideEventMask) {
     }
     // No context to give: the mask stays as it was.
     int untouched = kOthers;
-    EXPECT_EQ(nccl::initContext(nullptr, &untouched, 1, 1, 0, sink), 0);
+    EXPECT_EQ(nccl::initContext(nullptr, &untouched, nccl::Abi::V5, {}, sink), 0);
     EXPECT_EQ(untouched, kOthers);
 }
 
