@@ -7,7 +7,11 @@ namespace osc::agent {
 
 BufferPool::BufferPool(size_t boundBytes, size_t bufferBytes)
     : bufferBytes_(std::max<size_t>(bufferBytes, 1024)),
-      maxBuffers_(std::max<size_t>(1, boundBytes / std::max<size_t>(bufferBytes, 1024))) {}
+      maxBuffers_(std::max<size_t>(1, boundBytes / std::max<size_t>(bufferBytes, 1024))) {
+    // Giving a buffer back never allocates.
+    free_.reserve(maxBuffers_);
+    states_.reserve(maxBuffers_);
+}
 
 BufferPool::~BufferPool() = default;
 

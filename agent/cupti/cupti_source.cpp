@@ -302,7 +302,11 @@ void CUPTIAPI CuptiActivitySource::onBufferRequested(uint8_t** buffer, size_t* s
     if (!self) return;
     std::lock_guard lock(self->sinkMutex_);
     // nullptr when the pool is exhausted: CUPTI then drops records and counts them.
-    if (self->sink_ && self->running_) *buffer = self->sink_->requestBuffer(size);
+    try {
+        if (self->sink_ && self->running_) *buffer = self->sink_->requestBuffer(size);
+    } catch (...) {
+        *buffer = nullptr;  // nothing may unwind into CUPTI
+    }
 }
 
 void CUPTIAPI CuptiActivitySource::onBufferCompleted(CUcontext context, uint32_t streamId, uint8_t* buffer, size_t,
@@ -316,7 +320,11 @@ void CUPTIAPI CuptiActivitySource::onBufferCompleted(CUcontext context, uint32_t
     std::lock_guard lock(self->sinkMutex_);
     // The pool checks that it lent this buffer (and takes it back without
     // writing it once its capture has ended).
-    if (self->sink_) self->sink_->bufferCompleted(buffer, validSize);
+    try {
+        if (self->sink_) self->sink_->bufferCompleted(buffer, validSize);
+    } catch (...) {
+        // Out of memory queueing it: the buffer is lost, the process is not.
+    }
 }
 
 }  // namespace osc::agent::cupti
