@@ -6,11 +6,13 @@
 namespace osc::hang {
 
 uint32_t DataTree::push(const DataNode& n) {
+    const auto at = static_cast<uint32_t>(nodes_.size());
     // The readers bound a value far below this; a tree this large is a bug.
-    if (nodes_.size() >= std::numeric_limits<uint32_t>::max() - 1) throw std::length_error("data tree too large");
-    nodes_.push_back(n);
-    nodes_.back().end = static_cast<uint32_t>(nodes_.size());
-    return static_cast<uint32_t>(nodes_.size() - 1);
+    if (at >= std::numeric_limits<uint32_t>::max() - 1) [[unlikely]]
+        throw std::length_error("data tree too large");
+    DataNode& added = nodes_.emplace_back(n);
+    added.end = at + 1;
+    return at;
 }
 
 uint32_t DataTree::addText(std::string_view s, DataKind kind) {

@@ -16,17 +16,20 @@ namespace osc::hang {
 
 enum class DataKind : uint8_t { None, Bool, Int, Float, Text, Bytes, List, Dict };
 
+// 32 bytes: a dump of a million entries builds a few dozen per entry.
 struct DataNode {
     DataKind kind = DataKind::None;
     bool boolean = false;
     // An integer beyond int64 (a pickle's long, JSON digits past 2^63):
     // `integer` is then 0 and `text` holds its decimal digits.
     bool bigInt = false;
-    uint32_t children = 0;  // list items; a dict's keys and values, alternating
-    uint32_t end = 0;       // one past this node's subtree: the next sibling
-    int64_t integer = 0;
-    double real = 0;
+    uint32_t children = 0;              // list items; a dict's keys and values, alternating
+    uint32_t end = 0;                   // one past this node's subtree: the next sibling
     uint32_t textAt = 0, textSize = 0;  // Text, Bytes, big integers
+    union {
+        int64_t integer = 0;  // Int
+        double real;          // Float
+    };
 };
 
 class DataTree {
@@ -44,6 +47,10 @@ public:
 
     // Building, in preorder: scalars, and containers opened then closed.
     uint32_t addNone() { return push(DataNode{}); }
+    void reserve(size_t nodes, size_t textBytes) {
+        nodes_.reserve(nodes);
+        text_.reserve(textBytes);
+    }
     uint32_t addBool(bool v) {
         DataNode n;
         n.kind = DataKind::Bool;

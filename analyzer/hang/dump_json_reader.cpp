@@ -54,7 +54,9 @@ public:
                     tree_.addBigInt(text);
                 return;
             }
-            tree_.addFloat(std::strtod(text.c_str(), nullptr));
+            double v = 0;
+            std::from_chars(text.data(), text.data() + text.size(), v);
+            tree_.addFloat(v);
         });
     }
     void string(std::string& s) {
@@ -170,9 +172,10 @@ private:
 
 }  // namespace
 
-void readJsonDump(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits) {
+void readJsonDump(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits,
+                  uint64_t sizeHint) {
     DumpJsonHandler handler(path, sink, limits);
-    JsonScanner<ByteSource, DumpJsonHandler> scanner(in, handler, path);
+    JsonScanner<ByteSource, DumpJsonHandler> scanner(in, handler, path, readBufferBytes(sizeHint));
     scanner.parse();
     if (!handler.sawObject()) throw CaptureError(path, "not a JSON object, so not a Flight Recorder dump");
 }

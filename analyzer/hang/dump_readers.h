@@ -16,6 +16,7 @@
 
 #include "analyzer/hang/data_tree.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,8 +40,19 @@ struct DumpLimits {
     uint64_t minValues = uint64_t{1} << 24;
 };
 
-void readJsonDump(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits = {});
-void readPickleDump(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits = {});
+// `sizeHint`: the input's size where known, so that a small dump does not
+// get (and clear) a megabyte of buffer.
+void readJsonDump(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits = {},
+                  uint64_t sizeHint = 0);
+void readPickleDump(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits = {},
+                    uint64_t sizeHint = 0);
+
+// The read buffer for an input of `sizeHint` bytes (0: unknown).
+inline size_t readBufferBytes(uint64_t sizeHint) {
+    constexpr size_t kMax = size_t{1} << 20, kMin = size_t{1} << 12;
+    if (sizeHint == 0 || sizeHint >= kMax) return kMax;
+    return std::max<size_t>(kMin, static_cast<size_t>(sizeHint) + 1);
+}
 
 // A file, buffered; and bytes in memory (tests, fuzzing).
 class FileSource : public ByteSource {

@@ -131,6 +131,34 @@ bool isPyTorchFrame(std::string_view file) {
     return file.starts_with("torch/");
 }
 
+// "[0, 1, 2, 3]" as PyTorch's ranks_str writes it (", " or ","): false for
+// anything else ("[0, 1", "[0,,1]", "[a]"). A group of ten thousand ranks is
+// listed in each of their dumps, so this is a tight loop.
+bool parseRanksText(std::string_view s, std::vector<int64_t>& out) {
+    size_t i = 0, n = s.size();
+    while (i < n && s[i] == ' ') ++i;
+    while (n > i && s[n - 1] == ' ') --n;
+    if (n - i < 2 || s[i] != '[' || s[n - 1] != ']') return false;
+    ++i;
+    --n;
+    out.reserve(out.size() + (n - i) / 2);
+    while (i < n && s[i] == ' ') ++i;
+    if (i == n) return true;  // "[]"
+    for (;;) {
+        if (i == n || s[i] < '0' || s[i] > '9') return false;
+        int64_t v = 0;
+        size_t digits = 0;
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) v = v * 10 + (s[i] - '0');
+        if (digits > 12) return false;  // no rank is this large
+        out.push_back(v);
+        while (i < n && s[i] == ' ') ++i;
+        if (i == n) return true;
+        if (s[i] != ',') return false;
+        ++i;
+        while (i < n && s[i] == ' ') ++i;
+    }
+}
+
 class DumpBuilder : public hang::DumpSink {
 public:
     explicit DumpBuilder(FlightRecorderDump& dump) : dump_(dump) {}
@@ -171,7 +199,21 @@ private:
     void readStatus(const DataTree& t);
 
     FlightRecorderDump& dump_;
-    std::unordered_map<std::string, uint32_t> ids_{{"", 0}};
+    struct TextHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> ids_{{"", 0}};
+    // The last dtype names looked up: entries of one dump mostly share one.
+    std::string_view lastDtype_;
+    uint64_t lastDtypeBytes_ = 0;
+    uint64_t elementBytes(std::string_view dtype) {
+        if (dtype != lastDtype_) {
+            lastDtypeBytes_ = dtypeBytes(dtype);
+            lastDtype_ = dump_.text(intern(dtype));  // a view that lives as long as the dump
+        }
+        return lastDtypeBytes_;
+    }
     std::unordered_map<std::string, uint32_t> frameIds_;
     size_t entryIndex_ = 0;
     int64_t maxRecordId_ = -1;
@@ -206,9 +248,11 @@ std::optional<DumpBuilder::Integer> DumpBuilder::integer(const DataTree& t, uint
 }
 
 uint32_t DumpBuilder::intern(std::string_view s) {
-    const auto [it, fresh] = ids_.try_emplace(std::string(s), static_cast<uint32_t>(dump_.strings.size()));
-    if (fresh) dump_.strings.emplace_back(s);
-    return it->second;
+    if (const auto it = ids_.find(s); it != ids_.end()) return it->second;
+    const auto id = static_cast<uint32_t>(dump_.strings.size());
+    dump_.strings.emplace_back(s);
+    ids_.emplace(std::string(s), id);
+    return id;
 }
 
 std::string_view DumpBuilder::text(const DataTree& t, uint32_t at, Where where) const {
@@ -403,9 +447,9 @@ void DumpBuilder::entry(const DataTree& t) {
     // inputs are empty (a scatter's non-root), the outputs' do.
     const auto bytesOf = [&](uint64_t numel, const std::vector<std::string_view>& names) -> std::optional<uint64_t> {
         if (overflow || names.empty()) return numel == 0 ? std::optional<uint64_t>(0) : std::nullopt;
-        const uint64_t size = dtypeBytes(names.front());
+        const uint64_t size = elementBytes(names.front());
         for (std::string_view n : names)
-            if (dtypeBytes(n) != size) return std::nullopt;  // mixed: bytes of each tensor unknown here
+            if (elementBytes(n) != size) return std::nullopt;  // mixed: bytes of each tensor unknown here
         uint64_t bytes = 0;
         if (size == 0 || __builtin_mul_overflow(numel, size, &bytes)) return std::nullopt;
         return bytes;
@@ -462,25 +506,7 @@ void DumpBuilder::readConfig(const DataTree& t) {
                     g.ranks.push_back(t[i].integer);
                 }
             } else if (t[*r].kind == DataKind::Text) {
-                const std::string_view s = t.text(*r);
-                const size_t open = s.find_first_not_of(" "), close = s.find_last_not_of(" ");
-                ok = open != std::string_view::npos && s[open] == '[' && s[close] == ']';
-                int64_t value = -1;
-                for (size_t i = ok ? open + 1 : s.size(); ok && i <= close; ++i) {
-                    const char c = s[i];
-                    if (std::isdigit(static_cast<unsigned char>(c))) {
-                        if (value > (int64_t{1} << 40)) ok = false;  // no rank is this large
-                        value = (value < 0 ? 0 : value * 10) + (c - '0');
-                    } else if (c == ',' || c == ']') {
-                        if (value >= 0)
-                            g.ranks.push_back(value);
-                        else if (c == ',' || !g.ranks.empty())
-                            ok = false;  // an empty place: "[0,,1]", "[0,]"
-                        value = -1;
-                    } else if (c != ' ') {
-                        ok = false;
-                    }
-                }
+                ok = parseRanksText(t.text(*r), g.ranks);
             }
             if (!ok) {
                 dump_.warnings.push_back(where + "\"ranks\" is not a list of ranks: the group's members are unknown");
@@ -488,7 +514,7 @@ void DumpBuilder::readConfig(const DataTree& t) {
             }
         }
         g.ranksKnown = ok;
-        std::sort(g.ranks.begin(), g.ranks.end());
+        if (!std::is_sorted(g.ranks.begin(), g.ranks.end())) std::sort(g.ranks.begin(), g.ranks.end());
         if (std::adjacent_find(g.ranks.begin(), g.ranks.end()) != g.ranks.end()) {
             dump_.warnings.push_back(where + "\"ranks\" lists a rank twice: the group's members are unknown");
             g.ranks.clear();
@@ -619,8 +645,11 @@ int flightRecorderRankFromName(const std::string& path) {
 
 namespace {
 
-FlightRecorderDump readDump(hang::ByteSource& in, bool pickle, const std::string& path) {
+FlightRecorderDump readDump(hang::ByteSource& in, bool pickle, const std::string& path, uint64_t bytes) {
     FlightRecorderDump dump;
+    // A JSON entry takes 400 bytes or more, a pickled one 100 or more: room
+    // for all, reserved but untouched until used, instead of copies as it grows.
+    dump.entries.reserve(static_cast<size_t>(std::min<uint64_t>(bytes / (pickle ? 100 : 400), uint64_t{1} << 23)));
     dump.path = path;
     dump.format = pickle ? FlightRecorderDump::Format::Pickle : FlightRecorderDump::Format::Json;
     dump.rank = flightRecorderRankFromName(path);
@@ -630,9 +659,9 @@ FlightRecorderDump readDump(hang::ByteSource& in, bool pickle, const std::string
                            "at the end (nccl_trace_rank_3); rename it so");
     DumpBuilder builder(dump);
     if (pickle)
-        hang::readPickleDump(in, path, builder);
+        hang::readPickleDump(in, path, builder, {}, bytes);
     else
-        hang::readJsonDump(in, path, builder);
+        hang::readJsonDump(in, path, builder, {}, bytes);
     builder.finish();
     return dump;
 }
@@ -642,12 +671,12 @@ FlightRecorderDump readDump(hang::ByteSource& in, bool pickle, const std::string
 FlightRecorderDump readFlightRecorderDump(const std::string& path) {
     hang::FileSource file(path);
     if (file.size() > kMaxDumpBytes) throw CaptureError(path, "too large for a Flight Recorder dump (over 64 GiB)");
-    return readDump(file, file.firstByte() == 0x80, path);
+    return readDump(file, file.firstByte() == 0x80, path, file.size());
 }
 
 FlightRecorderDump readFlightRecorderDumpBytes(std::string_view bytes, const std::string& path, size_t chunk) {
     hang::MemorySource in(bytes, chunk);
-    return readDump(in, !bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80, path);
+    return readDump(in, !bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80, path, bytes.size());
 }
 
 }  // namespace osc

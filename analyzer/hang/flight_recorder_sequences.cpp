@@ -330,9 +330,11 @@ FlightRecorderSequences::Prepared FlightRecorderSequences::prepare(FlightRecorde
         }
         // Calls by sequence number, whatever the entries' order in the file.
         auto& list = byGroup[name];
-        std::stable_sort(list.begin(), list.end(), [](const Entry* a, const Entry* b) {
+        const auto bySeq = [](const Entry* a, const Entry* b) {
             return std::pair(a->collectiveSeqId, a->recordId) < std::pair(b->collectiveSeqId, b->recordId);
-        });
+        };
+        if (!std::is_sorted(list.begin(), list.end(), bySeq)) std::stable_sort(list.begin(), list.end(), bySeq);
+        r.calls.reserve(list.size());
         for (size_t i = 0; i < list.size();) {
             size_t j = i;
             while (j < list.size() && list[j]->collectiveSeqId == list[i]->collectiveSeqId) ++j;

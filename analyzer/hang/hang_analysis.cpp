@@ -162,6 +162,7 @@ void findDesyncs(const CommunicatorProgress& comm, int index, std::vector<Desync
         int member;
         const Call* call;
     };
+    if (comm.ranks.size() < 2) return;  // one rank disagrees with nobody
     std::vector<At> all;
     for (size_t m = 0; m < comm.ranks.size(); ++m)
         for (const Call& c : comm.ranks[m].calls)

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace osc::hang {
@@ -36,24 +37,97 @@ constexpr size_t kMaxMemo = size_t{1} << 24;
 enum class PKind : uint8_t { None, Bool, Int, Float, BigInt, Text, Bytes, List, Tuple, Dict };
 
 struct PObject;
+
+// A counted reference to an object the pickle built. Not atomic: one
+// machine, one thread. An object whose last reference goes frees what it
+// holds with a work list, not by recursion: a pickle may nest lists a
+// million deep.
+class ObjRef {
+public:
+    ObjRef() = default;
+    static ObjRef make(PKind kind);
+    ObjRef(const ObjRef& o) : p_(o.p_) {
+        if (p_) retain();
+    }
+    ObjRef(ObjRef&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    ObjRef& operator=(const ObjRef& o) {
+        ObjRef copy(o);
+        std::swap(p_, copy.p_);
+        return *this;
+    }  // the copy releases what this held
+    ObjRef& operator=(ObjRef&& o) noexcept {
+        ObjRef moved(std::move(o));
+        std::swap(p_, moved.p_);
+        return *this;
+    }
+    ~ObjRef() {
+        if (p_) release();
+    }
+    PObject* operator->() const { return p_; }
+    PObject& operator*() const { return *p_; }
+    PObject* get() const { return p_; }
+    explicit operator bool() const { return p_ != nullptr; }
+    bool operator==(const ObjRef& o) const { return p_ == o.p_; }
+    PObject* detach() { return std::exchange(p_, nullptr); }
+
+private:
+    void retain();
+    void release();
+    PObject* p_ = nullptr;
+};
+
 struct PValue {
     PKind kind = PKind::None;
     bool boolean = false;
-    int64_t integer = 0;
-    double real = 0;
-    std::shared_ptr<PObject> object;  // text, bytes, big integers and containers
+    union {
+        int64_t integer = 0;
+        double real;
+    };
+    ObjRef object;  // text, bytes, big integers and containers
 };
 
 struct PObject {
     PKind kind;
+    uint32_t refs = 0;
+    bool streamed = false;  // the dump's entries list: its items go to the sink
+    int64_t memoSlot = -1;  // the last memo slot that holds it
     std::string bytes;
     std::vector<PValue> items;  // a dict's keys and values alternate
     // A dict's scalar keys, to their place in `items`, once it is large.
     std::unique_ptr<std::unordered_map<std::string, size_t>> keyIndex;
-    bool streamed = false;  // the dump's entries list: its items go to the sink
-    int64_t memoSlot = -1;  // the last memo slot that holds it
     explicit PObject(PKind k) : kind(k) {}
 };
+
+ObjRef ObjRef::make(PKind kind) {
+    ObjRef r;
+    r.p_ = new PObject(kind);
+    r.p_->refs = 1;
+    return r;
+}
+
+void ObjRef::retain() { ++p_->refs; }
+
+void ObjRef::release() {
+    if (--p_->refs > 0) {
+        p_ = nullptr;
+        return;
+    }
+    // The objects dying with it wait on one list per thread (reused, so
+    // freeing allocates nothing), handled by the outermost release only.
+    thread_local std::vector<PObject*> doomed;
+    thread_local bool freeing = false;
+    doomed.push_back(std::exchange(p_, nullptr));
+    if (freeing) return;
+    freeing = true;
+    while (!doomed.empty()) {
+        PObject* o = doomed.back();
+        doomed.pop_back();
+        for (PValue& item : o->items)
+            if (PObject* child = item.object.detach(); child && --child->refs == 0) doomed.push_back(child);
+        delete o;
+    }
+    freeing = false;
+}
 
 const char* opcodeName(uint8_t op) {
     switch (op) {
@@ -131,8 +205,8 @@ bool importsOrCalls(uint8_t op) {
 
 class PickleMachine {
 public:
-    PickleMachine(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits)
-        : in_(in), path_(path), sink_(sink), limits_(limits), buffer_(size_t{1} << 20) {}
+    PickleMachine(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits, uint64_t sizeHint)
+        : in_(in), path_(path), sink_(sink), limits_(limits), buffer_(readBufferBytes(sizeHint)) {}
 
     void run();
 
@@ -209,7 +283,7 @@ private:
     static PValue object(PKind kind) {
         PValue v;
         v.kind = kind;
-        v.object = std::make_shared<PObject>(kind);
+        v.object = ObjRef::make(kind);
         return v;
     }
     PValue text(PKind kind, uint64_t n) {
@@ -226,21 +300,28 @@ private:
     PValue longInteger(uint64_t n);
     PValue textInteger(const std::string& digits);
 
+    // The memo, by slot: PyTorch and Python number them from 0 up.
+    enum class Slot : uint8_t { Empty, Held, Dropped };
     void memoPut(uint64_t slot) {
-        if (memo_.size() >= kMaxMemo && !memo_.count(slot)) fail("more than 16,777,216 memo entries");
+        if (slot >= kMaxMemo) fail("a memo slot past 16,777,216");
+        if (slot >= memo_.size()) {
+            memo_.resize(slot + 1);
+            memoState_.resize(slot + 1, Slot::Empty);
+        }
         PValue& v = top();
         if (v.object) v.object->memoSlot = static_cast<int64_t>(slot);
+        if (memoState_[slot] == Slot::Empty) ++memoCount_;
         memo_[slot] = v;
+        memoState_[slot] = Slot::Held;
     }
     void memoGet(uint64_t slot) {
-        const auto it = memo_.find(slot);
-        if (it == memo_.end()) {
-            if (dropped_.count(slot))
+        if (slot >= memo_.size() || memoState_[slot] != Slot::Held) {
+            if (slot < memo_.size() && memoState_[slot] == Slot::Dropped)
                 fail("refers back to a Flight Recorder entry already read (memo " + std::to_string(slot) +
                      "): not a dump layout this reader can stream");
             fail("refers to memo entry " + std::to_string(slot) + ", which was never stored");
         }
-        push(it->second);
+        push(memo_[slot]);
     }
 
     // --- containers
@@ -276,9 +357,10 @@ private:
 
     std::vector<PValue> stack_;
     std::vector<size_t> marks_;  // stack sizes at each open MARK
-    std::unordered_map<uint64_t, PValue> memo_;
-    std::unordered_map<uint64_t, bool> dropped_;  // memo slots of entries handed over
-    std::shared_ptr<PObject> topDict_;
+    std::vector<PValue> memo_;
+    std::vector<Slot> memoState_;  // a slot of an entry handed over is Dropped
+    uint64_t memoCount_ = 0;       // slots ever held: MEMOIZE's next
+    ObjRef topDict_;
     size_t streamFrame_ = 0;  // marks_.size() of the MARK opened on the entries list; 0 none
     bool stopped_ = false;
 
@@ -352,29 +434,51 @@ bool PickleMachine::keyText(const PValue& key, std::string& out) {
     }
 }
 
+bool sameKey(const PValue& a, const PValue& b) {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+        case PKind::Text:
+        case PKind::Bytes:
+        case PKind::BigInt:
+            return a.object == b.object || a.object->bytes == b.object->bytes;
+        case PKind::Int:
+            return a.integer == b.integer;
+        case PKind::Bool:
+            return a.boolean == b.boolean;
+        case PKind::Float:
+            return std::memcmp(&a.real, &b.real, sizeof a.real) == 0;
+        default:
+            return true;  // None
+    }
+}
+
 void PickleMachine::setItem(PObject& dict, PValue key, PValue value) {
-    std::string k;
-    if (!keyText(key, k))
+    if (key.kind == PKind::List || key.kind == PKind::Tuple || key.kind == PKind::Dict)
         fail("a dict key that is a list, tuple or dict (only text, numbers, booleans and None are read)");
-    if (!dict.keyIndex && dict.items.size() >= 32) {
+    // A dump's dicts are small: their keys compared one by one, an index
+    // only for a large one.
+    if (!dict.keyIndex && dict.items.size() < 64) {
+        for (size_t i = 0; i < dict.items.size(); i += 2)
+            if (sameKey(dict.items[i], key)) {
+                dict.items[i + 1] = std::move(value);  // a later key replaces, as in Python
+                return;
+            }
+        dict.items.push_back(std::move(key));
+        dict.items.push_back(std::move(value));
+        return;
+    }
+    std::string k;
+    keyText(key, k);
+    if (!dict.keyIndex) {
         dict.keyIndex = std::make_unique<std::unordered_map<std::string, size_t>>();
         std::string other;
         for (size_t i = 0; i < dict.items.size(); i += 2)
             if (keyText(dict.items[i], other)) dict.keyIndex->emplace(other, i);
     }
-    if (dict.keyIndex) {
-        const auto [it, fresh] = dict.keyIndex->emplace(k, dict.items.size());
-        if (!fresh) {
-            dict.items[it->second + 1] = std::move(value);  // a later key replaces, as in Python
-            return;
-        }
-    } else {
-        std::string other;
-        for (size_t i = 0; i < dict.items.size(); i += 2)
-            if (keyText(dict.items[i], other) && other == k) {
-                dict.items[i + 1] = std::move(value);
-                return;
-            }
+    const auto [it, fresh] = dict.keyIndex->emplace(k, dict.items.size());
+    if (!fresh) {
+        dict.items[it->second + 1] = std::move(value);
+        return;
     }
     dict.items.push_back(std::move(key));
     dict.items.push_back(std::move(value));
@@ -407,12 +511,10 @@ void PickleMachine::deliverEntry(PValue item) {
     if (item.object) {
         // Its memo slot would keep it alive; a later reference to it is refused.
         const int64_t slot = item.object->memoSlot;
-        if (slot >= 0) {
-            const auto it = memo_.find(static_cast<uint64_t>(slot));
-            if (it != memo_.end() && it->second.object == item.object) {
-                memo_.erase(it);
-                dropped_[static_cast<uint64_t>(slot)] = true;
-            }
+        if (slot >= 0 && static_cast<size_t>(slot) < memo_.size() &&
+            memo_[static_cast<size_t>(slot)].object == item.object) {
+            memo_[static_cast<size_t>(slot)] = PValue{};
+            memoState_[static_cast<size_t>(slot)] = Slot::Dropped;
         }
     }
     tree_.clear();
@@ -481,7 +583,7 @@ void PickleMachine::toTree(const PValue& v, size_t depth) {
         case PKind::Dict: {
             const uint32_t at = tree_.open(v.kind == PKind::Dict ? DataKind::Dict : DataKind::List);
             // Copied: a dict reached twice through the memo is read twice.
-            const std::shared_ptr<PObject> keep = v.object;
+            const ObjRef keep = v.object;
             for (const PValue& item : keep->items) toTree(item, depth + 1);
             tree_.close(at, static_cast<uint32_t>(keep->items.size()));
             return;
@@ -698,7 +800,7 @@ void PickleMachine::step(uint8_t op) {
             memoPut(littleEndian(4));
             return;
         case 0x94:  // MEMOIZE
-            memoPut(memo_.size() + dropped_.size());
+            memoPut(memoCount_);
             return;
         case 'h':  // BINGET
             memoGet(littleEndian(1));
@@ -739,8 +841,9 @@ void PickleMachine::run() {
 
 }  // namespace
 
-void readPickleDump(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits) {
-    PickleMachine machine(in, path, sink, limits);
+void readPickleDump(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits,
+                    uint64_t sizeHint) {
+    PickleMachine machine(in, path, sink, limits, sizeHint);
     machine.run();
 }
 
