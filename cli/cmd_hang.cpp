@@ -1,16 +1,18 @@
 // `overlapscope hang INPUT...`: which rank a stuck job waits for, from
 // captures (ours, Nsight Systems exports, PyTorch traces) and PyTorch Flight
-// Recorder dumps. Exit 0 healthy, 1 hang or desync, 2 bad input.
+// Recorder dumps (pickles or JSON), read one dump at a time. Exit 0 healthy,
+// 1 hang or desync, 2 bad input.
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/hang/flight_recorder.h"
 #include "analyzer/hang/hang.h"
 #include "analyzer/hang/hang_output.h"
-#include "analyzer/import/flight_recorder.h"
 #include "analyzer/load/input_kind.h"
 #include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <set>
 
@@ -22,6 +24,7 @@ struct HangArgs {
     std::string output;
     std::string format = "text";
     bool force = false;
+    bool verbose = false;
     double minWaitMs = static_cast<double>(hang::kDefaultMinWaitNs) / 1e6;
 };
 
@@ -63,9 +66,25 @@ SortedInputs sortInputs(const std::vector<std::string>& paths) {
                 notForHang(path, "partial results");
             case InputKind::SavedReport:
                 notForHang(path, "a saved report");
+            case InputKind::HangResult:
+                throw CaptureError(path,
+                                   "an overlapscope hang result (hang --format json): give `hang` the captures or "
+                                   "Flight Recorder dumps it was made from");
         }
     }
     return in;
+}
+
+// Warnings on stderr: a few, the rest with --verbose, so that the verdict
+// stays what a terminal shows.
+void printSomeWarnings(const std::vector<std::string>& warnings, bool all) {
+    constexpr size_t kShown = 3;
+    if (all || warnings.size() <= kShown + 1) {
+        printWarnings(warnings);
+        return;
+    }
+    printWarnings(std::vector<std::string>(warnings.begin(), warnings.begin() + kShown));
+    std::fprintf(stderr, "overlapscope: %zu more warnings (--verbose shows them)\n", warnings.size() - kShown);
 }
 
 int runHang(const HangArgs& args) {
@@ -75,16 +94,32 @@ int runHang(const HangArgs& args) {
 
     const SortedInputs in = sortInputs(args.inputs);
     std::optional<Capture> capture;
-    if (!in.captures.empty()) capture = loadInputs(in.captures, false);
-    std::vector<FlightRecorderDump> dumps;
-    for (const auto& f : in.dumps) dumps.push_back(readFlightRecorderDump(f));
+    // Every column `report` reads is read (launch details too): a capture it
+    // refuses as damaged is refused here, not read in part and called healthy.
+    if (!in.captures.empty()) capture = loadInputs(in.captures, true);
+    // Each dump becomes its ranks' calls and is dropped: read on worker
+    // threads, added in the order given.
+    std::optional<hang::JobSequences> dumps;
+    if (!in.dumps.empty()) {
+        hang::FlightRecorderSequences sequences(capture ? std::optional<int64_t>(capture->originUtcNs) : std::nullopt);
+        ProgressLine progress;
+        sequences.addFiles(in.dumps, 0, [&](size_t done, size_t total) {
+            progress.show(
+                "reading Flight Recorder dumps (" + std::to_string(done) + " of " + std::to_string(total) + ")",
+                static_cast<double>(done) / static_cast<double>(total));
+        });
+        progress.done();
+        dumps = sequences.finish();
+    }
 
     hang::HangSettings settings;
     settings.minWaitNs = static_cast<TimeNs>(std::min(args.minWaitMs, 9e12) * 1e6);  // within int64 ns
-    hang::HangAnalysis analysis = hang::analyzeHang(capture ? &*capture : nullptr, dumps, settings);
+    hang::HangAnalysis analysis =
+        hang::analyzeCaptureAndDumps(capture ? &*capture : nullptr, std::move(dumps), settings);
     analysis.inputs = args.inputs;
-    printWarnings(analysis.warnings);
-    writeOutput(args.output, args.format == "json" ? hang::formatHangJson(analysis) : hang::formatHangText(analysis),
+    printSomeWarnings(analysis.warnings, args.verbose);
+    writeOutput(args.output,
+                args.format == "json" ? hang::formatHangJson(analysis) : hang::formatHangText(analysis, args.verbose),
                 args.force);
     return analysis.verdict == hang::Verdict::Healthy ? 0 : 1;
 }
@@ -99,18 +134,25 @@ void addHangCommand(CLI::App& app, CommandRunner& selected) {
         "the collective the others wait in, the ranks that never entered it and what their hosts were last doing, "
         "and collectives the ranks called with a different type, size or datatype (desyncs).\nInputs: captures of "
         "the stuck or killed job (ours, e.g. taken by `attach` while it hangs; Nsight Systems exports; PyTorch "
-        "traces), PyTorch Flight Recorder dumps (JSON; the rank is the number at the end of the file name), or "
-        "directories of them.\nCollectives are numbered by the NCCL plugin's sequence numbers, PyTorch's (process "
+        "traces), PyTorch Flight Recorder dumps (the pickles PyTorch writes, or JSON; the rank is the number at the "
+        "end of the file name; a pickle is read as data, never run), or directories of them. Captures and dumps of "
+        "one job given together are joined: the dump says which call each rank is in, the capture what its GPU did "
+        "with it.\nBy default a short verdict: every stuck rank of every waiting group, what it last did, members "
+        "absent from the inputs; --verbose adds each rank's progress and every warning.\nCollectives are numbered by "
+        "the NCCL plugin's sequence numbers, PyTorch's (process "
         "group, Seq) or the Flight Recorder's sequence ids where the input has them, by each process group's calls "
         "in trace order in PyTorch traces without Seq, else by kernel order per type (each communicator's `source` "
         "says which).\nExit codes: 0 healthy, 1 a hang or a desync, 2 bad input.");
     cmd->add_option("INPUT", args->inputs, "Capture files, Flight Recorder dumps, or directories of them")->required();
-    cmd->add_option("--format", args->format, "text (one paragraph, then each rank's progress) or json")
+    cmd->add_option("--format", args->format, "text (a short verdict; with --verbose each rank's progress too) or json")
         ->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout")
         ->type_name("FILE")
         ->check(nonEmptyFileName());
     cmd->add_flag("--force", args->force, "Replace an existing output file");
+    cmd->add_flag("-v,--verbose", args->verbose,
+                  "After the verdict, each rank's progress per communicator with its evidence (entries, pg_status), "
+                  "every desync and note, and every warning");
     cmd->add_option("--min-wait-ms", args->minWaitMs,
                     "A collective waited on for less than this before a capture ends is in flight, not hung (a "
                     "healthy job captured while running has some); 0 counts every unfinished one. Flight Recorder "

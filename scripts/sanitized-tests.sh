@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The hostile-input tests, the fuzz corpora, the agent's fake-source tests
-# and its handle checks (issue 47: the plugin's callbacks and the stress job
-# through the fake agent library loaded with dlopen) once more, with the CLI, the analyzer and the agent built under
+# The hostile-input tests, the fuzz corpora, the Flight Recorder readers and
+# hang analysis (impossible times, hostile pickles), the agent's fake-source
+# tests and its handle checks (issue 47: the plugin's callbacks and the stress
+# job through the fake agent library loaded with dlopen) once more, with the
+# CLI, the analyzer and the agent built under
 # AddressSanitizer and UndefinedBehaviorSanitizer (issue 29). The main build
 # stays optimised and unsanitised; this one lives in its own directory.
 #   scripts/sanitized-tests.sh BUILD_DIR
@@ -23,7 +25,7 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= \
   -DOSC_BUILD_AGENT=OFF "${launcher[@]}" >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
 targets=(overlapscope test_cli test_cli_hardening test_capture_io test_metrics_hostile
-         fuzz_replay_kineto_json fuzz_replay_capture_reader
+         fuzz_replay_kineto_json fuzz_replay_capture_reader fuzz_replay_flight_recorder test_flight_recorder
          test_agent_output_files test_agent_session test_agent_stop_grace test_agent_e2e
          test_agent_handle_checks bench_nccl_plugin_stress)
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
@@ -32,4 +34,4 @@ cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 export ASAN_OPTIONS="exitcode=86:detect_leaks=1:abort_on_error=0:verify_asan_link_order=0:detect_odr_violation=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600 \
-  -R '^(Cli|CliOutputSafety|CliOptionErrors|CaptureIo|MetricsHostile|Hostile|fuzz_ubsan_|AgentOutputFiles|CaptureSession|StopGrace|AgentEndToEnd|AgentLifecycle|PluginHandles|HandleChecks|Abi/HandleChecks|BufferChecks|NcclStress|agent_nccl_plugin_stress_fake)'
+  -R '^(Cli|CliOutputSafety|CliOptionErrors|CaptureIo|MetricsHostile|Hostile|fuzz_ubsan_|AgentOutputFiles|CaptureSession|StopGrace|AgentEndToEnd|AgentLifecycle|PluginHandles|HandleChecks|Abi/HandleChecks|BufferChecks|NcclStress|agent_nccl_plugin_stress_fake|FlightRecorder|PickleReader|Versions/FlightRecorderTest)'

@@ -120,6 +120,7 @@ void addUnfinishedCalls(std::vector<Call>& calls, const std::vector<TypedLaunch>
         c.slot = {l.collective, *next};
         c.collective = l.collective;
         c.enteredNs = l.start;
+        if (evidence == Evidence::Kernel) c.gpuStartNs = l.start;
         c.evidence = evidence;
         calls.push_back(std::move(c));
     }
@@ -190,6 +191,7 @@ void addPluginCalls(const Capture& capture, const Process& p, const HostActivity
             c.enteredNs = enteredTime(t, i);
             c.completed = t.gpuEnd[i] >= 0;
             if (c.completed) c.completedNs = t.gpuEnd[i];
+            if (t.gpuStart[i] >= 0) c.gpuStartNs = t.gpuStart[i];
             c.evidence = Evidence::PluginRow;
             rank.commRank = std::max(rank.commRank, t.rank[i]);
             comm.size = std::max(comm.size, t.nranks[i]);
@@ -247,6 +249,7 @@ RankProgress kernelOrderRank(const Capture& capture, const Process& p, const Dev
             if (c.dtype.empty()) c.dtype = std::string(capture.strings.at(t.datatype[a->second]));
         }
         c.enteredNs = k.start[i];
+        c.gpuStartNs = k.start[i];
         c.completed = k.end[i] >= k.start[i];
         if (c.completed) c.completedNs = k.end[i];
         c.evidence = Evidence::Kernel;
@@ -345,6 +348,7 @@ JobSequences sequencesFromCapture(const Capture& capture) {
     std::unordered_map<uint32_t, NcclKernelName> names;
     std::vector<const Process*> withoutRows;
     for (const Process& p : capture.processes) {
+        if (p.rank >= 0) job.inputRanks.push_back(p.rank);
         bool hasPluginRows = false;
         for (size_t i = 0; i < p.collectives.size() && !hasPluginRows; ++i)
             hasPluginRows =
@@ -370,6 +374,8 @@ JobSequences sequencesFromCapture(const Capture& capture) {
         for (const Device& d : p->devices)
             order.ranks.push_back(kernelOrderRank(capture, *p, d, host, unfinished, names));
     }
+    std::sort(job.inputRanks.begin(), job.inputRanks.end());
+    job.inputRanks.erase(std::unique(job.inputRanks.begin(), job.inputRanks.end()), job.inputRanks.end());
     for (auto& [id, comm] : plugin) job.communicators.push_back(std::move(comm));
     for (auto& [id, comm] : groups) job.communicators.push_back(std::move(comm));
     if (!order.ranks.empty()) {
@@ -429,6 +435,8 @@ std::string toString(Evidence evidence) {
             return "flight-recorder";
         case Evidence::Operator:
             return "operator";
+        case Evidence::StatusTable:
+            return "pg-status";
     }
     return "unknown";
 }

@@ -26,6 +26,7 @@ void addGroupCalls(const Capture& capture, const Process& p, const RankProgress&
         // An operator without its kernel launched work that never finished (or
         // the trace lost it): entered, not completed.
         c.evidence = g.gpuStart ? Evidence::Kernel : Evidence::Operator;
+        c.gpuStartNs = g.gpuStart;
         c.completed = g.gpuStart && g.gpuEnd && *g.gpuEnd >= *g.gpuStart;
         if (c.completed) c.completedNs = g.gpuEnd;
         r.calls.push_back(std::move(c));

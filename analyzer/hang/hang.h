@@ -3,12 +3,15 @@
 // the ranks that never entered it and what their hosts were last doing, and
 // calls that ranks made differently. Read from a loaded capture (NCCL plugin
 // rows, else collective kernels in order) and from PyTorch Flight Recorder
-// dumps; the cross-rank part is the same for both (rank_sequences.h).
+// dumps; the cross-rank part is the same for both (rank_sequences.h). Given
+// both, a capture's communicator that is a dump's group joins it (on rank,
+// collective and time): the dump says which call each rank is in, the
+// capture what its GPU did with it.
 #pragma once
 
 #include "analyzer/capture/model.h"
+#include "analyzer/hang/flight_recorder.h"
 #include "analyzer/hang/rank_sequences.h"
-#include "analyzer/import/flight_recorder.h"
 
 #include <optional>
 #include <string>
@@ -25,6 +28,7 @@ struct HungCollective {
     std::string collective;
     std::vector<int> waitingRanks;  // indexes into CommunicatorProgress::ranks
     TimeNs waitingSinceNs = 0;      // the earliest entry among the waiting ranks
+    bool sinceKnown = true;         // false: no waiting rank's entry has a time
     TimeNs waitedNs = 0;            // from then to the end of the inputs
 };
 
@@ -50,7 +54,27 @@ struct Desync {
         std::optional<uint64_t> bytes;
     };
     std::vector<Part> parts;  // one per rank that entered it, in member order
+    // For HangAnalysis::uncertain: why the sizes may differ and be right.
+    std::string note;
 };
+
+// What a capture joined to a dump's group says of one member's call at the
+// group's hung collective (or, for a stuck member, of its GPU's last
+// collective of the group).
+struct GpuState {
+    int communicator = -1, member = -1;  // the dump's group and member
+    enum class Kind {
+        Finished,       // its kernel ended
+        Running,        // its kernel began and had not ended when the capture stopped
+        NotStarted,     // NCCL had the call, its kernel never began
+        NeverLaunched,  // the capture holds no launch of it, though it ran past its entry
+        CaptureEnded,   // the capture stopped before the call was made
+    } kind = Kind::NeverLaunched;
+    std::optional<TimeNs> at;  // when it began or ended
+    std::string captureCommunicator;
+    std::string call;  // the capture's call, where it is another than the dump's ("AllReduce #5")
+};
+std::string toString(GpuState::Kind kind);
 
 // A healthy job captured while running has collectives in flight: waited on
 // for less than this before the inputs end, a call counts as in flight, not
@@ -66,7 +90,17 @@ struct HangAnalysis {
     std::vector<CommunicatorProgress> communicators;
     std::vector<std::optional<HungCollective>> hung;  // per communicator
     std::vector<StuckRank> stuck;
+    // Members whose inputs cannot tell whether they entered a hung
+    // collective (a dump whose buffer holds nothing of the group and whose
+    // status cannot be tied to it): neither stuck nor waiting.
+    std::vector<StuckRank> unknown;
     std::vector<Desync> desyncs;
+    // Sizes that differ where the collective may allow it (an uneven
+    // all-to-all whose totals disagree, a collective whose size rule is not
+    // known): said, never a desync.
+    std::vector<Desync> uncertain;
+    std::vector<GpuState> gpu;
+    std::vector<int> inputRanks;  // global ranks some input holds
     // The hung collective waited on the longest: where to look first.
     int firstMissingCommunicator = -1;
     Verdict verdict = Verdict::Healthy;
@@ -83,8 +117,14 @@ struct HangAnalysis {
 HangAnalysis analyzeSequences(JobSequences sequences, const HangSettings& settings = {});
 
 // Everything from one loaded capture and any number of Flight Recorder dumps
-// (either may be empty); communicators of both kinds are reported side by side.
+// (either may be empty); a capture's communicator that is one of the dumps'
+// groups joins it, the others are reported side by side.
 HangAnalysis analyzeHang(const Capture* capture, const std::vector<FlightRecorderDump>& dumps,
                          const HangSettings& settings = {});
+// The same with the dumps already turned into sequences, one at a time
+// (FlightRecorderSequences, rank_sequences.h): what `overlapscope hang`
+// does, so that many or large dumps are never held whole.
+HangAnalysis analyzeCaptureAndDumps(const Capture* capture, std::optional<JobSequences> dumps,
+                                    const HangSettings& settings = {});
 
 }  // namespace osc::hang

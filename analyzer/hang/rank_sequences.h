@@ -9,10 +9,12 @@
 #pragma once
 
 #include "analyzer/capture/model.h"
-#include "analyzer/import/flight_recorder.h"
+#include "analyzer/hang/flight_recorder.h"
 
 #include <compare>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,7 @@ enum class Evidence {
     UnfinishedLaunch,  // a launch inside NCCL's own NVTX range whose GPU work never came
     FlightRecorder,    // a Flight Recorder entry; completed when its state says so
     Operator,          // a PyTorch operator numbered by Seq whose kernel never came
+    StatusTable,       // a Flight Recorder dump's pg_status: enqueued, no entry of it left in the buffer
 };
 std::string toString(Evidence evidence);
 
@@ -46,27 +49,46 @@ struct SlotKey {
 
 struct Call {
     SlotKey slot;
-    std::string collective;  // AllReduce, all_reduce, ...
-    std::string dtype;       // as the source names it; "" unknown
-    std::optional<uint64_t> bytes;
-    std::string shapes;  // Flight Recorder tensor shapes, "[[1024], [1024]]"; "" otherwise
+    std::string collective;         // AllReduce, all_reduce, ...; "" unknown (pg_status evidence)
+    std::string dtype;              // as the source names it; "" unknown
+    std::optional<uint64_t> bytes;  // the inputs' (NCCL's count times the element size)
+    std::string shapes;             // Flight Recorder tensor shapes, "[[1024], [1024]]"; "" otherwise
     TimeNs enteredNs = 0;
     bool completed = false;
     std::optional<TimeNs> completedNs;  // when known (not when implied by a later call)
     Evidence evidence = Evidence::PluginRow;
+    // Added later, kept last so that aggregate initialisers of the fields above still read.
+    std::optional<uint64_t> outputBytes;  // the outputs' (Flight Recorder only)
+    bool enteredKnown = true;             // false: the input holds no (plausible) time for it
+    std::optional<TimeNs> gpuStartNs;     // when its kernel began, where a capture says
+    // Where the program called it (Flight Recorder dumps with stack frames).
+    std::shared_ptr<const FlightRecorderFrame> frame;
 };
 
 struct HostItem {
     std::string name;
     TimeNs startNs = 0, endNs = 0;
+    bool timeKnown = true;  // false: the input gives it no (plausible) time
 };
 
 // What a rank's host was last seen doing, and the last time it recorded anything.
 struct HostActivity {
     std::optional<HostItem> apiCall, range, cpuOp;
-    std::optional<HostItem> flightRecorderEntry;  // the dump's newest entry
-    std::string flightRecorderState;              // that entry's state, thread
+    std::optional<HostItem> flightRecorderEntry;                     // the dump's newest entry
+    std::string flightRecorderState;                                 // that entry's state, thread
+    std::shared_ptr<const FlightRecorderFrame> flightRecorderFrame;  // where the program made it
     std::optional<TimeNs> lastSeenNs;
+};
+
+// A Flight Recorder dump's pg_status for one group: the process group's own
+// count of what it enqueued, started and completed, whatever the ring
+// buffer still holds (nullopt: none yet, or not counted).
+struct GroupStatus {
+    std::optional<uint64_t> enqueued, started, completed;
+    // How the status was tied to the group: "entries" (the dump's entries
+    // name its pg_id), "only group", "creation order" (numeric group names in
+    // order, as the dump's entries confirm).
+    std::string tiedBy;
 };
 
 struct RankProgress {
@@ -79,6 +101,14 @@ struct RankProgress {
     // plugin inputs): a GPU blocked behind something, or lost at a kill.
     uint64_t unfinishedLaunches = 0;
     std::optional<TimeNs> firstUnfinishedLaunchNs;
+    // Flight Recorder: the group's pg_status (applied to `calls` already:
+    // calls it counts as completed are completed, and the call it counts as
+    // enqueued and not completed is there even when the buffer lost it).
+    std::optional<GroupStatus> status;
+    // Flight Recorder: `calls` are the newest of a ring buffer, so earlier
+    // calls may be missing; where it holds none and no status says more,
+    // nothing is known of this rank's progress.
+    bool ringBuffer = false;
 };
 
 struct CommunicatorProgress {
@@ -87,14 +117,22 @@ struct CommunicatorProgress {
     bool seqPerCollective = true;  // SlotKey::collective is set
     int size = -1;                 // members the communicator has; -1 unknown
     std::vector<RankProgress> ranks;
+    // The members' global ranks by rank in the communicator, where the
+    // input lists them (Flight Recorder's pg_config); empty otherwise.
+    std::vector<int64_t> memberRanks;
+    // A capture's communicator whose calls are those of a Flight Recorder
+    // group (joined on rank, collective and time): that group's id. Its
+    // evidence goes to the group's verdict instead of one of its own.
+    std::string joinedTo;
 };
 
 struct JobSequences {
     std::vector<std::string> inputs;
     std::vector<CommunicatorProgress> communicators;
-    TimeNs endNs = 0;         // the last time anything was recorded
-    bool endKnown = false;    // false for Flight Recorder dumps alone: no dump time
-    int64_t originUtcNs = 0;  // Unix ns of time 0
+    std::vector<int> inputRanks;  // global ranks some input holds, sorted
+    TimeNs endNs = 0;             // the last time anything was recorded
+    bool endKnown = false;        // false for Flight Recorder dumps alone: no dump time
+    int64_t originUtcNs = 0;      // Unix ns of time 0
     std::vector<std::string> warnings;
 };
 
@@ -107,6 +145,31 @@ JobSequences sequencesFromCapture(const Capture& capture);
 // beside them), or to the earliest time in the dumps when absent.
 JobSequences sequencesFromFlightRecorder(const std::vector<FlightRecorderDump>& dumps,
                                          std::optional<int64_t> originUtcNs = std::nullopt);
+
+// The same, one dump at a time: each dump becomes its ranks' calls as it is
+// added and is dropped, so a job of many dumps, or one of a million entries,
+// is held as calls only. Two dumps of one rank: the newer is read.
+class FlightRecorderSequences {
+public:
+    explicit FlightRecorderSequences(std::optional<int64_t> originUtcNs = std::nullopt);
+    ~FlightRecorderSequences();
+    FlightRecorderSequences(const FlightRecorderSequences&) = delete;
+    FlightRecorderSequences& operator=(const FlightRecorderSequences&) = delete;
+    void add(FlightRecorderDump dump);
+    // Reads and adds dump files, on `jobs` threads (0: the machine's cores),
+    // in the order given whatever the threads do; `progress` after each.
+    // Throws CaptureError for the first file in that order that fails.
+    void addFiles(const std::vector<std::string>& paths, int jobs = 0,
+                  const std::function<void(size_t done, size_t total)>& progress = {});
+    JobSequences finish();
+
+private:
+    struct State;
+    struct Prepared;  // one dump as its rank's groups, made on any thread
+    static Prepared prepare(FlightRecorderDump dump);
+    void merge(Prepared& dump);
+    std::unique_ptr<State> state_;
+};
 
 // Marks every call before a completed one completed (a communicator's
 // collectives complete in order on each rank).

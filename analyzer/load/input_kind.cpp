@@ -164,6 +164,7 @@ InputKind sniff(const std::string& path) {
         return InputKind::KinetoTrace;
     if (head.starts_with(kPartialMagic) || formatIs(head, kPartialFormat)) return InputKind::PartialResult;
     if (formatIs(head, kReportFormat)) return InputKind::SavedReport;
+    if (formatIs(head, kHangFormat)) return InputKind::HangResult;
     if (isFlightRecorderHead(head)) return InputKind::FlightRecorderDump;
     const size_t first = head.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && (head[first] == '{' || head[first] == '[')) return InputKind::KinetoTrace;
@@ -180,6 +181,8 @@ std::string describe(InputKind kind) {
             return "a partial result";
         case InputKind::SavedReport:
             return "a saved report";
+        case InputKind::HangResult:
+            return "an overlapscope hang result";
         case InputKind::CaptureDirectory:
             return "a directory of captures";
         case InputKind::PartialDirectory:

@@ -16,10 +16,10 @@ enum class InputKind {
     KinetoTrace,       // a PyTorch profiler (Kineto) Chrome trace, .json or .json.gz
     PartialResult,     // `report --partial`, or the agent's OVERLAPSCOPE_PARTIAL
     SavedReport,       // `report --format json`
+    HangResult,        // `hang --format json`: a verdict, read by no command
     CaptureDirectory,  // a directory of captures (at least one capture file)
     PartialDirectory,  // a directory of partial results and no capture file
-    // A PyTorch Flight Recorder dump (JSON; a pickled one too, which its
-    // reader refuses with the command that converts it): what each process
+    // A PyTorch Flight Recorder dump (JSON or pickle): what each process
     // group's collectives did, read by `overlapscope hang` only.
     FlightRecorderDump,
     // A directory of Flight Recorder dumps and no capture file (PyTorch's
@@ -33,6 +33,7 @@ enum class InputKind {
 inline constexpr const char* kPartialMagic = "{\"format\":\"overlapscope-partial\"";
 inline constexpr const char* kPartialFormat = "overlapscope-partial";
 inline constexpr const char* kReportFormat = "overlapscope-report";
+inline constexpr const char* kHangFormat = "overlapscope-hang";
 inline constexpr const char* kPartialSuffix = ".partial.json";
 
 // Opens without blocking (a FIFO would wait for a writer forever) and reads

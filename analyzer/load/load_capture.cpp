@@ -54,6 +54,10 @@ void readCaptureFile(const std::string& path, const LoadOptions& options, Captur
             throw CaptureError(path,
                                "a saved report (report --format json), not a capture: `check` and `diff` "
                                "read it; `export` and `whatif` need the captures");
+        case InputKind::HangResult:
+            throw CaptureError(path,
+                               "an overlapscope hang result (hang --format json), not a capture: it holds a verdict, "
+                               "not the collectives; give the captures or dumps it was made from");
         case InputKind::FlightRecorderDump:
             throw CaptureError(path,
                                "a PyTorch Flight Recorder dump, not a capture: `overlapscope hang` reads it (which "

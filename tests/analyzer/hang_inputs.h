@@ -9,8 +9,8 @@
 #pragma once
 
 #include "analyzer/export/chrome_export.h"
+#include "analyzer/hang/flight_recorder.h"
 #include "analyzer/hang/hang.h"
-#include "analyzer/import/flight_recorder.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/synth/workload_synth.h"
 #include "tests/analyzer/flight_recorder_fixture.h"
@@ -160,7 +160,8 @@ inline hang::HangAnalysis analyzeAs(HangFormat format, const synth::WorkloadSpec
         case HangFormat::FlightRecorder: {
             std::filesystem::create_directories(dir + "/fr");
             std::vector<FlightRecorderDump> dumps;
-            for (const auto& f : frDumpsFromCapture(memory, dir + "/fr")) dumps.push_back(readFlightRecorderDump(f));
+            for (const auto& f : frDumpsFromCapture(memory, dir + "/fr", "2.10", FrForm::Mixed))
+                dumps.push_back(readFlightRecorderDump(f));
             return hang::analyzeHang(nullptr, dumps, settings);
         }
     }

@@ -1,11 +1,12 @@
 // PyTorch Flight Recorder dumps: the reader on dumps of every layout we know
-// (versions 2.3, 2.4, 2.7, 2.10, and a pickled dump converted to JSON), what
-// it refuses, how the input sniffer tells a dump from a PyTorch profiler
-// trace, and the hang analysis on dumps with hand-worked answers.
+// (versions 2.3, 2.4, 2.7, 2.10; each as the JSON PyTorch writes, as the
+// pickle its watchdog writes, and as json.dump of that pickle), the real
+// dumps of an H200 hang, what it refuses, what it reads with a warning
+// (negative or wrapped sequence ids, times no clock gave, broken ranks,
+// null entries, a record given twice), and how the input sniffer tells a
+// dump from a PyTorch profiler trace and from our own hang JSON.
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/hang/hang.h"
-#include "analyzer/hang/hang_output.h"
-#include "analyzer/import/flight_recorder.h"
+#include "analyzer/hang/flight_recorder.h"
 #include "analyzer/load/input_kind.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/analyzer/flight_recorder_fixture.h"
@@ -14,12 +15,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 namespace osc {
 namespace {
 
 using test::FrDumpSpec;
 using test::FrEntrySpec;
 using test::frJson;
+using test::frPickle;
 using test::writeText;
 
 FrEntrySpec entry(int64_t seq, std::string state, std::string op = "all_reduce",
@@ -35,64 +39,160 @@ FrEntrySpec entry(int64_t seq, std::string state, std::string op = "all_reduce",
     return e;
 }
 
-class FlightRecorderTest : public ::testing::TestWithParam<std::string> {
+enum class Form { Json, Pickle, PickleAsJson };
+
+std::string written(FrDumpSpec d, Form form) {
+    if (form == Form::Pickle) return frPickle(d);
+    d.pickleConverted = form == Form::PickleAsJson;
+    return frJson(d);
+}
+
+std::string formName(Form f) { return f == Form::Json ? "json" : f == Form::Pickle ? "pickle" : "pickle_as_json"; }
+
+class FlightRecorderTest : public ::testing::TestWithParam<std::tuple<std::string, Form>> {
 protected:
     testsupport::TempDir dir_;
 };
 
 TEST_P(FlightRecorderTest, ReadsEveryFieldOfItsVersion) {
+    const auto [version, form] = GetParam();
     FrDumpSpec d;
-    d.version = GetParam();
+    d.version = version;
     d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}, {"1", {"tp", {2, 3}}}};
     d.entries = {entry(1, "completed"), entry(2, "started", "_allgather_base", {{512}, {2048}})};
     d.entries[1].pg = "1";
     d.entries[1].desc = "tp";
     d.entries[1].pgId = 1;
+    d.entries[1].dtype = "BFloat16";
+    d.entries[1].outSizes = std::vector<std::vector<int64_t>>{{4096}};
+    d.entries[0].frames = {
+        {"all_reduce", "/venv/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py", 3068},
+        {"train_step", "/work/train.py", 42},
+        {"<module>", "/work/train.py", 99}};
     const std::string path = dir_ / "nccl_trace_rank_3";
-    writeText(path, frJson(d));
+    writeText(path, written(d, form));
     EXPECT_EQ(sniff(path), InputKind::FlightRecorderDump);
 
     const FlightRecorderDump dump = readFlightRecorderDump(path);
-    EXPECT_EQ(dump.version, GetParam());
+    EXPECT_EQ(dump.format,
+              form == Form::Pickle ? FlightRecorderDump::Format::Pickle : FlightRecorderDump::Format::Json);
+    EXPECT_EQ(dump.version, version);
     EXPECT_EQ(dump.rank, 3);
-    const int minor = std::stoi(GetParam().substr(2));
+    const int minor = std::stoi(version.substr(2));
     EXPECT_EQ(dump.commLibVersion, minor >= 10 ? "2.21.5" : minor >= 5 ? "2.20.5" : "");
     ASSERT_EQ(dump.groups.size(), 2u);
     EXPECT_EQ(dump.groups.at("0").ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+    EXPECT_TRUE(dump.groups.at("0").ranksKnown);
     EXPECT_EQ(dump.groups.at("1").desc, "tp");
     ASSERT_EQ(dump.entries.size(), 2u);
     const FlightRecorderEntry& a = dump.entries[0];
-    EXPECT_EQ(a.pgName, "0");
-    EXPECT_EQ(a.pgDesc, "default_pg");
+    EXPECT_EQ(dump.text(a.pgName), "0");
+    EXPECT_EQ(dump.text(a.pgDesc), "default_pg");
     EXPECT_EQ(a.collectiveSeqId, 1);
-    EXPECT_EQ(a.profilingName, "nccl:all_reduce");
+    EXPECT_EQ(dump.text(a.profilingName), "nccl:all_reduce");
     EXPECT_EQ(a.state, FlightRecorderEntry::State::Completed);
+    EXPECT_EQ(a.timeCreatedNs, d.entries[0].createdNs);
     EXPECT_EQ(a.timeDiscoveredCompletedNs, d.entries[0].completedNs);
-    ASSERT_TRUE(a.durationMs);
+    EXPECT_EQ(a.inputBytes, 4096u);
+    // Stack frames are in pickles (and their JSON) only: the program's own line, not PyTorch's.
+    const FlightRecorderFrame* frame = dump.frameOf(a);
+    if (form == Form::Json) {
+        EXPECT_EQ(frame, nullptr);
+    } else {
+        ASSERT_NE(frame, nullptr);
+        EXPECT_EQ(frame->filename, "/work/train.py");
+        EXPECT_EQ(frame->line, 42);
+        EXPECT_EQ(frame->name, "train_step");
+    }
     const FlightRecorderEntry& b = dump.entries[1];
-    EXPECT_EQ(b.pgName, "1");
+    EXPECT_EQ(dump.text(b.pgName), "1");
+    EXPECT_EQ(b.pgId, 1);
     EXPECT_EQ(b.state, FlightRecorderEntry::State::Started);
-    EXPECT_FALSE(b.timeDiscoveredCompletedNs);  // 0 in the dump: not yet
-    EXPECT_EQ(b.inputSizes, (std::vector<std::vector<int64_t>>{{512}, {2048}}));
-    EXPECT_EQ(b.inputDtypes, (std::vector<std::string>{"Float", "Float"}));
-    EXPECT_EQ(b.threadName, minor >= 10 ? "pt_main_thread" : "");
+    EXPECT_EQ(b.timeDiscoveredCompletedNs, kNoFlightRecorderTime);  // 0 or None: not yet
+    EXPECT_EQ(dump.text(b.inputShapes), "[[512], [2048]]");
+    EXPECT_EQ(dump.text(b.dtypes), "BFloat16");
+    EXPECT_EQ(b.inputNumel, 2560u);
+    EXPECT_EQ(b.inputBytes, 5120u);
+    EXPECT_EQ(b.outputNumel, 4096u);
+    EXPECT_EQ(b.outputBytes, 8192u);
+    EXPECT_EQ(dump.text(b.threadName), minor >= 10 ? "pt_main_thread" : "");
     EXPECT_EQ(dump.groupStatus.at(1).lastEnqueued, 2);
+    EXPECT_EQ(dump.groupStatus.at(1).lastCompleted, -1);
+    EXPECT_EQ(dump.groupStatus.at(0).lastCompleted, 1);
+    EXPECT_TRUE(dump.warnings.empty()) << dump.warnings.front();
 }
 
-INSTANTIATE_TEST_SUITE_P(Versions, FlightRecorderTest, ::testing::Values("2.3", "2.4", "2.7", "2.10"));
+INSTANTIATE_TEST_SUITE_P(Versions, FlightRecorderTest,
+                         ::testing::Combine(::testing::Values("2.3", "2.4", "2.7", "2.10"),
+                                            ::testing::Values(Form::Json, Form::Pickle, Form::PickleAsJson)),
+                         [](const auto& param) {
+                             std::string v = std::get<0>(param.param);
+                             v[1] = '_';
+                             return "v" + v + "_" + formName(std::get<1>(param.param));
+                         });
 
-TEST(FlightRecorder, ReadsAPickledDumpConvertedToJson) {
+// The dumps of the real H200 hang (examples/h200): the JSON ones, and the
+// watchdog's pickles as the kit converted them. Counted by hand from the files.
+TEST(FlightRecorder, ReadsTheRealH200Dumps) {
+    const std::string root = OSC_SOURCE_DIR "/examples/h200/";
+    for (const std::string dir :
+         {"pytorch_hang_flight_recorder/fr_rank", "pytorch_hang_flight_recorder_watchdog/nccl_trace_rank_"}) {
+        const FlightRecorderDump r0 = readFlightRecorderDump(root + dir + "0.json");
+        const FlightRecorderDump r1 = readFlightRecorderDump(root + dir + "1.json");
+        EXPECT_EQ(r0.version, "2.10");
+        EXPECT_EQ(r0.commLibVersion, "2.28.9");
+        ASSERT_EQ(r0.entries.size(), 7u);
+        ASSERT_EQ(r1.entries.size(), 6u);
+        EXPECT_EQ(r0.entries.back().collectiveSeqId, 7);
+        EXPECT_EQ(r0.entries.back().state, FlightRecorderEntry::State::Scheduled);
+        EXPECT_EQ(r0.entries.back().inputBytes, 4u * 1048576u);
+        EXPECT_EQ(r0.groupStatus.at(0).lastEnqueued, 7);
+        EXPECT_EQ(r0.groupStatus.at(0).lastCompleted, 6);
+        EXPECT_EQ(r0.groupStatus.at(0).lastStarted, -1);
+        EXPECT_EQ(r1.groupStatus.at(0).lastEnqueued, 6);
+        EXPECT_EQ(r0.groups.at("0").ranks, (std::vector<int64_t>{0, 1}));
+        EXPECT_TRUE(r0.warnings.empty());
+    }
+    const FlightRecorderDump w =
+        readFlightRecorderDump(root + "pytorch_hang_flight_recorder_watchdog/nccl_trace_rank_0.json");
+    const FlightRecorderFrame* f = w.frameOf(w.entries.back());
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->filename, "/work/main/reference_workloads/pytorch/hang.py");
+    EXPECT_EQ(f->line, 86);
+}
+
+// A pickle and its JSON, Python's own json.dump(pickle.load(...)) of what
+// frPickle writes, read alike: Python is the independent reader here.
+TEST(FlightRecorder, PythonReadsOurPickleAsWeDo) {
     testsupport::TempDir dir;
     FrDumpSpec d;
-    d.version = "2.4";
-    d.pickleConverted = true;
-    d.entries = {entry(1, "completed"), entry(2, "scheduled")};
-    const std::string path = dir / "trace_7.json";
-    writeText(path, frJson(d));
-    const FlightRecorderDump dump = readFlightRecorderDump(path);
-    EXPECT_EQ(dump.rank, 7);
-    EXPECT_FALSE(dump.entries[1].timeDiscoveredStartedNs);  // null
-    EXPECT_EQ(dump.groupStatus.at(0).lastCompleted, 1);     // numbers, not strings
+    d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}};
+    for (int s = 1; s <= 300; ++s) {  // past 256 memo entries: LONG_BINPUT and LONG_BINGET
+        d.entries.push_back(entry(s, s < 300 ? "completed" : "started"));
+        d.entries.back().frames = {{"f" + std::to_string(s % 7), "/work/x.py", s % 7}};
+        d.entries.back().createdNs += (s % 3) * int64_t{1} << 40;  // LONG1 times
+    }
+    const std::string pkl = dir / "nccl_trace_rank_2";
+    writeText(pkl, frPickle(d));
+    const std::string json = dir / "nccl_trace_rank_2.json";
+    const std::string cmd = std::string(OSC_PYTHON3) +
+                            " -c \"import json,pickle,sys; json.dump(pickle.load(open(sys.argv[1],'rb')),"
+                            "open(sys.argv[2],'w'))\" " +
+                            pkl + " " + json;
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    const FlightRecorderDump a = readFlightRecorderDump(pkl), b = readFlightRecorderDump(json);
+    ASSERT_EQ(a.entries.size(), 300u);
+    ASSERT_EQ(b.entries.size(), 300u);
+    for (size_t i = 0; i < 300; ++i) {
+        EXPECT_EQ(a.entries[i].collectiveSeqId, b.entries[i].collectiveSeqId);
+        EXPECT_EQ(a.entries[i].timeCreatedNs, b.entries[i].timeCreatedNs);
+        EXPECT_EQ(a.entries[i].timeCreatedNs, d.entries[i].createdNs);
+        EXPECT_EQ(a.entries[i].state, b.entries[i].state);
+        EXPECT_EQ(a.frameOf(a.entries[i])->name, b.frameOf(b.entries[i])->name);
+        EXPECT_EQ(a.frameOf(a.entries[i])->name, "f" + std::to_string((i + 1) % 7));
+    }
+    EXPECT_EQ(a.groupStatus.at(0).lastEnqueued, 300);
+    EXPECT_EQ(a.groupStatus.at(0).lastCompleted, 299);
 }
 
 TEST(FlightRecorder, RefusesWhatItCannotRead) {
@@ -104,30 +204,87 @@ TEST(FlightRecorder, RefusesWhatItCannotRead) {
             readFlightRecorderDump(path);
             ADD_FAILURE() << name << " was read";
         } catch (const CaptureError& e) {
-            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
-            EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+            const std::string what = e.what();
+            EXPECT_NE(what.find(why), std::string::npos) << what;
+            EXPECT_NE(what.find(path), std::string::npos) << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos);
+            EXPECT_EQ(what.find("nlohmann"), std::string::npos) << what;
+            EXPECT_EQ(what.find("[json.exception"), std::string::npos) << what;
         }
     };
     FrDumpSpec d;
     d.entries = {entry(1, "completed")};
-    refused("nccl_trace_rank_0.pkl", std::string("\x80\x02}q\x00X\x07\x00\x00\x00versionq", 20) + "pg_config",
-            "pickled Flight Recorder dump");
+    // A pickle that would import and call os.system: refused by name, never run.
+    const char evil[] =
+        "\x80\x02"
+        "cos\nsystem\nq\x00X\x05\x00\x00\x00touch\x85R.";
+    refused("nccl_trace_rank_0.pkl", std::string(evil, sizeof evil - 1), "GLOBAL");
     refused("no_rank.json", frJson(d), "cannot tell which rank");
     FrDumpSpec v3 = d;
     v3.version = "3.0";
     refused("dump_1", frJson(v3), "version 3.0");
+    refused("dumpp_1", frPickle(v3), "version 3.0");
     refused("dump_2", R"({"version": "2.10", "entries": [{"record_id": 0}]})", "process_group");
     refused("dump_3", R"({"version": "2.10", "entries": [{"record_id": "x", "process_group": ["0", ""]}]})",
             "record_id");
-    refused("dump_4", R"({"version": "2.10", "entries": [)", "not a valid JSON");
-    refused("dump_5", R"({"version": "2.10", "pg_config": {"0": {"ranks": {}}}})", "ranks");
+    refused("dump_4", R"({"version": "2.10", "entries": [)", "invalid JSON");
+    refused("dump_5", R"([1, 2])", "not a JSON object");
     refused("dump_6",
             R"({"version": "2.10", "entries": [{"record_id": 0, "process_group": ["0", ""], "collective_seq_id": 1,
                 "profiling_name": "nccl:all_reduce", "state": "lost"}]})",
             "state");
+    refused("dump_7", R"({"pg_config": {}})", "no \"version\"");
+    std::string cut = frPickle(d);
+    cut.resize(cut.size() / 2);
+    refused("dump_8", cut, "cut short");
+    refused("dump_9", std::string("\x80\x02]q\x00.", 6), "no dict at its top");
 }
 
-TEST(FlightRecorder, TheSnifferTellsDumpsFromProfilerTraces) {
+// What a dump may hold and still be read: each oddity becomes one warning,
+// and no later arithmetic meets a value it cannot hold.
+TEST(FlightRecorder, ReadsOddDumpsWithOneWarningEach) {
+    testsupport::TempDir dir;
+    FrDumpSpec d;
+    d.groups = {{"0", {"default_pg", {0, 1}}}, {"1", {"tp", {0, 1}}}, {"2", {"x", {0, 1}}}};
+    d.ranksText = {{"1", "[0, 1"}, {"2", "[0,,1]"}};
+    d.entries = {entry(1, "completed"), entry(-7, "completed"), entry(2, "completed"), entry(3, "started")};
+    d.entries[2].createdNs = std::numeric_limits<int64_t>::min();
+    d.entries[3].createdNs = std::numeric_limits<int64_t>::max();
+    d.entries[3].recordId = 0;  // the first entry's record id again
+    for (const Form form : {Form::Json, Form::Pickle}) {
+        const std::string path = dir / ("nccl_trace_rank_1." + formName(form));
+        writeText(path, written(d, form));
+        const FlightRecorderDump dump = readFlightRecorderDump(path);
+        ASSERT_EQ(dump.entries.size(), 2u) << formName(form);  // -7 left out, record 0 read once
+        EXPECT_EQ(dump.entries[1].collectiveSeqId, 2);
+        EXPECT_EQ(dump.entries[1].timeCreatedNs, kNoFlightRecorderTime);
+        EXPECT_FALSE(dump.groups.at("1").ranksKnown);
+        EXPECT_FALSE(dump.groups.at("2").ranksKnown);
+        std::string all;
+        for (const auto& w : dump.warnings) all += w + "\n";
+        EXPECT_NE(all.find("\"ranks\" is not a list of ranks"), std::string::npos) << all;
+        EXPECT_NE(all.find("1 entry has a negative, null or wrapped sequence id"), std::string::npos) << all;
+        EXPECT_NE(all.find("-7"), std::string::npos) << all;
+        EXPECT_NE(all.find("repeats an earlier entry's record_id"), std::string::npos) << all;
+        EXPECT_NE(all.find("-9223372036854775808"), std::string::npos) << all;
+        EXPECT_EQ(all.find("18446744073709551609"), std::string::npos) << all;
+    }
+    // A wrapped id (2^64 - 7, as a size_t of -7 prints) and entries: null.
+    const std::string wrapped = dir / "nccl_trace_rank_5";
+    writeText(wrapped,
+              R"({"version": "2.10", "entries": [{"record_id": 0, "process_group": ["0", ""], "collective_seq_id":
+                  18446744073709551609, "profiling_name": "nccl:all_reduce", "state": "started"}]})");
+    FlightRecorderDump w = readFlightRecorderDump(wrapped);
+    EXPECT_TRUE(w.entries.empty());
+    ASSERT_EQ(w.warnings.size(), 1u);
+    EXPECT_NE(w.warnings[0].find("beyond 64 bits"), std::string::npos) << w.warnings[0];
+    writeText(wrapped, R"({"version": "2.10", "entries": null})");
+    w = readFlightRecorderDump(wrapped);
+    ASSERT_EQ(w.warnings.size(), 1u);
+    EXPECT_NE(w.warnings[0].find("null"), std::string::npos);
+}
+
+TEST(FlightRecorder, TheSnifferTellsDumpsFromProfilerTracesAndHangResults) {
     testsupport::TempDir dir;
     const auto kind = [&](const std::string& name, const std::string& text) {
         writeText(dir / name, text);
@@ -136,6 +293,7 @@ TEST(FlightRecorder, TheSnifferTellsDumpsFromProfilerTraces) {
     FrDumpSpec d;
     d.entries = {entry(1, "completed")};
     EXPECT_EQ(kind("a_0", frJson(d)), InputKind::FlightRecorderDump);
+    EXPECT_EQ(kind("p_0", frPickle(d)), InputKind::FlightRecorderDump);
     d.version = "2.3";  // no library version: "entries" comes first
     EXPECT_EQ(kind("b_0", frJson(d)), InputKind::FlightRecorderDump);
     d.entries.clear();  // no entries at all
@@ -147,10 +305,18 @@ TEST(FlightRecorder, TheSnifferTellsDumpsFromProfilerTraces) {
               InputKind::KinetoTrace);
     EXPECT_EQ(kind("u.json", R"({"traceEvents": [{"name": "entries", "args": {"entries": 1}}]})"),
               InputKind::KinetoTrace);
+    // Our own verdict is neither, and says so.
+    EXPECT_EQ(kind("h.json", "{\n  \"format\": \"overlapscope-hang\",\n  \"version\": 1\n}"), InputKind::HangResult);
+    try {
+        loadCapture(dir / "h.json");
+        ADD_FAILURE();
+    } catch (const CaptureError& e) {
+        EXPECT_NE(std::string(e.what()).find("an overlapscope hang result"), std::string::npos) << e.what();
+    }
     // A directory of PyTorch's default names (no extension) is one of dumps.
     std::filesystem::create_directory(dir / "dumps");
     writeText(dir / "dumps/nccl_trace_rank_0", frJson(d));
-    writeText(dir / "dumps/nccl_trace_rank_1", frJson(d));
+    writeText(dir / "dumps/nccl_trace_rank_1", frPickle(d));
     writeText(dir / "dumps/notes", "not a dump");
     EXPECT_EQ(sniff(dir / "dumps"), InputKind::FlightRecorderDirectory);
     EXPECT_EQ(flightRecorderFilesIn(dir / "dumps").size(), 2u);
@@ -161,152 +327,6 @@ TEST(FlightRecorder, TheSnifferTellsDumpsFromProfilerTraces) {
     } catch (const CaptureError& e) {
         EXPECT_NE(std::string(e.what()).find("overlapscope hang"), std::string::npos);
     }
-}
-
-// docs/design.md 4d's example on dumps: four ranks of the default group,
-// ranks 0-2 entered 17 and never completed it, rank 3's last is 16.
-TEST(FlightRecorderHang, TheDesignExample) {
-    std::vector<FlightRecorderDump> dumps;
-    testsupport::TempDir dir;
-    for (int r = 0; r < 4; ++r) {
-        FrDumpSpec d;
-        d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}};
-        for (int s = 1; s <= 16; ++s) d.entries.push_back(entry(s, "completed"));
-        if (r != 3) d.entries.push_back(entry(17, "started"));
-        writeText(dir / ("nccl_trace_rank_" + std::to_string(r)), frJson(d));
-        dumps.push_back(readFlightRecorderDump(dir / ("nccl_trace_rank_" + std::to_string(r))));
-    }
-    const hang::HangAnalysis a = hang::analyzeHang(nullptr, dumps);
-    EXPECT_EQ(a.verdict, hang::Verdict::Hang);
-    ASSERT_EQ(a.stuck.size(), 1u);
-    EXPECT_EQ(a.stuck[0].rank, 3);
-    EXPECT_EQ(a.stuck[0].commRank, 3);
-    ASSERT_EQ(a.firstMissingCommunicator, 0);
-    EXPECT_EQ(a.communicators[0].id, "pg 0 (default_pg)");
-    EXPECT_EQ(a.hung[0]->slot.seq, 17u);
-    EXPECT_EQ(a.hung[0]->collective, "all_reduce");
-    EXPECT_EQ(a.hung[0]->waitingRanks.size(), 3u);
-    // The stuck rank's host, as far as a dump tells: its newest entry.
-    const hang::RankProgress& r3 = a.communicators[0].ranks[3];
-    ASSERT_TRUE(r3.host.flightRecorderEntry);
-    EXPECT_NE(r3.host.flightRecorderEntry->name.find("seq 16"), std::string::npos);
-
-    // The same, but rank 2 entered 17 as an all-gather: a desync, nobody stuck.
-    dumps[2].entries.back().profilingName = "nccl:_allgather_base";
-    dumps[3].entries.push_back(dumps[0].entries.back());
-    const hang::HangAnalysis b = hang::analyzeHang(nullptr, dumps);
-    EXPECT_EQ(b.verdict, hang::Verdict::Desync);
-    ASSERT_EQ(b.desyncs.size(), 1u);
-    EXPECT_EQ(b.desyncs[0].field, "collective");
-    EXPECT_EQ(b.desyncs[0].slot.seq, 17u);
-    EXPECT_TRUE(b.stuck.empty());
-}
-
-// A rank the group lists but no dump holds is stuck as far as anyone knows;
-// sizes and dtypes that differ are desyncs; a coalesced call is one call.
-TEST(FlightRecorderHang, MissingDumpsSizesAndCoalescedCalls) {
-    testsupport::TempDir dir;
-    std::vector<FlightRecorderDump> dumps;
-    for (int r = 0; r < 2; ++r) {
-        FrDumpSpec d;
-        d.groups = {{"0", {"default_pg", {0, 1, 2}}}};
-        d.entries = {entry(1, "completed"),
-                     entry(2, "completed", "all_gather", {{r == 1 ? 2048 : 1024}}),
-                     entry(3, "completed", "broadcast"),
-                     entry(3, "completed", "broadcast"),
-                     entry(3, "completed", "coalesced", {}),
-                     entry(4, "scheduled")};
-        d.entries[2].dtype = r == 0 ? "Float" : "Int";  // same size, another type
-        const std::string f = dir / ("nccl_trace_rank_" + std::to_string(r));
-        writeText(f, frJson(d));
-        dumps.push_back(readFlightRecorderDump(f));
-    }
-    const hang::HangAnalysis a = hang::analyzeHang(nullptr, dumps);
-    EXPECT_EQ(a.verdict, hang::Verdict::Hang);
-    ASSERT_EQ(a.stuck.size(), 1u);
-    EXPECT_EQ(a.stuck[0].member, -1);  // in no input
-    EXPECT_EQ(a.stuck[0].commRank, 2);
-    EXPECT_EQ(a.hung[0]->slot.seq, 4u);
-    ASSERT_EQ(a.communicators[0].ranks[0].calls.size(), 4u);  // 1, 2, the coalesced 3, 4
-    EXPECT_EQ(a.communicators[0].ranks[0].calls[2].collective, "broadcast (coalesced, 3 ops)");
-    ASSERT_EQ(a.desyncs.size(), 2u);
-    EXPECT_EQ(a.desyncs[0].field, "bytes");
-    EXPECT_EQ(a.desyncs[0].slot.seq, 2u);
-    EXPECT_EQ(*a.desyncs[0].parts[1].bytes, 8192u);
-    EXPECT_EQ(a.desyncs[1].field, "dtype");
-}
-
-// The same call number entered as another collective (every call
-// completed, so no rank is stuck): a desync on the collective's type.
-TEST(FlightRecorderHang, AnotherCollectiveOnTheSameNumberIsADesync) {
-    testsupport::TempDir dir;
-    std::vector<FlightRecorderDump> dumps;
-    for (int r = 0; r < 3; ++r) {
-        FrDumpSpec d;
-        d.groups = {{"0", {"default_pg", {0, 1, 2}}}};
-        d.entries = {entry(1, "completed"), entry(2, "completed", r == 1 ? "all_gather" : "all_reduce"),
-                     entry(3, "completed")};
-        const std::string f = dir / ("nccl_trace_rank_" + std::to_string(r));
-        writeText(f, frJson(d));
-        dumps.push_back(readFlightRecorderDump(f));
-    }
-    const hang::HangAnalysis a = hang::analyzeHang(nullptr, dumps);
-    EXPECT_EQ(a.verdict, hang::Verdict::Desync);
-    EXPECT_TRUE(a.stuck.empty());
-    ASSERT_EQ(a.desyncs.size(), 1u);
-    EXPECT_EQ(a.desyncs[0].field, "collective");
-    EXPECT_EQ(a.desyncs[0].slot.seq, 2u);
-    ASSERT_EQ(a.desyncs[0].parts.size(), 3u);
-    EXPECT_NE(a.desyncs[0].parts[1].collective.find("all_gather"), std::string::npos);
-    EXPECT_NE(a.desyncs[0].parts[0].collective.find("all_reduce"), std::string::npos);
-    EXPECT_EQ(a.desyncs[0].parts[0].collective, a.desyncs[0].parts[2].collective);
-}
-
-// Dumps record no time of their own: the text gives no wait time (it would
-// read 0 ns, the newest entry being the wait itself), and a call that one
-// rank completed and another not is not said to be completed by none.
-TEST(FlightRecorderHang, TheTextClaimsNoTimeAndNoCompletionTheDumpsDoNotHold) {
-    testsupport::TempDir dir;
-    auto dumpsOf = [&](const std::string& name, int ranks, auto entriesOf) {
-        std::vector<FlightRecorderDump> dumps;
-        for (int r = 0; r < ranks; ++r) {
-            FrDumpSpec d;
-            std::vector<int> members(static_cast<size_t>(ranks));
-            for (int m = 0; m < ranks; ++m) members[static_cast<size_t>(m)] = m;
-            d.groups = {{"0", {"default_pg", members}}};
-            d.entries = entriesOf(r);
-            const std::string f = dir / (name + "_rank_" + std::to_string(r));
-            writeText(f, frJson(d));
-            dumps.push_back(readFlightRecorderDump(f));
-        }
-        return dumps;
-    };
-    // Ranks 0 and 1 wait in #2, rank 2 never called it.
-    const hang::HangAnalysis stalled = hang::analyzeHang(nullptr, dumpsOf("stall", 3, [](int r) {
-                                                             std::vector<FrEntrySpec> e = {entry(1, "completed")};
-                                                             if (r < 2) e.push_back(entry(2, "started"));
-                                                             return e;
-                                                         }));
-    EXPECT_EQ(stalled.verdict, hang::Verdict::Hang);
-    EXPECT_FALSE(stalled.endKnown);
-    const std::string text = hang::formatHangText(stalled);
-    EXPECT_NE(text.find("ranks 0 and 1 have waited in since"), std::string::npos) << text;
-    EXPECT_EQ(text.find("before the inputs end)"), std::string::npos) << text;
-    EXPECT_NE(text.find("2 waiting in all_reduce #2\n"), std::string::npos) << text;
-    const auto json = nlohmann::json::parse(hang::formatHangJson(stalled));
-    EXPECT_TRUE(json["communicators"][0]["hung"]["waited_ns"].is_null());
-    EXPECT_EQ(json["communicators"][0]["hung"]["seq"], 2);
-
-    // Rank 0 completed #1, rank 1 has not yet: no one is stuck.
-    const hang::HangAnalysis caught = hang::analyzeHang(
-        nullptr, dumpsOf("caught", 2,
-                         [](int r) { return std::vector<FrEntrySpec>{entry(1, r == 0 ? "completed" : "started")}; }));
-    EXPECT_EQ(caught.verdict, hang::Verdict::Healthy);
-    const std::string healthy = hang::formatHangText(caught);
-    EXPECT_NE(healthy.find("rank 1 of pg 0 (default_pg) has not completed all_reduce #1, which the others completed"),
-              std::string::npos)
-        << healthy;
-    EXPECT_EQ(healthy.find("none completed"), std::string::npos) << healthy;
 }
 
 }  // namespace

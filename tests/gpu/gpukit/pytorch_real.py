@@ -100,8 +100,9 @@ def agent_variant_step(job_name, suffix, run_flags, part):
 
 
 def pickled_dumps_to_json(folder):
-    """The watchdog writes pickles; `overlapscope hang` reads JSON. Bytes
-    become text the way PyTorch's own JSON dump writes them."""
+    """The watchdog writes pickles. `overlapscope hang` reads them as they
+    are; the JSON copies are kept as examples and to compare the two reads.
+    Bytes become text the way PyTorch's own JSON dump writes them."""
     converted = []
     for path in sorted(glob.glob(os.path.join(folder, "nccl_trace_rank_*"))):
         if path.endswith(".json"):
@@ -136,9 +137,12 @@ def hang_step(part):
         figures["converted"] = pickled_dumps_to_json(dumps)
         json_dumps = sorted(glob.glob(os.path.join(dumps, "fr_rank*.json")))
         watchdog_dumps = sorted(glob.glob(os.path.join(dumps, "nccl_trace_rank_*.json")))
+        pickles = sorted(p for p in glob.glob(os.path.join(dumps, "nccl_trace_rank_*")) if not p.endswith(".json"))
         verdicts = {}
         for label, inputs in (("capture", [caps]), ("flight_recorder_json", json_dumps),
-                              ("flight_recorder_watchdog", watchdog_dumps)):
+                              ("flight_recorder_watchdog", watchdog_dumps),
+                              ("flight_recorder_pickles", pickles),
+                              ("capture_and_pickles", [caps] + pickles if pickles else [])):
             if not inputs:
                 verdicts[label] = {"status": "no input"}
                 continue
