@@ -9,8 +9,6 @@
 namespace osc::report {
 namespace {
 
-constexpr double kNoiseNs = 1000;  // exposed-comm changes below 1 µs are not regressions
-
 std::optional<double> ns(TimeNs v) { return static_cast<double>(v); }
 
 MetricDelta delta(std::string name, std::optional<double> base, std::optional<double> cand) {
@@ -35,7 +33,7 @@ std::vector<MetricDelta> compare(const OverlapMetrics& a, const OverlapMetrics& 
     out.push_back(ratio);
     auto exposed = delta("exposed_comm_ns", ns(a.exposed_comm_ns), ns(b.exposed_comm_ns));
     const double change = *exposed.change;
-    if (std::fabs(change) < kNoiseNs)
+    if (std::fabs(change) < kSmallestRegressionNs)
         exposed.regressionPct = 0;
     else if (a.exposed_comm_ns > 0)
         exposed.regressionPct = change / static_cast<double>(a.exposed_comm_ns) * 100.0;

@@ -12,10 +12,6 @@
 namespace osc::report {
 namespace {
 
-// Shifts below this per step never count: timer noise on a fully hidden
-// run would be an infinite percentage (diff's rule for whole runs).
-constexpr double kSmallestEffectNs = 1000;
-
 // One per-step quantity of one device: its values in step order.
 struct Series {
     StepMetric metric = StepMetric::StepTime;
@@ -127,7 +123,7 @@ std::string sentenceOf(const StepComparison& r, const NoiseOptions& o, size_t ju
 // The verdict of a judged row: beyond the noise when the interval excludes
 // no change, and counted when the shift itself reaches the minimum effect.
 NoiseVerdict verdictOf(const ShiftInterval& ns, double baseMedian, const NoiseOptions& o) {
-    const double smallest = std::max(o.minEffectPercent / 100.0 * baseMedian, kSmallestEffectNs);
+    const double smallest = std::max(o.minEffectPercent / 100.0 * baseMedian, kSmallestRegressionNs);
     if (ns.low > 0) return ns.shift >= smallest ? NoiseVerdict::Regression : NoiseVerdict::BelowMinimumEffect;
     if (ns.high < 0) return -ns.shift >= smallest ? NoiseVerdict::Improvement : NoiseVerdict::BelowMinimumEffect;
     return NoiseVerdict::WithinNoise;

@@ -16,6 +16,11 @@
 
 namespace osc::report {
 
+// Changes of a time below this per step (or, in `diff`'s whole-run
+// figures, in all) never count as regressions: timer noise on a fully
+// hidden run would be an infinite percentage.
+inline constexpr double kSmallestRegressionNs = 1000;
+
 struct NoiseOptions {
     // Of the comparison as a whole: with T rows judged, each interval is at
     // 1 - (1 - confidence) / T (Bonferroni), so the chance that any row of a

@@ -88,6 +88,24 @@ TEST(StepRegression, ThreePercentFoundWithFiftySteps) {
               << sized << "\n";
     EXPECT_GE(found, 95);
     EXPECT_GE(sized, 95);  // the interval holds the true 3 %
+
+    // At the upper quartile of the captures' noise 50 steps are too few to
+    // find 3 % every time (the normal-theory power over 8 comparisons is
+    // about two in three), but nothing false is said: the interval holds.
+    found = sized = 0;
+    for (int p = 0; p < pairs; ++p) {
+        test::NoisyRun run;
+        run.robustCv = test::kH100UpperQuartileNoise;
+        const auto base = test::noisyJob(rng, run);
+        run.shift = 0.03;
+        const auto c = compareSteps(base, test::noisyJob(rng, run));
+        const StepComparison* r = row(c, "rank 0 gpu 0", "exposed communication");
+        if (r->verdict == NoiseVerdict::Regression) ++found;
+        if (r->shiftPct && r->shiftPct->low <= 3 && 3 <= r->shiftPct->high) ++sized;
+    }
+    std::cout << "at 4.5 % noise: found in " << found << ", interval holds 3 % in " << sized << "\n";
+    EXPECT_GE(found, 40);
+    EXPECT_GE(sized, 95);
 }
 
 // A change smaller than the minimum effect is said, but not a regression;
