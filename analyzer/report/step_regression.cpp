@@ -132,7 +132,47 @@ NoiseVerdict verdictOf(const ShiftInterval& ns, double baseMedian, const NoiseOp
 struct Pending {
     StepComparison row;
     std::vector<TimeNs> base, candidate;
+    bool judgeable(size_t minSteps) const {
+        return row.metric != StepMetric::Steps && base.size() >= minSteps && candidate.size() >= minSteps;
+    }
 };
+
+// The rows of one device present in both runs: its series paired by kind,
+// collective and communicator; one row when it has too few steps.
+void pairSeries(const DeviceAnalysis& b, const DeviceAnalysis& c, const StepComparison& common, size_t minSteps,
+                std::vector<Pending>& pending, std::vector<std::string>& notes) {
+    if (b.steps.size() < minSteps || c.steps.size() < minSteps) {
+        StepComparison r = common;
+        r.what = "step time, exposed communication and collectives";
+        r.baseSteps = b.steps.size();
+        r.candidateSteps = c.steps.size();
+        pending.push_back({r, {}, {}});
+        return;
+    }
+    const auto bs = seriesOf(b), cs = seriesOf(c);
+    const auto find = [](const std::vector<Series>& all, const Series& s) -> const Series* {
+        for (const auto& x : all)
+            if (x.metric == s.metric && x.collective == s.collective && x.communicator == s.communicator) return &x;
+        return nullptr;
+    };
+    for (const auto& s : bs) {
+        const Series* other = find(cs, s);
+        if (!other) {
+            notes.push_back(common.device + ": " + s.what + " is only in the baseline");
+            continue;
+        }
+        StepComparison r = common;
+        r.metric = s.metric;
+        r.what = s.what;
+        r.collective = s.collective;
+        r.communicator = s.communicator;
+        r.baseSteps = s.values.size();
+        r.candidateSteps = other->values.size();
+        pending.push_back({r, s.values, other->values});
+    }
+    for (const auto& s : cs)
+        if (!find(bs, s)) notes.push_back(common.device + ": " + s.what + " is only in the candidate");
+}
 
 }  // namespace
 
@@ -156,48 +196,16 @@ StepComparisons compareSteps(const Analysis& base, const Analysis& candidate, co
             out.notes.push_back(deviceLabel(d) + " is only in the " + (p.base < 0 ? "candidate" : "baseline"));
             continue;
         }
-        const DeviceAnalysis& b = base.devices[static_cast<size_t>(p.base)];
-        const DeviceAnalysis& c = candidate.devices[static_cast<size_t>(p.candidate)];
         StepComparison common;
-        common.device = deviceLabel(c);
+        common.device = deviceLabel(candidate.devices[static_cast<size_t>(p.candidate)]);
         common.baseDevice = p.base;
         common.candidateDevice = p.candidate;
-        if (b.steps.size() < options.minSteps || c.steps.size() < options.minSteps) {
-            StepComparison r = common;
-            r.what = "step time, exposed communication and collectives";
-            r.baseSteps = b.steps.size();
-            r.candidateSteps = c.steps.size();
-            pending.push_back({r, {}, {}});
-            continue;
-        }
-        const auto bs = seriesOf(b), cs = seriesOf(c);
-        const auto find = [](const std::vector<Series>& all, const Series& s) -> const Series* {
-            for (const auto& x : all)
-                if (x.metric == s.metric && x.collective == s.collective && x.communicator == s.communicator) return &x;
-            return nullptr;
-        };
-        for (const auto& s : bs) {
-            const Series* other = find(cs, s);
-            if (!other) {
-                out.notes.push_back(common.device + ": " + s.what + " is only in the baseline");
-                continue;
-            }
-            StepComparison r = common;
-            r.metric = s.metric;
-            r.what = s.what;
-            r.collective = s.collective;
-            r.communicator = s.communicator;
-            r.baseSteps = s.values.size();
-            r.candidateSteps = other->values.size();
-            pending.push_back({r, s.values, other->values});
-        }
-        for (const auto& s : cs)
-            if (!find(bs, s)) out.notes.push_back(common.device + ": " + s.what + " is only in the candidate");
+        pairSeries(base.devices[static_cast<size_t>(p.base)], candidate.devices[static_cast<size_t>(p.candidate)],
+                   common, options.minSteps, pending, out.notes);
     }
-    for (const auto& p : pending)
-        if (p.row.metric != StepMetric::Steps && p.base.size() >= options.minSteps &&
-            p.candidate.size() >= options.minSteps)
-            ++out.judged;
+    out.judged = static_cast<size_t>(std::count_if(pending.begin(), pending.end(), [&](const Pending& p) {
+        return p.judgeable(options.minSteps);
+    }));
     const double level = out.judged ? 1.0 - (1.0 - options.confidence) / static_cast<double>(out.judged) : 0.0;
     std::map<std::pair<size_t, size_t>, long long> orders;  // most rows share their sizes
     const auto order = [&](size_t n, size_t m) {
@@ -207,8 +215,7 @@ StepComparisons compareSteps(const Analysis& base, const Analysis& candidate, co
     for (auto& p : pending) {
         StepComparison& r = p.row;
         r.level = level;
-        if (r.metric != StepMetric::Steps && p.base.size() >= options.minSteps &&
-            p.candidate.size() >= options.minSteps) {
+        if (p.judgeable(options.minSteps)) {
             r.baseMedianNs = median(p.base);
             r.candidateMedianNs = median(p.candidate);
             r.shiftNs = shiftIntervalAt(p.base, p.candidate, order(p.base.size(), p.candidate.size()));

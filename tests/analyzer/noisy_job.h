@@ -7,6 +7,7 @@
 
 #include "analyzer/metrics/analysis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -79,6 +80,13 @@ inline Analysis noisyJob(std::mt19937_64& rng, const NoisyRun& run) {
         a.devices.push_back(std::move(d));
     }
     return a;
+}
+
+// Leaves `collective` only in the first `steps` steps of every device.
+inline void keepCollectiveInFirstSteps(Analysis& a, const std::string& collective, int steps) {
+    for (auto& d : a.devices)
+        std::erase_if(d.collectives,
+                      [&](const CollectiveInstance& c) { return c.collective == collective && c.step >= steps; });
 }
 
 }  // namespace osc::test

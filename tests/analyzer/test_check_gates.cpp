@@ -5,6 +5,7 @@
 #include "analyzer/report/check.h"
 #include "tests/analyzer/noisy_job.h"
 #include "tests/analyzer/test_report_fixture.h"
+#include "tests/support/occurrences.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 
 using namespace osc;
 using namespace osc::report;
+using osc::testsupport::occurrences;
 
 namespace {
 
@@ -19,12 +21,6 @@ const CheckOutcome* find(const std::vector<CheckOutcome>& v, const std::string& 
     for (const auto& o : v)
         if (o.scope == scope && o.name == name) return &o;
     return nullptr;
-}
-
-size_t count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
 }
 
 BusBandwidth measuredLink(double fraction, std::string link) {
@@ -66,9 +62,9 @@ TEST(CheckGates, UnmeasuredBusBandwidthIsSkippedSayingWhy) {
               "transfer time)");
     const std::string xml = formatJunit(out, "overlapscope check");
     EXPECT_NE(xml.find("skipped=\"2\""), std::string::npos) << xml;
-    EXPECT_EQ(count(xml, "<skipped message=\"rank "), 2u) << xml;
+    EXPECT_EQ(occurrences(xml, "<skipped message=\"rank "), 2u) << xml;
     EXPECT_NE(xml.find("(it shares its GPU with other ranks"), std::string::npos) << xml;
-    EXPECT_EQ(count(xml, "<failure"), 0u);
+    EXPECT_EQ(occurrences(xml, "<failure"), 0u);
 
     // --require-busbw: the same devices fail, saying why.
     t.requireBusBw = true;
@@ -78,7 +74,7 @@ TEST(CheckGates, UnmeasuredBusBandwidthIsSkippedSayingWhy) {
         EXPECT_FALSE(o.skipped);
         EXPECT_NE(o.message.find("), and --require-busbw asks for it"), std::string::npos) << o.message;
     }
-    EXPECT_EQ(count(formatJunit(required, "s"), "<failure"), 2u);
+    EXPECT_EQ(occurrences(formatJunit(required, "s"), "<failure"), 2u);
 
     // A measured device is judged as before; --require-busbw changes nothing there.
     a.devices[0].busbw = measuredLink(0.95, "NVLink 4 (H100 SXM)");
@@ -185,9 +181,7 @@ TEST(CheckGates, CollectiveInFewStepsIsSkipped) {
     std::mt19937_64 rng(23);
     Analysis base = test::noisyJob(rng, {});
     const Analysis cand = test::noisyJob(rng, {});
-    for (auto& d : base.devices)
-        std::erase_if(d.collectives,
-                      [](const CollectiveInstance& c) { return c.collective == "AllGather" && c.step > 2; });
+    test::keepCollectiveInFirstSteps(base, "AllGather", 3);
     Thresholds t;
     t.stepRegression = NoiseOptions{};
     const auto out = runChecks(cand, t, &base);

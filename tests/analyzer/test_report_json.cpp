@@ -83,6 +83,23 @@ void expectMetrics(const json& j, const OverlapMetrics& m) {
     ratio("ideal_speedup", m.ideal_speedup);
 }
 
+// Each case: the good document with one value replaced is refused with
+// exactly that message.
+using Refusal = std::tuple<json::json_pointer, json, std::string>;
+void expectRefused(const json& good, const std::vector<Refusal>& cases) {
+    for (const auto& [where, value, message] : cases) {
+        json bad = good;
+        ASSERT_TRUE(bad.contains(where)) << where.to_string();
+        bad[where] = value;
+        try {
+            parseReportJson(bad.dump(), "base.json");
+            ADD_FAILURE() << where.to_string() << " = " << value.dump() << " was read";
+        } catch (const CaptureError& e) {
+            EXPECT_EQ(std::string(e.what()), "base.json: not a valid overlapscope report: " + message);
+        }
+    }
+}
+
 }  // namespace
 
 TEST(ReportJson, TopLevelShape) {
@@ -323,7 +340,7 @@ TEST(ReportJson, BadInputNamesTheFileAndTheProblem) {
 TEST(ReportJson, ImpossibleNumbersAreNamed) {
     const json good = json::parse(formatJsonReport(fixture::oneDeviceAnalysis(), ReportOptions{}));
     ASSERT_NO_THROW(parseReportJson(good.dump(), "base.json"));
-    const std::vector<std::tuple<json::json_pointer, json, std::string>> cases = {
+    const std::vector<Refusal> cases = {
         {"/devices/0/totals/overlap_ratio"_json_pointer, 7, "devices[0].totals.overlap_ratio is 7, outside 0 to 1"},
         {"/devices/0/totals/overlap_ratio"_json_pointer, -3, "devices[0].totals.overlap_ratio is -3, outside 0 to 1"},
         {"/summary/overlap_ratio"_json_pointer, 1.5, "summary.overlap_ratio is 1.5, outside 0 to 1"},
@@ -336,17 +353,7 @@ TEST(ReportJson, ImpossibleNumbersAreNamed) {
          "devices[0].steps[0].exposed_comm_ns is -100, a negative duration"},
         {"/devices/0/totals/ideal_speedup"_json_pointer, -2, "devices[0].totals.ideal_speedup is -2, below zero"},
     };
-    for (const auto& [where, value, message] : cases) {
-        json bad = good;
-        ASSERT_TRUE(bad.contains(where)) << where.to_string();
-        bad[where] = value;
-        try {
-            parseReportJson(bad.dump(), "base.json");
-            ADD_FAILURE() << where.to_string() << " = " << value.dump() << " was read";
-        } catch (const CaptureError& e) {
-            EXPECT_EQ(std::string(e.what()), "base.json: not a valid overlapscope report: " + message);
-        }
-    }
+    expectRefused(good, cases);
     // Exactly 0 and 1 are possible (nothing hidden, everything hidden).
     for (const double edge : {0.0, 1.0}) {
         json ok = good;
@@ -402,7 +409,7 @@ TEST(ReportJson, ImpossibleBusBandwidthAndStragglerFiguresAreNamed) {
     a.settings.peakBusBwGbps = 450;
     const json good = json::parse(formatJsonReport(a, ReportOptions{}));
     ASSERT_NO_THROW(parseReportJson(good.dump(), "base.json"));
-    const std::vector<std::tuple<json::json_pointer, json, std::string>> cases = {
+    const std::vector<Refusal> cases = {
         {"/devices/0/busbw/median_busbw_fraction"_json_pointer, 5,
          "devices[0].busbw.median_busbw_fraction is 5, outside 0 to 2 (a fraction of the link's peak)"},
         {"/devices/0/busbw/by_size/0/median_busbw_fraction"_json_pointer, -0.5,
@@ -441,17 +448,7 @@ TEST(ReportJson, ImpossibleBusBandwidthAndStragglerFiguresAreNamed) {
         {"/settings/peak_busbw_gbps"_json_pointer, -4, "settings.peak_busbw_gbps is -4, below zero"},
         {"/settings/peak_busbw_gbps"_json_pointer, 0, "settings.peak_busbw_gbps is 0, not a positive bandwidth"},
     };
-    for (const auto& [where, value, message] : cases) {
-        json bad = good;
-        ASSERT_TRUE(bad.contains(where)) << where.to_string();
-        bad[where] = value;
-        try {
-            parseReportJson(bad.dump(), "base.json");
-            ADD_FAILURE() << where.to_string() << " = " << value.dump() << " was read";
-        } catch (const CaptureError& e) {
-            EXPECT_EQ(std::string(e.what()), "base.json: not a valid overlapscope report: " + message);
-        }
-    }
+    expectRefused(good, cases);
     // Past the unidirectional peak (NVLink SHARP), up to twice it, is read;
     // so are null figures and a negative part of the lateness.
     for (const double edge : {0.0, 1.07, 2.0}) {

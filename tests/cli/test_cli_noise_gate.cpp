@@ -3,19 +3,12 @@
 // link, and the bus-bandwidth gate on the real H100 captures, whose two
 // ranks share one GPU (no fraction of a link).
 #include "cli_fixture.h"
+#include "tests/support/occurrences.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace {
-
-size_t count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
-}  // namespace
+using osc::testsupport::occurrences;
 
 TEST_F(Cli, BaselineJudgesStepsAgainstTheirNoise) {
     // 20 steps, every kernel +-4 %, the link 25 GB/s; the candidate's link
@@ -92,7 +85,7 @@ TEST_F(Cli, UnmeasuredBusBandwidthSaysWhyOrFails) {
     const auto junit = path("busbw.xml");
     auto r = run("check --min-busbw-fraction 0.9 --junit " + quote(junit) + " " + h100);
     EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(count(r.out, "SKIP rank "), 2u) << r.out;
+    EXPECT_EQ(occurrences(r.out, "SKIP rank "), 2u) << r.out;
     EXPECT_NE(r.out.find("SKIP rank 0 gpu 0: bus bandwidth against the link's peak not measured (it shares its GPU "
                          "with other ranks"),
               std::string::npos)
@@ -100,10 +93,10 @@ TEST_F(Cli, UnmeasuredBusBandwidthSaysWhyOrFails) {
     EXPECT_NE(r.out.find("ok: 0 checks passed and 2 skipped (SKIP above) on 2 devices\n"), std::string::npos) << r.out;
     const std::string xml = slurp(junit);
     EXPECT_NE(xml.find("skipped=\"2\""), std::string::npos) << xml;
-    EXPECT_EQ(count(xml, "<skipped message="), 2u) << xml;
+    EXPECT_EQ(occurrences(xml, "<skipped message="), 2u) << xml;
 
     r = run("check --min-busbw-fraction 0.9 --require-busbw " + h100);
     EXPECT_EQ(r.code, 1);
-    EXPECT_EQ(count(r.out, "FAIL rank "), 2u) << r.out;
+    EXPECT_EQ(occurrences(r.out, "FAIL rank "), 2u) << r.out;
     EXPECT_EQ(run("check --min-overlap-ratio 0 --require-busbw " + h100).code, 2);  // nothing to require
 }
