@@ -68,6 +68,49 @@ void addPeakBusBwOption(CLI::App* cmd, double& gbps) {
         ->type_name("G");
 }
 
+void NoiseFlags::addTo(CLI::App* cmd) {
+    const report::NoiseOptions defaults;
+    cmd->add_option("--confidence", confidence,
+                    "Per-step comparison: confidence of the whole comparison (default " +
+                        std::to_string(static_cast<int>(defaults.confidence * 100)) +
+                        "% as 0.95); each of its T intervals is at 1-(1-C)/T, so a run without a change "
+                        "fails with probability below 1-C")
+        ->type_name("C");
+    cmd->add_option_function<std::string>(
+           "--min-effect", [this](const std::string& v) { minEffectPercent = parsePercent(v, "--min-effect"); },
+           "Per-step comparison: a shift smaller than P% of the baseline's median step value is no regression, "
+           "however certain (default 1%; never less than 1 us per step)")
+        ->type_name("P%");
+    cmd->add_option("--min-steps", minSteps,
+                    "Per-step comparison: fewer steps than N on either side are too few to tell a change from "
+                    "noise (default 10)")
+        ->type_name("N");
+}
+
+report::NoiseOptions NoiseFlags::options() const {
+    report::NoiseOptions o;
+    if (confidence) o.confidence = *confidence;
+    if (minEffectPercent) o.minEffectPercent = *minEffectPercent;
+    if (minSteps) o.minSteps = *minSteps;
+    report::validateNoiseOptions(o);
+    return o;
+}
+
+double parsePercent(std::string text, const std::string& option) {
+    const std::string given = text;
+    while (!text.empty() && (text.back() == '%' || text.back() == ' ')) text.pop_back();
+    size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || !std::isfinite(v) || !(v >= 0))
+        throw CLI::ValidationError(option, "expected a percentage such as 5 or 5%, got '" + given + "'");
+    return v;
+}
+
 AnalysisSettings AnalysisFlags::settings() const {
     AnalysisSettings s;
     s.commKernelPatterns = commKernels;

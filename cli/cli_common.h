@@ -5,12 +5,14 @@
 
 #include "analyzer/capture/model.h"
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/report/step_regression.h"
 
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -31,6 +33,20 @@ struct AnalysisFlags {
     void addTo(CLI::App* cmd);
     AnalysisSettings settings() const;
 };
+
+// --confidence C, --min-effect P%, --min-steps N: the per-step comparison
+// against step-to-step noise (check --baseline, diff; docs/metrics.md 10).
+struct NoiseFlags {
+    std::optional<double> confidence, minEffectPercent;
+    std::optional<size_t> minSteps;
+
+    void addTo(CLI::App* cmd);
+    bool given() const { return confidence || minEffectPercent || minSteps; }
+    report::NoiseOptions options() const;  // the defaults where not given
+};
+
+// "5", "5%" or "5.5 %" -> 5.5; anything else (or below 0) is a usage error naming `option`.
+double parsePercent(std::string text, const std::string& option);
 
 // --peak-busbw-gbps G (docs/design.md 4d), for commands without the other flags (merge).
 void addPeakBusBwOption(CLI::App* cmd, double& gbps);

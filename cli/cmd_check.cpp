@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 
 namespace osc::cli {
 namespace {
@@ -21,29 +20,15 @@ struct CheckArgs {
     std::optional<double> maxComputeSlowdown, maxExposedTransferMs, maxDelayCausedMs;
     std::optional<double> maxBubbleShare, maxAllToAllImbalance;
     std::optional<double> minBusBwFraction, maxStragglerDelayMs;
+    bool requireBusBw = false;
     std::string baseline;
-    std::string maxRegression;  // "10" or "10%"
+    std::optional<double> maxRegression;  // percent
+    NoiseFlags noise;
     std::string junit;
     bool allowDropped = false;
     AnalysisFlags flags;
     JobsFlag jobs;
 };
-
-std::optional<double> parsePercent(const std::string& text) {
-    if (text.empty()) return std::nullopt;
-    std::string digits = text;
-    if (digits.back() == '%') digits.pop_back();
-    size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(digits, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used == 0 || used != digits.size())
-        throw std::invalid_argument("check: --max-regression expects a percentage like 10 or 10%, got '" + text + "'");
-    return v;
-}
 
 int runCheck(const CheckArgs& args) {
     report::Thresholds t;
@@ -57,7 +42,11 @@ int runCheck(const CheckArgs& args) {
     t.maxAllToAllImbalance = args.maxAllToAllImbalance;
     t.minBusBwFraction = args.minBusBwFraction;
     t.maxStragglerDelayMs = args.maxStragglerDelayMs;
-    t.maxRegressionPercent = parsePercent(args.maxRegression);
+    t.requireBusBw = args.requireBusBw;
+    t.maxRegressionPercent = args.maxRegression;
+    // --baseline alone, or with any of the noise options: the per-step
+    // comparison; --max-regression alone keeps the whole-run figures only.
+    if (args.noise.given() || (!args.baseline.empty() && !args.maxRegression)) t.stepRegression = args.noise.options();
     t.allowDropped = args.allowDropped;
     std::optional<report::ReportFile> baseline;
     if (!args.baseline.empty()) baseline = report::readReportJson(args.baseline);
@@ -69,7 +58,9 @@ int runCheck(const CheckArgs& args) {
     job::JobRequest request;
     request.settings = args.flags.settings();
     request.jobs = args.jobs.jobs;
-    request.collectives = false;  // thresholds read totals, steps and the 4b/4c fields
+    // Thresholds read totals, steps and the 4b/4c fields; the per-step
+    // comparison also each collective's step.
+    request.collectives = t.stepRegression.has_value();
     const Analysis analysis = analyzeJobWithProgress(job::classifyJob(args.inputs), request);
     const auto outcomes = report::runChecks(analysis, t, baseline ? &baseline->analysis : nullptr);
 
@@ -79,16 +70,27 @@ int runCheck(const CheckArgs& args) {
         std::printf("FAIL no GPU activity in the capture: nothing to check\n");
         ++failed;
     }
+    size_t skipped = 0;
     for (const auto& o : outcomes)
         if (!o.passed) {
             ++failed;
             std::printf("FAIL %s\n", printable(o.message).c_str());
+        } else if (o.skipped) {
+            // Not silent: what was asked for and could not be measured, and why.
+            ++skipped;
+            std::printf("SKIP %s\n", printable(o.message).c_str());
         }
     if (!args.junit.empty())
         writeOutput(args.junit, printable(report::formatJunit(outcomes, "overlapscope check"), true), true);
-    if (failed == 0)
-        std::printf("ok: %zu checks passed on %zu device%s\n", outcomes.size(), analysis.devices.size(),
-                    analysis.devices.size() == 1 ? "" : "s");
+    if (failed == 0) {
+        const std::string devices =
+            std::to_string(analysis.devices.size()) + " device" + (analysis.devices.size() == 1 ? "" : "s");
+        if (skipped == 0)
+            std::printf("ok: %zu checks passed on %s\n", outcomes.size(), devices.c_str());
+        else
+            std::printf("ok: %zu checks passed and %zu skipped (SKIP above) on %s\n", outcomes.size() - skipped,
+                        skipped, devices.c_str());
+    }
     std::fflush(stdout);
     return failed == 0 ? 0 : 1;
 }
@@ -133,8 +135,11 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
     cmd->add_option("--min-busbw-fraction", args->minBusBwFraction,
                     "Fail when a device's collectives ran at a median bus bandwidth below R (0..1) of its link's "
                     "peak (docs/design.md 4d; the peak from the GPU model or --peak-busbw-gbps); a device without "
-                    "a measured fraction passes")
+                    "a measured fraction is skipped, saying why (a SKIP line, JUnit <skipped>)")
         ->type_name("R");
+    cmd->add_flag("--require-busbw", args->requireBusBw,
+                  "With --min-busbw-fraction: a device without a measured fraction fails instead of being "
+                  "skipped");
     cmd->add_option("--max-straggler-delay-ms", args->maxStragglerDelayMs,
                     "Fail when a device arrived last at a collective more than X ms after the median rank of "
                     "that collective (its worst late arrival)")
@@ -149,14 +154,20 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
                     "transfer time) exceed R times the mean over ranks (R >= 1)")
         ->type_name("R");
     cmd->add_option("--baseline", args->baseline,
-                    "A report saved earlier with 'report --format json'; devices are matched by "
-                    "rank and GPU")
+                    "A report saved earlier with 'report --format json'; devices are matched by rank and GPU. "
+                    "Alone: per device, step time, exposed communication per step and each collective's time "
+                    "per step fail when worse beyond the noise the steps show (docs/metrics.md section 10; "
+                    "--confidence, --min-effect, --min-steps); a device with too few steps fails")
         ->type_name("REPORT.json")
         ->check(nonEmptyFileName());
-    cmd->add_option("--max-regression", args->maxRegression,
-                    "With --baseline: fail when the overlap ratio falls more than P% below the "
-                    "baseline's, or exposed communication grows more than P% above it")
+    cmd->add_option_function<std::string>(
+           "--max-regression",
+           [args](const std::string& v) { args->maxRegression = parsePercent(v, "--max-regression"); },
+           "With --baseline: fail when the whole run's overlap ratio falls more than P% below the baseline's, or "
+           "its exposed communication grows more than P% above it (single figures; alone, instead of the "
+           "per-step comparison)")
         ->type_name("P%");
+    args->noise.addTo(cmd);
     cmd->add_option("--junit", args->junit,
                     "Also write JUnit XML (one testcase per threshold per device) to FILE; it is a "
                     "CI artifact, so an existing FILE is replaced")

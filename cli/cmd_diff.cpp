@@ -19,6 +19,8 @@ struct DiffArgs {
     std::string base, candidate;
     std::string format = "text";
     std::optional<double> failPercent;
+    bool failOnStepRegression = false;
+    NoiseFlags noise;
     std::string output;
     bool force = false;
     AnalysisFlags flags;
@@ -30,16 +32,17 @@ Analysis analysisOf(const std::string& path, const AnalysisFlags& flags, int job
     job::JobRequest request;
     request.settings = flags.settings();
     request.jobs = jobs;
-    request.collectives = false;  // diff compares totals and steps
+    request.collectives = true;  // the per-step comparison sums each collective's time per step
     return analyzeJobWithProgress(job::classifyJob({path}), request);
 }
 
 int runDiff(const DiffArgs& args) {
     if (args.failPercent && !(*args.failPercent >= 0))
         throw std::invalid_argument("--fail-on-regression must be a percentage >= 0");
+    const report::NoiseOptions noise = args.noise.options();  // checked before the (possibly long) loads
     const Analysis base = analysisOf(args.base, args.flags, args.jobs.jobs);
     const Analysis candidate = analysisOf(args.candidate, args.flags, args.jobs.jobs);
-    report::DiffResult diff = report::diffAnalyses(base, candidate);
+    report::DiffResult diff = report::diffAnalyses(base, candidate, noise);
     diff.basePath = args.base;
     diff.candidatePath = args.candidate;
     std::string text;
@@ -52,22 +55,9 @@ int runDiff(const DiffArgs& args) {
     // Names come from the files: no control bytes or broken UTF-8 reach a
     // terminal (JSON is valid UTF-8 with its controls escaped already).
     writeOutput(args.output, args.format == "json" ? text : printable(text, /*keepLineBreaks=*/true), args.force);
-    return args.failPercent && report::exceedsRegression(diff, *args.failPercent) ? 1 : 0;
-}
-
-// "5", "5%" or "5.5 %" -> 5.5
-double parsePercent(std::string text) {
-    while (!text.empty() && (text.back() == '%' || text.back() == ' ')) text.pop_back();
-    size_t used = 0;
-    double v = 0;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used == 0 || used != text.size() || !(v >= 0))
-        throw CLI::ValidationError("--fail-on-regression", "expected a percentage such as 5 or 5%");
-    return v;
+    const bool whole = args.failPercent && report::exceedsRegression(diff, *args.failPercent);
+    const bool steps = args.failOnStepRegression && report::stepRegressed(diff.steps, /*tooFewFails=*/true);
+    return whole || steps ? 1 : 0;
 }
 
 }  // namespace
@@ -82,17 +72,24 @@ void addDiffCommand(CLI::App& app, CommandRunner& selected) {
         "directory of per-rank files), partial results (a file, or a directory of *.partial.json) or "
         "JSON reports from `overlapscope report --format json` or `merge --format json`.\n"
         "A regression is overlap ratio falling, or exposed communication growing, in percent of "
-        "the base value.\nExit codes: 0 no regression beyond the limit, 1 regression beyond "
-        "--fail-on-regression, 2 bad input.");
+        "the base value. Per device, step time, exposed communication and each collective's time per step "
+        "are also compared as distributions, against the noise the steps show (docs/metrics.md section 10)."
+        "\nExit codes: 0 no regression beyond the limit, 1 regression beyond "
+        "--fail-on-regression (or, with --fail-on-step-regression, beyond the noise), 2 bad input.");
     cmd->add_option("BASE", args->base, "The reference run (capture or report JSON)")->required();
     cmd->add_option("CANDIDATE", args->candidate, "The run to judge (capture or report JSON)")->required();
     cmd->add_option("--format", args->format, "text (default), json or markdown")
         ->check(CLI::IsMember({"text", "json", "markdown"}));
     cmd->add_option_function<std::string>(
-           "--fail-on-regression", [args](const std::string& v) { args->failPercent = parsePercent(v); },
-           "Exit 1 when overlap ratio or exposed communication (summary or any device) worsens "
-           "by more than P percent")
+           "--fail-on-regression",
+           [args](const std::string& v) { args->failPercent = parsePercent(v, "--fail-on-regression"); },
+           "Exit 1 when the whole run's overlap ratio or exposed communication (summary or any device) worsens "
+           "by more than P percent (single figures)")
         ->type_name("P%");
+    cmd->add_flag("--fail-on-step-regression", args->failOnStepRegression,
+                  "Exit 1 when the per-step comparison finds a regression beyond the noise, or a device has too "
+                  "few steps to judge");
+    args->noise.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
                     "Write to FILE instead of stdout; an existing FILE is replaced only with --force")
         ->type_name("FILE")

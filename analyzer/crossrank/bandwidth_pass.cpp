@@ -105,7 +105,8 @@ DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<Op
         b.algbw_gbps = static_cast<double>(r.busBytes) / static_cast<double>(t);
         if (r.hasFactor) b.busbw_gbps = *b.algbw_gbps * r.factor;
         // The GPU's link does not limit a collective that crosses hosts.
-        if (b.busbw_gbps && sum.peak_busbw_gbps && *sum.peak_busbw_gbps > 0 && (peakOption || !a.multiHost))
+        if (b.busbw_gbps && sum.peak_busbw_gbps && *sum.peak_busbw_gbps > 0 && (peakOption || !a.multiHost) &&
+            *b.busbw_gbps <= kMaxBusBwFraction * *sum.peak_busbw_gbps)
             b.busbw_fraction = *b.busbw_gbps / *sum.peak_busbw_gbps;
         ++sum.measured;
         Values& v = classes[{r.allToAll ? std::string("AllToAll") : nameOf(ops[i]), sizeClassOf(r.busBytes)}];

@@ -49,4 +49,17 @@ std::optional<double> lowerMedianOrNull(std::vector<double>& values);
 // by bandwidth rather than by the schedule.
 inline constexpr double kBandwidthLimitFraction = 0.8;
 
+// The largest fraction of the peak an operation is given. NVLink SHARP lets
+// an all-reduce's bus bandwidth pass the link's unidirectional peak by some
+// percent; twice the peak is no measurement of that link: the peak is wrong
+// (a table entry, --peak-busbw-gbps) or the transfer too short to time
+// (clock skew between ranks). Such an operation has no fraction, and a
+// saved report holding a larger one is refused.
+inline constexpr double kMaxBusBwFraction = 2.0;
+
+// Bandwidths no operation can show: a 64-bit byte count over a 1 ns transfer,
+// times the largest bus factor, stays below this (GB/s). Larger values in a
+// saved report are refused (the report reader).
+inline constexpr double kMaxGbps = 1e20;
+
 }  // namespace osc

@@ -1,9 +1,12 @@
 #include "analyzer/report/check.h"
 
+#include "analyzer/metrics/bus_bandwidth.h"
+#include "analyzer/report/device_pairs.h"
 #include "analyzer/report/report_costs.h"
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_patterns.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -18,6 +21,38 @@ std::string num(double v, const char* fmt = "%.3f") {
 }
 
 std::string ms(TimeNs ns) { return num(static_cast<double>(ns) / 1e6, "%.3f") + " ms"; }
+
+// Why a device has no fraction of its link's peak (docs/design.md 4d).
+std::string busBwUnmeasured(const DeviceAnalysis& d) {
+    const auto& b = d.busbw;
+    if (!b || b->measured == 0) return "no collective with bytes and a transfer time";
+    const bool shared = std::any_of(d.findings.begin(), d.findings.end(),
+                                    [](const Finding& f) { return f.kind == FindingKind::SharedGpu; });
+    if (shared && !b->peak_busbw_gbps)
+        return "it shares its GPU with other ranks, so its collectives cross no link; --peak-busbw-gbps "
+               "compares them anyway";
+    if (!b->peak_busbw_gbps) return "link unknown: give --peak-busbw-gbps";
+    if (!b->median_busbw_gbps) return "communicator sizes unknown";
+    if (*b->median_busbw_gbps > kMaxBusBwFraction * *b->peak_busbw_gbps)
+        return "median bus bandwidth " + num(*b->median_busbw_gbps, "%.0f") + " GB/s, more than twice the peak " +
+               num(*b->peak_busbw_gbps, "%.0f") + " GB/s of " + (b->link.empty() ? "the link" : b->link) +
+               ": the peak is wrong, or the transfers too short to time";
+    return "its collectives cross hosts: give --peak-busbw-gbps";
+}
+
+// The outcome of one per-step comparison (step_regression.h).
+CheckOutcome stepOutcome(const StepComparison& r) {
+    CheckOutcome o;
+    o.scope = r.device;
+    o.name = r.metric == StepMetric::StepTime      ? "step-time-regression"
+             : r.metric == StepMetric::ExposedComm ? "step-exposed-comm-regression"
+             : r.metric == StepMetric::Collective  ? "collective-time-regression: " + r.what
+                                                   : "step-regression";
+    o.message = r.device + ": " + r.sentence;
+    o.passed = r.verdict != NoiseVerdict::Regression && !notJudgedFails(r);
+    o.skipped = r.verdict == NoiseVerdict::TooFewSteps && o.passed;
+    return o;
+}
 
 class Checker {
 public:
@@ -59,8 +94,8 @@ public:
             const double limit = *t_.maxComputeSlowdown;
             const auto& slow = d.interference.compute_slowdown;
             if (!slow) {
-                add(who, "max-compute-slowdown", true,
-                    who + ": no overlapped kernel with an isolated baseline, slowdown not measured");
+                skip(who, "max-compute-slowdown",
+                     who + ": no overlapped kernel with an isolated baseline, slowdown not measured");
             } else {
                 const bool ok = *slow <= limit;
                 add(who, "max-compute-slowdown", ok,
@@ -102,19 +137,20 @@ public:
             const double limit = *t_.minBusBwFraction;
             const auto& b = d.busbw;
             if (!b || !b->median_busbw_fraction) {
-                add(who, "min-busbw-fraction", true,
-                    who + ": bus bandwidth against the link's peak not measured (" +
-                        (!b || b->measured == 0  ? "no collective with bytes and a transfer time"
-                         : !b->peak_busbw_gbps   ? "link unknown: give --peak-busbw-gbps"
-                         : !b->median_busbw_gbps ? "communicator sizes unknown"
-                                                 : "its collectives cross hosts: give --peak-busbw-gbps") +
-                        ")");
+                const std::string why = who + ": bus bandwidth against the link's peak not measured (" +
+                                        busBwUnmeasured(d) + ")" +
+                                        (t_.requireBusBw ? ", and --require-busbw asks for it" : "");
+                if (t_.requireBusBw)
+                    add(who, "min-busbw-fraction", false, why);
+                else
+                    skip(who, "min-busbw-fraction", why);
             } else {
                 const double f = *b->median_busbw_fraction;
                 const bool ok = f >= limit;
+                const std::string link = b->link.empty() ? "" : ", " + b->link;
                 add(who, "min-busbw-fraction", ok,
                     who + ": collectives ran at a median " + num(f * 100.0, "%.1f") + "% of the link's peak bus " +
-                        "bandwidth (" + num(*b->peak_busbw_gbps, "%.0f") + " GB/s, " + b->link + ")" +
+                        "bandwidth (" + num(b->peak_busbw_gbps.value_or(0), "%.0f") + " GB/s" + link + ")" +
                         (ok ? ", >= " : ", below the minimum ") + num(limit * 100.0, "%.1f") + "%");
             }
         }
@@ -128,7 +164,8 @@ public:
                 const LateArrival& w = d.straggler->worst;
                 const bool ok = static_cast<double>(w.late_ns) <= limit * 1e6;
                 add(who, "max-straggler-delay-ms", ok,
-                    who + ": arrived " + ms(w.late_ns) + " after the median rank at " + w.collective + " #" +
+                    who + ": arrived " + ms(w.late_ns) + " after the median rank at " +
+                        (w.collective.empty() ? std::string("a collective") : w.collective) + " #" +
                         std::to_string(w.number) + (w.step.empty() ? "" : " of " + w.step) +
                         (ok ? ", <= " : ", above the maximum ") + num(limit) + " ms");
             }
@@ -203,23 +240,15 @@ private:
     }
 
     void add(const std::string& who, const std::string& name, bool ok, const std::string& msg) {
-        out_.push_back(CheckOutcome{who, name, ok, msg});
+        out_.push_back(CheckOutcome{who, name, ok, false, msg});
+    }
+    void skip(const std::string& who, const std::string& name, const std::string& msg) {
+        out_.push_back(CheckOutcome{who, name, true, true, msg});
     }
 
     const Thresholds& t_;
     std::vector<CheckOutcome>& out_;
 };
-
-// The baseline device for `d`: same rank and device ordinal; without ranks,
-// the same position.
-const DeviceAnalysis* matchBaseline(const Analysis& base, const DeviceAnalysis& d, size_t index) {
-    if (d.rank >= 0) {
-        for (const auto& b : base.devices)
-            if (b.rank == d.rank && b.device == d.device) return &b;
-        return nullptr;
-    }
-    return index < base.devices.size() ? &base.devices[index] : nullptr;
-}
 
 void validate(const Thresholds& t, const Analysis* baseline) {
     if (!t.any())
@@ -254,8 +283,19 @@ void validate(const Thresholds& t, const Analysis* baseline) {
         throw std::invalid_argument("check: --max-regression must be >= 0");
     if (t.maxRegressionPercent && !baseline)
         throw std::invalid_argument("check: --max-regression needs --baseline REPORT.json");
-    if (baseline && !t.maxRegressionPercent)
-        throw std::invalid_argument("check: --baseline needs --max-regression PERCENT");
+    if (t.stepRegression && !baseline)
+        throw std::invalid_argument("check: --confidence, --min-effect and --min-steps need --baseline REPORT.json");
+    if (baseline && !t.maxRegressionPercent && !t.stepRegression)
+        throw std::invalid_argument("check: --baseline needs --max-regression PERCENT or the per-step comparison");
+    if (t.stepRegression) {
+        try {
+            validateNoiseOptions(*t.stepRegression);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("check: ") + e.what());
+        }
+    }
+    if (t.requireBusBw && !t.minBusBwFraction)
+        throw std::invalid_argument("check: --require-busbw needs --min-busbw-fraction");
 }
 
 std::string xmlEscape(const std::string& s) {
@@ -294,15 +334,28 @@ std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t
     validate(t, baseline);
     std::vector<CheckOutcome> out;
     Checker checker(t, out);
+    // Each device's baseline device; -1 when the baseline lacks it.
+    std::vector<int> baseOf(current.devices.size(), -1);
+    if (baseline)
+        for (const DevicePair& p : pairDevices(*baseline, current))
+            if (p.candidate >= 0) baseOf[static_cast<size_t>(p.candidate)] = p.base;
+    std::optional<StepComparisons> steps;
+    if (baseline && t.stepRegression) steps = compareSteps(*baseline, current, *t.stepRegression);
     for (size_t i = 0; i < current.devices.size(); ++i) {
         const auto& d = current.devices[i];
-        const DeviceAnalysis* b = baseline ? matchBaseline(*baseline, d, i) : nullptr;
+        const DeviceAnalysis* b = baseOf[i] >= 0 ? &baseline->devices[static_cast<size_t>(baseOf[i])] : nullptr;
         checker.scope(deviceLabel(d), d.totals, b ? &b->totals : nullptr, true, baseline && !b);
+        if (steps && !b)
+            out.push_back(
+                {deviceLabel(d), "step-regression", false, false, deviceLabel(d) + ": not in the baseline report"});
+        if (steps)
+            for (const auto& r : steps->rows)
+                if (r.candidateDevice == static_cast<int>(i)) out.push_back(stepOutcome(r));
         checker.device(deviceLabel(d), d);
         checker.collectiveHealth(deviceLabel(d), d);
         checker.bubble(deviceLabel(d), d.pipeline);
         if (d.droppedRecords && *d.droppedRecords > 0)
-            out.push_back({deviceLabel(d), "dropped-records", t.allowDropped,
+            out.push_back({deviceLabel(d), "dropped-records", t.allowDropped, false,
                            deviceLabel(d) + ": " + std::to_string(*d.droppedRecords) +
                                " records were dropped during capture; the metrics undercount GPU activity" +
                                (t.allowDropped ? " (accepted: --allow-dropped)" : " (--allow-dropped accepts it)")});
@@ -318,17 +371,22 @@ std::vector<CheckOutcome> runChecks(const Analysis& current, const Thresholds& t
 }
 
 std::string formatJunit(const std::vector<CheckOutcome>& outcomes, const std::string& suiteName) {
-    size_t failures = 0;
-    for (const auto& o : outcomes)
+    size_t failures = 0, skipped = 0;
+    for (const auto& o : outcomes) {
         if (!o.passed) ++failures;
+        if (o.skipped) ++skipped;
+    }
     std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     xml += "<testsuites name=\"overlapscope\" tests=\"" + std::to_string(outcomes.size()) + "\" failures=\"" +
            std::to_string(failures) + "\">\n";
     xml += "  <testsuite name=\"" + xmlEscape(suiteName) + "\" tests=\"" + std::to_string(outcomes.size()) +
-           "\" failures=\"" + std::to_string(failures) + "\" errors=\"0\" skipped=\"0\">\n";
+           "\" failures=\"" + std::to_string(failures) + "\" errors=\"0\" skipped=\"" + std::to_string(skipped) +
+           "\">\n";
     for (const auto& o : outcomes) {
         xml += "    <testcase classname=\"" + xmlEscape(o.scope) + "\" name=\"" + xmlEscape(o.name) + "\"";
-        if (o.passed) {
+        if (o.skipped) {
+            xml += ">\n      <skipped message=\"" + xmlEscape(o.message) + "\"/>\n    </testcase>\n";
+        } else if (o.passed) {
             xml += ">\n      <system-out>" + xmlEscape(o.message) + "</system-out>\n    </testcase>\n";
         } else {
             xml += ">\n      <failure message=\"" + xmlEscape(o.message) + "\" type=\"threshold\">" +

@@ -1,16 +1,13 @@
 #include "analyzer/report/diff.h"
 
+#include "analyzer/report/device_pairs.h"
 #include "analyzer/report/report_patterns.h"
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <tuple>
 
 namespace osc::report {
 namespace {
-
-constexpr double kNoiseNs = 1000;  // exposed-comm changes below 1 µs are not regressions
 
 std::optional<double> ns(TimeNs v) { return static_cast<double>(v); }
 
@@ -36,7 +33,7 @@ std::vector<MetricDelta> compare(const OverlapMetrics& a, const OverlapMetrics& 
     out.push_back(ratio);
     auto exposed = delta("exposed_comm_ns", ns(a.exposed_comm_ns), ns(b.exposed_comm_ns));
     const double change = *exposed.change;
-    if (std::fabs(change) < kNoiseNs)
+    if (std::fabs(change) < kSmallestRegressionNs)
         exposed.regressionPct = 0;
     else if (a.exposed_comm_ns > 0)
         exposed.regressionPct = change / static_cast<double>(a.exposed_comm_ns) * 100.0;
@@ -127,19 +124,6 @@ std::string deviceName(const DeviceAnalysis& d) {
     return who + " gpu " + std::to_string(d.device);
 }
 
-// Devices match by (rank, GPU); without ranks, by order among same-GPU devices,
-// since pids change from run to run.
-using DeviceKey = std::tuple<int, uint32_t, int>;
-std::map<DeviceKey, const DeviceAnalysis*> keyed(const Analysis& a) {
-    std::map<DeviceKey, const DeviceAnalysis*> out;
-    std::map<std::pair<int, uint32_t>, int> seen;
-    for (const auto& d : a.devices) {
-        const int n = seen[{d.rank, d.device}]++;
-        out[{d.rank, d.device, n}] = &d;
-    }
-    return out;
-}
-
 void sortWorstFirst(std::vector<DiffRow>& rows) {
     std::stable_sort(rows.begin(), rows.end(),
                      [](const DiffRow& x, const DiffRow& y) { return x.worstRegressionPct > y.worstRegressionPct; });
@@ -147,8 +131,9 @@ void sortWorstFirst(std::vector<DiffRow>& rows) {
 
 }  // namespace
 
-DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
+DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate, const NoiseOptions& noise) {
     DiffResult out;
+    out.steps = compareSteps(base, candidate, noise);
     out.rows.push_back(row(DiffScope::Summary, "summary", base.summary, candidate.summary));
     {
         auto& m = out.rows.back().metrics;
@@ -159,14 +144,15 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
         m.push_back(delta("alltoall_imbalance", worstImbalance(base), worstImbalance(candidate)));
     }
     std::vector<DiffRow> devices, steps;
-    const auto a = keyed(base), b = keyed(candidate);
-    for (const auto& [key, da] : a) {
-        const auto it = b.find(key);
-        if (it == b.end()) {
+    const auto pairs = pairDevices(base, candidate);
+    for (const DevicePair& p : pairs) {
+        if (p.base < 0) continue;  // noted below
+        const DeviceAnalysis* da = &base.devices[static_cast<size_t>(p.base)];
+        if (p.candidate < 0) {
             out.notes.push_back(deviceName(*da) + " is only in the base");
             continue;
         }
-        const DeviceAnalysis* db = it->second;
+        const DeviceAnalysis* db = &candidate.devices[static_cast<size_t>(p.candidate)];
         DiffRow r = row(DiffScope::Device, deviceName(*da), da->totals, db->totals);
         appendInterferenceWait(r.metrics, da->interference, db->interference, da->wait, db->wait);
         r.metrics.push_back(delta("last_arrivals",
@@ -177,10 +163,8 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
         appendCollectiveHealth(r.metrics, *da, *db);
         r.rank = da->rank;
         r.device = da->device;
-        const int baseIndex = static_cast<int>(da - base.devices.data());
-        const int candidateIndex = static_cast<int>(db - candidate.devices.data());
-        r.baseDevice = baseIndex;
-        r.candidateDevice = candidateIndex;
+        r.baseDevice = p.base;
+        r.candidateDevice = p.candidate;
         devices.push_back(std::move(r));
         const size_t n = std::min(da->steps.size(), db->steps.size());
         for (size_t s = 0; s < n; ++s) {
@@ -194,8 +178,8 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
             sr.rank = da->rank;
             sr.device = da->device;
             sr.step = static_cast<int>(s);
-            sr.baseDevice = baseIndex;
-            sr.candidateDevice = candidateIndex;
+            sr.baseDevice = p.base;
+            sr.candidateDevice = p.candidate;
             steps.push_back(std::move(sr));
         }
         if (da->steps.size() != db->steps.size())
@@ -203,8 +187,10 @@ DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate) {
                                 std::to_string(db->steps.size()) + " in the candidate; compared the first " +
                                 std::to_string(n));
     }
-    for (const auto& [key, db] : b)
-        if (!a.count(key)) out.notes.push_back(deviceName(*db) + " is only in the candidate");
+    for (const DevicePair& p : pairs)
+        if (p.base < 0)
+            out.notes.push_back(deviceName(candidate.devices[static_cast<size_t>(p.candidate)]) +
+                                " is only in the candidate");
     sortWorstFirst(devices);
     sortWorstFirst(steps);
     out.worstRegressionPct = out.rows.front().worstRegressionPct;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/report/step_regression.h"
 
 #include <optional>
 #include <string>
@@ -46,9 +47,13 @@ struct DiffResult {
     std::vector<DiffRow> rows;       // summary, then devices, then steps; each group worst first
     std::vector<std::string> notes;  // devices or steps present on one side only
     double worstRegressionPct = 0;   // over the summary and device rows
+    // Per-step distributions against their noise (step_regression.h): what
+    // --fail-on-step-regression gates on.
+    StepComparisons steps;
 };
 
-DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate);
+// Throws std::invalid_argument for bad noise options.
+DiffResult diffAnalyses(const Analysis& base, const Analysis& candidate, const NoiseOptions& noise = {});
 
 // True when a summary or device row regresses by more than `percent`.
 bool exceedsRegression(const DiffResult& diff, double percent);

@@ -114,12 +114,101 @@ nlohmann::json optionalNumber(std::optional<double> v) {
     return *v;
 }
 
+std::string percentOrMs(const StepComparison& r, double ShiftInterval::*part) {
+    char buf[32];
+    if (r.shiftPct)
+        std::snprintf(buf, sizeof buf, "%+.1f %%", (*r.shiftPct).*part);
+    else
+        std::snprintf(buf, sizeof buf, "%+.3f ms", (*r.shiftNs).*part / 1e6);
+    return buf;
+}
+
+std::string stepsHeading(const StepComparisons& s) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "%.4g %% confidence over %zu comparison%s, minimum effect %.1f %%, at least %zu steps",
+                  s.options.confidence * 100.0, s.judged, s.judged == 1 ? "" : "s", s.options.minEffectPercent,
+                  s.options.minSteps);
+    return buf;
+}
+
+// One line on the per-step comparison: its regressions, or why it judged nothing.
+std::string stepsVerdictLine(const StepComparisons& s) {
+    size_t regressions = 0;
+    const StepComparison* first = nullptr;
+    for (const auto& r : s.rows)
+        if (r.verdict == NoiseVerdict::Regression && !regressions++) first = &r;
+    if (first)
+        return "beyond step-to-step noise: " + std::to_string(regressions) + " regression" +
+               (regressions == 1 ? "" : "s") + ", first " + first->device + ": " + first->sentence;
+    for (const auto& r : s.rows)
+        if (notJudgedFails(r)) return "per-step comparison: " + r.device + ": " + r.sentence;
+    if (s.rows.empty()) return "per-step comparison: no device in both runs";
+    return "no regression beyond step-to-step noise (" + std::to_string(s.judged) + " comparison" +
+           (s.judged == 1 ? "" : "s") + ")";
+}
+
+TextTable stepsTable(const StepComparisons& s) {
+    TextTable t({"device", "per step", "change", "interval", "steps", "verdict"});
+    for (const auto& r : s.rows) {
+        const bool judged = r.shiftNs.has_value();
+        t.addRow({r.device, r.what, judged ? percentOrMs(r, &ShiftInterval::shift) : "n/a",
+                  judged ? "[" + percentOrMs(r, &ShiftInterval::low) + ", " + percentOrMs(r, &ShiftInterval::high) + "]"
+                         : "n/a",
+                  std::to_string(r.baseSteps) + " / " + std::to_string(r.candidateSteps), toString(r.verdict)});
+    }
+    return t;
+}
+
+nlohmann::ordered_json stepsJson(const StepComparisons& s) {
+    nlohmann::ordered_json j;
+    j["confidence"] = s.options.confidence;
+    j["min_effect_pct"] = s.options.minEffectPercent;
+    j["min_steps"] = s.options.minSteps;
+    j["comparisons"] = s.judged;
+    j["regressed"] = stepRegressed(s, true);
+    auto rows = nlohmann::ordered_json::array();
+    for (const auto& r : s.rows) {
+        nlohmann::ordered_json o;
+        o["device"] = r.device;
+        o["metric"] = toString(r.metric);
+        o["what"] = r.what;
+        o["collective"] = r.metric == StepMetric::Collective ? nlohmann::ordered_json(r.collective) : nullptr;
+        o["communicator"] = r.metric == StepMetric::Collective && r.communicator >= 0
+                                ? nlohmann::ordered_json(r.communicator)
+                                : nullptr;
+        o["base_steps"] = r.baseSteps;
+        o["candidate_steps"] = r.candidateSteps;
+        o["base_median_ns"] = optionalNumber(r.baseMedianNs);
+        o["candidate_median_ns"] = optionalNumber(r.candidateMedianNs);
+        const auto part = [](const std::optional<ShiftInterval>& v, double ShiftInterval::*p) {
+            return v ? optionalNumber((*v).*p) : nlohmann::json(nullptr);
+        };
+        o["shift_ns"] = part(r.shiftNs, &ShiftInterval::shift);
+        o["low_ns"] = part(r.shiftNs, &ShiftInterval::low);
+        o["high_ns"] = part(r.shiftNs, &ShiftInterval::high);
+        o["shift_pct"] = part(r.shiftPct, &ShiftInterval::shift);
+        o["low_pct"] = part(r.shiftPct, &ShiftInterval::low);
+        o["high_pct"] = part(r.shiftPct, &ShiftInterval::high);
+        o["interval_confidence"] = r.shiftNs ? nlohmann::json(r.level) : nlohmann::json(nullptr);
+        o["verdict"] = toString(r.verdict);
+        o["sentence"] = r.sentence;
+        rows.push_back(o);
+    }
+    j["rows"] = rows;
+    j["notes"] = s.notes;
+    return j;
+}
+
 }  // namespace
 
 std::string formatDiffText(const DiffResult& d, std::optional<double> failPercent) {
     std::string out = "overlapscope diff\n  base:      " + d.basePath + "\n  candidate: " + d.candidatePath + "\n" +
-                      verdictLine(d, failPercent) + "\n\nSummary:\n" + summaryDetail(d).render() +
-                      "\nBy device and step, largest regressions first:\n" + overview(d, failPercent).render();
+                      verdictLine(d, failPercent) + "\n" + stepsVerdictLine(d.steps) + "\n\nSummary:\n" +
+                      summaryDetail(d).render() + "\nBy device and step, largest regressions first:\n" +
+                      overview(d, failPercent).render() + "\nPer step against step-to-step noise (" +
+                      stepsHeading(d.steps) + "):\n" + stepsTable(d.steps).render();
+    for (const auto& n : d.steps.notes) out += "  " + n + "\n";
     if (!d.notes.empty()) {
         out += "\nNotes:\n";
         for (const auto& n : d.notes) out += "  " + n + "\n";
@@ -129,9 +218,13 @@ std::string formatDiffText(const DiffResult& d, std::optional<double> failPercen
 
 std::string formatDiffMarkdown(const DiffResult& d, std::optional<double> failPercent) {
     std::string out = "## overlapscope diff\n\nBase: `" + d.basePath + "`  \nCandidate: `" + d.candidatePath +
-                      "`\n\n**" + verdictLine(d, failPercent) + "**\n\n### Summary\n\n" +
-                      summaryDetail(d).renderMarkdown() + "\n### By device and step (largest regressions first)\n\n" +
-                      overview(d, failPercent).renderMarkdown();
+                      "`\n\n**" + verdictLine(d, failPercent) + "**  \n**" + stepsVerdictLine(d.steps) +
+                      "**\n\n### Summary\n\n" + summaryDetail(d).renderMarkdown() +
+                      "\n### By device and step (largest regressions first)\n\n" +
+                      overview(d, failPercent).renderMarkdown() + "\n### Per step against step-to-step noise\n\n" +
+                      stepsHeading(d.steps) + ".\n\n" + stepsTable(d.steps).renderMarkdown();
+    for (const auto& n : d.steps.notes) out += "\n- " + n;
+    if (!d.steps.notes.empty()) out += "\n";
     if (!d.notes.empty()) {
         out += "\n### Notes\n\n";
         for (const auto& n : d.notes) out += "- " + n + "\n";
@@ -175,6 +268,7 @@ std::string formatDiffJson(const DiffResult& d, std::optional<double> failPercen
     }
     j["rows"] = rows;
     j["notes"] = d.notes;
+    j["step_comparisons"] = stepsJson(d.steps);
     return j.dump(2, ' ', false, kInvalidUtf8) + "\n";
 }
 

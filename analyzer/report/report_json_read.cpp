@@ -1,4 +1,5 @@
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/metrics/bus_bandwidth.h"
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_json.h"
 
@@ -72,6 +73,27 @@ public:
         const auto v = optNumber(obj, key, where);
         if (v && *v < 0) fail(where + "." + key, "is " + obj[key].dump() + ", below zero");
         return v;
+    }
+    // docs/design.md 4d: bandwidths are bytes over a positive time, at most
+    // a 64-bit count per ns (kMaxGbps); a fraction of the link's peak is at
+    // most kMaxBusBwFraction (the analysis gives none above it).
+    std::optional<double> optGbps(const json& obj, const char* key, const std::string& where) const {
+        if (!has(obj, key)) return std::nullopt;
+        const auto v = optNonNegative(obj, key, where);
+        if (v && *v > kMaxGbps) fail(where + "." + key, "is " + obj[key].dump() + ", more GB/s than any transfer");
+        return v;
+    }
+    std::optional<double> optFractionOfPeak(const json& obj, const char* key, const std::string& where) const {
+        if (!has(obj, key)) return std::nullopt;
+        const auto v = optNumber(obj, key, where);
+        if (v && !(*v >= 0 && *v <= kMaxBusBwFraction))
+            fail(where + "." + key, "is " + obj[key].dump() + ", outside 0 to 2 (a fraction of the link's peak)");
+        return v;
+    }
+    int count(const json& obj, const char* key, const std::string& where) const {
+        const int64_t v = integer(obj, key, where);
+        if (v < 0 || v > INT32_MAX) fail(where + "." + key, "is " + std::to_string(v) + ", not a count");
+        return static_cast<int>(v);
     }
     std::string text(const json& obj, const char* key, const std::string& where) const {
         const json& v = field(obj, key, where);
@@ -206,16 +228,16 @@ public:
         x.overlapped_ns = duration(c, "overlapped_ns", w);
         x.exposed_ns = duration(c, "exposed_ns", w);
         if (auto b = optInteger(c, "bytes", w)) x.bytes = static_cast<uint64_t>(*b);
-        if (has(c, "bandwidth_gbps")) x.bandwidth_gbps = optNumber(c, "bandwidth_gbps", w);
+        x.bandwidth_gbps = optGbps(c, "bandwidth_gbps", w);
         x.commHash = optHex(c, "comm_hash", w);
         if (auto s = optInteger(c, "seq_number", w)) x.seqNumber = static_cast<uint64_t>(*s);
         x.algo = optText(c, "algo", w);
         x.proto = optText(c, "proto", w);
         x.step = static_cast<int>(optInteger(c, "step", w).value_or(-1));
         // docs/design.md 4d; reports written before it lack them.
-        if (has(c, "algbw_gbps")) x.algbw_gbps = optNumber(c, "algbw_gbps", w);
-        if (has(c, "busbw_gbps")) x.busbw_gbps = optNumber(c, "busbw_gbps", w);
-        if (has(c, "busbw_fraction")) x.busbw_fraction = optNumber(c, "busbw_fraction", w);
+        x.algbw_gbps = optGbps(c, "algbw_gbps", w);
+        x.busbw_gbps = optGbps(c, "busbw_gbps", w);
+        x.busbw_fraction = optFractionOfPeak(c, "busbw_fraction", w);
         const std::string basis = optText(c, "busbw_basis", w);
         if (basis == "transfer")
             x.busbw_basis = BusBwBasis::Transfer;
@@ -232,14 +254,20 @@ public:
         const json& b = d["busbw"];
         const std::string w = where + ".busbw";
         BusBandwidth x;
-        x.peak_busbw_gbps = optNumber(b, "peak_busbw_gbps", w);
+        x.peak_busbw_gbps = optGbps(b, "peak_busbw_gbps", w);
+        if (x.peak_busbw_gbps && *x.peak_busbw_gbps <= 0)
+            fail(w + ".peak_busbw_gbps", "is " + b["peak_busbw_gbps"].dump() + ", not a positive bandwidth");
         x.link = optText(b, "link", w);
-        x.measured = static_cast<int>(integer(b, "measured", w));
-        x.median_algbw_gbps = optNumber(b, "median_algbw_gbps", w);
-        x.median_busbw_gbps = optNumber(b, "median_busbw_gbps", w);
-        x.median_busbw_fraction = optNumber(b, "median_busbw_fraction", w);
-        x.bandwidth_limit_exposed_ns = integer(b, "bandwidth_limit_exposed_ns", w);
-        x.schedule_limit_exposed_ns = integer(b, "schedule_limit_exposed_ns", w);
+        // Every figure against the peak names its link ("(450 GB/s, NVLink 4 (H100 SXM))").
+        if (x.peak_busbw_gbps && x.link.empty()) fail(w + ".link", "is empty while peak_busbw_gbps is given");
+        x.measured = count(b, "measured", w);
+        x.median_algbw_gbps = optGbps(b, "median_algbw_gbps", w);
+        x.median_busbw_gbps = optGbps(b, "median_busbw_gbps", w);
+        x.median_busbw_fraction = optFractionOfPeak(b, "median_busbw_fraction", w);
+        if (x.median_busbw_fraction && !x.peak_busbw_gbps)
+            fail(w + ".median_busbw_fraction", "is given without peak_busbw_gbps");
+        x.bandwidth_limit_exposed_ns = duration(b, "bandwidth_limit_exposed_ns", w);
+        x.schedule_limit_exposed_ns = duration(b, "schedule_limit_exposed_ns", w);
         const json& classes = array(b, "by_size", w);
         for (size_t i = 0; i < classes.size(); ++i) {
             const std::string cw = w + ".by_size[" + std::to_string(i) + "]";
@@ -248,10 +276,10 @@ public:
             const int64_t size = integer(classes[i], "size_class_bytes", cw);
             if (size < 0) fail(cw + ".size_class_bytes", "is negative");
             c.size_class = static_cast<uint64_t>(size);
-            c.count = static_cast<int>(integer(classes[i], "count", cw));
-            c.median_algbw_gbps = optNumber(classes[i], "median_algbw_gbps", cw);
-            c.median_busbw_gbps = optNumber(classes[i], "median_busbw_gbps", cw);
-            c.median_busbw_fraction = optNumber(classes[i], "median_busbw_fraction", cw);
+            c.count = count(classes[i], "count", cw);
+            c.median_algbw_gbps = optGbps(classes[i], "median_algbw_gbps", cw);
+            c.median_busbw_gbps = optGbps(classes[i], "median_busbw_gbps", cw);
+            c.median_busbw_fraction = optFractionOfPeak(classes[i], "median_busbw_fraction", cw);
             x.classes.push_back(std::move(c));
         }
         return x;
@@ -262,7 +290,7 @@ public:
         const json& arr = array(obj, key, where);
         for (size_t i = 0; i < arr.size(); ++i) {
             const std::string w = where + "." + key + "[" + std::to_string(i) + "]";
-            out.push_back({text(arr[i], "name", w), integer(arr[i], "ns", w)});
+            out.push_back({text(arr[i], "name", w), duration(arr[i], "ns", w)});
         }
         return out;
     }
@@ -273,8 +301,12 @@ public:
         const json& s = d["straggler"];
         const std::string w = where + ".straggler";
         StragglerMetrics x;
-        x.late_arrivals = static_cast<int>(integer(s, "late_arrivals", w));
-        x.late_ns = integer(s, "late_ns", w);
+        // A straggler arrived strictly last somewhere: a count of at least
+        // one, lateness above zero. Its parts are differences and may be
+        // negative (docs/design.md 4d).
+        x.late_arrivals = count(s, "late_arrivals", w);
+        if (x.late_arrivals == 0) fail(w + ".late_arrivals", "is 0 in a straggler (null when it never arrived last)");
+        x.late_ns = duration(s, "late_ns", w);
         x.late_start_ns = integer(s, "late_start_ns", w);
         x.compute_ns = integer(s, "compute_ns", w);
         x.host_idle_ns = integer(s, "host_idle_ns", w);
@@ -291,8 +323,8 @@ public:
         a.step = optText(o, "step", ow);
         a.medianDevice = static_cast<int>(integer(o, "median_device_index", ow));
         a.medianLabel = text(o, "median_label", ow);
-        a.late_ns = integer(o, "late_ns", ow);
-        a.delay_ns = integer(o, "delay_ns", ow);
+        a.late_ns = duration(o, "late_ns", ow);
+        a.delay_ns = duration(o, "delay_ns", ow);
         a.late_start_ns = optInteger(o, "late_start_ns", ow);
         a.compute_ns = optInteger(o, "compute_ns", ow);
         a.host_idle_ns = optInteger(o, "host_idle_ns", ow);
@@ -509,8 +541,11 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
         if (s.contains("microbatch_pattern") && s["microbatch_pattern"].is_string())
             a.settings.microbatchPattern = s["microbatch_pattern"].get<std::string>();
         a.settings.pipelineStages = intOr(s, "pipeline_stages", 0);
-        if (s.contains("peak_busbw_gbps") && s["peak_busbw_gbps"].is_number())
-            a.settings.peakBusBwGbps = s["peak_busbw_gbps"].get<double>();
+        if (s.contains("peak_busbw_gbps") && !s["peak_busbw_gbps"].is_null()) {
+            a.settings.peakBusBwGbps = r.optGbps(s, "peak_busbw_gbps", "settings");
+            if (!(*a.settings.peakBusBwGbps > 0))
+                r.fail("settings.peak_busbw_gbps", "is " + s["peak_busbw_gbps"].dump() + ", not a positive bandwidth");
+        }
         if (s.contains("straggler_late_ns") && s["straggler_late_ns"].is_number_integer())
             a.settings.stragglerLateNs = s["straggler_late_ns"].get<int64_t>();
     }

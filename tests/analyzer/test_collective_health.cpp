@@ -124,6 +124,26 @@ TEST(BusBandwidth, DesignExample) {
                 << x.message;
         }
     EXPECT_TRUE(limit);
+
+    // A peak below half the measured 234.9 GB/s is no peak of this link:
+    // no fraction (a report would otherwise say 235% and pass any
+    // --min-busbw-fraction); just under twice, still a fraction (1.96).
+    AnalysisSettings wrong;
+    wrong.peakBusBwGbps = 117;
+    const Analysis w = analyze(b.capture, wrong);
+    EXPECT_FALSE(w.devices[0].collectives[0].busbw_fraction);
+    EXPECT_FALSE(w.devices[0].busbw->median_busbw_fraction);
+    EXPECT_NEAR(*w.devices[0].busbw->median_busbw_gbps, 234.881024, 1e-9);
+    report::Thresholds t;
+    t.minBusBwFraction = 0.5;
+    const auto o = report::runChecks(w, t).at(0);
+    EXPECT_TRUE(o.skipped);
+    EXPECT_EQ(o.message,
+              "rank 0 gpu 0: bus bandwidth against the link's peak not measured (median bus bandwidth 235 GB/s, more "
+              "than twice the peak 117 GB/s of --peak-busbw-gbps: the peak is wrong, or the transfers too short to "
+              "time)");
+    wrong.peakBusBwGbps = 120;
+    EXPECT_NEAR(*analyze(b.capture, wrong).devices[0].collectives[0].busbw_fraction, 234.881024 / 120, 1e-12);
 }
 
 // Ranks on two hosts: the GPU's link does not bound their collectives.

@@ -83,6 +83,23 @@ void expectMetrics(const json& j, const OverlapMetrics& m) {
     ratio("ideal_speedup", m.ideal_speedup);
 }
 
+// Each case: the good document with one value replaced is refused with
+// exactly that message.
+using Refusal = std::tuple<json::json_pointer, json, std::string>;
+void expectRefused(const json& good, const std::vector<Refusal>& cases) {
+    for (const auto& [where, value, message] : cases) {
+        json bad = good;
+        ASSERT_TRUE(bad.contains(where)) << where.to_string();
+        bad[where] = value;
+        try {
+            parseReportJson(bad.dump(), "base.json");
+            ADD_FAILURE() << where.to_string() << " = " << value.dump() << " was read";
+        } catch (const CaptureError& e) {
+            EXPECT_EQ(std::string(e.what()), "base.json: not a valid overlapscope report: " + message);
+        }
+    }
+}
+
 }  // namespace
 
 TEST(ReportJson, TopLevelShape) {
@@ -323,7 +340,7 @@ TEST(ReportJson, BadInputNamesTheFileAndTheProblem) {
 TEST(ReportJson, ImpossibleNumbersAreNamed) {
     const json good = json::parse(formatJsonReport(fixture::oneDeviceAnalysis(), ReportOptions{}));
     ASSERT_NO_THROW(parseReportJson(good.dump(), "base.json"));
-    const std::vector<std::tuple<json::json_pointer, json, std::string>> cases = {
+    const std::vector<Refusal> cases = {
         {"/devices/0/totals/overlap_ratio"_json_pointer, 7, "devices[0].totals.overlap_ratio is 7, outside 0 to 1"},
         {"/devices/0/totals/overlap_ratio"_json_pointer, -3, "devices[0].totals.overlap_ratio is -3, outside 0 to 1"},
         {"/summary/overlap_ratio"_json_pointer, 1.5, "summary.overlap_ratio is 1.5, outside 0 to 1"},
@@ -336,17 +353,7 @@ TEST(ReportJson, ImpossibleNumbersAreNamed) {
          "devices[0].steps[0].exposed_comm_ns is -100, a negative duration"},
         {"/devices/0/totals/ideal_speedup"_json_pointer, -2, "devices[0].totals.ideal_speedup is -2, below zero"},
     };
-    for (const auto& [where, value, message] : cases) {
-        json bad = good;
-        ASSERT_TRUE(bad.contains(where)) << where.to_string();
-        bad[where] = value;
-        try {
-            parseReportJson(bad.dump(), "base.json");
-            ADD_FAILURE() << where.to_string() << " = " << value.dump() << " was read";
-        } catch (const CaptureError& e) {
-            EXPECT_EQ(std::string(e.what()), "base.json: not a valid overlapscope report: " + message);
-        }
-    }
+    expectRefused(good, cases);
     // Exactly 0 and 1 are possible (nothing hidden, everything hidden).
     for (const double edge : {0.0, 1.0}) {
         json ok = good;
@@ -366,6 +373,96 @@ TEST(ReportJson, ImpossibleNumbersAreNamed) {
     } catch (const CaptureError& e) {
         EXPECT_NE(std::string(e.what()).find("base.json: not JSON"), std::string::npos) << e.what();
     }
+}
+
+// Issue 42: the section 4d figures are checked as the older ones are: a
+// fraction of the link's peak of 5 passed `check --min-busbw-fraction`,
+// 1e308 GB/s and negative times were read on.
+TEST(ReportJson, ImpossibleBusBandwidthAndStragglerFiguresAreNamed) {
+    Analysis a = fixture::oneDeviceAnalysis();
+    DeviceAnalysis& d = a.devices[0];
+    CollectiveInstance& c = d.collectives[0];
+    c.algbw_gbps = 134.2;
+    c.busbw_gbps = 234.9;
+    c.busbw_fraction = 0.52;
+    c.busbw_basis = BusBwBasis::Transfer;
+    BusBandwidth b;
+    b.peak_busbw_gbps = 450;
+    b.link = "NVLink 4 (H100 SXM)";
+    b.measured = 1;
+    b.median_algbw_gbps = 134.2;
+    b.median_busbw_gbps = 234.9;
+    b.median_busbw_fraction = 0.52;
+    b.schedule_limit_exposed_ns = 1'000'000;
+    b.classes.push_back({"AllReduce", 256u << 20, 1, 134.2, 234.9, 0.52});
+    d.busbw = b;
+    StragglerMetrics s;
+    s.late_arrivals = 2;
+    s.late_ns = 5'000'000;
+    s.late_start_ns = -1'000'000;  // parts are differences: may be negative
+    s.worst.collective = "AllReduce";
+    s.worst.late_ns = 4'000'000;
+    s.worst.delay_ns = 3'000'000;
+    s.worst.medianLabel = "rank 1 gpu 1";
+    s.worst.kernels = {{"gemm", 1'500'000}};
+    d.straggler = s;
+    a.settings.peakBusBwGbps = 450;
+    const json good = json::parse(formatJsonReport(a, ReportOptions{}));
+    ASSERT_NO_THROW(parseReportJson(good.dump(), "base.json"));
+    const std::vector<Refusal> cases = {
+        {"/devices/0/busbw/median_busbw_fraction"_json_pointer, 5,
+         "devices[0].busbw.median_busbw_fraction is 5, outside 0 to 2 (a fraction of the link's peak)"},
+        {"/devices/0/busbw/by_size/0/median_busbw_fraction"_json_pointer, -0.5,
+         "devices[0].busbw.by_size[0].median_busbw_fraction is -0.5, outside 0 to 2 (a fraction of the link's "
+         "peak)"},
+        {"/devices/0/collectives/0/busbw_fraction"_json_pointer, 2.5,
+         "devices[0].collectives[0].busbw_fraction is 2.5, outside 0 to 2 (a fraction of the link's peak)"},
+        {"/devices/0/collectives/0/algbw_gbps"_json_pointer, 1e308,
+         "devices[0].collectives[0].algbw_gbps is 1e+308, more GB/s than any transfer"},
+        {"/devices/0/collectives/0/busbw_gbps"_json_pointer, -3,
+         "devices[0].collectives[0].busbw_gbps is -3, below zero"},
+        {"/devices/0/collectives/0/bandwidth_gbps"_json_pointer, -1,
+         "devices[0].collectives[0].bandwidth_gbps is -1, below zero"},
+        {"/devices/0/busbw/median_busbw_gbps"_json_pointer, 1e300,
+         "devices[0].busbw.median_busbw_gbps is 1e+300, more GB/s than any transfer"},
+        {"/devices/0/busbw/peak_busbw_gbps"_json_pointer, 0,
+         "devices[0].busbw.peak_busbw_gbps is 0, not a positive bandwidth"},
+        {"/devices/0/busbw/link"_json_pointer, "", "devices[0].busbw.link is empty while peak_busbw_gbps is given"},
+        {"/devices/0/busbw/bandwidth_limit_exposed_ns"_json_pointer, -1,
+         "devices[0].busbw.bandwidth_limit_exposed_ns is -1, a negative duration"},
+        {"/devices/0/busbw/schedule_limit_exposed_ns"_json_pointer, -2,
+         "devices[0].busbw.schedule_limit_exposed_ns is -2, a negative duration"},
+        {"/devices/0/busbw/measured"_json_pointer, -4, "devices[0].busbw.measured is -4, not a count"},
+        {"/devices/0/busbw/by_size/0/count"_json_pointer, -1, "devices[0].busbw.by_size[0].count is -1, not a count"},
+        {"/devices/0/straggler/late_ns"_json_pointer, -5, "devices[0].straggler.late_ns is -5, a negative duration"},
+        {"/devices/0/straggler/late_arrivals"_json_pointer, -1,
+         "devices[0].straggler.late_arrivals is -1, not a count"},
+        {"/devices/0/straggler/late_arrivals"_json_pointer, 0,
+         "devices[0].straggler.late_arrivals is 0 in a straggler (null when it never arrived last)"},
+        {"/devices/0/straggler/worst/late_ns"_json_pointer, -1,
+         "devices[0].straggler.worst.late_ns is -1, a negative duration"},
+        {"/devices/0/straggler/worst/delay_ns"_json_pointer, -7,
+         "devices[0].straggler.worst.delay_ns is -7, a negative duration"},
+        {"/devices/0/straggler/worst/kernels/0/ns"_json_pointer, -3,
+         "devices[0].straggler.worst.kernels[0].ns is -3, a negative duration"},
+        {"/settings/peak_busbw_gbps"_json_pointer, -4, "settings.peak_busbw_gbps is -4, below zero"},
+        {"/settings/peak_busbw_gbps"_json_pointer, 0, "settings.peak_busbw_gbps is 0, not a positive bandwidth"},
+    };
+    expectRefused(good, cases);
+    // Past the unidirectional peak (NVLink SHARP), up to twice it, is read;
+    // so are null figures and a negative part of the lateness.
+    for (const double edge : {0.0, 1.07, 2.0}) {
+        json ok = good;
+        ok["devices"][0]["busbw"]["median_busbw_fraction"] = edge;
+        EXPECT_NO_THROW(parseReportJson(ok.dump(), "base.json")) << edge;
+    }
+    json nulls = good;
+    nulls["devices"][0]["busbw"]["median_busbw_fraction"] = nullptr;
+    nulls["devices"][0]["collectives"][0]["algbw_gbps"] = nullptr;
+    const auto back = parseReportJson(nulls.dump(), "base.json").analysis.devices[0];
+    EXPECT_FALSE(back.busbw->median_busbw_fraction);
+    EXPECT_FALSE(back.collectives[0].algbw_gbps);
+    EXPECT_EQ(back.straggler->late_start_ns, -1'000'000);
 }
 
 TEST(ReportJson, StreamedOutputIsExactlyTheIndentedDocument) {

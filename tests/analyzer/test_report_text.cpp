@@ -6,6 +6,7 @@
 #include "analyzer/report/report_tables.h"
 #include "analyzer/report/report_text.h"
 #include "tests/analyzer/test_report_fixture.h"
+#include "tests/support/occurrences.h"
 
 #include <gtest/gtest.h>
 
@@ -21,12 +22,6 @@ std::vector<std::string> lines(const std::string& text) {
     std::istringstream in(text);
     for (std::string l; std::getline(in, l);) out.push_back(l);
     return out;
-}
-
-size_t countOf(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-    return n;
 }
 
 }  // namespace
@@ -121,7 +116,7 @@ TEST(ReportText, VerdictFirstThenAlignedTable) {
     EXPECT_NE(ls[header + 1].find("rank 0 gpu 0"), std::string::npos);
     EXPECT_NE(ls[header + 1].find("62%"), std::string::npos);
     // Findings from the steps, told once with the exposed time summed (2.0 + 2.0 ms).
-    EXPECT_EQ(countOf(text, "bucket issued after the last compute kernel"), 1u);
+    EXPECT_EQ(osc::testsupport::occurrences(text, "bucket issued after the last compute kernel"), 1u);
     EXPECT_NE(text.find("kernel (seen in 2 steps; 4.00 ms exposed in total)"), std::string::npos);
     // No optional sections unless asked.
     EXPECT_EQ(text.find("Steps on"), std::string::npos);
@@ -195,8 +190,8 @@ TEST(ReportMarkdown, VerdictListAndTable) {
     EXPECT_EQ(ls[header + 2].rfind("| rank 0 gpu 0 |", 0), 0u);
     EXPECT_EQ(ls[header + 3].rfind("| rank 1 gpu 1 |", 0), 0u);
     EXPECT_EQ(ls[header + 4].rfind("| all devices |", 0), 0u);
-    const auto cells = countOf(ls[header], "|");
-    for (size_t i = header; i <= header + 4; ++i) EXPECT_EQ(countOf(ls[i], "|"), cells) << ls[i];
+    const auto cells = osc::testsupport::occurrences(ls[header], "|");
+    for (size_t i = header; i <= header + 4; ++i) EXPECT_EQ(osc::testsupport::occurrences(ls[i], "|"), cells) << ls[i];
     EXPECT_NE(md.find("<details><summary>Steps on rank 0 gpu 0</summary>"), std::string::npos);
     EXPECT_NE(md.find("`a|b.sqlite`"), std::string::npos);
 }

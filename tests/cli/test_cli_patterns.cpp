@@ -3,19 +3,12 @@
 // `--microbatch-pattern`, `--pipeline-stages`, `export` and back, `diff`.
 // The answers are the models' (analyzer/synth/README.md).
 #include "cli_fixture.h"
+#include "tests/support/occurrences.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace {
-
-size_t count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
-}  // namespace
+using osc::testsupport::occurrences;
 
 TEST_F(Cli, PipelineModelReportAndBubbleGate) {
     const auto dir = path("pp");
@@ -36,7 +29,7 @@ TEST_F(Cli, PipelineModelReportAndBubbleGate) {
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     r = run("check --max-bubble-share 0.25 " + quote(dir));
     EXPECT_EQ(r.code, 1) << r.out;
-    EXPECT_EQ(count(r.out, "FAIL"), 5u) << r.out;  // four stages and the summary
+    EXPECT_EQ(occurrences(r.out, "FAIL"), 5u) << r.out;  // four stages and the summary
     EXPECT_NE(r.out.find("FAIL rank 2 gpu 2: pipeline bubble 0.273 of the pipeline window (theory 0.273), above "
                          "the maximum 0.250"),
               std::string::npos)

@@ -182,6 +182,65 @@ class RealCaptures(unittest.TestCase):
         self.assertLess(abs(a - b), 0.01)
 
 
+def robust_noise(values):
+    """1.4826 x the median absolute deviation over the median: the spread of
+    a per-step series, robust to its outliers; None for a zero median."""
+    m = median(values)
+    return None if m <= 0 else 1.4826 * median([abs(v - m) for v in values]) / m
+
+
+def step_series(device):
+    """A device's per-step series as `check --baseline` compares them: step
+    time, exposed communication, each collective type on each communicator
+    in the steps where it runs (docs/metrics.md section 10)."""
+    series = [[s["window_ns"] for s in device["steps"]], [s["exposed_comm_ns"] for s in device["steps"]]]
+    per = {}
+    for c in device["collectives"]:
+        if c.get("step") is not None and c["step"] >= 0:
+            key = (c["collective"] or c["name"], c["comm_hash"])
+            per.setdefault(key, {}).setdefault(c["step"], 0)
+            per[key][c["step"]] += c["duration_ns"]
+    return series + [list(v.values()) for v in per.values()]
+
+
+class StepNoise(unittest.TestCase):
+    # tests/analyzer/noisy_job.h generates runs at the noise measured here
+    # (kH100MedianNoise, kH100UpperQuartileNoise): over the per-step series
+    # of the captures with real NCCL collectives (at least 8 steps), the
+    # median and upper quartile of their robust spread; docs/metrics.md 10.
+    MEDIAN, UPPER_QUARTILE = 0.024, 0.045
+
+    def test_the_generated_noise_is_the_captures_noise(self):
+        spreads = []
+        for example in TWO_RANK + ["pytorch_ddp_torch_profiler"]:
+            for d in report(os.path.join(EXAMPLES, example))["devices"]:
+                for values in step_series(d):
+                    if len(values) >= 8:
+                        r = robust_noise(values)
+                        if r is not None:
+                            spreads.append(r)
+        spreads.sort()
+        self.assertGreaterEqual(len(spreads), 30)
+        self.assertAlmostEqual(median(spreads), self.MEDIAN, delta=0.001)
+        self.assertAlmostEqual(spreads[(3 * len(spreads)) // 4], self.UPPER_QUARTILE, delta=0.002)
+
+    def test_two_runs_of_one_script_are_within_noise(self):
+        # The same DDP script run twice (our capture, torch.profiler's trace):
+        # the whole-run exposed communication differs by a third, the
+        # per-step distributions do not beyond their noise.
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            base = os.path.join(tmp, "base.json")
+            subprocess.run([OVERLAPSCOPE, "report", "--format", "json", "-o", base,
+                            os.path.join(EXAMPLES, "pytorch_ddp")], check=True, capture_output=True)
+            other = os.path.join(EXAMPLES, "pytorch_ddp_torch_profiler")
+            gate = subprocess.run([OVERLAPSCOPE, "check", "--baseline", base, other], capture_output=True, text=True)
+            self.assertEqual(gate.returncode, 0, gate.stdout + gate.stderr)
+            whole = subprocess.run([OVERLAPSCOPE, "diff", "--fail-on-regression", "5", base, other],
+                                   capture_output=True, text=True)
+            self.assertEqual(whole.returncode, 1, whole.stdout)
+
+
 if __name__ == "__main__":
     OVERLAPSCOPE = os.path.abspath(sys.argv.pop(1))
     EXAMPLES = os.path.join(os.path.abspath(sys.argv.pop(1)), "examples", "h100")
