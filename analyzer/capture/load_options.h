@@ -22,6 +22,10 @@ struct LoadOptions {
     // columns may be left empty (size 0, not size()); other readers may
     // still fill them.
     bool launchDetails = true;
+    // Threads a reader may use for one file (the PyTorch trace reader parses
+    // one file on several); 0: one per core. A job reading several files at
+    // once gives each its share.
+    int threads = 0;
 
     bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
 };

@@ -35,6 +35,25 @@ struct CharTables {
     }
 };
 inline constexpr CharTables kCharTables{};
+
+// Code point `cp` (checked by the caller) as UTF-8.
+inline void appendUtf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
 }  // namespace json_detail
 
 // Input that is not JSON: a CaptureError naming the file and the line.
@@ -99,7 +118,6 @@ private:
     void readEscape(std::string& out);
     void readNumber();
     void readLiteral(const char* word);
-    static void appendUtf8(std::string& out, uint32_t cp);
 
     Source& source_;
     Handler& handler_;
@@ -302,26 +320,7 @@ void JsonScanner<Source, Handler>::readEscape(std::string& out) {
     } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
         fail("unpaired surrogate in a \\u escape");
     }
-    appendUtf8(out, cp);
-}
-
-template <typename Source, typename Handler>
-void JsonScanner<Source, Handler>::appendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+    json_detail::appendUtf8(out, cp);
 }
 
 template <typename Source, typename Handler>
