@@ -1,40 +1,17 @@
 #include "analyzer/import/json_in_place.h"
 
+#include "analyzer/import/decimal_time.h"
 #include "analyzer/import/json_scanner.h"
 #include "analyzer/import/trace_bytes.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 namespace osc::json_in_place {
 namespace {
 
-constexpr size_t kMaxStringBytes = size_t{64} << 20;
-constexpr size_t kMaxNumberChars = 4096;
-constexpr const bool* kStringStop = json_detail::kCharTables.stringStop;
 constexpr const bool* kNumberChar = json_detail::kCharTables.numberChar;
-
-// The first quote, backslash or control character in [p, end), else end.
-// Strings are most of a trace's bytes: sixteen at a time where the CPU can.
-inline const char* findStringStop(const char* p, const char* end) {
-#ifdef __SSE2__
-    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
-    while (end - p >= 16) {
-        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                                          _mm_cmpeq_epi8(_mm_max_epu8(x, control), control));
-        const int mask = _mm_movemask_epi8(stop);
-        if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
-        p += 16;
-    }
-#endif
-    while (p < end && !kStringStop[static_cast<unsigned char>(*p)]) ++p;
-    return p;
-}
 
 int hexValue(char h) {
     if (h >= '0' && h <= '9') return h - '0';
@@ -45,18 +22,22 @@ int hexValue(char h) {
 
 }  // namespace
 
-Cursor::Cursor(TraceBytes& bytes, size_t offset) : bytes_(bytes), base_(bytes.data()) {
-    p = base_ + offset;
-    end = base_ + bytes.filled();
+void Cursor::seek(size_t offset) {
+    origin_ = offset;
+    at_ = p = bytes_.at(offset);
+    const size_t filled = bytes_.filled();
+    end = p + std::min(filled > offset ? filled - offset : 0, bytes_.span());
 }
 
 bool Cursor::more(size_t n) {
     const size_t want = offset() + n;
-    end = base_ + bytes_.waitFor(want);
-    return static_cast<size_t>(end - base_) >= want;
+    if (want - floor_ > bytes_.span()) fail();
+    const size_t filled = bytes_.waitFor(want, giveUp_);
+    end = at_ + std::min(filled - std::min(filled, origin_), bytes_.span());
+    return filled >= want;
 }
 
-std::string_view Cursor::string(std::string& scratch) {
+std::string_view Cursor::stringSlowly(std::string& scratch) {
     const char* start = p;
     bool escaped = false;
     for (;;) {
@@ -139,40 +120,12 @@ void Cursor::escape(std::string& out) {
     json_detail::appendUtf8(out, cp);
 }
 
-kineto::Scalar Cursor::number() {
-    const char* start = p;
-    for (;;) {
-        while (p < end && kNumberChar[static_cast<unsigned char>(*p)]) ++p;
-        if (p < end || !more(1)) break;
-    }
-    if (static_cast<size_t>(p - start) > kMaxNumberChars) fail();
-    // Grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, as JsonScanner reads it.
-    const char* s = start;
-    const char* e = p;
-    const bool negative = *s == '-';
-    if (negative) ++s;
-    auto digits = [&]() {
-        const char* from = s;
-        while (s < e && *s >= '0' && *s <= '9') ++s;
-        return s - from;
-    };
-    const char* intStart = s;
-    const auto intDigits = digits();
-    if (intDigits == 0 || (*intStart == '0' && intDigits > 1)) fail();
-    bool integer = true;
-    if (s < e && *s == '.') {
-        ++s;
-        integer = false;
-        if (digits() == 0) fail();
-    }
-    if (s < e && (*s == 'e' || *s == 'E')) {
-        ++s;
-        integer = false;
-        if (s < e && (*s == '+' || *s == '-')) ++s;
-        if (digits() == 0) fail();
-    }
-    if (s != e) fail();
+// The number's value as JsonScanner hands it over: integers of up to 19
+// digits that fit 64 bits as such, anything else as its text.
+kineto::Scalar Cursor::numberOf(const char* start, const char* intStart, size_t intDigits, bool integer,
+                                const char* stop) {
     kineto::Scalar out{kineto::Scalar::Type::Float};
+    const bool negative = *start == '-';
     if (integer && intDigits <= 19) {
         uint64_t v = 0;
         for (const char* d = intStart; d < intStart + intDigits; ++d) v = v * 10 + static_cast<uint64_t>(*d - '0');
@@ -192,54 +145,154 @@ kineto::Scalar Cursor::number() {
             return out;
         }
     }
-    out.text = std::string_view(start, static_cast<size_t>(e - start));
+    out.text = std::string_view(start, static_cast<size_t>(stop - start));
     return out;
 }
 
-void Cursor::literal(std::string_view word) {
+// One pass over the digits, the grammar checked on the way:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, and, as JsonScanner reads the
+// longest run of number characters, no such character after it. Where the
+// run may go past what is filled, numberAtEnd() reads it with waits.
+kineto::Scalar Cursor::number() {
+    const char* q = p;
+    const char* e = end;
+    {
+        // Most numbers are small non-negative integers (ids, counts).
+        uint64_t v = 0;
+        while (q < e && static_cast<unsigned>(*q - '0') < 10 && q - p < 19)
+            v = v * 10 + static_cast<uint64_t>(*q++ - '0');
+        if (q > p && q < e && !kNumberChar[static_cast<unsigned char>(*q)] && (*p != '0' || q - p == 1)) {
+            p = q;
+            kineto::Scalar out{kineto::Scalar::Type::Integer};
+            if (v <= static_cast<uint64_t>(INT64_MAX)) {
+                out.i = static_cast<int64_t>(v);
+            } else {
+                out.type = kineto::Scalar::Type::Unsigned;
+                out.u = v;
+            }
+            return out;
+        }
+        q = p;
+    }
+    const auto digits = [&]() {
+        const char* from = q;
+        while (q < e && static_cast<unsigned>(*q - '0') < 10) ++q;
+        return static_cast<size_t>(q - from);
+    };
+    if (*q == '-') ++q;
+    const char* intStart = q;
+    const size_t intDigits = digits();
+    bool integer = true;
+    if (q < e && *q == '.') {
+        ++q;
+        integer = false;
+        if (digits() == 0 && q < e) fail();
+    }
+    if (q < e && (*q == 'e' || *q == 'E')) {
+        ++q;
+        integer = false;
+        if (q < e && (*q == '+' || *q == '-')) ++q;
+        if (digits() == 0 && q < e) fail();
+    }
+    if (q >= e || static_cast<size_t>(q - p) > kMaxNumberChars) return numberAtEnd();
+    if (kNumberChar[static_cast<unsigned char>(*q)]) fail();  // "1.2.3", "1-2": one malformed run
+    if (intDigits == 0 || (*intStart == '0' && intDigits > 1)) fail();
+    const char* start = p;
+    p = q;
+    return numberOf(start, intStart, intDigits, integer, q);
+}
+
+kineto::Scalar Cursor::numberAtEnd() {
+    const char* start = p;
+    for (;;) {
+        while (p < end && kNumberChar[static_cast<unsigned char>(*p)]) ++p;
+        if (p < end || !more(1)) break;
+        if (static_cast<size_t>(p - start) > kMaxNumberChars) fail();
+    }
+    if (static_cast<size_t>(p - start) > kMaxNumberChars) fail();
+    const char* s = start;
+    const char* e = p;
+    if (*s == '-') ++s;
+    auto digits = [&]() {
+        const char* from = s;
+        while (s < e && *s >= '0' && *s <= '9') ++s;
+        return static_cast<size_t>(s - from);
+    };
+    const char* intStart = s;
+    const size_t intDigits = digits();
+    if (intDigits == 0 || (*intStart == '0' && intDigits > 1)) fail();
+    bool integer = true;
+    if (s < e && *s == '.') {
+        ++s;
+        integer = false;
+        if (digits() == 0) fail();
+    }
+    if (s < e && (*s == 'e' || *s == 'E')) {
+        ++s;
+        integer = false;
+        if (s < e && (*s == '+' || *s == '-')) ++s;
+        if (digits() == 0) fail();
+    }
+    if (s != e) fail();
+    return numberOf(start, intStart, intDigits, integer, e);
+}
+
+bool Cursor::decimalMicros(int64_t& ns) {
+    // -?(0|[1-9][0-9]{0,15})(\.[0-9]{1,3})? and then no number character:
+    // exactly microsToNs of the text, without its general path.
+    const char* q = p;
+    if (end - q < 32) return false;
+    const bool negative = *q == '-';
+    q += negative;
+    const char* intStart = q;
+    uint64_t micros = 0;
+    while (q - intStart < 17 && static_cast<unsigned>(*q - '0') < 10)
+        micros = micros * 10 + static_cast<uint64_t>(*q++ - '0');
+    const auto intDigits = q - intStart;
+    if (intDigits == 0 || intDigits > 16 || (*intStart == '0' && intDigits > 1)) return false;
+    uint64_t fraction = 0;
+    if (*q == '.') {
+        const char* f = ++q;
+        while (static_cast<unsigned>(*q - '0') < 10 && q - f < 4)
+            fraction = fraction * 10 + static_cast<uint64_t>(*q++ - '0');
+        const auto fractionDigits = q - f;
+        if (fractionDigits == 0 || fractionDigits > 3) return false;
+        for (auto d = fractionDigits; d < 3; ++d) fraction *= 10;
+    }
+    if (kNumberChar[static_cast<unsigned char>(*q)]) return false;
+    const uint64_t value = micros * 1000 + fraction;
+    if (value > static_cast<uint64_t>(kMaxAbsTimeNs)) return false;
+    ns = negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+    p = q;
+    return true;
+}
+
+void Cursor::expectWord(std::string_view word) {
     need(word.size());
     if (std::memcmp(p, word.data(), word.size()) != 0) fail();
     p += word.size();
 }
 
-kineto::Scalar Cursor::scalar(std::string& scratch) {
-    kineto::Scalar out{kineto::Scalar::Type::Other};
-    switch (peek()) {
-        case '"':
-            ++p;
-            out.type = kineto::Scalar::Type::String;
-            out.text = string(scratch);
-            return out;
+kineto::Scalar Cursor::literal(int first) {
+    switch (first) {
         case 't':
-            literal("true");
-            return out;
+            expectWord("true");
+            break;
         case 'f':
-            literal("false");
-            return out;
+            expectWord("false");
+            break;
         case 'n':
-            literal("null");
-            return out;
-        case '-':
-        case '0':
-        case '1':
-        case '2':
-        case '3':
-        case '4':
-        case '5':
-        case '6':
-        case '7':
-        case '8':
-        case '9':
-            return number();
+            expectWord("null");
+            break;
         default:
             fail();
     }
+    return kineto::Scalar{kineto::Scalar::Type::Other};
 }
 
-void Cursor::skipValue(int depth) {
-    const int c = peek();
+void Cursor::skipOther(int c, int depth) {
     if (c != '{' && c != '[') {
-        scalar(skipped_);
+        literal(c);
         return;
     }
     if (depth >= kMaxNesting) fail();

@@ -56,6 +56,8 @@ void EventParser::parse(Cursor& c, Event& event) {
             c.skipValue(kEventDepth);
         } else if (key == kEvOther) {
             c.skipValue(kEventDepth);
+        } else if (int64_t ns = 0; (key == kTs || key == kDur) && c.decimalMicros(ns)) {
+            setEventTime(event, key, ns, path_);  // most of a trace's numbers: no text kept, one pass
         } else {
             setEventField(event, key, c.scalar(value_), path_);
         }

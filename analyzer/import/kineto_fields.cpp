@@ -164,18 +164,22 @@ void setEventField(Event& event, uint8_t key, const Scalar& v, const std::string
                       : v.type == Scalar::Type::Integer ? std::to_string(v.i)
                                                         : std::to_string(v.u)) +
                      " us)");
-            if (key == kTs) {
-                event.hasTs = true;
-                event.tsNs = *ns;
-            } else {
-                if (*ns < 0) fail("negative event duration");
-                event.hasDur = true;
-                event.durNs = *ns;
-            }
+            setEventTime(event, key, *ns, path);
             break;
         }
         default:
             break;
+    }
+}
+
+void setEventTime(Event& event, uint8_t key, int64_t ns, const std::string& path) {
+    if (key == kTs) {
+        event.hasTs = true;
+        event.tsNs = ns;
+    } else {
+        if (ns < 0) throw FormatError(path, "negative event duration");
+        event.hasDur = true;
+        event.durNs = ns;
     }
 }
 

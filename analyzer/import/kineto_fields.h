@@ -73,6 +73,8 @@ int64_t integerOf(const Scalar& value, int64_t fallback);
 // of the wrong type or range for ph, cat, name, ts or dur throws FormatError
 // naming `path`.
 void setEventField(Event& event, uint8_t key, const Scalar& value, const std::string& path);
+// A time already in ns (key kTs or kDur), as setEventField stores it.
+void setEventTime(Event& event, uint8_t key, int64_t ns, const std::string& path);
 void setArg(Event& event, uint8_t key, const Scalar& value);
 // Element `index` (counted from 0, only the first three kept) of args.grid or
 // args.block.

@@ -69,6 +69,7 @@ public:
             stop_ = true;
         }
         changed_.notify_all();
+        bytes_.wake();  // a worker waiting for bytes no release will bring gives up
         for (auto& w : workers_) w.join();
     }
     PieceReader(const PieceReader&) = delete;
@@ -85,7 +86,7 @@ public:
                 auto again = std::make_unique<Piece>();
                 try {
                     Cursor c(bytes_, expected);
-                    parse(*again, expected, cutAt(c, nominal(k + 1)));
+                    parse(*again, expected, cutAt(c, nominal(k + 1)), expected);
                 } catch (...) {
                     again->error = std::current_exception();
                 }
@@ -121,16 +122,19 @@ private:
             size_t k = 0;
             {
                 std::unique_lock lock(mutex_);
-                changed_.wait(lock, [&] { return stop_ || next_ < absorbed_ + maxAhead_; });
+                changed_.wait(lock, [&] { return stop_.load() || next_ < absorbed_ + maxAhead_; });
                 if (stop_) return;
                 k = next_++;
             }
             auto piece = std::make_unique<Piece>();
             try {
                 if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) throw LoadCancelled{};
-                Cursor c(bytes_, first_);
-                const size_t start = k == 0 ? first_ : cutAt(c, nominal(k));
-                parse(*piece, start, start == kNone ? kNone : cutAt(c, nominal(k + 1)));
+                // Everything piece k reads lies beyond nominal(k), which the
+                // pieces before it are bound to release.
+                const size_t floor = nominal(k);
+                Cursor c(bytes_, floor, floor, &stop_);
+                const size_t start = k == 0 ? first_ : cutAt(c, floor);
+                parse(*piece, start, start == kNone ? kNone : cutAt(c, nominal(k + 1)), floor);
             } catch (...) {
                 piece->error = std::current_exception();
             }
@@ -142,13 +146,14 @@ private:
         }
     }
 
-    // The elements beginning in [start, stopAt), and the one that straddles stopAt.
-    void parse(Piece& piece, size_t start, size_t stopAt) {
+    // The elements beginning in [start, stopAt), and the one that straddles
+    // stopAt; reading nothing before `floor`.
+    void parse(Piece& piece, size_t start, size_t stopAt, size_t floor) {
         piece.start = start;
         piece.stopAt = stopAt;
         piece.builder = prototype_->forPiece(piece.local);
         if (start == kNone) return;
-        Cursor c(bytes_, start);
+        Cursor c(bytes_, start, floor, &stop_);
         EventParser parser(path_);
         Event event;
         size_t at = start;
@@ -182,7 +187,7 @@ private:
     std::condition_variable changed_;
     std::map<size_t, std::unique_ptr<Piece>> done_;
     size_t next_ = 0, absorbed_ = 0;
-    bool stop_ = false;
+    std::atomic<bool> stop_{false};
     std::vector<std::thread> workers_;  // last: started once everything above exists
 };
 
@@ -191,11 +196,12 @@ private:
 void readEventsInPieces(TraceBytes& bytes, Cursor& cursor, CaptureBuilder& builder, const std::string& path,
                         const PieceOptions& options) {
     size_t end = 0;
+    bytes.release(cursor.offset());  // what came before the elements is read
     {
         PieceReader reader(bytes, builder, path, options, cursor.offset());
         end = reader.run();
     }
-    cursor.seek(end);
+    cursor.moveTo(end);  // released up to there
 }
 
 }  // namespace osc::kineto

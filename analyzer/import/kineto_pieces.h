@@ -24,7 +24,7 @@ class TraceBytes;
 namespace kineto {
 
 struct PieceOptions {
-    size_t pieceBytes = size_t{1} << 20;
+    size_t pieceBytes = size_t{1} << 19;
     int threads = 1;  // parsing threads (the caller's thread absorbs)
     // Called after each piece is absorbed (progress; may throw LoadCancelled).
     std::function<void()> absorbed;

@@ -195,18 +195,21 @@ bool readInPlace(TraceBytes& bytes, const std::string& path, const LoadOptions& 
 }  // namespace
 
 void readKinetoTrace(const std::string& path, const LoadOptions& options, Capture& capture, const ReadWays& ways) {
+    if (ways.readInPlace) *ways.readInPlace = false;
     if (!ways.streamingOnly) {
         bool read = false;
         {
-            const size_t ahead = (static_cast<size_t>(threadsFor(options, ways)) + 4) * ways.pieceBytes;
+            // Room for the pieces in flight (kineto_pieces.cpp): a few per thread.
+            const size_t span = (static_cast<size_t>(threadsFor(options, ways)) + 4) * ways.pieceBytes;
             std::unique_ptr<TraceBytes> bytes;
             try {
-                bytes = std::make_unique<TraceBytes>(path, ahead);
+                bytes = std::make_unique<TraceBytes>(path, span);
             } catch (const CaptureError&) {
                 // Cannot open it: the streaming reader says so.
             }
             if (bytes) read = readInPlace(*bytes, path, options, ways, capture);
         }
+        if (ways.readInPlace) *ways.readInPlace = read;
         if (read) {
             if (options.progress) options.progress(1.0, kStage);
             return;
@@ -225,9 +228,12 @@ void readKinetoTrace(const std::string& path, const LoadOptions& options, Captur
 
 void readKinetoText(std::string_view text, const std::string& name, const LoadOptions& options, Capture& capture,
                     const ReadWays& ways) {
+    if (ways.readInPlace) *ways.readInPlace = false;
     if (!ways.streamingOnly) {
         TraceBytes bytes(text.data(), text.size());
-        if (readInPlace(bytes, name, options, ways, capture)) return;
+        const bool read = readInPlace(bytes, name, options, ways, capture);
+        if (ways.readInPlace) *ways.readInPlace = read;
+        if (read) return;
     }
     TextSource source{text};
     auto tick = [&] {

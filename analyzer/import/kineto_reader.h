@@ -22,9 +22,12 @@ namespace kineto {
 // (json_scanner.h, kineto_sax.h) would is read again by that parser, which
 // then also names any problem in it. Both give the same capture.
 struct ReadWays {
-    size_t pieceBytes = size_t{1} << 20;
+    size_t pieceBytes = size_t{1} << 19;
     int threads = 0;             // parsing threads; 0: as LoadOptions::threads says
     bool streamingOnly = false;  // the streaming parser alone (the reference, for tests)
+    // Where given, told whether the in-place reader read the file (false:
+    // the streaming parser did), so tests can see which one answered.
+    bool* readInPlace = nullptr;
 };
 
 void readKinetoTrace(const std::string& path, const LoadOptions& options, Capture& capture, const ReadWays& ways);

@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -22,40 +24,45 @@ size_t pageSize() {
     return page;
 }
 
-size_t roundUpToPage(size_t n) { return (n + pageSize() - 1) / pageSize() * pageSize(); }
+// `size` bytes (a power of two, whole pages) of one memory file mapped twice
+// in a row: byte i and byte i + size are the same byte.
+char* mapRing(size_t size, const std::string& path) {
+    const int fd = ::memfd_create("overlapscope-trace", MFD_CLOEXEC);
+    if (fd < 0) throw CaptureError(path, std::string("cannot make a read buffer: ") + std::strerror(errno));
+    void* area = MAP_FAILED;
+    if (::ftruncate(fd, static_cast<off_t>(size)) == 0)
+        area = ::mmap(nullptr, 2 * size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    bool mapped = area != MAP_FAILED;
+    char* base = static_cast<char*>(area);
+    for (int half = 0; mapped && half < 2; ++half)
+        mapped = ::mmap(base + half * size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED;
+    const int error = errno;
+    ::close(fd);
+    if (!mapped) {
+        if (area != MAP_FAILED) ::munmap(area, 2 * size);
+        throw CaptureError(path, std::string("cannot map a read buffer: ") + std::strerror(error));
+    }
+    return base;
+}
 
 }  // namespace
 
-void TraceBytes::reserve(size_t bytes) {
-    // Address space only: pages become memory when first written, and stop
-    // being memory when released.
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    base_ = static_cast<char*>(p);
-    capacity_ = bytes;
-}
-
-TraceBytes::TraceBytes(const std::string& path, size_t ahead)
-    : stream_(std::make_unique<InflateStream>(path)), ahead_(std::max(ahead, kStepBytes)) {
-    // A plain file needs its size; inflated content has none known in
-    // advance: as much address space as the system grants, within reason.
-    const size_t plain = roundUpToPage(static_cast<size_t>(stream_->fileSize()) + kStepBytes + kPadding);
-    size_t want = std::max(plain, size_t{1} << 40);
-    for (;;) {
-        try {
-            reserve(want);
-            break;
-        } catch (const std::bad_alloc&) {
-            if (want <= plain) throw;
-            want = std::max(plain, want / 2);
-        }
-    }
+TraceBytes::TraceBytes(const std::string& path, size_t span) : stream_(std::make_unique<InflateStream>(path)) {
+    span_ = 16 * pageSize();
+    while (span_ < span) span_ *= 2;
+    base_ = mapRing(span_, path);
+    mapped_ = 2 * span_;
+    mask_ = span_ - 1;
     thread_ = std::thread([this] { fill(); });
 }
 
 TraceBytes::TraceBytes(const char* data, size_t size) {
-    reserve(roundUpToPage(size + kPadding));
+    mapped_ = std::max<size_t>(size, 1);
+    void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    base_ = static_cast<char*>(p);
     std::memcpy(base_, data, size);
+    span_ = SIZE_MAX / 2;
     filled_ = size;
     ended_ = true;
 }
@@ -69,29 +76,22 @@ TraceBytes::~TraceBytes() {
         changed_.notify_all();
         thread_.join();
     }
-    if (base_) ::munmap(base_, capacity_);
+    if (base_) ::munmap(base_, mapped_);
 }
 
 void TraceBytes::fill() {
     std::string error;
-    bool tooLarge = false;
     try {
         for (;;) {
-            size_t at = 0;
+            size_t at = 0, room = 0;
             {
                 std::unique_lock lock(mutex_);
-                changed_.wait(lock, [&] { return stopping_ || filled_ - released_ < ahead_ || filled_ < demanded_; });
+                changed_.wait(lock, [&] { return stopping_ || filled_ - released_ < span_; });
                 if (stopping_) return;
                 at = filled_;
+                room = std::min(std::min(kStepBytes, span_ / 4), span_ - (filled_ - released_));
             }
-            const size_t room = std::min(kStepBytes, capacity_ - kPadding - at);
-            if (room == 0) {
-                // More content than address space: the caller reads the file another way.
-                char probe;
-                tooLarge = stream_->read(&probe, 1) > 0;
-                break;
-            }
-            const size_t n = stream_->read(base_ + at, room);
+            const size_t n = stream_->read(base_ + (at & mask_), room);
             if (n == 0) break;
             {
                 std::lock_guard lock(mutex_);
@@ -107,27 +107,21 @@ void TraceBytes::fill() {
     {
         std::lock_guard lock(mutex_);
         ended_ = true;
-        tooLarge_ = tooLarge;
         error_ = std::move(error);
     }
     changed_.notify_all();
 }
 
-size_t TraceBytes::waitFor(size_t offset) {
+size_t TraceBytes::waitFor(size_t offset, const std::atomic<bool>* giveUp) {
     std::unique_lock lock(mutex_);
-    if (filled_ < offset && !ended_) {
-        // Beyond the distance ahead: a reader needs it now (a long event).
-        if (offset > demanded_) {
-            demanded_ = offset;
-            changed_.notify_all();
-        }
-        changed_.wait(lock, [&] { return filled_ >= offset || ended_; });
-    }
-    if (filled_ < offset && ended_) {
-        if (tooLarge_) throw TooLarge{};
-        if (!error_.empty()) throw CaptureError(stream_->path(), error_);
-    }
+    changed_.wait(lock, [&] { return filled_ >= offset || ended_ || (giveUp && giveUp->load()); });
+    if (filled_ < offset && !error_.empty()) throw CaptureError(stream_->path(), error_);
     return filled_;
+}
+
+void TraceBytes::wake() {
+    { std::lock_guard lock(mutex_); }  // a waiter between its check and its sleep gets the notice
+    changed_.notify_all();
 }
 
 size_t TraceBytes::filled() const {
@@ -135,24 +129,13 @@ size_t TraceBytes::filled() const {
     return filled_;
 }
 
-bool TraceBytes::ended() const {
-    std::lock_guard lock(mutex_);
-    return ended_ && error_.empty() && !tooLarge_;
-}
-
 void TraceBytes::release(size_t offset) {
-    size_t from = 0, to = 0;
     {
         std::lock_guard lock(mutex_);
         if (offset <= released_) return;
         released_ = std::min(offset, filled_);
-        // Whole pages only: the one holding the release point may still be read.
-        from = pagesReleased_;
-        to = released_ / pageSize() * pageSize();
-        pagesReleased_ = std::max(from, to);
     }
     changed_.notify_all();
-    if (to > from) ::madvise(base_ + from, to - from, MADV_DONTNEED);
 }
 
 uint64_t TraceBytes::fileBytesRead() const { return stream_ ? stream_->fileBytesRead() : filled(); }
