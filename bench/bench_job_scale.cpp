@@ -9,7 +9,7 @@
 //     `report --jobs 1` against 256 processes reading one file each (what a
 //     script looping over ranks does); target: the one process in at most
 //     half the time of the 256.
-//  C. every core: 8 big files (3,000 steps, about 63 MB each) in one
+//  C. every core: 8 big files (20,000 steps, about 63 MB each) in one
 //     `report DIR` with the default workers; target: wall clock at most 0.6x
 //     the CPU time on 2 cores, and (with --baseline) peak memory at most the
 //     baseline's, round by round against it (issue 46).
@@ -108,12 +108,12 @@ bool measure(const std::string& label, const std::string& cli, const std::string
 
 // C. 8 big files with every core, against the baseline round by round.
 bool everyCore(const std::string& cli, const std::string& baseline, const std::string& dir, int runs) {
-    const std::string job = jobDir(dir, cli, 8, 3000);
+    const std::string job = jobDir(dir, cli, 8, 20000);
     std::vector<osc::bench::Side> sides{{"this build", [&] { return runProgram({cli, "report", job}); }}};
     if (!baseline.empty()) sides.push_back({"baseline", [&] { return runProgram({baseline, "report", job}); }});
     const osc::bench::PairedRuns paired(sides, runs);
     std::printf(
-        "\nC. 8 files x 3,000 steps (%.0f MB) in one `report DIR`, default workers, %d rounds, load average "
+        "\nC. 8 files x 20,000 steps (%.0f MB) in one `report DIR`, default workers, %d rounds, load average "
         "%.1f -> %.1f\n",
         [&] {
             double mb = 0;

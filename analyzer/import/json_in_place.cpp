@@ -20,7 +20,54 @@ int hexValue(char h) {
     return -1;
 }
 
+// Whether the 8 bytes at p are all ASCII digits, and their value (p[0] the
+// most significant): eight digits at a time where timestamps have 13-16.
+bool eightDigits(const char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return (v & 0xF0F0F0F0F0F0F0F0u) == 0x3030303030303030u &&
+           ((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) == 0x3030303030303030u;
+}
+
+uint64_t valueOfEightDigits(uint64_t v) {
+    v = (v & 0x0F0F0F0F0F0F0F0Fu) * 2561 >> 8;
+    v = (v & 0x00FF00FF00FF00FFu) * 6553601 >> 16;
+    return (v & 0x0000FFFF0000FFFFu) * 42949672960001u >> 32;
+}
+
+uint64_t valueOfEightDigits(const char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return valueOfEightDigits(v);
+}
+
+// How many of the 8 bytes at p, from the first, are ASCII digits (0-8),
+// and the value of those digits.
+int leadingDigits(const char* p, uint64_t& value) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    // A carry out of a byte >= 0xFA can only spoil bytes after it, and that
+    // byte is no digit: the first non-digit is still found.
+    const uint64_t other = ((v & 0xF0F0F0F0F0F0F0F0u) ^ 0x3030303030303030u) |
+                           (((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) ^ 0x3030303030303030u);
+    const int n = other == 0 ? 8 : __builtin_ctzll(other) / 8;
+    // The digits moved up to the top bytes; the zero bytes below read as leading zeros.
+    value = n == 0 ? 0 : valueOfEightDigits(v << (8 * (8 - n)));
+    return n;
+}
+
 }  // namespace
+
+int Cursor::peekSlowly() {
+    for (;;) {
+        while (p < end) {
+            const auto c = static_cast<unsigned char>(*p);
+            if (c > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t')) return c;
+            ++p;
+        }
+        if (!more(1)) return -1;
+    }
+}
 
 void Cursor::seek(size_t offset) {
     origin_ = offset;
@@ -156,32 +203,34 @@ kineto::Scalar Cursor::numberOf(const char* start, const char* intStart, size_t 
 kineto::Scalar Cursor::number() {
     const char* q = p;
     const char* e = end;
-    {
-        // Most numbers are small non-negative integers (ids, counts).
+    if (e - q >= 16) {
+        // Most numbers are integers of at most 7 digits (ids, counts): the
+        // digits found and read eight bytes at a time.
+        const bool negative = *q == '-';
+        q += negative;
         uint64_t v = 0;
-        while (q < e && static_cast<unsigned>(*q - '0') < 10 && q - p < 19)
-            v = v * 10 + static_cast<uint64_t>(*q++ - '0');
-        if (q > p && q < e && !kNumberChar[static_cast<unsigned char>(*q)] && (*p != '0' || q - p == 1)) {
-            p = q;
+        const int n = leadingDigits(q, v);
+        if (n > 0 && n < 8 && !kNumberChar[static_cast<unsigned char>(q[n])]) {
+            if (*q == '0' && n > 1) fail();
+            p = q + n;
             kineto::Scalar out{kineto::Scalar::Type::Integer};
-            if (v <= static_cast<uint64_t>(INT64_MAX)) {
-                out.i = static_cast<int64_t>(v);
-            } else {
-                out.type = kineto::Scalar::Type::Unsigned;
-                out.u = v;
-            }
+            out.i = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
             return out;
         }
         q = p;
     }
+    const bool negative = *q == '-';
+    q += negative;
+    const char* intStart = q;
+    uint64_t v = 0;  // the integer part's value, while it has at most 19 digits
+    while (q < e && static_cast<unsigned>(*q - '0') < 10 && q - intStart < 19)
+        v = v * 10 + static_cast<uint64_t>(*q++ - '0');
     const auto digits = [&]() {
         const char* from = q;
         while (q < e && static_cast<unsigned>(*q - '0') < 10) ++q;
         return static_cast<size_t>(q - from);
     };
-    if (*q == '-') ++q;
-    const char* intStart = q;
-    const size_t intDigits = digits();
+    const size_t intDigits = static_cast<size_t>(q - intStart) + digits();
     bool integer = true;
     if (q < e && *q == '.') {
         ++q;
@@ -197,6 +246,19 @@ kineto::Scalar Cursor::number() {
     if (q >= e || static_cast<size_t>(q - p) > kMaxNumberChars) return numberAtEnd();
     if (kNumberChar[static_cast<unsigned char>(*q)]) fail();  // "1.2.3", "1-2": one malformed run
     if (intDigits == 0 || (*intStart == '0' && intDigits > 1)) fail();
+    if (integer && intDigits <= 19 && (!negative || v <= static_cast<uint64_t>(INT64_MAX))) {
+        p = q;
+        kineto::Scalar out{kineto::Scalar::Type::Integer};
+        if (negative) {
+            out.i = -static_cast<int64_t>(v);
+        } else if (v <= static_cast<uint64_t>(INT64_MAX)) {
+            out.i = static_cast<int64_t>(v);
+        } else {
+            out.type = kineto::Scalar::Type::Unsigned;
+            out.u = v;
+        }
+        return out;
+    }
     const char* start = p;
     p = q;
     return numberOf(start, intStart, intDigits, integer, q);
@@ -246,6 +308,10 @@ bool Cursor::decimalMicros(int64_t& ns) {
     q += negative;
     const char* intStart = q;
     uint64_t micros = 0;
+    while (q - intStart <= 8 && eightDigits(q)) {
+        micros = micros * 100'000'000 + valueOfEightDigits(q);
+        q += 8;
+    }
     while (q - intStart < 17 && static_cast<unsigned>(*q - '0') < 10)
         micros = micros * 10 + static_cast<uint64_t>(*q++ - '0');
     const auto intDigits = q - intStart;

@@ -91,14 +91,17 @@ public:
     // The next character that is not JSON white space, not consumed; -1 at
     // the end of the content.
     int peek() {
-        for (;;) {
-            while (p < end) {
-                const auto c = static_cast<unsigned char>(*p);
-                if (c > ' ' || (c != ' ' && c != '\n' && c != '\r' && c != '\t')) return c;
+        // Most often no white space, or one space (": ", ", ").
+        if (end - p >= 2) {
+            const auto c = static_cast<unsigned char>(*p);
+            if (c > ' ') return c;
+            const auto d = static_cast<unsigned char>(p[1]);
+            if (c == ' ' && d > ' ') {
                 ++p;
+                return d;
             }
-            if (!more(1)) return -1;
         }
+        return peekSlowly();
     }
     // Consumes `c`, the next character after white space, or fails.
     void expect(char c) {
@@ -149,6 +152,7 @@ public:
     }
 
 private:
+    int peekSlowly();
     std::string_view stringSlowly(std::string& scratch);
     void skipOther(int first, int depth);
     kineto::Scalar literal(int first);

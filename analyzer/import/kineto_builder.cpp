@@ -57,6 +57,7 @@ std::unique_ptr<CaptureBuilder> CaptureBuilder::forPiece(Capture& local) const {
     piece->processByTracePid_ = processByTracePid_;
     piece->distRank_ = distRank_;
     piece->distWorldSize_ = distWorldSize_;
+    piece->launchShapeOnly_ = launchShapeOnly_;
     return piece;
 }
 
@@ -133,12 +134,14 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.blockX.push_back(clampU32(e.block[0]));
             k.blockY.push_back(clampU32(e.block[1]));
             k.blockZ.push_back(clampU32(e.block[2]));
-            k.registersPerThread.push_back(clampU32(e.registers));
-            // Kineto reports static + dynamic shared memory as one figure.
-            k.staticSharedMemory.push_back(clampU32(e.sharedMemory));
-            k.dynamicSharedMemory.push_back(0);
-            k.graphId.push_back(0);
-            k.graphNodeId.push_back(0);
+            if (!launchShapeOnly_) {
+                k.registersPerThread.push_back(clampU32(e.registers));
+                // Kineto reports static + dynamic shared memory as one figure.
+                k.staticSharedMemory.push_back(clampU32(e.sharedMemory));
+                k.dynamicSharedMemory.push_back(0);
+                k.graphId.push_back(0);
+                k.graphNodeId.push_back(0);
+            }
             ++kernels_;
             if (namesGroupCollective(e.comm))
                 keepRecord(pendingGroup_, p, e, static_cast<uint32_t>(device), start, end);

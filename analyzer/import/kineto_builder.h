@@ -21,6 +21,10 @@ public:
     // `tick` runs every few thousand events (progress, cancellation).
     CaptureBuilder(Capture& capture, std::string path, std::function<void()> tick);
 
+    // Kernels keep only their grid and block of the launch details
+    // (LoadOptions::launchShapeOnly).
+    void keepLaunchShapeOnly(bool only) { launchShapeOnly_ = only; }
+
     void onEvent(const Event& event) override;
     void onDistributedInfo(int64_t rank, int64_t worldSize) override;
     void onDeviceProperties(const DeviceProperties& device) override;
@@ -70,6 +74,7 @@ private:
     int64_t baseTimeNs_ = 0;
     int64_t minTs_ = INT64_MAX;
     uint64_t kernels_ = 0;
+    bool launchShapeOnly_ = false;
     // Per process (index into processes_): NCCL kernels with PyTorch's
     // send/receive arguments, turned into rows once the rank is known.
     std::vector<std::vector<PendingComm>> pendingComm_;
