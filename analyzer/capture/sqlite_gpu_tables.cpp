@@ -49,6 +49,16 @@ std::string placement(ReadContext& ctx, const std::string& table) {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
+// gridX, gridY, gridZ, blockX, blockY, blockZ from result column `first` on.
+void readShape(KernelTable& k, sqlite3_stmt* s, int first) {
+    k.gridX.push_back(u32(sql::integerColumn(s, first)));
+    k.gridY.push_back(u32(sql::integerColumn(s, first + 1)));
+    k.gridZ.push_back(u32(sql::integerColumn(s, first + 2)));
+    k.blockX.push_back(u32(sql::integerColumn(s, first + 3)));
+    k.blockY.push_back(u32(sql::integerColumn(s, first + 4)));
+    k.blockZ.push_back(u32(sql::integerColumn(s, first + 5)));
+}
+
 // Whether the table exists and holds rows: checked before its column list is
 // built, which costs a PRAGMA table_info (copies, memsets and synchronisations
 // are often empty).
@@ -181,20 +191,17 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
     const std::string shortColumn = ctx.firstColumn(t, {"shortName", "demangledName"});
     std::string extra = ", " + (nameColumn.empty() ? "-1" : "coalesce(" + nameColumn + ", -1)") + ", " +
                         (shortColumn.empty() ? "-1" : "coalesce(" + shortColumn + ", -1)");
+    std::string shapeColumns;  // what readShape reads
+    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
+        shapeColumns += ", " + ctx.rawColumn(t, c, "1");
     if (!ctx.options.launchDetails || ctx.options.launchShapeOnly) {
         if (ctx.options.launchDetails) {
-            for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
-                extra += ", " + ctx.rawColumn(t, c, "1");
+            extra += shapeColumns;
             readTable(ctx, t, extra, &Device::kernels, kKernelShapeColumns,
                       [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
                           k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
                           k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
-                          k.gridX.push_back(u32(sql::integerColumn(s, 8)));
-                          k.gridY.push_back(u32(sql::integerColumn(s, 9)));
-                          k.gridZ.push_back(u32(sql::integerColumn(s, 10)));
-                          k.blockX.push_back(u32(sql::integerColumn(s, 11)));
-                          k.blockY.push_back(u32(sql::integerColumn(s, 12)));
-                          k.blockZ.push_back(u32(sql::integerColumn(s, 13)));
+                          readShape(k, s, 8);
                       });
         } else {
             readTable(ctx, t, extra, &Device::kernels, kKernelCoreColumns,
@@ -212,20 +219,14 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
         }
         return;
     }
-    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
-        extra += ", " + ctx.rawColumn(t, c, "1");
+    extra += shapeColumns;
     for (const char* c : {"registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphId", "graphNodeId"})
         extra += ", " + ctx.rawColumn(t, c, "0");
     kernelsInGraphs = readTable(ctx, t, extra, &Device::kernels, kKernelColumns,
                                 [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t& inGraphs) {
                                     k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
                                     k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
-                                    k.gridX.push_back(u32(sql::integerColumn(s, 8)));
-                                    k.gridY.push_back(u32(sql::integerColumn(s, 9)));
-                                    k.gridZ.push_back(u32(sql::integerColumn(s, 10)));
-                                    k.blockX.push_back(u32(sql::integerColumn(s, 11)));
-                                    k.blockY.push_back(u32(sql::integerColumn(s, 12)));
-                                    k.blockZ.push_back(u32(sql::integerColumn(s, 13)));
+                                    readShape(k, s, 8);
                                     k.registersPerThread.push_back(u32(sql::integerColumn(s, 14)));
                                     k.staticSharedMemory.push_back(u32(sql::integerColumn(s, 15)));
                                     k.dynamicSharedMemory.push_back(u32(sql::integerColumn(s, 16)));

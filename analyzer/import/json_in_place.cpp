@@ -13,12 +13,6 @@ namespace {
 
 constexpr const bool* kNumberChar = json_detail::kCharTables.numberChar;
 
-int hexValue(char h) {
-    if (h >= '0' && h <= '9') return h - '0';
-    if (h >= 'a' && h <= 'f') return h - 'a' + 10;
-    if (h >= 'A' && h <= 'F') return h - 'A' + 10;
-    return -1;
-}
 
 // Whether the 8 bytes at p are all ASCII digits, and their value (p[0] the
 // most significant): eight digits at a time where timestamps have 13-16.
@@ -115,56 +109,11 @@ std::string_view Cursor::stringSlowly(std::string& scratch) {
 }
 
 void Cursor::escape(std::string& out) {
-    need(1);
-    const char e = *p++;
-    switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-            out += e;
-            return;
-        case 'b':
-            out += '\b';
-            return;
-        case 'f':
-            out += '\f';
-            return;
-        case 'n':
-            out += '\n';
-            return;
-        case 'r':
-            out += '\r';
-            return;
-        case 't':
-            out += '\t';
-            return;
-        case 'u':
-            break;
-        default:
-            fail();
-    }
-    auto hex4 = [&]() {
-        need(4);
-        uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) {
-            const int h = hexValue(*p++);
-            if (h < 0) fail();
-            v = (v << 4) | static_cast<uint32_t>(h);
-        }
-        return v;
+    const auto next = [this]() -> int {
+        if (p == end && !more(1)) return -1;
+        return static_cast<unsigned char>(*p++);
     };
-    uint32_t cp = hex4();
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-        need(2);
-        if (p[0] != '\\' || p[1] != 'u') fail();
-        p += 2;
-        const uint32_t lo = hex4();
-        if (lo < 0xDC00 || lo > 0xDFFF) fail();
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-        fail();
-    }
-    json_detail::appendUtf8(out, cp);
+    if (json_detail::decodeEscape(next, out) != json_detail::EscapeProblem::None) fail();
 }
 
 // The number's value as JsonScanner hands it over: integers of up to 19

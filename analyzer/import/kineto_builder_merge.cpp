@@ -24,104 +24,66 @@ void appendIds(std::vector<uint32_t>& to, const std::vector<uint32_t>& from, con
     for (size_t i = 0; i < from.size(); ++i) to[at + i] = from[i] < ids.size() ? ids[from[i]] : from[i];
 }
 
+// The listed columns of `from` after `to`'s.
+template <typename Table, typename... Columns>
+void appendColumns(Table& to, const Table& from, Columns... columns) {
+    (append(to.*columns, from.*columns), ...);
+}
+
 void appendKernels(KernelTable& to, const KernelTable& from, const std::vector<uint32_t>& ids) {
-    append(to.start, from.start);
-    append(to.end, from.end);
-    append(to.stream, from.stream);
-    append(to.correlation, from.correlation);
+    appendColumns(to, from, &KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
+                  &KernelTable::gridX, &KernelTable::gridY, &KernelTable::gridZ, &KernelTable::blockX,
+                  &KernelTable::blockY, &KernelTable::blockZ, &KernelTable::registersPerThread,
+                  &KernelTable::staticSharedMemory, &KernelTable::dynamicSharedMemory, &KernelTable::graphId,
+                  &KernelTable::graphNodeId);
     appendIds(to.name, from.name, ids);
     appendIds(to.shortName, from.shortName, ids);
-    for (auto [t, f] : {std::pair{&to.gridX, &from.gridX},
-                        {&to.gridY, &from.gridY},
-                        {&to.gridZ, &from.gridZ},
-                        {&to.blockX, &from.blockX},
-                        {&to.blockY, &from.blockY},
-                        {&to.blockZ, &from.blockZ},
-                        {&to.registersPerThread, &from.registersPerThread},
-                        {&to.staticSharedMemory, &from.staticSharedMemory},
-                        {&to.dynamicSharedMemory, &from.dynamicSharedMemory},
-                        {&to.graphId, &from.graphId}})
-        append(*t, *f);
-    append(to.graphNodeId, from.graphNodeId);
 }
 
 void appendCopies(CopyTable& to, const CopyTable& from) {
-    append(to.start, from.start);
-    append(to.end, from.end);
-    append(to.stream, from.stream);
-    append(to.correlation, from.correlation);
-    append(to.bytes, from.bytes);
-    append(to.copyKind, from.copyKind);
-    append(to.srcKind, from.srcKind);
-    append(to.dstKind, from.dstKind);
-    append(to.srcDevice, from.srcDevice);
-    append(to.dstDevice, from.dstDevice);
+    appendColumns(to, from, &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation,
+                  &CopyTable::bytes, &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind,
+                  &CopyTable::srcDevice, &CopyTable::dstDevice);
 }
 
 void appendMemsets(MemsetTable& to, const MemsetTable& from) {
-    append(to.start, from.start);
-    append(to.end, from.end);
-    append(to.stream, from.stream);
-    append(to.correlation, from.correlation);
-    append(to.bytes, from.bytes);
-    append(to.value, from.value);
+    appendColumns(to, from, &MemsetTable::start, &MemsetTable::end, &MemsetTable::stream, &MemsetTable::correlation,
+                  &MemsetTable::bytes, &MemsetTable::value);
 }
 
 void appendSyncs(SyncTable& to, const SyncTable& from) {
-    append(to.start, from.start);
-    append(to.end, from.end);
-    append(to.stream, from.stream);
-    append(to.correlation, from.correlation);
-    append(to.type, from.type);
-    append(to.eventId, from.eventId);
+    appendColumns(to, from, &SyncTable::start, &SyncTable::end, &SyncTable::stream, &SyncTable::correlation,
+                  &SyncTable::type, &SyncTable::eventId);
 }
 
 void appendApiCalls(ApiCallTable& to, const ApiCallTable& from, const std::vector<uint32_t>& ids) {
-    append(to.start, from.start);
-    append(to.end, from.end);
-    append(to.globalTid, from.globalTid);
-    append(to.correlation, from.correlation);
+    appendColumns(to, from, &ApiCallTable::start, &ApiCallTable::end, &ApiCallTable::globalTid,
+                  &ApiCallTable::correlation, &ApiCallTable::returnValue, &ApiCallTable::kind);
     appendIds(to.name, from.name, ids);
-    append(to.returnValue, from.returnValue);
-    append(to.kind, from.kind);
 }
 
 void appendRanges(RangeTable& to, const RangeTable& from, const std::vector<uint32_t>& ids) {
-    append(to.start, from.start);
-    append(to.end, from.end);
+    appendColumns(to, from, &RangeTable::start, &RangeTable::end, &RangeTable::globalTid, &RangeTable::category,
+                  &RangeTable::color, &RangeTable::kind, &RangeTable::onGpu);
     appendIds(to.name, from.name, ids);
-    append(to.globalTid, from.globalTid);
     appendIds(to.domain, from.domain, ids);
-    append(to.category, from.category);
-    append(to.color, from.color);
-    append(to.kind, from.kind);
-    append(to.onGpu, from.onGpu);
 }
 
 void appendCollectives(CollectiveTable& to, const CollectiveTable& from, const std::vector<uint32_t>& ids) {
     // Rows made from PyTorch's arguments are numbered by their place in the
     // table (appendArgsRow): the piece's numbers count from its first row.
     const uint64_t offset = to.size();
-    append(to.commHash, from.commHash);
-    append(to.rank, from.rank);
-    append(to.nranks, from.nranks);
+    appendColumns(to, from, &CollectiveTable::commHash, &CollectiveTable::rank, &CollectiveTable::nranks,
+                  &CollectiveTable::count, &CollectiveTable::bytes, &CollectiveTable::root, &CollectiveTable::nChannels,
+                  &CollectiveTable::device, &CollectiveTable::enqueue, &CollectiveTable::gpuStart,
+                  &CollectiveTable::gpuEnd);
     for (const uint64_t seq : from.seqNumber) to.seqNumber.push_back(seq + offset);
     appendIds(to.func, from.func, ids);
     appendIds(to.datatype, from.datatype, ids);
     appendIds(to.algo, from.algo, ids);
     appendIds(to.proto, from.proto, ids);
-    append(to.count, from.count);
-    append(to.bytes, from.bytes);
-    append(to.root, from.root);
-    append(to.nChannels, from.nChannels);
-    append(to.device, from.device);
-    append(to.enqueue, from.enqueue);
-    append(to.gpuStart, from.gpuStart);
-    append(to.gpuEnd, from.gpuEnd);
 }
 
-// Each process's records, the whole file's first `limit` kept (as
-// CaptureBuilder::keepRecord keeps them).
 template <typename Record>
 void appendPerProcess(std::vector<std::vector<Record>>& to, std::vector<std::vector<Record>>& from,
                       size_t limit = SIZE_MAX) {
