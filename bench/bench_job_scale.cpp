@@ -9,12 +9,17 @@
 //     `report --jobs 1` against 256 processes reading one file each (what a
 //     script looping over ranks does); target: the one process in at most
 //     half the time of the 256.
+//  C. every core: 8 big files (20,000 steps, about 63 MB each) in one
+//     `report DIR` with the default workers; target: wall clock at most 0.6x
+//     the CPU time on 2 cores, and (with --baseline) peak memory at most the
+//     baseline's, round by round against it (issue 46).
 //
-//   bench_job_scale [--runs R] [--dir DIR] [--baseline PATH_TO_OLD_OVERLAPSCOPE]
+//   bench_job_scale [--runs R] [--dir DIR] [--baseline PATH_TO_OLD_OVERLAPSCOPE] [--only A|B|C]
 //
 // With --baseline the same figures are measured for another build in the
 // same run (before/after on the same machine, under the same load).
 #include "bench/child_run.h"
+#include "bench/paired.h"
 
 #include <stdlib.h>
 #include <algorithm>
@@ -46,12 +51,12 @@ ChildRun runAll(const std::vector<std::vector<std::string>>& commands) {
     return total;
 }
 
-std::string jobDir(const std::string& dir, const std::string& cli, int ranks) {
-    const std::string job = dir + "/r" + std::to_string(ranks);
+std::string jobDir(const std::string& dir, const std::string& cli, int ranks, int steps = 100) {
+    const std::string job = dir + "/r" + std::to_string(ranks) + (steps == 100 ? "" : "s" + std::to_string(steps));
     if (!fs::exists(job)) {
-        std::printf("  generating %d ranks x 100 steps in %s...\n", ranks, job.c_str());
+        std::printf("  generating %d ranks x %d steps in %s...\n", ranks, steps, job.c_str());
         std::fflush(stdout);
-        runProgram({cli, "synth", "--ranks", std::to_string(ranks), "--steps", "100", "-o", job});
+        runProgram({cli, "synth", "--ranks", std::to_string(ranks), "--steps", std::to_string(steps), "-o", job});
     }
     return job;
 }
@@ -64,9 +69,11 @@ std::vector<std::string> filesOf(const std::string& job) {
     return out;
 }
 
-bool measure(const std::string& label, const std::string& cli, const std::string& dir, int runs) {
+bool measure(const std::string& label, const std::string& cli, const std::string& dir, int runs,
+             const std::string& only) {
     std::printf("\n%s: %s\n", label.c_str(), cli.c_str());
     bool pass = true;
+    if (!only.empty() && only != "A" && only != "B") return pass;
     // A. memory of the text report.
     ChildRun at[2];
     const int sizes[2] = {64, 256};
@@ -82,6 +89,7 @@ bool measure(const std::string& label, const std::string& cli, const std::string
     pass &= growth <= 1.5 && at[0].ok && at[1].ok;
 
     // B. one process over 256 files against 256 processes over one file each.
+    if (only == "A") return pass;
     const std::string job = jobDir(dir, cli, 256);
     const auto files = filesOf(job);
     std::vector<std::vector<std::string>> each;
@@ -98,11 +106,53 @@ bool measure(const std::string& label, const std::string& cli, const std::string
     return pass;
 }
 
+// C. 8 big files with every core, against the baseline round by round.
+bool everyCore(const std::string& cli, const std::string& baseline, const std::string& dir, int runs) {
+    const std::string job = jobDir(dir, cli, 8, 20000);
+    std::vector<osc::bench::Side> sides{{"this build", [&] { return runProgram({cli, "report", job}); }}};
+    if (!baseline.empty()) sides.push_back({"baseline", [&] { return runProgram({baseline, "report", job}); }});
+    const osc::bench::PairedRuns paired(sides, runs);
+    std::printf(
+        "\nC. 8 files x 20,000 steps (%.0f MB) in one `report DIR`, default workers, %d rounds, load average "
+        "%.1f -> %.1f\n",
+        [&] {
+            double mb = 0;
+            for (const auto& f : filesOf(job)) mb += static_cast<double>(fs::file_size(f)) / 1e6;
+            return mb;
+        }(),
+        runs, paired.loadBefore(), paired.loadAfter());
+    bool pass = true;
+    for (size_t s = 0; s < paired.sides(); ++s) {
+        const double wall = paired.median(s, &ChildRun::wall), cpu = paired.median(s, &ChildRun::cpu);
+        std::printf("  %-10s %6.2f s wall, %6.2f s CPU (wall / CPU %.2f), peak %6.1f MB%s\n", paired.name(s).c_str(),
+                    wall, cpu, wall / cpu, paired.median(s, &ChildRun::peakMb), paired.ok(s) ? "" : "  (FAILED RUN)");
+        pass &= paired.ok(s);
+    }
+    const auto share = [&](size_t s) {
+        std::vector<double> v;
+        for (const auto& r : paired.runs(s)) v.push_back(r.wall / r.cpu);
+        return osc::bench::median(v);
+    };
+    const double ours = share(0);
+    std::printf("     wall / CPU time %.2f (target at most 0.60): %s\n", ours, ours <= 0.6 ? "PASS" : "FAIL");
+    pass &= ours <= 0.6;
+    if (paired.sides() == 2) {
+        const auto t = paired.ratio(0, 1, &ChildRun::wall);
+        const auto m = paired.ratio(0, 1, &ChildRun::peakMb);
+        std::printf(
+            "     this / baseline: wall %.2fx [%.2f, %.2f], peak memory %.2fx [%.2f, %.2f] (target at most "
+            "1.00x): %s\n",
+            t.median, t.low, t.high, m.median, m.low, m.high, m.median <= 1.0 ? "PASS" : "FAIL");
+        pass &= m.median <= 1.0;
+    }
+    return pass;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     int runs = 5;
-    std::string dir = "bench_job_scale_jobs", baseline;
+    std::string dir = "bench_job_scale_jobs", baseline, only;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--runs" && i + 1 < argc)
@@ -111,8 +161,11 @@ int main(int argc, char** argv) {
             dir = argv[++i];
         else if (a == "--baseline" && i + 1 < argc)
             baseline = argv[++i];
+        else if (a == "--only" && i + 1 < argc)
+            only = argv[++i];
         else {
-            std::fprintf(stderr, "usage: bench_job_scale [--runs R] [--dir DIR] [--baseline OLD_OVERLAPSCOPE]\n");
+            std::fprintf(
+                stderr, "usage: bench_job_scale [--runs R] [--dir DIR] [--baseline OLD_OVERLAPSCOPE] [--only A|B|C]\n");
             return 2;
         }
     }
@@ -120,8 +173,9 @@ int main(int argc, char** argv) {
     double load[3] = {0, 0, 0};
     ::getloadavg(load, 3);
     std::printf("bench_job_scale: medians of %d runs, load average %.1f %.1f %.1f\n", runs, load[0], load[1], load[2]);
-    bool pass = measure("this build", OSC_CLI_PATH, dir, runs);
-    if (!baseline.empty()) measure("baseline", baseline, dir, runs);
+    bool pass = measure("this build", OSC_CLI_PATH, dir, runs, only);
+    if (!baseline.empty() && only != "C") measure("baseline", baseline, dir, runs, only);
+    if (only.empty() || only == "C") pass &= everyCore(OSC_CLI_PATH, baseline, dir, runs);
     std::printf("\n%s\n", pass ? "PASS" : "FAIL");
     return pass ? 0 : 1;
 }

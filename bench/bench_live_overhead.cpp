@@ -32,6 +32,7 @@
 // part, not ours; it wakes once a millisecond, OVERLAPSCOPE_FAKE_WAKE_MS, so
 // that on a machine of few cores it takes little from the job).
 #include "bench/child_run.h"
+#include "bench/paired.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -150,33 +151,9 @@ int freePort() {
     return ntohs(a.sin_port);
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-// The sign test's 95 % interval for the median of n values: the k-th
-// smallest and the k-th largest, k the largest rank whose tail
-// P(Binomial(n, 1/2) < k) stays within 2.5 %. Exact for any distribution.
-std::pair<double, double> medianInterval(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const int n = static_cast<int>(v.size());
-    double tail = 0, term = std::pow(0.5, n);  // P(B = 0)
-    int k = 0;
-    while (k < n / 2 && tail + term <= 0.025) {
-        tail += term;
-        term = term * (n - k) / (k + 1);
-        ++k;
-    }
-    if (k == 0) return {v.front(), v.back()};  // too few rounds for 95 %: the whole range
-    return {v[k - 1], v[n - k]};
-}
-
-double loadAverage() {
-    double one = 0;
-    std::ifstream("/proc/loadavg") >> one;
-    return one;
-}
+using osc::bench::loadAverage;
+using osc::bench::median;
+using osc::bench::medianInterval;
 
 }  // namespace
 

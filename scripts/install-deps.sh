@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config python3
   libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libisal-dev
+  # The raw-parse limit bench/bench_kineto_import measures our reader against.
+  libsimdjson-dev
   libgtest-dev libgmock-dev
   qt6-base-dev libgl-dev xvfb xauth
   clang libclang-rt-14-dev clang-format

@@ -22,6 +22,14 @@ struct LoadOptions {
     // columns may be left empty (size 0, not size()); other readers may
     // still fill them.
     bool launchDetails = true;
+    // With launchDetails: only a kernel's grid and block (what the metrics'
+    // kernel signatures read, docs/metrics.md), the register, shared memory
+    // and graph columns left empty: 24 bytes per kernel less.
+    bool launchShapeOnly = false;
+    // Threads a reader may use for one file (the PyTorch trace reader parses
+    // one file on several); 0: one per core. A job reading several files at
+    // once gives each its share.
+    int threads = 0;
 
     bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
 };

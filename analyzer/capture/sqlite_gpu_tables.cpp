@@ -22,6 +22,14 @@ const auto kKernelColumns = std::make_tuple(
 // What is read without launch details (LoadOptions::launchDetails off).
 const auto kKernelCoreColumns = std::make_tuple(&KernelTable::start, &KernelTable::end, &KernelTable::stream,
                                                 &KernelTable::correlation, &KernelTable::name, &KernelTable::shortName);
+// ... and with the launch shape only (LoadOptions::launchShapeOnly).
+const auto kKernelShapeColumns =
+    std::make_tuple(&KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
+                    &KernelTable::name, &KernelTable::shortName, &KernelTable::gridX, &KernelTable::gridY,
+                    &KernelTable::gridZ, &KernelTable::blockX, &KernelTable::blockY, &KernelTable::blockZ);
+
+// Which launch columns a reading fills.
+enum class Launch : uint8_t { None, Shape, All };
 const auto kCopyColumns = std::make_tuple(
     &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation, &CopyTable::bytes,
     &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind, &CopyTable::srcDevice, &CopyTable::dstDevice);
@@ -40,6 +48,16 @@ std::string placement(ReadContext& ctx, const std::string& table) {
 }
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+// gridX, gridY, gridZ, blockX, blockY, blockZ from result column `first` on.
+void readShape(KernelTable& k, sqlite3_stmt* s, int first) {
+    k.gridX.push_back(u32(sql::integerColumn(s, first)));
+    k.gridY.push_back(u32(sql::integerColumn(s, first + 1)));
+    k.gridZ.push_back(u32(sql::integerColumn(s, first + 2)));
+    k.blockX.push_back(u32(sql::integerColumn(s, first + 3)));
+    k.blockY.push_back(u32(sql::integerColumn(s, first + 4)));
+    k.blockZ.push_back(u32(sql::integerColumn(s, first + 5)));
+}
 
 // Whether the table exists and holds rows: checked before its column list is
 // built, which costs a PRAGMA table_info (copies, memsets and synchronisations
@@ -63,7 +81,7 @@ uint64_t readTable(ReadContext& ctx, const std::string& table, const std::string
 
 // --- format 2: OVERLAPSCOPE_KERNEL + OVERLAPSCOPE_KERNEL_LAUNCH ---
 
-struct Launch {
+struct LaunchRow {
     uint64_t globalPid = 0, graphNodeId = 0;
     uint32_t stream = 0, name = 0, shortName = 0;  // names: capture string ids
     uint32_t gridX = 0, gridY = 0, gridZ = 0, blockX = 0, blockY = 0, blockZ = 0;
@@ -74,9 +92,9 @@ struct Launch {
 // 0 for ids the table does not have, which only a damaged file holds: they
 // read as the all-zero launch at index 0).
 struct Launches {
-    std::vector<Launch> rows{Launch{}};
+    std::vector<LaunchRow> rows{LaunchRow{}};
     IdIndex<uint32_t> position;
-    const Launch& byId(int64_t id) const { return rows[position.get(id)]; }
+    const LaunchRow& byId(int64_t id) const { return rows[position.get(id)]; }
 };
 
 Launches readLaunches(ReadContext& ctx) {
@@ -92,7 +110,7 @@ Launches readLaunches(ReadContext& ctx) {
     while (rows.step()) {
         rows.requireIntegers(0, 16, t);
         launches.position.set(rows.int64(0), static_cast<uint32_t>(launches.rows.size()));
-        Launch& l = launches.rows.emplace_back();
+        LaunchRow& l = launches.rows.emplace_back();
         l.globalPid = static_cast<uint64_t>(rows.int64(1));
         l.stream = u32(rows.int64(2));
         l.name = ctx.name(rows.int64(3));
@@ -114,14 +132,14 @@ Launches readLaunches(ReadContext& ctx) {
 
 // The narrow rows, joined with their launch here rather than through the
 // view: a vector lookup instead of a b-tree descent per kernel.
-template <bool Details, typename... Columns>
+template <Launch Columns_, typename... Columns>
 uint64_t readSplitKernels(ReadContext& ctx, const Launches& launches, const std::tuple<Columns...>& columns) {
     const std::string t = "OVERLAPSCOPE_KERNEL";
     if (ctx.rowCount(t) == 0) return 0;
     auto part = scanTable<KernelTable>(ctx, t, "SELECT start, end, deviceId, correlationId, launchId FROM " + t,
                                        columns, [&](TablePart<KernelTable>& p, sqlite3_stmt* s) {
                                            const int64_t id = sql::integerColumn(s, 4);
-                                           const Launch& l = launches.byId(id);
+                                           const LaunchRow& l = launches.byId(id);
                                            p.slotOf.push_back(p.slot(l.globalPid, u32(sql::integerColumn(s, 2))));
                                            auto& k = p.rows;
                                            k.start.push_back(sql::integerColumn(s, 0));
@@ -130,13 +148,15 @@ uint64_t readSplitKernels(ReadContext& ctx, const Launches& launches, const std:
                                            k.correlation.push_back(u32(sql::integerColumn(s, 3)));
                                            k.name.push_back(l.name);
                                            k.shortName.push_back(l.shortName);
-                                           if constexpr (Details) {
+                                           if constexpr (Columns_ != Launch::None) {
                                                k.gridX.push_back(l.gridX);
                                                k.gridY.push_back(l.gridY);
                                                k.gridZ.push_back(l.gridZ);
                                                k.blockX.push_back(l.blockX);
                                                k.blockY.push_back(l.blockY);
                                                k.blockZ.push_back(l.blockZ);
+                                           }
+                                           if constexpr (Columns_ == Launch::All) {
                                                k.registersPerThread.push_back(l.registersPerThread);
                                                k.staticSharedMemory.push_back(l.staticSharedMemory);
                                                k.dynamicSharedMemory.push_back(l.dynamicSharedMemory);
@@ -154,13 +174,16 @@ uint64_t readSplitKernels(ReadContext& ctx, const Launches& launches, const std:
 void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
     if (ctx.hasSplitKernels()) {
         const auto launches = readLaunches(ctx);
-        if (ctx.options.launchDetails) {
-            kernelsInGraphs = readSplitKernels<true>(ctx, launches, kKernelColumns);
-        } else {
-            readSplitKernels<false>(ctx, launches, kKernelCoreColumns);
-            kernelsInGraphs = 0;
-            for (const auto& l : launches.rows) kernelsInGraphs |= l.graphNodeId != 0;
+        if (ctx.options.launchDetails && !ctx.options.launchShapeOnly) {
+            kernelsInGraphs = readSplitKernels<Launch::All>(ctx, launches, kKernelColumns);
+            return;
         }
+        if (ctx.options.launchDetails)
+            readSplitKernels<Launch::Shape>(ctx, launches, kKernelShapeColumns);
+        else
+            readSplitKernels<Launch::None>(ctx, launches, kKernelCoreColumns);
+        kernelsInGraphs = 0;
+        for (const auto& l : launches.rows) kernelsInGraphs |= l.graphNodeId != 0;
         return;
     }
     const std::string t = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -168,12 +191,25 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
     const std::string shortColumn = ctx.firstColumn(t, {"shortName", "demangledName"});
     std::string extra = ", " + (nameColumn.empty() ? "-1" : "coalesce(" + nameColumn + ", -1)") + ", " +
                         (shortColumn.empty() ? "-1" : "coalesce(" + shortColumn + ", -1)");
-    if (!ctx.options.launchDetails) {
-        readTable(ctx, t, extra, &Device::kernels, kKernelCoreColumns,
-                  [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
-                      k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
-                      k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
-                  });
+    std::string shapeColumns;  // what readShape reads
+    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
+        shapeColumns += ", " + ctx.rawColumn(t, c, "1");
+    if (!ctx.options.launchDetails || ctx.options.launchShapeOnly) {
+        if (ctx.options.launchDetails) {
+            extra += shapeColumns;
+            readTable(ctx, t, extra, &Device::kernels, kKernelShapeColumns,
+                      [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
+                          k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
+                          k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
+                          readShape(k, s, 8);
+                      });
+        } else {
+            readTable(ctx, t, extra, &Device::kernels, kKernelCoreColumns,
+                      [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
+                          k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
+                          k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
+                      });
+        }
         // Only "are any kernels in graphs" matters then, and only for the
         // whole-graph warning: ask SQLite, which stops at the first one.
         kernelsInGraphs = 0;
@@ -183,20 +219,14 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
         }
         return;
     }
-    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
-        extra += ", " + ctx.rawColumn(t, c, "1");
+    extra += shapeColumns;
     for (const char* c : {"registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphId", "graphNodeId"})
         extra += ", " + ctx.rawColumn(t, c, "0");
     kernelsInGraphs = readTable(ctx, t, extra, &Device::kernels, kKernelColumns,
                                 [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t& inGraphs) {
                                     k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
                                     k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
-                                    k.gridX.push_back(u32(sql::integerColumn(s, 8)));
-                                    k.gridY.push_back(u32(sql::integerColumn(s, 9)));
-                                    k.gridZ.push_back(u32(sql::integerColumn(s, 10)));
-                                    k.blockX.push_back(u32(sql::integerColumn(s, 11)));
-                                    k.blockY.push_back(u32(sql::integerColumn(s, 12)));
-                                    k.blockZ.push_back(u32(sql::integerColumn(s, 13)));
+                                    readShape(k, s, 8);
                                     k.registersPerThread.push_back(u32(sql::integerColumn(s, 14)));
                                     k.staticSharedMemory.push_back(u32(sql::integerColumn(s, 15)));
                                     k.dynamicSharedMemory.push_back(u32(sql::integerColumn(s, 16)));

@@ -24,6 +24,13 @@ uint32_t StringTable::intern(std::string_view text) {
     return id;
 }
 
+void StringTable::truncate(size_t size) {
+    while (values_.size() > size && values_.size() > 1) {
+        index_.erase(values_.back());
+        values_.pop_back();
+    }
+}
+
 std::string_view StringTable::at(uint32_t id) const {
     if (id >= values_.size()) return {};
     return values_[id];

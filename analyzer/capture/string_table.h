@@ -24,6 +24,9 @@ public:
     // kNoId when the text was never interned.
     uint32_t find(std::string_view text) const;
     size_t size() const { return values_.size(); }
+    // Forgets every string from id `size` on (a reader that gave up, before
+    // another reads the same file again).
+    void truncate(size_t size);
 
 private:
     // A deque keeps the strings' addresses stable, so the index can key on views.

@@ -1,7 +1,7 @@
-// Reads a plain or gzip-compressed file in chunks, so the Kineto parser
-// streams either kind without holding the file. A second thread reads and
-// inflates (ISA-L's igzip, about 2.8x zlib's speed here) ahead of the parser,
-// so on two cores decompression costs the parse no wall time.
+// Reads a plain or gzip-compressed file in chunks, so a parser streams
+// either kind without holding the file. A second thread runs the
+// InflateStream (inflate_stream.h) a few chunks ahead of the parser, so on
+// two cores decompression costs the parse no wall time.
 #pragma once
 
 #include <cstddef>

@@ -35,6 +35,89 @@ struct CharTables {
     }
 };
 inline constexpr CharTables kCharTables{};
+
+// Code point `cp` (checked by the caller) as UTF-8.
+inline void appendUtf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+enum class EscapeProblem : uint8_t { None, Invalid, BadHex, UnpairedSurrogate };
+
+// Decodes one escape of a string, its backslash already read, onto `out`;
+// `next()` gives the characters that follow (-1 at the end of the input).
+template <typename Next>
+EscapeProblem decodeEscape(Next&& next, std::string& out) {
+    const int e = next();
+    switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+            out += static_cast<char>(e);
+            return EscapeProblem::None;
+        case 'b':
+            out += '\b';
+            return EscapeProblem::None;
+        case 'f':
+            out += '\f';
+            return EscapeProblem::None;
+        case 'n':
+            out += '\n';
+            return EscapeProblem::None;
+        case 'r':
+            out += '\r';
+            return EscapeProblem::None;
+        case 't':
+            out += '\t';
+            return EscapeProblem::None;
+        case 'u':
+            break;
+        default:
+            return EscapeProblem::Invalid;
+    }
+    const auto hex4 = [&](uint32_t& v) {
+        v = 0;
+        for (int i = 0; i < 4; ++i) {
+            const int h = next();
+            v <<= 4;
+            if (h >= '0' && h <= '9')
+                v |= static_cast<uint32_t>(h - '0');
+            else if (h >= 'a' && h <= 'f')
+                v |= static_cast<uint32_t>(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F')
+                v |= static_cast<uint32_t>(h - 'A' + 10);
+            else
+                return false;
+        }
+        return true;
+    };
+    uint32_t cp = 0;
+    if (!hex4(cp)) return EscapeProblem::BadHex;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (next() != '\\' || next() != 'u') return EscapeProblem::UnpairedSurrogate;
+        uint32_t lo = 0;
+        if (!hex4(lo)) return EscapeProblem::BadHex;
+        if (lo < 0xDC00 || lo > 0xDFFF) return EscapeProblem::UnpairedSurrogate;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return EscapeProblem::UnpairedSurrogate;
+    }
+    appendUtf8(out, cp);
+    return EscapeProblem::None;
+}
 }  // namespace json_detail
 
 // Input that is not JSON: a CaptureError naming the file and the line.
@@ -99,7 +182,6 @@ private:
     void readEscape(std::string& out);
     void readNumber();
     void readLiteral(const char* word);
-    static void appendUtf8(std::string& out, uint32_t cp);
 
     Source& source_;
     Handler& handler_;
@@ -246,81 +328,15 @@ void JsonScanner<Source, Handler>::readString(std::string& out) {
 
 template <typename Source, typename Handler>
 void JsonScanner<Source, Handler>::readEscape(std::string& out) {
-    const int e = get();
-    switch (e) {
-        case '"':
-            out += '"';
+    switch (json_detail::decodeEscape([this] { return get(); }, out)) {
+        case json_detail::EscapeProblem::None:
             return;
-        case '\\':
-            out += '\\';
-            return;
-        case '/':
-            out += '/';
-            return;
-        case 'b':
-            out += '\b';
-            return;
-        case 'f':
-            out += '\f';
-            return;
-        case 'n':
-            out += '\n';
-            return;
-        case 'r':
-            out += '\r';
-            return;
-        case 't':
-            out += '\t';
-            return;
-        case 'u':
-            break;
-        default:
+        case json_detail::EscapeProblem::Invalid:
             fail("invalid escape in a string");
-    }
-    auto hex4 = [&]() {
-        uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) {
-            const int h = get();
-            v <<= 4;
-            if (h >= '0' && h <= '9')
-                v |= static_cast<uint32_t>(h - '0');
-            else if (h >= 'a' && h <= 'f')
-                v |= static_cast<uint32_t>(h - 'a' + 10);
-            else if (h >= 'A' && h <= 'F')
-                v |= static_cast<uint32_t>(h - 'A' + 10);
-            else
-                fail("invalid \\u escape in a string");
-        }
-        return v;
-    };
-    uint32_t cp = hex4();
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (get() != '\\' || get() != 'u') fail("unpaired surrogate in a \\u escape");
-        const uint32_t lo = hex4();
-        if (lo < 0xDC00 || lo > 0xDFFF) fail("unpaired surrogate in a \\u escape");
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-        fail("unpaired surrogate in a \\u escape");
-    }
-    appendUtf8(out, cp);
-}
-
-template <typename Source, typename Handler>
-void JsonScanner<Source, Handler>::appendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
+        case json_detail::EscapeProblem::BadHex:
+            fail("invalid \\u escape in a string");
+        case json_detail::EscapeProblem::UnpairedSurrogate:
+            fail("unpaired surrogate in a \\u escape");
     }
 }
 

@@ -14,8 +14,6 @@ namespace {
 
 // Enough for any real node; stops hostile input from creating millions.
 constexpr size_t kMaxDevicesPerProcess = 1024;
-// Two records per collective (operator and kernel): bounded memory on hostile input.
-constexpr size_t kMaxGroupRecordsPerProcess = 16u << 20;
 
 uint32_t idOrNone(int64_t value) {
     return value < 0 || value >= static_cast<int64_t>(kNoId) ? kNoId : static_cast<uint32_t>(value);
@@ -52,6 +50,16 @@ void shiftColumn(std::vector<TimeNs>& column, TimeNs by) {
 
 CaptureBuilder::CaptureBuilder(Capture& capture, std::string path, std::function<void()> tick)
     : capture_(capture), path_(std::move(path)), tick_(std::move(tick)) {}
+
+std::unique_ptr<CaptureBuilder> CaptureBuilder::forPiece(Capture& local) const {
+    auto piece = std::make_unique<CaptureBuilder>(local, path_, nullptr);
+    piece->processes_.resize(processes_.size());  // fresh: absorb() adds what they gain
+    piece->processByTracePid_ = processByTracePid_;
+    piece->distRank_ = distRank_;
+    piece->distWorldSize_ = distWorldSize_;
+    piece->launchShapeOnly_ = launchShapeOnly_;
+    return piece;
+}
 
 Process& CaptureBuilder::processFor(int64_t tracePid) {
     if (!processByTracePid_.empty()) {
@@ -126,12 +134,14 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.blockX.push_back(clampU32(e.block[0]));
             k.blockY.push_back(clampU32(e.block[1]));
             k.blockZ.push_back(clampU32(e.block[2]));
-            k.registersPerThread.push_back(clampU32(e.registers));
-            // Kineto reports static + dynamic shared memory as one figure.
-            k.staticSharedMemory.push_back(clampU32(e.sharedMemory));
-            k.dynamicSharedMemory.push_back(0);
-            k.graphId.push_back(0);
-            k.graphNodeId.push_back(0);
+            if (!launchShapeOnly_) {
+                k.registersPerThread.push_back(clampU32(e.registers));
+                // Kineto reports static + dynamic shared memory as one figure.
+                k.staticSharedMemory.push_back(clampU32(e.sharedMemory));
+                k.dynamicSharedMemory.push_back(0);
+                k.graphId.push_back(0);
+                k.graphNodeId.push_back(0);
+            }
             ++kernels_;
             if (namesGroupCollective(e.comm))
                 keepRecord(pendingGroup_, p, e, static_cast<uint32_t>(device), start, end);

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ class CaptureBuilder : public Sink {
 public:
     // `tick` runs every few thousand events (progress, cancellation).
     CaptureBuilder(Capture& capture, std::string path, std::function<void()> tick);
+
+    // Kernels keep only their grid and block of the launch details
+    // (LoadOptions::launchShapeOnly).
+    void keepLaunchShapeOnly(bool only) { launchShapeOnly_ = only; }
 
     void onEvent(const Event& event) override;
     void onDistributedInfo(int64_t rank, int64_t worldSize) override;
@@ -31,7 +36,19 @@ public:
     // capture. Call once, after a successful parse.
     void finish();
 
+    // For one stretch of the traceEvents array read on another thread: a
+    // builder that interns into `local`'s strings and starts from what this
+    // one knows now (the processes named so far, the rank), with no progress
+    // of its own. absorb() then appends what it built, stretch by stretch in
+    // file order, so the result is what one builder reading every event in
+    // turn would have made (kineto_builder_merge.cpp).
+    std::unique_ptr<CaptureBuilder> forPiece(Capture& local) const;
+    void absorb(CaptureBuilder& piece);
+
 private:
+    // Two records per collective (operator and kernel): bounded memory on hostile input.
+    static constexpr size_t kMaxGroupRecordsPerProcess = 16u << 20;
+
     Process& processFor(int64_t tracePid);
     Device& deviceFor(Process& process, int64_t device);
     void addCollective(Process& process, const Event& event, int64_t device, TimeNs start, TimeNs end);
@@ -57,6 +74,7 @@ private:
     int64_t baseTimeNs_ = 0;
     int64_t minTs_ = INT64_MAX;
     uint64_t kernels_ = 0;
+    bool launchShapeOnly_ = false;
     // Per process (index into processes_): NCCL kernels with PyTorch's
     // send/receive arguments, turned into rows once the rank is known.
     std::vector<std::vector<PendingComm>> pendingComm_;

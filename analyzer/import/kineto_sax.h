@@ -3,8 +3,8 @@
 // stays at the size of what the sink keeps however large the trace is.
 #pragma once
 
-#include "analyzer/capture/capture_error.h"
 #include "analyzer/import/kineto_event.h"
+#include "analyzer/import/kineto_fields.h"
 
 #include <cstdint>
 #include <string>
@@ -13,20 +13,16 @@
 
 namespace osc::kineto {
 
-// A well-formed JSON document that is not a usable trace (a field of the wrong
-// type, an absurd time): a CaptureError naming the file. readKinetoTrace,
-// which knows where the parser stands, adds the line.
-class FormatError : public CaptureError {
-public:
-    using CaptureError::CaptureError;
-};
-
 class SaxHandler {
 public:
     // `path` names the file in FormatErrors.
     SaxHandler(Sink& sink, std::string path) : sink_(sink), path_(std::move(path)) {}
 
     bool sawTraceEvents() const { return sawTraceEvents_; }
+    // Just after start_array() of the traceEvents array: its elements are
+    // events (a reader may hand them to the sink another way, then call
+    // end_array()).
+    bool inEventsArray() const { return !stack_.empty() && stack_.back().frame == Frame::Events; }
     uint64_t eventsSeen() const { return eventsSeen_; }
     // The JsonScanner handler interface.
     bool null();
@@ -48,19 +44,7 @@ private:
         uint8_t key = 0;    // meaning depends on the frame; 0 = a key we ignore
         uint8_t index = 0;  // next element of an ArgVector
     };
-    // A scalar value in any of the forms JSON gives it.
-    struct Scalar {
-        enum class Type : uint8_t { Integer, Unsigned, Float, String, Other } type;
-        int64_t i = 0;
-        uint64_t u = 0;
-        const std::string* text = nullptr;  // strings, and floats as written
-    };
-
-    static int64_t integerOf(const Scalar& value, int64_t fallback);
     bool onScalar(const Scalar& value);
-    void onEventField(uint8_t key, const Scalar& value);
-    void onArg(uint8_t key, const Scalar& value);
-    void onCommArg(uint8_t key, const Scalar& value);
     void push(Frame frame) { stack_.push_back({frame}); }
     State& top() { return stack_.back(); }
     [[noreturn]] void fail(const std::string& problem) const { throw FormatError(path_, problem); }

@@ -24,6 +24,10 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
     for (int w = 0; w < jobs; ++w) scratch_.push_back(std::make_unique<crossrank::ScratchFile>());
     LoadOptions load = options.load;
     load.progress = nullptr;  // per-file fractions from several threads mean nothing together
+    // The cores are the workers': a reader that could use several for one
+    // file (a PyTorch trace) gets its share of them.
+    if (load.threads <= 0)
+        load.threads = std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / jobs);
     std::vector<std::exception_ptr> errors(n);
     std::atomic<size_t> next{0}, done{0};
     std::atomic<bool> failed{false};

@@ -34,6 +34,7 @@ bool cancelled(const JobProgress& p) { return p.cancel && p.cancel->load(std::me
 Analysis analyzeInMemory(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress) {
     LoadOptions options;
     options.launchDetails = request.launchDetails;
+    options.launchShapeOnly = true;  // all the analysis reads of a launch
     options.progress = progress.loading;
     options.cancel = progress.cancel;
     const Capture capture = loadCaptures(inputs.paths, options);
@@ -51,6 +52,7 @@ FileWorkerOptions workerOptions(const JobRequest& request, const JobProgress& pr
     o.jobs = request.jobs;
     o.reader = readCaptureFile;
     o.load.launchDetails = request.launchDetails;
+    o.load.launchShapeOnly = true;
     o.load.cancel = progress.cancel;
     o.progress = [&progress](size_t done, size_t total, const std::string&) {
         count(progress, "analyzing", done, total);
@@ -60,6 +62,7 @@ FileWorkerOptions workerOptions(const JobRequest& request, const JobProgress& pr
 
 partial::MergeOptions mergeOptions(const JobRequest& request, const JobProgress& progress) {
     partial::MergeOptions o;
+    o.threads = request.jobs;
     o.alignCollectives = request.align;
     o.peakBusBwGbps = request.settings.peakBusBwGbps;
     o.progress = [&progress](size_t done, size_t total) {

@@ -46,7 +46,9 @@ struct JobRequest {
     int jobs = 0;               // worker threads for several captures; 0 = every core
     std::optional<bool> align;  // partials: --align for the merge; unset: what they were made with
     bool collectives = true;    // false: totals and steps only (check, diff)
-    bool launchDetails = true;  // false: skip kernel launch columns no metric reads
+    // false: no kernel launch columns at all (the kernel signatures then lose
+    // grid and block); the job reads only the shape (LoadOptions::launchShapeOnly).
+    bool launchDetails = true;
 };
 
 // What a job tells its caller while it runs; every member may be empty.

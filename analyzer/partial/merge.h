@@ -30,6 +30,9 @@ struct MergeOptions {
     std::function<void(size_t done, size_t total)> progress;
     // Matched instances held in memory at once before they go to disk.
     size_t instancesInMemory = size_t{8} << 20;
+    // Threads writeMergedJson renders devices on, ahead of the one it writes
+    // (0: one per core).
+    int threads = 0;
 };
 
 class Merge {
@@ -47,6 +50,14 @@ public:
     // (writeDeviceJson's layout), or read back as a DeviceAnalysis.
     void writeDevice(std::ostream& out, int indent, size_t index);
     DeviceAnalysis device(size_t index);
+    // writeDevice in two halves: the decisions, in order 0, 1, ... (the
+    // engine moves on), and the report object made with them, which may run
+    // for several devices at once on other threads.
+    crossrank::DeviceCrossRank decide(size_t index) { return engine_.device(index); }
+    void render(std::ostream& out, int indent, size_t index, const crossrank::DeviceCrossRank& cross) const;
+    void reportProgress(size_t index) const {
+        if (options_.progress) options_.progress(index + 1, engine_.deviceCount());
+    }
     // After the last device, in order 0, 1, ...
     MatchedCollective matched(size_t index) { return engine_.matched(index); }
 

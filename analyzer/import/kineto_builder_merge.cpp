@@ -1,0 +1,130 @@
+// CaptureBuilder::absorb: the tables one piece's builder made, appended to
+// the whole file's in file order, with the piece's string ids turned into
+// the capture's. Interning the piece's strings in the order the piece first
+// met them gives every string the id one builder reading all events in turn
+// would have given it.
+#include "analyzer/import/kineto_builder.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+
+namespace osc::kineto {
+namespace {
+
+template <typename T>
+void append(std::vector<T>& to, const std::vector<T>& from) {
+    to.insert(to.end(), from.begin(), from.end());
+}
+
+// String ids of the piece as the capture's (kNoId and other non-ids kept).
+void appendIds(std::vector<uint32_t>& to, const std::vector<uint32_t>& from, const std::vector<uint32_t>& ids) {
+    const size_t at = to.size();
+    to.resize(at + from.size());
+    for (size_t i = 0; i < from.size(); ++i) to[at + i] = from[i] < ids.size() ? ids[from[i]] : from[i];
+}
+
+// The listed columns of `from` after `to`'s.
+template <typename Table, typename... Columns>
+void appendColumns(Table& to, const Table& from, Columns... columns) {
+    (append(to.*columns, from.*columns), ...);
+}
+
+void appendKernels(KernelTable& to, const KernelTable& from, const std::vector<uint32_t>& ids) {
+    appendColumns(to, from, &KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
+                  &KernelTable::gridX, &KernelTable::gridY, &KernelTable::gridZ, &KernelTable::blockX,
+                  &KernelTable::blockY, &KernelTable::blockZ, &KernelTable::registersPerThread,
+                  &KernelTable::staticSharedMemory, &KernelTable::dynamicSharedMemory, &KernelTable::graphId,
+                  &KernelTable::graphNodeId);
+    appendIds(to.name, from.name, ids);
+    appendIds(to.shortName, from.shortName, ids);
+}
+
+void appendCopies(CopyTable& to, const CopyTable& from) {
+    appendColumns(to, from, &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation,
+                  &CopyTable::bytes, &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind,
+                  &CopyTable::srcDevice, &CopyTable::dstDevice);
+}
+
+void appendMemsets(MemsetTable& to, const MemsetTable& from) {
+    appendColumns(to, from, &MemsetTable::start, &MemsetTable::end, &MemsetTable::stream, &MemsetTable::correlation,
+                  &MemsetTable::bytes, &MemsetTable::value);
+}
+
+void appendSyncs(SyncTable& to, const SyncTable& from) {
+    appendColumns(to, from, &SyncTable::start, &SyncTable::end, &SyncTable::stream, &SyncTable::correlation,
+                  &SyncTable::type, &SyncTable::eventId);
+}
+
+void appendApiCalls(ApiCallTable& to, const ApiCallTable& from, const std::vector<uint32_t>& ids) {
+    appendColumns(to, from, &ApiCallTable::start, &ApiCallTable::end, &ApiCallTable::globalTid,
+                  &ApiCallTable::correlation, &ApiCallTable::returnValue, &ApiCallTable::kind);
+    appendIds(to.name, from.name, ids);
+}
+
+void appendRanges(RangeTable& to, const RangeTable& from, const std::vector<uint32_t>& ids) {
+    appendColumns(to, from, &RangeTable::start, &RangeTable::end, &RangeTable::globalTid, &RangeTable::category,
+                  &RangeTable::color, &RangeTable::kind, &RangeTable::onGpu);
+    appendIds(to.name, from.name, ids);
+    appendIds(to.domain, from.domain, ids);
+}
+
+void appendCollectives(CollectiveTable& to, const CollectiveTable& from, const std::vector<uint32_t>& ids) {
+    // Rows made from PyTorch's arguments are numbered by their place in the
+    // table (appendArgsRow): the piece's numbers count from its first row.
+    const uint64_t offset = to.size();
+    appendColumns(to, from, &CollectiveTable::commHash, &CollectiveTable::rank, &CollectiveTable::nranks,
+                  &CollectiveTable::count, &CollectiveTable::bytes, &CollectiveTable::root, &CollectiveTable::nChannels,
+                  &CollectiveTable::device, &CollectiveTable::enqueue, &CollectiveTable::gpuStart,
+                  &CollectiveTable::gpuEnd);
+    for (const uint64_t seq : from.seqNumber) to.seqNumber.push_back(seq + offset);
+    appendIds(to.func, from.func, ids);
+    appendIds(to.datatype, from.datatype, ids);
+    appendIds(to.algo, from.algo, ids);
+    appendIds(to.proto, from.proto, ids);
+}
+
+template <typename Record>
+void appendPerProcess(std::vector<std::vector<Record>>& to, std::vector<std::vector<Record>>& from,
+                      size_t limit = SIZE_MAX) {
+    if (to.size() < from.size()) to.resize(from.size());
+    for (size_t i = 0; i < from.size(); ++i) {
+        const size_t n = std::min(from[i].size(), limit - std::min(limit, to[i].size()));
+        to[i].insert(to[i].end(), std::make_move_iterator(from[i].begin()),
+                     std::make_move_iterator(from[i].begin() + static_cast<std::ptrdiff_t>(n)));
+    }
+}
+
+}  // namespace
+
+void CaptureBuilder::absorb(CaptureBuilder& piece) {
+    const StringTable& strings = piece.capture_.strings;
+    std::vector<uint32_t> ids(strings.size());
+    for (uint32_t i = 0; i < strings.size(); ++i) ids[i] = capture_.strings.intern(strings.at(i));
+    if (processes_.size() < piece.processes_.size()) processes_.resize(piece.processes_.size());
+    for (size_t i = 0; i < piece.processes_.size(); ++i) {
+        Process& to = processes_[i];
+        Process& from = piece.processes_[i];
+        if (to.pid == 0 && from.pid > 0) to.pid = from.pid;  // the first event's pid, as onEvent takes it
+        for (auto& [tid, name] : from.threadNames) to.threadNames[tid] = std::move(name);
+        for (const Device& d : from.devices) {
+            Device& into = deviceFor(to, d.id);
+            appendKernels(into.kernels, d.kernels, ids);
+            appendCopies(into.copies, d.copies);
+            appendMemsets(into.memsets, d.memsets);
+            appendSyncs(into.syncs, d.syncs);
+        }
+        appendApiCalls(to.apiCalls, from.apiCalls, ids);
+        appendRanges(to.ranges, from.ranges, ids);
+        appendRanges(to.cpuOps, from.cpuOps, ids);
+        appendCollectives(to.collectives, from.collectives, ids);
+    }
+    appendPerProcess(pendingComm_, piece.pendingComm_);
+    appendPerProcess(pendingP2pOperators_, piece.pendingP2pOperators_, kMaxGroupRecordsPerProcess);
+    appendPerProcess(pendingGroup_, piece.pendingGroup_, kMaxGroupRecordsPerProcess);
+    minTs_ = std::min(minTs_, piece.minTs_);
+    kernels_ += piece.kernels_;
+    events_ += piece.events_;
+}
+
+}  // namespace osc::kineto

@@ -1,0 +1,34 @@
+// One traceEvents element read in place into an Event, for the parallel
+// reader: keys looked up as they are met, the fields we use converted by
+// kineto_fields.h exactly as SaxHandler converts them, everything else
+// skipped without being handed over. Checks nothing SaxHandler does not and
+// misses nothing it does: a value SaxHandler refuses throws (FormatError, or
+// json_in_place::Unparsed for bad JSON), and the caller then leaves the file
+// to the streaming reader, which names the problem.
+#pragma once
+
+#include "analyzer/import/json_in_place.h"
+#include "analyzer/import/kineto_event.h"
+
+#include <string>
+
+namespace osc::kineto {
+
+class EventParser {
+public:
+    // `path` names the file in FormatErrors.
+    explicit EventParser(std::string path) : path_(std::move(path)) {}
+
+    // The element at the cursor (white space may come first) into `event`;
+    // the cursor ends just after it.
+    void parse(json_in_place::Cursor& c, Event& event);
+
+private:
+    void args(json_in_place::Cursor& c, Event& event);
+    void launchDimensions(json_in_place::Cursor& c, Event& event, uint8_t key);
+
+    std::string path_;
+    std::string key_, value_;  // scratch for strings with escapes
+};
+
+}  // namespace osc::kineto
