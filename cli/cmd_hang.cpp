@@ -3,16 +3,15 @@
 // Recorder dumps. Exit 0 healthy, 1 hang or desync, 2 bad input.
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/hang/hang.h"
+#include "analyzer/hang/hang_inputs.h"
 #include "analyzer/hang/hang_output.h"
 #include "analyzer/import/flight_recorder.h"
-#include "analyzer/load/input_kind.h"
 #include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 
 #include <algorithm>
 #include <memory>
-#include <set>
 
 namespace osc::cli {
 namespace {
@@ -25,55 +24,12 @@ struct HangArgs {
     double minWaitMs = static_cast<double>(hang::kDefaultMinWaitNs) / 1e6;
 };
 
-struct SortedInputs {
-    std::vector<std::string> captures, dumps;
-};
-
-[[noreturn]] void notForHang(const std::string& path, const std::string& what) {
-    throw CaptureError(path, what +
-                                 ", which holds no order of collectives: `hang` reads captures (ours, Nsight "
-                                 "Systems exports, PyTorch traces) and PyTorch Flight Recorder dumps");
-}
-
-// Each input by content; a directory's files one by one, since a job's
-// captures and its Flight Recorder dumps often sit together.
-SortedInputs sortInputs(const std::vector<std::string>& paths) {
-    SortedInputs in;
-    std::set<std::string> seen;
-    const auto addFile = [&](const std::string& f, InputKind kind) {
-        if (!seen.insert(f).second) return;
-        (kind == InputKind::FlightRecorderDump ? in.dumps : in.captures).push_back(f);
-    };
-    for (const auto& path : paths) {
-        const InputKind kind = sniff(path);
-        switch (kind) {
-            case InputKind::SqliteCapture:
-            case InputKind::KinetoTrace:
-            case InputKind::FlightRecorderDump:
-            case InputKind::Unknown:  // the capture reader says what is wrong with it
-                addFile(path, kind);
-                break;
-            case InputKind::CaptureDirectory:
-            case InputKind::FlightRecorderDirectory:
-                for (const auto& f : captureFilesIn(path)) addFile(f, sniff(f));
-                for (const auto& f : flightRecorderFilesIn(path)) addFile(f, InputKind::FlightRecorderDump);
-                break;
-            case InputKind::PartialResult:
-            case InputKind::PartialDirectory:
-                notForHang(path, "partial results");
-            case InputKind::SavedReport:
-                notForHang(path, "a saved report");
-        }
-    }
-    return in;
-}
-
 int runHang(const HangArgs& args) {
     const bool toStdout = args.output.empty() || args.output == "-";
     if (!toStdout) output::checkOutputPath(args.output, args.force);
     if (!(args.minWaitMs >= 0)) throw std::invalid_argument("--min-wait-ms must be 0 or more");
 
-    const SortedInputs in = sortInputs(args.inputs);
+    const hang::HangInputs in = hang::sortHangInputs(args.inputs);
     std::optional<Capture> capture;
     if (!in.captures.empty()) capture = loadInputs(in.captures, false);
     std::vector<FlightRecorderDump> dumps;

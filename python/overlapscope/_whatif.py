@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 import pandas as pd
 
-from . import _core, _progress
+from . import _core, _frames, _progress
 from ._options import Paths, analysis_settings, paths_of
 from ._report import warn_all
 
@@ -33,13 +33,12 @@ class WhatIf:
         fit, the observed buckets and the self-check error."""
         rows = []
         for index, device in enumerate(self._document["devices"]):
-            row = {"device_index": index, "gpu": device["device"]}
-            row.update({k: v for k, v in device.items() if k not in ("device", "scenarios", "fit", "observed")})
-            for part in ("fit", "observed"):
-                for key, value in (device.get(part) or {}).items():
-                    row[f"{part}_{key}"] = value
+            row = {"device_index": index}
+            # A device not modelled has no fit or observed object: no columns from it.
+            kept = {k: v for k, v in device.items() if k != "scenarios" and not (k in ("fit", "observed") and v is None)}
+            row.update(_frames.flat("", kept))
             rows.append(row)
-        return pd.DataFrame(rows)
+        return _frames.records(rows)
 
     @property
     def scenarios(self) -> pd.DataFrame:
@@ -48,8 +47,8 @@ class WhatIf:
         rows = []
         for index, device in enumerate(self._document["devices"]):
             for scenario in device["scenarios"]:
-                rows.append({"device_index": index, "rank": device["rank"], "gpu": device["device"], **scenario})
-        return pd.DataFrame(rows)
+                rows.append({"device_index": index, "rank": device["rank"], "device": device["device"], **scenario})
+        return _frames.records(rows)
 
     @property
     def summary(self) -> Optional[pd.DataFrame]:
@@ -89,6 +88,7 @@ def whatif(
     align: str = "session-start",
     microbatch_pattern: Optional[str] = None,
     pipeline_stages: int = 0,
+    peak_busbw_gbps: Optional[float] = None,
     progress: _progress.Progress = None,
 ) -> WhatIf:
     """Predict step time and exposed communication for other DDP bucket
@@ -104,7 +104,7 @@ def whatif(
         raise ValueError(f"readiness must be one of {', '.join(READINESS)}, not {readiness!r}")
     if base_model:
         readiness, latencies, independent_ranks = "time", False, True
-    settings = analysis_settings(comm_kernel, comm_copies, step_pattern, align, microbatch_pattern, pipeline_stages)
+    settings = analysis_settings(comm_kernel, comm_copies, step_pattern, align, microbatch_pattern, pipeline_stages, peak_busbw_gbps)
     whatif_settings = {
         "bucket_mb": [float(mb) for mb in bucket_mb],
         "bucket_rule": bucket_rule,

@@ -4,8 +4,14 @@
 // public API and its docstrings are in overlapscope/*.py.
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/hang/hang.h"
+#include "analyzer/hang/hang_inputs.h"
+#include "analyzer/hang/hang_output.h"
+#include "analyzer/import/flight_recorder.h"
 #include "analyzer/job/job.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/output/safe_output.h"
+#include "analyzer/report/diff.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
@@ -37,6 +43,8 @@ AnalysisSettings settingsFrom(const py::dict& d) {
     if (d.contains("microbatch_pattern") && !d["microbatch_pattern"].is_none())
         s.microbatchPattern = d["microbatch_pattern"].cast<std::string>();
     if (d.contains("pipeline_stages")) s.pipelineStages = d["pipeline_stages"].cast<int>();
+    if (d.contains("peak_busbw_gbps") && !d["peak_busbw_gbps"].is_none())
+        s.peakBusBwGbps = d["peak_busbw_gbps"].cast<double>();
     return s;
 }
 
@@ -157,6 +165,92 @@ py::dict whatIf(const CaptureHandle& c, const py::dict& settings, const py::dict
     return out;
 }
 
+// `report -o FILE [--force]`: a file the user named is written as the
+// command line writes it (analyzer/output/safe_output.h); the signals are
+// Python's, so no handler of ours removes the temporary.
+void writeUserFile(const std::string& path, const std::string& content, bool force) {
+    py::gil_scoped_release release;
+    output::writeFileSafely(
+        path, [&](std::ostream& out) { out << content; },
+        output::WriteOptions{.overwrite = force, .removeOnSignal = false});
+}
+
+// `report --partial -o FILE`: the captures analysed file by file, written as one partial result.
+void writePartial(const std::vector<std::string>& paths, const std::string& path, bool force, const py::dict& settings,
+                  int jobs, const py::object& progress) {
+    output::checkOutputPath(path, force);
+    job::JobRequest request;
+    request.settings = settingsFrom(settings);
+    request.jobs = jobs;
+    std::unique_ptr<job::AnalyzedFiles> files;
+    BackgroundJob work;
+    work.run([&] { files = job::analyzeFiles(paths, request, work.progress()); }, progress);
+    py::gil_scoped_release release;
+    output::writeFileSafely(
+        path, [&](std::ostream& out) { files->writePartial(out, paths, std::string("overlapscope ") + OSC_VERSION); },
+        output::WriteOptions{.overwrite = force, .removeOnSignal = false});
+}
+
+// `overlapscope hang`: the JSON and text documents, as the CLI writes them.
+py::dict hangOf(const std::vector<std::string>& paths, double minWaitMs, const py::object& progress) {
+    hang::HangSettings settings;
+    settings.minWaitNs = static_cast<TimeNs>(std::min(minWaitMs, 9e12) * 1e6);  // within int64 ns
+    hang::HangAnalysis analysis;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            const hang::HangInputs in = hang::sortHangInputs(paths);
+            std::optional<Capture> capture;
+            if (!in.captures.empty()) {
+                LoadOptions options;
+                options.cancel = work.cancelFlag();
+                options.progress = [&work](double fraction, std::string_view stage) { work.loading(fraction, stage); };
+                capture = loadCaptures(in.captures, options);
+                work.addWarnings(capture->warnings);
+            }
+            std::vector<FlightRecorderDump> dumps;
+            for (const auto& f : in.dumps) dumps.push_back(readFlightRecorderDump(f));
+            work.status("analyzing");
+            analysis = hang::analyzeHang(capture ? &*capture : nullptr, dumps, settings);
+            analysis.inputs = paths;
+            work.addWarnings(analysis.warnings);
+        },
+        progress);
+    py::dict out;
+    out["json"] = text(hang::formatHangJson(analysis));
+    out["text"] = text(hang::formatHangText(analysis));
+    out["warnings"] = work.warnings();
+    return out;
+}
+
+// `overlapscope diff BASE CANDIDATE`: both sides analysed as the CLI does,
+// compared by the library's diff; its JSON, text and Markdown.
+py::dict diffOf(const std::string& base, const std::string& candidate, const py::dict& settings, int jobs,
+                std::optional<double> failPercent, const py::object& progress) {
+    job::JobRequest request;
+    request.settings = settingsFrom(settings);
+    request.jobs = jobs;
+    request.collectives = false;  // diff compares totals and steps
+    report::DiffResult diff;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            const Analysis b = job::analyzeJob(job::classifyJob({base}), request, work.progress());
+            const Analysis c = job::analyzeJob(job::classifyJob({candidate}), request, work.progress());
+            diff = report::diffAnalyses(b, c);
+        },
+        progress);
+    diff.basePath = base;
+    diff.candidatePath = candidate;
+    py::dict out;
+    out["json"] = text(report::formatDiffJson(diff, failPercent));
+    out["text"] = text(report::formatDiffText(diff, failPercent));
+    out["markdown"] = text(report::formatDiffMarkdown(diff, failPercent));
+    out["regressed"] = failPercent ? report::exceedsRegression(diff, *failPercent) : false;
+    out["warnings"] = work.warnings();
+    return out;
+}
+
 py::list texts(const std::vector<std::string>& v) {
     py::list out;
     for (const auto& s : v) out.append(text(s));
@@ -177,7 +271,9 @@ PYBIND11_MODULE(_core, m) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const CaptureError& e) {
-            captureError(e.what());
+            // Messages quote files (SQLite's own text, names): a byte that is
+            // not UTF-8 would leave Python with no message at all.
+            PyErr_SetObject(captureError.ptr(), text(e.what()).ptr());
         }
     });
 
@@ -256,6 +352,13 @@ PYBIND11_MODULE(_core, m) {
         .def_property_readonly("origin_utc_ns", [](const CaptureHandle& c) { return c.capture.originUtcNs; })
         .def_property_readonly("warnings", [](const CaptureHandle& c) { return texts(c.warnings); });
 
+    m.def("device_object_fields", &deviceObjectFields);
+    m.def("write_file", &writeUserFile, py::arg("path"), py::arg("content"), py::arg("force"));
+    m.def("write_partial", &writePartial, py::arg("paths"), py::arg("path"), py::arg("force"), py::arg("settings"),
+          py::arg("jobs"), py::arg("progress"));
+    m.def("hang", &hangOf, py::arg("paths"), py::arg("min_wait_ms"), py::arg("progress"));
+    m.def("diff", &diffOf, py::arg("base"), py::arg("candidate"), py::arg("settings"), py::arg("jobs"),
+          py::arg("fail_percent"), py::arg("progress"));
     m.def("analyze_job", &analyzeJob, py::arg("paths"), py::arg("settings"), py::arg("jobs"), py::arg("align"),
           py::arg("progress"));
     m.def(

@@ -60,7 +60,7 @@ def test_capture_tables_are_the_sqlite_rows() -> None:
     assert list(zip(r["start_ns"], r["end_ns"], r["name"].astype(str))) == texts
 
     assert list(trace.processes["rank"]) == [0]
-    assert list(trace.devices["gpu"]) == [0]
+    assert list(trace.devices["device"]) == [0]
 
 
 def kineto_ns(value) -> int:

@@ -1,0 +1,50 @@
+#include "analyzer/hang/hang_inputs.h"
+
+#include "analyzer/capture/capture_error.h"
+#include "analyzer/load/input_kind.h"
+
+#include <set>
+
+namespace osc::hang {
+namespace {
+
+[[noreturn]] void notForHang(const std::string& path, const std::string& what) {
+    throw CaptureError(path, what +
+                                 ", which holds no order of collectives: `hang` reads captures (ours, Nsight "
+                                 "Systems exports, PyTorch traces) and PyTorch Flight Recorder dumps");
+}
+
+}  // namespace
+
+HangInputs sortHangInputs(const std::vector<std::string>& paths) {
+    HangInputs in;
+    std::set<std::string> seen;
+    const auto addFile = [&](const std::string& f, InputKind kind) {
+        if (!seen.insert(f).second) return;
+        (kind == InputKind::FlightRecorderDump ? in.dumps : in.captures).push_back(f);
+    };
+    for (const auto& path : paths) {
+        const InputKind kind = sniff(path);
+        switch (kind) {
+            case InputKind::SqliteCapture:
+            case InputKind::KinetoTrace:
+            case InputKind::FlightRecorderDump:
+            case InputKind::Unknown:  // the capture reader says what is wrong with it
+                addFile(path, kind);
+                break;
+            case InputKind::CaptureDirectory:
+            case InputKind::FlightRecorderDirectory:
+                for (const auto& f : captureFilesIn(path)) addFile(f, sniff(f));
+                for (const auto& f : flightRecorderFilesIn(path)) addFile(f, InputKind::FlightRecorderDump);
+                break;
+            case InputKind::PartialResult:
+            case InputKind::PartialDirectory:
+                notForHang(path, "partial results");
+            case InputKind::SavedReport:
+                notForHang(path, "a saved report");
+        }
+    }
+    return in;
+}
+
+}  // namespace osc::hang
