@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 using namespace osc;
@@ -160,4 +161,29 @@ TEST_F(JobTest, TheFirstBadFileInOrderIsReported) {
                 << e.what();
         }
     }
+}
+
+TEST_F(JobTest, LoadingSeveralFilesReportsOneFractionAndNamesTheFile) {
+    synth::WorkloadSpec spec;
+    spec.ranks = 3;
+    spec.steps = 2;
+    synth::writeWorkload(spec, (dir_ / "j").string(), false);
+    std::vector<std::pair<double, std::string>> calls;
+    LoadOptions options;
+    options.progress = [&](double fraction, std::string_view stage) { calls.emplace_back(fraction, stage); };
+    loadCaptures({(dir_ / "j").string()}, options);
+    ASSERT_FALSE(calls.empty());
+    std::set<int> files;
+    double last = 0;
+    for (const auto& [fraction, stage] : calls) {
+        ASSERT_EQ(stage.rfind("file ", 0), 0u) << stage;
+        const int file = std::stoi(stage.substr(5));
+        EXPECT_EQ(stage.substr(stage.find('/'), 4), "/3, ") << stage;
+        EXPECT_GE(fraction, (file - 1) / 3.0 - 1e-12) << stage;
+        EXPECT_LE(fraction, file / 3.0 + 1e-12) << stage;
+        EXPECT_GE(fraction, last - 1e-12) << stage;  // it never goes back
+        last = fraction;
+        files.insert(file);
+    }
+    EXPECT_EQ(files, (std::set<int>{1, 2, 3}));
 }
