@@ -7,7 +7,7 @@ how to bring it).
     PYTHONPATH=build/python /usr/bin/python3 bench/hta_compare.py --hta HTA_CHECKOUT DIR [DIR ...]
         [--exact]        # HTA_DISABLE_NS_ROUNDING=1 for both; float64 noise tolerated (--atol, us)
         [--diff A B]     # also TraceDiff.compare_traces / ops_diff on two directories
-        [--only NAME]    # only the methods whose name contains NAME
+        [--only A,B]     # only the methods named A and B (as printed)
 
 Each DIR holds one job's traces (one file per rank), e.g. HTA's own
 tests/data/trace_filter. Prints one line per DIR with each method's answer:
@@ -53,6 +53,13 @@ def calls(scratch: str) -> Dict[str, Call]:
             for op in ("aten::linear", "aten::mm", "aten::addmm", "aten::conv2d", "aten::add_", "ProfilerStep")
         }
 
+    def annotated(frame):
+        # HTA's frame holds every column of its trace table (its own symbol
+        # numbers among them): the kernel, its times and its annotation.
+        if frame is None:
+            return None
+        return frame[["ts", "dur", "stream", "correlation", "s_name", "s_user_annotation"]]
+
     return {
         "overlap": lambda a: a.get_comm_comp_overlap(visualize=False),
         "temporal": lambda a: a.get_temporal_breakdown(visualize=False),
@@ -71,7 +78,8 @@ def calls(scratch: str) -> Dict[str, Call]:
         "membw summary": lambda a: a.get_memory_bw_summary(ranks=ranks(a)),
         "membw series": lambda a: a.get_memory_bw_time_series(ranks=ranks(a)),
         "frequent sequences": frequent,
-        "kernels+annotations": lambda a: {r: a.get_gpu_kernels_with_user_annotations(rank=r) for r in ranks(a)},
+        "kernels+annotations": lambda a: {r: annotated(a.get_gpu_kernels_with_user_annotations(rank=r))
+                                          for r in ranks(a)},
         "annotation breakdown": lambda a: a.get_gpu_user_annotation_breakdown(visualize=False),
         "cpu annotation breakdown": lambda a: a.get_gpu_user_annotation_breakdown(
             use_gpu_annotation=False, visualize=False
@@ -227,7 +235,7 @@ def main() -> None:
     parser.add_argument("--exact", action="store_true", help="HTA_DISABLE_NS_ROUNDING=1 for both")
     parser.add_argument("--atol", type=float, default=None, help="absolute tolerance, us (default 0, --exact 0.02)")
     parser.add_argument("--diff", type=Path, nargs=2, action="append", default=[], metavar=("CONTROL", "TEST"))
-    parser.add_argument("--only", default="", help="only the methods whose name contains this")
+    parser.add_argument("--only", default="", help="only these methods (names as printed, a,b,...)")
     parser.add_argument("dirs", type=Path, nargs="*")
     args = parser.parse_args()
     if args.exact:
@@ -238,7 +246,8 @@ def main() -> None:
     atol = args.atol if args.atol is not None else 0.02 if args.exact else 0.0
     counts: collections.Counter = collections.Counter()
     with tempfile.TemporaryDirectory(prefix="hta-compare-") as scratch:
-        methods = {k: v for k, v in calls(scratch).items() if args.only in k}
+        wanted = args.only.split(",")
+        methods = {k: v for k, v in calls(scratch).items() if not args.only or k in wanted}
         for directory in args.dirs:
             print(compare(directory, methods, atol, counts), flush=True)
         for control, test in args.diff:

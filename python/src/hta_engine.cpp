@@ -13,15 +13,6 @@
 namespace osc::python {
 namespace {
 
-// cudaLaunchKernel_v7000 (Nsight Systems, our captures) is HTA's cudaLaunchKernel.
-std::string_view withoutVersion(std::string_view name) {
-    const auto v = name.rfind("_v");
-    if (v == std::string_view::npos || v + 2 == name.size()) return name;
-    for (size_t i = v + 2; i < name.size(); ++i)
-        if (name[i] < '0' || name[i] > '9') return name;
-    return name.substr(0, v);
-}
-
 struct Span {
     TimeNs start, end;
 };
@@ -73,7 +64,9 @@ std::vector<StatusEvent> statusEvents(const std::vector<std::pair<std::vector<Sp
     return events;
 }
 
-const char* typeName(HtaKernelType t) {
+}  // namespace
+
+const char* htaKernelTypeName(HtaKernelType t) {
     switch (t) {
         case HtaKernelType::Communication:
             return "COMMUNICATION";
@@ -86,6 +79,8 @@ const char* typeName(HtaKernelType t) {
     }
     return "OTHER";
 }
+
+namespace {
 
 const char* kindName(HtaEventKind k) {
     switch (k) {
@@ -184,7 +179,7 @@ py::dict HtaTrace::kernelTypeTime(bool includeMemory) const {
             std::string name;
             for (size_t bit = 0; bit < analysed.size(); ++bit)
                 if (value & (1 << bit))
-                    name += (name.empty() ? "" : " overlapping ") + std::string(typeName(analysed[bit]));
+                    name += (name.empty() ? "" : " overlapping ") + std::string(htaKernelTypeName(analysed[bit]));
             byLabel[name] += t;
         }
         for (const auto& [name, t] : byLabel) {
@@ -216,7 +211,7 @@ py::dict HtaTrace::gpuEvents() const {
     CategoryColumn name, type;
     for (const auto& [r, i] : rows) {
         name.push(r->name[i], names_[r->name[i]]);
-        type.push(static_cast<uint32_t>(r->type[i]), typeName(r->type[i]));
+        type.push(static_cast<uint32_t>(r->type[i]), htaKernelTypeName(r->type[i]));
     }
     t.put("name", name.finish());
     t.put("kernel_type", type.finish());
@@ -266,24 +261,29 @@ py::dict HtaTrace::launchStats(int rank, bool includeMemoryEvents) const {
                                                      "runFunction - job_prep_and_submit_for_execution"};
     if (includeMemoryEvents) launches.insert({"cudaMemcpyAsync", "cudaMemsetAsync"});
     std::unordered_set<uint32_t> correlations;
-    for (size_t i = 0; i < r.callStart.size(); ++i)
-        if (launches.count(withoutVersion(names_[r.callName[i]]))) correlations.insert(r.callCorrelation[i]);
+    std::vector<size_t> calls;  // host rows that are calls, any name (HTA joins on correlation alone)
+    for (size_t i = 0; i < r.hostStart.size(); ++i) {
+        if (r.hostKind[i] != HtaHostKind::Runtime && r.hostKind[i] != HtaHostKind::Driver) continue;
+        calls.push_back(i);
+        if (launches.count(names_[r.hostName[i]])) correlations.insert(r.hostCorrelation[i]);
+    }
     std::unordered_multimap<uint32_t, size_t> gpuOf;
     for (size_t i = 0; i < r.start.size(); ++i)
         if (correlations.count(r.correlation[i])) gpuOf.emplace(r.correlation[i], i);
     std::vector<uint32_t> correlation;
     std::vector<double> cpuDuration, gpuDuration, delay;
-    for (size_t c = 0; c < r.callStart.size(); ++c) {
-        if (!correlations.count(r.callCorrelation[c])) continue;
-        auto [first, last] = gpuOf.equal_range(r.callCorrelation[c]);
+    for (size_t c : calls) {
+        if (!correlations.count(r.hostCorrelation[c])) continue;
+        auto [first, last] = gpuOf.equal_range(r.hostCorrelation[c]);
         std::vector<size_t> gpu;
         for (auto it = first; it != last; ++it) gpu.push_back(it->second);
         std::sort(gpu.begin(), gpu.end());
+        const TimeNs cpu = r.hostEnd[c] - r.hostStart[c];
         for (size_t g : gpu) {
-            correlation.push_back(r.callCorrelation[c]);
-            cpuDuration.push_back(us(r.callEnd[c] - r.callStart[c]));
+            correlation.push_back(r.hostCorrelation[c]);
+            cpuDuration.push_back(us(cpu));
             gpuDuration.push_back(us(r.end[g] - r.start[g]));
-            delay.push_back(std::max(0.0, us(r.start[g] - r.callStart[c] - (r.callEnd[c] - r.callStart[c]))));
+            delay.push_back(std::max(0.0, us(r.start[g] - r.hostStart[c] - cpu)));
         }
     }
     Columns t(correlation.size());

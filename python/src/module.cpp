@@ -21,6 +21,7 @@
 #include "python/src/capture_tables.h"
 #include "python/src/columns.h"
 #include "python/src/hta_engine.h"
+#include "python/src/hta_head.h"
 #include "python/src/report_tables.h"
 
 #include <pybind11/stl.h>
@@ -325,7 +326,12 @@ PYBIND11_MODULE(_core, m) {
         .def("kernel_type_time", &HtaTrace::kernelTypeTime, py::arg("include_memory"))
         .def("gpu_events", &HtaTrace::gpuEvents)
         .def("idle_intervals", &HtaTrace::idleIntervals, py::arg("rank"), py::arg("consecutive_kernel_delay"))
-        .def("launch_stats", &HtaTrace::launchStats, py::arg("rank"), py::arg("include_memory_events"));
+        .def("launch_stats", &HtaTrace::launchStats, py::arg("rank"), py::arg("include_memory_events"))
+        .def("frame", &HtaTrace::frame, py::arg("rank"))
+        .def("dtypes", &HtaTrace::dtypes, py::arg("rank"))
+        .def("path", &HtaTrace::path, py::arg("rank"))
+        .def("gpu_event_count", &HtaTrace::gpuEventCount, py::arg("rank"))
+        .def("trace_offset_us", &HtaTrace::traceOffsetUs, py::arg("rank"));
 
     py::class_<CaptureHandle, std::shared_ptr<CaptureHandle>>(m, "Capture")
         .def("table", [](const CaptureHandle& c, const std::string& name,
@@ -336,23 +342,24 @@ PYBIND11_MODULE(_core, m) {
         .def(
             "hta",
             [](const CaptureHandle& c, bool includeLastProfilerStep, bool round,
-               const std::unordered_map<std::string, int>& rankOfFile,
-               const std::unordered_map<std::string, int64_t>& traceTimeBase) {
+               const std::unordered_map<std::string, int>& rankOfFile, bool filterSteps) {
                 HtaOptions o;
                 o.includeLastProfilerStep = includeLastProfilerStep;
+                o.filterSteps = filterSteps;
                 o.roundToMicroseconds = round;
                 o.rankOfFile = rankOfFile;
-                o.traceTimeBase = traceTimeBase;
                 py::gil_scoped_release release;
                 return std::make_shared<HtaTrace>(c.capture, o);
             },
             py::arg("include_last_profiler_step"), py::arg("round_to_us"), py::arg("rank_of_file"),
-            py::arg("trace_time_base"))
+            py::arg("filter_steps") = true)
         .def_property_readonly("paths", [](const CaptureHandle& c) { return c.paths; })
         .def_property_readonly("origin_utc_ns", [](const CaptureHandle& c) { return c.capture.originUtcNs; })
         .def_property_readonly("warnings", [](const CaptureHandle& c) { return texts(c.warnings); });
 
     m.def("device_object_fields", &deviceObjectFields);
+    m.def("trace_file_kind", &traceFileKind, py::arg("path"));
+    m.def("holds_mtia_events", &holdsMtiaEvents, py::arg("path"));
     m.def("write_file", &writeUserFile, py::arg("path"), py::arg("content"), py::arg("force"));
     m.def("write_partial", &writePartial, py::arg("paths"), py::arg("path"), py::arg("force"), py::arg("settings"),
           py::arg("jobs"), py::arg("progress"));
