@@ -83,6 +83,13 @@ def aggregate_time(events: pd.DataFrame, num_kernels: int, duration_ratio: float
     table = events.groupby(by=["name"], observed=True)["dur"].agg(["sum", "max", "min", "mean", "std"])
     table.reset_index(inplace=True)
     table["name"] = table["name"].astype(object)
+    return fold(table, num_kernels, duration_ratio, allowlist_names)
+
+
+def fold(table: pd.DataFrame, num_kernels: int, duration_ratio: float,
+         allowlist_names: Optional[List[str]] = None) -> pd.DataFrame:
+    """The second half of :func:`aggregate_time`, on the per-name table
+    (name, sum, max, min, mean, std)."""
     table = table.sort_values(by=["sum"], ascending=False, ignore_index=True)
     table.fillna({"std": 0}, inplace=True)
     if table.shape[0] > num_kernels:

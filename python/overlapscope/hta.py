@@ -129,12 +129,14 @@ class TraceAnalysis:
         _filter_steps: bool = True,
     ) -> None:
         paths = _trace_paths(trace_files, trace_dir)
-        capture = _core.load(paths, False, _progress.callback(progress))
-        warn_all(capture.warnings)
         ranks: Dict[str, int] = {}
         if isinstance(trace_files, dict):
             ranks = {path: int(rank) for path, rank in zip(paths, trace_files.keys())}
-        self._trace = capture.hta(bool(include_last_profiler_step), _round_like_hta(), ranks, bool(_filter_steps))
+        self._trace, loaded = _core.hta_load(
+            paths, 0, bool(include_last_profiler_step), _round_like_hta(), ranks, bool(_filter_steps),
+            _progress.callback(progress),
+        )
+        warn_all(loaded)
         warn_all(self._trace.warnings())
         for rank in self._trace.ranks():
             path = self._trace.path(rank)
@@ -144,7 +146,6 @@ class TraceAnalysis:
                         f"{path}: an MTIA trace (mtia_ccp_events): overlapscope reads the GPU work of NVIDIA "
                         "and AMD traces, not MTIA's; use HTA itself for this trace"
                     )
-        self._events: Optional[pd.DataFrame] = None
         self._frames: Dict[int, pd.DataFrame] = {}
 
     def __getattr__(self, name: str) -> Any:
@@ -169,17 +170,12 @@ class TraceAnalysis:
             frame = _frames.frame(self._trace.frame(int(rank)))
             for column, dtype in self._trace.dtypes(int(rank)).items():
                 frame[column] = frame[column].astype(dtype)
+            # HTA's pid and tid are objects: a trace's span rows have text there.
+            frame["pid"] = frame["pid"].astype(object)
+            frame["tid"] = frame["tid"].astype(object)
             frame.index = frame["index"].to_numpy()
             self._frames[rank] = frame
         return self._frames[rank]
-
-    def _gpu_events(self) -> pd.DataFrame:
-        if self._events is None:
-            events = _frames.frame(self._trace.gpu_events())
-            events["name"] = events["name"].astype(object)
-            events["kernel_type"] = events["kernel_type"].astype(object)
-            self._events = events
-        return self._events
 
     def get_ranks(self) -> List[int]:
         """The ranks of the job, sorted (HTA's ``t.get_ranks()``)."""
@@ -230,16 +226,17 @@ class TraceAnalysis:
         kernel_type_df.sort_values(by=["sum"], ignore_index=True, inplace=True, ascending=False)
         kernel_type_df["percentage"] = (kernel_type_df["sum"] / kernel_type_df["sum"].sum()) * 100
         kernel_type_df = kernel_type_df.round({"percentage": 1})
+        if kernel_type_df.empty:  # pandas' empty group-by gives floats; HTA's is text
+            kernel_type_df["kernel_type"] = kernel_type_df["kernel_type"].astype(object)
 
         analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
-        events = self._gpu_events()
+        stats = _frames.frame(self._trace.kernel_name_stats())  # the per-name group-by, made in C++
         parts = []
         for rank in self._trace.ranks():
-            of_rank = events[events["rank"] == rank]
+            of_rank = stats[stats["rank"] == rank]
             for kernel_type in analysed:
-                kernels = _hta_annotations.aggregate_time(
-                    of_rank[of_rank["kernel_type"] == kernel_type], num_kernels, duration_ratio
-                )
+                per_name = of_rank[of_rank["kernel_type"] == kernel_type][["name", "sum", "max", "min", "mean", "std"]]
+                kernels = _hta_annotations.fold(per_name.reset_index(drop=True), num_kernels, duration_ratio)
                 kernels["kernel_type"] = kernel_type
                 kernels["rank"] = int(rank)
                 parts.append(kernels)

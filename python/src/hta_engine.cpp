@@ -82,20 +82,6 @@ const char* htaKernelTypeName(HtaKernelType t) {
 
 namespace {
 
-const char* kindName(HtaEventKind k) {
-    switch (k) {
-        case HtaEventKind::Kernel:
-            return "kernel";
-        case HtaEventKind::Memcpy:
-            return "gpu_memcpy";
-        case HtaEventKind::Memset:
-            return "gpu_memset";
-        case HtaEventKind::Sync:
-            return "cuda_sync";
-    }
-    return "";
-}
-
 double us(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
 
 std::vector<Span> spansOf(const HtaRank& r, const std::function<bool(size_t)>& keep) {
@@ -196,26 +182,54 @@ py::dict HtaTrace::kernelTypeTime(bool includeMemory) const {
     return t.finish();
 }
 
-py::dict HtaTrace::gpuEvents() const {
-    std::vector<std::pair<const HtaRank*, size_t>> rows;
-    for (const auto& r : ranks_)
-        for (size_t i = 0; i < r.start.size(); ++i) rows.emplace_back(&r, i);
-    Columns t(rows.size());
-    t.add("rank", [&](size_t i) { return rows[i].first->rank; });
-    t.add("kind", [&](size_t i) -> std::string { return kindName(rows[i].first->kind[rows[i].second]); });
-    t.add("stream", [&](size_t i) { return rows[i].first->stream[rows[i].second]; });
-    t.add("start_ns", [&](size_t i) { return rows[i].first->start[rows[i].second]; });
-    t.add("end_ns", [&](size_t i) { return rows[i].first->end[rows[i].second]; });
-    t.add("dur",
-          [&](size_t i) { return us(rows[i].first->end[rows[i].second] - rows[i].first->start[rows[i].second]); });
-    CategoryColumn name, type;
-    for (const auto& [r, i] : rows) {
-        name.push(r->name[i], names_[r->name[i]]);
-        type.push(static_cast<uint32_t>(r->type[i]), htaKernelTypeName(r->type[i]));
+py::dict HtaTrace::kernelNameStats() const {
+    // pandas' groupby("name")["dur"].agg(["sum", "max", "min", "mean", "std"])
+    // per rank and kernel type, as its Cython computes them: Kahan-compensated
+    // sums, Welford's variance (ddof 1), rows in order.
+    struct Stats {
+        size_t count = 0;
+        double sum = 0, compensation = 0, max = 0, min = 0, mean = 0, ssqdm = 0;
+    };
+    std::vector<int> rank;
+    std::vector<HtaKernelType> type;
+    std::vector<uint32_t> name;
+    std::vector<Stats> stats;
+    for (const auto& r : ranks_) {
+        std::map<std::pair<HtaKernelType, uint32_t>, Stats> of;
+        for (size_t i = 0; i < r.start.size(); ++i) {
+            if (r.type[i] == HtaKernelType::Other) continue;
+            Stats& st = of[{r.type[i], r.name[i]}];
+            const double v = us(r.end[i] - r.start[i]);
+            const double y = v - st.compensation;
+            const double t = st.sum + y;
+            st.compensation = t - st.sum - y;
+            st.sum = t;
+            st.max = st.count ? std::max(st.max, v) : v;
+            st.min = st.count ? std::min(st.min, v) : v;
+            ++st.count;
+            const double old = st.mean;
+            st.mean += (v - st.mean) / static_cast<double>(st.count);
+            st.ssqdm += (v - old) * (v - st.mean);
+        }
+        for (const auto& [key, st] : of) {
+            rank.push_back(r.rank);
+            type.push_back(key.first);
+            name.push_back(key.second);
+            stats.push_back(st);
+        }
     }
-    t.put("name", name.finish());
-    t.put("kernel_type", type.finish());
-    t.add("correlation", [&](size_t i) { return rows[i].first->correlation[rows[i].second]; });
+    Columns t(rank.size());
+    t.add("rank", [&](size_t i) { return rank[i]; });
+    t.add("kernel_type", [&](size_t i) -> std::string { return htaKernelTypeName(type[i]); });
+    t.add("name", [&](size_t i) -> std::string { return names_[name[i]]; });
+    t.add("sum", [&](size_t i) { return stats[i].sum; });
+    t.add("max", [&](size_t i) { return stats[i].max; });
+    t.add("min", [&](size_t i) { return stats[i].min; });
+    t.add("mean", [&](size_t i) { return stats[i].sum / static_cast<double>(stats[i].count); });
+    t.add("std", [&](size_t i) -> std::optional<double> {
+        if (stats[i].count < 2) return std::nullopt;
+        return std::sqrt(stats[i].ssqdm / static_cast<double>(stats[i].count - 1));
+    });
     return t.finish();
 }
 

@@ -88,12 +88,13 @@ struct HtaRank {
     // dtypes HTA's parser gives this file's integer columns (to_numeric's
     // downcast over every row, -1 where a row has none): "int8" ... "int64".
     std::string streamDtype = "int64", correlationDtype = "int64";
-    TimeNs toTrace = 0;  // capture timeline -> the trace's own ns
 };
 
 class HtaTrace {
 public:
-    HtaTrace(const Capture& capture, const HtaOptions& options);
+    // Each capture holds one or more files (overlapscope.hta loads them on
+    // several threads, a capture each); all share the traces' own clock.
+    HtaTrace(const std::vector<const Capture*>& captures, const HtaOptions& options);
 
     std::vector<int> ranks() const;
     std::vector<std::string> warnings() const { return warnings_; }
@@ -105,8 +106,10 @@ public:
     // Per rank and kernel-type combination ("COMPUTATION overlapping
     // COMMUNICATION"): the time in whole us HTA's breakdown sums.
     py::dict kernelTypeTime(bool includeMemory) const;
-    // Every GPU event kept: rank, kind, stream, name, type, HTA's duration (us).
-    py::dict gpuEvents() const;
+    // Per rank, kernel type and name: sum, max, min, mean and std of the
+    // durations (us), as pandas' groupby computes them (its first step in
+    // get_gpu_kernel_breakdown), without a row per kernel in Python.
+    py::dict kernelNameStats() const;
     // get_idle_time_breakdown's per-kernel gaps on one rank: stream, the gap
     // to the previous event on the stream (us; NaN for the first) and its
     // category (0 host wait, 1 kernel wait, 2 other).

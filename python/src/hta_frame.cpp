@@ -80,15 +80,14 @@ py::dict HtaTrace::frame(int rank) const {
     t.add("tid", [&](size_t i) -> int64_t {
         return isGpu(i) ? static_cast<int64_t>(r.stream[i]) : static_cast<int64_t>(r.hostThread[i - gpu] & 0xFFFFFF);
     });
-    if (whole) {
+    // HTA's ts is whole us (int64) in a rounded file; dur and end are
+    // float64 in every real trace, whose metadata rows have no "dur".
+    if (whole)
         t.add("ts", [&](size_t i) { return (start(i) - origin_) / 1000; });
-        t.add("dur", [&](size_t i) { return (end(i) - start(i)) / 1000; });
-        t.add("end", [&](size_t i) { return (end(i) - origin_) / 1000; });
-    } else {
+    else
         t.add("ts", [&](size_t i) { return static_cast<double>(start(i) - origin_) / 1000.0; });
-        t.add("dur", [&](size_t i) { return static_cast<double>(end(i) - start(i)) / 1000.0; });
-        t.add("end", [&](size_t i) { return static_cast<double>(end(i) - origin_) / 1000.0; });
-    }
+    t.add("dur", [&](size_t i) { return static_cast<double>(end(i) - start(i)) / 1000.0; });
+    t.add("end", [&](size_t i) { return static_cast<double>(end(i) - origin_) / 1000.0; });
     t.add("stream", [&](size_t i) -> int64_t { return isGpu(i) ? static_cast<int64_t>(r.stream[i]) : -1; });
     t.add("correlation", [&](size_t i) -> int64_t {
         const uint32_t c = isGpu(i) ? r.correlation[i] : r.hostCorrelation[i - gpu];

@@ -26,9 +26,12 @@
 
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
+#include <thread>
 
 namespace osc::python {
 namespace {
@@ -164,6 +167,67 @@ py::dict whatIf(const CaptureHandle& c, const py::dict& settings, const py::dict
     for (const auto& warning : result.warnings) warnings.push_back(warning);
     out["warnings"] = warnings;
     return out;
+}
+
+// overlapscope.hta.TraceAnalysis: the job's files read on `jobs` threads (a
+// capture each: HTA, too, parses ranks on a process pool), then seen as HTA
+// sees them; the captures are freed once that view is made.
+py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOptions& options,
+                  const py::object& progress) {
+    const std::vector<std::string> files = captureFiles(paths);
+    std::vector<Capture> captures(files.size());
+    std::shared_ptr<HtaTrace> trace;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            const size_t threads = std::min<size_t>(
+                files.size(), jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()));
+            std::atomic<size_t> next{0};
+            std::vector<std::exception_ptr> errors(files.size());
+            // One fraction over all files, advancing within each.
+            std::mutex partsMutex;
+            std::vector<double> parts(files.size(), 0.0);
+            auto advance = [&](size_t i, double fraction, std::string_view stage) {
+                const std::lock_guard lock(partsMutex);
+                parts[i] = fraction;
+                double sum = 0;
+                for (double x : parts) sum += x;
+                const std::string label = files.size() == 1
+                                              ? std::string(stage)
+                                              : std::to_string(files.size()) + " files, " + std::string(stage);
+                work.loading(sum / static_cast<double>(files.size()), label);
+            };
+            auto worker = [&] {
+                for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+                    try {
+                        LoadOptions o;
+                        o.launchDetails = false;
+                        o.cancel = work.cancelFlag();
+                        o.progress = [&, i](double fraction, std::string_view stage) { advance(i, fraction, stage); };
+                        captures[i] = loadCaptures({files[i]}, o);
+                    } catch (...) {
+                        errors[i] = std::current_exception();
+                    }
+                    advance(i, 1.0, "read");
+                }
+            };
+            std::vector<std::thread> pool;
+            for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+            worker();
+            for (auto& t : pool) t.join();
+            for (const auto& e : errors)  // the first bad file in order, as loadCaptures reports it
+                if (e) std::rethrow_exception(e);
+            std::vector<const Capture*> each;
+            for (const auto& c : captures) {
+                each.push_back(&c);
+                work.addWarnings(c.warnings);
+            }
+            work.status("seeing the trace as HTA does");
+            trace = std::make_shared<HtaTrace>(each, options);
+            captures.clear();
+        },
+        progress);
+    return py::make_tuple(trace, work.warnings());
 }
 
 // `report -o FILE [--force]`: a file the user named is written as the
@@ -324,7 +388,7 @@ PYBIND11_MODULE(_core, m) {
         .def("overlap", &HtaTrace::overlap)
         .def("temporal", &HtaTrace::temporal)
         .def("kernel_type_time", &HtaTrace::kernelTypeTime, py::arg("include_memory"))
-        .def("gpu_events", &HtaTrace::gpuEvents)
+        .def("kernel_name_stats", &HtaTrace::kernelNameStats)
         .def("idle_intervals", &HtaTrace::idleIntervals, py::arg("rank"), py::arg("consecutive_kernel_delay"))
         .def("launch_stats", &HtaTrace::launchStats, py::arg("rank"), py::arg("include_memory_events"))
         .def("frame", &HtaTrace::frame, py::arg("rank"))
@@ -339,26 +403,25 @@ PYBIND11_MODULE(_core, m) {
         .def("analyze", &analyzeCapture, py::arg("settings"), py::arg("progress"))
         .def("whatif", &whatIf, py::arg("settings"), py::arg("whatif_settings"), py::arg("summary"), py::arg("inputs"),
              py::arg("progress"))
-        .def(
-            "hta",
-            [](const CaptureHandle& c, bool includeLastProfilerStep, bool round,
-               const std::unordered_map<std::string, int>& rankOfFile, bool filterSteps) {
-                HtaOptions o;
-                o.includeLastProfilerStep = includeLastProfilerStep;
-                o.filterSteps = filterSteps;
-                o.roundToMicroseconds = round;
-                o.rankOfFile = rankOfFile;
-                py::gil_scoped_release release;
-                return std::make_shared<HtaTrace>(c.capture, o);
-            },
-            py::arg("include_last_profiler_step"), py::arg("round_to_us"), py::arg("rank_of_file"),
-            py::arg("filter_steps") = true)
         .def_property_readonly("paths", [](const CaptureHandle& c) { return c.paths; })
         .def_property_readonly("origin_utc_ns", [](const CaptureHandle& c) { return c.capture.originUtcNs; })
         .def_property_readonly("warnings", [](const CaptureHandle& c) { return texts(c.warnings); });
 
     m.def("device_object_fields", &deviceObjectFields);
     m.def("trace_file_kind", &traceFileKind, py::arg("path"));
+    m.def(
+        "hta_load",
+        [](const std::vector<std::string>& paths, int jobs, bool includeLastProfilerStep, bool round,
+           const std::unordered_map<std::string, int>& rankOfFile, bool filterSteps, const py::object& progress) {
+            HtaOptions o;
+            o.includeLastProfilerStep = includeLastProfilerStep;
+            o.roundToMicroseconds = round;
+            o.rankOfFile = rankOfFile;
+            o.filterSteps = filterSteps;
+            return htaLoad(paths, jobs, o, progress);
+        },
+        py::arg("paths"), py::arg("jobs"), py::arg("include_last_profiler_step"), py::arg("round_to_us"),
+        py::arg("rank_of_file"), py::arg("filter_steps"), py::arg("progress"));
     m.def("holds_mtia_events", &holdsMtiaEvents, py::arg("path"));
     m.def("write_file", &writeUserFile, py::arg("path"), py::arg("content"), py::arg("force"));
     m.def("write_partial", &writePartial, py::arg("paths"), py::arg("path"), py::arg("force"), py::arg("settings"),
