@@ -50,7 +50,7 @@ def calls(scratch: str) -> Dict[str, Call]:
         os.makedirs(out, exist_ok=True)
         return {
             op: a.get_frequent_cuda_kernel_sequences(op, out, rank=ranks(a)[0], visualize=False)
-            for op in ("aten::linear", "aten::mm", "aten::addmm", "aten::conv2d", "aten::add_", "ProfilerStep")
+            for op in ("aten::linear", "aten::addmm", "ProfilerStep")
         }
 
     def annotated(frame):

@@ -12,7 +12,7 @@ from ._options import PathLike, analysis_settings
 from ._report import warn_all
 
 
-class Diff:
+class Diff(_frames.Document):
     """``overlapscope diff BASE CANDIDATE``: the summary, each device
     (matched by rank and GPU) and each step (by position), with absolute and
     relative change, largest regressions first.
@@ -25,8 +25,7 @@ class Diff:
     """
 
     def __init__(self, out: Dict[str, Any]) -> None:
-        self._document: Dict[str, Any] = json.loads(out["json"])
-        self._text = out["text"]
+        super().__init__(json.loads(out["json"]), out["text"])
         self._markdown = out["markdown"]
         self._regressed = bool(out["regressed"])
 
@@ -68,17 +67,9 @@ class Diff:
         """Devices or steps present on one side only."""
         return list(self._document["notes"])
 
-    def to_dict(self) -> Dict[str, Any]:
-        return self._document
-
-    def text(self) -> str:
-        return self._text
-
     def markdown(self) -> str:
+        """``--format markdown``."""
         return self._markdown
-
-    def __repr__(self) -> str:
-        return self._text
 
 
 def diff(

@@ -107,3 +107,24 @@ def records(rows: list, columns: Any = None) -> pd.DataFrame:
         for row in rows:
             keys.update(dict.fromkeys(row))
     return pd.DataFrame({key: typed([row.get(key) for row in rows]) for key in keys})
+
+
+class Document:
+    """A command's JSON document and its text, as the command line writes
+    them (what-if, diff, hang): ``to_dict()``, ``text()``; tables are made
+    from the document by the subclasses."""
+
+    def __init__(self, document: Any, text: str) -> None:
+        self._document = document
+        self._text = text
+
+    def to_dict(self) -> Any:
+        """The command's ``--format json`` document."""
+        return self._document
+
+    def text(self) -> str:
+        """The command's text output."""
+        return self._text
+
+    def __repr__(self) -> str:
+        return self._text

@@ -12,7 +12,7 @@ from ._options import Paths, paths_of
 from ._report import warn_all
 
 
-class Hang:
+class Hang(_frames.Document):
     """The hang analysis of a job (docs/cli.md, ``overlapscope hang``).
 
     ``verdict`` is ``"healthy"``, ``"hang"`` or ``"desync"``; ``to_dict()``
@@ -23,8 +23,7 @@ class Hang:
     """
 
     def __init__(self, document: str, text: str) -> None:
-        self._document: Dict[str, Any] = json.loads(document)
-        self._text = text
+        super().__init__(json.loads(document), text)
 
     @property
     def verdict(self) -> str:
@@ -74,17 +73,6 @@ class Hang:
     @property
     def warnings(self) -> pd.DataFrame:
         return pd.DataFrame({"message": pd.Series(self._document["warnings"], dtype=object)})
-
-    def to_dict(self) -> Dict[str, Any]:
-        """``overlapscope hang --format json``'s document."""
-        return self._document
-
-    def text(self) -> str:
-        """``overlapscope hang``'s text: the paragraph, then each rank's progress."""
-        return self._text
-
-    def __repr__(self) -> str:
-        return self._text
 
     def _repr_html_(self) -> str:
         import html

@@ -55,34 +55,8 @@ class LabeledTrace:
         device_type: DeviceType = DeviceType.ALL,
     ) -> pd.DataFrame:
         """The rows of these ranks, iterations and device (``stream`` -1: CPU)."""
-        _ranks = self.ranks()
-        if rank is None:
-            if not _ranks:
-                raise ValueError(f"Trace {self.label} doesn't have any rank.")
-            ranks = _ranks[:1]
-        elif isinstance(rank, int):
-            ranks = [rank]
-        elif isinstance(rank, list):
-            ranks = rank
-        else:
-            raise ValueError(f"Invalid type for argument `rank` {rank}.")
-        for r in ranks:
-            if r not in _ranks:
-                raise ValueError(f"Invalid argument rank={rank}.")
-        _iterations = self.iterations()
-        if iteration is None:
-            if not _iterations:
-                raise ValueError(f"Trace {self.label} doesn't have any iteration.")
-            iterations = _iterations[:1]
-        elif isinstance(iteration, int):
-            iterations = [iteration]
-        elif isinstance(iteration, list):
-            iterations = iteration
-        else:
-            raise ValueError(f"Invalid type for argument `iteration` {iteration}.")
-        for i in iterations:
-            if i not in _iterations:
-                raise ValueError(f"Invalid argument iteration={i}.")
+        ranks = _chosen(rank, self.ranks(), "rank", self.label)
+        iterations = _chosen(iteration, self.iterations(), "iteration", self.label)
         df = pd.concat([self._frames[r] for r in ranks]) if len(ranks) > 1 else self._frames[ranks[0]]
         df = df[df["iteration"].isin(iterations)]
         if device_type == DeviceType.CPU:
@@ -103,6 +77,25 @@ class LabeledTrace:
         df["cat_id"] = pd.Categorical(df["cat"]).codes.astype("int64")
         df["name_id"] = pd.Categorical(df["name"]).codes.astype("int64")
         return df[["cat", "name", "short_name", "counts", "total_duration", "cat_id", "name_id"]]
+
+
+def _chosen(value: Any, available: List[int], what: str, label: str) -> List[int]:
+    """extract_ops' arguments: None is the first available, an int or a list
+    of them must all be available (HTA's messages)."""
+    if value is None:
+        if not available:
+            raise ValueError(f"Trace {label} doesn't have any {what}.")
+        return available[:1]
+    if isinstance(value, int):
+        chosen = [value]
+    elif isinstance(value, list):
+        chosen = value
+    else:
+        raise ValueError(f"Invalid type for argument `{what}` {value}.")
+    for v in chosen:
+        if v not in available:
+            raise ValueError(f"Invalid argument {what}={value}.")
+    return chosen
 
 
 def _labeled(t: Any, default_label: str) -> LabeledTrace:

@@ -38,13 +38,16 @@ class CallStacks:
         names = df["name"].astype(str).to_numpy()
         for (pid, tid), rows in df.groupby(["pid", "tid"], sort=False).indices.items():
             streams = stream[rows]
-            if (streams > 0).all():  # a GPU stream (infer_device_type)
+            # A GPU stream (infer_device_type) has no stack; nor has a thread
+            # 0, whose root HTA numbers 0 (-tid), which it then takes for an
+            # event and leaves out of its depths.
+            if (streams > 0).all() or tid == 0:
                 continue
             host = rows[streams == -1]
             self._nest(host, ts, dur, self.roots[(pid, tid)])
         # A launch's GPU work hangs under it (_link_cpu_and_gpu).
         correlated = df["index_correlation"].to_numpy()  # the frame's index, its row + 1
-        for row in np.flatnonzero(stream != -1):
+        for row in np.flatnonzero(stream > 0):  # get_cpu_gpu_correlation: streams above 0
             launch = correlated[row] - 1
             if launch >= 0 and self.parent[launch] != -1:  # the launch is in a thread's stack
                 self.parent[row] = launch

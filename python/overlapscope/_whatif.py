@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import pandas as pd
 
@@ -15,17 +15,13 @@ BUCKET_RULES = ("at-least", "at-most")
 READINESS = ("kernels", "time")
 
 
-class WhatIf:
+class WhatIf(_frames.Document):
     """Predicted step time and exposed communication per bucket size.
 
     The tables are made from the what-if JSON document (they are small: a row
     per device, or per device and bucket size), so every field it has is a
     column: nested objects are flattened (``fit_alpha_ns``, ``observed_step_ns``).
     """
-
-    def __init__(self, document: Dict[str, Any], text: str) -> None:
-        self._document = document
-        self._text = text
 
     @property
     def devices(self) -> pd.DataFrame:
@@ -55,17 +51,6 @@ class WhatIf:
         """The median over modelled devices per bucket size (``summary=True``), else None."""
         summary = self._document.get("summary")
         return None if summary is None else pd.DataFrame(summary["scenarios"])
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The ``overlapscope whatif --format json`` document."""
-        return self._document
-
-    def text(self) -> str:
-        """The text output of ``overlapscope whatif``."""
-        return self._text
-
-    def __repr__(self) -> str:
-        return self._text
 
 
 def whatif(

@@ -39,6 +39,8 @@ from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
 from ._errors import CaptureError
 from ._report import warn_all
 
+__all__ = ["DeviceType", "LabeledTrace", "NotInOverlapscope", "TimeSeriesTypes", "TraceAnalysis", "TraceDiff"]
+
 #: HTA's default trace directory (hta/configs/default_values.py).
 DEFAULT_TRACE_DIR = "/tmp/trace"
 

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -186,4 +187,25 @@ TEST_F(JobTest, LoadingSeveralFilesReportsOneFractionAndNamesTheFile) {
         files.insert(file);
     }
     EXPECT_EQ(files, (std::set<int>{1, 2, 3}));
+}
+
+TEST_F(JobTest, AnalysingSeveralFilesReportsTheShareReadWithinFiles) {
+    synth::WorkloadSpec spec;
+    spec.ranks = 4;
+    spec.steps = 3;
+    synth::writeWorkload(spec, (dir_ / "j").string(), false);
+    for (int jobs : {1, 3}) {
+        std::vector<double> seen;
+        std::mutex m;
+        job::JobProgress progress;
+        progress.reading = [&](double fraction) {
+            const std::lock_guard lock(m);
+            seen.push_back(fraction);
+        };
+        analyzeFiles({(dir_ / "j").string()}, {}, jobs, progress);
+        ASSERT_GT(seen.size(), 4u) << "jobs " << jobs;  // more than once per file
+        for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i], seen[i - 1]) << "jobs " << jobs;
+        EXPECT_GE(seen.front(), 0.0);
+        EXPECT_DOUBLE_EQ(seen.back(), 1.0);
+    }
 }

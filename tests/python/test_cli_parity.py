@@ -10,9 +10,7 @@ import json
 import re
 import sqlite3
 import subprocess
-from pathlib import Path
 
-import pandas as pd
 import pytest
 
 import overlapscope
