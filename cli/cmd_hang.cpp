@@ -3,10 +3,9 @@
 // Recorder dumps (pickles or JSON), read one dump at a time. Exit 0 healthy,
 // 1 hang or desync, 2 bad input.
 #include "analyzer/capture/capture_error.h"
-#include "analyzer/hang/flight_recorder.h"
 #include "analyzer/hang/hang.h"
+#include "analyzer/hang/hang_inputs.h"
 #include "analyzer/hang/hang_output.h"
-#include "analyzer/load/input_kind.h"
 #include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
@@ -14,7 +13,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
-#include <set>
 
 namespace osc::cli {
 namespace {
@@ -27,53 +25,6 @@ struct HangArgs {
     bool verbose = false;
     double minWaitMs = static_cast<double>(hang::kDefaultMinWaitNs) / 1e6;
 };
-
-struct SortedInputs {
-    std::vector<std::string> captures, dumps;
-};
-
-[[noreturn]] void notForHang(const std::string& path, const std::string& what) {
-    throw CaptureError(path, what +
-                                 ", which holds no order of collectives: `hang` reads captures (ours, Nsight "
-                                 "Systems exports, PyTorch traces) and PyTorch Flight Recorder dumps");
-}
-
-// Each input by content; a directory's files one by one, since a job's
-// captures and its Flight Recorder dumps often sit together.
-SortedInputs sortInputs(const std::vector<std::string>& paths) {
-    SortedInputs in;
-    std::set<std::string> seen;
-    const auto addFile = [&](const std::string& f, InputKind kind) {
-        if (!seen.insert(f).second) return;
-        (kind == InputKind::FlightRecorderDump ? in.dumps : in.captures).push_back(f);
-    };
-    for (const auto& path : paths) {
-        const InputKind kind = sniff(path);
-        switch (kind) {
-            case InputKind::SqliteCapture:
-            case InputKind::KinetoTrace:
-            case InputKind::FlightRecorderDump:
-            case InputKind::Unknown:  // the capture reader says what is wrong with it
-                addFile(path, kind);
-                break;
-            case InputKind::CaptureDirectory:
-            case InputKind::FlightRecorderDirectory:
-                for (const auto& f : captureFilesIn(path)) addFile(f, sniff(f));
-                for (const auto& f : flightRecorderFilesIn(path)) addFile(f, InputKind::FlightRecorderDump);
-                break;
-            case InputKind::PartialResult:
-            case InputKind::PartialDirectory:
-                notForHang(path, "partial results");
-            case InputKind::SavedReport:
-                notForHang(path, "a saved report");
-            case InputKind::HangResult:
-                throw CaptureError(path,
-                                   "an overlapscope hang result (hang --format json): give `hang` the captures or "
-                                   "Flight Recorder dumps it was made from");
-        }
-    }
-    return in;
-}
 
 // Warnings on stderr: a few, the rest with --verbose, so that the verdict
 // stays what a terminal shows.
@@ -92,25 +43,21 @@ int runHang(const HangArgs& args) {
     if (!toStdout) output::checkOutputPath(args.output, args.force);
     if (!(args.minWaitMs >= 0)) throw std::invalid_argument("--min-wait-ms must be 0 or more");
 
-    const SortedInputs in = sortInputs(args.inputs);
+    const hang::HangInputs in = hang::sortHangInputs(args.inputs);
     std::optional<Capture> capture;
     // Every column `report` reads is read (launch details too): a capture it
     // refuses as damaged is refused here, not read in part and called healthy.
     if (!in.captures.empty()) capture = loadInputs(in.captures, true);
-    // Each dump becomes its ranks' calls and is dropped: read on worker
-    // threads, added in the order given.
-    std::optional<hang::JobSequences> dumps;
-    if (!in.dumps.empty()) {
-        hang::FlightRecorderSequences sequences(capture ? std::optional<int64_t>(capture->originUtcNs) : std::nullopt);
-        ProgressLine progress;
-        sequences.addFiles(in.dumps, 0, [&](size_t done, size_t total) {
+    // Each dump becomes its ranks' calls and is dropped.
+    ProgressLine progress;
+    std::optional<hang::JobSequences> dumps = hang::readDumpSequences(
+        in.dumps, capture ? std::optional<int64_t>(capture->originUtcNs) : std::nullopt,
+        [&](size_t done, size_t total) {
             progress.show(
                 "reading Flight Recorder dumps (" + std::to_string(done) + " of " + std::to_string(total) + ")",
                 static_cast<double>(done) / static_cast<double>(total));
         });
-        progress.done();
-        dumps = sequences.finish();
-    }
+    progress.done();
 
     hang::HangSettings settings;
     settings.minWaitNs = static_cast<TimeNs>(std::min(args.minWaitMs, 9e12) * 1e6);  // within int64 ns

@@ -23,7 +23,7 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
     jobs = std::max(1, std::min<int>(jobs, static_cast<int>(n)));
     for (int w = 0; w < jobs; ++w) scratch_.push_back(std::make_unique<crossrank::ScratchFile>());
     LoadOptions load = options.load;
-    load.progress = nullptr;  // per-file fractions from several threads mean nothing together
+    load.progress = nullptr;  // a file's fraction alone means nothing among several: `reading` sums them
     // The cores are the workers': a reader that could use several for one
     // file (a PyTorch trace) gets its share of them.
     if (load.threads <= 0)
@@ -32,6 +32,14 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
     std::atomic<size_t> next{0}, done{0};
     std::atomic<bool> failed{false};
     std::mutex progressMutex;
+    std::vector<double> readShare(n, 0.0);
+    auto read = [&](size_t i, double fraction) {
+        std::lock_guard lock(progressMutex);
+        readShare[i] = fraction;
+        double sum = 0;
+        for (double x : readShare) sum += x;
+        options.reading(sum / static_cast<double>(n));
+    };
     auto work = [&](size_t worker) {
         crossrank::ScratchFile& scratch = *scratch_[worker];
         std::string bytes;
@@ -40,7 +48,9 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
             const size_t i = next.fetch_add(1);
             if (i >= n) return;
             try {
-                const partial::FilePart part = analyzeCaptureFile(files_[i], settings_, options.reader, load);
+                LoadOptions one = load;
+                if (options.reading) one.progress = [&read, i](double fraction, std::string_view) { read(i, fraction); };
+                const partial::FilePart part = analyzeCaptureFile(files_[i], settings_, options.reader, one);
                 bytes.clear();
                 partial::encodeFilePart(part, bytes);
                 Section& s = sections_[i];
@@ -54,6 +64,7 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
                 return;
             }
             const size_t d = done.fetch_add(1) + 1;
+            if (options.reading) read(i, 1.0);
             if (options.progress) {
                 std::lock_guard lock(progressMutex);
                 options.progress(d, n, files_[i]);

@@ -29,6 +29,10 @@ struct FileWorkerOptions {
     LoadOptions load;                        // launchDetails and cancel apply; its progress is not called
     // After each file: files done, files in all, the file just done.
     std::function<void(size_t done, size_t total, const std::string& file)> progress;
+    // While files are read: the share of all of them read so far, within
+    // files too (the readers' fractions summed over the workers), so a line
+    // advances while a big file is read. Called from the workers, one at a time.
+    std::function<void(double fraction)> reading;
 };
 
 // The per-file half of the analysis, kept on disk in file order.

@@ -57,6 +57,7 @@ FileWorkerOptions workerOptions(const JobRequest& request, const JobProgress& pr
     o.progress = [&progress](size_t done, size_t total, const std::string&) {
         count(progress, "analyzing", done, total);
     };
+    if (progress.reading) o.reading = progress.reading;
     return o;
 }
 

@@ -60,6 +60,9 @@ struct JobProgress {
     // Counted work: "analyzing" files, "reading" partial results,
     // "merging" devices; done of total.
     std::function<void(std::string_view verb, size_t done, size_t total)> counted;
+    // While several capture files are analysed: the share of them read so
+    // far, within files too (for a line that advances while a big file is read).
+    std::function<void(double fraction)> reading;
     // Warnings of the readers and of the analysis, as they become known.
     std::function<void(const std::vector<std::string>& warnings)> warnings;
     // Set from another thread to abandon the job (LoadCancelled).

@@ -93,14 +93,24 @@ void warnMixedNumbering(Capture& capture) {
 
 Capture loadCaptures(const std::vector<std::string>& paths, const LoadOptions& options) {
     Capture capture;
-    for (const auto& p : paths) {
-        capture.sourcePaths.push_back(p);
-        for (const auto& f : captureFiles({p})) {
-            const size_t before = capture.processes.size();
-            readCaptureFile(f, options, capture);
-            checkTimeRanges(capture, before, f);
-            refuseRepeatedProcesses(capture, before, f);
-        }
+    std::vector<std::pair<std::string, std::string>> files;  // (as given, file)
+    for (const auto& p : paths)
+        for (const auto& f : captureFiles({p})) files.emplace_back(p, f);
+    for (const auto& p : paths) capture.sourcePaths.push_back(p);
+    for (size_t i = 0; i < files.size(); ++i) {
+        const std::string& f = files[i].second;
+        // Several files: one fraction over all of them, and which file this is.
+        LoadOptions one = options;
+        if (files.size() > 1 && options.progress)
+            one.progress = [&, i](double fraction, std::string_view stage) {
+                const std::string label =
+                    "file " + std::to_string(i + 1) + "/" + std::to_string(files.size()) + ", " + std::string(stage);
+                options.progress((static_cast<double>(i) + fraction) / static_cast<double>(files.size()), label);
+            };
+        const size_t before = capture.processes.size();
+        readCaptureFile(f, one, capture);
+        checkTimeRanges(capture, before, f);
+        refuseRepeatedProcesses(capture, before, f);
     }
     warnMixedNumbering(capture);
     finishLoading(capture);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Iterable, List, Optional, Sequence, Union
 
@@ -39,6 +40,7 @@ def analysis_settings(
     align: str = "session-start",
     microbatch_pattern: Optional[str] = None,
     pipeline_stages: int = 0,
+    peak_busbw_gbps: Optional[float] = None,
 ) -> dict:
     """The settings dict the compiled part takes (python/src/module.cpp)."""
     if comm_kernel is None:
@@ -51,6 +53,8 @@ def analysis_settings(
         raise ValueError(f"align must be one of {', '.join(ALIGN_MODES)}, not {align!r}")
     if not 0 <= int(pipeline_stages) <= 65536:
         raise ValueError(f"pipeline_stages must be between 0 and 65536, not {pipeline_stages}")
+    if peak_busbw_gbps is not None and not (math.isfinite(float(peak_busbw_gbps)) and float(peak_busbw_gbps) > 0):
+        raise ValueError(f"peak_busbw_gbps must be a positive number of GB/s, not {peak_busbw_gbps!r}")
     return {
         "comm_kernel": [_regex("comm_kernel", k) for k in kernels],
         "comm_copies": bool(comm_copies),
@@ -58,4 +62,5 @@ def analysis_settings(
         "align": align,
         "microbatch_pattern": None if microbatch_pattern is None else _regex("microbatch_pattern", microbatch_pattern),
         "pipeline_stages": int(pipeline_stages),
+        "peak_busbw_gbps": None if peak_busbw_gbps is None else float(peak_busbw_gbps),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -25,8 +26,9 @@ class Report:
     (floats). docs/python.md lists the columns.
 
     - ``devices``: one row per device (one GPU of one process): ``rank``,
-      ``gpu`` and every field of the JSON's ``totals`` (``overlap_ratio``,
-      ``exposed_comm_ns``, ...), the verdict and the bottleneck;
+      ``device`` (the GPU ordinal), every field of the JSON's ``totals``
+      (``overlap_ratio``, ``exposed_comm_ns``, ...), the verdict, the
+      bottleneck, ``gpu`` (the model), bus bandwidth and late arrivals;
     - ``steps``: one row per device and step;
     - ``collectives``: one row per communication operation per device;
     - ``findings``: what the report says about a device or a step;
@@ -49,7 +51,11 @@ class Report:
         if name not in self._frames:
             if self._tables is None:
                 self._tables = self._handle.tables()
-            self._frames[name] = _frames.frame(self._tables.pop(name))
+            table = _frames.frame(self._tables.pop(name))
+            if name == "devices":
+                for field, template in _core.device_object_fields().items():
+                    table = _frames.flatten_json_column(table, field, template)
+            self._frames[name] = table
         return self._frames[name]
 
     @property
@@ -151,6 +157,31 @@ class Report:
         """The Markdown report (``--format markdown``), e.g. for a pull request."""
         return self._handle.text(steps, collectives, interference, top, True)
 
+    def save(
+        self,
+        path: str,
+        format: str = "json",
+        *,
+        steps: bool = False,
+        collectives: bool = False,
+        interference: bool = False,
+        top: int = 20,
+        force: bool = False,
+    ) -> None:
+        """``overlapscope report -o PATH --format FORMAT`` (``json``, ``text``
+        or ``markdown``; the flags as :meth:`text`): an existing file is
+        replaced only with ``force`` (``--force``), and a file is never
+        written through a link someone else could have planted (docs/cli.md,
+        "Output files"). Raises :class:`overlapscope.CaptureError` naming the
+        path when it cannot be written."""
+        if format == "json":
+            content = self.to_json()
+        elif format in ("text", "markdown"):
+            content = self._handle.text(steps, collectives, interference, top, format == "markdown")
+        else:
+            raise ValueError(f"format must be json, text or markdown, not {format!r}")
+        _core.write_file(os.fspath(path), content, bool(force))
+
     def __repr__(self) -> str:
         lines = [line for line in self.text().splitlines() if line.strip()]
         head = "\n".join(lines[1 : 1 + min(len(self.devices), 8)])
@@ -175,6 +206,7 @@ def report(
     align: Optional[str] = None,
     microbatch_pattern: Optional[str] = None,
     pipeline_stages: int = 0,
+    peak_busbw_gbps: Optional[float] = None,
     jobs: int = 0,
     progress: _progress.Progress = None,
 ) -> Report:
@@ -187,8 +219,10 @@ def report(
     options: ``comm_kernel`` (``--comm-kernel``, a regex or a list of them),
     ``comm_copies``, ``step_pattern``, ``align`` (``"session-start"``, the
     default for captures, or ``"collectives"``; partials default to what
-    they were made with), ``microbatch_pattern``, ``pipeline_stages`` and
-    ``jobs`` (threads for several files; 0 = every core).
+    they were made with), ``microbatch_pattern``, ``pipeline_stages``,
+    ``peak_busbw_gbps`` (``--peak-busbw-gbps``) and ``jobs`` (threads for
+    several files; 0 = every core). ``Report.save`` is ``-o``/``--force``,
+    :func:`write_partial` is ``--partial``.
 
     The analysis runs in C++ without the GIL. ``progress``: None shows a
     progress line on long work in a terminal or notebook, False never, True
@@ -200,7 +234,8 @@ def report(
     ValueError for bad options.
     """
     settings = analysis_settings(
-        comm_kernel, comm_copies, step_pattern, align or "session-start", microbatch_pattern, pipeline_stages
+        comm_kernel, comm_copies, step_pattern, align or "session-start", microbatch_pattern, pipeline_stages,
+        peak_busbw_gbps,
     )
     if jobs < 0:
         raise ValueError(f"jobs must be 0 (every core) or more, not {jobs}")
@@ -213,3 +248,32 @@ def report(
     )
     warn_all(handle.job_warnings)
     return Report(handle)
+
+
+def write_partial(
+    paths: Paths,
+    output: str,
+    *,
+    force: bool = False,
+    comm_kernel: Union[str, Sequence[str], None] = None,
+    comm_copies: bool = False,
+    step_pattern: Optional[str] = None,
+    microbatch_pattern: Optional[str] = None,
+    pipeline_stages: int = 0,
+    peak_busbw_gbps: Optional[float] = None,
+    jobs: int = 0,
+    progress: _progress.Progress = None,
+) -> None:
+    """``overlapscope report --partial -o OUTPUT``: the per-file half of the
+    analysis of these captures, for :func:`report` (or ``overlapscope
+    merge``) to combine with other nodes' partials into the job's report.
+    Name it ``NAME.partial.json``; an existing file is replaced only with
+    ``force``. ``align`` belongs to the merge, as on the command line."""
+    settings = analysis_settings(
+        comm_kernel, comm_copies, step_pattern, "session-start", microbatch_pattern, pipeline_stages, peak_busbw_gbps
+    )
+    if jobs < 0:
+        raise ValueError(f"jobs must be 0 (every core) or more, not {jobs}")
+    _core.write_partial(
+        paths_of(paths), os.fspath(output), bool(force), settings, int(jobs), _progress.callback(progress)
+    )

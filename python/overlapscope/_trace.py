@@ -99,11 +99,12 @@ class Trace:
         align: str = "session-start",
         microbatch_pattern: Optional[str] = None,
         pipeline_stages: int = 0,
+        peak_busbw_gbps: Optional[float] = None,
         progress: _progress.Progress = None,
     ) -> Report:
         """The overlap report of this capture without loading it again
         (the options are :func:`overlapscope.report`'s)."""
-        settings = analysis_settings(comm_kernel, comm_copies, step_pattern, align, microbatch_pattern, pipeline_stages)
+        settings = analysis_settings(comm_kernel, comm_copies, step_pattern, align, microbatch_pattern, pipeline_stages, peak_busbw_gbps)
         handle = self._handle.analyze(settings, _progress.callback(progress))
         warn_all(handle.job_warnings)
         return Report(handle)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import pandas as pd
 
-from . import _core, _progress
+from . import _core, _frames, _progress
 from ._options import Paths, analysis_settings, paths_of
 from ._report import warn_all
 
@@ -15,7 +15,7 @@ BUCKET_RULES = ("at-least", "at-most")
 READINESS = ("kernels", "time")
 
 
-class WhatIf:
+class WhatIf(_frames.Document):
     """Predicted step time and exposed communication per bucket size.
 
     The tables are made from the what-if JSON document (they are small: a row
@@ -23,23 +23,18 @@ class WhatIf:
     column: nested objects are flattened (``fit_alpha_ns``, ``observed_step_ns``).
     """
 
-    def __init__(self, document: Dict[str, Any], text: str) -> None:
-        self._document = document
-        self._text = text
-
     @property
     def devices(self) -> pd.DataFrame:
         """One row per device: whether it was modelled (and why not), the cost
         fit, the observed buckets and the self-check error."""
         rows = []
         for index, device in enumerate(self._document["devices"]):
-            row = {"device_index": index, "gpu": device["device"]}
-            row.update({k: v for k, v in device.items() if k not in ("device", "scenarios", "fit", "observed")})
-            for part in ("fit", "observed"):
-                for key, value in (device.get(part) or {}).items():
-                    row[f"{part}_{key}"] = value
+            row = {"device_index": index}
+            # A device not modelled has no fit or observed object: no columns from it.
+            kept = {k: v for k, v in device.items() if k != "scenarios" and not (k in ("fit", "observed") and v is None)}
+            row.update(_frames.flat("", kept))
             rows.append(row)
-        return pd.DataFrame(rows)
+        return _frames.records(rows)
 
     @property
     def scenarios(self) -> pd.DataFrame:
@@ -48,25 +43,14 @@ class WhatIf:
         rows = []
         for index, device in enumerate(self._document["devices"]):
             for scenario in device["scenarios"]:
-                rows.append({"device_index": index, "rank": device["rank"], "gpu": device["device"], **scenario})
-        return pd.DataFrame(rows)
+                rows.append({"device_index": index, "rank": device["rank"], "device": device["device"], **scenario})
+        return _frames.records(rows)
 
     @property
     def summary(self) -> Optional[pd.DataFrame]:
         """The median over modelled devices per bucket size (``summary=True``), else None."""
         summary = self._document.get("summary")
         return None if summary is None else pd.DataFrame(summary["scenarios"])
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The ``overlapscope whatif --format json`` document."""
-        return self._document
-
-    def text(self) -> str:
-        """The text output of ``overlapscope whatif``."""
-        return self._text
-
-    def __repr__(self) -> str:
-        return self._text
 
 
 def whatif(
@@ -89,6 +73,7 @@ def whatif(
     align: str = "session-start",
     microbatch_pattern: Optional[str] = None,
     pipeline_stages: int = 0,
+    peak_busbw_gbps: Optional[float] = None,
     progress: _progress.Progress = None,
 ) -> WhatIf:
     """Predict step time and exposed communication for other DDP bucket
@@ -104,7 +89,7 @@ def whatif(
         raise ValueError(f"readiness must be one of {', '.join(READINESS)}, not {readiness!r}")
     if base_model:
         readiness, latencies, independent_ranks = "time", False, True
-    settings = analysis_settings(comm_kernel, comm_copies, step_pattern, align, microbatch_pattern, pipeline_stages)
+    settings = analysis_settings(comm_kernel, comm_copies, step_pattern, align, microbatch_pattern, pipeline_stages, peak_busbw_gbps)
     whatif_settings = {
         "bucket_mb": [float(mb) for mb in bucket_mb],
         "bucket_rule": bucket_rule,

@@ -7,17 +7,20 @@ An HTA notebook changes one import::
     analyzer = TraceAnalysis(trace_dir="traces/")
     analyzer.get_comm_comp_overlap()
 
-and gets the same method names, arguments and result columns for
-``get_comm_comp_overlap``, ``get_temporal_breakdown``,
-``get_gpu_kernel_breakdown``, ``get_idle_time_breakdown`` and
-``get_cuda_kernel_launch_stats``, with HTA's semantics (v0.6): its kernel
-name patterns, its trimming of the last ProfilerStep, its rounding of
-fractional microseconds (off with ``HTA_DISABLE_NS_ROUNDING=1``, as in HTA),
-its units (microseconds). The trace is read and the intervals computed by
-overlapscope's C++ engine; only the final group-bys are pandas, written as
-HTA writes them. Where the numbers can differ from HTA's, and why:
-docs/python.md ("HTA drop-in"). No figures are drawn: ``visualize`` is
-accepted and ignored.
+and gets the same method names, arguments and result columns, with HTA's
+semantics (v0.6): its kernel name patterns, its trimming of the last
+ProfilerStep, its rounding of fractional microseconds (off with
+``HTA_DISABLE_NS_ROUNDING=1``, as in HTA), its units (microseconds). The
+overlap, breakdown, idle-time and launch methods are computed by
+overlapscope's C++ engine (only their last group-bys are pandas); the
+counters, annotations, kernel sequences, profiler steps, stragglers and
+``TraceDiff`` are HTA's own pandas, run on the table of events the engine
+gives (python/src/hta_frame.cpp). Where the numbers can differ from HTA's,
+and why: docs/python.md ("HTA drop-in"). No figures are drawn:
+``visualize`` is accepted and ignored.
+
+HTA methods overlapscope does not have are absent (``hasattr`` is False);
+reaching for one raises an ``AttributeError`` that says what to use instead.
 
 It also reads what HTA cannot: overlapscope captures and Nsight Systems
 SQLite exports in ``trace_dir``.
@@ -26,24 +29,45 @@ SQLite exports in ``trace_dir``.
 from __future__ import annotations
 
 import os
+from enum import Flag, auto
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import pandas as pd
 
-from . import _core, _frames, _progress
+from . import _core, _frames, _hta_annotations, _hta_counters, _hta_sequences, _hta_steps, _progress
+from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
+from ._errors import CaptureError
 from ._report import warn_all
+
+__all__ = ["DeviceType", "LabeledTrace", "NotInOverlapscope", "TimeSeriesTypes", "TraceAnalysis", "TraceDiff"]
 
 #: HTA's default trace directory (hta/configs/default_values.py).
 DEFAULT_TRACE_DIR = "/tmp/trace"
 
 _IDLE_CATEGORY_NAMES = {0: "host_wait", 1: "kernel_wait", 2: "other"}
-_SUPPORTED = (
-    "get_comm_comp_overlap",
-    "get_temporal_breakdown",
-    "get_gpu_kernel_breakdown",
-    "get_idle_time_breakdown",
-    "get_cuda_kernel_launch_stats",
-)
+
+#: HTA methods overlapscope does not have, and what to use instead.
+_ELSEWHERE = {
+    "critical_path_analysis": "overlapscope.report(...): each step's bottleneck collective and findings "
+    "(report.steps, report.findings) say what bounds the step; HTA itself draws the critical path",
+    "overlay_critical_path_analysis": "overlapscope export (a Chrome trace with the overlap lanes); HTA itself "
+    "overlays the critical path",
+    "get_cupti_counter_data_with_operators": "HTA itself: overlapscope does not read CUPTI range-profiler counters",
+    "get_aten_op_kernels_and_delay": "get_cuda_kernel_launch_stats() (per launch: CPU and GPU duration, launch "
+    "delay) or overlapscope.load(...).cpu_ops and .kernels joined on correlation",
+}
+
+
+class TimeSeriesTypes(Flag):
+    """HTA's counter kinds for ``generate_trace_with_counters``."""
+
+    QUEUE_LENGTH = auto()
+    MEMCPY_BANDWIDTH = auto()
+
+
+class NotInOverlapscope(AttributeError):
+    """An HTA method overlapscope.hta does not have. An AttributeError, so
+    ``hasattr(analyzer, name)`` is False; the message says what to use."""
 
 
 def _round_like_hta() -> bool:
@@ -53,10 +77,38 @@ def _round_like_hta() -> bool:
 
 def _trace_paths(trace_files: Union[None, Dict[int, str], List[str]], trace_dir: str) -> List[str]:
     if trace_files is None:
-        return [trace_dir]
+        return _traces_in(trace_dir)
     files = trace_files.values() if isinstance(trace_files, dict) else trace_files
     # hta/common/trace.py _normalize_trace_filenames: relative names are in trace_dir.
     return [f if f.startswith(trace_dir) or f.startswith("/") else os.path.join(trace_dir, f) for f in files]
+
+
+def _traces_in(trace_dir: str) -> List[str]:
+    """The traces of a directory as HTA lists them (its *.json and *.gz
+    files; our captures, *.sqlite and *.db, too), without the files that are
+    not profiler traces (an execution trace beside HTA's demo traces), which
+    one warning names."""
+    if not os.path.isdir(trace_dir):
+        return [trace_dir]  # the loader says what is wrong with it
+    names = sorted(n for n in os.listdir(trace_dir) if n.endswith((".json", ".gz", ".sqlite", ".db")))
+    kept, skipped = [], []
+    for name in names:
+        path = os.path.join(trace_dir, name)
+        if not os.path.isfile(path):
+            continue
+        kind = _core.trace_file_kind(path)
+        if kind in ("trace", "capture"):
+            kept.append(path)
+        else:
+            skipped.append(f"{name} ({kind})")
+    if skipped:
+        warn_all(
+            [f"{trace_dir}: left out {len(skipped)} file{'s' if len(skipped) > 1 else ''} that "
+             f"{'are' if len(skipped) > 1 else 'is'} not a profiler trace: {', '.join(skipped)}"]
+        )
+    if not kept:
+        raise CaptureError(f"{trace_dir}: no PyTorch profiler trace (.json, .json.gz) or capture here")
+    return kept
 
 
 class TraceAnalysis:
@@ -76,32 +128,56 @@ class TraceAnalysis:
         include_last_profiler_step: Optional[bool] = False,
         *,
         progress: _progress.Progress = None,
+        _filter_steps: bool = True,
     ) -> None:
         paths = _trace_paths(trace_files, trace_dir)
-        capture = _core.load(paths, False, _progress.callback(progress))
-        warn_all(capture.warnings)
         ranks: Dict[str, int] = {}
         if isinstance(trace_files, dict):
             ranks = {path: int(rank) for path, rank in zip(paths, trace_files.keys())}
-        self._trace = capture.hta(bool(include_last_profiler_step), _round_like_hta(), ranks, {})
+        self._trace, loaded = _core.hta_load(
+            paths, 0, bool(include_last_profiler_step), _round_like_hta(), ranks, bool(_filter_steps),
+            _progress.callback(progress),
+        )
+        warn_all(loaded)
         warn_all(self._trace.warnings())
-        self._events: Optional[pd.DataFrame] = None
+        for rank in self._trace.ranks():
+            path = self._trace.path(rank)
+            if self._trace.gpu_event_count(rank) == 0 and path.endswith((".json", ".gz")):
+                if _core.holds_mtia_events(path):
+                    raise CaptureError(
+                        f"{path}: an MTIA trace (mtia_ccp_events): overlapscope reads the GPU work of NVIDIA "
+                        "and AMD traces, not MTIA's; use HTA itself for this trace"
+                    )
+        self._frames: Dict[int, pd.DataFrame] = {}
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("get_") or name in ("critical_path_analysis", "generate_trace_with_counters"):
-            raise NotImplementedError(
-                f"overlapscope.hta.TraceAnalysis has no {name}(); it implements {', '.join(_SUPPORTED)}. "
-                "Use HTA itself for the rest."
+        if name in _ELSEWHERE:
+            raise NotInOverlapscope(
+                f"overlapscope.hta.TraceAnalysis has no {name}(); use {_ELSEWHERE[name]}"
             )
-        raise AttributeError(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def _gpu_events(self) -> pd.DataFrame:
-        if self._events is None:
-            events = _frames.frame(self._trace.gpu_events())
-            events["name"] = events["name"].astype(object)
-            events["kernel_type"] = events["kernel_type"].astype(object)
-            self._events = events
-        return self._events
+    def _frame(self, rank: int) -> pd.DataFrame:
+        """One rank's rows as HTA's trace table holds them (after its
+        ProfilerStep filter): ``index`` (overlapscope's own row numbers, GPU
+        rows first, not HTA's positions in the file), ``cat``, ``name``,
+        ``pid``, ``tid``, ``ts``, ``dur``, ``end`` (us from the job's first
+        row), ``stream`` (-1 on the host), ``correlation``, ``bytes``,
+        ``memory_bw_gbps``, ``iteration``, ``index_correlation``,
+        ``kernel_type``; ``stream`` and ``correlation`` with the dtypes HTA's
+        parser gives this file."""
+        if rank not in self._trace.ranks():
+            raise ValueError(f"no trace for rank {rank}")
+        if rank not in self._frames:
+            frame = _frames.frame(self._trace.frame(int(rank)))
+            for column, dtype in self._trace.dtypes(int(rank)).items():
+                frame[column] = frame[column].astype(dtype)
+            # HTA's pid and tid are objects: a trace's span rows have text there.
+            frame["pid"] = frame["pid"].astype(object)
+            frame["tid"] = frame["tid"].astype(object)
+            frame.index = frame["index"].to_numpy()
+            self._frames[rank] = frame
+        return self._frames[rank]
 
     def get_ranks(self) -> List[int]:
         """The ranks of the job, sorted (HTA's ``t.get_ranks()``)."""
@@ -152,16 +228,17 @@ class TraceAnalysis:
         kernel_type_df.sort_values(by=["sum"], ignore_index=True, inplace=True, ascending=False)
         kernel_type_df["percentage"] = (kernel_type_df["sum"] / kernel_type_df["sum"].sum()) * 100
         kernel_type_df = kernel_type_df.round({"percentage": 1})
+        if kernel_type_df.empty:  # pandas' empty group-by gives floats; HTA's is text
+            kernel_type_df["kernel_type"] = kernel_type_df["kernel_type"].astype(object)
 
         analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
-        events = self._gpu_events()
+        stats = _frames.frame(self._trace.kernel_name_stats())  # the per-name group-by, made in C++
         parts = []
         for rank in self._trace.ranks():
-            of_rank = events[events["rank"] == rank]
+            of_rank = stats[stats["rank"] == rank]
             for kernel_type in analysed:
-                kernels = _aggregate_kernel_time(
-                    of_rank[of_rank["kernel_type"] == kernel_type], num_kernels, duration_ratio
-                )
+                per_name = of_rank[of_rank["kernel_type"] == kernel_type][["name", "sum", "max", "min", "mean", "std"]]
+                kernels = _hta_annotations.fold(per_name.reset_index(drop=True), num_kernels, duration_ratio)
                 kernels["kernel_type"] = kernel_type
                 kernels["rank"] = int(rank)
                 parts.append(kernels)
@@ -205,6 +282,7 @@ class TraceAnalysis:
         if rank not in self._trace.ranks():
             raise ValueError(f"no trace for rank {rank}")
         intervals = _frames.frame(self._trace.idle_intervals(int(rank), float(delay)))
+        intervals["stream"] = intervals["stream"].astype(self._trace.dtypes(int(rank))["stream"])
         if not streams:
             streams = list(intervals["stream"].unique())
         # From here on as hta/analyzers/breakdown_analysis.py computes it.
@@ -253,26 +331,147 @@ class TraceAnalysis:
         for rank in ranks:
             if rank not in self._trace.ranks():
                 raise ValueError(f"no trace for rank {rank}")
-            out[rank] = _frames.frame(self._trace.launch_stats(int(rank), bool(include_memory_events)))
+            stats = _frames.frame(self._trace.launch_stats(int(rank), bool(include_memory_events)))
+            stats["correlation"] = stats["correlation"].astype(self._trace.dtypes(int(rank))["correlation"])
+            out[rank] = stats
         return out
 
+    # -- HTA's counters (hta/analyzers/trace_counters.py) ---------------------
 
-def _aggregate_kernel_time(kernels: pd.DataFrame, num_kernels: int, duration_ratio: float) -> pd.DataFrame:
-    """hta/analyzers/breakdown_analysis.py _aggr_gpu_kernel_time, as written
-    there: past ``num_kernels`` names (or the ``duration_ratio`` quantile of
-    the cumulative time) kernels become ``others``, and then every row's
-    max, min and mean are over the per-name sums, as in HTA."""
-    table = kernels.groupby(by=["name"])["dur"].agg(["sum", "max", "min", "mean", "std"])
-    table.reset_index(inplace=True)
-    table = table.sort_values(by=["sum"], ascending=False, ignore_index=True)
-    table.fillna({"std": 0}, inplace=True)
-    if table.shape[0] > num_kernels:
-        keep = table["sum"] < 0
-        table["cumsum"] = table["sum"].cumsum()
-        quantiles = table["cumsum"].quantile(duration_ratio)
-        table.loc[~keep & (table["cumsum"] > quantiles), "name"] = "others"
-        table.loc[~keep & (table.index >= num_kernels), "name"] = "others"
-        table = table.groupby(by=["name"])["sum"].agg(["sum", "max", "min", "mean", "std"])
-        table.reset_index(inplace=True)
-        table.fillna({"std": 0}, inplace=True)
-    return table
+    def get_queue_length_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
+        """Per rank, each stream's queue length (launched, not yet run) at every
+        change: ``ts`` (us), ``pid``, ``tid``, ``stream``, ``queue_length``;
+        the index numbers the events (overlapscope's numbers, not HTA's)."""
+        return _hta_counters.queue_length_time_series(self._frame, ranks)
+
+    def get_queue_length_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]:
+        """Per rank and stream: count, mean, std, min, quartiles and max of the queue length."""
+        return _hta_counters.queue_length_summary_from_time_series(self.get_queue_length_time_series(ranks))
+
+    def get_queue_length_summary_from_time_series(
+        self, queue_length_dict: Dict[int, pd.DataFrame]
+    ) -> Optional[pd.DataFrame]:
+        return _hta_counters.queue_length_summary_from_time_series(queue_length_dict)
+
+    def get_time_spent_blocked_on_full_queue(
+        self,
+        queue_length_dict: Dict[int, pd.DataFrame],
+        max_queue_length: int = _hta_counters.CUDA_MAX_LAUNCH_QUEUE_PER_STREAM,
+    ) -> Optional[pd.DataFrame]:
+        """Per rank, the time a stream's queue held ``max_queue_length`` or
+        more (the host blocks then), and its share of the trace."""
+        return _hta_counters.time_spent_blocked_on_full_queue(self._frame, queue_length_dict, max_queue_length)
+
+    def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, pd.DataFrame]:
+        """Per rank, the bandwidth (GB/s) of copies and memsets by kind
+        (``Memcpy HtoD`` ..., ``Memset``) at every change."""
+        return _hta_counters.memory_bw_time_series(self._frame, ranks)
+
+    def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> Optional[pd.DataFrame]:
+        """Per rank and kind of copy: count, mean, std, min, quartiles and max of the bandwidth (GB/s)."""
+        return _hta_counters.memory_bw_summary(self._frame, ranks)
+
+    def generate_trace_with_counters(
+        self,
+        time_series: Any = None,
+        ranks: Optional[List[int]] = None,
+        output_suffix: str = "_with_counters",
+    ) -> None:
+        """Writes each rank's trace again with the queue length ("Queue
+        Length") and copy bandwidth ("Memcpy DtoH", ...) as counter tracks,
+        beside it: ``rank0.json.gz`` -> ``rank0_with_counters.json.gz``.
+        ``time_series``: ``TimeSeriesTypes.QUEUE_LENGTH`` and/or
+        ``MEMCPY_BANDWIDTH`` (default both)."""
+        ranks = [0] if not ranks else list(ranks)
+        kinds = TimeSeriesTypes.QUEUE_LENGTH | TimeSeriesTypes.MEMCPY_BANDWIDTH if time_series is None else time_series
+        events: Dict[int, list] = {rank: [] for rank in ranks}
+        series = []
+        if TimeSeriesTypes.QUEUE_LENGTH in kinds:
+            series.append((self.get_queue_length_time_series(ranks), "Queue Length", "queue_length"))
+        if TimeSeriesTypes.MEMCPY_BANDWIDTH in kinds:
+            series.append((self.get_memory_bw_time_series(ranks), "Memcpy BW", "memory_bw_gbps"))
+        for by_rank, name, column in series:
+            for rank, frame in by_rank.items():
+                if "stream" in frame.columns:
+                    frame = frame.rename(columns={"stream": "id"})
+                offset = self._trace.trace_offset_us(int(rank))
+                events[rank].extend(_hta_counters.counter_events(frame, name, column, offset))
+        for rank, extra in events.items():
+            if extra:
+                _hta_counters.write_trace_with_counters(self._trace.path(int(rank)), extra, output_suffix or "_with_counters")
+
+    # -- kernel sequences, annotations (hta/analyzers/cuda_kernel_analysis.py, breakdown_analysis.py) --
+
+    def get_frequent_cuda_kernel_sequences(
+        self,
+        operator_name: str,
+        output_dir: str,
+        min_pattern_len: int = 3,
+        rank: int = 0,
+        top_k: int = 5,
+        visualize: bool = False,
+        compress_other_kernels: bool = True,
+    ) -> pd.DataFrame:
+        """The kernel sequences the shallowest operators named like
+        ``operator_name`` launch, most frequent first: ``pattern`` (the
+        operator, then its kernels, joined by ``|``), ``count``, ``GPU kernel
+        duration (us)``, ``CPU op duration (us)``. Writes the trace with the
+        ``top_k`` patterns marked (args ``Patterns``) to ``output_dir`` as
+        ``overlaid_<file>``."""
+        if not operator_name or not os.path.isdir(output_dir) or not os.access(output_dir, os.W_OK):
+            return pd.DataFrame()  # HTA logs an error and returns an empty frame
+        frame = self._frame(rank)
+        counts, durations, occurrences = _hta_sequences.frequent_sequences(frame, operator_name, min_pattern_len)
+        if not counts:
+            return pd.DataFrame()
+        patterns = _hta_sequences.patterns_frame(counts, durations, occurrences)
+        _hta_sequences.write_overlaid_trace(
+            self._trace.path(rank), output_dir, frame, patterns[: min(top_k, len(patterns))],
+            self._trace.trace_offset_us(rank), compress_other_kernels,
+        )
+        return patterns.drop("pattern_indices", axis=1)
+
+    def get_gpu_kernels_with_user_annotations(
+        self, rank: int, expand_names: bool = True, shorten_names: bool = True
+    ) -> Optional[pd.DataFrame]:
+        """Every GPU kernel of the rank with the innermost GPU-side annotation
+        it ran under: ``user_annotation`` (a number, -1 for none) and, with
+        ``expand_names``, ``s_user_annotation`` and ``s_name`` (shortened with
+        ``shorten_names``). None when the trace has no GPU annotations."""
+        return _hta_annotations.kernels_with_user_annotations(self._frame(rank), expand_names, shorten_names)
+
+    def get_gpu_user_annotation_breakdown(
+        self,
+        use_gpu_annotation: bool = True,
+        visualize: bool = True,
+        duration_ratio: float = 0.8,
+        num_kernels: int = 1000,
+        allowlist_patterns: Optional[List[str]] = None,
+        image_renderer: Optional[str] = None,
+    ) -> Optional[pd.DataFrame]:
+        """Per rank the time of each annotation (GPU-side, or with
+        ``use_gpu_annotation=False`` the host's): sum, max, min, stddev, mean
+        (us), the least into ``others``."""
+        frames = {rank: self._frame(rank) for rank in self.get_ranks()}
+        return _hta_annotations.user_annotation_breakdown(
+            frames, use_gpu_annotation, duration_ratio, num_kernels, allowlist_patterns
+        )
+
+    # -- profiler steps and stragglers (hta/analyzers/straggler*.py) -----------
+
+    def get_profiler_steps(self) -> List[int]:
+        """The ProfilerStep numbers in the traces, sorted."""
+        return _hta_steps.profiler_steps({rank: self._frame(rank) for rank in self.get_ranks()})
+
+    def get_potential_stragglers(
+        self,
+        profiler_steps: Optional[List[int]] = None,
+        num_candidates: int = 2,
+        visualize: bool = False,
+        straggler_identification_impl: Optional[Any] = None,
+    ) -> List[int]:
+        """HTA's stragglers: the ranks whose last long NCCL kernel starts
+        latest, counted over the steps. overlapscope's own, per collective and
+        with why: ``overlapscope.report(...).devices`` ``straggler_*``."""
+        frames = {rank: self._frame(rank) for rank in self.get_ranks()}
+        return _hta_steps.potential_stragglers(frames, profiler_steps, num_candidates, straggler_identification_impl)

@@ -18,6 +18,13 @@ BackgroundJob::BackgroundJob() {
         set(std::string(verb) + ": " + std::to_string(done) + "/" + std::to_string(total) + unit,
             total ? static_cast<double>(done) / static_cast<double>(total) : 0.0);
     };
+    // Several files analysed: the line's fraction advances within them.
+    progress_.reading = [this](double fraction) {
+        const std::lock_guard lock(mutex_);
+        if (message_.rfind("analyzing:", 0) != 0) message_ = "analyzing: reading files";
+        fraction_ = fraction;
+        changed_ = true;
+    };
     progress_.warnings = [this](const std::vector<std::string>& w) { addWarnings(w); };
     progress_.cancel = &cancel_;
 }

@@ -40,8 +40,8 @@ std::vector<DeviceRow> deviceRows(const Capture& c, TableOf tableOf) {
 
 void deviceRowColumns(Columns& t, const std::vector<DeviceRow>& rows) {
     t.add("process_index", [&](size_t i) { return rows[i].processIndex; });
-    t.add("rank", [&](size_t i) { return rows[i].process->rank; });
-    t.add("gpu", [&](size_t i) { return rows[i].device->id; });
+    t.add("rank", [&](size_t i) { return known(rows[i].process->rank); });
+    t.add("device", [&](size_t i) { return rows[i].device->id; });
 }
 
 // Start, end, duration, stream and correlation: every GPU table has them.
@@ -57,9 +57,9 @@ py::dict processesTable(const Capture& c) {
     const auto& ps = c.processes;
     Columns t(ps.size());
     t.add("process_index", [&](size_t i) { return i; });
-    t.add("rank", [&](size_t i) { return ps[i].rank; });
-    t.add("local_rank", [&](size_t i) { return ps[i].localRank; });
-    t.add("world_size", [&](size_t i) { return ps[i].worldSize; });
+    t.add("rank", [&](size_t i) { return known(ps[i].rank); });
+    t.add("local_rank", [&](size_t i) { return known(ps[i].localRank); });
+    t.add("world_size", [&](size_t i) { return known(ps[i].worldSize); });
     t.add("host", [&](size_t i) { return ps[i].host; });
     t.add("pid", [&](size_t i) { return ps[i].pid; });
     t.add("name", [&](size_t i) { return ps[i].name; });
@@ -76,8 +76,8 @@ py::dict devicesTable(const Capture& c) {
         for (const auto& d : c.processes[p].devices) rows.emplace_back(p, &d);
     Columns t(rows.size());
     t.add("process_index", [&](size_t i) { return rows[i].first; });
-    t.add("rank", [&](size_t i) { return c.processes[rows[i].first].rank; });
-    t.add("gpu", [&](size_t i) { return rows[i].second->id; });
+    t.add("rank", [&](size_t i) { return known(c.processes[rows[i].first].rank); });
+    t.add("device", [&](size_t i) { return rows[i].second->id; });
     t.add("name", [&](size_t i) { return rows[i].second->gpu.name; });
     t.add("sm_count", [&](size_t i) { return rows[i].second->gpu.smCount; });
     t.add("total_memory", [&](size_t i) { return rows[i].second->gpu.totalMemory; });
@@ -183,7 +183,7 @@ py::dict rangesTable(const Capture& c, const RangeTable Process::*member) {
     auto r = [&](size_t i) -> const RangeTable& { return c.processes[rows[i].first].*member; };
     Columns t(rows.size());
     t.add("process_index", [&](size_t i) { return rows[i].first; });
-    t.add("rank", [&](size_t i) { return c.processes[rows[i].first].rank; });
+    t.add("rank", [&](size_t i) { return known(c.processes[rows[i].first].rank); });
     t.add("start_ns", [&](size_t i) { return r(i).start[rows[i].second]; });
     t.add("end_ns", [&](size_t i) { return r(i).end[rows[i].second]; });
     t.add("duration_ns", [&](size_t i) { return r(i).end[rows[i].second] - r(i).start[rows[i].second]; });
@@ -220,7 +220,7 @@ py::dict apiCallsTable(const Capture& c) {
     auto a = [&](size_t i) -> const ApiCallTable& { return c.processes[rows[i].first].apiCalls; };
     Columns t(rows.size());
     t.add("process_index", [&](size_t i) { return rows[i].first; });
-    t.add("rank", [&](size_t i) { return c.processes[rows[i].first].rank; });
+    t.add("rank", [&](size_t i) { return known(c.processes[rows[i].first].rank); });
     t.add("start_ns", [&](size_t i) { return a(i).start[rows[i].second]; });
     t.add("end_ns", [&](size_t i) { return a(i).end[rows[i].second]; });
     t.add("duration_ns", [&](size_t i) { return a(i).end[rows[i].second] - a(i).start[rows[i].second]; });

@@ -25,6 +25,10 @@ namespace py = pybind11;
 // U+FFFD exactly where the report JSON writer puts it.
 py::str text(std::string_view s);
 
+// A rank (local rank, world size) the file did not name, -1, as missing:
+// pandas' <NA>, where the report JSON writes null.
+inline std::optional<int> known(int value) { return value >= 0 ? std::optional<int>(value) : std::nullopt; }
+
 // Moves a vector's buffer into a numpy array without copying it.
 template <typename T>
 py::array_t<T> moveToArray(std::vector<T>&& values) {

@@ -13,15 +13,6 @@
 namespace osc::python {
 namespace {
 
-// cudaLaunchKernel_v7000 (Nsight Systems, our captures) is HTA's cudaLaunchKernel.
-std::string_view withoutVersion(std::string_view name) {
-    const auto v = name.rfind("_v");
-    if (v == std::string_view::npos || v + 2 == name.size()) return name;
-    for (size_t i = v + 2; i < name.size(); ++i)
-        if (name[i] < '0' || name[i] > '9') return name;
-    return name.substr(0, v);
-}
-
 struct Span {
     TimeNs start, end;
 };
@@ -73,7 +64,9 @@ std::vector<StatusEvent> statusEvents(const std::vector<std::pair<std::vector<Sp
     return events;
 }
 
-const char* typeName(HtaKernelType t) {
+}  // namespace
+
+const char* htaKernelTypeName(HtaKernelType t) {
     switch (t) {
         case HtaKernelType::Communication:
             return "COMMUNICATION";
@@ -87,19 +80,7 @@ const char* typeName(HtaKernelType t) {
     return "OTHER";
 }
 
-const char* kindName(HtaEventKind k) {
-    switch (k) {
-        case HtaEventKind::Kernel:
-            return "kernel";
-        case HtaEventKind::Memcpy:
-            return "gpu_memcpy";
-        case HtaEventKind::Memset:
-            return "gpu_memset";
-        case HtaEventKind::Sync:
-            return "cuda_sync";
-    }
-    return "";
-}
+namespace {
 
 double us(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
 
@@ -184,7 +165,7 @@ py::dict HtaTrace::kernelTypeTime(bool includeMemory) const {
             std::string name;
             for (size_t bit = 0; bit < analysed.size(); ++bit)
                 if (value & (1 << bit))
-                    name += (name.empty() ? "" : " overlapping ") + std::string(typeName(analysed[bit]));
+                    name += (name.empty() ? "" : " overlapping ") + std::string(htaKernelTypeName(analysed[bit]));
             byLabel[name] += t;
         }
         for (const auto& [name, t] : byLabel) {
@@ -201,26 +182,54 @@ py::dict HtaTrace::kernelTypeTime(bool includeMemory) const {
     return t.finish();
 }
 
-py::dict HtaTrace::gpuEvents() const {
-    std::vector<std::pair<const HtaRank*, size_t>> rows;
-    for (const auto& r : ranks_)
-        for (size_t i = 0; i < r.start.size(); ++i) rows.emplace_back(&r, i);
-    Columns t(rows.size());
-    t.add("rank", [&](size_t i) { return rows[i].first->rank; });
-    t.add("kind", [&](size_t i) -> std::string { return kindName(rows[i].first->kind[rows[i].second]); });
-    t.add("stream", [&](size_t i) { return rows[i].first->stream[rows[i].second]; });
-    t.add("start_ns", [&](size_t i) { return rows[i].first->start[rows[i].second]; });
-    t.add("end_ns", [&](size_t i) { return rows[i].first->end[rows[i].second]; });
-    t.add("dur",
-          [&](size_t i) { return us(rows[i].first->end[rows[i].second] - rows[i].first->start[rows[i].second]); });
-    CategoryColumn name, type;
-    for (const auto& [r, i] : rows) {
-        name.push(r->name[i], names_[r->name[i]]);
-        type.push(static_cast<uint32_t>(r->type[i]), typeName(r->type[i]));
+py::dict HtaTrace::kernelNameStats() const {
+    // pandas' groupby("name")["dur"].agg(["sum", "max", "min", "mean", "std"])
+    // per rank and kernel type, as its Cython computes them: Kahan-compensated
+    // sums, Welford's variance (ddof 1), rows in order.
+    struct Stats {
+        size_t count = 0;
+        double sum = 0, compensation = 0, max = 0, min = 0, mean = 0, ssqdm = 0;
+    };
+    std::vector<int> rank;
+    std::vector<HtaKernelType> type;
+    std::vector<uint32_t> name;
+    std::vector<Stats> stats;
+    for (const auto& r : ranks_) {
+        std::map<std::pair<HtaKernelType, uint32_t>, Stats> of;
+        for (size_t i = 0; i < r.start.size(); ++i) {
+            if (r.type[i] == HtaKernelType::Other) continue;
+            Stats& st = of[{r.type[i], r.name[i]}];
+            const double v = us(r.end[i] - r.start[i]);
+            const double y = v - st.compensation;
+            const double t = st.sum + y;
+            st.compensation = t - st.sum - y;
+            st.sum = t;
+            st.max = st.count ? std::max(st.max, v) : v;
+            st.min = st.count ? std::min(st.min, v) : v;
+            ++st.count;
+            const double old = st.mean;
+            st.mean += (v - st.mean) / static_cast<double>(st.count);
+            st.ssqdm += (v - old) * (v - st.mean);
+        }
+        for (const auto& [key, st] : of) {
+            rank.push_back(r.rank);
+            type.push_back(key.first);
+            name.push_back(key.second);
+            stats.push_back(st);
+        }
     }
-    t.put("name", name.finish());
-    t.put("kernel_type", type.finish());
-    t.add("correlation", [&](size_t i) { return rows[i].first->correlation[rows[i].second]; });
+    Columns t(rank.size());
+    t.add("rank", [&](size_t i) { return rank[i]; });
+    t.add("kernel_type", [&](size_t i) -> std::string { return htaKernelTypeName(type[i]); });
+    t.add("name", [&](size_t i) -> std::string { return names_[name[i]]; });
+    t.add("sum", [&](size_t i) { return stats[i].sum; });
+    t.add("max", [&](size_t i) { return stats[i].max; });
+    t.add("min", [&](size_t i) { return stats[i].min; });
+    t.add("mean", [&](size_t i) { return stats[i].sum / static_cast<double>(stats[i].count); });
+    t.add("std", [&](size_t i) -> std::optional<double> {
+        if (stats[i].count < 2) return std::nullopt;
+        return std::sqrt(stats[i].ssqdm / static_cast<double>(stats[i].count - 1));
+    });
     return t.finish();
 }
 
@@ -266,24 +275,29 @@ py::dict HtaTrace::launchStats(int rank, bool includeMemoryEvents) const {
                                                      "runFunction - job_prep_and_submit_for_execution"};
     if (includeMemoryEvents) launches.insert({"cudaMemcpyAsync", "cudaMemsetAsync"});
     std::unordered_set<uint32_t> correlations;
-    for (size_t i = 0; i < r.callStart.size(); ++i)
-        if (launches.count(withoutVersion(names_[r.callName[i]]))) correlations.insert(r.callCorrelation[i]);
+    std::vector<size_t> calls;  // host rows that are calls, any name (HTA joins on correlation alone)
+    for (size_t i = 0; i < r.hostStart.size(); ++i) {
+        if (r.hostKind[i] != HtaHostKind::Runtime && r.hostKind[i] != HtaHostKind::Driver) continue;
+        calls.push_back(i);
+        if (launches.count(names_[r.hostName[i]])) correlations.insert(r.hostCorrelation[i]);
+    }
     std::unordered_multimap<uint32_t, size_t> gpuOf;
     for (size_t i = 0; i < r.start.size(); ++i)
         if (correlations.count(r.correlation[i])) gpuOf.emplace(r.correlation[i], i);
     std::vector<uint32_t> correlation;
     std::vector<double> cpuDuration, gpuDuration, delay;
-    for (size_t c = 0; c < r.callStart.size(); ++c) {
-        if (!correlations.count(r.callCorrelation[c])) continue;
-        auto [first, last] = gpuOf.equal_range(r.callCorrelation[c]);
+    for (size_t c : calls) {
+        if (!correlations.count(r.hostCorrelation[c])) continue;
+        auto [first, last] = gpuOf.equal_range(r.hostCorrelation[c]);
         std::vector<size_t> gpu;
         for (auto it = first; it != last; ++it) gpu.push_back(it->second);
         std::sort(gpu.begin(), gpu.end());
+        const TimeNs cpu = r.hostEnd[c] - r.hostStart[c];
         for (size_t g : gpu) {
-            correlation.push_back(r.callCorrelation[c]);
-            cpuDuration.push_back(us(r.callEnd[c] - r.callStart[c]));
+            correlation.push_back(r.hostCorrelation[c]);
+            cpuDuration.push_back(us(cpu));
             gpuDuration.push_back(us(r.end[g] - r.start[g]));
-            delay.push_back(std::max(0.0, us(r.start[g] - r.callStart[c] - (r.callEnd[c] - r.callStart[c]))));
+            delay.push_back(std::max(0.0, us(r.start[g] - r.hostStart[c] - cpu)));
         }
     }
     Columns t(correlation.size());

@@ -38,36 +38,63 @@ namespace py = pybind11;
 
 enum class HtaKernelType : uint8_t { Communication = 0, Memory = 1, Computation = 2, Other = 3 };
 enum class HtaEventKind : uint8_t { Kernel = 0, Memcpy = 1, Memset = 2, Sync = 3 };
+// Host rows of HTA's table (GPU-side annotations have no stream there, so
+// HTA counts them with the host's).
+enum class HtaHostKind : uint8_t { Runtime = 0, Driver = 1, UserAnnotation = 2, GpuUserAnnotation = 3, CpuOp = 4 };
 
 // hta/utils/utils.py get_kernel_type on a name.
 HtaKernelType htaKernelType(std::string_view name);
 
+// "COMMUNICATION", "MEMORY", "COMPUTATION", "OTHER".
+const char* htaKernelTypeName(HtaKernelType type);
+
+// cudaLaunchKernel_v7000 (Nsight Systems, our captures) is HTA's cudaLaunchKernel.
+std::string_view withoutVersion(std::string_view name);
+
 struct HtaOptions {
     bool includeLastProfilerStep = false;
+    // HTA's TraceAnalysis drops what the last ProfilerStep launched; its
+    // TraceDiff (LabeledTrace: parse_traces alone) keeps every row.
+    bool filterSteps = true;
     bool roundToMicroseconds = true;  // HTA's default; HTA_DISABLE_NS_ROUNDING=1 turns it off
     // TraceAnalysis(trace_files={rank: file}): the rank of each file, by path.
     std::unordered_map<std::string, int> rankOfFile;
-    // Each PyTorch trace's baseTimeNanoseconds (0 without one), by path: a
-    // trace's own timestamps are needed to round them as HTA's float64 does.
-    std::unordered_map<std::string, int64_t> traceTimeBase;
 };
 
 struct HtaRank {
     int rank = 0;
+    std::string path;  // the trace file
     // GPU events kept, in start order.
     std::vector<TimeNs> start, end;
     std::vector<uint32_t> stream, correlation, name;  // name: index into HtaTrace names
+    std::vector<uint32_t> device;                     // the trace's pid for GPU rows
     std::vector<HtaEventKind> kind;
     std::vector<HtaKernelType> type;
-    std::vector<std::optional<TimeNs>> launchStart;  // the host call with the same correlation
-    // Host runtime and driver calls kept, in start order.
-    std::vector<TimeNs> callStart, callEnd;
-    std::vector<uint32_t> callName, callCorrelation;
+    // The host call with the same correlation; a kernel whose call is not in
+    // the trace gets the time of the trace's first row, as HTA's join does
+    // (its index 0), when HTA keeps that row.
+    std::vector<std::optional<TimeNs>> launchStart;
+    std::vector<int> iteration;  // the ProfilerStep of the launching call, -1 none
+    std::vector<int64_t> bytes;  // copies and memsets; -1 otherwise
+    // Kineto's "memory bandwidth (GB/s)" of copies and memsets, from the
+    // unrounded duration; 0 otherwise, HTA's default.
+    std::vector<double> bandwidth;
+    // Host rows kept (calls, annotations, operators), in start order.
+    std::vector<TimeNs> hostStart, hostEnd;
+    std::vector<uint32_t> hostName, hostCorrelation;  // correlation 0: none
+    std::vector<uint64_t> hostThread;                 // pid << 24 | tid
+    std::vector<HtaHostKind> hostKind;
+    std::vector<int> hostIteration;
+    // dtypes HTA's parser gives this file's integer columns (to_numeric's
+    // downcast over every row, -1 where a row has none): "int8" ... "int64".
+    std::string streamDtype = "int64", correlationDtype = "int64";
 };
 
 class HtaTrace {
 public:
-    HtaTrace(const Capture& capture, const HtaOptions& options);
+    // Each capture holds one or more files (overlapscope.hta loads them on
+    // several threads, a capture each); all share the traces' own clock.
+    HtaTrace(const std::vector<const Capture*>& captures, const HtaOptions& options);
 
     std::vector<int> ranks() const;
     std::vector<std::string> warnings() const { return warnings_; }
@@ -79,23 +106,37 @@ public:
     // Per rank and kernel-type combination ("COMPUTATION overlapping
     // COMMUNICATION"): the time in whole us HTA's breakdown sums.
     py::dict kernelTypeTime(bool includeMemory) const;
-    // Every GPU event kept: rank, kind, stream, name, type, HTA's duration (us).
-    py::dict gpuEvents() const;
+    // Per rank, kernel type and name: sum, max, min, mean and std of the
+    // durations (us), as pandas' groupby computes them (its first step in
+    // get_gpu_kernel_breakdown), without a row per kernel in Python.
+    py::dict kernelNameStats() const;
     // get_idle_time_breakdown's per-kernel gaps on one rank: stream, the gap
     // to the previous event on the stream (us; NaN for the first) and its
     // category (0 host wait, 1 kernel wait, 2 other).
     py::dict idleIntervals(int rank, double consecutiveKernelDelayUs) const;
     // get_cuda_kernel_launch_stats' rows on one rank.
     py::dict launchStats(int rank, bool includeMemoryEvents) const;
+    // One rank's rows as HTA's table holds them (hta_frame.cpp): GPU rows,
+    // then host rows; ts, dur and end in us from the job's first event.
+    py::dict frame(int rank) const;
+    // {"stream": dtype, "correlation": dtype} of one rank's file.
+    py::dict dtypes(int rank) const;
+    std::string path(int rank) const { return rankData(rank).path; }
+    size_t gpuEventCount(int rank) const { return rankData(rank).start.size(); }
+    // The job's first row in the trace's own us (HTA's min_ts): frame times + this = trace times.
+    double traceOffsetUs(int rank) const;
 
 private:
     const HtaRank& rankData(int rank) const;
     uint32_t nameId(std::string_view name);
+    uint32_t nameId(const StringTable& strings, uint32_t id);
 
     HtaOptions options_;
     std::vector<HtaRank> ranks_;  // sorted by rank
     std::vector<std::string> names_;
     std::unordered_map<std::string, uint32_t> nameIds_;
+    std::vector<uint32_t> nameOfString_;  // capture string id -> names_ index (kNoId: not yet)
+    TimeNs origin_ = 0;                   // the job's first event (HTA's alignment), rounded
     std::vector<std::string> warnings_;
 };
 

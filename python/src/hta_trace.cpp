@@ -1,9 +1,9 @@
 // How HTA sees a trace (hta_engine.h): kernel types by HTA's name patterns,
 // its rounding of fractional microseconds, its trimming of the last
 // ProfilerStep, one rank per file.
-#include "analyzer/import/gz_reader.h"
 #include "analyzer/import/kineto_names.h"
 #include "python/src/hta_engine.h"
+#include "python/src/hta_head.h"
 
 #include <algorithm>
 #include <charconv>
@@ -54,6 +54,10 @@ bool isProfilerStep(std::string_view n) {
 // A trace's timestamp (ns) as the float64 Python's json parses from its text
 // ("1712195495519689.047" µs): correctly rounded, like from_chars.
 double traceMicroseconds(TimeNs ns) {
+    // Below 2^53 both operands are exact and IEEE division rounds the exact
+    // quotient, which is the decimal itself: the same double, faster.
+    constexpr TimeNs exact = TimeNs{1} << 53;
+    if (ns > -exact && ns < exact) return static_cast<double>(ns) / 1000.0;
     char text[48];
     char* p = text;
     if (ns < 0) {
@@ -71,59 +75,32 @@ double traceMicroseconds(TimeNs ns) {
     return value;
 }
 
-// A PyTorch trace's baseTimeNanoseconds, 0 without one. Recent Kineto writes
-// it before the events; older versions after them, so the whole file is read
-// then (inflated by ISA-L: a fraction of what loading it took).
-int64_t traceTimeBase(const std::string& path) {
-    constexpr std::string_view key = "\"baseTimeNanoseconds\"";
-    auto valueAfter = [&](const std::string& text, size_t at) -> std::optional<int64_t> {
-        size_t i = at + key.size();
-        while (i < text.size() && (text[i] == ' ' || text[i] == ':' || text[i] == '\n' || text[i] == '\t')) ++i;
-        int64_t value = 0;
-        const auto [end, error] = std::from_chars(text.data() + i, text.data() + text.size(), value);
-        if (error != std::errc() || end == text.data() + i) return std::nullopt;
-        return value;
-    };
-    GzReader in(path);
-    std::vector<char> chunk(size_t{1} << 20);
-    std::string head;
-    while (head.size() < (size_t{1} << 20)) {
-        const size_t n = in.read(chunk.data(), chunk.size());
-        if (n == 0) break;
-        head.append(chunk.data(), n);
-        if (head.find("\"traceEvents\"") != std::string::npos) break;
-    }
-    const size_t events = head.find("\"traceEvents\"");
-    if (const size_t at = head.find(key); at != std::string::npos && at < events)
-        if (const auto v = valueAfter(head, at)) return *v;
-    std::string tail = std::move(head);
-    for (size_t n; (n = in.read(chunk.data(), chunk.size())) > 0;) {
-        tail.append(chunk.data(), n);
-        if (tail.size() > (size_t{1} << 21)) tail.erase(0, tail.size() - 65536);
-    }
-    const size_t closed = tail.rfind(']');
-    if (const size_t at = tail.rfind(key); at != std::string::npos && (closed == std::string::npos || at > closed))
-        if (const auto v = valueAfter(tail, at)) return *v;
-    return 0;
-}
-
-// HTA's round_down_time_stamps on one event: end = ts + dur in float64, then
-// ts up and end down to whole µs. Times are on the capture's timeline;
-// `toTrace` moves them to the trace's own.
+// One process's times moved from its capture's timeline onto the trace's
+// own clock (`toTrace`: a PyTorch trace's timestamps; other captures' UTC),
+// which every file of a job shares, and with `round` HTA's
+// round_down_time_stamps on each event: end = ts + dur in float64, then ts
+// up and end down to whole µs.
 struct HtaClock {
     bool round = false;
     TimeNs toTrace = 0;
     std::pair<TimeNs, TimeNs> event(TimeNs start, TimeNs end) const {
-        if (!round) return {start, end};
+        if (!round) return {start + toTrace, end + toTrace};
         const double ts = traceMicroseconds(start + toTrace);
         const double last = ts + traceMicroseconds(end - start);
-        return {static_cast<TimeNs>(std::ceil(ts)) * 1000 - toTrace,
-                static_cast<TimeNs>(std::floor(last)) * 1000 - toTrace};
+        return {static_cast<TimeNs>(std::ceil(ts)) * 1000, static_cast<TimeNs>(std::floor(last)) * 1000};
     }
     TimeNs start(TimeNs t) const { return event(t, t).first; }
 };
 
 }  // namespace
+
+std::string_view withoutVersion(std::string_view name) {
+    const auto v = name.rfind("_v");
+    if (v == std::string_view::npos || v + 2 == name.size()) return name;
+    for (size_t i = v + 2; i < name.size(); ++i)
+        if (name[i] < '0' || name[i] > '9') return name;
+    return name.substr(0, v);
+}
 
 HtaKernelType htaKernelType(std::string_view name) {
     if (htaComm(name)) return HtaKernelType::Communication;
@@ -138,147 +115,275 @@ uint32_t HtaTrace::nameId(std::string_view name) {
     return it->second;
 }
 
-HtaTrace::HtaTrace(const Capture& capture, const HtaOptions& options) : options_(options) {
-    const StringTable& strings = capture.strings;
+// Names by the capture's string id, each looked up once (kernel names run to
+// hundreds of characters, a million times).
+uint32_t HtaTrace::nameId(const StringTable& strings, uint32_t id) {
+    if (id >= nameOfString_.size()) return nameId(strings.at(id));
+    if (nameOfString_[id] == kNoId) nameOfString_[id] = nameId(strings.at(id));
+    return nameOfString_[id];
+}
+
+namespace {
+
+// pandas.to_numeric(downcast="integer") over values from lo to hi.
+std::string downcast(int64_t lo, int64_t hi) {
+    if (lo >= INT8_MIN && hi <= INT8_MAX) return "int8";
+    if (lo >= INT16_MIN && hi <= INT16_MAX) return "int16";
+    if (lo >= INT32_MIN && hi <= INT32_MAX) return "int32";
+    return "int64";
+}
+
+// HTA's iteration numbers: "ProfilerStep#12" -> 12 (add_iteration's regex).
+std::optional<int> stepNumber(std::string_view n) {
+    if (!isProfilerStep(n)) return std::nullopt;
+    int value = 0;
+    const auto digits = n.substr(std::string_view("ProfilerStep#").size());
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (error != std::errc()) return std::nullopt;
+    return value;
+}
+
+// add_iteration: the last ProfilerStep whose [start, end) holds t, steps in
+// the order the trace lists them (host annotations before GPU ones).
+struct StepWindows {
+    std::vector<TimeNs> start, end;
+    std::vector<int> number;
+    int at(TimeNs t) const {
+        int found = -1;
+        for (size_t i = 0; i < start.size(); ++i)
+            if (start[i] <= t && t < end[i]) found = number[i];
+        return found;
+    }
+};
+
+}  // namespace
+
+HtaTrace::HtaTrace(const std::vector<const Capture*>& captures, const HtaOptions& options) : options_(options) {
     // HTA filters only when the job's symbols hold two or more ProfilerStep names.
     std::unordered_set<std::string_view> stepNames;
-    for (const auto& p : capture.processes)
-        for (uint32_t id : p.ranges.name)
-            if (isProfilerStep(strings.at(id))) stepNames.insert(strings.at(id));
-    const bool filter = stepNames.size() >= 2;
+    for (const Capture* c : captures)
+        for (const auto& p : c->processes)
+            for (uint32_t id : p.ranges.name)
+                if (isProfilerStep(c->strings.at(id))) stepNames.insert(c->strings.at(id));
+    const bool filter = options.filterSteps && stepNames.size() >= 2;
 
     std::map<int, HtaRank> byRank;
     std::map<int, std::string> fileOfRank;
-    std::unordered_map<std::string, int64_t> baseOfFile;
-    for (size_t pi = 0; pi < capture.processes.size(); ++pi) {
-        const Process& p = capture.processes[pi];
-        const auto format = p.meta.find("source_format");
-        const bool kineto = format != p.meta.end() && format->second == "kineto";
+    TimeNs origin = INT64_MAX;
+    size_t processIndex = 0;  // over all captures: the rank of a process that names none
+    for (const Capture* each : captures) {
+        const Capture& capture = *each;
+        const StringTable& strings = capture.strings;
+        nameOfString_.assign(strings.size(), kNoId);
+        for (size_t pi = 0; pi < capture.processes.size(); ++pi, ++processIndex) {
+            const Process& p = capture.processes[pi];
+            const auto format = p.meta.find("source_format");
+            const bool kineto = format != p.meta.end() && format->second == "kineto";
 
-        HtaClock clock;
-        // HTA rounds a file whose timestamps have a fraction of a microsecond.
-        if (options.roundToMicroseconds && kineto) {
-            const auto given = options.traceTimeBase.find(p.sourcePath);
-            if (given != options.traceTimeBase.end()) baseOfFile[p.sourcePath] = given->second;
-            if (!baseOfFile.count(p.sourcePath)) baseOfFile[p.sourcePath] = traceTimeBase(p.sourcePath);
-            clock.toTrace = capture.originUtcNs - baseOfFile[p.sourcePath];
-            auto fractional = [&](const std::vector<TimeNs>& v) {
-                return std::any_of(v.begin(), v.end(), [&](TimeNs t) { return (t + clock.toTrace) % 1000 != 0; });
+            HtaClock clock;
+            std::optional<TraceHead::Row> firstRow;
+            clock.toTrace = capture.originUtcNs;
+            if (kineto) {
+                const TraceHead head = readTraceHead(p.sourcePath, options.roundToMicroseconds);
+                clock.toTrace = capture.originUtcNs - head.baseNs;
+                firstRow = head.firstRow;
+                // HTA rounds a file whose timestamps have a fraction of a microsecond.
+                auto fractional = [&](const std::vector<TimeNs>& v) {
+                    return std::any_of(v.begin(), v.end(), [&](TimeNs t) { return (t + clock.toTrace) % 1000 != 0; });
+                };
+                bool any = fractional(p.apiCalls.start) || fractional(p.ranges.start) || fractional(p.cpuOps.start);
+                for (const auto& d : p.devices)
+                    any = any || fractional(d.kernels.start) || fractional(d.copies.start) ||
+                          fractional(d.memsets.start) || fractional(d.syncs.start);
+                clock.round = options.roundToMicroseconds && any;
+            }
+
+            HtaRank r;
+            r.rank = p.rank >= 0 ? p.rank : kineto ? 0 : static_cast<int>(processIndex);
+            if (const auto given = options.rankOfFile.find(p.sourcePath); given != options.rankOfFile.end())
+                r.rank = given->second;
+            r.path = p.sourcePath;
+
+            // Every row of the file, rounded, before HTA filters: the host rows,
+            // the ProfilerStep windows, the job's first time (HTA aligns ranks on
+            // it before filtering) and the integer columns' ranges.
+            struct Host {
+                TimeNs start, end;
+                uint32_t name, correlation;
+                uint64_t thread;
+                HtaHostKind kind;
             };
-            bool any = fractional(p.apiCalls.start) || fractional(p.ranges.start) || fractional(p.cpuOps.start);
-            for (const auto& d : p.devices)
-                any = any || fractional(d.kernels.start) || fractional(d.copies.start) || fractional(d.memsets.start) ||
-                      fractional(d.syncs.start);
-            clock.round = any;
-        }
-
-        HtaRank r;
-        r.rank = p.rank >= 0 ? p.rank : kineto ? 0 : static_cast<int>(pi);
-        if (const auto given = options.rankOfFile.find(p.sourcePath); given != options.rankOfFile.end())
-            r.rank = given->second;
-
-        // Host calls, rounded like every event, and which of them HTA keeps.
-        const auto& calls = p.apiCalls;
-        std::unordered_map<uint32_t, TimeNs> launchOf;
-        for (size_t i = 0; i < calls.size(); ++i)
-            if (calls.correlation[i] != 0) launchOf[calls.correlation[i]] = clock.start(calls.start[i]);
-
-        bool keepAllGpu = true;
-        TimeNs cutoff = 0;
-        bool cutoffInclusive = false;
-        const bool anyHostEvent = calls.size() + p.ranges.size() + p.cpuOps.size() > 0;
-        if (filter && anyHostEvent) {
-            keepAllGpu = false;
-            // GPU-side annotations have no stream in a trace, so HTA counts
-            // them with the host events, ProfilerStep ones included.
-            std::optional<TimeNs> lastStart, lastEnd;
-            TimeNs firstHost = INT64_MAX, lastHost = INT64_MIN;
-            auto host = [&](TimeNs s, TimeNs e) {
-                const auto [rs, re] = clock.event(s, e);
-                firstHost = std::min(firstHost, rs);
-                lastHost = std::max(lastHost, re);
-            };
+            std::vector<Host> hosts;
+            const auto& calls = p.apiCalls;
+            for (size_t i = 0; i < calls.size(); ++i) {
+                const auto [s, e] = clock.event(calls.start[i], calls.end[i]);
+                hosts.push_back({s, e, nameId(withoutVersion(strings.at(calls.name[i]))), calls.correlation[i],
+                                 calls.globalTid[i],
+                                 calls.kind[i] == ApiKind::Driver ? HtaHostKind::Driver : HtaHostKind::Runtime});
+            }
             for (size_t i = 0; i < p.ranges.size(); ++i) {
-                host(p.ranges.start[i], p.ranges.end[i]);
-                if (!isProfilerStep(strings.at(p.ranges.name[i]))) continue;
                 const auto [s, e] = clock.event(p.ranges.start[i], p.ranges.end[i]);
-                lastStart = lastStart ? std::max(*lastStart, s) : s;
-                lastEnd = lastEnd ? std::max(*lastEnd, e) : e;
+                hosts.push_back({s, e, nameId(strings, p.ranges.name[i]), 0, p.ranges.globalTid[i],
+                                 p.ranges.onGpu[i] ? HtaHostKind::GpuUserAnnotation : HtaHostKind::UserAnnotation});
             }
-            for (size_t i = 0; i < calls.size(); ++i) host(calls.start[i], calls.end[i]);
-            for (size_t i = 0; i < p.cpuOps.size(); ++i) host(p.cpuOps.start[i], p.cpuOps.end[i]);
-            cutoffInclusive = options.includeLastProfilerStep;
-            cutoff = options.includeLastProfilerStep ? lastEnd.value_or(lastHost) : lastStart.value_or(firstHost);
-        }
-        auto keptCall = [&](size_t i) {
-            if (keepAllGpu) return true;
-            const TimeNs s = clock.start(calls.start[i]);
-            return cutoffInclusive ? s <= cutoff : s < cutoff;
-        };
-        std::unordered_set<uint32_t> keptCorrelations;
-        for (size_t i = 0; i < calls.size(); ++i) {
-            if (!keptCall(i)) continue;
-            const auto [s, e] = clock.event(calls.start[i], calls.end[i]);
-            r.callStart.push_back(s);
-            r.callEnd.push_back(e);
-            r.callName.push_back(nameId(strings.at(calls.name[i])));
-            r.callCorrelation.push_back(calls.correlation[i]);
-            if (calls.correlation[i] != 0) keptCorrelations.insert(calls.correlation[i]);
-        }
+            for (size_t i = 0; i < p.cpuOps.size(); ++i) {
+                const auto [s, e] = clock.event(p.cpuOps.start[i], p.cpuOps.end[i]);
+                hosts.push_back(
+                    {s, e, nameId(strings, p.cpuOps.name[i]), 0, p.cpuOps.globalTid[i], HtaHostKind::CpuOp});
+            }
+            std::stable_sort(hosts.begin(), hosts.end(),
+                             [](const Host& a, const Host& b) { return a.start < b.start; });
 
-        struct Event {
-            TimeNs start, end;
-            uint32_t stream, correlation, name;
-            HtaEventKind kind;
-        };
-        std::vector<Event> events;
-        auto add = [&](TimeNs s, TimeNs e, uint32_t stream, uint32_t correlation, std::string_view name,
-                       HtaEventKind kind) {
-            if (!keepAllGpu && (correlation == 0 || !keptCorrelations.count(correlation))) return;
-            const auto [rs, re] = clock.event(s, e);
-            events.push_back({rs, re, stream, correlation, nameId(name), kind});
-        };
-        for (const auto& d : p.devices) {
-            const auto& k = d.kernels;
-            for (size_t i = 0; i < k.size(); ++i)
-                add(k.start[i], k.end[i], k.stream[i], k.correlation[i], strings.at(k.name[i]), HtaEventKind::Kernel);
-            const auto& c = d.copies;
-            for (size_t i = 0; i < c.size(); ++i) {
-                // Kineto's own spelling, which is how the trace named it.
-                const std::string name = "Memcpy " + std::string(kineto::copyKindName(c.copyKind[i])) + " (" +
-                                         std::string(kineto::memKindName(c.srcKind[i])) + " -> " +
-                                         std::string(kineto::memKindName(c.dstKind[i])) + ")";
-                add(c.start[i], c.end[i], c.stream[i], c.correlation[i], name, HtaEventKind::Memcpy);
+            StepWindows steps;
+            for (int gpuSide = 0; gpuSide < 2; ++gpuSide)
+                for (const auto& h : hosts) {
+                    const bool onGpu = h.kind == HtaHostKind::GpuUserAnnotation;
+                    if (onGpu != (gpuSide == 1) || (h.kind != HtaHostKind::UserAnnotation && !onGpu)) continue;
+                    if (const auto n = stepNumber(names_[h.name])) {
+                        steps.start.push_back(h.start);
+                        steps.end.push_back(h.end);
+                        steps.number.push_back(*n);
+                    }
+                }
+
+            int64_t maxCorrelation = -1;
+            std::unordered_map<uint32_t, std::pair<TimeNs, int>> launchOf;  // correlation -> (start, iteration)
+            for (const auto& h : hosts) {
+                origin = std::min(origin, h.start);
+                maxCorrelation = std::max<int64_t>(maxCorrelation, h.correlation);
+                if (h.correlation != 0) launchOf[h.correlation] = {h.start, steps.at(h.start)};
             }
-            const auto& m = d.memsets;
-            for (size_t i = 0; i < m.size(); ++i)
-                add(m.start[i], m.end[i], m.stream[i], m.correlation[i], "Memset (Device)", HtaEventKind::Memset);
-            const auto& s = d.syncs;
-            for (size_t i = 0; i < s.size(); ++i)
-                if (s.stream[i] != kNoId)
-                    add(s.start[i], s.end[i], s.stream[i], s.correlation[i], kineto::syncTypeName(s.type[i]),
-                        HtaEventKind::Sync);
+
+            bool keepAllGpu = true;
+            TimeNs cutoff = 0;
+            bool cutoffInclusive = false;
+            if (filter && !hosts.empty()) {
+                keepAllGpu = false;
+                std::optional<TimeNs> lastStart, lastEnd;
+                TimeNs firstHost = INT64_MAX, lastHost = INT64_MIN;
+                for (const auto& h : hosts) {
+                    firstHost = std::min(firstHost, h.start);
+                    lastHost = std::max(lastHost, h.end);
+                    const bool annotation =
+                        h.kind == HtaHostKind::UserAnnotation || h.kind == HtaHostKind::GpuUserAnnotation;
+                    if (!annotation || !isProfilerStep(names_[h.name])) continue;
+                    lastStart = lastStart ? std::max(*lastStart, h.start) : h.start;
+                    lastEnd = lastEnd ? std::max(*lastEnd, h.end) : h.end;
+                }
+                cutoffInclusive = options.includeLastProfilerStep;
+                cutoff = options.includeLastProfilerStep ? lastEnd.value_or(lastHost) : lastStart.value_or(firstHost);
+            }
+            auto keptHost = [&](TimeNs s) { return keepAllGpu || (cutoffInclusive ? s <= cutoff : s < cutoff); };
+            std::unordered_set<uint32_t> keptCorrelations;
+            for (const auto& h : hosts) {
+                if (!keptHost(h.start)) continue;
+                r.hostStart.push_back(h.start);
+                r.hostEnd.push_back(h.end);
+                r.hostName.push_back(h.name);
+                r.hostCorrelation.push_back(h.correlation);
+                r.hostThread.push_back(h.thread);
+                r.hostKind.push_back(h.kind);
+                r.hostIteration.push_back(steps.at(h.start));
+                if (h.correlation != 0) keptCorrelations.insert(h.correlation);
+            }
+            // HTA's row 0, the time a kernel without its launch is joined to.
+            std::optional<TimeNs> firstRowStart;
+            if (firstRow) {
+                const TimeNs t = clock.start(firstRow->tsNs - clock.toTrace);  // onto the trace's clock, rounded
+                const bool kept = keepAllGpu || (firstRow->gpu ? keptCorrelations.count(static_cast<uint32_t>(
+                                                                     std::max<int64_t>(firstRow->correlation, 0))) > 0
+                                                               : keptHost(t));
+                if (kept) firstRowStart = t;
+            }
+
+            struct Event {
+                TimeNs start, end;
+                uint32_t stream, correlation, name, device;
+                HtaEventKind kind;
+                int64_t bytes;
+                double bandwidth;
+            };
+            std::vector<Event> events;
+            int64_t maxStream = -1;
+            auto add = [&](TimeNs s, TimeNs e, uint32_t stream, uint32_t correlation, uint32_t name, uint32_t device,
+                           HtaEventKind kind, int64_t bytes) {
+                maxStream = std::max<int64_t>(maxStream, stream);
+                maxCorrelation = std::max<int64_t>(maxCorrelation, correlation);
+                const auto [rs, re] = clock.event(s, e);
+                origin = std::min(origin, rs);
+                if (!keepAllGpu && (correlation == 0 || !keptCorrelations.count(correlation))) return;
+                // Kineto: bytes / duration in ns, on the duration CUPTI measured.
+                const double bandwidth =
+                    bytes >= 0 && e > s ? static_cast<double>(bytes) / static_cast<double>(e - s) : 0.0;
+                events.push_back({rs, re, stream, correlation, name, device, kind, bytes, bandwidth});
+            };
+            std::map<std::tuple<CopyKind, MemKind, MemKind>, uint32_t> copyNames;
+            for (const auto& d : p.devices) {
+                const auto& k = d.kernels;
+                for (size_t i = 0; i < k.size(); ++i)
+                    add(k.start[i], k.end[i], k.stream[i], k.correlation[i], nameId(strings, k.name[i]), d.id,
+                        HtaEventKind::Kernel, -1);
+                const auto& c = d.copies;
+                for (size_t i = 0; i < c.size(); ++i) {
+                    // Kineto's own spelling, which is how the trace named it.
+                    const auto kinds = std::tuple(c.copyKind[i], c.srcKind[i], c.dstKind[i]);
+                    auto [it, fresh] = copyNames.try_emplace(kinds, 0);
+                    if (fresh)
+                        it->second = nameId("Memcpy " + std::string(kineto::copyKindName(c.copyKind[i])) + " (" +
+                                            std::string(kineto::memKindName(c.srcKind[i])) + " -> " +
+                                            std::string(kineto::memKindName(c.dstKind[i])) + ")");
+                    add(c.start[i], c.end[i], c.stream[i], c.correlation[i], it->second, d.id, HtaEventKind::Memcpy,
+                        static_cast<int64_t>(c.bytes[i]));
+                }
+                const auto& m = d.memsets;
+                const uint32_t memset = nameId("Memset (Device)");
+                for (size_t i = 0; i < m.size(); ++i)
+                    add(m.start[i], m.end[i], m.stream[i], m.correlation[i], memset, d.id, HtaEventKind::Memset,
+                        static_cast<int64_t>(m.bytes[i]));
+                const auto& s = d.syncs;
+                for (size_t i = 0; i < s.size(); ++i)
+                    if (s.stream[i] != kNoId)
+                        add(s.start[i], s.end[i], s.stream[i], s.correlation[i],
+                            nameId(kineto::syncTypeName(s.type[i])), d.id, HtaEventKind::Sync, -1);
+            }
+            r.streamDtype = downcast(-1, maxStream);
+            r.correlationDtype = downcast(-1, maxCorrelation);
+            std::stable_sort(events.begin(), events.end(),
+                             [](const Event& a, const Event& b) { return a.start < b.start; });
+            for (const auto& e : events) {
+                r.start.push_back(e.start);
+                r.end.push_back(e.end);
+                r.stream.push_back(e.stream);
+                r.correlation.push_back(e.correlation);
+                r.name.push_back(e.name);
+                r.device.push_back(e.device);
+                r.kind.push_back(e.kind);
+                r.type.push_back(htaKernelType(names_[e.name]));
+                r.bytes.push_back(e.bytes);
+                r.bandwidth.push_back(e.bandwidth);
+                const auto launch = e.correlation != 0 ? launchOf.find(e.correlation) : launchOf.end();
+                if (launch != launchOf.end()) {
+                    r.launchStart.push_back(launch->second.first);
+                    r.iteration.push_back(launch->second.second);
+                } else {
+                    r.launchStart.push_back(e.correlation != 0 ? firstRowStart : std::nullopt);
+                    r.iteration.push_back(-1);
+                }
+            }
+            if (const auto seen = fileOfRank.find(r.rank); seen != fileOfRank.end())
+                warnings_.push_back("rank " + std::to_string(r.rank) + " is in both " + seen->second + " and " +
+                                    p.sourcePath + "; like HTA, only the latter is analysed");
+            fileOfRank[r.rank] = p.sourcePath;
+            byRank[r.rank] = std::move(r);
         }
-        std::stable_sort(events.begin(), events.end(),
-                         [](const Event& a, const Event& b) { return a.start < b.start; });
-        for (const auto& e : events) {
-            r.start.push_back(e.start);
-            r.end.push_back(e.end);
-            r.stream.push_back(e.stream);
-            r.correlation.push_back(e.correlation);
-            r.name.push_back(e.name);
-            r.kind.push_back(e.kind);
-            r.type.push_back(htaKernelType(names_[e.name]));
-            const auto launch = e.correlation != 0 ? launchOf.find(e.correlation) : launchOf.end();
-            r.launchStart.push_back(launch != launchOf.end() ? std::optional<TimeNs>(launch->second) : std::nullopt);
-        }
-        if (const auto seen = fileOfRank.find(r.rank); seen != fileOfRank.end())
-            warnings_.push_back("rank " + std::to_string(r.rank) + " is in both " + seen->second + " and " +
-                                p.sourcePath + "; like HTA, only the latter is analysed");
-        fileOfRank[r.rank] = p.sourcePath;
-        byRank[r.rank] = std::move(r);
     }
+    origin_ = origin == INT64_MAX ? 0 : origin;
     for (auto& [rank, data] : byRank) ranks_.push_back(std::move(data));
+}
+
+double HtaTrace::traceOffsetUs(int rank) const {
+    rankData(rank);  // a rank that is not here throws
+    return options_.roundToMicroseconds ? static_cast<double>(origin_ / 1000) : static_cast<double>(origin_) / 1000.0;
 }
 
 std::vector<int> HtaTrace::ranks() const {

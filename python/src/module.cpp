@@ -4,8 +4,13 @@
 // public API and its docstrings are in overlapscope/*.py.
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/crossrank/analyze.h"
+#include "analyzer/hang/hang.h"
+#include "analyzer/hang/hang_inputs.h"
+#include "analyzer/hang/hang_output.h"
 #include "analyzer/job/job.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/output/safe_output.h"
+#include "analyzer/report/diff.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
@@ -15,13 +20,17 @@
 #include "python/src/capture_tables.h"
 #include "python/src/columns.h"
 #include "python/src/hta_engine.h"
+#include "python/src/hta_head.h"
 #include "python/src/report_tables.h"
 
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <regex>
+#include <thread>
 
 namespace osc::python {
 namespace {
@@ -37,6 +46,8 @@ AnalysisSettings settingsFrom(const py::dict& d) {
     if (d.contains("microbatch_pattern") && !d["microbatch_pattern"].is_none())
         s.microbatchPattern = d["microbatch_pattern"].cast<std::string>();
     if (d.contains("pipeline_stages")) s.pipelineStages = d["pipeline_stages"].cast<int>();
+    if (d.contains("peak_busbw_gbps") && !d["peak_busbw_gbps"].is_none())
+        s.peakBusBwGbps = d["peak_busbw_gbps"].cast<double>();
     return s;
 }
 
@@ -157,6 +168,154 @@ py::dict whatIf(const CaptureHandle& c, const py::dict& settings, const py::dict
     return out;
 }
 
+// overlapscope.hta.TraceAnalysis: the job's files read on `jobs` threads (a
+// capture each: HTA, too, parses ranks on a process pool), then seen as HTA
+// sees them; the captures are freed once that view is made.
+py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOptions& options,
+                  const py::object& progress) {
+    const std::vector<std::string> files = captureFiles(paths);
+    std::vector<Capture> captures(files.size());
+    std::shared_ptr<HtaTrace> trace;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            const size_t threads = std::min<size_t>(
+                files.size(), jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()));
+            std::atomic<size_t> next{0};
+            std::vector<std::exception_ptr> errors(files.size());
+            // One fraction over all files, advancing within each.
+            std::mutex partsMutex;
+            std::vector<double> parts(files.size(), 0.0);
+            auto advance = [&](size_t i, double fraction, std::string_view stage) {
+                const std::lock_guard lock(partsMutex);
+                parts[i] = fraction;
+                double sum = 0;
+                for (double x : parts) sum += x;
+                const std::string label = files.size() == 1
+                                              ? std::string(stage)
+                                              : std::to_string(files.size()) + " files, " + std::string(stage);
+                work.loading(sum / static_cast<double>(files.size()), label);
+            };
+            auto worker = [&] {
+                for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+                    try {
+                        LoadOptions o;
+                        o.launchDetails = false;
+                        o.cancel = work.cancelFlag();
+                        o.progress = [&, i](double fraction, std::string_view stage) { advance(i, fraction, stage); };
+                        captures[i] = loadCaptures({files[i]}, o);
+                    } catch (...) {
+                        errors[i] = std::current_exception();
+                    }
+                    advance(i, 1.0, "read");
+                }
+            };
+            std::vector<std::thread> pool;
+            for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+            worker();
+            for (auto& t : pool) t.join();
+            for (const auto& e : errors)  // the first bad file in order, as loadCaptures reports it
+                if (e) std::rethrow_exception(e);
+            std::vector<const Capture*> each;
+            for (const auto& c : captures) {
+                each.push_back(&c);
+                work.addWarnings(c.warnings);
+            }
+            work.status("seeing the trace as HTA does");
+            trace = std::make_shared<HtaTrace>(each, options);
+            captures.clear();
+        },
+        progress);
+    return py::make_tuple(trace, work.warnings());
+}
+
+// `report -o FILE [--force]`: a file the user named is written as the
+// command line writes it (analyzer/output/safe_output.h); the signals are
+// Python's, so no handler of ours removes the temporary.
+void writeUserFile(const std::string& path, const std::string& content, bool force) {
+    py::gil_scoped_release release;
+    output::writeFileSafely(
+        path, [&](std::ostream& out) { out << content; },
+        output::WriteOptions{.overwrite = force, .removeOnSignal = false});
+}
+
+// `report --partial -o FILE`: the captures analysed file by file, written as one partial result.
+void writePartial(const std::vector<std::string>& paths, const std::string& path, bool force, const py::dict& settings,
+                  int jobs, const py::object& progress) {
+    output::checkOutputPath(path, force);
+    job::JobRequest request;
+    request.settings = settingsFrom(settings);
+    request.jobs = jobs;
+    std::unique_ptr<job::AnalyzedFiles> files;
+    BackgroundJob work;
+    work.run([&] { files = job::analyzeFiles(paths, request, work.progress()); }, progress);
+    py::gil_scoped_release release;
+    output::writeFileSafely(
+        path, [&](std::ostream& out) { files->writePartial(out, paths, std::string("overlapscope ") + OSC_VERSION); },
+        output::WriteOptions{.overwrite = force, .removeOnSignal = false});
+}
+
+// `overlapscope hang`: the JSON and text documents, as the CLI writes them.
+py::dict hangOf(const std::vector<std::string>& paths, double minWaitMs, const py::object& progress) {
+    hang::HangSettings settings;
+    settings.minWaitNs = static_cast<TimeNs>(std::min(minWaitMs, 9e12) * 1e6);  // within int64 ns
+    hang::HangAnalysis analysis;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            const hang::HangInputs in = hang::sortHangInputs(paths);
+            std::optional<Capture> capture;
+            if (!in.captures.empty()) {
+                LoadOptions options;
+                options.cancel = work.cancelFlag();
+                options.progress = [&work](double fraction, std::string_view stage) { work.loading(fraction, stage); };
+                capture = loadCaptures(in.captures, options);
+                work.addWarnings(capture->warnings);
+            }
+            if (!in.dumps.empty()) work.status("reading Flight Recorder dumps");
+            std::optional<hang::JobSequences> dumps = hang::readDumpSequences(
+                in.dumps, capture ? std::optional<int64_t>(capture->originUtcNs) : std::nullopt);
+            work.status("analyzing");
+            analysis = hang::analyzeCaptureAndDumps(capture ? &*capture : nullptr, std::move(dumps), settings);
+            analysis.inputs = paths;
+            work.addWarnings(analysis.warnings);
+        },
+        progress);
+    py::dict out;
+    out["json"] = text(hang::formatHangJson(analysis));
+    out["text"] = text(hang::formatHangText(analysis));
+    out["warnings"] = work.warnings();
+    return out;
+}
+
+// `overlapscope diff BASE CANDIDATE`: both sides analysed as the CLI does,
+// compared by the library's diff; its JSON, text and Markdown.
+py::dict diffOf(const std::string& base, const std::string& candidate, const py::dict& settings, int jobs,
+                std::optional<double> failPercent, const py::object& progress) {
+    job::JobRequest request;
+    request.settings = settingsFrom(settings);
+    request.jobs = jobs;
+    request.collectives = false;  // diff compares totals and steps
+    report::DiffResult diff;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            const Analysis b = job::analyzeJob(job::classifyJob({base}), request, work.progress());
+            const Analysis c = job::analyzeJob(job::classifyJob({candidate}), request, work.progress());
+            diff = report::diffAnalyses(b, c);
+        },
+        progress);
+    diff.basePath = base;
+    diff.candidatePath = candidate;
+    py::dict out;
+    out["json"] = text(report::formatDiffJson(diff, failPercent));
+    out["text"] = text(report::formatDiffText(diff, failPercent));
+    out["markdown"] = text(report::formatDiffMarkdown(diff, failPercent));
+    out["regressed"] = failPercent ? report::exceedsRegression(diff, *failPercent) : false;
+    out["warnings"] = work.warnings();
+    return out;
+}
+
 py::list texts(const std::vector<std::string>& v) {
     py::list out;
     for (const auto& s : v) out.append(text(s));
@@ -177,7 +336,9 @@ PYBIND11_MODULE(_core, m) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const CaptureError& e) {
-            captureError(e.what());
+            // Messages quote files (SQLite's own text, names): a byte that is
+            // not UTF-8 would leave Python with no message at all.
+            PyErr_SetObject(captureError.ptr(), text(e.what()).ptr());
         }
     });
 
@@ -227,9 +388,14 @@ PYBIND11_MODULE(_core, m) {
         .def("overlap", &HtaTrace::overlap)
         .def("temporal", &HtaTrace::temporal)
         .def("kernel_type_time", &HtaTrace::kernelTypeTime, py::arg("include_memory"))
-        .def("gpu_events", &HtaTrace::gpuEvents)
+        .def("kernel_name_stats", &HtaTrace::kernelNameStats)
         .def("idle_intervals", &HtaTrace::idleIntervals, py::arg("rank"), py::arg("consecutive_kernel_delay"))
-        .def("launch_stats", &HtaTrace::launchStats, py::arg("rank"), py::arg("include_memory_events"));
+        .def("launch_stats", &HtaTrace::launchStats, py::arg("rank"), py::arg("include_memory_events"))
+        .def("frame", &HtaTrace::frame, py::arg("rank"))
+        .def("dtypes", &HtaTrace::dtypes, py::arg("rank"))
+        .def("path", &HtaTrace::path, py::arg("rank"))
+        .def("gpu_event_count", &HtaTrace::gpuEventCount, py::arg("rank"))
+        .def("trace_offset_us", &HtaTrace::traceOffsetUs, py::arg("rank"));
 
     py::class_<CaptureHandle, std::shared_ptr<CaptureHandle>>(m, "Capture")
         .def("table", [](const CaptureHandle& c, const std::string& name,
@@ -237,25 +403,32 @@ PYBIND11_MODULE(_core, m) {
         .def("analyze", &analyzeCapture, py::arg("settings"), py::arg("progress"))
         .def("whatif", &whatIf, py::arg("settings"), py::arg("whatif_settings"), py::arg("summary"), py::arg("inputs"),
              py::arg("progress"))
-        .def(
-            "hta",
-            [](const CaptureHandle& c, bool includeLastProfilerStep, bool round,
-               const std::unordered_map<std::string, int>& rankOfFile,
-               const std::unordered_map<std::string, int64_t>& traceTimeBase) {
-                HtaOptions o;
-                o.includeLastProfilerStep = includeLastProfilerStep;
-                o.roundToMicroseconds = round;
-                o.rankOfFile = rankOfFile;
-                o.traceTimeBase = traceTimeBase;
-                py::gil_scoped_release release;
-                return std::make_shared<HtaTrace>(c.capture, o);
-            },
-            py::arg("include_last_profiler_step"), py::arg("round_to_us"), py::arg("rank_of_file"),
-            py::arg("trace_time_base"))
         .def_property_readonly("paths", [](const CaptureHandle& c) { return c.paths; })
         .def_property_readonly("origin_utc_ns", [](const CaptureHandle& c) { return c.capture.originUtcNs; })
         .def_property_readonly("warnings", [](const CaptureHandle& c) { return texts(c.warnings); });
 
+    m.def("device_object_fields", &deviceObjectFields);
+    m.def("trace_file_kind", &traceFileKind, py::arg("path"));
+    m.def(
+        "hta_load",
+        [](const std::vector<std::string>& paths, int jobs, bool includeLastProfilerStep, bool round,
+           const std::unordered_map<std::string, int>& rankOfFile, bool filterSteps, const py::object& progress) {
+            HtaOptions o;
+            o.includeLastProfilerStep = includeLastProfilerStep;
+            o.roundToMicroseconds = round;
+            o.rankOfFile = rankOfFile;
+            o.filterSteps = filterSteps;
+            return htaLoad(paths, jobs, o, progress);
+        },
+        py::arg("paths"), py::arg("jobs"), py::arg("include_last_profiler_step"), py::arg("round_to_us"),
+        py::arg("rank_of_file"), py::arg("filter_steps"), py::arg("progress"));
+    m.def("holds_mtia_events", &holdsMtiaEvents, py::arg("path"));
+    m.def("write_file", &writeUserFile, py::arg("path"), py::arg("content"), py::arg("force"));
+    m.def("write_partial", &writePartial, py::arg("paths"), py::arg("path"), py::arg("force"), py::arg("settings"),
+          py::arg("jobs"), py::arg("progress"));
+    m.def("hang", &hangOf, py::arg("paths"), py::arg("min_wait_ms"), py::arg("progress"));
+    m.def("diff", &diffOf, py::arg("base"), py::arg("candidate"), py::arg("settings"), py::arg("jobs"),
+          py::arg("fail_percent"), py::arg("progress"));
     m.def("analyze_job", &analyzeJob, py::arg("paths"), py::arg("settings"), py::arg("jobs"), py::arg("align"),
           py::arg("progress"));
     m.def(

@@ -1,6 +1,7 @@
 #include "python/src/report_tables.h"
 
 #include "analyzer/report/report_format.h"
+#include "analyzer/report/report_json.h"
 #include "analyzer/report/report_patterns.h"
 #include "python/src/columns.h"
 
@@ -24,8 +25,14 @@ auto field(const std::optional<T>& o, F f) -> std::optional<std::decay_t<decltyp
     return f(*o);
 }
 
+// Text the JSON writes as null when empty (names the file did not give).
+std::optional<std::string> textOrNull(const std::string& s) {
+    return s.empty() ? std::nullopt : std::optional<std::string>(s);
+}
+
 // Rows that belong to a device (steps, collectives, ...) start with where
-// the device is: its row in .devices, its rank and its GPU.
+// the device is: its row in .devices, its rank and its GPU ordinal (the
+// JSON's "device"; "gpu" is the GPU's model, as in the JSON).
 struct RowOwner {
     std::vector<int> device;
     std::vector<size_t> index;  // within the device
@@ -38,8 +45,8 @@ struct RowOwner {
 
 void ownerColumns(Columns& t, const Analysis& a, const RowOwner& rows, const char* indexName) {
     t.add("device_index", [&](size_t i) { return rows.device[i]; });
-    t.add("rank", [&](size_t i) { return a.devices[static_cast<size_t>(rows.device[i])].rank; });
-    t.add("gpu", [&](size_t i) { return a.devices[static_cast<size_t>(rows.device[i])].device; });
+    t.add("rank", [&](size_t i) { return known(a.devices[static_cast<size_t>(rows.device[i])].rank); });
+    t.add("device", [&](size_t i) { return a.devices[static_cast<size_t>(rows.device[i])].device; });
     if (indexName) t.add(indexName, [&](size_t i) { return rows.index[i]; });
 }
 
@@ -74,15 +81,15 @@ void interferenceColumns(Columns& t, Interference in, Wait w) {
           [&](size_t i) { return measured(i) ? std::optional<TimeNs>(in(i).net_overlap_gain_ns) : std::nullopt; });
     // Waiting is unknown (missing) where sends or receives had no peer; the
     // count says why, as in the JSON.
-    auto known = [&](size_t i) -> std::optional<WaitTransferMetrics> {
+    auto waitKnown = [&](size_t i) -> std::optional<WaitTransferMetrics> {
         if (w(i) && w(i)->known()) return w(i);
         return std::nullopt;
     };
-    t.add("comm_wait_ns", [&](size_t i) { return field(known(i), [](const auto& x) { return x.comm_wait_ns; }); });
+    t.add("comm_wait_ns", [&](size_t i) { return field(waitKnown(i), [](const auto& x) { return x.comm_wait_ns; }); });
     t.add("exposed_wait_ns",
-          [&](size_t i) { return field(known(i), [](const auto& x) { return x.exposed_wait_ns; }); });
+          [&](size_t i) { return field(waitKnown(i), [](const auto& x) { return x.exposed_wait_ns; }); });
     t.add("exposed_transfer_ns",
-          [&](size_t i) { return field(known(i), [](const auto& x) { return x.exposed_transfer_ns; }); });
+          [&](size_t i) { return field(waitKnown(i), [](const auto& x) { return x.exposed_transfer_ns; }); });
     t.add("kernels_without_peer",
           [&](size_t i) { return field(w(i), [](const auto& x) { return x.kernels_without_peer; }); });
 }
@@ -123,14 +130,14 @@ py::dict devicesTable(const Analysis& a) {
     Columns t(ds.size());
     std::vector<report::DeviceBottleneck> bottleneck;
     for (const auto& d : ds) bottleneck.push_back(report::deviceBottleneck(d));
+    // The JSON device object's fields in its order; its own tables (steps,
+    // collectives, findings, interference) apart.
     t.add("device_index", [&](size_t i) { return i; });
-    t.add("rank", [&](size_t i) { return ds[i].rank; });
-    t.add("gpu", [&](size_t i) { return ds[i].device; });
+    t.add("rank", [&](size_t i) { return known(ds[i].rank); });
     // Unknown host and process (the file named none) are missing, as the JSON's null.
-    t.add("host", [&](size_t i) { return ds[i].host.empty() ? std::nullopt : std::optional(ds[i].host); });
+    t.add("host", [&](size_t i) { return textOrNull(ds[i].host); });
     t.add("pid", [&](size_t i) { return ds[i].pid > 0 ? std::optional(ds[i].pid) : std::nullopt; });
-    t.add("label", [&](size_t i) { return report::deviceLabel(ds[i]); });
-    t.add("verdict", [&](size_t i) { return report::verdict(ds[i].totals); });
+    t.add("device", [&](size_t i) { return ds[i].device; });
     metricColumns(t, [&](size_t i) -> const OverlapMetrics& { return ds[i].totals; });
     interferenceColumns(
         t, [&](size_t i) -> const InterferenceMetrics& { return ds[i].interference; },
@@ -140,6 +147,8 @@ py::dict devicesTable(const Analysis& a) {
     pipelineColumns(
         t, [&](size_t i) -> const std::optional<PipelineStageMetrics>& { return ds[i].pipeline; }, false);
     alltoallColumns(t, [&](size_t i) -> const std::optional<AllToAllMetrics>& { return ds[i].alltoall; });
+    t.add("label", [&](size_t i) { return report::deviceLabel(ds[i]); });
+    t.add("verdict", [&](size_t i) { return report::verdict(ds[i].totals); });
     auto found = [&](size_t i) { return bottleneck[i].found; };
     t.add("bottleneck_name", [&](size_t i) { return found(i) ? std::optional(bottleneck[i].label) : std::nullopt; });
     t.add("bottleneck_position", [&](size_t i) {
@@ -152,6 +161,13 @@ py::dict devicesTable(const Analysis& a) {
     t.add("bottleneck_share", [&](size_t i) { return found(i) ? bottleneck[i].share : std::nullopt; });
     t.add("dropped_records", [&](size_t i) { return ds[i].droppedRecords; });
     t.add("end_reason", [&](size_t i) { return ds[i].endReason; });
+    t.add("gpu", [&](size_t i) { return textOrNull(ds[i].gpu); });
+    t.add("gpu_uuid", [&](size_t i) { return textOrNull(ds[i].gpuUuid); });
+    // Bus bandwidth and straggler objects as the JSON writer writes them (one
+    // list of fields for both); overlapscope/_report.py flattens them into
+    // busbw_* and straggler_* columns here.
+    t.add("busbw", [&](size_t i) { return report::busBandwidthJsonText(ds[i].busbw); });
+    t.add("straggler", [&](size_t i) { return report::stragglerJsonText(ds[i].straggler); });
     // The JSON has it only with --align collectives, and then on every device.
     bool shifted = false;
     for (const auto& d : ds) shifted = shifted || d.clock_shift_ns.has_value();
@@ -389,6 +405,22 @@ py::dict reportTables(const Analysis& analysis) {
     tables["pipeline"] = pipelineTable(analysis);
     tables["alltoall"] = alltoallTable(analysis);
     return tables;
+}
+
+py::dict deviceObjectFields() {
+    // Every optional set, so each field shows its JSON type (a float, an
+    // integer, text) for columns that are null on every device.
+    BusBandwidth b;
+    b.peak_busbw_gbps = b.median_algbw_gbps = b.median_busbw_gbps = b.median_busbw_fraction = 0.0;
+    b.link = "-";
+    StragglerMetrics s;
+    s.worst.commHash = 0;
+    s.worst.step = s.worst.medianLabel = s.worst.collective = "-";
+    s.worst.late_start_ns = s.worst.compute_ns = s.worst.host_idle_ns = s.worst.other_ns = 0;
+    py::dict out;
+    out["busbw"] = report::busBandwidthJsonText(b);
+    out["straggler"] = report::stragglerJsonText(s);
+    return out;
 }
 
 py::dict reportSummary(const Analysis& a) {

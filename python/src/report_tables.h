@@ -22,6 +22,11 @@ namespace py = pybind11;
 //  "alltoall": ...}; each value a Columns dict (python/src/columns.h).
 py::dict reportTables(const Analysis& analysis);
 
+// The device columns "busbw" and "straggler" hold the JSON writer's text of
+// those objects ("null" when absent); this gives each with every field, so a
+// table can have the columns of a job where no device has one.
+py::dict deviceObjectFields();
+
 // The report JSON's "summary" object, field for field.
 py::dict reportSummary(const Analysis& analysis);
 

@@ -19,6 +19,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 using namespace osc;
@@ -159,5 +161,51 @@ TEST_F(JobTest, TheFirstBadFileInOrderIsReported) {
             EXPECT_NE(std::string(e.what()).find(fs::path(files[2]).filename().string()), std::string::npos)
                 << e.what();
         }
+    }
+}
+
+TEST_F(JobTest, LoadingSeveralFilesReportsOneFractionAndNamesTheFile) {
+    synth::WorkloadSpec spec;
+    spec.ranks = 3;
+    spec.steps = 2;
+    synth::writeWorkload(spec, (dir_ / "j").string(), false);
+    std::vector<std::pair<double, std::string>> calls;
+    LoadOptions options;
+    options.progress = [&](double fraction, std::string_view stage) { calls.emplace_back(fraction, stage); };
+    loadCaptures({(dir_ / "j").string()}, options);
+    ASSERT_FALSE(calls.empty());
+    std::set<int> files;
+    double last = 0;
+    for (const auto& [fraction, stage] : calls) {
+        ASSERT_EQ(stage.rfind("file ", 0), 0u) << stage;
+        const int file = std::stoi(stage.substr(5));
+        EXPECT_EQ(stage.substr(stage.find('/'), 4), "/3, ") << stage;
+        EXPECT_GE(fraction, (file - 1) / 3.0 - 1e-12) << stage;
+        EXPECT_LE(fraction, file / 3.0 + 1e-12) << stage;
+        EXPECT_GE(fraction, last - 1e-12) << stage;  // it never goes back
+        last = fraction;
+        files.insert(file);
+    }
+    EXPECT_EQ(files, (std::set<int>{1, 2, 3}));
+}
+
+TEST_F(JobTest, AnalysingSeveralFilesReportsTheShareReadWithinFiles) {
+    synth::WorkloadSpec spec;
+    spec.ranks = 4;
+    spec.steps = 3;
+    synth::writeWorkload(spec, (dir_ / "j").string(), false);
+    for (int jobs : {1, 3}) {
+        std::vector<double> seen;
+        std::mutex m;
+        job::JobProgress progress;
+        progress.reading = [&](double fraction) {
+            const std::lock_guard lock(m);
+            seen.push_back(fraction);
+        };
+        analyzeFiles({(dir_ / "j").string()}, {}, jobs, progress);
+        ASSERT_GT(seen.size(), 4u) << "jobs " << jobs;  // more than once per file
+        for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i], seen[i - 1]) << "jobs " << jobs;
+        EXPECT_GE(seen.front(), 0.0);
+        EXPECT_DOUBLE_EQ(seen.back(), 1.0);
     }
 }

@@ -362,9 +362,3 @@ def test_others_as_hta_groups_them(tmp_path: Path) -> None:
     o = rows["others"]
     assert (o[1], o[2], o[3], o[5]) == (sum(others), max(others), min(others), pytest.approx(sum(others) / len(others)))
     assert o[4] == pytest.approx(pd.Series(others).std())
-
-
-def test_methods_hta_has_and_this_has_not() -> None:
-    analyzer = TraceAnalysis(trace_dir=str(EXAMPLES / "h100" / "pytorch_ddp_torch_profiler"), progress=False)
-    with pytest.raises(NotImplementedError, match="get_comm_comp_overlap"):
-        analyzer.get_potential_stragglers()

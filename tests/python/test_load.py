@@ -60,7 +60,7 @@ def test_capture_tables_are_the_sqlite_rows() -> None:
     assert list(zip(r["start_ns"], r["end_ns"], r["name"].astype(str))) == texts
 
     assert list(trace.processes["rank"]) == [0]
-    assert list(trace.devices["gpu"]) == [0]
+    assert list(trace.devices["device"]) == [0]
 
 
 def kineto_ns(value) -> int:
@@ -133,3 +133,42 @@ def test_frames_are_pandas() -> None:
     for name in ("processes", "devices", "kernels", "copies", "memsets", "syncs", "ranges", "api_calls", "cpu_ops"):
         assert isinstance(getattr(trace, name), pd.DataFrame), name
     assert str(trace.kernels["start_ns"].dtype) == "int64"
+
+
+def test_progress_in_a_notebook_is_one_output_redrawn_and_emptied(tmp_path) -> None:
+    # A real kernel (nbclient): the progress of a load is a display updated in
+    # place, and nothing is left in the cell when it ends, no stderr line.
+    import nbclient
+    import nbformat
+
+    code = (
+        "import overlapscope, overlapscope._progress as p\n"
+        "assert p._notebook()\n"
+        "shown = p.callback(None)\n"
+        "assert isinstance(shown, p.NotebookProgress)\n"
+        "shown._delay = 0\n"
+        f"overlapscope.load({str(EXAMPLES / 'h100' / 'tp_pipelined')!r}, progress=shown)\n"
+        "for i in range(5):\n"
+        "    shown(f'loading: step {i}', i / 4)\n"
+        "shown('', None)\n"
+        "print('done')"
+    )
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    env = {k: str(tmp_path / k.lower()) for k in ("JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR")}
+    import os
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        nbclient.NotebookClient(book, timeout=120, kernel_name="python3").execute()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    outputs = book.cells[0].outputs
+    streams = [o for o in outputs if o.output_type == "stream"]
+    assert [(o.name, o.text) for o in streams] == [("stdout", "done\n")]
+    displays = [o for o in outputs if o.output_type == "display_data"]
+    assert len(displays) == 1 and displays[0].data["text/plain"] == ""
