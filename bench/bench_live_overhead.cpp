@@ -7,13 +7,15 @@
 // shows in its step time.
 //
 //   bench_live_overhead [ROUNDS] [STEPS] [STEP_MS] [KERNELS]   (default 24 30 100 2000)
+//   bench_live_overhead --help
 //
 // Each round runs the job without the agent and with it, back to back and
 // in alternating order (ABBA...), STEPS steps each after a warm-up. The
 // agent gets KERNELS compute kernels (and their launches, two all-reduces
 // and their NCCL rows) per step: 2,000 kernels per 100 ms step is 40,000
-// records a second, a busy real job's rate. Target (issue 32): at most 1 %
-// of step time.
+// records a second, a busy real job's rate. Targets (issue 41): the agent's
+// own CPU at most 0.5 % of the step, and the step time's 95 % interval not
+// above 1 %.
 //
 // Two measurements, because a shared machine of two cores drifts by several
 // per cent between runs of the same job:
@@ -180,13 +182,41 @@ double loadAverage() {
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: bench_live_overhead [ROUNDS] [STEPS] [STEP_MS] [KERNELS]   (default 24 30 100 2000)\n"
+    "What always-on live metrics cost a CPU-bound job of STEP_MS steps with the fake agent playing KERNELS\n"
+    "compute kernels a step (2000 a 100 ms step: 40,000 records/s), against the same job without an agent,\n"
+    "in ROUNDS pairs of runs of STEPS steps. Prints the agent threads' CPU per step and the median change of\n"
+    "step time with its 95 % interval; targets: CPU <= 0.5 % of the step, the interval not above 1 %.\n"
+    "Exit code 0 when both hold, 1 when not, 2 for bad arguments.\n";
+
+// A whole number from lo to hi, or exit 2 naming the argument.
+int argument(const char* text, const char* name, int lo, int hi) {
+    char* end = nullptr;
+    const long v = std::strtol(text, &end, 10);
+    if (end == text || *end != '\0' || v < lo || v > hi) {
+        std::fprintf(stderr, "bench_live_overhead: %s %s: expected a whole number from %d to %d (see --help)\n", name,
+                     text, lo, hi);
+        std::exit(2);
+    }
+    return static_cast<int>(v);
+}
+
 int main(int argc, char** argv) {
     if (argc >= 2 && std::strcmp(argv[1], "--app") == 0 && argc == 5)
         return app(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), argv[4]);
-    const int rounds = argc > 1 ? std::atoi(argv[1]) : 24;
-    const int steps = argc > 2 ? std::atoi(argv[2]) : 30;
-    const int stepMs = argc > 3 ? std::atoi(argv[3]) : 100;
-    const int kernels = argc > 4 ? std::atoi(argv[4]) : 2000;
+    if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
+    if (argc > 5) {
+        std::fprintf(stderr, "bench_live_overhead: too many arguments (see --help)\n");
+        return 2;
+    }
+    const int rounds = argc > 1 ? argument(argv[1], "ROUNDS", 1, 10000) : 24;
+    const int steps = argc > 2 ? argument(argv[2], "STEPS", 1, 100000) : 30;
+    const int stepMs = argc > 3 ? argument(argv[3], "STEP_MS", 1, 60000) : 100;
+    const int kernels = argc > 4 ? argument(argv[4], "KERNELS", 1, 100000) : 2000;
     const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
     char tmpl[] = "/tmp/bench_live_XXXXXX";
     const std::string dir = ::mkdtemp(tmpl);
@@ -277,14 +307,12 @@ int main(int argc, char** argv) {
     std::printf("  per round (without / with, ms):");
     for (size_t i = 0; i < without.size(); ++i) std::printf(" %.2f/%.2f", without[i], with[i]);
     std::printf("\n");
-    const bool refuted = lo > 1.0;  // the job was slowed by more than 1 % beyond the noise
-    const bool pass = share <= 1.0 && !refuted;
-    std::printf("target: <= 1 %% of step time: %s\n",
-                !pass       ? (refuted ? "FAIL (the step time grew by more than 1 % beyond the noise)"
-                                       : "FAIL (the agent's own CPU is over 1 % of the step)")
-                : hi <= 1.0 ? "PASS (the agent's CPU, and the step time's interval, are within 1 %)"
-                            : "PASS on the agent's CPU; the step time's interval is wider than the target here, "
-                              "and does not refute it");
+    const bool cpuOk = share <= 0.5, wallOk = hi <= 1.0;
+    std::printf("target: agent CPU <= 0.5 %% of the step: %s (%.2f %%)\n", cpuOk ? "PASS" : "FAIL", share);
+    std::printf("target: step time's 95 %% interval not above 1 %%: %s ([%+.2f, %+.2f] %%%s)\n",
+                wallOk ? "PASS" : "FAIL", lo, hi,
+                wallOk || lo > 1.0 ? "" : "; too wide to confirm here: the machine is noisy, run on a quiet one");
+    const bool pass = cpuOk && wallOk;
     std::filesystem::remove_all(dir);
     return pass ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 #include "agent/live/metrics_file.h"
 #include "agent/live/metrics_publisher.h"
 #include "agent/live/telemetry.h"
+#include "agent/live/trigger_relay.h"
 #include "analyzer/capture/background_thread.h"
 
 #include <algorithm>
@@ -90,6 +91,27 @@ void Agent::boot() {
     }
 }
 
+// What publishes the telemetry: the file, and HTTP on PORT + local rank
+// (never past 65535: such a rank says so and serves none).
+live::MetricsPublisher::Options Agent::publisherOptions(std::string& problem) const {
+    live::MetricsPublisher::Options p;
+    p.periodMs = settings_.metricsPeriodMs;
+    if (!settings_.metricsFile.empty()) p.filePath = live::metricsFilePath(settings_.metricsFile, who_);
+    if (settings_.metricsPort < 0) return p;
+    const int local = std::max(who_.localRank, 0);
+    if (settings_.metricsPort > 0 && settings_.metricsPort + local > 65535) {
+        problem = "--metrics-port " + std::to_string(settings_.metricsPort) + " + local rank " + std::to_string(local) +
+                  " is past 65535: no /metrics for this rank (choose a lower port)";
+        return p;
+    }
+    live::MetricsHttpServer::Options http;
+    http.address = settings_.metricsAddress;
+    // Every rank of a node gets its own port: PORT + local rank.
+    http.port = settings_.metricsPort == 0 ? 0 : settings_.metricsPort + local;
+    p.http = http;
+    return p;
+}
+
 // Live metrics from boot: the telemetry, who publishes it, and the stream.
 void Agent::bootLive() {
     if (!settings_.alwaysOn()) return;
@@ -101,18 +123,21 @@ void Agent::bootLive() {
         telemetry_.reset();
         return;
     }
-    live::MetricsPublisher::Options p;
-    p.periodMs = settings_.metricsPeriodMs;
-    if (!settings_.metricsFile.empty()) p.filePath = live::metricsFilePath(settings_.metricsFile, who_);
-    if (settings_.metricsPort >= 0) {
-        live::MetricsHttpServer::Options http;
-        http.address = settings_.metricsAddress;
-        // Every rank of a node gets its own port: PORT + local rank.
-        http.port = settings_.metricsPort == 0 ? 0 : settings_.metricsPort + std::max(who_.localRank, 0);
-        p.http = http;
-    }
+    std::string problem;
+    live::MetricsPublisher::Options p = publisherOptions(problem);
+    live::MetricsEndpoint endpoint;
+    endpoint.wanted = settings_.metricsPort >= 0;
+    const std::string who = who_.rank >= 0 ? "rank " + std::to_string(who_.rank) : "pid " + std::to_string(who_.pid);
+    if (!problem.empty()) std::fprintf(stderr, "overlapscope-agent: %s: %s\n", who.c_str(), problem.c_str());
     // A job ended by SIGTERM or SIGINT still removes its metrics file.
     if (signals_ && !p.filePath.empty()) signals_->install();
+    if (!p.filePath.empty()) live::removeStaleMetricsFiles(settings_.metricsFile, who_);
+    telemetry_->setEndpoint(endpoint);
+    p.httpReady = [telemetry = telemetry_.get(), endpoint](int port) mutable {
+        endpoint.port = port;
+        endpoint.up = port > 0;
+        telemetry->setEndpoint(endpoint);
+    };
     if (!p.filePath.empty() || p.http) {
         live::Telemetry* telemetry = telemetry_.get();
         publisher_ = std::make_unique<live::MetricsPublisher>(p, [telemetry] {
@@ -122,11 +147,41 @@ void Agent::bootLive() {
         });
         error.clear();
         publisher_->start(error);
-        if (!error.empty()) std::fprintf(stderr, "overlapscope-agent: %s\n", error.c_str());
+        if (!error.empty())
+            std::fprintf(stderr, "overlapscope-agent: %s: %s%s\n", who.c_str(), error.c_str(),
+                         p.filePath.empty() ? "" : "; the metrics file goes on");
+        if (const int port = publisher_->httpPort(); port > 0)
+            std::fprintf(stderr, "overlapscope-agent: %s: metrics on http://%s%s%s:%d/metrics\n", who.c_str(),
+                         p.http->address.find(':') != std::string::npos ? "[" : "", p.http->address.c_str(),
+                         p.http->address.find(':') != std::string::npos ? "]" : "", port);
     }
+    bootTriggers();
     std::lock_guard op(opMutex_);
     if (!startStreamLocked(error) && state_ != AgentState::Disabled)
         std::fprintf(stderr, "overlapscope-agent: live metrics: %s\n", error.c_str());
+}
+
+// --capture-when tells the job's other ranks; --trigger-dir hears other nodes'.
+void Agent::bootTriggers() {
+    if (settings_.captureWhen.empty() && settings_.triggerDir.empty()) return;
+    live::TriggerRelay::Options o;
+    o.socketDir = settings_.socketDir;
+    o.pid = who_.pid;
+    o.host = who_.host;
+    o.rank = who_.rank;
+    o.job = settings_.job;
+    o.runId = settings_.runId;
+    o.triggerDir = settings_.triggerDir;
+    if (!o.triggerDir.empty() && o.job.empty())
+        std::fprintf(stderr,
+                     "overlapscope-agent: --trigger-dir without a job name (--job, $SLURM_JOB_ID): triggers reach "
+                     "only the ranks of this `overlapscope run`\n");
+    triggers_ = std::make_unique<live::TriggerRelay>(o, [this](int64_t first, int steps, const std::string& trigger) {
+        std::string error;
+        if (!startStepCapture(steps, first, std::nullopt, settings_.partial, trigger, error) && !error.empty())
+            std::fprintf(stderr, "overlapscope-agent: %s: %s\n", trigger.c_str(), error.c_str());
+    });
+    triggers_->start();
 }
 
 bool Agent::ensureLive(std::string& error) {
@@ -143,11 +198,16 @@ bool Agent::ensureLive(std::string& error) {
     ls.conditionOutputDir = settings_.outputDir;
     ls.conditionPartial = settings_.partial;
     ls.stepLogPath = settings_.stepLog;
+    ls.lookbackSteps = settings_.lookback();
+    ls.lookbackMaxRows = settings_.lookbackMaxRows;
     try {
         if (!settings_.captureWhen.empty()) ls.condition = live::parseCaptureCondition(settings_.captureWhen);
         live::LivePipeline::Hooks hooks;
         hooks.capturePath = [this](const std::string& dir) { return nextCapturePath(dir); };
         hooks.captureEnded = [this](const live::StepCaptureProgress& p, bool partial) { stepCaptureEnded(p, partial); };
+        hooks.triggered = [this](const live::CaptureTrigger& t) {
+            if (triggers_) triggers_->announce(t);
+        };
         live_ = std::make_unique<live::LivePipeline>(std::move(ls), who_, telemetry_.get(), std::move(hooks));
         liveView_.store(live_.get(), std::memory_order_release);
     } catch (const std::exception& e) {
@@ -340,13 +400,20 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
 }
 
 bool Agent::startStepCapture(int64_t steps, std::optional<int64_t> atStep, std::optional<std::string> outputDir,
-                             bool partial, std::string& error) {
+                             bool partial, const std::string& trigger, std::string& error) {
     std::lock_guard op(opMutex_);
     {
         std::lock_guard lock(stateMutex_);
         if (session_ && !streamOnly_) {
             error = "a capture is already running (" + session_->path() + ")";
             return false;
+        }
+        // A trigger reaches a node's ranks twice (its socket, the trigger directory).
+        if (!trigger.empty()) {
+            if (std::find(servedTriggers_.begin(), servedTriggers_.end(), trigger) != servedTriggers_.end())
+                return true;
+            servedTriggers_.push_back(trigger);
+            if (servedTriggers_.size() > 16) servedTriggers_.pop_front();
         }
     }
     if (!ensureLive(error)) return false;
@@ -355,8 +422,9 @@ bool Agent::startStepCapture(int64_t steps, std::optional<int64_t> atStep, std::
     live::StepCapturePlan plan;
     plan.steps = static_cast<int>(steps);
     plan.atStep = atStep;
-    plan.partial = partial;
-    plan.trigger = "attach";
+    plan.partial = partial || settings_.partial;
+    plan.trigger = trigger.empty() ? "attach" : trigger;
+    plan.fromOldestHeld = !trigger.empty();
     plan.path = nextCapturePath(outputDir.value_or(settings_.outputDir));
     if (!live_->arm(std::move(plan), error)) {
         settleStreamLocked();
@@ -367,6 +435,26 @@ bool Agent::startStepCapture(int64_t steps, std::optional<int64_t> atStep, std::
         state_ = AgentState::Capturing;
         watchUntil_.reset();  // the capture holds the stream now, and lets it go when done
     }
+    return true;
+}
+
+bool Agent::dump(std::optional<std::string> outputDir, Dumped& dumped, std::string& error) {
+    live::LivePipeline* live = liveView_.load(std::memory_order_acquire);
+    if (!live) {
+        error = "this agent keeps no look-back ring: it does not record (run --lookback K, or live metrics)";
+        return false;
+    }
+    live::StepCaptureProgress written;
+    const std::string target = nextCapturePath(outputDir.value_or(settings_.outputDir));
+    if (!live->dump(target, written, error)) return false;
+    dumped.path = written.path;
+    dumped.first = written.first;
+    dumped.last = written.last;
+    {
+        std::lock_guard lock(stateMutex_);
+        lastOutput_ = dumped.path;
+    }
+    if (settings_.partial && settings_.analysisValid) partials().submit(dumped.path);
     return true;
 }
 
@@ -404,7 +492,12 @@ bool Agent::stopCapture(CaptureEnd how, std::string& error) {
         return true;
     }
     if (live_ && live_->captureActive()) {
-        live_->cancel(error);
+        OpenCollectives open;
+        {
+            std::lock_guard lock(stateMutex_);
+            open = openCollectives_;
+        }
+        live_->cancel(error, open ? open() : std::vector<PendingCollective>{});
         settleStreamLocked();
         std::lock_guard lock(stateMutex_);
         state_ = AgentState::Stopped;
@@ -429,6 +522,7 @@ void Agent::shutdown(CaptureEnd how) {
     }
     timerCv_.notify_all();
     if (timer_.joinable()) timer_.join();
+    if (triggers_) triggers_->stop();
     if (control_) control_->stop();
     {
         std::lock_guard op(opMutex_);
@@ -498,17 +592,35 @@ control::ControlReply Agent::handle(const control::ControlRequest& request) {
             break;
         case control::ControlCommand::Start:
             if (request.steps)
-                reply.ok =
-                    startStepCapture(*request.steps, request.atStep, request.outputDir, request.partial, reply.error);
+                reply.ok = startStepCapture(*request.steps, request.atStep, request.outputDir, request.partial,
+                                            request.trigger, reply.error);
             else
                 reply.ok = startCapture(request.durationS, request.outputDir, reply.error);
             break;
+        case control::ControlCommand::Dump: {
+            Dumped dumped;
+            reply.ok = dump(request.outputDir, dumped, reply.error);
+            reply.status = status();
+            if (reply.ok) {
+                // The steps written, not those the ring holds by now.
+                reply.status.output = dumped.path;
+                reply.status.lookbackFirst = dumped.first;
+                reply.status.lookbackLast = dumped.last;
+            }
+            return reply;
+        }
         case control::ControlCommand::Watch:
             reply.ok = watch(request.watchS.value_or(60), reply.error);
             break;
         case control::ControlCommand::Stop:
             reply.ok = stopCapture(CaptureEnd::Stopped, reply.error);
-            break;
+            reply.status = status();
+            // A step capture stopped before its first step wrote nothing:
+            // the last file of an earlier capture is not this one's.
+            if (reply.ok && reply.status.stepCapture && reply.status.stepCapture->state == "stopped" &&
+                reply.status.stepCapture->path.empty() && reply.status.state != "capturing")
+                reply.status.output.clear();
+            return reply;
     }
     reply.status = status();
     return reply;
@@ -528,6 +640,8 @@ control::AgentStatus Agent::status() const {
         s.dropped = session_ && !streamOnly_ ? session_->droppedRecords() : lastDropped_;
         s.commandLine = who_.commandLine;
         s.streaming = session_ != nullptr;
+        s.job = settings_.job;
+        s.runId = settings_.runId;
     }
     s.telemetry = telemetry_ != nullptr;
     // The control thread asks this while another may be creating the pipeline.
@@ -539,6 +653,9 @@ control::AgentStatus Agent::status() const {
         s.lastClosedStep = sight.lastClosedStep;
         s.stepSeconds = sight.lastStepSeconds;
         s.rowsSeen = sight.rowsSeen;
+        s.lookbackFirst = sight.lookbackFirst;
+        s.lookbackLast = sight.lookbackLast;
+        s.lookbackSteps = static_cast<int>(settings_.lookback());
         if (const auto p = live->captureProgress()) {
             control::StepCaptureStatus c;
             c.state = p->state;

@@ -178,14 +178,21 @@ void StepAssembler::addCollective(const CollectiveRow& r) {
     rows_.collectives.push_back(h);
 }
 
-void StepAssembler::addGpu(const GpuInfo& gpu) { gpus_[gpu.id] = gpu; }
+void StepAssembler::addGpu(const GpuInfo& gpu) {
+    gpus_[gpu.id] = gpu;
+    ++descriptionsVersion_;
+}
 
 void StepAssembler::addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId, std::string_view name) {
-    if (streamNames_.size() < 65536) streamNames_[{globalPid, deviceId, streamId}] = std::string(name);
+    if (streamNames_.size() >= 65536) return;
+    streamNames_[{globalPid, deviceId, streamId}] = std::string(name);
+    ++descriptionsVersion_;
 }
 
 void StepAssembler::addThreadName(uint64_t globalTid, std::string_view name) {
-    if (threadNames_.size() < 65536) threadNames_[globalTid] = std::string(name);
+    if (threadNames_.size() >= 65536) return;
+    threadNames_[globalTid] = std::string(name);
+    ++descriptionsVersion_;
 }
 
 void StepAssembler::writeDescriptions(RowSink& out) const {
@@ -244,6 +251,35 @@ void StepAssembler::clear() {
     newestStep_ = firstWholeStep_ = -1;
     sawSteps_ = false;
     rowsSeen_ = 0;
+}
+
+void StepAssembler::writeTail(TimeNs from, RowSink& out) {
+    for (const OpenStep& s : open_)
+        if (s.range.row.start >= from) out.addRange(s.range.view());
+    const auto cpu = [&](auto& held) { return !held.written && held.row.start >= from; };
+    const auto gpu = [&](auto& held) { return !held.written && held.row.end > from; };
+    for (HeldCall& c : rows_.apiCalls)
+        if (cpu(c)) out.addApiCall(c.row), c.written = true;
+    for (HeldRange& r : rows_.ranges)
+        if (cpu(r)) out.addRange(r.view()), r.written = true;
+    for (auto& y : rows_.syncs)
+        if (cpu(y)) out.addSync(y.row), y.written = true;
+    for (auto& e : rows_.events)
+        if (!e.written) out.addCudaEvent(e.row), e.written = true;
+    for (auto& k : rows_.kernels)
+        if (gpu(k)) {
+            KernelRow row = k.row;
+            row.demangledNameId = row.shortNameId = kNoId;
+            out.addKernel(row);
+            k.written = true;
+        }
+    for (auto& c : rows_.copies)
+        if (gpu(c)) out.addCopy(c.row), c.written = true;
+    for (auto& m : rows_.memsets)
+        if (gpu(m)) out.addMemset(m.row), m.written = true;
+    for (auto& c : rows_.collectives)
+        if (!c.written && std::max({c.row.enqueue, c.row.gpuStart, c.row.gpuEnd}) >= from)
+            out.addCollective(c.row), c.written = true;
 }
 
 void StepAssembler::IdSet::assign(const std::vector<uint32_t>& ids) {
@@ -392,67 +428,61 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     capture_.finalize();
 }
 
-void StepAssembler::writeStepRows(const OpenStep& step, TimeNs slotEnd, RowSink& out) {
+void StepAssembler::recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, RecordedStep& out) {
     const TimeNs from = step.range.row.start;
     const auto inSlot = [&](TimeNs t) { return t >= from && t < slotEnd; };
-    out.addRange(step.range.view());
-    std::unordered_set<uint32_t> slotCalls;
+    out.clear();
+    out.name = step.range.text;
+    out.number = step.number;
+    out.rangeStart = from;
+    out.rangeEnd = step.range.row.end;
+    out.slotEnd = slotEnd;
+    out.complete = complete;
+    out.range = step.range;
+    // Each row says whether an earlier record holds it (`written`), and is
+    // then marked: a file of consecutive steps writes it once.
+    const auto take = [](auto& held, auto& into) {
+        into.push_back({held.row, held.written});
+        held.written = true;
+    };
+    scratchIds_.clear();
     for (HeldCall& c : rows_.apiCalls) {
         if (!inSlot(c.row.start)) continue;
-        slotCalls.insert(c.row.correlationId);
-        if (c.written) continue;
-        out.addApiCall(c.row);
+        scratchIds_.push_back(c.row.correlationId);
+        out.apiCalls.push_back({c.row, c.written});
         c.written = true;
     }
+    slotCalls_.assign(scratchIds_);
     for (HeldRange& r : rows_.ranges)
-        if (!r.written && inSlot(r.row.start)) {
-            out.addRange(r.view());
+        if (inSlot(r.row.start)) {
+            out.ranges.push_back(r);
+            out.ranges.back().written = r.written;
             r.written = true;
         }
     for (auto& y : rows_.syncs)
-        if (!y.written && inSlot(y.row.start)) {
-            out.addSync(y.row);
-            y.written = true;
-        }
+        if (inSlot(y.row.start)) take(y, out.syncs);
     for (auto& e : rows_.events)
-        if (!e.written && slotCalls.contains(e.row.correlationId)) {
-            out.addCudaEvent(e.row);
-            e.written = true;
-        }
+        if (slotCalls_.contains(e.row.correlationId)) take(e, out.events);
     // The slot's GPU work, and whatever else ran in the step's window (which
     // the step's metrics count), so the file's report gives the same numbers.
     const auto wanted = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
-        if (slotCalls.contains(correlation)) return true;
+        if (slotCalls_.contains(correlation)) return true;
         const Interval* w = windows_.find(device);
         return w && intersects(start, end, *w);
     };
     for (auto& k : rows_.kernels)
-        if (!k.written && wanted(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end)) {
-            KernelRow row = k.row;
-            row.demangledNameId = row.shortNameId = kNoId;  // ours, not the file's
-            out.addKernel(row);
-            k.written = true;
-        }
+        if (wanted(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end)) take(k, out.kernels);
     for (auto& c : rows_.copies)
-        if (!c.written && wanted(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end)) {
-            out.addCopy(c.row);
-            c.written = true;
-        }
+        if (wanted(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end)) take(c, out.copies);
     for (auto& m : rows_.memsets)
-        if (!m.written && wanted(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end)) {
-            out.addMemset(m.row);
-            m.written = true;
-        }
+        if (wanted(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end)) take(m, out.memsets);
     for (auto& h : rows_.collectives) {
         const CollectiveRow& c = h.row;
-        if (h.written) continue;
         const Interval* w = windows_.find(c.deviceId);
         const bool near = w && c.gpuStart >= 0 &&
                           intersects(c.gpuStart, std::max(c.gpuEnd, c.gpuStart + 1),
                                      {w->start - kPluginSlackNs, w->end + kPluginSlackNs});
-        if (!inSlot(c.enqueue) && !near) continue;
-        out.addCollective(c);
-        h.written = true;
+        if (inSlot(c.enqueue) || near) take(h, out.collectives);
     }
 }
 
@@ -468,7 +498,7 @@ void StepAssembler::close(const StepHandler& handler, bool complete) {
     closed.slotEnd = slotEnd;
     closed.complete = complete;
     closed.capture = &capture_;
-    closed.writeRows = [this, &step, slotEnd](RowSink& out) { writeStepRows(step, slotEnd, out); };
+    closed.record = [this, &step, slotEnd, complete](RecordedStep& out) { recordStep(step, slotEnd, complete, out); };
     if (handler) handler(closed);
     ++counters_.stepsClosed;
     if (!complete) ++counters_.stepsIncomplete;
