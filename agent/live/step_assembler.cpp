@@ -20,24 +20,25 @@ void popWhile(Deque& d, Done done) {
     while (!d.empty() && done(d.front())) d.pop_front();
 }
 
-void appendKernel(KernelTable& k, const KernelRow& r, uint32_t name, uint32_t shortName) {
-    k.start.push_back(r.start);
-    k.end.push_back(r.end);
-    k.stream.push_back(r.streamId);
-    k.correlation.push_back(r.correlationId);
-    k.name.push_back(name);
-    k.shortName.push_back(shortName);
-    k.gridX.push_back(r.gridX);
-    k.gridY.push_back(r.gridY);
-    k.gridZ.push_back(r.gridZ);
-    k.blockX.push_back(r.blockX);
-    k.blockY.push_back(r.blockY);
-    k.blockZ.push_back(r.blockZ);
-    k.registersPerThread.push_back(r.registersPerThread);
-    k.staticSharedMemory.push_back(r.staticSharedMemory);
-    k.dynamicSharedMemory.push_back(r.dynamicSharedMemory);
-    k.graphId.push_back(r.graphId);
-    k.graphNodeId.push_back(r.graphNodeId);
+// The columns the step's metrics read: no launch details (grid, block,
+// registers, graph ids), which only a report's interference table names
+// (absent columns count as none, as in a capture loaded without them).
+void resizeKernels(KernelTable& k, size_t n) {
+    k.start.resize(n);
+    k.end.resize(n);
+    k.stream.resize(n);
+    k.correlation.resize(n);
+    k.name.resize(n);
+    k.shortName.resize(n);
+}
+
+void setKernel(KernelTable& k, size_t i, const KernelRow& r, uint32_t name, uint32_t shortName) {
+    k.start[i] = r.start;
+    k.end[i] = r.end;
+    k.stream[i] = r.streamId;
+    k.correlation[i] = r.correlationId;
+    k.name[i] = name;
+    k.shortName[i] = shortName;
 }
 
 }  // namespace
@@ -115,10 +116,18 @@ void StepAssembler::addApiCall(const ApiCallRow& r) {
     HeldCall h;
     h.row = r;
     h.row.nameId = kNoId;
-    h.row.name = names_.at(names_.intern(r.name));
+    // A job calls a handful of API functions, each thousands of times a
+    // step: the last name's id and role serve the next call of the same name.
+    if (r.name != lastApiName_) {
+        lastApiId_ = names_.intern(r.name);
+        lastApiName_ = names_.at(lastApiId_);
+        lastApiRole_ = apiCallRole(r.name);
+    }
+    h.row.name = lastApiName_;
+    h.name = lastApiId_;
     // As AwaitedLaunches reads them: launches inside a stream capture become
     // graph nodes and never run under their own id.
-    const ApiCallRole role = r.returnValue == 0 ? apiCallRole(r.name) : ApiCallRole::Other;
+    const ApiCallRole role = r.returnValue == 0 ? lastApiRole_ : ApiCallRole::Other;
     const bool capturing =
         std::find(capturingThreads_.begin(), capturingThreads_.end(), r.globalTid) != capturingThreads_.end();
     if (role == ApiCallRole::BeginStreamCapture && !capturing) capturingThreads_.push_back(r.globalTid);
@@ -331,17 +340,23 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     ++generation_;
     capture_.processes.emplace_back();
     Process& p = capture_.processes.back();
-    // Sized first: a step of thousands of kernels is otherwise mostly malloc.
-    std::vector<size_t> kernelsOn(windows_.byDevice.size(), 0);
-    for (const auto& h : rows_.kernels) {
-        const Interval* w = windows_.find(h.row.deviceId);
-        if (w && intersects(h.row.start, h.row.end, *w)) ++kernelsOn[h.row.deviceId];
+    // The window's kernels per device in start order (the order the
+    // analyzer wants, so finalize() has nothing to sort), then written by
+    // index into tables sized once: a step of thousands of kernels is
+    // otherwise mostly allocation and reordering.
+    kernelOrder_.resize(windows_.byDevice.size());
+    for (auto& order : kernelOrder_) order.clear();
+    for (size_t i = 0; i < rows_.kernels.size(); ++i) {
+        const KernelRow& k = rows_.kernels.begin()[i].row;
+        const Interval* w = windows_.find(k.deviceId);
+        if (w && intersects(k.start, k.end, *w))
+            kernelOrder_[k.deviceId].push_back({k.start, static_cast<uint32_t>(i)});
     }
     // Devices made once, in id order (deviceById keeps them sorted), then found by id.
-    std::vector<Device*> deviceOf(kernelsOn.size(), nullptr);
-    for (uint32_t d = 0; d < kernelsOn.size(); ++d)
-        if (windows_.find(d)) p.deviceById(d).kernels.reserve(kernelsOn[d]);
-    for (uint32_t d = 0; d < kernelsOn.size(); ++d)
+    std::vector<Device*> deviceOf(kernelOrder_.size(), nullptr);
+    for (uint32_t d = 0; d < kernelOrder_.size(); ++d)
+        if (windows_.find(d)) p.deviceById(d);
+    for (uint32_t d = 0; d < kernelOrder_.size(); ++d)
         if (windows_.find(d)) deviceOf[d] = &p.deviceById(d);
     RangeTable& r = p.ranges;
     r.start.push_back(from);
@@ -353,23 +368,40 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     r.color.push_back(0);
     r.kind.push_back(step.range.row.kind);
     r.onGpu.push_back(0);
+    // The range's calls, counted first and written by index (as the kernels).
+    size_t calls = 0;
+    for (const HeldCall& c : rows_.apiCalls) calls += c.row.start >= from && c.row.start < to;
     ApiCallTable& a = p.apiCalls;
+    a.start.resize(calls);
+    a.end.resize(calls);
+    a.globalTid.resize(calls);
+    a.correlation.resize(calls);
+    a.name.resize(calls);
+    a.returnValue.resize(calls);
+    a.kind.resize(calls);
+    size_t call = 0;
     for (const HeldCall& c : rows_.apiCalls) {
         if (c.row.start < from || c.row.start >= to) continue;
-        a.start.push_back(c.row.start);
-        a.end.push_back(c.row.end);
-        a.globalTid.push_back(c.row.globalTid);
-        a.correlation.push_back(c.row.correlationId);
-        a.name.push_back(capture_.strings.intern(c.row.name));
-        a.returnValue.push_back(c.row.returnValue);
-        a.kind.push_back(c.row.kind);
+        a.start[call] = c.row.start;
+        a.end[call] = c.row.end;
+        a.globalTid[call] = c.row.globalTid;
+        a.correlation[call] = c.row.correlationId;
+        a.name[call] = localName(c.name);
+        a.returnValue[call] = c.row.returnValue;
+        a.kind[call] = c.row.kind;
+        ++call;
     }
     const auto window = [&](uint32_t device) { return windows_.find(device); };
-    for (const auto& h : rows_.kernels) {
-        const Interval* w = window(h.row.deviceId);
-        if (!w || !intersects(h.row.start, h.row.end, *w)) continue;
-        appendKernel(deviceOf[h.row.deviceId]->kernels, h.row, localName(h.row.demangledNameId),
-                     localName(h.row.shortNameId));
+    for (uint32_t d = 0; d < kernelOrder_.size(); ++d) {
+        auto& order = kernelOrder_[d];
+        if (order.empty()) continue;
+        if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
+        KernelTable& table = deviceOf[d]->kernels;
+        resizeKernels(table, order.size());
+        for (size_t row = 0; row < order.size(); ++row) {
+            const KernelRow& k = rows_.kernels.begin()[order[row].second].row;
+            setKernel(table, row, k, localName(k.demangledNameId), localName(k.shortNameId));
+        }
     }
     for (const auto& h : rows_.copies) {
         const Interval* w = window(h.row.deviceId);

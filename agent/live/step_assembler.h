@@ -25,6 +25,7 @@
 
 #include "agent/live/held_rows.h"
 #include "agent/live/recorded_step.h"
+#include "analyzer/capture/api_call_names.h"
 #include "analyzer/capture/model.h"
 #include "analyzer/capture/row_sink.h"
 #include "analyzer/capture/string_table.h"
@@ -175,6 +176,9 @@ private:
         std::vector<uint16_t> counts_;
     } gpuRecords_;
     std::vector<uint64_t> capturingThreads_;  // inside cudaStreamBeginCapture/EndCapture
+    std::string_view lastApiName_;            // into names_
+    uint32_t lastApiId_ = kNoId;
+    ApiCallRole lastApiRole_ = ApiCallRole::Other;
     Counters counters_;
 
     TimeNs newest_ = INT64_MIN;          // the latest timestamp seen
@@ -207,6 +211,8 @@ private:
         }
     } claimed_;
     IdSet slotCalls_;  // the correlation ids called in the recorded step's slot
+    // Scratch: the closing step's kernels per device, (start, held index).
+    std::vector<std::vector<std::pair<TimeNs, uint32_t>>> kernelOrder_;
     std::vector<uint32_t> scratchIds_;
     // Scratch: the closing step's GPU window per device (CUDA ordinals are small).
     struct DeviceWindows {
