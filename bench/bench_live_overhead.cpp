@@ -6,8 +6,13 @@
 // of CPU work per step, so every cycle the agent's threads take from it
 // shows in its step time.
 //
-//   bench_live_overhead [ROUNDS] [STEPS] [STEP_MS] [KERNELS]   (default 24 30 100 2000)
+//   bench_live_overhead [--compare AGENT_LIB] [ROUNDS] [STEPS] [STEP_MS] [KERNELS]   (default 24 30 100 2000)
 //   bench_live_overhead --help
+//
+// --compare runs a third job per round with another build of the fake agent
+// (an older commit's, say) and prints its threads' CPU beside ours: on a
+// loaded machine the absolute figures grow with the load, their ratio much
+// less.
 //
 // Each round runs the job without the agent and with it, back to back and
 // in alternating order (ABBA...), STEPS steps each after a warm-up. The
@@ -183,11 +188,14 @@ double loadAverage() {
 }  // namespace
 
 constexpr const char* kUsage =
-    "usage: bench_live_overhead [ROUNDS] [STEPS] [STEP_MS] [KERNELS]   (default 24 30 100 2000)\n"
+    "usage: bench_live_overhead [--compare AGENT_LIB] [ROUNDS] [STEPS] [STEP_MS] [KERNELS]   (default 24 30 100 "
+    "2000)\n"
     "What always-on live metrics cost a CPU-bound job of STEP_MS steps with the fake agent playing KERNELS\n"
     "compute kernels a step (2000 a 100 ms step: 40,000 records/s), against the same job without an agent,\n"
     "in ROUNDS pairs of runs of STEPS steps. Prints the agent threads' CPU per step and the median change of\n"
     "step time with its 95 % interval; targets: CPU <= 0.5 % of the step, the interval not above 1 %.\n"
+    "--compare AGENT_LIB: each round also runs the job under that build of liboverlapscope-agent-fake.so (an\n"
+    "older commit's) and prints its threads' CPU beside ours, and the ratio.\n"
     "Exit code 0 when both hold, 1 when not, 2 for bad arguments.\n";
 
 // A whole number from lo to hi, or exit 2 naming the argument.
@@ -208,6 +216,17 @@ int main(int argc, char** argv) {
     if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
         std::fputs(kUsage, stdout);
         return 0;
+    }
+    std::string compare;
+    if (argc >= 2 && std::strcmp(argv[1], "--compare") == 0) {
+        if (argc < 3 || !std::filesystem::is_regular_file(argv[2])) {
+            std::fprintf(stderr, "bench_live_overhead: --compare %s: no such agent library (see --help)\n",
+                         argc < 3 ? "" : argv[2]);
+            return 2;
+        }
+        compare = std::filesystem::absolute(argv[2]).string();
+        argv += 2;
+        argc -= 2;
     }
     if (argc > 5) {
         std::fprintf(stderr, "bench_live_overhead: too many arguments (see --help)\n");
@@ -231,11 +250,13 @@ int main(int argc, char** argv) {
     }
     const auto iterations = static_cast<uint64_t>(stepMs / median(perIteration));
 
-    const auto run = [&](bool agent, int index) {
+    // library "": no agent.
+    const auto run = [&](const std::string& library, int index) {
+        const bool agent = !library.empty();
         const std::string report = dir + "/r" + std::to_string(index);
         std::vector<std::pair<std::string, std::string>> env = {{"CUDA_INJECTION64_PATH", ""}};
         if (agent) {
-            env = {{"CUDA_INJECTION64_PATH", OSC_FAKE_AGENT},
+            env = {{"CUDA_INJECTION64_PATH", library},
                    {"OVERLAPSCOPE_DORMANT", "1"},
                    {"OVERLAPSCOPE_METRICS_FILE", dir + "/metrics.prom"},
                    {"OVERLAPSCOPE_METRICS_PORT", std::to_string(freePort())},
@@ -266,18 +287,20 @@ int main(int argc, char** argv) {
 
     const double loadBefore = loadAverage();
     std::vector<double> without, with, withoutCpu, withCpu;
-    std::map<std::string, double> agentCpu;
+    std::map<std::string, double> agentCpu, compareCpu;
     int index = 0;
     for (int r = 0; r < rounds; ++r) {
         const bool agentFirst = r % 2 == 1;  // ABBA: drifts in the machine's load cancel
         for (int k = 0; k < 2; ++k) {
             const bool agent = (k == 0) == agentFirst;
-            const Result res = run(agent, index++);
+            const Result res = run(agent ? OSC_FAKE_AGENT : "", index++);
             (agent ? with : without).push_back(res.medianMs);
             (agent ? withCpu : withoutCpu).push_back(res.medianCpuMs);
             if (agent)
                 for (const auto& [name, s] : res.cpu) agentCpu[name] += s;
         }
+        if (!compare.empty())
+            for (const auto& [name, s] : run(compare, index++).cpu) compareCpu[name] += s;
     }
     std::vector<double> change;  // per round, with against without, %
     for (size_t i = 0; i < without.size(); ++i) change.push_back((with[i] - without[i]) / without[i] * 100);
@@ -297,6 +320,14 @@ int main(int argc, char** argv) {
         "fake GPU %.3f ms\n",
         perStepMs, share, agentCpu["osc-writer"] * 1000 / (rounds * steps),
         agentCpu["osc-metrics"] * 1000 / (rounds * steps), agentCpu["osc-fake-gpu"] * 1000 / (rounds * steps));
+    if (!compare.empty()) {
+        const double theirs = (compareCpu["osc-writer"] + compareCpu["osc-metrics"]) * 1000 / (rounds * steps);
+        std::printf(
+            "  --compare %s: its threads' CPU per step %.3f ms (osc-writer %.3f, osc-metrics %.3f); ours / "
+            "theirs = %.2f\n",
+            compare.c_str(), theirs, compareCpu["osc-writer"] * 1000 / (rounds * steps),
+            compareCpu["osc-metrics"] * 1000 / (rounds * steps), theirs > 0 ? perStepMs / theirs : 0.0);
+    }
     std::printf("  step time, median of the per-round changes: %+.2f %%, 95 %% interval [%+.2f, %+.2f] %%\n", overhead,
                 lo, hi);
     // The job thread's own CPU time per step leaves out the time it waited

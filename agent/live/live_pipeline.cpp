@@ -332,16 +332,8 @@ void LivePipeline::cancelWithTail() {
         const TimeNs from = capture_->firstRangeStart();
         capture_->end(CaptureEnd::Stopped, "stopped by request", [&](RowSink& out) {
             assembler_.writeTail(from, out);
-            for (PendingCollective& c : open) {
-                c.row.func = c.func;
-                c.row.datatype = c.datatype;
-                c.row.algo = c.algo;
-                c.row.proto = c.proto;
-                // Plugin times are wall-clock ns; the stream's are since its time 0.
-                for (TimeNs* t : {&c.row.enqueue, &c.row.gpuStart, &c.row.gpuEnd})
-                    if (*t >= 0) *t -= stream_.originUtcNs;
-                out.addCollective(c.row);
-            }
+            // Plugin times are wall-clock ns; the stream's are since its time 0.
+            for (const PendingCollective& c : open) out.addCollective(c.rowFrom(stream_.originUtcNs));
         });
         finishCapture();
     }

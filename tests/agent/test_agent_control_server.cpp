@@ -45,6 +45,25 @@ protected:
         EXPECT_TRUE(server->start(error)) << error;
         return server;
     }
+    // A server whose start and stop take `handlerMs` (closing a big file).
+    std::unique_ptr<ControlServer> slowServer(int handlerMs) {
+        ControlServer::Options opt;
+        opt.directory = dir / "sockets";
+        opt.pid = ::getpid();
+        auto server = std::make_unique<ControlServer>(
+            opt,
+            [this, handlerMs](const ControlRequest&) {
+                ++handled;
+                std::this_thread::sleep_for(std::chrono::milliseconds(handlerMs));
+                ControlReply r;
+                r.ok = true;
+                return r;
+            },
+            [this] { return status(); });
+        std::string error;
+        EXPECT_TRUE(server->start(error)) << error;
+        return server;
+    }
     AgentStatus status() const {
         AgentStatus s;
         s.pid = ::getpid();
@@ -304,20 +323,8 @@ TEST_F(ControlServerTest, IdleConnectionsDoNotKeepOthersWaiting) {
 
 // A start or stop can take a while (closing a file); status answers meanwhile.
 TEST_F(ControlServerTest, StatusIsAnsweredWhileAStartIsInProgress) {
-    ControlServer::Options opt;
-    opt.directory = dir / "sockets";
-    opt.pid = ::getpid();
-    ControlServer server(
-        opt,
-        [](const ControlRequest&) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-            ControlReply r;
-            r.ok = true;
-            return r;
-        },
-        [this] { return status(); });
-    std::string error;
-    ASSERT_TRUE(server.start(error)) << error;
+    auto slow = slowServer(1500);
+    ControlServer& server = *slow;
     std::thread slow([&] {
         ControlRequest start;
         start.command = ControlCommand::Start;
@@ -350,22 +357,8 @@ TEST_F(ControlServerTest, RequestsWhoseClientGaveUpAreDropped) {
 }
 
 TEST_F(ControlServerTest, ARequestThatWaitedBehindASlowOnePastItsDeadlineIsDropped) {
-    ControlServer::Options opt;
-    opt.directory = dir / "sockets";
-    opt.pid = ::getpid();
-    std::atomic<int> ran{0};
-    ControlServer server(
-        opt,
-        [&](const ControlRequest&) {
-            ++ran;
-            std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-            ControlReply r;
-            r.ok = true;
-            return r;
-        },
-        [this] { return status(); });
-    std::string error;
-    ASSERT_TRUE(server.start(error)) << error;
+    auto slow = slowServer(1200);
+    ControlServer& server = *slow;
     ControlRequest start;
     start.command = ControlCommand::Start;
     std::thread slow([&] { EXPECT_TRUE(sendRequest(server.socketPath(), start, 5000).ok); });
@@ -374,7 +367,7 @@ TEST_F(ControlServerTest, ARequestThatWaitedBehindASlowOnePastItsDeadlineIsDropp
     EXPECT_THROW(sendRequest(server.socketPath(), start, 400), NoAnswer);
     slow.join();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_EQ(ran, 1) << "the request whose client gave up ran anyway";
+    EXPECT_EQ(handled, 1) << "the request whose client gave up ran anyway";
     EXPECT_EQ(server.droppedRequests(), 1u);
 }
 

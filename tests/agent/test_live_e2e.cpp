@@ -267,6 +267,19 @@ TEST_F(LiveEndToEnd, BadLiveOptionsAreOneLineAndExit2) {
         {"attach", "--all", "--steps", "2.5"},
         {"attach", "--all", "--steps", "3", "--duration", "2"},
         {"attach", "--all", "--steps", "3", "--plan", "--at-step", "9"},
+        // Issue 41: an empty value is refused, never read as "not given"...
+        {"attach", "--all", "--steps", ""},
+        {"run", "--metrics-port", "", "--", "true"},
+        {"run", "--metrics-file", "", "--", "true"},
+        {"ps", "--job", ""},
+        {"dump", "--job", ""},
+        // ...and an address that is no numeric address fails before the job starts.
+        {"run", "--metrics-port", "1", "--metrics-address", "localhost", "--", "true"},
+        {"run", "--metrics-port", "1", "--metrics-address", "10.0.0.300", "--", "true"},
+        {"run", "--lookback", "1001", "--", "true"},
+        {"run", "--trigger-dir", "/nonexistent/dir", "--lookback", "2", "--", "true"},
+        {"run", "--trigger-dir", "/tmp", "--", "true"},
+        {"attach", "1", "--all"},
     };
     for (const auto& args : bad) {
         auto [code, text] = cli(args);

@@ -202,6 +202,36 @@ TEST_F(LiveJobs, DumpWritesTheLookbackRingNow) {
     EXPECT_NE(t2.find("keeps no look-back ring"), std::string::npos) << t2;
 }
 
+// `--job` names a job for `ps` and `attach`; `detach` of a step capture that
+// had not begun says so and names no older file.
+TEST_F(LiveJobs, JobsByNameAndADetachBeforeTheFirstStep) {
+    auto a = run({"--dormant", "--job", "alpha"}, {"60", "0"}, {{"RANK", "0"}}, "alpha.log");
+    auto b = run({"--dormant", "--job", "beta"}, {"60", "0"}, {{"RANK", "0"}}, "beta.log");
+    const auto found = agents(2);
+    ASSERT_EQ(found.size(), 2u);
+    const int64_t alpha = found[0].reply.status.job == "alpha" ? found[0].pid : found[1].pid;
+    const int64_t beta = alpha == found[0].pid ? found[1].pid : found[0].pid;
+    auto [ps, psOut] = cli({"ps", "--job", "beta"});
+    EXPECT_EQ(ps, 0) << psOut;
+    EXPECT_NE(psOut.find(std::to_string(beta)), std::string::npos) << psOut;
+    EXPECT_EQ(psOut.find(std::to_string(alpha)), std::string::npos) << psOut;
+    // A first capture, so that the agent has an older file it could name.
+    auto [first, firstOut] = cli({"attach", "--job", "beta", "--steps", "2", "--wait", "--lead", "0.2"});
+    ASSERT_EQ(first, 0) << firstOut;
+    const auto older = test::filesIn(out);
+    ASSERT_EQ(older.size(), 1u);
+    EXPECT_NE(older[0].find(std::to_string(beta)), std::string::npos) << "job alpha was attached";
+    auto [wait, waitOut] = cli({"attach", "--job", "beta", "--steps", "2", "--at-step", "9007199254740992"});
+    ASSERT_EQ(wait, 0) << waitOut;
+    auto [d, dOut] = cli({"detach", "--job", "beta"});
+    EXPECT_EQ(d, 0) << dOut;
+    EXPECT_NE(dOut.find("stopped before its first step; no file written"), std::string::npos) << dOut;
+    EXPECT_EQ(dOut.find(older[0]), std::string::npos) << dOut;
+    auto [none, noneOut] = cli({"attach", "--job", "gamma"});
+    EXPECT_EQ(none, 2) << noneOut;
+    EXPECT_NE(noneOut.find("no running agents found of job gamma"), std::string::npos) << noneOut;
+}
+
 // A stalled rank: its host stops before it would enter a step's all-reduce,
 // the other rank waits in it. `attach --all` before (one step number for
 // both, until detach), `detach --all` after: `hang` names the stalled rank.
