@@ -7,10 +7,10 @@
 // operation outside the steps every device holds gets no matching key, and
 // ordinals count from the first of those steps. The report says so (note()).
 //
-// It applies when every device has steps, each device's step names are
-// distinct (numbered steps: ProfilerStep#N and the like) and not every
-// device holds the same ones; otherwise it changes nothing and costs
-// nothing. Memory: 4 bytes per operation of the job while the engine runs.
+// It applies when every device has at least 3 steps (those that launched
+// GPU work on it), each device's step names are distinct (numbered steps:
+// ProfilerStep#N and the like) and not every device holds the same ones;
+// otherwise it changes nothing and costs nothing. Memory: 4 bytes per operation of the job while the engine runs.
 #pragma once
 
 #include "analyzer/crossrank/device_source.h"

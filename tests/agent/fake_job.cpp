@@ -135,8 +135,11 @@ int main(int argc, char** argv) {
         return 64;
     }
     // The fake agent's GPU runs the --p2p launches' kernels (its CUPTI
-    // stand-in reads this when the capture starts); 20 ms from now.
-    const uint64_t p2pFirstNs = realtimeNow() + 20000000u;
+    // stand-in reads this when the capture starts); 150 ms from now, well
+    // after the capture's time 0: loading the agent and opening the file
+    // took 20 ms of a loaded machine, and a GPU time before time 0 is stored
+    // as unknown (NULL).
+    const uint64_t p2pFirstNs = realtimeNow() + 150000000u;
     if (play.p2pLaunches > 0) {
         const std::string kernels = std::to_string(p2pFirstNs) + "," + std::to_string(play.p2pLaunches) + "," +
                                     std::to_string(kP2pPeriodNs) + "," + std::to_string(kP2pKernelNs);

@@ -323,8 +323,8 @@ TEST_F(ControlServerTest, IdleConnectionsDoNotKeepOthersWaiting) {
 
 // A start or stop can take a while (closing a file); status answers meanwhile.
 TEST_F(ControlServerTest, StatusIsAnsweredWhileAStartIsInProgress) {
-    auto slow = slowServer(1500);
-    ControlServer& server = *slow;
+    auto busy = slowServer(1500);
+    ControlServer& server = *busy;
     std::thread slow([&] {
         ControlRequest start;
         start.command = ControlCommand::Start;
@@ -357,8 +357,8 @@ TEST_F(ControlServerTest, RequestsWhoseClientGaveUpAreDropped) {
 }
 
 TEST_F(ControlServerTest, ARequestThatWaitedBehindASlowOnePastItsDeadlineIsDropped) {
-    auto slow = slowServer(1200);
-    ControlServer& server = *slow;
+    auto busy = slowServer(1200);
+    ControlServer& server = *busy;
     ControlRequest start;
     start.command = ControlCommand::Start;
     std::thread slow([&] { EXPECT_TRUE(sendRequest(server.socketPath(), start, 5000).ok); });
