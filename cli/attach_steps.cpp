@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -152,6 +153,68 @@ int waitForCaptures(std::vector<Target>& targets, const StepAttachOptions& o) {
     return failures ? 1 : 0;
 }
 
+// Every agent records (a dormant one starts now) until it has shown a whole
+// step, so that one step number can be chosen for all. With
+// `giveUpWithoutStepsS`, the wait ends early once that long has passed
+// without any agent showing a step range at all (a job without steps).
+enum class StepsSeen { All, None, Some };
+
+StepsSeen watchForSteps(std::vector<Target>& targets, double timeoutS, std::optional<double> giveUpWithoutStepsS,
+                        bool needStepTime) {
+    ControlRequest watch;
+    watch.command = ControlCommand::Watch;
+    watch.watchS = timeoutS + 120;
+    for (Target& t : targets)
+        if (refresh(t) && !t.status.streaming) request(t, watch);
+    const auto ready = [&](const Target& t) {
+        return t.status.firstWholeStep >= 0 && (!needStepTime || t.status.stepSeconds > 0);
+    };
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::duration<double>(timeoutS);
+    for (;;) {
+        bool all = true, anySteps = false;
+        for (Target& t : targets) {
+            if (t.failed || !refresh(t)) continue;
+            all = all && ready(t);
+            anySteps = anySteps || t.status.sawSteps;
+        }
+        if (all) break;
+        const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+        if (giveUpWithoutStepsS && !anySteps && waited >= *giveUpWithoutStepsS) return StepsSeen::None;
+        if (Clock::now() > deadline) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    bool all = true, none = true;
+    for (const Target& t : targets) {
+        if (t.failed) continue;
+        all = all && ready(t);
+        none = none && !t.status.sawSteps;
+    }
+    return all ? StepsSeen::All : (none ? StepsSeen::None : StepsSeen::Some);
+}
+
+bool anyFailed(const std::vector<Target>& targets) {
+    return std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.failed; });
+}
+
+// Sends every agent not failed the step capture `start` and says what each began.
+void startStepCaptures(std::vector<Target>& targets, const ControlRequest& start) {
+    for (Target& t : targets) {
+        if (t.failed || !request(t, start)) continue;
+        const int64_t at = start.atStep.value_or(-1);
+        std::printf("%s: capturing steps %lld to %lld to %s\n", agentName(t.status).c_str(), static_cast<long long>(at),
+                    static_cast<long long>(at + start.steps.value_or(1) - 1),
+                    t.status.stepCapture ? printable(t.status.stepCapture->path).c_str() : "?");
+    }
+    std::fflush(stdout);
+}
+
+std::vector<Target> targetsOf(const std::vector<std::string>& sockets) {
+    std::vector<Target> targets;
+    for (const auto& s : sockets) targets.push_back({s, {}, false, {}});
+    return targets;
+}
+
 }  // namespace
 
 std::string agentName(const AgentStatus& s) {
@@ -161,26 +224,11 @@ std::string agentName(const AgentStatus& s) {
 }
 
 int attachSteps(const std::vector<std::string>& sockets, const StepAttachOptions& o) {
-    std::vector<Target> targets;
-    for (const auto& s : sockets) targets.push_back({s, {}, false, {}});
+    std::vector<Target> targets = targetsOf(sockets);
     std::optional<int64_t> at = o.atStep;
     if (!at) {
-        // Every agent records (a dormant one starts now) until it has shown a
-        // whole step, so that one step number can be chosen for all.
-        ControlRequest watch;
-        watch.command = ControlCommand::Watch;
-        watch.watchS = o.timeoutS + 120;
-        for (Target& t : targets)
-            if (refresh(t) && !t.status.streaming) request(t, watch);
         const auto start = Clock::now();
-        const auto deadline = start + std::chrono::duration<double>(o.timeoutS);
-        for (;;) {
-            bool all = true;
-            for (Target& t : targets)
-                if (!t.failed && refresh(t) && t.status.firstWholeStep < 0) all = false;
-            if (all || Clock::now() > deadline) break;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
+        watchForSteps(targets, o.timeoutS, std::nullopt, false);
         const double waited = std::chrono::duration<double>(Clock::now() - start).count();
         for (Target& t : targets)
             if (!t.failed && t.status.firstWholeStep < 0) {
@@ -192,7 +240,7 @@ int attachSteps(const std::vector<std::string>& sockets, const StepAttachOptions
         at = plannedStep(targets, o.leadS);
         if (o.plan) {
             std::printf("%lld\n", static_cast<long long>(*at));
-            return std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.failed; }) ? 1 : 0;
+            return anyFailed(targets) ? 1 : 0;
         }
     }
     ControlRequest start;
@@ -201,15 +249,50 @@ int attachSteps(const std::vector<std::string>& sockets, const StepAttachOptions
     start.atStep = at;
     start.partial = o.partial;
     start.outputDir = o.outputDir;
-    for (Target& t : targets) {
-        if (t.failed || !request(t, start)) continue;
-        std::printf("%s: capturing steps %lld to %lld to %s\n", agentName(t.status).c_str(),
-                    static_cast<long long>(*at), static_cast<long long>(*at + o.steps - 1),
-                    t.status.stepCapture ? printable(t.status.stepCapture->path).c_str() : "?");
-    }
-    std::fflush(stdout);
+    startStepCaptures(targets, start);
     if (o.wait) return waitForCaptures(targets, o);
-    return std::any_of(targets.begin(), targets.end(), [](const Target& t) { return t.failed; }) ? 1 : 0;
+    return anyFailed(targets) ? 1 : 0;
+}
+
+int attachAligned(const std::vector<std::string>& sockets, double durationS, const StepAttachOptions& o,
+                  const std::function<int()>& plainAttach) {
+    // A job without step ranges shows none in this long, whatever its rate.
+    constexpr double kNoStepsS = 3;
+    std::vector<Target> targets = targetsOf(sockets);
+    const StepsSeen seen = watchForSteps(targets, o.timeoutS, kNoStepsS, true);
+    if (anyFailed(targets)) return 1;  // an agent went away: nothing started anywhere
+    if (seen != StepsSeen::All) {
+        std::fprintf(stderr,
+                     seen == StepsSeen::None
+                         ? "overlapscope: no step ranges seen in %.0f s: every rank captures from now on\n"
+                         : "overlapscope: not every rank showed a whole step in %.0f s: every rank captures from "
+                           "now on (their windows may begin at different steps)\n",
+                     seen == StepsSeen::None ? kNoStepsS : o.timeoutS);
+        return plainAttach();
+    }
+    double stepS = 0;
+    for (const Target& t : targets) stepS = std::max(stepS, t.status.stepSeconds);
+    const int64_t steps =
+        durationS > 0 ? std::clamp<int64_t>(static_cast<int64_t>(std::ceil(durationS / stepS - 1e-9)), 1, kMaxSteps)
+                      : kMaxSteps;
+    const int64_t at = plannedStep(targets, o.leadS);
+    if (durationS > 0)
+        std::printf(
+            "the job has steps of about %.3g s: every rank captures steps %lld to %lld (about %.3g s); "
+            "--now for a window that starts at once on each rank\n",
+            stepS, static_cast<long long>(at), static_cast<long long>(at + steps - 1), durationS);
+    else
+        std::printf(
+            "the job has steps of about %.3g s: every rank captures from step %lld until detach; --now for "
+            "a capture that starts at once on each rank\n",
+            stepS, static_cast<long long>(at));
+    ControlRequest start;
+    start.command = ControlCommand::Start;
+    start.steps = steps;
+    start.atStep = at;
+    start.outputDir = o.outputDir;
+    startStepCaptures(targets, start);
+    return anyFailed(targets) ? 1 : 0;
 }
 
 }  // namespace osc::cli

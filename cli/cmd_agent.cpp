@@ -1,14 +1,14 @@
-// `overlapscope run | attach | detach | ps`: launch a job under the capture
-// agent and control the agents of running jobs through their sockets.
+// `overlapscope run`: launch a job under the capture agent (the commands that
+// control running agents are cmd_control.cpp).
 #include "analyzer/capture/printable_text.h"
 #include "analyzer/metrics/microbatches.h"
-#include "cli/attach_steps.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/number_option.h"
 #include "control/capture_condition.h"
-#include "control/control_client.h"
+#include "control/control_protocol.h"
 
-#include <nlohmann/json.hpp>
+#include <arpa/inet.h>
 
 #include <cerrno>
 #include <cmath>
@@ -82,32 +82,6 @@ std::string findCuptiLibrary(const std::string& agentPath) {
     return {};
 }
 
-std::string secondsText(double s) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.15g", s);
-    return buf;
-}
-
-// A number option, checked here rather than by CLI11 so that a bad value is
-// one line and exit 2, like every bad input.
-struct NumberOption {
-    std::string text;
-    double value = 0;
-};
-
-void parseNumber(const char* command, const char* option, NumberOption& o, double lo, double hi, const char* unit) {
-    if (o.text.empty()) return;
-    char* end = nullptr;
-    const double v = std::strtod(o.text.c_str(), &end);
-    if (end == o.text.c_str() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
-        char range[96];
-        std::snprintf(range, sizeof range, "%.15g to %.15g", lo, hi);
-        throw std::invalid_argument(std::string(command) + ": " + option + " " + o.text + ": expected " + unit +
-                                    " from " + range);
-    }
-    o.value = v;
-}
-
 // ---- run ----------------------------------------------------------------
 
 volatile sig_atomic_t g_child = 0;
@@ -138,8 +112,14 @@ struct RunOptions {
     NumberOption metricsPort;
     std::string captureWhen;
     NumberOption captureSteps, captureCooldown;
+    // The look-back ring (docs/agent.md "Look-back") and where triggers are
+    // shared across nodes.
+    NumberOption lookback;
+    std::string triggerDir;
 
     bool live() const { return !metricsFile.empty() || !metricsPort.text.empty() || !captureWhen.empty(); }
+    // The agent records from the start: live metrics, a condition, or a look-back ring.
+    bool stream() const { return live() || (lookback.given() && lookback.value > 0); }
 };
 
 // The profiler plugin NCCL would have loaded without us: --nccl-plugin-chain,
@@ -162,23 +142,50 @@ std::string ncclPluginChain(const RunOptions& o, const std::string& agent) {
     return fs::absolute(chain).lexically_normal().string();
 }
 
+// `--metrics-address`: a numeric IPv4 or IPv6 address, checked before the
+// job starts rather than once per rank after.
+void checkListenAddress(const std::string& address) {
+    unsigned char buf[sizeof(in6_addr)];
+    if (::inet_pton(AF_INET, address.c_str(), buf) == 1 || ::inet_pton(AF_INET6, address.c_str(), buf) == 1) return;
+    throw std::invalid_argument("run: --metrics-address " + address +
+                                ": expected a numeric IPv4 or IPv6 address (127.0.0.1, 0.0.0.0, ::1), not a name");
+}
+
+// One name per `run`, for the agents of its processes to tell each other
+// apart from other jobs' when no --job names them (docs/agent.md "Look-back").
+std::string runIdentity() {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return std::string(host) + "-" + std::to_string(::getpid()) + "-" + std::to_string(ts.tv_sec);
+}
+
 int runCommand(RunOptions& o) {
     if (o.command.empty()) throw std::invalid_argument("run: no command given (overlapscope run -- COMMAND...)");
     parseNumber("run", "--delay", o.delay, 0, kMaxSeconds, "seconds");
     parseNumber("run", "--duration", o.duration, 0, kMaxSeconds, "seconds");
     parseNumber("run", "--buffer-mb", o.bufferMb, kMinBufferMb, kMaxBufferMb, "MB");
-    parseNumber("run", "--metrics-port", o.metricsPort, 0, 65535, "a port");
-    if (!o.metricsPort.text.empty() && o.metricsPort.value != std::floor(o.metricsPort.value))
-        throw std::invalid_argument("run: --metrics-port " + o.metricsPort.text + ": expected a whole number");
-    parseNumber("run", "--capture-steps", o.captureSteps, 1, 1e6, "steps");
+    parseNumber("run", "--metrics-port", o.metricsPort, 0, 65535, "a port", true);
+    parseNumber("run", "--capture-steps", o.captureSteps, 1, 1e6, "steps", true);
+    parseNumber("run", "--lookback", o.lookback, 0, kMaxLookbackSteps, "steps", true);
     parseNumber("run", "--capture-cooldown", o.captureCooldown, 0, kMaxSeconds, "seconds");
     if (!o.captureWhen.empty()) parseCaptureCondition(o.captureWhen);  // one line now, not one per process
     if (o.captureWhen.empty() && (!o.captureSteps.text.empty() || !o.captureCooldown.text.empty()))
         throw std::invalid_argument("run: --capture-steps and --capture-cooldown go with --capture-when");
-    if (!o.live() && (!o.metricsAddress.empty() || !o.job.empty()))
-        throw std::invalid_argument("run: --metrics-address and --job go with --metrics-file or --metrics-port");
     if (!o.metricsAddress.empty() && o.metricsPort.text.empty())
         throw std::invalid_argument("run: --metrics-address goes with --metrics-port");
+    if (!o.metricsAddress.empty()) checkListenAddress(o.metricsAddress);
+    std::string triggerDir;
+    if (!o.triggerDir.empty()) {
+        if (!o.stream())
+            throw std::invalid_argument(
+                "run: --trigger-dir goes with --capture-when, --lookback or --metrics-* (the agents must record)");
+        std::error_code ec;
+        if (!fs::is_directory(o.triggerDir, ec))
+            throw std::invalid_argument(o.triggerDir + ": --trigger-dir must be an existing directory");
+        triggerDir = fs::absolute(o.triggerDir).lexically_normal().string();
+    }
     const std::string agent = findAgentLibrary(o.agent);
     std::error_code ec;
     fs::create_directories(o.output, ec);
@@ -188,21 +195,25 @@ int runCommand(RunOptions& o) {
 
     // Live metrics alone write no capture file: a capture is asked for
     // (--delay, --duration, attach, --capture-when).
-    const bool dormant = o.dormant || (o.live() && o.delay.text.empty() && o.duration.text.empty());
+    const bool dormant = o.dormant || (o.stream() && o.delay.text.empty() && o.duration.text.empty());
     std::vector<std::pair<std::string, std::string>> env = {
         {"CUDA_INJECTION64_PATH", agent},
         {"OVERLAPSCOPE_OUTPUT_DIR", outDir},
-        {"OVERLAPSCOPE_DELAY", secondsText(o.delay.value)},
-        {"OVERLAPSCOPE_DURATION", secondsText(o.duration.value)},
+        {"OVERLAPSCOPE_DELAY", numberText(o.delay.value)},
+        {"OVERLAPSCOPE_DURATION", numberText(o.duration.value)},
         {"OVERLAPSCOPE_DORMANT", dormant ? "1" : "0"},
+        {"OVERLAPSCOPE_RUN_ID", runIdentity()},
     };
+    if (!o.job.empty()) env.emplace_back("OVERLAPSCOPE_JOB", o.job);
+    if (o.lookback.given()) env.emplace_back("OVERLAPSCOPE_LOOKBACK_STEPS", numberText(o.lookback.value));
+    if (!triggerDir.empty()) env.emplace_back("OVERLAPSCOPE_TRIGGER_DIR", triggerDir);
     // Without the plugin the job's own NCCL_PROFILER_PLUGIN, if any, stays;
     // with it, that plugin is chained behind ours (docs/agent.md).
     if (!o.noNcclPlugin) env.emplace_back("NCCL_PROFILER_PLUGIN", agent);
     const std::string chain = ncclPluginChain(o, agent);
     if (!chain.empty()) env.emplace_back("OVERLAPSCOPE_NCCL_PLUGIN_CHAIN", chain);
-    if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", secondsText(o.bufferMb.value));
-    if (!o.partial && !o.live() &&
+    if (!o.bufferMb.text.empty()) env.emplace_back("OVERLAPSCOPE_BUFFER_MB", numberText(o.bufferMb.value));
+    if (!o.partial && !o.stream() &&
         (!o.commKernels.empty() || o.commCopies || !o.stepPattern.empty() || !o.microbatchPattern.empty() ||
          o.pipelineStages != 0))
         throw std::invalid_argument(
@@ -219,16 +230,15 @@ int runCommand(RunOptions& o) {
         if (!o.metricsPort.text.empty())
             env.emplace_back("OVERLAPSCOPE_METRICS_PORT", std::to_string(static_cast<int>(o.metricsPort.value)));
         if (!o.metricsAddress.empty()) env.emplace_back("OVERLAPSCOPE_METRICS_ADDRESS", o.metricsAddress);
-        if (!o.job.empty()) env.emplace_back("OVERLAPSCOPE_JOB", o.job);
         if (!o.captureWhen.empty()) {
             env.emplace_back("OVERLAPSCOPE_CAPTURE_WHEN", o.captureWhen);
             if (!o.captureSteps.text.empty())
                 env.emplace_back("OVERLAPSCOPE_CAPTURE_STEPS", std::to_string(static_cast<int>(o.captureSteps.value)));
             if (!o.captureCooldown.text.empty())
-                env.emplace_back("OVERLAPSCOPE_CAPTURE_COOLDOWN", secondsText(o.captureCooldown.value));
+                env.emplace_back("OVERLAPSCOPE_CAPTURE_COOLDOWN", numberText(o.captureCooldown.value));
         }
     }
-    if (o.partial || o.live()) {
+    if (o.partial || o.stream()) {
         // Checked here, so a bad pattern is one line now rather than one per process later.
         std::vector<std::string> patterns = o.commKernels;
         if (!o.stepPattern.empty()) patterns.push_back(o.stepPattern);
@@ -312,119 +322,6 @@ int runCommand(RunOptions& o) {
     return 1;
 }
 
-// ---- attach / detach / ps ---------------------------------------------------
-
-void printRefused(const std::vector<std::string>& refused) {
-    for (const auto& line : refused) std::fprintf(stderr, "overlapscope: %s\n", printable(line).c_str());
-}
-
-std::vector<std::string> targetSockets(const std::vector<int64_t>& pids, bool all) {
-    const std::string dir = socketDirectory();
-    std::vector<std::string> refused;
-    std::vector<std::string> sockets;
-    if (all) {
-        for (const auto& a : discoverAgents(dir, &refused)) sockets.push_back(a.socketPath);
-        printRefused(refused);
-        if (sockets.empty()) throw std::invalid_argument(dir + ": no running agents found");
-        return sockets;
-    }
-    if (pids.empty()) throw std::invalid_argument("give a PID or --all");
-    for (int64_t pid : pids) {
-        // The same directories for every pid: their problems are told once.
-        const auto path = findAgentSocket(pid, dir, sockets.empty() ? &refused : nullptr);
-        printRefused(refused);
-        refused.clear();
-        if (!path)
-            throw std::invalid_argument(socketPathFor(dir, pid) + ": no agent for pid " + std::to_string(pid) +
-                                        " (was it started with `overlapscope run`?)");
-        sockets.push_back(*path);
-    }
-    return sockets;
-}
-
-int controlAll(const std::vector<std::string>& sockets, const ControlRequest& request) {
-    // Stopping writes what is waiting, closes the file and builds its indexes.
-    constexpr int kTimeoutMs = 60000;
-    int failures = 0;
-    for (const auto& path : sockets) {
-        try {
-            const ControlReply r = sendRequest(path, request, kTimeoutMs);
-            if (!r.ok) {
-                std::fprintf(stderr, "overlapscope: %s: %s\n", agentName(r.status).c_str(), printable(r.error).c_str());
-                ++failures;
-            } else if (request.command == ControlCommand::Start) {
-                std::printf("%s: capturing to %s\n", agentName(r.status).c_str(), printable(r.status.output).c_str());
-            } else {
-                std::printf("%s: stopped, wrote %s (%llu records dropped)\n", agentName(r.status).c_str(),
-                            printable(r.status.output).c_str(), static_cast<unsigned long long>(r.status.dropped));
-            }
-        } catch (const std::runtime_error& e) {
-            std::fprintf(stderr, "overlapscope: %s\n", printable(e.what()).c_str());
-            ++failures;
-        }
-    }
-    return failures ? 1 : 0;
-}
-
-// A step capture's progress in a few characters: "wait@120", "3/10@120", "done 10@120".
-std::string stepsColumn(const AgentStatus& s) {
-    if (!s.stepCapture) return "-";
-    const auto& c = *s.stepCapture;
-    const int64_t from = c.first >= 0 ? c.first : c.atStep.value_or(-1);
-    const std::string at = from >= 0 ? "@" + std::to_string(from) : "";
-    if (c.state == "waiting") return "wait" + at;
-    if (c.state == "capturing") return std::to_string(c.written) + "/" + std::to_string(c.requested) + at;
-    return printable(c.state) + " " + std::to_string(c.written) + "/" + std::to_string(c.requested) + at;
-}
-
-int psCommand(bool json) {
-    std::vector<std::string> refused;
-    const auto agents = discoverAgents(socketDirectory(), &refused);
-    printRefused(refused);
-    if (json) {
-        nlohmann::json list = nlohmann::json::array();
-        for (const auto& a : agents) {
-            const auto& s = a.reply.status;
-            nlohmann::json item = {{"pid", s.pid},
-                                   {"rank", s.rank},
-                                   {"host", s.host},
-                                   {"state", s.state},
-                                   {"captures", s.captures},
-                                   {"output", s.output},
-                                   {"dropped", s.dropped},
-                                   {"command", s.commandLine},
-                                   {"socket", a.socketPath},
-                                   {"streaming", s.streaming},
-                                   {"telemetry", s.telemetry},
-                                   {"step", s.step},
-                                   {"step_seconds", s.stepSeconds}};
-            if (const auto& c = s.stepCapture) {
-                item["step_capture"] = {{"state", c->state}, {"requested", c->requested}, {"written", c->written},
-                                        {"first", c->first}, {"path", c->path},           {"error", c->error}};
-                if (c->atStep) item["step_capture"]["at_step"] = *c->atStep;
-            }
-            list.push_back(std::move(item));
-        }
-        std::printf("%s\n", list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-        return 0;
-    }
-    if (agents.empty()) {
-        std::printf("no running agents in %s\n", printable(socketDirectory()).c_str());
-        return 0;
-    }
-    std::printf("%-8s %-5s %-10s %-8s %-8s %-22s %-40s %s\n", "PID", "RANK", "STATE", "STEP", "CAPTURES", "STEPS",
-                "OUTPUT", "COMMAND");
-    for (const auto& a : agents) {
-        const auto& s = a.reply.status;
-        std::printf("%-8lld %-5s %-10s %-8s %-8llu %-22s %-40s %.60s\n", static_cast<long long>(s.pid),
-                    s.rank >= 0 ? std::to_string(s.rank).c_str() : "-", printable(s.state).c_str(),
-                    s.step >= 0 ? std::to_string(s.step).c_str() : "-", static_cast<unsigned long long>(s.captures),
-                    stepsColumn(s).c_str(), s.output.empty() ? "-" : printable(s.output).c_str(),
-                    printable(s.commandLine).c_str());
-    }
-    return 0;
-}
-
 }  // namespace
 
 void addAgentCommands(CLI::App& app, CommandRunner& selected) {
@@ -472,18 +369,31 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
                   "{rank}, {local_rank}, {pid}, {host} are replaced). No capture file unless asked")
         ->type_name("PATH");
     r->add_option("--metrics-port", run->metricsPort.text,
-                  "Serve live metrics at http://127.0.0.1:PORT/metrics (each process on PORT + its local rank)")
+                  "Serve live metrics at http://127.0.0.1:PORT/metrics (each process on PORT + its local rank; "
+                  "0: any free port, printed)")
         ->type_name("PORT");
     r->add_option("--metrics-address", run->metricsAddress,
                   "With --metrics-port: the numeric address to listen on (default 127.0.0.1)")
         ->type_name("ADDR");
-    r->add_option("--job", run->job, "The metrics' job label (default: $SLURM_JOB_ID)")->type_name("NAME");
+    r->add_option("--job", run->job,
+                  "The job's name: the metrics' job label, and what `ps --job` and `attach --job` select "
+                  "(default: $SLURM_JOB_ID)")
+        ->type_name("NAME");
     r->add_option("--capture-when", run->captureWhen,
                   "Capture the next steps once a condition held for some steps, e.g. "
                   "'exposed_comm_ratio>0.3 for 20 steps' (metrics as docs/agent.md lists)")
         ->type_name("CONDITION");
-    r->add_option("--capture-steps", run->captureSteps.text, "With --capture-when: steps to capture (default 10)")
+    r->add_option("--capture-steps", run->captureSteps.text,
+                  "With --capture-when: steps to capture after the one that made it hold (default 10)")
         ->type_name("N");
+    r->add_option("--lookback", run->lookback.text,
+                  "Keep the last K steps in memory (0 to 1000; default 5 with --metrics-* or --capture-when, else "
+                  "0): a --capture-when capture starts K steps back, `overlapscope dump` writes them now")
+        ->type_name("K");
+    r->add_option("--trigger-dir", run->triggerDir,
+                  "A directory every node of the job sees (a shared file system): one rank's --capture-when "
+                  "captures the same steps on the job's ranks of every node")
+        ->type_name("DIR");
     r->add_option("--capture-cooldown", run->captureCooldown.text,
                   "With --capture-when: at most one capture per this many seconds (default 600)")
         ->type_name("SECONDS");
@@ -494,108 +404,7 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
         "the command's.");
     r->callback([run, &selected] { selected = [run] { return runCommand(*run); }; });
 
-    struct Target {
-        std::vector<int64_t> pids;
-        bool all = false;
-        NumberOption duration;
-        std::string output;
-        NumberOption steps, atStep, lead, timeout;
-        bool partial = false, plan = false, wait = false;
-    };
-    auto at = std::make_shared<Target>();
-    auto* a = app.add_subcommand("attach", "Start a capture in running agents (jobs launched with `run`)");
-    a->add_option("pid", at->pids, "Process ids (see `overlapscope ps`)");
-    a->add_flag("--all", at->all, "Every running agent of this user");
-    a->add_option("--duration", at->duration.text, "Stop after this many seconds (0: until detach or exit; up to 1e6)")
-        ->type_name("SECONDS");
-    a->add_option("--output,-o", at->output, "Directory for the capture files (default: the run's)")
-        ->check(nonEmptyFileName());
-    a->add_option("--steps", at->steps.text,
-                  "Capture this many whole steps, the same step numbers on every agent (1 to 1e6)")
-        ->type_name("N");
-    a->add_option("--at-step", at->atStep.text,
-                  "With --steps: start at the step with this number in its range name (default: a step "
-                  "every agent reaches after the request)")
-        ->type_name("S");
-    a->add_flag("--partial", at->partial, "With --steps: also write each capture's partial result");
-    a->add_flag("--plan", at->plan,
-                "With --steps: only print the step number such a capture would start at here (attach nothing); "
-                "the largest over a job's nodes goes to --at-step");
-    a->add_flag("--wait", at->wait, "With --steps: return once every capture (and partial) is written");
-    a->add_option("--lead", at->lead.text,
-                  "With --steps and no --at-step: seconds between the newest step seen and the first captured "
-                  "(default 3)")
-        ->type_name("SECONDS");
-    a->add_option("--timeout", at->timeout.text,
-                  "With --steps: seconds to wait for steps to show, and with --wait for progress (default 60)")
-        ->type_name("SECONDS");
-    a->footer(
-        "Examples: overlapscope attach --all --duration 5\n"
-        "          overlapscope attach --all --steps 10 --partial --wait\n"
-        "          S=$(overlapscope attach --all --steps 10 --plan); overlapscope attach --all --steps 10 --at-step "
-        "$S");
-    a->callback([at, &selected] {
-        selected = [at] {
-            parseNumber("attach", "--duration", at->duration, 0, kMaxSeconds, "seconds");
-            parseNumber("attach", "--steps", at->steps, 1, static_cast<double>(kMaxSteps), "a whole number of steps");
-            parseNumber("attach", "--at-step", at->atStep, 0, static_cast<double>(kMaxStepNumber), "a step number");
-            parseNumber("attach", "--lead", at->lead, 0, 3600, "seconds");
-            parseNumber("attach", "--timeout", at->timeout, 1, kMaxSeconds, "seconds");
-            for (const NumberOption* n : {&at->steps, &at->atStep})
-                if (!n->text.empty() && n->value != std::floor(n->value))
-                    throw std::invalid_argument("attach: " + n->text + ": expected a whole number");
-            const bool steps = !at->steps.text.empty();
-            if (!steps && (!at->atStep.text.empty() || at->partial || at->plan || at->wait || !at->lead.text.empty() ||
-                           !at->timeout.text.empty()))
-                throw std::invalid_argument(
-                    "attach: --at-step, --partial, --plan, --wait, --lead and --timeout go with --steps");
-            if (steps && !at->duration.text.empty())
-                throw std::invalid_argument("attach: --steps and --duration exclude each other");
-            if (at->plan && !at->atStep.text.empty())
-                throw std::invalid_argument("attach: --plan chooses the step; it does not take --at-step");
-            std::optional<std::string> outputDir;
-            if (!at->output.empty()) {
-                std::error_code ec;
-                fs::create_directories(at->output, ec);
-                outputDir = fs::absolute(at->output).lexically_normal().string();
-            }
-            if (steps) {
-                StepAttachOptions o;
-                o.steps = static_cast<int64_t>(at->steps.value);
-                if (!at->atStep.text.empty()) o.atStep = static_cast<int64_t>(at->atStep.value);
-                o.outputDir = outputDir;
-                o.partial = at->partial;
-                o.plan = at->plan;
-                o.wait = at->wait;
-                if (!at->lead.text.empty()) o.leadS = at->lead.value;
-                if (!at->timeout.text.empty()) o.timeoutS = at->timeout.value;
-                return attachSteps(targetSockets(at->pids, at->all), o);
-            }
-            ControlRequest req;
-            req.command = ControlCommand::Start;
-            if (at->duration.value > 0) req.durationS = at->duration.value;
-            req.outputDir = outputDir;
-            return controlAll(targetSockets(at->pids, at->all), req);
-        };
-    });
-
-    auto dt = std::make_shared<Target>();
-    auto* d =
-        app.add_subcommand("detach", "Stop the capture (or step capture) in running agents and close their files");
-    d->add_option("pid", dt->pids, "Process ids (see `overlapscope ps`)");
-    d->add_flag("--all", dt->all, "Every running agent of this user");
-    d->callback([dt, &selected] {
-        selected = [dt] {
-            ControlRequest req;
-            req.command = ControlCommand::Stop;
-            return controlAll(targetSockets(dt->pids, dt->all), req);
-        };
-    });
-
-    auto psJson = std::make_shared<bool>(false);
-    auto* p = app.add_subcommand("ps", "List running agents of this user: pid, rank, state, output file");
-    p->add_flag("--json", *psJson, "One JSON array instead of a table");
-    p->callback([psJson, &selected] { selected = [psJson] { return psCommand(*psJson); }; });
+    addControlCommands(app, selected);
 }
 
 }  // namespace osc::cli

@@ -20,6 +20,7 @@ void addExportCommand(CLI::App& app, CommandRunner& selected);
 void addDiffCommand(CLI::App& app, CommandRunner& selected);
 void addWhatIfCommand(CLI::App& app, CommandRunner& selected);
 void addHangCommand(CLI::App& app, CommandRunner& selected);
-void addAgentCommands(CLI::App& app, CommandRunner& selected);  // run, attach, detach, ps
+void addAgentCommands(CLI::App& app, CommandRunner& selected);    // run, and the next
+void addControlCommands(CLI::App& app, CommandRunner& selected);  // attach, detach, ps, dump
 
 }  // namespace osc::cli

@@ -6,6 +6,28 @@
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
+#include <string>
+
+namespace {
+
+// An option given an empty value (`--steps ''`, `--metrics-port ""`) is a
+// mistake, never a choice: left alone it reads as "not given" and does the
+// default, which may be a whole capture where none was meant. Named options
+// only: a command's own arguments after `run --` may well be empty.
+std::string emptyOptionValue(const CLI::App& app, const std::string& command) {
+    for (const CLI::App* sub : app.get_subcommands()) {
+        const std::string name = command + " " + sub->get_name();
+        for (const CLI::Option* o : sub->get_options()) {
+            if (!o->nonpositional() || o->get_type_size_max() == 0 || o->count() == 0) continue;
+            for (const std::string& value : o->results())
+                if (value.empty()) return name + ": " + o->get_name() + " takes a value; it was given an empty one";
+        }
+        if (std::string inner = emptyOptionValue(*sub, name); !inner.empty()) return inner;
+    }
+    return {};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{
@@ -40,6 +62,10 @@ int main(int argc, char** argv) {
         }
         std::fprintf(stderr, "overlapscope: %s (see %s --help)\n", osc::printableLine(e.what()).c_str(),
                      command.c_str());
+        return 2;
+    }
+    if (const std::string empty = emptyOptionValue(app, "overlapscope"); !empty.empty()) {
+        std::fprintf(stderr, "%s\n", osc::printableLine(empty).c_str());
         return 2;
     }
     try {

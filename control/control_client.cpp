@@ -1,11 +1,17 @@
 #include "control/control_client.h"
 
+#include "control/process_facts.h"
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -34,13 +40,24 @@ private:
     throw std::runtime_error(path + ": " + what);
 }
 
-bool waitFor(int fd, short events, int timeoutMs) {
+using Clock = std::chrono::steady_clock;
+
+// Waits for `events` until `deadline`; false when it passed first.
+bool waitFor(int fd, short events, Clock::time_point deadline) {
     pollfd p{fd, events, 0};
     int rc;
     do {
-        rc = ::poll(&p, 1, timeoutMs);
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        rc = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(left, 0)));
     } while (rc < 0 && errno == EINTR);
     return rc > 0;
+}
+
+// "2 s", "0.5 s"
+std::string secondsText(int ms) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", ms / 1000.0);
+    return text;
 }
 
 uid_t resolve(uid_t uid) { return uid == kThisUser ? ::geteuid() : uid; }
@@ -113,13 +130,14 @@ std::vector<SearchedDirectory> trustedDirectories(const std::string& dir, std::v
 }  // namespace
 
 std::string sendRaw(const std::string& socketPath, const std::string& bytes, int timeoutMs, uid_t trustedUid) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
     const uid_t uid = resolve(trustedUid);
     requireTrustedDirectory(socketPath, uid);
     Fd fd(connectTo(socketPath, timeoutMs));
     requireAgentOf(fd.get(), socketPath, uid);
     size_t sent = 0;
     while (sent < bytes.size()) {
-        if (!waitFor(fd.get(), POLLOUT, timeoutMs)) fail(socketPath, "agent did not accept the request");
+        if (!waitFor(fd.get(), POLLOUT, deadline)) fail(socketPath, "agent did not accept the request");
         ssize_t n = ::send(fd.get(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -131,7 +149,8 @@ std::string sendRaw(const std::string& socketPath, const std::string& bytes, int
     std::string reply;
     char buf[1024];
     while (reply.find('\n') == std::string::npos && reply.size() <= kMaxMessageBytes) {
-        if (!waitFor(fd.get(), POLLIN, timeoutMs)) fail(socketPath, "agent did not answer in time");
+        if (!waitFor(fd.get(), POLLIN, deadline))
+            throw NoAnswer(socketPath + ": agent did not answer in " + secondsText(timeoutMs));
         ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
@@ -143,7 +162,9 @@ std::string sendRaw(const std::string& socketPath, const std::string& bytes, int
 
 ControlReply sendRequest(const std::string& socketPath, const ControlRequest& request, int timeoutMs,
                          uid_t trustedUid) {
-    const std::string line = sendRaw(socketPath, encodeRequest(request), timeoutMs, trustedUid);
+    ControlRequest timed = request;
+    if (!timed.deadlineUnixMs) timed.deadlineUnixMs = unixNowMs() + timeoutMs;
+    const std::string line = sendRaw(socketPath, encodeRequest(timed), timeoutMs, trustedUid);
     try {
         return parseReply(line);
     } catch (const std::invalid_argument& e) {
@@ -151,10 +172,38 @@ ControlReply sendRequest(const std::string& socketPath, const ControlRequest& re
     }
 }
 
-std::vector<DiscoveredAgent> discoverAgents(const std::string& dir, std::vector<std::string>* refused,
-                                            uid_t trustedUid) {
+int answerTimeoutMs() {
+    if (const char* v = std::getenv("OVERLAPSCOPE_ANSWER_TIMEOUT_MS"); v && *v) {
+        char* end = nullptr;
+        const long ms = std::strtol(v, &end, 10);
+        if (*end == '\0' && ms >= 100 && ms <= 600000) return static_cast<int>(ms);
+    }
+    return kAnswerTimeoutMs;
+}
+
+std::string silenceReason(int64_t pid, int timeoutMs) {
+    std::string why = "did not answer in " + secondsText(timeoutMs);
+    const auto facts = processFacts(pid);
+    if (!facts) return why;
+    switch (facts->state) {
+        case 'T':
+            return why + " (the process is stopped: SIGSTOP or SIGTSTP; SIGCONT resumes it)";
+        case 't':
+            return why + " (the process is stopped by a debugger)";
+        case 'D':
+            return why + " (the process waits in the kernel, uninterruptibly: I/O or a driver call)";
+        case 'Z':
+            return why + " (the process has exited and was not reaped yet)";
+        default:
+            return why;
+    }
+}
+
+std::vector<DiscoveredAgent> surveyAgents(const std::string& dir, std::vector<std::string>* refused, uid_t trustedUid,
+                                          int timeoutMs) {
     namespace fs = std::filesystem;
     const uid_t uid = resolve(trustedUid);
+    if (timeoutMs <= 0) timeoutMs = answerTimeoutMs();
     std::vector<DiscoveredAgent> agents;
     for (const auto& [d, fallback] : trustedDirectories(dir, refused, uid)) {
         std::error_code ec;
@@ -162,28 +211,58 @@ std::vector<DiscoveredAgent> discoverAgents(const std::string& dir, std::vector<
         for (const auto& entry : fs::directory_iterator(d, ec)) {
             const int64_t pid = pidFromSocketName(entry.path().filename().string());
             if (pid < 0) continue;
-            const std::string path = entry.path().string();
             if (!processAlive(pid)) {
                 // The socket of a process that died without cleaning up.
                 removedStale = fs::remove(entry.path(), ec) || removedStale;
                 continue;
             }
-            try {
-                DiscoveredAgent a;
-                a.pid = pid;
-                a.socketPath = path;
-                a.reply = sendRequest(path, ControlRequest{}, 2000, uid);
-                agents.push_back(std::move(a));
-            } catch (const std::runtime_error&) {
-                // Alive but not answering (pid reused, or an agent shutting down): not listed.
-            }
+            DiscoveredAgent a;
+            a.pid = pid;
+            a.socketPath = entry.path().string();
+            agents.push_back(std::move(a));
         }
         // Each fallback directory belongs to one agent: once its stale socket
         // is gone, so is the directory (rmdir leaves it if anything is left).
         if (removedStale && fallback) ::rmdir(d.c_str());
     }
+    // All at once: a job of silent ranks costs one timeout, not one each.
+    constexpr size_t kAtOnce = 64;
+    for (size_t first = 0; first < agents.size(); first += kAtOnce) {
+        std::vector<std::thread> asking;
+        for (size_t i = first; i < std::min(agents.size(), first + kAtOnce); ++i)
+            asking.emplace_back([&a = agents[i], uid, timeoutMs] {
+                try {
+                    a.reply = sendRequest(a.socketPath, ControlRequest{}, timeoutMs, uid);
+                } catch (const NoAnswer&) {
+                    a.answered = false;
+                    a.problem = silenceReason(a.pid, timeoutMs);
+                } catch (const std::runtime_error& e) {
+                    a.answered = false;
+                    a.problem = e.what();
+                }
+            });
+        for (auto& t : asking) t.join();
+    }
+    for (DiscoveredAgent& a : agents) {
+        if (a.answered) continue;
+        a.reply = ControlReply{};
+        a.reply.status.pid = a.pid;
+        if (const auto facts = processFacts(a.pid)) {
+            a.reply.status.rank = facts->rank;
+            a.reply.status.job = facts->job;
+            a.reply.status.commandLine = facts->commandLine;
+        }
+    }
     std::sort(agents.begin(), agents.end(),
               [](const DiscoveredAgent& a, const DiscoveredAgent& b) { return a.pid < b.pid; });
+    return agents;
+}
+
+std::vector<DiscoveredAgent> discoverAgents(const std::string& dir, std::vector<std::string>* refused,
+                                            uid_t trustedUid) {
+    std::vector<DiscoveredAgent> agents = surveyAgents(dir, refused, trustedUid);
+    // Alive but not answering (pid reused, or an agent shutting down): not listed here.
+    std::erase_if(agents, [](const DiscoveredAgent& a) { return !a.answered; });
     return agents;
 }
 

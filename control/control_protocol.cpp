@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <ctime>
 #include <stdexcept>
 
 namespace osc::control {
@@ -26,7 +27,12 @@ json statusToJson(const AgentStatus& s) {
            {"first_whole_step", s.firstWholeStep},
            {"last_closed_step", s.lastClosedStep},
            {"step_seconds", s.stepSeconds},
-           {"rows_seen", s.rowsSeen}};
+           {"rows_seen", s.rowsSeen},
+           {"job", s.job},
+           {"run_id", s.runId},
+           {"lookback_first", s.lookbackFirst},
+           {"lookback_last", s.lookbackLast},
+           {"lookback_steps", s.lookbackSteps}};
     if (s.stepCapture) {
         const StepCaptureStatus& c = *s.stepCapture;
         json sc{{"state", c.state}, {"requested", c.requested}, {"written", c.written},
@@ -55,6 +61,16 @@ void readIfPresent(const json& j, const char* key, T& out) {
 
 }  // namespace
 
+int64_t unixNowMs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool clientGaveUp(const ControlRequest& request) {
+    return request.deadlineUnixMs && unixNowMs() > *request.deadlineUnixMs;
+}
+
 std::string encodeRequest(const ControlRequest& request) {
     json j;
     switch (request.command) {
@@ -70,6 +86,9 @@ std::string encodeRequest(const ControlRequest& request) {
         case ControlCommand::Watch:
             j["cmd"] = "watch";
             break;
+        case ControlCommand::Dump:
+            j["cmd"] = "dump";
+            break;
     }
     if (request.durationS) j["duration_s"] = *request.durationS;
     if (request.outputDir) j["output_dir"] = *request.outputDir;
@@ -77,6 +96,8 @@ std::string encodeRequest(const ControlRequest& request) {
     if (request.atStep) j["at_step"] = *request.atStep;
     if (request.partial) j["partial"] = true;
     if (request.watchS) j["seconds"] = *request.watchS;
+    if (request.deadlineUnixMs) j["deadline_ms"] = *request.deadlineUnixMs;
+    if (!request.trigger.empty()) j["trigger"] = request.trigger;
     return j.dump() + "\n";
 }
 
@@ -96,6 +117,8 @@ ControlRequest parseRequest(const std::string& line) {
         r.command = ControlCommand::Stop;
     else if (name == "watch")
         r.command = ControlCommand::Watch;
+    else if (name == "dump")
+        r.command = ControlCommand::Dump;
     else
         throw std::invalid_argument("unknown command \"" + name + "\"");
     if (auto d = j.find("duration_s"); d != j.end() && !d->is_null()) {
@@ -125,6 +148,14 @@ ControlRequest parseRequest(const std::string& line) {
             throw std::invalid_argument("seconds must be from 0 to " +
                                         std::to_string(static_cast<int64_t>(kMaxSeconds)));
         r.watchS = s;
+    }
+    if (auto v = j.find("deadline_ms"); v != j.end() && !v->is_null())
+        r.deadlineUnixMs = wholeNumber(*v, "deadline_ms", 0, kMaxStepNumber);
+    if (auto v = j.find("trigger"); v != j.end() && !v->is_null()) {
+        if (!v->is_string() || v->get<std::string>().size() > kMaxTriggerText)
+            throw std::invalid_argument("trigger must be a string of at most " + std::to_string(kMaxTriggerText) +
+                                        " bytes");
+        r.trigger = v->get<std::string>();
     }
     if (r.steps && r.durationS) throw std::invalid_argument("steps and duration_s exclude each other");
     if ((r.atStep || r.partial) && !r.steps) throw std::invalid_argument("at_step and partial need steps");
@@ -161,6 +192,11 @@ ControlReply parseReply(const std::string& line) {
         readIfPresent(j, "last_closed_step", r.status.lastClosedStep);
         readIfPresent(j, "step_seconds", r.status.stepSeconds);
         readIfPresent(j, "rows_seen", r.status.rowsSeen);
+        readIfPresent(j, "job", r.status.job);
+        readIfPresent(j, "run_id", r.status.runId);
+        readIfPresent(j, "lookback_first", r.status.lookbackFirst);
+        readIfPresent(j, "lookback_last", r.status.lookbackLast);
+        readIfPresent(j, "lookback_steps", r.status.lookbackSteps);
         if (auto sc = j.find("step_capture"); sc != j.end() && sc->is_object()) {
             StepCaptureStatus c;
             readIfPresent(*sc, "state", c.state);

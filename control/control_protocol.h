@@ -9,6 +9,12 @@
 //                                        (a step capture; at_step and partial optional)
 //   {"cmd":"watch", "seconds": 60}       (record without a file for a while: steps become known)
 //   {"cmd":"stop"}
+//   {"cmd":"dump", "output_dir": "/path"} (write the look-back ring's steps now; output_dir optional)
+// Any request may carry "deadline_ms": the Unix time in milliseconds after
+// which its client no longer waits for the answer. An agent that reads the
+// request later (it was stopped, or busy with an earlier request) drops it
+// unanswered instead of acting on it. A start may carry "trigger", a short
+// text saying who asked (recorded in the capture, `step_capture_trigger`).
 // Every reply carries "ok" and, on failure, "error"; status fields are always
 // included so one round trip serves `ps` as well as start/stop.
 #pragma once
@@ -31,8 +37,10 @@ inline constexpr double kMaxSeconds = 1e6;                       // --delay, --d
 inline constexpr double kMinBufferMb = 1, kMaxBufferMb = 65536;  // --buffer-mb
 inline constexpr int64_t kMaxSteps = 1000000;                    // attach --steps
 inline constexpr int64_t kMaxStepNumber = int64_t{1} << 53;      // --at-step: exact in JSON doubles
+inline constexpr size_t kMaxTriggerText = 256;                   // "trigger"
+inline constexpr int kMaxLookbackSteps = 1000;                   // run --lookback
 
-enum class ControlCommand { Status, Start, Stop, Watch };
+enum class ControlCommand { Status, Start, Stop, Watch, Dump };
 
 struct ControlRequest {
     ControlCommand command = ControlCommand::Status;
@@ -43,8 +51,15 @@ struct ControlRequest {
     // partial result beside it.
     std::optional<int64_t> steps, atStep;
     bool partial = false;
-    std::optional<double> watchS;  // watch only: how long to keep recording (0 to kMaxSeconds)
+    std::optional<double> watchS;           // watch only: how long to keep recording (0 to kMaxSeconds)
+    std::optional<int64_t> deadlineUnixMs;  // when the client gives up waiting (CLOCK_REALTIME)
+    std::string trigger;                    // start with steps: who asked ("" = attach)
 };
+
+// The Unix time in milliseconds (CLOCK_REALTIME), for deadlines.
+int64_t unixNowMs();
+// True when `request` carries a deadline that has passed.
+bool clientGaveUp(const ControlRequest& request);
 
 // A step capture's progress (`ps`).
 struct StepCaptureStatus {
@@ -60,6 +75,8 @@ struct AgentStatus {
     int64_t pid = 0;
     int rank = -1;
     std::string host;
+    std::string job;        // the job's name (`run --job`, else $SLURM_JOB_ID; "" none)
+    std::string runId;      // the `overlapscope run` that started it ("" when none did)
     std::string state;      // "dormant", "capturing", "stopped", "disabled"
     std::string output;     // current capture file, or the last one written
     uint64_t captures = 0;  // captures started so far in this process
@@ -75,6 +92,10 @@ struct AgentStatus {
     int64_t step = -1, firstWholeStep = -1, lastClosedStep = -1;
     double stepSeconds = 0;
     uint64_t rowsSeen = 0;
+    // The look-back ring (docs/agent.md "Look-back"): the steps it holds now
+    // (-1 / -1 when none) and how many it may hold (0: none kept).
+    int64_t lookbackFirst = -1, lookbackLast = -1;
+    int lookbackSteps = 0;
     std::optional<StepCaptureStatus> stepCapture;
 };
 

@@ -4,10 +4,9 @@
 #include "agent/core/partial_writer.h"
 #include "agent/core/signal_bridge.h"
 #include "agent/live/live_pipeline.h"
-#include "agent/live/metrics_file.h"
 #include "agent/live/metrics_publisher.h"
-#include "agent/live/prometheus_text.h"
 #include "agent/live/telemetry.h"
+#include "agent/live/trigger_relay.h"
 #include "analyzer/capture/background_thread.h"
 
 #include <algorithm>
@@ -22,21 +21,6 @@ std::chrono::steady_clock::time_point after(double seconds) {
     seconds = std::clamp(seconds, 0.0, control::kMaxSeconds);
     return std::chrono::steady_clock::now() +
            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-// The live endpoint's series of refused calls: one counter, a sample per reason.
-std::string ignoredCallsText(const IgnoredCalls& ignored, const live::Labels& process) {
-    live::PrometheusText out;
-    out.family("overlapscope_agent_ignored_calls_total", "counter",
-               "Calls from NCCL or CUPTI naming a handle, context or buffer the agent did not give out or no "
-               "longer holds, counted and ignored (docs/agent.md, What the agent trusts)");
-    for (size_t i = 0; i < kIgnoredReasons; ++i) {
-        const auto reason = static_cast<IgnoredReason>(i);
-        live::Labels labels = process;
-        labels.emplace_back("reason", std::string(ignoredReasonName(reason)));
-        out.sample(labels, static_cast<double>(ignored[reason]));
-    }
-    return out.text();
 }
 
 }  // namespace
@@ -106,75 +90,6 @@ void Agent::boot() {
     }
 }
 
-// Live metrics from boot: the telemetry, who publishes it, and the stream.
-void Agent::bootLive() {
-    if (!settings_.alwaysOn()) return;
-    live::TelemetryIdentity id{who_.rank >= 0 ? std::to_string(who_.rank) : std::string(), who_.host, settings_.job};
-    telemetry_ = std::make_unique<live::Telemetry>(id);
-    std::string error;
-    if (!ensureLive(error)) {
-        std::fprintf(stderr, "overlapscope-agent: %s: no live metrics\n", error.c_str());
-        telemetry_.reset();
-        return;
-    }
-    live::MetricsPublisher::Options p;
-    p.periodMs = settings_.metricsPeriodMs;
-    if (!settings_.metricsFile.empty()) p.filePath = live::metricsFilePath(settings_.metricsFile, who_);
-    if (settings_.metricsPort >= 0) {
-        live::MetricsHttpServer::Options http;
-        http.address = settings_.metricsAddress;
-        // Every rank of a node gets its own port: PORT + local rank.
-        http.port = settings_.metricsPort == 0 ? 0 : settings_.metricsPort + std::max(who_.localRank, 0);
-        p.http = http;
-    }
-    // A job ended by SIGTERM or SIGINT still removes its metrics file.
-    if (signals_ && !p.filePath.empty()) signals_->install();
-    if (!p.filePath.empty() || p.http) {
-        live::Telemetry* telemetry = telemetry_.get();
-        const live::Labels process = {{"rank", id.rank}, {"host", id.host}, {"job", id.job}};
-        publisher_ = std::make_unique<live::MetricsPublisher>(p, [this, telemetry, process] {
-            timespec ts{};
-            ::clock_gettime(CLOCK_REALTIME, &ts);
-            return telemetry->prometheusText(static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9) +
-                   ignoredCallsText(ignoredCalls(), process);
-        });
-        error.clear();
-        publisher_->start(error);
-        if (!error.empty()) std::fprintf(stderr, "overlapscope-agent: %s\n", error.c_str());
-    }
-    std::lock_guard op(opMutex_);
-    if (!startStreamLocked(error) && state_ != AgentState::Disabled)
-        std::fprintf(stderr, "overlapscope-agent: live metrics: %s\n", error.c_str());
-}
-
-bool Agent::ensureLive(std::string& error) {
-    if (live_) return true;
-    if (!settings_.analysisValid) {
-        error = "the step pattern or a communication kernel pattern is not a regular expression";
-        return false;
-    }
-    live::LiveSettings ls;
-    ls.analysis = settings_.analysis;
-    ls.limits.maxRows = settings_.liveMaxRows;
-    ls.conditionSteps = settings_.captureSteps;
-    ls.conditionCooldownS = settings_.captureCooldownS;
-    ls.conditionOutputDir = settings_.outputDir;
-    ls.conditionPartial = settings_.partial;
-    ls.stepLogPath = settings_.stepLog;
-    try {
-        if (!settings_.captureWhen.empty()) ls.condition = live::parseCaptureCondition(settings_.captureWhen);
-        live::LivePipeline::Hooks hooks;
-        hooks.capturePath = [this](const std::string& dir) { return nextCapturePath(dir); };
-        hooks.captureEnded = [this](const live::StepCaptureProgress& p, bool partial) { stepCaptureEnded(p, partial); };
-        live_ = std::make_unique<live::LivePipeline>(std::move(ls), who_, telemetry_.get(), std::move(hooks));
-        liveView_.store(live_.get(), std::memory_order_release);
-    } catch (const std::exception& e) {
-        error = e.what();
-        return false;
-    }
-    return true;
-}
-
 std::string Agent::nextCapturePath(const std::string& dir) {
     std::lock_guard lock(stateMutex_);
     ++captures_;
@@ -185,17 +100,6 @@ PartialWriter& Agent::partials() {
     std::lock_guard lock(partialsMutex_);
     if (!partials_) partials_ = std::make_unique<PartialWriter>(settings_.analysis);
     return *partials_;
-}
-
-// Writer thread, under the pipeline's lock: queue and wake, nothing more.
-void Agent::stepCaptureEnded(const live::StepCaptureProgress& progress, bool partial) {
-    if (partial && progress.written > 0 && settings_.analysisValid) partials().submit(progress.path);
-    {
-        std::lock_guard lock(stateMutex_);
-        if (!progress.path.empty()) lastOutput_ = progress.path;
-        stepCaptureEnded_ = true;
-    }
-    timerCv_.notify_all();
 }
 
 bool Agent::startStreamLocked(std::string& error) {
@@ -371,37 +275,6 @@ bool Agent::startCapture(std::optional<double> durationS, std::optional<std::str
     return true;
 }
 
-bool Agent::startStepCapture(int64_t steps, std::optional<int64_t> atStep, std::optional<std::string> outputDir,
-                             bool partial, std::string& error) {
-    std::lock_guard op(opMutex_);
-    {
-        std::lock_guard lock(stateMutex_);
-        if (session_ && !streamOnly_) {
-            error = "a capture is already running (" + session_->path() + ")";
-            return false;
-        }
-    }
-    if (!ensureLive(error)) return false;
-    if (signals_) signals_->install();
-    if (!startStreamLocked(error)) return false;
-    live::StepCapturePlan plan;
-    plan.steps = static_cast<int>(steps);
-    plan.atStep = atStep;
-    plan.partial = partial;
-    plan.trigger = "attach";
-    plan.path = nextCapturePath(outputDir.value_or(settings_.outputDir));
-    if (!live_->arm(std::move(plan), error)) {
-        settleStreamLocked();
-        return false;
-    }
-    {
-        std::lock_guard lock(stateMutex_);
-        state_ = AgentState::Capturing;
-        watchUntil_.reset();  // the capture holds the stream now, and lets it go when done
-    }
-    return true;
-}
-
 bool Agent::watch(double seconds, std::string& error) {
     std::lock_guard op(opMutex_);
     if (!ensureLive(error)) return false;
@@ -436,7 +309,12 @@ bool Agent::stopCapture(CaptureEnd how, std::string& error) {
         return true;
     }
     if (live_ && live_->captureActive()) {
-        live_->cancel(error);
+        OpenCollectives open;
+        {
+            std::lock_guard lock(stateMutex_);
+            open = openCollectives_;
+        }
+        live_->cancel(error, open ? open() : std::vector<PendingCollective>{});
         settleStreamLocked();
         std::lock_guard lock(stateMutex_);
         state_ = AgentState::Stopped;
@@ -461,6 +339,7 @@ void Agent::shutdown(CaptureEnd how) {
     }
     timerCv_.notify_all();
     if (timer_.joinable()) timer_.join();
+    if (triggers_) triggers_->stop();
     if (control_) control_->stop();
     {
         std::lock_guard op(opMutex_);
@@ -530,17 +409,35 @@ control::ControlReply Agent::handle(const control::ControlRequest& request) {
             break;
         case control::ControlCommand::Start:
             if (request.steps)
-                reply.ok =
-                    startStepCapture(*request.steps, request.atStep, request.outputDir, request.partial, reply.error);
+                reply.ok = startStepCapture(*request.steps, request.atStep, request.outputDir, request.partial,
+                                            request.trigger, reply.error);
             else
                 reply.ok = startCapture(request.durationS, request.outputDir, reply.error);
             break;
+        case control::ControlCommand::Dump: {
+            Dumped dumped;
+            reply.ok = dump(request.outputDir, dumped, reply.error);
+            reply.status = status();
+            if (reply.ok) {
+                // The steps written, not those the ring holds by now.
+                reply.status.output = dumped.path;
+                reply.status.lookbackFirst = dumped.first;
+                reply.status.lookbackLast = dumped.last;
+            }
+            return reply;
+        }
         case control::ControlCommand::Watch:
             reply.ok = watch(request.watchS.value_or(60), reply.error);
             break;
         case control::ControlCommand::Stop:
             reply.ok = stopCapture(CaptureEnd::Stopped, reply.error);
-            break;
+            reply.status = status();
+            // A step capture stopped before its first step wrote nothing:
+            // the last file of an earlier capture is not this one's.
+            if (reply.ok && reply.status.stepCapture && reply.status.stepCapture->state == "stopped" &&
+                reply.status.stepCapture->path.empty() && reply.status.state != "capturing")
+                reply.status.output.clear();
+            return reply;
     }
     reply.status = status();
     return reply;
@@ -560,6 +457,8 @@ control::AgentStatus Agent::status() const {
         s.dropped = session_ && !streamOnly_ ? session_->droppedRecords() : lastDropped_;
         s.commandLine = who_.commandLine;
         s.streaming = session_ != nullptr;
+        s.job = settings_.job;
+        s.runId = settings_.runId;
     }
     s.telemetry = telemetry_ != nullptr;
     // The control thread asks this while another may be creating the pipeline.
@@ -571,6 +470,9 @@ control::AgentStatus Agent::status() const {
         s.lastClosedStep = sight.lastClosedStep;
         s.stepSeconds = sight.lastStepSeconds;
         s.rowsSeen = sight.rowsSeen;
+        s.lookbackFirst = sight.lookbackFirst;
+        s.lookbackLast = sight.lookbackLast;
+        s.lookbackSteps = static_cast<int>(settings_.lookback());
         if (const auto p = live->captureProgress()) {
             control::StepCaptureStatus c;
             c.state = p->state;

@@ -16,12 +16,14 @@
 #include "agent/core/capture_session.h"
 #include "agent/core/ignored_calls.h"
 #include "agent/core/process_identity.h"
+#include "agent/live/metrics_publisher.h"
 #include "control/control_protocol.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +36,7 @@ namespace live {
 class LivePipeline;
 class MetricsPublisher;
 class Telemetry;
+class TriggerRelay;
 struct StepCaptureProgress;
 }  // namespace live
 
@@ -56,9 +59,20 @@ public:
     void boot();
 
     bool startCapture(std::optional<double> durationS, std::optional<std::string> outputDir, std::string& error);
-    // A capture of `steps` whole steps (from step `atStep`, else the next).
+    // A capture of `steps` whole steps (from step `atStep`, else the next;
+    // a step that closed already from the look-back ring). `trigger` names
+    // another rank's --capture-when that asked (docs/agent.md "Look-back"):
+    // such a capture starts from the oldest step the ring holds when
+    // `atStep` has left it, and the same trigger is served once.
     bool startStepCapture(int64_t steps, std::optional<int64_t> atStep, std::optional<std::string> outputDir,
-                          bool partial, std::string& error);
+                          bool partial, const std::string& trigger, std::string& error);
+    // Writes the look-back ring's steps to a new capture now: its path and
+    // the first and last step written.
+    struct Dumped {
+        std::string path;
+        int64_t first = -1, last = -1;
+    };
+    bool dump(std::optional<std::string> outputDir, Dumped& dumped, std::string& error);
     // Records without a file for `seconds`, so that the steps become known.
     bool watch(double seconds, std::string& error);
     bool stopCapture(CaptureEnd how, std::string& error);
@@ -87,6 +101,8 @@ private:
     void timerLoop();
     void disable(const std::string& why);
     void bootLive();
+    void bootTriggers();
+    live::MetricsPublisher::Options publisherOptions(std::string& problem) const;
     bool ensureLive(std::string& error);
     // With opMutex_ held: the stream without a file, and stopping whatever runs.
     bool startStreamLocked(std::string& error);
@@ -131,6 +147,8 @@ private:
     std::unique_ptr<live::LivePipeline> live_;
     std::atomic<live::LivePipeline*> liveView_{nullptr};  // live_ for status(), from any thread
     std::unique_ptr<live::MetricsPublisher> publisher_;
+    std::unique_ptr<live::TriggerRelay> triggers_;
+    std::deque<std::string> servedTriggers_;  // the last triggers of other ranks served (stateMutex_)
     std::string socketPath_;
 };
 

@@ -2,11 +2,13 @@
 
 #include "analyzer/metrics/microbatches.h"
 #include "control/control_protocol.h"
+#include "control/process_facts.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <regex>
 #include <stdexcept>
 #include <string_view>
@@ -89,16 +91,19 @@ void readLive(AgentSettings& s, std::string& warnings) {
     if (const char* v = env("OVERLAPSCOPE_METRICS_ADDRESS")) s.metricsAddress = v;
     if (readNumber("OVERLAPSCOPE_METRICS_PERIOD_MS", 10, 3600000, "milliseconds", x, warnings))
         s.metricsPeriodMs = static_cast<int>(x);
-    if (const char* v = env("OVERLAPSCOPE_JOB"))
-        s.job = v;
-    else if (const char* slurm = env("SLURM_JOB_ID"))
-        s.job = slurm;
+    s.job = control::firstText(control::kJobVariables, std::size(control::kJobVariables), env);
     if (const char* v = env("OVERLAPSCOPE_CAPTURE_WHEN")) s.captureWhen = v;
     if (readNumber("OVERLAPSCOPE_CAPTURE_STEPS", 1, 1e6, "steps", x, warnings)) s.captureSteps = static_cast<int>(x);
     readNumber("OVERLAPSCOPE_CAPTURE_COOLDOWN", 0, control::kMaxSeconds, "seconds", s.captureCooldownS, warnings);
     if (const char* v = env("OVERLAPSCOPE_STEP_LOG")) s.stepLog = v;
     if (readNumber("OVERLAPSCOPE_LIVE_MAX_ROWS", 1000, 1e9, "rows", x, warnings))
         s.liveMaxRows = static_cast<size_t>(x);
+    if (readNumber("OVERLAPSCOPE_LOOKBACK_STEPS", 0, control::kMaxLookbackSteps, "steps", x, warnings))
+        s.lookbackSteps = static_cast<int>(x);
+    if (readNumber("OVERLAPSCOPE_LOOKBACK_MAX_ROWS", 1000, 1e9, "rows", x, warnings))
+        s.lookbackMaxRows = static_cast<size_t>(x);
+    if (const char* v = env("OVERLAPSCOPE_TRIGGER_DIR")) s.triggerDir = v;
+    if (const char* v = env("OVERLAPSCOPE_RUN_ID")) s.runId = v;
 }
 
 }  // namespace

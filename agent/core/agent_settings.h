@@ -54,9 +54,26 @@ struct AgentSettings {
     std::string stepLog;
     // OVERLAPSCOPE_LIVE_MAX_ROWS: rows held for steps not closed yet.
     size_t liveMaxRows = 1'000'000;
+    // The look-back ring (docs/agent.md "Look-back"): OVERLAPSCOPE_LOOKBACK_STEPS
+    // (-1: 5 when live metrics or a condition run, else none) and
+    // OVERLAPSCOPE_LOOKBACK_MAX_ROWS; OVERLAPSCOPE_TRIGGER_DIR, where the job's
+    // ranks on every node share --capture-when triggers; OVERLAPSCOPE_RUN_ID,
+    // the `overlapscope run` that started the job (who its other ranks are
+    // when no job name says).
+    int lookbackSteps = -1;
+    size_t lookbackMaxRows = 200'000;
+    std::string triggerDir;
+    std::string runId;
 
+    // The look-back ring's steps, the default applied.
+    size_t lookback() const {
+        if (lookbackSteps >= 0) return static_cast<size_t>(lookbackSteps);
+        return (!metricsFile.empty() || metricsPort >= 0 || !captureWhen.empty()) ? 5 : 0;
+    }
     // The record stream runs from boot, without a capture file.
-    bool alwaysOn() const { return !metricsFile.empty() || metricsPort >= 0 || !captureWhen.empty(); }
+    bool alwaysOn() const {
+        return !metricsFile.empty() || metricsPort >= 0 || !captureWhen.empty() || lookbackSteps > 0;
+    }
 };
 
 // Reads the OVERLAPSCOPE_* variables. Malformed values keep the default and

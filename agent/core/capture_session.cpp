@@ -368,16 +368,8 @@ void CaptureSession::drainCollectives() {
     }
     if (broken_) return;
     try {
-        for (auto& c : batch) {
-            c.row.func = c.func;
-            c.row.datatype = c.datatype;
-            c.row.algo = c.algo;
-            c.row.proto = c.proto;
-            // Plugin times are wall-clock ns; the file wants ns since its time 0.
-            for (TimeNs* t : {&c.row.enqueue, &c.row.gpuStart, &c.row.gpuEnd})
-                if (*t >= 0) *t -= startUtcNs_;
-            sink_->addCollective(c.row);
-        }
+        // Plugin times are wall-clock ns; the file wants ns since its time 0.
+        for (const auto& c : batch) sink_->addCollective(c.rowFrom(startUtcNs_));
     } catch (const std::exception& e) {
         markBroken(e.what());
     }

@@ -275,6 +275,13 @@ void ControlServer::dispatch(int fd, const std::string& line) {
         ::close(fd);
         return;
     }
+    // Read after its client stopped waiting (this process was stopped, say):
+    // acting on it now would start or stop a capture nobody asked for any more.
+    if (control::clientGaveUp(request)) {
+        ++dropped_;
+        ::close(fd);
+        return;
+    }
     if (request.command == control::ControlCommand::Status) {
         control::ControlReply reply;
         reply.ok = true;
@@ -310,6 +317,12 @@ void ControlServer::runCommands() {
                 ::close(command.fd);
                 continue;
             }
+        }
+        // It may have waited behind a slow start or stop past its deadline.
+        if (control::clientGaveUp(command.request)) {
+            ++dropped_;
+            ::close(command.fd);
+            continue;
         }
         control::ControlReply reply;
         try {

@@ -3,6 +3,10 @@
 // reply line. The peer's uid (SO_PEERCRED) must pass `PeerCheck`; oversized
 // or malformed requests get an error reply and change nothing.
 //
+// A request whose client gave up (its "deadline_ms" passed) before the
+// agent got to it is dropped unanswered: an agent
+// that was stopped acts on nothing that waited for it meanwhile.
+//
 // Many connections are served at once: one thread polls them all, each with
 // a deadline for its request line, and answers status requests itself (from
 // `StatusProvider`, which must not block), so a stuck client or a start/stop
@@ -13,6 +17,7 @@
 #include "control/control_protocol.h"
 
 #include <sys/types.h>
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -59,6 +64,8 @@ public:
     const std::string& fallbackReason() const { return fallbackReason_; }
 
     static bool sameUserOnly(uid_t peerUid);
+    // Requests dropped because their client had given up.
+    uint64_t droppedRequests() const { return dropped_.load(); }
 
 private:
     struct Connection;
@@ -90,6 +97,7 @@ private:
     std::condition_variable commandCv_;
     std::deque<QueuedCommand> commands_;
     bool stopping_ = false;
+    std::atomic<uint64_t> dropped_{0};
 };
 
 }  // namespace osc::agent

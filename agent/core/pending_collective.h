@@ -17,6 +17,19 @@ struct PendingCollective {
     // CLOCK_REALTIME ns (-1 unknown) and become capture-relative on write.
     CollectiveRow row;
     std::string func, datatype, algo, proto;
+
+    // The row to write into a capture whose time 0 is `originUtcNs`: views
+    // at this object's strings (valid while it lives), times since time 0.
+    CollectiveRow rowFrom(int64_t originUtcNs) const {
+        CollectiveRow r = row;
+        r.func = func;
+        r.datatype = datatype;
+        r.algo = algo;
+        r.proto = proto;
+        for (TimeNs* t : {&r.enqueue, &r.gpuStart, &r.gpuEnd})
+            if (*t >= 0) *t -= originUtcNs;
+        return r;
+    }
 };
 
 // The NCCL plugin's operations still running, as rows without a GPU end

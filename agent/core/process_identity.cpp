@@ -1,5 +1,7 @@
 #include "agent/core/process_identity.h"
 
+#include "control/process_facts.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cstdlib>
@@ -39,7 +41,7 @@ ProcessIdentity currentProcessIdentity() {
     else
         id.host = "localhost";
     id.pid = ::getpid();
-    id.rank = firstIntFromEnv({"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"});
+    id.rank = control::firstWholeNumber(control::kRankVariables, [](const char* n) { return std::getenv(n); });
     id.localRank = firstIntFromEnv({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"});
     id.worldSize = firstIntFromEnv({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE"});
 

@@ -68,6 +68,10 @@ FakeSourceOptions FakeActivitySource::optionsFromEnvironment() {
     if (number("OVERLAPSCOPE_FAKE_DEVICES", 1, 16, x)) o.paced.devices = static_cast<int>(x);
     if (number("OVERLAPSCOPE_FAKE_DEVICE_SKEW_MS", 0, 60000, x)) o.paced.deviceSkewNs = static_cast<int64_t>(x * 1e6);
     if (number("OVERLAPSCOPE_FAKE_NCCL_BYTES", 0, 1e15, x)) o.paced.collectiveBytes = static_cast<uint64_t>(x);
+    if (number("RANK", 0, 1 << 30, x)) o.paced.rank = static_cast<int>(x);
+    if (number("WORLD_SIZE", 1, 1 << 20, x)) o.paced.ranks = static_cast<int>(x) * o.paced.devices;
+    if (number("OVERLAPSCOPE_FAKE_STALL_RANK", 0, 1 << 30, x)) o.paced.stallRank = static_cast<int>(x);
+    if (number("OVERLAPSCOPE_FAKE_STALL_AT_NS", 1, 9e18, x)) o.paced.stallAtNs = static_cast<int64_t>(x);
     if (number("OVERLAPSCOPE_FAKE_WAKE_MS", 0, 1000, x)) o.wakeNs = static_cast<int64_t>(x * 1e6);
     if (number("OVERLAPSCOPE_FAKE_STOP_MS", 0, 60000, x)) o.stopNs = static_cast<int64_t>(x * 1e6);
     return o;
@@ -86,10 +90,10 @@ bool FakeActivitySource::start(BufferSink& sink, std::string& error) {
         recording_ = true;
         correlation_ = 1;
         inFlight_.clear();  // the last capture's GPU work ended with its stop()
+        openRows_.clear();
     }
     firstAfterStop_ = 0;
     launches_ = inFlightAtStop_ = kernelsAfterStop_ = 0;
-    collectiveSeq_.assign(16, 0);
     thread_ = startBackgroundThread([this] { produce(); });
     return true;
 }
@@ -277,10 +281,13 @@ void FakeActivitySource::launchStep(int64_t t0, uint64_t step) {
     }
 }
 
-void FakeActivitySource::queueKernel(const FakeRecord& kernel, int64_t finishesAtNs) {
+void FakeActivitySource::queueKernel(const FakeRecord& kernel, int64_t finishesAtNs, uint64_t seq,
+                                     int64_t launchedAtNs) {
     InFlight k;
     k.kernel = kernel;
     k.finishesAtNs = finishesAtNs;
+    k.seq = seq;
+    k.launchedAtNs = launchedAtNs;
     const auto at = std::upper_bound(inFlight_.begin(), inFlight_.end(), finishesAtNs,
                                      [](int64_t t, const InFlight& f) { return t < f.finishesAtNs; });
     inFlight_.insert(at, k);
@@ -299,30 +306,39 @@ void FakeActivitySource::finishDueKernels() {
                 if (firstAfter != 0 && k.correlationId >= firstAfter) kernelsAfterStop_.fetch_add(1);
             }
             // The NCCL plugin reports the all-reduce once its kernel channels stopped.
-            if (k.nameIndex == kNccl && options_.paced.collectiveBytes > 0 && collectiveSink_ &&
-                k.deviceId < collectiveSeq_.size()) {
-                PendingCollective c;
-                c.func = "AllReduce";
-                c.datatype = "ncclBfloat16";
-                // One communicator over the process's devices (and, as far as
-                // numbers go, over every fake rank of a job).
-                c.row.commHash = 0xFA4Eull;
-                c.row.rank = static_cast<int32_t>(k.deviceId);
-                c.row.nranks = options_.paced.ranks;
-                c.row.seqNumber = collectiveSeq_[k.deviceId]++;
-                c.row.bytes = options_.paced.collectiveBytes;
-                c.row.count = c.row.bytes / 2;
-                c.row.nChannels = 2;
-                c.row.deviceId = k.deviceId;
-                c.row.enqueue = k.start - 1000;
-                c.row.gpuStart = k.start;
-                c.row.gpuEnd = k.end;
-                rows.push_back(std::move(c));
-            }
+            if (k.nameIndex == kNccl && options_.paced.collectiveBytes > 0 && collectiveSink_)
+                rows.push_back(collectiveRow(k, inFlight_.front().seq, inFlight_.front().launchedAtNs, k.end));
             inFlight_.pop_front();
         }
     }
     for (auto& c : rows) collectiveSink_(std::move(c));
+}
+
+PendingCollective FakeActivitySource::collectiveRow(const FakeRecord& k, uint64_t seq, int64_t launchedAtNs,
+                                                    int64_t gpuEnd) const {
+    const PacedTrainingOptions& o = options_.paced;
+    PendingCollective c;
+    c.func = "AllReduce";
+    c.datatype = "ncclBfloat16";
+    // One communicator over every device of every rank of the job.
+    c.row.commHash = 0xFA4Eull;
+    c.row.nranks = o.ranks;
+    c.row.rank = static_cast<int32_t>((static_cast<int64_t>(o.rank) * std::max(1, o.devices) + k.deviceId) %
+                                      std::max(1, o.ranks));
+    c.row.seqNumber = seq;
+    c.row.bytes = o.collectiveBytes;
+    c.row.count = c.row.bytes / 2;
+    c.row.nChannels = 2;
+    c.row.deviceId = k.deviceId;
+    c.row.enqueue = launchedAtNs > 0 ? launchedAtNs : k.start - 1000;
+    c.row.gpuStart = k.start;
+    c.row.gpuEnd = gpuEnd;
+    return c;
+}
+
+std::vector<PendingCollective> FakeActivitySource::openCollectives() const {
+    std::lock_guard lock(launchMutex_);
+    return openRows_;
 }
 
 bool FakeActivitySource::waitUntil(int64_t realtimeNs_) {
@@ -346,10 +362,20 @@ void FakeActivitySource::producePaced() {
     // slot, as a training loop's counter does: a rank that fell behind must
     // not jump to step numbers that the other ranks name differently.
     uint64_t number = n;
+    const uint64_t stallSlot = o.stallAtNs > 0 ? static_cast<uint64_t>((o.stallAtNs + p - 1) / p) : UINT64_MAX;
+    const bool stalledHere = o.rank == o.stallRank;
+    const uint64_t perStep = static_cast<uint64_t>(std::max(0, o.commKernels));
     for (;;) {
         const PacedStep step = pacedStep(o, n);
+        const bool stall = n >= stallSlot;
         for (const PacedKernel& k : step.kernels) {
             if (!waitUntil(k.launchNs)) return;
+            // The stalled rank's host stops before it would enter the step's
+            // first collective; it waits there until the job is stopped.
+            if (stall && stalledHere && k.comm) {
+                while (waitUntil(realtimeNs() + 50000000)) {}
+                return;
+            }
             std::lock_guard lock(launchMutex_);
             const uint32_t id = nextCorrelation();
             launches_.fetch_add(1);
@@ -372,7 +398,13 @@ void FakeActivitySource::producePaced() {
                 l.correlationId = id;
                 if (emit(l)) produced_.fetch_add(1, std::memory_order_relaxed);
             }
-            queueKernel(r, k.endNs);
+            const uint64_t seq = number * perStep + static_cast<uint64_t>(k.commIndex);
+            if (stall && k.comm) {
+                // Waits for the stalled rank: it never completes.
+                if (o.collectiveBytes > 0) openRows_.push_back(collectiveRow(r, seq, k.launchNs, -1));
+                continue;
+            }
+            queueKernel(r, k.endNs, seq, k.launchNs);
         }
         if (!waitUntil(step.rangeEndNs)) return;
         {
@@ -386,6 +418,11 @@ void FakeActivitySource::producePaced() {
                 r.end = step.rangeEndNs;
                 if (emit(r)) produced_.fetch_add(1, std::memory_order_relaxed);
             }
+        }
+        if (stall) {
+            // The host blocks at its next synchronisation; the GPU runs what it has.
+            while (waitUntil(realtimeNs() + 50000000)) {}
+            return;
         }
         ++n;
         ++number;

@@ -88,8 +88,16 @@ public:
 
     // Where the paced loop's all-reduces go as NCCL plugin rows (with
     // paced.collectiveBytes): the agent, as its NCCL plugin would. Set
-    // before start(); called on the producer thread.
+    // before start(); called on the producer thread. Their sequence numbers
+    // count per communicator from its creation, as NCCL's do: the fake
+    // communicator is made at paced step 0 on every rank, so all-reduce k
+    // of step n is number n * (all-reduces per step) + k whenever a capture
+    // starts.
     void setCollectiveSink(std::function<void(PendingCollective&&)> sink) { collectiveSink_ = std::move(sink); }
+    // The all-reduces launched and not complete (a stall, paced.stallAtNs),
+    // as the NCCL plugin reports its operations still running: rows without
+    // a GPU end. Any thread.
+    std::vector<PendingCollective> openCollectives() const;
 
     const char* name() const override { return "fake"; }
     bool start(BufferSink& sink, std::string& error) override;
@@ -116,7 +124,10 @@ private:
     void producePaced();
     // Sleeps until `realtimeNs`, running due kernels; false once stopped.
     bool waitUntil(int64_t realtimeNs);
-    void queueKernel(const FakeRecord& kernel, int64_t finishesAtNs);
+    void queueKernel(const FakeRecord& kernel, int64_t finishesAtNs, uint64_t seq = 0, int64_t launchedAtNs = 0);
+    // The plugin row of a paced all-reduce launched at `launchedAtNs` (NCCL
+    // reports it to the plugin as it launches the kernel); gpuEnd -1 while it runs.
+    PendingCollective collectiveRow(const FakeRecord& kernel, uint64_t seq, int64_t launchedAtNs, int64_t gpuEnd) const;
     // One step of the training loop: the plain one, or launches to the GPU.
     void emitStep(int64_t t0, uint64_t step);
     void launchStep(int64_t t0, uint64_t step);
@@ -141,7 +152,7 @@ private:
     // returns no launch or range record is written and every later launch
     // has an id of at least firstAfterStop_. The plain loop (the benchmark's)
     // only reads the flag: it waits for nothing at a stop.
-    std::mutex launchMutex_;
+    mutable std::mutex launchMutex_;
     std::atomic<bool> recording_{true};
     std::atomic<uint32_t> correlation_{1};  // the next id; the producer alone writes it
     uint32_t nextCorrelation() {
@@ -157,7 +168,7 @@ private:
     };
     std::deque<InFlight> inFlight_;  // launched, not yet run; by finishing time
     std::function<void(PendingCollective&&)> collectiveSink_;
-    std::vector<uint64_t> collectiveSeq_;  // per device
+    std::vector<PendingCollective> openRows_;  // launched, never to complete (launchMutex_)
     std::atomic<uint32_t> firstAfterStop_{0};
     std::atomic<uint64_t> launches_{0}, inFlightAtStop_{0}, kernelsAfterStop_{0};
 };

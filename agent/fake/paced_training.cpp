@@ -37,6 +37,7 @@ PacedStep pacedStep(const PacedTrainingOptions& o, uint64_t number) {
                 k.device = static_cast<uint32_t>(d);
                 k.stream = 13;
                 k.comm = true;
+                k.commIndex = j;
                 k.startNs = commStart + j * dm;
                 k.endNs = k.startNs + dm;
                 // The first all-reduce of a late device starts late and ends on time.

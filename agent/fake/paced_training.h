@@ -31,11 +31,20 @@ struct PacedTrainingOptions {
     int64_t deviceSkewNs = 0;      // device d's all-reduces start d * this later
     uint64_t collectiveBytes = 0;  // > 0: the NCCL plugin reports each all-reduce with this many bytes
     int ranks = 2;                 // nranks the plugin rows name
+    int rank = 0;                  // this process's rank (its devices are ranks rank * devices + d, mod ranks)
+    // A hang: from the first step starting at or after `stallAtNs`
+    // (CLOCK_REALTIME; 0 = never), rank `stallRank`'s host stops where it
+    // would launch that step's first all-reduce (it enters no collective
+    // again), and every other rank launches that step's all-reduces, which
+    // never complete (they wait for it), and then launches nothing more.
+    int stallRank = -1;
+    int64_t stallAtNs = 0;
 };
 
 struct PacedKernel {
     uint32_t device = 0, stream = 0;
     bool comm = false;
+    int commIndex = 0;                             // the k-th all-reduce of its device in the step
     int64_t launchNs = 0, startNs = 0, endNs = 0;  // CLOCK_REALTIME
 };
 

@@ -31,6 +31,12 @@ public:
     // the last one this watch started is a cooldown ago. The count starts
     // again after a start, and whenever the condition fails.
     bool observe(const std::vector<DeviceStepMetrics>& step, int64_t steadyNs, bool busy);
+    // A capture of the same steps began at `steadyNs` for another reason (a
+    // trigger of another rank of the job): the cooldown starts from there.
+    void started(int64_t steadyNs) {
+        lastStartNs_ = steadyNs;
+        run_ = 0;
+    }
     int run() const { return run_; }
     const CaptureCondition& condition() const { return condition_; }
 

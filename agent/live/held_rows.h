@@ -50,7 +50,8 @@ struct Held {
 
 struct HeldCall {
     ApiCallRow row;
-    bool launch = false;  // a launch whose GPU record is awaited (api_call_names.h)
+    uint32_t name = kNoId;  // row.name's id in the stream's name table
+    bool launch = false;    // a launch whose GPU record is awaited (api_call_names.h)
     bool written = false;
 };
 

@@ -1,20 +1,24 @@
 // The live half of the agent: the rows of the record stream (a RowTap on
 // the capture session) go through the step assembler; each closed step is
 // measured by the analyzer (step_metrics.h), counted into the telemetry,
-// offered to the step capture in progress, and checked against
-// --capture-when. Rows and the assembler are the writer thread's; the
-// control thread arms and cancels step captures and reads progress, under
-// a mutex the writer thread takes once per flush cycle.
+// kept in the look-back ring (step_ring.h), offered to the step capture in
+// progress, and checked against --capture-when. Rows and the assembler are
+// the writer thread's; the control thread arms and cancels step captures,
+// dumps the ring and reads progress, under a mutex the writer thread takes
+// once per flush cycle.
 #pragma once
 
+#include "agent/core/capture_session.h"
 #include "agent/core/process_identity.h"
 #include "agent/core/row_tap.h"
 #include "agent/live/capture_condition.h"
 #include "agent/live/step_assembler.h"
 #include "agent/live/step_capture.h"
+#include "agent/live/step_ring.h"
 #include "agent/live/telemetry.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -33,6 +37,17 @@ struct LiveSettings {
     std::string conditionOutputDir;
     bool conditionPartial = false;
     std::string stepLogPath;  // OVERLAPSCOPE_STEP_LOG: one JSON line per closed step and GPU
+    // The look-back ring: the last `lookbackSteps` steps, at most
+    // `lookbackMaxRows` rows (OVERLAPSCOPE_LOOKBACK_STEPS, _MAX_ROWS).
+    size_t lookbackSteps = 0;
+    size_t lookbackMaxRows = 200'000;
+};
+
+// A --capture-when capture began: the steps it holds, from `firstStep`, for
+// the job's other ranks to capture too (trigger_relay.h).
+struct CaptureTrigger {
+    int64_t firstStep = -1, triggerStep = -1;
+    int steps = 0;
 };
 
 class LivePipeline final : public RowTap {
@@ -42,6 +57,8 @@ public:
         std::function<std::string(const std::string& dir)> capturePath;
         // A step capture ended (writer thread; must not block).
         std::function<void(const StepCaptureProgress& progress, bool partial)> captureEnded;
+        // --capture-when started a capture (writer thread; must not block).
+        std::function<void(const CaptureTrigger& trigger)> triggered;
     };
 
     // `telemetry` may be null (step captures without metrics). Throws
@@ -70,12 +87,21 @@ public:
     }
     uint32_t stringId(std::string_view text) override { return assembler_.stringId(text); }
 
-    // Control thread. A step capture of `plan` from the running stream;
+    // Control thread. A step capture of `plan` from the running stream
+    // (its first steps from the look-back ring when they have closed);
     // false with `error` when one is already in progress or its step has
-    // passed.
+    // passed and left the ring. A plan from another rank's trigger also
+    // restarts the --capture-when cooldown here.
     bool arm(StepCapturePlan plan, std::string& error);
-    // Ends the step capture in progress (closing what it wrote).
-    bool cancel(std::string& error);
+    // Control thread: writes the steps the look-back ring holds into a new
+    // capture at `path` now; false with `error` when it holds none.
+    bool dump(const std::string& path, StepCaptureProgress& written, std::string& error);
+    // Ends the step capture in progress: closes what it wrote, after the
+    // rows that came since its last whole step and `open`, the NCCL
+    // operations still running (CLOCK_REALTIME times, as the plugin gives
+    // them). The rows are the writer thread's: it does this at the end of
+    // its cycle, which this call waits for (a fraction of the commit interval).
+    bool cancel(std::string& error, std::vector<PendingCollective> open = {});
     // The capture in progress or the last one; nullopt before the first.
     std::optional<StepCaptureProgress> captureProgress() const;
     bool captureActive() const;
@@ -89,11 +115,20 @@ public:
         int64_t newestStep = -1, firstWholeStep = -1, lastClosedStep = -1;
         uint64_t rowsSeen = 0, stepsClosed = 0;
         double lastStepSeconds = 0;
+        int64_t lookbackFirst = -1, lookbackLast = -1;  // the steps the ring holds
     };
     Sight sight() const;
 
 private:
     void onStep(const ClosedStep& step);
+    // Starts the --capture-when capture at `step`: the ring's steps, then the next.
+    void startConditionCapture(const ClosedStep& step);
+    // Offers the ring's steps from `atStep` on (all with nullopt) to capture_.
+    void offerHeld(std::optional<int64_t> atStep);
+    void describe(RowSink& out) const { assembler_.writeDescriptions(out); }
+    void noteIdleBetweenSteps(std::vector<DeviceStepMetrics>& metrics);
+    // Writer thread (mutex_ held): the cancel asked for, with its tail.
+    void cancelWithTail();
     void publishHealth(uint64_t droppedRecords);
     void finishCapture();
     void logStep(const DeviceStepMetrics& m);
@@ -104,7 +139,9 @@ private:
     const ProcessIdentity who_;
     Telemetry* telemetry_;
     Hooks hooks_;
-    StepAssembler assembler_;  // writer thread
+    StepAssembler assembler_;                   // writer thread
+    StepRing ring_;                             // writer thread, or the control thread under mutex_
+    std::map<uint32_t, TimeNs> lastWindowEnd_;  // per device, this stream
     std::unique_ptr<ConditionWatch> watch_;
     FILE* stepLog_ = nullptr;
     bool metricsBroken_ = false;
@@ -114,8 +151,12 @@ private:
     // for that, read a copy under viewMutex_.
     mutable std::mutex mutex_;
     DecodeContext stream_;
+    DescriptionRows descriptions_;  // the assembler's, as of the last cycle (for dump)
+    uint64_t descriptionsVersion_ = ~uint64_t{0};
     std::map<std::string, std::string> sourceMeta_;
     std::unique_ptr<StepCapture> capture_;
+    std::optional<std::vector<PendingCollective>> cancel_;  // asked by cancel(), done by the writer thread
+    std::condition_variable cancelled_;
     std::optional<StepCaptureProgress> lastProgress_;
     uint64_t stepCaptures_ = 0, conditionCaptures_ = 0;
     std::atomic<bool> fileCapture_{false};

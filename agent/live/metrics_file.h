@@ -19,9 +19,17 @@ namespace osc::agent::live {
 std::string metricsFilePath(const std::string& spec, const ProcessIdentity& who);
 
 // Replaces `path` with `text` (mode 0644: the collector may run as another
-// user). The temporary file is created exclusively (mkstemp), so a planted
-// symbolic link is never followed, and rename() replaces a link at `path`
-// rather than writing through it. Throws std::runtime_error naming the path.
+// user). Its directories are walked as every output's are (analyzer/output):
+// a symbolic link on the way that another user could have planted is
+// refused, never followed. The temporary file is created exclusively beside
+// it and renamed over it, so a link at `path` itself is replaced, not
+// written through. Throws std::runtime_error naming the path.
 void writeMetricsFile(const std::string& path, const std::string& text);
+
+// In a directory `spec` (one file per process), the files of this host's
+// processes that are gone: a job killed before it could remove its file
+// leaves it, and the collector would serve its last figures for ever.
+// Only this user's regular files named as metricsFilePath names them.
+void removeStaleMetricsFiles(const std::string& spec, const ProcessIdentity& who);
 
 }  // namespace osc::agent::live

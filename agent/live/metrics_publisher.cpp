@@ -27,6 +27,7 @@ void MetricsPublisher::start(std::string& error) {
         http_ = std::make_unique<MetricsHttpServer>(*options_.http);
         if (!http_->start(error)) http_.reset();
     }
+    if (options_.httpReady) options_.httpReady(httpPort());
     if (options_.filePath.empty() && !http_) return;
     thread_ = startBackgroundThread([this] { loop(); });
 }

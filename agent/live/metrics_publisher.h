@@ -22,6 +22,9 @@ public:
         std::optional<MetricsHttpServer::Options> http;
         int periodMs = 1000;
         bool removeFileAtStop = true;  // a finished process leaves no stale file
+        // Called by start() before anything is published, with the HTTP port
+        // listened on (0 when none): what the text then says of it.
+        std::function<void(int port)> httpReady;
     };
     using Render = std::function<std::string()>;
 

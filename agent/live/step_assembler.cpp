@@ -20,24 +20,25 @@ void popWhile(Deque& d, Done done) {
     while (!d.empty() && done(d.front())) d.pop_front();
 }
 
-void appendKernel(KernelTable& k, const KernelRow& r, uint32_t name, uint32_t shortName) {
-    k.start.push_back(r.start);
-    k.end.push_back(r.end);
-    k.stream.push_back(r.streamId);
-    k.correlation.push_back(r.correlationId);
-    k.name.push_back(name);
-    k.shortName.push_back(shortName);
-    k.gridX.push_back(r.gridX);
-    k.gridY.push_back(r.gridY);
-    k.gridZ.push_back(r.gridZ);
-    k.blockX.push_back(r.blockX);
-    k.blockY.push_back(r.blockY);
-    k.blockZ.push_back(r.blockZ);
-    k.registersPerThread.push_back(r.registersPerThread);
-    k.staticSharedMemory.push_back(r.staticSharedMemory);
-    k.dynamicSharedMemory.push_back(r.dynamicSharedMemory);
-    k.graphId.push_back(r.graphId);
-    k.graphNodeId.push_back(r.graphNodeId);
+// The columns the step's metrics read: no launch details (grid, block,
+// registers, graph ids), which only a report's interference table names
+// (absent columns count as none, as in a capture loaded without them).
+void resizeKernels(KernelTable& k, size_t n) {
+    k.start.resize(n);
+    k.end.resize(n);
+    k.stream.resize(n);
+    k.correlation.resize(n);
+    k.name.resize(n);
+    k.shortName.resize(n);
+}
+
+void setKernel(KernelTable& k, size_t i, const KernelRow& r, uint32_t name, uint32_t shortName) {
+    k.start[i] = r.start;
+    k.end[i] = r.end;
+    k.stream[i] = r.streamId;
+    k.correlation[i] = r.correlationId;
+    k.name[i] = name;
+    k.shortName[i] = shortName;
 }
 
 }  // namespace
@@ -115,10 +116,18 @@ void StepAssembler::addApiCall(const ApiCallRow& r) {
     HeldCall h;
     h.row = r;
     h.row.nameId = kNoId;
-    h.row.name = names_.at(names_.intern(r.name));
+    // A job calls a handful of API functions, each thousands of times a
+    // step: the last name's id and role serve the next call of the same name.
+    if (r.name != lastApiName_) {
+        lastApiId_ = names_.intern(r.name);
+        lastApiName_ = names_.at(lastApiId_);
+        lastApiRole_ = apiCallRole(r.name);
+    }
+    h.row.name = lastApiName_;
+    h.name = lastApiId_;
     // As AwaitedLaunches reads them: launches inside a stream capture become
     // graph nodes and never run under their own id.
-    const ApiCallRole role = r.returnValue == 0 ? apiCallRole(r.name) : ApiCallRole::Other;
+    const ApiCallRole role = r.returnValue == 0 ? lastApiRole_ : ApiCallRole::Other;
     const bool capturing =
         std::find(capturingThreads_.begin(), capturingThreads_.end(), r.globalTid) != capturingThreads_.end();
     if (role == ApiCallRole::BeginStreamCapture && !capturing) capturingThreads_.push_back(r.globalTid);
@@ -178,14 +187,21 @@ void StepAssembler::addCollective(const CollectiveRow& r) {
     rows_.collectives.push_back(h);
 }
 
-void StepAssembler::addGpu(const GpuInfo& gpu) { gpus_[gpu.id] = gpu; }
+void StepAssembler::addGpu(const GpuInfo& gpu) {
+    gpus_[gpu.id] = gpu;
+    ++descriptionsVersion_;
+}
 
 void StepAssembler::addStreamName(uint64_t globalPid, uint32_t deviceId, uint32_t streamId, std::string_view name) {
-    if (streamNames_.size() < 65536) streamNames_[{globalPid, deviceId, streamId}] = std::string(name);
+    if (streamNames_.size() >= 65536) return;
+    streamNames_[{globalPid, deviceId, streamId}] = std::string(name);
+    ++descriptionsVersion_;
 }
 
 void StepAssembler::addThreadName(uint64_t globalTid, std::string_view name) {
-    if (threadNames_.size() < 65536) threadNames_[globalTid] = std::string(name);
+    if (threadNames_.size() >= 65536) return;
+    threadNames_[globalTid] = std::string(name);
+    ++descriptionsVersion_;
 }
 
 void StepAssembler::writeDescriptions(RowSink& out) const {
@@ -246,6 +262,35 @@ void StepAssembler::clear() {
     rowsSeen_ = 0;
 }
 
+void StepAssembler::writeTail(TimeNs from, RowSink& out) {
+    for (const OpenStep& s : open_)
+        if (s.range.row.start >= from) out.addRange(s.range.view());
+    const auto cpu = [&](auto& held) { return !held.written && held.row.start >= from; };
+    const auto gpu = [&](auto& held) { return !held.written && held.row.end > from; };
+    for (HeldCall& c : rows_.apiCalls)
+        if (cpu(c)) out.addApiCall(c.row), c.written = true;
+    for (HeldRange& r : rows_.ranges)
+        if (cpu(r)) out.addRange(r.view()), r.written = true;
+    for (auto& y : rows_.syncs)
+        if (cpu(y)) out.addSync(y.row), y.written = true;
+    for (auto& e : rows_.events)
+        if (!e.written) out.addCudaEvent(e.row), e.written = true;
+    for (auto& k : rows_.kernels)
+        if (gpu(k)) {
+            KernelRow row = k.row;
+            row.demangledNameId = row.shortNameId = kNoId;
+            out.addKernel(row);
+            k.written = true;
+        }
+    for (auto& c : rows_.copies)
+        if (gpu(c)) out.addCopy(c.row), c.written = true;
+    for (auto& m : rows_.memsets)
+        if (gpu(m)) out.addMemset(m.row), m.written = true;
+    for (auto& c : rows_.collectives)
+        if (!c.written && std::max({c.row.enqueue, c.row.gpuStart, c.row.gpuEnd}) >= from)
+            out.addCollective(c.row), c.written = true;
+}
+
 void StepAssembler::IdSet::assign(const std::vector<uint32_t>& ids) {
     bits.clear();
     sparse.clear();
@@ -295,17 +340,23 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     ++generation_;
     capture_.processes.emplace_back();
     Process& p = capture_.processes.back();
-    // Sized first: a step of thousands of kernels is otherwise mostly malloc.
-    std::vector<size_t> kernelsOn(windows_.byDevice.size(), 0);
-    for (const auto& h : rows_.kernels) {
-        const Interval* w = windows_.find(h.row.deviceId);
-        if (w && intersects(h.row.start, h.row.end, *w)) ++kernelsOn[h.row.deviceId];
+    // The window's kernels per device in start order (the order the
+    // analyzer wants, so finalize() has nothing to sort), then written by
+    // index into tables sized once: a step of thousands of kernels is
+    // otherwise mostly allocation and reordering.
+    kernelOrder_.resize(windows_.byDevice.size());
+    for (auto& order : kernelOrder_) order.clear();
+    for (size_t i = 0; i < rows_.kernels.size(); ++i) {
+        const KernelRow& k = rows_.kernels.begin()[i].row;
+        const Interval* w = windows_.find(k.deviceId);
+        if (w && intersects(k.start, k.end, *w))
+            kernelOrder_[k.deviceId].push_back({k.start, static_cast<uint32_t>(i)});
     }
     // Devices made once, in id order (deviceById keeps them sorted), then found by id.
-    std::vector<Device*> deviceOf(kernelsOn.size(), nullptr);
-    for (uint32_t d = 0; d < kernelsOn.size(); ++d)
-        if (windows_.find(d)) p.deviceById(d).kernels.reserve(kernelsOn[d]);
-    for (uint32_t d = 0; d < kernelsOn.size(); ++d)
+    std::vector<Device*> deviceOf(kernelOrder_.size(), nullptr);
+    for (uint32_t d = 0; d < kernelOrder_.size(); ++d)
+        if (windows_.find(d)) p.deviceById(d);
+    for (uint32_t d = 0; d < kernelOrder_.size(); ++d)
         if (windows_.find(d)) deviceOf[d] = &p.deviceById(d);
     RangeTable& r = p.ranges;
     r.start.push_back(from);
@@ -317,23 +368,40 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     r.color.push_back(0);
     r.kind.push_back(step.range.row.kind);
     r.onGpu.push_back(0);
+    // The range's calls, counted first and written by index (as the kernels).
+    size_t calls = 0;
+    for (const HeldCall& c : rows_.apiCalls) calls += c.row.start >= from && c.row.start < to;
     ApiCallTable& a = p.apiCalls;
+    a.start.resize(calls);
+    a.end.resize(calls);
+    a.globalTid.resize(calls);
+    a.correlation.resize(calls);
+    a.name.resize(calls);
+    a.returnValue.resize(calls);
+    a.kind.resize(calls);
+    size_t call = 0;
     for (const HeldCall& c : rows_.apiCalls) {
         if (c.row.start < from || c.row.start >= to) continue;
-        a.start.push_back(c.row.start);
-        a.end.push_back(c.row.end);
-        a.globalTid.push_back(c.row.globalTid);
-        a.correlation.push_back(c.row.correlationId);
-        a.name.push_back(capture_.strings.intern(c.row.name));
-        a.returnValue.push_back(c.row.returnValue);
-        a.kind.push_back(c.row.kind);
+        a.start[call] = c.row.start;
+        a.end[call] = c.row.end;
+        a.globalTid[call] = c.row.globalTid;
+        a.correlation[call] = c.row.correlationId;
+        a.name[call] = localName(c.name);
+        a.returnValue[call] = c.row.returnValue;
+        a.kind[call] = c.row.kind;
+        ++call;
     }
     const auto window = [&](uint32_t device) { return windows_.find(device); };
-    for (const auto& h : rows_.kernels) {
-        const Interval* w = window(h.row.deviceId);
-        if (!w || !intersects(h.row.start, h.row.end, *w)) continue;
-        appendKernel(deviceOf[h.row.deviceId]->kernels, h.row, localName(h.row.demangledNameId),
-                     localName(h.row.shortNameId));
+    for (uint32_t d = 0; d < kernelOrder_.size(); ++d) {
+        auto& order = kernelOrder_[d];
+        if (order.empty()) continue;
+        if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
+        KernelTable& table = deviceOf[d]->kernels;
+        resizeKernels(table, order.size());
+        for (size_t row = 0; row < order.size(); ++row) {
+            const KernelRow& k = rows_.kernels.begin()[order[row].second].row;
+            setKernel(table, row, k, localName(k.demangledNameId), localName(k.shortNameId));
+        }
     }
     for (const auto& h : rows_.copies) {
         const Interval* w = window(h.row.deviceId);
@@ -392,67 +460,61 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     capture_.finalize();
 }
 
-void StepAssembler::writeStepRows(const OpenStep& step, TimeNs slotEnd, RowSink& out) {
+void StepAssembler::recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, RecordedStep& out) {
     const TimeNs from = step.range.row.start;
     const auto inSlot = [&](TimeNs t) { return t >= from && t < slotEnd; };
-    out.addRange(step.range.view());
-    std::unordered_set<uint32_t> slotCalls;
+    out.clear();
+    out.name = step.range.text;
+    out.number = step.number;
+    out.rangeStart = from;
+    out.rangeEnd = step.range.row.end;
+    out.slotEnd = slotEnd;
+    out.complete = complete;
+    out.range = step.range;
+    // Each row says whether an earlier record holds it (`written`), and is
+    // then marked: a file of consecutive steps writes it once.
+    const auto take = [](auto& held, auto& into) {
+        into.push_back({held.row, held.written});
+        held.written = true;
+    };
+    scratchIds_.clear();
     for (HeldCall& c : rows_.apiCalls) {
         if (!inSlot(c.row.start)) continue;
-        slotCalls.insert(c.row.correlationId);
-        if (c.written) continue;
-        out.addApiCall(c.row);
+        scratchIds_.push_back(c.row.correlationId);
+        out.apiCalls.push_back({c.row, c.written});
         c.written = true;
     }
+    slotCalls_.assign(scratchIds_);
     for (HeldRange& r : rows_.ranges)
-        if (!r.written && inSlot(r.row.start)) {
-            out.addRange(r.view());
+        if (inSlot(r.row.start)) {
+            out.ranges.push_back(r);
+            out.ranges.back().written = r.written;
             r.written = true;
         }
     for (auto& y : rows_.syncs)
-        if (!y.written && inSlot(y.row.start)) {
-            out.addSync(y.row);
-            y.written = true;
-        }
+        if (inSlot(y.row.start)) take(y, out.syncs);
     for (auto& e : rows_.events)
-        if (!e.written && slotCalls.contains(e.row.correlationId)) {
-            out.addCudaEvent(e.row);
-            e.written = true;
-        }
+        if (slotCalls_.contains(e.row.correlationId)) take(e, out.events);
     // The slot's GPU work, and whatever else ran in the step's window (which
     // the step's metrics count), so the file's report gives the same numbers.
     const auto wanted = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
-        if (slotCalls.contains(correlation)) return true;
+        if (slotCalls_.contains(correlation)) return true;
         const Interval* w = windows_.find(device);
         return w && intersects(start, end, *w);
     };
     for (auto& k : rows_.kernels)
-        if (!k.written && wanted(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end)) {
-            KernelRow row = k.row;
-            row.demangledNameId = row.shortNameId = kNoId;  // ours, not the file's
-            out.addKernel(row);
-            k.written = true;
-        }
+        if (wanted(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end)) take(k, out.kernels);
     for (auto& c : rows_.copies)
-        if (!c.written && wanted(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end)) {
-            out.addCopy(c.row);
-            c.written = true;
-        }
+        if (wanted(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end)) take(c, out.copies);
     for (auto& m : rows_.memsets)
-        if (!m.written && wanted(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end)) {
-            out.addMemset(m.row);
-            m.written = true;
-        }
+        if (wanted(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end)) take(m, out.memsets);
     for (auto& h : rows_.collectives) {
         const CollectiveRow& c = h.row;
-        if (h.written) continue;
         const Interval* w = windows_.find(c.deviceId);
         const bool near = w && c.gpuStart >= 0 &&
                           intersects(c.gpuStart, std::max(c.gpuEnd, c.gpuStart + 1),
                                      {w->start - kPluginSlackNs, w->end + kPluginSlackNs});
-        if (!inSlot(c.enqueue) && !near) continue;
-        out.addCollective(c);
-        h.written = true;
+        if (inSlot(c.enqueue) || near) take(h, out.collectives);
     }
 }
 
@@ -468,7 +530,7 @@ void StepAssembler::close(const StepHandler& handler, bool complete) {
     closed.slotEnd = slotEnd;
     closed.complete = complete;
     closed.capture = &capture_;
-    closed.writeRows = [this, &step, slotEnd](RowSink& out) { writeStepRows(step, slotEnd, out); };
+    closed.record = [this, &step, slotEnd, complete](RecordedStep& out) { recordStep(step, slotEnd, complete, out); };
     if (handler) handler(closed);
     ++counters_.stepsClosed;
     if (!complete) ++counters_.stepsIncomplete;

@@ -24,6 +24,8 @@
 #pragma once
 
 #include "agent/live/held_rows.h"
+#include "agent/live/recorded_step.h"
+#include "analyzer/capture/api_call_names.h"
 #include "analyzer/capture/model.h"
 #include "analyzer/capture/row_sink.h"
 #include "analyzer/capture/string_table.h"
@@ -59,9 +61,9 @@ struct ClosedStep {
     TimeNs rangeStart = 0, rangeEnd = 0, slotEnd = 0;
     bool complete = true;
     const Capture* capture = nullptr;  // one process; times on the stream's timeline
-    // Writes the rows of its slot and window not written before into `out`
-    // (a step capture), marking them written.
-    std::function<void(RowSink& out)> writeRows;
+    // Fills `out` with the rows of its slot and window (a step capture, the
+    // look-back ring), marking those an earlier record holds too.
+    std::function<void(RecordedStep& out)> record;
 };
 
 // The last run of decimal digits in a step's name ("ProfilerStep#12" -> 12), -1 without.
@@ -98,6 +100,10 @@ public:
     void finish(const StepHandler& handler);
     // A new stream (a new time origin): everything held is dropped.
     void clear();
+    // A step capture stopped by request: the rows from `from` on that no
+    // recorded step holds (the step in progress, work launched and never
+    // finished), the ranges of steps not closed included, into `out`.
+    void writeTail(TimeNs from, RowSink& out);
 
     const Counters& counters() const { return counters_; }
     size_t heldRows() const { return rows_.size(); }
@@ -113,6 +119,8 @@ public:
     // The GPUs and names seen, for a step capture's file.
     const std::map<uint32_t, GpuInfo>& gpus() const { return gpus_; }
     void writeDescriptions(RowSink& out) const;
+    // Counts the changes to what writeDescriptions writes.
+    uint64_t descriptionsVersion() const { return descriptionsVersion_; }
 
 private:
     struct OpenStep {
@@ -127,7 +135,7 @@ private:
     uint64_t launchesWaiting(const OpenStep& step) const;
     void close(const StepHandler& handler, bool complete);
     void buildCapture(const OpenStep& step);
-    void writeStepRows(const OpenStep& step, TimeNs slotEnd, RowSink& out);
+    void recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, RecordedStep& out);
     void prune();
     void enforceRowLimit(const StepHandler& handler);
     // CPU rows that start before cpuFloor() came after their step closed;
@@ -168,6 +176,9 @@ private:
         std::vector<uint16_t> counts_;
     } gpuRecords_;
     std::vector<uint64_t> capturingThreads_;  // inside cudaStreamBeginCapture/EndCapture
+    std::string_view lastApiName_;            // into names_
+    uint32_t lastApiId_ = kNoId;
+    ApiCallRole lastApiRole_ = ApiCallRole::Other;
     Counters counters_;
 
     TimeNs newest_ = INT64_MIN;          // the latest timestamp seen
@@ -180,6 +191,7 @@ private:
     std::map<uint32_t, GpuInfo> gpus_;
     std::map<std::tuple<uint64_t, uint32_t, uint32_t>, std::string> streamNames_;
     std::map<uint64_t, std::string> threadNames_;
+    uint64_t descriptionsVersion_ = 0;
 
     // The capture handed to the handler, and name ids in it by stream name id.
     Capture capture_;
@@ -198,6 +210,9 @@ private:
             return id >= base && id - base < bits.size() && bits[id - base];
         }
     } claimed_;
+    IdSet slotCalls_;  // the correlation ids called in the recorded step's slot
+    // Scratch: the closing step's kernels per device, (start, held index).
+    std::vector<std::vector<std::pair<TimeNs, uint32_t>>> kernelOrder_;
     std::vector<uint32_t> scratchIds_;
     // Scratch: the closing step's GPU window per device (CUDA ordinals are small).
     struct DeviceWindows {

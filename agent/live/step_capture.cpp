@@ -32,7 +32,7 @@ void StepCapture::fail(const std::string& why) {
     if (writer_) closeFile(CaptureEnd::Stopped);
 }
 
-bool StepCapture::offer(const ClosedStep& step, const StepAssembler& assembler) {
+bool StepCapture::offer(const RecordedStep& step, const std::function<void(RowSink&)>& describe) {
     if (finished()) return true;
     if (!writer_) {
         if (plan_.atStep) {
@@ -40,12 +40,17 @@ bool StepCapture::offer(const ClosedStep& step, const StepAssembler& assembler) 
                 fail("step range '" + step.name + "' has no number to compare with --at-step");
                 return true;
             }
-            if (step.number > *plan_.atStep) {
+            if (step.number > *plan_.atStep && !plan_.fromOldestHeld) {
                 fail("step " + std::to_string(*plan_.atStep) + " was not seen (the next step closed was " +
                      std::to_string(step.number) + ")");
                 return true;
             }
             if (step.number < *plan_.atStep) return false;
+            if (step.number > *plan_.atStep)
+                std::fprintf(stderr,
+                             "overlapscope-agent: step capture: step %lld had left the look-back ring; capturing "
+                             "from step %lld\n",
+                             static_cast<long long>(*plan_.atStep), static_cast<long long>(step.number));
             if (step.rangeStart < 0) {
                 fail("step " + std::to_string(step.number) + " began before this agent was recording");
                 return true;
@@ -54,25 +59,26 @@ bool StepCapture::offer(const ClosedStep& step, const StepAssembler& assembler) 
             return false;
         }
         try {
-            open(assembler);
+            open(describe);
         } catch (const std::exception& e) {
             fail(e.what());
             return true;
         }
         progress_.first = step.number;
         progress_.state = "capturing";
+        firstRangeStart_ = step.rangeStart;
     }
     try {
         WriterRowSink sink(*writer_);
-        step.writeRows(sink);
+        step.writeTo(sink, progress_.written > 0);
         writer_->commit();
     } catch (const std::exception& e) {
         fail(e.what());
         return true;
     }
     ++progress_.written;
+    progress_.last = step.number;
     if (!step.complete) ++incomplete_;
-    lastEnd_ = step.slotEnd;
     if (progress_.written >= plan_.steps) {
         closeFile(CaptureEnd::Stopped);
         progress_.state = "done";
@@ -81,7 +87,7 @@ bool StepCapture::offer(const ClosedStep& step, const StepAssembler& assembler) 
     return false;
 }
 
-void StepCapture::open(const StepAssembler& assembler) {
+void StepCapture::open(const std::function<void(RowSink&)>& describe) {
     namespace m = schema::meta;
     writer_ = CaptureWriter::create(plan_.path, stream_.originUtcNs, CaptureWriterOptions{});
     auto set = [&](std::string_view k, const std::string& v) { writer_->setMeta(k, v); };
@@ -101,7 +107,7 @@ void StepCapture::open(const StepAssembler& assembler) {
     for (const auto& [k, v] : sourceMeta_) set(k, v);
     writer_->addProcess(ProcessRow{stream_.globalPid, who_.pid, who_.executable});
     WriterRowSink sink(*writer_);
-    assembler.writeDescriptions(sink);
+    if (describe) describe(sink);
     writer_->commit();
 }
 
@@ -122,9 +128,18 @@ void StepCapture::closeFile(CaptureEnd how) {
     writer_.reset();
 }
 
-void StepCapture::end(CaptureEnd how, const std::string& why) {
+void StepCapture::end(CaptureEnd how, const std::string& why, const std::function<void(RowSink&)>& tail) {
     if (finished()) return;
     const bool wrote = writer_ != nullptr;
+    if (wrote && tail) {
+        try {
+            WriterRowSink sink(*writer_);
+            tail(sink);
+            writer_->commit();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "overlapscope-agent: step capture: %s\n", e.what());
+        }
+    }
     closeFile(how);
     progress_.state = "stopped";
     progress_.error = why;

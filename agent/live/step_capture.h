@@ -10,10 +10,11 @@
 
 #include "agent/core/activity_source.h"
 #include "agent/core/process_identity.h"
-#include "agent/live/step_assembler.h"
+#include "agent/live/recorded_step.h"
 #include "analyzer/capture/capture_writer.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,7 +28,10 @@ struct StepCapturePlan {
     TimeNs notBefore = 0;           // on the stream's timeline
     std::string path;
     bool partial = false;
-    std::string trigger;  // "attach" or the --capture-when condition
+    std::string trigger;  // "attach", "capture-when", "dump", or who asked
+    // A trigger of another rank: when step `atStep` has left the look-back
+    // ring already, start from the oldest step it holds (rather than fail).
+    bool fromOldestHeld = false;
 };
 
 // What `ps` shows of a step capture.
@@ -35,6 +39,7 @@ struct StepCaptureProgress {
     std::string state;  // "waiting", "capturing", "done", "failed", "stopped"
     int requested = 0, written = 0;
     int64_t first = -1;  // the first step's number once known
+    int64_t last = -1;   // the last step written
     std::optional<int64_t> atStep;
     std::string path, error;
 };
@@ -47,17 +52,23 @@ public:
     StepCapture(const StepCapture&) = delete;
     StepCapture& operator=(const StepCapture&) = delete;
 
-    // A step closed. Takes it when it is one of ours; true once the capture
-    // has ended (done or failed).
-    bool offer(const ClosedStep& step, const StepAssembler& assembler);
-    // The stream ended or the capture was cancelled: closes what was written.
-    void end(CaptureEnd how, const std::string& why);
+    // A step closed (or comes from the look-back ring). Takes it when it is
+    // one of ours, the file starting with `describe`'s rows; true once the
+    // capture has ended (done or failed).
+    bool offer(const RecordedStep& step, const std::function<void(RowSink&)>& describe);
+    // The stream ended or the capture was cancelled: closes what was
+    // written, after `tail`'s rows when it has begun (a stop by request
+    // keeps what came after the last whole step: a step that never ended,
+    // work that never finished).
+    void end(CaptureEnd how, const std::string& why, const std::function<void(RowSink&)>& tail = {});
+    // The first captured step's range start (once it has begun).
+    TimeNs firstRangeStart() const { return firstRangeStart_; }
     bool finished() const;
     const StepCaptureProgress& progress() const { return progress_; }
     const StepCapturePlan& plan() const { return plan_; }
 
 private:
-    void open(const StepAssembler& assembler);
+    void open(const std::function<void(RowSink&)>& describe);
     void fail(const std::string& why);
     void closeFile(CaptureEnd how);
 
@@ -68,7 +79,7 @@ private:
     StepCaptureProgress progress_;
     std::unique_ptr<CaptureWriter> writer_;
     int incomplete_ = 0;
-    TimeNs lastEnd_ = 0;
+    TimeNs firstRangeStart_ = 0;
 };
 
 }  // namespace osc::agent::live

@@ -30,6 +30,8 @@ std::vector<DeviceStepMetrics> measureStep(const ClosedStep& step, const Analysi
         m.number = step.number;
         m.complete = step.complete;
         m.metrics = s.metrics;
+        m.windowStart = s.start_ns;
+        m.windowEnd = s.end_ns;
         m.wait = s.wait;
         for (size_t c = 0; c < dev.collectives.size(); ++c) {
             const CollectiveInstance& op = dev.collectives[c];

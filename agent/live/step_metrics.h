@@ -16,10 +16,15 @@ namespace osc::agent::live {
 
 struct DeviceStepMetrics {
     uint32_t device = 0;
-    std::string step;        // the step's name
-    int64_t number = -1;     // its number, -1 when the name has none
-    bool complete = true;    // every launch had its GPU record
-    OverlapMetrics metrics;  // over the step's GPU window on this device
+    std::string step;                       // the step's name
+    int64_t number = -1;                    // its number, -1 when the name has none
+    bool complete = true;                   // every launch had its GPU record
+    OverlapMetrics metrics;                 // over the step's GPU window on this device
+    TimeNs windowStart = 0, windowEnd = 0;  // that window, on the stream's timeline
+    // The GPU's idle time between the previous step's window on this device
+    // and this one's (set by the live pipeline; absent for the first step
+    // it measures, and 0 where the windows overlap).
+    std::optional<TimeNs> idleBefore;
     // Waiting for the slowest device of this process (docs/design.md 4c;
     // absent with one device: other processes' ranks are not known here).
     std::optional<WaitTransferMetrics> wait;

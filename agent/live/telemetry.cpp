@@ -47,6 +47,12 @@ const std::vector<DeviceFamily>& deviceFamilies() {
          [](const S& s) { return seconds(s.last.metrics.comm_ns); }},
         {"overlapscope_idle_seconds", "gauge", "GPU idle time inside the last step's window",
          [](const S& s) { return seconds(s.last.metrics.idle_ns); }},
+        {"overlapscope_idle_between_steps_seconds", "gauge",
+         "GPU idle time between the previous step's window and the last step's (a data loader, the host)",
+         [](const S& s) -> std::optional<double> {
+             if (!s.last.idleBefore) return std::nullopt;
+             return seconds(*s.last.idleBefore);
+         }},
         {"overlapscope_comm_wait_seconds", "gauge",
          "Communication spent waiting for the slowest GPU of this process in the last step",
          [](const S& s) -> std::optional<double> {
@@ -77,6 +83,10 @@ const std::vector<DeviceFamily>& deviceFamilies() {
          [](const S& s) { return seconds(s.overlap); }},
         {"overlapscope_idle_seconds_total", "counter", "GPU idle time inside steps",
          [](const S& s) { return seconds(s.idle); }},
+        {"overlapscope_idle_between_steps_seconds_total", "counter",
+         "GPU idle time between consecutive steps' windows; with step_seconds_total, the wall-clock time of the "
+         "steps seen",
+         [](const S& s) { return seconds(s.idleBetween); }},
         {"overlapscope_comm_wait_seconds_total", "counter",
          "Waiting for the slowest GPU of this process over all steps",
          [](const S& s) -> std::optional<double> {
@@ -122,11 +132,17 @@ void Telemetry::record(const DeviceStepMetrics& step) {
     s.bytes += step.bytes;
     s.busBytes += step.busBytes;
     s.transfer += step.transferNs;
+    s.idleBetween += step.idleBefore.value_or(0);
 }
 
 void Telemetry::setHealth(const AgentHealth& health) {
     std::lock_guard lock(mutex_);
     health_ = health;
+}
+
+void Telemetry::setEndpoint(const MetricsEndpoint& endpoint) {
+    std::lock_guard lock(mutex_);
+    endpoint_ = endpoint;
 }
 
 std::map<uint32_t, Telemetry::DeviceSeries> Telemetry::devices() const {
@@ -137,10 +153,12 @@ std::map<uint32_t, Telemetry::DeviceSeries> Telemetry::devices() const {
 std::string Telemetry::prometheusText(double nowUnixS) const {
     std::map<uint32_t, DeviceSeries> devices;
     AgentHealth health;
+    MetricsEndpoint endpoint;
     {
         std::lock_guard lock(mutex_);
         devices = devices_;
         health = health_;
+        endpoint = endpoint_;
     }
     PrometheusText out;
     const Labels process = {{"rank", who_.rank}, {"host", who_.host}, {"job", who_.job}};
@@ -175,6 +193,18 @@ std::string Telemetry::prometheusText(double nowUnixS) const {
           double(health.stepCaptures));
     agent("overlapscope_agent_condition_captures_total", "counter", "Captures started by --capture-when",
           double(health.conditionCaptures));
+    agent("overlapscope_agent_lookback_steps", "gauge", "Steps held in the look-back ring (run --lookback)",
+          double(health.lookbackSteps));
+    agent("overlapscope_agent_lookback_bytes", "gauge", "Memory the look-back ring holds",
+          double(health.lookbackBytes));
+    if (endpoint.wanted) {
+        agent("overlapscope_agent_metrics_up", "gauge",
+              "1 while /metrics is served on overlapscope_agent_metrics_port, 0 when the port could not be taken "
+              "(this file then says so)",
+              endpoint.up ? 1 : 0);
+        agent("overlapscope_agent_metrics_port", "gauge", "The TCP port /metrics is served on (0 when none)",
+              double(endpoint.port));
+    }
     agent("overlapscope_agent_last_update_timestamp_seconds", "gauge",
           "When this text was made (Unix time): a stale file shows its age here", nowUnixS);
     return out.text();

@@ -16,9 +16,13 @@
 namespace osc::crossrank {
 
 Engine::Engine(const DeviceSource& source, const EngineOptions& options)
-    : source_(source), n_(source.deviceCount()), instancesInMemory_(std::max<size_t>(1, options.instancesInMemory)) {
+    : common_(std::make_unique<CommonStepSource>(source)),
+      source_(*common_),
+      n_(source.deviceCount()),
+      instancesInMemory_(std::max<size_t>(1, options.instancesInMemory)) {
     rest_.settings = options.settings;
     rest_.warnings = source.warnings();
+    if (!common_->note().empty()) rest_.warnings.push_back(common_->note());
     rest_.droppedRecords = source.droppedRecords();
     clockShift_.assign(source.processCount(), 0);
     std::map<std::string, uint32_t> hosts;
@@ -36,11 +40,11 @@ Engine::Engine(const DeviceSource& source, const EngineOptions& options)
         if (devices.size() >= 2) sharedGpus_.push_back(std::move(devices));
 
     groupPass();
-    p2p_ = std::make_unique<P2pMatch>(source);
+    p2p_ = std::make_unique<P2pMatch>(source_);
     if (options.settings.alignCollectives) {
         std::vector<char> matchedKey(groups_.size(), 0);
         for (uint32_t k : matchedKeys_) matchedKey[k] = 1;
-        clockShift_ = collectiveClockShifts(source, matchedKey);
+        clockShift_ = collectiveClockShifts(source_, matchedKey);
         groupPass();  // skews in the aligned clocks
     }
     p2p_->time([this](size_t i) { return shiftOf(i); });

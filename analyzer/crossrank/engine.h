@@ -30,6 +30,7 @@
 // per-device value in DeviceCrossRank (device_cross_rank.h).
 #pragma once
 
+#include "analyzer/crossrank/common_steps.h"
 #include "analyzer/crossrank/device_cross_rank.h"
 #include "analyzer/crossrank/device_source.h"
 #include "analyzer/crossrank/p2p_match.h"
@@ -121,6 +122,8 @@ private:
     void allToAllPass();   // pattern_passes.cpp
     void stragglerPass();  // straggler_pass.cpp
 
+    // The source, read over the steps every device holds (common_steps.h).
+    const std::unique_ptr<CommonStepSource> common_;
     const DeviceSource& source_;
     const size_t n_;
     Analysis rest_;

@@ -45,6 +45,25 @@ protected:
         EXPECT_TRUE(server->start(error)) << error;
         return server;
     }
+    // A server whose start and stop take `handlerMs` (closing a big file).
+    std::unique_ptr<ControlServer> slowServer(int handlerMs) {
+        ControlServer::Options opt;
+        opt.directory = dir / "sockets";
+        opt.pid = ::getpid();
+        auto server = std::make_unique<ControlServer>(
+            opt,
+            [this, handlerMs](const ControlRequest&) {
+                ++handled;
+                std::this_thread::sleep_for(std::chrono::milliseconds(handlerMs));
+                ControlReply r;
+                r.ok = true;
+                return r;
+            },
+            [this] { return status(); });
+        std::string error;
+        EXPECT_TRUE(server->start(error)) << error;
+        return server;
+    }
     AgentStatus status() const {
         AgentStatus s;
         s.pid = ::getpid();
@@ -304,20 +323,8 @@ TEST_F(ControlServerTest, IdleConnectionsDoNotKeepOthersWaiting) {
 
 // A start or stop can take a while (closing a file); status answers meanwhile.
 TEST_F(ControlServerTest, StatusIsAnsweredWhileAStartIsInProgress) {
-    ControlServer::Options opt;
-    opt.directory = dir / "sockets";
-    opt.pid = ::getpid();
-    ControlServer server(
-        opt,
-        [](const ControlRequest&) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-            ControlReply r;
-            r.ok = true;
-            return r;
-        },
-        [this] { return status(); });
-    std::string error;
-    ASSERT_TRUE(server.start(error)) << error;
+    auto busy = slowServer(1500);
+    ControlServer& server = *busy;
     std::thread slow([&] {
         ControlRequest start;
         start.command = ControlCommand::Start;
@@ -328,6 +335,61 @@ TEST_F(ControlServerTest, StatusIsAnsweredWhileAStartIsInProgress) {
     EXPECT_TRUE(sendRequest(server.socketPath(), ControlRequest{}, 5000).ok);
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
     slow.join();
+}
+
+// Issue 41: a request read after its client gave up (the agent's process was
+// stopped meanwhile, or the request waited behind a slow one) is dropped, not
+// acted on: a failed attach must not start a capture minutes later.
+TEST_F(ControlServerTest, RequestsWhoseClientGaveUpAreDropped) {
+    auto server = makeServer();
+    const std::string late = "{\"cmd\":\"start\",\"deadline_ms\":" + std::to_string(unixNowMs() - 1) + "}\n";
+    EXPECT_EQ(test::rawExchange(server->socketPath(), late), "");  // no answer: nobody waits for one
+    EXPECT_EQ(handled, 0);
+    EXPECT_EQ(server->droppedRequests(), 1u);
+    const std::string inTime = "{\"cmd\":\"start\",\"deadline_ms\":" + std::to_string(unixNowMs() + 5000) + "}\n";
+    EXPECT_TRUE(parseReply(test::rawExchange(server->socketPath(), inTime)).ok);
+    EXPECT_EQ(handled, 1);
+    // Our client always sends one: the end of its own wait.
+    ControlRequest stop;
+    stop.command = ControlCommand::Stop;
+    EXPECT_TRUE(sendRequest(server->socketPath(), stop, 3000).ok);
+    EXPECT_EQ(handled, 2);
+}
+
+TEST_F(ControlServerTest, ARequestThatWaitedBehindASlowOnePastItsDeadlineIsDropped) {
+    auto busy = slowServer(1200);
+    ControlServer& server = *busy;
+    ControlRequest start;
+    start.command = ControlCommand::Start;
+    std::thread slow([&] { EXPECT_TRUE(sendRequest(server.socketPath(), start, 5000).ok); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Gives up after 0.4 s, while the first one still runs for a second.
+    EXPECT_THROW(sendRequest(server.socketPath(), start, 400), NoAnswer);
+    slow.join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(handled, 1) << "the request whose client gave up ran anyway";
+    EXPECT_EQ(server.droppedRequests(), 1u);
+}
+
+// An agent that accepts but never answers (its process stopped) is listed
+// by the survey, with why, all at once with the others: it is not skipped.
+TEST_F(ControlServerTest, SurveyListsAgentsThatDoNotAnswer) {
+    auto server = makeServer();
+    // Our parent is alive and ours: a socket named after it that never answers.
+    auto silent = test::RawListener::open(dir / "sockets", ::getppid());
+    ASSERT_TRUE(silent);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto all = surveyAgents(dir / "sockets", nullptr, kThisUser, 500);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+    ASSERT_EQ(all.size(), 2u);
+    const auto& quiet = all[0].pid == ::getppid() ? all[0] : all[1];
+    const auto& talking = all[0].pid == ::getppid() ? all[1] : all[0];
+    EXPECT_FALSE(quiet.answered);
+    EXPECT_NE(quiet.problem.find("did not answer in 0.5 s"), std::string::npos) << quiet.problem;
+    EXPECT_EQ(quiet.reply.status.pid, ::getppid());
+    EXPECT_TRUE(talking.answered);
+    EXPECT_EQ(talking.reply.status.rank, 7);
+    EXPECT_EQ(discoverAgents(dir / "sockets").size(), 1u);  // those that answered
 }
 
 TEST_F(ControlServerTest, DiscoveryListsLiveAgentsAndRemovesStaleSockets) {

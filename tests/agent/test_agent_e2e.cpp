@@ -195,7 +195,9 @@ TEST_F(AgentEndToEnd, TwoAgentsAtOnceWithAll) {
     auto r2 = run({"--dormant"}, {"30", "0"}, "run2.log");
     auto found = agents(2);
     ASSERT_EQ(found.size(), 2u);
-    auto [a, aOut] = cli({"attach", "--all"});
+    // --now: each starts at once (this fake job's step numbers are its own,
+    // so the default, one step number for all, does not apply to it).
+    auto [a, aOut] = cli({"attach", "--all", "--now"});
     EXPECT_EQ(a, 0) << aOut;
     for (const auto& f : found) EXPECT_EQ(state(f.pid), "capturing");
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -209,6 +211,58 @@ TEST_F(AgentEndToEnd, TwoAgentsAtOnceWithAll) {
     for (const auto& f : found) ::kill(static_cast<pid_t>(f.pid), SIGTERM);
     EXPECT_EQ(r1->waitExitCode(), 128 + SIGTERM);
     EXPECT_EQ(r2->waitExitCode(), 128 + SIGTERM);
+}
+
+// Issue 41: a rank that does not answer (its process stopped: SIGSTOP, a
+// debugger) is listed by `ps` and named by `attach`, which exit 1 instead of
+// leaving it out; and what was sent to it while it was stopped is dropped
+// when it resumes, not acted on.
+TEST_F(AgentEndToEnd, AStoppedRankIsListedNamedAndItsLateRequestsDropped) {
+    auto r1 = run({"--dormant"}, {"60", "0"}, "run1.log");
+    auto r2 = run({"--dormant"}, {"60", "0"}, "run2.log");
+    auto found = agents(2);
+    ASSERT_EQ(found.size(), 2u);
+    const int64_t alive = found[0].pid, frozen = found[1].pid;
+    ASSERT_EQ(::kill(static_cast<pid_t>(frozen), SIGSTOP), 0);
+    extraEnv["OVERLAPSCOPE_ANSWER_TIMEOUT_MS"] = "500";  // the CLI's wait, shortened for the test
+    const std::string silence = "pid " + std::to_string(frozen) + ": did not answer in 0.5 s (the process is stopped";
+
+    auto [ps, psOut] = cli({"ps"});
+    EXPECT_EQ(ps, 1) << psOut;
+    EXPECT_NE(psOut.find(silence), std::string::npos) << psOut;
+    EXPECT_NE(psOut.find(std::to_string(alive)), std::string::npos) << psOut;
+    auto [psJson, psJsonOut] = cli({"ps", "--json"});
+    EXPECT_EQ(psJson, 1);
+    const auto list = nlohmann::json::parse(psJsonOut.substr(psJsonOut.find('[')));
+    ASSERT_EQ(list.size(), 2u) << psJsonOut;
+    for (const auto& a : list) EXPECT_EQ(a["answered"].get<bool>(), a["pid"].get<int64_t>() == alive) << a;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    auto [all, allOut] = cli({"attach", "--all", "--now"});
+    EXPECT_EQ(all, 1) << allOut;
+    EXPECT_NE(allOut.find(silence), std::string::npos) << allOut;
+    EXPECT_NE(allOut.find("not attached"), std::string::npos) << allOut;
+    EXPECT_EQ(state(alive), "capturing");
+    auto [one, oneOut] = cli({"attach", std::to_string(frozen)});
+    EXPECT_EQ(one, 1) << oneOut;
+    EXPECT_NE(oneOut.find(silence), std::string::npos) << oneOut;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20)
+        << "attach waited for the stopped process";
+
+    // A start its client gave up on while the process was stopped...
+    control::ControlRequest start;
+    start.command = control::ControlCommand::Start;
+    EXPECT_THROW(control::sendRequest(control::socketPathFor(sockets, frozen), start, 500), control::NoAnswer);
+    ASSERT_EQ(::kill(static_cast<pid_t>(frozen), SIGCONT), 0);
+    // ...is dropped when it resumes: no capture starts minutes later.
+    ASSERT_TRUE(test::waitUntil([&] { return state(frozen) == "dormant"; }, 10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(state(frozen), "dormant");
+    auto [d, dOut] = cli({"detach", "--all"});
+    EXPECT_EQ(d, 1) << dOut;  // the resumed one has nothing to stop
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_NE(files[0].find("-" + std::to_string(alive)), std::string::npos) << files[0];
 }
 
 TEST_F(AgentEndToEnd, SigtermDuringCaptureClosesTheFileThenKillsTheJob) {

@@ -2,146 +2,14 @@
 // `overlapscope` runs fake_job with the fake agent library playing the paced
 // training job (agent/fake/paced_training.h), whose ranks are at the same
 // step at the same moment as a synchronous job's are.
-#include "analyzer/load/load_capture.h"
-#include "control/control_client.h"
-#include "tests/agent/agent_test_util.h"
 #include "tests/agent/live_brute_force.h"
+#include "tests/agent/live_fixture.h"
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <csignal>
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 
 namespace osc::agent {
 namespace {
-
-using test::Child;
-using test::TempDir;
-
-int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-std::string scrape(int port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    std::string out;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-        const std::string req = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-        [[maybe_unused]] ssize_t n = ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
-        char buf[8192];
-        pollfd p{fd, POLLIN, 0};
-        while (::poll(&p, 1, 3000) > 0) {
-            const ssize_t r = ::recv(fd, buf, sizeof buf, 0);
-            if (r <= 0) break;
-            out.append(buf, static_cast<size_t>(r));
-        }
-    }
-    ::close(fd);
-    return out;
-}
-
-std::string readFile(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// The value of the first sample of `name` in Prometheus text; NaN when absent.
-double sampleValue(const std::string& text, const std::string& name) {
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(name + "{", 0) == 0) return std::stod(line.substr(line.rfind(' ') + 1));
-    return std::nan("");
-}
-
-// The agent's step log (OVERLAPSCOPE_STEP_LOG): step number -> device -> line.
-std::map<int64_t, std::map<uint32_t, nlohmann::json>> stepLog(const std::string& path) {
-    std::map<int64_t, std::map<uint32_t, nlohmann::json>> out;
-    std::istringstream in(readFile(path));
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto j = nlohmann::json::parse(line);
-        out[j["step"].get<int64_t>()][j["device"].get<uint32_t>()] = j;
-    }
-    return out;
-}
-
-class LiveEndToEnd : public ::testing::Test {
-protected:
-    void SetUp() override {
-        sockets = dir / "sock";
-        out = dir / "out";
-        ::setenv("OVERLAPSCOPE_SOCKET_DIR", sockets.c_str(), 1);
-    }
-    void TearDown() override { ::unsetenv("OVERLAPSCOPE_SOCKET_DIR"); }
-
-    std::map<std::string, std::string> env(const std::map<std::string, std::string>& extra = {}) const {
-        std::map<std::string, std::string> e = {{"OVERLAPSCOPE_SOCKET_DIR", sockets},
-                                                {"OVERLAPSCOPE_COMMIT_MS", "100"},
-                                                {"OVERLAPSCOPE_FAKE_STEP_MS", "25"},
-                                                {"OVERLAPSCOPE_FAKE_NCCL_BYTES", "4194304"},
-                                                {"CUDA_INJECTION64_PATH", ""},
-                                                {"OVERLAPSCOPE_AGENT", ""},
-                                                {"RANK", ""},
-                                                {"LOCAL_RANK", ""},
-                                                {"SLURM_JOB_ID", ""}};
-        for (const auto& [k, v] : extra) e[k] = v;
-        return e;
-    }
-    std::unique_ptr<Child> run(const std::vector<std::string>& runArgs, const std::vector<std::string>& job,
-                               const std::map<std::string, std::string>& extra = {},
-                               const std::string& log = "run.log") {
-        std::vector<std::string> argv = {OSC_TEST_CLI, "run", "--agent", OSC_TEST_FAKE_AGENT, "-o", out};
-        argv.insert(argv.end(), runArgs.begin(), runArgs.end());
-        argv.push_back("--");
-        argv.push_back(OSC_TEST_FAKE_JOB);
-        argv.insert(argv.end(), job.begin(), job.end());
-        return std::make_unique<Child>(argv, env(extra), dir / log);
-    }
-    std::pair<int, std::string> cli(const std::vector<std::string>& args, double timeoutS = 60) {
-        std::vector<std::string> argv = {OSC_TEST_CLI};
-        argv.insert(argv.end(), args.begin(), args.end());
-        Child c(argv, env(), dir / ("cli" + std::to_string(++cliRuns) + ".log"));
-        const int code = c.waitExitCode(timeoutS);
-        return {code, c.output()};
-    }
-    std::vector<control::DiscoveredAgent> agents(size_t count) {
-        std::vector<control::DiscoveredAgent> found;
-        test::waitUntil([&] {
-            found = control::discoverAgents(sockets);
-            return found.size() >= count;
-        });
-        return found;
-    }
-    control::AgentStatus status(int64_t pid) {
-        return control::sendRequest(control::socketPathFor(sockets, pid), control::ControlRequest{}).status;
-    }
-
-    TempDir dir;
-    std::string sockets, out;
-    int cliRuns = 0;
-};
 
 TEST_F(LiveEndToEnd, MetricsFileAndPortWithoutACaptureFile) {
     const int port = freePort();
@@ -328,27 +196,39 @@ TEST_F(LiveEndToEnd, AJobWithoutStepRangesGetsAClearError) {
     ::kill(r->pid(), SIGINT);
 }
 
-TEST_F(LiveEndToEnd, CaptureWhenWritesTheNextStepsOnceWhileTheConditionHolds) {
+// --capture-when captures the step that made the condition hold and the
+// look-back ring's steps before it (issue 41: not only the steps after).
+TEST_F(LiveEndToEnd, CaptureWhenWritesTheRingAndTheNextStepsOnceWhileTheConditionHolds) {
     // The paced step's exposed communication is a quarter of its window.
     auto yes = run({"--metrics-file", dir / "m.prom", "--capture-when", "exposed_comm_ratio>0.2 for 5 steps",
-                    "--capture-steps", "3", "--partial"},
+                    "--capture-steps", "3", "--lookback", "4", "--partial"},
                    {"2.5", "0"}, {{"OVERLAPSCOPE_STEP_LOG", dir / "steps.jsonl"}});
     EXPECT_EQ(yes->waitExitCode(), 0) << yes->output();
     auto captures = test::filesIn(out);
     ASSERT_EQ(captures.size(), 1u) << yes->output();  // once: the cooldown (600 s) holds the rest
     const Capture cap = loadCapture(captures[0]);
     const auto rows = test::bruteRowsOf(cap);
-    ASSERT_EQ(rows.steps.size(), 3u);
     const auto log = stepLog(dir / "steps.jsonl");
     ASSERT_GE(log.size(), 8u);
-    // The condition held at the fifth step measured; the capture is the next three.
-    const int64_t fifth = std::next(log.begin(), 4)->first;
+    // The condition held at the fifth step measured; the ring held it and
+    // the three before (--lookback 4); then the next three.
+    std::vector<int64_t> expected;
+    for (auto it = std::next(log.begin(), 1); it != std::next(log.begin(), 5); ++it) expected.push_back(it->first);
+    const int64_t fifth = expected.back();
+    for (int64_t k = 1; k <= 3; ++k) expected.push_back(fifth + k);
     std::vector<int64_t> n;
     for (const auto& s : rows.steps) n.push_back(s.number);
     std::sort(n.begin(), n.end());
-    EXPECT_EQ(n, (std::vector<int64_t>{fifth + 1, fifth + 2, fifth + 3}));
+    EXPECT_EQ(n, expected);
     EXPECT_EQ(cap.processes[0].meta.at("step_capture_trigger"), "capture-when");
+    EXPECT_EQ(cap.processes[0].meta.at("step_capture_steps_written"), "7");
     EXPECT_EQ(test::filesIn(out, ".partial.json").size(), 1u);
+    // Each step's rows are the ones its live figures were measured on.
+    for (const auto& s : rows.steps) {
+        const test::BruteStep b = test::bruteStep(rows, s, 0);
+        EXPECT_EQ(log.at(s.number).at(0)["window_ns"].get<int64_t>(), b.window) << s.number;
+        EXPECT_EQ(log.at(s.number).at(0)["exposed_comm_ns"].get<int64_t>(), b.exposed) << s.number;
+    }
 
     std::filesystem::remove_all(out);
     auto no =
@@ -387,6 +267,19 @@ TEST_F(LiveEndToEnd, BadLiveOptionsAreOneLineAndExit2) {
         {"attach", "--all", "--steps", "2.5"},
         {"attach", "--all", "--steps", "3", "--duration", "2"},
         {"attach", "--all", "--steps", "3", "--plan", "--at-step", "9"},
+        // Issue 41: an empty value is refused, never read as "not given"...
+        {"attach", "--all", "--steps", ""},
+        {"run", "--metrics-port", "", "--", "true"},
+        {"run", "--metrics-file", "", "--", "true"},
+        {"ps", "--job", ""},
+        {"dump", "--job", ""},
+        // ...and an address that is no numeric address fails before the job starts.
+        {"run", "--metrics-port", "1", "--metrics-address", "localhost", "--", "true"},
+        {"run", "--metrics-port", "1", "--metrics-address", "10.0.0.300", "--", "true"},
+        {"run", "--lookback", "1001", "--", "true"},
+        {"run", "--trigger-dir", "/nonexistent/dir", "--lookback", "2", "--", "true"},
+        {"run", "--trigger-dir", "/tmp", "--", "true"},
+        {"attach", "1", "--all"},
     };
     for (const auto& args : bad) {
         auto [code, text] = cli(args);

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -230,6 +231,54 @@ TEST(LiveMetrics, TheMetricsFileIsReplacedWholeAndNeverWrittenThroughALink) {
     // Nothing else is left beside it: no temporaries.
     EXPECT_EQ(test::filesIn(dir.path(), "").size(), 2u);
     EXPECT_THROW(writeMetricsFile(dir / "missing/m.prom", "x"), std::runtime_error);
+}
+
+// Issue 41: a run as root with --metrics-file through a directory link that
+// another user planted in a shared directory writes nothing there.
+TEST(LiveMetrics, TheMetricsFileIsNeverWrittenThroughAPlantedDirectoryLink) {
+    if (::geteuid() != 0) GTEST_SKIP() << "planting another user's link takes root (lchown)";
+    test::TempDir dir;
+    const std::string shared = dir / "shared", victim = dir / "victim";
+    std::filesystem::create_directory(shared);
+    std::filesystem::create_directory(victim);
+    ::chmod(shared.c_str(), 01777);
+    const std::string link = shared + "/textfile";
+    std::filesystem::create_symlink(victim, link);
+    ASSERT_EQ(::lchown(link.c_str(), 12345, 12345), 0);
+    try {
+        writeMetricsFile(link + "/m.prom", "a 1\n");
+        FAIL() << "wrote through the planted link";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("symbolic link owned by another user"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(test::filesIn(victim, "").empty());
+}
+
+// A job killed before it removed its file left it; the next start on the
+// same host removes the files of processes that are gone, and only those.
+TEST(LiveMetrics, StaleMetricsFilesOfProcessesThatAreGoneAreRemoved) {
+    test::TempDir dir;
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    int st = 0;
+    ::waitpid(dead, &st, 0);
+    const std::string d = dir.path();
+    const std::string stale = d + "/overlapscope-n1-" + std::to_string(dead) + "-rank3.prom";
+    const std::string alive = d + "/overlapscope-n1-" + std::to_string(::getppid()) + "-rank4.prom";
+    const std::string otherHost = d + "/overlapscope-n2-" + std::to_string(dead) + ".prom";
+    const std::string notOurs = d + "/node_exporter-" + std::to_string(dead) + ".prom";
+    for (const auto& f : {stale, alive, otherHost, notOurs}) std::ofstream(f) << "x 1\n";
+    ProcessIdentity who;
+    who.host = "n1";
+    who.pid = ::getpid();
+    who.rank = 5;
+    removeStaleMetricsFiles(d, who);
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    for (const auto& f : {alive, otherHost, notOurs}) EXPECT_TRUE(std::filesystem::exists(f)) << f;
+    // A file path (not a directory) is left alone: its next rewrite replaces it.
+    std::ofstream(stale) << "x 1\n";
+    removeStaleMetricsFiles(d + "/m-{rank}.prom", who);
+    EXPECT_TRUE(std::filesystem::exists(stale));
 }
 
 // One HTTP exchange on 127.0.0.1:port: the whole answer, "" when none comes.

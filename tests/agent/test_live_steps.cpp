@@ -7,6 +7,7 @@
 #include "agent/live/step_assembler.h"
 #include "agent/live/step_capture.h"
 #include "agent/live/step_metrics.h"
+#include "agent/live/step_ring.h"
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/load/load_capture.h"
 #include "tests/agent/agent_test_util.h"
@@ -215,9 +216,12 @@ TEST(LiveSteps, AStepCaptureHoldsExactlyItsStepsAndReadsBackWithTheLiveFigures) 
     plan.trigger = "attach";
     StepCapture capture(plan, who, stream, {});
     std::map<int64_t, std::vector<DeviceStepMetrics>> live;
+    const auto describe = [&](RowSink& out) { assembler.writeDescriptions(out); };
+    RecordedStep record;
     const auto handler = [&](const ClosedStep& s) {
         live[s.number] = measureStep(s, {});
-        capture.offer(s, assembler);
+        s.record(record);
+        capture.offer(record, describe);
     };
     feed.play(assembler, 10 * kMs, [&](int64_t now) { assembler.advance(now, handler); });
     assembler.finish(handler);
@@ -263,28 +267,91 @@ TEST(LiveSteps, AStepThatHasPassedOrBeganBeforeRecordingFailsTheCapture) {
     plan.atStep = 50;  // the stream's first step is 100
     plan.path = dir / "never.sqlite";
     StepCapture capture(plan, ProcessIdentity{}, DecodeContext{}, {});
-    const auto handler = [&](const ClosedStep& s) { capture.offer(s, assembler); };
+    RecordedStep record;
+    const auto handler = [&](const ClosedStep& s) {
+        s.record(record);
+        capture.offer(record, {});
+    };
     feed.play(assembler, 10 * kMs, [&](int64_t now) { assembler.advance(now, handler); });
     EXPECT_EQ(capture.progress().state, "failed");
     EXPECT_NE(capture.progress().error.find("step 50 was not seen"), std::string::npos) << capture.progress().error;
     EXPECT_TRUE(test::filesIn(dir.path()).empty());
 
     // A step that began before the stream's time 0 is not held whole.
-    StepAssembler none(stepPattern());
     plan.atStep = 100;
     plan.path = dir / "late.sqlite";
     StepCapture late(plan, ProcessIdentity{}, DecodeContext{}, {});
-    ClosedStep step;
+    RecordedStep step;
     step.name = "ProfilerStep#100";
     step.number = 100;
     step.rangeStart = -kMs;
     step.rangeEnd = 19 * kMs;
-    step.writeRows = [](RowSink&) {};
-    EXPECT_TRUE(late.offer(step, none));
+    EXPECT_TRUE(late.offer(step, {}));
     EXPECT_EQ(late.progress().state, "failed");
     EXPECT_NE(late.progress().error.find("began before this agent was recording"), std::string::npos)
         << late.progress().error;
     EXPECT_TRUE(test::filesIn(dir.path()).empty());
+}
+
+// The look-back ring (issue 41): at most K steps and at most its rows, the
+// newest always; a capture of steps that have closed already is written from
+// it, and gives them the figures the live metrics gave them.
+TEST(LiveSteps, TheLookbackRingHoldsTheLastStepsAndACaptureCanBeginInIt) {
+    test::TempDir dir;
+    LiveFeed feed;
+    feed.add(twoDevices(), 100, 12, 25 * kMs, 7);
+    StepAssembler assembler(stepPattern());
+    StepRing ring(3, 1'000'000);
+    std::map<int64_t, std::vector<DeviceStepMetrics>> live;
+    std::unique_ptr<StepCapture> capture;
+    const auto describe = [&](RowSink& out) { assembler.writeDescriptions(out); };
+    size_t mostHeld = 0;
+    const auto handler = [&](const ClosedStep& s) {
+        live[s.number] = measureStep(s, {});
+        s.record(ring.next());
+        const RecordedStep& kept = ring.keep();
+        mostHeld = std::max(mostHeld, ring.steps().size());
+        if (capture) capture->offer(kept, describe);
+        // Once step 108 has closed, a capture of 106 to 109: three from the ring.
+        if (s.number == 108 && !capture) {
+            StepCapturePlan plan;
+            plan.steps = 4;
+            plan.atStep = 106;
+            plan.path = dir / "back.sqlite";
+            capture = std::make_unique<StepCapture>(plan, ProcessIdentity{}, DecodeContext{},
+                                                    std::map<std::string, std::string>{});
+            for (const RecordedStep& held : ring.steps())
+                if (held.number >= 106) capture->offer(held, describe);
+        }
+    };
+    feed.play(assembler, 10 * kMs, [&](int64_t now) { assembler.advance(now, handler); });
+    assembler.finish(handler);
+    EXPECT_EQ(mostHeld, 3u);
+    ASSERT_EQ(ring.steps().size(), 3u);
+    EXPECT_EQ(ring.steps().front().number, 109);
+    EXPECT_EQ(ring.steps().back().number, 111);
+    ASSERT_TRUE(capture);
+    ASSERT_EQ(capture->progress().state, "done") << capture->progress().error;
+    const Capture cap = loadCapture(dir / "back.sqlite");
+    const BruteRows rows = test::bruteRowsOf(cap);
+    ASSERT_EQ(rows.steps.size(), 4u);
+    for (const auto& step : rows.steps)
+        for (uint32_t d = 0; d < 2; ++d) {
+            const DeviceStepMetrics* m = onDevice(live.at(step.number), d);
+            ASSERT_NE(m, nullptr);
+            expectBrute(*m, test::bruteStep(rows, step, d), "step " + std::to_string(step.number));
+        }
+    // The row bound: the oldest steps go first, the newest stays.
+    StepRing small(10, 1);
+    for (int i = 0; i < 3; ++i) {
+        RecordedStep& r = small.next();
+        r.number = i;
+        r.kernels.resize(5);
+        small.keep();
+    }
+    ASSERT_EQ(small.steps().size(), 1u);
+    EXPECT_EQ(small.steps().front().number, 2);
+    EXPECT_EQ(small.rows(), 6u);
 }
 
 }  // namespace
