@@ -78,23 +78,35 @@ const Call* lastWith(const RankProgress& r, bool completedOnly) {
     return nullptr;
 }
 
-std::string hangParagraphOf(const HangAnalysis& a) {
+std::vector<int> stuckRanksOf(const HangAnalysis& a, size_t c) {
+    std::vector<int> out;
+    for (const StuckRank& s : a.stuck)
+        if (s.communicator == static_cast<int>(c)) out.push_back(shownRank(s));
+    return out;
+}
+
+// "HANG: rank 1 never entered AllReduce #6 of communicator 0x…, which rank 0 has waited in since …".
+std::string hangSentence(const HangAnalysis& a) {
     const size_t c = static_cast<size_t>(a.firstMissingCommunicator);
     const CommunicatorProgress& comm = a.communicators[c];
     const HungCollective& h = *a.hung[c];
-    std::vector<int> stuckRanks, waiting;
-    std::vector<const StuckRank*> stuckHere;
-    for (const StuckRank& s : a.stuck)
-        if (s.communicator == static_cast<int>(c)) {
-            stuckRanks.push_back(shownRank(s));
-            stuckHere.push_back(&s);
-        }
+    std::vector<int> waiting;
     for (int m : h.waitingRanks) waiting.push_back(shownRank(comm.ranks[static_cast<size_t>(m)]));
     const std::string what = describeSlot(comm, h.slot, h.collective);
-    std::string out = "HANG: " + rankList(stuckRanks) + " never entered " + p(what) + " of communicator " + p(comm.id) +
-                      ", which " + rankList(waiting) + (waiting.size() == 1 ? " has" : " have") + " waited in since " +
-                      wallClock(a, h.waitingSinceNs) +
-                      (a.endKnown ? " (" + formatDuration(h.waitedNs) + " before the inputs end)." : ".");
+    return "HANG: " + rankList(stuckRanksOf(a, c)) + " never entered " + p(what) + " of communicator " + p(comm.id) +
+           ", which " + rankList(waiting) + (waiting.size() == 1 ? " has" : " have") + " waited in since " +
+           wallClock(a, h.waitingSinceNs) +
+           (a.endKnown ? " (" + formatDuration(h.waitedNs) + " before the inputs end)." : ".");
+}
+
+std::string hangParagraphOf(const HangAnalysis& a) {
+    const size_t c = static_cast<size_t>(a.firstMissingCommunicator);
+    const CommunicatorProgress& comm = a.communicators[c];
+    const std::vector<int> stuckRanks = stuckRanksOf(a, c);
+    std::vector<const StuckRank*> stuckHere;
+    for (const StuckRank& s : a.stuck)
+        if (s.communicator == static_cast<int>(c)) stuckHere.push_back(&s);
+    std::string out = hangSentence(a);
     for (const StuckRank* s : stuckHere) {
         if (s->member < 0) {
             out += " Rank " + std::to_string(shownRank(*s)) +
@@ -127,7 +139,8 @@ std::string hangParagraphOf(const HangAnalysis& a) {
     return out;
 }
 
-std::string desyncParagraph(const HangAnalysis& a) {
+// "DESYNC: the ranks called AllReduce #3 of communicator 0x… with different sizes: rank 0 with 4 MiB, rank 1 with 8 MiB."
+std::string desyncSentence(const HangAnalysis& a) {
     const Desync& d = a.desyncs.front();
     const CommunicatorProgress& comm = a.communicators[static_cast<size_t>(d.communicator)];
     // Group the ranks by what they called.
@@ -151,17 +164,24 @@ std::string desyncParagraph(const HangAnalysis& a) {
                       ": ";
     for (size_t i = 0; i < groups.size(); ++i)
         out += (i == 0 ? "" : ", ") + rankList(groups[i].second) + " with " + p(groups[i].first);
+    return out + ".";
+}
+
+std::string desyncParagraph(const HangAnalysis& a) {
+    std::string out = desyncSentence(a);
     out +=
-        ". NCCL does not check this: it corrupts results or hangs. Find why the ranks disagree (a rank on "
+        " NCCL does not check this: it corrupts results or hangs. Find why the ranks disagree (a rank on "
         "another code path, uneven batches or shapes).";
     if (a.desyncs.size() > 1) out += " " + std::to_string(a.desyncs.size() - 1) + " more desync(s) below.";
     return out;
 }
 
+constexpr const char* kHealthySentence =
+    "HEALTHY: no rank is missing from a collective the others wait in, and no two ranks made the same call "
+    "differently.";
+
 std::string healthyParagraph(const HangAnalysis& a) {
-    std::string out =
-        "HEALTHY: no rank is missing from a collective the others wait in, and no two ranks made the "
-        "same call differently.";
+    std::string out = kHealthySentence;
     for (size_t c = 0; c < a.communicators.size(); ++c) {
         if (!a.hung[c]) continue;
         const CommunicatorProgress& comm = a.communicators[c];
@@ -227,6 +247,18 @@ ordered_json intOrNull(int v) { return v >= 0 ? ordered_json(v) : ordered_json(n
 
 std::string describeSlot(const CommunicatorProgress&, const SlotKey& slot, const std::string& collective) {
     return (collective.empty() ? std::string("collective") : collective) + " #" + std::to_string(slot.seq);
+}
+
+std::string hangHeadline(const HangAnalysis& a) {
+    switch (a.verdict) {
+        case Verdict::Hang:
+            return hangSentence(a);
+        case Verdict::Desync:
+            return desyncSentence(a);
+        case Verdict::Healthy:
+            return kHealthySentence;
+    }
+    return {};
 }
 
 std::string hangParagraph(const HangAnalysis& a) {

@@ -20,6 +20,11 @@ std::string formatHangJson(const HangAnalysis& analysis);
 // The paragraph alone (the text's first part; the GUI shows it too).
 std::string hangParagraph(const HangAnalysis& analysis);
 
+// The paragraph's first sentence, the verdict in one line ("HANG: rank 1
+// never entered AllReduce #6 of communicator …, which rank 0 has waited in
+// since …"): the GUI's banner.
+std::string hangHeadline(const HangAnalysis& analysis);
+
 // "AllReduce #17" for a call in its communicator.
 std::string describeSlot(const CommunicatorProgress& comm, const SlotKey& slot, const std::string& collective);
 
