@@ -57,15 +57,18 @@ const hang::Call* lastCompleted(const hang::RankProgress& r) {
 }
 
 // Where the view opens: from a few calls before the stuck one (on every rank
-// concerned) to half as far again after it, so that the stuck call's entry
-// sits two thirds in and its wait runs on past the right edge.
-ViewRange frameOf(const hang::CommunicatorProgress& comm, const std::vector<int>& members, TimeNs since) {
+// concerned: a rank that never entered it, from its last calls) to half as
+// far again after it, so that the stuck call's entry sits two thirds in and
+// its wait runs on past the right edge.
+ViewRange frameOf(const hang::CommunicatorProgress& comm, const std::vector<int>& members, const hang::SlotKey& slot,
+                  TimeNs since) {
     TimeNs from = since;
     for (int m : members) {
         const hang::RankProgress& r = comm.ranks[static_cast<size_t>(m)];
-        if (r.calls.empty()) continue;
-        const size_t last = r.calls.size() - 1;
-        from = std::min(from, r.calls[last >= kCallsBefore ? last - kCallsBefore : 0].enteredNs);
+        size_t at = r.calls.size();  // the stuck call's place, or after the last call
+        for (size_t i = 0; i < r.calls.size(); ++i)
+            if (r.calls[i].slot == slot) at = i;
+        if (at > 0) from = std::min(from, r.calls[at > kCallsBefore ? at - kCallsBefore : 0].enteredNs);
     }
     const TimeNs before = std::max<TimeNs>(since - from, 1'000'000);
     return {since - before, since + before / 2};
@@ -119,7 +122,7 @@ HangFocus hangFocus(const TimelineModel& model, const hang::HangAnalysis& analys
                 any = true;
             }
         }
-        if (any) out.frame = frameOf(comm, members, since);
+        if (any) out.frame = frameOf(comm, members, d.slot, since);
         return out;
     }
     for (size_t ci = 0; ci < analysis.communicators.size(); ++ci) {
@@ -169,7 +172,7 @@ HangFocus hangFocus(const TimelineModel& model, const hang::HangAnalysis& analys
         }
         // The communicator waited in the longest comes first: it is what to look at.
         if (static_cast<int>(ci) == analysis.firstMissingCommunicator)
-            out.frame = frameOf(comm, members, h.waitingSinceNs);
+            out.frame = frameOf(comm, members, h.slot, h.waitingSinceNs);
     }
     return out;
 }

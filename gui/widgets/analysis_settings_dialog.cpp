@@ -10,6 +10,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace osc::gui {
 namespace {
 
@@ -27,6 +29,7 @@ QLabel* foundLabel(QWidget* parent) {
 // A field with what the analysis found under it.
 QWidget* withFindings(QWidget* field, QLabel* found, QWidget* parent) {
     auto* box = new QWidget(parent);
+    box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);  // a spin box's row as wide as the others
     auto* layout = new QVBoxLayout(box);
     layout->setContentsMargins(0, 0, 0, 4);
     layout->setSpacing(2);
@@ -128,6 +131,9 @@ void AnalysisSettingsDialog::showFor(const AnalysisSettings& s, const std::optio
     say(stagesFound_, &AnalysisFindings::stages, {});
     say(peakFound_, &AnalysisFindings::peak, {});
     check();
+    // Tall enough for the findings' lines at this width.
+    layout()->activate();
+    resize(width(), std::max(height(), layout()->totalHeightForWidth(width())));
 }
 
 AnalysisSettings AnalysisSettingsDialog::edited() const {
@@ -152,16 +158,27 @@ QString AnalysisSettingsDialog::error() const {
     return e ? QString::fromStdString(*e) : QString();
 }
 
+void AnalysisSettingsDialog::setEditable(bool editable, const QString& why) {
+    editable_ = editable;
+    for (QWidget* w : std::initializer_list<QWidget*>{step_, microbatch_, commKernels_, commCopies_, stages_, peak_})
+        w->setEnabled(editable);
+    check();
+    if (!editable) {
+        error_->setText(why);
+        error_->setVisible(!why.isEmpty());
+    }
+}
+
 void AnalysisSettingsDialog::check() {
     const QString e = error();
     error_->setText(e);
     error_->setVisible(!e.isEmpty());
-    applyButton_->setEnabled(e.isEmpty());
+    applyButton_->setEnabled(e.isEmpty() && editable_);
 }
 
 bool AnalysisSettingsDialog::apply() {
     check();
-    if (!error().isEmpty()) return false;
+    if (!error().isEmpty() || !editable_) return false;
     shown_ = edited();
     emit applied(shown_);
     return true;

@@ -28,6 +28,9 @@ public:
     // The settings the open file was analysed with, and what that found
     // (nullopt: nothing open, or still loading).
     void showFor(const AnalysisSettings& settings, const std::optional<AnalysisFindings>& findings);
+    // Partial results and saved reports keep the settings they were made
+    // with: the fields are shown, not applied, and `why` says so.
+    void setEditable(bool editable, const QString& why = {});
     // The fields on top of the settings shown (alignment and the finding thresholds stay).
     AnalysisSettings edited() const;
     // Why the fields cannot be applied, "" when they can.
@@ -52,6 +55,7 @@ private:
            *peakFound_ = nullptr;
     QLabel* error_ = nullptr;
     QPushButton* applyButton_ = nullptr;
+    bool editable_ = true;
 };
 
 }  // namespace osc::gui

@@ -63,8 +63,12 @@ HangBanner::HangBanner(QWidget* parent) : QWidget(parent) {
     hide();
 }
 
-HangBanner::~HangBanner() {
-    if (worker_) worker_->wait();
+HangBanner::~HangBanner() { waitForWorkers(); }
+
+void HangBanner::waitForWorkers() {
+    for (const QPointer<QThread>& w : workers_)
+        if (w) w->wait();
+    workers_.clear();
 }
 
 void HangBanner::setCapture(std::shared_ptr<TimelineModel> model, const QStringList& warnings) {
@@ -73,10 +77,10 @@ void HangBanner::setCapture(std::shared_ptr<TimelineModel> model, const QStringL
     focus_.reset();
     refresh();
     if (!model) return;
-    // One analysis at a time: a previous capture's finishes (it reads only
-    // collectives and the hosts' last records) and is then dropped.
-    if (worker_) worker_->wait();
-    // The result is posted to this banner: dropped if it is gone (its destructor waits for the worker).
+    // A previous capture's analysis is not waited for (a follow refresh comes
+    // every second): it finishes on its own and its result is dropped.
+    std::erase_if(workers_, [](const QPointer<QThread>& w) { return w.isNull(); });
+    // The result is posted to this banner (its destructor waits for every worker).
     QThread* thread = QThread::create([self = this, model, generation] {
         HangResult result;
         result.model = model;
@@ -97,13 +101,13 @@ void HangBanner::setCapture(std::shared_ptr<TimelineModel> model, const QStringL
             },
             Qt::QueuedConnection);
     });
-    worker_ = thread;
+    workers_.push_back(thread);
     connect(thread, &QThread::finished, thread, &QObject::deleteLater);
     thread->start();
 }
 
 void HangBanner::waitForResult() {
-    if (worker_) worker_->wait();
+    waitForWorkers();
     QCoreApplication::processEvents();
 }
 

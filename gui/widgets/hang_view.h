@@ -14,6 +14,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <vector>
 
 class QLabel;
 class QPushButton;
@@ -48,13 +49,14 @@ signals:
 
 private:
     void refresh();
+    void waitForWorkers();
 
     QLabel* text_ = nullptr;
     QPushButton* goButton_ = nullptr;
     QPushButton* progressButton_ = nullptr;
     QStringList warnings_;
     std::shared_ptr<const HangFocus> focus_;
-    QPointer<QThread> worker_;  // null once it finished and was deleted
+    std::vector<QPointer<QThread>> workers_;  // each null once it finished and was deleted
     uint64_t generation_ = 0;
 };
 

@@ -74,6 +74,14 @@ AnalysisSettingsDialog* MainWindow::showAnalysisSettings() {
     if (current_.analysis && !loading_)
         findings = analysisFindings(current_.model ? &current_.model->capture() : nullptr, *current_.analysis);
     settingsDialog_->showFor(settings_, findings);
+    // Partial results and saved reports were analysed when they were made.
+    const bool capture = !current_.path.isEmpty() && current_.kind == OpenedKind::Capture;
+    settingsDialog_->setEditable(
+        capture, capture                   ? QString()
+                 : current_.path.isEmpty() ? tr("Open a capture first: the settings are kept with each file.")
+                                           : tr("%1 keeps the settings it was made with: change them where it is made "
+                                                "(report --partial, report --format json), or open the captures.")
+                                                 .arg(openedKindTitle(current_.kind, current_.partialFiles)));
     settingsDialog_->show();
     settingsDialog_->raise();
     return settingsDialog_;

@@ -7,6 +7,7 @@
 #include "analyzer/report/report_format.h"
 #include "tests/analyzer/hang_inputs.h"
 #include "tests/analyzer/random_job.h"
+#include "tests/support/stalled_job.h"
 #include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -18,15 +19,7 @@ namespace {
 
 using test::HangFormat;
 
-synth::WorkloadSpec stalledJob() {
-    synth::WorkloadSpec s;
-    s.ranks = 4;
-    s.layers = 6;
-    s.steps = 4;
-    s.stallRank = 2;
-    s.stallAtStep = 2;
-    return s;
-}
+using testsupport::stalledJob;
 
 TEST(HangSynth, AStalledRankInEveryFormat) {
     const synth::WorkloadSpec spec = stalledJob();

@@ -27,8 +27,11 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QImage>
+#include "tests/support/stalled_job.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 using namespace osc;
 using namespace osc::gui;
@@ -51,15 +54,7 @@ int overlapLane(const TimelineModel& m, int group) {
     return -1;
 }
 
-synth::WorkloadSpec stalledJob() {
-    synth::WorkloadSpec s;
-    s.ranks = 4;
-    s.layers = 6;
-    s.steps = 4;
-    s.stallRank = 2;
-    s.stallAtStep = 2;
-    return s;
-}
+using testsupport::stalledJob;
 
 const LoadedCapture& realCapture() {
     static const LoadedCapture l = loadForViewing(realHang(), {}, nullptr, {});
@@ -93,18 +88,45 @@ TEST(HangFocus, AStalledJobWaitsInTheCallRank2NeverEntered) {
     EXPECT_EQ(f.stuck[0].group, groupOfRank(*l.model, 2));
     EXPECT_EQ(f.stuck[0].text, "never entered AllReduce #4; last completed AllReduce #3");
     EXPECT_EQ(f.groupStatus(f.stuck[0].group), "never entered AllReduce #4");
-    // Framed from rank 2's first call (three before its last, #3, is #0) to
-    // half as far past the first waiting rank's entry.
-    const Device& d2 = *l.model->deviceOf(groupOfRank(*l.model, 2));
-    TimeNs firstComm = INT64_MAX;
-    for (uint32_t k : l.model->groups()[static_cast<size_t>(groupOfRank(*l.model, 2))].commKernels)
-        firstComm = std::min(firstComm, d2.kernels.start[k]);
+    // Framed from three calls before AllReduce #4 (#1; rank 2, which never
+    // entered it, from three before the call it owes) to half as far past
+    // the first waiting rank's entry.
+    const int g2 = groupOfRank(*l.model, 2);
+    const Device& d2 = *l.model->deviceOf(g2);
+    std::vector<TimeNs> comm2;
+    for (uint32_t k : l.model->groups()[static_cast<size_t>(g2)].commKernels) comm2.push_back(d2.kernels.start[k]);
+    std::sort(comm2.begin(), comm2.end());
+    ASSERT_EQ(comm2.size(), 4u);  // #0 to #3
     TimeNs since = INT64_MAX;
     for (const HangWait& w : f.waits) since = std::min(since, w.start);
     ASSERT_TRUE(f.frame.has_value());
-    EXPECT_LE(f.frame->start, firstComm);
+    EXPECT_LE(f.frame->start, comm2[1]);
     EXPECT_GT(f.frame->end, since);
     EXPECT_NEAR(static_cast<double>(f.frame->end - since), static_cast<double>(since - f.frame->start) / 2, 1.0);
+}
+
+// Rank 1 asks for twice the bytes in step 3's first all-reduce (#6): every
+// call still completes, so nothing waits; the view opens on that call.
+TEST(HangFocus, ADesyncIsFramedOnTheCallMadeDifferently) {
+    synth::WorkloadSpec s = stalledJob();
+    s.stallRank = s.stallAtStep = -1;
+    s.desyncRank = 1;
+    s.desyncAtStep = 3;
+    auto capture = std::make_shared<Capture>(synth::synthesizeWorkload(s));
+    LoadedCapture l = guitest::analysed(capture);
+    const HangFocus f = hangFocus(*l.model, hang::analyzeHang(capture.get(), {}));
+    ASSERT_TRUE(f.found());
+    EXPECT_EQ(f.verdict, hang::Verdict::Desync);
+    EXPECT_EQ(f.headline.rfind("DESYNC: the ranks called AllReduce #6 of communicator ", 0), 0u) << f.headline;
+    EXPECT_TRUE(f.waits.empty() && f.stuck.empty());
+    // Every rank's seventh communication kernel starts inside the frame.
+    ASSERT_TRUE(f.frame);
+    for (size_t g = 0; g < l.model->groups().size(); ++g) {
+        const DeviceGroup& group = l.model->groups()[g];
+        if (group.commKernels.size() < 7) continue;
+        const TimeNs start = l.model->deviceOf(static_cast<int>(g))->kernels.start[group.commKernels[6]];
+        EXPECT_TRUE(f.frame->start <= start && start < f.frame->end) << g;
+    }
 }
 
 TEST(HangFocus, AHealthyJobHasNothingToShow) {
