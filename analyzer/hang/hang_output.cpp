@@ -316,6 +316,14 @@ std::vector<std::string> verdictLines(const HangAnalysis& a) {
     return out;
 }
 
+std::string hangHeadline(const HangAnalysis& a) {
+    const std::vector<std::string> lines = verdictLines(a);
+    if (lines.empty()) return {};
+    std::string first = lines.front();
+    if (!first.empty() && first.back() == ':') first.back() = '.';  // "HANG: 3 groups wait for ranks 1 and 2:"
+    return first;
+}
+
 std::string hangParagraph(const HangAnalysis& a) {
     std::string out;
     for (const std::string& line : verdictLines(a)) {

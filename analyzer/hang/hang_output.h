@@ -31,6 +31,11 @@ std::string formatHangJson(const HangAnalysis& analysis);
 // The verdict as one paragraph (the GUI's Collective progress panel).
 std::string hangParagraph(const HangAnalysis& analysis);
 
+// The verdict's first line ("HANG: rank 1 never entered AllReduce #6 of
+// ..."; several groups: "HANG: 3 groups wait for ranks 1 and 2."): the
+// GUI's banner. The paragraph begins with it.
+std::string hangHeadline(const HangAnalysis& analysis);
+
 // "AllReduce #17" for a call in its communicator ("collective #17" when
 // only a status table knows it).
 std::string describeSlot(const CommunicatorProgress& comm, const SlotKey& slot, const std::string& collective);

@@ -84,12 +84,13 @@ int main(int argc, char** argv) {
                                  "and step / collective, the fields and values of report --format json), ranks "
                                  "(one row per collective matched across ranks: the report's skew_ns and "
                                  "transfer_ns, the last rank, waiting_ns, in ns), or statistics (as the window "
-                                 "shows it).",
+                                 "shows it). With --compare: steps or collectives of both runs, paired, with each "
+                                 "value of A and B, the change and the relative change in columns of their own.",
                                  "PANEL:OUT.csv");
     QCommandLineOption compare("compare",
                                "Compare FILE (run A, the base, on the timeline) with CANDIDATE (run B): the Steps and "
                                "Collectives panels show both runs step by step (step N of each) and the change. "
-                               "Works with --screenshot.",
+                               "Works with --screenshot and --export-csv.",
                                "CANDIDATE");
     parser.addOptions({shot, size, range, find, panel, groupRanks, oneRow, select, exportCsv, compare});
     parser.process(app);
@@ -98,10 +99,8 @@ int main(int argc, char** argv) {
     if (args.size() > 1) return usageError("expected at most one file or directory");
     if (parser.isSet(compare) && args.isEmpty()) return usageError("--compare needs a FILE to compare with it");
     if (parser.isSet(exportCsv)) {
-        if (parser.isSet(compare))
-            return usageError("--compare works with the window or --screenshot, not --export-csv");
         if (args.isEmpty()) return usageError("--export-csv needs a FILE");
-        return osc::gui::exportCsv(args.front(), parser.value(exportCsv));
+        return osc::gui::exportCsv(args.front(), parser.value(exportCsv), parser.value(compare));
     }
     if (parser.isSet(shot)) {
         if (args.isEmpty()) return usageError("--screenshot needs a FILE");

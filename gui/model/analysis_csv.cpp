@@ -1,5 +1,6 @@
 #include "gui/model/analysis_csv.h"
 
+#include "gui/model/csv_text.h"
 #include "gui/model/rank_collectives.h"
 
 #include <cstdio>
@@ -11,34 +12,10 @@ namespace osc::gui {
 
 namespace {
 
-std::string quoted(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    return out + '"';
-}
-
-// Round-trips exactly, as the JSON writer's numbers do.
-std::string number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
-}
-
-std::string number(const std::optional<double>& v) { return v ? number(*v) : std::string(); }
-std::string number(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string(); }
-
-void line(std::ostringstream& out, const std::vector<std::string>& fields) {
-    for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << fields[i];
-    out << '\n';
-}
-
-std::vector<std::string> deviceFields(const DeviceAnalysis& d) {
-    return {std::to_string(d.rank), quoted(d.host), std::to_string(d.pid), std::to_string(d.device)};
-}
+using csv::deviceFields;
+using csv::line;
+using csv::number;
+using csv::quoted;
 
 }  // namespace
 

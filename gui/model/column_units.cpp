@@ -25,6 +25,8 @@ ColumnUnit columnUnit(TimeNs largest, TimeNs smallest) {
 }
 
 std::string formatInUnit(TimeNs ns, const ColumnUnit& unit) {
+    // Nothing at all: "0 µs", not "0.00000 µs" (which reads as rounded away).
+    if (ns == 0) return std::string("0 ") + unit.suffix;
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f %s", unit.decimals, static_cast<double>(ns) / unit.nsPerUnit, unit.suffix);
     return buf;

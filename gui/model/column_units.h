@@ -21,7 +21,7 @@ struct ColumnUnit {
 // or more (up to 6) so that `smallest` (> 0) shows three significant digits.
 ColumnUnit columnUnit(TimeNs largest, TimeNs smallest = 0);
 
-// `ns` in `unit`: "988.622 ms", "1002.658 ms".
+// `ns` in `unit`: "988.622 ms", "1002.658 ms"; zero is "0 ms".
 std::string formatInUnit(TimeNs ns, const ColumnUnit& unit);
 
 // Sees a column's values, then gives its unit.

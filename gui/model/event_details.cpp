@@ -22,6 +22,16 @@ std::string bytesText(uint64_t b) { return formatBytes(b); }
 
 }  // namespace
 
+std::string launchingCall(const TimelineModel& model, int group, uint32_t correlation) {
+    const int process = model.groups()[static_cast<size_t>(group)].process;
+    const int32_t i = model.flowIndex().apiCall(static_cast<size_t>(process), correlation);
+    if (i < 0) return "-";
+    const ApiCallTable& api = model.processOf(group).apiCalls;
+    const auto k = static_cast<size_t>(i);
+    return std::string(model.capture().strings.at(api.name[k])) + " at " + formatTimestamp(api.start[k]) + " (thread " +
+           std::to_string(threadIdOf(api.globalTid[k])) + ")";
+}
+
 std::string shortKernelName(std::string_view name) {
     // Kineto and some exports keep only the demangled signature:
     // "void at::native::foo<float>(int, float*)" reads "at::native::foo<float>".
@@ -108,17 +118,6 @@ std::string bandwidthText(uint64_t bytes, TimeNs ns) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f GB/s", static_cast<double>(bytes) / static_cast<double>(ns));
     return buf;
-}
-
-// The runtime/driver call with the same correlation id: what launched it.
-std::string launchingCall(const TimelineModel& model, int group, uint32_t correlation) {
-    const int process = model.groups()[static_cast<size_t>(group)].process;
-    const int32_t i = model.flowIndex().apiCall(static_cast<size_t>(process), correlation);
-    if (i < 0) return "-";
-    const ApiCallTable& api = model.processOf(group).apiCalls;
-    const auto k = static_cast<size_t>(i);
-    return std::string(model.capture().strings.at(api.name[k])) + " at " + formatTimestamp(api.start[k]) + " (thread " +
-           std::to_string(threadIdOf(api.globalTid[k])) + ")";
 }
 
 // The NCCL profiler plugin rows of a process, when the plugin ran.

@@ -23,6 +23,11 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
 // operator or API call name.
 std::string eventLabel(const TimelineModel& model, const Lane& lane, const EventRow& row, size_t i);
 
+// The runtime or driver call with the same correlation id, what launched
+// GPU work of the group's process: "cudaLaunchKernel at 1.204 s (thread
+// 1222)", "-" when the capture has none.
+std::string launchingCall(const TimelineModel& model, int group, uint32_t correlation);
+
 // A kernel's name without "void " and its parameter list.
 std::string shortKernelName(std::string_view name);
 

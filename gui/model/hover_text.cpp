@@ -1,6 +1,7 @@
 #include "gui/model/hover_text.h"
 
 #include "gui/model/event_details.h"
+#include "gui/model/event_tooltip.h"
 #include "gui/model/time_ticks.h"
 
 #include <algorithm>
@@ -90,11 +91,11 @@ std::string hoverText(const TimelineModel& model, const Analysis* analysis, int 
         if (b - a > 1) {
             const double busy =
                 static_cast<double>(row.durationSum(a, b)) / static_cast<double>(std::max<TimeNs>(1, t1 - t0));
-            return std::to_string(b - a) + " events too small to show, busy " +
+            return formatCount(b - a) + " events too small to show, busy " +
                    std::to_string(static_cast<int>(std::lround(std::min(1.0, busy) * 100))) + "%" + inBubble;
         }
     }
-    return eventLabel(model, lane, row, i) + " · " + formatDuration(dur, 4) + inBubble;
+    return eventTooltip(model, analysis, {laneIndex, rowIndex, i}) + inBubble;
 }
 
 }  // namespace osc::gui

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace osc::gui {
 namespace {
@@ -27,29 +28,101 @@ std::vector<std::vector<int>> collectivesByStep(const DeviceAnalysis& d) {
     return out;
 }
 
-// The collectives of one step (or of none, step -1) of a device pair, k-th
-// with k-th; returns whether both runs had as many.
-bool pairStep(const DeviceAnalysis& a, const DeviceAnalysis& b, const std::vector<int>& x, const std::vector<int>& y,
-              int baseDevice, int candidateDevice, int step, std::vector<CollectivePair>& out) {
-    const size_t n = std::max(x.size(), y.size());
-    for (size_t k = 0; k < n; ++k) {
+// "ranks 0–3", "ranks 0, 2": a communicator known by who ran it.
+std::string rankSetText(const std::set<int>& ranks) {
+    std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+    bool first = true;
+    for (auto it = ranks.begin(); it != ranks.end();) {
+        auto last = it;
+        while (std::next(last) != ranks.end() && *std::next(last) == *last + 1) ++last;
+        out += (first ? "" : ", ") + std::to_string(*it);
+        if (last != it) out += (*last == *it + 1 ? ", " : "–") + std::to_string(*last);
+        first = false;
+        it = std::next(last);
+    }
+    return out;
+}
+
+// Per communicator hash, the ranks that ran it (a device without a rank
+// counts by its place in the job).
+std::map<uint64_t, std::string> groupsOf(const Analysis& a) {
+    std::map<uint64_t, std::set<int>> ranks;
+    for (size_t d = 0; d < a.devices.size(); ++d) {
+        const DeviceAnalysis& dev = a.devices[d];
+        for (const CollectiveInstance& c : dev.collectives)
+            if (c.commHash) ranks[*c.commHash].insert(dev.rank >= 0 ? dev.rank : static_cast<int>(d));
+    }
+    std::map<uint64_t, std::string> out;
+    for (const auto& [hash, set] : ranks) out[hash] = rankSetText(set);
+    return out;
+}
+
+// What pairs a collective with its partner in the other run.
+struct Identity {
+    std::string collective, group;
+    std::optional<uint64_t> bytes;
+    int bucket = 0;
+    auto operator<=>(const Identity&) const = default;
+};
+
+std::vector<Identity> identities(const DeviceAnalysis& d, const std::vector<int>& ops,
+                                 const std::map<uint64_t, std::string>& groups) {
+    std::vector<Identity> out;
+    std::map<Identity, int> seen;  // bucket 0 of each (type, group, bytes): how many so far
+    for (int i : ops) {
+        const CollectiveInstance& c = d.collectives[static_cast<size_t>(i)];
+        Identity id{c.collective.empty() ? c.name : c.collective, c.commHash ? groups.at(*c.commHash) : std::string(),
+                    c.bytes, 0};
+        id.bucket = seen[id]++;
+        out.push_back(std::move(id));
+    }
+    return out;
+}
+
+struct Unpaired {
+    int base = 0, candidate = 0;
+};
+
+// The collectives of one step (or of none, step -1) of a device pair, paired by identity.
+Unpaired pairStep(const DeviceAnalysis& a, const DeviceAnalysis& b, const std::vector<int>& x,
+                  const std::vector<int>& y, const std::map<uint64_t, std::string>& groupsA,
+                  const std::map<uint64_t, std::string>& groupsB, int baseDevice, int candidateDevice, int step,
+                  std::vector<CollectivePair>& out) {
+    const std::vector<Identity> ix = identities(a, x, groupsA), iy = identities(b, y, groupsB);
+    std::map<Identity, size_t> inB;
+    for (size_t k = 0; k < iy.size(); ++k) inB.emplace(iy[k], k);
+    std::vector<bool> used(y.size(), false);
+    Unpaired unpaired;
+    const auto add = [&](const Identity& id, int ca, int cb) {
         CollectivePair p;
         p.baseDevice = baseDevice;
         p.candidateDevice = candidateDevice;
         p.step = step;
-        p.position = static_cast<int>(k);
-        p.baseCollective = k < x.size() ? x[k] : -1;
-        p.candidateCollective = k < y.size() ? y[k] : -1;
-        if (p.baseCollective >= 0 && p.candidateCollective >= 0) {
-            const CollectiveInstance& ca = a.collectives[static_cast<size_t>(p.baseCollective)];
-            const CollectiveInstance& cb = b.collectives[static_cast<size_t>(p.candidateCollective)];
-            p.durationChange = cb.duration_ns - ca.duration_ns;
-            p.overlappedChange = cb.overlapped_ns - ca.overlapped_ns;
-            p.exposedChange = cb.exposed_ns - ca.exposed_ns;
+        p.group = id.group;
+        p.bucket = id.bucket;
+        p.baseCollective = ca;
+        p.candidateCollective = cb;
+        if (ca >= 0 && cb >= 0) {
+            const CollectiveInstance& oa = a.collectives[static_cast<size_t>(ca)];
+            const CollectiveInstance& ob = b.collectives[static_cast<size_t>(cb)];
+            p.durationChange = ob.duration_ns - oa.duration_ns;
+            p.overlappedChange = ob.overlapped_ns - oa.overlapped_ns;
+            p.exposedChange = ob.exposed_ns - oa.exposed_ns;
         }
         out.push_back(p);
+    };
+    for (size_t k = 0; k < ix.size(); ++k) {
+        const auto it = inB.find(ix[k]);
+        if (it != inB.end()) used[it->second] = true;
+        if (it == inB.end()) ++unpaired.base;
+        add(ix[k], x[k], it != inB.end() ? y[it->second] : -1);
     }
-    return x.size() == y.size();
+    for (size_t k = 0; k < iy.size(); ++k)
+        if (!used[k]) {
+            ++unpaired.candidate;
+            add(iy[k], -1, y[k]);
+        }
+    return unpaired;
 }
 
 std::string deviceLabel(const DeviceAnalysis& d) {
@@ -89,23 +162,32 @@ RunComparison compareRuns(const Analysis& base, const Analysis& candidate) {
     std::sort(out.steps.begin(), out.steps.end(), [](const StepPair& x, const StepPair& y) {
         return std::pair(x.baseDevice, x.step) < std::pair(y.baseDevice, y.step);
     });
+    const auto groupsA = groupsOf(base), groupsB = groupsOf(candidate);
     for (const auto& [bi, ci] : devicePairs) {
         const DeviceAnalysis& a = base.devices[static_cast<size_t>(bi)];
         const DeviceAnalysis& b = candidate.devices[static_cast<size_t>(ci)];
         // Collectives of steps only one run has are left out, as the diff leaves those steps out.
         const int steps = static_cast<int>(std::min(a.steps.size(), b.steps.size()));
         const auto x = collectivesByStep(a), y = collectivesByStep(b);
-        int uneven = 0;
-        for (int s = 0; s < steps; ++s) {
-            const size_t slot = static_cast<size_t>(s) + 1;
-            uneven += pairStep(a, b, x[slot], y[slot], bi, ci, s, out.collectives) ? 0 : 1;
+        Unpaired device;
+        // The steps in order, then the collectives outside them.
+        for (int k = 0; k <= steps; ++k) {
+            const int s = k < steps ? k : -1;
+            const size_t slot = static_cast<size_t>(s + 1);
+            const Unpaired u = pairStep(a, b, x[slot], y[slot], groupsA, groupsB, bi, ci, s, out.collectives);
+            device.base += u.base;
+            device.candidate += u.candidate;
         }
-        const bool outsideEven = pairStep(a, b, x[0], y[0], bi, ci, -1, out.collectives);
-        if (uneven > 0)
-            out.notes.push_back(deviceLabel(a) + ": " + std::to_string(uneven) + " of " + std::to_string(steps) +
-                                " steps ran a different number of collectives; the extra ones have no partner");
-        if (!outsideEven) out.notes.push_back(deviceLabel(a) + ": a different number of collectives outside steps");
+        out.onlyInBase += static_cast<size_t>(device.base);
+        out.onlyInCandidate += static_cast<size_t>(device.candidate);
+        if (device.base > 0 || device.candidate > 0)
+            out.notes.push_back(deviceLabel(a) + ": " + std::to_string(device.base) + " collective" +
+                                (device.base == 1 ? "" : "s") + " only in A, " + std::to_string(device.candidate) +
+                                " only in B (no collective of the same type, group, size and bucket in the same step "
+                                "of the other run)");
     }
+    for (const CollectivePair& p : out.collectives)
+        if (p.baseCollective >= 0 && p.candidateCollective >= 0) ++out.collectivesPaired;
     return out;
 }
 

@@ -107,6 +107,12 @@ std::string formatBytes(uint64_t b) {
     return trimmed(v, v >= 100 ? 0 : v >= 10 ? 1 : 2, kUnits[u]);
 }
 
+std::string formatCount(uint64_t n) {
+    std::string digits = std::to_string(n);
+    for (size_t at = digits.size(); at > 3; at -= 3) digits.insert(at - 3, ",");
+    return digits;
+}
+
 std::string formatPercent(double fraction) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f %%", fraction * 100.0);

@@ -50,6 +50,9 @@ std::string formatTimestamp(TimeNs t);
 // "512 B", "4 KiB", "25.5 MiB", "1.25 GiB".
 std::string formatBytes(uint64_t bytes);
 
+// A count with its thousands grouped, as the tables print counts: "1,234,567".
+std::string formatCount(uint64_t n);
+
 // A fraction as a percentage with one decimal: 0.614 -> "61.4 %".
 std::string formatPercent(double fraction);
 

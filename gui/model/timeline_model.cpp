@@ -342,6 +342,14 @@ void TimelineModel::annotate(const Analysis& analysis) {
     }
 }
 
+void TimelineModel::setGroupLabel(int group, std::string label) {
+    groups_.at(static_cast<size_t>(group)).label = std::move(label);
+}
+
+void TimelineModel::setExposedWait(int group, IntervalSet waiting) {
+    groups_.at(static_cast<size_t>(group)).exposedWait = CoverageIndex(std::move(waiting));
+}
+
 void TimelineModel::addStepLanes(const Analysis& analysis) {
     for (size_t di = 0; di < analysis.devices.size(); ++di) {
         const DeviceAnalysis& d = analysis.devices[di];

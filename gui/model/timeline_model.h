@@ -110,6 +110,10 @@ public:
     // for the overlap lane, the pipeline bubbles, the matches of its
     // operations, and the last-arrival count in the group's label.
     void annotate(const Analysis& analysis);
+    // What another analysis says of a group (a hang, gui/model/hang_focus.h):
+    // its title, and the exposed communication spent waiting on its overlap lane.
+    void setGroupLabel(int group, std::string label);
+    void setExposedWait(int group, IntervalSet waiting);
     // The group showing DeviceAnalysis `d`, or -1.
     int groupOf(const DeviceAnalysis& d) const;
     // The group of a process's device (index into Process::devices), or -1.

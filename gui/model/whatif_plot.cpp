@@ -10,9 +10,9 @@ namespace osc::gui {
 namespace {
 
 // Room for two text lines above (title, legend), the y axis title and tick
-// labels on the left, and the x tick labels, the x axis title and the
-// caption below.
-constexpr double kLeft = 66, kRight = 18, kTop = 46, kBottom = 60;
+// labels on the left, and the x tick labels, the x axis title, the
+// caption and the fit below.
+constexpr double kLeft = 66, kRight = 18, kTop = 46, kBottom = 78;
 
 std::string fixed(double v, int decimals) {
     char buf[32];
@@ -27,6 +27,47 @@ double niceStep(double range, int ticks) {
     for (double m : {1.0, 2.0, 5.0, 10.0})
         if (raw <= m * p) return m * p;
     return 10 * p;
+}
+
+std::string r2Text(std::optional<double> r2) { return r2 ? fixed(*r2, 3) : std::string("n/a"); }
+
+// How alpha was set, when not by the fit itself.
+std::string alphaNote(const whatif::CostModel& fit) {
+    if (fit.alphaSource == "zero") return "; the fitted alpha was negative: refitted through zero";
+    if (fit.alphaSource == "default") return "; one size only: alpha is the default, not fitted";
+    if (fit.alphaSource == "given") return "; alpha given";
+    return {};
+}
+
+std::string fitText(const whatif::WhatIfResult& result) {
+    std::vector<const whatif::DeviceWhatIf*> modelled;
+    for (const auto& d : result.devices)
+        if (d.modelled) modelled.push_back(&d);
+    if (modelled.size() == 1) {
+        const whatif::CostModel& f = modelled.front()->fit;
+        const std::string what =
+            modelled.front()->collective == "copies" ? "copy round trip" : modelled.front()->collective;
+        return "cost fit: " + fixed(f.alpha_ns / 1000.0, 1) + " µs + " + fixed(f.ns_per_byte, 4) + " ns/byte (" +
+               fixed(f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0, 1) + " GB/s) per " + what + ", from " +
+               std::to_string(f.samples) + " samples of " + std::to_string(f.distinctSizes) + " sizes, r² " +
+               r2Text(f.r2) + alphaNote(f);
+    }
+    std::optional<double> low, high;
+    int refitted = 0, defaulted = 0;
+    for (const auto* d : modelled) {
+        if (d->fit.r2) {
+            low = std::min(low.value_or(*d->fit.r2), *d->fit.r2);
+            high = std::max(high.value_or(*d->fit.r2), *d->fit.r2);
+        }
+        refitted += d->fit.alphaSource == "zero";
+        defaulted += d->fit.alphaSource == "default";
+    }
+    std::string out =
+        "cost fits of " + std::to_string(modelled.size()) + " devices: r² " +
+        (low ? r2Text(low) + (*high != *low ? " to " + r2Text(high) : std::string()) : std::string("n/a"));
+    if (refitted) out += "; " + std::to_string(refitted) + " refitted through zero (negative alpha)";
+    if (defaulted) out += "; " + std::to_string(defaulted) + " with the default alpha (one size only)";
+    return out;
 }
 
 }  // namespace
@@ -51,6 +92,7 @@ std::optional<WhatIfSeries> whatIfSeries(const whatif::WhatIfResult& result, std
         return std::nullopt;
     }
     WhatIfSeries s;
+    s.fit = fitText(result);
     if (modelled == 1) {
         s.label = one->label;
         s.scenarios = one->scenarios;
@@ -67,6 +109,7 @@ std::optional<WhatIfSeries> whatIfSeries(const whatif::WhatIfResult& result, std
 
 WhatIfPlot layoutWhatIfPlot(const WhatIfSeries& series, int width, int height) {
     WhatIfPlot p;
+    p.fit = series.fit;
     p.left = kLeft;
     p.top = kTop;
     p.right = std::max(p.left + 10, width - kRight);

@@ -17,6 +17,11 @@ struct WhatIfSeries {
     std::vector<whatif::ScenarioResult> scenarios;
     std::optional<whatif::ObservedResult> observed;
     std::optional<double> selfCheck;
+    // How well the cost line fits the capture's collectives, as `overlapscope
+    // whatif` prints it: "cost fit: 20.0 µs + 0.0400 ns/byte (25.0 GB/s) per
+    // AllReduce, fitted from 6 samples of 2 sizes, r² 1.00", with a refit
+    // through zero or a default alpha said; over several devices their r² range.
+    std::string fit;
 };
 
 // The median over devices when several are modelled, else the one modelled
@@ -41,6 +46,7 @@ struct WhatIfPlot {
     int best = -1;                                    // index into step
     std::vector<PlotTick> xTicks, yTicks;
     std::string title, caption;
+    std::string fit;  // the series' fit line, under the caption
     // Axis titles with units: the x one centred under the tick labels, the
     // y one written upwards left of them.
     std::string xTitle = "DDP bucket size, MiB (log scale)", yTitle = "step time, ms";

@@ -1,5 +1,6 @@
 #include "gui/render/frame_builder.h"
 
+#include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 #include "gui/render/rank_row.h"
 
@@ -178,7 +179,7 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
         out.rects.push_back({fx, y, fw, h, palette::shaded(base, share)});
         ++out.foldedBlocks;
         if (fw >= kMinLabelPx * 1.5) {
-            labels.add(fx, fw, palette::kText, std::to_string(fold.count) + " ×", 0);
+            labels.add(fx, fw, palette::kText, formatCount(fold.count) + " ×", 0);
         }
         fold.open = false;
     };
@@ -250,7 +251,7 @@ void FrameBuilder::buildSummarisedRow(const Lane& lane, const EventRow& row, int
         out.rects.push_back({fx, y, fw, h, palette::shaded(base, static_cast<double>(fold.shareLevel) / kShareLevels)});
         ++out.foldedBlocks;
         if (fw >= kMinLabelPx * 1.5) {
-            labels.add(fx, fw, palette::kText, std::to_string(fold.count) + " ×", 0);
+            labels.add(fx, fw, palette::kText, formatCount(fold.count) + " ×", 0);
         }
         drawnTo = fold.x1;
         fold.open = false;

@@ -206,13 +206,19 @@ int CollectiveCompareModel::columnCount(const QModelIndex& parent) const { retur
 
 QVariant CollectiveCompareModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* kNames[] = {"device",     "step",       "#",          "collective (A / B)",
-                                   "duration A", "duration B", "Δ duration", "exposed A",
-                                   "exposed B",  "Δ exposed",  "bytes A",    "bytes B"};
+    static const char* kNames[] = {
+        "device",     "step",       "collective (A / B)", "group",     "bucket",    "in",      "duration A",
+        "duration B", "Δ duration", "exposed A",          "exposed B", "Δ exposed", "bytes A", "bytes B"};
     static_assert(std::size(kNames) == ColumnCount);
     if (role == Qt::DisplayRole) return QString::fromUtf8(kNames[section]);
-    if (role == Qt::ToolTipRole && section == Position)
-        return tr("the k-th collective of the step on this device (from 0): collectives are paired by it");
+    if (role == Qt::ToolTipRole && section == Group)
+        return tr("the ranks that ran the collective's communicator (its hash is new in every run)");
+    if (role == Qt::ToolTipRole && section == Bucket)
+        return tr(
+            "the k-th collective of this type, group and size in the step (from 0): collectives pair by "
+            "type, group, size and bucket, not by their place in the step");
+    if (role == Qt::ToolTipRole && section == Paired)
+        return tr("A and B: paired; A or B: only that run had this collective in the step");
     if (role == Qt::ToolTipRole && (section == DurationChange || section == ExposedChange))
         return tr("B − A, and its share of A; vermilion: worse, green: better");
     return {};
@@ -229,6 +235,9 @@ QVariant CollectiveCompareModel::data(const QModelIndex& index, int role) const 
         p.candidateCollective >= 0 ? &db.collectives[static_cast<size_t>(p.candidateCollective)] : nullptr;
     const int group = runs_.baseModel ? runs_.baseModel->groupOf(da) : -1;
     const int column = index.column();
+    const auto name = [](const CollectiveInstance* c) {
+        return c ? (c->collective.empty() ? c->name : c->collective) : std::string("(none)");
+    };
     switch (role) {
         case StartRole:
             return ca ? ns(ca->start_ns) : QVariant();
@@ -249,16 +258,14 @@ QVariant CollectiveCompareModel::data(const QModelIndex& index, int role) const 
             return {};
         case Qt::ToolTipRole:
             if (!ca || !cb)
-                return tr("only in %1: the other run had fewer collectives in this step").arg(ca ? "A" : "B");
+                return tr("only in %1: the other run has no %2 of this group, size and bucket in this step")
+                    .arg(ca ? "A" : "B", QString::fromStdString(name(ca ? ca : cb)));
             return {};
         case Qt::DisplayRole:
             break;
         default:
             return {};
     }
-    const auto name = [](const CollectiveInstance* c) {
-        return c ? (c->collective.empty() ? c->name : c->collective) : std::string("(none)");
-    };
     const auto time = [this](const CollectiveInstance* c, TimeNs CollectiveInstance::*f, int unit) {
         return c ? QString::fromStdString(formatInUnit(c->*f, units_[unit])) : dash();
     };
@@ -279,11 +286,15 @@ QVariant CollectiveCompareModel::data(const QModelIndex& index, int role) const 
         case Step:
             return p.step >= 0 ? QString::fromStdString(da.steps[static_cast<size_t>(p.step)].name)
                                : tr("outside steps");
-        case Position:
-            return p.position;
         case Name:
             return name(ca) == name(cb) || !ca || !cb ? QString::fromStdString(ca ? name(ca) : name(cb))
                                                       : QString::fromStdString(name(ca) + " / " + name(cb));
+        case Group:
+            return p.group.empty() ? dash() : QString::fromStdString(p.group);
+        case Bucket:
+            return p.bucket;
+        case Paired:
+            return ca && cb ? tr("A and B") : ca ? tr("A only") : tr("B only");
         case DurationA:
             return time(ca, &CollectiveInstance::duration_ns, DurationA);
         case DurationB:
@@ -327,17 +338,23 @@ std::function<AsyncSortedTableModel::Keys()> CollectiveCompareModel::sortKeys(in
             };
             switch (column) {
                 case Device:
-                    k.push_back(p.baseDevice * 1e12 + (p.step + 1) * 1e6 + p.position);
+                    k.push_back(static_cast<double>(k.size()));  // the rows' own order: device, step, time
                     break;
                 case Step:
-                    k.push_back((p.step + 1) * 1e9 + p.baseDevice * 1e6 + p.position);
+                    k.push_back((p.step + 1) * 1e9 + p.baseDevice * 1e6 + static_cast<double>(k.size()));
                     break;
-                case Position:
-                    k.push_back(p.position);
+                case Bucket:
+                    k.push_back(p.bucket);
+                    break;
+                case Paired:
+                    k.push_back(ca && cb ? 0 : ca ? 1 : 2);
                     break;
                 case Name:
-                    text.push_back(ca ? (ca->collective.empty() ? ca->name : ca->collective) : std::string());
+                case Group: {
+                    const CollectiveInstance* c = ca ? ca : cb;
+                    text.push_back(column == Group ? p.group : (c->collective.empty() ? c->name : c->collective));
                     break;
+                }
                 case DurationA:
                     k.push_back(val(ca, &CollectiveInstance::duration_ns));
                     break;

@@ -69,8 +69,10 @@ public:
     enum Column {
         Device,
         Step,
-        Position,  // k-th collective of the step on this device
         Name,
+        Group,   // the ranks that ran its communicator
+        Bucket,  // k-th of its type, group and size in the step: with them, what pairs it
+        Paired,  // both runs, or which one alone
         DurationA,
         DurationB,
         DurationChange,

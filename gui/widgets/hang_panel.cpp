@@ -282,18 +282,22 @@ void HangPanel::setData(std::shared_ptr<TimelineModel> model, bool hasAnalysisOn
 
 void HangPanel::compute() {
     if (!stale_ || !model_) return;
-    stale_ = false;
     try {
-        const hang::HangAnalysis analysis = hang::analyzeHang(&model_->capture(), {});
-        HangProgress progress = hangProgress(analysis);
-        if (progress.blocks.empty()) {
-            view_->setProgress(std::nullopt, tr("No collectives in this capture."));
-            return;
-        }
-        view_->setProgress(std::move(progress), {});
+        setAnalysis(hang::analyzeHang(&model_->capture(), {}));
     } catch (const std::exception& e) {
+        stale_ = false;
         view_->setProgress(std::nullopt, QString::fromStdString(e.what()));
     }
+}
+
+void HangPanel::setAnalysis(const hang::HangAnalysis& analysis) {
+    stale_ = false;
+    HangProgress progress = hangProgress(analysis);
+    if (progress.blocks.empty()) {
+        view_->setProgress(std::nullopt, tr("No collectives in this capture."));
+        return;
+    }
+    view_->setProgress(std::move(progress), {});
 }
 
 void HangPanel::showEvent(QShowEvent* e) {

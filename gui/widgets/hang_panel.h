@@ -49,6 +49,8 @@ public:
     // The loaded capture; analysed when the panel is next shown.
     void setData(std::shared_ptr<TimelineModel> model, bool hasAnalysisOnly);
     void compute();
+    // An analysis of the loaded capture made elsewhere (the window's hang banner): shown as computed here.
+    void setAnalysis(const hang::HangAnalysis& analysis);
     HangProgressView* view() const { return view_; }
     QSize sizeHint() const override { return {640, 320}; }
 

@@ -2,6 +2,8 @@
 
 #include "gui/widgets/analysis_only_view.h"
 #include "gui/widgets/attach_dialog.h"
+#include "gui/widgets/compare_timeline.h"
+#include "gui/widgets/dark_theme.h"
 
 #include "analyzer/capture/api_call_names.h"
 #include "gui/model/event_details.h"
@@ -67,6 +69,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildDocks();
     buildFindBar();
     installCopyOnTables();
+    connectHangBanner();
+    buildSettingsViews();
+    // The painted views take the system's dark theme as Qt's widgets do.
+    followSystemTheme(this, {timeline_, frame_->overview(), frame_->legend(), heatMap_->view(),
+                             compareTimeline_->timeline(), findChild<HangProgressView*>(), findChild<WhatIfPanel*>()});
     enableTimelineActions(false, OpenedKind::Capture);
 
     progress_ = new QProgressBar(this);
@@ -93,7 +100,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(loader_, &CaptureLoader::progress, this, [this](double f, const QString& stage) {
         // Progress still queued from a cancelled load must not overwrite "cancelled".
         if (!loading_) return;
-        progress_->setValue(static_cast<int>(f * 1000));
+        // Stages report their own fractions (reading, then analysing side by
+        // side): the bar only moves forward within one load.
+        progress_->setValue(std::max(progress_->value(), static_cast<int>(f * 1000)));
         statusLabel_->setText(tr("Loading… %1").arg(stage));
     });
     connect(loader_, &CaptureLoader::loaded, this, [this](const LoadedCapture& loaded) {
@@ -115,9 +124,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         if (loader_->busy() || current_.path.isEmpty() || !current_.model) return;
         reloading_ = true;
         loading_ = true;
+        progress_->setValue(0);
         loader_->start(current_.path, settings_);
     });
     connect(timeline_, &TimelineWidget::selectionChanged, this, &MainWindow::updateSelectionPanel);
+    // The layout is saved as it changes (a killed window keeps it), a moment
+    // after the last change so that a burst of them is one write.
+    layoutSaveTimer_ = new QTimer(this);
+    layoutSaveTimer_->setSingleShot(true);
+    layoutSaveTimer_->setInterval(300);
+    connect(layoutSaveTimer_, &QTimer::timeout, this, &MainWindow::saveLayout);
+    connect(timeline_, &TimelineWidget::layoutChanged, layoutSaveTimer_, qOverload<>(&QTimer::start));
 
     connect(timeline_, &TimelineWidget::eventSelected, this, &MainWindow::updateDetails);
 }
@@ -134,6 +151,8 @@ void MainWindow::openCapture(const QString& given) {
     const QString path = given.isEmpty() ? given : QFileInfo(given).absoluteFilePath();
     reloading_ = false;
     loading_ = true;
+    // The file's own analysis settings, saved with its layout (main_window_settings.cpp).
+    settings_ = settingsFor(path);
     statusLabel_->setText(tr("Loading %1…").arg(path));
     progress_->setValue(0);
     progress_->show();
@@ -190,6 +209,10 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     const bool hadTimeline = centre_->currentWidget() == timelinePage_;
     centre_->setCurrentWidget(timeline ? timelinePage_ : analysisOnly_);
     enableTimelineActions(timeline, loaded.kind);
+    // Analysed again with other settings: the view stays where it was.
+    const bool keptView = timeline && keepView_.has_value();
+    if (keptView) timeline_->setViewRange(*keepView_, false);
+    keepView_.reset();
     if (refresh) {
         // Keep the zoom and scroll to the newest activity (auto-scroll).
         const TimeNs len = before.length();
@@ -206,8 +229,8 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     statistics_->setCapture(loaded.model, loaded.analysis);
     const QString stepRules =
         tr("Steps are NVTX or profiler ranges named ProfilerStep#N, step N or iteration N (torch.profiler's "
-           "schedule writes ProfilerStep#N; with NVTX, push a range per iteration). `overlapscope report "
-           "--step-pattern` takes other names.");
+           "schedule writes ProfilerStep#N; with NVTX, push a range per iteration). View > Analysis settings "
+           "takes other names, as `overlapscope report --step-pattern` does.");
     showHint(stepStack_,
              steps_->rowCount() > 0 ? QString()
              : timeline
@@ -227,7 +250,7 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
             : tr("No communication in this %1: no NCCL or RCCL kernels, none of the other libraries recognised by "
                  "name (MSCCL, MSCCL++, DeepEP, NVSHMEM, Transformer Engine userbuffers, PyTorch symmetric memory, "
                  "vLLM custom all-reduce) and no peer-to-peer copies, so there is nothing to overlap. Other kernels "
-                 "can be counted as communication with `overlapscope report --comm-kernel REGEX`.")
+                 "can be counted as communication in View > Analysis settings (`--comm-kernel REGEX`).")
                   .arg(timeline ? tr("capture") : tr("file")));
     frame_->legend()->setCaptureHas(
         loaded.analysis && !loaded.analysis->p2p.empty(), loaded.analysis && !loaded.analysis->pipeline.empty(),
@@ -256,11 +279,15 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
     }
     setWindowTitle(tr("overlapscope · %1").arg(QFileInfo(loaded.path).fileName()));
     refreshComparison();  // A changed: B against the new A (after A's own hints and title)
+    showHang(loaded, refresh || keptView);
+    showFindings(loaded);
     if (timeline) {
         const Capture& c = loaded.model->capture();
-        statusLabel_->setText(
-            tr("%1: %2 processes, %3 kernels").arg(loaded.path).arg(c.processes.size()).arg(count(c.kernelCount())));
-        for (const auto& w : c.warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
+        statusLabel_->setText(tr("%1: %2, %3 kernels")
+                                  .arg(loaded.path, c.processes.size() == 1
+                                                        ? tr("1 process")
+                                                        : tr("%1 processes").arg(count(c.processes.size())))
+                                  .arg(count(c.kernelCount())));
     } else {
         size_t collectives = 0;
         for (const DeviceAnalysis& d : loaded.analysis->devices) collectives += d.collectives.size();
@@ -270,7 +297,6 @@ void MainWindow::showLoaded(const LoadedCapture& loaded) {
                                        devices == 1 ? tr("1 device") : tr("%1 devices").arg(devices))
                                   .arg(count(static_cast<size_t>(steps_->rowCount())))
                                   .arg(count(collectives)));
-        for (const auto& w : loaded.analysis->warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
     }
     if (!refresh) rememberRecent(loaded.path);
     updateSelectionPanel();

@@ -90,6 +90,21 @@ public:
     }
     // The line above both compare tables: A and B, the job's change, notes.
     QString compareText() const;
+    // A hang or desync in the open capture (main_window_hang.cpp): the
+    // banner over the timeline with the verdict and the capture's warnings.
+    class HangBanner* hangBanner() const {
+        return hangBanner_;
+    }
+    // Until the hang analysis of the open capture is shown (screenshots, tests).
+    void waitForHangAnalysis();
+    // View > Analysis settings (main_window_settings.cpp): the command line's
+    // analysis options; applying them re-analyses the open file (and run B),
+    // and they are kept per file with its layout.
+    class AnalysisSettingsDialog* showAnalysisSettings();
+    void applyAnalysisSettings(const AnalysisSettings& settings);
+    const AnalysisSettings& analysisSettings() const { return settings_; }
+    // Under the Steps table: why a feature found nothing (no steps, no bubbles), "" when nothing is said.
+    QString stepsNote() const;
     // File > Attach to live agent…: opens (or raises) the dialog.
     class AttachDialog* showAttachDialog();
 
@@ -135,6 +150,14 @@ private:
     void rememberRecent(const QString& path);
     void refreshRecentMenu();
     void updateSelectionPanel();
+    void connectHangBanner();
+    void buildSettingsViews();  // the Steps note, the menu entry
+    // The analysis settings saved with `path`'s layout, on top of the window's alignment.
+    AnalysisSettings settingsFor(const QString& path) const;
+    void showFindings(const LoadedCapture& loaded);
+    // After a load: the banner's warnings at once, the hang analysis started.
+    void showHang(const LoadedCapture& loaded, bool refresh);
+    void applyHang(const struct HangResult& result);
     void updateDetails(EventRef ref);
     void clearFind();
     void enableTimelineActions(bool timeline, OpenedKind kind);
@@ -189,14 +212,22 @@ private:
     QLineEdit* findEdit_ = nullptr;
     QLabel* findLabel_ = nullptr;
     class QTimer* followTimer_ = nullptr;
+    class QTimer* layoutSaveTimer_ = nullptr;
     QAction* followAction_ = nullptr;
     class AttachDialog* attachDialog_ = nullptr;
+    class HangBanner* hangBanner_ = nullptr;
+    class AnalysisSettingsDialog* settingsDialog_ = nullptr;
+    QLabel* stepsNote_ = nullptr;
+    std::optional<ViewRange> keepView_;  // a re-analysis keeps the view
+    ViewRange viewAtLoad_;               // the view a capture opened at: a hang reframes it only if unmoved
+    bool hangReframes_ = false;          // not on a follow refresh
     bool following_ = false;
     bool reloading_ = false;  // the current load is a follow refresh
     bool loading_ = false;    // a load is running and has not been cancelled
     std::shared_ptr<const FindResult> findResult_;
     QString findPattern_;  // the query behind findResult_, re-run on a follow refresh
     long currentHit_ = -1;
+    QString statusBeforeFind_;  // the status line that "hit N of M" replaced
 };
 
 }  // namespace osc::gui

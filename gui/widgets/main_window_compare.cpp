@@ -6,6 +6,7 @@
 // A's timeline there, as in A's own tables, and B's follows.
 #include "gui/widgets/compare_tables.h"
 #include "gui/widgets/compare_timeline.h"
+#include "gui/widgets/hang_view.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/main_window_parts.h"
 #include "gui/widgets/table_export.h"
@@ -14,6 +15,7 @@
 
 #include <QAction>
 #include <QDockWidget>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
@@ -34,6 +36,46 @@ using namespace window_parts;
 namespace {
 
 constexpr int kComparePage = 2;  // after the table (0) and the hint (1), see withHint
+
+// Keeps A's and B's lanes equally tall in their splitter while the window
+// is laid out and resized: A's part also holds the overview strip and the
+// legend, so halving the page cut A's lanes (its overlap lane) short. Once
+// the user moves the splitter, the sizes are theirs.
+class SplitBalancer : public QObject {
+public:
+    SplitBalancer(QSplitter* split, QWidget* a, QWidget* b) : QObject(split), split_(split), a_(a), b_(b) {
+        // Two timelines share the height a window gives one: each may be
+        // shorter than alone, or a part shorter than its minimum is cut off
+        // (A's overlap lane, under the strip and legend, first).
+        for (QWidget* t : {a, b}) t->setMinimumHeight(kMinLanesHeight);
+        a->installEventFilter(this);
+        b->installEventFilter(this);
+        connect(split, &QSplitter::splitterMoved, this, [this] { userSized_ = true; });
+    }
+    bool eventFilter(QObject* watched, QEvent* e) override {
+        if (e->type() != QEvent::Resize || balancing_ || userSized_ || !b_->isVisible()) return false;
+        // What each part holds besides its lanes, measured as its timeline is
+        // laid out (the other part may not be yet).
+        const QList<int> sizes = split_->sizes();
+        if (sizes.size() != 2) return false;
+        if (watched == a_) chromeA_ = sizes[0] - a_->height();
+        if (watched == b_) chromeB_ = sizes[1] - b_->height();
+        if (chromeA_ < 0 || chromeB_ < 0) return false;
+        const int lanes = (sizes[0] + sizes[1] - chromeA_ - chromeB_) / 2;
+        if (lanes <= 0 || std::abs(sizes[0] - chromeA_ - lanes) < 2) return false;
+        balancing_ = true;
+        split_->setSizes({lanes + chromeA_, lanes + chromeB_});
+        balancing_ = false;
+        return false;
+    }
+
+private:
+    static constexpr int kMinLanesHeight = 100;  // the ruler and a group's title and first lanes
+    QSplitter* split_;
+    QWidget *a_, *b_;
+    int chromeA_ = -1, chromeB_ = -1;
+    bool userSized_ = false, balancing_ = false;
+};
 constexpr size_t kMaxNotes = 3;  // more are counted, not listed: the tables stay in view
 
 // A compare table under its header line, as a page of a panel's stack.
@@ -80,6 +122,8 @@ void MainWindow::buildCompareViews() {
     auto* layoutA = new QVBoxLayout(pageA);
     layoutA->setContentsMargins(0, 0, 0, 0);
     layoutA->setSpacing(0);
+    hangBanner_ = new HangBanner(pageA);  // a hang or the capture's warnings, over A's timeline
+    layoutA->addWidget(hangBanner_);
     layoutA->addWidget(compareTimeline_->headerOfA(pageA));
     layoutA->addWidget(frame_, 1);
     frame_->show();  // the stack hid it as it let go
@@ -88,6 +132,7 @@ void MainWindow::buildCompareViews() {
     centre_->insertWidget(page, split);
     centre_->setCurrentWidget(split);
     timelinePage_ = split;
+    new SplitBalancer(split, timeline_, compareTimeline_->timeline());
     connect(timeline_, &TimelineWidget::viewRangeChanged, compareTimeline_, &CompareTimeline::followA);
     connect(compareTimeline_, &CompareTimeline::viewMovedInB, this,
             [this](ViewRange a) { timeline_->setViewRange(a); });
@@ -129,9 +174,13 @@ void MainWindow::showComparison(const LoadedCapture& candidate) {
     compareWanted_.clear();
     candidate_ = candidate;
     statusBar()->clearMessage();
+    const bool timelineB = !compareTimeline_->isHidden();
     refreshComparison();
     stepDock_->show();
     stepDock_->raise();
+    // Two timelines now share what A's lanes had: the panels give back what they took of A's blank.
+    if (!timelineB && !compareTimeline_->isHidden())
+        resizeDocks({stepDock_}, {static_cast<int>(height() * kBottomShareMin)}, Qt::Vertical);
 }
 
 void MainWindow::stopComparing() {
@@ -147,7 +196,8 @@ void MainWindow::refreshComparison() {
     const bool timelineB = !compareTimeline_->isHidden();
     if (comparing() && candidate_.model) candidate_.model->setHostLanesShown(hostAction_->isChecked());
     compareTimeline_->setRuns(*timeline_, current_.path, comparing() ? candidate_ : LoadedCapture{});
-    // A and B halve the page when B's timeline first appears.
+    // A and B halve the page when B's timeline first appears; SplitBalancer
+    // then evens out their lanes.
     if (!timelineB && !compareTimeline_->isHidden())
         if (auto* split = qobject_cast<QSplitter*>(timelinePage_)) split->setSizes({1, 1});
     if (!comparing() || !current_.analysis) {
@@ -188,12 +238,12 @@ QString MainWindow::compareText() const {
                        .arg(current_.path.toHtmlEscaped(), candidate_.path.toHtmlEscaped());
     if (const std::string s = summaryText(c); !s.empty())
         text += "<br>" + tr("all devices, A → B: %1").arg(QString::fromStdString(s).toHtmlEscaped());
-    text += "<br>" + tr("%1 steps and %2 collectives paired: step N with step N of the same device, collectives "
-                        "by their order in the step")
+    text += "<br>" + tr("%1 steps paired (step N with step N of the same device); %2 collectives paired by type, "
+                        "group, size and bucket (the k-th of those in the step), %3 only in A, %4 only in B")
                          .arg(c.steps.size())
-                         .arg(std::count_if(c.collectives.begin(), c.collectives.end(), [](const CollectivePair& p) {
-                             return p.baseCollective >= 0 && p.candidateCollective >= 0;
-                         }));
+                         .arg(c.collectivesPaired)
+                         .arg(c.onlyInBase)
+                         .arg(c.onlyInCandidate);
     for (size_t i = 0; i < std::min(kMaxNotes, c.notes.size()); ++i)
         text += "<br>⚠ " + QString::fromStdString(c.notes[i]).toHtmlEscaped();
     if (c.notes.size() > kMaxNotes) text += tr(" (and %1 more notes)").arg(c.notes.size() - kMaxNotes);

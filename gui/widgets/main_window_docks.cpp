@@ -3,6 +3,7 @@
 
 #include "gui/model/event_details.h"
 #include "gui/model/event_links.h"
+#include "gui/model/hang_focus.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/compare_tables.h"
@@ -198,7 +199,8 @@ void MainWindow::updateDetails(EventRef ref) {
     details_->setRowCount(0);
     TimelineModel* model = timeline_->model();
     if (!model || !ref.valid()) return;
-    const DetailList d = eventDetails(*model, ref, current_.analysis.get());
+    DetailList d = eventDetails(*model, ref, current_.analysis.get());
+    if (const HangFocus* hang = timeline_->hangFocus()) describeHungKernel(*hang, ref, d);
     details_->setRowCount(static_cast<int>(d.size()));
     for (size_t i = 0; i < d.size(); ++i) {
         details_->setItem(static_cast<int>(i), 0, new QTableWidgetItem(QString::fromStdString(d[i].first)));
@@ -237,6 +239,7 @@ void MainWindow::jumpToRow(const QModelIndex& index) {
 }
 
 void MainWindow::waitForPanels() {
+    waitForHangAnalysis();
     steps_->waitForSort();
     collectives_->waitForSort();
     stepCompare_->waitForSort();

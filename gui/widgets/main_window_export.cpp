@@ -2,6 +2,7 @@
 // and Copy on every panel table (gui/widgets/table_export.h).
 #include "gui/widgets/main_window.h"
 
+#include "gui/model/compare_csv.h"
 #include "gui/widgets/table_export.h"
 
 #include <QDockWidget>
@@ -9,6 +10,7 @@
 #include <QImage>
 #include <QMenu>
 #include <QMessageBox>
+#include <QSaveFile>
 #include <QStackedWidget>
 #include <QTableView>
 
@@ -76,6 +78,17 @@ QString MainWindow::exportPng(const QString& path) {
 }
 
 QString MainWindow::exportTableCsv(const QString& panel, const QString& path) {
+    // The compare tables: numbers, not the text shown (raw ns, ratios, ASCII minus).
+    if (comparison_ && (panel == "steps" || panel == "collectives")) {
+        const std::string text = panel == "steps"
+                                     ? compareStepsCsv(*current_.analysis, *candidate_.analysis, *comparison_)
+                                     : compareCollectivesCsv(*current_.analysis, *candidate_.analysis, *comparison_);
+        QSaveFile file(path);
+        if (!file.open(QIODevice::WriteOnly) || file.write(text.data(), static_cast<qint64>(text.size())) < 0 ||
+            !file.commit())
+            return path + ": " + file.errorString();
+        return {};
+    }
     const QTableView* table = panelTable(panel);
     if (!table)
         return tr("no panel named '%1' with a table (steps, collectives, ranks, statistics, selection, details)")

@@ -191,6 +191,10 @@ void MainWindow::buildFindBar() {
         findBar_->hide();
         timeline_->setFocus();
     });
+    // Closed another way (View > Panels > Find bar): its results go with it.
+    connect(findBar_, &QToolBar::visibilityChanged, this, [this](bool visible) {
+        if (!visible && findBar_->isHidden()) clearFind();
+    });
     connect(findEdit_, &QLineEdit::returnPressed, this, [this] {
         const bool back = QApplication::keyboardModifiers() & Qt::ShiftModifier;
         if (findResult_ && findResult_->count > 0 && !findEdit_->isModified())
@@ -212,6 +216,9 @@ void MainWindow::clearFind() {
     currentHit_ = -1;
     timeline_->setFindHits(nullptr);
     findLabel_->clear();
+    // "hit 3 of 2,350" spoke of the results just cleared: the status says what it said before.
+    if (!statusBeforeFind_.isEmpty()) statusLabel_->setText(statusBeforeFind_);
+    statusBeforeFind_.clear();
 }
 
 void MainWindow::find(const QString& pattern) {
@@ -249,6 +256,7 @@ void MainWindow::findNext(int direction) {
     timeline_->revealLane(hit.lane);
     hostAction_->setChecked(timeline_->model()->hostLanesShown());
     timeline_->selectEvent(hit, true);
+    if (statusBeforeFind_.isEmpty()) statusBeforeFind_ = statusLabel_->text();
     statusLabel_->setText(
         tr("hit %1 of %2").arg(count(static_cast<size_t>(currentHit_) + 1), count(findResult_->hits.size())));
 }

@@ -3,6 +3,7 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/output/safe_output.h"
 #include "gui/model/analysis_csv.h"
+#include "gui/model/compare_csv.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/main_window.h"
@@ -16,7 +17,7 @@
 #include <QImage>
 
 #include <cstdio>
-#include <fstream>
+#include <optional>
 
 namespace osc::gui {
 
@@ -65,6 +66,7 @@ int renderScreenshot(const ScreenshotRequest& request) {
     window.resize(request.size);
     window.show();
     window.showLoaded(loaded);
+    window.waitForHangAnalysis();  // a hang frames the view and raises its panel before --range and --panel
     if (candidate.analysis) window.showComparison(candidate);
     if (!applyRankView(&window, request.groupRanks, request.oneRow)) {
         std::fprintf(stderr, "--group-ranks: expected none, host or communicator\n");
@@ -117,7 +119,35 @@ int renderScreenshot(const ScreenshotRequest& request) {
     return 0;
 }
 
-int exportCsv(const QString& capturePath, const QString& panelAndFile) {
+namespace {
+
+// Loads a file to export; nullopt (after one line on stderr) when it cannot be read.
+std::optional<LoadedCapture> loadToExport(const QString& path) {
+    try {
+        return loadForViewing(path, {}, nullptr, {});
+    } catch (const CaptureError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", path.toLocal8Bit().constData(), e.what());
+    }
+    return std::nullopt;
+}
+
+// As the screenshot is written: an existing file replaced, a planted link refused.
+int writeCsv(const QString& out, const std::string& text) {
+    try {
+        output::writeFileSafely(
+            out.toStdString(), [&](std::ostream& file) { file << text; }, /*overwrite=*/true);
+    } catch (const CaptureError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
+
+}  // namespace
+
+int exportCsv(const QString& capturePath, const QString& panelAndFile, const QString& comparePath) {
     const qsizetype colon = panelAndFile.indexOf(':');
     const QString panel = colon > 0 ? panelAndFile.left(colon) : QString();
     const QString out = colon > 0 ? panelAndFile.mid(colon + 1) : QString();
@@ -128,19 +158,30 @@ int exportCsv(const QString& capturePath, const QString& panelAndFile) {
                      panelAndFile.toLocal8Bit().constData());
         return 2;
     }
-    LoadedCapture loaded;
-    try {
-        loaded = loadForViewing(capturePath, {}, nullptr, {});
-    } catch (const CaptureError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: %s\n", capturePath.toLocal8Bit().constData(), e.what());
+    if (!comparePath.isEmpty() && panel != "steps" && panel != "collectives") {
+        std::fprintf(stderr,
+                     "overlapscope-gui: --export-csv with --compare: the compare tables are steps and collectives "
+                     "(got '%s')\n",
+                     panel.toLocal8Bit().constData());
         return 2;
     }
+    const std::optional<LoadedCapture> opened = loadToExport(capturePath);
+    if (!opened) return 2;
+    const LoadedCapture& loaded = *opened;
     if (!loaded.analysis) {
         std::fprintf(stderr, "%s: nothing analysed to export\n", capturePath.toLocal8Bit().constData());
         return 2;
+    }
+    if (!comparePath.isEmpty()) {
+        const std::optional<LoadedCapture> candidate = loadToExport(comparePath);
+        if (!candidate) return 2;
+        if (!candidate->analysis) {
+            std::fprintf(stderr, "%s: nothing analysed to compare\n", comparePath.toLocal8Bit().constData());
+            return 2;
+        }
+        const RunComparison c = compareRuns(*loaded.analysis, *candidate->analysis);
+        return writeCsv(out, panel == "steps" ? compareStepsCsv(*loaded.analysis, *candidate->analysis, c)
+                                              : compareCollectivesCsv(*loaded.analysis, *candidate->analysis, c));
     }
     if (panel == "statistics") {
         if (!loaded.model) {
@@ -158,16 +199,9 @@ int exportCsv(const QString& capturePath, const QString& panelAndFile) {
         }
         return 0;
     }
-    std::ofstream file(out.toLocal8Bit().constData(), std::ios::binary);
-    file << (panel == "steps"         ? stepsCsv(*loaded.analysis)
-             : panel == "collectives" ? collectivesCsv(*loaded.analysis)
-                                      : rankCollectivesCsv(*loaded.analysis));
-    file.close();
-    if (!file) {
-        std::fprintf(stderr, "%s: cannot write the CSV\n", out.toLocal8Bit().constData());
-        return 2;
-    }
-    return 0;
+    return writeCsv(out, panel == "steps"         ? stepsCsv(*loaded.analysis)
+                         : panel == "collectives" ? collectivesCsv(*loaded.analysis)
+                                                  : rankCollectivesCsv(*loaded.analysis));
 }
 
 }  // namespace osc::gui

@@ -37,8 +37,9 @@ int renderScreenshot(const ScreenshotRequest& request);
 // `--export-csv PANEL:FILE`: the steps, collectives or collectives across
 // ranks of a capture, partial results or saved report as CSV with the
 // report's fields and raw values (gui/model/analysis_csv.h), or the
-// statistics table as the window shows it.
+// statistics table as the window shows it. With `comparePath` (run B), the
+// compare tables of steps or collectives in numbers (gui/model/compare_csv.h).
 // Returns the exit code, as renderScreenshot does.
-int exportCsv(const QString& capturePath, const QString& panelAndFile);
+int exportCsv(const QString& capturePath, const QString& panelAndFile, const QString& comparePath = {});
 
 }  // namespace osc::gui

@@ -5,6 +5,7 @@
 #include "gui/model/kernel_links.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/hang_view.h"
 #include "gui/widgets/timeline_painter.h"
 
 #include <QContextMenuEvent>
@@ -62,6 +63,7 @@ void TimelineWidget::relayout() {
     cacheValid_ = false;
     setScrollY(scrollY_);
     update();
+    emit layoutChanged();
 }
 
 void TimelineWidget::setRankGrouping(RankGrouping grouping) {
@@ -557,6 +559,11 @@ bool TimelineWidget::event(QEvent* e) {
     return QWidget::event(e);
 }
 
+void TimelineWidget::setHangFocus(std::shared_ptr<const HangFocus> focus) {
+    hangFocus_ = std::move(focus);
+    update();
+}
+
 QString TimelineWidget::tooltipAt(QPoint p) const {
     if (!model_ || p.x() < kLabelWidth) return {};
     if (p.y() < kRulerHeight) {
@@ -568,6 +575,10 @@ QString TimelineWidget::tooltipAt(QPoint p) const {
     const LaneSlot* slot = layout_.laneAt(p.y() - kRulerHeight + scrollY_);
     if (!slot) return {};
     const int row = (p.y() - kRulerHeight + scrollY_ - slot->y) / std::max(1, slot->rowHeight);
+    // A call that never completed is waiting, whatever its kernel's length says.
+    if (const HangWait* w = hangFocus_ ? hangFocus_->waitAt(slot->group, timeAt(p.x())) : nullptr;
+        w && (slot->rankRow || model_->lane(slot->lane).kind == LaneKind::Overlap))
+        return QString::fromStdString(w->text);
     if (slot->rankRow) {
         // The row's label may be one of those left out: the tooltip always names the rank.
         const RankIdentity* id = rankView_.identityOf(slot->group);
@@ -575,7 +586,9 @@ QString TimelineWidget::tooltipAt(QPoint p) const {
         return QString::fromStdString((id ? rankRowLabel(*id, true, true) : std::string()) +
                                       (what.empty() ? "" : "\n" + what));
     }
-    return QString::fromStdString(hoverText(*model_, analysis_.get(), slot->lane, row, scale_, p.x() - kLabelWidth));
+    std::string text = hoverText(*model_, analysis_.get(), slot->lane, row, scale_, p.x() - kLabelWidth);
+    if (const HangWait* w = hangFocus_ ? hangFocus_->waitOf(hitTest(p)) : nullptr) text += "\n" + w->text;
+    return QString::fromStdString(text);
 }
 
 TimelineView TimelineWidget::view(const Viewport& vp) const {
@@ -673,6 +686,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
             if (text.size() > 1) p.drawText(QRectF(t.x, t.y, t.w, t.h), Qt::AlignVCenter | Qt::AlignLeft, text);
         }
         paintOverlays(p, view(vp));
+        if (hangFocus_) paintHangWaits(p, view(vp), *hangFocus_);
     } else if (rawLayer) {
         drawLayer(p);
     }

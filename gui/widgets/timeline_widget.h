@@ -107,6 +107,11 @@ public:
     void setFindHits(std::shared_ptr<const struct FindResult> hits);
     const FindResult* findHits() const { return findHits_.get(); }
 
+    // A hang found in the capture (hang_view.h): its waits and stuck ranks
+    // drawn over the lanes and named in the tooltips; nullptr clears it.
+    void setHangFocus(std::shared_ptr<const struct HangFocus> focus);
+    const HangFocus* hangFocus() const { return hangFocus_.get(); }
+
     // Widget x of a time, and the time at a widget x (event area).
     double xOf(TimeNs t) const { return kLabelWidth + scale_.toX(t); }
     TimeNs timeAt(double widgetX) const { return scale_.toTime(widgetX - kLabelWidth); }
@@ -127,6 +132,8 @@ signals:
     void selectionChanged();
     void eventSelected(osc::gui::EventRef ref);
     void markersChanged();
+    // Lanes were collapsed, hidden, moved or grouped: what a saved layout keeps changed.
+    void layoutChanged();
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -180,6 +187,7 @@ private:
     std::shared_ptr<const Analysis> analysis_;
     std::vector<JobStep> steps_;  // of analysis_, in time order
     std::shared_ptr<const FindResult> findHits_;
+    std::shared_ptr<const HangFocus> hangFocus_;
 
     Drag drag_ = Drag::None;
     bool pressOnRuler_ = false;  // a drag from the ruler measures on every device

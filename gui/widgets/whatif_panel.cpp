@@ -176,8 +176,9 @@ void WhatIfPanel::paintEvent(QPaintEvent*) {
     p.drawEllipse(QPointF(x + 5, markY), 5, 5);
     p.setPen(rgb(palette::kText));
     p.drawText(QPointF(x + 14, legendY), tr("best"));
-    p.drawText(QPointF(6, height() - 6.0),
+    p.drawText(QPointF(6, height() - 6.0 - line),
                fm.elidedText(QString::fromStdString(plot.caption), Qt::ElideRight, textWidth));
+    p.drawText(QPointF(6, height() - 6.0), fm.elidedText(QString::fromStdString(plot.fit), Qt::ElideRight, textWidth));
 }
 
 WhatIfPanel* addWhatIfDock(QMainWindow* window, QMenu* viewMenu) {

@@ -17,18 +17,26 @@ QTextOption wrapAnywhere(Qt::Alignment alignment) {
     return o;
 }
 
-// The height of `text` laid out as paint() lays it out.
-int wrappedHeight(const QString& text, const QFont& font, int width) {
-    QTextLayout layout(text, font);
+// `text` broken into lines of at most `width` px. paint() draws this very
+// layout and sizeHint() takes its height, so a row is always as tall as the
+// lines drawn in it (QPainter::drawText lays text out on its own, with the
+// font's leading between lines, and the last lines were cut off).
+void layOut(QTextLayout& layout, int width) {
     layout.setTextOption(wrapAnywhere(Qt::AlignLeft));
     layout.beginLayout();
-    qreal height = 0;
+    qreal y = 0;
     for (QTextLine line = layout.createLine(); line.isValid(); line = layout.createLine()) {
         line.setLineWidth(width);
-        height += line.height();
+        line.setPosition(QPointF(0, y));
+        y += line.height();
     }
     layout.endLayout();
-    return static_cast<int>(std::ceil(height));
+}
+
+int wrappedHeight(const QString& text, const QFont& font, int width) {
+    QTextLayout layout(text, font);
+    layOut(layout, width);
+    return static_cast<int>(std::ceil(layout.boundingRect().height()));
 }
 
 }  // namespace
@@ -40,11 +48,15 @@ void WrappingDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opti
     opt.text.clear();  // the style draws the background and selection, we the text
     const QStyle* style = opt.widget ? opt.widget->style() : QApplication::style();
     style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, opt.widget);
+    const QRect box = opt.rect.adjusted(kMargin, kMargin, -kMargin, -kMargin);
+    QTextLayout layout(text, opt.font);
+    layOut(layout, std::max(20, opt.rect.width()) - 2 * kMargin);
+    // Centred when the row is taller than the text (a neighbour cell's lines).
+    const qreal top = box.top() + std::max<qreal>(0, (box.height() - layout.boundingRect().height()) / 2);
     painter->save();
-    painter->setFont(opt.font);
+    painter->setClipRect(opt.rect);
     painter->setPen(opt.palette.color(opt.state & QStyle::State_Selected ? QPalette::HighlightedText : QPalette::Text));
-    painter->drawText(QRectF(opt.rect.adjusted(kMargin, kMargin, -kMargin, -kMargin)), text,
-                      wrapAnywhere(Qt::AlignLeft | Qt::AlignVCenter));
+    layout.draw(painter, QPointF(box.left(), top));
     painter->restore();
 }
 

@@ -2,9 +2,12 @@
 // rank or a desynced call (synth --stall-rank / --desync-rank), random in
 // size, mode, skew and clock offsets, read in every input format the command
 // takes; and the worked example of docs/design.md section 4d.
+#include "analyzer/hang/hang_output.h"
 #include "analyzer/hang/host_activity.h"
+#include "analyzer/report/report_format.h"
 #include "tests/analyzer/hang_inputs.h"
 #include "tests/analyzer/random_job.h"
+#include "tests/support/stalled_job.h"
 #include "tests/support/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -16,15 +19,7 @@ namespace {
 
 using test::HangFormat;
 
-synth::WorkloadSpec stalledJob() {
-    synth::WorkloadSpec s;
-    s.ranks = 4;
-    s.layers = 6;
-    s.steps = 4;
-    s.stallRank = 2;
-    s.stallAtStep = 2;
-    return s;
-}
+using testsupport::stalledJob;
 
 TEST(HangSynth, AStalledRankInEveryFormat) {
     const synth::WorkloadSpec spec = stalledJob();
@@ -80,6 +75,40 @@ TEST(HangSynth, AHealthyJobIsHealthy) {
         const hang::HangAnalysis a = test::analyzeAs(f, spec, dir / test::toString(f));
         EXPECT_EQ(test::compareHang(a, test::knownAnswer(f, spec)), "");
     }
+}
+
+// The verdict in one line (the GUI's banner): the paragraph's first sentence.
+TEST(HangSynth, TheHeadlineIsTheParagraphsFirstSentence) {
+    synth::WorkloadSpec spec = stalledJob();
+    Capture stalled = synth::synthesizeWorkload(spec);
+    hang::HangAnalysis a = hang::analyzeHang(&stalled, {});
+    std::string headline = hang::hangHeadline(a);
+    EXPECT_EQ(headline.rfind("HANG: rank 2 never entered AllReduce #4 of communicator ", 0), 0u) << headline;
+    EXPECT_EQ(hang::hangParagraph(a).rfind(headline + " ", 0), 0u);
+    EXPECT_EQ(headline.back(), '.');
+    EXPECT_EQ(headline.find(". "), std::string::npos) << headline;
+
+    spec.stallRank = spec.stallAtStep = -1;
+    spec.desyncRank = 1;
+    spec.desyncAtStep = 3;  // 2 collectives a step: AllReduce #6
+    Capture desynced = synth::synthesizeWorkload(spec);
+    a = hang::analyzeHang(&desynced, {});
+    headline = hang::hangHeadline(a);
+    EXPECT_EQ(headline.rfind("DESYNC: the ranks called AllReduce #6 of communicator ", 0), 0u) << headline;
+    const uint64_t bucket = synth::planBuckets(spec)[0].bytes;
+    EXPECT_NE(headline.find("with different sizes: ranks 0, 2 and 3 with " + report::formatBytes(bucket) +
+                            ", rank 1 with " + report::formatBytes(2 * bucket) + "."),
+              std::string::npos)
+        << headline;
+    EXPECT_EQ(hang::hangParagraph(a).rfind(headline + " ", 0), 0u);
+
+    spec.desyncRank = spec.desyncAtStep = -1;
+    Capture healthy = synth::synthesizeWorkload(spec);
+    a = hang::analyzeHang(&healthy, {});
+    EXPECT_EQ(hang::hangHeadline(a),
+              "HEALTHY: no rank is missing from a collective the others wait in, and no two ranks made the same call "
+              "differently.");
+    EXPECT_EQ(hang::hangParagraph(a).rfind(hang::hangHeadline(a), 0), 0u);
 }
 
 // Random jobs: ranks, layers, steps, modes, jitter, arrival skew and clock

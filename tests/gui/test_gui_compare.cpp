@@ -15,11 +15,20 @@
 //     60,000, overlap 50 %, window 3,060,000 ns.
 // So per paired step (2 devices x the first 2 steps): step time -40,000 ns
 // (-40,000 / 3,100,000 = -1.29 %), exposed -40,000 (-40 %), comm +20,000
-// (+20 %), compute 0, overlap +50 points. Collectives per step: A's only one
-// pairs with B's first (duration -40,000, exposed -100,000, overlapped
-// +60,000); B's second has no partner. A's step 2 has no partner at all.
+// (+20 %), compute 0, overlap +50 points. Collectives pair by identity
+// (type, group, size, bucket; issue 40 item 5): A's one 2,000,000-byte
+// all-reduce has no partner among B's two 1,000,000-byte ones, so per
+// device and step there is one row only in A and two only in B (buckets 0
+// and 1). A's step 2 has no partner at all.
+//
+// C (candidate of the same shape as B, links twice as fast, 50 GB/s): its
+// all-reduces take 20,000 + 1,000,000/50 = 40,000 ns against B's 60,000, so
+// every one of B's pairs with C's of the same bucket: duration -20,000; the
+// first (layer 1's gradient, under layer 0's backward) stays hidden, the
+// second (after the backward) is exposed 40,000 against 60,000.
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/synth/workload_synth.h"
+#include "gui/model/compare_csv.h"
 #include "gui/model/run_compare.h"
 #include "gui/widgets/compare_tables.h"
 #include "gui/widgets/compare_timeline.h"
@@ -39,6 +48,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace osc;
 using namespace osc::gui;
@@ -73,6 +83,14 @@ const LoadedCapture& base() {
 }
 const LoadedCapture& candidate() {
     static const LoadedCapture l = loaded(job(synth::OverlapMode::PerParam, 2), "/runs/B");
+    return l;
+}
+const LoadedCapture& faster() {
+    static const LoadedCapture l = [] {
+        synth::WorkloadSpec s = job(synth::OverlapMode::PerParam, 2);
+        s.bandwidthGBps = 50;
+        return loaded(s, "/runs/C");
+    }();
     return l;
 }
 
@@ -112,33 +130,164 @@ TEST(RunCompare, PairsStepsByIndexWithHandWorkedChanges) {
     EXPECT_NE(c.notes[0].find("3 steps in the base, 2 in the candidate"), std::string::npos) << c.notes[0];
 }
 
-TEST(RunCompare, PairsCollectivesByTheirOrderInTheStep) {
+TEST(RunCompare, CollectivesOfAnotherSizeHaveNoPartner) {
     const RunComparison c = compareRuns(*base().analysis, *candidate().analysis);
-    // Per device and paired step: A's one all-reduce with B's first, B's second alone.
-    ASSERT_EQ(c.collectives.size(), 8u);
-    int paired = 0;
+    // Per device and paired step: A's 2 MB all-reduce alone, then B's two 1 MB ones alone.
+    ASSERT_EQ(c.collectives.size(), 12u);
     for (size_t i = 0; i < c.collectives.size(); ++i) {
         const CollectivePair& p = c.collectives[i];
-        EXPECT_EQ(p.baseDevice, static_cast<int>(i / 4));
-        EXPECT_EQ(p.step, static_cast<int>(i / 2 % 2));
-        EXPECT_EQ(p.position, static_cast<int>(i % 2));
-        EXPECT_GE(p.candidateCollective, 0);
-        if (p.position == 0) {
-            ++paired;
-            ASSERT_GE(p.baseCollective, 0);
-            EXPECT_EQ(p.durationChange, -40'000);
-            EXPECT_EQ(p.exposedChange, -100'000);
-            EXPECT_EQ(p.overlappedChange, 60'000);
-        } else {
-            EXPECT_EQ(p.baseCollective, -1);
-            EXPECT_FALSE(p.durationChange.has_value());
-        }
+        EXPECT_EQ(p.baseDevice, static_cast<int>(i / 6));
+        EXPECT_EQ(p.step, static_cast<int>(i / 3 % 2));
+        EXPECT_EQ(p.group, "ranks 0, 1");
+        EXPECT_FALSE(p.durationChange.has_value());
+        const bool aOnly = i % 3 == 0;
+        EXPECT_EQ(p.baseCollective >= 0, aOnly);
+        EXPECT_EQ(p.candidateCollective >= 0, !aOnly);
+        EXPECT_EQ(p.bucket, aOnly ? 0 : static_cast<int>(i % 3) - 1);
+        const CollectiveInstance& op =
+            aOnly
+                ? base().analysis->devices[static_cast<size_t>(p.baseDevice)].collectives[static_cast<size_t>(
+                      p.baseCollective)]
+                : candidate().analysis->devices[static_cast<size_t>(p.candidateDevice)].collectives[static_cast<size_t>(
+                      p.candidateCollective)];
+        EXPECT_EQ(op.bytes, aOnly ? 2'000'000u : 1'000'000u);
     }
-    EXPECT_EQ(paired, 4);
-    const auto uneven = std::count_if(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-        return n.find("2 of 2 steps ran a different number of collectives") != std::string::npos;
+    EXPECT_EQ(c.collectivesPaired, 0u);
+    EXPECT_EQ(c.onlyInBase, 4u);
+    EXPECT_EQ(c.onlyInCandidate, 8u);
+    const auto said = std::count_if(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+        return n.find(": 2 collectives only in A, 4 only in B") != std::string::npos;
     });
-    EXPECT_EQ(uneven, 2);  // one per device
+    EXPECT_EQ(said, 2);  // one per device
+}
+
+TEST(RunCompare, TheSameCollectivesPairByBucket) {
+    const RunComparison c = compareRuns(*candidate().analysis, *faster().analysis);
+    ASSERT_EQ(c.collectives.size(), 8u);  // 2 devices x 2 steps x 2 buckets, all paired
+    EXPECT_EQ(c.collectivesPaired, 8u);
+    EXPECT_EQ(c.onlyInBase + c.onlyInCandidate, 0u);
+    for (size_t i = 0; i < c.collectives.size(); ++i) {
+        const CollectivePair& p = c.collectives[i];
+        EXPECT_EQ(p.bucket, static_cast<int>(i % 2));
+        EXPECT_EQ(p.durationChange, -20'000);
+        EXPECT_EQ(p.exposedChange, p.bucket == 0 ? 0 : -20'000);
+    }
+}
+
+namespace {
+
+// One device, rank `rank`, one step [0, 10 ms); its collectives as given.
+DeviceAnalysis handMadeDevice(int rank, std::vector<CollectiveInstance> ops) {
+    DeviceAnalysis d;
+    d.rank = rank;
+    d.host = "h";
+    d.device = static_cast<uint32_t>(rank);
+    StepAnalysis s;
+    s.name = "step 0";
+    s.start_ns = 0;
+    s.end_ns = 10'000'000;
+    d.steps.push_back(s);
+    for (auto& op : ops) op.step = 0;
+    d.collectives = std::move(ops);
+    return d;
+}
+
+CollectiveInstance op(const std::string& collective, uint64_t bytes, uint64_t comm, TimeNs start, TimeNs duration) {
+    CollectiveInstance c;
+    c.name = "ncclDevKernel_" + collective;
+    c.collective = collective;
+    c.bytes = bytes;
+    c.commHash = comm;
+    c.start_ns = start;
+    c.end_ns = start + duration;
+    c.duration_ns = c.exposed_ns = duration;
+    return c;
+}
+
+}  // namespace
+
+// The issue's case: by position, A's 256 B all-gather would face B's 24 MiB
+// all-reduce ("+154641.5 %"). By identity the all-reduces pair (their
+// communicators have new hashes in B, but the same ranks), the all-gather
+// is A's alone, and an all-reduce of the same size on another group of
+// ranks is B's alone.
+TEST(RunCompare, PairsByTypeGroupSizeAndBucketNotPosition) {
+    constexpr uint64_t kMiB24 = 24u << 20;
+    Analysis a, b;
+    a.devices.push_back(
+        handMadeDevice(0, {op("AllGather", 256, 0x11, 1'000, 2'000), op("AllReduce", kMiB24, 0x22, 5'000, 400'000)}));
+    a.devices.push_back(
+        handMadeDevice(1, {op("AllGather", 256, 0x11, 1'000, 2'000), op("AllReduce", kMiB24, 0x22, 5'000, 400'000)}));
+    // B: the same all-reduce (new hash 0x99, same ranks 0 and 1) first, then one on rank 0 alone.
+    b.devices.push_back(handMadeDevice(
+        0, {op("AllReduce", kMiB24, 0x99, 1'000, 300'000), op("AllReduce", kMiB24, 0x55, 500'000, 100'000)}));
+    b.devices.push_back(handMadeDevice(1, {op("AllReduce", kMiB24, 0x99, 1'000, 300'000)}));
+    const RunComparison c = compareRuns(a, b);
+    ASSERT_EQ(c.collectives.size(), 5u);
+    // Rank 0: A's all-gather alone, the all-reduces paired (-100,000 ns), B's single-rank one alone.
+    const CollectivePair& gather = c.collectives[0];
+    EXPECT_EQ(gather.baseCollective, 0);
+    EXPECT_EQ(gather.candidateCollective, -1);
+    const CollectivePair& reduce = c.collectives[1];
+    EXPECT_EQ(reduce.baseCollective, 1);
+    EXPECT_EQ(reduce.candidateCollective, 0);
+    EXPECT_EQ(reduce.group, "ranks 0, 1");
+    EXPECT_EQ(reduce.durationChange, -100'000);
+    const CollectivePair& alone = c.collectives[2];
+    EXPECT_EQ(alone.baseCollective, -1);
+    EXPECT_EQ(alone.candidateCollective, 1);
+    EXPECT_EQ(alone.group, "rank 0");
+    EXPECT_EQ(c.collectivesPaired, 2u);  // one per rank
+    EXPECT_EQ(c.onlyInBase, 2u);
+    EXPECT_EQ(c.onlyInCandidate, 1u);
+}
+
+// The collectives' compare table as numbers (B against C, hand-worked above).
+TEST(RunCompare, CollectivesCsvHoldsRawNanosecondsAndRatios) {
+    const RunComparison c = compareRuns(*candidate().analysis, *faster().analysis);
+    const std::string text = compareCollectivesCsv(*candidate().analysis, *faster().analysis, c);
+    std::vector<std::vector<std::string>> rows;
+    size_t from = 0;
+    while (from < text.size()) {
+        const size_t nl = text.find('\n', from);
+        // Fields split at commas outside quotes (kernel names hold commas: they come quoted).
+        std::vector<std::string> cells(1);
+        bool quoted = false;
+        for (char ch : text.substr(from, nl - from)) {
+            if (ch == '"')
+                quoted = !quoted;
+            else if (ch == ',' && !quoted)
+                cells.emplace_back();
+            else
+                cells.back() += ch;
+        }
+        rows.push_back(cells);
+        from = nl + 1;
+    }
+    ASSERT_EQ(rows.size(), 9u);  // the header and 8 pairs
+    const auto& h = rows[0];
+    const auto col = [&h](const std::string& name) {
+        const auto it = std::find(h.begin(), h.end(), name);
+        EXPECT_NE(it, h.end()) << name;
+        return static_cast<size_t>(it - h.begin());
+    };
+    for (size_t r = 1; r < rows.size(); ++r) {
+        const auto& row = rows[r];
+        ASSERT_EQ(row.size(), h.size());
+        const bool second = r % 2 == 0;  // bucket 1: after the backward pass, exposed
+        EXPECT_EQ(row[col("collective")], "AllReduce");
+        EXPECT_EQ(row[col("group")], "ranks 0, 1");
+        EXPECT_EQ(row[col("bucket")], second ? "1" : "0");
+        EXPECT_EQ(row[col("bytes")], "1000000");
+        EXPECT_EQ(row[col("in")], "both");
+        EXPECT_EQ(row[col("duration_ns_a")], "60000");
+        EXPECT_EQ(row[col("duration_ns_b")], "40000");
+        EXPECT_EQ(row[col("duration_ns_change")], "-20000");
+        EXPECT_DOUBLE_EQ(std::stod(row[col("duration_ns_relative")]), -20'000.0 / 60'000.0);
+        EXPECT_EQ(row[col("exposed_ns_a")], second ? "60000" : "0");
+        EXPECT_EQ(row[col("exposed_ns_relative")], second ? "-0.33333333333333331" : "");  // 0 in A: no ratio
+    }
+    EXPECT_EQ(text.find("\u2212"), std::string::npos);
 }
 
 TEST(RunCompare, DevicesPairByRankWhateverTheirOrder) {
@@ -153,9 +302,9 @@ TEST(RunCompare, DevicesPairByRankWhateverTheirOrder) {
                   base().analysis->devices[static_cast<size_t>(p.baseDevice)].rank);
         EXPECT_EQ(value(findMetric(c.diff.rows[p.diffRow], "exposed_comm_ns"), &report::MetricDelta::change), -40'000);
     }
-    ASSERT_EQ(c.collectives.size(), 8u);
+    ASSERT_EQ(c.collectives.size(), 12u);
     EXPECT_EQ(c.collectives.front().candidateDevice, 1);
-    EXPECT_EQ(c.collectives.front().durationChange, -40'000);
+    EXPECT_EQ(reversed.devices[static_cast<size_t>(c.collectives[1].candidateDevice)].rank, 0);
 }
 
 TEST(RunCompare, SummaryLineOfTheWholeJob) {
@@ -214,18 +363,27 @@ TEST(CompareWindow, StepsAndCollectivesShowBothRunsAndTheChange) {
 
     CollectiveCompareModel* colls = w.collectiveCompareModel();
     QAbstractItemModelTester collTester(colls, QAbstractItemModelTester::FailureReportingMode::Warning);
-    ASSERT_EQ(colls->rowCount(), 8);
-    EXPECT_EQ(cell(colls, 0, CollectiveCompareModel::Position).toInt(), 0);
-    EXPECT_TRUE(cell(colls, 0, CollectiveCompareModel::ExposedChange)
-                    .toString()
-                    .endsWith(QString::fromUtf8("(\u2212100.0 %)")));
+    ASSERT_EQ(colls->rowCount(), 12);
+    EXPECT_EQ(cell(colls, 0, CollectiveCompareModel::Paired).toString(), "A only");
+    EXPECT_EQ(cell(colls, 0, CollectiveCompareModel::Group).toString(), "ranks 0, 1");
+    EXPECT_EQ(cell(colls, 0, CollectiveCompareModel::DurationChange).toString(), QString::fromUtf8("–"));
     EXPECT_EQ(cell(colls, 1, CollectiveCompareModel::DurationA).toString(), QString::fromUtf8("–"));
     EXPECT_NE(cell(colls, 1, CollectiveCompareModel::DurationB).toString(), QString::fromUtf8("–"));
+    EXPECT_EQ(cell(colls, 2, CollectiveCompareModel::Bucket).toInt(), 1);
+    EXPECT_EQ(cell(colls, 2, CollectiveCompareModel::Paired).toString(), "B only");
     EXPECT_TRUE(cell(colls, 1, CollectiveCompareModel::DurationA, Qt::ToolTipRole).toString().startsWith("only in B"));
 
     // The header names both runs and what could not be paired.
     EXPECT_TRUE(w.compareText().contains("/runs/A") && w.compareText().contains("/runs/B"));
     EXPECT_TRUE(w.compareText().contains("3 steps in the base, 2 in the candidate"));
+    EXPECT_TRUE(w.compareText().contains("0 collectives paired by type, group, size and bucket"))
+        << w.compareText().toStdString();
+    EXPECT_TRUE(w.compareText().contains("4 only in A, 8 only in B"));
+    if (const char* out = std::getenv("OSC_GUI_TEST_SAVE")) {
+        w.raisePanel("collectives");
+        QApplication::processEvents();
+        w.grab().save(QString(out) + "/compare-collectives.png");
+    }
 
     // A row click moves A's timeline to that step, as A's own Steps table does.
     const QModelIndex second = steps->index(1, StepCompareModel::Step);
@@ -242,18 +400,19 @@ TEST(CompareWindow, StepsAndCollectivesShowBothRunsAndTheChange) {
     steps->waitForSort();
     EXPECT_EQ(cell(steps, 0, StepCompareModel::ExposedChange).toString(), exposedChange);
 
-    // Export writes the table shown: the compare table, changes included.
+    // Export writes the compare table in numbers: raw ns and ratios, ASCII minus.
     QTemporaryDir dir;
     const QString csv = dir.filePath("steps.csv");
     ASSERT_EQ(w.exportTableCsv("steps", csv), QString());
     QFile file(csv);
     ASSERT_TRUE(file.open(QIODevice::ReadOnly));
     const QString text = QString::fromUtf8(file.readAll());
-    // The CSV moves a column's unit into its header (3.1 ms steps, 100 µs exposed).
-    EXPECT_TRUE(text.startsWith(QString::fromUtf8(
-        "device,step (A / B),step time A (ms),step time B (ms),Δ step time,exposed A (µs),exposed B (µs),Δ exposed,")))
+    EXPECT_TRUE(
+        text.startsWith("rank,host,pid,device,step,name_a,name_b,window_ns_a,window_ns_b,window_ns_change,"
+                        "window_ns_relative,"))
         << text.left(200).toStdString();
-    EXPECT_TRUE(text.contains("+50.0 pts"));
+    EXPECT_TRUE(text.contains(",3100000,3060000,-40000,")) << text.toStdString();
+    EXPECT_FALSE(text.contains(QString::fromUtf8("\u2212")));
 
     w.stopComparing();
     EXPECT_FALSE(w.comparing());
@@ -269,7 +428,7 @@ TEST(CompareWindow, ReopeningRunAComparesTheNewOneWithB) {
     w.waitForPanels();
     ASSERT_EQ(w.stepCompareModel()->rowCount(), 4);
     EXPECT_EQ(w.stepCompareModel()->index(0, StepCompareModel::TimeChange).data().toString(), "0");
-    EXPECT_EQ(w.collectiveCompareModel()->rowCount(), 8);  // B's 2 x 2 x 2, all paired
+    EXPECT_EQ(w.collectiveCompareModel()->rowCount(), 8);  // B's 2 x 2 x 2, all paired with themselves
 
     // A without a timeline (a saved report of run A): the same rows and changes.
     LoadedCapture results;

@@ -15,6 +15,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QImage>
+#include "tests/support/stalled_job.h"
 
 #include <cstdlib>
 
@@ -23,15 +24,7 @@ using namespace osc::gui;
 
 namespace {
 
-synth::WorkloadSpec stalledJob() {
-    synth::WorkloadSpec s;
-    s.ranks = 4;
-    s.layers = 6;
-    s.steps = 4;
-    s.stallRank = 2;
-    s.stallAtStep = 2;
-    return s;
-}
+using testsupport::stalledJob;
 
 TEST(HangProgressModel, AStalledJob) {
     const Capture c = synth::synthesizeWorkload(stalledJob());
