@@ -54,8 +54,12 @@ void stepLateness(const RankLateness* lateness, size_t d, float* cells, size_t s
 // The largest value of a lateness map, as its full scale (at least 1 ns).
 void setLatenessScale(HeatMap& h) {
     float top = 1;
-    for (float v : h.values)
-        if (!std::isnan(v)) top = std::max(top, v);
+    h.latestRow = -1;
+    for (size_t i = 0; i < h.values.size(); ++i)
+        if (!std::isnan(h.values[i]) && h.values[i] > top) {
+            top = h.values[i];
+            h.latestRow = static_cast<int>(i / static_cast<size_t>(std::max(1, h.columns)));
+        }
     h.fullScale = top;
 }
 
@@ -92,15 +96,20 @@ HeatMap stepColumns(const Analysis& analysis, const std::vector<std::pair<int, s
     return h;
 }
 
-// Per column, the largest lateness (clamped at 0) of the arrivals starting in it.
-void addLateness(const std::vector<Arrival>& arrivals, const std::vector<TimeNs>& edges, float* out) {
+// Per column, the largest lateness of the arrivals whose cover
+// [start - late, start] (rank_lateness.h) meets it.
+void addLateness(const std::vector<Arrival>& arrivals, TimeNs latest, const std::vector<TimeNs>& edges, float* out) {
     const size_t columns = edges.size() - 1;
     auto it = std::lower_bound(arrivals.begin(), arrivals.end(), edges.front(),
                                [](const Arrival& a, TimeNs t) { return a.start < t; });
-    size_t c = 0;
-    for (; it != arrivals.end() && it->start < edges.back(); ++it) {
-        while (c + 1 < columns && edges[c + 1] <= it->start) ++c;
-        out[c] = worstOf(out[c], static_cast<float>(std::max<TimeNs>(0, it->late)), HeatMetric::Lateness);
+    for (; it != arrivals.end() && it->start < edges.back() + std::max<TimeNs>(0, latest); ++it) {
+        const TimeNs late = std::max<TimeNs>(0, it->late), from = it->start - late;
+        if (from >= edges.back()) continue;
+        // Columns c with edges[c] <= start and edges[c + 1] > from.
+        const size_t first = static_cast<size_t>(std::upper_bound(edges.begin(), edges.end(), from) - edges.begin());
+        const size_t last = static_cast<size_t>(std::upper_bound(edges.begin(), edges.end(), it->start) - edges.begin());
+        for (size_t c = first > 0 ? first - 1 : 0; c < std::min(last, columns); ++c)
+            out[c] = worstOf(out[c], static_cast<float>(late), HeatMetric::Lateness);
     }
 }
 
@@ -201,6 +210,7 @@ void heatMapByTime(const TimelineModel& model, ViewRange range, int columns, Hea
     h.groups = deviceGroups(model);
     h.range = range;
     h.fullScale = 1;
+    h.latestRow = -1;
     h.perStep = false;
     h.stepNames.clear();
     h.cellWindows.clear();
@@ -216,7 +226,8 @@ void heatMapByTime(const TimelineModel& model, ViewRange range, int columns, Hea
             const DeviceGroup& g = model.groups()[static_cast<size_t>(h.groups[static_cast<size_t>(r)])];
             if (!lateness || g.analysisDevice < 0 || static_cast<size_t>(g.analysisDevice) >= lateness->byDevice.size())
                 return;
-            addLateness(lateness->byDevice[static_cast<size_t>(g.analysisDevice)], edges,
+            const auto d = static_cast<size_t>(g.analysisDevice);
+            addLateness(lateness->byDevice[d], lateness->latestOf[d], edges,
                         &h.values[static_cast<size_t>(r) * static_cast<size_t>(h.columns)]);
         });
         setLatenessScale(h);

@@ -1,8 +1,8 @@
 // The heat map for many ranks: one row per GPU, one column per time bucket
 // of the view (or per step), each cell the overlap ratio (hidden share of the
 // communication), the exposed-communication share of the bucket, or the
-// rank's lateness (its latest arrival after the median rank at the
-// collectives starting there, rank_lateness.h), so that 64 to 1,024 ranks
+// rank's lateness (how long after the median rank it arrived, over the time
+// the others waited for it, rank_lateness.h latestIn), so that 64 to 1,024 ranks
 // fit on one screen and the odd one out stands out. Columns come from the
 // coverage prefix sums, one gallop per bucket edge and GPU; rows are
 // computed on several threads.
@@ -31,11 +31,12 @@ struct HeatMap {
     std::vector<int> groups;  // row -> device group, in rank order
     int columns = 0;
     // Row-major; NaN where there is no communication (overlap ratio) or no
-    // matched collective starts (lateness, in ns).
+    // arrival covers the cell (lateness, in ns; rank_lateness.h latestIn).
     std::vector<float> values;
     // The value drawn at full colour: 1 for the shares, the largest lateness
     // in the map (at least 1 ns) for lateness.
     float fullScale = 1;
+    int latestRow = -1;  // lateness: the row of the largest value (the first), -1 when no rank is late
     // Time buckets: columns split `range` evenly. Per step: column c is the
     // c-th step of each device, named stepNames[c], windows per cell.
     ViewRange range;

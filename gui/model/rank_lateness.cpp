@@ -26,18 +26,27 @@ RankLateness rankLateness(const Analysis& a) {
             out.latest = std::max(out.latest, arrival.late);
         }
     }
-    for (auto& arrivals : out.byDevice)
+    out.latestOf.assign(a.devices.size(), 0);
+    for (size_t d = 0; d < out.byDevice.size(); ++d) {
+        auto& arrivals = out.byDevice[d];
         std::sort(arrivals.begin(), arrivals.end(),
                   [](const Arrival& x, const Arrival& y) { return x.start < y.start; });
+        for (const Arrival& x : arrivals) out.latestOf[d] = std::max(out.latestOf[d], x.late);
+    }
     return out;
 }
 
-TimeNs latestIn(const std::vector<Arrival>& arrivals, TimeNs from, TimeNs to) {
+TimeNs latestIn(const std::vector<Arrival>& arrivals, TimeNs latest, TimeNs from, TimeNs to) {
+    // Covers that end at or after `from` and begin before `to`: their starts
+    // lie in [from, to + latest), the arrivals sorted by start.
     auto it = std::lower_bound(arrivals.begin(), arrivals.end(), from,
                                [](const Arrival& x, TimeNs t) { return x.start < t; });
-    TimeNs latest = -1;
-    for (; it != arrivals.end() && it->start < to; ++it) latest = std::max(latest, std::max<TimeNs>(0, it->late));
-    return latest;
+    TimeNs out = -1;
+    for (; it != arrivals.end() && it->start < to + std::max<TimeNs>(0, latest); ++it) {
+        const TimeNs late = std::max<TimeNs>(0, it->late);
+        if (it->start - late < to) out = std::max(out, late);
+    }
+    return out;
 }
 
 }  // namespace osc::gui

@@ -26,15 +26,21 @@ struct Arrival {
 struct RankLateness {
     // Per device of the analysis, its arrivals in start order.
     std::vector<std::vector<Arrival>> byDevice;
-    TimeNs latest = 0;  // the largest lateness of any arrival (0 when none is late)
+    std::vector<TimeNs> latestOf;  // per device, its largest lateness (0 when never late)
+    TimeNs latest = 0;             // the largest lateness of any arrival (0 when none is late)
 };
 
 // Over every collective matched on two or more ranks (send/receive exchanges
 // included: they wait for their last rank as a collective does).
 RankLateness rankLateness(const Analysis& analysis);
 
-// The largest lateness (clamped at 0) of `arrivals` starting in [from, to),
-// or a negative value when none starts there. `arrivals` in start order.
-TimeNs latestIn(const std::vector<Arrival>& arrivals, TimeNs from, TimeNs to);
+// A late arrival holds the others up from the median rank's start until its
+// own: its lateness covers [start - late, start]; an arrival on time or
+// early covers its start only, with lateness 0. The largest lateness of the
+// `arrivals` (in start order, `latest` their largest) whose cover meets
+// [from, to), or a negative value when none does. What a heat map cell of
+// that time window shows: a late rank's row is dark for as long as the
+// others waited for it, not one pixel at its start.
+TimeNs latestIn(const std::vector<Arrival>& arrivals, TimeNs latest, TimeNs from, TimeNs to);
 
 }  // namespace osc::gui

@@ -212,9 +212,9 @@ QString HeatMapView::headerText() const {
     else if (metric_ == HeatMetric::ExposedShare)
         what = tr("exposed communication share: white 0 → red 100%");
     else
-        what = tr("lateness, arrival after the median rank: white 0 → indigo %1 (the latest here); pale: no "
-                  "collective starts")
-                   .arg(QString::fromStdString(formatDuration(static_cast<TimeNs>(map_.fullScale))));
+        what = tr("lateness, arrival after the median rank: white 0 → indigo %1%2; pale: no collective")
+                   .arg(QString::fromStdString(formatDuration(static_cast<TimeNs>(map_.fullScale))),
+                        map_.latestRow >= 0 ? tr(" (the latest here: %1)").arg(rowLabel(map_.latestRow)) : QString());
     const int every = labelStride();
     // Labels do not fit one per row: say which rows carry one.
     const QString gpus =

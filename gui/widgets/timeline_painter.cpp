@@ -71,7 +71,7 @@ void paintArrivals(QPainter& p, const TimelineView& v) {
         return;
     }
     QColor band = c;
-    band.setAlpha(45);
+    band.setAlpha(70);
     p.fillRect(
         QRectF(marks.bandFrom, v.rulerHeight, std::max(1.0, marks.bandTo - marks.bandFrom), v.height - v.rulerHeight),
         band);

@@ -78,18 +78,28 @@ TEST(RankLateness, EachArrivalAgainstTheLowerMedianOfItsCollective) {
 }
 
 TEST(RankLateness, LatestInAWindowEqualsABruteForce) {
+    // A late arrival covers [start - late, start], one on time its start.
     std::mt19937 rng(3);
     std::uniform_int_distribution<TimeNs> at(0, 100'000), late(-5'000, 5'000);
     std::vector<Arrival> arrivals(300);
-    for (Arrival& x : arrivals) x = {at(rng), late(rng), 0, 0};
+    TimeNs latest = 0;
+    for (Arrival& x : arrivals) {
+        x = {at(rng), late(rng), 0, 0};
+        latest = std::max(latest, x.late);
+    }
     std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& x, const Arrival& y) { return x.start < y.start; });
-    for (int k = 0; k < 200; ++k) {
-        TimeNs from = at(rng), to = at(rng);
-        if (to < from) std::swap(from, to);
+    for (int k = 0; k < 400; ++k) {
+        TimeNs from = at(rng), to = from + at(rng) / 50;  // windows of up to 2 us: most meet a few covers
         TimeNs brute = -1;
-        for (const Arrival& x : arrivals)
-            if (x.start >= from && x.start < to) brute = std::max(brute, std::max<TimeNs>(0, x.late));
-        EXPECT_EQ(latestIn(arrivals, from, to), brute) << from << " " << to;
+        for (const Arrival& x : arrivals) {
+            const TimeNs l = std::max<TimeNs>(0, x.late);
+            for (TimeNs t = x.start - l; t <= x.start; ++t)
+                if (t >= from && t < to) {
+                    brute = std::max(brute, l);
+                    break;
+                }
+        }
+        EXPECT_EQ(latestIn(arrivals, latest, from, to), brute) << from << " " << to;
     }
 }
 
@@ -142,12 +152,15 @@ TEST(HeatMapLateness, CellsAreTheLatestArrivalInTheirBucket) {
             const ViewRange w = h.window(r, c);
             // Brute force: every rank's all-reduce starts at step * 100 us + 20 us + skew; its
             // lateness is that minus the lower median of the twelve starts (skews: four 0,
-            // three 100, four 200 and 4000: the sixth smallest is 100).
+            // three 100, four 200 and 4000: the sixth smallest is 100), and covers the time
+            // from the median's start to its own.
             TimeNs expect = -1;
             for (int s = 0; s < 4; ++s) {
                 const TimeNs start = s * 100'000 + 20'000 + skew[static_cast<size_t>(rank)];
-                if (start >= w.start && start < w.end)
-                    expect = std::max(expect, std::max<TimeNs>(0, skew[static_cast<size_t>(rank)] - 100));
+                const TimeNs lateness = std::max<TimeNs>(0, skew[static_cast<size_t>(rank)] - 100);
+                bool meets = false;
+                for (TimeNs t = start - lateness; t <= start && !meets; ++t) meets = t >= w.start && t < w.end;
+                if (meets) expect = std::max(expect, lateness);
             }
             const float v = h.at(r, c);
             if (expect < 0)
@@ -158,6 +171,8 @@ TEST(HeatMapLateness, CellsAreTheLatestArrivalInTheirBucket) {
         }
     }
     EXPECT_EQ(h.fullScale, 3'900.f) << "the largest lateness: 4000 - 100";
+    ASSERT_GE(h.latestRow, 0);
+    EXPECT_EQ(j.model->processOf(h.groups[static_cast<size_t>(h.latestRow)]).rank, 7);
     EXPECT_EQ(top, h.fullScale);
     // Per step: one column a step, the same values.
     const HeatMap steps = heatMapBySteps(j.analysis, HeatMetric::Lateness, &late);

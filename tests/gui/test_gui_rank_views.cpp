@@ -318,7 +318,7 @@ TEST(RankViews, HeatMapLatenessShowsTheLateRankThroughAPixelRowOfFour) {
     const int x = HeatMapView::kLabelWidth + column, y = HeatMapView::kHeaderHeight + 1;  // ranks 4-7
     EXPECT_EQ(img.pixel(x, y) & 0xFFFFFF, heatColour(1.0f, HeatMetric::Lateness));
     EXPECT_EQ(view->cellAt({x, y}), (std::pair<int, int>{late, column}));
-    EXPECT_TRUE(view->headerText().contains("lateness")) << view->headerText().toStdString();
+    EXPECT_TRUE(view->headerText().contains("the latest here: rank 5")) << view->headerText().toStdString();
 }
 
 TEST(RankViews, AClickOnARanksThinRowSelectsItsCollectiveOnEveryRank) {
