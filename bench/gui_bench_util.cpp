@@ -8,6 +8,7 @@
 #include <QImage>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <ctime>
@@ -24,6 +25,12 @@ double processCpuMs() {
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+double threadCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 double loadAverage() {
     double l[1] = {0};
     return getloadavg(l, 1) == 1 ? l[0] : -1;
@@ -33,6 +40,15 @@ double peakRssGiB() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
     return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);  // ru_maxrss is KiB
+}
+
+double currentRssGiB() {
+    long pages = 0, resident = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        std::fclose(f);
+    }
+    return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0 * 1024.0);
 }
 
 bool verdict(const char* what, double value, const char* unit, double target) {
@@ -139,18 +155,24 @@ bool paintAtZooms(osc::gui::TimelineWidget& w, const char* prefix) {
 }
 
 void GuiStallProbe::start() {
-    longestMs_ = 0;
+    longestMs_ = longestCpuMs_ = mostCpuMs_ = 0;
     since_.start();
+    cpuAt_ = threadCpuMs();
     timer_.setInterval(2);
-    QObject::connect(&timer_, &QTimer::timeout, this, [this] {
-        longestMs_ = std::max(longestMs_, static_cast<double>(since_.nsecsElapsed()) / 1e6);
-        since_.restart();
-    });
+    QObject::connect(&timer_, &QTimer::timeout, this, [this] { tick(); });
     timer_.start();
 }
 
+void GuiStallProbe::tick() {
+    const double ms = static_cast<double>(since_.nsecsElapsed()) / 1e6, cpu = threadCpuMs() - cpuAt_;
+    if (ms > longestMs_) longestMs_ = ms, longestCpuMs_ = cpu;
+    mostCpuMs_ = std::max(mostCpuMs_, cpu);
+    since_.restart();
+    cpuAt_ = threadCpuMs();
+}
+
 void GuiStallProbe::stop() {
-    longestMs_ = std::max(longestMs_, static_cast<double>(since_.nsecsElapsed()) / 1e6);
+    tick();
     timer_.stop();
     timer_.disconnect();
 }

@@ -22,8 +22,10 @@ using Clock = std::chrono::steady_clock;
 
 inline double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 double peakRssGiB();
-double processCpuMs();  // CPU time of every thread of the process
-double loadAverage();   // 1-minute load average: how busy the machine was
+double currentRssGiB();  // resident now
+double processCpuMs();   // CPU time of every thread of the process
+double threadCpuMs();    // CPU time of the calling thread
+double loadAverage();    // 1-minute load average: how busy the machine was
 // Prints one figure against its target; true when it meets it.
 bool verdict(const char* what, double value, const char* unit, double target);
 
@@ -36,17 +38,24 @@ void printSummarySize(const osc::gui::TimelineModel& model);
 bool paintAtZooms(osc::gui::TimelineWidget& w, const char* prefix);
 
 // The longest gap between ticks of a 2 ms GUI-thread timer: how long the
-// window could not paint or take input.
+// window could not paint or take input. On a loaded machine the wall time of
+// a gap grows with the other processes' share of the cores; the GUI thread's
+// own CPU time inside the gap is what it would be on an idle machine (for
+// work that waits on no other thread).
 class GuiStallProbe : public QObject {
 public:
     void start();
     void stop();
     double longestMs() const { return longestMs_; }
+    double longestCpuMs() const { return longestCpuMs_; }  // GUI-thread CPU time inside the longest gap
+    double mostCpuMs() const { return mostCpuMs_; }        // the most GUI-thread CPU time of any gap
 
 private:
+    void tick();
     QTimer timer_;
     QElapsedTimer since_;
-    double longestMs_ = 0;
+    double cpuAt_ = 0;
+    double longestMs_ = 0, longestCpuMs_ = 0, mostCpuMs_ = 0;
 };
 
 // Case C: `ranks` ranks of a bucketed data-parallel pattern, in memory.

@@ -60,6 +60,10 @@ struct ReportFile {
 ReportFile readReportJson(const std::string& path);
 // `origin` names the text in error messages.
 ReportFile parseReportJson(const std::string& text, const std::string& origin);
+// From this size on, the elements of "devices" are parsed apart from the
+// rest of the document, on several threads (json_member_spans.h): a report
+// of 100,000 devices read as one document took minutes and 4 GB.
+inline constexpr size_t kSplitReportBytes = size_t{1} << 20;
 // One element of "devices" read back as parseReportJson reads it
 // (processIndex 0, collectives' kernelIndex -1). Throws CaptureError.
 DeviceAnalysis parseDeviceJson(const std::string& text, const std::string& origin);

@@ -1,5 +1,6 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/metrics/bus_bandwidth.h"
+#include "analyzer/report/json_member_spans.h"
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_json.h"
 
@@ -12,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
+
+#include <functional>
 
 namespace osc::report {
 namespace {
@@ -33,7 +36,15 @@ public:
         if (it == obj.end()) fail(where + "." + key, "is missing");
         return *it;
     }
-    bool has(const json& obj, const char* key) const { return obj.is_object() && obj.contains(key); }
+    bool has(const json& obj, const char* key) const { return member(obj, key) != nullptr; }
+    // The member, or nullptr when it is absent (or `obj` is no object): one
+    // lookup, where has() then obj[key] made two (a report of 100,000
+    // devices reads some 100 million fields).
+    static const json* member(const json& obj, const char* key) {
+        if (!obj.is_object()) return nullptr;
+        const auto it = obj.find(key);
+        return it == obj.end() ? nullptr : &*it;
+    }
 
     int64_t integer(const json& obj, const char* key, const std::string& where) const {
         const json& v = field(obj, key, where);
@@ -41,8 +52,10 @@ public:
         return v.get<int64_t>();
     }
     std::optional<int64_t> optInteger(const json& obj, const char* key, const std::string& where) const {
-        if (!has(obj, key) || obj[key].is_null()) return std::nullopt;
-        return integer(obj, key, where);
+        const json* v = member(obj, key);
+        if (!v || v->is_null()) return std::nullopt;
+        if (!v->is_number_integer()) fail(where + "." + key, "is not an integer");
+        return v->get<int64_t>();
     }
     std::optional<double> optNumber(const json& obj, const char* key, const std::string& where) const {
         const json& v = field(obj, key, where);
@@ -61,8 +74,9 @@ public:
         return v;
     }
     std::optional<int64_t> optDuration(const json& obj, const char* key, const std::string& where) const {
-        if (!has(obj, key) || obj[key].is_null()) return std::nullopt;
-        return duration(obj, key, where);
+        const auto v = optInteger(obj, key, where);
+        if (v && *v < 0) fail(where + "." + key, "is " + std::to_string(*v) + ", a negative duration");
+        return v;
     }
     std::optional<double> optShare(const json& obj, const char* key, const std::string& where) const {
         const auto v = optNumber(obj, key, where);
@@ -101,8 +115,10 @@ public:
         return v.get<std::string>();
     }
     std::string optText(const json& obj, const char* key, const std::string& where) const {
-        if (!has(obj, key) || obj[key].is_null()) return {};
-        return text(obj, key, where);
+        const json* v = member(obj, key);
+        if (!v || v->is_null()) return {};
+        if (!v->is_string()) fail(where + "." + key, "is not a string");
+        return v->get<std::string>();
     }
     const json& array(const json& obj, const char* key, const std::string& where) const {
         const json& v = field(obj, key, where);
@@ -110,8 +126,9 @@ public:
         return v;
     }
     std::optional<uint64_t> optHex(const json& obj, const char* key, const std::string& where) const {
-        if (!has(obj, key) || obj[key].is_null()) return std::nullopt;
-        const json& v = obj[key];
+        const json* found = member(obj, key);
+        if (!found || found->is_null()) return std::nullopt;
+        const json& v = *found;
         if (v.is_number_unsigned() || v.is_number_integer()) return v.get<uint64_t>();
         if (!v.is_string()) fail(where + "." + key, "is not a hex string");
         try {
@@ -496,16 +513,9 @@ void readPatterns(const Reader& r, const json& doc, Analysis& a) {
     }
 }
 
-}  // namespace
+using DeviceReader = std::function<std::vector<DeviceAnalysis>(const json& doc, const Reader& r)>;
 
-ReportFile parseReportJson(const std::string& text, const std::string& origin) {
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::exception& e) {
-        // parse_error, and out_of_range for a number too large (1e999).
-        throw CaptureError(origin, std::string("not JSON: ") + e.what());
-    }
+ReportFile readDocument(const json& doc, const std::string& origin, const DeviceReader& readDevices) {
     Reader r(origin);
     if (!doc.is_object() || !doc.contains("format") || doc["format"] != "overlapscope-report")
         throw CaptureError(origin, "not an overlapscope report (expected \"format\": \"overlapscope-report\")");
@@ -549,11 +559,8 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
         if (s.contains("straggler_late_ns") && s["straggler_late_ns"].is_number_integer())
             a.settings.stragglerLateNs = s["straggler_late_ns"].get<int64_t>();
     }
-    const json& devices = r.array(doc, "devices", "$");
-    for (size_t i = 0; i < devices.size(); ++i) {
-        a.devices.push_back(r.device(devices[i], "devices[" + std::to_string(i) + "]"));
-        a.devices.back().processIndex = static_cast<int>(i);
-    }
+    a.devices = readDevices(doc, r);
+    for (size_t i = 0; i < a.devices.size(); ++i) a.devices[i].processIndex = static_cast<int>(i);
     // With two or more devices a null wait is unknown waiting (SendRecv
     // kernels without a peer), not the one-device case.
     if (a.devices.size() >= 2) {
@@ -604,6 +611,51 @@ ReportFile parseReportJson(const std::string& text, const std::string& origin) {
     return out;
 }
 
+// The devices from the document itself.
+std::vector<DeviceAnalysis> devicesOf(const json& doc, const Reader& r) {
+    const json& devices = r.array(doc, "devices", "$");
+    std::vector<DeviceAnalysis> out;
+    out.reserve(devices.size());
+    for (size_t i = 0; i < devices.size(); ++i)
+        out.push_back(r.device(devices[i], "devices[" + std::to_string(i) + "]"));
+    return out;
+}
+
+// Each element of "devices" parsed from its own text, on several threads.
+std::vector<DeviceAnalysis> devicesOf(const std::string& text, const MemberSpans& spans, const Reader& r) {
+    std::vector<DeviceAnalysis> out(spans.items.size());
+    forEachItem(text, spans,
+                [&](size_t i, const json& d) { out[i] = r.device(d, "devices[" + std::to_string(i) + "]"); });
+    return out;
+}
+
+}  // namespace
+
+ReportFile parseReportJson(const std::string& text, const std::string& origin) {
+    // A report of many devices: the devices' text apart from the rest.
+    if (text.size() >= kSplitReportBytes)
+        if (const auto spans = topLevelArraySpans(text, "devices")) {
+            std::string rest = text.substr(0, spans->open + 1);
+            rest.append(text, spans->close, std::string::npos);
+            try {
+                const json doc = json::parse(rest);
+                return readDocument(doc, origin,
+                                    [&](const json&, const Reader& r) { return devicesOf(text, *spans, r); });
+            } catch (const json::exception&) {
+            } catch (const ItemNotJson&) {
+                // Not JSON: read as one document below, so that the message names the place in the file.
+            }
+        }
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::exception& e) {
+        // parse_error, and out_of_range for a number too large (1e999).
+        throw CaptureError(origin, std::string("not JSON: ") + e.what());
+    }
+    return readDocument(doc, origin, [](const json& d, const Reader& r) { return devicesOf(d, r); });
+}
+
 DeviceAnalysis parseDeviceJson(const std::string& text, const std::string& origin) {
     json doc;
     try {
@@ -629,6 +681,8 @@ ReportFile readReportJson(const std::string& path) {
     const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     int error = 0;
     if (regular) {
+        // Its size up front: appending 900 MB in chunks copied it over and over.
+        text.reserve(static_cast<size_t>(st.st_size));
         char chunk[1 << 16];
         for (;;) {
             const ssize_t n = ::read(fd, chunk, sizeof chunk);

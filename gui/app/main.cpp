@@ -92,7 +92,11 @@ int main(int argc, char** argv) {
                                "Collectives panels show both runs step by step (step N of each) and the change. "
                                "Works with --screenshot and --export-csv.",
                                "CANDIDATE");
-    parser.addOptions({shot, size, range, find, panel, groupRanks, oneRow, select, exportCsv, compare});
+    QCommandLineOption heatMap("heat-map",
+                               "Colour the heat map (with --screenshot) by overlap (ratio), exposed (communication "
+                               "share) or lateness (arrival after the median rank).",
+                               "COLOUR");
+    parser.addOptions({shot, size, range, find, panel, groupRanks, oneRow, select, exportCsv, compare, heatMap});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -139,6 +143,7 @@ int main(int argc, char** argv) {
         req.panel = parser.value(panel);
         req.groupRanks = parser.value(groupRanks);
         req.oneRow = parser.isSet(oneRow);
+        req.heatMap = parser.value(heatMap);
         req.comparePath = parser.value(compare);
         return osc::gui::renderScreenshot(req);
     }

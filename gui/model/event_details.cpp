@@ -241,6 +241,46 @@ void addTransfers(const Analysis& a, const KernelLinks& links, TimeNs start, Det
     }
 }
 
+// Per other rank, when its instance started and how long it ran. With many
+// ranks only the earliest and the latest few are listed (a slow rank is
+// among the latest) and a line says what the others spanned: a line per rank
+// of a 1,024-rank job filled Details with a thousand rows (issue 40).
+void addPartnerArrivals(const TimelineModel& model, const KernelLinks& links, TimeNs start, DetailList& out) {
+    if (links.partners.empty()) return;
+    struct Other {
+        TimeNs start, end;
+        int group;
+    };
+    std::vector<Other> others;
+    others.reserve(links.partners.size());
+    TimeNs first = start, last = start;
+    for (const EventRef& o : links.partners) {
+        const EventRow& orow = model.lane(o.lane).rows[static_cast<size_t>(o.row)];
+        others.push_back({orow.start[o.index], orow.end[o.index], model.lane(o.lane).group});
+        first = std::min(first, orow.start[o.index]);
+        last = std::max(last, orow.start[o.index]);
+    }
+    const auto line = [&](const Other& o) {
+        out.emplace_back("on " + model.processOf(o.group).label(),
+                         startsRelative(o.start - start) + ", lasts " + formatDuration(o.end - o.start));
+    };
+    if (!links.pointToPoint()) {  // a send or receive said it per partner already
+        if (others.size() <= kListedPartners) {
+            for (const Other& o : others) line(o);
+        } else {
+            std::stable_sort(others.begin(), others.end(),
+                             [](const Other& a, const Other& b) { return a.start < b.start; });
+            const size_t early = 2, late = kListedPartners - early, between = others.size() - early - late;
+            for (size_t k = 0; k < early; ++k) line(others[k]);
+            out.emplace_back("on " + std::to_string(between) + " other ranks",
+                             "start from " + startsRelative(others[early].start - start) + " to " +
+                                 startsRelative(others[early + between - 1].start - start));
+            for (size_t k = others.size() - late; k < others.size(); ++k) line(others[k]);
+        }
+    }
+    out.emplace_back("arrival skew", formatDuration(last - first));
+}
+
 }  // namespace
 
 std::string eventLabel(const TimelineModel& model, const Lane& lane, const EventRow& row, size_t i) {
@@ -332,17 +372,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
                 } else if (coll == "SendRecv") {
                     add("peer", "unknown: no NCCL profiler plugin row or trace argument names this kernel's peer");
                 }
-                TimeNs first = row.start[i], last = row.start[i];
-                for (const EventRef& o : links.partners) {
-                    const EventRow& orow = model.lane(o.lane).rows[static_cast<size_t>(o.row)];
-                    first = std::min(first, orow.start[o.index]);
-                    last = std::max(last, orow.start[o.index]);
-                    if (links.pointToPoint()) continue;  // said per partner above
-                    add("on " + model.processOf(model.lane(o.lane).group).label(),
-                        startsRelative(orow.start[o.index] - row.start[i]) + ", lasts " +
-                            formatDuration(orow.end[o.index] - orow.start[o.index]));
-                }
-                if (!links.partners.empty()) add("arrival skew", formatDuration(last - first));
+                addPartnerArrivals(model, links, row.start[i], d);
                 if (op) addWaitTransfer(*analysis, links, d);
             }
             const DeviceGroup& g = model.groups()[static_cast<size_t>(lane.group)];

@@ -14,6 +14,10 @@ namespace osc::gui {
 
 using DetailList = std::vector<std::pair<std::string, std::string>>;
 
+// A collective matched on more other ranks than this lists only the two
+// earliest and the latest of them, and one line for the ranks between.
+inline constexpr size_t kListedPartners = 8;
+
 // With the analysis, a compute kernel also shows its signature's baseline
 // (the same kernel alone) and this run against it, and a collective its
 // waiting and transfer parts and who arrived last (docs/design.md 4b, 4c).

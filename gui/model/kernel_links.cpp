@@ -12,6 +12,24 @@ std::string deviceLabel(const DeviceAnalysis& d) {
            std::to_string(d.device);
 }
 
+std::vector<int> groupsOfDevices(const TimelineModel& model, const Analysis& analysis) {
+    std::vector<int> out(analysis.devices.size(), -1);
+    for (size_t g = 0; g < model.groups().size(); ++g) {
+        const int d = model.groups()[g].analysisDevice;
+        if (d >= 0 && static_cast<size_t>(d) < out.size()) out[static_cast<size_t>(d)] = static_cast<int>(g);
+    }
+    // Checked, as the model may have been annotated with another analysis;
+    // a device it does not name is searched for.
+    for (size_t d = 0; d < out.size(); ++d) {
+        const DeviceAnalysis& dev = analysis.devices[d];
+        const int g = out[d];
+        const Device* shown = g >= 0 ? model.deviceOf(g) : nullptr;
+        if (!shown || model.groups()[static_cast<size_t>(g)].process != dev.processIndex || shown->id != dev.device)
+            out[d] = model.groupOf(dev);
+    }
+    return out;
+}
+
 KernelLinks linkedKernels(const TimelineModel& model, const Analysis* a, EventRef ref) {
     KernelLinks out;
     if (!ref.valid()) return out;
@@ -32,12 +50,7 @@ KernelLinks linkedKernels(const TimelineModel& model, const Analysis* a, EventRe
     out.op = op;
     out.matched = g.opLinks.matchOf(static_cast<size_t>(op));
 
-    std::vector<int> groupOfDevice(a->devices.size(), -1);
-    for (size_t i = 0; i < model.groups().size(); ++i) {
-        const int d = model.groups()[i].analysisDevice;
-        if (d >= 0 && static_cast<size_t>(d) < groupOfDevice.size())
-            groupOfDevice[static_cast<size_t>(d)] = static_cast<int>(i);
-    }
+    const std::vector<int> groupOfDevice = groupsOfDevices(model, *a);
     auto drawnAt = [&](std::pair<int, int> where) -> EventRef {
         const int group = groupOfDevice[static_cast<size_t>(where.first)];
         if (group < 0) return {};

@@ -44,6 +44,11 @@ inline constexpr size_t kMaxPeerArrows = 64;
 
 KernelLinks linkedKernels(const TimelineModel& model, const Analysis* analysis, EventRef ref);
 
+// Per device of the analysis, the group showing it (TimelineModel::groupOf),
+// or -1: from the groups annotate() numbered, in one pass, so that a
+// thousand ranks are not a search of every group per device.
+std::vector<int> groupsOfDevices(const TimelineModel& model, const Analysis& analysis);
+
 // "rank 3 · GPU 0", or "host:pid · GPU 0" without a rank.
 std::string deviceLabel(const DeviceAnalysis& d);
 

@@ -23,6 +23,7 @@ LaneLayout::LaneLayout(const TimelineModel& model, LaneMetrics metrics, double n
         placeGroup(model, group, lanes, nsPerPx, y);
     }
     total_ = y;
+    buildIndex(model);
 }
 
 LaneLayout::LaneLayout(const TimelineModel& model, const RankRows& ranks, LaneMetrics metrics, double nsPerPx)
@@ -73,6 +74,23 @@ LaneLayout::LaneLayout(const TimelineModel& model, const RankRows& ranks, LaneMe
     }
     if (oneRow_) y += kRankBlockPad;  // under the last row: the window's edge
     total_ = y;
+    buildIndex(model);
+}
+
+void LaneLayout::buildIndex(const TimelineModel& model) {
+    // Overlays look up a slot per outlined event: a thousand matched
+    // instances must not each walk thousands of slots.
+    slotIndex_.assign(model.empty() ? 0 : model.lanes().size(), -1);
+    rankRowIndex_.assign(model.empty() ? 0 : model.groups().size(), -1);
+    for (size_t i = 0; i < lanes_.size(); ++i) {
+        const LaneSlot& s = lanes_[i];
+        if (s.lane >= 0 && static_cast<size_t>(s.lane) < slotIndex_.size() &&
+            slotIndex_[static_cast<size_t>(s.lane)] < 0)
+            slotIndex_[static_cast<size_t>(s.lane)] = static_cast<int>(i);
+        if (s.rankRow && s.group >= 0 && static_cast<size_t>(s.group) < rankRowIndex_.size() &&
+            rankRowIndex_[static_cast<size_t>(s.group)] < 0)
+            rankRowIndex_[static_cast<size_t>(s.group)] = static_cast<int>(i);
+    }
 }
 
 int LaneLayout::rankPitch(int rows, int blocks, bool headers, int available, const LaneMetrics& metrics) {
@@ -147,17 +165,15 @@ int LaneLayout::sectionHeaderAt(int y) const {
 }
 
 const LaneSlot* LaneLayout::rankRowOf(int group) const {
-    if (!oneRow_) return nullptr;
-    for (const auto& s : lanes_)
-        if (s.rankRow && s.group == group) return &s;
-    return nullptr;
+    if (!oneRow_ || group < 0 || static_cast<size_t>(group) >= rankRowIndex_.size()) return nullptr;
+    const int i = rankRowIndex_[static_cast<size_t>(group)];
+    return i >= 0 ? &lanes_[static_cast<size_t>(i)] : nullptr;
 }
 
 const LaneSlot* LaneLayout::slotOf(int lane) const {
-    for (const auto& s : lanes_) {
-        if (s.lane == lane) return &s;
-    }
-    return nullptr;
+    if (lane < 0 || static_cast<size_t>(lane) >= slotIndex_.size()) return nullptr;
+    const int i = slotIndex_[static_cast<size_t>(lane)];
+    return i >= 0 ? &lanes_[static_cast<size_t>(i)] : nullptr;
 }
 
 }  // namespace osc::gui

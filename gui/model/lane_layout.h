@@ -90,11 +90,14 @@ public:
 private:
     void placeGroup(const TimelineModel& model, int group, const std::vector<int>& lanes, double nsPerPx, int& y);
     void placeRankRow(const TimelineModel& model, int group, int& y);
+    void buildIndex(const TimelineModel& model);
 
     std::vector<LaneSlot> lanes_;
     std::vector<GroupSlot> groups_;
     std::vector<SectionSlot> sections_;
     std::vector<RankSection> rankSections_;
+    std::vector<int> slotIndex_;     // lane -> index into lanes_, -1 when not shown
+    std::vector<int> rankRowIndex_;  // group -> its rank row in lanes_, -1 when none
     bool oneRow_ = false;
     int pitch_ = 0;
     int total_ = 0;

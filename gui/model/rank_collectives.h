@@ -25,6 +25,10 @@ struct RankCollectiveRow {
     std::optional<uint64_t> seqNumber;
     int bucket = 0;
     std::optional<uint64_t> bytes;  // the ranks' largest, when any knows it
+    // The communicator (process group) it ran on: the plugin's commHash, or
+    // PyTorch's process group name hashed; none when matched by order.
+    std::optional<uint64_t> commHash;
+    int communicator = -1;  // into rankCommunicators()' list, -1 without a commHash
     int ranks = 0;
     TimeNs skew_ns = 0, transfer_ns = 0;  // MatchedCollective's
     // The device (into Analysis::devices) that started last; on a tie, the
@@ -39,5 +43,24 @@ struct RankCollectiveRow {
 };
 
 std::vector<RankCollectiveRow> rankCollectiveRows(const Analysis& analysis);
+
+// One communicator (process group) of the rows, to show, group and filter by.
+struct RankCommunicator {
+    uint64_t hash = 0;
+    std::vector<int> ranks;  // its members' ranks, sorted (devices without a rank left out)
+    int collectives = 0;     // rows on it
+    // "ranks 0–3", "ranks 0, 2" (rank_groups.h's rankSpan); with the hash
+    // added when another communicator has the same members.
+    std::string label;
+};
+
+// The rows' communicators, ordered by their lowest rank, then size, then
+// hash (tensor-parallel {0,1} before data-parallel {0,2} only by the hash:
+// both start at rank 0); sets each row's `communicator`.
+std::vector<RankCommunicator> rankCommunicators(const Analysis& analysis, std::vector<RankCollectiveRow>& rows);
+
+// The instance at (device, operation), as MatchedCollective::instances name
+// them, or nullptr when either index is out of range.
+const CollectiveInstance* instanceAt(const Analysis& analysis, std::pair<int, int> op);
 
 }  // namespace osc::gui

@@ -16,29 +16,17 @@ bool jobOrder(const RankIdentity& a, const RankIdentity& b) {
     return key(a) < key(b);
 }
 
-// "ranks 24–31", "rank 3", "ranks 0, 8, 16, …" (the first few of a scattered set), or "" without ranks.
-std::string rankSpan(const std::vector<const RankIdentity*>& members) {
+// The ranks of `members`, as rankSpan words them.
+std::string memberSpan(const std::vector<const RankIdentity*>& members) {
     std::vector<int> ranks;
     for (const RankIdentity* m : members)
         if (m->rank >= 0) ranks.push_back(m->rank);
     std::sort(ranks.begin(), ranks.end());
     ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-    if (ranks.empty()) return "";
-    if (ranks.size() == 1) return "rank " + std::to_string(ranks.front());
-    if (ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size()))
-        return "ranks " + std::to_string(ranks.front()) + "–" + std::to_string(ranks.back());
-    std::string s = "ranks ";
-    for (size_t i = 0; i < std::min<size_t>(ranks.size(), 4); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
-    return ranks.size() > 4 ? s + ", …" : s;
+    return rankSpan(ranks);
 }
 
 std::string gpus(size_t n) { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
-
-std::string hexHash(uint64_t h) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(h));
-    return buf;
-}
 
 RankSection makeSection(std::string key, std::string title, const std::vector<const RankIdentity*>& members) {
     RankSection s{std::move(key), std::move(title), {}, false};
@@ -56,7 +44,7 @@ std::vector<RankSection> byHost(const std::vector<RankIdentity>& ids) {
     std::vector<RankSection> out;
     for (const std::string& h : hosts) {
         const auto& m = members[h];
-        const std::string span = rankSpan(m);
+        const std::string span = memberSpan(m);
         out.push_back(makeSection(
             h,
             (h.empty() ? std::string("host unknown") : h) + " · " + gpus(m.size()) + (span.empty() ? "" : " · " + span),
@@ -96,7 +84,7 @@ std::vector<RankSection> byCommunicator(const std::vector<RankIdentity>& ids) {
                             (mine.size() == all ? std::to_string(all) + " ranks"
                                                 : std::to_string(mine.size()) + " of its " + std::to_string(all) +
                                                       " ranks (the others under a smaller one)");
-        const std::string span = rankSpan(mine);
+        const std::string span = memberSpan(mine);
         if (!span.empty()) title += " · " + span;
         sections.emplace_back(mine.front(), makeSection(hexHash(c), std::move(title), mine));
     }
@@ -114,6 +102,22 @@ std::vector<RankSection> byCommunicator(const std::vector<RankIdentity>& ids) {
 }
 
 }  // namespace
+
+std::string rankSpan(const std::vector<int>& ranks) {
+    if (ranks.empty()) return "";
+    if (ranks.size() == 1) return "rank " + std::to_string(ranks.front());
+    if (ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size()))
+        return "ranks " + std::to_string(ranks.front()) + "–" + std::to_string(ranks.back());
+    std::string s = "ranks ";
+    for (size_t i = 0; i < std::min<size_t>(ranks.size(), 4); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+    return ranks.size() > 4 ? s + ", …" : s;
+}
+
+std::string hexHash(uint64_t h) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(h));
+    return buf;
+}
 
 std::vector<RankSection> groupRanks(std::vector<RankIdentity> ids, RankGrouping how) {
     if (how == RankGrouping::None) return {};

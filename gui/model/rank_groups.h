@@ -45,6 +45,12 @@ std::vector<RankSection> groupRanks(std::vector<RankIdentity> ids, RankGrouping 
 // The identities of a model's groups; communicators from the analysis (none without one).
 std::vector<RankIdentity> rankIdentities(const TimelineModel& model, const Analysis* analysis);
 
+// "ranks 24–31", "rank 3", "ranks 0, 8, 16, …" (the first few of a
+// scattered set), or "" without ranks; `ranks` sorted and distinct.
+std::string rankSpan(const std::vector<int>& ranks);
+// "0x5e1f…" in full: how communicators are named on screen.
+std::string hexHash(uint64_t hash);
+
 // "rank 12 · GPU 4", "rank 12", or "host:pid · GPU 0" without a rank: a rank row's label.
 std::string rankRowLabel(const RankIdentity& id, bool withGpu, bool withHost);
 

@@ -47,6 +47,11 @@ inline constexpr uint32_t kMarker = 0x111111;    // a pinned timestamp (marker),
 // communication in a cell is a mid grey, darker than any ratio's tint.
 inline constexpr uint32_t kHeatMiddle = 0xFFFFFF;
 inline constexpr uint32_t kHeatNoComm = 0xB0B6BD;
+// Heat map of lateness (arrival after the median rank): white to indigo; a
+// cell where no collective starts stays pale, so a late rank's arrivals read
+// as a dark line on white.
+inline constexpr uint32_t kLate = 0x2E1A6E;
+inline constexpr uint32_t kHeatNoArrival = 0xECEEF1;
 
 // The colours that mean something on screen, each one thing.
 inline constexpr uint32_t kMeanings[] = {kCompute,     kCommunication, kMemory,    kOverlap,   kExposed,

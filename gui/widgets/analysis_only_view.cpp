@@ -2,6 +2,7 @@
 
 #include "analyzer/report/report_format.h"
 #include "gui/widgets/device_table.h"
+#include "gui/widgets/table_columns.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -73,7 +74,7 @@ AnalysisOnlyView::AnalysisOnlyView(QWidget* parent) : QWidget(parent) {
     view_->setAlternatingRowColors(true);
     view_->verticalHeader()->hide();
     view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
-    view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    fitColumnsToSample(view_);
     view_->horizontalHeader()->setStretchLastSection(true);
     findings_ = new QPlainTextEdit(this);
     findings_->setReadOnly(true);

@@ -32,9 +32,10 @@ uint32_t mix(uint32_t a, uint32_t b, double t) {
 }  // namespace
 
 uint32_t heatColour(float value, HeatMetric metric) {
-    if (std::isnan(value)) return palette::kHeatNoComm;
+    if (std::isnan(value)) return metric == HeatMetric::Lateness ? palette::kHeatNoArrival : palette::kHeatNoComm;
     const double v = std::clamp(static_cast<double>(value), 0.0, 1.0);
     if (metric == HeatMetric::ExposedShare) return mix(palette::kBackground, palette::kExposed, v);
+    if (metric == HeatMetric::Lateness) return mix(palette::kBackground, palette::kLate, v);
     // Through white, not amber: amber is the timeline's "waiting for the last rank".
     return v < 0.5 ? mix(palette::kExposed, palette::kHeatMiddle, v * 2)
                    : mix(palette::kHeatMiddle, palette::kOverlap, v * 2 - 1);
@@ -43,15 +44,36 @@ uint32_t heatColour(float value, HeatMetric metric) {
 HeatMapView::HeatMapView(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
     setMinimumHeight(80);
     setMouseTracking(true);
+    // Rebuilt only while shown: a hidden map (another tab in front) is
+    // rebuilt when it is shown again, not on every pan and every capture.
     connect(timeline_, &TimelineWidget::viewRangeChanged, this, [this] {
-        if (!perStep_) rebuild();
+        if (!perStep_) rebuildWhenShown();
     });
-    connect(timeline_, &TimelineWidget::modelChanged, this, &HeatMapView::rebuild);
+    connect(timeline_, &TimelineWidget::modelChanged, this, &HeatMapView::rebuildWhenShown);
+}
+
+void HeatMapView::rebuildWhenShown() {
+    if (isVisible())
+        rebuild();
+    else
+        stale_ = true;
+}
+
+const HeatMap& HeatMapView::heatMap() const {
+    // A cache filled on demand: reading it is what makes it current.
+    if (stale_) const_cast<HeatMapView*>(this)->rebuild();
+    return map_;
+}
+
+void HeatMapView::showEvent(QShowEvent* e) {
+    QWidget::showEvent(e);
+    if (stale_) rebuild();
 }
 
 void HeatMapView::setAnalysis(std::shared_ptr<const Analysis> analysis) {
     analysis_ = std::move(analysis);
-    rebuild();
+    lateness_.reset();
+    rebuildWhenShown();
 }
 
 void HeatMapView::setMode(bool perStep, HeatMetric metric) {
@@ -73,19 +95,33 @@ int HeatMapView::rowOfPixel(int y) const {
     return static_cast<int>(static_cast<int64_t>(y) * rows / px);
 }
 
+std::pair<int, int> HeatMapView::rowsOfPixel(int y) const {
+    const int rows = map_.rows(), px = std::max(1, pixelRows());
+    const int r0 = static_cast<int>(static_cast<int64_t>(y) * rows / px);
+    return {r0, std::max(r0 + 1, static_cast<int>(static_cast<int64_t>(y + 1) * rows / px))};
+}
+
+const RankLateness* HeatMapView::lateness() {
+    if (!analysis_) return nullptr;
+    if (!lateness_) lateness_ = std::make_shared<const RankLateness>(rankLateness(*analysis_));
+    return lateness_.get();
+}
+
 double HeatMapView::columnWidth() const {
     return map_.columns > 0 ? static_cast<double>(std::max(1, width() - kLabelWidth)) / map_.columns : 1.0;
 }
 
 void HeatMapView::rebuild() {
+    stale_ = false;
     const TimelineModel* model = timeline_->model();
     const int columns = std::max(1, width() - kLabelWidth);
+    const RankLateness* late = metric_ == HeatMetric::Lateness ? lateness() : nullptr;
     if (!model)
-        map_ = perStep_ && analysis_ ? heatMapBySteps(*analysis_, metric_) : HeatMap{};
+        map_ = perStep_ && analysis_ ? heatMapBySteps(*analysis_, metric_, late) : HeatMap{};
     else if (perStep_ && analysis_)
-        map_ = heatMapBySteps(*model, *analysis_, metric_);
+        map_ = heatMapBySteps(*model, *analysis_, metric_, late);
     else
-        heatMapByTime(*model, timeline_->viewRange(), columns, metric_, map_);
+        heatMapByTime(*model, timeline_->viewRange(), columns, metric_, map_, late);
     // One image pixel per column and pixel row; a pixel row holding several
     // ranks shows the worst of them.
     const int px = pixelRows();
@@ -97,13 +133,19 @@ void HeatMapView::rebuild() {
     if (image_.width() != map_.columns || image_.height() != px)
         image_ = QImage(map_.columns, px, QImage::Format_RGB32);
     const int rows = map_.rows();
+    // Several ranks per pixel row: each shows the one farthest from its column's median.
+    if (rows > px && metric_ != HeatMetric::Lateness)
+        medians_ = columnMedians(map_);
+    else
+        medians_.clear();
+    const float scale = map_.fullScale > 0 ? map_.fullScale : 1;
     // Colours from a table of 256 steps (and one for "no communication").
     std::array<QRgb, 257> lut;
     for (int i = 0; i < 256; ++i)
         lut[static_cast<size_t>(i)] = 0xFF000000u | heatColour(static_cast<float>(i) / 255.f, metric_);
     lut[256] = 0xFF000000u | heatColour(std::nanf(""), metric_);
     const auto colourOf = [&](float v) {
-        return std::isnan(v) ? lut[256] : lut[static_cast<size_t>(std::clamp(v, 0.f, 1.f) * 255.f + 0.5f)];
+        return std::isnan(v) ? lut[256] : lut[static_cast<size_t>(std::clamp(v / scale, 0.f, 1.f) * 255.f + 0.5f)];
     };
     // bits() once: scanLine() would check for a detach from every thread.
     uchar* bits = image_.bits();
@@ -118,15 +160,14 @@ void HeatMapView::rebuild() {
             return;
         }
         for (int c = 0; c < map_.columns; ++c) {
-            float v = first[c];
-            for (int r = r0 + 1; r < r1; ++r) v = worstOf(v, map_.at(r, c), metric_);
-            line[c] = colourOf(v);
+            const float median = medians_.empty() ? std::nanf("") : medians_[static_cast<size_t>(c)];
+            line[c] = colourOf(map_.at(shownRow(map_, r0, r1, c, median, metric_), c));
         }
     });
     update();
 }
 
-void HeatMapView::resizeEvent(QResizeEvent*) { rebuild(); }
+void HeatMapView::resizeEvent(QResizeEvent*) { rebuildWhenShown(); }
 
 void HeatMapView::paintEvent(QPaintEvent*) {
     QPainter p(this);
@@ -165,9 +206,15 @@ int HeatMapView::labelStride() const {
 }
 
 QString HeatMapView::headerText() const {
-    const QString what = metric_ == HeatMetric::OverlapRatio
-                             ? tr("overlap ratio: red 0 → white 50% → green 100%, grey: no communication")
-                             : tr("exposed communication share: white 0 → red 100%");
+    QString what;
+    if (metric_ == HeatMetric::OverlapRatio)
+        what = tr("overlap ratio: red 0 → white 50% → green 100%, grey: no communication");
+    else if (metric_ == HeatMetric::ExposedShare)
+        what = tr("exposed communication share: white 0 → red 100%");
+    else
+        what = tr("lateness, arrival after the median rank: white 0 → indigo %1%2; pale: no collective")
+                   .arg(QString::fromStdString(formatDuration(static_cast<TimeNs>(map_.fullScale))),
+                        map_.latestRow >= 0 ? tr(" (the latest here: %1)").arg(rowLabel(map_.latestRow)) : QString());
     const int every = labelStride();
     // Labels do not fit one per row: say which rows carry one.
     const QString gpus =
@@ -191,10 +238,24 @@ QString HeatMapView::rowLabel(int row) const {
 
 std::pair<int, int> HeatMapView::cellAt(QPoint p) const {
     if (p.x() < kLabelWidth || map_.columns <= 0) return {-1, -1};
-    const int row = rowOfPixel(p.y() - kHeaderHeight);
+    const int y = p.y() - kHeaderHeight;
     const int column = static_cast<int>((p.x() - kLabelWidth) / columnWidth());
-    if (row < 0 || column < 0 || column >= map_.columns) return {-1, -1};
-    return {row, column};
+    if (rowOfPixel(y) < 0 || column < 0 || column >= map_.columns) return {-1, -1};
+    // The rank whose colour the pixel shows, not the first of its ranks.
+    const auto [r0, r1] = rowsOfPixel(y);
+    const float median = medians_.empty() ? std::nanf("") : medians_[static_cast<size_t>(column)];
+    return {shownRow(map_, r0, r1, column, median, metric_), column};
+}
+
+QString HeatMapView::valueText(float v) const {
+    if (std::isnan(v))
+        return metric_ == HeatMetric::Lateness ? tr(": no collective starts here") : tr(": no communication");
+    if (metric_ == HeatMetric::Lateness)
+        return tr(": arrived %1 after the median rank (its latest arrival here)")
+            .arg(QString::fromStdString(formatDuration(static_cast<TimeNs>(v))));
+    return (metric_ == HeatMetric::OverlapRatio ? tr(": %1% of communication hidden")
+                                                : tr(": %1% exposed communication"))
+        .arg(static_cast<double>(v) * 100, 0, 'f', 1);
 }
 
 QPoint HeatMapView::cellCentre(int row, int column) const {
@@ -233,13 +294,11 @@ bool HeatMapView::event(QEvent* e) {
                          : tr(", %1 to %2")
                                .arg(QString::fromStdString(formatTimestamp(w.start)),
                                     QString::fromStdString(formatTimestamp(w.end)));
-    if (std::isnan(v))
-        text += tr(": no communication");
-    else
-        text += (metric_ == HeatMetric::OverlapRatio ? tr(": %1% of communication hidden")
-                                                     : tr(": %1% exposed communication"))
-                    .arg(static_cast<double>(v) * 100, 0, 'f', 1);
-    if (pixelRows() < map_.rows()) text += tr("\n(several ranks per pixel row: the worst is shown)");
+    text += valueText(v);
+    if (pixelRows() < map_.rows())
+        text += metric_ == HeatMetric::Lateness
+                    ? tr("\n(several ranks per pixel row: the latest is shown)")
+                    : tr("\n(several ranks per pixel row: the one farthest from the column's median is shown)");
     if (timeline) text += tr("\nclick: zoom the timeline here");
     QToolTip::showText(help->globalPos(), text, this);
     return true;
@@ -250,7 +309,11 @@ HeatMapPanel::HeatMapPanel(TimelineWidget* timeline, QWidget* parent) : QWidget(
     mode_ = new QComboBox(this);
     mode_->addItems({tr("per time bucket of the view"), tr("per step")});
     metric_ = new QComboBox(this);
-    metric_->addItems({tr("overlap ratio"), tr("exposed communication")});
+    metric_->addItems({tr("overlap ratio"), tr("exposed communication"), tr("lateness (arrival after the median)")});
+    metric_->setItemData(2,
+                         tr("How long after the median rank each rank arrived at its collectives: a late rank "
+                            "is the dark row (it waits least, so the overlap colours hide it)"),
+                         Qt::ToolTipRole);
     auto* bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Columns:"), this));
     bar->addWidget(mode_);
@@ -267,9 +330,13 @@ HeatMapPanel::HeatMapPanel(TimelineWidget* timeline, QWidget* parent) : QWidget(
 
 void HeatMapPanel::setPerStep(bool perStep) { mode_->setCurrentIndex(perStep ? 1 : 0); }
 
+void HeatMapPanel::setMetric(HeatMetric metric) {
+    metric_->setCurrentIndex(metric == HeatMetric::ExposedShare ? 1 : metric == HeatMetric::Lateness ? 2 : 0);
+}
+
 void HeatMapPanel::apply() {
-    view_->setMode(mode_->currentIndex() == 1,
-                   metric_->currentIndex() == 1 ? HeatMetric::ExposedShare : HeatMetric::OverlapRatio);
+    static constexpr HeatMetric kMetrics[] = {HeatMetric::OverlapRatio, HeatMetric::ExposedShare, HeatMetric::Lateness};
+    view_->setMode(mode_->currentIndex() == 1, kMetrics[std::clamp(metric_->currentIndex(), 0, 2)]);
 }
 
 }  // namespace osc::gui

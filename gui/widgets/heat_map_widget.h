@@ -1,6 +1,8 @@
 // The heat map panel: ranks down, time buckets of the timeline's view (or
-// steps) across, each cell coloured by its overlap ratio or exposed share.
-// When ranks outnumber pixel rows, a pixel row shows the worst of its ranks.
+// steps) across, each cell coloured by its overlap ratio, exposed share or
+// lateness. When ranks outnumber pixel rows, a pixel row shows the rank an
+// outlier would be (heat_map.h shownRow); a click or tooltip there is about
+// that rank.
 // Clicking a cell zooms the timeline to it (a step, or ten times closer
 // around a time bucket) and scrolls to that rank.
 #pragma once
@@ -25,11 +27,14 @@ public:
     HeatMapView(TimelineWidget* timeline, QWidget* parent = nullptr);
     void setAnalysis(std::shared_ptr<const Analysis> analysis);
     void setMode(bool perStep, HeatMetric metric);
-    const HeatMap& heatMap() const { return map_; }
+    HeatMetric metric() const { return metric_; }
+    // The map as shown; brought up to date first when it was left stale while hidden.
+    const HeatMap& heatMap() const;
     // Builds the map and the image for the current size and view (the bench
-    // times this: it runs whenever the view moves).
+    // times this: it runs whenever the view moves while the map is shown).
     void rebuild();
-    // The heat map row (device) and column at a widget point, or -1s.
+    // The heat map row (device) and column at a widget point, or -1s. Where
+    // a pixel row stands for several ranks: the one it shows.
     std::pair<int, int> cellAt(QPoint p) const;
     // Widget rectangle of a cell's first pixel row (tests click there).
     QPoint cellCentre(int row, int column) const;
@@ -44,13 +49,18 @@ signals:
 protected:
     void paintEvent(QPaintEvent*) override;
     void resizeEvent(QResizeEvent*) override;
+    void showEvent(QShowEvent*) override;
     void mouseReleaseEvent(QMouseEvent*) override;
     bool event(QEvent*) override;
 
 private:
+    void rebuildWhenShown();
     int pixelRows() const;
     QString rowLabel(int row) const;
-    int rowOfPixel(int y) const;  // first device row drawn at pixel row y (from the cell area top)
+    int rowOfPixel(int y) const;                   // first device row drawn at pixel row y (from the cell area top)
+    std::pair<int, int> rowsOfPixel(int y) const;  // the device rows [first, last) pixel row y stands for
+    QString valueText(float v) const;
+    const RankLateness* lateness();
     double columnWidth() const;
 
     TimelineWidget* timeline_;
@@ -58,7 +68,10 @@ private:
     bool perStep_ = false;
     HeatMetric metric_ = HeatMetric::OverlapRatio;
     HeatMap map_;
-    QImage image_;  // one pixel per column and pixel row
+    bool stale_ = false;                            // the view or capture changed while hidden
+    std::vector<float> medians_;                    // per column, when ranks outnumber pixel rows
+    std::shared_ptr<const RankLateness> lateness_;  // of analysis_, made when first shown
+    QImage image_;                                  // one pixel per column and pixel row
 };
 
 class HeatMapPanel : public QWidget {
@@ -68,6 +81,7 @@ public:
     HeatMapView* view() const { return view_; }
     // Columns per step (else per time bucket of the view), as the user picks it.
     void setPerStep(bool perStep);
+    void setMetric(HeatMetric metric);
 
 private:
     void apply();
@@ -78,6 +92,8 @@ private:
 
 // The cell colour: overlap ratio 0 vermilion, 0.5 white, 1 green; exposed
 // share 0 white to 1 vermilion; mid grey where there is no communication.
+// Lateness (value a share of the map's full scale) 0 white to 1 indigo; a
+// pale grey where no collective starts.
 uint32_t heatColour(float value, HeatMetric metric);
 
 }  // namespace osc::gui

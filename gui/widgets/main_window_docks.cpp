@@ -13,6 +13,7 @@
 #include "gui/widgets/rank_panel.h"
 #include "gui/widgets/selection_panel.h"
 #include "gui/widgets/statistics_panel.h"
+#include "gui/widgets/table_columns.h"
 #include "gui/widgets/timeline_frame.h"
 #include "gui/widgets/timeline_keys.h"
 #include "gui/widgets/timeline_widget.h"
@@ -53,7 +54,7 @@ QTableView* makeTable(QAbstractItemModel* model, int timeColumn, QWidget* parent
     view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->setAlternatingRowColors(true);
     view->verticalHeader()->hide();
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    fitColumnsToSample(view);
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     return view;
 }
@@ -246,6 +247,7 @@ void MainWindow::waitForPanels() {
     collCompare_->waitForSort();
     if (auto* ranks = findChild<RanksPanel*>()) ranks->model()->waitForSort();
     statistics_->waitForResult();
+    if (auto* whatIf = findChild<WhatIfPanel*>()) whatIf->waitForResult();
 }
 
 void MainWindow::fitBottomDocks() {

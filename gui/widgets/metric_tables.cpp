@@ -1,5 +1,6 @@
 #include "gui/widgets/metric_tables.h"
 
+#include "gui/model/kernel_links.h"
 #include "gui/model/step_patterns.h"
 #include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
@@ -59,8 +60,9 @@ void StepTableModel::setData(std::shared_ptr<const TimelineModel> model, std::sh
     std::array<ColumnUnitPicker, ColumnCount> pick;
     if (analysis_) {
         const auto alltoall = allToAllStepIndex(*analysis_);
+        const std::vector<int> groups = model_ ? groupsOfDevices(*model_, *analysis_) : std::vector<int>{};
         for (size_t d = 0; d < analysis_->devices.size(); ++d) {
-            const int group = model_ ? groupForDevice(*model_, analysis_->devices[d]) : -1;
+            const int group = model_ ? groups[d] : -1;
             for (size_t s = 0; s < analysis_->devices[d].steps.size(); ++s) {
                 const StepAnalysis& st = analysis_->devices[d].steps[s];
                 const OverlapMetrics& m = st.metrics;
@@ -290,9 +292,10 @@ void CollectiveTableModel::setData(std::shared_ptr<const TimelineModel> model,
     auto rows = std::make_shared<std::vector<Row>>();
     std::array<ColumnUnitPicker, ColumnCount> pick;
     if (analysis_) {
+        const std::vector<int> groups = model_ ? groupsOfDevices(*model_, *analysis_) : std::vector<int>{};
         for (size_t d = 0; d < analysis_->devices.size(); ++d) {
             const DeviceAnalysis& dev = analysis_->devices[d];
-            const int group = model_ ? groupForDevice(*model_, dev) : -1;
+            const int group = model_ ? groups[d] : -1;
             std::vector<char> bottleneck(dev.collectives.size(), 0);
             for (const StepAnalysis& s : dev.steps)
                 if (s.bottleneck.collective >= 0 && static_cast<size_t>(s.bottleneck.collective) < bottleneck.size())

@@ -1,15 +1,23 @@
 #include "gui/widgets/rank_panel.h"
 
+#include "gui/model/kernel_links.h"
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/tab_dock.h"
+#include "gui/widgets/table_columns.h"
 #include "gui/widgets/timeline_widget.h"
 
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMainWindow>
 #include <QStackedWidget>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <numeric>
 
 namespace osc::gui {
 namespace {
@@ -19,11 +27,30 @@ QString durText(TimeNs ns) { return QString::fromStdString(formatDuration(ns, 4)
 }  // namespace
 
 void RankCollectiveModel::setData(std::shared_ptr<const Analysis> analysis) {
-    beginResetModel();
     auto rows = std::make_shared<std::vector<RankCollectiveRow>>(analysis ? rankCollectiveRows(*analysis)
                                                                           : std::vector<RankCollectiveRow>{});
-    resetRows(rows->size());
-    rows_ = std::move(rows);
+    communicators_ = analysis ? rankCommunicators(*analysis, *rows) : std::vector<RankCommunicator>{};
+    all_ = std::move(rows);
+    filter_ = -1;
+    showRows();
+}
+
+void RankCollectiveModel::setCommunicatorFilter(int communicator) {
+    filter_ = communicator >= 0 && static_cast<size_t>(communicator) < communicators_.size() ? communicator : -1;
+    showRows();
+}
+
+void RankCollectiveModel::showRows() {
+    beginResetModel();
+    if (filter_ < 0) {
+        rows_ = all_;
+    } else {
+        auto part = std::make_shared<std::vector<RankCollectiveRow>>();
+        for (const RankCollectiveRow& r : *all_)
+            if (r.communicator == filter_) part->push_back(r);
+        rows_ = std::move(part);
+    }
+    resetRows(rows_->size());
     endResetModel();
     endReset();
 }
@@ -32,11 +59,13 @@ int RankCollectiveModel::columnCount(const QModelIndex& parent) const { return p
 
 QVariant RankCollectiveModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    static const char* kNames[] = {"step",      "collective", "seq / bucket", "bytes",    "ranks",    "skew",
-                                   "last rank", "waiting",    "waiting %",    "transfer", "bus GB/s", "start"};
+    static const char* kNames[] = {"step",      "collective", "group",     "seq / bucket", "bytes",    "ranks", "skew",
+                                   "last rank", "waiting",    "waiting %", "transfer",     "bus GB/s", "start"};
     static const char* kTips[] = {
         "the step of the lowest rank's instance",
         "the collective type",
+        "the communicator (process group) it ran on, by its members' ranks: the NCCL plugin's commHash, or "
+        "PyTorch's process group name; – when it was matched by order (no communicator known)",
         "the NCCL plugin's sequence number; else #n: its place among the operations of its step",
         "bytes the collective moved (the ranks' largest)",
         "ranks it was matched on",
@@ -57,12 +86,23 @@ QVariant RankCollectiveModel::data(const QModelIndex& index, int role) const {
     const RankCollectiveRow& r = row(index.row());
     if (role == Qt::TextAlignmentRole)
         return index.column() <= Sequence ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole && index.column() == Group && r.communicator >= 0) {
+        const RankCommunicator& c = communicators_[static_cast<size_t>(r.communicator)];
+        return tr("communicator %1: %2 ranks, %3 collectives matched across them")
+            .arg(QString::fromStdString(hexHash(c.hash)))
+            .arg(c.ranks.size())
+            .arg(c.collectives);
+    }
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
         case Step:
             return r.step.empty() ? QStringLiteral("outside steps") : QString::fromStdString(r.step);
         case Collective:
             return r.collective.empty() ? QStringLiteral("?") : QString::fromStdString(r.collective);
+        case Group:
+            return r.communicator >= 0
+                       ? QString::fromStdString(communicators_[static_cast<size_t>(r.communicator)].label)
+                       : QStringLiteral("–");
         case Sequence:
             return r.seqNumber ? QString::number(*r.seqNumber) : QStringLiteral("#%1").arg(r.bucket);
         case Bytes:
@@ -93,6 +133,23 @@ QVariant RankCollectiveModel::data(const QModelIndex& index, int role) const {
 }
 
 std::function<AsyncSortedTableModel::Keys()> RankCollectiveModel::sortKeys(int column) const {
+    if (column == Group) {
+        // Communicators in their order (rows without one last), each one's
+        // rows in time order: the integer part groups, the fraction orders.
+        return [rows = rows_, none = static_cast<double>(communicators_.size())] {
+            std::vector<size_t> byStart(rows->size());
+            std::iota(byStart.begin(), byStart.end(), size_t{0});
+            std::stable_sort(byStart.begin(), byStart.end(),
+                             [&](size_t a, size_t b) { return (*rows)[a].start_ns < (*rows)[b].start_ns; });
+            Keys k(rows->size());
+            const double n = static_cast<double>(rows->size()) + 1;
+            for (size_t i = 0; i < byStart.size(); ++i) {
+                const RankCollectiveRow& r = (*rows)[byStart[i]];
+                k[byStart[i]] = (r.communicator >= 0 ? r.communicator : none) + static_cast<double>(i) / n;
+            }
+            return k;
+        };
+    }
     return [rows = rows_, column] {
         Keys k;
         std::vector<std::string> text;
@@ -151,7 +208,7 @@ RanksPanel::RanksPanel(TimelineWidget* timeline, QWidget* parent)
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setAlternatingRowColors(true);
     table_->verticalHeader()->hide();
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    fitColumnsToSample(table_);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
     auto* hint = new QLabel(this);
     hint->setWordWrap(true);
@@ -160,17 +217,71 @@ RanksPanel::RanksPanel(TimelineWidget* timeline, QWidget* parent)
     stack_ = new QStackedWidget(this);
     stack_->addWidget(table_);
     stack_->addWidget(hint);
+    communicator_ = new QComboBox(this);
+    communicator_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    communicator_->setToolTip(tr("Only the collectives of one communicator (process group)"));
+    grouped_ = new QCheckBox(tr("Group by communicator"), this);
+    grouped_->setToolTip(
+        tr("Each communicator's collectives together, in time order (as sorting by the group "
+           "column does)"));
+    auto* bar = new QWidget(this);
+    auto* barLayout = new QHBoxLayout(bar);
+    barLayout->setContentsMargins(4, 2, 4, 2);
+    barLayout->addWidget(new QLabel(tr("Communicator:"), bar));
+    barLayout->addWidget(communicator_);
+    barLayout->addWidget(grouped_);
+    barLayout->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(bar);
     layout->addWidget(stack_);
     connect(table_, &QTableView::clicked, this, [this](const QModelIndex& i) { frameRow(i.row()); });
+    connect(communicator_, &QComboBox::activated, this,
+            [this](int index) { filterCommunicator(communicator_->itemData(index).toInt()); });
+    connect(grouped_, &QCheckBox::toggled, this, &RanksPanel::groupByCommunicator);
+    // A header click on another column is a sort of its own: the box follows.
+    connect(table_->horizontalHeader(), &QHeaderView::sortIndicatorChanged, this, [this](int column, Qt::SortOrder) {
+        const QSignalBlocker block(grouped_);
+        grouped_->setChecked(column == RankCollectiveModel::Group);
+    });
     setData(nullptr, nullptr);
+}
+
+void RanksPanel::fillCommunicators() {
+    const QSignalBlocker block(communicator_);
+    communicator_->clear();
+    const auto& comms = model_->communicators();
+    communicator_->addItem(tr("all (%1)").arg(comms.size()), -1);
+    for (size_t i = 0; i < comms.size(); ++i)
+        communicator_->addItem(
+            tr("%1 · %2 collectives").arg(QString::fromStdString(comms[i].label)).arg(comms[i].collectives),
+            static_cast<int>(i));
+    // Nothing to choose between with one communicator (or none known).
+    communicator_->parentWidget()->setVisible(comms.size() > 1);
+}
+
+void RanksPanel::filterCommunicator(int communicator) {
+    model_->setCommunicatorFilter(communicator);
+    const int at = communicator_->findData(model_->communicatorFilter());
+    if (at >= 0 && at != communicator_->currentIndex()) {
+        const QSignalBlocker block(communicator_);
+        communicator_->setCurrentIndex(at);
+    }
+}
+
+void RanksPanel::groupByCommunicator(bool on) {
+    if (grouped_->isChecked() != on) {
+        const QSignalBlocker block(grouped_);
+        grouped_->setChecked(on);
+    }
+    table_->sortByColumn(on ? RankCollectiveModel::Group : RankCollectiveModel::Start, Qt::AscendingOrder);
 }
 
 void RanksPanel::setData(std::shared_ptr<const TimelineModel> model, std::shared_ptr<const Analysis> analysis) {
     timelineModel_ = std::move(model);
     analysis_ = std::move(analysis);
     model_->setData(analysis_);
+    fillCommunicators();
     QString why;
     if (!analysis_)
         why = tr("Open a capture of two or more ranks: each collective is shown once, across its ranks.");
@@ -192,12 +303,13 @@ void RanksPanel::frameRow(int viewRow) {
     if (!timelineModel_ || !analysis_ || viewRow < 0 || viewRow >= model_->rowCount() || !timeline_->model()) return;
     const RankCollectiveRow& r = model_->row(viewRow);
     const MatchedCollective& m = analysis_->matched[static_cast<size_t>(r.matched)];
+    const std::vector<int> groupOf = groupsOfDevices(*timelineModel_, *analysis_);
     std::vector<int> groups;
     EventRef lowest;
     int lowestDevice = INT32_MAX;
     for (const auto& [d, op] : m.instances) {
         const DeviceAnalysis& dev = analysis_->devices[static_cast<size_t>(d)];
-        const int g = timelineModel_->groupOf(dev);
+        const int g = d >= 0 && static_cast<size_t>(d) < groupOf.size() ? groupOf[static_cast<size_t>(d)] : -1;
         if (g < 0) continue;
         groups.push_back(g);
         const CollectiveInstance& c = dev.collectives[static_cast<size_t>(op)];

@@ -6,6 +6,7 @@
 #include "gui/model/compare_csv.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/time_ticks.h"
+#include "gui/widgets/heat_map_widget.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/rank_menu.h"
 #include "gui/widgets/rank_panel.h"
@@ -71,6 +72,16 @@ int renderScreenshot(const ScreenshotRequest& request) {
     if (!applyRankView(&window, request.groupRanks, request.oneRow)) {
         std::fprintf(stderr, "--group-ranks: expected none, host or communicator\n");
         return 2;
+    }
+    if (!request.heatMap.isEmpty()) {
+        const QString& m = request.heatMap;
+        if (m != "overlap" && m != "exposed" && m != "lateness") {
+            std::fprintf(stderr, "--heat-map: expected overlap, exposed or lateness\n");
+            return 2;
+        }
+        window.heatMap()->setMetric(m == "lateness"  ? HeatMetric::Lateness
+                                    : m == "exposed" ? HeatMetric::ExposedShare
+                                                     : HeatMetric::OverlapRatio);
     }
     QApplication::processEvents();
     if (request.range) window.timeline()->setViewRange(*request.range);

@@ -26,6 +26,7 @@ struct ScreenshotRequest {
     // Many ranks, as View > Group ranks by and One row per rank set them.
     QString groupRanks;  // none, host or communicator
     bool oneRow = false;
+    QString heatMap;  // the heat map's colour: overlap, exposed or lateness ("": as the window starts)
     // Run B to compare the capture (run A) with, as File > Compare does: the
     // Steps and Collectives panels show both runs and the change.
     QString comparePath;

@@ -1,12 +1,11 @@
 #include "gui/widgets/selection_panel.h"
 
-#include "gui/model/range_metrics.h"
 #include "gui/model/time_ticks.h"
 
 #include <QFont>
 #include <QHeaderView>
 #include <QLabel>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 
 namespace osc::gui {
@@ -20,6 +19,33 @@ QString pct(const std::optional<double>& v) {
 
 QString factor(const std::optional<double>& v) { return v ? QString::number(*v, 'f', 2) + "×" : QStringLiteral("–"); }
 
+const char* const kMetricNames[SelectionTableModel::kMetricRows] = {
+    "compute", "communication", "overlap (hidden)", "exposed comm", "busy",
+    "idle",    "overlap ratio", "achieved speedup", "ideal speedup"};
+
+QString metricText(const OverlapMetrics& m, int row) {
+    switch (row) {
+        case 0:
+            return dur(m.compute_ns);
+        case 1:
+            return dur(m.comm_ns);
+        case 2:
+            return dur(m.overlap_ns);
+        case 3:
+            return dur(m.exposed_comm_ns);
+        case 4:
+            return dur(m.busy_ns);
+        case 5:
+            return dur(m.idle_ns);
+        case 6:
+            return pct(m.overlap_ratio);
+        case 7:
+            return factor(m.achieved_speedup);
+        default:
+            return factor(m.ideal_speedup);
+    }
+}
+
 }  // namespace
 
 std::string shortGroupLabel(const TimelineModel& model, int group) {
@@ -29,15 +55,65 @@ std::string shortGroupLabel(const TimelineModel& model, int group) {
     return who;
 }
 
+void SelectionTableModel::setMetrics(SelectionMetrics metrics, QStringList labels) {
+    beginResetModel();
+    metrics_ = std::move(metrics);
+    labels_ = std::move(labels);
+    endResetModel();
+}
+
+int SelectionTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() || devices() == 0 ? 0 : kMetricRows;
+}
+
+int SelectionTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : devices() + (hasSum() ? 1 : 0);
+}
+
+const OverlapMetrics& SelectionTableModel::column(int c) const {
+    if (hasSum()) {
+        if (c == 0) return metrics_.sum;
+        --c;
+    }
+    return metrics_.perDevice[static_cast<size_t>(c)].second;
+}
+
+QVariant SelectionTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount()) return {};
+    if (role == Qt::DisplayRole) return metricText(column(index.column()), index.row());
+    if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::FontRole && hasSum() && index.column() == 0) {
+        QFont f;
+        f.setBold(true);
+        return f;
+    }
+    return {};
+}
+
+QVariant SelectionTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (role != Qt::DisplayRole || section < 0) return {};
+    if (o == Qt::Vertical) return section < kMetricRows ? tr(kMetricNames[section]) : QVariant();
+    if (section >= columnCount()) return {};
+    // The sum first: the dock is narrow, and the devices scroll beside it.
+    if (hasSum() && section == 0) return tr("sum of %1 devices").arg(devices());
+    const int device = section - (hasSum() ? 1 : 0);
+    return device < labels_.size() ? labels_[device] : QString();
+}
+
 SelectionPanel::SelectionPanel(QWidget* parent) : QWidget(parent) {
     header_ = new QLabel(this);
     header_->setWordWrap(true);
     header_->setMargin(4);
     header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    table_ = new QTableWidget(this);
+    model_ = new SelectionTableModel(this);
+    table_ = new QTableView(this);
+    table_->setModel(model_);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Fixed sizes, set once per selection (fitColumns): sizing 1,025 columns
+    // to their contents on every change is what froze the window.
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(header_);
@@ -49,78 +125,75 @@ SelectionPanel::SelectionPanel(QWidget* parent) : QWidget(parent) {
 }
 
 void SelectionPanel::showMessage(const QString& why) {
-    table_->clear();
-    table_->setRowCount(0);
-    table_->setColumnCount(0);
+    model_->clear();
     header_->setText(why);
     table_->hide();
 }
 
+QStringList SelectionPanel::labelsOf(const TimelineModel& model, const SelectionMetrics& sel) {
+    std::vector<int> groups;
+    groups.reserve(sel.perDevice.size());
+    for (const auto& [g, m] : sel.perDevice) groups.push_back(g);
+    if (&model != labelledModel_ || groups != labelledGroups_) {
+        labels_.clear();
+        for (int g : groups) labels_ << QString::fromStdString(shortGroupLabel(model, g));
+        labelledModel_ = &model;
+        labelledGroups_ = std::move(groups);
+    }
+    return labels_;
+}
+
+void SelectionPanel::fitColumns() {
+    QHeaderView* h = table_->horizontalHeader();
+    const int columns = model_->columnCount();
+    if (columns <= kFittedColumns) {
+        table_->resizeColumnsToContents();
+        return;
+    }
+    // Many devices: one width that fits a device's label and its numbers,
+    // and the sum's own.
+    const QFontMetrics fm = table_->fontMetrics();
+    h->setDefaultSectionSize(fm.horizontalAdvance(QStringLiteral("rank 00000 · GPU 00")) + 16);
+    for (int c = 0; c < columns; ++c) h->resizeSection(c, h->defaultSectionSize());
+    if (model_->hasSum()) table_->resizeColumnToContents(0);
+}
+
 void SelectionPanel::showRange(const TimelineModel* model, std::optional<ViewRange> range,
                                const std::vector<int>& groups) {
-    table_->clear();
-    table_->setRowCount(0);
-    table_->setColumnCount(0);
     if (!model || !range) {
+        labelledModel_ = nullptr;  // a new capture may come at the same address
+        labelledGroups_.clear();
         showMessage(
             tr("Drag across lanes to measure a range on those devices, or on the ruler to measure it on all of them."));
         return;
     }
-    const SelectionMetrics sel = selectionMetrics(*model, groups, range->start, range->end);
+    SelectionMetrics sel = selectionMetrics(*model, groups, range->start, range->end);
     const size_t n = sel.perDevice.size();
     header_->setText(tr("%1 from %2 on %n device(s)", nullptr, static_cast<int>(n))
                          .arg(dur(range->length()), QString::fromStdString(formatTimestamp(range->start))));
     if (n == 0) {
+        model_->clear();
         table_->hide();
         return;
     }
+    const int columnsBefore = model_->columnCount();
+    QStringList labels = labelsOf(*model, sel);
+    model_->setMetrics(std::move(sel), std::move(labels));
     table_->show();
-    // One column per device; the sum only when there is something to add up.
-    const int columns = static_cast<int>(n) + (n > 1 ? 1 : 0);
-    const QStringList rows = {tr("compute"),      tr("communication"), tr("overlap (hidden)"), tr("exposed comm"),
-                              tr("busy"),         tr("idle"),          tr("overlap ratio"),    tr("achieved speedup"),
-                              tr("ideal speedup")};
-    table_->setRowCount(static_cast<int>(rows.size()));
-    table_->setColumnCount(columns);
-    table_->setVerticalHeaderLabels(rows);
-    auto fill = [&](int column, const OverlapMetrics& m, bool bold) {
-        const QStringList v = {dur(m.compute_ns),      dur(m.comm_ns), dur(m.overlap_ns),    dur(m.exposed_comm_ns),
-                               dur(m.busy_ns),         dur(m.idle_ns), pct(m.overlap_ratio), factor(m.achieved_speedup),
-                               factor(m.ideal_speedup)};
-        for (int r = 0; r < v.size(); ++r) {
-            auto* item = new QTableWidgetItem(v[r]);
-            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            if (bold) {
-                QFont f = item->font();
-                f.setBold(true);
-                item->setFont(f);
-            }
-            table_->setItem(r, column, item);
-        }
-    };
-    // The sum first: the dock is narrow, and the devices scroll beside it.
-    QStringList headers;
-    const int first = n > 1 ? 1 : 0;
-    if (n > 1) {
-        headers << tr("sum of %1 devices").arg(n);
-        fill(0, sel.sum, true);
-    }
-    for (size_t i = 0; i < n; ++i) {
-        headers << QString::fromStdString(shortGroupLabel(*model, sel.perDevice[i].first));
-        fill(first + static_cast<int>(i), sel.perDevice[i].second, false);
-    }
-    table_->setHorizontalHeaderLabels(headers);
+    // Widths follow the devices, not every new range of a drag over them.
+    if (model_->columnCount() != columnsBefore || model_->columnCount() <= kFittedColumns) fitColumns();
 }
 
 QString SelectionPanel::text() const {
     QString out = header_->text();
-    if (!table_->isVisible() && table_->columnCount() == 0) return out;
+    if (model_->columnCount() == 0) return out;
     QStringList head;
-    for (int c = 0; c < table_->columnCount(); ++c) head << table_->horizontalHeaderItem(c)->text();
+    for (int c = 0; c < model_->columnCount(); ++c)
+        head << model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
     out += "\n\t" + head.join('\t');
-    for (int r = 0; r < table_->rowCount(); ++r) {
-        QStringList cells{table_->verticalHeaderItem(r)->text()};
-        for (int c = 0; c < table_->columnCount(); ++c) cells << table_->item(r, c)->text();
+    for (int r = 0; r < model_->rowCount(); ++r) {
+        QStringList cells{model_->headerData(r, Qt::Vertical, Qt::DisplayRole).toString()};
+        for (int c = 0; c < model_->columnCount(); ++c) cells << model_->index(r, c).data().toString();
         out += "\n" + cells.join('\t');
     }
     return out;

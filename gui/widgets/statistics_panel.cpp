@@ -1,6 +1,7 @@
 #include "gui/widgets/statistics_panel.h"
 
 #include "gui/model/time_ticks.h"
+#include "gui/widgets/table_columns.h"
 #include "gui/widgets/timeline_widget.h"
 
 #include <QComboBox>
@@ -152,7 +153,7 @@ StatisticsPanel::StatisticsPanel(TimelineWidget* timeline, QWidget* parent) : QW
     view_->setAlternatingRowColors(true);
     view_->verticalHeader()->hide();
     view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
-    view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    fitColumnsToSample(view_);
     view_->horizontalHeader()->setSectionResizeMode(StatsTableModel::Name, QHeaderView::Stretch);
     auto* bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Scope:"), this));

@@ -1,5 +1,6 @@
 #include "gui/widgets/timeline_painter.h"
 
+#include "gui/model/arrival_summary.h"
 #include "gui/model/markers.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
@@ -54,6 +55,41 @@ void drawPeerLink(QPainter& p, QPointF from, QPointF to, bool bothWays) {
     };
     head(to, u);
     if (bothWays) head(from, -u);
+}
+
+// Arrival skew of the selected collective: with a few ranks a dashed line at
+// each rank's start; with many, the band from the first to the last arrival,
+// a line at the median rank's start and one at the last rank's, and a
+// caption naming the last rank (arrival_summary.h).
+void paintArrivals(QPainter& p, const TimelineView& v) {
+    const ArrivalSummary s = arrivalSummary(*v.model, v.selectedEvent, *v.matches);
+    const ArrivalMarks marks = arrivalMarks(s, v.vp.scale, v.labelWidth);
+    const QColor c = qcolour(palette::kHighlight);
+    if (!marks.summarised) {
+        p.setPen(QPen(c, 1, Qt::DashLine));
+        for (double x : marks.lines) p.drawLine(QPointF(x, v.rulerHeight), QPointF(x, v.height));
+        return;
+    }
+    QColor band = c;
+    band.setAlpha(70);
+    p.fillRect(
+        QRectF(marks.bandFrom, v.rulerHeight, std::max(1.0, marks.bandTo - marks.bandFrom), v.height - v.rulerHeight),
+        band);
+    p.setPen(QPen(c, 1));
+    p.drawLine(QPointF(marks.medianX, v.rulerHeight), QPointF(marks.medianX, v.height));
+    p.setPen(QPen(c.darker(130), 2, Qt::DashLine));
+    p.drawLine(QPointF(marks.latestX, v.rulerHeight), QPointF(marks.latestX, v.height));
+    // The caption on a chip at the top, starting at the last arrival (or
+    // ending there when it would run off the right edge).
+    const QString text = QString::fromStdString(arrivalCaption(*v.model, s));
+    const QFontMetrics fm(p.font());
+    const double w = fm.horizontalAdvance(text) + 8, h = fm.height() + 2;
+    double x = marks.latestX + 3;
+    if (x + w > v.width) x = std::max<double>(v.labelWidth, marks.latestX - 3 - w);
+    const QRectF chip(x, v.rulerHeight + 2, w, h);
+    p.fillRect(chip, qcolour(palette::kBackground));
+    p.setPen(qcolour(palette::kText));
+    p.drawText(chip, Qt::AlignCenter, text);
 }
 
 }  // namespace
@@ -124,15 +160,7 @@ void paintOverlays(QPainter& p, const TimelineView& v) {
         p.setRenderHint(QPainter::Antialiasing, false);
     }
     if (v.selectedEvent.valid()) outline(v.selectedEvent, 0x000000, 2);
-    if (v.matches && !v.matches->empty() && v.selectedEvent.valid()) {
-        // Arrival skew: a vertical line at each rank's start of the collective.
-        p.setPen(QPen(qcolour(palette::kHighlight), 1, Qt::DashLine));
-        for (const EventRef& m : *v.matches) {
-            const EventRow& row = model.lane(m.lane).rows[static_cast<size_t>(m.row)];
-            const int x = static_cast<int>(v.labelWidth + v.vp.scale.toX(row.start[m.index]));
-            p.drawLine(x, v.rulerHeight, x, v.height);
-        }
-    }
+    if (v.matches && !v.matches->empty() && v.selectedEvent.valid()) paintArrivals(p, v);
     if (v.peerLinks && !v.peerLinks->empty()) {
         // Over the arrival lines: at the moment both kernels were there,
         // from the sender's edge to the receiver's (each end kept on its own kernel).
@@ -157,11 +185,15 @@ void paintOverlays(QPainter& p, const TimelineView& v) {
         QColor fill = qcolour(palette::kSelection);
         fill.setAlpha(40);
         // Shade the selected groups' lanes; the edges run across the whole view.
+        // A flag per group: a ruler drag selects every one of a thousand ranks.
+        std::vector<char> selected(model.groups().size(), 0);
+        if (v.selectionGroups)
+            for (int g : *v.selectionGroups)
+                if (g >= 0 && static_cast<size_t>(g) < selected.size()) selected[static_cast<size_t>(g)] = 1;
         for (const LaneSlot& s : v.layout->lanes()) {
-            const int g = model.lane(s.lane).group;
-            if (!v.selectionGroups ||
-                std::find(v.selectionGroups->begin(), v.selectionGroups->end(), g) == v.selectionGroups->end())
-                continue;
+            const float top = v.vp.top + static_cast<float>(s.y);
+            if (top + static_cast<float>(s.height) < v.vp.clipTop || top > v.vp.clipBottom) continue;
+            if (!selected[static_cast<size_t>(model.lane(s.lane).group)]) continue;
             p.fillRect(QRectF(x0, v.vp.top + s.y, std::max(1.0, x1 - x0), s.height + v.layout->metrics().gap), fill);
         }
         p.setPen(QPen(qcolour(palette::kSelection), 1));

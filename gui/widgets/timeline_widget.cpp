@@ -3,6 +3,7 @@
 #include "gui/model/hover_text.h"
 #include "gui/model/kernel_find.h"
 #include "gui/model/kernel_links.h"
+#include "gui/model/rank_row_hit.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/hang_view.h"
@@ -309,12 +310,14 @@ EventRef TimelineWidget::hitTest(QPoint p) const {
     if (headerGroupAt(p.y()) >= 0) return {};
     const LaneSlot* slot = layout_.laneAt(p.y() - kRulerHeight + scrollY_);
     if (!slot) return {};
+    const TimeNs tolerance = static_cast<TimeNs>(std::ceil(3 * scale_.nsPerPx()));
+    // A rank's thin row stands for its whole device.
+    if (slot->rankRow) return rankRowHit(*model_, slot->group, timeAt(p.x()), tolerance);
     const Lane& lane = model_->lane(slot->lane);
     if (lane.kind == LaneKind::Overlap) return {};
     const int row = (p.y() - kRulerHeight + scrollY_ - slot->y) / std::max(1, slot->rowHeight);
     if (row < 0 || row >= std::min(slot->rows, static_cast<int>(lane.rows.size()))) return {};
     const EventRow& r = lane.rows[static_cast<size_t>(row)];
-    const TimeNs tolerance = static_cast<TimeNs>(std::ceil(3 * scale_.nsPerPx()));
     const size_t i = r.hitTest(timeAt(p.x()), tolerance);
     if (i >= r.size()) return {};
     return {slot->lane, row, i};
@@ -323,12 +326,14 @@ EventRef TimelineWidget::hitTest(QPoint p) const {
 std::vector<int> TimelineWidget::groupsBetween(int y0, int y1) const {
     if (y1 < y0) std::swap(y0, y1);
     std::vector<int> groups;
+    std::vector<char> seen(model_->groups().size(), 0);  // a drag over a thousand rank rows
     for (const LaneSlot& s : layout_.lanes()) {
         const int top = kRulerHeight + s.y - scrollY_;
         if (top + s.height < y0 || top > y1) continue;
         const int g = model_->lane(s.lane).group;
-        if (model_->groups()[static_cast<size_t>(g)].device < 0) continue;
-        if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+        if (model_->groups()[static_cast<size_t>(g)].device < 0 || seen[static_cast<size_t>(g)]) continue;
+        seen[static_cast<size_t>(g)] = 1;
+        groups.push_back(g);
     }
     return groups;
 }

@@ -5,12 +5,15 @@
 #include "gui/widgets/tab_dock.h"
 
 #include <QAction>
+#include <QCoreApplication>
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QMenu>
 #include <QPainter>
 #include <QPainterPath>
+#include <QThread>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -37,19 +40,26 @@ WhatIfPanel::WhatIfPanel(QWidget* parent) : QWidget(parent) {
     message_ = tr("Open a capture to predict other bucket sizes.");
 }
 
+WhatIfPanel::~WhatIfPanel() {
+    for (const QPointer<QThread>& w : workers_)
+        if (w) w->wait();
+}
+
 std::vector<double> WhatIfPanel::bucketSizes() { return {1, 2, 5, 10, 25, 50, 100, 250}; }
 
 void WhatIfPanel::setData(std::shared_ptr<TimelineModel> model, std::shared_ptr<const Analysis> analysis) {
     model_ = std::move(model);
     analysis_ = std::move(analysis);
     result_.reset();
+    ++generation_;
+    pending_ = 0;
     // The prediction replays the kernels; partial results and saved reports have none.
     stale_ = model_ != nullptr;
     message_ = model_      ? tr("Computing…")
                : analysis_ ? tr("The what-if prediction replays the capture's kernels: open the captures this file "
                                 "was made from.")
                            : tr("Open a capture to predict other bucket sizes.");
-    if (isVisible()) compute();
+    if (isVisible()) computeInBackground();
     update();
 }
 
@@ -64,6 +74,52 @@ void WhatIfPanel::compute() {
         result_.reset();
         message_ = QString::fromStdString(e.what());
         update();
+    }
+}
+
+void WhatIfPanel::computeInBackground() {
+    if (!stale_ || !model_ || !analysis_) return;
+    stale_ = false;
+    ++pending_;
+    // The worker holds the capture and the analysis (both immutable) for as
+    // long as it runs; an older worker is not waited for, its result dropped.
+    QThread* thread =
+        QThread::create([this, capture = model_->sharedCapture(), analysis = analysis_, generation = generation_] {
+            whatif::WhatIfSettings settings;
+            settings.bucketMb = bucketSizes();
+            std::optional<whatif::WhatIfResult> result;
+            QString error;
+            try {
+                result = whatif::runWhatIf(*capture, *analysis, settings);
+            } catch (const std::exception& e) {
+                error = QString::fromStdString(e.what());
+            }
+            QMetaObject::invokeMethod(
+                this,
+                [this, generation, result = std::move(result), error]() mutable {
+                    if (generation != generation_) return;
+                    --pending_;
+                    if (result) {
+                        setResult(std::move(*result));
+                    } else {
+                        result_.reset();
+                        message_ = error;
+                        update();
+                    }
+                },
+                Qt::QueuedConnection);
+        });
+    workers_.erase(std::remove(workers_.begin(), workers_.end(), nullptr), workers_.end());
+    workers_.push_back(thread);
+    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+    thread->start();
+}
+
+void WhatIfPanel::waitForResult() {
+    while (pending_ > 0) {
+        for (const QPointer<QThread>& w : workers_)
+            if (w) w->wait();
+        QCoreApplication::processEvents();
     }
 }
 
@@ -84,7 +140,7 @@ void WhatIfPanel::setResult(whatif::WhatIfResult result) {
 
 void WhatIfPanel::showEvent(QShowEvent* e) {
     QWidget::showEvent(e);
-    compute();
+    computeInBackground();
 }
 
 void WhatIfPanel::paintEvent(QPaintEvent*) {

@@ -1,6 +1,7 @@
 // The report JSON against docs/design.md section 5, field by field, and the
 // reader that brings a saved report back (check --baseline, diff).
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/report/json_member_spans.h"
 #include "analyzer/report/report_json.h"
 #include "tests/analyzer/test_report_fixture.h"
 #include "tests/support/temp_dir.h"
@@ -8,9 +9,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <vector>
 
@@ -472,4 +475,103 @@ TEST(ReportJson, StreamedOutputIsExactlyTheIndentedDocument) {
         const auto text = formatJsonReport(a, ReportOptions{});
         EXPECT_EQ(text, nlohmann::ordered_json::parse(text).dump(2) + "\n");
     }
+}
+
+// Issue 40: a report of many devices has its devices' text parsed apart, on
+// several threads (json_member_spans.h). The spans, against hand-made text.
+TEST(ReportJson, ArraySpansFollowStringsAndNesting) {
+    const std::string text = R"( {"a": "[\"]", "b": {"devices": [9]}, "devices" : [ {"x": "]"} , [1, 2],3 ], "c": 1} )";
+    const auto spans = topLevelArraySpans(text, "devices");
+    ASSERT_TRUE(spans);
+    EXPECT_EQ(text[spans->open], '[');
+    EXPECT_EQ(text[spans->close], ']');
+    ASSERT_EQ(spans->items.size(), 3u);
+    const auto item = [&](size_t i) {
+        return text.substr(spans->items[i].first, spans->items[i].second - spans->items[i].first);
+    };
+    EXPECT_EQ(item(0), R"({"x": "]"})");
+    EXPECT_EQ(item(1), "[1, 2]");
+    EXPECT_EQ(item(2), "3");
+    EXPECT_TRUE(topLevelArraySpans(R"({"devices": []})", "devices")->items.empty());
+    // Not an object, no such member, not an array, twice, broken or followed by more: no spans.
+    for (const char* bad :
+         {R"([{"devices": [1]}])", R"({"other": [1]})", R"({"devices": 1})", R"({"devices": [1], "devices": [2]})",
+          R"({"devices": [1, 2)", R"({"devices": ["1]})", R"({"devices": [1,]})", R"({"devices": [1]} x)"})
+        EXPECT_FALSE(topLevelArraySpans(bad, "devices")) << bad;
+}
+
+// `n` copies of the fixture's devices with their own ranks and numbers: a
+// document over kSplitReportBytes.
+Analysis manyDevices(int n) {
+    const Analysis two = fixture::twoDeviceAnalysis();
+    Analysis a = two;
+    a.devices.clear();
+    for (int i = 0; i < n; ++i) {
+        DeviceAnalysis d = two.devices[static_cast<size_t>(i % 2)];
+        d.rank = i;
+        d.pid = 1000 + i;
+        d.totals.exposed_comm_ns += i;
+        if (!d.steps.empty()) d.steps[0].metrics.compute_ns += 7 * i;
+        a.devices.push_back(std::move(d));
+    }
+    return a;
+}
+
+TEST(ReportJson, AReportOfManyDevicesReadsBackAsWritten) {
+    const Analysis a = manyDevices(900);
+    const std::string text = formatJsonReport(a, ReportOptions{});
+    ASSERT_GE(text.size(), kSplitReportBytes) << "the devices must be read apart";
+    const auto back = parseReportJson(text, "big.json");
+    ASSERT_EQ(back.analysis.devices.size(), 900u);
+    for (size_t i = 0; i < 900; ++i) {
+        const DeviceAnalysis& y = back.analysis.devices[i];
+        EXPECT_EQ(y.rank, static_cast<int>(i));
+        EXPECT_EQ(y.pid, 1000 + static_cast<int64_t>(i));
+        EXPECT_EQ(y.processIndex, static_cast<int>(i));
+        EXPECT_EQ(y.totals.exposed_comm_ns, a.devices[i].totals.exposed_comm_ns);
+        ASSERT_EQ(y.steps.size(), a.devices[i].steps.size());
+        if (!y.steps.empty()) EXPECT_EQ(y.steps[0].metrics.compute_ns, a.devices[i].steps[0].metrics.compute_ns);
+    }
+    // Every field of every device, as the writer writes it, against the
+    // device that was written (with a null wait read as unknown waiting,
+    // which is what a report of two devices or more means by it).
+    const auto deviceText = [](DeviceAnalysis d) {
+        const WaitTransferMetrics unknown{0, 0, 0, -1};
+        if (!d.wait) d.wait = unknown;
+        for (auto& st : d.steps)
+            if (!st.wait) st.wait = unknown;
+        std::ostringstream out;
+        writeDeviceJson(out, d, -1);
+        return out.str();
+    };
+    for (size_t i = 0; i < 900; ++i)
+        EXPECT_EQ(deviceText(back.analysis.devices[i]), deviceText(a.devices[i])) << "device " << i;
+}
+
+TEST(ReportJson, AReportOfManyDevicesNamesItsFirstProblem) {
+    auto j = json::parse(formatJsonReport(manyDevices(900), ReportOptions{}));
+    const auto problem = [](const std::string& text) {
+        try {
+            parseReportJson(text, "big.json");
+        } catch (const CaptureError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    j["devices"][700]["totals"].erase("comm_ns");
+    j["devices"][170]["steps"][0]["exposed_comm_ns"] = "many";
+    const std::string two = j.dump();
+    ASSERT_GE(two.size(), kSplitReportBytes);
+    EXPECT_NE(problem(two).find("big.json: not a valid overlapscope report: devices[170].steps[0].exposed_comm_ns is "
+                                "not an integer"),
+              std::string::npos)
+        << problem(two);
+    // Not JSON inside one device: the message places it in the whole file.
+    std::string broken = j.dump();
+    const size_t at = broken.find("\"pid\":1600");
+    ASSERT_NE(at, std::string::npos);
+    broken.replace(at, 10, "\"pid\":@@@@");
+    const std::string message = problem(broken);
+    EXPECT_NE(message.find("big.json: not JSON"), std::string::npos) << message;
+    EXPECT_NE(message.find("column " + std::to_string(at + 7)), std::string::npos) << message;
 }

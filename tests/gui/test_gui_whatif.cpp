@@ -152,6 +152,8 @@ TEST(WhatIfPanelWidget, TheViewMenuShowsItForTheLoadedCapture) {
     show->trigger();
     QApplication::processEvents();
     EXPECT_TRUE(panel->isVisible());
+    // Computed on a worker: the window goes on meanwhile.
+    panel->waitForResult();
     ASSERT_TRUE(panel->result().has_value());
     EXPECT_TRUE(panel->result()->devices[0].modelled);
     if (const char* dir = std::getenv("OSC_GUI_TEST_SAVE")) window.grab().save(QString(dir) + "/whatif-window.png");
