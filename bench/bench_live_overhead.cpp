@@ -268,13 +268,15 @@ int main(int argc, char** argv) {
         ::waitpid(pid, &st, 0);
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             std::fprintf(stderr, "bench_live_overhead: run %d (%s) failed: %s %d\n", index,
-                         library.empty() ? "without an agent" : library.c_str(), WIFSIGNALED(st) ? "signal" : "exit status",
-                         WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+                         library.empty() ? "without an agent" : library.c_str(),
+                         WIFSIGNALED(st) ? "signal" : "exit status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
             std::exit(1);
         }
         return readReport(dir + "/r" + std::to_string(index));
     };
-    const auto run = [&](const std::string& library, int index) { return collect(launch(library, index), index, library); };
+    const auto run = [&](const std::string& library, int index) {
+        return collect(launch(library, index), index, library);
+    };
 
     const double loadBefore = loadAverage();
     std::vector<double> without, with, withoutCpu, withCpu;

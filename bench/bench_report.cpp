@@ -26,7 +26,6 @@
 #include <string>
 #include <vector>
 
-
 int main(int argc, char** argv) {
     unsigned long long kernels = 10'000'000;
     int streams = 8;
@@ -96,10 +95,13 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 
     std::vector<osc::bench::Side> sides{
-        {"this build", [&] { return osc::bench::runProgram({cli, "report", "--format", format, capture}); }}};
+        {"this build", [&] {
+             return osc::bench::runProgram({cli, "report", "--format", format, capture});
+         }}};
     if (!baseline.empty())
-        sides.push_back(
-            {"baseline", [&] { return osc::bench::runProgram({baseline, "report", "--format", format, capture}); }});
+        sides.push_back({"baseline", [&] {
+                             return osc::bench::runProgram({baseline, "report", "--format", format, capture});
+                         }});
     const osc::bench::PairedRuns runs(sides, rounds);
     if (!runs.ok(0)) {
         std::fprintf(stderr, "bench_report: overlapscope report failed\n");
@@ -122,8 +124,9 @@ int main(int argc, char** argv) {
         std::printf("  baseline %s: %.2f s wall, %.2f s CPU, %.2f GB\n", baseline.c_str(),
                     runs.median(1, &osc::bench::ChildRun::wall), runs.median(1, &osc::bench::ChildRun::cpu),
                     runs.median(1, &osc::bench::ChildRun::peakMb) / 1024.0);
-        std::printf("  this / baseline, per round: wall %.2fx [%.2f, %.2f], CPU %.2fx [%.2f, %.2f], peak %.2fx [%.2f, %.2f]\n",
-                    t.median, t.low, t.high, c.median, c.low, c.high, m.median, m.low, m.high);
+        std::printf(
+            "  this / baseline, per round: wall %.2fx [%.2f, %.2f], CPU %.2fx [%.2f, %.2f], peak %.2fx [%.2f, %.2f]\n",
+            t.median, t.low, t.high, c.median, c.low, c.high, m.median, m.low, m.high);
     }
     std::printf("%s\n", timeOk && memOk ? "PASS" : "FAIL");
     return timeOk && memOk ? 0 : 1;

@@ -50,13 +50,13 @@ int runHang(const HangArgs& args) {
     if (!in.captures.empty()) capture = loadInputs(in.captures, true);
     // Each dump becomes its ranks' calls and is dropped.
     ProgressLine progress;
-    std::optional<hang::JobSequences> dumps = hang::readDumpSequences(
-        in.dumps, capture ? std::optional<int64_t>(capture->originUtcNs) : std::nullopt,
-        [&](size_t done, size_t total) {
-            progress.show(
-                "reading Flight Recorder dumps (" + std::to_string(done) + " of " + std::to_string(total) + ")",
-                static_cast<double>(done) / static_cast<double>(total));
-        });
+    std::optional<hang::JobSequences> dumps =
+        hang::readDumpSequences(in.dumps, capture ? std::optional<int64_t>(capture->originUtcNs) : std::nullopt,
+                                [&](size_t done, size_t total) {
+                                    progress.show("reading Flight Recorder dumps (" + std::to_string(done) + " of " +
+                                                      std::to_string(total) + ")",
+                                                  static_cast<double>(done) / static_cast<double>(total));
+                                });
     progress.done();
 
     hang::HangSettings settings;

@@ -13,7 +13,6 @@ namespace {
 
 constexpr const bool* kNumberChar = json_detail::kCharTables.numberChar;
 
-
 // Whether the 8 bytes at p are all ASCII digits, and their value (p[0] the
 // most significant): eight digits at a time where timestamps have 13-16.
 bool eightDigits(const char* p) {

@@ -49,7 +49,8 @@ AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const Analys
             if (i >= n) return;
             try {
                 LoadOptions one = load;
-                if (options.reading) one.progress = [&read, i](double fraction, std::string_view) { read(i, fraction); };
+                if (options.reading)
+                    one.progress = [&read, i](double fraction, std::string_view) { read(i, fraction); };
                 const partial::FilePart part = analyzeCaptureFile(files_[i], settings_, options.reader, one);
                 bytes.clear();
                 partial::encodeFilePart(part, bytes);

@@ -203,9 +203,8 @@ StepComparisons compareSteps(const Analysis& base, const Analysis& candidate, co
         pairSeries(base.devices[static_cast<size_t>(p.base)], candidate.devices[static_cast<size_t>(p.candidate)],
                    common, options.minSteps, pending, out.notes);
     }
-    out.judged = static_cast<size_t>(std::count_if(pending.begin(), pending.end(), [&](const Pending& p) {
-        return p.judgeable(options.minSteps);
-    }));
+    out.judged = static_cast<size_t>(
+        std::count_if(pending.begin(), pending.end(), [&](const Pending& p) { return p.judgeable(options.minSteps); }));
     const double level = out.judged ? 1.0 - (1.0 - options.confidence) / static_cast<double>(out.judged) : 0.0;
     std::map<std::pair<size_t, size_t>, long long> orders;  // most rows share their sizes
     const auto order = [&](size_t n, size_t m) {

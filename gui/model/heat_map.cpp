@@ -107,7 +107,8 @@ void addLateness(const std::vector<Arrival>& arrivals, TimeNs latest, const std:
         if (from >= edges.back()) continue;
         // Columns c with edges[c] <= start and edges[c + 1] > from.
         const size_t first = static_cast<size_t>(std::upper_bound(edges.begin(), edges.end(), from) - edges.begin());
-        const size_t last = static_cast<size_t>(std::upper_bound(edges.begin(), edges.end(), it->start) - edges.begin());
+        const size_t last =
+            static_cast<size_t>(std::upper_bound(edges.begin(), edges.end(), it->start) - edges.begin());
         for (size_t c = first > 0 ? first - 1 : 0; c < std::min(last, columns); ++c)
             out[c] = worstOf(out[c], static_cast<float>(late), HeatMetric::Lateness);
     }

@@ -95,8 +95,14 @@ void CaptureLoader::start(const QString& path, const AnalysisSettings& settings)
                     this, [this, f, s] { emit progress(f, s); }, Qt::QueuedConnection);
             });
             if (flag->load()) return;
+            // Checked again on delivery: a cancel clicked while the result
+            // waited in the queue (a fast load) still wins.
             QMetaObject::invokeMethod(
-                this, [this, result] { emit loaded(result); }, Qt::QueuedConnection);
+                this,
+                [this, result, flag] {
+                    if (!flag->load()) emit loaded(result);
+                },
+                Qt::QueuedConnection);
         } catch (const LoadCancelled&) {
         } catch (const CaptureError& e) {
             const QString msg = QString::fromStdString(e.what());

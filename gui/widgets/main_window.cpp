@@ -80,6 +80,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     progress_->setRange(0, 1000);
     progress_->setMaximumWidth(240);
     cancelButton_ = new QPushButton(tr("Cancel"), this);
+    cancelButton_->setObjectName("cancelLoad");
     statusLabel_ =
         new QLabel(tr("Open a capture, partial results or a saved report: File > Open, or drop a file here."), this);
     // A long path or summary is cut at the window's edge rather than widening the window.

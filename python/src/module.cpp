@@ -295,7 +295,7 @@ py::dict diffOf(const std::string& base, const std::string& candidate, const py:
     job::JobRequest request;
     request.settings = settingsFrom(settings);
     request.jobs = jobs;
-    request.collectives = false;  // diff compares totals and steps
+    request.collectives = true;  // the per-step comparison sums each collective's time per step, as the CLI does
     report::DiffResult diff;
     BackgroundJob work;
     work.run(

@@ -186,15 +186,17 @@ TEST_F(LiveJobs, DumpWritesTheLookbackRingNow) {
     const int64_t nonePid = found[0].pid == ringPid ? found[1].pid : found[0].pid;
     ASSERT_TRUE(test::waitUntil([&] { return status(ringPid).lookbackLast >= 0; }, 10));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the ring fills up
+    // Steps close every few ms: what had closed before the dump was asked
+    // for must be in it, however many close while it is written.
+    const auto before = status(ringPid).lastClosedStep;
     auto [code, text] = cli({"dump", std::to_string(ringPid), "-o", dir / "dumps"});
     ASSERT_EQ(code, 0) << text;
-    const auto last = status(ringPid).lastClosedStep;
     const auto files = test::filesIn(dir / "dumps");
     ASSERT_EQ(files.size(), 1u);
     const auto n = stepNumbers(loadCapture(files[0]));
     ASSERT_EQ(n.size(), 4u);
     for (size_t i = 1; i < n.size(); ++i) EXPECT_EQ(n[i], n[i - 1] + 1);
-    EXPECT_GE(n.back(), last - 2) << "an old ring";
+    EXPECT_GE(n.back(), before) << "an old ring";
     EXPECT_NE(text.find("steps " + std::to_string(n.front()) + " to " + std::to_string(n.back())), std::string::npos)
         << text;
     auto [c2, t2] = cli({"dump", std::to_string(nonePid)});

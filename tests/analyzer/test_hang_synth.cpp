@@ -83,7 +83,8 @@ TEST(HangSynth, TheHeadlineIsTheParagraphsFirstSentence) {
     Capture stalled = synth::synthesizeWorkload(spec);
     hang::HangAnalysis a = hang::analyzeHang(&stalled, {});
     std::string headline = hang::hangHeadline(a);
-    EXPECT_EQ(headline.rfind("HANG: rank 2 never entered AllReduce #4 of communicator ", 0), 0u) << headline;
+    EXPECT_EQ(headline.rfind("HANG: rank 2 never entered AllReduce #4 of 0x", 0), 0u) << headline;
+    EXPECT_NE(headline.find("which ranks 0, 1 and 3 have waited in since"), std::string::npos) << headline;
     EXPECT_EQ(hang::hangParagraph(a).rfind(headline + " ", 0), 0u);
     EXPECT_EQ(headline.back(), '.');
     EXPECT_EQ(headline.find(". "), std::string::npos) << headline;
@@ -94,10 +95,10 @@ TEST(HangSynth, TheHeadlineIsTheParagraphsFirstSentence) {
     Capture desynced = synth::synthesizeWorkload(spec);
     a = hang::analyzeHang(&desynced, {});
     headline = hang::hangHeadline(a);
-    EXPECT_EQ(headline.rfind("DESYNC: the ranks called AllReduce #6 of communicator ", 0), 0u) << headline;
+    EXPECT_EQ(headline.rfind("DESYNC: AllReduce #6 of 0x", 0), 0u) << headline;
     const uint64_t bucket = synth::planBuckets(spec)[0].bytes;
-    EXPECT_NE(headline.find("with different sizes: ranks 0, 2 and 3 with " + report::formatBytes(bucket) +
-                            ", rank 1 with " + report::formatBytes(2 * bucket) + "."),
+    EXPECT_NE(headline.find(": different sizes: ranks 0, 2 and 3 with " + report::formatBytes(bucket) +
+                            " and rank 1 with " + report::formatBytes(2 * bucket) + "."),
               std::string::npos)
         << headline;
     EXPECT_EQ(hang::hangParagraph(a).rfind(headline + " ", 0), 0u);

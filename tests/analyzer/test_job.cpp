@@ -18,8 +18,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 

@@ -70,7 +70,7 @@ TEST(HangFocus, AStalledJobWaitsInTheCallRank2NeverEntered) {
     const HangFocus f = hangFocus(*l.model, a);
     ASSERT_TRUE(f.found());
     // Two all-reduces per step (the panel's test): step 2's first is #4.
-    EXPECT_EQ(f.headline.rfind("HANG: rank 2 never entered AllReduce #4 of communicator ", 0), 0u) << f.headline;
+    EXPECT_EQ(f.headline.rfind("HANG: rank 2 never entered AllReduce #4 of 0x", 0), 0u) << f.headline;
     EXPECT_EQ(f.headline.find(". "), std::string::npos) << "one sentence: " << f.headline;
     ASSERT_EQ(f.waits.size(), 3u);  // ranks 0, 1 and 3
     for (const HangWait& w : f.waits) {
@@ -117,7 +117,7 @@ TEST(HangFocus, ADesyncIsFramedOnTheCallMadeDifferently) {
     const HangFocus f = hangFocus(*l.model, hang::analyzeHang(capture.get(), {}));
     ASSERT_TRUE(f.found());
     EXPECT_EQ(f.verdict, hang::Verdict::Desync);
-    EXPECT_EQ(f.headline.rfind("DESYNC: the ranks called AllReduce #6 of communicator ", 0), 0u) << f.headline;
+    EXPECT_EQ(f.headline.rfind("DESYNC: AllReduce #6 of 0x", 0), 0u) << f.headline;
     EXPECT_TRUE(f.waits.empty() && f.stuck.empty());
     // Every rank's seventh communication kernel starts inside the frame.
     ASSERT_TRUE(f.frame);
@@ -145,7 +145,7 @@ TEST(HangFocus, TheRealHangWaitsInRank0sSeventhAllReduce) {
     ASSERT_TRUE(l.model);
     const HangFocus f = hangFocus(*l.model, hang::analyzeHang(&l.model->capture(), {}));
     EXPECT_EQ(f.headline,
-              "HANG: rank 1 never entered AllReduce #6 of communicator 0x508d0e5b0ce4e0bd, which rank 0 has waited "
+              "HANG: rank 1 never entered AllReduce #6 of 0x508d0e5b0ce4e0bd, which rank 0 has waited "
               "in since 23:28:25.470 UTC (86.7 s before the inputs end).");
     // The kernel stopped (the watchdog's abort) before the capture's last record: not "until the capture ended".
     EXPECT_LT(kHungEnd, l.model->end());

@@ -312,7 +312,7 @@ TEST(OpenResults, LoadingResultsCanBeCancelled) {
     // In the window: cancelled at once, whatever the worker got to, nothing is shown.
     MainWindow win;
     win.openCapture(QString::fromStdString(parts));
-    auto* cancel = win.findChild<QPushButton*>();
+    auto* cancel = win.findChild<QPushButton*>("cancelLoad");
     ASSERT_NE(cancel, nullptr);
     cancel->click();
     win.loader()->waitForIdle();

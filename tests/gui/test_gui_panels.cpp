@@ -522,7 +522,7 @@ TEST(MainWindowPanels, CancellingALoadSaysCancelled) {
     QSignalSpy progress(win.loader(), &CaptureLoader::progress);
     win.openCapture(path);
     progress.wait(10000);  // the worker is reading
-    auto* cancel = win.findChild<QPushButton*>();
+    auto* cancel = win.findChild<QPushButton*>("cancelLoad");
     ASSERT_NE(cancel, nullptr);
     cancel->click();
     win.loader()->waitForIdle();

@@ -328,8 +328,10 @@ TEST(HoverText, TheOverlapLaneDescribesTheCollectiveUnderTheCursor) {
     k.name[1] = k.shortName[1] = computeOnly->strings.intern("relu_kernel");
     const TimelineModel cm(computeOnly);
     EXPECT_EQ(hoverText(cm, nullptr, cm.groups()[0].lanes[1], 0, s, 560), "no communication on this GPU");
-    // An event lane: the kernel and its duration.
-    EXPECT_EQ(hoverText(m, l.analysis.get(), m.groups()[0].lanes[2], 0, s, 200), "gemm_kernel · 4 µs");
+    // An event lane: the kernel and its duration, then where it ran (the
+    // test capture's gemm on stream 7, launched with the default shape).
+    EXPECT_EQ(hoverText(m, l.analysis.get(), m.groups()[0].lanes[2], 0, s, 200),
+              "gemm_kernel · 4 µs\nstream 7 · grid 1×1×1 · block 1×1×1\ncorrelation 0");
 }
 
 TEST(EmptyStates, TablesSayWhyTheyAreEmptyAndTheTimelineHowToStart) {
