@@ -205,12 +205,14 @@ private:
     };
     std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> ids_{{"", 0}};
     // The last dtype names looked up: entries of one dump mostly share one.
-    std::string_view lastDtype_;
+    // A copy, not a view into the dump's texts: a short text moves when
+    // their vector grows (found by the fuzzer).
+    std::string lastDtype_;
     uint64_t lastDtypeBytes_ = 0;
     uint64_t elementBytes(std::string_view dtype) {
         if (dtype != lastDtype_) {
             lastDtypeBytes_ = dtypeBytes(dtype);
-            lastDtype_ = dump_.text(intern(dtype));  // a view that lives as long as the dump
+            lastDtype_.assign(dtype);
         }
         return lastDtypeBytes_;
     }
