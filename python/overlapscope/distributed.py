@@ -64,14 +64,13 @@ def split_host(name: str, hosts: Hosts = None) -> Tuple[Optional[str], str]:
 
 
 class _Unit:
-    """One task: a capture file (or a directory seen only from its host),
-    where it lies, and where its part goes in the job's order."""
+    """One task: a capture file and Dask's restriction to its host."""
 
-    __slots__ = ("path", "host")
+    __slots__ = ("path", "placement")
 
-    def __init__(self, path: str, host: Optional[str]) -> None:
+    def __init__(self, path: str, placement: Dict[str, Any]) -> None:
         self.path = path
-        self.host = host
+        self.placement = placement
 
 
 def _worker_address() -> str:
@@ -134,22 +133,22 @@ def _units(client: Any, names: Sequence[str], hosts: Hosts) -> List[_Unit]:
     """The job's files in the order one process reads them (captureFiles):
     directories the client sees are listed here, node-local ones by a
     worker on their host."""
-    placed = [split_host(name, hosts) for name in names]
+    placed = [(host, path, _placement(host)) for host, path in (split_host(name, hosts) for name in names)]
     listings = {
-        i: client.submit(_list_files, path, key=f"overlapscope-list-{uuid.uuid4().hex}", pure=False, **_placement(host))
-        for i, (host, path) in enumerate(placed)
+        i: client.submit(_list_files, path, key=f"overlapscope-list-{uuid.uuid4().hex}", pure=False, **placement)
+        for i, (host, path, placement) in enumerate(placed)
         if host is not None
     }
     units: List[_Unit] = []
     try:
-        for i, (host, path) in enumerate(placed):
+        for i, (host, path, placement) in enumerate(placed):
             if host is None:
-                units.extend(_Unit(f, None) for f in _core.capture_files([path]))
+                units.extend(_Unit(f, placement) for f in _core.capture_files([path]))
                 continue
             worker, files, error = listings[i].result()
             if error is not None:
                 raise _failure(error, worker)
-            units.extend(_Unit(f, host) for f in files or [])
+            units.extend(_Unit(f, placement) for f in files or [])
     finally:
         client.cancel(list(listings.values()))
     return units
@@ -159,51 +158,50 @@ def analyse_parts(
     client: Any,
     names: Sequence[str],
     settings: Dict[str, Any],
+    directory: str,
     hosts: Hosts = None,
     on_done: Optional[Callable[[int, int], None]] = None,
-) -> List[bytes]:
-    """Each file of the job analysed on the cluster: its partial result, in
-    the job's file order. ``on_done(done, total)`` after each. Raises
-    CaptureError (one line: the file's problem and the worker that met it);
-    Ctrl-C (KeyboardInterrupt) cancels the tasks not yet done."""
+) -> List[str]:
+    """Each file of the job analysed on the cluster into its partial result,
+    written into ``directory`` as it arrives (named in the job's file order,
+    which is the order returned). ``on_done(done, total)`` as they come.
+    Raises CaptureError (one line: the file's problem and the worker that
+    met it); Ctrl-C (KeyboardInterrupt) cancels the tasks not yet done."""
     from distributed import as_completed
 
     units = _units(client, names, hosts)
     job = uuid.uuid4().hex
     futures = [
         client.submit(
-            _analyse_file, u.path, settings, key=f"overlapscope-part-{job}-{i}", pure=False, **_placement(u.host)
+            _analyse_file, u.path, settings, key=f"overlapscope-part-{job}-{i}", pure=False, **u.placement
         )
         for i, u in enumerate(units)
     ]
     index = {f.key: i for i, f in enumerate(futures)}
-    parts: List[Optional[bytes]] = [None] * len(futures)
+    files = [os.path.join(directory, f"{i:07d}.partial.json") for i in range(len(futures))]
+    taken = set()
     try:
         if on_done:
             on_done(0, len(futures))
-        for done, future in enumerate(as_completed(futures), start=1):
-            try:
-                worker, part, error = future.result()
-            except Exception as e:  # KilledWorker (its workers died every time), cancelled by someone else
-                raise CaptureError(f"{units[index[future.key]].path}: {type(e).__name__} on the cluster: {e}") from None
-            if error is not None:
-                raise _failure(error, worker)
-            parts[index[future.key]] = part
+        # Results fetched in batches as they come (a round trip per part would
+        # dominate small files), each written out and released on its worker
+        # at once: neither side holds the job's parts.
+        for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
+            for future, outcome in batch:
+                i = index[future.key]
+                if isinstance(outcome, BaseException):  # KilledWorker: its workers died every time
+                    raise CaptureError(f"{units[i].path}: {type(outcome).__name__} on the cluster: {outcome}")
+                worker, part, error = outcome
+                if error is not None:
+                    raise _failure(error, worker)
+                with open(files[i], "wb") as f:
+                    f.write(part)
+                taken.add(i)
+                future.release()
             if on_done:
-                on_done(done, len(futures))
+                on_done(len(taken), len(futures))
     finally:
-        client.cancel(futures)  # nothing is left running after an error or Ctrl-C
-    return [p for p in parts if p is not None]
-
-
-def write_parts(parts: Sequence[bytes], directory: str) -> List[str]:
-    """The parts as partial files in ``directory``, named in job order."""
-    files = []
-    for i, part in enumerate(parts):
-        path = os.path.join(directory, f"{i:07d}.partial.json")
-        with open(path, "wb") as f:
-            f.write(part)
-        files.append(path)
+        client.cancel([f for i, f in enumerate(futures) if i not in taken])  # after an error or Ctrl-C
     return files
 
 
@@ -259,25 +257,21 @@ def report(
     names = paths_of(paths)
     show = _progress.callback(progress)
     dask_client, owned = _client_of(client)
-    try:
-        def on_done(done: int, total: int) -> None:
-            if show is not None:
-                show(f"analyzing: {done}/{total} files", done / max(total, 1))
 
-        parts = analyse_parts(dask_client, names, settings, hosts, on_done)
-    finally:
+    def on_done(done: int, total: int) -> None:
         if show is not None:
-            show("", None)
-        if owned:
-            dask_client.close()
+            show(f"analyzing: {done}/{total} files", done / max(total, 1))
+
     with tempfile.TemporaryDirectory(prefix="overlapscope-parts-") as scratch:
+        try:
+            parts = analyse_parts(dask_client, names, settings, scratch, hosts, on_done)
+        finally:
+            if show is not None:
+                show("", None)
+            if owned:
+                dask_client.close()
         handle = _core.analyze_job(
-            write_parts(parts, scratch),
-            settings,
-            int(jobs),
-            None if align is None else align == "collectives",
-            show,
-            names,
+            parts, settings, int(jobs), None if align is None else align == "collectives", show, names
         )
     warn_all(handle.job_warnings)
     return Report(handle)
@@ -311,7 +305,7 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
         def done(n: int, total: int) -> None:
             print(f"done {n} {total}", flush=True)
 
-        files = write_parts(analyse_parts(client, args.inputs, json.loads(args.settings), None, done), args.output_dir)
+        files = analyse_parts(client, args.inputs, json.loads(args.settings), args.output_dir, None, done)
         print(f"parts {len(files)}", flush=True)
         return 0
     except CaptureError as e:
