@@ -222,15 +222,10 @@ def report(
     client: Any = None,
     *,
     hosts: Hosts = None,
-    comm_kernel: Union[str, Sequence[str], None] = None,
-    comm_copies: bool = False,
-    step_pattern: Optional[str] = None,
     align: Optional[str] = None,
-    microbatch_pattern: Optional[str] = None,
-    pipeline_stages: int = 0,
-    peak_busbw_gbps: Optional[float] = None,
     jobs: int = 0,
     progress: _progress.Progress = None,
+    **options: Any,
 ) -> Report:
     """:func:`overlapscope.report` with the files analysed on a Dask cluster.
 
@@ -239,8 +234,10 @@ def report(
     capture files, directories of them, or ``HOST:PATH`` for a path on one
     node's disk; ``hosts`` maps an input (a mapping, or a callable returning
     None where the client sees it) to the host or worker address that holds
-    it. The other keyword arguments are :func:`overlapscope.report`'s
-    (``jobs``: threads for the merge here). The :class:`~overlapscope.Report`
+    it. ``align``, ``progress`` and the other keyword arguments
+    (``comm_kernel``, ``comm_copies``, ``step_pattern``,
+    ``microbatch_pattern``, ``pipeline_stages``, ``peak_busbw_gbps``) are
+    :func:`overlapscope.report`'s; ``jobs`` is the merge's threads here. The :class:`~overlapscope.Report`
     is the one-process report, its JSON byte for byte; its ``inputs`` are
     ``paths`` as given.
 
@@ -248,10 +245,7 @@ def report(
     read or analyse (naming the file and the worker); Ctrl-C cancels the
     job's tasks.
     """
-    settings = analysis_settings(
-        comm_kernel, comm_copies, step_pattern, align or "session-start", microbatch_pattern, pipeline_stages,
-        peak_busbw_gbps,
-    )
+    settings = analysis_settings(align=align or "session-start", **options)
     if jobs < 0:
         raise ValueError(f"jobs must be 0 (every core) or more, not {jobs}")
     names = paths_of(paths)
