@@ -56,7 +56,11 @@ int runReport(const ReportArgs& args, const CLI::App& cmd) {
     // On a cluster: the files' parts made by its workers, merged here as one
     // process merges the parts of its own threads.
     std::optional<ClusterParts> cluster;
-    if (args.scheduler.given()) cluster.emplace(args.scheduler, args.inputs, args.flags);
+    if (args.scheduler.given()) {
+        // Before the cluster's work, as one process checks before it reads.
+        if (!args.output.empty() && args.output != "-") output::checkOutputPath(args.output, args.force);
+        cluster.emplace(args.scheduler, args.inputs, args.flags);
+    }
     const job::JobInputs inputs = cluster ? cluster->inputs() : job::classifyJob(args.inputs);
     if (!cluster && inputs.kind != job::JobKind::Captures)
         throw std::invalid_argument(args.inputs.front() + ": " +

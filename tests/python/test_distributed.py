@@ -208,6 +208,17 @@ def test_cli_bad_file_one_line_exit_2(cluster: Any, cli: str, job: Path, tmp_pat
     assert not list(tmp_path.glob("overlapscope-parts-*"))  # its scratch directory is gone
 
 
+def test_cli_existing_output_refused_first(cluster: Any, cli: str, job: Path, tmp_path: Path) -> None:
+    c, client = cluster
+    out = tmp_path / "report.json"
+    out.write_text("mine")
+    with distributed.get_task_stream(client) as stream:
+        done = run_cli(cli, "report", "--scheduler", c.scheduler_address, "-o", str(out), str(job))
+    assert done.returncode == 2 and str(out) in done.stderr and len(done.stderr.splitlines()) == 1
+    assert out.read_text() == "mine"
+    assert not [t for t in stream.data if str(t["key"]).startswith("overlapscope-")]
+
+
 def test_cli_ctrl_c_cancels_the_tasks(cluster: Any, cli: str, job: Path, tmp_path: Path) -> None:
     c, client = cluster
     client.wait_for_workers(2)
