@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import socket
@@ -289,6 +290,13 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
     client = None
     try:
         from distributed import Client
+
+        # The command's stderr is the one-process command's: Dask's own log
+        # lines (slow event loops, garbage collection) stay out of it, errors
+        # stay in. After the import, which sets Dask's levels.
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name == "distributed" or name.startswith("distributed."):
+                logging.getLogger(name).setLevel(logging.ERROR)
 
         try:
             client = Client(args.scheduler, timeout="30s")
