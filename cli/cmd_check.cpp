@@ -4,6 +4,7 @@
 #include "analyzer/report/check.h"
 #include "analyzer/report/report_json.h"
 #include "cli/cli_common.h"
+#include "cli/cluster_parts.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
 
@@ -28,6 +29,7 @@ struct CheckArgs {
     bool allowDropped = false;
     AnalysisFlags flags;
     JobsFlag jobs;
+    SchedulerFlag scheduler;
 };
 
 int runCheck(const CheckArgs& args) {
@@ -61,7 +63,10 @@ int runCheck(const CheckArgs& args) {
     // Thresholds read totals, steps and the 4b/4c fields; the per-step
     // comparison also each collective's step.
     request.collectives = t.stepRegression.has_value();
-    const Analysis analysis = analyzeJobWithProgress(job::classifyJob(args.inputs), request);
+    std::optional<ClusterParts> cluster;  // --scheduler: the files' parts made on a Dask cluster
+    if (args.scheduler.given()) cluster.emplace(args.scheduler, args.inputs, args.flags);
+    const Analysis analysis =
+        analyzeJobWithProgress(cluster ? cluster->inputs() : job::classifyJob(args.inputs), request);
     const auto outcomes = report::runChecks(analysis, t, baseline ? &baseline->analysis : nullptr);
 
     size_t failed = 0;
@@ -178,6 +183,7 @@ void addCheckCommand(CLI::App& app, CommandRunner& selected) {
                   "'dropped-records': its numbers undercount GPU activity)");
     args->flags.addTo(cmd);
     args->jobs.addTo(cmd);
+    args->scheduler.addTo(cmd);
     cmd->callback([&selected, args] { selected = [args] { return runCheck(*args); }; });
 }
 

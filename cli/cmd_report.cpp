@@ -3,10 +3,12 @@
 #include "analyzer/output/safe_output.h"
 #include "analyzer/report/report_json.h"
 #include "cli/cli_common.h"
+#include "cli/cluster_parts.h"
 #include "cli/commands.h"
 #include "cli/job_inputs.h"
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 namespace osc::cli {
@@ -20,6 +22,7 @@ struct ReportArgs {
     bool partial = false;
     AnalysisFlags flags;
     JobsFlag jobs;
+    SchedulerFlag scheduler;
 };
 
 // The per-file half for `overlapscope merge`: every file analysed alone on
@@ -45,9 +48,21 @@ int runPartial(const ReportArgs& args, const CLI::App& cmd) {
 }
 
 int runReport(const ReportArgs& args, const CLI::App& cmd) {
-    if (args.partial) return runPartial(args, cmd);
-    const job::JobInputs inputs = job::classifyJob(args.inputs);
-    if (inputs.kind != job::JobKind::Captures)
+    if (args.partial) {
+        if (args.scheduler.given())
+            throw std::invalid_argument("report --partial: --scheduler makes the parts and merges them itself");
+        return runPartial(args, cmd);
+    }
+    // On a cluster: the files' parts made by its workers, merged here as one
+    // process merges the parts of its own threads.
+    std::optional<ClusterParts> cluster;
+    if (args.scheduler.given()) {
+        // Before the cluster's work, as one process checks before it reads.
+        if (!args.output.empty() && args.output != "-") output::checkOutputPath(args.output, args.force);
+        cluster.emplace(args.scheduler, args.inputs, args.flags);
+    }
+    const job::JobInputs inputs = cluster ? cluster->inputs() : job::classifyJob(args.inputs);
+    if (!cluster && inputs.kind != job::JobKind::Captures)
         throw std::invalid_argument(args.inputs.front() + ": " +
                                     (inputs.kind == job::JobKind::Partials
                                          ? "partial results are merged with `overlapscope merge`"
@@ -90,6 +105,7 @@ void addReportCommand(CLI::App& app, CommandRunner& selected) {
                   "partials of other nodes into the job's report (--align is applied there).");
     args->flags.addTo(cmd);
     args->jobs.addTo(cmd);
+    args->scheduler.addTo(cmd);
     cmd->callback([&selected, args, cmd] { selected = [args, cmd] { return runReport(*args, *cmd); }; });
 }
 

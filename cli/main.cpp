@@ -1,6 +1,7 @@
 // `overlapscope`: how much of a GPU job's communication hides behind compute.
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/capture/printable_text.h"
+#include "cli/cluster_parts.h"
 #include "cli/commands.h"
 
 #include <cstdio>
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
     }
     try {
         return selected ? selected() : 0;
+    } catch (const osc::cli::ExitWith& e) {
+        return e.status;  // said already
     } catch (const osc::CaptureError& e) {
         std::fprintf(stderr, "overlapscope: %s\n", osc::printableLine(e.what()).c_str());
         return 2;

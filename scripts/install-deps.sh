@@ -16,6 +16,9 @@ packages=(
   # notebook's execution, and `pip install ./python` offline into a venv.
   pybind11-dev python3-dev python3-pandas python3-pytest python3-nbconvert python3-ipykernel
   python3-pip python3-setuptools python3-wheel python3-venv
+  # overlapscope.distributed and `report --scheduler`: a job's files analysed
+  # on a Dask cluster; its tests start a real LocalCluster on loopback.
+  python3-dask python3-distributed
   # The live-metrics test scrapes the agent with a real Prometheus server,
   # which it starts itself on a free port (tests/agent/prometheus_scrape_test.sh).
   prometheus

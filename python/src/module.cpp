@@ -71,8 +71,12 @@ struct CaptureHandle {
     std::vector<std::string> warnings;
 };
 
+// `named`: what the report says it was made from, when not the paths
+// themselves (overlapscope.distributed merges the parts of the paths the
+// user gave).
 std::shared_ptr<AnalysisHandle> analyzeJob(const std::vector<std::string>& paths, const py::dict& settings, int jobs,
-                                           std::optional<bool> align, const py::object& progress) {
+                                           std::optional<bool> align, const py::object& progress,
+                                           const std::optional<std::vector<std::string>>& named) {
     auto out = std::make_shared<AnalysisHandle>();
     job::JobRequest request;
     request.settings = settingsFrom(settings);
@@ -85,6 +89,7 @@ std::shared_ptr<AnalysisHandle> analyzeJob(const std::vector<std::string>& paths
             out->analysis = job::analyzeJob(inputs, request, work.progress(), &out->inputs);
         },
         progress);
+    if (named) out->inputs = *named;
     out->warnings = work.warnings();
     return out;
 }
@@ -430,7 +435,8 @@ PYBIND11_MODULE(_core, m) {
     m.def("diff", &diffOf, py::arg("base"), py::arg("candidate"), py::arg("settings"), py::arg("jobs"),
           py::arg("fail_percent"), py::arg("progress"));
     m.def("analyze_job", &analyzeJob, py::arg("paths"), py::arg("settings"), py::arg("jobs"), py::arg("align"),
-          py::arg("progress"));
+          py::arg("progress"), py::arg("named") = py::none());
+    m.def("capture_files", &captureFiles, py::arg("paths"));
     m.def(
         "valid_regex",
         [](const std::string& pattern) {

@@ -1,0 +1,245 @@
+"""overlapscope.distributed and `--scheduler` on a real Dask cluster.
+
+One LocalCluster for the whole file: two worker processes (behind their
+nannies) on loopback TCP, no dashboard. What the cluster gives is compared
+with the one-process analysis of the same files: the report's JSON byte for
+byte, the command line's output and exit status. Faults are real: a worker
+process killed while it analyses a file, a file that is no capture, SIGINT
+to the command line while a task runs. A worker plugin holds one task in
+its worker, as it begins, for as long as a test needs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+import overlapscope
+import overlapscope.distributed as od
+
+import distributed  # python3-distributed (scripts/install-deps.sh)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as c, distributed.Client(c) as client:
+        client.wait_for_workers(2)
+        yield c, client
+
+
+@pytest.fixture(scope="module")
+def job(cli: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Four ranks, a rank arriving late (cross-rank skew to get right)."""
+    out = tmp_path_factory.mktemp("job") / "ranks"
+    subprocess.run(
+        [cli, "synth", "-o", str(out), "--ranks", "4", "--steps", "3", "--layers", "4",
+         "--arrival-skew-ns", "0,0,0,300000"],
+        capture_output=True,
+        check=True,
+    )
+    return out
+
+
+def rank_files(directory: Path) -> List[Path]:
+    return sorted(directory.glob("*.sqlite"))
+
+
+def part_tasks(client: Any) -> List[str]:
+    return client.run_on_scheduler(
+        lambda dask_scheduler: [str(k) for k in dask_scheduler.tasks if str(k).startswith("overlapscope-part")]
+    )
+
+
+def wait_for(condition: Any, what: str, seconds: float = 30.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def hold_task(client: Any, suffix: str, release: Path) -> None:
+    """Every worker holds a part task whose key ends in `suffix` as it starts
+    executing until `release` exists (its event loop waits: nothing of it
+    runs meanwhile). Defined here so that cloudpickle sends it by value."""
+
+    class Hold(distributed.WorkerPlugin):
+        def transition(self, key: str, start: str, finish: str, **kwargs: Any) -> None:
+            if finish == "executing" and str(key).startswith("overlapscope-part") and str(key).endswith(suffix):
+                deadline = time.monotonic() + 60
+                while not os.path.exists(release) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+
+    client.register_worker_plugin(Hold(), name="overlapscope-test-hold")
+
+
+def processing_key(client: Any, suffix: str) -> Dict[str, str]:
+    """{worker: key} for part tasks ending in `suffix` that a worker holds."""
+    return {w: k for w, keys in client.processing().items() for k in keys if str(k).endswith(suffix)}
+
+
+def test_report_is_the_one_process_report(cluster: Any, job: Path) -> None:
+    _, client = cluster
+    seen: set = set()  # the task stream holds earlier jobs' tasks too
+    for paths, options in (
+        ([str(job)], {}),
+        ([str(f) for f in rank_files(job)], {"align": "collectives", "comm_copies": True}),
+        ([str(rank_files(job)[2])], {}),  # one file: analysed in memory in one process
+    ):
+        one = overlapscope.report(paths, progress=False, **options)
+        with distributed.get_task_stream(client) as stream:
+            many = od.report(paths, client=client, progress=False, **options)
+        assert many.to_json() == one.to_json()
+        assert many.inputs == paths
+        keys = [str(t["key"]) for t in stream.data if str(t["key"]).startswith("overlapscope-part")]
+        new = [k for k in keys if k not in seen]
+        seen.update(keys)
+        files = 4 if len(paths) > 1 or Path(paths[0]).is_dir() else 1
+        assert len(new) == len(set(new)) == files  # one task per file, each run once
+
+
+def test_every_device_once(cluster: Any, job: Path) -> None:
+    _, client = cluster
+    r = od.report([str(job)], client=client, progress=False)
+    # Four ranks of one GPU each, each counted once: the known truth of the synthetic job.
+    assert sorted(r.devices["rank"].tolist()) == [0, 1, 2, 3]
+
+
+def test_node_local_paths_go_to_their_host(cluster: Any, job: Path) -> None:
+    _, client = cluster
+    worker = sorted(client.scheduler_info()["workers"])[0]
+    files = [str(f) for f in rank_files(job)]
+    with distributed.get_task_stream(client) as stream:
+        r = od.report(files, client=client, hosts=lambda path: worker, progress=False)
+    parts = [t for t in stream.data if str(t["key"]).startswith("overlapscope-part")]
+    job_of = lambda key: str(key).rsplit("-", 1)[0]  # noqa: E731 - overlapscope-part-JOB-INDEX
+    ran = [t["worker"] for t in parts if job_of(t["key"]) == job_of(parts[-1]["key"])]
+    assert ran == [worker] * 4
+    assert r.to_json() == overlapscope.report(files, progress=False).to_json()
+    # HOST:PATH: the directory listed and its files analysed on that host.
+    named = f"127.0.0.1:{job}"
+    r = od.report([named], client=client, progress=False)
+    assert r.inputs == [named]
+    one = overlapscope.report([str(job)], progress=False).to_dict()
+    one["inputs"] = [named]
+    assert r.to_dict() == one
+
+
+def test_unreadable_file_names_file_and_worker(cluster: Any, job: Path, tmp_path: Path) -> None:
+    _, client = cluster
+    bad = tmp_path / "rank9.sqlite"
+    bad.write_bytes(b"not a capture at all\n" * 10)
+    with pytest.raises(overlapscope.CaptureError) as e:
+        od.report([*map(str, rank_files(job)), str(bad)], client=client, progress=False)
+    message = str(e.value)
+    assert str(bad) in message and "on worker tcp://127.0.0.1:" in message and "\n" not in message
+    assert wait_for(lambda: not part_tasks(client), "the job's tasks to be released")
+
+
+def test_worker_killed_mid_task(cluster: Any, job: Path, tmp_path: Path) -> None:
+    _, client = cluster
+    paths = [str(f) for f in rank_files(job)]
+    pids = client.run(os.getpid)  # before a worker's loop is held
+    release = tmp_path / "release"
+    hold_task(client, "-3", release)
+    result: Dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["report"] = od.report(paths, client=client, progress=False)
+        except BaseException as e:  # noqa: B902 - handed to the test's thread
+            result["error"] = e
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    (worker,) = wait_for(lambda: processing_key(client, "-3"), "the last file's task to start")
+    time.sleep(0.2)
+    os.kill(pids[worker], signal.SIGKILL)  # dies in the middle of the task
+    release.touch()  # where it runs again, it runs through
+    thread.join(60)
+    assert not thread.is_alive()
+    assert "error" not in result, result.get("error")
+    assert result["report"].to_json() == overlapscope.report(paths, progress=False).to_json()
+    assert sorted(result["report"].devices["rank"].tolist()) == [0, 1, 2, 3]  # none twice, none lost
+    assert worker not in client.scheduler_info()["workers"]
+    client.wait_for_workers(2)  # the nanny restarts it, for the tests after this one
+
+
+def run_cli(cli: str, *args: str, **kw: Any) -> subprocess.CompletedProcess:
+    return subprocess.run([cli, *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_cli_scheduler_same_output_and_status(cluster: Any, cli: str, job: Path) -> None:
+    c, _ = cluster
+    s = ["--scheduler", c.scheduler_address]
+    for command in (
+        ["report", "--format", "json", str(job)],
+        ["report", "--steps", "--collectives", *map(str, rank_files(job))],
+        ["check", "--min-overlap-ratio", "0.99", str(job)],  # fails: exit 1 and its FAIL lines
+    ):
+        one = run_cli(cli, *command)
+        many = run_cli(cli, command[0], *s, *command[1:])
+        assert (many.returncode, many.stdout) == (one.returncode, one.stdout), many.stderr
+        assert many.stderr == one.stderr
+    assert run_cli(cli, "check", "--min-overlap-ratio", "0.99", str(job)).returncode == 1
+
+
+def test_cli_bad_file_one_line_exit_2(cluster: Any, cli: str, job: Path, tmp_path: Path) -> None:
+    c, _ = cluster
+    bad = tmp_path / "rank7.sqlite"
+    bad.write_bytes(b"\0" * 100)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = run_cli(cli, "report", "--scheduler", c.scheduler_address, str(job), str(bad), env=env)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and str(bad) in lines[0] and "on worker tcp://127.0.0.1:" in lines[0], done.stderr
+    assert done.stdout == ""
+    assert not list(tmp_path.glob("overlapscope-parts-*"))  # its scratch directory is gone
+
+
+def test_cli_existing_output_refused_first(cluster: Any, cli: str, job: Path, tmp_path: Path) -> None:
+    c, client = cluster
+    out = tmp_path / "report.json"
+    out.write_text("mine")
+    with distributed.get_task_stream(client) as stream:
+        done = run_cli(cli, "report", "--scheduler", c.scheduler_address, "-o", str(out), str(job))
+    assert done.returncode == 2 and str(out) in done.stderr and len(done.stderr.splitlines()) == 1
+    assert out.read_text() == "mine"
+    assert not [t for t in stream.data if str(t["key"]).startswith("overlapscope-")]
+
+
+def test_cli_ctrl_c_cancels_the_tasks(cluster: Any, cli: str, job: Path, tmp_path: Path) -> None:
+    c, client = cluster
+    client.wait_for_workers(2)
+    release = tmp_path / "release"
+    hold_task(client, "-1", release)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    # Three copies of the job: tasks still waiting when Ctrl-C comes.
+    proc = subprocess.Popen(
+        [cli, "report", "--scheduler", c.scheduler_address, str(job), str(job), str(job)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )
+    try:
+        wait_for(lambda: processing_key(client, "-1"), "the held task to start")
+        proc.send_signal(signal.SIGINT)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        release.touch()
+    assert proc.returncode == -signal.SIGINT, proc.stderr.read()  # ends as the one-process command does
+    assert wait_for(lambda: not part_tasks(client), "the cancelled tasks to leave the scheduler")
+    assert not list(scratch.iterdir())
