@@ -351,6 +351,7 @@ void DumpBuilder::entry(const DataTree& t) {
     uint64_t elementsIn = 0, elementsOut = 0;
     uint32_t outDtypes = 0;
     std::vector<std::string_view> outNames;
+    dtypeNames_.clear();  // views into an earlier entry's tree, which is reused (found by the fuzzer)
     for (uint32_t k = 1; k < t[0].end;) {
         const uint32_t v = t[k].end;
         if (v >= t[0].end) break;

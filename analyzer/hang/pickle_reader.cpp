@@ -95,7 +95,18 @@ struct PObject {
     std::vector<PValue> items;  // a dict's keys and values alternate
     // A dict's scalar keys, to their place in `items`, once it is large.
     std::unique_ptr<std::unordered_map<std::string, size_t>> keyIndex;
+    // Every object alive, linked from its machine: a container made to hold
+    // itself through the memo (a cycle) never reaches a count of 0, and the
+    // machine frees what is left when it ends.
+    PObject* prev = nullptr;
+    PObject* next = nullptr;
     explicit PObject(PKind k) : kind(k) {}
+    void unlink() {
+        if (!prev) return;
+        prev->next = next;
+        next->prev = prev;
+        prev = next = nullptr;
+    }
 };
 
 ObjRef ObjRef::make(PKind kind) {
@@ -124,6 +135,7 @@ void ObjRef::release() {
         doomed.pop_back();
         for (PValue& item : o->items)
             if (PObject* child = item.object.detach(); child && --child->refs == 0) doomed.push_back(child);
+        o->unlink();
         delete o;
     }
     freeing = false;
@@ -206,7 +218,25 @@ bool importsOrCalls(uint8_t op) {
 class PickleMachine {
 public:
     PickleMachine(ByteSource& in, const std::string& path, DumpSink& sink, const DumpLimits& limits, uint64_t sizeHint)
-        : in_(in), path_(path), sink_(sink), limits_(limits), buffer_(readBufferBytes(sizeHint)) {}
+        : in_(in), path_(path), sink_(sink), limits_(limits), buffer_(readBufferBytes(sizeHint)) {
+        live_.prev = live_.next = &live_;
+    }
+    PickleMachine(const PickleMachine&) = delete;
+    PickleMachine& operator=(const PickleMachine&) = delete;
+    ~PickleMachine() {
+        // Everything referenced from outside goes first; what remains holds
+        // only itself (cycles): its references dropped uncounted, then freed.
+        stack_.clear();
+        memo_.clear();
+        topDict_ = ObjRef();
+        for (PObject* o = live_.next; o != &live_; o = o->next)
+            for (PValue& item : o->items) (void)item.object.detach();
+        while (live_.next != &live_) {
+            PObject* o = live_.next;
+            o->unlink();
+            delete o;
+        }
+    }
 
     void run();
 
@@ -280,10 +310,15 @@ private:
         if (streamFrame_ && marks_.size() < streamFrame_) streamFrame_ = 0;
         return at;
     }
-    static PValue object(PKind kind) {
+    PValue object(PKind kind) {
         PValue v;
         v.kind = kind;
         v.object = ObjRef::make(kind);
+        PObject* o = v.object.get();
+        o->prev = &live_;
+        o->next = live_.next;
+        live_.next->prev = o;
+        live_.next = o;
         return v;
     }
     PValue text(PKind kind, uint64_t n) {
@@ -361,6 +396,7 @@ private:
     std::vector<Slot> memoState_;  // a slot of an entry handed over is Dropped
     uint64_t memoCount_ = 0;       // slots ever held: MEMOIZE's next
     ObjRef topDict_;
+    PObject live_{PKind::None};  // the list of every object alive (PObject::prev/next)
     size_t streamFrame_ = 0;  // marks_.size() of the MARK opened on the entries list; 0 none
     bool stopped_ = false;
 
