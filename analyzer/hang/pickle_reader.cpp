@@ -397,7 +397,7 @@ private:
     uint64_t memoCount_ = 0;       // slots ever held: MEMOIZE's next
     ObjRef topDict_;
     PObject live_{PKind::None};  // the list of every object alive (PObject::prev/next)
-    size_t streamFrame_ = 0;  // marks_.size() of the MARK opened on the entries list; 0 none
+    size_t streamFrame_ = 0;     // marks_.size() of the MARK opened on the entries list; 0 none
     bool stopped_ = false;
 
     DataTree tree_;
