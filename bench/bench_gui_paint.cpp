@@ -29,14 +29,10 @@
 #include <QApplication>
 #include <QSettings>
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
-
-extern char** environ;
 
 namespace {
 
@@ -155,21 +151,9 @@ int main(int argc, char** argv) {
     // Each case in a process of its own, so that each peak memory figure is
     // that case's alone (freed memory is not always returned to the system).
     if (only.empty()) {
-        int failed = 0;
-        for (const char* c : {"A", "B", "C"}) {
-            std::vector<std::string> args = {argv[0], "--kernels", std::to_string(kernels), "--only", c};
-            if (!dir.empty()) args.insert(args.end(), {"--dir", dir});
-            std::vector<char*> cargs;
-            for (auto& a : args) cargs.push_back(a.data());
-            cargs.push_back(nullptr);
-            std::fflush(stdout);
-            pid_t pid = 0;
-            if (posix_spawn(&pid, argv[0], nullptr, nullptr, cargs.data(), environ) != 0) return 2;
-            int status = 0;
-            waitpid(pid, &status, 0);
-            failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        }
-        return failed ? 1 : 0;
+        std::vector<std::string> args = {"--kernels", std::to_string(kernels)};
+        if (!dir.empty()) args.insert(args.end(), {"--dir", dir});
+        return oscbench::runCasesInChildren(argv[0], args, {"A", "B", "C"});
     }
     // The format version in the name: cached files of an older format would
     // measure the old reader path.

@@ -40,8 +40,6 @@
 #include <QTest>
 #include <QTimer>
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -54,8 +52,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-extern char** environ;
 
 namespace {
 
@@ -468,32 +464,11 @@ int main(int argc, char** argv) {
         }
     }
     if (dir.empty()) dir = "/tmp/osc-bench-gui-ranks-" + std::to_string(ranks) + "-" + std::to_string(steps);
-    if (only.empty()) {
-        int failed = 0;
-        for (const char* c : {"D", "E"}) {
-            std::vector<std::string> args = {argv[0],
-                                             "--ranks",
-                                             std::to_string(ranks),
-                                             "--steps",
-                                             std::to_string(steps),
-                                             "--devices",
-                                             std::to_string(devices),
-                                             "--dir",
-                                             dir,
-                                             "--only",
-                                             c};
-            std::vector<char*> cargs;
-            for (auto& a : args) cargs.push_back(a.data());
-            cargs.push_back(nullptr);
-            std::fflush(stdout);
-            pid_t pid = 0;
-            if (posix_spawn(&pid, argv[0], nullptr, nullptr, cargs.data(), environ) != 0) return 2;
-            int status = 0;
-            waitpid(pid, &status, 0);
-            failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        }
-        return failed ? 1 : 0;
-    }
+    if (only.empty())
+        return oscbench::runCasesInChildren(argv[0],
+                                            {"--ranks", std::to_string(ranks), "--steps", std::to_string(steps),
+                                             "--devices", std::to_string(devices), "--dir", dir},
+                                            {"D", "E"});
     std::filesystem::create_directories(dir);
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);

@@ -7,7 +7,9 @@
 #include <QApplication>
 #include <QImage>
 
+#include <spawn.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -16,6 +18,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <vector>
+
+extern char** environ;
 
 namespace oscbench {
 
@@ -49,6 +53,26 @@ double currentRssGiB() {
         std::fclose(f);
     }
     return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0 * 1024.0);
+}
+
+int runCasesInChildren(const char* self, std::vector<std::string> args, const std::vector<const char*>& cases) {
+    args.insert(args.begin(), self);
+    args.emplace_back("--only");
+    args.emplace_back();
+    int failed = 0;
+    for (const char* c : cases) {
+        args.back() = c;
+        std::vector<char*> cargs;
+        for (auto& a : args) cargs.push_back(a.data());
+        cargs.push_back(nullptr);
+        std::fflush(stdout);
+        pid_t pid = 0;
+        if (posix_spawn(&pid, self, nullptr, nullptr, cargs.data(), environ) != 0) return 2;
+        int status = 0;
+        waitpid(pid, &status, 0);
+        failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    return failed ? 1 : 0;
 }
 
 bool verdict(const char* what, double value, const char* unit, double target) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace osc::gui {
 class TimelineWidget;
@@ -28,6 +29,12 @@ double threadCpuMs();    // CPU time of the calling thread
 double loadAverage();    // 1-minute load average: how busy the machine was
 // Prints one figure against its target; true when it meets it.
 bool verdict(const char* what, double value, const char* unit, double target);
+
+// Runs this program once per case, `args` then "--only CASE", one after the
+// other, each in a process of its own so that each peak memory figure is that
+// case's alone (freed memory is not always returned to the system). 0 when
+// every case passed, 1 when one did not, 2 when one could not start.
+int runCasesInChildren(const char* self, std::vector<std::string> args, const std::vector<const char*>& cases);
 
 // Writes `kernels` over `ranks` files in `dir` (skipped when present).
 void writeRanks(const std::string& dir, uint64_t kernels, int ranks, int streams);

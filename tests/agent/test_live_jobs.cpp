@@ -142,7 +142,10 @@ TEST_F(LiveJobs, OneRanksTriggerCapturesTheSameStepsOnEveryRankOfTheJob) {
     std::vector<std::string> trigger = {
         "--capture-when", "exposed_comm_ratio>0.2 for 4 steps", "--capture-steps", "3", "--lookback", "3"};
     trigger.insert(trigger.end(), job.begin(), job.end());
-    std::vector<std::string> follower = {"--lookback", "80"};
+    // The followers' rings hold 10 s of 25 ms steps: on a machine busy with
+    // builds the trigger took 3 s to reach them, and a step that has left a
+    // ring can only be replaced by a later one.
+    std::vector<std::string> follower = {"--lookback", "400"};
     follower.insert(follower.end(), job.begin(), job.end());
     auto other = rank(1, follower, {{"OVERLAPSCOPE_SOCKET_DIR", dir / "node2"}});  // "another node"
     auto same = rank(1, follower);
