@@ -9,12 +9,14 @@ agent, workloads and tests are left out). Nothing is downloaded."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -22,6 +24,11 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 REPO = Path(os.environ.get("OVERLAPSCOPE_SOURCE_DIR", HERE.parent))
+# setuptools writes build/ and *.egg-info/ next to setup.py by default; an
+# install must leave the checkout as it was, so they go to a scratch folder
+# that is removed when this process ends (pip runs setup.py several times).
+SCRATCH = Path(tempfile.mkdtemp(prefix="overlapscope-setup-"))
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
 
 
 def version() -> str:
@@ -77,4 +84,5 @@ setup(
     version=version(),
     ext_modules=[Extension("overlapscope._core", sources=[])],
     cmdclass={"build_ext": BuildCore},
+    options={"build": {"build_base": str(SCRATCH / "build")}, "egg_info": {"egg_base": str(SCRATCH)}},
 )

@@ -16,11 +16,11 @@
 namespace osc::agent {
 namespace {
 
-constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
-constexpr int kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+constexpr int kCrashSignalCount = sizeof(kCrashSignals) / sizeof(kCrashSignals[0]);
 // Signal handlers reach no object: the dispositions we replaced live here,
 // written once before our handler can run.
-struct sigaction g_previous[kSignalCount];
+struct sigaction g_previousCrashHandlers[kCrashSignalCount];
 std::atomic<bool> g_reporting{false};
 
 // Only write(2) and fixed buffers below: nothing else is safe in a handler.
@@ -64,7 +64,7 @@ const char* nameOf(int signo) {
 }
 
 void onFault(int signo, siginfo_t* info, void* context) {
-    const int i = signalIndex(kSignals, signo);
+    const int i = signalIndex(kCrashSignals, signo);
     if (!g_reporting.exchange(true)) {
         char thread[17] = {};
         ::prctl(PR_GET_NAME, thread, 0, 0, 0);
@@ -85,7 +85,7 @@ void onFault(int signo, siginfo_t* info, void* context) {
     }
     // The fault takes its course as if we were not there.
     if (i >= 0) {
-        const struct sigaction previous = g_previous[i];
+        const struct sigaction previous = g_previousCrashHandlers[i];
         ::sigaction(signo, &previous, nullptr);
         if (isSignalHandler(previous)) runSignalHandler(previous, signo, info, context);
     }
@@ -104,16 +104,16 @@ void installCrashReport() {
         // here, never first inside the handler.
         void* warm[2];
         (void)::backtrace(warm, 2);
-        for (int i = 0; i < kSignalCount; ++i) {
+        for (int i = 0; i < kCrashSignalCount; ++i) {
             struct sigaction current {};
-            if (::sigaction(kSignals[i], nullptr, &current) != 0) continue;
+            if (::sigaction(kCrashSignals[i], nullptr, &current) != 0) continue;
             if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN) continue;
             struct sigaction ours {};
             ours.sa_sigaction = onFault;
             ours.sa_flags = SA_SIGINFO | SA_ONSTACK;  // a stack overflow needs the app's alternate stack
             sigemptyset(&ours.sa_mask);
-            g_previous[i] = current;
-            ::sigaction(kSignals[i], &ours, nullptr);
+            g_previousCrashHandlers[i] = current;
+            ::sigaction(kCrashSignals[i], &ours, nullptr);
         }
     });
 }

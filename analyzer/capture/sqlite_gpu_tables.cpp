@@ -47,8 +47,6 @@ std::string placement(ReadContext& ctx, const std::string& table) {
            ctx.rawColumn(table, "streamId", "0") + ", " + ctx.rawColumn(table, "correlationId", "0");
 }
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-
 // gridX, gridY, gridZ, blockX, blockY, blockZ from result column `first` on.
 void readShape(KernelTable& k, sqlite3_stmt* s, int first) {
     k.gridX.push_back(u32(sql::integerColumn(s, first)));

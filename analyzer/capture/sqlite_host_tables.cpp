@@ -47,8 +47,6 @@ const auto kRangeColumns = std::make_tuple(&RangeTable::start, &RangeTable::end,
                                            &RangeTable::globalTid, &RangeTable::domain, &RangeTable::category,
                                            &RangeTable::color, &RangeTable::kind, &RangeTable::onGpu);
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-
 // Driver API names start with "cu" but not "cuda" (cuLaunchKernelEx).
 ApiKind kindFromName(std::string_view name) {
     const bool driver = name.size() > 2 && name.substr(0, 2) == "cu" && name.substr(0, 4) != "cuda";

@@ -107,6 +107,9 @@ private:
     double stageFrom_ = 0, stageTo_ = 0;
 };
 
+// Ids, grid sizes and colours are 32-bit in the model; SQLite hands out 64.
+inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
 // Table readers (sqlite_gpu_tables.cpp, sqlite_host_tables.cpp). Each reads
 // one table if present and appends its rows to the file's processes.
 void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs);

@@ -1,5 +1,7 @@
 #include "analyzer/metrics/comm_kernel_families.h"
 
+#include "analyzer/metrics/classify.h"
+
 #include <array>
 
 namespace osc {
@@ -46,8 +48,6 @@ constexpr std::array<Entry, 8> kFamilies = {{
     {{"vLLM custom all-reduce", "name contains cross_device_reduce"}, {}, {"cross_device_reduce"}, {}},
 }};
 
-constexpr std::string_view kVoid = "void ";
-
 bool identifierChar(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -68,8 +68,7 @@ bool deepEpCommunication(std::string_view name, std::string_view ns) {
 }  // namespace
 
 const CommKernelFamily* communicationFamily(std::string_view name) {
-    std::string_view bare = name;
-    if (bare.starts_with(kVoid)) bare.remove_prefix(kVoid.size());
+    const std::string_view bare = bareKernelName(name);
     for (const Entry& e : kFamilies) {
         for (std::string_view p : e.prefixes)
             if (!p.empty() && bare.starts_with(p)) return &e.family;

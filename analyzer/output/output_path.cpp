@@ -1,6 +1,7 @@
 #include "analyzer/output/output_path.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/output/os_failure.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -25,10 +26,6 @@ namespace {
 
 constexpr int kMaxLinks = 40;             // what the kernel allows on one path
 constexpr long kProcSuperMagic = 0x9fa0;  // statfs f_type of /proc
-
-[[noreturn]] void fail(const std::string& path, const std::string& problem) { throw CaptureError(path, problem); }
-
-std::string errorText(int error) { return std::strerror(error); }
 
 bool mineOrRoot(uid_t uid) { return uid == 0 || uid == ::geteuid(); }
 

@@ -1,6 +1,7 @@
 #include "analyzer/output/safe_output.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/output/os_failure.h"
 #include "analyzer/output/output_path.h"
 #include "analyzer/output/temp_cleanup.h"
 
@@ -18,10 +19,6 @@
 
 namespace osc::output {
 namespace {
-
-[[noreturn]] void fail(const std::string& path, const std::string& problem) { throw CaptureError(path, problem); }
-
-std::string errorText(int error) { return std::strerror(error); }
 
 // An ostream buffer over a file descriptor: files here are opened with
 // openat() as descriptors, and std::ofstream cannot adopt one.

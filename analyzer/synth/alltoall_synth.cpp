@@ -6,6 +6,7 @@
 // from everyone in the dispatch and sends them back in the combine.
 #include "analyzer/capture/schema.h"
 #include "analyzer/synth/host_emitter.h"
+#include "analyzer/synth/kernel_names.h"
 #include "analyzer/synth/p2p_numbering.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/rank_files.h"
@@ -21,8 +22,6 @@ namespace {
 constexpr std::string_view kGateName = "moe_gate_topk_kernel";
 constexpr std::string_view kExpertName = "ampere_sgemm_128x64_nn";
 constexpr std::string_view kCombineName = "moe_unpermute_kernel";
-constexpr std::string_view kP2pName = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
-constexpr std::string_view kP2pShortName = "ncclDevKernel_SendRecv";
 
 ProcessIdentity alltoallIdentity(const AllToAllSpec& spec, int rank) {
     return rankIdentity(spec.host, spec.basePid, rank, spec.ranks,

@@ -2,6 +2,7 @@
 
 #include "analyzer/capture/schema.h"
 #include "analyzer/synth/jitter.h"
+#include "analyzer/synth/kernel_names.h"
 
 #include <cstdio>
 #include <string_view>
@@ -12,8 +13,6 @@ namespace {
 
 constexpr std::string_view kComputeNames[] = {"ampere_sgemm_128x64_nn", "ampere_sgemm_64x64_tn",
                                               "vectorized_elementwise_kernel", "layer_norm_kernel"};
-constexpr std::string_view kNcclName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-constexpr std::string_view kNcclShortName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 constexpr uint64_t kProgressEvery = 1 << 20;
 
 }  // namespace

@@ -8,6 +8,7 @@
 // to the end of the transfer.
 #include "analyzer/capture/schema.h"
 #include "analyzer/synth/host_emitter.h"
+#include "analyzer/synth/kernel_names.h"
 #include "analyzer/synth/p2p_numbering.h"
 #include "analyzer/synth/pattern_synth.h"
 #include "analyzer/synth/rank_files.h"
@@ -20,10 +21,6 @@
 namespace osc::synth {
 namespace {
 
-constexpr std::string_view kForwardName = "ampere_sgemm_128x64_nn";
-constexpr std::string_view kBackwardName = "ampere_sgemm_128x64_nt";
-constexpr std::string_view kP2pName = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
-constexpr std::string_view kP2pShortName = "ncclDevKernel_SendRecv";
 // Streams: compute, send to the next stage, receive from the previous one,
 // send to the previous stage, receive from the next one.
 constexpr uint32_t kSendNext = 13, kRecvPrev = 14, kSendPrev = 15, kRecvNext = 16;

@@ -3,6 +3,7 @@
 #include "analyzer/capture/schema.h"
 #include "analyzer/synth/host_emitter.h"
 #include "analyzer/synth/jitter.h"
+#include "analyzer/synth/kernel_names.h"
 #include "analyzer/synth/rank_files.h"
 
 #include <algorithm>
@@ -14,11 +15,7 @@ namespace osc::synth {
 namespace {
 
 // Names as CUPTI reports them for cuBLAS GEMMs, the optimizer and NCCL 2.19+.
-constexpr std::string_view kForwardName = "ampere_sgemm_128x64_nn";
-constexpr std::string_view kBackwardName = "ampere_sgemm_128x64_nt";
 constexpr std::string_view kOptimizerName = "multi_tensor_apply_kernel";
-constexpr std::string_view kNcclName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-constexpr std::string_view kNcclShortName = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 
 struct Launch {
     KernelRow kernel;

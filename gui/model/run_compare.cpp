@@ -1,6 +1,7 @@
 #include "gui/model/run_compare.h"
 
 #include "gui/model/column_units.h"
+#include "gui/model/kernel_links.h"
 #include "gui/model/time_ticks.h"
 
 #include <algorithm>
@@ -123,11 +124,6 @@ Unpaired pairStep(const DeviceAnalysis& a, const DeviceAnalysis& b, const std::v
             add(iy[k], -1, y[k]);
         }
     return unpaired;
-}
-
-std::string deviceLabel(const DeviceAnalysis& d) {
-    return (d.rank >= 0 ? "rank " + std::to_string(d.rank) : d.host + ":" + std::to_string(d.pid)) + " · GPU " +
-           std::to_string(d.device);
 }
 
 std::string percentText(double v, int decimals) {

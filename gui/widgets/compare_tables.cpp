@@ -2,6 +2,7 @@
 
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/metric_tables.h"
+#include "gui/widgets/qt_values.h"
 
 #include <QBrush>
 #include <QColor>
@@ -16,8 +17,6 @@ namespace {
 // on the timeline while staying legible on white and the alternate rows.
 const QColor kWorse(0xB0, 0x36, 0x18);
 const QColor kBetter(0x1B, 0x7A, 0x43);
-
-QVariant ns(TimeNs v) { return QVariant::fromValue<qint64>(v); }
 
 // The step metrics, three columns each, by their `overlapscope diff` names.
 struct StepMetric {
@@ -107,9 +106,9 @@ QVariant StepCompareModel::data(const QModelIndex& index, int role) const {
     const report::MetricDelta* d = metric ? findMetric(row, metric->diffName) : nullptr;
     switch (role) {
         case StartRole:
-            return ns(sa.start_ns);
+            return nsValue(sa.start_ns);
         case EndRole:
-            return ns(sa.end_ns);
+            return nsValue(sa.end_ns);
         case GroupRole:
             return group;
         case EventRole:
@@ -240,9 +239,9 @@ QVariant CollectiveCompareModel::data(const QModelIndex& index, int role) const 
     };
     switch (role) {
         case StartRole:
-            return ca ? ns(ca->start_ns) : QVariant();
+            return ca ? nsValue(ca->start_ns) : QVariant();
         case EndRole:
-            return ca ? ns(ca->end_ns) : QVariant();
+            return ca ? nsValue(ca->end_ns) : QVariant();
         case GroupRole:
             return group;
         case EventRole:

@@ -2,6 +2,7 @@
 
 #include "analyzer/hang/hang.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/qt_values.h"
 
 #include <QCoreApplication>
 #include <QHBoxLayout>
@@ -13,8 +14,6 @@
 
 namespace osc::gui {
 namespace {
-
-QColor qcolour(uint32_t rgb) { return QColor::fromRgb(0xFF000000u | rgb); }
 
 // At most this many warnings are listed; the rest are in the tooltip.
 constexpr int kShownWarnings = 3;

@@ -4,6 +4,7 @@
 #include "gui/model/step_patterns.h"
 #include "gui/model/step_verdict.h"
 #include "gui/model/time_ticks.h"
+#include "gui/widgets/qt_values.h"
 
 #include <QBrush>
 #include <QColor>
@@ -25,8 +26,6 @@ QString percent(const std::optional<double>& v) {
 double share(TimeNs part, TimeNs whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
-
-QVariant ns(TimeNs v) { return QVariant::fromValue<qint64>(v); }
 
 }  // namespace
 
@@ -146,9 +145,9 @@ QVariant StepTableModel::data(const QModelIndex& index, int role) const {
     const bool idleLed = !s.bottleneck.findings.empty() && s.bottleneck.findings.front().kind == FindingKind::IdleGap;
     switch (role) {
         case StartRole:
-            return ns(s.start_ns);
+            return nsValue(s.start_ns);
         case EndRole:
-            return ns(s.end_ns);
+            return nsValue(s.end_ns);
         case GroupRole:
             return r.group;
         case EventRole:
@@ -337,9 +336,9 @@ QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
     const CollectiveInstance& c = d.collectives[static_cast<size_t>(r.collective)];
     switch (role) {
         case StartRole:
-            return ns(c.start_ns);
+            return nsValue(c.start_ns);
         case EndRole:
-            return ns(c.end_ns);
+            return nsValue(c.end_ns);
         case GroupRole:
             return r.group;
         case EventRole: {

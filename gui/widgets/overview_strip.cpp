@@ -1,6 +1,7 @@
 #include "gui/widgets/overview_strip.h"
 
 #include "gui/render/palette.h"
+#include "gui/widgets/qt_values.h"
 #include "gui/widgets/timeline_widget.h"
 
 #include <QMouseEvent>
@@ -11,15 +12,7 @@
 #include <cmath>
 
 namespace osc::gui {
-namespace {
-
-QColor qcolour(uint32_t rgb, int alpha = 255) {
-    QColor c = QColor::fromRgb(0xFF000000u | rgb);
-    c.setAlpha(alpha);
-    return c;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 OverviewStrip::OverviewStrip(TimelineWidget* timeline, QWidget* parent) : QWidget(parent), timeline_(timeline) {
     setFixedHeight(kHeight);

@@ -2,6 +2,7 @@
 
 #include "gui/model/rank_groups.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/qt_values.h"
 
 #include <QFontMetrics>
 #include <QPainter>
@@ -11,8 +12,6 @@
 
 namespace osc::gui {
 namespace {
-
-QColor qcolour(uint32_t rgb) { return QColor::fromRgb(0xFF000000u | rgb); }
 
 constexpr uint32_t kSectionFill = 0xCBD3DC;  // a shade darker than a device's title bar
 constexpr uint32_t kRowTick = 0xB8BEC6, kRowTickLabelled = 0x5A626C;

@@ -4,6 +4,7 @@
 #include "gui/model/markers.h"
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/qt_values.h"
 #include "gui/widgets/rank_labels.h"
 
 #include <QCoreApplication>
@@ -17,8 +18,6 @@
 
 namespace osc::gui {
 namespace {
-
-QColor qcolour(uint32_t rgb) { return QColor::fromRgb(0xFF000000u | rgb); }
 
 // A curved arrow from the end of the launching call to the start of its GPU work.
 void drawFlow(QPainter& p, QPointF from, QPointF to) {

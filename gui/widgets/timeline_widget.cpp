@@ -7,6 +7,7 @@
 #include "gui/model/time_ticks.h"
 #include "gui/render/palette.h"
 #include "gui/widgets/hang_view.h"
+#include "gui/widgets/qt_values.h"
 #include "gui/widgets/timeline_painter.h"
 
 #include <QContextMenuEvent>
@@ -23,11 +24,7 @@
 #include <cmath>
 
 namespace osc::gui {
-namespace {
-
-QColor qcolour(uint32_t rgb) { return QColor::fromRgb(0xFF000000u | rgb); }
-
-}  // namespace
+namespace {}  // namespace
 
 TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
     setFocusPolicy(Qt::StrongFocus);

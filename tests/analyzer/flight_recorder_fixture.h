@@ -52,6 +52,21 @@ struct FrEntrySpec {
     std::optional<int64_t> recordId;  // default: its place in the dump
 };
 
+// One collective of the default group, at a time that follows its sequence
+// id (1 ms apart from 2025-10-09), started and completed as its state says.
+inline FrEntrySpec frEntry(int64_t seq, std::string state, std::string op = "all_reduce",
+                           std::vector<std::vector<int64_t>> sizes = {{1024}}) {
+    FrEntrySpec e;
+    e.seq = seq;
+    e.state = std::move(state);
+    e.op = std::move(op);
+    e.sizes = std::move(sizes);
+    e.createdNs = 1'760'000'000'000'000'000 + seq * 1'000'000;
+    if (e.state != "scheduled") e.startedNs = e.createdNs + 10'000;
+    if (e.state == "completed") e.completedNs = e.createdNs + 500'000;
+    return e;
+}
+
 struct FrStatusSpec {
     int64_t enqueued = -1, started = -1, completed = -1;
 };

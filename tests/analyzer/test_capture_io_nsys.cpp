@@ -13,6 +13,7 @@ namespace osc {
 namespace {
 
 using testing_io::execSql;
+using testing_io::byPid;
 using testsupport::TempDir;
 
 // Hardware id 1 in the top byte: the pid must still come out of bits 24..47.
@@ -112,13 +113,6 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER, end INTEGER, device
 INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (1000, 2000, 0, 1, 7, 30, )" +
                       a + R"(, 1, 1);
 )");
-}
-
-const Process& byPid(const Capture& c, int64_t pid) {
-    for (const auto& p : c.processes)
-        if (p.pid == pid) return p;
-    ADD_FAILURE() << "no process " << pid;
-    return c.processes.front();
 }
 
 TEST(CaptureIoNsys, HandMadeExportSplitsIntoProcessesAndDevices) {

@@ -16,6 +16,7 @@
 namespace osc {
 namespace {
 
+using testing_io::byPid;
 using testsupport::TempDir;
 
 struct ScanThreshold {
@@ -24,14 +25,14 @@ struct ScanThreshold {
     int64_t saved;
 };
 
-constexpr int kRows = 6000;
+constexpr int kScanRows = 6000;
 // Row i: process 600 when i % 3 == 2, else 500; device i % 2; start 10 i.
 int64_t pidOfRow(int i) { return i % 3 == 2 ? 600 : 500; }
 
 void writeInterleaved(const std::string& path) {
     auto w = CaptureWriter::create(path, 0);
     KernelRow k;
-    for (int i = 0; i < kRows; ++i) {
+    for (int i = 0; i < kScanRows; ++i) {
         k.globalPid = schema::packGlobalPid(pidOfRow(i));
         k.deviceId = static_cast<uint32_t>(i % 2);
         k.start = i * 10;
@@ -42,13 +43,6 @@ void writeInterleaved(const std::string& path) {
         w->addKernel(k);
     }
     w->close();
-}
-
-const Process& byPid(const Capture& c, int64_t pid) {
-    for (const auto& p : c.processes)
-        if (p.pid == pid) return p;
-    ADD_FAILURE() << "no process " << pid;
-    return c.processes.front();
 }
 
 TEST(CaptureIoParallelScan, TwoThreadsGiveTheRowsOfOneInOrder) {
@@ -69,7 +63,7 @@ TEST(CaptureIoParallelScan, TwoThreadsGiveTheRowsOfOneInOrder) {
             std::vector<uint32_t> corr;
             std::vector<TimeNs> start;
             std::vector<std::string> names;
-            for (int i = 0; i < kRows; ++i)
+            for (int i = 0; i < kScanRows; ++i)
                 if (pidOfRow(i) == pid && i % 2 == static_cast<int>(device)) {
                     corr.push_back(static_cast<uint32_t>(i));
                     start.push_back(i * 10);

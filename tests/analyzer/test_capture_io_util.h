@@ -3,6 +3,8 @@
 // testsupport::TempDir.
 #pragma once
 
+#include "analyzer/capture/model.h"
+
 #include <sqlite3.h>
 
 #include <gtest/gtest.h>
@@ -12,6 +14,14 @@
 #include "tests/support/temp_dir.h"
 
 namespace osc::testing_io {
+
+// The process with this pid (a test failure, and the first, when none has it).
+inline const Process& byPid(const Capture& c, int64_t pid) {
+    for (const auto& p : c.processes)
+        if (p.pid == pid) return p;
+    ADD_FAILURE() << "no process " << pid;
+    return c.processes.front();
+}
 
 // Runs SQL on a file, read-write, failing the test on error.
 inline void execSql(const std::string& path, const std::string& sql) {

@@ -26,18 +26,7 @@ using test::frJson;
 using test::frPickle;
 using test::writeText;
 
-FrEntrySpec entry(int64_t seq, std::string state, std::string op = "all_reduce",
-                  std::vector<std::vector<int64_t>> sizes = {{1024}}) {
-    FrEntrySpec e;
-    e.seq = seq;
-    e.state = std::move(state);
-    e.op = std::move(op);
-    e.sizes = std::move(sizes);
-    e.createdNs = 1'760'000'000'000'000'000 + seq * 1'000'000;
-    if (e.state != "scheduled") e.startedNs = e.createdNs + 10'000;
-    if (e.state == "completed") e.completedNs = e.createdNs + 500'000;
-    return e;
-}
+using test::frEntry;
 
 enum class Form { Json, Pickle, PickleAsJson };
 
@@ -59,7 +48,7 @@ TEST_P(FlightRecorderTest, ReadsEveryFieldOfItsVersion) {
     FrDumpSpec d;
     d.version = version;
     d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}, {"1", {"tp", {2, 3}}}};
-    d.entries = {entry(1, "completed"), entry(2, "started", "_allgather_base", {{512}, {2048}})};
+    d.entries = {frEntry(1, "completed"), frEntry(2, "started", "_allgather_base", {{512}, {2048}})};
     d.entries[1].pg = "1";
     d.entries[1].desc = "tp";
     d.entries[1].pgId = 1;
@@ -168,7 +157,7 @@ TEST(FlightRecorder, PythonReadsOurPickleAsWeDo) {
     FrDumpSpec d;
     d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}};
     for (int s = 1; s <= 300; ++s) {  // past 256 memo entries: LONG_BINPUT and LONG_BINGET
-        d.entries.push_back(entry(s, s < 300 ? "completed" : "started"));
+        d.entries.push_back(frEntry(s, s < 300 ? "completed" : "started"));
         d.entries.back().frames = {{"f" + std::to_string(s % 7), "/work/x.py", s % 7}};
         d.entries.back().createdNs += (s % 3) * int64_t{1} << 40;  // LONG1 times
     }
@@ -213,7 +202,7 @@ TEST(FlightRecorder, RefusesWhatItCannotRead) {
         }
     };
     FrDumpSpec d;
-    d.entries = {entry(1, "completed")};
+    d.entries = {frEntry(1, "completed")};
     // A pickle that would import and call os.system: refused by name, never run.
     const char evil[] =
         "\x80\x02"
@@ -247,7 +236,7 @@ TEST(FlightRecorder, ReadsOddDumpsWithOneWarningEach) {
     FrDumpSpec d;
     d.groups = {{"0", {"default_pg", {0, 1}}}, {"1", {"tp", {0, 1}}}, {"2", {"x", {0, 1}}}};
     d.ranksText = {{"1", "[0, 1"}, {"2", "[0,,1]"}};
-    d.entries = {entry(1, "completed"), entry(-7, "completed"), entry(2, "completed"), entry(3, "started")};
+    d.entries = {frEntry(1, "completed"), frEntry(-7, "completed"), frEntry(2, "completed"), frEntry(3, "started")};
     d.entries[2].createdNs = std::numeric_limits<int64_t>::min();
     d.entries[3].createdNs = std::numeric_limits<int64_t>::max();
     d.entries[3].recordId = 0;  // the first entry's record id again
@@ -291,7 +280,7 @@ TEST(FlightRecorder, TheSnifferTellsDumpsFromProfilerTracesAndHangResults) {
         return sniff(dir / name);
     };
     FrDumpSpec d;
-    d.entries = {entry(1, "completed")};
+    d.entries = {frEntry(1, "completed")};
     EXPECT_EQ(kind("a_0", frJson(d)), InputKind::FlightRecorderDump);
     EXPECT_EQ(kind("p_0", frPickle(d)), InputKind::FlightRecorderDump);
     d.version = "2.3";  // no library version: "entries" comes first

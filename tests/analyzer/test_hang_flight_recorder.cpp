@@ -27,18 +27,7 @@ using test::FrStatusSpec;
 
 constexpr int64_t kT0 = 1'760'000'000'000'000'000;
 
-FrEntrySpec entry(int64_t seq, std::string state, std::string op = "all_reduce",
-                  std::vector<std::vector<int64_t>> sizes = {{1024}}) {
-    FrEntrySpec e;
-    e.seq = seq;
-    e.state = std::move(state);
-    e.op = std::move(op);
-    e.sizes = std::move(sizes);
-    e.createdNs = kT0 + seq * 1'000'000;
-    if (e.state != "scheduled") e.startedNs = e.createdNs + 10'000;
-    if (e.state == "completed") e.completedNs = e.createdNs + 500'000;
-    return e;
-}
+using test::frEntry;
 
 FrEntrySpec in(FrEntrySpec e, const std::string& pg, const std::string& desc, int64_t pgId) {
     e.pg = pg;
@@ -92,8 +81,8 @@ TEST(FlightRecorderHang, TheDesignExample) {
         for (int r = 0; r < 4; ++r) {
             FrDumpSpec d;
             d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}};
-            for (int s = 1; s <= 16; ++s) d.entries.push_back(entry(s, "completed"));
-            if (r != 3) d.entries.push_back(entry(17, "started"));
+            for (int s = 1; s <= 16; ++s) d.entries.push_back(frEntry(s, "completed"));
+            if (r != 3) d.entries.push_back(frEntry(17, "started"));
             dumps.add(r, d, pickle);
         }
         const hang::HangAnalysis a = dumps.analyze();
@@ -122,8 +111,8 @@ TEST(FlightRecorderHang, TheDesignExample) {
     for (int r = 0; r < 4; ++r) {
         FrDumpSpec d;
         d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}};
-        for (int s = 1; s <= 16; ++s) d.entries.push_back(entry(s, "completed"));
-        d.entries.push_back(entry(17, "started", r == 2 ? "_allgather_base" : "all_reduce"));
+        for (int s = 1; s <= 16; ++s) d.entries.push_back(frEntry(s, "completed"));
+        d.entries.push_back(frEntry(17, "started", r == 2 ? "_allgather_base" : "all_reduce"));
         dumps.add(r, d, r % 2 == 1);
     }
     const hang::HangAnalysis b = dumps.analyze();
@@ -141,12 +130,12 @@ TEST(FlightRecorderHang, MissingDumpsSizesAndCoalescedCalls) {
     for (int r = 0; r < 2; ++r) {
         FrDumpSpec d;
         d.groups = {{"0", {"default_pg", {0, 1, 2}}}};
-        d.entries = {entry(1, "completed"),
-                     entry(2, "completed", "all_gather", {{r == 1 ? 2048 : 1024}}),
-                     entry(3, "completed", "broadcast"),
-                     entry(3, "completed", "broadcast"),
-                     entry(3, "completed", "coalesced", {}),
-                     entry(4, "scheduled")};
+        d.entries = {frEntry(1, "completed"),
+                     frEntry(2, "completed", "all_gather", {{r == 1 ? 2048 : 1024}}),
+                     frEntry(3, "completed", "broadcast"),
+                     frEntry(3, "completed", "broadcast"),
+                     frEntry(3, "completed", "coalesced", {}),
+                     frEntry(4, "scheduled")};
         d.entries[2].dtype = r == 0 ? "Float" : "Int";  // same size, another type
         dumps.add(r, d, r == 1);
     }
@@ -174,8 +163,8 @@ TEST(FlightRecorderHang, TheTextClaimsNoTimeAndNoCompletionTheDumpsDoNotHold) {
     for (int r = 0; r < 3; ++r) {
         FrDumpSpec d;
         d.groups = {{"0", {"default_pg", {0, 1, 2}}}};
-        d.entries = {entry(1, "completed")};
-        if (r < 2) d.entries.push_back(entry(2, "started"));
+        d.entries = {frEntry(1, "completed")};
+        if (r < 2) d.entries.push_back(frEntry(2, "started"));
         stall.add(r, d);
     }
     const hang::HangAnalysis stalled = stall.analyze();
@@ -192,7 +181,7 @@ TEST(FlightRecorderHang, TheTextClaimsNoTimeAndNoCompletionTheDumpsDoNotHold) {
     Dumps caught;  // rank 0 completed #1, rank 1 has not yet: no one is stuck
     for (int r = 0; r < 2; ++r) {
         FrDumpSpec d;
-        d.entries = {entry(1, r == 0 ? "completed" : "started")};
+        d.entries = {frEntry(1, r == 0 ? "completed" : "started")};
         caught.add(r, d);
     }
     const hang::HangAnalysis c = caught.analyze();
@@ -219,16 +208,16 @@ TEST(FlightRecorderHang, PartialBuffersAreReadThroughTheStatusTable) {
             d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}, {"1", {"tp", {2, 3}}}};
             if (r < 2) d.groups.erase("1");
             if (r < 2) {
-                for (int s = 4990; s < 5000; ++s) d.entries.push_back(entry(s, "completed"));
-                d.entries.push_back(entry(5000, "started"));
+                for (int s = 4990; s < 5000; ++s) d.entries.push_back(frEntry(s, "completed"));
+                d.entries.push_back(frEntry(5000, "started"));
             } else if (r == 2) {
                 for (int s = 1; s <= 30; ++s)
-                    d.entries.push_back(in(entry(s, "completed", "all_gather"), "1", "tp", 1));
+                    d.entries.push_back(in(frEntry(s, "completed", "all_gather"), "1", "tp", 1));
                 d.status = std::map<int64_t, FrStatusSpec>{{0, {5000, -1, 4999}}, {1, {30, -1, 30}}};
                 d.statusTable = rank2HasStatus;  // or a dump without pg_status
             } else {
-                for (int s = 4000; s < 5000; ++s) d.entries.push_back(entry(s, "completed"));
-                d.entries.push_back(in(entry(1, "completed", "all_gather"), "1", "tp", 1));
+                for (int s = 4000; s < 5000; ++s) d.entries.push_back(frEntry(s, "completed"));
+                d.entries.push_back(in(frEntry(1, "completed", "all_gather"), "1", "tp", 1));
             }
             dumps.add(r, d, pickle && r % 2 == 0);
         }
@@ -275,8 +264,8 @@ TEST(FlightRecorderHang, EntriesAreOrderedBySequenceNotByPlaceInTheFile) {
         for (int r = 0; r < 3; ++r) {
             FrDumpSpec d;
             d.groups = {{"0", {"default_pg", {0, 1, 2}}}};
-            for (int s = 1; s <= 20; ++s) d.entries.push_back(entry(s, "completed"));
-            if (r != 1) d.entries.push_back(entry(21, "started"));
+            for (int s = 1; s <= 20; ++s) d.entries.push_back(frEntry(s, "completed"));
+            if (r != 1) d.entries.push_back(frEntry(21, "started"));
             if (order == 1) std::reverse(d.entries.begin(), d.entries.end());
             if (order == 2) std::shuffle(d.entries.begin(), d.entries.end(), random);
             d.status = std::map<int64_t, FrStatusSpec>{};  // no status: the entries alone must tell
@@ -303,11 +292,11 @@ TEST(FlightRecorderHang, UnevenAllToAllsAreNoDesync) {
         for (int r = 0; r < 4; ++r) {
             FrDumpSpec d;
             d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}, {"5", {"ep", {0, 1, 2, 3}}}};
-            d.entries.push_back(entry(1, "completed"));
-            FrEntrySpec a2a = in(entry(1, "completed", op, {{sent[static_cast<size_t>(r)]}}), "5", "ep", 1);
+            d.entries.push_back(frEntry(1, "completed"));
+            FrEntrySpec a2a = in(frEntry(1, "completed", op, {{sent[static_cast<size_t>(r)]}}), "5", "ep", 1);
             a2a.outSizes = std::vector<std::vector<int64_t>>{{received[static_cast<size_t>(r)] + (r == 0 ? skew : 0)}};
             d.entries.push_back(a2a);
-            d.entries.push_back(entry(2, "completed"));
+            d.entries.push_back(frEntry(2, "completed"));
             dumps.add(r, d, r >= 2);
         }
         return dumps.analyze();
@@ -352,9 +341,9 @@ TEST(FlightRecorderHang, EveryStuckRankOfEveryGroupInAShortVerdict) {
         for (int i = dp; i < 16; i += 2) dpRanks.push_back(i);
         const std::string tpName = std::to_string(1 + tp), dpName = std::to_string(5 + dp);
         d.groups = {{"0", {"default_pg", all}}, {tpName, {"tp", tpRanks}}, {dpName, {"dp", dpRanks}}};
-        for (int s = 1; s <= 40; ++s) d.entries.push_back(in(entry(s, "completed", "all_gather"), tpName, "tp", 1));
-        if (r != 5 && r != 13) d.entries.push_back(in(entry(41, "started", "all_gather"), tpName, "tp", 1));
-        for (int s = 1; s <= 10; ++s) d.entries.push_back(in(entry(s, "completed"), dpName, "dp", 2));
+        for (int s = 1; s <= 40; ++s) d.entries.push_back(in(frEntry(s, "completed", "all_gather"), tpName, "tp", 1));
+        if (r != 5 && r != 13) d.entries.push_back(in(frEntry(41, "started", "all_gather"), tpName, "tp", 1));
+        for (int s = 1; s <= 10; ++s) d.entries.push_back(in(frEntry(s, "completed"), dpName, "dp", 2));
         dumps.add(r, d, r % 3 == 0);
     }
     const hang::HangAnalysis a = dumps.analyze();
@@ -382,7 +371,7 @@ TEST(FlightRecorderHang, ASingleRankOfEightIsNotHealthyWithoutAWord) {
     Dumps dumps;
     FrDumpSpec d;
     d.groups = {{"0", {"default_pg", {0, 1, 2, 3, 4, 5, 6, 7}}}};
-    for (int s = 1; s <= 5; ++s) d.entries.push_back(entry(s, "completed"));
+    for (int s = 1; s <= 5; ++s) d.entries.push_back(frEntry(s, "completed"));
     dumps.add(0, d);
     const hang::HangAnalysis a = dumps.analyze();
     EXPECT_EQ(a.verdict, hang::Verdict::Healthy);
@@ -397,12 +386,12 @@ TEST(FlightRecorderHang, TwoDumpsOfOneRankReadTheNewer) {
     Dumps dumps;
     for (int r = 0; r < 2; ++r) {
         FrDumpSpec d;
-        d.entries = {entry(1, "completed"), entry(2, "completed")};
-        if (r == 0) d.entries.push_back(entry(3, "started"));
+        d.entries = {frEntry(1, "completed"), frEntry(2, "completed")};
+        if (r == 0) d.entries.push_back(frEntry(3, "started"));
         dumps.add(r, d);
     }
     FrDumpSpec newer;
-    newer.entries = {entry(1, "completed"), entry(2, "completed"), entry(3, "started")};
+    newer.entries = {frEntry(1, "completed"), frEntry(2, "completed"), frEntry(3, "started")};
     dumps.add(1, newer, true, "again_nccl_trace_rank_");
     const hang::HangAnalysis a = dumps.analyze();
     ASSERT_EQ(a.communicators.size(), 1u);
@@ -422,7 +411,7 @@ TEST(FlightRecorderHang, ARankOutsideItsGroupIsLeftOutOfIt) {
     for (const int r : {0, 1, 9}) {
         FrDumpSpec d;
         d.groups = {{"0", {"default_pg", {0, 1, 2, 3}}}};
-        d.entries = {entry(1, "completed"), entry(2, "started")};
+        d.entries = {frEntry(1, "completed"), frEntry(2, "started")};
         dumps.add(r, d);
     }
     const hang::HangAnalysis a = dumps.analyze();
@@ -440,7 +429,7 @@ TEST(FlightRecorderHang, ImpossibleTimesAreUnknownNotNegative) {
     Dumps dumps;
     for (int r = 0; r < 2; ++r) {
         FrDumpSpec d;
-        d.entries = {entry(1, "completed"), entry(2, "started")};
+        d.entries = {frEntry(1, "completed"), frEntry(2, "started")};
         if (r == 1) d.entries.pop_back();
         d.entries[0].createdNs = r == 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
         if (r == 0) d.entries[1].createdNs = std::numeric_limits<int64_t>::min();
@@ -571,7 +560,7 @@ TEST(FlightRecorderHang, SimulatedStallsNeverAccuseARankThatEnteredTheHungCall) 
             for (size_t i = entered - std::min(keep, entered); i < entered; ++i) {
                 const SimJob::Op& op = prog[i];
                 const bool done = j.completedThrough[static_cast<size_t>(op.group)] >= op.seq;
-                FrEntrySpec e = entry(op.seq, done ? "completed" : "started");
+                FrEntrySpec e = frEntry(op.seq, done ? "completed" : "started");
                 e.createdNs = kT0 + static_cast<int64_t>(i) * 1'000'000;
                 d.entries.push_back(
                     in(e, std::to_string(op.group), op.group == 0 ? "default_pg" : "sub", pgId.at(op.group)));

@@ -20,7 +20,7 @@ bool isFifo(const std::string& p) {
 }
 
 // The commands that take an output file, each writing `out`.
-std::vector<std::string> writers(const std::string& capture, const std::string& out, const std::string& force) {
+std::vector<std::string> fileWriters(const std::string& capture, const std::string& out, const std::string& force) {
     return {"report " + force + " -o " + quote(out) + " " + quote(capture),
             "report --partial " + force + " -o " + quote(out) + " " + quote(capture),
             "check --min-overlap-ratio 0.5 --junit " + quote(out) + " " + quote(capture),
@@ -33,7 +33,7 @@ std::vector<std::string> writers(const std::string& capture, const std::string& 
 TEST_F(Cli, OutputToAFifoWritesThroughAndKeepsTheFifo) {
     const auto f = bucketed(1);
     const auto fifo = path("out.fifo");
-    for (const auto& args : writers(f, fifo, "--force")) {
+    for (const auto& args : fileWriters(f, fifo, "--force")) {
         fs::remove(fifo);
         ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
         // Opened non-blocking before the command runs, so neither side waits
@@ -68,7 +68,7 @@ TEST_F(Cli, OutputToAFifoWritesThroughAndKeepsTheFifo) {
 TEST_F(Cli, OutputThroughASymlinkReplacesTheTargetAndKeepsTheLink) {
     const auto f = bucketed(1);
     const auto target = path("real.txt"), link = path("link.txt");
-    for (const auto& args : writers(f, link, "--force")) {
+    for (const auto& args : fileWriters(f, link, "--force")) {
         fs::remove(link);
         { std::ofstream(target) << "old"; }
         fs::create_symlink(target, link);
@@ -86,7 +86,7 @@ TEST_F(Cli, OutputThroughASymlinkToACharacterDeviceWritesThrough) {
     const auto f = bucketed(1);
     const auto link = path("null");
     fs::create_symlink("/dev/null", link);
-    for (const auto& args : writers(f, link, "--force")) {
+    for (const auto& args : fileWriters(f, link, "--force")) {
         const auto r = run(args);
         EXPECT_EQ(r.code, 0) << args << ": " << r.err;
         EXPECT_TRUE(fs::is_symlink(link)) << args << ": the link to /dev/null was replaced";
@@ -98,7 +98,7 @@ TEST_F(Cli, OutputWithoutForceStillRefusesAnExistingFile) {
     const auto f = bucketed(1);
     const auto out = path("kept.txt");
     { std::ofstream(out) << "keep"; }
-    for (const auto& args : writers(f, out, "")) {
+    for (const auto& args : fileWriters(f, out, "")) {
         if (args.rfind("check", 0) == 0) continue;  // the JUnit file is an artifact: always replaced
         const auto r = run(args);
         EXPECT_EQ(r.code, 2) << args;
@@ -110,7 +110,7 @@ TEST_F(Cli, OutputWithoutForceStillRefusesAnExistingFile) {
 TEST_F(Cli, OutputFileGetsTheUsualModeAndNoTemporaryIsLeft) {
     const auto f = bucketed(1);
     const auto out = path("new.txt");
-    for (const auto& args : writers(f, out, "--force")) {
+    for (const auto& args : fileWriters(f, out, "--force")) {
         fs::remove(out);
         const auto r = run(args);
         EXPECT_EQ(r.code, 0) << args << ": " << r.err;

@@ -35,7 +35,7 @@ std::string victim(const std::string& path) {
 }
 
 // Every command that writes a file the user named, writing `out`.
-std::vector<std::string> writers(const std::string& capture, const std::string& partial, const std::string& out) {
+std::vector<std::string> forcedWriters(const std::string& capture, const std::string& partial, const std::string& out) {
     return {"check --min-overlap-ratio 0.5 --junit " + quote(out) + " " + quote(capture),
             "report --force -o " + quote(out) + " " + quote(capture),
             "report --partial --force -o " + quote(out) + " " + quote(capture),
@@ -91,13 +91,13 @@ TEST_F(CliOutputSafety, NoWriterFollowsAPlantedLinkEvenWithForce) {
          std::vector<std::pair<std::string, std::string>>{{sticky + "/out", "symbolic link owned by another user"},
                                                           {theirs + "/out", "symbolic link owned by another user"}}) {
         plantForeignLink(secret, link);
-        for (const auto& args : writers(capture_, partial_, link))
+        for (const auto& args : forcedWriters(capture_, partial_, link))
             expectRefusedAndUntouched(run(args), args, secret, why);
         fs::remove(link);
     }
     // Our own link in a directory another user owns: they could swap it at any time.
     fs::create_symlink(secret, theirs + "/mine");
-    for (const auto& args : writers(capture_, partial_, theirs + "/mine"))
+    for (const auto& args : forcedWriters(capture_, partial_, theirs + "/mine"))
         expectRefusedAndUntouched(run(args), args, secret, "in a directory owned by another user (uid 12345)");
 }
 
@@ -107,7 +107,7 @@ TEST_F(CliOutputSafety, APlantedDirectoryLinkOnTheWayIsRefused) {
     fs::create_directory(target);
     const auto link = stickyDirectory(path("shared")) + "/reports";
     plantForeignLink(target, link);
-    for (const auto& args : writers(capture_, partial_, link + "/out")) {
+    for (const auto& args : forcedWriters(capture_, partial_, link + "/out")) {
         const auto r = run(args);
         EXPECT_EQ(r.code, 2) << args << ": " << r.err;
         EXPECT_NE(r.err.find("/reports is a symbolic link owned by another user"), std::string::npos) << r.err;

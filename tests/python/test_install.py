@@ -17,9 +17,11 @@ from conftest import EXAMPLES, REPO
 def test_pip_install_offline_into_a_virtual_environment(tmp_path: Path) -> None:
     if not os.environ.get("OVERLAPSCOPE_BUILD_DIR"):
         pytest.fail("OVERLAPSCOPE_BUILD_DIR is not set (run through CTest, or set it to the build directory)")
-    # A copy, so that the build's by-products land in the scratch directory.
+    # A copy of the tracked files, so that anything the install writes into the
+    # source tree shows (it must write nothing there).
     source = tmp_path / "python"
     shutil.copytree(REPO / "python", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    before = sorted(str(p.relative_to(source)) for p in source.rglob("*"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -30,6 +32,8 @@ def test_pip_install_offline_into_a_virtual_environment(tmp_path: Path) -> None:
         env=env, cwd=tmp_path, capture_output=True, text=True,
     )
     assert install.returncode == 0, install.stdout + install.stderr
+    after = sorted(str(p.relative_to(source)) for p in source.rglob("*"))
+    assert after == before, f"pip install wrote into the source tree: {sorted(set(after) - set(before))}"
 
     use = subprocess.run(
         [str(python), "-c",
