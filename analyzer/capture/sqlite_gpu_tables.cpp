@@ -29,7 +29,7 @@ const auto kKernelShapeColumns =
                     &KernelTable::gridZ, &KernelTable::blockX, &KernelTable::blockY, &KernelTable::blockZ);
 
 // Which launch columns a reading fills.
-enum class Launch : uint8_t { None, Shape, All };
+enum class LaunchColumns : uint8_t { None, Shape, All };
 const auto kCopyColumns = std::make_tuple(
     &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation, &CopyTable::bytes,
     &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind, &CopyTable::srcDevice, &CopyTable::dstDevice);
@@ -130,7 +130,7 @@ Launches readLaunches(ReadContext& ctx) {
 
 // The narrow rows, joined with their launch here rather than through the
 // view: a vector lookup instead of a b-tree descent per kernel.
-template <Launch Columns_, typename... Columns>
+template <LaunchColumns Columns_, typename... Columns>
 uint64_t readSplitKernels(ReadContext& ctx, const Launches& launches, const std::tuple<Columns...>& columns) {
     const std::string t = "OVERLAPSCOPE_KERNEL";
     if (ctx.rowCount(t) == 0) return 0;
@@ -146,7 +146,7 @@ uint64_t readSplitKernels(ReadContext& ctx, const Launches& launches, const std:
                                            k.correlation.push_back(u32(sql::integerColumn(s, 3)));
                                            k.name.push_back(l.name);
                                            k.shortName.push_back(l.shortName);
-                                           if constexpr (Columns_ != Launch::None) {
+                                           if constexpr (Columns_ != LaunchColumns::None) {
                                                k.gridX.push_back(l.gridX);
                                                k.gridY.push_back(l.gridY);
                                                k.gridZ.push_back(l.gridZ);
@@ -154,7 +154,7 @@ uint64_t readSplitKernels(ReadContext& ctx, const Launches& launches, const std:
                                                k.blockY.push_back(l.blockY);
                                                k.blockZ.push_back(l.blockZ);
                                            }
-                                           if constexpr (Columns_ == Launch::All) {
+                                           if constexpr (Columns_ == LaunchColumns::All) {
                                                k.registersPerThread.push_back(l.registersPerThread);
                                                k.staticSharedMemory.push_back(l.staticSharedMemory);
                                                k.dynamicSharedMemory.push_back(l.dynamicSharedMemory);
@@ -173,13 +173,13 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
     if (ctx.hasSplitKernels()) {
         const auto launches = readLaunches(ctx);
         if (ctx.options.launchDetails && !ctx.options.launchShapeOnly) {
-            kernelsInGraphs = readSplitKernels<Launch::All>(ctx, launches, kKernelColumns);
+            kernelsInGraphs = readSplitKernels<LaunchColumns::All>(ctx, launches, kKernelColumns);
             return;
         }
         if (ctx.options.launchDetails)
-            readSplitKernels<Launch::Shape>(ctx, launches, kKernelShapeColumns);
+            readSplitKernels<LaunchColumns::Shape>(ctx, launches, kKernelShapeColumns);
         else
-            readSplitKernels<Launch::None>(ctx, launches, kKernelCoreColumns);
+            readSplitKernels<LaunchColumns::None>(ctx, launches, kKernelCoreColumns);
         kernelsInGraphs = 0;
         for (const auto& l : launches.rows) kernelsInGraphs |= l.graphNodeId != 0;
         return;

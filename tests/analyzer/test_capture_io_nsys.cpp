@@ -12,8 +12,8 @@
 namespace osc {
 namespace {
 
-using testing_io::execSql;
 using testing_io::byPid;
+using testing_io::execSql;
 using testsupport::TempDir;
 
 // Hardware id 1 in the top byte: the pid must still come out of bits 24..47.

@@ -42,8 +42,10 @@ start_job() {  # command...
   job_pgid=$!
   for node in 0 1; do
     for _ in $(seq 1 300); do
-      n="$( (OVERLAPSCOPE_SOCKET_DIR="$root/node$node/sock" overlapscope ps --json 2>/dev/null || echo '[]') |
-           python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')"
+      # ps lists an agent that did not answer yet (and exits 1): count those that did.
+      n="$( (OVERLAPSCOPE_SOCKET_DIR="$root/node$node/sock" overlapscope ps --json 2>/dev/null || true) |
+           python3 -c 'import json, sys; t = sys.stdin.read().strip()
+print(sum(1 for a in json.loads(t) if a.get("answered", True)) if t else 0)')"
       [[ "$n" -ge 2 ]] && break
       sleep 0.1
     done
