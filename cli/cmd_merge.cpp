@@ -49,7 +49,7 @@ void addMergeCommand(CLI::App& app, CommandRunner& selected) {
              "same `overlapscope report` gives on all the captures at once, without the captures. Memory follows "
              "the largest device, not the job.\nExit codes: 0 report written, 2 bad input (a missing, cut-off or "
              "foreign partial; partials made with different --comm-kernel/--comm-copies/--step-pattern/"
-             "--microbatch-pattern/--pipeline-stages).");
+             "--microbatch-pattern/--pipeline-stages; or every capture they were made from saved nothing).");
     cmd->add_option("PARTIAL", args->inputs, "Partial result files, or directories of *.partial.json")->required();
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,

@@ -91,7 +91,8 @@ void addReportCommand(CLI::App& app, CommandRunner& selected) {
              "exports, PyTorch profiler traces (.json, .json.gz), or a directory of them (one per rank). Several "
              "files are analysed one at a time per thread (--jobs), so memory follows the largest file, not the "
              "job.\nWith --partial: write the per-file half of the analysis for `overlapscope merge` (one partial "
-             "result per node of a cluster job).\nExit codes: 0 report written, 2 bad input.");
+             "result per node of a cluster job).\nExit codes: 0 report written, 2 bad input (also nothing to report: "
+             "every capture did not finish and saved nothing).");
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,
