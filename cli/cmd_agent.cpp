@@ -4,6 +4,7 @@
 #include "analyzer/metrics/microbatches.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/number_option.h"
 #include "control/capture_condition.h"
 #include "control/control_protocol.h"
@@ -326,7 +327,9 @@ int runCommand(RunOptions& o) {
 
 void addAgentCommands(CLI::App& app, CommandRunner& selected) {
     auto run = std::make_shared<RunOptions>();
-    auto* r = app.add_subcommand("run", "Run a command with the capture agent injected into every CUDA process");
+    auto* r = app.add_subcommand("run");
+    describe(r, "Run a command with the capture agent injected into every CUDA process",
+             "overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py");
     r->add_option("--output,-o", run->output, "Directory for the capture files (one per process)")
         ->check(nonEmptyFileName());
     r->add_option("--delay", run->delay.text, "Start capturing this many seconds after CUDA starts (0 to 1e6)")
@@ -399,7 +402,6 @@ void addAgentCommands(CLI::App& app, CommandRunner& selected) {
         ->type_name("SECONDS");
     r->add_option("command", run->command, "The command to run, after --")->required();
     r->footer(
-        "Example: overlapscope run -o caps -- torchrun --nproc-per-node 8 train.py\n"
         "Files: <output>/<host>-<pid>[-rank<R>][-N].sqlite (with --partial also .partial.json). Exit code: "
         "the command's.");
     r->callback([run, &selected] { selected = [run] { return runCommand(*run); }; });

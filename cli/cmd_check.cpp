@@ -6,6 +6,7 @@
 #include "cli/cli_common.h"
 #include "cli/cluster_parts.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/job_inputs.h"
 
 #include <cstdio>
@@ -104,12 +105,12 @@ int runCheck(const CheckArgs& args) {
 
 void addCheckCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<CheckArgs>();
-    auto* cmd =
-        app.add_subcommand("check",
-                           "Fail (exit 1) when overlap misses a threshold, for CI. Every threshold is checked on "
-                           "every device and, with several devices, on the summary (except --max-exposed-comm-ms, "
-                           "which is per device).\nExit codes: 0 all thresholds hold, 1 a threshold is violated "
-                           "(one 'FAIL' line each on stdout), 2 bad input or options.");
+    auto* cmd = app.add_subcommand("check");
+    describe(cmd, "Fail (exit 1) when overlap misses a threshold, for CI",
+             "overlapscope check runs/ --min-overlap-ratio 0.5 --junit check.xml",
+             "Every threshold is checked on every device and, with several devices, on the summary (except "
+             "--max-exposed-comm-ms, which is per device).\nExit codes: 0 all thresholds hold, 1 a threshold is "
+             "violated (one 'FAIL' line each on stdout), 2 bad input or options.");
     cmd->add_option("CAPTURE", args->inputs,
                     "Capture file(s) or directory of per-rank captures; or partial results (report "
                     "--partial) to merge; or one report saved with --format json (report or merge)")

@@ -5,6 +5,7 @@
 #include "cli/attach_steps.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/number_option.h"
 #include "control/control_client.h"
 
@@ -293,7 +294,9 @@ int attachCommand(AttachOptions& at) {
 
 void addControlCommands(CLI::App& app, CommandRunner& selected) {
     auto at = std::make_shared<AttachOptions>();
-    auto* a = app.add_subcommand("attach", "Start a capture in running agents (jobs launched with `run`)");
+    auto* a = app.add_subcommand("attach");
+    describe(a, "Start a capture in running agents (jobs launched with `run`)",
+             "overlapscope attach --all --duration 5");
     addSelection(a, at->targets);
     a->add_option("--duration", at->duration.text,
                   "Stop after this many seconds (0: until detach or exit; up to 1e6). Several agents of a job with "
@@ -325,16 +328,16 @@ void addControlCommands(CLI::App& app, CommandRunner& selected) {
                   "progress")
         ->type_name("SECONDS");
     a->footer(
-        "Examples: overlapscope attach --all --duration 5\n"
-        "          overlapscope attach --job llama-70b --steps 10 --partial --wait\n"
-        "          S=$(overlapscope attach --all --steps 10 --plan); overlapscope attach --all --steps 10 --at-step "
-        "$S\n"
+        "More examples: overlapscope attach --job llama-70b --steps 10 --partial --wait\n"
+        "               S=$(overlapscope attach --all --steps 10 --plan); overlapscope attach --all --steps 10 "
+        "--at-step $S\n"
         "Exit code 1 when an agent refused, failed or did not answer (each named on stderr).");
     a->callback([at, &selected] { selected = [at] { return attachCommand(*at); }; });
 
     auto dt = std::make_shared<Selection>();
-    auto* d =
-        app.add_subcommand("detach", "Stop the capture (or step capture) in running agents and close their files");
+    auto* d = app.add_subcommand("detach");
+    describe(d, "Stop the capture in running agents and close their files", "overlapscope detach --all",
+             "A step capture (attach --steps) too.");
     addSelection(d, *dt);
     d->callback([dt, &selected] {
         selected = [dt] {
@@ -350,14 +353,14 @@ void addControlCommands(CLI::App& app, CommandRunner& selected) {
         std::string output;
     };
     auto du = std::make_shared<DumpOptions>();
-    auto* u = app.add_subcommand(
-        "dump", "Write the steps the agents hold in their look-back ring to a capture file now (`run --lookback`)");
+    auto* u = app.add_subcommand("dump");
+    describe(u, "Write the steps in the agents' look-back rings to capture files now", "overlapscope dump --all",
+             "The steps each agent holds in its look-back ring (`run --lookback`), to a capture file per agent: "
+             "each rank writes the steps its ring holds, e.g. the last 5.");
     addSelection(u, du->targets);
     u->add_option("--output,-o", du->output, "Directory for the capture files (default: the run's)")
         ->check(nonEmptyFileName());
-    u->footer(
-        "Example: overlapscope dump --all    (each rank writes the steps its ring holds, e.g. the last 5)\n"
-        "Exit code 1 when an agent holds no step, failed or did not answer.");
+    u->footer("Exit code 1 when an agent holds no step, failed or did not answer.");
     u->callback([du, &selected] {
         selected = [du] {
             ControlRequest req;
@@ -373,7 +376,8 @@ void addControlCommands(CLI::App& app, CommandRunner& selected) {
         std::string job;
     };
     auto ps = std::make_shared<PsOptions>();
-    auto* p = app.add_subcommand("ps", "List running agents of this user: pid, rank, state, output file");
+    auto* p = app.add_subcommand("ps");
+    describe(p, "List running agents of this user: pid, rank, state, output file", "overlapscope ps --job llama-70b");
     p->add_flag("--json", ps->json, "One JSON array instead of a table");
     p->add_option("--job", ps->job, "Only the agents of the job with this name")->type_name("NAME");
     p->footer(

@@ -5,6 +5,7 @@
 #include "analyzer/report/report_json.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/job_inputs.h"
 
 #include <filesystem>
@@ -64,18 +65,18 @@ int runDiff(const DiffArgs& args) {
 
 void addDiffCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<DiffArgs>();
-    auto* cmd = app.add_subcommand(
-        "diff",
-        "Compare two runs: metrics side by side with absolute and relative change, for the "
-        "summary, each device (matched by rank and GPU) and each step (matched by position), "
-        "largest regressions first.\nBASE and CANDIDATE are captures (any supported format, or a "
-        "directory of per-rank files), partial results (a file, or a directory of *.partial.json) or "
-        "JSON reports from `overlapscope report --format json` or `merge --format json`.\n"
-        "A regression is overlap ratio falling, or exposed communication growing, in percent of "
-        "the base value. Per device, step time, exposed communication and each collective's time per step "
-        "are also compared as distributions, against the noise the steps show (docs/metrics.md section 10)."
-        "\nExit codes: 0 no regression beyond the limit, 1 regression beyond "
-        "--fail-on-regression (or, with --fail-on-step-regression, beyond the noise), 2 bad input.");
+    auto* cmd = app.add_subcommand("diff");
+    describe(cmd, "Compare two runs side by side, largest regressions first",
+             "overlapscope diff baseline.json runs/ --fail-on-regression 5%",
+             "Metrics with absolute and relative change, for the summary, each device (matched by rank and GPU) and "
+             "each step (matched by position).\nBASE and CANDIDATE are captures (any supported format, or a "
+             "directory of per-rank files), partial results (a file, or a directory of *.partial.json) or "
+             "JSON reports from `overlapscope report --format json` or `merge --format json`.\n"
+             "A regression is overlap ratio falling, or exposed communication growing, in percent of "
+             "the base value. Per device, step time, exposed communication and each collective's time per step "
+             "are also compared as distributions, against the noise the steps show (docs/metrics.md section 10)."
+             "\nExit codes: 0 no regression beyond the limit, 1 regression beyond "
+             "--fail-on-regression (or, with --fail-on-step-regression, beyond the noise), 2 bad input.");
     cmd->add_option("BASE", args->base, "The reference run (capture or report JSON)")->required();
     cmd->add_option("CANDIDATE", args->candidate, "The run to judge (capture or report JSON)")->required();
     cmd->add_option("--format", args->format, "text (default), json or markdown")

@@ -5,6 +5,7 @@
 #include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 
 #include <iostream>
 #include <memory>
@@ -44,13 +45,13 @@ int runExport(const ExportArgs& args) {
 
 void addExportCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<ExportArgs>();
-    auto* cmd =
-        app.add_subcommand("export",
-                           "Write a capture as a Chrome trace (JSON) for Perfetto (ui.perfetto.dev) or "
-                           "chrome://tracing:\none process per rank, one thread per GPU stream, a lane per GPU with "
-                           "overlap (C∩M) and exposed communication (M∖C), and arrows from CUDA calls to the work "
-                           "they launched.\nThe file reads back into overlapscope like a PyTorch profiler trace.\n"
-                           "Exit codes: 0 written, 2 bad input or the output exists.");
+    auto* cmd = app.add_subcommand("export");
+    describe(cmd, "Write a capture as a Chrome trace for Perfetto or chrome://tracing",
+             "overlapscope export runs/ -o trace.json",
+             "The trace (JSON) opens in Perfetto (ui.perfetto.dev) or chrome://tracing:\none process per rank, one "
+             "thread per GPU stream, a lane per GPU with overlap (C∩M) and exposed communication (M∖C), and arrows "
+             "from CUDA calls to the work they launched.\nThe file reads back into overlapscope like a PyTorch "
+             "profiler trace.\nExit codes: 0 written, 2 bad input or the output exists.");
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     cmd->add_option("-o,--output", args->output, "Trace file to write (\"-\" for stdout)")
         ->required()

@@ -9,6 +9,7 @@
 #include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -75,9 +76,10 @@ int runHang(const HangArgs& args) {
 
 void addHangCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<HangArgs>();
-    auto* cmd = app.add_subcommand(
-        "hang",
-        "Which rank a stuck job waits for. Per communicator: the last collective each rank entered and completed, "
+    auto* cmd = app.add_subcommand("hang");
+    describe(
+        cmd, "Which rank a stuck job waits for, and collectives that disagree", "overlapscope hang runs/ --verbose",
+        "Per communicator: the last collective each rank entered and completed, "
         "the collective the others wait in, the ranks that never entered it and what their hosts were last doing, "
         "and collectives the ranks called with a different type, size or datatype (desyncs).\nInputs: captures of "
         "the stuck or killed job (ours, e.g. taken by `attach` while it hangs; Nsight Systems exports; PyTorch "

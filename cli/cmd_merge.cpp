@@ -3,6 +3,7 @@
 #include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/job_inputs.h"
 
 #include <memory>
@@ -41,14 +42,14 @@ int runMerge(const MergeArgs& args) {
 
 void addMergeCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<MergeArgs>();
-    auto* cmd =
-        app.add_subcommand("merge",
-                           "Combine partial results (`report --partial`, or the agent's OVERLAPSCOPE_PARTIAL) into the "
-                           "job's report: the same report `overlapscope report` gives on all the captures at once, "
-                           "without the captures. Memory follows the largest device, not the job.\n"
-                           "Exit codes: 0 report written, 2 bad input (a missing, cut-off or foreign partial; partials "
-                           "made with different --comm-kernel/--comm-copies/--step-pattern/--microbatch-pattern/"
-                           "--pipeline-stages).");
+    auto* cmd = app.add_subcommand("merge");
+    describe(cmd, "Combine partial results (`report --partial`) into the job's report",
+             "overlapscope merge partials/ --format json",
+             "Partial results come from `report --partial` or the agent's OVERLAPSCOPE_PARTIAL. The report is the "
+             "same `overlapscope report` gives on all the captures at once, without the captures. Memory follows "
+             "the largest device, not the job.\nExit codes: 0 report written, 2 bad input (a missing, cut-off or "
+             "foreign partial; partials made with different --comm-kernel/--comm-copies/--step-pattern/"
+             "--microbatch-pattern/--pipeline-stages; or every capture they were made from saved nothing).");
     cmd->add_option("PARTIAL", args->inputs, "Partial result files, or directories of *.partial.json")->required();
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,

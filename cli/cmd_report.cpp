@@ -5,6 +5,7 @@
 #include "cli/cli_common.h"
 #include "cli/cluster_parts.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/job_inputs.h"
 
 #include <memory>
@@ -83,15 +84,15 @@ int runReport(const ReportArgs& args, const CLI::App& cmd) {
 
 void addReportCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<ReportArgs>();
-    auto* cmd =
-        app.add_subcommand("report",
-                           "Print how much communication is hidden behind compute, per device, with the bottleneck "
-                           "collective and findings.\nInputs: overlapscope captures, Nsight Systems SQLite exports, "
-                           "PyTorch profiler traces (.json, .json.gz), or a directory of them (one per rank). Several "
-                           "files are analysed one at a time per thread (--jobs), so memory follows the largest file, "
-                           "not the job.\nWith --partial: write the per-file half of the analysis for `overlapscope "
-                           "merge` (one partial result per node of a cluster job).\n"
-                           "Exit codes: 0 report written, 2 bad input.");
+    auto* cmd = app.add_subcommand("report");
+    describe(cmd, "Print how much communication is hidden behind compute, per device",
+             "overlapscope report runs/ --format json",
+             "With the bottleneck collective and findings.\nInputs: overlapscope captures, Nsight Systems SQLite "
+             "exports, PyTorch profiler traces (.json, .json.gz), or a directory of them (one per rank). Several "
+             "files are analysed one at a time per thread (--jobs), so memory follows the largest file, not the "
+             "job.\nWith --partial: write the per-file half of the analysis for `overlapscope merge` (one partial "
+             "result per node of a cluster job).\nExit codes: 0 report written, 2 bad input (also nothing to report: "
+             "every capture did not finish and saved nothing).");
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     args->layout.addTo(cmd);
     cmd->add_option("-o,--output", args->output,

@@ -6,6 +6,7 @@
 #include "analyzer/synth/workload_synth.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -125,15 +126,13 @@ int runSynth(SynthArgs& args) {
 void addSynthCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<SynthArgs>();
     auto& w = args->workload;
-    auto* cmd =
-        app.add_subcommand("synth",
-                           "Write synthetic captures whose answers are known (see analyzer/synth/README.md).\n"
-                           "Workload model: a data-parallel training job; each step runs the layers forward and "
-                           "backward on a compute stream and all-reduces gradients on a comm stream. Comm time of "
-                           "a collective = --alpha-ns + --algo-factor * bytes / --bandwidth-gbps.\n"
-                           "With --ranks 1 the output is one file; with more it is a directory holding "
-                           "<host>-<pid>-rank<R>.sqlite per rank. Prints the files written.\n"
-                           "Exit codes: 0 written, 2 bad options or an existing output without --force.");
+    auto* cmd = app.add_subcommand("synth");
+    describe(cmd, "Write synthetic captures whose answers are known", "overlapscope synth --ranks 4 -o runs/",
+             "The answers: analyzer/synth/README.md.\nWorkload model: a data-parallel training job; each step runs "
+             "the layers forward and backward on a compute stream and all-reduces gradients on a comm stream. Comm "
+             "time of a collective = --alpha-ns + --algo-factor * bytes / --bandwidth-gbps.\nWith --ranks 1 the "
+             "output is one file; with more it is a directory holding <host>-<pid>-rank<R>.sqlite per rank. Prints "
+             "the files written.\nExit codes: 0 written, 2 bad options or an existing output without --force.");
     cmd->add_option("-o,--output", args->output, "Output file (one rank) or directory (several ranks)")
         ->required()
         ->type_name("FILE|DIR")

@@ -6,6 +6,7 @@
 #include "analyzer/whatif/whatif_report.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 
 #include <memory>
 #include <stdexcept>
@@ -72,19 +73,20 @@ int runWhatIf(WhatIfArgs& args) {
 
 void addWhatIfCommand(CLI::App& app, CommandRunner& selected) {
     auto args = std::make_shared<WhatIfArgs>();
-    auto* cmd = app.add_subcommand(
-        "whatif",
-        "Predict step time and exposed communication for other DDP bucket sizes from one capture.\n"
-        "Fits each gradient collective's cost (alpha + ns per byte) on the capture, finds when each "
-        "bucket's gradients were ready (host launch order), closes new buckets on those points the "
-        "way DDP does and replays the step. Replaying the observed buckets is the self-check.\n"
-        "Needs steps (NVTX 'step N', ProfilerStep#N, ...), all-reduce or reduce-scatter sizes (NCCL "
-        "profiler plugin rows or Kineto collective arguments; --comm-copies for copy-based runs) and "
-        "host launch records. See docs/metrics.md \"What-if\".\n"
-        "Refuses (exit 2, one line saying why) a capture the model does not fit: its collectives run "
-        "inside the forward pass (tensor parallelism, not gradient buckets of a backward pass), or "
-        "replaying its observed buckets misses the measured step by more than 10%. --force models it anyway.\n"
-        "Exit codes: 0 written, 2 bad input or a capture the model does not fit.");
+    auto* cmd = app.add_subcommand("whatif");
+    describe(cmd, "Predict step time for other DDP bucket sizes from one capture",
+             "overlapscope whatif runs/ --bucket-mb 10,25,50",
+             "Step time and exposed communication, for each bucket size.\n"
+             "Fits each gradient collective's cost (alpha + ns per byte) on the capture, finds when each "
+             "bucket's gradients were ready (host launch order), closes new buckets on those points the "
+             "way DDP does and replays the step. Replaying the observed buckets is the self-check.\n"
+             "Needs steps (NVTX 'step N', ProfilerStep#N, ...), all-reduce or reduce-scatter sizes (NCCL "
+             "profiler plugin rows or Kineto collective arguments; --comm-copies for copy-based runs) and "
+             "host launch records. See docs/metrics.md \"What-if\".\n"
+             "Refuses (exit 2, one line saying why) a capture the model does not fit: its collectives run "
+             "inside the forward pass (tensor parallelism, not gradient buckets of a backward pass), or "
+             "replaying its observed buckets misses the measured step by more than 10%. --force models it anyway.\n"
+             "Exit codes: 0 written, 2 bad input or a capture the model does not fit.");
     cmd->add_option("CAPTURE", args->inputs, "Capture file(s) or directory of per-rank captures")->required();
     cmd->add_option("--bucket-mb", args->settings.bucketMb,
                     "Bucket sizes to predict, MiB, comma-separated (default 1,5,10,25,50,100)")

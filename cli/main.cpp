@@ -3,9 +3,11 @@
 #include "analyzer/capture/printable_text.h"
 #include "cli/cluster_parts.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +39,9 @@ int main(int argc, char** argv) {
         "profiler traces.",
         "overlapscope"};
     app.require_subcommand(1);
+    // Before the subcommands: the list names each with one line.
+    app.formatter(std::make_shared<osc::cli::HelpFormatter>());
+    app.footer("Run `overlapscope COMMAND --help` for an example, the details and every option of a command.");
     app.set_version_flag("--version", std::string("overlapscope ") + OSC_VERSION);
 
     osc::cli::CommandRunner selected;

@@ -165,8 +165,9 @@ void CaptureSession::stop(CaptureEnd how) {
             drainCollectives();
             writeEndMetadata();
         }
-        // A process that is exiting does not wait for indexes either.
-        writer_->close(how, /*buildIndexes=*/how == CaptureEnd::Stopped);
+        // A process that is exiting does not wait for indexes either. A
+        // capture whose file failed is not "stopped": what it lost shows.
+        writer_->close(broken_ ? CaptureEnd::WriteFailed : how, /*buildIndexes=*/how == CaptureEnd::Stopped);
     } catch (const std::exception& e) {
         // A broken capture has said so once already.
         if (!broken_) std::fprintf(stderr, "overlapscope-agent: %s\n", e.what());

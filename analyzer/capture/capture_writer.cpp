@@ -103,6 +103,8 @@ const char* endReasonName(CaptureEnd how) {
             return "process_exit";
         case CaptureEnd::Signal:
             return "signal";
+        case CaptureEnd::WriteFailed:
+            return nullptr;
     }
     return "stopped";
 }
@@ -541,7 +543,7 @@ void CaptureWriter::commit() {
 void CaptureWriter::close(CaptureEnd how, bool buildIndexes) {
     if (closed_ || !st_) return;
     closed_ = true;
-    setMeta(schema::meta::kEndReason, endReasonName(how));
+    if (const char* reason = endReasonName(how)) setMeta(schema::meta::kEndReason, reason);
     if (!st_->metaSet.count(schema::meta::kCaptureStopUtcNs)) {
         const auto now =
             std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())

@@ -116,8 +116,10 @@ struct ProcessRow {
     std::string_view name;
 };
 
-// How a capture ended (OVERLAPSCOPE_META "end_reason").
-enum class CaptureEnd { Stopped, ProcessExit, Signal };
+// How a capture ended (OVERLAPSCOPE_META "end_reason"). WriteFailed: the
+// file could not be written (the disk filled up); it records no end_reason,
+// as a killed process's file does not, so readers say it did not finish.
+enum class CaptureEnd { Stopped, ProcessExit, Signal, WriteFailed };
 
 struct CaptureWriterOptions {
     bool overwrite = false;  // replace an existing file instead of refusing

@@ -206,4 +206,10 @@ void Capture::finalize() {
     });
 }
 
+std::string savedNothingWarning(const std::string& path) {
+    return path +
+           ": the capture did not finish and saved nothing (its process was killed, or the disk filled up, "
+           "before any GPU activity was committed)";
+}
+
 }  // namespace osc

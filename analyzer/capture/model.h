@@ -237,6 +237,10 @@ struct Capture {
     StringTable strings;      // shared by all processes
     std::vector<Process> processes;
     std::vector<std::string> warnings;  // shown to the user once, after loading
+    // Our capture files that did not finish and saved nothing (killed, or
+    // the disk filled up, before any activity was committed): a report names
+    // them, and has nothing to say when every input is one.
+    std::vector<std::string> savedNothing;
 
     size_t kernelCount() const;
     // Puts every process on the common timeline: origin = earliest session start.
@@ -246,5 +250,8 @@ struct Capture {
     // Sorts every table and orders processes by rank, then host and pid.
     void finalize();
 };
+
+// What the reader, and a report, say of a file in Capture::savedNothing.
+std::string savedNothingWarning(const std::string& path);
 
 }  // namespace osc

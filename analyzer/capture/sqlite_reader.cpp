@@ -7,6 +7,7 @@
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_read_context.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -136,10 +137,10 @@ void readFile(ReadContext& ctx) {
     // transaction (analyzer/capture/capture_writer.cpp): our tables without it
     // are a capture whose process died, or whose disk filled, before anything
     // was saved. Without this it reads as a finished capture of 0 devices.
-    if (ours && meta.count(std::string(schema::kFormatVersionKey)) == 0)
-        ctx.capture.warnings.push_back(ctx.path +
-                                       ": the capture did not finish and saved nothing (no format_version: its "
-                                       "process was killed or the disk filled up as it started)");
+    // So does one without end_reason (the agent records none when its file
+    // failed) whose processes hold no GPU activity: see the end of this function.
+    const bool savedNoFormat = ours && meta.count(std::string(schema::kFormatVersionKey)) == 0;
+    const bool unfinished = ours && meta.count(std::string(schema::meta::kEndReason)) == 0;
     const auto exportMeta = readNameValue(ctx, "META_DATA_EXPORT");
     const int64_t session = sessionStart(ctx);
 
@@ -238,6 +239,12 @@ void readFile(ReadContext& ctx) {
                 ++keep;
             }
         processes.erase(processes.begin() + static_cast<std::ptrdiff_t>(keep), processes.end());
+    }
+    const auto mine = processes.begin() + static_cast<std::ptrdiff_t>(ctx.firstProcess);
+    if (savedNoFormat ||
+        (unfinished && std::all_of(mine, processes.end(), [](const Process& p) { return p.devices.empty(); }))) {
+        ctx.capture.warnings.push_back(savedNothingWarning(ctx.path));
+        ctx.capture.savedNothing.push_back(ctx.path);
     }
 }
 

@@ -30,8 +30,27 @@ void count(const JobProgress& p, std::string_view verb, size_t done, size_t tota
 
 bool cancelled(const JobProgress& p) { return p.cancel && p.cancel->load(std::memory_order_relaxed); }
 
-// One capture in memory: read with progress, then analysed.
-Analysis analyzeInMemory(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress) {
+// A report names the capture files that saved nothing (Capture::savedNothing)
+// among `files` inputs; when they are all of them it has nothing to say, and
+// refuses the job in one line (before the readers' warnings, which would say
+// it once more).
+void reportSavedNothing(const std::vector<std::string>& savedNothing, size_t files, report::ReportOptions& report) {
+    if (!savedNothing.empty() && savedNothing.size() >= files) {
+        if (savedNothing.size() == 1)
+            throw std::invalid_argument(savedNothingWarning(savedNothing[0]) + "; nothing to report");
+        std::string names;
+        for (const auto& f : savedNothing) names += (names.empty() ? "" : ", ") + f;
+        throw std::invalid_argument(names +
+                                    ": every capture did not finish and saved nothing (killed, or the disk "
+                                    "filled up, before any GPU activity was committed); nothing to report");
+    }
+    for (const auto& f : savedNothing) report.inputWarnings.push_back(savedNothingWarning(f));
+}
+
+// One capture in memory: read with progress, then analysed. With `report`:
+// for a report, which names a capture that saved nothing.
+Analysis analyzeInMemory(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress,
+                         report::ReportOptions* report = nullptr) {
     LoadOptions options;
     options.launchDetails = request.launchDetails;
     options.launchShapeOnly = true;  // all the analysis reads of a launch
@@ -39,6 +58,7 @@ Analysis analyzeInMemory(const JobInputs& inputs, const JobRequest& request, con
     options.cancel = progress.cancel;
     const Capture capture = loadCaptures(inputs.paths, options);
     if (progress.status) progress.status("");
+    if (report) reportSavedNothing(capture.savedNothing, captureFiles(inputs.paths).size(), *report);
     warn(progress, capture.warnings);
     if (progress.status) progress.status("analyzing");
     Analysis analysis = analyze(capture, request.settings);
@@ -75,9 +95,9 @@ partial::MergeOptions mergeOptions(const JobRequest& request, const JobProgress&
 
 // Several captures or partials as one PartSet: captures are analysed file by
 // file first. `files` keeps the captures' scratch files alive for as long as
-// `set` is used.
+// `set` is used. With `report`: as analyzeInMemory's.
 void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress, partial::PartSet& set,
-             std::unique_ptr<AnalyzedFiles>& files) {
+             std::unique_ptr<AnalyzedFiles>& files, report::ReportOptions* report = nullptr) {
     if (inputs.kind == JobKind::Partials) {
         for (size_t i = 0; i < inputs.paths.size(); ++i) {
             if (cancelled(progress)) throw LoadCancelled{};
@@ -90,7 +110,15 @@ void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgre
         files->addTo(set, inputs.paths);
     }
     if (progress.status) progress.status("");
+    if (report) reportSavedNothing(set.savedNothing(), set.files.size(), *report);
     warn(progress, set.loadWarnings());
+}
+
+// One capture, or a saved report, for a report.
+Analysis analyzeForReport(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress,
+                          report::ReportOptions& report) {
+    return inputs.kind == JobKind::Captures ? analyzeInMemory(inputs, request, progress, &report)
+                                            : analyzeJob(inputs, request, progress);
 }
 
 }  // namespace
@@ -186,31 +214,34 @@ Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request, const Jo
 
 void writeJobJson(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
                   std::ostream& out, const JobProgress& progress) {
+    report::ReportOptions o = options;
     if (!streamed(inputs)) {
-        report::writeJsonReport(out, analyzeJob(inputs, request, progress), options);
+        const Analysis analysis = analyzeForReport(inputs, request, progress, o);
+        report::writeJsonReport(out, analysis, o);
         return;
     }
     partial::PartSet set;
     std::unique_ptr<AnalyzedFiles> files;
-    partsOf(inputs, request, progress, set, files);
-    partial::writeMergedJson(set, mergeOptions(request, progress), options, out,
+    partsOf(inputs, request, progress, set, files, &o);
+    partial::writeMergedJson(set, mergeOptions(request, progress), o, out,
                              [&](const std::vector<std::string>& warnings) { warn(progress, warnings); });
     if (progress.status) progress.status("");
 }
 
 std::string jobReport(const JobInputs& inputs, const JobRequest& request, const report::ReportOptions& options,
                       bool markdown, const JobProgress& progress) {
+    report::ReportOptions o = options;
     if (!streamed(inputs)) {
-        const Analysis analysis = analyzeJob(inputs, request, progress);
-        return markdown ? report::formatMarkdownReport(analysis, options) : report::formatTextReport(analysis, options);
+        const Analysis analysis = analyzeForReport(inputs, request, progress, o);
+        return markdown ? report::formatMarkdownReport(analysis, o) : report::formatTextReport(analysis, o);
     }
     // Device by device: the job's devices are never in memory together.
     partial::PartSet set;
     std::unique_ptr<AnalyzedFiles> files;
-    partsOf(inputs, request, progress, set, files);
+    partsOf(inputs, request, progress, set, files, &o);
     std::vector<std::string> warnings;
     std::string text =
-        partial::mergedReport(set, mergeOptions(request, progress), options,
+        partial::mergedReport(set, mergeOptions(request, progress), o,
                               markdown ? report::ReportFormat::Markdown : report::ReportFormat::Text, &warnings);
     if (progress.status) progress.status("");
     warn(progress, warnings);

@@ -247,9 +247,9 @@ void visit(IO& io, MaybeConst<Interval> auto& i) {
 // cross-rank members are empty.
 template <class IO>
 void visit(IO& io, MaybeConst<FilePart> auto& f) {
-    auto& [path, originUtcNs, processes, loadWarnings, analysis, warningProcess, intervals] = f;
-    io(path, originUtcNs, processes, loadWarnings, analysis.devices, analysis.warnings, analysis.droppedRecords,
-       warningProcess, intervals);
+    auto& [path, originUtcNs, processes, loadWarnings, savedNothing, analysis, warningProcess, intervals] = f;
+    io(path, originUtcNs, processes, loadWarnings, savedNothing, analysis.devices, analysis.warnings,
+       analysis.droppedRecords, warningProcess, intervals);
 }
 
 #undef OSC_CODEC_FIELDS

@@ -20,6 +20,7 @@ FilePart analyzeFilePart(const Capture& capture, const std::string& path, const 
     for (const auto& p : capture.processes) part.processes.push_back({p.rank, p.host, p.pid});
     part.originUtcNs = capture.originUtcNs;
     part.loadWarnings = capture.warnings;
+    part.savedNothing = !capture.savedNothing.empty();
     return part;
 }
 

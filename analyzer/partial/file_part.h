@@ -27,6 +27,7 @@ struct FilePart {
     int64_t originUtcNs = 0;                // wall-clock ns of the file's time 0
     std::vector<PartProcess> processes;     // in the file's own order
     std::vector<std::string> loadWarnings;  // Capture::warnings
+    bool savedNothing = false;              // the file is in Capture::savedNothing
     // Devices with processIndex into `processes`, their times on the file's
     // timeline, no cross-rank fields; warnings of the per-process phase.
     Analysis analysis;

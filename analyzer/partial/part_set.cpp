@@ -327,6 +327,7 @@ void PartSet::readStream(std::istream& in, size_t source, uint64_t base, bool wh
             file.processes.push_back({static_cast<int>(w.integer(p, "rank")), w.text(p, "host"), w.integer(p, "pid")});
         for (const auto& lw : w.array(f, "load_warnings"))
             if (lw.is_string()) file.loadWarnings.push_back(lw.get<std::string>());
+        file.savedNothing = f.contains("saved_nothing") && f["saved_nothing"] == true;
         for (const auto& wa : w.array(f, "warnings")) {
             const int64_t p = w.integer(wa, "process");
             if (p < 0 || static_cast<size_t>(p) >= file.processes.size())
@@ -667,6 +668,7 @@ void PartSet::addFilePart(const FilePart& part) {
     file.originUtcNs = part.originUtcNs;
     file.processes = part.processes;
     file.loadWarnings = part.loadWarnings;
+    file.savedNothing = part.savedNothing;
     for (size_t w = 0; w < a.warnings.size(); ++w)
         file.warnings.emplace_back(w < part.warningProcess.size() ? part.warningProcess[w] : 0, a.warnings[w]);
     file.droppedRecords = a.droppedRecords;
@@ -712,6 +714,13 @@ DeviceAnalysis PartSet::readDevice(const PartDevice& d) const {
     std::string bytes(d.reportLength, '\0');
     s.scratch->read(d.reportAt, bytes.data(), bytes.size());
     return decodeDevice(bytes.data(), bytes.size(), s.name.c_str());
+}
+
+std::vector<std::string> PartSet::savedNothing() const {
+    std::vector<std::string> out;
+    for (const auto& f : files)
+        if (f.savedNothing) out.push_back(f.path);
+    return out;
 }
 
 std::vector<std::string> PartSet::loadWarnings() const {

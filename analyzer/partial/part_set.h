@@ -28,6 +28,7 @@ struct PartFile {
     int64_t originUtcNs = 0;
     std::vector<PartProcess> processes;
     std::vector<std::string> loadWarnings;
+    bool savedNothing = false;                          // FilePart::savedNothing
     std::vector<std::pair<int, std::string>> warnings;  // (process, message)
     std::optional<uint64_t> droppedRecords;             // null in the file: it did not say
 };
@@ -78,6 +79,8 @@ public:
 
     // The readers' warnings of every file, in file order.
     std::vector<std::string> loadWarnings() const;
+    // The capture files that did not finish and saved nothing, in file order.
+    std::vector<std::string> savedNothing() const;
 
     std::vector<crossrank::OpRecord> readOps(const PartDevice& d) const;
     IntervalSet readExposed(const PartDevice& d) const;

@@ -261,10 +261,11 @@ size_t writeFileSection(std::ostream& out, const FilePart& part) {
     for (size_t w = 0; w < a.warnings.size(); ++w)
         warnings.push_back(
             {{"process", w < part.warningProcess.size() ? part.warningProcess[w] : 0}, {"message", a.warnings[w]}});
-    const ordered_json file = {{"path", part.path},          {"origin_utc_ns", part.originUtcNs},
-                               {"processes", processes},     {"load_warnings", part.loadWarnings},
-                               {"warnings", warnings},       {"dropped_records", report::orNull(a.droppedRecords)},
-                               {"devices", a.devices.size()}};
+    ordered_json file = {{"path", part.path},          {"origin_utc_ns", part.originUtcNs},
+                         {"processes", processes},     {"load_warnings", part.loadWarnings},
+                         {"warnings", warnings},       {"dropped_records", report::orNull(a.droppedRecords)},
+                         {"devices", a.devices.size()}};
+    if (part.savedNothing) file["saved_nothing"] = true;  // only then: older readers need not know it
     out << "{\"file\":" << file.dump(-1, ' ', false, kReplace) << "}\n";
     for (size_t d = 0; d < a.devices.size(); ++d) {
         static const DeviceIntervals kNone;

@@ -4,7 +4,7 @@
 //   {"format":"overlapscope-partial","version":1,"generator":..,"inputs":[..],"settings":{..}}
 //   {"file":{"path":..,"origin_utc_ns":..,"processes":[{"rank","host","pid"}..],
 //            "load_warnings":[..],"warnings":[{"process","message"}..],
-//            "dropped_records":N,"devices":K}}
+//            "dropped_records":N,"devices":K[,"saved_nothing":true]}}
 //   then for each of the file's K devices, two lines:
 //   {"device":{"process","rank","host","pid","device","totals":[7 numbers],
 //              "steps":{columns},"ops":{columns},"exposed_comm":[s,e,s,e,..],

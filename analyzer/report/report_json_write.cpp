@@ -481,7 +481,9 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     });
     w.arrayField("pipeline", a.pipeline.size(), [&](size_t i) { return pipelineJson(a, a.pipeline[i]); });
     w.arrayField("alltoall", a.alltoall.size(), [&](size_t i) { return alltoallJson(a, a.alltoall[i]); });
-    w.field("warnings", a.warnings);
+    std::vector<std::string> warnings = o.inputWarnings;
+    warnings.insert(warnings.end(), a.warnings.begin(), a.warnings.end());
+    w.field("warnings", warnings);
     w.close();
     os << "\n";
 }

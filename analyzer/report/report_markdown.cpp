@@ -34,6 +34,7 @@ std::string markdownReport(const DeviceSections& s, const JobParts& job, const R
     const Analysis& a = job.rest;
     const size_t n = job.devices.size();
     std::string out = "### overlapscope report\n\n";
+    for (const auto& w : o.inputWarnings) out += "> **Warning:** " + w + "\n\n";
     if (n == 0) return out + "No GPU activity found.\n";
     out += s.headlines;
     if (n > 1) out += "- **" + summaryHeadline(n, a.summary) + "**\n";

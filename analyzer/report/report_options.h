@@ -14,6 +14,10 @@ struct ReportOptions {
     bool collectives = false;         // per-collective tables (text, markdown)
     size_t topCollectives = 20;       // rows per collective table; 0 = all
     bool interference = false;        // per kernel signature tables (text, markdown)
+    // What the report must say of its inputs themselves (a capture that
+    // saved nothing): text and Markdown print them under the first line,
+    // JSON lists them first in "warnings".
+    std::vector<std::string> inputWarnings;
 };
 
 }  // namespace osc::report

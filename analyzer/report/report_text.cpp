@@ -14,7 +14,9 @@ std::string inputsLine(const ReportOptions& o, size_t devices) {
         "overlapscope report: " + std::to_string(devices) + (devices == 1 ? " device" : " devices") + " from ";
     for (size_t i = 0; i < o.inputs.size(); ++i) line += (i ? ", " : "") + o.inputs[i];
     if (o.inputs.empty()) line += "(no inputs)";
-    return line + "\n";
+    line += "\n";
+    for (const auto& w : o.inputWarnings) line += "warning: " + w + "\n";
+    return line;
 }
 
 std::string multiRankSection(const JobParts& job, const ReportOptions& o) {

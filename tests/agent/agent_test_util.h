@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -102,6 +103,28 @@ private:
     pid_t pid_ = -1;
     bool waited_ = false;
     std::string log_;
+};
+
+// Disk full, played by a file size limit: writes past it fail with EFBIG.
+// Children started meanwhile keep the limit (and SIGXFSZ ignored) for life.
+class FileSizeLimit {
+public:
+    explicit FileSizeLimit(rlim_t bytes) {
+        ::getrlimit(RLIMIT_FSIZE, &saved_);
+        previousHandler_ = std::signal(SIGXFSZ, SIG_IGN);  // a failed write, not a dead process
+        rlimit limited = saved_;
+        limited.rlim_cur = bytes;
+        ::setrlimit(RLIMIT_FSIZE, &limited);
+    }
+    ~FileSizeLimit() {
+        lift();
+        std::signal(SIGXFSZ, previousHandler_);
+    }
+    void lift() { ::setrlimit(RLIMIT_FSIZE, &saved_); }
+
+private:
+    rlimit saved_{};
+    void (*previousHandler_)(int) = SIG_DFL;
 };
 
 inline bool waitUntil(const std::function<bool()>& condition, double timeoutS = 10) {

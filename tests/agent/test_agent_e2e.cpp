@@ -15,6 +15,7 @@
 #include <ctime>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 namespace osc::agent {
 namespace {
@@ -95,6 +96,58 @@ TEST_F(AgentEndToEnd, RunCapturesAndReturnsTheJobsExitCode) {
     EXPECT_EQ(cap.processes[0].meta.at("end_reason"), "process_exit");
     EXPECT_NE(cap.processes[0].meta.at("command_line").find("fake_job 0.6 7"), std::string::npos);
     EXPECT_EQ(test::filesIn(sockets, ".sock").size(), 0u);  // the agent removed its socket at exit
+}
+
+// Issue 49 item 5: the disk fills up as the capture starts (a file size
+// limit plays it, as in test_agent_session.cpp): the agent's file keeps its
+// start metadata, no activity and no end_reason. `report` on it alone has
+// nothing to report (one line naming it, exit 2); beside a good capture it
+// names it in the text report, the JSON's warnings and on stderr.
+TEST_F(AgentEndToEnd, ReportOnACaptureWhoseDiskFilledSaysItSavedNothing) {
+    extraEnv["OVERLAPSCOPE_FAKE_RATE"] = "2000000";  // the first commit of records is megabytes
+    std::unique_ptr<Child> job;
+    {
+        test::FileSizeLimit limit(2u << 20);  // the empty capture (1.6 MB) fits
+        job = run({}, {"0.5", "0"});
+    }
+    EXPECT_EQ(job->waitExitCode(), 0) << job->output();
+    const auto full = test::filesIn(out);
+    ASSERT_EQ(full.size(), 1u) << job->output();
+    const Capture kept = loadCapture(full[0]);
+    EXPECT_EQ(kept.kernelCount(), 0u);
+    EXPECT_EQ(kept.processes.size(), 1u);
+    const std::string said = full[0] + ": the capture did not finish and saved nothing";
+
+    for (const char* format : {"text", "json"}) {
+        auto [code, text] = cli({"report", "--format", format, full[0]});
+        EXPECT_EQ(code, 2) << text;
+        EXPECT_EQ(lineCount(text), 1u) << text;
+        EXPECT_EQ(text.rfind("overlapscope: " + said, 0), 0u) << text;
+        EXPECT_NE(text.find("nothing to report"), std::string::npos) << text;
+    }
+
+    // Beside a capture that holds something.
+    out = dir / "good";
+    extraEnv.erase("OVERLAPSCOPE_FAKE_RATE");
+    auto good = run({}, {"0.3", "0"}, "good.log");
+    EXPECT_EQ(good->waitExitCode(), 0) << good->output();
+    ASSERT_EQ(test::filesIn(out).size(), 1u) << good->output();
+    const std::string both = dir / "report.txt", json = dir / "report.json";
+    auto [code, err] = cli({"report", "-o", both, full[0], test::filesIn(out)[0]});
+    EXPECT_EQ(code, 0) << err;
+    EXPECT_NE(err.find("overlapscope: warning: " + said), std::string::npos) << err;
+    std::ifstream text(both);
+    std::string first, second;
+    std::getline(text, first);
+    std::getline(text, second);
+    EXPECT_EQ(first.rfind("overlapscope report: 1 device from ", 0), 0u) << first;
+    EXPECT_EQ(second.rfind("warning: " + said, 0), 0u) << second;
+    std::tie(code, err) = cli({"report", "--format", "json", "-o", json, full[0], test::filesIn(out)[0]});
+    EXPECT_EQ(code, 0) << err;
+    const auto report = nlohmann::json::parse(std::ifstream(json));
+    EXPECT_EQ(report["devices"].size(), 1u);
+    ASSERT_FALSE(report["warnings"].empty());
+    EXPECT_EQ(report["warnings"][0].get<std::string>().rfind(said, 0), 0u) << report["warnings"];
 }
 
 TEST_F(AgentEndToEnd, DurationEndsTheCaptureBeforeTheJob) {

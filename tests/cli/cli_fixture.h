@@ -43,11 +43,15 @@ protected:
     // Runs `overlapscope ARGS` (ARGS already shell-quoted where needed).
     // With timeoutSeconds > 0 the command is killed after that long (exit
     // code 137): a test of "never hangs" fails instead of hanging.
-    CliResult run(const std::string& args, int timeoutSeconds = 0) {
+    CliResult run(const std::string& args, int timeoutSeconds = 0) { return runIn("", "", args, timeoutSeconds); }
+    // The same in directory `cwd` (this process's when empty), with `env`
+    // ("NAME=value ...", shell-quoted) added to the environment.
+    CliResult runIn(const std::string& cwd, const std::string& env, const std::string& args, int timeoutSeconds = 0) {
         const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
         const std::string limit = timeoutSeconds > 0 ? "timeout -s KILL " + std::to_string(timeoutSeconds) + " " : "";
-        const std::string cmd = limit + std::string(OSC_CLI_PATH) + " " + args + " >" + quote(out.string()) + " 2>" +
-                                quote(err.string()) + " </dev/null";
+        const std::string cmd = (cwd.empty() ? "" : "cd " + quote(cwd) + " && ") +
+                                (env.empty() ? "" : "env " + env + " ") + limit + std::string(OSC_CLI_PATH) + " " +
+                                args + " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
         const int status = std::system(cmd.c_str());
         CliResult r;
         r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -106,20 +106,41 @@ TEST_F(Cli, ACaptureThatSavedNothingSaysItDidNotFinish) {
             "DELETE FROM OVERLAPSCOPE_CUDA_EVENT; DELETE FROM OVERLAPSCOPE_OBJECT_NAME; DELETE FROM PROCESSES; "
             "DELETE FROM ThreadNames; DELETE FROM TARGET_INFO_GPU; DELETE FROM StringIds");
     const std::string warning = f + ": the capture did not finish and saved nothing";
+    // Issue 49 item 5: nothing to report, in one line (exit 2).
     auto r = run("report --format json " + quote(f));
-    ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 0u);
-    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(r.err.rfind("overlapscope: " + warning, 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("nothing to report"), std::string::npos) << r.err;
     EXPECT_EQ(lineCount(r.err), 1u) << r.err;
     // A gate on it fails: nothing was measured.
     r = run("check --min-overlap-ratio 0 " + quote(f));
     EXPECT_EQ(r.code, 1) << r.out << r.err;
     EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
-    // Its partial carries the warning to the merge.
+    // Its partial carries it to the merge, which has nothing to report either.
     const auto part = path("nothing.partial.json");
     ASSERT_EQ(run("report --partial -o " + quote(part) + " " + quote(f)).code, 0);
     r = run("merge " + quote(part));
-    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("overlapscope: " + warning, 0), 0u) << r.err;
+    EXPECT_EQ(lineCount(r.err), 1u) << r.err;
+    // Beside a capture that holds something, the report names it, and so
+    // does a merge of both partials: text, JSON warnings and stderr.
+    const auto good = path("good.partial.json");
+    ASSERT_EQ(run("report --partial -o " + quote(good) + " " + quote(bucketed(1))).code, 0);
+    for (const std::string& inputs : {quote(f) + " " + quote(bucketed(1)), std::string()}) {
+        const std::string command = inputs.empty() ? "merge " + quote(part) + " " + quote(good) : "report " + inputs;
+        r = run(command);
+        EXPECT_EQ(r.code, 0) << command << ": " << r.err;
+        EXPECT_NE(r.out.find("\nwarning: " + warning), std::string::npos) << command << ": " << r.out;
+        EXPECT_NE(r.err.find("overlapscope: warning: " + warning), std::string::npos) << command << ": " << r.err;
+        r = run(command + " --format json");
+        ASSERT_EQ(r.code, 0) << command << ": " << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["devices"].size(), 1u);
+        ASSERT_FALSE(j["warnings"].empty()) << r.out;
+        EXPECT_EQ(j["warnings"][0].get<std::string>().rfind(warning, 0), 0u) << j["warnings"];
+    }
     // A finished capture says nothing of the kind.
     r = run("report " + quote(bucketed(1)));
     EXPECT_EQ(r.err.find("did not finish"), std::string::npos) << r.err;
