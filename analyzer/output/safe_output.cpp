@@ -147,7 +147,11 @@ void moveIntoPlace(const std::string& path, const OutputPath& target, const std:
 
 void writeViaTemporary(const std::string& path, const OutputPath& target, const WriteOptions& options,
                        const std::function<void(std::ostream&)>& write) {
-    auto [fd, temp] = createTemporary(path, target);
+    // Named, not a structured binding: clang 14 (the fuzz build's) cannot
+    // capture a binding in the lambda below.
+    std::pair<Fd, std::string> created = createTemporary(path, target);
+    Fd& fd = created.first;
+    const std::string& temp = created.second;
     std::optional<TemporaryFileGuard> guard;
     if (options.removeOnSignal) guard.emplace(target.dir.get(), temp);
     const auto discard = [&] { ::unlinkat(target.dir.get(), temp.c_str(), 0); };
