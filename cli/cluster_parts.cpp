@@ -166,7 +166,8 @@ int runModule(std::vector<std::string> argv, const char* verb) {
 void SchedulerFlag::addTo(CLI::App* cmd, const std::string& what) {
     cmd->add_option("--scheduler", address,
                     what.empty() ? "Analyse the files on the Dask cluster of this scheduler (tcp://HOST:PORT): one "
-                                   "task per file, placed on a worker on the file's host for HOST:PATH inputs, "
+                                   "task per file (small files a few to a task), placed on a worker on the file's host "
+                                   "for HOST:PATH inputs, "
                                    "merged here (needs python3-distributed and the overlapscope Python module; "
                                    "docs/cluster.md)"
                                  : what)

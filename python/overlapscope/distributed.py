@@ -7,7 +7,8 @@
 True
 
 Every capture file (a rank's capture, a trace, an Nsight Systems export)
-becomes one task: the worker runs the per-file half of the analysis on it,
+becomes one task (small files a few to a task: Dask's cost per task would
+outweigh their analysis): the worker runs the per-file half of the analysis on it,
 the code of ``overlapscope report --partial``, and sends back the file's
 part in the binary form ``report --jobs N`` keeps its own files' parts in
 (no JSON on either side; every node runs one version of overlapscope). The
@@ -68,13 +69,21 @@ def split_host(name: str, hosts: Hosts = None) -> Tuple[Optional[str], str]:
 
 
 class _Unit:
-    """One task: a capture file and Dask's restriction to its host."""
+    """A capture file, its size (0: unknown) and Dask's restriction to its host."""
 
-    __slots__ = ("path", "placement")
+    __slots__ = ("path", "placement", "size")
 
-    def __init__(self, path: str, placement: Dict[str, Any]) -> None:
+    def __init__(self, path: str, placement: Dict[str, Any], size: int) -> None:
         self.path = path
         self.placement = placement
+        self.size = size
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # its analysis says what is wrong with it
 
 
 def _worker_address() -> str:
@@ -86,27 +95,57 @@ def _worker_address() -> str:
         return "this process"
 
 
-def _list_files(path: str) -> Tuple[str, Optional[List[str]], Optional[str]]:
+def _list_files(path: str) -> Tuple[str, Optional[List[Tuple[str, int]]], Optional[str]]:
     """On a worker: a node-local directory's capture files, as the one-process
-    analysis would list them."""
+    analysis would list them, and their sizes."""
     try:
-        return _worker_address(), _core.capture_files([path]), None
+        return _worker_address(), [(f, _size(f)) for f in _core.capture_files([path])], None
     except (CaptureError, OSError) as e:
         return _worker_address(), None, str(e)
 
 
-def _analyse_file(path: str, settings: Dict[str, Any]) -> Tuple[str, str, Optional[bytes], Optional[str]]:
-    """On a worker: one file's part (what ``report --jobs N`` keeps of each
+def _analyse_files(paths: List[str], settings: Dict[str, Any]) -> Tuple[str, str, List[bytes], Optional[str]]:
+    """On a worker: each file's part (what ``report --jobs N`` keeps of each
     of its files: device_codec's bytes, not ``report --partial``'s JSON,
     whose writing and parsing cost more than the analysis of a small file),
     with the worker's address and overlapscope version, or the one line
-    that says why it could not be made. Errors come back as values: an
-    exception would be pickled with the worker's traceback, and a task that
-    raises is not retried anyway."""
+    that says why the first that failed could not be made. Errors come back
+    as values: an exception would be pickled with the worker's traceback,
+    and a task that raises is not retried anyway."""
+    parts: List[bytes] = []
     try:
-        return _worker_address(), _core.__version__, _core.file_part(path, settings), None
+        for path in paths:
+            parts.append(_core.file_part(path, settings))
+        return _worker_address(), _core.__version__, parts, None
     except (CaptureError, OSError, ValueError) as e:
-        return _worker_address(), _core.__version__, None, str(e)
+        return _worker_address(), _core.__version__, [], str(e)
+
+
+# Files smaller than this together make one task: a task costs Dask about
+# 1.5 ms of scheduling and transfer (more on a machine whose cores the
+# analysis uses too), which a small file's analysis (2.4 ms for 180
+# kernels) would hardly outweigh. docs/benchmarks.md, "A job on a Dask cluster".
+_TASK_BYTES = 32 << 20
+# ... but never fewer tasks than this many per worker thread, where there are
+# that many files: the work stays spread, and a dead worker takes little with it.
+_TASKS_PER_THREAD = 4
+
+
+def _tasks(units: Sequence[_Unit], threads: int) -> List[List[int]]:
+    """The files (indexes into `units`) of each task: consecutive files of
+    one placement, up to _TASK_BYTES in all (a larger file alone)."""
+    most = max(1, len(units) // (_TASKS_PER_THREAD * max(threads, 1)))
+    tasks: List[List[int]] = []
+    size = 0
+    for i, u in enumerate(units):
+        if tasks and len(tasks[-1]) < most and u.placement == units[tasks[-1][0]].placement \
+                and size + u.size <= _TASK_BYTES:
+            tasks[-1].append(i)
+            size += u.size
+        else:
+            tasks.append([i])
+            size = u.size
+    return tasks
 
 
 def _failure(message: str, worker: str) -> CaptureError:
@@ -145,12 +184,12 @@ def _units(client: Any, names: Sequence[str], hosts: Hosts) -> List[_Unit]:
     try:
         for i, (host, path, placement) in enumerate(placed):
             if host is None:
-                units.extend(_Unit(f, placement) for f in _core.capture_files([path]))
+                units.extend(_Unit(f, placement, _size(f)) for f in _core.capture_files([path]))
                 continue
             worker, files, error = listings[i].result()
             if error is not None:
                 raise _failure(error, worker)
-            units.extend(_Unit(f, placement) for f in files or [])
+            units.extend(_Unit(f, placement, size) for f, size in files or [])
     finally:
         client.cancel(list(listings.values()))
     return units
@@ -174,28 +213,36 @@ def analyse_parts(
     from distributed import as_completed
 
     units = _units(client, names, hosts)
+    tasks = _tasks(units, sum(client.nthreads().values()))
     job = uuid.uuid4().hex
     futures = [
         client.submit(
-            _analyse_file, u.path, settings, key=f"overlapscope-part-{job}-{i}", pure=False, **u.placement
+            _analyse_files,
+            [units[i].path for i in task],
+            settings,
+            key=f"overlapscope-part-{job}-{t}",
+            pure=False,
+            **units[task[0]].placement,
         )
-        for i, u in enumerate(units)
+        for t, task in enumerate(tasks)
     ]
-    index = {f.key: i for i, f in enumerate(futures)}
-    files = [os.path.join(directory, f"{i:07d}.part") for i in range(len(futures))]
+    index = {f.key: t for t, f in enumerate(futures)}
+    files = [os.path.join(directory, f"{i:07d}.part") for i in range(len(units))]
     taken = set()
+    done = 0
     try:
         if on_done:
-            on_done(0, len(futures))
+            on_done(0, len(units))
         # Results fetched in batches as they come (a round trip per part would
         # dominate small files), each written out and released on its worker
         # at once: neither side holds the job's parts.
         for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
             for future, outcome in batch:
-                i = index[future.key]
+                t = index[future.key]
                 if isinstance(outcome, BaseException):  # KilledWorker: its workers died every time
-                    raise CaptureError(f"{units[i].path}: {type(outcome).__name__} on the cluster: {outcome}")
-                worker, version, part, error = outcome
+                    named = ", ".join(units[i].path for i in tasks[t])
+                    raise CaptureError(f"{named}: {type(outcome).__name__} on the cluster: {outcome}")
+                worker, version, parts, error = outcome
                 if error is not None:
                     raise _failure(error, worker)
                 if version != _core.__version__:
@@ -203,14 +250,16 @@ def analyse_parts(
                         f"worker {worker} runs overlapscope {version}, this client {_core.__version__}: "
                         "install one version on every node"
                     )
-                with open(files[i], "wb") as f:
-                    f.write(part)
-                taken.add(i)
+                for i, part in zip(tasks[t], parts):
+                    with open(files[i], "wb") as f:
+                        f.write(part)
+                done += len(tasks[t])
+                taken.add(t)
                 future.release()
             if on_done:
-                on_done(len(taken), len(futures))
+                on_done(done, len(units))
     finally:
-        client.cancel([f for i, f in enumerate(futures) if i not in taken])  # after an error or Ctrl-C
+        client.cancel([f for t, f in enumerate(futures) if t not in taken])  # after an error or Ctrl-C
     return files
 
 
@@ -351,6 +400,25 @@ def _client_of(client: Any) -> Tuple[Any, bool]:
     return client, False
 
 
+def _on_cluster(client: Any, show: Optional[Callable[..., None]], verb: str,
+                work: Callable[[Any, Callable[[int, int], None]], Any]) -> Any:
+    """``work(dask_client, on_done)`` with ``verb``'s progress line (ended
+    after it) and the client closed after it when made here."""
+    dask_client, owned = _client_of(client)
+
+    def on_done(done: int, total: int) -> None:
+        if show is not None:
+            show(f"{verb}: {done}/{total} files", done / max(total, 1))
+
+    try:
+        return work(dask_client, on_done)
+    finally:
+        if show is not None:
+            show("", None)
+        if owned:
+            dask_client.close()
+
+
 def report(
     paths: Paths,
     client: Any = None,
@@ -384,20 +452,10 @@ def report(
         raise ValueError(f"jobs must be 0 (every core) or more, not {jobs}")
     names = paths_of(paths)
     show = _progress.callback(progress)
-    dask_client, owned = _client_of(client)
-
-    def on_done(done: int, total: int) -> None:
-        if show is not None:
-            show(f"analyzing: {done}/{total} files", done / max(total, 1))
-
     with tempfile.TemporaryDirectory(prefix="overlapscope-parts-") as scratch:
-        try:
-            parts = analyse_parts(dask_client, names, settings, scratch, hosts, on_done)
-        finally:
-            if show is not None:
-                show("", None)
-            if owned:
-                dask_client.close()
+        parts = _on_cluster(
+            client, show, "analyzing", lambda c, on_done: analyse_parts(c, names, settings, scratch, hosts, on_done)
+        )
         handle = _core.analyze_job(
             parts, settings, int(jobs), None if align is None else align == "collectives", show, names, True
         )
@@ -430,20 +488,10 @@ def hang(
         raise ValueError(f"min_wait_ms must be 0 or more, not {min_wait_ms!r}")
     names = paths_of(paths)
     show = _progress.callback(progress)
-    dask_client, owned = _client_of(client)
-
-    def on_done(done: int, total: int) -> None:
-        if show is not None:
-            show(f"reading: {done}/{total} files", done / max(total, 1))
-
     with tempfile.TemporaryDirectory(prefix="overlapscope-hang-") as scratch:
-        try:
-            inputs, renames = gather_files(dask_client, names, scratch, hosts, on_done)
-        finally:
-            if show is not None:
-                show("", None)
-            if owned:
-                dask_client.close()
+        inputs, renames = _on_cluster(
+            client, show, "reading", lambda c, on_done: gather_files(c, names, scratch, hosts, on_done)
+        )
         # The inputs as the user named them, for the answer's "inputs".
         inputs_named = [renamed(i, renames) for i in inputs]
         try:
