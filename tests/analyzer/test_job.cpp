@@ -6,6 +6,7 @@
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/job/job.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/partial/device_codec.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
@@ -90,6 +91,44 @@ TEST_F(JobTest, SameReportAsLoadingEverythingAtOnce) {
                 EXPECT_EQ(captureFiles({d.string()}).size(), static_cast<size_t>(spec.ranks));
                 EXPECT_EQ(calls, static_cast<size_t>(spec.ranks));
                 ASSERT_EQ(json(got, {d.string()}), want) << "round " << round << " align " << align << " jobs " << jobs;
+            }
+        }
+    }
+}
+
+TEST_F(JobTest, FilePartsMadeElsewhereGiveTheReportMadeInMemory) {
+    // What a Dask worker sends (overlapscope.distributed): each file's part
+    // in device_codec's bytes, one file each, merged in the job's file order,
+    // against the whole job loaded at once. A damaged part names its file.
+    std::mt19937 rng(19);
+    for (int round = 0; round < 4; ++round) {
+        const auto spec = randomJob(rng);
+        const fs::path d = dir_ / ("parts" + std::to_string(round));
+        const auto files = synth::writeWorkload(spec, d.string(), false);
+        for (const auto& f : files) moveSessionStart(f, std::uniform_int_distribution<int64_t>(0, 400'000)(rng));
+        AnalysisSettings s;
+        s.alignCollectives = round % 2 == 1;
+        job::JobInputs in{job::JobKind::FileParts, {}};
+        const auto captures = captureFiles({d.string()});
+        for (size_t i = 0; i < captures.size(); ++i) {
+            std::string bytes;
+            partial::encodeFilePart(job::analyzeCaptureFile(captures[i], s, readCaptureFile), bytes);
+            in.paths.push_back((dir_ / ("part" + std::to_string(round) + "-" + std::to_string(i))).string());
+            std::ofstream(in.paths.back(), std::ios::binary) << bytes;
+        }
+        job::JobRequest r;
+        r.settings = s;
+        r.jobs = 2;
+        ASSERT_TRUE(job::streamed(in));
+        const std::string want = json(analyze(loadCapture(d.string()), s), {d.string()});
+        ASSERT_EQ(json(job::analyzeJob(in, r), {d.string()}), want) << "round " << round;
+        if (round == 0) {
+            std::fstream(in.paths[1], std::ios::in | std::ios::out | std::ios::binary).write("XXXX", 4);
+            try {
+                job::analyzeJob(in, r);
+                FAIL() << "a damaged part was read";
+            } catch (const CaptureError& e) {
+                EXPECT_EQ(e.path(), in.paths[1]);
             }
         }
     }
