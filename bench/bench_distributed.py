@@ -12,8 +12,10 @@ Prints, medians of --runs (the two paths alternate, run after run):
 - the wall time of `overlapscope report --scheduler ADDR --format json DIR`
   against `overlapscope report --jobs 2 --format json DIR`, and their ratio
   (target: at most 1.5x: Dask adds scheduling, not work);
-- on the client, in Python, the tasks' time and the merge's, and the
-  merge's share of the whole (target: at most 10 %);
+- in Python (overlapscope.distributed.report's two halves): the tasks'
+  time (each file's binary part made on a worker and written on the
+  client) and the merge's (the parts merged and the report's JSON made),
+  and the merge's share of the whole (target: at most 10 %);
 - the workers' peak memory, against the one process's, and the largest file;
 - that both JSON reports are the same bytes.
 The machine's load average is printed before and after: it is shared."""
@@ -63,7 +65,9 @@ def main() -> int:
     import distributed
 
     import overlapscope.distributed as od
+    from overlapscope import _core
     from overlapscope._options import analysis_settings
+    from overlapscope._report import Report
 
     print(f"start: {load()}, {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="bench_distributed_") as scratch_dir:
@@ -95,18 +99,20 @@ def main() -> int:
             (scratch / "one.json").unlink()
             (scratch / "many.json").unlink()
 
-            # The two halves of `report --scheduler`: the tasks (what its
-            # Python child does), then the merge of their parts on the client
-            # (what it does next: `merge` of the parts directory, streamed).
+            # The two halves of overlapscope.distributed.report: the tasks,
+            # then the merge of their parts on the client and the JSON.
             settings = analysis_settings()
             tasks, merges = [], []
             for _ in range(args.runs):
                 with tempfile.TemporaryDirectory(dir=scratch) as d:
                     start = time.monotonic()
-                    od.analyse_parts(client, [str(job)], settings, d)
+                    parts = od.analyse_parts(client, [str(job)], settings, d)
                     tasks.append(time.monotonic() - start)
-                    merges.append(timed([args.cli, "merge", "--format", "json", d], scratch / "merged.json")[0])
-                    (scratch / "merged.json").unlink()
+                    start = time.monotonic()
+                    handle = _core.analyze_job(parts, settings, 2, None, None, [str(job)], True)
+                    Report(handle).to_json()
+                    merges.append(time.monotonic() - start)
+                    del handle
             workers_mb = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
 
     one, many = statistics.median(one_wall), statistics.median(many_wall)

@@ -7,10 +7,12 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 
@@ -94,8 +96,9 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
     return out;
 }
 
-// Runs the Python side; its stdout says "done N TOTAL" after each file.
-int runParts(std::vector<std::string> argv) {
+// Runs the Python side; its stdout says "done N TOTAL" after each file,
+// shown as `verb`'s progress line.
+int runModule(std::vector<std::string> argv, const char* verb) {
     std::vector<std::string> env = environment();
     int pipeFds[2];
     if (::pipe(pipeFds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -144,7 +147,7 @@ int runParts(std::vector<std::string> argv) {
     while (in && std::fgets(line, sizeof line, in)) {
         size_t done = 0, total = 0;
         if (std::sscanf(line, "done %zu %zu", &done, &total) == 2) {
-            if (!progress) progress.emplace("analyzing", "files");
+            if (!progress) progress.emplace(verb, "files");
             progress->update(done, total);
         }
     }
@@ -160,42 +163,53 @@ int runParts(std::vector<std::string> argv) {
 
 }  // namespace
 
-void SchedulerFlag::addTo(CLI::App* cmd) {
+void SchedulerFlag::addTo(CLI::App* cmd, const std::string& what) {
     cmd->add_option("--scheduler", address,
-                    "Analyse the files on the Dask cluster of this scheduler (tcp://HOST:PORT): one task per file, "
-                    "placed on a worker on the file's host for HOST:PATH inputs, merged here "
-                    "(needs python3-distributed and the overlapscope Python module; docs/cluster.md)")
+                    what.empty() ? "Analyse the files on the Dask cluster of this scheduler (tcp://HOST:PORT): one "
+                                   "task per file (small files a few to a task), placed on a worker on the file's host "
+                                   "for HOST:PATH inputs, "
+                                   "merged here (needs python3-distributed and the overlapscope Python module; "
+                                   "docs/cluster.md)"
+                                 : what)
         ->type_name("ADDRESS");
 }
 
-ClusterParts::ClusterParts(const SchedulerFlag& scheduler, const std::vector<std::string>& inputs,
-                           const AnalysisFlags& flags) {
-    std::string pattern = (fs::temp_directory_path() / "overlapscope-parts-XXXXXX").string();
+namespace {
+
+fs::path scratchDirectory(const char* name) {
+    std::string pattern = (fs::temp_directory_path() / (std::string(name) + "-XXXXXX")).string();
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot make a scratch directory: " + pattern);
-    directory_ = pattern;
+    return pattern;
+}
+
+// `python3 -m overlapscope.distributed COMMAND` writing into `directory`,
+// which is removed when it fails. Ctrl-C ends this command as interrupted.
+void runInto(const std::string& command, const SchedulerFlag& scheduler, const fs::path& directory,
+             std::vector<std::string> options, const std::vector<std::string>& inputs, const char* verb) {
     std::vector<std::string> argv = {pythonProgram(),
                                      "-m",
                                      "overlapscope.distributed",
-                                     "parts",
+                                     command,
                                      "--scheduler",
                                      scheduler.address,
-                                     "--settings",
-                                     settingsJson(flags),
                                      "--output-dir",
-                                     directory_.string(),
-                                     "--"};
+                                     directory.string(),
+                                     "--expect-version",
+                                     OSC_VERSION};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.push_back("--");
     argv.insert(argv.end(), inputs.begin(), inputs.end());
     int status = 0;
     try {
-        status = runParts(argv);
+        status = runModule(argv, verb);
     } catch (...) {
         std::error_code ec;
-        fs::remove_all(directory_, ec);
+        fs::remove_all(directory, ec);
         throw;
     }
     if (status == 0) return;
     std::error_code ec;
-    fs::remove_all(directory_, ec);
+    fs::remove_all(directory, ec);
     if (status == 130) {
         // Interrupted as the one-process path is: by the signal itself.
         std::signal(SIGINT, SIG_DFL);
@@ -209,6 +223,14 @@ ClusterParts::ClusterParts(const SchedulerFlag& scheduler, const std::vector<std
     throw ExitWith{status == 2 ? 2 : 3};
 }
 
+}  // namespace
+
+ClusterParts::ClusterParts(const SchedulerFlag& scheduler, const std::vector<std::string>& inputs,
+                           const AnalysisFlags& flags)
+    : directory_(scratchDirectory("overlapscope-parts")) {
+    runInto("parts", scheduler, directory_, {"--settings", settingsJson(flags)}, inputs, "analyzing");
+}
+
 ClusterParts::~ClusterParts() {
     std::error_code ec;
     fs::remove_all(directory_, ec);
@@ -216,9 +238,38 @@ ClusterParts::~ClusterParts() {
 
 job::JobInputs ClusterParts::inputs() const {
     job::JobInputs in;
-    in.kind = job::JobKind::Partials;
-    in.paths = job::partialFiles({directory_.string()});
+    in.kind = job::JobKind::FileParts;
+    for (const auto& entry : fs::directory_iterator(directory_))
+        if (entry.path().extension() == ".part") in.paths.push_back(entry.path().string());
+    std::sort(in.paths.begin(), in.paths.end());  // NNNNNNN.part: the job's file order
     return in;
+}
+
+ClusterFiles::ClusterFiles(const SchedulerFlag& scheduler, const std::vector<std::string>& inputs)
+    : directory_(scratchDirectory("overlapscope-hang")) {
+    runInto("files", scheduler, directory_, {}, inputs, "reading");
+    try {
+        std::ifstream in(directory_ / "manifest.json");
+        const nlohmann::json manifest = nlohmann::json::parse(in);
+        inputs_ = manifest.at("inputs").get<std::vector<std::string>>();
+        renames_ = manifest.at("renames").get<std::vector<std::pair<std::string, std::string>>>();
+    } catch (const nlohmann::json::exception& e) {
+        std::error_code ec;
+        fs::remove_all(directory_, ec);
+        throw std::runtime_error(std::string("--scheduler: the Python side left no readable manifest: ") + e.what());
+    }
+}
+
+ClusterFiles::~ClusterFiles() {
+    std::error_code ec;
+    fs::remove_all(directory_, ec);
+}
+
+std::string ClusterFiles::named(std::string text) const {
+    for (const auto& [copy, user] : renames_)
+        for (size_t at = text.find(copy); at != std::string::npos; at = text.find(copy, at + user.size()))
+            text.replace(at, copy.size(), user);
+    return text;
 }
 
 }  // namespace osc::cli

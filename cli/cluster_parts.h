@@ -1,9 +1,10 @@
-// `--scheduler tcp://HOST:PORT` (report, check): the job's files analysed on
+// `--scheduler tcp://HOST:PORT` (report, check, hang): the job's files analysed on
 // a Dask cluster by the Python module (python/overlapscope/distributed.py,
-// run as `python3 -m overlapscope.distributed parts`), their partial results
-// brought back into a private scratch directory. The command then merges
-// them as it merges any partials, so its progress lines, output and exit
-// codes are those of the one-process path.
+// run as `python3 -m overlapscope.distributed parts`), their parts (binary,
+// as `report --jobs N` keeps its threads' parts) brought back into a private
+// scratch directory. The command then merges them as it merges its threads'
+// parts, so its progress lines, output and exit codes are those of the
+// one-process path.
 #pragma once
 
 #include "analyzer/job/job.h"
@@ -12,6 +13,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace osc::cli {
@@ -20,7 +22,8 @@ struct AnalysisFlags;
 
 struct SchedulerFlag {
     std::string address;
-    void addTo(CLI::App* cmd);
+    // `what`: the option's help, when not report's and check's.
+    void addTo(CLI::App* cmd, const std::string& what = {});
     bool given() const { return !address.empty(); }
 };
 
@@ -42,11 +45,34 @@ public:
     ClusterParts(const ClusterParts&) = delete;
     ClusterParts& operator=(const ClusterParts&) = delete;
 
-    // The parts as a job of partial results, in the job's file order.
+    // The parts as a job of file parts, in the job's file order.
     job::JobInputs inputs() const;
 
 private:
     std::filesystem::path directory_;
+};
+
+// `hang --scheduler`: the files `hang` reads, brought from the workers
+// (overlapscope.distributed's gather_files) into a private scratch directory
+// laid out as the inputs name them; the one hang analysis runs here on them
+// (it compares every rank's calls: it is not split). Removed with this
+// object; throws as ClusterParts does.
+class ClusterFiles {
+public:
+    ClusterFiles(const SchedulerFlag& scheduler, const std::vector<std::string>& inputs);
+    ~ClusterFiles();
+    ClusterFiles(const ClusterFiles&) = delete;
+    ClusterFiles& operator=(const ClusterFiles&) = delete;
+
+    // What to give the analysis: the copies, as the inputs named the originals.
+    const std::vector<std::string>& inputs() const { return inputs_; }
+    // `text` (the answer, a warning, an error) naming the originals again.
+    std::string named(std::string text) const;
+
+private:
+    std::filesystem::path directory_;
+    std::vector<std::string> inputs_;
+    std::vector<std::pair<std::string, std::string>> renames_;  // (the copies' prefix, the user's)
 };
 
 }  // namespace osc::cli

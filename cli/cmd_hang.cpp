@@ -8,6 +8,7 @@
 #include "analyzer/hang/hang_output.h"
 #include "analyzer/output/safe_output.h"
 #include "cli/cli_common.h"
+#include "cli/cluster_parts.h"
 #include "cli/commands.h"
 #include "cli/help_format.h"
 
@@ -25,6 +26,7 @@ struct HangArgs {
     bool force = false;
     bool verbose = false;
     double minWaitMs = static_cast<double>(hang::kDefaultMinWaitNs) / 1e6;
+    SchedulerFlag scheduler;
 };
 
 // Warnings on stderr: a few, the rest with --verbose, so that the verdict
@@ -39,12 +41,10 @@ void printSomeWarnings(const std::vector<std::string>& warnings, bool all) {
     std::fprintf(stderr, "overlapscope: %zu more warnings (--verbose shows them)\n", warnings.size() - kShown);
 }
 
-int runHang(const HangArgs& args) {
-    const bool toStdout = args.output.empty() || args.output == "-";
-    if (!toStdout) output::checkOutputPath(args.output, args.force);
-    if (!(args.minWaitMs >= 0)) throw std::invalid_argument("--min-wait-ms must be 0 or more");
-
-    const hang::HangInputs in = hang::sortHangInputs(args.inputs);
+// The analysis of `inputs` (the user's, or copies of them brought from a
+// cluster), its inputs named as the user named them.
+hang::HangAnalysis analyzeInputs(const HangArgs& args, const std::vector<std::string>& inputs) {
+    const hang::HangInputs in = hang::sortHangInputs(inputs);
     std::optional<Capture> capture;
     // Every column `report` reads is read (launch details too): a capture it
     // refuses as damaged is refused here, not read in part and called healthy.
@@ -65,10 +65,32 @@ int runHang(const HangArgs& args) {
     hang::HangAnalysis analysis =
         hang::analyzeCaptureAndDumps(capture ? &*capture : nullptr, std::move(dumps), settings);
     analysis.inputs = args.inputs;
+    return analysis;
+}
+
+int runHang(const HangArgs& args) {
+    const bool toStdout = args.output.empty() || args.output == "-";
+    if (!toStdout) output::checkOutputPath(args.output, args.force);
+    if (!(args.minWaitMs >= 0)) throw std::invalid_argument("--min-wait-ms must be 0 or more");
+
+    // On a cluster: the files read by its workers, analysed here as one
+    // process analyses them, every name in the answer the user's again.
+    std::optional<ClusterFiles> cluster;
+    if (args.scheduler.given()) cluster.emplace(args.scheduler, args.inputs);
+    const auto named = [&](std::string text) { return cluster ? cluster->named(std::move(text)) : text; };
+    hang::HangAnalysis analysis;
+    try {
+        analysis = analyzeInputs(args, cluster ? cluster->inputs() : args.inputs);
+    } catch (const CaptureError& e) {
+        if (!cluster) throw;
+        throw CaptureError(named(e.path()), named(e.problem()));
+    }
+    for (auto& w : analysis.warnings) w = named(std::move(w));
     printSomeWarnings(analysis.warnings, args.verbose);
-    writeOutput(args.output,
-                args.format == "json" ? hang::formatHangJson(analysis) : hang::formatHangText(analysis, args.verbose),
-                args.force);
+    writeOutput(
+        args.output,
+        named(args.format == "json" ? hang::formatHangJson(analysis) : hang::formatHangText(analysis, args.verbose)),
+        args.force);
     return analysis.verdict == hang::Verdict::Healthy ? 0 : 1;
 }
 
@@ -107,6 +129,11 @@ void addHangCommand(CLI::App& app, CommandRunner& selected) {
                     "healthy job captured while running has some); 0 counts every unfinished one. Flight Recorder "
                     "dumps carry no time of their own: theirs always count")
         ->capture_default_str();
+    args->scheduler.addTo(cmd,
+                          "Read the files on the Dask cluster of this scheduler (tcp://HOST:PORT): each by a "
+                          "worker (on the file's host for HOST:PATH inputs), sent here, and analysed here as in "
+                          "one process (needs python3-distributed and the overlapscope Python module; "
+                          "docs/cluster.md)");
     cmd->callback([&selected, args] { selected = [args] { return runHang(*args); }; });
 }
 

@@ -5,6 +5,7 @@
 #include "analyzer/job/file_workers.h"
 #include "analyzer/load/input_kind.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/merge.h"
 #include "analyzer/partial/part_set.h"
 #include "analyzer/report/report_assembler.h"
@@ -13,6 +14,7 @@
 #include "analyzer/report/report_text.h"
 
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -105,6 +107,16 @@ void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgre
             set.addPartialFile(inputs.paths[i]);
         }
         count(progress, "reading", inputs.paths.size(), inputs.paths.size());
+    } else if (inputs.kind == JobKind::FileParts) {
+        set.setHeader(request.settings, inputs.paths);
+        std::string bytes;
+        for (const auto& path : inputs.paths) {
+            if (cancelled(progress)) throw LoadCancelled{};
+            std::ifstream in(path, std::ios::binary);
+            if (!in) throw CaptureError(path, "cannot open this part");
+            bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+            set.addFilePart(partial::decodeFilePart(bytes.data(), bytes.size(), path.c_str()));
+        }
     } else {
         files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings, workerOptions(request, progress));
         files->addTo(set, inputs.paths);
@@ -189,7 +201,7 @@ JobInputs classifyJob(const std::vector<std::string>& paths) {
 }
 
 bool streamed(const JobInputs& inputs) {
-    return inputs.kind == JobKind::Partials ||
+    return inputs.kind == JobKind::Partials || inputs.kind == JobKind::FileParts ||
            (inputs.kind == JobKind::Captures && captureFiles(inputs.paths).size() > 1);
 }
 

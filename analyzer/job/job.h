@@ -21,11 +21,17 @@
 
 namespace osc::job {
 
-enum class JobKind { Captures, Partials, SavedReport };
+// FileParts: capture files' parts in analyzer/partial/device_codec.h's
+// bytes, one part per file (encodeFilePart), made by this build elsewhere
+// (overlapscope.distributed's workers): merged as the parts of this
+// process's own threads are, no JSON on the way. Never found by
+// classifyJob: only their maker names them.
+enum class JobKind { Captures, Partials, SavedReport, FileParts };
 
 struct JobInputs {
     JobKind kind = JobKind::Captures;
-    // Partials: the partial files, directories expanded; otherwise as given.
+    // Partials: the partial files, directories expanded; FileParts: the part
+    // files in the job's file order; otherwise as given.
     std::vector<std::string> paths;
 };
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import pandas as pd
 
@@ -97,8 +97,14 @@ def hang(paths: Paths, *, min_wait_ms: float = 1000.0, progress: _progress.Progr
     waited on for less before a capture ends is in flight, not hung.
 
     Raises :class:`overlapscope.CaptureError` for bad input."""
-    if not min_wait_ms >= 0:
-        raise ValueError(f"min_wait_ms must be 0 or more, not {min_wait_ms!r}")
-    out = _core.hang(paths_of(paths), float(min_wait_ms), _progress.callback(progress))
+    out = hang_documents(paths_of(paths), min_wait_ms, progress)
     warn_all(out["warnings"])
     return Hang(out["json"], out["text"])
+
+
+def hang_documents(names: List[str], min_wait_ms: float, progress: _progress.Progress) -> Dict[str, Any]:
+    """The analysis behind :func:`hang`: ``json``, ``text`` and ``warnings``
+    (not yet shown); overlapscope.distributed runs it on the files it gathered."""
+    if not min_wait_ms >= 0:
+        raise ValueError(f"min_wait_ms must be 0 or more, not {min_wait_ms!r}")
+    return _core.hang(names, float(min_wait_ms), _progress.callback(progress))

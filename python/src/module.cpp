@@ -10,6 +10,7 @@
 #include "analyzer/job/job.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/output/safe_output.h"
+#include "analyzer/partial/device_codec.h"
 #include "analyzer/report/diff.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
@@ -73,10 +74,11 @@ struct CaptureHandle {
 
 // `named`: what the report says it was made from, when not the paths
 // themselves (overlapscope.distributed merges the parts of the paths the
-// user gave).
+// user gave). `parts`: the paths are file parts (filePart's bytes, one a
+// file, in the job's file order), not inputs the user has.
 std::shared_ptr<AnalysisHandle> analyzeJob(const std::vector<std::string>& paths, const py::dict& settings, int jobs,
                                            std::optional<bool> align, const py::object& progress,
-                                           const std::optional<std::vector<std::string>>& named) {
+                                           const std::optional<std::vector<std::string>>& named, bool parts) {
     auto out = std::make_shared<AnalysisHandle>();
     job::JobRequest request;
     request.settings = settingsFrom(settings);
@@ -85,7 +87,8 @@ std::shared_ptr<AnalysisHandle> analyzeJob(const std::vector<std::string>& paths
     BackgroundJob work;
     work.run(
         [&] {
-            const job::JobInputs inputs = job::classifyJob(paths);
+            const job::JobInputs inputs =
+                parts ? job::JobInputs{job::JobKind::FileParts, paths} : job::classifyJob(paths);
             out->analysis = job::analyzeJob(inputs, request, work.progress(), &out->inputs);
         },
         progress);
@@ -258,6 +261,33 @@ void writePartial(const std::vector<std::string>& paths, const std::string& path
     output::writeFileSafely(
         path, [&](std::ostream& out) { files->writePartial(out, paths, std::string("overlapscope ") + OSC_VERSION); },
         output::WriteOptions{.overwrite = force, .removeOnSignal = false});
+}
+
+// overlapscope.distributed's task on a worker: one capture file analysed as
+// `report --jobs N` analyses each of its files, its part in device_codec.h's
+// bytes (no JSON: writing and parsing it was most of a small file's cost).
+// Only a build of the same version reads them back (the caller checks).
+py::bytes filePart(const std::string& path, const py::dict& settings) {
+    const AnalysisSettings s = settingsFrom(settings);
+    std::string bytes;
+    {
+        py::gil_scoped_release release;
+        LoadOptions options;
+        options.launchShapeOnly = true;  // all the analysis reads of a launch
+        options.threads = 1;             // a task is one of a worker's threads
+        partial::encodeFilePart(job::analyzeCaptureFile(path, s, readCaptureFile, options), bytes);
+    }
+    return py::bytes(bytes);
+}
+
+// The files `overlapscope hang` reads of these inputs: (captures, dumps).
+py::tuple hangFiles(const std::vector<std::string>& paths) {
+    hang::HangInputs in;
+    {
+        py::gil_scoped_release release;
+        in = hang::sortHangInputs(paths);
+    }
+    return py::make_tuple(in.captures, in.dumps);
 }
 
 // `overlapscope hang`: the JSON and text documents, as the CLI writes them.
@@ -435,7 +465,9 @@ PYBIND11_MODULE(_core, m) {
     m.def("diff", &diffOf, py::arg("base"), py::arg("candidate"), py::arg("settings"), py::arg("jobs"),
           py::arg("fail_percent"), py::arg("progress"));
     m.def("analyze_job", &analyzeJob, py::arg("paths"), py::arg("settings"), py::arg("jobs"), py::arg("align"),
-          py::arg("progress"), py::arg("named") = py::none());
+          py::arg("progress"), py::arg("named") = py::none(), py::arg("parts") = false);
+    m.def("file_part", &filePart, py::arg("path"), py::arg("settings"));
+    m.def("hang_files", &hangFiles, py::arg("paths"));
     m.def("capture_files", &captureFiles, py::arg("paths"));
     m.def(
         "valid_regex",

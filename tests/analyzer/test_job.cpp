@@ -6,6 +6,7 @@
 #include "analyzer/export/chrome_export.h"
 #include "analyzer/job/job.h"
 #include "analyzer/load/load_capture.h"
+#include "analyzer/partial/device_codec.h"
 #include "analyzer/report/report_json.h"
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
@@ -65,15 +66,21 @@ void moveSessionStart(const std::string& file, int64_t byNs) {
     sqlite3_close(db);
 }
 
+// The job's files in `d`, each process's session started up to 0.4 ms
+// apart from the others'.
+fs::path writeJob(const synth::WorkloadSpec& spec, const fs::path& d, std::mt19937& rng) {
+    for (const auto& f : synth::writeWorkload(spec, d.string(), false))
+        moveSessionStart(f, std::uniform_int_distribution<int64_t>(0, 400'000)(rng));
+    return d;
+}
+
 }  // namespace
 
 TEST_F(JobTest, SameReportAsLoadingEverythingAtOnce) {
     std::mt19937 rng(16);
     for (int round = 0; round < 12; ++round) {
         const auto spec = randomJob(rng);
-        const fs::path d = dir_ / ("job" + std::to_string(round));
-        const auto files = synth::writeWorkload(spec, d.string(), false);
-        for (const auto& f : files) moveSessionStart(f, std::uniform_int_distribution<int64_t>(0, 400'000)(rng));
+        const fs::path d = writeJob(spec, dir_ / ("job" + std::to_string(round)), rng);
         for (bool align : {false, true}) {
             AnalysisSettings s;
             s.alignCollectives = align;
@@ -95,15 +102,49 @@ TEST_F(JobTest, SameReportAsLoadingEverythingAtOnce) {
     }
 }
 
+TEST_F(JobTest, FilePartsMadeElsewhereGiveTheReportMadeInMemory) {
+    // What a Dask worker sends (overlapscope.distributed): each file's part
+    // in device_codec's bytes, one file each, merged in the job's file order,
+    // against the whole job loaded at once. A damaged part names its file.
+    std::mt19937 rng(19);
+    for (int round = 0; round < 4; ++round) {
+        const auto spec = randomJob(rng);
+        const fs::path d = writeJob(spec, dir_ / ("parts" + std::to_string(round)), rng);
+        AnalysisSettings s;
+        s.alignCollectives = round % 2 == 1;
+        job::JobInputs in{job::JobKind::FileParts, {}};
+        const auto captures = captureFiles({d.string()});
+        for (size_t i = 0; i < captures.size(); ++i) {
+            std::string bytes;
+            partial::encodeFilePart(job::analyzeCaptureFile(captures[i], s, readCaptureFile), bytes);
+            in.paths.push_back((dir_ / ("part" + std::to_string(round) + "-" + std::to_string(i))).string());
+            std::ofstream(in.paths.back(), std::ios::binary) << bytes;
+        }
+        job::JobRequest r;
+        r.settings = s;
+        r.jobs = 2;
+        ASSERT_TRUE(job::streamed(in));
+        const std::string want = json(analyze(loadCapture(d.string()), s), {d.string()});
+        ASSERT_EQ(json(job::analyzeJob(in, r), {d.string()}), want) << "round " << round;
+        if (round == 0) {
+            std::fstream(in.paths[1], std::ios::in | std::ios::out | std::ios::binary).write("XXXX", 4);
+            try {
+                job::analyzeJob(in, r);
+                FAIL() << "a damaged part was read";
+            } catch (const CaptureError& e) {
+                EXPECT_EQ(e.path(), in.paths[1]);
+            }
+        }
+    }
+}
+
 TEST_F(JobTest, TextAndMarkdownOfSeveralFilesEqualTheReportMadeInMemory) {
     // Several files go through the workers' binary parts, the merge and the
     // report made device by device; one capture in memory is the reference.
     std::mt19937 rng(18);
     for (int round = 0; round < 4; ++round) {
         const auto spec = randomJob(rng);
-        const fs::path d = dir_ / ("text" + std::to_string(round));
-        const auto files = synth::writeWorkload(spec, d.string(), false);
-        for (const auto& f : files) moveSessionStart(f, std::uniform_int_distribution<int64_t>(0, 400'000)(rng));
+        const fs::path d = writeJob(spec, dir_ / ("text" + std::to_string(round)), rng);
         AnalysisSettings s;
         s.alignCollectives = round % 2 == 1;
         report::ReportOptions o;

@@ -3,13 +3,14 @@
 One LocalCluster for the whole file: two worker processes (behind their
 nannies) on loopback TCP, no dashboard. What the cluster gives is compared
 with the one-process analysis of the same files: the report's JSON byte for
-byte, the command line's output and exit status. Faults are real: a worker
+byte (hang: its JSON and text), the command line's output and exit status. Faults are real: a worker
 process killed while it analyses a file, a file that is no capture, SIGINT
 to the command line while a task runs. A worker plugin holds one task in
 its worker, as it begins, for as long as a test needs."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -24,6 +25,7 @@ import overlapscope
 import overlapscope.distributed as od
 
 import distributed  # python3-distributed (scripts/install-deps.sh)
+from conftest import EXAMPLES
 
 
 @pytest.fixture(scope="module")
@@ -243,3 +245,94 @@ def test_cli_ctrl_c_cancels_the_tasks(cluster: Any, cli: str, job: Path, tmp_pat
     assert proc.returncode == -signal.SIGINT, proc.stderr.read()  # ends as the one-process command does
     assert wait_for(lambda: not part_tasks(client), "the cancelled tasks to leave the scheduler")
     assert not list(scratch.iterdir())
+
+
+# --- hang on the cluster: the files read where they lie, the one analysis here.
+HUNG = EXAMPLES / "h200" / "pytorch_hang"  # two ranks' captures of a real stuck job
+DUMPS = EXAMPLES / "h200" / "pytorch_hang_flight_recorder"  # its Flight Recorder dumps
+
+
+@pytest.fixture(scope="module")
+def stalled(cli: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Four ranks; from step 1 rank 2 enters no collective (synth's known answer)."""
+    out = tmp_path_factory.mktemp("stalled") / "ranks"
+    subprocess.run(
+        [cli, "synth", "-o", str(out), "--ranks", "4", "--steps", "3", "--layers", "4",
+         "--stall-rank", "2", "--stall-at-step", "1"],
+        capture_output=True,
+        check=True,
+    )
+    return out
+
+
+def file_tasks(stream: Any) -> List[str]:
+    return [str(t["key"]) for t in stream.data if str(t["key"]).startswith("overlapscope-file")]
+
+
+def test_hang_is_the_one_process_hang(cluster: Any, stalled: Path) -> None:
+    _, client = cluster
+    for paths, files in (
+        ([str(stalled)], 4),
+        ([str(HUNG), str(DUMPS)], 4),  # captures and dumps of one job, joined
+        ([str(next(HUNG.glob("*rank1*"))), str(next(DUMPS.glob("*rank0*")))], 2),
+    ):
+        one = overlapscope.hang(paths, progress=False)
+        with distributed.get_task_stream(client) as stream:
+            many = od.hang(paths, client=client, progress=False)
+        assert many.to_dict() == one.to_dict()
+        assert many.text() == one.text()
+        assert len(file_tasks(stream)) == files  # each file read once, by a worker
+    stuck = od.hang([str(stalled)], client=client, progress=False)
+    assert stuck.verdict == "hang" and stuck.stuck_ranks["rank"].tolist() == [2]  # synth's known answer
+    assert {r["source"] for c in stuck.to_dict()["communicators"] for r in c["ranks"]} == {
+        str(f) for f in rank_files(stalled)
+    }  # the user's files, not the client's copies
+
+
+def test_hang_node_local_paths(cluster: Any, stalled: Path) -> None:
+    _, client = cluster
+    named = f"127.0.0.1:{stalled}"
+    many = od.hang([named], client=client, progress=False)
+    one = overlapscope.hang([str(stalled)], progress=False).to_dict()
+    # The answer names the files on their host, as the input did.
+    assert many.to_dict() == json.loads(json.dumps(one).replace(f'"{stalled}', f'"{named}'))
+    with pytest.raises(overlapscope.CaptureError) as e:
+        od.hang([f"127.0.0.1:{stalled}/absent"], client=client, progress=False)
+    assert "absent" in str(e.value) and "on worker tcp://127.0.0.1:" in str(e.value)
+
+
+def test_worker_of_another_version_is_named(cluster: Any, job: Path) -> None:
+    _, client = cluster
+    import overlapscope._core as core
+
+    real = core.__version__
+    client.run(lambda: setattr(__import__("overlapscope._core")._core, "__version__", "0.0.0-other"))
+    try:
+        with pytest.raises(overlapscope.CaptureError) as e:
+            od.report([str(job)], client=client, progress=False)
+        assert "runs overlapscope 0.0.0-other" in str(e.value) and real in str(e.value)
+    finally:
+        client.run(lambda: setattr(__import__("overlapscope._core")._core, "__version__", real))
+
+
+def test_cli_hang_scheduler_same_output_and_status(cluster: Any, cli: str, stalled: Path, job: Path,
+                                                   tmp_path: Path) -> None:
+    c, _ = cluster
+    s = ["--scheduler", c.scheduler_address]
+    bad = tmp_path / "rank5.sqlite"
+    bad.write_bytes(b"\0" * 100)
+    for command, status in (
+        (["hang", "--format", "json", str(stalled)], 1),
+        (["hang", "--verbose", str(HUNG), str(DUMPS)], 1),
+        (["hang", str(job)], 0),  # healthy
+        (["hang", str(stalled), str(bad)], 2),  # one line naming the file, as in one process
+    ):
+        one = run_cli(cli, *command)
+        many = run_cli(cli, command[0], *s, *command[1:])
+        assert one.returncode == status, one.stderr
+        assert (many.returncode, many.stdout, many.stderr) == (one.returncode, one.stdout, one.stderr)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = run_cli(cli, "hang", *s, f"127.0.0.1:{tmp_path}/absent", env=env)
+    assert done.returncode == 2 and "on worker tcp://127.0.0.1:" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and done.stdout == ""
+    assert not list(tmp_path.glob("overlapscope-hang-*"))  # its scratch directory is gone
