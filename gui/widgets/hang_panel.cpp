@@ -58,23 +58,28 @@ struct Layout {
     int rowY(const Block& b, int r) const { return b.rowsTop + r * (cell + kCellGap); }
 };
 
-Layout layoutFor(const HangProgress& p, const QFontMetrics& fm, int width) {
+// The widest row label: measured once per progress, not per layout (a
+// thousand ranks' labels took tens of milliseconds each time).
+int widestLabel(const HangProgress& p, const QFontMetrics& fm) {
+    int widest = 0;
+    for (const auto& b : p.blocks)
+        for (const auto& r : b.rows) {
+            // Stuck ranks' labels are bold.
+            const int w = fm.horizontalAdvance(QString::fromStdString(r.label));
+            widest = std::max(widest, r.stuck ? w + w / 8 + 4 : w);
+        }
+    return widest;
+}
+
+Layout layoutFor(const HangProgress& p, const QFontMetrics& fm, int width, int widest) {
     Layout l;
     l.line = fm.height();
     const int textWidth = std::max(120, width - 2 * kMargin);
     const QString paragraph = QString::fromStdString(p.paragraph);
     l.paragraph = fm.boundingRect(QRect(kMargin, kMargin, textWidth, 100000), Qt::TextWordWrap, paragraph);
     l.paragraph.setWidth(textWidth);
-    int widest = 0;
     size_t columns = 1;
-    for (const auto& b : p.blocks) {
-        columns = std::max(columns, b.columns.size());
-        for (const auto& r : b.rows) {
-            // Stuck ranks' labels are bold.
-            const int w = fm.horizontalAdvance(QString::fromStdString(r.label));
-            widest = std::max(widest, r.stuck ? w + w / 8 + 4 : w);
-        }
-    }
+    for (const auto& b : p.blocks) columns = std::max(columns, b.columns.size());
     l.labelWidth = std::min(260, widest + 12);
     // Cells shrink to fit the columns, leaving room for a short summary.
     const int room = width - 2 * kMargin - l.labelWidth - 160;
@@ -107,6 +112,7 @@ HangProgressView::HangProgressView(QWidget* parent) : QWidget(parent) {
 void HangProgressView::setProgress(std::optional<HangProgress> progress, QString message) {
     progress_ = std::move(progress);
     message_ = std::move(message);
+    widestLabel_ = progress_ ? widestLabel(*progress_, QFontMetrics(font())) : 0;
     setMinimumHeight(layoutHeight(std::max(width(), 320)));
     updateGeometry();
     update();
@@ -114,7 +120,7 @@ void HangProgressView::setProgress(std::optional<HangProgress> progress, QString
 
 int HangProgressView::layoutHeight(int w) const {
     if (!progress_) return 120;
-    return layoutFor(*progress_, QFontMetrics(font()), w).height;
+    return layoutFor(*progress_, QFontMetrics(font()), w, widestLabel_).height;
 }
 
 QSize HangProgressView::sizeHint() const { return {640, layoutHeight(640)}; }
@@ -123,7 +129,7 @@ QRect HangProgressView::cellRect(size_t block, size_t row, size_t column) const 
     if (!progress_ || block >= progress_->blocks.size() || row >= progress_->blocks[block].rows.size() ||
         column >= progress_->blocks[block].columns.size())
         return {};
-    const Layout l = layoutFor(*progress_, QFontMetrics(font()), width());
+    const Layout l = layoutFor(*progress_, QFontMetrics(font()), width(), widestLabel_);
     return {l.columnX(static_cast<int>(column)), l.rowY(l.blocks[block], static_cast<int>(row)), l.cell, l.cell};
 }
 
@@ -132,7 +138,7 @@ void HangProgressView::resizeEvent(QResizeEvent* e) {
     setMinimumHeight(layoutHeight(width()));
 }
 
-void HangProgressView::paintEvent(QPaintEvent*) {
+void HangProgressView::paintEvent(QPaintEvent* e) {
     QPainter p(this);
     p.fillRect(rect(), rgb(palette::kBackground));
     if (!progress_) {
@@ -142,7 +148,7 @@ void HangProgressView::paintEvent(QPaintEvent*) {
     }
     const HangProgress& hp = *progress_;
     const QFontMetrics fm(font());
-    const Layout l = layoutFor(hp, fm, width());
+    const Layout l = layoutFor(hp, fm, width(), widestLabel_);
 
     // The verdict in its colour, then what `overlapscope hang` says.
     p.fillRect(QRect(0, l.paragraph.top() - 4, 4, l.paragraph.height() + 8), rgb(verdictColour(hp.verdict)));
@@ -175,7 +181,13 @@ void HangProgressView::paintEvent(QPaintEvent*) {
             p.drawText(QPointF(kMargin + l.labelWidth - fm.horizontalAdvance(more) - 6, g.headerTop + fm.ascent()),
                        more);
         }
-        for (size_t r = 0; r < b.rows.size(); ++r) {
+        // Only the rows in the part being painted: the scroll area shows a
+        // page of a thousand ranks' rows.
+        const int pitch = l.cell + kCellGap;
+        const size_t firstRow = static_cast<size_t>(std::max(0, (e->rect().top() - g.rowsTop) / pitch));
+        const size_t endRow =
+            std::min(b.rows.size(), static_cast<size_t>(std::max(0, (e->rect().bottom() - g.rowsTop) / pitch + 1)));
+        for (size_t r = firstRow; r < endRow; ++r) {
             const ProgressRow& row = b.rows[r];
             const int y = l.rowY(g, static_cast<int>(r));
             p.setFont(row.stuck ? bold : font());
@@ -235,7 +247,7 @@ void HangProgressView::paintEvent(QPaintEvent*) {
 bool HangProgressView::event(QEvent* e) {
     if (e->type() != QEvent::ToolTip || !progress_) return QWidget::event(e);
     const auto* help = static_cast<QHelpEvent*>(e);
-    const Layout l = layoutFor(*progress_, QFontMetrics(font()), width());
+    const Layout l = layoutFor(*progress_, QFontMetrics(font()), width(), widestLabel_);
     for (size_t bi = 0; bi < progress_->blocks.size(); ++bi) {
         const ProgressBlock& b = progress_->blocks[bi];
         const Layout::Block& g = l.blocks[bi];
@@ -272,12 +284,13 @@ HangPanel::HangPanel(QWidget* parent) : QWidget(parent) {
 void HangPanel::setData(std::shared_ptr<TimelineModel> model, bool hasAnalysisOnly) {
     model_ = std::move(model);
     stale_ = model_ != nullptr;
+    if (elsewhere_ && model_ && view_->progress().has_value()) return;  // until the worker's result lands
     view_->setProgress(std::nullopt, model_ ? tr("Analysing…")
                                      : hasAnalysisOnly
                                          ? tr("Collective progress needs the captures themselves (their plugin rows "
                                               "and kernels): open them, or run `overlapscope hang` on them.")
                                          : tr("Open a capture to see each rank's progress through its collectives."));
-    if (isVisible()) compute();
+    if (isVisible() && !elsewhere_) compute();
 }
 
 void HangPanel::compute() {
@@ -285,14 +298,19 @@ void HangPanel::compute() {
     try {
         setAnalysis(hang::analyzeHang(&model_->capture(), {}));
     } catch (const std::exception& e) {
-        stale_ = false;
-        view_->setProgress(std::nullopt, QString::fromStdString(e.what()));
+        setFailure(QString::fromStdString(e.what()));
     }
 }
 
-void HangPanel::setAnalysis(const hang::HangAnalysis& analysis) {
+void HangPanel::setAnalysis(const hang::HangAnalysis& analysis) { setProgress(hangProgress(analysis)); }
+
+void HangPanel::setFailure(const QString& why) {
     stale_ = false;
-    HangProgress progress = hangProgress(analysis);
+    view_->setProgress(std::nullopt, why);
+}
+
+void HangPanel::setProgress(HangProgress progress) {
+    stale_ = false;
     if (progress.blocks.empty()) {
         view_->setProgress(std::nullopt, tr("No collectives in this capture."));
         return;
@@ -302,7 +320,7 @@ void HangPanel::setAnalysis(const hang::HangAnalysis& analysis) {
 
 void HangPanel::showEvent(QShowEvent* e) {
     QWidget::showEvent(e);
-    compute();
+    if (!elsewhere_) compute();
 }
 
 HangPanel* addHangDock(QMainWindow* window, QMenu* viewMenu) {

@@ -86,16 +86,19 @@ void HangBanner::setCapture(std::shared_ptr<TimelineModel> model, const QStringL
         try {
             auto analysis = std::make_shared<const hang::HangAnalysis>(hang::analyzeHang(&model->capture(), {}));
             result.focus = std::make_shared<const HangFocus>(hangFocus(*model, *analysis));
+            result.progress = std::make_shared<const HangProgress>(hangProgress(*analysis));
             result.analysis = std::move(analysis);
-        } catch (const std::exception&) {
-            // No verdict: the Collective progress panel says why when shown.
+        } catch (const std::exception& e) {
+            result.error = e.what();  // no verdict: the Collective progress panel says why
         }
         QMetaObject::invokeMethod(
             self,
             [self, generation, result] {
-                if (generation != self->generation_ || !result.focus) return;
-                self->focus_ = result.focus;
-                self->refresh();
+                if (generation != self->generation_) return;
+                if (result.focus) {
+                    self->focus_ = result.focus;
+                    self->refresh();
+                }
                 emit self->analysed(result);
             },
             Qt::QueuedConnection);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "gui/model/hang_focus.h"
+#include "gui/model/hang_progress.h"
 #include "gui/widgets/timeline_painter.h"
 
 #include <QPointer>
@@ -26,6 +27,8 @@ struct HangResult {
     std::shared_ptr<TimelineModel> model;
     std::shared_ptr<const hang::HangAnalysis> analysis;
     std::shared_ptr<const HangFocus> focus;
+    std::shared_ptr<const HangProgress> progress;  // the Collective progress panel's grid, made on the worker
+    std::string error;                             // why there is no analysis
 };
 
 class HangBanner : public QWidget {
@@ -34,7 +37,8 @@ public:
     explicit HangBanner(QWidget* parent = nullptr);
     ~HangBanner() override;
     // The capture just shown (nullptr: none): its warnings at once, its hang
-    // analysis on a worker; `analysed` follows. Warnings alone show a banner too.
+    // analysis on a worker; `analysed` follows, hang or not (or the error).
+    // Warnings alone show a banner too.
     void setCapture(std::shared_ptr<TimelineModel> model, const QStringList& warnings);
     // Until the worker is done and its result delivered (screenshots, tests).
     void waitForResult();

@@ -44,12 +44,18 @@ void MainWindow::showHang(const LoadedCapture& loaded, bool refresh) {
 }
 
 void MainWindow::applyHang(const HangResult& result) {
-    if (result.model != current_.model || !result.focus || !result.focus->found()) return;
+    if (result.model != current_.model) return;
+    if (auto* panel = findChild<HangPanel*>()) {
+        if (result.progress)
+            panel->setProgress(*result.progress);
+        else
+            panel->setFailure(QString::fromStdString(result.error));
+    }
+    if (!result.focus || !result.focus->found()) return;
     markHang(*result.model, *result.focus);
     timeline_->setHangFocus(result.focus);
     timeline_->invalidateGeometry();
     timeline_->relayout();
-    if (auto* panel = findChild<HangPanel*>(); panel && result.analysis) panel->setAnalysis(*result.analysis);
     if (!hangReframes_) return;
     hangReframes_ = false;
     raisePanel("hang");

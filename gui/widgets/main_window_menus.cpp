@@ -138,8 +138,8 @@ void MainWindow::buildMenus() {
     view->addSeparator();
     for (QAction* a : addRankMenu(view, timeline_)) timelineAction(a);  // issue 30 item 3: many ranks
     addRanksDock(this, view, timeline_);
-    addWhatIfDock(this, view);  // issue 19: a dock of its own, shown from this menu
-    addHangDock(this, view);    // issue 33: which rank a stuck job waits for
+    addWhatIfDock(this, view);                     // issue 19: a dock of its own, shown from this menu
+    addHangDock(this, view)->analysedElsewhere();  // issue 33; its analysis runs on the hang banner's worker
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     timelineAction(edit->addAction(tr("&Find…"), QKeySequence::Find, this, [this] {
         findBar_->show();
