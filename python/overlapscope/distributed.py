@@ -195,6 +195,43 @@ def _units(client: Any, names: Sequence[str], hosts: Hosts) -> List[_Unit]:
     return units
 
 
+def _collect(
+    client: Any,
+    futures: List[Any],
+    names: Callable[[int], str],
+    keep: Callable[[int, Any], int],
+    total: int,
+    on_done: Optional[Callable[[int, int], None]],
+) -> None:
+    """The tasks' results fetched in batches as they come (a round trip per
+    result would dominate small files), each given to ``keep(task, result)``,
+    which writes it out and returns how many files it held, and released on
+    its worker at once: neither side holds the job. ``on_done(files done,
+    total)`` after each batch. A task whose workers died every time is a
+    CaptureError naming its files (``names(task)``); the tasks not done are
+    cancelled after an error or Ctrl-C."""
+    from distributed import as_completed
+
+    index = {f.key: t for t, f in enumerate(futures)}
+    taken = set()
+    done = 0
+    try:
+        if on_done:
+            on_done(0, total)
+        for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
+            for future, outcome in batch:
+                t = index[future.key]
+                if isinstance(outcome, BaseException):  # KilledWorker
+                    raise CaptureError(f"{names(t)}: {type(outcome).__name__} on the cluster: {outcome}")
+                done += keep(t, outcome)
+                taken.add(t)
+                future.release()
+            if on_done:
+                on_done(done, total)
+    finally:
+        client.cancel([f for t, f in enumerate(futures) if t not in taken])
+
+
 def analyse_parts(
     client: Any,
     names: Sequence[str],
@@ -210,8 +247,6 @@ def analyse_parts(
     reads (a worker of another version is one line naming it). Raises
     CaptureError (one line: the file's problem and the worker that met it);
     Ctrl-C (KeyboardInterrupt) cancels the tasks not yet done."""
-    from distributed import as_completed
-
     units = _units(client, names, hosts)
     tasks = _tasks(units, sum(client.nthreads().values()))
     job = uuid.uuid4().hex
@@ -226,40 +261,23 @@ def analyse_parts(
         )
         for t, task in enumerate(tasks)
     ]
-    index = {f.key: t for t, f in enumerate(futures)}
     files = [os.path.join(directory, f"{i:07d}.part") for i in range(len(units))]
-    taken = set()
-    done = 0
-    try:
-        if on_done:
-            on_done(0, len(units))
-        # Results fetched in batches as they come (a round trip per part would
-        # dominate small files), each written out and released on its worker
-        # at once: neither side holds the job's parts.
-        for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
-            for future, outcome in batch:
-                t = index[future.key]
-                if isinstance(outcome, BaseException):  # KilledWorker: its workers died every time
-                    named = ", ".join(units[i].path for i in tasks[t])
-                    raise CaptureError(f"{named}: {type(outcome).__name__} on the cluster: {outcome}")
-                worker, version, parts, error = outcome
-                if error is not None:
-                    raise _failure(error, worker)
-                if version != _core.__version__:
-                    raise CaptureError(
-                        f"worker {worker} runs overlapscope {version}, this client {_core.__version__}: "
-                        "install one version on every node"
-                    )
-                for i, part in zip(tasks[t], parts):
-                    with open(files[i], "wb") as f:
-                        f.write(part)
-                done += len(tasks[t])
-                taken.add(t)
-                future.release()
-            if on_done:
-                on_done(done, len(units))
-    finally:
-        client.cancel([f for t, f in enumerate(futures) if t not in taken])  # after an error or Ctrl-C
+
+    def keep(t: int, outcome: Any) -> int:
+        worker, version, parts, error = outcome
+        if error is not None:
+            raise _failure(error, worker)
+        if version != _core.__version__:
+            raise CaptureError(
+                f"worker {worker} runs overlapscope {version}, this client {_core.__version__}: "
+                "install one version on every node"
+            )
+        for i, part in zip(tasks[t], parts):
+            with open(files[i], "wb") as f:
+                f.write(part)
+        return len(tasks[t])
+
+    _collect(client, futures, lambda t: ", ".join(units[i].path for i in tasks[t]), keep, len(units), on_done)
     return files
 
 
@@ -307,8 +325,6 @@ def gather_files(
     give the analysis and the renames that turn the copies' names in its
     answer into the user's. Raises CaptureError (the file and the worker);
     Ctrl-C cancels the tasks."""
-    from distributed import as_completed
-
     inputs: List[str] = []
     renames: Renames = []
     copies: List[Tuple[str, str, Dict[str, Any]]] = []  # (file, where its copy goes, placement)
@@ -320,8 +336,6 @@ def gather_files(
         for i, (name, host, path) in enumerate(placed)
         if host is not None
     }
-    futures: List[Any] = []
-    taken = set()
     try:
         for i, (name, host, path) in enumerate(placed):
             root = os.path.join(directory, f"{i:06d}")
@@ -351,33 +365,25 @@ def gather_files(
                 first_copy[(host, f)] = copy + f[len(path):]
                 copies.append((f, copy + f[len(path):], _placement(host)))
             inputs.append(given)
-        job = uuid.uuid4().hex
-        futures = [
-            client.submit(_read_file, f, key=f"overlapscope-file-{job}-{k}", pure=False, **placement)
-            for k, (f, _, placement) in enumerate(copies)
-        ]
-        index = {f.key: k for k, f in enumerate(futures)}
-        if on_done:
-            on_done(0, len(futures))
-        for batch in as_completed(futures, with_results=True, raise_errors=False).batches():
-            for future, outcome in batch:
-                k = index[future.key]
-                if isinstance(outcome, BaseException):
-                    raise CaptureError(f"{copies[k][0]}: {type(outcome).__name__} on the cluster: {outcome}")
-                worker, data, error = outcome
-                if error is not None:
-                    raise _failure(error, worker)
-                target = copies[k][1]
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                with open(target, "wb") as out:
-                    out.write(zlib.decompress(data))
-                taken.add(k)
-                future.release()
-            if on_done:
-                on_done(len(taken), len(futures))
     finally:
         client.cancel(list(listings.values()))
-        client.cancel([f for k, f in enumerate(futures) if k not in taken])
+    job = uuid.uuid4().hex
+    futures = [
+        client.submit(_read_file, f, key=f"overlapscope-file-{job}-{k}", pure=False, **placement)
+        for k, (f, _, placement) in enumerate(copies)
+    ]
+
+    def keep(k: int, outcome: Any) -> int:
+        worker, data, error = outcome
+        if error is not None:
+            raise _failure(error, worker)
+        target = copies[k][1]
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as out:
+            out.write(zlib.decompress(data))
+        return 1
+
+    _collect(client, futures, lambda k: copies[k][0], keep, len(futures), on_done)
     return inputs, renames
 
 
