@@ -84,10 +84,11 @@ void HangBanner::setCapture(std::shared_ptr<TimelineModel> model, const QStringL
         HangResult result;
         result.model = model;
         try {
-            auto analysis = std::make_shared<const hang::HangAnalysis>(hang::analyzeHang(&model->capture(), {}));
-            result.focus = std::make_shared<const HangFocus>(hangFocus(*model, *analysis));
-            result.progress = std::make_shared<const HangProgress>(hangProgress(*analysis));
-            result.analysis = std::move(analysis);
+            // The analysis itself (every rank's sequence of calls) is freed
+            // here: the window keeps only what it shows.
+            const hang::HangAnalysis analysis = hang::analyzeHang(&model->capture(), {});
+            result.focus = std::make_shared<const HangFocus>(hangFocus(*model, analysis));
+            result.progress = std::make_shared<const HangProgress>(hangProgress(analysis));
         } catch (const std::exception& e) {
             result.error = e.what();  // no verdict: the Collective progress panel says why
         }

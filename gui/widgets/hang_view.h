@@ -25,7 +25,6 @@ namespace osc::gui {
 // What the worker found for one model.
 struct HangResult {
     std::shared_ptr<TimelineModel> model;
-    std::shared_ptr<const hang::HangAnalysis> analysis;
     std::shared_ptr<const HangFocus> focus;
     std::shared_ptr<const HangProgress> progress;  // the Collective progress panel's grid, made on the worker
     std::string error;                             // why there is no analysis
