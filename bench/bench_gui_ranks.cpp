@@ -202,7 +202,7 @@ bool caseRanks(const std::string& dir, int ranks, int steps) {
     std::printf("\nD. %d ranks x %d steps (synth data-parallel, 8 ranks a host, rank %d arrives 2 ms late)\n", ranks,
                 steps, ranks * 2 / 3);
     const std::string job = writeJob(dir, ranks, steps);
-    if (std::getenv("OSC_BENCH_MEMORY")) {
+    if (const char* m = std::getenv("OSC_BENCH_MEMORY"); m && std::string_view(m) == "stages") {
         memoryByStage(job);
         return true;
     }

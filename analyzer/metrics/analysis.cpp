@@ -130,6 +130,7 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     std::vector<int> deviceStepOfRange(windows.size(), -1);
     int dropped = 0;
     std::string firstDropped;
+    out.steps.reserve(windows.size());  // not doubling: a GUI holds 1,024 ranks of these
     for (size_t r = 0; r < windows.size(); ++r) {
         if (windows[r].empty()) {
             if (dropped++ == 0) firstDropped = projector.name(r);

@@ -79,12 +79,40 @@ double inferredObservedMb(const std::vector<StepModel>& steps) {
 // (the prediction), planOf(i, 1) (no overlap) and planOf(i, 2) (perfect).
 size_t planOf(size_t scenario, size_t variant) { return 1 + 3 * scenario + variant; }
 
+// A step's plans are made when its step is scheduled, and dropped with all
+// of its model but the figures finishDevice reads once it is evaluated:
+// every rank's plans and schedules at once took 0.9 GB more than the GUI
+// holds for 1,024 ranks.
 struct DeviceWork {
     size_t result = 0;  // index into WhatIfResult::devices
     DeviceSteps steps;
     std::vector<std::vector<std::vector<PlannedBucket>>> plans;  // [step][plan]
-    std::vector<std::vector<std::vector<Interval>>> scheduled;   // [step][plan]
+    std::vector<std::vector<StepPrediction>> predicted;          // [step][plan]
 };
+
+// Plan 0 replays the observed buckets; then per bucket size the prediction,
+// no overlap and perfect overlap (planOf).
+std::vector<std::vector<PlannedBucket>> plansOf(const StepModel& s, const WhatIfSettings& settings) {
+    std::vector<std::vector<PlannedBucket>> plans{observedPlan(s)};
+    for (double mb : settings.bucketMb) {
+        std::vector<PlannedBucket> plan = closeBuckets(s.points, mb * kMiB, settings.rule);
+        plans.push_back(plan);
+        plans.push_back(noOverlapPlan(s, plan));
+        plans.push_back(perfectOverlapPlan(std::move(plan)));
+    }
+    return plans;
+}
+
+// Frees what only scheduling and evaluation read; keeps the observed window,
+// exposure and bucket count.
+void releaseScheduled(DeviceWork& w, size_t step) {
+    std::vector<std::vector<PlannedBucket>>().swap(w.plans[step]);
+    StepModel& m = w.steps.steps[step];
+    std::vector<Work>().swap(m.kept);
+    std::vector<Work>().swap(m.post);
+    std::vector<ComputeKernel>().swap(m.compute);
+    std::vector<ReadyPoint>().swap(m.points);
+}
 
 void addNotes(DeviceWhatIf& d, const DeviceSteps& ds, const WhatIfSettings& settings) {
     int fallback = 0, estimated = 0;
@@ -125,10 +153,12 @@ void scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>&
     for (size_t w = 0; w < work.size(); ++w)
         for (size_t s = 0; s < work[w].steps.steps.size(); ++s)
             byStepName[work[w].steps.steps[s].name].emplace_back(w, s);
-    for (auto& w : work) {
-        w.scheduled.assign(w.steps.steps.size(), std::vector<std::vector<Interval>>(planCount));
-    }
+    for (auto& w : work) w.predicted.assign(w.steps.steps.size(), std::vector<StepPrediction>(planCount));
+    const auto evaluate = [&](size_t w, size_t s, size_t p, const std::vector<Interval>& scheduled) {
+        work[w].predicted[s][p] = evaluateStep(work[w].steps.steps[s], scheduled);
+    };
     for (const auto& [name, members] : byStepName) {
+        for (const auto& [w, s] : members) work[w].plans[s] = plansOf(work[w].steps.steps[s], settings);
         for (size_t p = 0; p < planCount; ++p) {
             bool joint = settings.jointRanks && members.size() >= 2;
             for (const auto& [w, s] : members)
@@ -143,16 +173,16 @@ void scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>&
                     costs.push_back(&devices[work[w].result].fit);
                     lat.push_back(devices[work[w].result].latencies);
                 }
-                auto out = scheduleJoint(plans, costs, lat);
-                for (size_t i = 0; i < members.size(); ++i)
-                    work[members[i].first].scheduled[members[i].second][p] = std::move(out[i]);
+                const auto out = scheduleJoint(plans, costs, lat);
+                for (size_t i = 0; i < members.size(); ++i) evaluate(members[i].first, members[i].second, p, out[i]);
             } else {
                 for (const auto& [w, s] : members) {
                     const DeviceWhatIf& d = devices[work[w].result];
-                    work[w].scheduled[s][p] = scheduleBuckets(work[w].plans[s][p], d.fit, d.latencies);
+                    evaluate(w, s, p, scheduleBuckets(work[w].plans[s][p], d.fit, d.latencies));
                 }
             }
         }
+        for (const auto& [w, s] : members) releaseScheduled(work[w], s);
     }
 }
 
@@ -192,7 +222,7 @@ void finishDevice(DeviceWhatIf& d, const DeviceWork& w, const WhatIfSettings& se
     std::vector<TimeNs> measured, measuredExposed, replayed, replayedExposed;
     std::vector<int> observedBuckets;
     for (size_t s = 0; s < steps.size(); ++s) {
-        const StepPrediction p = evaluateStep(steps[s], w.scheduled[s][0]);
+        const StepPrediction& p = w.predicted[s][0];
         measured.push_back(steps[s].end - steps[s].start);
         measuredExposed.push_back(steps[s].measuredExposedNs);
         replayed.push_back(p.step_ns);
@@ -212,14 +242,14 @@ void finishDevice(DeviceWhatIf& d, const DeviceWork& w, const WhatIfSettings& se
     for (size_t i = 0; i < settings.bucketMb.size(); ++i) {
         std::vector<ScenarioResult> perStep;
         for (size_t s = 0; s < steps.size(); ++s) {
-            const StepPrediction p = evaluateStep(steps[s], w.scheduled[s][planOf(i, 0)]);
+            const StepPrediction& p = w.predicted[s][planOf(i, 0)];
             ScenarioResult& row = perStep.emplace_back();
             row.buckets = p.buckets;
             row.step_ns = p.step_ns;
             row.exposed_comm_ns = p.exposed_comm_ns;
             row.overlap_ratio = p.overlap_ratio;
-            row.no_overlap_step_ns = evaluateStep(steps[s], w.scheduled[s][planOf(i, 1)]).step_ns;
-            row.perfect_overlap_step_ns = evaluateStep(steps[s], w.scheduled[s][planOf(i, 2)]).step_ns;
+            row.no_overlap_step_ns = w.predicted[s][planOf(i, 1)].step_ns;
+            row.perfect_overlap_step_ns = w.predicted[s][planOf(i, 2)].step_ns;
         }
         d.scenarios.push_back(medianScenario(settings.bucketMb[i], perStep));
     }
@@ -325,16 +355,7 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
         if (settings.latencies) d.latencies = estimateLatencies(w.steps.steps);
         d.modelled = true;
         addNotes(d, w.steps, settings);
-        for (const auto& s : w.steps.steps) {
-            std::vector<std::vector<PlannedBucket>> plans{observedPlan(s)};
-            for (double mb : settings.bucketMb) {
-                std::vector<PlannedBucket> plan = closeBuckets(s.points, mb * kMiB, settings.rule);
-                plans.push_back(plan);
-                plans.push_back(noOverlapPlan(s, plan));
-                plans.push_back(perfectOverlapPlan(std::move(plan)));
-            }
-            w.plans.push_back(std::move(plans));
-        }
+        w.plans.resize(w.steps.steps.size());  // filled step by step when scheduled
         w.result = result.devices.size();
         result.devices.push_back(std::move(d));
         work.push_back(std::move(w));

@@ -28,7 +28,7 @@ EventRef enclosingOperator(const TimelineModel& model, EventRef ref) {
         for (size_t i = after; i-- > 0;) {
             if (row.start[i] > t) continue;
             if (row.end[i] >= end && row.source[i] == EventSource::CpuOp) return {ref.lane, r, i};
-            if (row.endMax[i] < t) break;  // nothing before reaches t
+            if (row.endMaxAt(i) < t) break;  // nothing before reaches t
         }
     }
     return {};

@@ -14,16 +14,20 @@ void EventRow::add(TimeNs s, TimeNs e, uint32_t r, uint8_t cat, EventSource src)
 
 void EventRow::finish() {
     const size_t n = size();
-    endMax.resize(n);
-    durPrefix.resize(n);
-    TimeNs m = INT64_MIN, sum = 0;
+    durationBlocks_.assign(n / kDurationBlock + 1, 0);
+    TimeNs sum = 0;
     for (size_t i = 0; i < n; ++i) {
-        m = std::max(m, end[i]);
-        endMax[i] = m;
+        if (i % kDurationBlock == 0) durationBlocks_[i / kDurationBlock] = sum;
         sum += end[i] - start[i];
-        durPrefix[i] = sum;
     }
-    for (auto* v : {&start, &end, &endMax, &durPrefix}) v->shrink_to_fit();
+    if (n % kDurationBlock == 0) durationBlocks_.back() = sum;
+    endMax_.clear();
+    if (!std::is_sorted(end.begin(), end.end())) {
+        endMax_.resize(n);
+        TimeNs m = INT64_MIN;
+        for (size_t i = 0; i < n; ++i) endMax_[i] = m = std::max(m, end[i]);
+    }
+    for (auto* v : {&start, &end, &endMax_}) v->shrink_to_fit();
     ref.shrink_to_fit();
     category.shrink_to_fit();
     source.shrink_to_fit();
@@ -31,7 +35,8 @@ void EventRow::finish() {
 }
 
 size_t EventRow::firstEndingAfter(TimeNs t) const {
-    return static_cast<size_t>(std::upper_bound(endMax.begin(), endMax.end(), t) - endMax.begin());
+    const std::vector<TimeNs>& m = endMaxColumn();
+    return static_cast<size_t>(std::upper_bound(m.begin(), m.end(), t) - m.begin());
 }
 
 size_t EventRow::gallopToStart(size_t from, TimeNs t) const {
@@ -49,9 +54,22 @@ size_t EventRow::gallopToStart(size_t from, TimeNs t) const {
         start.begin());
 }
 
+TimeNs EventRow::durationBefore(size_t i) const {
+    const size_t block = i / kDurationBlock;
+    TimeNs sum = durationBlocks_[block];
+    for (size_t k = block * kDurationBlock; k < i; ++k) sum += end[k] - start[k];
+    return sum;
+}
+
 TimeNs EventRow::durationSum(size_t i, size_t j) const {
     if (j <= i) return 0;
-    return durPrefix[j - 1] - (i == 0 ? 0 : durPrefix[i - 1]);
+    j = std::min(j, size());
+    if (j - i <= kDurationBlock) {
+        TimeNs sum = 0;
+        for (size_t k = i; k < j; ++k) sum += end[k] - start[k];
+        return sum;
+    }
+    return durationBefore(j) - durationBefore(i);
 }
 
 size_t EventRow::hitTest(TimeNs t, TimeNs toleranceNs) const {

@@ -145,7 +145,7 @@ std::vector<uint32_t> visibleHits(const EventRow& row, const std::vector<uint32_
     const ViewRange v = scale.range();
     // endMax is monotonic in the row index, so also along the hit list.
     auto it = std::upper_bound(laneHits.begin(), laneHits.end(), v.start,
-                               [&](TimeNs t, uint32_t i) { return t < row.endMax[i]; });
+                               [&](TimeNs t, uint32_t i) { return t < row.endMaxAt(i); });
     // Hits before the view that no longer run: a few are stepped over one by
     // one (one of them may still run into the view), then the search jumps
     // to the first hit starting inside it.

@@ -99,7 +99,7 @@ TimelineModel::TimelineModel(std::shared_ptr<const Capture> capture, const Analy
         for (const auto& row : lane.rows) {
             if (row.size() == 0) continue;
             lo = std::min(lo, row.start.front());
-            hi = std::max(hi, row.endMax.back());
+            hi = std::max(hi, row.lastEnd());
         }
     }
     if (lo <= hi) {

@@ -212,7 +212,7 @@ void FrameBuilder::buildRow(const Lane& lane, const EventRow& row, const Viewpor
         }
         // A wide event that starts in the same column as tiny ones must not be
         // swallowed by the fold: draw it on its own (rare, so a scan is fine).
-        if (row.endMax[j - 1] > colEnd + minNs && row.endMax[j - 1] > lastBigEnd) {
+        if (row.endMaxAt(j - 1) > colEnd + minNs && row.endMaxAt(j - 1) > lastBigEnd) {
             for (size_t k = i; k < j; ++k) {
                 if (row.end[k] - row.start[k] >= minNs) {
                     flush();

@@ -146,6 +146,48 @@ TEST(EventRow, GallopAndHitTest) {
     EXPECT_EQ(row.hitTest(18, 3), 2u);          // 2 ns from [20, 25), 4 from [10, 15)
 }
 
+// The helper columns are kept only where needed (no prefix maximum when ends
+// ascend, duration sums every kDurationBlock events): against brute force on
+// rows that overlap and rows that do not, across block boundaries.
+TEST(EventRow, HelperColumnsMatchBruteForce) {
+    std::mt19937 rng(7);
+    for (const bool overlapping : {false, true}) {
+        for (const size_t n : {size_t{0}, size_t{1}, EventRow::kDurationBlock - 1, EventRow::kDurationBlock,
+                               EventRow::kDurationBlock + 1, 3 * EventRow::kDurationBlock + 17}) {
+            EventRow row;
+            TimeNs t = 0;
+            for (size_t i = 0; i < n; ++i) {
+                t += 1 + static_cast<TimeNs>(rng() % 50);
+                const TimeNs dur = overlapping ? static_cast<TimeNs>(rng() % 400) : static_cast<TimeNs>(rng() % 2);
+                row.add(t, t + dur, static_cast<uint32_t>(i), 0, EventSource::Kernel);
+            }
+            row.finish();
+            TimeNs maxEnd = INT64_MIN;
+            for (size_t i = 0; i < n; ++i) {
+                maxEnd = std::max(maxEnd, row.end[i]);
+                ASSERT_EQ(row.endMaxAt(i), maxEnd) << n << " " << i;
+            }
+            EXPECT_EQ(row.lastEnd(), maxEnd);
+            for (TimeNs q = -1; q <= t + 500; q += 7) {
+                size_t expect = 0;
+                while (expect < n) {
+                    TimeNs m = INT64_MIN;
+                    for (size_t k = 0; k <= expect; ++k) m = std::max(m, row.end[k]);
+                    if (m > q) break;
+                    ++expect;
+                }
+                ASSERT_EQ(row.firstEndingAfter(q), expect) << n << " " << q;
+            }
+            for (size_t i = 0; i <= n; i += 1 + i / 5)
+                for (size_t j = i; j <= n; ++j) {
+                    TimeNs sum = 0;
+                    for (size_t k = i; k < j; ++k) sum += row.end[k] - row.start[k];
+                    ASSERT_EQ(row.durationSum(i, j), sum) << n << " [" << i << ", " << j << ")";
+                }
+        }
+    }
+}
+
 // A stream counts as communication through NCCL kernels, --comm-kernel
 // matches, peer copies or (--comm-copies) host<->device copies; only the
 // first is called NCCL.
