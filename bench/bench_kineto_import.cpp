@@ -8,11 +8,12 @@
 // Targets: >= 700 MB/s of JSON end to end on a 2-core machine, peak memory at
 // most 0.15x the JSON, at least 0.7x the limit's rate.
 //
-//   bench_kineto_import [--size-mb N | --trace PATH] [--gzip] [--rounds R]
+//   bench_kineto_import [--size-mb N | --trace PATH] [--gzip] [--rounds R] [--dir DIR]
 //                       [--baseline OLD_OVERLAPSCOPE] [--cli PATH]
 //                       [--target-mbps 700] [--target-memory 0.15] [--target-limit 0.7]
-// A generated trace (kineto_bench_<N>mb.json[.gz] in the current directory) is
-// written once and reused. For a .json.gz the rate is JSON bytes per second
+// A generated trace (kineto_bench_<N>mb.json[.gz] in --dir, by default
+// osc-bench-kineto-<uid> in the temporary directory, never the working
+// directory, which is usually a checkout) is written once and reused. For a .json.gz the rate is JSON bytes per second
 // too, and the limit parses the inflated JSON (inflated once, untimed).
 #include "bench/paired.h"
 
@@ -158,7 +159,7 @@ double simdjsonWalk(const std::string& path, uint64_t& events) {
 
 int main(int argc, char** argv) {
     uint64_t sizeMb = 1024;
-    std::string trace, baseline, cli = OSC_CLI_PATH;
+    std::string trace, baseline, dir, cli = OSC_CLI_PATH;
     bool gzip = false;
     int rounds = 5;
     double targetMbps = 700, targetMemory = 0.15, targetLimit = 0.7;
@@ -179,6 +180,8 @@ int main(int argc, char** argv) {
             gzip = true;
         else if (a == "--rounds")
             rounds = std::stoi(next());
+        else if (a == "--dir")
+            dir = next();
         else if (a == "--baseline")
             baseline = next();
         else if (a == "--cli")
@@ -191,13 +194,18 @@ int main(int argc, char** argv) {
             targetLimit = std::stod(next());
         else {
             std::printf(
-                "usage: bench_kineto_import [--size-mb N | --trace PATH] [--gzip] [--rounds R] "
+                "usage: bench_kineto_import [--size-mb N | --trace PATH] [--gzip] [--rounds R] [--dir DIR] "
                 "[--baseline OLD_OVERLAPSCOPE] [--cli PATH] [--target-mbps X] [--target-memory X] "
                 "[--target-limit X]\n");
             return a == "--help" ? 0 : 2;
         }
     }
-    if (trace.empty()) trace = "kineto_bench_" + std::to_string(sizeMb) + "mb.json" + (gzip ? ".gz" : "");
+    if (trace.empty()) {
+        if (dir.empty())
+            dir = (std::filesystem::temp_directory_path() / ("osc-bench-kineto-" + std::to_string(getuid()))).string();
+        std::filesystem::create_directories(dir);
+        trace = dir + "/kineto_bench_" + std::to_string(sizeMb) + "mb.json" + (gzip ? ".gz" : "");
+    }
     if (!std::filesystem::exists(trace)) {
         std::printf("generating %s (%llu MB of JSON)...\n", trace.c_str(), static_cast<unsigned long long>(sizeMb));
         std::fflush(stdout);
