@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from typing import Any, Callable, Dict, List, Optional
 
 import pandas as pd
@@ -157,9 +158,10 @@ def counter_events(series: pd.DataFrame, counter_name: str, counter_col: str, of
     return events_df.to_dict("records")
 
 
-def write_trace_with_counters(path: str, events: List[dict], output_suffix: str) -> str:
+def write_trace_with_counters(path: str, events: List[dict], output_suffix: str, into: Optional[str] = None) -> str:
     """The trace at ``path`` with ``events`` appended, gzip-compressed as HTA
-    writes it, beside it: ``rank0.json.gz`` -> ``rank0_with_counters.json.gz``.
+    writes it, beside it (or in directory ``into``): ``rank0.json.gz`` ->
+    ``rank0_with_counters.json.gz``.
     Written by the command line's rules for output files (no link followed
     that someone else could have planted; complete or not at all)."""
     opener: Any = gzip.open if path.endswith(".gz") else open
@@ -167,6 +169,8 @@ def write_trace_with_counters(path: str, events: List[dict], output_suffix: str)
         content = json.loads(source.read())
     content["traceEvents"].extend(events)
     output = path.replace(".json", f"{output_suffix}.json")
+    if into is not None:
+        output = os.path.join(into, os.path.basename(output))
     data = gzip.compress(json.dumps(content, indent=2, default=_plain).encode("utf-8"))
     _core.write_file(output, data, True)
     return output

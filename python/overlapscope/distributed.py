@@ -20,7 +20,9 @@ Where the files are: a path the client sees (a shared file system) is listed
 here and its files go to any worker; ``HOST:PATH`` (or ``hosts=``) names a
 path on one node's own disk, listed and analysed by a worker on that host
 (preferred: with no worker there, any other tries and names the file it
-cannot read). docs/cluster.md has the recipes; ``overlapscope report
+cannot read). ``hang`` and the HTA drop-in (``trace_analysis``) compare
+every rank in one analysis: their files are read by the workers and sent,
+and the analysis runs here. docs/cluster.md has the recipes; ``overlapscope report
 --scheduler`` runs this module as ``python3 -m overlapscope.distributed``.
 """
 
@@ -292,11 +294,20 @@ def analyse_parts(
 Renames = List[Tuple[str, str]]  # (the copies' prefix, the user's)
 
 
-def _hang_listing(path: str) -> Tuple[str, Optional[List[str]], Optional[str]]:
-    """On a worker: the files ``overlapscope hang`` reads of a node-local input."""
+# Lists an input's files: (files, warnings to give the user).
+Lister = Callable[[str], Tuple[List[str], List[str]]]
+
+
+def _hang_files(path: str) -> Tuple[List[str], List[str]]:
+    """The files ``overlapscope hang`` reads of an input."""
+    captures, dumps = _core.hang_files([path])
+    return list(captures) + list(dumps), []
+
+
+def _listing(path: str, lister: Lister) -> Tuple[str, Optional[Tuple[List[str], List[str]]], Optional[str]]:
+    """On a worker: the files of a node-local input, as ``lister`` lists them."""
     try:
-        captures, dumps = _core.hang_files([path])
-        return _worker_address(), list(captures) + list(dumps), None
+        return _worker_address(), lister(path), None
     except (CaptureError, OSError) as e:
         return _worker_address(), None, str(e)
 
@@ -317,8 +328,10 @@ def gather_files(
     directory: str,
     hosts: Hosts = None,
     on_done: Optional[Callable[[int, int], None]] = None,
+    lister: Lister = _hang_files,
 ) -> Tuple[List[str], Renames]:
-    """The files ``overlapscope hang`` reads of ``names``, read by the
+    """The files ``lister`` lists of ``names`` (by default those ``overlapscope
+    hang`` reads; its warnings are given here, in the user's names), read by the
     cluster's workers (on the file's host for ``HOST:PATH``) and copied into
     ``directory``, laid out as named: input i at ``directory/i/NAME``, a
     directory's files under it with their own names. Returns the inputs to
@@ -331,7 +344,7 @@ def gather_files(
     first_copy: Dict[Tuple[Optional[str], str], str] = {}
     placed = [(name, *split_host(name, hosts)) for name in names]
     listings = {
-        i: client.submit(_hang_listing, path, key=f"overlapscope-list-{uuid.uuid4().hex}", pure=False,
+        i: client.submit(_listing, path, lister, key=f"overlapscope-list-{uuid.uuid4().hex}", pure=False,
                          **_placement(host))
         for i, (name, host, path) in enumerate(placed)
         if host is not None
@@ -345,13 +358,14 @@ def gather_files(
             copy = prefix + path
             renames.append((prefix, name[: len(name) - len(path)]))
             if host is None:
-                captures, dumps = _core.hang_files([path])
-                files = list(captures) + list(dumps)
+                files, said = lister(path)
             else:
                 worker, listed, error = listings[i].result()
-                if error is not None:
-                    raise _failure(error, worker)
-                files = listed or []
+                if error is not None or listed is None:
+                    raise _failure(error or f"{path}: not listed", worker)
+                files, said = listed
+                said = [w.replace(path, name) for w in said]
+            warn_all(said)
             os.makedirs(copy if files != [path] else os.path.dirname(copy) or ".", exist_ok=True)
             given = copy
             for f in files:
@@ -513,6 +527,9 @@ def hang(
     return Hang(document, renamed(out["text"], renames))
 
 
+from ._hta_cluster import trace_analysis  # noqa: E402 (it builds on gather_files above)
+
+
 def _main(argv: Optional[Sequence[str]] = None) -> int:
     """``python3 -m overlapscope.distributed parts|files``: the command
     line's half (``overlapscope report/check/hang --scheduler``). ``parts``
@@ -577,3 +594,4 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(_main())
+

@@ -88,8 +88,18 @@ def _traces_in(trace_dir: str) -> List[str]:
     files; our captures, *.sqlite and *.db, too), without the files that are
     not profiler traces (an execution trace beside HTA's demo traces), which
     one warning names."""
+    kept, said = _listed_traces(trace_dir)
+    warn_all(said)
+    if not kept:
+        raise CaptureError(f"{trace_dir}: no PyTorch profiler trace (.json, .json.gz) or capture here")
+    return kept
+
+
+def _listed_traces(trace_dir: str) -> Tuple[List[str], List[str]]:
+    """(traces, warnings) of ``_traces_in``; also what a Dask worker runs to
+    list a directory on its node's disk."""
     if not os.path.isdir(trace_dir):
-        return [trace_dir]  # the loader says what is wrong with it
+        return [trace_dir], []  # the loader says what is wrong with it
     names = sorted(n for n in os.listdir(trace_dir) if n.endswith((".json", ".gz", ".sqlite", ".db")))
     kept, skipped = [], []
     for name in names:
@@ -101,14 +111,13 @@ def _traces_in(trace_dir: str) -> List[str]:
             kept.append(path)
         else:
             skipped.append(f"{name} ({kind})")
+    said = []
     if skipped:
-        warn_all(
-            [f"{trace_dir}: left out {len(skipped)} file{'s' if len(skipped) > 1 else ''} that "
-             f"{'are' if len(skipped) > 1 else 'is'} not a profiler trace: {', '.join(skipped)}"]
+        said.append(
+            f"{trace_dir}: left out {len(skipped)} file{'s' if len(skipped) > 1 else ''} that "
+            f"{'are' if len(skipped) > 1 else 'is'} not a profiler trace: {', '.join(skipped)}"
         )
-    if not kept:
-        raise CaptureError(f"{trace_dir}: no PyTorch profiler trace (.json, .json.gz) or capture here")
-    return kept
+    return kept, said
 
 
 class TraceAnalysis:
@@ -149,6 +158,10 @@ class TraceAnalysis:
                         "and AMD traces, not MTIA's; use HTA itself for this trace"
                     )
         self._frames: Dict[int, pd.DataFrame] = {}
+        # Loaded through a Dask cluster (overlapscope.distributed.trace_analysis):
+        # the traces are the client's copies, and what HTA writes beside a
+        # trace goes to this directory instead.
+        self._written_into: Optional[str] = None
 
     def __getattr__(self, name: str) -> Any:
         if name in _ELSEWHERE:
@@ -398,7 +411,9 @@ class TraceAnalysis:
                 events[rank].extend(_hta_counters.counter_events(frame, name, column, offset))
         for rank, extra in events.items():
             if extra:
-                _hta_counters.write_trace_with_counters(self._trace.path(int(rank)), extra, output_suffix or "_with_counters")
+                _hta_counters.write_trace_with_counters(
+                    self._trace.path(int(rank)), extra, output_suffix or "_with_counters", self._written_into
+                )
 
     # -- kernel sequences, annotations (hta/analyzers/cuda_kernel_analysis.py, breakdown_analysis.py) --
 

@@ -301,6 +301,64 @@ def test_hang_node_local_paths(cluster: Any, stalled: Path) -> None:
     assert "absent" in str(e.value) and "on worker tcp://127.0.0.1:" in str(e.value)
 
 
+MESH = EXAMPLES / "h200" / "pytorch_mesh_torch_profiler"  # 4 ranks of a real 2x2-mesh job
+
+
+def hta_answers(analysis: Any) -> Dict[str, Any]:
+    ranks = sorted(analysis.get_comm_comp_overlap(visualize=False)["rank"])
+    return {
+        "overlap": analysis.get_comm_comp_overlap(visualize=False),
+        "temporal": analysis.get_temporal_breakdown(visualize=False),
+        "kernel types": analysis.get_gpu_kernel_breakdown(visualize=False)[0],
+        "kernels": analysis.get_gpu_kernel_breakdown(visualize=False)[1],
+        "idle": analysis.get_idle_time_breakdown(ranks=ranks, visualize=False)[0],
+    }
+
+
+def test_hta_facade_loaded_on_the_cluster(cluster: Any, tmp_path: Path) -> None:
+    import gc
+
+    import pandas.testing
+    from overlapscope.hta import TraceAnalysis
+
+    _, client = cluster
+    # An execution trace beside the profiler traces, as in HTA's demo layout.
+    traces = tmp_path / "mesh"
+    traces.mkdir()
+    for f in MESH.glob("*.json.gz"):
+        (traces / f.name).symlink_to(f)
+    (traces / "rank0_execution_trace.json").write_text('{"schema": "1.0.1", "nodes": []}')
+    with pytest.warns(overlapscope.OverlapscopeWarning) as local_said:
+        one = hta_answers(TraceAnalysis(trace_dir=str(traces)))
+    named = f"127.0.0.1:{traces}"
+    with distributed.get_task_stream(client) as stream:
+        with pytest.warns(overlapscope.OverlapscopeWarning) as said:
+            analysis = od.trace_analysis(named, client=client, written_into=str(tmp_path), progress=False)
+    assert len([t for t in stream.data if str(t["key"]).startswith("overlapscope-file")]) == 4  # read by workers
+    # The warning names the directory as given, not the client's copy.
+    assert [str(w.message).replace(named, str(traces)) for w in said] == [str(w.message) for w in local_said]
+    many = hta_answers(analysis)
+    for what in one:
+        pandas.testing.assert_frame_equal(many[what], one[what], obj=what)
+    # A dict rank -> file, as TraceAnalysis takes it.
+    files = sorted(MESH.glob("*.json.gz"))
+    by_rank = od.trace_analysis({r: str(f) for r, f in enumerate(files)}, client=client, progress=False)
+    pandas.testing.assert_frame_equal(
+        hta_answers(by_rank)["overlap"], hta_answers(TraceAnalysis({r: str(f) for r, f in enumerate(files)}))["overlap"]
+    )
+    # What HTA writes beside a trace goes where the caller said.
+    analysis.generate_trace_with_counters(ranks=[0])
+    assert (tmp_path / "rank0.pt.trace_with_counters.json.gz").is_file()
+    copies = analysis._copies.name
+    assert os.path.isdir(copies)
+    del analysis
+    gc.collect()
+    assert not os.path.exists(copies)  # the copies go with the analysis
+    with pytest.raises(overlapscope.CaptureError) as e:
+        od.trace_analysis(f"127.0.0.1:{tmp_path}/absent.json.gz", client=client, progress=False)
+    assert "absent" in str(e.value) and "on worker tcp://127.0.0.1:" in str(e.value)
+
+
 def test_worker_of_another_version_is_named(cluster: Any, job: Path) -> None:
     _, client = cluster
     import overlapscope._core as core
