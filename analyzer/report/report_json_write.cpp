@@ -1,3 +1,4 @@
+#include "analyzer/report/json_members.h"
 #include "analyzer/report/json_or_null.h"
 #include "analyzer/report/report_format.h"
 #include "analyzer/report/report_json.h"
@@ -18,12 +19,13 @@ constexpr auto kInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 using nlohmann::ordered_json;
 
 // 64-bit hashes exceed what JSON readers in JavaScript keep exactly.
-ordered_json hexOrNull(const std::optional<uint64_t>& v) {
-    if (!v) return nullptr;
+std::string hexText(uint64_t v) {
     char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(*v));
+    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
     return buf;
 }
+
+ordered_json hexOrNull(const std::optional<uint64_t>& v) { return v ? ordered_json(hexText(*v)) : nullptr; }
 
 void putMetrics(ordered_json& j, const OverlapMetrics& m) {
     j["window_ns"] = m.window_ns;
@@ -232,35 +234,47 @@ ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
     return j;
 }
 
-// The hot path of big reports (millions of collectives): written by hand in
+// The hot path of big reports (millions of collectives): appended by hand in
 // exactly the layout nlohmann::json::dump(2) gives (dump(-1)'s with a
-// negative indent), without building a tree.
+// negative indent), without building a tree or a json value.
 void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) {
-    const bool compact = indent < 0;
-    const std::string in = compact ? std::string() : std::string(static_cast<size_t>(indent) + 2, ' ');
-    const char* sep = compact ? "," : ",\n";
-    const char* colon = compact ? "\":" : "\": ";
-    auto str = [](const std::string& v) { return ordered_json(v).dump(-1, ' ', false, kInvalidUtf8); };
+    thread_local std::string out;
+    out.clear();
+    JsonMembers m(out, indent);
+    m.string("name", c.name);
     // Unknown (a Generic kernel without plugin rows) or inapplicable (an
     // AllGather's element type): null, not "".
-    auto strOrNull = [&](const std::string& v) { return v.empty() ? std::string("null") : str(v); };
-    auto optU = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("null"); };
-    os << (compact ? "{" : "{\n") << in << "\"name" << colon << str(c.name) << sep << in << "\"collective" << colon
-       << strOrNull(c.collective) << sep << in << "\"datatype" << colon << strOrNull(c.datatype) << sep << in
-       << "\"start_ns" << colon << c.start_ns << sep << in << "\"end_ns" << colon << c.end_ns << sep << in << "\"stream"
-       << colon << c.stream << sep << in << "\"duration_ns" << colon << c.duration_ns << sep << in << "\"overlapped_ns"
-       << colon << c.overlapped_ns << sep << in << "\"exposed_ns" << colon << c.exposed_ns << sep << in << "\"bytes"
-       << colon << optU(c.bytes) << sep << in << "\"bandwidth_gbps" << colon
-       << orNull(c.bandwidth_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"comm_hash" << colon
-       << hexOrNull(c.commHash).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"seq_number" << colon
-       << optU(c.seqNumber) << sep << in << "\"algo" << colon << strOrNull(c.algo) << sep << in << "\"proto" << colon
-       << strOrNull(c.proto) << sep << in << "\"step" << colon
-       << (c.step >= 0 ? std::to_string(c.step) : std::string("null")) << sep << in << "\"algbw_gbps" << colon
-       << orNull(c.algbw_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"busbw_gbps" << colon
-       << orNull(c.busbw_gbps).dump(-1, ' ', false, kInvalidUtf8) << sep << in << "\"busbw_basis" << colon
-       << (c.busbw_basis == BusBwBasis::None ? std::string("null") : str(toString(c.busbw_basis))) << sep << in
-       << "\"busbw_fraction" << colon << orNull(c.busbw_fraction).dump(-1, ' ', false, kInvalidUtf8)
-       << (compact ? "" : "\n" + std::string(static_cast<size_t>(indent), ' ')) << "}";
+    m.stringOrNull("collective", c.collective);
+    m.stringOrNull("datatype", c.datatype);
+    m.integer("start_ns", c.start_ns);
+    m.integer("end_ns", c.end_ns);
+    m.integer("stream", c.stream);
+    m.integer("duration_ns", c.duration_ns);
+    m.integer("overlapped_ns", c.overlapped_ns);
+    m.integer("exposed_ns", c.exposed_ns);
+    m.unsignedOrNull("bytes", c.bytes);
+    m.number("bandwidth_gbps", c.bandwidth_gbps);
+    if (c.commHash) {
+        m.string("comm_hash", hexText(*c.commHash));
+    } else {
+        m.null("comm_hash");
+    }
+    m.unsignedOrNull("seq_number", c.seqNumber);
+    m.stringOrNull("algo", c.algo);
+    m.stringOrNull("proto", c.proto);
+    if (c.step >= 0)
+        m.integer("step", c.step);
+    else
+        m.null("step");
+    m.number("algbw_gbps", c.algbw_gbps);
+    m.number("busbw_gbps", c.busbw_gbps);
+    if (c.busbw_basis == BusBwBasis::None)
+        m.null("busbw_basis");
+    else
+        m.string("busbw_basis", toString(c.busbw_basis));
+    m.number("busbw_fraction", c.busbw_fraction);
+    m.close();
+    os.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
 // Writes the document piece by piece: per-collective and per-step objects are
@@ -447,17 +461,24 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     summary["alltoall_imbalance"] = worstAllToAll(a, &worst) ? ordered_json(worst) : ordered_json(nullptr);
     w.field("summary", summary);
 
-    w.arrayField("matched_collectives", body.matchedCount, [&](size_t i) {
+    // As many instances as collectives: appended by hand, as the devices' collectives are.
+    w.rawArrayField("matched_collectives", body.matchedCount, [&](std::ostream& out, int indent, size_t i) {
         const MatchedCollective m = body.matched(i);
-        ordered_json inst = ordered_json::array();
-        for (const auto& [dev, coll] : m.instances) inst.push_back({{"device", dev}, {"collective", coll}});
-        return ordered_json{{"collective", m.collective},
-                            {"comm_hash", hexOrNull(m.commHash)},
-                            {"seq_number", orNull(m.seqNumber)},
-                            {"instances", inst},
-                            {"skew_ns", m.skew_ns},
-                            {"transfer_ns", m.transfer_ns},
-                            {"point_to_point", m.pointToPoint}};
+        thread_local std::string text;
+        text.clear();
+        JsonMembers j(text, indent);
+        j.string("collective", m.collective);
+        if (m.commHash)
+            j.string("comm_hash", hexText(*m.commHash));
+        else
+            j.null("comm_hash");
+        j.unsignedOrNull("seq_number", m.seqNumber);
+        j.pairs("instances", m.instances, "device", "collective");
+        j.integer("skew_ns", m.skew_ns);
+        j.integer("transfer_ns", m.transfer_ns);
+        j.boolean("point_to_point", m.pointToPoint);
+        j.close();
+        out.write(text.data(), static_cast<std::streamsize>(text.size()));
     });
     // Nothing matched across ranks (one device, or no common collective): no skew was measured.
     w.field("total_skew_ns", body.matchedCount > 0 ? ordered_json(a.total_skew_ns) : ordered_json(nullptr));

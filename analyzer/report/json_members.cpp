@@ -1,0 +1,129 @@
+#include "analyzer/report/json_members.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+
+namespace osc::report {
+
+void appendJsonString(std::string& out, std::string_view v) {
+    // dump() copies printable ASCII but for the quote and the backslash;
+    // anything else (controls, UTF-8, invalid bytes) goes through it.
+    for (const char ch : v) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (u < 0x20 || u > 0x7E || ch == '"' || ch == '\\') {
+            out += nlohmann::json(std::string(v)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            return;
+        }
+    }
+    out += '"';
+    out += v;
+    out += '"';
+}
+
+void appendJsonDouble(std::string& out, double v) {
+    if (!std::isfinite(v)) {
+        out += "null";
+        return;
+    }
+    std::array<char, 64> buf;  // the size of dump()'s own number buffer
+    const char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), v);
+    out.append(buf.data(), static_cast<size_t>(end - buf.data()));
+}
+
+JsonMembers::JsonMembers(std::string& out, int indent) : out_(out), indent_(indent) { out_ += '{'; }
+
+void JsonMembers::key(std::string_view k) {
+    if (!first_)
+        out_ += indent_ < 0 ? "," : ",\n";
+    else if (indent_ >= 0)
+        out_ += '\n';
+    first_ = false;
+    if (indent_ >= 0) out_.append(static_cast<size_t>(indent_) + 2, ' ');
+    out_ += '"';
+    out_ += k;
+    out_ += indent_ < 0 ? "\":" : "\": ";
+}
+
+void JsonMembers::integer(std::string_view k, int64_t v) {
+    key(k);
+    std::array<char, 24> buf;
+    const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    out_.append(buf.data(), r.ptr);
+}
+
+void JsonMembers::number(std::string_view k, const std::optional<double>& v) {
+    key(k);
+    if (v)
+        appendJsonDouble(out_, *v);
+    else
+        out_ += "null";
+}
+
+void JsonMembers::unsignedOrNull(std::string_view k, const std::optional<uint64_t>& v) {
+    key(k);
+    if (!v) {
+        out_ += "null";
+        return;
+    }
+    std::array<char, 24> buf;
+    const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), *v);
+    out_.append(buf.data(), r.ptr);
+}
+
+void JsonMembers::string(std::string_view k, std::string_view v) {
+    key(k);
+    appendJsonString(out_, v);
+}
+
+void JsonMembers::stringOrNull(std::string_view k, std::string_view v) {
+    if (v.empty())
+        null(k);
+    else
+        string(k, v);
+}
+
+void JsonMembers::boolean(std::string_view k, bool v) {
+    key(k);
+    out_ += v ? "true" : "false";
+}
+
+void JsonMembers::pairs(std::string_view k, const std::vector<std::pair<int, int>>& items, std::string_view first,
+                        std::string_view second) {
+    key(k);
+    out_ += '[';
+    const int item = indent_ < 0 ? -1 : indent_ + 4;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out_ += ',';
+        if (item >= 0) {
+            out_ += '\n';
+            out_.append(static_cast<size_t>(item), ' ');
+        }
+        JsonMembers o(out_, item);
+        o.integer(first, items[i].first);
+        o.integer(second, items[i].second);
+        o.close();
+    }
+    if (!items.empty() && indent_ >= 0) {
+        out_ += '\n';
+        out_.append(static_cast<size_t>(indent_) + 2, ' ');
+    }
+    out_ += ']';
+}
+
+void JsonMembers::null(std::string_view k) {
+    key(k);
+    out_ += "null";
+}
+
+void JsonMembers::close() {
+    if (indent_ >= 0 && !first_) {
+        out_ += '\n';
+        out_.append(static_cast<size_t>(indent_), ' ');
+    }
+    out_ += '}';
+}
+
+}  // namespace osc::report
