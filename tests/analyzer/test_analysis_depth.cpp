@@ -72,11 +72,11 @@ TEST(AnalysisDepth, StepFiguresAreTheFullAnalysisFigures) {
         AnalysisSettings settings;
         settings.alignCollectives = round % 2 == 1;
         const std::string r = " round " + std::to_string(round);
-        waits += expectSameStepFigures(synth::synthesizeWorkload(test::randomJob(rng, 1, 5)), settings,
-                                       "data parallel" + r);
+        waits +=
+            expectSameStepFigures(synth::synthesizeWorkload(test::randomJob(rng, 1, 5)), settings, "data parallel" + r);
         waits += expectSameStepFigures(synth::synthesizePipeline(test::randomPipeline(rng)), settings, "pipeline" + r);
-        waits += expectSameStepFigures(synth::synthesizeAllToAll(test::randomAllToAll(rng)), settings,
-                                       "all-to-all" + r);
+        waits +=
+            expectSameStepFigures(synth::synthesizeAllToAll(test::randomAllToAll(rng)), settings, "all-to-all" + r);
     }
     EXPECT_GT(waits, 0);
 }
