@@ -16,14 +16,19 @@ namespace osc::agent::live {
 // A queue in one vector: rows are appended, dropped from the front, and
 // walked in between. std::deque would allocate a block every three kernel
 // rows; this reuses its storage, moving what is left to the front once the
-// dropped part is the larger half.
+// dropped part is the larger half and at least kMinDropped rows: a step's
+// close drops about half of what is held, and moving the other half every
+// step was 7 % of the writer thread at 40,000 records/s. What is dropped
+// and not yet moved out is at most the larger of kMinDropped rows and what
+// is held.
 template <class T>
 class RowQueue {
 public:
+    static constexpr size_t kMinDropped = 16384;
     void push_back(const T& v) { items_.push_back(v); }
     void push_back(T&& v) { items_.push_back(std::move(v)); }
     void pop_front() {
-        if (++head_ * 2 >= items_.size()) {
+        if (++head_ * 2 >= items_.size() && (head_ >= kMinDropped || head_ == items_.size())) {
             items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
             head_ = 0;
         }
