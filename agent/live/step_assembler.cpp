@@ -222,10 +222,13 @@ TimeNs StepAssembler::gpuFloor() const {
 
 uint64_t StepAssembler::launchesWaiting(const OpenStep& s) const {
     uint64_t waiting = 0;
-    for (const HeldCall& c : rows_.apiCalls)
-        if (c.launch && c.row.start >= s.range.row.start && c.row.start < s.range.row.end &&
-            !gpuRecords_.contains(c.row.correlationId))
+    const CallKey* calls = rows_.apiCalls.keys();
+    for (size_t i = 0; i < rows_.apiCalls.size(); ++i) {
+        const CallKey& c = calls[i];
+        if (c.launch && c.start >= s.range.row.start && c.start < s.range.row.end &&
+            !gpuRecords_.contains(c.correlation))
             ++waiting;
+    }
     return waiting;
 }
 
@@ -322,17 +325,28 @@ uint32_t StepAssembler::localName(uint32_t id) {
     return localNames_[id];
 }
 
-void StepAssembler::buildCapture(const OpenStep& step) {
+void StepAssembler::buildCapture(const OpenStep& step, TimeNs slotEnd) {
     const TimeNs from = step.range.row.start, to = step.range.row.end;
     windows_.clear();
+    // The held rows' keys, not the rows (held_rows.h); the calls of the
+    // range and of the slot are kept by index for recordStep().
+    const TimeNs until = std::max(to, slotEnd);
+    slotCallRows_.clear();
     scratchIds_.clear();
-    for (const HeldCall& c : rows_.apiCalls)
-        if (c.row.start >= from && c.row.start < to) scratchIds_.push_back(c.row.correlationId);
+    const CallKey* callKeys = rows_.apiCalls.keys();
+    for (uint32_t i = 0; i < rows_.apiCalls.size(); ++i) {
+        const CallKey& c = callKeys[i];
+        if (c.start < from || c.start >= until) continue;
+        slotCallRows_.push_back(i);
+        if (c.start < to) scratchIds_.push_back(c.correlation);
+    }
     claimed_.assign(scratchIds_);
     const auto widen = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
         if (end > start && claimed_.contains(correlation)) windows_.widen(device, start, end);
     };
-    for (const auto& k : rows_.kernels) widen(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end);
+    const KernelKey* kernelKeys = rows_.kernels.keys();
+    for (size_t i = 0; i < rows_.kernels.size(); ++i)
+        widen(kernelKeys[i].device, kernelKeys[i].correlation, kernelKeys[i].start, kernelKeys[i].end);
     for (const auto& c : rows_.copies) widen(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end);
     for (const auto& m : rows_.memsets) widen(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end);
 
@@ -347,10 +361,9 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     kernelOrder_.resize(windows_.byDevice.size());
     for (auto& order : kernelOrder_) order.clear();
     for (size_t i = 0; i < rows_.kernels.size(); ++i) {
-        const KernelRow& k = rows_.kernels.begin()[i].row;
-        const Interval* w = windows_.find(k.deviceId);
-        if (w && intersects(k.start, k.end, *w))
-            kernelOrder_[k.deviceId].push_back({k.start, static_cast<uint32_t>(i)});
+        const KernelKey& k = kernelKeys[i];
+        const Interval* w = windows_.find(k.device);
+        if (w && intersects(k.start, k.end, *w)) kernelOrder_[k.device].push_back({k.start, static_cast<uint32_t>(i)});
     }
     // Devices made once, in id order (deviceById keeps them sorted), then found by id.
     std::vector<Device*> deviceOf(kernelOrder_.size(), nullptr);
@@ -368,20 +381,20 @@ void StepAssembler::buildCapture(const OpenStep& step) {
     r.color.push_back(0);
     r.kind.push_back(step.range.row.kind);
     r.onGpu.push_back(0);
-    // The range's calls, counted first and written by index (as the kernels).
-    size_t calls = 0;
-    for (const HeldCall& c : rows_.apiCalls) calls += c.row.start >= from && c.row.start < to;
+    // The range's calls, written by index into tables sized once (as the kernels).
+    const size_t rangeCalls = scratchIds_.size();
     ApiCallTable& a = p.apiCalls;
-    a.start.resize(calls);
-    a.end.resize(calls);
-    a.globalTid.resize(calls);
-    a.correlation.resize(calls);
-    a.name.resize(calls);
-    a.returnValue.resize(calls);
-    a.kind.resize(calls);
+    a.start.resize(rangeCalls);
+    a.end.resize(rangeCalls);
+    a.globalTid.resize(rangeCalls);
+    a.correlation.resize(rangeCalls);
+    a.name.resize(rangeCalls);
+    a.returnValue.resize(rangeCalls);
+    a.kind.resize(rangeCalls);
     size_t call = 0;
-    for (const HeldCall& c : rows_.apiCalls) {
-        if (c.row.start < from || c.row.start >= to) continue;
+    for (const uint32_t i : slotCallRows_) {
+        const HeldCall& c = rows_.apiCalls.begin()[i];
+        if (c.row.start >= to) continue;
         a.start[call] = c.row.start;
         a.end[call] = c.row.end;
         a.globalTid[call] = c.row.globalTid;
@@ -477,8 +490,11 @@ void StepAssembler::recordStep(const OpenStep& step, TimeNs slotEnd, bool comple
         into.push_back({held.row, held.written});
         held.written = true;
     };
+    // The rows buildCapture() found for this step (it ran just before, and
+    // the held rows have not changed since).
     scratchIds_.clear();
-    for (HeldCall& c : rows_.apiCalls) {
+    for (const uint32_t i : slotCallRows_) {
+        HeldCall& c = rows_.apiCalls.begin()[i];
         if (!inSlot(c.row.start)) continue;
         scratchIds_.push_back(c.row.correlationId);
         out.apiCalls.push_back({c.row, c.written});
@@ -502,8 +518,11 @@ void StepAssembler::recordStep(const OpenStep& step, TimeNs slotEnd, bool comple
         const Interval* w = windows_.find(device);
         return w && intersects(start, end, *w);
     };
-    for (auto& k : rows_.kernels)
-        if (wanted(k.row.deviceId, k.row.correlationId, k.row.start, k.row.end)) take(k, out.kernels);
+    const KernelKey* kernelKeys = rows_.kernels.keys();
+    for (size_t i = 0; i < rows_.kernels.size(); ++i) {
+        const KernelKey& k = kernelKeys[i];
+        if (wanted(k.device, k.correlation, k.start, k.end)) take(rows_.kernels.begin()[i], out.kernels);
+    }
     for (auto& c : rows_.copies)
         if (wanted(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end)) take(c, out.copies);
     for (auto& m : rows_.memsets)
@@ -521,7 +540,7 @@ void StepAssembler::recordStep(const OpenStep& step, TimeNs slotEnd, bool comple
 void StepAssembler::close(const StepHandler& handler, bool complete) {
     OpenStep& step = open_.front();
     const TimeNs slotEnd = open_.size() >= 2 ? open_[1].range.row.start : step.range.row.end;
-    buildCapture(step);
+    buildCapture(step, slotEnd);
     ClosedStep closed;
     closed.name = step.range.text;
     closed.number = step.number;
@@ -546,14 +565,14 @@ void StepAssembler::prune() {
     const TimeNs cpu = open_.empty() ? std::max(closedSlotEnd_, age) : open_.front().range.row.start;
     const TimeNs gpu = open_.empty() ? std::max(closedRangeEnd_, age) : gpuFloor();
     const auto forget = [&](uint32_t correlation) { gpuRecords_.remove(correlation); };
-    popWhile(rows_.apiCalls, [&](const HeldCall& c) { return c.row.start < cpu; });
+    // By the keys (held_rows.h): the rows going are the coldest.
+    while (!rows_.apiCalls.empty() && rows_.apiCalls.keys()[0].start < cpu) rows_.apiCalls.pop_front();
     popWhile(rows_.ranges, [&](const HeldRange& r) { return r.row.start < cpu; });
     popWhile(rows_.syncs, [&](const auto& y) { return y.row.start < cpu; });
-    popWhile(rows_.kernels, [&](const auto& k) {
-        if (k.row.end > gpu) return false;
-        forget(k.row.correlationId);
-        return true;
-    });
+    while (!rows_.kernels.empty() && rows_.kernels.keys()[0].end <= gpu) {
+        forget(rows_.kernels.keys()[0].correlation);
+        rows_.kernels.pop_front();
+    }
     popWhile(rows_.copies, [&](const auto& c) {
         if (c.row.end > gpu) return false;
         forget(c.row.correlationId);

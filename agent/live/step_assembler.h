@@ -134,7 +134,8 @@ private:
     void saw(TimeNs t);
     uint64_t launchesWaiting(const OpenStep& step) const;
     void close(const StepHandler& handler, bool complete);
-    void buildCapture(const OpenStep& step);
+    void buildCapture(const OpenStep& step, TimeNs slotEnd);
+    // Only right after buildCapture(step, slotEnd): it reads what that found.
     void recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, RecordedStep& out);
     void prune();
     void enforceRowLimit(const StepHandler& handler);
@@ -211,6 +212,9 @@ private:
         }
     } claimed_;
     IdSet slotCalls_;  // the correlation ids called in the recorded step's slot
+    // Scratch, from buildCapture() for recordStep(): the held calls that
+    // start in the closing step's range or slot (indices into rows_.apiCalls).
+    std::vector<uint32_t> slotCallRows_;
     // Scratch: the closing step's kernels per device, (start, held index).
     std::vector<std::vector<std::pair<TimeNs, uint32_t>>> kernelOrder_;
     std::vector<uint32_t> scratchIds_;

@@ -11,7 +11,8 @@ namespace osc::agent::live {
 std::vector<DeviceStepMetrics> measureStep(const ClosedStep& step, const AnalysisSettings& settings) {
     std::vector<DeviceStepMetrics> out;
     if (!step.capture) return out;
-    const Analysis a = analyze(*step.capture, settings);
+    // The figures published, not the findings and lead-ups a report adds.
+    const Analysis a = analyze(*step.capture, settings, AnalysisDepth::StepFigures);
     // When this process's devices matched an operation, its last arrival
     // ends every device's wait for it (crossrank's splitAtLastArrival).
     std::map<std::pair<int, int>, TimeNs> lastArrival;

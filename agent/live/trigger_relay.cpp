@@ -10,9 +10,12 @@
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <set>
 
 namespace osc::agent::live {
 namespace {
@@ -94,28 +97,56 @@ bool TriggerRelay::sameJob(const std::string& job, const std::string& runId) con
     return !options_.runId.empty() && runId == options_.runId;
 }
 
+// Each agent of the job here is asked until it answers or the trigger's
+// deadline passes: on a busy node an agent's control thread may not run for
+// seconds, and one missed request is a rank without the steps. A start that
+// is asked twice (its answer was late) is served once: the agent knows the
+// triggers it has served.
 void TriggerRelay::tellThisNode(const CaptureTrigger& t, const std::string& text) {
+    using Clock = std::chrono::steady_clock;
     control::ControlRequest start;
     start.command = control::ControlCommand::Start;
     start.steps = t.steps;
     start.atStep = t.firstStep;
     start.trigger = text;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(options_.deadlineMs);
+    std::set<int64_t> done;                 // answered: captured or refused
+    std::map<int64_t, std::string> silent;  // not yet, and why
     int asked = 0, refused = 0;
-    for (const auto& a : control::surveyAgents(options_.socketDir)) {
-        if (a.pid == options_.pid || !a.answered || !sameJob(a.reply.status.job, a.reply.status.runId)) continue;
-        ++asked;
-        try {
-            const control::ControlReply r = control::sendRequest(a.socketPath, start, control::kAnswerTimeoutMs);
-            if (!r.ok) {
-                ++refused;
-                std::fprintf(stderr, "overlapscope-agent: --capture-when: pid %lld did not capture: %s\n",
-                             static_cast<long long>(a.pid), r.error.c_str());
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        const int perTry = static_cast<int>(std::clamp<int64_t>(left, 100, control::answerTimeoutMs()));
+        silent.clear();
+        for (const auto& a : control::surveyAgents(options_.socketDir, nullptr, control::kThisUser, perTry)) {
+            if (a.pid == options_.pid || done.count(a.pid)) continue;
+            if (!a.answered) {
+                // Its job, as /proc tells it, when that says it is another.
+                if (!options_.job.empty() && !a.reply.status.job.empty() && a.reply.status.job != options_.job)
+                    continue;
+                silent[a.pid] = a.problem;
+                continue;
             }
-        } catch (const std::exception& e) {
-            ++refused;
-            std::fprintf(stderr, "overlapscope-agent: --capture-when: %s\n", e.what());
+            if (!sameJob(a.reply.status.job, a.reply.status.runId)) continue;
+            try {
+                const control::ControlReply r = control::sendRequest(a.socketPath, start, perTry);
+                done.insert(a.pid);
+                ++asked;
+                if (!r.ok) {
+                    ++refused;
+                    std::fprintf(stderr, "overlapscope-agent: --capture-when: pid %lld did not capture: %s\n",
+                                 static_cast<long long>(a.pid), r.error.c_str());
+                }
+            } catch (const std::exception& e) {
+                silent[a.pid] = e.what();
+            }
         }
+        if (silent.empty() || Clock::now() >= deadline) break;
+        std::unique_lock lock(mutex_);
+        if (cv_.wait_for(lock, std::chrono::milliseconds(options_.retryMs), [&] { return stopping_; })) break;
     }
+    for (const auto& [pid, why] : silent)
+        std::fprintf(stderr, "overlapscope-agent: --capture-when: pid %lld did not take the trigger in %.0f s: %s\n",
+                     static_cast<long long>(pid), options_.deadlineMs / 1000.0, why.c_str());
     if (asked > 0)
         std::fprintf(stderr, "overlapscope-agent: --capture-when: %d other rank%s here capture%s steps %lld to %lld\n",
                      asked - refused, asked - refused == 1 ? "" : "s", asked - refused == 1 ? "s" : "",

@@ -2,7 +2,8 @@
 // ranks (docs/agent.md "Look-back"):
 //  - on this node at once, through their control sockets: each is asked for
 //    a step capture from the first step of ours (which its look-back ring
-//    still holds) for as many steps;
+//    still holds) for as many steps, again and again while it does not
+//    answer (a busy node), up to a deadline;
 //  - on other nodes through a file in a directory every node sees
 //    (--trigger-dir, a shared file system): the trigger is written there,
 //    and every agent of the job looks at that file every `pollMs`.
@@ -34,6 +35,10 @@ public:
         std::string job, runId;
         std::string triggerDir;  // "" = this node only
         int pollMs = 250;
+        // How long the agents of this node are asked again, `retryMs` apart,
+        // while one does not answer (each try waits control::answerTimeoutMs()).
+        int deadlineMs = 30'000;
+        int retryMs = 250;
     };
     // Starts a step capture here for another node's trigger.
     using Arm = std::function<void(int64_t firstStep, int steps, const std::string& trigger)>;

@@ -34,10 +34,10 @@ void finishAnalysis(Analysis& a, const std::vector<DeviceIntervals>& intervalsOf
     a.warnings = std::move(rest.warnings);
 }
 
-Analysis analyze(const Capture& capture, const AnalysisSettings& settings) {
+Analysis analyze(const Capture& capture, const AnalysisSettings& settings, AnalysisDepth depth) {
     Analysis a;
     std::vector<DeviceIntervals> intervalsOfDevice;
-    analyzeProcesses(capture, settings, a, intervalsOfDevice);
+    analyzeProcesses(capture, settings, a, intervalsOfDevice, nullptr, depth);
     finishAnalysis(a, intervalsOfDevice, capture.processes.size());
     return a;
 }

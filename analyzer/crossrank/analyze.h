@@ -11,7 +11,8 @@
 namespace osc {
 
 // Throws std::invalid_argument for an invalid regex in the settings.
-Analysis analyze(const Capture& capture, const AnalysisSettings& settings = {});
+Analysis analyze(const Capture& capture, const AnalysisSettings& settings = {},
+                 AnalysisDepth depth = AnalysisDepth::Full);
 
 // The cross-rank half over devices analysed in memory by analyzeProcesses:
 // the summary, matching (collectives and point-to-point), --align

@@ -106,7 +106,7 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
                              const StepProjector& projector, const MicroBatchRanges& microbatches,
                              ActivityClassifier& classifier, const AnalysisSettings& settings,
                              const std::vector<int8_t>& stepNameMatches, std::vector<std::string>& warnings,
-                             DeviceIntervals& intervalsOut) {
+                             DeviceIntervals& intervalsOut, AnalysisDepth depth) {
     DeviceAnalysis out;
     out.processIndex = processIndex;
     out.rank = process.rank;
@@ -151,6 +151,10 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
                            firstDropped + "')");
 
     assignSteps(device, projector, deviceStepOfRange, out.steps, out.collectives);
+    // Kept for waiting versus transfer, which needs every device's matches
+    // first: M ∖ C, as small as the communication, not the compute.
+    intervalsOut.exposed = cov.exposedComm.intervals();
+    if (depth == AnalysisDepth::StepFigures) return out;
 
     const std::vector<uint32_t> computeStreams = computeStreamsOf(device, classifier);
     std::vector<std::vector<size_t>> opsOfStep(out.steps.size());
@@ -172,9 +176,6 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
     for (auto& step : out.steps)
         step.interference = interference.over({step.start_ns, step.end_ns}, step.metrics.overlap_ns);
     out.signatures = interference.signatures();
-    // Kept for waiting versus transfer, which needs every device's matches
-    // first: M ∖ C, as small as the communication, not the compute.
-    intervalsOut.exposed = cov.exposedComm.intervals();
     // The pipeline bubble needs a window spanning all stages, so the compute
     // of a device that ran micro-batches is kept for the second phase.
     intervalsOut.microbatches = microbatches.onDevice(device, classifier, out.steps);
@@ -189,7 +190,8 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
 }  // namespace
 
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
-                      std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess) {
+                      std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess,
+                      AnalysisDepth depth) {
     out.settings = settings;
     ActivityClassifier classifier(capture.strings, settings);
     const std::regex& stepPattern = compiledOnce(settings.stepPattern, compileStepPattern);
@@ -205,7 +207,7 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
             intervalsOfDevice.emplace_back();
             out.devices.push_back(analyzeDevice(capture, process, static_cast<int>(p), device, projector, microbatches,
                                                 classifier, settings, stepNameMatches, out.warnings,
-                                                intervalsOfDevice.back()));
+                                                intervalsOfDevice.back(), depth));
             if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         }
     }

@@ -424,6 +424,13 @@ struct DeviceIntervals {
     std::vector<std::string> leadUpNames;
 };
 
+// How much of the analysis its caller reads. Full: everything (reports,
+// check, the GUI). StepFigures: each step's overlap metrics, the
+// communication operations and what waiting versus transfer needs, and no
+// findings, bottlenecks, interference, micro-batches or lead-ups (the live
+// agent, which measures every step as it closes and publishes only those).
+enum class AnalysisDepth { Full, StepFigures };
+
 // The per-device half of the analysis (everything a device can know alone):
 // appends one DeviceAnalysis per device of `capture` to `out.devices`
 // (processIndex into capture.processes) and what the cross-rank half
@@ -434,6 +441,7 @@ struct DeviceIntervals {
 // warning added. Throws std::invalid_argument for an invalid regex in the
 // settings.
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
-                      std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess = nullptr);
+                      std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess = nullptr,
+                      AnalysisDepth depth = AnalysisDepth::Full);
 
 }  // namespace osc

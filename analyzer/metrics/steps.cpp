@@ -9,20 +9,23 @@ namespace osc {
 void CorrelationMap::build(const std::vector<uint32_t>& ids, const std::vector<int32_t>& values) {
     flat_.clear();
     sorted_.clear();
+    base_ = 0;
     size_t n = 0;
-    uint32_t maxId = 0;
+    uint32_t minId = UINT32_MAX, maxId = 0;
     for (size_t i = 0; i < ids.size(); ++i)
         if (values[i] >= 0 && ids[i] != 0 && ids[i] != kNoId) {
             ++n;
+            minId = std::min(minId, ids[i]);
             maxId = std::max(maxId, ids[i]);
         }
     if (n == 0) return;
     // CUPTI hands out correlation ids from a counter, so they are usually
     // dense: a flat table answers in one load. Sparse ids fall back to search.
-    if (maxId <= 4 * n + (1u << 20)) {
-        flat_.assign(static_cast<size_t>(maxId) + 1, -1);
+    if (maxId - minId <= 4 * n + (1u << 20)) {
+        base_ = minId;
+        flat_.assign(static_cast<size_t>(maxId - minId) + 1, -1);
         for (size_t i = 0; i < ids.size(); ++i)
-            if (values[i] >= 0 && ids[i] != 0 && ids[i] != kNoId) flat_[ids[i]] = values[i];
+            if (values[i] >= 0 && ids[i] != 0 && ids[i] != kNoId) flat_[ids[i] - minId] = values[i];
         return;
     }
     sorted_.reserve(n);

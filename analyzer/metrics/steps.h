@@ -22,6 +22,9 @@
 namespace osc {
 
 // Correlation id -> value, flat when the ids are dense, sorted pairs otherwise.
+// The flat table starts at the lowest id: a late window of a long job (the
+// live agent's step, a capture attached after hours) has ids in the
+// millions, few of them, and must not pay for a table from 0.
 // Ids 0 and kNoId mean "unknown" (readers fill them when a source has none)
 // and are never entered, so unknown launches do not all land in one step.
 class CorrelationMap {
@@ -29,12 +32,13 @@ public:
     // From parallel columns; only rows with value >= 0 are entered.
     void build(const std::vector<uint32_t>& ids, const std::vector<int32_t>& values);
     int32_t find(uint32_t id) const {
-        if (!flat_.empty() || sorted_.empty()) return id < flat_.size() ? flat_[id] : -1;
+        if (!flat_.empty() || sorted_.empty()) return id - base_ < flat_.size() ? flat_[id - base_] : -1;
         return findSorted(id);
     }
 
 private:
     int32_t findSorted(uint32_t id) const;
+    uint32_t base_ = 0;  // the id of flat_[0] (unsigned: an id below it wraps past the end)
     std::vector<int32_t> flat_;
     std::vector<std::pair<uint32_t, int32_t>> sorted_;
 };

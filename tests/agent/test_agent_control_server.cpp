@@ -1,8 +1,10 @@
 // The control socket: requests and replies, malformed and oversized input,
 // the peer-uid check on both ends, untrusted directories and the agent's
 // private fallback, many connections at once, and the client's discovery of
-// live and stale agents.
+// live and stale agents; the --capture-when trigger relay's requests to a
+// busy agent.
 #include "agent/core/control_server.h"
+#include "agent/live/trigger_relay.h"
 #include "control/control_client.h"
 #include "tests/agent/agent_test_util.h"
 
@@ -13,6 +15,8 @@
 #include <sys/stat.h>
 #include <atomic>
 #include <fstream>
+#include <mutex>
+#include <vector>
 
 namespace osc::agent {
 namespace {
@@ -407,6 +411,70 @@ TEST_F(ControlServerTest, DiscoveryListsLiveAgentsAndRemovesStaleSockets) {
     EXPECT_EQ(agents[0].reply.status.rank, 7);
     EXPECT_FALSE(std::filesystem::exists(stale));
     EXPECT_THROW(sendRequest(dir / "sockets/agent-1.sock", ControlRequest{}), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace osc::agent
+
+namespace osc::agent {
+namespace {
+
+// Issue 41: on a busy node an agent's control thread may not run for
+// seconds (three busy loops on two cores once kept a rank from ever hearing a
+// trigger). The trigger relay asks such an agent again until the trigger's
+// deadline, not once for 2 s. This one (a socket named after our parent, so
+// the relay does not take it for itself) answers nothing for its first 3 s,
+// longer than a try: the start must still reach it, once, with the steps.
+TEST(TriggerRelayTest, AnAgentBusyLongerThanOneTryStillGetsTheTrigger) {
+    using namespace std::chrono_literals;
+    test::TempDir dir;
+    const auto busyUntil = std::chrono::steady_clock::now() + 3s;
+    std::mutex m;
+    std::vector<ControlRequest> starts;
+    ControlServer::Options opt;
+    opt.directory = dir / "sockets";
+    opt.pid = ::getppid();
+    ControlServer server(
+        opt,
+        [&](const ControlRequest& r) {
+            std::lock_guard lock(m);
+            starts.push_back(r);
+            ControlReply reply;
+            reply.ok = true;
+            return reply;
+        },
+        [&] {
+            std::this_thread::sleep_until(busyUntil);  // the control thread does not run until then
+            AgentStatus s;
+            s.pid = ::getppid();
+            s.job = "llm";
+            return s;
+        });
+    std::string error;
+    ASSERT_TRUE(server.start(error)) << error;
+    live::TriggerRelay::Options o;
+    o.socketDir = dir / "sockets";
+    o.pid = ::getpid();
+    o.host = "n1";
+    o.rank = 0;
+    o.job = "llm";
+    live::TriggerRelay relay(o, [](int64_t, int, const std::string&) {});
+    relay.start();
+    relay.announce({/*firstStep=*/40, /*triggerStep=*/44, /*steps=*/15});
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto heard = [&] {
+        std::lock_guard lock(m);
+        return !starts.empty();
+    };
+    while (!heard() && std::chrono::steady_clock::now() - t0 < 20s) std::this_thread::sleep_for(50ms);
+    std::this_thread::sleep_for(500ms);  // a second start would come by now
+    relay.stop();
+    std::lock_guard lock(m);
+    ASSERT_EQ(starts.size(), 1u) << "the busy agent never heard the trigger, or heard it twice";
+    EXPECT_EQ(starts[0].command, ControlCommand::Start);
+    EXPECT_EQ(starts[0].atStep, 40);
+    EXPECT_EQ(starts[0].steps, 15);
+    EXPECT_EQ(starts[0].trigger, "capture-when on n1 rank 0 at step 44");
 }
 
 }  // namespace

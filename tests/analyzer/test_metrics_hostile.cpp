@@ -3,12 +3,16 @@
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/metrics/classify.h"
+#include "analyzer/metrics/steps.h"
 #include "test_metrics_support.h"
 
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <map>
+#include <random>
 #include <string>
+#include <vector>
 
 using osc::testing::TraceBuilder;
 
@@ -65,4 +69,42 @@ TEST(HostileTimes, ComputeAndCommunicationOverTheWholeRangeGiveFiniteSpeedups) {
     EXPECT_DOUBLE_EQ(*a.summary.achieved_speedup, 2.0);
     EXPECT_DOUBLE_EQ(*a.summary.ideal_speedup, 2.0);
     EXPECT_DOUBLE_EQ(a.summary.overlap_ratio.value_or(0), 1.0);
+}
+
+// Correlation ids of a late window of a long job (millions, a few thousand
+// of them, up to just below kNoId): the map's flat table starts at the lowest
+// id. Every lookup, the ids around and outside the entered ones included,
+// against std::map.
+TEST(HostileIds, CorrelationMapAnswersLikeAMapForIdsFarFromZero) {
+    std::mt19937 rng(41);
+    for (const uint32_t base : {1u, 3'000'000u, osc::kNoId - 5000u}) {
+        for (const uint32_t stride : {1u, 3u, 5000u}) {
+            std::vector<uint32_t> ids;
+            std::vector<int32_t> values;
+            std::map<uint32_t, int32_t> truth;
+            for (uint32_t i = 0; i < 1000; ++i) {
+                const uint64_t id = base + uint64_t{i} * stride;
+                if (id >= osc::kNoId) break;
+                const int32_t value = static_cast<int32_t>(rng() % 50) - 5;  // some negative: not entered
+                ids.push_back(static_cast<uint32_t>(id));
+                values.push_back(value);
+                if (value >= 0) truth[static_cast<uint32_t>(id)] = value;
+            }
+            ids.push_back(0);  // unknown ids are never entered
+            values.push_back(7);
+            ids.push_back(osc::kNoId);
+            values.push_back(7);
+            osc::CorrelationMap map;
+            map.build(ids, values);
+            const auto expected = [&](uint32_t id) {
+                const auto it = truth.find(id);
+                return it == truth.end() ? -1 : it->second;
+            };
+            std::vector<uint32_t> probes = {0, 1, base - 1, base, osc::kNoId, osc::kNoId - 1, base + 1000 * stride};
+            for (const uint32_t id : ids) probes.insert(probes.end(), {id, id + 1, id - 1});
+            for (int i = 0; i < 2000; ++i) probes.push_back(static_cast<uint32_t>(rng()));
+            for (const uint32_t id : probes)
+                ASSERT_EQ(map.find(id), expected(id)) << "id " << id << ", base " << base << ", stride " << stride;
+        }
+    }
 }
