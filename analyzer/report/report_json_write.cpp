@@ -234,13 +234,29 @@ ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
     return j;
 }
 
-// The hot path of big reports (millions of collectives): appended by hand in
+// The hot path of big reports (millions of collectives and as many matched
+// instances): one object appended member by member (fill(JsonMembers&)) in
 // exactly the layout nlohmann::json::dump(2) gives (dump(-1)'s with a
-// negative indent), without building a tree or a json value.
-void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) {
-    thread_local std::string out;
-    out.clear();
-    JsonMembers m(out, indent);
+// negative indent), without building a tree or a json value, into a buffer
+// each thread keeps, then written at once.
+template <class Fill>
+void writeObject(std::ostream& os, int indent, Fill fill) {
+    thread_local std::string text;
+    text.clear();
+    JsonMembers m(text, indent);
+    fill(m);
+    m.close();
+    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+void hexMember(JsonMembers& m, std::string_view key, const std::optional<uint64_t>& v) {
+    if (v)
+        m.string(key, hexText(*v));
+    else
+        m.null(key);
+}
+
+void collectiveMembers(JsonMembers& m, const CollectiveInstance& c) {
     m.string("name", c.name);
     // Unknown (a Generic kernel without plugin rows) or inapplicable (an
     // AllGather's element type): null, not "".
@@ -254,11 +270,7 @@ void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) 
     m.integer("exposed_ns", c.exposed_ns);
     m.unsignedOrNull("bytes", c.bytes);
     m.number("bandwidth_gbps", c.bandwidth_gbps);
-    if (c.commHash) {
-        m.string("comm_hash", hexText(*c.commHash));
-    } else {
-        m.null("comm_hash");
-    }
+    hexMember(m, "comm_hash", c.commHash);
     m.unsignedOrNull("seq_number", c.seqNumber);
     m.stringOrNull("algo", c.algo);
     m.stringOrNull("proto", c.proto);
@@ -273,8 +285,10 @@ void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) 
     else
         m.string("busbw_basis", toString(c.busbw_basis));
     m.number("busbw_fraction", c.busbw_fraction);
-    m.close();
-    os.write(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
+void writeCollective(std::ostream& os, int indent, const CollectiveInstance& c) {
+    writeObject(os, indent, [&](JsonMembers& m) { collectiveMembers(m, c); });
 }
 
 // Writes the document piece by piece: per-collective and per-step objects are
@@ -461,24 +475,17 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     summary["alltoall_imbalance"] = worstAllToAll(a, &worst) ? ordered_json(worst) : ordered_json(nullptr);
     w.field("summary", summary);
 
-    // As many instances as collectives: appended by hand, as the devices' collectives are.
     w.rawArrayField("matched_collectives", body.matchedCount, [&](std::ostream& out, int indent, size_t i) {
         const MatchedCollective m = body.matched(i);
-        thread_local std::string text;
-        text.clear();
-        JsonMembers j(text, indent);
-        j.string("collective", m.collective);
-        if (m.commHash)
-            j.string("comm_hash", hexText(*m.commHash));
-        else
-            j.null("comm_hash");
-        j.unsignedOrNull("seq_number", m.seqNumber);
-        j.pairs("instances", m.instances, "device", "collective");
-        j.integer("skew_ns", m.skew_ns);
-        j.integer("transfer_ns", m.transfer_ns);
-        j.boolean("point_to_point", m.pointToPoint);
-        j.close();
-        out.write(text.data(), static_cast<std::streamsize>(text.size()));
+        writeObject(out, indent, [&](JsonMembers& j) {
+            j.string("collective", m.collective);
+            hexMember(j, "comm_hash", m.commHash);
+            j.unsignedOrNull("seq_number", m.seqNumber);
+            j.pairs("instances", m.instances, "device", "collective");
+            j.integer("skew_ns", m.skew_ns);
+            j.integer("transfer_ns", m.transfer_ns);
+            j.boolean("point_to_point", m.pointToPoint);
+        });
     });
     // Nothing matched across ranks (one device, or no common collective): no skew was measured.
     w.field("total_skew_ns", body.matchedCount > 0 ? ordered_json(a.total_skew_ns) : ordered_json(nullptr));

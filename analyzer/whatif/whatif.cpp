@@ -79,15 +79,14 @@ double inferredObservedMb(const std::vector<StepModel>& steps) {
 // (the prediction), planOf(i, 1) (no overlap) and planOf(i, 2) (perfect).
 size_t planOf(size_t scenario, size_t variant) { return 1 + 3 * scenario + variant; }
 
-// A step's plans are made when its step is scheduled, and dropped with all
-// of its model but the figures finishDevice reads once it is evaluated:
-// every rank's plans and schedules at once took 0.9 GB more than the GUI
-// holds for 1,024 ranks.
+// A step's plans live only while its step is scheduled (scheduleAll), and
+// its model is reduced to the figures finishDevice reads once it is
+// evaluated: every rank's plans and schedules at once took 0.9 GB more than
+// the GUI holds for 1,024 ranks.
 struct DeviceWork {
     size_t result = 0;  // index into WhatIfResult::devices
     DeviceSteps steps;
-    std::vector<std::vector<std::vector<PlannedBucket>>> plans;  // [step][plan]
-    std::vector<std::vector<StepPrediction>> predicted;          // [step][plan]
+    std::vector<std::vector<StepPrediction>> predicted;  // [step][plan]
 };
 
 // Plan 0 replays the observed buckets; then per bucket size the prediction,
@@ -103,10 +102,9 @@ std::vector<std::vector<PlannedBucket>> plansOf(const StepModel& s, const WhatIf
     return plans;
 }
 
-// Frees what only scheduling and evaluation read; keeps the observed window,
+// Frees what only planning and evaluation read; keeps the observed window,
 // exposure and bucket count.
 void releaseScheduled(DeviceWork& w, size_t step) {
-    std::vector<std::vector<PlannedBucket>>().swap(w.plans[step]);
     StepModel& m = w.steps.steps[step];
     std::vector<Work>().swap(m.kept);
     std::vector<Work>().swap(m.post);
@@ -158,27 +156,26 @@ void scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>&
         work[w].predicted[s][p] = evaluateStep(work[w].steps.steps[s], scheduled);
     };
     for (const auto& [name, members] : byStepName) {
-        for (const auto& [w, s] : members) work[w].plans[s] = plansOf(work[w].steps.steps[s], settings);
+        std::vector<std::vector<std::vector<PlannedBucket>>> plans;  // [member][plan]
+        for (const auto& [w, s] : members) plans.push_back(plansOf(work[w].steps.steps[s], settings));
         for (size_t p = 0; p < planCount; ++p) {
             bool joint = settings.jointRanks && members.size() >= 2;
-            for (const auto& [w, s] : members)
-                joint = joint && work[w].plans[s][p].size() ==
-                                     work[members.front().first].plans[members.front().second][p].size();
+            for (const auto& member : plans) joint = joint && member[p].size() == plans.front()[p].size();
             if (joint) {
-                std::vector<const std::vector<PlannedBucket>*> plans;
+                std::vector<const std::vector<PlannedBucket>*> plan;
                 std::vector<const CostModel*> costs;
                 std::vector<Latencies> lat;
-                for (const auto& [w, s] : members) {
-                    plans.push_back(&work[w].plans[s][p]);
-                    costs.push_back(&devices[work[w].result].fit);
-                    lat.push_back(devices[work[w].result].latencies);
+                for (size_t i = 0; i < members.size(); ++i) {
+                    plan.push_back(&plans[i][p]);
+                    costs.push_back(&devices[work[members[i].first].result].fit);
+                    lat.push_back(devices[work[members[i].first].result].latencies);
                 }
-                const auto out = scheduleJoint(plans, costs, lat);
+                const auto out = scheduleJoint(plan, costs, lat);
                 for (size_t i = 0; i < members.size(); ++i) evaluate(members[i].first, members[i].second, p, out[i]);
             } else {
-                for (const auto& [w, s] : members) {
-                    const DeviceWhatIf& d = devices[work[w].result];
-                    evaluate(w, s, p, scheduleBuckets(work[w].plans[s][p], d.fit, d.latencies));
+                for (size_t i = 0; i < members.size(); ++i) {
+                    const DeviceWhatIf& d = devices[work[members[i].first].result];
+                    evaluate(members[i].first, members[i].second, p, scheduleBuckets(plans[i][p], d.fit, d.latencies));
                 }
             }
         }
@@ -355,7 +352,6 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
         if (settings.latencies) d.latencies = estimateLatencies(w.steps.steps);
         d.modelled = true;
         addNotes(d, w.steps, settings);
-        w.plans.resize(w.steps.steps.size());  // filled step by step when scheduled
         w.result = result.devices.size();
         result.devices.push_back(std::move(d));
         work.push_back(std::move(w));

@@ -25,12 +25,10 @@ Traces = Union[str, Sequence[str], Mapping[int, str]]
 
 def _listed(path: str) -> Tuple[List[str], List[str]]:
     """On a worker (or here): the traces HTA reads of a directory, or the file."""
-    from .hta import _listed_traces
+    from .hta import _listed_traces, _required
 
     kept, said = _listed_traces(path)
-    if not kept:
-        raise CaptureError(f"{path}: no PyTorch profiler trace (.json, .json.gz) or capture here")
-    return kept, said
+    return _required(kept, path), said
 
 
 def trace_analysis(
@@ -77,7 +75,7 @@ def trace_analysis(
             client, show, "reading",
             lambda c, on_done: gather_files(c, names, copies.name, hosts, on_done, lister=_listed),
         )
-        files = _traces_of(inputs, _listed)
+        files = _traces_of(inputs)
         if ranks is not None and len(files) != len(ranks):
             raise CaptureError(f"{len(ranks)} ranks named, but their paths hold {len(files)} traces")
         trace_files: Union[List[str], Dict[int, str]] = files if ranks is None else dict(zip(ranks, files))
@@ -99,9 +97,9 @@ def trace_analysis(
     return analysis
 
 
-def _traces_of(inputs: Sequence[str], lister: Any) -> List[str]:
+def _traces_of(inputs: Sequence[str]) -> List[str]:
     """The copied inputs' traces, in the order one process lists them."""
     out: List[str] = []
     for given in inputs:
-        out.extend(lister(given)[0] if os.path.isdir(given) else [given])
+        out.extend(_listed(given)[0] if os.path.isdir(given) else [given])
     return out

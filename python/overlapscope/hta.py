@@ -90,14 +90,18 @@ def _traces_in(trace_dir: str) -> List[str]:
     one warning names."""
     kept, said = _listed_traces(trace_dir)
     warn_all(said)
+    return _required(kept, trace_dir)
+
+
+def _required(kept: List[str], trace_dir: str) -> List[str]:
     if not kept:
         raise CaptureError(f"{trace_dir}: no PyTorch profiler trace (.json, .json.gz) or capture here")
     return kept
 
 
 def _listed_traces(trace_dir: str) -> Tuple[List[str], List[str]]:
-    """(traces, warnings) of ``_traces_in``; also what a Dask worker runs to
-    list a directory on its node's disk."""
+    """(traces, warnings) of ``_traces_in``, before it requires one trace;
+    also what a Dask worker runs to list a directory on its node's disk."""
     if not os.path.isdir(trace_dir):
         return [trace_dir], []  # the loader says what is wrong with it
     names = sorted(n for n in os.listdir(trace_dir) if n.endswith((".json", ".gz", ".sqlite", ".db")))
