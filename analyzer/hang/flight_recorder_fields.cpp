@@ -148,8 +148,10 @@ bool parseRanksText(std::string_view s, std::vector<int64_t>& out) {
         if (i == n || s[i] < '0' || s[i] > '9') return false;
         int64_t v = 0;
         size_t digits = 0;
-        for (; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) v = v * 10 + (s[i] - '0');
-        if (digits > 12) return false;  // no rank is this large
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
+            if (digits == 12) return false;  // no rank is this large; and v * 10 stays in range
+            v = v * 10 + (s[i] - '0');
+        }
         out.push_back(v);
         while (i < n && s[i] == ' ') ++i;
         if (i == n) return true;

@@ -234,8 +234,9 @@ TEST(FlightRecorder, RefusesWhatItCannotRead) {
 TEST(FlightRecorder, ReadsOddDumpsWithOneWarningEach) {
     testsupport::TempDir dir;
     FrDumpSpec d;
-    d.groups = {{"0", {"default_pg", {0, 1}}}, {"1", {"tp", {0, 1}}}, {"2", {"x", {0, 1}}}};
-    d.ranksText = {{"1", "[0, 1"}, {"2", "[0,,1]"}};
+    d.groups = {{"0", {"default_pg", {0, 1}}}, {"1", {"tp", {0, 1}}}, {"2", {"x", {0, 1}}}, {"3", {"y", {0, 1}}}};
+    // "3": 19 digits, beyond any rank and beyond int64 once more are read.
+    d.ranksText = {{"1", "[0, 1"}, {"2", "[0,,1]"}, {"3", "[0, 1111111111111111111]"}};
     d.entries = {frEntry(1, "completed"), frEntry(-7, "completed"), frEntry(2, "completed"), frEntry(3, "started")};
     d.entries[2].createdNs = std::numeric_limits<int64_t>::min();
     d.entries[3].createdNs = std::numeric_limits<int64_t>::max();
@@ -249,6 +250,7 @@ TEST(FlightRecorder, ReadsOddDumpsWithOneWarningEach) {
         EXPECT_EQ(dump.entries[1].timeCreatedNs, kNoFlightRecorderTime);
         EXPECT_FALSE(dump.groups.at("1").ranksKnown);
         EXPECT_FALSE(dump.groups.at("2").ranksKnown);
+        EXPECT_FALSE(dump.groups.at("3").ranksKnown);
         std::string all;
         for (const auto& w : dump.warnings) all += w + "\n";
         EXPECT_NE(all.find("\"ranks\" is not a list of ranks"), std::string::npos) << all;
