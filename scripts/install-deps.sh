@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config python3
   libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libisal-dev
+  # tsl::robin_map (header-only): the hash tables on the analysis' per-operation paths.
+  robin-map-dev
   # The raw-parse limit bench/bench_kineto_import measures our reader against.
   libsimdjson-dev
   libgtest-dev libgmock-dev

@@ -19,10 +19,41 @@ uint32_t KeyTable::nameId(const std::string& collective) {
     return it->second;
 }
 
+KeyTable::SeqRun& KeyTable::runOf(const CollectiveKey& key) {
+    CollectiveKey stream = key;
+    stream.seq = 0;
+    const auto [it, added] = runIndex_.emplace(stream, static_cast<uint32_t>(runs_.size()));
+    if (added) runs_.push_back({key.seq, 0, {}});
+    return runs_[it->second];
+}
+
 uint32_t KeyTable::intern(const CollectiveKey& key) {
-    const auto [it, added] = keyIndex_.emplace(key, static_cast<uint32_t>(keys_.size()));
-    if (added) keys_.push_back(key);
-    return it->second;
+    SeqRun& run = runOf(key);
+    uint32_t* slot = nullptr;
+    // The run grows only while at least half of it is filled, so numbers
+    // far apart (hostile, or not counting by one) cost the hash, not memory.
+    if (key.seq >= run.base &&
+        (key.seq - run.base < run.ids.size() || key.seq - run.base < 2 * uint64_t{run.filled} + 64)) {
+        const uint64_t at = key.seq - run.base;
+        if (at >= run.ids.size()) run.ids.resize(at + 1, kNoKey);
+        slot = &run.ids[at];
+        if (*slot != kNoKey) return *slot;
+        ++run.filled;
+    }
+    // A number first seen beyond the run's reach may have come into it since.
+    if (!keyIndex_.empty()) {
+        if (const auto it = keyIndex_.find(key); it != keyIndex_.end()) {
+            if (slot) *slot = it->second;
+            return it->second;
+        }
+    }
+    const auto id = static_cast<uint32_t>(keys_.size());
+    keys_.push_back(key);
+    if (slot)
+        *slot = id;
+    else
+        keyIndex_.emplace(key, id);
+    return id;
 }
 
 uint32_t KeyTable::Device::key(const std::string& collective, std::optional<uint64_t> commHash,
@@ -39,6 +70,7 @@ uint32_t KeyTable::Device::key(uint32_t name, std::optional<uint64_t> commHash, 
         k.commHash = *commHash;
         k.seq = *seqNumber;
     } else {
+        if (name >= ordinal_.size()) ordinal_.resize(name + 1, 0);
         k.seq = ordinal_[name]++;
     }
     return table_.intern(k);

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+
+#include <tsl/robin_map.h>
 #include <vector>
 
 namespace osc::crossrank {
@@ -30,7 +32,7 @@ public:
 
     private:
         KeyTable& table_;
-        std::unordered_map<uint32_t, uint64_t> ordinal_;  // per collective name
+        std::vector<uint64_t> ordinal_;  // by collective name id
     };
 
     uint32_t nameId(const std::string& collective);
@@ -41,11 +43,24 @@ private:
     struct KeyHash {
         size_t operator()(const CollectiveKey& k) const;
     };
+    // The keys of one (scheme, communicator, collective): their sequence
+    // numbers count up by one (NCCL's, and our ordinals), so a key's id is
+    // found at ids[seq - base] without hashing every operation of a job; a
+    // number before the first one seen, or far beyond the last, goes to
+    // keyIndex_ instead.
+    struct SeqRun {
+        uint64_t base = 0;
+        uint32_t filled = 0;
+        std::vector<uint32_t> ids;  // kNoKey where that number was not seen
+    };
     uint32_t intern(const CollectiveKey& key);
+    SeqRun& runOf(const CollectiveKey& key);
 
     std::vector<CollectiveKey> keys_;
     std::vector<std::string> names_;
-    std::unordered_map<CollectiveKey, uint32_t, KeyHash> keyIndex_;
+    std::vector<SeqRun> runs_;
+    tsl::robin_map<CollectiveKey, uint32_t, KeyHash> runIndex_;  // seq ignored: 0
+    tsl::robin_map<CollectiveKey, uint32_t, KeyHash> keyIndex_;  // the keys no run holds
     std::unordered_map<std::string, uint32_t> nameIndex_;
     uint32_t sendRecv_ = kNoKey, none_ = kNoKey;  // name ids never matched
 };

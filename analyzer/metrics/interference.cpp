@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <tuple>
-#include <unordered_map>
+
+#include <tsl/robin_map.h>
 
 namespace osc {
 namespace {
@@ -35,15 +36,18 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
     const auto& k = device.kernels;
     sorted_ = std::is_sorted(k.start.begin(), k.start.end());
     slotOf_.assign(k.size(), kNotOverlapped);
-    std::unordered_map<SignatureKey, uint32_t, KeyHash> slotOf;
+    tsl::robin_map<SignatureKey, uint32_t, KeyHash> slotOf;
     std::vector<SignatureKey> keys;
     std::vector<SignatureDurations> durations;
+    // Kernels in start order (as every reader leaves them) walk the coverage
+    // forward instead of searching all of it twice per kernel.
+    CoverageWalker walker(coverage.comm);
     for (size_t i = 0; i < k.size(); ++i) {
         const TimeNs d = k.end[i] - k.start[i];
         if (d <= 0) continue;
         const uint32_t nameId = kernelNameId(k, i);
         if (classifier.kernel(nameId) != Category::Compute) continue;
-        const TimeNs ov = coverage.comm.covered(k.start[i], k.end[i]);
+        const TimeNs ov = sorted_ ? walker.covered(k.start[i], k.end[i]) : coverage.comm.covered(k.start[i], k.end[i]);
         const bool isolated = ov == 0, overlapped = ov >= d - ov;  // at least half; 2 * ov may not fit
         if (!isolated && !overlapped) continue;
         const SignatureKey key{nameId,

@@ -133,27 +133,41 @@ TimeNs CoverageIndex::covered(TimeNs a, TimeNs b) const {
     return coveredBefore(b) - coveredBefore(a);
 }
 
-TimeNs CoverageWalker::coveredBefore(TimeNs t) {
+size_t CoverageWalker::firstEndingAfter(size_t from, TimeNs t) const {
     const IntervalSet& set = index_.set_;
     const size_t n = set.size();
-    if (k_ < n && set[k_].end <= t) {
-        // Gallop: ends are sorted (the set is disjoint), so double the step
-        // until past t, then binary-search the last stretch.
-        size_t lo = k_, step = 1, hi = k_ + 1;
-        while (hi < n && set[hi].end <= t) {
-            lo = hi;
-            step *= 2;
-            hi = k_ + step;
-        }
-        hi = std::min(hi, n);
-        k_ = static_cast<size_t>(std::upper_bound(set.begin() + static_cast<long>(lo) + 1,
-                                                  set.begin() + static_cast<long>(hi), t,
-                                                  [](TimeNs v, const Interval& i) { return v < i.end; }) -
-                                 set.begin());
+    if (from >= n || set[from].end > t) return from;
+    // Gallop: ends are sorted (the set is disjoint), so double the step
+    // until past t, then binary-search the last stretch.
+    size_t lo = from, step = 1, hi = from + 1;
+    while (hi < n && set[hi].end <= t) {
+        lo = hi;
+        step *= 2;
+        hi = from + step;
     }
-    TimeNs covered = k_ ? index_.prefix_[k_ - 1] : 0;
-    if (k_ < n && set[k_].start < t) covered += t - set[k_].start;
+    hi = std::min(hi, n);
+    return static_cast<size_t>(std::upper_bound(set.begin() + static_cast<long>(lo) + 1,
+                                                set.begin() + static_cast<long>(hi), t,
+                                                [](TimeNs v, const Interval& i) { return v < i.end; }) -
+                               set.begin());
+}
+
+TimeNs CoverageWalker::coveredBefore(size_t k, TimeNs t) const {
+    const IntervalSet& set = index_.set_;
+    TimeNs covered = k ? index_.prefix_[k - 1] : 0;
+    if (k < set.size() && set[k].start < t) covered += t - set[k].start;
     return covered;
+}
+
+TimeNs CoverageWalker::coveredBefore(TimeNs t) {
+    k_ = firstEndingAfter(k_, t);
+    return coveredBefore(k_, t);
+}
+
+TimeNs CoverageWalker::covered(TimeNs a, TimeNs b) {
+    const TimeNs before = coveredBefore(a);
+    if (b <= a) return 0;
+    return coveredBefore(firstEndingAfter(k_, b), b) - before;
 }
 
 }  // namespace osc

@@ -118,8 +118,15 @@ public:
     explicit CoverageWalker(const CoverageIndex& index) : index_(index) {}
     // Covered length strictly before t; t must not decrease between calls.
     TimeNs coveredBefore(TimeNs t);
+    // |set ∩ [a, b)|; a must not decrease between calls (of either method),
+    // b may be anywhere after it: found by galloping on from a's interval.
+    TimeNs covered(TimeNs a, TimeNs b);
 
 private:
+    // First interval at or after `from` whose end is after t.
+    size_t firstEndingAfter(size_t from, TimeNs t) const;
+    TimeNs coveredBefore(size_t k, TimeNs t) const;
+
     const CoverageIndex& index_;
     size_t k_ = 0;  // first interval whose end is after the last t
 };

@@ -131,5 +131,24 @@ TEST(CoverageWalker, ForwardWalkAgainstCells) {
     }
 }
 
+TEST(CoverageWalker, CoveredFromGrowingStartsAgainstCells) {
+    // Kernels in start order: starts that only grow, ends anywhere after
+    // them (short and long kernels), some empty or reversed.
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<TimeNs> step(0, 9), length(-3, 40);
+    for (int round = 0; round < 300; ++round) {
+        const auto raw = randomIntervals(rng, round % 11);
+        const auto c = cells(raw);
+        const CoverageIndex index(unionOf(raw));
+        CoverageWalker walker(index);
+        for (TimeNs a = -10; a < kSpan + 20; a += step(rng)) {
+            const TimeNs b = a + length(rng);
+            TimeNs expected = 0;
+            for (TimeNs t = std::max<TimeNs>(a, 0); t < std::min(b, kSpan); ++t) expected += c[static_cast<size_t>(t)];
+            ASSERT_EQ(walker.covered(a, b), expected) << "round " << round << " [" << a << "," << b << ")";
+        }
+    }
+}
+
 }  // namespace
 }  // namespace osc

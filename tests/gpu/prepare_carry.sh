@@ -9,7 +9,7 @@
 #                  lib/libsqlite3.so.0, lib/libisal.so.2 (the programs look in ../lib first),
 #                  BUILD_INFO (commit, compiler, the newest glibc/libstdc++ symbols needed)
 #   .device/deps/  Debian's headers, static libraries and CMake files of SQLite,
-#                  zlib, ISA-L, nlohmann-json, CLI11 and GoogleTest, for `run.sh --build`
+#                  zlib, ISA-L, nlohmann-json, CLI11, robin-map and GoogleTest, for `run.sh --build`
 #                  (the fallback when the carried programs do not run there)
 # tests/gpu/README.md ("On the lent machine") has the `run` call that uses them.
 set -euo pipefail
@@ -62,7 +62,7 @@ strip --strip-unneeded "$kit"/bin/* "$kit"/lib/*.so*
 # The fallback build's dependencies: files of the Debian -dev packages, as installed.
 rm -rf "$deps"
 mkdir -p "$deps"
-dpkg -L libsqlite3-dev zlib1g-dev libisal-dev libisal2 nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev |
+dpkg -L libsqlite3-dev zlib1g-dev libisal-dev libisal2 nlohmann-json3-dev libcli11-dev robin-map-dev libgtest-dev libgmock-dev |
   grep -E '^/usr/(include|lib|share/cmake)' | while read -r f; do
     if [[ -f "$f" ]]; then mkdir -p "$deps$(dirname "$f")"; cp -a "$f" "$deps$f"; fi
   done
