@@ -4,8 +4,12 @@
 # sources get the main ones through -Xcompiler.
 set(OSC_WARNING_FLAGS -Wall -Wextra -Wpedantic -Wshadow -Wno-missing-field-initializers)
 add_library(osc_warnings INTERFACE)
+# Unity batches include each source file into one, so GCC takes a source's
+# anonymous-namespace types for a header's and warns of their linkage
+# (-Wsubobject-linkage) where nothing is shared between files.
 target_compile_options(osc_warnings INTERFACE
   "$<$<COMPILE_LANGUAGE:C,CXX>:${OSC_WARNING_FLAGS}>"
+  "$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wno-subobject-linkage>"
   "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>")
 
 # Fails the configure step when a target built from our sources does not link

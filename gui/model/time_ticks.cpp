@@ -108,9 +108,15 @@ std::string formatBytes(uint64_t b) {
 }
 
 std::string formatCount(uint64_t n) {
-    std::string digits = std::to_string(n);
-    for (size_t at = digits.size(); at > 3; at -= 3) digits.insert(at - 3, ",");
-    return digits;
+    // Built forwards: GCC 12 warns (-Wrestrict, wrongly) on inserting into the digits.
+    const std::string digits = std::to_string(n);
+    std::string out;
+    out.reserve(digits.size() + digits.size() / 3);
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
 }
 
 std::string formatPercent(double fraction) {

@@ -593,10 +593,12 @@ TEST(FlightRecorderHang, SimulatedStallsNeverAccuseARankThatEnteredTheHungCall) 
             const auto& comm = a.communicators[c];
             const int g = std::stoi(comm.id.substr(3));
             // Never a rank on both sides of a verdict.
-            for (const auto& s : a.stuck)
-                if (s.communicator == static_cast<int>(c) && s.member >= 0 && a.hung[c])
+            for (const auto& s : a.stuck) {
+                if (s.communicator == static_cast<int>(c) && s.member >= 0 && a.hung[c]) {
                     EXPECT_EQ(std::count(a.hung[c]->waitingRanks.begin(), a.hung[c]->waitingRanks.end(), s.member), 0)
                         << hang::formatHangText(a, true);
+                }
+            }
             // The truth: the call of g the members wait in (where a dump
             // shows one of them in it), and who never entered it.
             std::optional<int64_t> waitSeq;

@@ -530,7 +530,9 @@ TEST(ReportJson, AReportOfManyDevicesReadsBackAsWritten) {
         EXPECT_EQ(y.processIndex, static_cast<int>(i));
         EXPECT_EQ(y.totals.exposed_comm_ns, a.devices[i].totals.exposed_comm_ns);
         ASSERT_EQ(y.steps.size(), a.devices[i].steps.size());
-        if (!y.steps.empty()) EXPECT_EQ(y.steps[0].metrics.compute_ns, a.devices[i].steps[0].metrics.compute_ns);
+        if (!y.steps.empty()) {
+            EXPECT_EQ(y.steps[0].metrics.compute_ns, a.devices[i].steps[0].metrics.compute_ns);
+        }
     }
     // Every field of every device, as the writer writes it, against the
     // device that was written (with a null wait read as unknown waiting,
