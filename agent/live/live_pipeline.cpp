@@ -31,6 +31,8 @@ LivePipeline::LivePipeline(LiveSettings settings, ProcessIdentity who, Telemetry
       hooks_(std::move(hooks)),
       assembler_(stepRegex(settings_.analysis.stepPattern), settings_.limits),
       ring_(settings_.lookbackSteps, settings_.lookbackMaxRows) {
+    // The ring's records name the assembler's rows, which it then retains.
+    assembler_.setRetaining(settings_.lookbackSteps > 0);
     if (settings_.condition)
         watch_ = std::make_unique<ConditionWatch>(*settings_.condition,
                                                   static_cast<int64_t>(settings_.conditionCooldownS * 1e9));
@@ -67,6 +69,7 @@ void LivePipeline::streamStarted(const DecodeContext& context, const std::map<st
 void LivePipeline::cycleEnded(uint64_t droppedRecords) {
     std::lock_guard lock(mutex_);
     assembler_.advance(steadyNowNs(), [this](const ClosedStep& s) { onStep(s); });
+    releaseRetained();
     cancelWithTail();
     if (descriptionsVersion_ != assembler_.descriptionsVersion()) {
         descriptionsVersion_ = assembler_.descriptionsVersion();
@@ -80,7 +83,11 @@ void LivePipeline::cycleEnded(uint64_t droppedRecords) {
 void LivePipeline::streamEnded(CaptureEnd how, uint64_t droppedRecords) {
     std::lock_guard lock(mutex_);
     cancelWithTail();  // before finish() lets the rows go
-    assembler_.finish([this](const ClosedStep& s) { onStep(s); });
+    // The ring's steps stay for `dump` after the stream: they take their rows.
+    assembler_.finish([this](const ClosedStep& s) { onStep(s); },
+                      [this] {
+                          while (ownOldestRecord()) {}
+                      });
     if (capture_) {
         capture_->end(how, how == CaptureEnd::Stopped ? "the agent's record stream stopped" : "the process exited");
         finishCapture();
@@ -118,7 +125,7 @@ void LivePipeline::publishHealth(uint64_t droppedRecords) {
     h.conditionCaptures = conditionCaptures_;
     h.lookbackSteps = ring_.steps().size();
     h.lookbackRows = ring_.rows();
-    h.lookbackBytes = ring_.bytes();
+    h.lookbackBytes = ring_.bytes() + assembler_.retainedBytes();
     telemetry_->setHealth(h);
 }
 
@@ -141,14 +148,17 @@ void LivePipeline::onStep(const ClosedStep& step) {
     }
     sight_.lastClosedStep = step.number;
     // Its rows are kept when the ring keeps steps or a capture writes this one.
-    const RecordedStep* recorded = nullptr;
     if (ring_.capacity() > 0 || capture_) {
-        step.record(ring_.next());
-        recorded = &ring_.keep();
+        step.recordRows(ring_.next());
+        const StepRows& kept = ring_.keep();
+        if (capture_) {
+            assembler_.materialize(kept, recorded_);
+            const auto describe = [this](RowSink& out) { assembler_.writeDescriptions(out); };
+            if (capture_->offer(recorded_, describe)) finishCapture();
+        }
+        releaseRetained();
     }
-    const auto describe = [this](RowSink& out) { assembler_.writeDescriptions(out); };
     if (capture_) {
-        if (capture_->offer(*recorded, describe)) finishCapture();
         publishView();
         return;
     }
@@ -183,12 +193,28 @@ void LivePipeline::startConditionCapture(const ClosedStep& step) {
     if (hooks_.triggered && step.number >= 0 && first >= 0) hooks_.triggered({first, step.number, steps});
 }
 
+void LivePipeline::releaseRetained() {
+    if (ring_.capacity() == 0) return;
+    // A job that goes on without closing steps (no step ranges for a long
+    // while) would keep every row dropped since the oldest record: past the
+    // ring's row bound, its oldest records copy their rows instead.
+    const size_t bound = settings_.lookbackMaxRows + ring_.rows();
+    while (assembler_.retainedRows() > bound && ownOldestRecord())
+        assembler_.releaseBefore(ring_.lowest(assembler_.endSeqs()));
+    assembler_.releaseBefore(ring_.lowest(assembler_.endSeqs()));
+}
+
+bool LivePipeline::ownOldestRecord() {
+    return ring_.ownOldest([this](const StepRows& in, RecordedStep& out) { assembler_.materialize(in, out); });
+}
+
 void LivePipeline::offerHeld(std::optional<int64_t> atStep) {
     const auto describe = [this](RowSink& out) { assembler_.writeDescriptions(out); };
-    for (const RecordedStep& held : ring_.steps()) {
+    for (const StepRows& held : ring_.steps()) {
         if (!capture_) return;
         if (atStep && held.number < *atStep) continue;
-        if (capture_->offer(held, describe)) {
+        assembler_.materialize(held, recorded_);
+        if (capture_->offer(recorded_, describe)) {
             finishCapture();
             return;
         }
@@ -283,7 +309,7 @@ bool LivePipeline::dump(const std::string& path, StepCaptureProgress& written, s
             return false;
         }
         // A copy, written without holding up the writer thread.
-        steps = ring_.steps();
+        for (const StepRows& held : ring_.steps()) assembler_.materialize(held, steps.emplace_back());
         descriptions = descriptions_;
         stream = stream_;
         sourceMeta = sourceMeta_;

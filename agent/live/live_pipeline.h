@@ -130,6 +130,10 @@ private:
     // Writer thread (mutex_ held): the cancel asked for, with its tail.
     void cancelWithTail();
     void publishHealth(uint64_t droppedRecords);
+    // Lets the assembler drop the rows no record of the ring names.
+    void releaseRetained();
+    // The ring's oldest record that names rows copies them (StepRing::ownOldest).
+    bool ownOldestRecord();
     void finishCapture();
     void logStep(const DeviceStepMetrics& m);
     // Copies what status requests read into the view (mutex_ held).
@@ -141,6 +145,7 @@ private:
     Hooks hooks_;
     StepAssembler assembler_;                   // writer thread
     StepRing ring_;                             // writer thread, or the control thread under mutex_
+    RecordedStep recorded_;                     // scratch: a record's rows copied for a capture
     std::map<uint32_t, TimeNs> lastWindowEnd_;  // per device, this stream
     std::unique_ptr<ConditionWatch> watch_;
     FILE* stepLog_ = nullptr;

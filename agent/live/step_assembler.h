@@ -62,7 +62,9 @@ struct ClosedStep {
     bool complete = true;
     const Capture* capture = nullptr;  // one process; times on the stream's timeline
     // Fills `out` with the rows of its slot and window (a step capture, the
-    // look-back ring), marking those an earlier record holds too.
+    // look-back ring), marking those an earlier record holds too: named by
+    // their sequence numbers (recordRows), or copied (record).
+    std::function<void(StepRows& out)> recordRows;
     std::function<void(RecordedStep& out)> record;
 };
 
@@ -96,14 +98,25 @@ public:
     // Closes what can be closed (see above); `steadyNs` is CLOCK_MONOTONIC now.
     void advance(int64_t steadyNs, const StepHandler& handler);
     // The stream ended: every step with its range in is closed (complete or
-    // not, as its records say), everything else dropped.
-    void finish(const StepHandler& handler);
+    // not, as its records say), everything else dropped (after `beforeDrop`,
+    // when given: the last moment the rows can be read).
+    void finish(const StepHandler& handler, const std::function<void()>& beforeDrop = {});
     // A new stream (a new time origin): everything held is dropped.
     void clear();
     // A step capture stopped by request: the rows from `from` on that no
     // recorded step holds (the step in progress, work launched and never
     // finished), the ranges of steps not closed included, into `out`.
     void writeTail(TimeNs from, RowSink& out);
+
+    // The look-back ring's records name rows by sequence number: with
+    // `on`, the rows dropped are retained until releaseBefore() lets them go.
+    void setRetaining(bool on) { rows_.setRetaining(on); }
+    void releaseBefore(const RowMarks& marks) { rows_.releaseBefore(marks); }
+    RowMarks endSeqs() const { return rows_.endSeqs(); }
+    size_t retainedRows() const { return rows_.retained(); }
+    size_t retainedBytes() const { return rows_.retainedBytes(); }
+    // The rows `in` names (held or retained) into `out`, as record() gives them.
+    void materialize(const StepRows& in, RecordedStep& out) const;
 
     const Counters& counters() const { return counters_; }
     size_t heldRows() const { return rows_.size(); }
@@ -136,7 +149,7 @@ private:
     void close(const StepHandler& handler, bool complete);
     void buildCapture(const OpenStep& step, TimeNs slotEnd);
     // Only right after buildCapture(step, slotEnd): it reads what that found.
-    void recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, RecordedStep& out);
+    void recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, StepRows& out);
     void prune();
     void enforceRowLimit(const StepHandler& handler);
     // CPU rows that start before cpuFloor() came after their step closed;
@@ -211,7 +224,12 @@ private:
             return id >= base && id - base < bits.size() && bits[id - base];
         }
     } claimed_;
-    IdSet slotCalls_;  // the correlation ids called in the recorded step's slot
+    IdSet slotCalls_;  // the correlation ids called in the closing step's slot
+    std::vector<uint32_t> slotIds_;
+    // Scratch, from buildCapture() for recordStep(): the held kernels a
+    // record of the step takes (indices into rows_.kernels).
+    std::vector<uint32_t> recordKernels_;
+    StepRows scratchRows_;  // record(): the step's rows before they are copied
     // Scratch, from buildCapture() for recordStep(): the held calls that
     // start in the closing step's range or slot (indices into rows_.apiCalls).
     std::vector<uint32_t> slotCallRows_;
