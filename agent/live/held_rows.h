@@ -58,6 +58,11 @@ public:
         items_[end_ & mask_] = std::move(v);
         ++end_;
     }
+    // A new last row's slot, to fill in place (it may hold an old row).
+    T& append() {
+        if (end_ - first_ == items_.size()) grow();
+        return items_[end_++ & mask_];
+    }
     void pop_front() {
         ++head_;
         if (!retaining_) first_ = head_;
@@ -119,6 +124,13 @@ public:
     void push_back(const T& v) {
         keys_.push_back(Key::of(v));
         items_.push_back(v);
+    }
+    // Appends the row `fill` writes into its slot (no copy on the way).
+    template <class Fill>
+    void emplace(Fill fill) {
+        T& row = items_.append();
+        fill(row);
+        keys_.push_back(Key::of(row));
     }
     void pop_front() {
         keys_.pop_front();

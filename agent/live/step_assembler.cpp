@@ -44,6 +44,41 @@ void setKernel(KernelTable& k, size_t i, const KernelKey& r, uint32_t name, uint
 
 }  // namespace
 
+void sortRuns(std::vector<std::pair<TimeNs, uint32_t>>& v, std::vector<std::pair<TimeNs, uint32_t>>& scratch,
+              std::vector<size_t>& runs) {
+    runs.assign(1, 0);
+    for (size_t i = 1; i < v.size(); ++i)
+        if (v[i] < v[i - 1]) runs.push_back(i);
+    if (runs.size() == 1) return;
+    if (runs.size() > 64) {
+        std::sort(v.begin(), v.end());
+        return;
+    }
+    runs.push_back(v.size());
+    scratch.resize(v.size());
+    while (runs.size() > 2) {
+        size_t kept = 0;
+        size_t k = 0;
+        for (; k + 2 < runs.size(); k += 2) {
+            std::merge(v.begin() + static_cast<std::ptrdiff_t>(runs[k]),
+                       v.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]),
+                       v.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]),
+                       v.begin() + static_cast<std::ptrdiff_t>(runs[k + 2]),
+                       scratch.begin() + static_cast<std::ptrdiff_t>(runs[k]));
+            runs[kept++] = runs[k];
+        }
+        if (k + 1 < runs.size()) {  // an odd run left over
+            std::copy(v.begin() + static_cast<std::ptrdiff_t>(runs[k]),
+                      v.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]),
+                      scratch.begin() + static_cast<std::ptrdiff_t>(runs[k]));
+            runs[kept++] = runs[k];
+        }
+        runs[kept++] = v.size();
+        runs.resize(kept);
+        v.swap(scratch);
+    }
+}
+
 int64_t stepNumberOf(std::string_view name) {
     size_t end = name.size();
     while (end > 0 && (name[end - 1] < '0' || name[end - 1] > '9')) --end;
@@ -145,14 +180,18 @@ void StepAssembler::addApiCall(const ApiCallRow& r) {
 void StepAssembler::addKernel(const KernelRow& r) {
     saw(r.end);
     if (r.end <= gpuFloor()) return;
-    Held<KernelRow> h{r};
     // Ids in our table (the decoder asked stringId, else we intern the
-    // text), and views into it: the decoder's storage is not ours to keep.
-    if (h.row.demangledNameId == kNoId) h.row.demangledNameId = names_.intern(r.demangledName);
-    if (h.row.shortNameId == kNoId) h.row.shortNameId = names_.intern(r.shortName);
-    h.row.demangledName = names_.at(h.row.demangledNameId);
-    h.row.shortName = names_.at(h.row.shortNameId);
-    rows_.kernels.push_back(h);
+    // text); no views: the decoder's storage is not ours to keep, and the
+    // rows leave through kernelRow().
+    const uint32_t name = r.demangledNameId == kNoId ? names_.intern(r.demangledName) : r.demangledNameId;
+    const uint32_t shortName = r.shortNameId == kNoId ? names_.intern(r.shortName) : r.shortNameId;
+    rows_.kernels.emplace([&](Held<KernelRow>& h) {
+        h.row = r;
+        h.row.demangledNameId = name;
+        h.row.shortNameId = shortName;
+        h.row.demangledName = h.row.shortName = {};
+        h.written = false;
+    });
     gpuRecords_.add(r.correlationId);
 }
 
@@ -290,7 +329,7 @@ void StepAssembler::writeTail(TimeNs from, RowSink& out) {
     for (size_t i = 0; i < rows_.kernels.size(); ++i) {
         bool& written = rows_.kernels.writtenAt(i);
         if (written || rows_.kernels.key(i).end <= from) continue;
-        KernelRow row = rows_.kernels[i].row;
+        KernelRow row = kernelRow(rows_.kernels[i]);
         row.demangledNameId = row.shortNameId = kNoId;
         out.addKernel(row);
         written = true;
@@ -320,6 +359,13 @@ void StepAssembler::IdSet::assign(const std::vector<uint32_t>& ids) {
     }
     bits.assign(span, 0);
     for (uint32_t id : ids) bits[id - base] = 1;
+}
+
+KernelRow StepAssembler::kernelRow(const Held<KernelRow>& held) const {
+    KernelRow row = held.row;
+    row.demangledName = names_.at(row.demangledNameId);
+    row.shortName = names_.at(row.shortNameId);
+    return row;
 }
 
 uint32_t StepAssembler::localName(uint32_t id) {
@@ -426,7 +472,7 @@ void StepAssembler::buildCapture(const OpenStep& step, TimeNs slotEnd) {
     for (uint32_t d = 0; d < kernelOrder_.size(); ++d) {
         auto& order = kernelOrder_[d];
         if (order.empty()) continue;
-        if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
+        sortRuns(order, sortScratch_, sortRuns_);
         KernelTable& table = deviceOf[d]->kernels;
         resizeKernels(table, order.size());
         for (size_t row = 0; row < order.size(); ++row) {
@@ -570,6 +616,8 @@ void StepAssembler::materialize(const StepRows& in, RecordedStep& out) const {
                 into.push_back(held);
             else if constexpr (std::is_same_v<std::decay_t<decltype(held)>, HeldCall>)
                 into.push_back({held.row(names_.at(held.name))});
+            else if constexpr (std::is_same_v<std::decay_t<decltype(held)>, Held<KernelRow>>)
+                into.push_back({kernelRow(held)});
             else
                 into.push_back({held.row});
             into.back().written = (n & 1) != 0;

@@ -68,6 +68,12 @@ struct ClosedStep {
     std::function<void(RecordedStep& out)> record;
 };
 
+// Sorts `v` (distinct pairs), which records in the order kernels ended leave
+// in a few ascending runs: the runs are merged, pairwise (with many, a plain
+// sort). `scratch` and `runs` are storage reused from call to call.
+void sortRuns(std::vector<std::pair<TimeNs, uint32_t>>& v, std::vector<std::pair<TimeNs, uint32_t>>& scratch,
+              std::vector<size_t>& runs);
+
 // The last run of decimal digits in a step's name ("ProfilerStep#12" -> 12), -1 without.
 int64_t stepNumberOf(std::string_view name);
 
@@ -157,6 +163,8 @@ private:
     TimeNs cpuFloor() const;
     TimeNs gpuFloor() const;
     uint32_t localName(uint32_t id);
+    // A held kernel's row with its names' views (the held row has only their ids).
+    KernelRow kernelRow(const Held<KernelRow>& held) const;
 
     std::regex stepPattern_;
     AssemblerLimits limits_;
@@ -235,6 +243,8 @@ private:
     std::vector<uint32_t> slotCallRows_;
     // Scratch: the closing step's kernels per device, (start, held index).
     std::vector<std::vector<std::pair<TimeNs, uint32_t>>> kernelOrder_;
+    std::vector<std::pair<TimeNs, uint32_t>> sortScratch_;
+    std::vector<size_t> sortRuns_;
     std::vector<uint32_t> scratchIds_;
     // Scratch: the closing step's GPU window per device (CUDA ordinals are small).
     struct DeviceWindows {

@@ -2,7 +2,8 @@
 // queues instead of copying them (held_rows.h, recorded_step.h): the queue
 // against a brute-force model of it, and every record the ring keeps, read
 // back at any later step, against the copy taken when its step closed (what
-// the ring kept before).
+// the ring kept before). Also the assembler's sort of a step's kernels by
+// runs, against a plain sort.
 #include "agent/live/step_assembler.h"
 #include "agent/live/step_ring.h"
 #include "tests/agent/live_feed.h"
@@ -70,6 +71,28 @@ TEST(LiveRing, TheRowQueueMatchesABruteForceQueueWithRetainedRows) {
                 ASSERT_EQ(q.bySeq(s).row.start, pushed[s]) << s;
             }
         }
+    }
+}
+
+TEST(LiveRing, SortingByRunsGivesWhatASortGives) {
+    std::mt19937 rng(8);
+    std::vector<std::pair<TimeNs, uint32_t>> v, scratch;
+    std::vector<size_t> runs;
+    for (int round = 0; round < 400; ++round) {
+        // A few ascending runs (kernels of streams interleaved), or many.
+        const size_t n = rng() % 3000;
+        const int streams = 1 + static_cast<int>(rng() % (round % 4 == 0 ? 200 : 6));
+        v.clear();
+        std::vector<TimeNs> next(static_cast<size_t>(streams), 0);
+        for (uint32_t i = 0; i < n; ++i) {
+            TimeNs& t = next[rng() % next.size()];
+            t += static_cast<TimeNs>(rng() % 50);  // equal starts too: the index decides
+            v.push_back({t, i});
+        }
+        auto expected = v;
+        std::sort(expected.begin(), expected.end());
+        sortRuns(v, scratch, runs);
+        ASSERT_EQ(v, expected) << "round " << round;
     }
 }
 
