@@ -4,8 +4,11 @@
 // back at any later step, against the copy taken when its step closed (what
 // the ring kept before). Also the assembler's sort of a step's kernels by
 // runs, against a plain sort.
+#include "agent/live/live_pipeline.h"
 #include "agent/live/step_assembler.h"
 #include "agent/live/step_ring.h"
+#include "analyzer/load/load_capture.h"
+#include "tests/agent/agent_test_util.h"
 #include "tests/agent/live_feed.h"
 
 #include <gtest/gtest.h>
@@ -217,6 +220,89 @@ TEST(LiveRing, RecordsReadBackLaterEqualTheCopiesTakenWhenTheirStepsClosed) {
         EXPECT_GT(checked, 100);
         EXPECT_LE(byName.retainedRows(), 0u);  // finish() dropped everything
     }
+}
+
+// overlapscope_agent_lookback_bytes in the telemetry's text.
+double lookbackBytes(const Telemetry& telemetry) {
+    std::istringstream text(telemetry.prometheusText(0));
+    std::string line;
+    while (std::getline(text, line))
+        if (line.rfind("overlapscope_agent_lookback_bytes", 0) == 0) return std::stod(line.substr(line.rfind(' ') + 1));
+    return -1;
+}
+
+// A job that stops closing steps (no step ranges for a long while) would
+// make the queues keep every row since the ring's oldest record: past the
+// row bound those records copy their rows, and the ring's steps, dumped
+// after, are what they were before.
+TEST(LiveRing, AJobThatStopsClosingStepsKeepsTheRingsStepsInBoundedMemory) {
+    test::TempDir dir;
+    LiveSettings settings;
+    settings.lookbackSteps = 3;
+    settings.lookbackMaxRows = 2000;
+    settings.limits.cpuQuietNs = 0;  // the last step closes without a next one
+    settings.limits.keepOutsideStepsNs = 1'000'000;
+    Telemetry telemetry(TelemetryIdentity{});
+    LivePipeline pipeline(settings, ProcessIdentity{}, &telemetry, {});
+    pipeline.streamStarted(DecodeContext{}, {});
+    test::LiveFeed feed;
+    feed.add(ringJob(), 300, 8, 5'000'000, 5);
+    feed.play(pipeline, 10'000'000, [&](int64_t) { pipeline.cycleEnded(0); });
+    pipeline.cycleEnded(0);
+    const LivePipeline::Sight before = pipeline.sight();
+    ASSERT_EQ(before.lookbackLast, 307);
+    ASSERT_EQ(before.lookbackFirst, 305);
+    StepCaptureProgress written;
+    std::string error;
+    ASSERT_TRUE(pipeline.dump(dir / "before.sqlite", written, error)) << error;
+    const double bytesBefore = lookbackBytes(telemetry);
+
+    // Then 40,000 launches and their kernels, and no step.
+    const TimeNs t0 = 10'000'000'000;
+    double mostBytes = 0;
+    for (uint32_t i = 0; i < 40'000; ++i) {
+        ApiCallRow a;
+        a.start = t0 + i * 10'000;
+        a.end = a.start + 2'000;
+        a.correlationId = 1'000'000 + i;
+        a.globalTid = 7;
+        a.name = "cudaLaunchKernel_v7000";
+        pipeline.addApiCall(a);
+        KernelRow k;
+        k.start = a.start + 5'000;
+        k.end = k.start + 4'000;
+        k.correlationId = a.correlationId;
+        k.demangledName = k.shortName = "gemm";
+        pipeline.addKernel(k);
+        if (i % 500 == 499) {
+            pipeline.cycleEnded(0);
+            mostBytes = std::max(mostBytes, lookbackBytes(telemetry));
+        }
+    }
+    const LivePipeline::Sight after = pipeline.sight();
+    EXPECT_EQ(after.lookbackFirst, 305);
+    EXPECT_EQ(after.lookbackLast, 307);
+    // At most the row bound again beyond what the records name (80,000 rows came).
+    EXPECT_LT(mostBytes, bytesBefore + 2.0 * 2000 * sizeof(Held<KernelRow>) + 200'000) << bytesBefore;
+    ASSERT_TRUE(pipeline.dump(dir / "after.sqlite", written, error)) << error;
+    const auto textOfFile = [](const std::string& path) {
+        const Capture cap = loadCapture(path);
+        std::ostringstream o;
+        for (const Process& p : cap.processes) {
+            for (size_t i = 0; i < p.apiCalls.start.size(); ++i)
+                o << "a " << p.apiCalls.start[i] << ' ' << p.apiCalls.correlation[i] << '\n';
+            for (const Device& d : p.devices)
+                for (size_t i = 0; i < d.kernels.size(); ++i)
+                    o << "k " << d.id << ' ' << d.kernels.start[i] << ' ' << d.kernels.end[i] << ' '
+                      << d.kernels.correlation[i] << ' ' << cap.strings.at(d.kernels.name[i]) << '\n';
+            for (size_t i = 0; i < p.ranges.start.size(); ++i)
+                o << "r " << p.ranges.start[i] << ' ' << cap.strings.at(p.ranges.name[i]) << '\n';
+        }
+        return o.str();
+    };
+    const std::string wasText = textOfFile(dir / "before.sqlite");
+    EXPECT_GT(wasText.size(), 1000u);
+    EXPECT_EQ(textOfFile(dir / "after.sqlite"), wasText);
 }
 
 }  // namespace
