@@ -70,6 +70,13 @@ void LivePipeline::cycleEnded(uint64_t droppedRecords) {
     std::lock_guard lock(mutex_);
     assembler_.advance(steadyNowNs(), [this](const ClosedStep& s) { onStep(s); });
     releaseRetained();
+    if (ownRequested_) {
+        // The control thread reads the ring: its records take their rows.
+        while (ownOldestRecord()) {}
+        releaseRetained();
+        ownRequested_ = false;
+        ringOwned_.notify_all();
+    }
     cancelWithTail();
     if (descriptionsVersion_ != assembler_.descriptionsVersion()) {
         descriptionsVersion_ = assembler_.descriptionsVersion();
@@ -93,6 +100,8 @@ void LivePipeline::streamEnded(CaptureEnd how, uint64_t droppedRecords) {
         finishCapture();
     }
     sight_.streaming = false;
+    ownRequested_ = false;  // finish() gave the ring's records their rows
+    ringOwned_.notify_all();
     publishHealth(droppedRecords);
     publishView();
 }
@@ -255,8 +264,20 @@ void LivePipeline::logStep(const DeviceStepMetrics& m) {
     std::fflush(stepLog_);
 }
 
+bool LivePipeline::ringRowsOwned(std::unique_lock<std::mutex>& lock, std::string& error) {
+    if (!sight_.streaming) return true;  // finish() gave them their rows
+    ownRequested_ = true;
+    if (ringOwned_.wait_for(lock, std::chrono::seconds(5), [&] { return !ownRequested_ || !sight_.streaming; }))
+        return true;
+    error = "the agent's writer thread did not answer within 5 s";
+    return false;
+}
+
 bool LivePipeline::arm(StepCapturePlan plan, std::string& error) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    // A step that has passed comes from the ring, whose rows only the
+    // writer thread reads: it gives the records their rows first.
+    if (plan.atStep && sight_.lastClosedStep >= *plan.atStep && !ringRowsOwned(lock, error)) return false;
     if (!sight_.streaming) {
         error = "the agent is not recording";
         return false;
@@ -299,11 +320,13 @@ bool LivePipeline::dump(const std::string& path, StepCaptureProgress& written, s
     DecodeContext stream;
     std::map<std::string, std::string> sourceMeta;
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         if (ring_.capacity() == 0) {
             error = "this agent keeps no look-back ring (run --lookback K)";
             return false;
         }
+        // The records' rows are the writer thread's until it copies them.
+        if (!ringRowsOwned(lock, error)) return false;
         if (ring_.steps().empty()) {
             error = sight_.streaming ? "the look-back ring holds no step yet" : "the agent is not recording";
             return false;

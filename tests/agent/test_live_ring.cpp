@@ -13,7 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <deque>
+#include <future>
 #include <random>
 #include <sstream>
 
@@ -242,20 +244,31 @@ TEST(LiveRing, AJobThatStopsClosingStepsKeepsTheRingsStepsInBoundedMemory) {
     settings.lookbackMaxRows = 2000;
     settings.limits.cpuQuietNs = 0;  // the last step closes without a next one
     settings.limits.keepOutsideStepsNs = 1'000'000;
-    Telemetry telemetry(TelemetryIdentity{});
+    // Two pipelines see the same 8 steps; `pipeline` then a long while
+    // without steps, and its ring's steps must be what `same`'s are.
+    Telemetry telemetry(TelemetryIdentity{}), sameTelemetry(TelemetryIdentity{});
     LivePipeline pipeline(settings, ProcessIdentity{}, &telemetry, {});
-    pipeline.streamStarted(DecodeContext{}, {});
-    test::LiveFeed feed;
-    feed.add(ringJob(), 300, 8, 5'000'000, 5);
-    feed.play(pipeline, 10'000'000, [&](int64_t) { pipeline.cycleEnded(0); });
-    pipeline.cycleEnded(0);
-    const LivePipeline::Sight before = pipeline.sight();
-    ASSERT_EQ(before.lookbackLast, 307);
-    ASSERT_EQ(before.lookbackFirst, 305);
-    StepCaptureProgress written;
-    std::string error;
-    ASSERT_TRUE(pipeline.dump(dir / "before.sqlite", written, error)) << error;
+    LivePipeline same(settings, ProcessIdentity{}, &sameTelemetry, {});
+    for (LivePipeline* p : {&pipeline, &same}) {
+        p->streamStarted(DecodeContext{}, {});
+        test::LiveFeed feed;
+        feed.add(ringJob(), 300, 8, 5'000'000, 5);
+        feed.play(*p, 10'000'000, [&](int64_t) { p->cycleEnded(0); });
+        p->cycleEnded(0);
+        ASSERT_EQ(p->sight().lookbackLast, 307);
+        ASSERT_EQ(p->sight().lookbackFirst, 305);
+    }
     const double bytesBefore = lookbackBytes(telemetry);
+    // `dump` on the control thread: the writer thread (here, this one) gives
+    // the ring's records their rows at the end of a cycle.
+    const auto dump = [&](LivePipeline& p, const std::string& path) {
+        StepCaptureProgress written;
+        std::string error;
+        auto done = std::async(std::launch::async, [&] { return p.dump(path, written, error); });
+        while (done.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) p.cycleEnded(0);
+        EXPECT_TRUE(done.get()) << error;
+    };
+    dump(same, dir / "before.sqlite");
 
     // Then 40,000 launches and their kernels, and no step.
     const TimeNs t0 = 10'000'000'000;
@@ -284,7 +297,7 @@ TEST(LiveRing, AJobThatStopsClosingStepsKeepsTheRingsStepsInBoundedMemory) {
     EXPECT_EQ(after.lookbackLast, 307);
     // At most the row bound again beyond what the records name (80,000 rows came).
     EXPECT_LT(mostBytes, bytesBefore + 2.0 * 2000 * sizeof(Held<KernelRow>) + 200'000) << bytesBefore;
-    ASSERT_TRUE(pipeline.dump(dir / "after.sqlite", written, error)) << error;
+    dump(pipeline, dir / "after.sqlite");
     const auto textOfFile = [](const std::string& path) {
         const Capture cap = loadCapture(path);
         std::ostringstream o;
