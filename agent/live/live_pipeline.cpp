@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <climits>
@@ -265,7 +266,11 @@ void LivePipeline::logStep(const DeviceStepMetrics& m) {
 }
 
 bool LivePipeline::ringRowsOwned(std::unique_lock<std::mutex>& lock, std::string& error) {
-    if (!sight_.streaming) return true;  // finish() gave them their rows
+    // After the stream, finish() gave them their rows.
+    const auto& held = ring_.steps();
+    if (!sight_.streaming ||
+        std::all_of(held.begin(), held.end(), [](const StepRows& s) { return s.owned != nullptr; }))
+        return true;
     ownRequested_ = true;
     if (ringOwned_.wait_for(lock, std::chrono::seconds(5), [&] { return !ownRequested_ || !sight_.streaming; }))
         return true;
