@@ -301,21 +301,17 @@ TEST(LiveSteps, TheLookbackRingHoldsTheLastStepsAndACaptureCanBeginInIt) {
     LiveFeed feed;
     feed.add(twoDevices(), 100, 12, 25 * kMs, 7);
     StepAssembler assembler(stepPattern());
-    assembler.setRetaining(true);
     StepRing ring(3, 1'000'000);
     std::map<int64_t, std::vector<DeviceStepMetrics>> live;
     std::unique_ptr<StepCapture> capture;
     const auto describe = [&](RowSink& out) { assembler.writeDescriptions(out); };
     size_t mostHeld = 0;
-    RecordedStep copied;
     const auto handler = [&](const ClosedStep& s) {
         live[s.number] = measureStep(s, {});
-        s.recordRows(ring.next());
-        const StepRows& kept = ring.keep();
-        assembler.releaseBefore(ring.lowest(assembler.endSeqs()));
+        s.record(ring.next());
+        const RecordedStep& kept = ring.keep();
         mostHeld = std::max(mostHeld, ring.steps().size());
-        assembler.materialize(kept, copied);
-        if (capture) capture->offer(copied, describe);
+        if (capture) capture->offer(kept, describe);
         // Once step 108 has closed, a capture of 106 to 109: three from the ring.
         if (s.number == 108 && !capture) {
             StepCapturePlan plan;
@@ -324,11 +320,8 @@ TEST(LiveSteps, TheLookbackRingHoldsTheLastStepsAndACaptureCanBeginInIt) {
             plan.path = dir / "back.sqlite";
             capture = std::make_unique<StepCapture>(plan, ProcessIdentity{}, DecodeContext{},
                                                     std::map<std::string, std::string>{});
-            for (const StepRows& held : ring.steps())
-                if (held.number >= 106) {
-                    assembler.materialize(held, copied);
-                    capture->offer(copied, describe);
-                }
+            for (const RecordedStep& held : ring.steps())
+                if (held.number >= 106) capture->offer(held, describe);
         }
     };
     feed.play(assembler, 10 * kMs, [&](int64_t now) { assembler.advance(now, handler); });
@@ -351,7 +344,7 @@ TEST(LiveSteps, TheLookbackRingHoldsTheLastStepsAndACaptureCanBeginInIt) {
     // The row bound: the oldest steps go first, the newest stays.
     StepRing small(10, 1);
     for (int i = 0; i < 3; ++i) {
-        StepRows& r = small.next();
+        RecordedStep& r = small.next();
         r.number = i;
         r.kernels.resize(5);
         small.keep();
