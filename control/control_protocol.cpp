@@ -68,7 +68,11 @@ int64_t unixNowMs() {
 }
 
 bool clientGaveUp(const ControlRequest& request) {
-    return request.deadlineUnixMs && unixNowMs() > *request.deadlineUnixMs;
+    // The deadline is the client's end of waiting rounded down to the
+    // millisecond, so from that millisecond on it may be gone: a request read
+    // in the very millisecond its client gave up (a stopped rank resumed at
+    // once) was acted on when this compared with `>`.
+    return request.deadlineUnixMs && unixNowMs() >= *request.deadlineUnixMs;
 }
 
 std::string encodeRequest(const ControlRequest& request) {

@@ -58,7 +58,8 @@ struct ControlRequest {
 
 // The Unix time in milliseconds (CLOCK_REALTIME), for deadlines.
 int64_t unixNowMs();
-// True when `request` carries a deadline that has passed.
+// True when `request` carries a deadline that has come (this millisecond
+// counts: its client may have stopped waiting in it).
 bool clientGaveUp(const ControlRequest& request);
 
 // A step capture's progress (`ps`).

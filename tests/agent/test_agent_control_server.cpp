@@ -350,6 +350,11 @@ TEST_F(ControlServerTest, RequestsWhoseClientGaveUpAreDropped) {
     EXPECT_EQ(test::rawExchange(server->socketPath(), late), "");  // no answer: nobody waits for one
     EXPECT_EQ(handled, 0);
     EXPECT_EQ(server->droppedRequests(), 1u);
+    // A deadline of this very millisecond: its client may be gone already.
+    const std::string now = "{\"cmd\":\"start\",\"deadline_ms\":" + std::to_string(unixNowMs()) + "}\n";
+    EXPECT_EQ(test::rawExchange(server->socketPath(), now), "");
+    EXPECT_EQ(handled, 0);
+    EXPECT_EQ(server->droppedRequests(), 2u);
     const std::string inTime = "{\"cmd\":\"start\",\"deadline_ms\":" + std::to_string(unixNowMs() + 5000) + "}\n";
     EXPECT_TRUE(parseReply(test::rawExchange(server->socketPath(), inTime)).ok);
     EXPECT_EQ(handled, 1);
