@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <tsl/robin_map.h>
-#include <vector>
 
 namespace osc::crossrank {
 

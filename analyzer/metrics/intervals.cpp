@@ -120,9 +120,10 @@ size_t CoverageIndex::firstEndingAfter(TimeNs t) const {
     return static_cast<size_t>(it - set_.begin());
 }
 
-TimeNs CoverageIndex::coveredBefore(TimeNs t) const {
+TimeNs CoverageIndex::coveredBefore(TimeNs t) const { return coveredAt(firstEndingAfter(t), t); }
+
+TimeNs CoverageIndex::coveredAt(size_t k, TimeNs t) const {
     // Intervals ending at or before t count fully; the one containing t in part.
-    const size_t k = firstEndingAfter(t);
     TimeNs n = k ? prefix_[k - 1] : 0;
     if (k < set_.size() && set_[k].start < t) n += t - set_[k].start;
     return n;
@@ -152,22 +153,15 @@ size_t CoverageWalker::firstEndingAfter(size_t from, TimeNs t) const {
                                set.begin());
 }
 
-TimeNs CoverageWalker::coveredBefore(size_t k, TimeNs t) const {
-    const IntervalSet& set = index_.set_;
-    TimeNs covered = k ? index_.prefix_[k - 1] : 0;
-    if (k < set.size() && set[k].start < t) covered += t - set[k].start;
-    return covered;
-}
-
 TimeNs CoverageWalker::coveredBefore(TimeNs t) {
     k_ = firstEndingAfter(k_, t);
-    return coveredBefore(k_, t);
+    return index_.coveredAt(k_, t);
 }
 
 TimeNs CoverageWalker::covered(TimeNs a, TimeNs b) {
     const TimeNs before = coveredBefore(a);
     if (b <= a) return 0;
-    return coveredBefore(firstEndingAfter(k_, b), b) - before;
+    return index_.coveredAt(firstEndingAfter(k_, b), b) - before;
 }
 
 }  // namespace osc

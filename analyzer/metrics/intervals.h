@@ -103,6 +103,8 @@ private:
     friend class CoverageWalker;
     // Covered length strictly before t.
     TimeNs coveredBefore(TimeNs t) const;
+    // The same, given k = firstEndingAfter(t) (found by a search or a walk).
+    TimeNs coveredAt(size_t k, TimeNs t) const;
 
     IntervalSet set_;
     std::vector<TimeNs> prefix_;  // prefix_[i] = total length of set_[0..i]
@@ -125,7 +127,6 @@ public:
 private:
     // First interval at or after `from` whose end is after t.
     size_t firstEndingAfter(size_t from, TimeNs t) const;
-    TimeNs coveredBefore(size_t k, TimeNs t) const;
 
     const CoverageIndex& index_;
     size_t k_ = 0;  // first interval whose end is after the last t
