@@ -16,10 +16,8 @@ constexpr double kByteSlack = 0.5;
 // `lastEnd`: after both the compute before it and that collective, keeping
 // the gap it had.
 TimeNs postShift(const StepModel& step, TimeNs lastEnd) {
-    if (step.post.empty()) return 0;
-    TimeNs first = step.post.front().start;
-    for (const auto& w : step.post) first = std::min(first, w.start);
-    return std::max(step.keptComputeEnd, lastEnd) + step.postGap - first;
+    if (!step.hasPost) return 0;
+    return std::max(step.keptComputeEnd, lastEnd) + step.postGap - step.postStart;
 }
 
 TimeNs endWith(const StepModel& step, const std::vector<Interval>& collectives) {
@@ -29,9 +27,9 @@ TimeNs endWith(const StepModel& step, const std::vector<Interval>& collectives) 
         end = std::max(end, c.end);
         last = std::max(last, c.end);
     }
-    for (const auto& w : step.kept) end = std::max(end, w.end);
+    end = std::max(end, step.keptEnd);
     const TimeNs shift = collectives.empty() ? 0 : postShift(step, last);
-    for (const auto& w : step.post) end = std::max(end, w.end + shift);
+    if (step.hasPost) end = std::max(end, step.postEnd + shift);
     return end;
 }
 
@@ -108,18 +106,15 @@ StepPrediction evaluateStep(const StepModel& step, const std::vector<Interval>& 
     const TimeNs end = endWith(step, collectives);
     const Interval window{step.start, end};
 
-    IntervalSetBuilder compute, comm;
-    for (const auto& w : step.kept) {
-        if (w.category == Category::Compute) compute.add(w.start, w.end);
-        if (w.category == Category::Communication) comm.add(w.start, w.end);
-    }
-    for (const auto& w : step.post) {
-        if (w.category == Category::Compute) compute.add(w.start + shift, w.end + shift);
-        if (w.category == Category::Communication) comm.add(w.start + shift, w.end + shift);
-    }
-    for (const auto& c : collectives) comm.add(c);
-    const IntervalSet c = clip(compute.finish(), window);
-    const IntervalSet m = clip(comm.finish(), window);
+    const auto shifted = [shift](const IntervalSet& set) {
+        IntervalSet out(set);
+        for (Interval& i : out) i = {i.start + shift, i.end + shift};
+        return out;
+    };
+    IntervalSetBuilder planned;
+    for (const auto& c : collectives) planned.add(c);
+    const IntervalSet c = clip(unite(step.keptCompute, shifted(step.postCompute)), window);
+    const IntervalSet m = clip(unite(unite(step.keptComm, shifted(step.postComm)), planned.finish()), window);
     const TimeNs commNs = totalLength(m);
     const TimeNs overlapNs = totalLength(intersect(c, m));
     p.step_ns = window.length();

@@ -312,6 +312,7 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
     const BackwardMarks marks = backwardMarks(capture, process, settings.backward);
     const BackwardMarks forward = backwardMarks(capture, process, settings.forward);
 
+    out.steps.reserve(da.steps.size());
     for (size_t s = 0; s < da.steps.size(); ++s) {
         const StepAnalysis& sa = da.steps[s];
         StepModel step;
@@ -374,30 +375,46 @@ DeviceSteps extractDeviceSteps(const Capture& capture, const Analysis& analysis,
         // Work launched after the last gradient collective moves with it.
         const ObservedBucket& last = step.buckets.back();
         step.keptComputeEnd = step.start;
-        TimeNs postStart = std::numeric_limits<TimeNs>::max();
+        IntervalSetBuilder keptCompute, keptComm, postCompute, postComm;
         for (const Activity* a : others) {
             const bool post = last.launch >= 0 && a->launch >= 0 ? a->launch > last.launch : a->start >= last.end;
-            const Work w{a->start, a->end, a->category};
+            const bool compute = a->category == Category::Compute, comm = a->category == Category::Communication;
             if (post) {
-                step.post.push_back(w);
-                postStart = std::min(postStart, a->start);
+                step.hasPost = true;
+                step.postStart = std::min(step.postStart, a->start);
+                step.postEnd = std::max(step.postEnd, a->end);
+                if (compute) postCompute.add(a->start, a->end);
+                if (comm) postComm.add(a->start, a->end);
                 continue;
             }
-            step.kept.push_back(w);
-            if (a->category == Category::Compute) {
+            step.keptEnd = std::max(step.keptEnd, a->end);
+            if (comm) keptComm.add(a->start, a->end);
+            if (compute) {
+                keptCompute.add(a->start, a->end);
                 step.compute.push_back({a->start, a->end, a->launch, a->name});
                 step.keptComputeEnd = std::max(step.keptComputeEnd, a->end);
             }
         }
+        const auto fitted = [](IntervalSetBuilder& b) {
+            IntervalSet set = b.finish();
+            set.shrink_to_fit();
+            return set;
+        };
+        step.keptCompute = fitted(keptCompute);
+        step.keptComm = fitted(keptComm);
+        step.postCompute = fitted(postCompute);
+        step.postComm = fitted(postComm);
         TimeNs lastEnd = 0;
         for (const auto& b : step.buckets) lastEnd = std::max(lastEnd, b.end);
-        if (!step.post.empty()) step.postGap = std::max<TimeNs>(0, postStart - std::max(step.keptComputeEnd, lastEnd));
+        if (step.hasPost) step.postGap = std::max<TimeNs>(0, step.postStart - std::max(step.keptComputeEnd, lastEnd));
 
         if (!assignReadiness(step)) {
             skip("no gradient readiness (no host launch records and every collective queued)");
             continue;
         }
         buildReadyPoints(step, settings.readiness, backwardStartOf(step, marks));
+        std::vector<ComputeKernel>().swap(step.compute);  // read by the readiness rule only
+        step.points.shrink_to_fit();
         for (const Activity* g : grads) {
             ++out.gradients;
             out.gradientsInForward += ranIn(*g, forward) && !ranIn(*g, marks);

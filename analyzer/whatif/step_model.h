@@ -6,17 +6,13 @@
 
 #include "analyzer/capture/model.h"
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/metrics/intervals.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace osc::whatif {
-
-// GPU work the replay does not re-time (or moves as one block).
-struct Work {
-    TimeNs start = 0, end = 0;
-    Category category = Category::Compute;
-};
 
 // One compute kernel of the step, for the readiness rule.
 struct ComputeKernel {
@@ -46,11 +42,22 @@ struct ReadyPoint {
 struct StepModel {
     int stepIndex = -1;  // into DeviceAnalysis::steps
     std::string name;
-    TimeNs start = 0, end = 0;            // observed GPU window
-    TimeNs measuredExposedNs = 0;         // docs/design.md section 4 exposed_comm_ns of the step
-    std::vector<Work> kept;               // keeps its time
-    std::vector<Work> post;               // launched after the last gradient collective
-    std::vector<ComputeKernel> compute;   // compute kernels of `kept`, by start
+    TimeNs start = 0, end = 0;     // observed GPU window
+    TimeNs measuredExposedNs = 0;  // docs/design.md section 4 exposed_comm_ns of the step
+    // The work that keeps its time and the work launched after the last
+    // gradient collective (which moves with it), kept as the busy time the
+    // evaluation reads: merged compute and communication, and the extremes
+    // of every category. One entry a kernel for every rank's steps at once
+    // was the What-if panel's largest cost at 1,024 ranks.
+    IntervalSet keptCompute, keptComm;
+    IntervalSet postCompute, postComm;
+    TimeNs keptEnd = std::numeric_limits<TimeNs>::min();    // last end of any kept work
+    TimeNs postStart = std::numeric_limits<TimeNs>::max();  // first start of any post work
+    TimeNs postEnd = std::numeric_limits<TimeNs>::min();    // last end of any post work
+    bool hasPost = false;
+    // Compute kernels of the kept work, by start: read by the readiness rule
+    // while the step is extracted, then released.
+    std::vector<ComputeKernel> compute;
     std::vector<ObservedBucket> buckets;  // in launch (else start) order
     std::vector<ReadyPoint> points;       // time-sorted, bytes non-decreasing, last = all bytes
     TimeNs keptComputeEnd = 0;            // last end of compute that keeps its time

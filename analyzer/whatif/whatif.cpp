@@ -64,14 +64,14 @@ Latencies estimateLatencies(const std::vector<StepModel>& steps) {
     return {medianOf(lag), medianOf(gap)};
 }
 
-double inferredObservedMb(const std::vector<StepModel>& steps) {
+// The observed bucket size a step shows: its largest bucket but the last
+// (DDP's last bucket holds what is left), or its only one.
+uint64_t largestFullBucket(const StepModel& s) {
     uint64_t largest = 0;
-    for (const auto& s : steps) {
-        const size_t n = s.buckets.size();
-        for (size_t k = 0; k < n; ++k)
-            if (k + 1 < n || n == 1) largest = std::max(largest, s.buckets[k].bytes);
-    }
-    return static_cast<double>(largest) / kMiB;
+    const size_t n = s.buckets.size();
+    for (size_t k = 0; k < n; ++k)
+        if (k + 1 < n || n == 1) largest = std::max(largest, s.buckets[k].bytes);
+    return largest;
 }
 
 // One device's modelled steps and the plans replayed on them: plan 0 is the
@@ -79,14 +79,60 @@ double inferredObservedMb(const std::vector<StepModel>& steps) {
 // (the prediction), planOf(i, 1) (no overlap) and planOf(i, 2) (perfect).
 size_t planOf(size_t scenario, size_t variant) { return 1 + 3 * scenario + variant; }
 
-// A step's plans live only while its step is scheduled (scheduleAll), and
-// its model is reduced to the figures finishDevice reads once it is
-// evaluated: every rank's plans and schedules at once took 0.9 GB more than
-// the GUI holds for 1,024 ranks.
+// Memory follows one step at a time, not every rank's steps at once (the
+// GUI replays 1,024 ranks beside everything it holds): a step's plans live
+// only while its step is scheduled (scheduleAll), its model is released to
+// the figures finishDevice reads once it is evaluated, and the predictions
+// are made group by group as the models go.
+//
+// What finishDevice reads of each (step, plan) of the steps scheduled
+// together (one step name; its devices are the members): all of plan 0 and
+// of each scenario's prediction, only the step time of its two bounds.
+struct GroupPredictions {
+    size_t scenarios = 0;
+    std::vector<StepPrediction> replayed;    // [member]: plan 0
+    std::vector<StepPrediction> predicted;   // [member * scenarios + i]: planOf(i, 0)
+    std::vector<TimeNs> noOverlap, perfect;  // [member * scenarios + i]: planOf(i, 1), planOf(i, 2)
+
+    GroupPredictions(size_t members, size_t scenarioCount)
+        : scenarios(scenarioCount),
+          replayed(members),
+          predicted(members * scenarios),
+          noOverlap(members * scenarios),
+          perfect(members * scenarios) {}
+    void record(size_t member, size_t plan, const StepPrediction& p) {
+        if (plan == 0) {
+            replayed[member] = p;
+            return;
+        }
+        const size_t at = member * scenarios + (plan - 1) / 3;
+        switch ((plan - 1) % 3) {
+            case 0:
+                predicted[at] = p;
+                break;
+            case 1:
+                noOverlap[at] = p.step_ns;
+                break;
+            default:
+                perfect[at] = p.step_ns;
+                break;
+        }
+    }
+};
+
+// Where a step's predictions are: its group and its place among the members.
+struct PredictionAt {
+    size_t group = 0, member = 0;
+};
+
 struct DeviceWork {
     size_t result = 0;  // index into WhatIfResult::devices
     DeviceSteps steps;
-    std::vector<std::vector<StepPrediction>> predicted;  // [step][plan]
+    std::vector<PredictionAt> predicted;  // [step]
+    // What finishDevice reads of the observed buckets, which are released
+    // with the rest of a step's model once it is scheduled.
+    std::vector<int> observedBuckets;  // [step]
+    uint64_t largestFullBucket = 0;    // over the steps
 };
 
 // Plan 0 replays the observed buckets; then per bucket size the prediction,
@@ -102,13 +148,14 @@ std::vector<std::vector<PlannedBucket>> plansOf(const StepModel& s, const WhatIf
     return plans;
 }
 
-// Frees what only planning and evaluation read; keeps the observed window,
-// exposure and bucket count.
+// Frees what only planning and evaluation read, keeping the observed window
+// and exposure; the bucket figures finishDevice needs go to the device's work.
 void releaseScheduled(DeviceWork& w, size_t step) {
     StepModel& m = w.steps.steps[step];
-    std::vector<Work>().swap(m.kept);
-    std::vector<Work>().swap(m.post);
-    std::vector<ComputeKernel>().swap(m.compute);
+    w.observedBuckets[step] = static_cast<int>(m.buckets.size());
+    w.largestFullBucket = std::max(w.largestFullBucket, largestFullBucket(m));
+    std::vector<ObservedBucket>().swap(m.buckets);
+    for (IntervalSet* set : {&m.keptCompute, &m.keptComm, &m.postCompute, &m.postComm}) IntervalSet().swap(*set);
     std::vector<ReadyPoint>().swap(m.points);
 }
 
@@ -145,17 +192,26 @@ void addNotes(DeviceWhatIf& d, const DeviceSteps& ds, const WhatIfSettings& sett
 
 // Schedules every (step, plan): jointly across the devices that ran the same
 // step (by name) when several ranks are modelled, else device by device.
-void scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>& devices,
-                 const WhatIfSettings& settings, size_t planCount) {
+std::vector<GroupPredictions> scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>& devices,
+                                          const WhatIfSettings& settings, size_t planCount) {
     std::map<std::string, std::vector<std::pair<size_t, size_t>>> byStepName;  // (work, step)
     for (size_t w = 0; w < work.size(); ++w)
         for (size_t s = 0; s < work[w].steps.steps.size(); ++s)
             byStepName[work[w].steps.steps[s].name].emplace_back(w, s);
-    for (auto& w : work) w.predicted.assign(w.steps.steps.size(), std::vector<StepPrediction>(planCount));
-    const auto evaluate = [&](size_t w, size_t s, size_t p, const std::vector<Interval>& scheduled) {
-        work[w].predicted[s][p] = evaluateStep(work[w].steps.steps[s], scheduled);
-    };
+    std::vector<GroupPredictions> groups;
+    groups.reserve(byStepName.size());
+    for (auto& w : work) {
+        w.predicted.resize(w.steps.steps.size());
+        w.observedBuckets.resize(w.steps.steps.size());
+    }
     for (const auto& [name, members] : byStepName) {
+        GroupPredictions& group = groups.emplace_back(members.size(), settings.bucketMb.size());
+        for (size_t i = 0; i < members.size(); ++i)
+            work[members[i].first].predicted[members[i].second] = {groups.size() - 1, i};
+        const auto evaluate = [&](size_t member, size_t p, const std::vector<Interval>& scheduled) {
+            const auto [w, s] = members[member];
+            group.record(member, p, evaluateStep(work[w].steps.steps[s], scheduled));
+        };
         std::vector<std::vector<std::vector<PlannedBucket>>> plans;  // [member][plan]
         for (const auto& [w, s] : members) plans.push_back(plansOf(work[w].steps.steps[s], settings));
         for (size_t p = 0; p < planCount; ++p) {
@@ -171,16 +227,17 @@ void scheduleAll(std::vector<DeviceWork>& work, const std::vector<DeviceWhatIf>&
                     lat.push_back(devices[work[members[i].first].result].latencies);
                 }
                 const auto out = scheduleJoint(plan, costs, lat);
-                for (size_t i = 0; i < members.size(); ++i) evaluate(members[i].first, members[i].second, p, out[i]);
+                for (size_t i = 0; i < members.size(); ++i) evaluate(i, p, out[i]);
             } else {
                 for (size_t i = 0; i < members.size(); ++i) {
                     const DeviceWhatIf& d = devices[work[members[i].first].result];
-                    evaluate(members[i].first, members[i].second, p, scheduleBuckets(plans[i][p], d.fit, d.latencies));
+                    evaluate(i, p, scheduleBuckets(plans[i][p], d.fit, d.latencies));
                 }
             }
         }
         for (const auto& [w, s] : members) releaseScheduled(work[w], s);
     }
+    return groups;
 }
 
 // Field by field, the median over rows: a device's steps, or the devices.
@@ -214,20 +271,20 @@ void markBest(std::vector<ScenarioResult>& scenarios) {
     if (best != scenarios.end()) best->best = true;
 }
 
-void finishDevice(DeviceWhatIf& d, const DeviceWork& w, const WhatIfSettings& settings) {
+void finishDevice(DeviceWhatIf& d, const DeviceWork& w, const std::vector<GroupPredictions>& groups,
+                  const WhatIfSettings& settings) {
     const auto& steps = w.steps.steps;
     std::vector<TimeNs> measured, measuredExposed, replayed, replayedExposed;
-    std::vector<int> observedBuckets;
     for (size_t s = 0; s < steps.size(); ++s) {
-        const StepPrediction& p = w.predicted[s][0];
+        const GroupPredictions& g = groups[w.predicted[s].group];
+        const StepPrediction& p = g.replayed[w.predicted[s].member];
         measured.push_back(steps[s].end - steps[s].start);
         measuredExposed.push_back(steps[s].measuredExposedNs);
         replayed.push_back(p.step_ns);
         replayedExposed.push_back(p.exposed_comm_ns);
-        observedBuckets.push_back(static_cast<int>(steps[s].buckets.size()));
     }
-    d.observed.bucket_mb = settings.observedMb.value_or(inferredObservedMb(steps));
-    d.observed.buckets = medianOf(observedBuckets);
+    d.observed.bucket_mb = settings.observedMb.value_or(static_cast<double>(w.largestFullBucket) / kMiB);
+    d.observed.buckets = medianOf(w.observedBuckets);
     d.observed.step_ns = medianOf(measured);
     d.observed.exposed_comm_ns = medianOf(measuredExposed);
     d.observed.replayed_step_ns = medianOf(replayed);
@@ -239,14 +296,16 @@ void finishDevice(DeviceWhatIf& d, const DeviceWork& w, const WhatIfSettings& se
     for (size_t i = 0; i < settings.bucketMb.size(); ++i) {
         std::vector<ScenarioResult> perStep;
         for (size_t s = 0; s < steps.size(); ++s) {
-            const StepPrediction& p = w.predicted[s][planOf(i, 0)];
+            const GroupPredictions& g = groups[w.predicted[s].group];
+            const size_t at = w.predicted[s].member * g.scenarios + i;
+            const StepPrediction& p = g.predicted[at];
             ScenarioResult& row = perStep.emplace_back();
             row.buckets = p.buckets;
             row.step_ns = p.step_ns;
             row.exposed_comm_ns = p.exposed_comm_ns;
             row.overlap_ratio = p.overlap_ratio;
-            row.no_overlap_step_ns = w.predicted[s][planOf(i, 1)].step_ns;
-            row.perfect_overlap_step_ns = w.predicted[s][planOf(i, 2)].step_ns;
+            row.no_overlap_step_ns = g.noOverlap[at];
+            row.perfect_overlap_step_ns = g.perfect[at];
         }
         d.scenarios.push_back(medianScenario(settings.bucketMb[i], perStep));
     }
@@ -324,6 +383,7 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
     ActivityClassifier classifier(capture.strings, analysis.settings);
 
     std::vector<DeviceWork> work;
+    work.reserve(analysis.devices.size());
     for (size_t i = 0; i < analysis.devices.size(); ++i) {
         const DeviceAnalysis& da = analysis.devices[i];
         DeviceWhatIf d;
@@ -349,6 +409,7 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
         d.fit = fitCost(w.steps.samples, settings.defaultAlphaNs,
                         w.steps.sizesInferred ? std::optional<double>(es.defaultAlphaNs) : settings.alphaNs);
         if (w.steps.sizesInferred) d.fit.alphaSource = settings.alphaNs ? "given" : "default";
+        std::vector<CostSample>().swap(w.steps.samples);  // the fit's only
         if (settings.latencies) d.latencies = estimateLatencies(w.steps.steps);
         d.modelled = true;
         addNotes(d, w.steps, settings);
@@ -356,10 +417,11 @@ WhatIfResult runWhatIf(const Capture& capture, const Analysis& analysis, const W
         result.devices.push_back(std::move(d));
         work.push_back(std::move(w));
     }
-    scheduleAll(work, result.devices, settings, planOf(settings.bucketMb.size(), 0));
+    const std::vector<GroupPredictions> groups =
+        scheduleAll(work, result.devices, settings, planOf(settings.bucketMb.size(), 0));
     for (const auto& w : work) {
         DeviceWhatIf& d = result.devices[w.result];
-        finishDevice(d, w, settings);
+        finishDevice(d, w, groups, settings);
         if (d.self_check_error && std::fabs(*d.self_check_error) > kSelfCheckWarn)
             result.warnings.push_back(d.label + ": replaying the observed buckets gives " +
                                       milliseconds(d.observed.replayed_step_ns) + " against " +
