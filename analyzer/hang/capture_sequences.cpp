@@ -180,6 +180,9 @@ void addPluginCalls(const Capture& capture, const Process& p, const HostActivity
         comm.source = Source::NcclPlugin;
         comm.seqPerCollective = true;
         RankProgress rank = rankOf(p, host, unfinished);
+        // Every rank's calls are held at once (1,024 ranks: half a million):
+        // no growth slack beyond the one unfinished call added later.
+        rank.calls.reserve(rows.size() + 1);
         std::set<SlotKey> seen;
         for (size_t i : rows) {
             Call c;
