@@ -1,6 +1,7 @@
 // overlapscope-gui [FILE] [--compare CANDIDATE] [--screenshot OUT.png [--size WxH] [--range START:END]]
 #include "gui/model/time_ticks.h"
 #include "gui/widgets/main_window.h"
+#include "gui/widgets/process_memory.h"
 #include "gui/widgets/screenshot.h"
 
 #include <QApplication>
@@ -36,6 +37,7 @@ int usageError(const QString& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    osc::gui::limitAllocatorArenas();
     useOffscreenWhenNoWindowIsNeeded(argc, argv);
     QApplication app(argc, argv);
     QApplication::setOrganizationName("overlapscope");

@@ -1,13 +1,13 @@
 #include "gui/widgets/capture_loader.h"
 
+#include "gui/widgets/process_memory.h"
+
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/crossrank/clock_alignment.h"
 #include "analyzer/load/load_capture.h"
 
 #include <QMetaObject>
-
-#include <malloc.h>
 
 #include <future>
 
@@ -27,6 +27,10 @@ LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settin
         return out;
     }
     LoadOptions options;
+    // The window shows a kernel's grid and block, never its registers,
+    // shared memory or graph ids: 20 bytes a kernel less (55 MB at 1,024
+    // ranks), and the analysis reads no more either.
+    options.launchShapeOnly = true;
     options.cancel = cancel;
     options.progress = [&](double f, std::string_view stage) {
         // Reading is most of the work; building and analysing share the rest.
@@ -36,7 +40,7 @@ LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settin
     if (options.cancelled()) throw LoadCancelled{};
     // What the readers freed goes back to the system before the lanes and the
     // analysis grow the heap again: a 1,024-rank job's peak is 70 MB lower.
-    malloc_trim(0);
+    returnFreedMemory();
     // --align collectives: the lanes show the shifted clocks, so shift the
     // capture itself, then analyse it as it now stands.
     std::vector<TimeNs> shifts;
@@ -69,7 +73,7 @@ LoadedCapture loadForViewing(const QString& path, const AnalysisSettings& settin
     out.analysis = analysis;
     out.model->addStepLanes(*out.analysis);
     out.model->annotate(*out.analysis);
-    malloc_trim(0);  // the analysis's and the lanes' scratch
+    returnFreedMemory();  // the analysis's and the lanes' scratch
     if (progress) progress(1.0, QObject::tr("done"));
     return out;
 }

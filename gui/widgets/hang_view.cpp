@@ -2,6 +2,7 @@
 
 #include "analyzer/hang/hang.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/process_memory.h"
 #include "gui/widgets/qt_values.h"
 
 #include <QCoreApplication>
@@ -92,6 +93,7 @@ void HangBanner::setCapture(std::shared_ptr<TimelineModel> model, const QStringL
         } catch (const std::exception& e) {
             result.error = e.what();  // no verdict: the Collective progress panel says why
         }
+        returnFreedMemory();  // every rank's calls
         QMetaObject::invokeMethod(
             self,
             [self, generation, result] {

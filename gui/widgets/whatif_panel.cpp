@@ -2,6 +2,7 @@
 
 #include "gui/model/whatif_plot.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/process_memory.h"
 #include "gui/widgets/tab_dock.h"
 
 #include <QAction>
@@ -94,6 +95,7 @@ void WhatIfPanel::computeInBackground() {
             } catch (const std::exception& e) {
                 error = QString::fromStdString(e.what());
             }
+            returnFreedMemory();  // every rank's step models
             QMetaObject::invokeMethod(
                 this,
                 [this, generation, result = std::move(result), error]() mutable {
