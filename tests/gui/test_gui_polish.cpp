@@ -9,6 +9,7 @@
 #include "gui/model/time_ticks.h"
 #include "gui/model/whatif_plot.h"
 #include "gui/render/palette.h"
+#include "gui/widgets/capture_loader.h"
 #include "gui/widgets/dark_theme.h"
 #include "gui/widgets/main_window.h"
 #include "gui/widgets/timeline_widget.h"
@@ -73,6 +74,30 @@ TEST(Polish, KernelTooltipsSayWhereAndHowTheKernelRan) {
     const std::string copy = eventTooltip(m, l.analysis.get(), onStream(20, 500, EventSource::Copy));
     // 4,096 bytes in 400 ns: 10.24 GB/s.
     EXPECT_NE(copy.find("stream 20 · 4 KiB · 10.24 GB/s"), std::string::npos) << copy;
+}
+
+// The window reads a launch's grid and block (its tooltip and details show
+// them) and leaves registers, shared memory and graph ids unread, as the
+// CLI's jobs do: 20 bytes a kernel at 1,024 ranks. The file's every
+// AllReduce launch is 2x1x1 blocks of 288 threads (sqlite3 on the file).
+TEST(Polish, TheWindowReadsALaunchsGridAndBlockOnly) {
+    const LoadedCapture l = loadForViewing(OSC_TEST_EXAMPLES "/h100/ddp_bucketed/vm-655-rank0.sqlite", {}, nullptr, {});
+    const Capture& c = l.model->capture();
+    const KernelTable& k = c.processes.at(0).devices.at(0).kernels;
+    ASSERT_GT(k.size(), 0u);
+    EXPECT_EQ(k.gridX.size(), k.size());
+    EXPECT_EQ(k.blockZ.size(), k.size());
+    EXPECT_TRUE(k.registersPerThread.empty());
+    EXPECT_TRUE(k.graphNodeId.empty());
+    int allReduces = 0;
+    for (size_t i = 0; i < k.size(); ++i) {
+        if (c.strings.at(k.name[i]).rfind("ncclDevKernel_AllReduce", 0) != 0) continue;
+        ++allReduces;
+        const std::string tip = eventTooltip(*l.model, l.analysis.get(),
+                                             l.model->findOnStream(0, k.stream[i], k.start[i], EventSource::Kernel));
+        EXPECT_NE(tip.find("grid 2×1×1 · block 288×1×1"), std::string::npos) << tip;
+    }
+    EXPECT_EQ(allReduces, 39);
 }
 
 TEST(Polish, WhatIfShowsTheFitQualityTheCommandPrints) {
