@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -18,19 +19,41 @@ namespace {
 using namespace osc::control;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kRequestTimeoutMs = 10000;
+// Each request's wait: 10 s, or $OVERLAPSCOPE_ANSWER_TIMEOUT_MS when set.
+int requestTimeoutMs() { return std::getenv("OVERLAPSCOPE_ANSWER_TIMEOUT_MS") ? answerTimeoutMs() : 10000; }
 
 struct Target {
     std::string socket;
     AgentStatus status;
     bool failed = false;
     std::string lastProgress;
+    std::string silence;  // why its last status request went unanswered (waitForCaptures)
 };
 
 bool refresh(Target& t) {
     try {
-        t.status = sendRequest(t.socket, ControlRequest{}, kRequestTimeoutMs).status;
+        t.status = sendRequest(t.socket, ControlRequest{}, requestTimeoutMs()).status;
         return true;
+    } catch (const std::runtime_error& e) {
+        std::fprintf(stderr, "overlapscope: %s\n", printable(e.what()).c_str());
+        t.failed = true;
+        return false;
+    }
+}
+
+// A status request while the captures run. An agent that does not answer
+// one is asked again until the wait gives up: a process that stops for a
+// while (a loaded machine, a debugger) finishes its capture all the same,
+// and only one that stays silent is named, at the end.
+bool refreshWhileCapturing(Target& t) {
+    try {
+        t.status = sendRequest(t.socket, ControlRequest{}, requestTimeoutMs()).status;
+        t.silence.clear();
+        return true;
+    } catch (const NoAnswer& e) {
+        if (t.silence.empty()) std::fprintf(stderr, "overlapscope: %s; asking again\n", printable(e.what()).c_str());
+        t.silence = e.what();
+        return false;
     } catch (const std::runtime_error& e) {
         std::fprintf(stderr, "overlapscope: %s\n", printable(e.what()).c_str());
         t.failed = true;
@@ -40,7 +63,7 @@ bool refresh(Target& t) {
 
 bool request(Target& t, const ControlRequest& r, std::string* error = nullptr) {
     try {
-        const ControlReply reply = sendRequest(t.socket, r, kRequestTimeoutMs);
+        const ControlReply reply = sendRequest(t.socket, r, requestTimeoutMs());
         t.status = reply.status;
         if (reply.ok) return true;
         if (error) *error = reply.error;
@@ -105,7 +128,11 @@ int waitForCaptures(std::vector<Target>& targets, const StepAttachOptions& o) {
     for (;;) {
         bool all = true;
         for (Target& t : targets) {
-            if (t.failed || !refresh(t)) continue;
+            if (t.failed) continue;
+            if (!refreshWhileCapturing(t)) {
+                all = all && t.failed;
+                continue;
+            }
             const auto& c = t.status.stepCapture;
             if (!c) {
                 std::fprintf(stderr, "overlapscope: %s: no step capture\n", agentName(t.status).c_str());
@@ -134,6 +161,9 @@ int waitForCaptures(std::vector<Target>& targets, const StepAttachOptions& o) {
         }
         if (all) break;
         if (Clock::now() > deadline) {
+            for (const Target& t : targets)
+                if (!t.failed && !t.silence.empty())
+                    std::fprintf(stderr, "overlapscope: %s\n", printable(t.silence).c_str());
             std::fprintf(stderr, "overlapscope: step captures still running after %.0f s without progress\n",
                          o.timeoutS);
             return 1;
@@ -211,7 +241,7 @@ void startStepCaptures(std::vector<Target>& targets, const ControlRequest& start
 
 std::vector<Target> targetsOf(const std::vector<std::string>& sockets) {
     std::vector<Target> targets;
-    for (const auto& s : sockets) targets.push_back({s, {}, false, {}});
+    for (const auto& s : sockets) targets.push_back({s, {}, false, {}, {}});
     return targets;
 }
 

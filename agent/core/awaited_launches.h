@@ -56,6 +56,8 @@ private:
         ApiCallRole role;
     };
     std::unordered_map<const char*, KnownName> roles_;
+    const char* lastKey_ = nullptr;
+    const KnownName* last_ = nullptr;  // roles_[lastKey_] (map nodes stay put)
 };
 
 }  // namespace osc::agent

@@ -59,6 +59,16 @@ void BufferPool::releaseLocked(std::unique_lock<std::mutex>& lock, uint8_t* buff
     }
     it->second = State::Zeroing;  // nobody else may touch it meanwhile
     lock.unlock();
+    // The whole buffer, not only the validBytes CUPTI reported (which would
+    // cost a few per cent of the writer thread less at 40,000 records/s):
+    // we tell CUPTI that its buffers come zeroed
+    // (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER), and it relies on that
+    // for the fields of a record it does not fill. Its documentation says the
+    // completed buffer holds validSize bytes of records and that CUPTI no
+    // longer uses it, but not that it never wrote past validSize (a record
+    // begun and then left out when the buffer filled); one such byte left
+    // would end up in a record of the buffer's next use. Without a guarantee,
+    // or a GPU to observe the bytes beyond, the whole buffer is zeroed.
     std::memset(buffer, 0, bufferBytes_);
     lock.lock();
     states_[buffer] = State::Free;

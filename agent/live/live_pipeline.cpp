@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <climits>
@@ -31,6 +32,8 @@ LivePipeline::LivePipeline(LiveSettings settings, ProcessIdentity who, Telemetry
       hooks_(std::move(hooks)),
       assembler_(stepRegex(settings_.analysis.stepPattern), settings_.limits),
       ring_(settings_.lookbackSteps, settings_.lookbackMaxRows) {
+    // The ring's records name the assembler's rows, which it then retains.
+    assembler_.setRetaining(settings_.lookbackSteps > 0);
     if (settings_.condition)
         watch_ = std::make_unique<ConditionWatch>(*settings_.condition,
                                                   static_cast<int64_t>(settings_.conditionCooldownS * 1e9));
@@ -67,6 +70,14 @@ void LivePipeline::streamStarted(const DecodeContext& context, const std::map<st
 void LivePipeline::cycleEnded(uint64_t droppedRecords) {
     std::lock_guard lock(mutex_);
     assembler_.advance(steadyNowNs(), [this](const ClosedStep& s) { onStep(s); });
+    releaseRetained();
+    if (ownRequested_) {
+        // The control thread reads the ring: its records take their rows.
+        while (ownOldestRecord()) {}
+        releaseRetained();
+        ownRequested_ = false;
+        ringOwned_.notify_all();
+    }
     cancelWithTail();
     if (descriptionsVersion_ != assembler_.descriptionsVersion()) {
         descriptionsVersion_ = assembler_.descriptionsVersion();
@@ -80,12 +91,18 @@ void LivePipeline::cycleEnded(uint64_t droppedRecords) {
 void LivePipeline::streamEnded(CaptureEnd how, uint64_t droppedRecords) {
     std::lock_guard lock(mutex_);
     cancelWithTail();  // before finish() lets the rows go
-    assembler_.finish([this](const ClosedStep& s) { onStep(s); });
+    // The ring's steps stay for `dump` after the stream: they take their rows.
+    assembler_.finish([this](const ClosedStep& s) { onStep(s); },
+                      [this] {
+                          while (ownOldestRecord()) {}
+                      });
     if (capture_) {
         capture_->end(how, how == CaptureEnd::Stopped ? "the agent's record stream stopped" : "the process exited");
         finishCapture();
     }
     sight_.streaming = false;
+    ownRequested_ = false;  // finish() gave the ring's records their rows
+    ringOwned_.notify_all();
     publishHealth(droppedRecords);
     publishView();
 }
@@ -118,7 +135,7 @@ void LivePipeline::publishHealth(uint64_t droppedRecords) {
     h.conditionCaptures = conditionCaptures_;
     h.lookbackSteps = ring_.steps().size();
     h.lookbackRows = ring_.rows();
-    h.lookbackBytes = ring_.bytes();
+    h.lookbackBytes = ring_.bytes() + assembler_.retainedBytes();
     telemetry_->setHealth(h);
 }
 
@@ -141,14 +158,17 @@ void LivePipeline::onStep(const ClosedStep& step) {
     }
     sight_.lastClosedStep = step.number;
     // Its rows are kept when the ring keeps steps or a capture writes this one.
-    const RecordedStep* recorded = nullptr;
     if (ring_.capacity() > 0 || capture_) {
-        step.record(ring_.next());
-        recorded = &ring_.keep();
+        step.recordRows(ring_.next());
+        const StepRows& kept = ring_.keep();
+        if (capture_) {
+            assembler_.materialize(kept, recorded_);
+            const auto describe = [this](RowSink& out) { assembler_.writeDescriptions(out); };
+            if (capture_->offer(recorded_, describe)) finishCapture();
+        }
+        releaseRetained();
     }
-    const auto describe = [this](RowSink& out) { assembler_.writeDescriptions(out); };
     if (capture_) {
-        if (capture_->offer(*recorded, describe)) finishCapture();
         publishView();
         return;
     }
@@ -183,12 +203,28 @@ void LivePipeline::startConditionCapture(const ClosedStep& step) {
     if (hooks_.triggered && step.number >= 0 && first >= 0) hooks_.triggered({first, step.number, steps});
 }
 
+void LivePipeline::releaseRetained() {
+    if (ring_.capacity() == 0) return;
+    // A job that goes on without closing steps (no step ranges for a long
+    // while) would keep every row dropped since the oldest record: past the
+    // ring's row bound, its oldest records copy their rows instead.
+    const size_t bound = settings_.lookbackMaxRows + ring_.rows();
+    while (assembler_.retainedRows() > bound && ownOldestRecord())
+        assembler_.releaseBefore(ring_.lowest(assembler_.endSeqs()));
+    assembler_.releaseBefore(ring_.lowest(assembler_.endSeqs()));
+}
+
+bool LivePipeline::ownOldestRecord() {
+    return ring_.ownOldest([this](const StepRows& in, RecordedStep& out) { assembler_.materialize(in, out); });
+}
+
 void LivePipeline::offerHeld(std::optional<int64_t> atStep) {
     const auto describe = [this](RowSink& out) { assembler_.writeDescriptions(out); };
-    for (const RecordedStep& held : ring_.steps()) {
+    for (const StepRows& held : ring_.steps()) {
         if (!capture_) return;
         if (atStep && held.number < *atStep) continue;
-        if (capture_->offer(held, describe)) {
+        assembler_.materialize(held, recorded_);
+        if (capture_->offer(recorded_, describe)) {
             finishCapture();
             return;
         }
@@ -229,8 +265,24 @@ void LivePipeline::logStep(const DeviceStepMetrics& m) {
     std::fflush(stepLog_);
 }
 
+bool LivePipeline::ringRowsOwned(std::unique_lock<std::mutex>& lock, std::string& error) {
+    // After the stream, finish() gave them their rows.
+    const auto& held = ring_.steps();
+    if (!sight_.streaming ||
+        std::all_of(held.begin(), held.end(), [](const StepRows& s) { return s.owned != nullptr; }))
+        return true;
+    ownRequested_ = true;
+    if (ringOwned_.wait_for(lock, std::chrono::seconds(5), [&] { return !ownRequested_ || !sight_.streaming; }))
+        return true;
+    error = "the agent's writer thread did not answer within 5 s";
+    return false;
+}
+
 bool LivePipeline::arm(StepCapturePlan plan, std::string& error) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    // A step that has passed comes from the ring, whose rows only the
+    // writer thread reads: it gives the records their rows first.
+    if (plan.atStep && sight_.lastClosedStep >= *plan.atStep && !ringRowsOwned(lock, error)) return false;
     if (!sight_.streaming) {
         error = "the agent is not recording";
         return false;
@@ -273,17 +325,19 @@ bool LivePipeline::dump(const std::string& path, StepCaptureProgress& written, s
     DecodeContext stream;
     std::map<std::string, std::string> sourceMeta;
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         if (ring_.capacity() == 0) {
             error = "this agent keeps no look-back ring (run --lookback K)";
             return false;
         }
+        // The records' rows are the writer thread's until it copies them.
+        if (!ringRowsOwned(lock, error)) return false;
         if (ring_.steps().empty()) {
             error = sight_.streaming ? "the look-back ring holds no step yet" : "the agent is not recording";
             return false;
         }
         // A copy, written without holding up the writer thread.
-        steps = ring_.steps();
+        for (const StepRows& held : ring_.steps()) assembler_.materialize(held, steps.emplace_back());
         descriptions = descriptions_;
         stream = stream_;
         sourceMeta = sourceMeta_;

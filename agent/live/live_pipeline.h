@@ -5,7 +5,9 @@
 // progress, and checked against --capture-when. Rows and the assembler are
 // the writer thread's; the control thread arms and cancels step captures,
 // dumps the ring and reads progress, under a mutex the writer thread takes
-// once per flush cycle.
+// once per flush cycle. The ring's records name rows in the assembler's
+// queues, which the writer thread fills without that mutex: before the
+// control thread reads them, the writer thread gives them their rows.
 #pragma once
 
 #include "agent/core/capture_session.h"
@@ -130,6 +132,15 @@ private:
     // Writer thread (mutex_ held): the cancel asked for, with its tail.
     void cancelWithTail();
     void publishHealth(uint64_t droppedRecords);
+    // Lets the assembler drop the rows no record of the ring names.
+    void releaseRetained();
+    // The ring's oldest record that names rows copies them (StepRing::ownOldest).
+    bool ownOldestRecord();
+    // Control thread (mutex_ held): waits until every record of the ring
+    // holds its rows (the writer thread copies them at the end of its cycle;
+    // the queues they name are its own, changed without the lock); false
+    // with `error` when it does not answer in 5 s.
+    bool ringRowsOwned(std::unique_lock<std::mutex>& lock, std::string& error);
     void finishCapture();
     void logStep(const DeviceStepMetrics& m);
     // Copies what status requests read into the view (mutex_ held).
@@ -141,6 +152,7 @@ private:
     Hooks hooks_;
     StepAssembler assembler_;                   // writer thread
     StepRing ring_;                             // writer thread, or the control thread under mutex_
+    RecordedStep recorded_;                     // scratch: a record's rows copied for a capture
     std::map<uint32_t, TimeNs> lastWindowEnd_;  // per device, this stream
     std::unique_ptr<ConditionWatch> watch_;
     FILE* stepLog_ = nullptr;
@@ -157,6 +169,8 @@ private:
     std::unique_ptr<StepCapture> capture_;
     std::optional<std::vector<PendingCollective>> cancel_;  // asked by cancel(), done by the writer thread
     std::condition_variable cancelled_;
+    bool ownRequested_ = false;  // asked by ringRowsOwned(), done by the writer thread
+    std::condition_variable ringOwned_;
     std::optional<StepCaptureProgress> lastProgress_;
     uint64_t stepCaptures_ = 0, conditionCaptures_ = 0;
     std::atomic<bool> fileCapture_{false};

@@ -8,14 +8,18 @@ size_t capacityBytes(const std::vector<Row>& v) {
     return v.capacity() * sizeof(Row);
 }
 
+void clearHeader(StepHeader& h) {
+    h.name.clear();
+    h.number = -1;
+    h.rangeStart = h.rangeEnd = h.slotEnd = 0;
+    h.complete = true;
+    h.range = HeldRange{};
+}
+
 }  // namespace
 
 void RecordedStep::clear() {
-    name.clear();
-    number = -1;
-    rangeStart = rangeEnd = slotEnd = 0;
-    complete = true;
-    range = HeldRange{};
+    clearHeader(*this);
     apiCalls.clear();
     ranges.clear();
     syncs.clear();
@@ -57,6 +61,20 @@ size_t RecordedStep::bytes() const {
          capacityBytes(kernels) + capacityBytes(copies) + capacityBytes(memsets) + capacityBytes(collectives);
     for (const auto& r : ranges) n += r.text.capacity() + r.domain.capacity();
     return n;
+}
+
+void StepRows::clear() {
+    clearHeader(*this);
+    for (auto* v : {&apiCalls, &ranges, &syncs, &events, &kernels, &copies, &memsets, &collectives}) v->clear();
+    owned.reset();
+    lowest = RowMarks{};
+}
+
+size_t StepRows::bytes() const {
+    size_t n = sizeof(*this) + name.capacity() + range.text.capacity() + range.domain.capacity();
+    for (const auto* v : {&apiCalls, &ranges, &syncs, &events, &kernels, &copies, &memsets, &collectives})
+        n += capacityBytes(*v);
+    return n + (owned ? owned->bytes() : 0);
 }
 
 void DescriptionRows::writeTo(RowSink& out) const {

@@ -11,18 +11,23 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
 
 namespace osc::agent::live {
 
-struct RecordedStep {
+// What a record says of the step itself.
+struct StepHeader {
     std::string name;     // the step range's text
     int64_t number = -1;  // the last number in it, -1 without
     TimeNs rangeStart = 0, rangeEnd = 0, slotEnd = 0;
     bool complete = true;
     HeldRange range;  // the step's own range
+};
+
+struct RecordedStep : StepHeader {
     // The rows of its CPU slot and GPU window. A row's `written` says that an
     // earlier step's record holds it too (GPU work that ran in both windows):
     // a file of consecutive steps writes it once.
@@ -45,6 +50,30 @@ struct RecordedStep {
     // step's record holds (the file being written has them already).
     void writeTo(RowSink& out, bool afterEarlierSteps) const;
     // The memory it holds (its vectors' capacity and the range texts).
+    size_t bytes() const;
+};
+
+// A step's record as the look-back ring keeps it: its rows named by their
+// sequence numbers in the assembler's queues, which retain them until the
+// ring lets them go (StepAssembler::releaseBefore), instead of copied; the
+// assembler turns it into a RecordedStep when a capture or a dump needs the
+// rows (StepAssembler::materialize). A record whose rows had to be let go
+// while it was kept (a job without steps for a long time) holds them copied,
+// in `owned`.
+struct StepRows : StepHeader {
+    // Per queue: a row's sequence number << 1, | 1 when an earlier step's
+    // record holds it too (RecordedStep's `written`).
+    std::vector<uint64_t> apiCalls, ranges, syncs, events, kernels, copies, memsets, collectives;
+    std::unique_ptr<RecordedStep> owned;
+    // The lowest sequence number named in each queue; the queues' next ones when it names none.
+    RowMarks lowest;
+
+    size_t rows() const {
+        if (owned) return owned->rows();
+        return 1 + apiCalls.size() + ranges.size() + syncs.size() + events.size() + kernels.size() + copies.size() +
+               memsets.size() + collectives.size();
+    }
+    void clear();
     size_t bytes() const;
 };
 

@@ -4,6 +4,7 @@
 #include "analyzer/metrics/classify.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace osc::agent::live {
 namespace {
@@ -32,16 +33,51 @@ void resizeKernels(KernelTable& k, size_t n) {
     k.shortName.resize(n);
 }
 
-void setKernel(KernelTable& k, size_t i, const KernelRow& r, uint32_t name, uint32_t shortName) {
+void setKernel(KernelTable& k, size_t i, const KernelKey& r, uint32_t name, uint32_t shortName) {
     k.start[i] = r.start;
     k.end[i] = r.end;
-    k.stream[i] = r.streamId;
-    k.correlation[i] = r.correlationId;
+    k.stream[i] = r.stream;
+    k.correlation[i] = r.correlation;
     k.name[i] = name;
     k.shortName[i] = shortName;
 }
 
 }  // namespace
+
+void sortRuns(std::vector<std::pair<TimeNs, uint32_t>>& v, std::vector<std::pair<TimeNs, uint32_t>>& scratch,
+              std::vector<size_t>& runs) {
+    runs.assign(1, 0);
+    for (size_t i = 1; i < v.size(); ++i)
+        if (v[i] < v[i - 1]) runs.push_back(i);
+    if (runs.size() == 1) return;
+    if (runs.size() > 64) {
+        std::sort(v.begin(), v.end());
+        return;
+    }
+    runs.push_back(v.size());
+    scratch.resize(v.size());
+    while (runs.size() > 2) {
+        size_t kept = 0;
+        size_t k = 0;
+        for (; k + 2 < runs.size(); k += 2) {
+            std::merge(v.begin() + static_cast<std::ptrdiff_t>(runs[k]),
+                       v.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]),
+                       v.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]),
+                       v.begin() + static_cast<std::ptrdiff_t>(runs[k + 2]),
+                       scratch.begin() + static_cast<std::ptrdiff_t>(runs[k]));
+            runs[kept++] = runs[k];
+        }
+        if (k + 1 < runs.size()) {  // an odd run left over
+            std::copy(v.begin() + static_cast<std::ptrdiff_t>(runs[k]),
+                      v.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]),
+                      scratch.begin() + static_cast<std::ptrdiff_t>(runs[k]));
+            runs[kept++] = runs[k];
+        }
+        runs[kept++] = v.size();
+        runs.resize(kept);
+        v.swap(scratch);
+    }
+}
 
 int64_t stepNumberOf(std::string_view name) {
     size_t end = name.size();
@@ -114,8 +150,12 @@ void StepAssembler::addApiCall(const ApiCallRow& r) {
         return;
     }
     HeldCall h;
-    h.row = r;
-    h.row.nameId = kNoId;
+    h.start = r.start;
+    h.end = r.end;
+    h.globalTid = r.globalTid;
+    h.correlationId = r.correlationId;
+    h.returnValue = r.returnValue;
+    h.kind = r.kind;
     // A job calls a handful of API functions, each thousands of times a
     // step: the last name's id and role serve the next call of the same name.
     if (r.name != lastApiName_) {
@@ -123,7 +163,6 @@ void StepAssembler::addApiCall(const ApiCallRow& r) {
         lastApiName_ = names_.at(lastApiId_);
         lastApiRole_ = apiCallRole(r.name);
     }
-    h.row.name = lastApiName_;
     h.name = lastApiId_;
     // As AwaitedLaunches reads them: launches inside a stream capture become
     // graph nodes and never run under their own id.
@@ -141,14 +180,18 @@ void StepAssembler::addApiCall(const ApiCallRow& r) {
 void StepAssembler::addKernel(const KernelRow& r) {
     saw(r.end);
     if (r.end <= gpuFloor()) return;
-    Held<KernelRow> h{r};
     // Ids in our table (the decoder asked stringId, else we intern the
-    // text), and views into it: the decoder's storage is not ours to keep.
-    if (h.row.demangledNameId == kNoId) h.row.demangledNameId = names_.intern(r.demangledName);
-    if (h.row.shortNameId == kNoId) h.row.shortNameId = names_.intern(r.shortName);
-    h.row.demangledName = names_.at(h.row.demangledNameId);
-    h.row.shortName = names_.at(h.row.shortNameId);
-    rows_.kernels.push_back(h);
+    // text); no views: the decoder's storage is not ours to keep, and the
+    // rows leave through kernelRow().
+    const uint32_t name = r.demangledNameId == kNoId ? names_.intern(r.demangledName) : r.demangledNameId;
+    const uint32_t shortName = r.shortNameId == kNoId ? names_.intern(r.shortName) : r.shortNameId;
+    rows_.kernels.emplace([&](Held<KernelRow>& h) {
+        h.row = r;
+        h.row.demangledNameId = name;
+        h.row.shortNameId = shortName;
+        h.row.demangledName = h.row.shortName = {};
+        h.written = false;
+    });
     gpuRecords_.add(r.correlationId);
 }
 
@@ -222,9 +265,8 @@ TimeNs StepAssembler::gpuFloor() const {
 
 uint64_t StepAssembler::launchesWaiting(const OpenStep& s) const {
     uint64_t waiting = 0;
-    const CallKey* calls = rows_.apiCalls.keys();
     for (size_t i = 0; i < rows_.apiCalls.size(); ++i) {
-        const CallKey& c = calls[i];
+        const CallKey& c = rows_.apiCalls.key(i);
         if (c.launch && c.start >= s.range.row.start && c.start < s.range.row.end &&
             !gpuRecords_.contains(c.correlation))
             ++waiting;
@@ -249,8 +291,9 @@ void StepAssembler::advance(int64_t steadyNs, const StepHandler& handler) {
     enforceRowLimit(handler);
 }
 
-void StepAssembler::finish(const StepHandler& handler) {
+void StepAssembler::finish(const StepHandler& handler, const std::function<void()>& beforeDrop) {
     while (!open_.empty()) close(handler, launchesWaiting(open_.front()) == 0);
+    if (beforeDrop) beforeDrop();
     clear();
 }
 
@@ -270,21 +313,27 @@ void StepAssembler::writeTail(TimeNs from, RowSink& out) {
         if (s.range.row.start >= from) out.addRange(s.range.view());
     const auto cpu = [&](auto& held) { return !held.written && held.row.start >= from; };
     const auto gpu = [&](auto& held) { return !held.written && held.row.end > from; };
-    for (HeldCall& c : rows_.apiCalls)
-        if (cpu(c)) out.addApiCall(c.row), c.written = true;
+    for (size_t i = 0; i < rows_.apiCalls.size(); ++i) {
+        bool& written = rows_.apiCalls.writtenAt(i);
+        if (written || rows_.apiCalls.key(i).start < from) continue;
+        const HeldCall& c = rows_.apiCalls[i];
+        out.addApiCall(c.row(names_.at(c.name)));
+        written = true;
+    }
     for (HeldRange& r : rows_.ranges)
         if (cpu(r)) out.addRange(r.view()), r.written = true;
     for (auto& y : rows_.syncs)
         if (cpu(y)) out.addSync(y.row), y.written = true;
     for (auto& e : rows_.events)
         if (!e.written) out.addCudaEvent(e.row), e.written = true;
-    for (auto& k : rows_.kernels)
-        if (gpu(k)) {
-            KernelRow row = k.row;
-            row.demangledNameId = row.shortNameId = kNoId;
-            out.addKernel(row);
-            k.written = true;
-        }
+    for (size_t i = 0; i < rows_.kernels.size(); ++i) {
+        bool& written = rows_.kernels.writtenAt(i);
+        if (written || rows_.kernels.key(i).end <= from) continue;
+        KernelRow row = kernelRow(rows_.kernels[i]);
+        row.demangledNameId = row.shortNameId = kNoId;
+        out.addKernel(row);
+        written = true;
+    }
     for (auto& c : rows_.copies)
         if (gpu(c)) out.addCopy(c.row), c.written = true;
     for (auto& m : rows_.memsets)
@@ -312,6 +361,13 @@ void StepAssembler::IdSet::assign(const std::vector<uint32_t>& ids) {
     for (uint32_t id : ids) bits[id - base] = 1;
 }
 
+KernelRow StepAssembler::kernelRow(const Held<KernelRow>& held) const {
+    KernelRow row = held.row;
+    row.demangledName = names_.at(row.demangledNameId);
+    row.shortName = names_.at(row.shortNameId);
+    return row;
+}
+
 uint32_t StepAssembler::localName(uint32_t id) {
     if (id == kNoId) return kNoId;
     if (id >= localNames_.size()) {
@@ -333,20 +389,23 @@ void StepAssembler::buildCapture(const OpenStep& step, TimeNs slotEnd) {
     const TimeNs until = std::max(to, slotEnd);
     slotCallRows_.clear();
     scratchIds_.clear();
-    const CallKey* callKeys = rows_.apiCalls.keys();
+    slotIds_.clear();
     for (uint32_t i = 0; i < rows_.apiCalls.size(); ++i) {
-        const CallKey& c = callKeys[i];
+        const CallKey& c = rows_.apiCalls.key(i);
         if (c.start < from || c.start >= until) continue;
         slotCallRows_.push_back(i);
         if (c.start < to) scratchIds_.push_back(c.correlation);
+        if (c.start < slotEnd) slotIds_.push_back(c.correlation);
     }
     claimed_.assign(scratchIds_);
+    slotCalls_.assign(slotIds_);
     const auto widen = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
         if (end > start && claimed_.contains(correlation)) windows_.widen(device, start, end);
     };
-    const KernelKey* kernelKeys = rows_.kernels.keys();
-    for (size_t i = 0; i < rows_.kernels.size(); ++i)
-        widen(kernelKeys[i].device, kernelKeys[i].correlation, kernelKeys[i].start, kernelKeys[i].end);
+    for (size_t i = 0; i < rows_.kernels.size(); ++i) {
+        const KernelKey& k = rows_.kernels.key(i);
+        widen(k.device, k.correlation, k.start, k.end);
+    }
     for (const auto& c : rows_.copies) widen(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end);
     for (const auto& m : rows_.memsets) widen(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end);
 
@@ -358,12 +417,17 @@ void StepAssembler::buildCapture(const OpenStep& step, TimeNs slotEnd) {
     // analyzer wants, so finalize() has nothing to sort), then written by
     // index into tables sized once: a step of thousands of kernels is
     // otherwise mostly allocation and reordering.
+    // In the same walk, the kernels a record of the step takes (recordStep):
+    // those the slot launched, and those in the window.
     kernelOrder_.resize(windows_.byDevice.size());
     for (auto& order : kernelOrder_) order.clear();
-    for (size_t i = 0; i < rows_.kernels.size(); ++i) {
-        const KernelKey& k = kernelKeys[i];
+    recordKernels_.clear();
+    for (uint32_t i = 0; i < rows_.kernels.size(); ++i) {
+        const KernelKey& k = rows_.kernels.key(i);
         const Interval* w = windows_.find(k.device);
-        if (w && intersects(k.start, k.end, *w)) kernelOrder_[k.device].push_back({k.start, static_cast<uint32_t>(i)});
+        const bool inWindow = w && intersects(k.start, k.end, *w);
+        if (inWindow) kernelOrder_[k.device].push_back({k.start, i});
+        if (inWindow || slotCalls_.contains(k.correlation)) recordKernels_.push_back(i);
     }
     // Devices made once, in id order (deviceById keeps them sorted), then found by id.
     std::vector<Device*> deviceOf(kernelOrder_.size(), nullptr);
@@ -393,27 +457,27 @@ void StepAssembler::buildCapture(const OpenStep& step, TimeNs slotEnd) {
     a.kind.resize(rangeCalls);
     size_t call = 0;
     for (const uint32_t i : slotCallRows_) {
-        const HeldCall& c = rows_.apiCalls.begin()[i];
-        if (c.row.start >= to) continue;
-        a.start[call] = c.row.start;
-        a.end[call] = c.row.end;
-        a.globalTid[call] = c.row.globalTid;
-        a.correlation[call] = c.row.correlationId;
+        const HeldCall& c = rows_.apiCalls[i];
+        if (c.start >= to) continue;
+        a.start[call] = c.start;
+        a.end[call] = c.end;
+        a.globalTid[call] = c.globalTid;
+        a.correlation[call] = c.correlationId;
         a.name[call] = localName(c.name);
-        a.returnValue[call] = c.row.returnValue;
-        a.kind[call] = c.row.kind;
+        a.returnValue[call] = c.returnValue;
+        a.kind[call] = c.kind;
         ++call;
     }
     const auto window = [&](uint32_t device) { return windows_.find(device); };
     for (uint32_t d = 0; d < kernelOrder_.size(); ++d) {
         auto& order = kernelOrder_[d];
         if (order.empty()) continue;
-        if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
+        sortRuns(order, sortScratch_, sortRuns_);
         KernelTable& table = deviceOf[d]->kernels;
         resizeKernels(table, order.size());
         for (size_t row = 0; row < order.size(); ++row) {
-            const KernelRow& k = rows_.kernels.begin()[order[row].second].row;
-            setKernel(table, row, k, localName(k.demangledNameId), localName(k.shortNameId));
+            const KernelKey& k = rows_.kernels.key(order[row].second);
+            setKernel(table, row, k, localName(k.name), localName(k.shortName));
         }
     }
     for (const auto& h : rows_.copies) {
@@ -473,7 +537,7 @@ void StepAssembler::buildCapture(const OpenStep& step, TimeNs slotEnd) {
     capture_.finalize();
 }
 
-void StepAssembler::recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, RecordedStep& out) {
+void StepAssembler::recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, StepRows& out) {
     const TimeNs from = step.range.row.start;
     const auto inSlot = [&](TimeNs t) { return t >= from && t < slotEnd; };
     out.clear();
@@ -484,57 +548,89 @@ void StepAssembler::recordStep(const OpenStep& step, TimeNs slotEnd, bool comple
     out.slotEnd = slotEnd;
     out.complete = complete;
     out.range = step.range;
+    out.lowest = rows_.endSeqs();
     // Each row says whether an earlier record holds it (`written`), and is
-    // then marked: a file of consecutive steps writes it once.
-    const auto take = [](auto& held, auto& into) {
-        into.push_back({held.row, held.written});
-        held.written = true;
+    // then marked: a file of consecutive steps writes it once. Rows are named
+    // by sequence number (StepRows), in the order of the queue.
+    const auto take = [](auto& queue, size_t i, std::vector<uint64_t>& into, uint64_t& lowest) {
+        bool& written = queue.writtenAt(i);
+        const uint64_t seq = queue.seqAt(i);
+        into.push_back(seq << 1 | (written ? 1 : 0));
+        lowest = std::min(lowest, seq);
+        written = true;
     };
     // The rows buildCapture() found for this step (it ran just before, and
     // the held rows have not changed since).
-    scratchIds_.clear();
-    for (const uint32_t i : slotCallRows_) {
-        HeldCall& c = rows_.apiCalls.begin()[i];
-        if (!inSlot(c.row.start)) continue;
-        scratchIds_.push_back(c.row.correlationId);
-        out.apiCalls.push_back({c.row, c.written});
-        c.written = true;
-    }
-    slotCalls_.assign(scratchIds_);
-    for (HeldRange& r : rows_.ranges)
-        if (inSlot(r.row.start)) {
-            out.ranges.push_back(r);
-            out.ranges.back().written = r.written;
-            r.written = true;
-        }
-    for (auto& y : rows_.syncs)
-        if (inSlot(y.row.start)) take(y, out.syncs);
-    for (auto& e : rows_.events)
-        if (slotCalls_.contains(e.row.correlationId)) take(e, out.events);
+    for (const uint32_t i : slotCallRows_)
+        if (inSlot(rows_.apiCalls.key(i).start)) take(rows_.apiCalls, i, out.apiCalls, out.lowest.apiCalls);
+    for (size_t i = 0; i < rows_.ranges.size(); ++i)
+        if (inSlot(rows_.ranges[i].row.start)) take(rows_.ranges, i, out.ranges, out.lowest.ranges);
+    for (size_t i = 0; i < rows_.syncs.size(); ++i)
+        if (inSlot(rows_.syncs[i].row.start)) take(rows_.syncs, i, out.syncs, out.lowest.syncs);
+    for (size_t i = 0; i < rows_.events.size(); ++i)
+        if (slotCalls_.contains(rows_.events[i].row.correlationId))
+            take(rows_.events, i, out.events, out.lowest.events);
     // The slot's GPU work, and whatever else ran in the step's window (which
-    // the step's metrics count), so the file's report gives the same numbers.
+    // the step's metrics count), so the file's report gives the same numbers
+    // (the kernels: found by buildCapture's walk).
     const auto wanted = [&](uint32_t device, uint32_t correlation, TimeNs start, TimeNs end) {
         if (slotCalls_.contains(correlation)) return true;
         const Interval* w = windows_.find(device);
         return w && intersects(start, end, *w);
     };
-    const KernelKey* kernelKeys = rows_.kernels.keys();
-    for (size_t i = 0; i < rows_.kernels.size(); ++i) {
-        const KernelKey& k = kernelKeys[i];
-        if (wanted(k.device, k.correlation, k.start, k.end)) take(rows_.kernels.begin()[i], out.kernels);
+    for (const uint32_t i : recordKernels_) take(rows_.kernels, i, out.kernels, out.lowest.kernels);
+    for (size_t i = 0; i < rows_.copies.size(); ++i) {
+        const CopyRow& c = rows_.copies[i].row;
+        if (wanted(c.deviceId, c.correlationId, c.start, c.end)) take(rows_.copies, i, out.copies, out.lowest.copies);
     }
-    for (auto& c : rows_.copies)
-        if (wanted(c.row.deviceId, c.row.correlationId, c.row.start, c.row.end)) take(c, out.copies);
-    for (auto& m : rows_.memsets)
-        if (wanted(m.row.deviceId, m.row.correlationId, m.row.start, m.row.end)) take(m, out.memsets);
-    for (auto& h : rows_.collectives) {
-        const CollectiveRow& c = h.row;
+    for (size_t i = 0; i < rows_.memsets.size(); ++i) {
+        const MemsetRow& m = rows_.memsets[i].row;
+        if (wanted(m.deviceId, m.correlationId, m.start, m.end))
+            take(rows_.memsets, i, out.memsets, out.lowest.memsets);
+    }
+    for (size_t i = 0; i < rows_.collectives.size(); ++i) {
+        const CollectiveRow& c = rows_.collectives[i].row;
         const Interval* w = windows_.find(c.deviceId);
         const bool near = w && c.gpuStart >= 0 &&
                           intersects(c.gpuStart, std::max(c.gpuEnd, c.gpuStart + 1),
                                      {w->start - kPluginSlackNs, w->end + kPluginSlackNs});
-        if (inSlot(c.enqueue) || near) take(h, out.collectives);
+        if (inSlot(c.enqueue) || near) take(rows_.collectives, i, out.collectives, out.lowest.collectives);
     }
+}
+
+void StepAssembler::materialize(const StepRows& in, RecordedStep& out) const {
+    out.clear();
+    static_cast<StepHeader&>(out) = static_cast<const StepHeader&>(in);
+    if (in.owned) {
+        out = *in.owned;
+        return;
+    }
+    // A row the queues no longer hold cannot be named by a kept record
+    // (releaseBefore follows StepRing::lowest); skipped all the same.
+    const auto copy = [this](const auto& queue, const std::vector<uint64_t>& named, auto& into) {
+        into.reserve(named.size());
+        for (const uint64_t n : named) {
+            if (!queue.holds(n >> 1)) continue;
+            const auto& held = queue.bySeq(n >> 1);
+            if constexpr (std::is_same_v<std::decay_t<decltype(held)>, HeldRange>)
+                into.push_back(held);
+            else if constexpr (std::is_same_v<std::decay_t<decltype(held)>, HeldCall>)
+                into.push_back({held.row(names_.at(held.name))});
+            else if constexpr (std::is_same_v<std::decay_t<decltype(held)>, Held<KernelRow>>)
+                into.push_back({kernelRow(held)});
+            else
+                into.push_back({held.row});
+            into.back().written = (n & 1) != 0;
+        }
+    };
+    copy(rows_.apiCalls, in.apiCalls, out.apiCalls);
+    copy(rows_.ranges, in.ranges, out.ranges);
+    copy(rows_.syncs, in.syncs, out.syncs);
+    copy(rows_.events, in.events, out.events);
+    copy(rows_.kernels, in.kernels, out.kernels);
+    copy(rows_.copies, in.copies, out.copies);
+    copy(rows_.memsets, in.memsets, out.memsets);
+    copy(rows_.collectives, in.collectives, out.collectives);
 }
 
 void StepAssembler::close(const StepHandler& handler, bool complete) {
@@ -549,7 +645,11 @@ void StepAssembler::close(const StepHandler& handler, bool complete) {
     closed.slotEnd = slotEnd;
     closed.complete = complete;
     closed.capture = &capture_;
-    closed.record = [this, &step, slotEnd, complete](RecordedStep& out) { recordStep(step, slotEnd, complete, out); };
+    closed.recordRows = [this, &step, slotEnd, complete](StepRows& out) { recordStep(step, slotEnd, complete, out); };
+    closed.record = [this, &step, slotEnd, complete](RecordedStep& out) {
+        recordStep(step, slotEnd, complete, scratchRows_);
+        materialize(scratchRows_, out);
+    };
     if (handler) handler(closed);
     ++counters_.stepsClosed;
     if (!complete) ++counters_.stepsIncomplete;
@@ -566,11 +666,11 @@ void StepAssembler::prune() {
     const TimeNs gpu = open_.empty() ? std::max(closedRangeEnd_, age) : gpuFloor();
     const auto forget = [&](uint32_t correlation) { gpuRecords_.remove(correlation); };
     // By the keys (held_rows.h): the rows going are the coldest.
-    while (!rows_.apiCalls.empty() && rows_.apiCalls.keys()[0].start < cpu) rows_.apiCalls.pop_front();
+    while (!rows_.apiCalls.empty() && rows_.apiCalls.key(0).start < cpu) rows_.apiCalls.pop_front();
     popWhile(rows_.ranges, [&](const HeldRange& r) { return r.row.start < cpu; });
     popWhile(rows_.syncs, [&](const auto& y) { return y.row.start < cpu; });
-    while (!rows_.kernels.empty() && rows_.kernels.keys()[0].end <= gpu) {
-        forget(rows_.kernels.keys()[0].correlation);
+    while (!rows_.kernels.empty() && rows_.kernels.key(0).end <= gpu) {
+        forget(rows_.kernels.key(0).correlation);
         rows_.kernels.pop_front();
     }
     popWhile(rows_.copies, [&](const auto& c) {
@@ -587,7 +687,7 @@ void StepAssembler::prune() {
         return std::max({c.row.enqueue, c.row.gpuStart, c.row.gpuEnd}) < gpu - kPluginSlackNs;
     });
     // Event records belong to the call that recorded them; ids grow with time.
-    const uint32_t oldestCall = rows_.apiCalls.empty() ? UINT32_MAX : rows_.apiCalls.front().row.correlationId;
+    const uint32_t oldestCall = rows_.apiCalls.empty() ? UINT32_MAX : rows_.apiCalls.front().correlationId;
     popWhile(rows_.events, [&](const auto& e) { return e.row.correlationId < oldestCall; });
 }
 

@@ -62,9 +62,17 @@ struct ClosedStep {
     bool complete = true;
     const Capture* capture = nullptr;  // one process; times on the stream's timeline
     // Fills `out` with the rows of its slot and window (a step capture, the
-    // look-back ring), marking those an earlier record holds too.
+    // look-back ring), marking those an earlier record holds too: named by
+    // their sequence numbers (recordRows), or copied (record).
+    std::function<void(StepRows& out)> recordRows;
     std::function<void(RecordedStep& out)> record;
 };
+
+// Sorts `v` (distinct pairs), which records in the order kernels ended leave
+// in a few ascending runs: the runs are merged, pairwise (with many, a plain
+// sort). `scratch` and `runs` are storage reused from call to call.
+void sortRuns(std::vector<std::pair<TimeNs, uint32_t>>& v, std::vector<std::pair<TimeNs, uint32_t>>& scratch,
+              std::vector<size_t>& runs);
 
 // The last run of decimal digits in a step's name ("ProfilerStep#12" -> 12), -1 without.
 int64_t stepNumberOf(std::string_view name);
@@ -96,14 +104,25 @@ public:
     // Closes what can be closed (see above); `steadyNs` is CLOCK_MONOTONIC now.
     void advance(int64_t steadyNs, const StepHandler& handler);
     // The stream ended: every step with its range in is closed (complete or
-    // not, as its records say), everything else dropped.
-    void finish(const StepHandler& handler);
+    // not, as its records say), everything else dropped (after `beforeDrop`,
+    // when given: the last moment the rows can be read).
+    void finish(const StepHandler& handler, const std::function<void()>& beforeDrop = {});
     // A new stream (a new time origin): everything held is dropped.
     void clear();
     // A step capture stopped by request: the rows from `from` on that no
     // recorded step holds (the step in progress, work launched and never
     // finished), the ranges of steps not closed included, into `out`.
     void writeTail(TimeNs from, RowSink& out);
+
+    // The look-back ring's records name rows by sequence number: with
+    // `on`, the rows dropped are retained until releaseBefore() lets them go.
+    void setRetaining(bool on) { rows_.setRetaining(on); }
+    void releaseBefore(const RowMarks& marks) { rows_.releaseBefore(marks); }
+    RowMarks endSeqs() const { return rows_.endSeqs(); }
+    size_t retainedRows() const { return rows_.retained(); }
+    size_t retainedBytes() const { return rows_.retainedBytes(); }
+    // The rows `in` names (held or retained) into `out`, as record() gives them.
+    void materialize(const StepRows& in, RecordedStep& out) const;
 
     const Counters& counters() const { return counters_; }
     size_t heldRows() const { return rows_.size(); }
@@ -136,7 +155,7 @@ private:
     void close(const StepHandler& handler, bool complete);
     void buildCapture(const OpenStep& step, TimeNs slotEnd);
     // Only right after buildCapture(step, slotEnd): it reads what that found.
-    void recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, RecordedStep& out);
+    void recordStep(const OpenStep& step, TimeNs slotEnd, bool complete, StepRows& out);
     void prune();
     void enforceRowLimit(const StepHandler& handler);
     // CPU rows that start before cpuFloor() came after their step closed;
@@ -144,6 +163,8 @@ private:
     TimeNs cpuFloor() const;
     TimeNs gpuFloor() const;
     uint32_t localName(uint32_t id);
+    // A held kernel's row with its names' views (the held row has only their ids).
+    KernelRow kernelRow(const Held<KernelRow>& held) const;
 
     std::regex stepPattern_;
     AssemblerLimits limits_;
@@ -211,12 +232,19 @@ private:
             return id >= base && id - base < bits.size() && bits[id - base];
         }
     } claimed_;
-    IdSet slotCalls_;  // the correlation ids called in the recorded step's slot
+    IdSet slotCalls_;  // the correlation ids called in the closing step's slot
+    std::vector<uint32_t> slotIds_;
+    // Scratch, from buildCapture() for recordStep(): the held kernels a
+    // record of the step takes (indices into rows_.kernels).
+    std::vector<uint32_t> recordKernels_;
+    StepRows scratchRows_;  // record(): the step's rows before they are copied
     // Scratch, from buildCapture() for recordStep(): the held calls that
     // start in the closing step's range or slot (indices into rows_.apiCalls).
     std::vector<uint32_t> slotCallRows_;
     // Scratch: the closing step's kernels per device, (start, held index).
     std::vector<std::vector<std::pair<TimeNs, uint32_t>>> kernelOrder_;
+    std::vector<std::pair<TimeNs, uint32_t>> sortScratch_;
+    std::vector<size_t> sortRuns_;
     std::vector<uint32_t> scratchIds_;
     // Scratch: the closing step's GPU window per device (CUDA ordinals are small).
     struct DeviceWindows {

@@ -207,6 +207,44 @@ TEST_F(LiveJobs, DumpWritesTheLookbackRingNow) {
     EXPECT_NE(t2.find("keeps no look-back ring"), std::string::npos) << t2;
 }
 
+// A rank whose process stops for a while (a loaded machine, a debugger)
+// while `attach --steps --wait` waits for the captures: the status request
+// it does not answer in time is asked again, and its capture, which ends
+// after it resumes, is waited for. (A CI run beside a sanitized build saw the
+// first rank of each node called silent after one unanswered request, never
+// asked again, and the recipe fail, while every agent finished.)
+TEST_F(LiveJobs, AttachWaitAsksAgainARankThatStoppedForAWhile) {
+    auto r0 = rank(0, {"--dormant"});
+    auto r1 = rank(1, {"--dormant"});
+    const auto found = agents(2);
+    ASSERT_EQ(found.size(), 2u);
+    Child attach({OSC_TEST_CLI, "attach", "--all", "--steps", "4", "--wait", "--lead", "2"},
+                 env({{"OVERLAPSCOPE_ANSWER_TIMEOUT_MS", "300"}}), dir / "attach.log");
+    // Both wait for their first step (about 2 s away): one stops for longer
+    // than the CLI waits for an answer.
+    ASSERT_TRUE(test::waitUntil(
+        [&] {
+            for (const auto& a : found) {
+                const auto c = status(a.pid).stepCapture;
+                if (!c || c->state != "waiting") return false;
+            }
+            return true;
+        },
+        20))
+        << attach.output();
+    const auto stopped = static_cast<pid_t>(found[0].pid);
+    ASSERT_EQ(::kill(stopped, SIGSTOP), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    ASSERT_EQ(::kill(stopped, SIGCONT), 0);
+    ASSERT_EQ(attach.waitExitCode(60), 0) << attach.output();
+    EXPECT_NE(attach.output().find(std::to_string(stopped) + ".sock: agent did not answer in 0.3 s; asking again"),
+              std::string::npos)
+        << attach.output();
+    const auto files = test::filesIn(out);
+    ASSERT_EQ(files.size(), 2u);
+    for (const auto& f : files) EXPECT_EQ(stepNumbers(loadCapture(f)).size(), 4u) << f;
+}
+
 // `--job` names a job for `ps` and `attach`; `detach` of a step capture that
 // had not begun says so and names no older file.
 TEST_F(LiveJobs, JobsByNameAndADetachBeforeTheFirstStep) {

@@ -301,17 +301,21 @@ TEST(LiveSteps, TheLookbackRingHoldsTheLastStepsAndACaptureCanBeginInIt) {
     LiveFeed feed;
     feed.add(twoDevices(), 100, 12, 25 * kMs, 7);
     StepAssembler assembler(stepPattern());
+    assembler.setRetaining(true);
     StepRing ring(3, 1'000'000);
     std::map<int64_t, std::vector<DeviceStepMetrics>> live;
     std::unique_ptr<StepCapture> capture;
     const auto describe = [&](RowSink& out) { assembler.writeDescriptions(out); };
     size_t mostHeld = 0;
+    RecordedStep copied;
     const auto handler = [&](const ClosedStep& s) {
         live[s.number] = measureStep(s, {});
-        s.record(ring.next());
-        const RecordedStep& kept = ring.keep();
+        s.recordRows(ring.next());
+        const StepRows& kept = ring.keep();
+        assembler.releaseBefore(ring.lowest(assembler.endSeqs()));
         mostHeld = std::max(mostHeld, ring.steps().size());
-        if (capture) capture->offer(kept, describe);
+        assembler.materialize(kept, copied);
+        if (capture) capture->offer(copied, describe);
         // Once step 108 has closed, a capture of 106 to 109: three from the ring.
         if (s.number == 108 && !capture) {
             StepCapturePlan plan;
@@ -320,8 +324,11 @@ TEST(LiveSteps, TheLookbackRingHoldsTheLastStepsAndACaptureCanBeginInIt) {
             plan.path = dir / "back.sqlite";
             capture = std::make_unique<StepCapture>(plan, ProcessIdentity{}, DecodeContext{},
                                                     std::map<std::string, std::string>{});
-            for (const RecordedStep& held : ring.steps())
-                if (held.number >= 106) capture->offer(held, describe);
+            for (const StepRows& held : ring.steps())
+                if (held.number >= 106) {
+                    assembler.materialize(held, copied);
+                    capture->offer(copied, describe);
+                }
         }
     };
     feed.play(assembler, 10 * kMs, [&](int64_t now) { assembler.advance(now, handler); });
@@ -344,7 +351,7 @@ TEST(LiveSteps, TheLookbackRingHoldsTheLastStepsAndACaptureCanBeginInIt) {
     // The row bound: the oldest steps go first, the newest stays.
     StepRing small(10, 1);
     for (int i = 0; i < 3; ++i) {
-        RecordedStep& r = small.next();
+        StepRows& r = small.next();
         r.number = i;
         r.kernels.resize(5);
         small.keep();
