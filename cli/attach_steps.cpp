@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -20,7 +19,7 @@ using namespace osc::control;
 using Clock = std::chrono::steady_clock;
 
 // Each request's wait: 10 s, or $OVERLAPSCOPE_ANSWER_TIMEOUT_MS when set.
-int requestTimeoutMs() { return std::getenv("OVERLAPSCOPE_ANSWER_TIMEOUT_MS") ? answerTimeoutMs() : 10000; }
+int requestTimeoutMs() { return answerTimeoutMs(10000); }
 
 struct Target {
     std::string socket;
@@ -30,31 +29,23 @@ struct Target {
     std::string silence;  // why its last status request went unanswered (waitForCaptures)
 };
 
-bool refresh(Target& t) {
-    try {
-        t.status = sendRequest(t.socket, ControlRequest{}, requestTimeoutMs()).status;
-        return true;
-    } catch (const std::runtime_error& e) {
-        std::fprintf(stderr, "overlapscope: %s\n", printable(e.what()).c_str());
-        t.failed = true;
-        return false;
-    }
-}
-
-// A status request while the captures run. An agent that does not answer
-// one is asked again until the wait gives up: a process that stops for a
-// while (a loaded machine, a debugger) finishes its capture all the same,
-// and only one that stays silent is named, at the end.
-bool refreshWhileCapturing(Target& t) {
+// A status request. An agent that does not answer is failed, unless
+// `askAgain` (while the captures run): then it is asked again until the wait
+// gives up, so a process that stops for a while (a loaded machine, a
+// debugger) finishes its capture all the same, and only one that stays
+// silent is named, at the end.
+bool refresh(Target& t, bool askAgain = false) {
     try {
         t.status = sendRequest(t.socket, ControlRequest{}, requestTimeoutMs()).status;
         t.silence.clear();
         return true;
-    } catch (const NoAnswer& e) {
-        if (t.silence.empty()) std::fprintf(stderr, "overlapscope: %s; asking again\n", printable(e.what()).c_str());
-        t.silence = e.what();
-        return false;
     } catch (const std::runtime_error& e) {
+        if (askAgain && dynamic_cast<const NoAnswer*>(&e)) {
+            if (t.silence.empty())
+                std::fprintf(stderr, "overlapscope: %s; asking again\n", printable(e.what()).c_str());
+            t.silence = e.what();
+            return false;
+        }
         std::fprintf(stderr, "overlapscope: %s\n", printable(e.what()).c_str());
         t.failed = true;
         return false;
@@ -129,7 +120,7 @@ int waitForCaptures(std::vector<Target>& targets, const StepAttachOptions& o) {
         bool all = true;
         for (Target& t : targets) {
             if (t.failed) continue;
-            if (!refreshWhileCapturing(t)) {
+            if (!refresh(t, /*askAgain=*/true)) {
                 all = all && t.failed;
                 continue;
             }

@@ -172,13 +172,13 @@ ControlReply sendRequest(const std::string& socketPath, const ControlRequest& re
     }
 }
 
-int answerTimeoutMs() {
+int answerTimeoutMs(int fallbackMs) {
     if (const char* v = std::getenv("OVERLAPSCOPE_ANSWER_TIMEOUT_MS"); v && *v) {
         char* end = nullptr;
         const long ms = std::strtol(v, &end, 10);
         if (*end == '\0' && ms >= 100 && ms <= 600000) return static_cast<int>(ms);
     }
-    return kAnswerTimeoutMs;
+    return fallbackMs;
 }
 
 std::string silenceReason(int64_t pid, int timeoutMs) {

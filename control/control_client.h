@@ -20,9 +20,10 @@ namespace osc::control {
 inline constexpr uid_t kThisUser = static_cast<uid_t>(-1);
 
 // How long `ps`, `attach` and discovery wait for an agent's status:
-// $OVERLAPSCOPE_ANSWER_TIMEOUT_MS (100 to 600,000) when set, else 2 s.
+// $OVERLAPSCOPE_ANSWER_TIMEOUT_MS (100 to 600,000) when set, else 2 s (or
+// `fallbackMs`: `attach --steps` gives its requests 10 s).
 inline constexpr int kAnswerTimeoutMs = 2000;
-int answerTimeoutMs();
+int answerTimeoutMs(int fallbackMs = kAnswerTimeoutMs);
 
 // The agent accepted the connection but did not answer before the deadline
 // (the process is stopped, or its control thread cannot run).
