@@ -76,6 +76,11 @@ public:
 
 private:
     enum class State { Free, Lent, Queued, Held, Zeroing };
+    struct Slot {
+        State state = State::Free;
+        size_t written = 0;  // the bytes from the start that may not be zero
+    };
+    static constexpr size_t kRecordSlackBytes = 16u << 10;
     // Caller holds mutex_; unlocks it to zero the buffer.
     void releaseLocked(std::unique_lock<std::mutex>& lock, uint8_t* buffer);
     void releaseQueuedLocked(std::unique_lock<std::mutex>& lock);
@@ -85,7 +90,7 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable completedCv_;
     std::vector<std::unique_ptr<uint8_t[]>> owned_;
-    std::unordered_map<const uint8_t*, State> states_;  // every buffer owned_ holds
+    std::unordered_map<const uint8_t*, Slot> states_;  // every buffer owned_ holds
     std::vector<uint8_t*> free_;
     std::deque<CompletedBuffer> completed_;
     size_t inUse_ = 0;

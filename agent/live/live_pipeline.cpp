@@ -197,7 +197,7 @@ void LivePipeline::startConditionCapture(const ClosedStep& step) {
     capture_ = std::make_unique<StepCapture>(std::move(plan), who_, stream_, sourceMeta_);
     lastProgress_ = capture_->progress();
     ++conditionCaptures_;
-    offerHeld(std::nullopt);
+    offerHeld(std::nullopt, [this](RowSink& out) { assembler_.writeDescriptions(out); });
     publishView();
     // The job's other ranks capture the same steps (when the steps have numbers).
     if (hooks_.triggered && step.number >= 0 && first >= 0) hooks_.triggered({first, step.number, steps});
@@ -218,8 +218,7 @@ bool LivePipeline::ownOldestRecord() {
     return ring_.ownOldest([this](const StepRows& in, RecordedStep& out) { assembler_.materialize(in, out); });
 }
 
-void LivePipeline::offerHeld(std::optional<int64_t> atStep) {
-    const auto describe = [this](RowSink& out) { assembler_.writeDescriptions(out); };
+void LivePipeline::offerHeld(std::optional<int64_t> atStep, const std::function<void(RowSink&)>& describe) {
     for (const StepRows& held : ring_.steps()) {
         if (!capture_) return;
         if (atStep && held.number < *atStep) continue;
@@ -311,7 +310,10 @@ bool LivePipeline::arm(StepCapturePlan plan, std::string& error) {
     const std::optional<int64_t> atStep = plan.atStep;
     capture_ = std::make_unique<StepCapture>(std::move(plan), who_, stream_, sourceMeta_);
     lastProgress_ = capture_->progress();
-    if (passed) offerHeld(atStep);
+    // The control thread: the writer adds GPUs and names to the assembler
+    // without mutex_, so the file starts with those of the last cycle (the
+    // ring's steps closed in earlier cycles: none of theirs is missing).
+    if (passed) offerHeld(atStep, [this](RowSink& out) { descriptions_.writeTo(out); });
     // Another rank's --capture-when captured these steps: this rank's own
     // condition waits its cooldown as if it had started it.
     if (fromPeer && watch_) watch_->started(steadyNowNs());

@@ -125,9 +125,9 @@ private:
     void onStep(const ClosedStep& step);
     // Starts the --capture-when capture at `step`: the ring's steps, then the next.
     void startConditionCapture(const ClosedStep& step);
-    // Offers the ring's steps from `atStep` on (all with nullopt) to capture_.
-    void offerHeld(std::optional<int64_t> atStep);
-    void describe(RowSink& out) const { assembler_.writeDescriptions(out); }
+    // Offers the ring's steps from `atStep` on (all with nullopt) to
+    // capture_, a new file starting with `describe`'s rows.
+    void offerHeld(std::optional<int64_t> atStep, const std::function<void(RowSink&)>& describe);
     void noteIdleBetweenSteps(std::vector<DeviceStepMetrics>& metrics);
     // Writer thread (mutex_ held): the cancel asked for, with its tail.
     void cancelWithTail();

@@ -286,6 +286,9 @@ void StepAssembler::advance(int64_t steadyNs, const StepHandler& handler) {
         const bool overdue = steadyNs - s.cpuDoneAtNs >= limits_.gpuWaitNs || open_.size() > limits_.maxOpenSteps;
         if (waiting && !overdue) break;
         close(handler, !waiting);
+        // A cycle closes several steps (five at 100 ms steps): each close
+        // walks every held row, so the closed step's go first.
+        prune();
     }
     prune();
     enforceRowLimit(handler);

@@ -9,6 +9,7 @@
 #include "tests/agent/agent_test_util.h"
 
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <sys/stat.h>
 #include <cstdio>
@@ -247,6 +248,39 @@ TEST(BufferPool, BoundIsHonouredAndRefusalsCounted) {
     EXPECT_EQ(again, b);     // recycled...
     EXPECT_EQ(again[0], 0);  // ...and zeroed
     EXPECT_EQ(pool.buffersInUse(), 3u);
+}
+
+// CUPTI writes records from the buffer's start and may leave a record begun
+// past validBytes; it is told buffers come zeroed, so those bytes must be
+// zero when the buffer is lent again. A buffer handed back without being
+// completed may hold bytes anywhere; a size beyond the buffer is cut to it.
+TEST(BufferPool, EveryByteCuptiMayHaveWrittenIsZeroAgain) {
+    constexpr size_t kBytes = 256 * 1024;
+    const auto allZero = [&](const uint8_t* b) { return std::all_of(b, b + kBytes, [](uint8_t v) { return v == 0; }); };
+    BufferPool pool(kBytes, kBytes);
+    uint8_t* b = pool.acquire();
+    ASSERT_NE(b, nullptr);
+    const size_t valid = 100 * 1024;
+    std::fill(b, b + valid + 208, 0xAB);  // the records, and a kernel record begun past them
+    pool.pushCompleted(b, valid);
+    CompletedBuffer done;
+    ASSERT_TRUE(pool.tryPopCompleted(done));
+    pool.release(done.data);
+    ASSERT_EQ(pool.acquire(), b);
+    EXPECT_TRUE(allZero(b));
+
+    std::fill(b, b + kBytes, 0xCD);  // lent, written all over, handed back uncompleted
+    pool.release(b);
+    ASSERT_EQ(pool.acquire(), b);
+    EXPECT_TRUE(allZero(b));
+
+    std::fill(b, b + kBytes, 0xEF);
+    pool.pushCompleted(b, SIZE_MAX);  // a size beyond the buffer: all of it
+    ASSERT_TRUE(pool.tryPopCompleted(done));
+    EXPECT_EQ(done.validBytes, kBytes);
+    pool.release(done.data);
+    ASSERT_EQ(pool.acquire(), b);
+    EXPECT_TRUE(allZero(b));
 }
 
 TEST(BufferPool, PopWaitsUntilDeadline) {
