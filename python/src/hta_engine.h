@@ -90,11 +90,42 @@ struct HtaRank {
     std::string streamDtype = "int64", correlationDtype = "int64";
 };
 
+// Names of a view (kernel, call and annotation names), each kept once.
+struct HtaNames {
+    std::vector<std::string> names;
+    std::unordered_map<std::string, uint32_t> ids;
+    std::vector<uint32_t> ofString;  // capture string id -> index (kNoId: not yet)
+    uint32_t id(std::string_view name);
+    // By the capture's string id, each looked up once (kernel names run to
+    // hundreds of characters, a million times).
+    uint32_t id(const StringTable& strings, uint32_t stringId);
+};
+
+// One capture's processes as HTA sees them, made on the thread that read
+// it (overlapscope.hta reads files on several threads and sees each as soon
+// as it is read), its names its own until HtaTrace joins the views.
+struct HtaCaptureView {
+    std::vector<HtaRank> ranks;  // name, hostName: indices into names
+    // A process that names no rank, and is no PyTorch trace, is numbered by
+    // its place among the job's processes: its place in this capture.
+    std::vector<std::optional<size_t>> numberedByPlace;
+    size_t processes = 0;
+    HtaNames names;
+    TimeNs origin = INT64_MAX;  // the first event, rounded
+};
+
+// The ProfilerStep#N names a capture holds: HTA filters the last step's
+// work only when the job's hold two or more.
+std::vector<std::string> profilerStepNames(const Capture& capture);
+// `filter`: whether the job's ProfilerStep names are two or more (and
+// filtering was asked for).
+HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool filter);
+
 class HtaTrace {
 public:
-    // Each capture holds one or more files (overlapscope.hta loads them on
-    // several threads, a capture each); all share the traces' own clock.
-    HtaTrace(const std::vector<const Capture*>& captures, const HtaOptions& options);
+    // The job's captures seen (seeAsHta), in file order; all share the
+    // traces' own clock.
+    HtaTrace(std::vector<HtaCaptureView> views, const HtaOptions& options);
 
     std::vector<int> ranks() const;
     std::vector<std::string> warnings() const { return warnings_; }
@@ -128,15 +159,11 @@ public:
 
 private:
     const HtaRank& rankData(int rank) const;
-    uint32_t nameId(std::string_view name);
-    uint32_t nameId(const StringTable& strings, uint32_t id);
 
     HtaOptions options_;
     std::vector<HtaRank> ranks_;  // sorted by rank
     std::vector<std::string> names_;
-    std::unordered_map<std::string, uint32_t> nameIds_;
-    std::vector<uint32_t> nameOfString_;  // capture string id -> names_ index (kNoId: not yet)
-    TimeNs origin_ = 0;                   // the job's first event (HTA's alignment), rounded
+    TimeNs origin_ = 0;  // the job's first event (HTA's alignment), rounded
     std::vector<std::string> warnings_;
 };
 

@@ -109,18 +109,16 @@ HtaKernelType htaKernelType(std::string_view name) {
     return HtaKernelType::Other;
 }
 
-uint32_t HtaTrace::nameId(std::string_view name) {
-    auto [it, added] = nameIds_.try_emplace(std::string(name), static_cast<uint32_t>(names_.size()));
-    if (added) names_.emplace_back(name);
+uint32_t HtaNames::id(std::string_view name) {
+    auto [it, added] = ids.try_emplace(std::string(name), static_cast<uint32_t>(names.size()));
+    if (added) names.emplace_back(name);
     return it->second;
 }
 
-// Names by the capture's string id, each looked up once (kernel names run to
-// hundreds of characters, a million times).
-uint32_t HtaTrace::nameId(const StringTable& strings, uint32_t id) {
-    if (id >= nameOfString_.size()) return nameId(strings.at(id));
-    if (nameOfString_[id] == kNoId) nameOfString_[id] = nameId(strings.at(id));
-    return nameOfString_[id];
+uint32_t HtaNames::id(const StringTable& strings, uint32_t stringId) {
+    if (stringId >= ofString.size()) return id(strings.at(stringId));
+    if (ofString[stringId] == kNoId) ofString[stringId] = id(strings.at(stringId));
+    return ofString[stringId];
 }
 
 namespace {
@@ -158,224 +156,253 @@ struct StepWindows {
 
 }  // namespace
 
-HtaTrace::HtaTrace(const std::vector<const Capture*>& captures, const HtaOptions& options) : options_(options) {
-    // HTA filters only when the job's symbols hold two or more ProfilerStep names.
-    std::unordered_set<std::string_view> stepNames;
-    for (const Capture* c : captures)
-        for (const auto& p : c->processes)
-            for (uint32_t id : p.ranges.name)
-                if (isProfilerStep(c->strings.at(id))) stepNames.insert(c->strings.at(id));
-    const bool filter = options.filterSteps && stepNames.size() >= 2;
+std::vector<std::string> profilerStepNames(const Capture& capture) {
+    std::unordered_set<std::string_view> seen;
+    for (const auto& p : capture.processes)
+        for (uint32_t id : p.ranges.name)
+            if (isProfilerStep(capture.strings.at(id))) seen.insert(capture.strings.at(id));
+    return {seen.begin(), seen.end()};
+}
 
+HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool filter) {
+    HtaCaptureView view;
+    HtaNames& names = view.names;
+    const auto nameId = [&](auto&&... a) { return names.id(a...); };
+    TimeNs& origin = view.origin;
+    const StringTable& strings = capture.strings;
+    names.ofString.assign(strings.size(), kNoId);
+    view.processes = capture.processes.size();
+    for (size_t pi = 0; pi < capture.processes.size(); ++pi) {
+        const Process& p = capture.processes[pi];
+        const auto format = p.meta.find("source_format");
+        const bool kineto = format != p.meta.end() && format->second == "kineto";
+
+        HtaClock clock;
+        std::optional<TraceHead::Row> firstRow;
+        clock.toTrace = capture.originUtcNs;
+        if (kineto) {
+            const TraceHead head = readTraceHead(p.sourcePath, options.roundToMicroseconds);
+            clock.toTrace = capture.originUtcNs - head.baseNs;
+            firstRow = head.firstRow;
+            // HTA rounds a file whose timestamps have a fraction of a microsecond.
+            auto fractional = [&](const std::vector<TimeNs>& v) {
+                return std::any_of(v.begin(), v.end(), [&](TimeNs t) { return (t + clock.toTrace) % 1000 != 0; });
+            };
+            bool any = fractional(p.apiCalls.start) || fractional(p.ranges.start) || fractional(p.cpuOps.start);
+            for (const auto& d : p.devices)
+                any = any || fractional(d.kernels.start) || fractional(d.copies.start) || fractional(d.memsets.start) ||
+                      fractional(d.syncs.start);
+            clock.round = options.roundToMicroseconds && any;
+        }
+
+        HtaRank r;
+        r.rank = p.rank >= 0 ? p.rank : 0;
+        std::optional<size_t> byPlace;
+        if (p.rank < 0 && !kineto) byPlace = pi;
+        if (const auto given = options.rankOfFile.find(p.sourcePath); given != options.rankOfFile.end()) {
+            r.rank = given->second;
+            byPlace.reset();
+        }
+        r.path = p.sourcePath;
+
+        // Every row of the file, rounded, before HTA filters: the host rows,
+        // the ProfilerStep windows, the job's first time (HTA aligns ranks on
+        // it before filtering) and the integer columns' ranges.
+        struct Host {
+            TimeNs start, end;
+            uint32_t name, correlation;
+            uint64_t thread;
+            HtaHostKind kind;
+        };
+        std::vector<Host> hosts;
+        const auto& calls = p.apiCalls;
+        for (size_t i = 0; i < calls.size(); ++i) {
+            const auto [s, e] = clock.event(calls.start[i], calls.end[i]);
+            hosts.push_back({s, e, nameId(withoutVersion(strings.at(calls.name[i]))), calls.correlation[i],
+                             calls.globalTid[i],
+                             calls.kind[i] == ApiKind::Driver ? HtaHostKind::Driver : HtaHostKind::Runtime});
+        }
+        for (size_t i = 0; i < p.ranges.size(); ++i) {
+            const auto [s, e] = clock.event(p.ranges.start[i], p.ranges.end[i]);
+            hosts.push_back({s, e, nameId(strings, p.ranges.name[i]), 0, p.ranges.globalTid[i],
+                             p.ranges.onGpu[i] ? HtaHostKind::GpuUserAnnotation : HtaHostKind::UserAnnotation});
+        }
+        for (size_t i = 0; i < p.cpuOps.size(); ++i) {
+            const auto [s, e] = clock.event(p.cpuOps.start[i], p.cpuOps.end[i]);
+            hosts.push_back({s, e, nameId(strings, p.cpuOps.name[i]), 0, p.cpuOps.globalTid[i], HtaHostKind::CpuOp});
+        }
+        std::stable_sort(hosts.begin(), hosts.end(), [](const Host& a, const Host& b) { return a.start < b.start; });
+
+        StepWindows steps;
+        for (int gpuSide = 0; gpuSide < 2; ++gpuSide)
+            for (const auto& h : hosts) {
+                const bool onGpu = h.kind == HtaHostKind::GpuUserAnnotation;
+                if (onGpu != (gpuSide == 1) || (h.kind != HtaHostKind::UserAnnotation && !onGpu)) continue;
+                if (const auto n = stepNumber(names.names[h.name])) {
+                    steps.start.push_back(h.start);
+                    steps.end.push_back(h.end);
+                    steps.number.push_back(*n);
+                }
+            }
+
+        int64_t maxCorrelation = -1;
+        std::unordered_map<uint32_t, std::pair<TimeNs, int>> launchOf;  // correlation -> (start, iteration)
+        for (const auto& h : hosts) {
+            origin = std::min(origin, h.start);
+            maxCorrelation = std::max<int64_t>(maxCorrelation, h.correlation);
+            if (h.correlation != 0) launchOf[h.correlation] = {h.start, steps.at(h.start)};
+        }
+
+        bool keepAllGpu = true;
+        TimeNs cutoff = 0;
+        bool cutoffInclusive = false;
+        if (filter && !hosts.empty()) {
+            keepAllGpu = false;
+            std::optional<TimeNs> lastStart, lastEnd;
+            TimeNs firstHost = INT64_MAX, lastHost = INT64_MIN;
+            for (const auto& h : hosts) {
+                firstHost = std::min(firstHost, h.start);
+                lastHost = std::max(lastHost, h.end);
+                const bool annotation =
+                    h.kind == HtaHostKind::UserAnnotation || h.kind == HtaHostKind::GpuUserAnnotation;
+                if (!annotation || !isProfilerStep(names.names[h.name])) continue;
+                lastStart = lastStart ? std::max(*lastStart, h.start) : h.start;
+                lastEnd = lastEnd ? std::max(*lastEnd, h.end) : h.end;
+            }
+            cutoffInclusive = options.includeLastProfilerStep;
+            cutoff = options.includeLastProfilerStep ? lastEnd.value_or(lastHost) : lastStart.value_or(firstHost);
+        }
+        auto keptHost = [&](TimeNs s) { return keepAllGpu || (cutoffInclusive ? s <= cutoff : s < cutoff); };
+        std::unordered_set<uint32_t> keptCorrelations;
+        for (const auto& h : hosts) {
+            if (!keptHost(h.start)) continue;
+            r.hostStart.push_back(h.start);
+            r.hostEnd.push_back(h.end);
+            r.hostName.push_back(h.name);
+            r.hostCorrelation.push_back(h.correlation);
+            r.hostThread.push_back(h.thread);
+            r.hostKind.push_back(h.kind);
+            r.hostIteration.push_back(steps.at(h.start));
+            if (h.correlation != 0) keptCorrelations.insert(h.correlation);
+        }
+        // HTA's row 0, the time a kernel without its launch is joined to.
+        std::optional<TimeNs> firstRowStart;
+        if (firstRow) {
+            const TimeNs t = clock.start(firstRow->tsNs - clock.toTrace);  // onto the trace's clock, rounded
+            const bool kept = keepAllGpu || (firstRow->gpu ? keptCorrelations.count(static_cast<uint32_t>(
+                                                                 std::max<int64_t>(firstRow->correlation, 0))) > 0
+                                                           : keptHost(t));
+            if (kept) firstRowStart = t;
+        }
+
+        struct Event {
+            TimeNs start, end;
+            uint32_t stream, correlation, name, device;
+            HtaEventKind kind;
+            int64_t bytes;
+            double bandwidth;
+        };
+        std::vector<Event> events;
+        int64_t maxStream = -1;
+        auto add = [&](TimeNs s, TimeNs e, uint32_t stream, uint32_t correlation, uint32_t name, uint32_t device,
+                       HtaEventKind kind, int64_t bytes) {
+            maxStream = std::max<int64_t>(maxStream, stream);
+            maxCorrelation = std::max<int64_t>(maxCorrelation, correlation);
+            const auto [rs, re] = clock.event(s, e);
+            origin = std::min(origin, rs);
+            if (!keepAllGpu && (correlation == 0 || !keptCorrelations.count(correlation))) return;
+            // Kineto: bytes / duration in ns, on the duration CUPTI measured.
+            const double bandwidth =
+                bytes >= 0 && e > s ? static_cast<double>(bytes) / static_cast<double>(e - s) : 0.0;
+            events.push_back({rs, re, stream, correlation, name, device, kind, bytes, bandwidth});
+        };
+        std::map<std::tuple<CopyKind, MemKind, MemKind>, uint32_t> copyNames;
+        for (const auto& d : p.devices) {
+            const auto& k = d.kernels;
+            for (size_t i = 0; i < k.size(); ++i)
+                add(k.start[i], k.end[i], k.stream[i], k.correlation[i], nameId(strings, k.name[i]), d.id,
+                    HtaEventKind::Kernel, -1);
+            const auto& c = d.copies;
+            for (size_t i = 0; i < c.size(); ++i) {
+                // Kineto's own spelling, which is how the trace named it.
+                const auto kinds = std::tuple(c.copyKind[i], c.srcKind[i], c.dstKind[i]);
+                auto [it, fresh] = copyNames.try_emplace(kinds, 0);
+                if (fresh)
+                    it->second = nameId("Memcpy " + std::string(kineto::copyKindName(c.copyKind[i])) + " (" +
+                                        std::string(kineto::memKindName(c.srcKind[i])) + " -> " +
+                                        std::string(kineto::memKindName(c.dstKind[i])) + ")");
+                add(c.start[i], c.end[i], c.stream[i], c.correlation[i], it->second, d.id, HtaEventKind::Memcpy,
+                    static_cast<int64_t>(c.bytes[i]));
+            }
+            const auto& m = d.memsets;
+            const uint32_t memset = nameId("Memset (Device)");
+            for (size_t i = 0; i < m.size(); ++i)
+                add(m.start[i], m.end[i], m.stream[i], m.correlation[i], memset, d.id, HtaEventKind::Memset,
+                    static_cast<int64_t>(m.bytes[i]));
+            const auto& s = d.syncs;
+            for (size_t i = 0; i < s.size(); ++i)
+                if (s.stream[i] != kNoId)
+                    add(s.start[i], s.end[i], s.stream[i], s.correlation[i], nameId(kineto::syncTypeName(s.type[i])),
+                        d.id, HtaEventKind::Sync, -1);
+        }
+        r.streamDtype = downcast(-1, maxStream);
+        r.correlationDtype = downcast(-1, maxCorrelation);
+        std::stable_sort(events.begin(), events.end(),
+                         [](const Event& a, const Event& b) { return a.start < b.start; });
+        for (const auto& e : events) {
+            r.start.push_back(e.start);
+            r.end.push_back(e.end);
+            r.stream.push_back(e.stream);
+            r.correlation.push_back(e.correlation);
+            r.name.push_back(e.name);
+            r.device.push_back(e.device);
+            r.kind.push_back(e.kind);
+            r.type.push_back(htaKernelType(names.names[e.name]));
+            r.bytes.push_back(e.bytes);
+            r.bandwidth.push_back(e.bandwidth);
+            const auto launch = e.correlation != 0 ? launchOf.find(e.correlation) : launchOf.end();
+            if (launch != launchOf.end()) {
+                r.launchStart.push_back(launch->second.first);
+                r.iteration.push_back(launch->second.second);
+            } else {
+                r.launchStart.push_back(e.correlation != 0 ? firstRowStart : std::nullopt);
+                r.iteration.push_back(-1);
+            }
+        }
+        view.ranks.push_back(std::move(r));
+        view.numberedByPlace.push_back(byPlace);
+    }
+    return view;
+}
+
+HtaTrace::HtaTrace(std::vector<HtaCaptureView> views, const HtaOptions& options) : options_(options) {
     std::map<int, HtaRank> byRank;
     std::map<int, std::string> fileOfRank;
+    std::unordered_map<std::string, uint32_t> ids;
     TimeNs origin = INT64_MAX;
     size_t processIndex = 0;  // over all captures: the rank of a process that names none
-    for (const Capture* each : captures) {
-        const Capture& capture = *each;
-        const StringTable& strings = capture.strings;
-        nameOfString_.assign(strings.size(), kNoId);
-        for (size_t pi = 0; pi < capture.processes.size(); ++pi, ++processIndex) {
-            const Process& p = capture.processes[pi];
-            const auto format = p.meta.find("source_format");
-            const bool kineto = format != p.meta.end() && format->second == "kineto";
-
-            HtaClock clock;
-            std::optional<TraceHead::Row> firstRow;
-            clock.toTrace = capture.originUtcNs;
-            if (kineto) {
-                const TraceHead head = readTraceHead(p.sourcePath, options.roundToMicroseconds);
-                clock.toTrace = capture.originUtcNs - head.baseNs;
-                firstRow = head.firstRow;
-                // HTA rounds a file whose timestamps have a fraction of a microsecond.
-                auto fractional = [&](const std::vector<TimeNs>& v) {
-                    return std::any_of(v.begin(), v.end(), [&](TimeNs t) { return (t + clock.toTrace) % 1000 != 0; });
-                };
-                bool any = fractional(p.apiCalls.start) || fractional(p.ranges.start) || fractional(p.cpuOps.start);
-                for (const auto& d : p.devices)
-                    any = any || fractional(d.kernels.start) || fractional(d.copies.start) ||
-                          fractional(d.memsets.start) || fractional(d.syncs.start);
-                clock.round = options.roundToMicroseconds && any;
-            }
-
-            HtaRank r;
-            r.rank = p.rank >= 0 ? p.rank : kineto ? 0 : static_cast<int>(processIndex);
-            if (const auto given = options.rankOfFile.find(p.sourcePath); given != options.rankOfFile.end())
-                r.rank = given->second;
-            r.path = p.sourcePath;
-
-            // Every row of the file, rounded, before HTA filters: the host rows,
-            // the ProfilerStep windows, the job's first time (HTA aligns ranks on
-            // it before filtering) and the integer columns' ranges.
-            struct Host {
-                TimeNs start, end;
-                uint32_t name, correlation;
-                uint64_t thread;
-                HtaHostKind kind;
-            };
-            std::vector<Host> hosts;
-            const auto& calls = p.apiCalls;
-            for (size_t i = 0; i < calls.size(); ++i) {
-                const auto [s, e] = clock.event(calls.start[i], calls.end[i]);
-                hosts.push_back({s, e, nameId(withoutVersion(strings.at(calls.name[i]))), calls.correlation[i],
-                                 calls.globalTid[i],
-                                 calls.kind[i] == ApiKind::Driver ? HtaHostKind::Driver : HtaHostKind::Runtime});
-            }
-            for (size_t i = 0; i < p.ranges.size(); ++i) {
-                const auto [s, e] = clock.event(p.ranges.start[i], p.ranges.end[i]);
-                hosts.push_back({s, e, nameId(strings, p.ranges.name[i]), 0, p.ranges.globalTid[i],
-                                 p.ranges.onGpu[i] ? HtaHostKind::GpuUserAnnotation : HtaHostKind::UserAnnotation});
-            }
-            for (size_t i = 0; i < p.cpuOps.size(); ++i) {
-                const auto [s, e] = clock.event(p.cpuOps.start[i], p.cpuOps.end[i]);
-                hosts.push_back(
-                    {s, e, nameId(strings, p.cpuOps.name[i]), 0, p.cpuOps.globalTid[i], HtaHostKind::CpuOp});
-            }
-            std::stable_sort(hosts.begin(), hosts.end(),
-                             [](const Host& a, const Host& b) { return a.start < b.start; });
-
-            StepWindows steps;
-            for (int gpuSide = 0; gpuSide < 2; ++gpuSide)
-                for (const auto& h : hosts) {
-                    const bool onGpu = h.kind == HtaHostKind::GpuUserAnnotation;
-                    if (onGpu != (gpuSide == 1) || (h.kind != HtaHostKind::UserAnnotation && !onGpu)) continue;
-                    if (const auto n = stepNumber(names_[h.name])) {
-                        steps.start.push_back(h.start);
-                        steps.end.push_back(h.end);
-                        steps.number.push_back(*n);
-                    }
-                }
-
-            int64_t maxCorrelation = -1;
-            std::unordered_map<uint32_t, std::pair<TimeNs, int>> launchOf;  // correlation -> (start, iteration)
-            for (const auto& h : hosts) {
-                origin = std::min(origin, h.start);
-                maxCorrelation = std::max<int64_t>(maxCorrelation, h.correlation);
-                if (h.correlation != 0) launchOf[h.correlation] = {h.start, steps.at(h.start)};
-            }
-
-            bool keepAllGpu = true;
-            TimeNs cutoff = 0;
-            bool cutoffInclusive = false;
-            if (filter && !hosts.empty()) {
-                keepAllGpu = false;
-                std::optional<TimeNs> lastStart, lastEnd;
-                TimeNs firstHost = INT64_MAX, lastHost = INT64_MIN;
-                for (const auto& h : hosts) {
-                    firstHost = std::min(firstHost, h.start);
-                    lastHost = std::max(lastHost, h.end);
-                    const bool annotation =
-                        h.kind == HtaHostKind::UserAnnotation || h.kind == HtaHostKind::GpuUserAnnotation;
-                    if (!annotation || !isProfilerStep(names_[h.name])) continue;
-                    lastStart = lastStart ? std::max(*lastStart, h.start) : h.start;
-                    lastEnd = lastEnd ? std::max(*lastEnd, h.end) : h.end;
-                }
-                cutoffInclusive = options.includeLastProfilerStep;
-                cutoff = options.includeLastProfilerStep ? lastEnd.value_or(lastHost) : lastStart.value_or(firstHost);
-            }
-            auto keptHost = [&](TimeNs s) { return keepAllGpu || (cutoffInclusive ? s <= cutoff : s < cutoff); };
-            std::unordered_set<uint32_t> keptCorrelations;
-            for (const auto& h : hosts) {
-                if (!keptHost(h.start)) continue;
-                r.hostStart.push_back(h.start);
-                r.hostEnd.push_back(h.end);
-                r.hostName.push_back(h.name);
-                r.hostCorrelation.push_back(h.correlation);
-                r.hostThread.push_back(h.thread);
-                r.hostKind.push_back(h.kind);
-                r.hostIteration.push_back(steps.at(h.start));
-                if (h.correlation != 0) keptCorrelations.insert(h.correlation);
-            }
-            // HTA's row 0, the time a kernel without its launch is joined to.
-            std::optional<TimeNs> firstRowStart;
-            if (firstRow) {
-                const TimeNs t = clock.start(firstRow->tsNs - clock.toTrace);  // onto the trace's clock, rounded
-                const bool kept = keepAllGpu || (firstRow->gpu ? keptCorrelations.count(static_cast<uint32_t>(
-                                                                     std::max<int64_t>(firstRow->correlation, 0))) > 0
-                                                               : keptHost(t));
-                if (kept) firstRowStart = t;
-            }
-
-            struct Event {
-                TimeNs start, end;
-                uint32_t stream, correlation, name, device;
-                HtaEventKind kind;
-                int64_t bytes;
-                double bandwidth;
-            };
-            std::vector<Event> events;
-            int64_t maxStream = -1;
-            auto add = [&](TimeNs s, TimeNs e, uint32_t stream, uint32_t correlation, uint32_t name, uint32_t device,
-                           HtaEventKind kind, int64_t bytes) {
-                maxStream = std::max<int64_t>(maxStream, stream);
-                maxCorrelation = std::max<int64_t>(maxCorrelation, correlation);
-                const auto [rs, re] = clock.event(s, e);
-                origin = std::min(origin, rs);
-                if (!keepAllGpu && (correlation == 0 || !keptCorrelations.count(correlation))) return;
-                // Kineto: bytes / duration in ns, on the duration CUPTI measured.
-                const double bandwidth =
-                    bytes >= 0 && e > s ? static_cast<double>(bytes) / static_cast<double>(e - s) : 0.0;
-                events.push_back({rs, re, stream, correlation, name, device, kind, bytes, bandwidth});
-            };
-            std::map<std::tuple<CopyKind, MemKind, MemKind>, uint32_t> copyNames;
-            for (const auto& d : p.devices) {
-                const auto& k = d.kernels;
-                for (size_t i = 0; i < k.size(); ++i)
-                    add(k.start[i], k.end[i], k.stream[i], k.correlation[i], nameId(strings, k.name[i]), d.id,
-                        HtaEventKind::Kernel, -1);
-                const auto& c = d.copies;
-                for (size_t i = 0; i < c.size(); ++i) {
-                    // Kineto's own spelling, which is how the trace named it.
-                    const auto kinds = std::tuple(c.copyKind[i], c.srcKind[i], c.dstKind[i]);
-                    auto [it, fresh] = copyNames.try_emplace(kinds, 0);
-                    if (fresh)
-                        it->second = nameId("Memcpy " + std::string(kineto::copyKindName(c.copyKind[i])) + " (" +
-                                            std::string(kineto::memKindName(c.srcKind[i])) + " -> " +
-                                            std::string(kineto::memKindName(c.dstKind[i])) + ")");
-                    add(c.start[i], c.end[i], c.stream[i], c.correlation[i], it->second, d.id, HtaEventKind::Memcpy,
-                        static_cast<int64_t>(c.bytes[i]));
-                }
-                const auto& m = d.memsets;
-                const uint32_t memset = nameId("Memset (Device)");
-                for (size_t i = 0; i < m.size(); ++i)
-                    add(m.start[i], m.end[i], m.stream[i], m.correlation[i], memset, d.id, HtaEventKind::Memset,
-                        static_cast<int64_t>(m.bytes[i]));
-                const auto& s = d.syncs;
-                for (size_t i = 0; i < s.size(); ++i)
-                    if (s.stream[i] != kNoId)
-                        add(s.start[i], s.end[i], s.stream[i], s.correlation[i],
-                            nameId(kineto::syncTypeName(s.type[i])), d.id, HtaEventKind::Sync, -1);
-            }
-            r.streamDtype = downcast(-1, maxStream);
-            r.correlationDtype = downcast(-1, maxCorrelation);
-            std::stable_sort(events.begin(), events.end(),
-                             [](const Event& a, const Event& b) { return a.start < b.start; });
-            for (const auto& e : events) {
-                r.start.push_back(e.start);
-                r.end.push_back(e.end);
-                r.stream.push_back(e.stream);
-                r.correlation.push_back(e.correlation);
-                r.name.push_back(e.name);
-                r.device.push_back(e.device);
-                r.kind.push_back(e.kind);
-                r.type.push_back(htaKernelType(names_[e.name]));
-                r.bytes.push_back(e.bytes);
-                r.bandwidth.push_back(e.bandwidth);
-                const auto launch = e.correlation != 0 ? launchOf.find(e.correlation) : launchOf.end();
-                if (launch != launchOf.end()) {
-                    r.launchStart.push_back(launch->second.first);
-                    r.iteration.push_back(launch->second.second);
-                } else {
-                    r.launchStart.push_back(e.correlation != 0 ? firstRowStart : std::nullopt);
-                    r.iteration.push_back(-1);
-                }
-            }
+    for (auto& view : views) {
+        // The view's names joined to the job's, in the order the job's first
+        // used them (the same order one view of all captures would give).
+        std::vector<uint32_t> id(view.names.names.size());
+        for (size_t i = 0; i < id.size(); ++i) {
+            auto [it, added] = ids.try_emplace(view.names.names[i], static_cast<uint32_t>(names_.size()));
+            if (added) names_.push_back(view.names.names[i]);
+            id[i] = it->second;
+        }
+        origin = std::min(origin, view.origin);
+        for (size_t k = 0; k < view.ranks.size(); ++k) {
+            HtaRank& r = view.ranks[k];
+            for (auto& n : r.name) n = id[n];
+            for (auto& n : r.hostName) n = id[n];
+            if (view.numberedByPlace[k]) r.rank = static_cast<int>(processIndex + *view.numberedByPlace[k]);
             if (const auto seen = fileOfRank.find(r.rank); seen != fileOfRank.end())
                 warnings_.push_back("rank " + std::to_string(r.rank) + " is in both " + seen->second + " and " +
-                                    p.sourcePath + "; like HTA, only the latter is analysed");
-            fileOfRank[r.rank] = p.sourcePath;
+                                    r.path + "; like HTA, only the latter is analysed");
+            fileOfRank[r.rank] = r.path;
             byRank[r.rank] = std::move(r);
         }
+        processIndex += view.processes;
     }
     origin_ = origin == INT64_MAX ? 0 : origin;
     for (auto& [rank, data] : byRank) ranks_.push_back(std::move(data));

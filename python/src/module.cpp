@@ -32,6 +32,7 @@
 #include <optional>
 #include <regex>
 #include <thread>
+#include <unordered_set>
 
 namespace osc::python {
 namespace {
@@ -177,12 +178,12 @@ py::dict whatIf(const CaptureHandle& c, const py::dict& settings, const py::dict
 }
 
 // overlapscope.hta.TraceAnalysis: the job's files read on `jobs` threads (a
-// capture each: HTA, too, parses ranks on a process pool), then seen as HTA
-// sees them; the captures are freed once that view is made.
+// capture each: HTA, too, parses ranks on a process pool), each seen as HTA
+// sees it on the thread that read it, and freed then (its rows are the
+// peak's bulk); the views are joined at the end.
 py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOptions& options,
                   const py::object& progress) {
     const std::vector<std::string> files = captureFiles(paths);
-    std::vector<Capture> captures(files.size());
     std::shared_ptr<HtaTrace> trace;
     BackgroundJob work;
     work.run(
@@ -191,6 +192,12 @@ py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOpti
                 files.size(), jobs > 0 ? static_cast<size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency()));
             std::atomic<size_t> next{0};
             std::vector<std::exception_ptr> errors(files.size());
+            std::vector<std::vector<std::string>> warnings(files.size()), stepNames(files.size());
+            std::vector<HtaCaptureView> views(files.size());
+            // A file's view depends on whether the job holds two or more
+            // ProfilerStep names: a file that holds two decides it alone;
+            // one holding fewer waits for the others (kept until then).
+            std::vector<std::optional<Capture>> waiting(files.size());
             // One fraction over all files, advancing within each.
             std::mutex partsMutex;
             std::vector<double> parts(files.size(), 0.0);
@@ -211,7 +218,13 @@ py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOpti
                         o.launchDetails = false;
                         o.cancel = work.cancelFlag();
                         o.progress = [&, i](double fraction, std::string_view stage) { advance(i, fraction, stage); };
-                        captures[i] = loadCaptures({files[i]}, o);
+                        Capture capture = loadCaptures({files[i]}, o);
+                        warnings[i] = capture.warnings;
+                        stepNames[i] = profilerStepNames(capture);
+                        if (!options.filterSteps || stepNames[i].size() >= 2)
+                            views[i] = seeAsHta(capture, options, options.filterSteps);
+                        else
+                            waiting[i] = std::move(capture);
                     } catch (...) {
                         errors[i] = std::current_exception();
                     }
@@ -224,14 +237,14 @@ py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOpti
             for (auto& t : pool) t.join();
             for (const auto& e : errors)  // the first bad file in order, as loadCaptures reports it
                 if (e) std::rethrow_exception(e);
-            std::vector<const Capture*> each;
-            for (const auto& c : captures) {
-                each.push_back(&c);
-                work.addWarnings(c.warnings);
-            }
+            for (const auto& w : warnings) work.addWarnings(w);
+            std::unordered_set<std::string> jobStepNames;
+            for (const auto& names : stepNames) jobStepNames.insert(names.begin(), names.end());
+            const bool filter = options.filterSteps && jobStepNames.size() >= 2;
             work.status("seeing the trace as HTA does");
-            trace = std::make_shared<HtaTrace>(each, options);
-            captures.clear();
+            for (size_t i = 0; i < files.size(); ++i)
+                if (waiting[i]) views[i] = seeAsHta(*waiting[i], options, filter);
+            trace = std::make_shared<HtaTrace>(std::move(views), options);
         },
         progress);
     return py::make_tuple(trace, work.warnings());

@@ -182,9 +182,10 @@ class Reference:
                       for c in cpu for g in gpu if g["corr"] == c["corr"])
 
 
-def write_trace(path: Path, rank: int, seed: int, epoch: bool) -> None:
+def write_trace(path: Path, rank: int, seed: int, epoch: bool, step_number=lambda step: step + 10) -> None:
     """A random PyTorch-profiler-like trace: 3 ProfilerSteps of launches onto a
-    compute and an NCCL stream, copies, memsets, a sync, sub-microsecond events."""
+    compute and an NCCL stream, copies, memsets, a sync, sub-microsecond events;
+    the steps are named ProfilerStep#step_number(0, 1, 2)."""
     rng = random.Random(seed)
     origin_ns = 1_712_195_495_000_000_000 if epoch else 4_458_676_000_000_000
     events, correlation, t = [], 1, 1_000_000
@@ -220,7 +221,7 @@ def write_trace(path: Path, rank: int, seed: int, epoch: bool) -> None:
         events.append({"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7, "ts": us(t),
                        "dur": dur(4321), "args": {"device": 0, "stream": 7, "correlation": correlation}})
         correlation += 1
-        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step + 10}", "pid": 1, "tid": 1,
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step_number(step)}", "pid": 1, "tid": 1,
                        "ts": us(step_start), "dur": dur(t - step_start), "args": {}})
         events.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": us(step_start + 100),
                        "dur": dur(2000), "args": {}})
@@ -303,6 +304,23 @@ def test_the_last_profiler_step_is_kept_when_asked(random_job: Path) -> None:
     check(whole, Reference(files, exact=False, include_last=True))
     short = trimmed.get_temporal_breakdown(visualize=False)["kernel_time(us)"]
     assert (whole.get_temporal_breakdown(visualize=False)["kernel_time(us)"] > short).all()
+
+
+# HTA drops the last ProfilerStep's work when the job's traces hold two or
+# more ProfilerStep names, whichever files they are in: a file that names one
+# step three times is filtered when another names other steps, and two such
+# files are when their names differ (each file is seen as it is read, before
+# the others are: these wait for the job's names).
+@pytest.mark.parametrize("names", [(lambda s: s + 10, lambda s: 10), (lambda s: 10, lambda s: 11)],
+                         ids=["one-file-has-two", "none-has-two"])
+def test_the_jobs_profiler_step_names_decide_the_filter(tmp_path: Path, names) -> None:
+    for rank in (0, 1):
+        write_trace(tmp_path / f"rank{rank}.json", rank, seed=rank + 3, epoch=True, step_number=names[rank])
+    files = sorted(tmp_path.glob("*.json"))
+    ref = Reference(files, exact=False)
+    whole = Reference(files, exact=False, include_last=True)
+    assert all(len(ref.gpu(rank)) < len(whole.gpu(rank)) for rank in (0, 1))  # both filtered
+    check(TraceAnalysis(trace_dir=str(tmp_path), progress=False), ref)
 
 
 @pytest.mark.parametrize("exact", [False, True], ids=["rounded", "exact"])
