@@ -13,11 +13,13 @@
 #include "analyzer/report/report_markdown.h"
 #include "analyzer/report/report_text.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
 namespace osc::job {
 namespace {
@@ -229,7 +231,11 @@ void writeJobJson(const JobInputs& inputs, const JobRequest& request, const repo
     report::ReportOptions o = options;
     if (!streamed(inputs)) {
         const Analysis analysis = analyzeForReport(inputs, request, progress, o);
-        report::writeJsonReport(out, analysis, o);
+        // One file of many devices (an Nsight Systems export of a job): the
+        // devices are rendered on the job's threads, as a merge's are.
+        const int threads =
+            request.jobs > 0 ? request.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        report::writeJsonReportOnThreads(out, analysis, o, threads);
         return;
     }
     partial::PartSet set;

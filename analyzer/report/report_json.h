@@ -19,6 +19,9 @@ inline constexpr int kReportVersion = 1;
 // piece, so memory does not grow with the size of the document.
 void writeJsonReport(std::ostream& out, const Analysis& analysis, const ReportOptions& options);
 std::string formatJsonReport(const Analysis& analysis, const ReportOptions& options);
+// The same bytes, the devices' objects (nearly all of a large report)
+// rendered on `threads` threads a few devices ahead of the one written.
+void writeJsonReportOnThreads(std::ostream& out, const Analysis& analysis, const ReportOptions& options, int threads);
 
 // One element of "devices", exactly as writeJsonReport writes it, its
 // opening brace where the caller's stream is and its inner lines indented

@@ -147,7 +147,7 @@ class Report:
 
     def to_json(self) -> str:
         """The JSON report as text, byte for byte what the command line writes."""
-        return self._handle.json().decode("utf-8")
+        return self._handle.json()
 
     def text(self, steps: bool = False, collectives: bool = False, interference: bool = False, top: int = 20) -> str:
         """The text report (``overlapscope report`` with the same flags)."""

@@ -23,6 +23,7 @@
 #include "python/src/hta_engine.h"
 #include "python/src/hta_head.h"
 #include "python/src/report_tables.h"
+#include "python/src/text_blocks.h"
 
 #include <pybind11/stl.h>
 
@@ -401,8 +402,16 @@ PYBIND11_MODULE(_core, m) {
              })
         .def("json",
              [](const AnalysisHandle& h) {
-                 const std::string json = report::formatJsonReport(h.analysis, h.options());
-                 return py::bytes(json);
+                 TextBlocks text;
+                 {
+                     // Seconds for a job of hundreds of ranks: other Python threads go on.
+                     py::gil_scoped_release released;
+                     std::ostream out(&text);
+                     report::writeJsonReportOnThreads(
+                         out, h.analysis, h.options(),
+                         static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+                 }
+                 return text.toPython();
              })
         .def("head",
              [](const AnalysisHandle& h) {

@@ -550,6 +550,22 @@ TEST(ReportJson, AReportOfManyDevicesReadsBackAsWritten) {
         EXPECT_EQ(deviceText(back.analysis.devices[i]), deviceText(a.devices[i])) << "device " << i;
 }
 
+// The devices rendered on threads, ahead of the one written: the bytes the
+// writer of one thread writes, whatever the thread and device counts.
+TEST(ReportJson, DevicesRenderedOnThreadsGiveTheSameDocument) {
+    ReportOptions o;
+    o.inputs = {"dir/"};
+    for (const int devices : {0, 1, 2, 7, 40}) {
+        const Analysis a = manyDevices(devices);
+        const std::string one = formatJsonReport(a, o);
+        for (const int threads : {1, 2, 3, 8}) {
+            std::ostringstream out;
+            writeJsonReportOnThreads(out, a, o, threads);
+            EXPECT_EQ(out.str(), one) << devices << " devices, " << threads << " threads";
+        }
+    }
+}
+
 TEST(ReportJson, AReportOfManyDevicesNamesItsFirstProblem) {
     auto j = json::parse(formatJsonReport(manyDevices(900), ReportOptions{}));
     const auto problem = [](const std::string& text) {

@@ -1,0 +1,118 @@
+// writeJsonReport with the devices' objects, nearly all of a large report,
+// rendered on several threads a few devices ahead of the one being written.
+#include "analyzer/report/report_json.h"
+
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace osc::report {
+namespace {
+
+class DevicesRenderedAhead {
+public:
+    DevicesRenderedAhead(const std::vector<DeviceAnalysis>& devices, int indent, int threads)
+        : devices_(devices), indent_(indent), rendered_(static_cast<size_t>(threads) * 2) {
+        for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
+    }
+    ~DevicesRenderedAhead() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        changed_.notify_all();
+        for (auto& w : workers_) w.join();
+    }
+    DevicesRenderedAhead(const DevicesRenderedAhead&) = delete;
+    DevicesRenderedAhead& operator=(const DevicesRenderedAhead&) = delete;
+
+    // Device `index` (0, 1, ...) to `out`, once rendered.
+    void write(std::ostream& out, size_t index) {
+        Slot& slot = rendered_[index % rendered_.size()];
+        {
+            std::unique_lock lock(mutex_);
+            changed_.wait(lock, [&] { return slot.index == index || error_; });
+            if (error_) std::rethrow_exception(error_);
+        }
+        out << slot.text;
+        {
+            std::lock_guard lock(mutex_);
+            slot.index = kNone;
+            written_ = index + 1;
+        }
+        changed_.notify_all();
+    }
+
+private:
+    static constexpr size_t kNone = SIZE_MAX;
+    struct Slot {
+        size_t index = kNone;  // the device whose object `text` holds
+        std::string text;
+    };
+
+    void work() {
+        std::ostringstream os;
+        for (;;) {
+            size_t index = 0;
+            {
+                std::unique_lock lock(mutex_);
+                // A slot is free once the device rendered into it last is written.
+                changed_.wait(lock, [&] {
+                    return stop_ || error_ || (next_ < devices_.size() && next_ < written_ + rendered_.size());
+                });
+                if (stop_ || error_ || next_ >= devices_.size()) return;
+                index = next_++;
+            }
+            os.str({});
+            try {
+                writeDeviceJson(os, devices_[index], indent_);
+            } catch (...) {
+                std::lock_guard lock(mutex_);
+                error_ = std::current_exception();
+                changed_.notify_all();
+                return;
+            }
+            Slot& slot = rendered_[index % rendered_.size()];
+            slot.text = std::move(os).str();
+            {
+                std::lock_guard lock(mutex_);
+                slot.index = index;
+            }
+            changed_.notify_all();
+        }
+    }
+
+    const std::vector<DeviceAnalysis>& devices_;
+    const int indent_;
+    std::vector<Slot> rendered_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    size_t next_ = 0, written_ = 0;
+    bool stop_ = false;
+    std::exception_ptr error_;
+    std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+void writeJsonReportOnThreads(std::ostream& out, const Analysis& a, const ReportOptions& options, int threads) {
+    if (threads <= 1 || a.devices.size() < 2) return writeJsonReport(out, a, options);
+    StreamedReportBody body;
+    body.deviceCount = a.devices.size();
+    std::unique_ptr<DevicesRenderedAhead> ahead;
+    body.writeDevice = [&](std::ostream& os, int indent, size_t i) {
+        if (!ahead) ahead = std::make_unique<DevicesRenderedAhead>(a.devices, indent, threads);
+        ahead->write(os, i);
+    };
+    body.matchedCount = a.matched.size();
+    body.matched = [&](size_t i) { return a.matched[i]; };
+    writeJsonReport(out, a, options, body);
+}
+
+}  // namespace osc::report
