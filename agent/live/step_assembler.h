@@ -142,6 +142,12 @@ public:
     uint64_t descriptionsVersion() const { return descriptionsVersion_; }
 
 private:
+    // NCCL's plugin times come from the GPU's globaltimer, which is not CUPTI's
+    // clock (about a millisecond apart on an H100): a row is the step's when it
+    // is this close to the window; the analyzer matches it to its kernel.
+    static constexpr TimeNs kPluginSlackNs = 5'000'000;
+    static bool intersects(TimeNs start, TimeNs end, const Interval& w) { return start < w.end && end > w.start; }
+
     struct OpenStep {
         HeldRange range;
         int64_t number = -1;
