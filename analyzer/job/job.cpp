@@ -14,8 +14,8 @@
 #include "analyzer/report/report_text.h"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -116,7 +116,13 @@ void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgre
             if (cancelled(progress)) throw LoadCancelled{};
             std::ifstream in(path, std::ios::binary);
             if (!in) throw CaptureError(path, "cannot open this part");
-            bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+            // In blocks: by the character (istreambuf_iterator) it was a fifth
+            // of a 64-rank merge on Dask (issue 44).
+            bytes.clear();
+            std::array<char, 1 << 16> block;
+            while (in.read(block.data(), block.size()) || in.gcount() > 0)
+                bytes.append(block.data(), static_cast<size_t>(in.gcount()));
+            if (in.bad()) throw CaptureError(path, "cannot read this part");
             set.addFilePart(partial::decodeFilePart(bytes.data(), bytes.size(), path.c_str()));
         }
     } else {
