@@ -1,13 +1,13 @@
 // writeJsonReport with the devices' objects, nearly all of a large report,
 // rendered on several threads a few devices ahead of the one being written.
 #include "analyzer/report/report_json.h"
+#include "analyzer/report/text_blocks.h"
 
 #include <condition_variable>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <ostream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,7 +40,7 @@ public:
             changed_.wait(lock, [&] { return slot.index == index || error_; });
             if (error_) std::rethrow_exception(error_);
         }
-        out << slot.text;
+        slot.text.writeTo(out);
         {
             std::lock_guard lock(mutex_);
             slot.index = kNone;
@@ -53,11 +53,10 @@ private:
     static constexpr size_t kNone = SIZE_MAX;
     struct Slot {
         size_t index = kNone;  // the device whose object `text` holds
-        std::string text;
+        TextBlocks text;       // its blocks kept from one device to the next
     };
 
     void work() {
-        std::ostringstream os;
         for (;;) {
             size_t index = 0;
             {
@@ -69,7 +68,9 @@ private:
                 if (stop_ || error_ || next_ >= devices_.size()) return;
                 index = next_++;
             }
-            os.str({});
+            Slot& slot = rendered_[index % rendered_.size()];
+            slot.text.clear();
+            std::ostream os(&slot.text);
             try {
                 writeDeviceJson(os, devices_[index], indent_);
             } catch (...) {
@@ -78,8 +79,6 @@ private:
                 changed_.notify_all();
                 return;
             }
-            Slot& slot = rendered_[index % rendered_.size()];
-            slot.text = std::move(os).str();
             {
                 std::lock_guard lock(mutex_);
                 slot.index = index;

@@ -22,8 +22,8 @@
 #include "python/src/columns.h"
 #include "python/src/hta_engine.h"
 #include "python/src/hta_head.h"
+#include "python/src/python_text.h"
 #include "python/src/report_tables.h"
-#include "python/src/text_blocks.h"
 
 #include <pybind11/stl.h>
 
@@ -402,7 +402,7 @@ PYBIND11_MODULE(_core, m) {
              })
         .def("json",
              [](const AnalysisHandle& h) {
-                 TextBlocks text;
+                 report::TextBlocks text;
                  {
                      // Seconds for a job of hundreds of ranks: other Python threads go on.
                      py::gil_scoped_release released;
@@ -411,7 +411,7 @@ PYBIND11_MODULE(_core, m) {
                          out, h.analysis, h.options(),
                          static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
                  }
-                 return text.toPython();
+                 return pythonText(text);
              })
         .def("head",
              [](const AnalysisHandle& h) {

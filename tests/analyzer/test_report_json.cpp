@@ -3,6 +3,7 @@
 #include "analyzer/capture/capture_error.h"
 #include "analyzer/report/json_member_spans.h"
 #include "analyzer/report/report_json.h"
+#include "analyzer/report/text_blocks.h"
 #include "tests/analyzer/test_report_fixture.h"
 #include "tests/support/temp_dir.h"
 
@@ -548,6 +549,37 @@ TEST(ReportJson, AReportOfManyDevicesReadsBackAsWritten) {
     };
     for (size_t i = 0; i < 900; ++i)
         EXPECT_EQ(deviceText(back.analysis.devices[i]), deviceText(a.devices[i])) << "device " << i;
+}
+
+// The text of a stream written across several 4 MiB blocks, by characters
+// and by runs of every length, reads back the same, and again after clear().
+TEST(ReportJson, TextBlocksHoldWhatWasWrittenAcrossBlocks) {
+    TextBlocks blocks;
+    for (int round = 0; round < 2; ++round) {
+        blocks.clear();
+        std::ostream out(&blocks);
+        std::string want;
+        uint32_t x = 12345 + static_cast<uint32_t>(round);
+        while (want.size() < 9'500'000) {
+            x = x * 1664525u + 1013904223u;
+            const size_t n = x % 3 == 0 ? 1 : (x >> 8) % 300'000;
+            const std::string piece(n, static_cast<char>('a' + x % 26));
+            if (n == 1)
+                out.put(piece[0]);
+            else
+                out.write(piece.data(), static_cast<std::streamsize>(n));
+            want += piece;
+        }
+        std::string got;
+        blocks.forEachPiece([&](const char* p, size_t n) { got.append(p, n); });
+        EXPECT_EQ(blocks.size(), want.size());
+        EXPECT_TRUE(got == want) << "round " << round;
+        std::ostringstream copy;
+        blocks.writeTo(copy);
+        EXPECT_TRUE(copy.str() == want);
+    }
+    blocks.clear();
+    EXPECT_EQ(blocks.size(), 0u);
 }
 
 // The devices rendered on threads, ahead of the one written: the bytes the
