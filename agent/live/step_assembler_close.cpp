@@ -3,6 +3,8 @@
 // (recordStep, materialize), both from the rows the assembler holds.
 #include "agent/live/step_assembler.h"
 
+#include "analyzer/capture/row_tables.h"
+
 #include <algorithm>
 #include <type_traits>
 
@@ -207,30 +209,13 @@ void StepAssembler::buildCapture(const OpenStep& step, TimeNs slotEnd) {
     for (const auto& h : rows_.copies) {
         const Interval* w = window(h.row.deviceId);
         if (!w || !intersects(h.row.start, h.row.end, *w)) continue;
-        CopyTable& c = p.deviceById(h.row.deviceId).copies;
-        c.start.push_back(h.row.start);
-        c.end.push_back(h.row.end);
-        c.stream.push_back(h.row.streamId);
-        c.correlation.push_back(h.row.correlationId);
-        c.bytes.push_back(h.row.bytes);
-        c.copyKind.push_back(h.row.copyKind);
-        c.srcKind.push_back(h.row.srcKind);
-        c.dstKind.push_back(h.row.dstKind);
-        c.srcDevice.push_back(h.row.srcDeviceId);
-        c.dstDevice.push_back(h.row.dstDeviceId);
+        appendRow(p.deviceById(h.row.deviceId).copies, h.row);
     }
     for (const auto& h : rows_.memsets) {
         const Interval* w = window(h.row.deviceId);
         if (!w || !intersects(h.row.start, h.row.end, *w)) continue;
-        MemsetTable& m = p.deviceById(h.row.deviceId).memsets;
-        m.start.push_back(h.row.start);
-        m.end.push_back(h.row.end);
-        m.stream.push_back(h.row.streamId);
-        m.correlation.push_back(h.row.correlationId);
-        m.bytes.push_back(h.row.bytes);
-        m.value.push_back(h.row.value);
+        appendRow(p.deviceById(h.row.deviceId).memsets, h.row);
     }
-    CollectiveTable& n = p.collectives;
     for (const auto& h : rows_.collectives) {
         const CollectiveRow& c = h.row;
         const Interval* w = window(c.deviceId);
@@ -239,22 +224,7 @@ void StepAssembler::buildCapture(const OpenStep& step, TimeNs slotEnd) {
                           intersects(c.gpuStart, std::max(c.gpuEnd, c.gpuStart + 1),
                                      {w->start - kPluginSlackNs, w->end + kPluginSlackNs});
         if (!launched && !near) continue;
-        n.commHash.push_back(c.commHash);
-        n.rank.push_back(c.rank);
-        n.nranks.push_back(c.nranks);
-        n.seqNumber.push_back(c.seqNumber);
-        n.func.push_back(capture_.strings.intern(c.func));
-        n.datatype.push_back(capture_.strings.intern(c.datatype));
-        n.algo.push_back(capture_.strings.intern(c.algo));
-        n.proto.push_back(capture_.strings.intern(c.proto));
-        n.count.push_back(c.count);
-        n.bytes.push_back(c.bytes);
-        n.root.push_back(c.root);
-        n.nChannels.push_back(c.nChannels);
-        n.device.push_back(c.deviceId);
-        n.enqueue.push_back(c.enqueue);
-        n.gpuStart.push_back(c.gpuStart);
-        n.gpuEnd.push_back(c.gpuEnd);
+        appendRow(p.collectives, capture_.strings, c);
     }
     for (auto& [id, gpu] : gpus_)
         if (Device* d = const_cast<Device*>(p.findDevice(id))) d->gpu = gpu;

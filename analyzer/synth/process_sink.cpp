@@ -1,5 +1,7 @@
 #include "analyzer/synth/process_sinks.h"
 
+#include "analyzer/capture/row_tables.h"
+
 namespace osc::synth {
 
 ProcessSink::ProcessSink(Capture& capture, Process& process, const ProcessIdentity& who)
@@ -37,29 +39,9 @@ void ProcessSink::addKernel(const KernelRow& r) {
 
 // The models emit no copies, memsets or syncs today; kept as the reader
 // keeps them, so that a model that does gets them in memory as in a file.
-void ProcessSink::addCopy(const CopyRow& r) {
-    auto& c = process_.deviceById(r.deviceId).copies;
-    c.start.push_back(r.start);
-    c.end.push_back(r.end);
-    c.stream.push_back(r.streamId);
-    c.correlation.push_back(r.correlationId);
-    c.bytes.push_back(r.bytes);
-    c.copyKind.push_back(r.copyKind);
-    c.srcKind.push_back(r.srcKind);
-    c.dstKind.push_back(r.dstKind);
-    c.srcDevice.push_back(r.srcDeviceId);
-    c.dstDevice.push_back(r.dstDeviceId);
-}
+void ProcessSink::addCopy(const CopyRow& r) { appendRow(process_.deviceById(r.deviceId).copies, r); }
 
-void ProcessSink::addMemset(const MemsetRow& r) {
-    auto& m = process_.deviceById(r.deviceId).memsets;
-    m.start.push_back(r.start);
-    m.end.push_back(r.end);
-    m.stream.push_back(r.streamId);
-    m.correlation.push_back(r.correlationId);
-    m.bytes.push_back(r.bytes);
-    m.value.push_back(r.value);
-}
+void ProcessSink::addMemset(const MemsetRow& r) { appendRow(process_.deviceById(r.deviceId).memsets, r); }
 
 void ProcessSink::addSync(const SyncRow& r) {
     auto& y = process_.deviceById(r.deviceId).syncs;
@@ -95,24 +77,6 @@ void ProcessSink::addRange(const RangeRow& r) {
     t.onGpu.push_back(0);
 }
 
-void ProcessSink::addCollective(const CollectiveRow& r) {
-    auto& c = process_.collectives;
-    c.commHash.push_back(r.commHash);
-    c.rank.push_back(r.rank);
-    c.nranks.push_back(r.nranks);
-    c.seqNumber.push_back(r.seqNumber);
-    c.func.push_back(capture_.strings.intern(r.func));
-    c.datatype.push_back(capture_.strings.intern(r.datatype));
-    c.algo.push_back(capture_.strings.intern(r.algo));
-    c.proto.push_back(capture_.strings.intern(r.proto));
-    c.count.push_back(r.count);
-    c.bytes.push_back(r.bytes);
-    c.root.push_back(r.root);
-    c.nChannels.push_back(r.nChannels);
-    c.device.push_back(r.deviceId);
-    c.enqueue.push_back(r.enqueue);
-    c.gpuStart.push_back(r.gpuStart);
-    c.gpuEnd.push_back(r.gpuEnd);
-}
+void ProcessSink::addCollective(const CollectiveRow& r) { appendRow(process_.collectives, capture_.strings, r); }
 
 }  // namespace osc::synth
