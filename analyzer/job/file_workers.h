@@ -13,6 +13,7 @@
 #include "analyzer/job/capture_file.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/part_set.h"
 
 #include <functional>
@@ -41,6 +42,11 @@ public:
     // Throws CaptureError (the first failing file in order) or LoadCancelled.
     AnalyzedFiles(const std::vector<std::string>& paths, const AnalysisSettings& settings,
                   const FileWorkerOptions& options = {});
+    // The same, and meanwhile, on this thread, each file's sections added to
+    // `set` (as addTo does) in file order as soon as the files up to it are
+    // done. This object must outlive `set`.
+    AnalyzedFiles(const std::vector<std::string>& paths, const AnalysisSettings& settings,
+                  const FileWorkerOptions& options, partial::PartSet& set, const std::vector<std::string>& inputs);
     ~AnalyzedFiles();
 
     const std::vector<std::string>& files() const { return files_; }
@@ -54,10 +60,13 @@ public:
     partial::FilePart part(size_t file) const;
 
 private:
+    void analyze(const FileWorkerOptions& options, partial::PartSet* set);
+    void addTo(partial::PartSet& set, size_t file) const;
+
     struct Section {
         size_t worker = 0;
         uint64_t offset = 0, length = 0;
-        size_t devices = 0;
+        std::vector<partial::DeviceSpan> devices;  // each device's record, from `offset`
     };
     AnalysisSettings settings_;
     std::vector<std::string> files_;

@@ -123,11 +123,15 @@ void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgre
             while (in.read(block.data(), block.size()) || in.gcount() > 0)
                 bytes.append(block.data(), static_cast<size_t>(in.gcount()));
             if (in.bad()) throw CaptureError(path, "cannot read this part");
-            set.addFilePart(partial::decodeFilePart(bytes.data(), bytes.size(), path.c_str()));
+            // Its devices' records are copied as they are, not encoded again.
+            partial::PartSet::EncodedDevices encoded;
+            encoded.bytes = bytes.data();
+            set.addFilePart(partial::decodeFilePart(bytes.data(), bytes.size(), path.c_str(), &encoded.spans),
+                            &encoded);
         }
     } else {
-        files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings, workerOptions(request, progress));
-        files->addTo(set, inputs.paths);
+        files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings, workerOptions(request, progress), set,
+                                                inputs.paths);
     }
     if (progress.status) progress.status("");
     if (report) reportSavedNothing(set.savedNothing(), set.files.size(), *report);

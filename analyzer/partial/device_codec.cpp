@@ -23,8 +23,8 @@ static_assert(std::endian::native == std::endian::little);
 
 // "OSD" + format 1: a wrong offset into the scratch file fails here first.
 constexpr uint32_t kMagic = 0x0144534F;
-// "OSF" + format 1: a file's part.
-constexpr uint32_t kFileMagic = 0x0146534F;
+// "OSF" + format 2: a file's part, its devices apart (format 1 held them inside).
+constexpr uint32_t kFileMagic = 0x0246534F;
 
 uint64_t load64(const char* p) {
     uint64_t word;
@@ -242,14 +242,15 @@ void visit(IO& io, MaybeConst<Interval> auto& i) {
     OSC_CODEC_FIELDS(i, start, end);
 }
 
-// A file's part. Its Analysis holds only what the per-file half fills
-// (devices, warnings, dropped records); the settings are the job's and the
+// A file's part without its devices (each is a record of its own after
+// it). Its Analysis holds only what the per-file half fills (devices,
+// warnings, dropped records); the settings are the job's and the
 // cross-rank members are empty.
 template <class IO>
 void visit(IO& io, MaybeConst<FilePart> auto& f) {
     auto& [path, originUtcNs, processes, loadWarnings, savedNothing, analysis, warningProcess, intervals] = f;
-    io(path, originUtcNs, processes, loadWarnings, savedNothing, analysis.devices, analysis.warnings,
-       analysis.droppedRecords, warningProcess, intervals);
+    io(path, originUtcNs, processes, loadWarnings, savedNothing, analysis.warnings, analysis.droppedRecords,
+       warningProcess, intervals);
 }
 
 #undef OSC_CODEC_FIELDS
@@ -497,10 +498,68 @@ DeviceAnalysis decodeDevice(const char* data, size_t size, const char* origin) {
     return decodeRecord<DeviceAnalysis>(kMagic, data, size, origin, "not a device record (magic number)");
 }
 
-void encodeFilePart(const FilePart& part, std::string& out) { encodeRecord(kFileMagic, part, out); }
+namespace {
 
-FilePart decodeFilePart(const char* data, size_t size, const char* origin) {
-    return decodeRecord<FilePart>(kFileMagic, data, size, origin, "not a file part record (magic number)");
+void appendLength(std::string& out, uint64_t n) { out.append(reinterpret_cast<const char*>(&n), sizeof n); }
+
+// Reserves a length word at `at` and fills it with the bytes written after it.
+void fillLength(std::string& out, size_t at) {
+    const uint64_t n = out.size() - at - sizeof(uint64_t);
+    std::memcpy(out.data() + at, &n, sizeof n);
+}
+
+}  // namespace
+
+void encodeFilePart(const FilePart& part, std::string& out, std::vector<DeviceSpan>* spans) {
+    const size_t start = out.size();
+    try {
+        appendLength(out, 0);
+        encodeRecord(kFileMagic, part, out);
+        fillLength(out, start);
+        appendLength(out, part.analysis.devices.size());
+        for (const DeviceAnalysis& device : part.analysis.devices) {
+            const size_t at = out.size();
+            appendLength(out, 0);
+            encodeDevice(device, out);
+            fillLength(out, at);
+            if (spans) spans->push_back({at + sizeof(uint64_t) - start, out.size() - at - sizeof(uint64_t)});
+        }
+    } catch (...) {
+        out.resize(start);
+        throw;
+    }
+}
+
+FilePart decodeFilePart(const char* data, size_t size, const char* origin, std::vector<DeviceSpan>* spans) {
+    size_t at = 0;
+    // A length word, then that many bytes, all inside the record.
+    const auto next = [&]() -> std::pair<size_t, size_t> {
+        if (size - at < sizeof(uint64_t)) throw CaptureError(origin, "truncated");
+        const uint64_t n = load64(data + at);
+        at += sizeof(uint64_t);
+        if (n > size - at) throw CaptureError(origin, "damaged or truncated: a length beyond the record");
+        const size_t from = at;
+        at += n;
+        return {from, static_cast<size_t>(n)};
+    };
+    const auto [headAt, headSize] = next();
+    FilePart part =
+        decodeRecord<FilePart>(kFileMagic, data + headAt, headSize, origin, "not a file part record (magic number)");
+    if (size - at < sizeof(uint64_t)) throw CaptureError(origin, "truncated");
+    const uint64_t count = load64(data + at);
+    at += sizeof(uint64_t);
+    // Each device takes a length word and more: a damaged count cannot make
+    // us reserve much beyond the record's size.
+    if (count > (size - at) / (2 * sizeof(uint64_t)))
+        throw CaptureError(origin, "damaged or truncated: a count larger than the bytes left");
+    part.analysis.devices.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) {
+        const auto [deviceAt, deviceSize] = next();
+        part.analysis.devices.push_back(decodeDevice(data + deviceAt, deviceSize, origin));
+        if (spans) spans->push_back({deviceAt, deviceSize});
+    }
+    if (at != size) throw CaptureError(origin, "damaged: bytes left after the last device");
+    return part;
 }
 
 }  // namespace osc::partial

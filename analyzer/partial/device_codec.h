@@ -14,14 +14,18 @@
 // Layout: a 4-byte magic, the fields in declaration order (numbers fixed
 // width, bool and optional tags one byte, strings and vectors a uint32
 // count, then their bytes or elements), an 8-byte checksum of everything
-// before it.
+// before it. A file part: a uint64 length and the record of the part
+// without its devices, a uint64 device count, then per device a uint64
+// length and its device record.
 #pragma once
 
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/partial/file_part.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace osc::partial {
 
@@ -35,10 +39,21 @@ void encodeDevice(const DeviceAnalysis& device, std::string& out);
 // allocates at most a few times `size`.
 DeviceAnalysis decodeDevice(const char* data, size_t size, const char* origin = "device record");
 
-// The same for one file's part (file_part.h): its processes, warnings,
-// devices and their intervals, as the worker threads of `report DIR` keep
-// them until the merge (analyzer/job/file_workers.h).
-void encodeFilePart(const FilePart& part, std::string& out);
-FilePart decodeFilePart(const char* data, size_t size, const char* origin = "file part record");
+// Where one device's record (an encodeDevice output) lies in a file part's bytes.
+struct DeviceSpan {
+    uint64_t offset = 0, length = 0;
+};
+
+// One file's part (file_part.h): its processes, warnings and intervals in a
+// record, then each device in its own record, as the worker threads of
+// `report DIR` and the Dask tasks keep them until the merge
+// (analyzer/job/file_workers.h). Kept apart, a device's bytes serve the
+// merge as they are (PartSet::addFilePart): it encoded each of them again
+// and wrote them once more, most of its time alone on one thread. With
+// `spans`: where each device's record was put (appended to), relative to
+// the part's first byte, or found.
+void encodeFilePart(const FilePart& part, std::string& out, std::vector<DeviceSpan>* spans = nullptr);
+FilePart decodeFilePart(const char* data, size_t size, const char* origin = "file part record",
+                        std::vector<DeviceSpan>* spans = nullptr);
 
 }  // namespace osc::partial

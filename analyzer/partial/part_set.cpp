@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 namespace osc::partial {
 namespace {
@@ -661,7 +662,9 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     readCollectiveHealth(j, w, d, ops, *data_);
 }
 
-void PartSet::addFilePart(const FilePart& part) {
+void PartSet::addFilePart(const FilePart& part, const EncodedDevices* encoded) {
+    if (encoded && encoded->spans.size() != part.analysis.devices.size())
+        throw std::logic_error("addFilePart: a span for every device");
     const Analysis& a = part.analysis;
     PartFile file;
     file.path = part.path;
@@ -673,7 +676,8 @@ void PartSet::addFilePart(const FilePart& part) {
         file.warnings.emplace_back(w < part.warningProcess.size() ? part.warningProcess[w] : 0, a.warnings[w]);
     file.droppedRecords = a.droppedRecords;
     files.push_back(std::move(file));
-    sources_.push_back({part.path, "", data_.get()});
+    const bool inPlace = encoded && encoded->scratch;
+    sources_.push_back({part.path, "", inPlace ? encoded->scratch : data_.get()});
     const auto append = [&](const auto& records) {
         using T = typename std::decay_t<decltype(records)>::value_type;
         return data_->append(records.data(), records.size() * sizeof(T));
@@ -698,12 +702,20 @@ void PartSet::addFilePart(const FilePart& part) {
         d.computeAt = append(iv.compute);
         d.bandwidthAt = append(crossrank::bandwidthRecordsOf(device));
         storeLeadUps(d, iv.leadUps, iv.leadUpIncrements, iv.leadUpNames, *data_);
-        bytes.clear();
-        encodeDevice(device, bytes);
         d.source = sources_.size() - 1;
         d.binary = true;
-        d.reportLength = bytes.size();
-        d.reportAt = data_->append(bytes.data(), bytes.size());
+        if (inPlace) {
+            d.reportLength = encoded->spans[i].length;
+            d.reportAt = encoded->offset + encoded->spans[i].offset;
+        } else if (encoded) {
+            d.reportLength = encoded->spans[i].length;
+            d.reportAt = data_->append(encoded->bytes + encoded->spans[i].offset, d.reportLength);
+        } else {
+            bytes.clear();
+            encodeDevice(device, bytes);
+            d.reportLength = bytes.size();
+            d.reportAt = data_->append(bytes.data(), bytes.size());
+        }
         refuseDuplicate(d, part.path);
         devices.push_back(std::move(d));
     }

@@ -10,6 +10,7 @@
 #include "analyzer/crossrank/collective_keys.h"
 #include "analyzer/crossrank/device_source.h"
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/file_part.h"
 
 #include <istream>
@@ -65,9 +66,20 @@ public:
     // The pipeline's own sections (writeFileSection output, no header) lying in
     // `scratch` at [offset, offset + length), which must outlive this set.
     void addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length, const std::string& name);
-    // One file analysed in this process (analyzer/job's workers): no JSON
-    // on the way, its devices kept whole in binary.
-    void addFilePart(const FilePart& part);
+    // Where a file part's device records already lie (encodeFilePart's
+    // spans): in `scratch` from `offset` on, used where they are (the
+    // scratch must outlive this set); without a scratch at `bytes`, copied
+    // into this set's scratch as they are.
+    struct EncodedDevices {
+        std::vector<DeviceSpan> spans;
+        const crossrank::ScratchFile* scratch = nullptr;
+        uint64_t offset = 0;
+        const char* bytes = nullptr;
+    };
+    // One file analysed in this process or on a Dask worker (analyzer/job):
+    // no JSON on the way, its devices kept whole in binary; with `encoded`,
+    // not encoded again.
+    void addFilePart(const FilePart& part, const EncodedDevices* encoded = nullptr);
     void setHeader(const AnalysisSettings& settings, std::vector<std::string> inputs);
 
     AnalysisSettings settings;

@@ -530,6 +530,60 @@ TEST(DeviceCodec, EncodeAppendsAfterWhatTheBufferHeld) {
     EXPECT_EQ(buffer.substr(6), encoded(fullDevice()));
 }
 
+// A file part keeps each device in a record of its own, which the merge
+// uses where it lies (PartSet::addFilePart): the spans must name exactly
+// those records, whatever the buffer held before.
+TEST(DeviceCodec, AFilePartsDeviceRecordsLieWhereItsSpansSay) {
+    partial::FilePart part;
+    part.path = "rank3.sqlite";
+    part.originUtcNs = 1700000000123456789;
+    part.processes = {{3, "node-a", 4242}};
+    part.loadWarnings = {"a warning"};
+    part.analysis.devices = {fullDevice(), DeviceAnalysis{}, fullDevice()};
+    part.analysis.devices[2].device = 7;
+    part.analysis.warnings = {"w"};
+    part.warningProcess = {0};
+    part.intervals.resize(2);
+    part.intervals[1].exposed = {{5, 9}};
+
+    std::string bytes = "prefix";
+    std::vector<partial::DeviceSpan> spans;
+    partial::encodeFilePart(part, bytes, &spans);
+    ASSERT_EQ(spans.size(), 3u);
+    const std::string record = bytes.substr(6);
+    for (size_t i = 0; i < spans.size(); ++i)
+        EXPECT_EQ(record.substr(spans[i].offset, spans[i].length), encoded(part.analysis.devices[i])) << i;
+
+    std::vector<partial::DeviceSpan> found;
+    const partial::FilePart back = partial::decodeFilePart(record.data(), record.size(), "part", &found);
+    ASSERT_EQ(found.size(), spans.size());
+    for (size_t i = 0; i < spans.size(); ++i) {
+        EXPECT_EQ(found[i].offset, spans[i].offset);
+        EXPECT_EQ(found[i].length, spans[i].length);
+    }
+    std::string again;
+    partial::encodeFilePart(back, again);
+    EXPECT_EQ(again, record);
+
+    for (size_t n = 0; n < record.size(); n += 7) {
+        const std::vector<char> cut(record.begin(), record.begin() + static_cast<std::ptrdiff_t>(n));
+        EXPECT_THROW(partial::decodeFilePart(cut.data(), cut.size()), CaptureError) << "truncated to " << n;
+    }
+    const std::string longer = record + '\0';
+    EXPECT_THROW(partial::decodeFilePart(longer.data(), longer.size()), CaptureError);
+    // The device count, after the head's length word and the head itself.
+    std::string damaged = record;
+    uint64_t head = 0;
+    std::memcpy(&head, damaged.data(), sizeof head);
+    std::memset(damaged.data() + sizeof head + head, 0xff, sizeof(uint64_t));
+    try {
+        partial::decodeFilePart(damaged.data(), damaged.size());
+        ADD_FAILURE() << "decoded";
+    } catch (const CaptureError& e) {
+        EXPECT_NE(std::string(e.what()).find("count"), std::string::npos) << e.what();
+    }
+}
+
 TEST(DeviceCodec, EveryTruncationThrows) {
     const std::string bytes = encoded(fullDevice());
     for (size_t n = 0; n < bytes.size(); ++n) {

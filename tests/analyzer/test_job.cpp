@@ -205,6 +205,35 @@ TEST_F(JobTest, TheFirstBadFileInOrderIsReported) {
     }
 }
 
+// The set is filled while the workers still read (file_workers.cpp): a file
+// the set refuses (the same capture twice) must not hide a bad file after
+// it, which reading them all first reported, nor be lost when none follows.
+TEST_F(JobTest, ABadFileAfterOneGivenTwiceIsStillTheOneReported) {
+    synth::WorkloadSpec spec;
+    spec.ranks = 4;
+    spec.steps = 2;
+    const auto files = synth::writeWorkload(spec, (dir_ / "j").string(), false);
+    const fs::path copy = dir_ / "j" / "y-copy-of-rank0.sqlite";
+    fs::copy_file(files[0], copy);
+    for (int jobs : {1, 2, 4}) {
+        try {
+            analyzeFiles({(dir_ / "j").string()}, {}, jobs);
+            FAIL() << "the same capture twice was accepted";
+        } catch (const CaptureError& e) {
+            EXPECT_NE(std::string(e.what()).find("also in"), std::string::npos) << e.what();
+        }
+    }
+    std::ofstream(dir_ / "j" / "z-bad.sqlite") << "not a capture";
+    for (int jobs : {1, 2, 4}) {
+        try {
+            analyzeFiles({(dir_ / "j").string()}, {}, jobs);
+            FAIL() << "a bad file was accepted";
+        } catch (const CaptureError& e) {
+            EXPECT_NE(std::string(e.what()).find("z-bad.sqlite"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST_F(JobTest, LoadingSeveralFilesReportsOneFractionAndNamesTheFile) {
     synth::WorkloadSpec spec;
     spec.ranks = 3;

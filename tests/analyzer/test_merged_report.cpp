@@ -57,6 +57,13 @@ protected:
             partial::MergeOptions mo;
             mo.instancesInMemory = std::uniform_int_distribution<size_t>(1, 64)(rng);
             const Analysis merged = partial::mergedAnalysis(set, mo);
+            // The devices read back on 2 or 3 threads ahead of the one taken.
+            partial::MergeOptions onThreads = mo;
+            onThreads.threads = std::uniform_int_distribution<int>(2, 3)(rng);
+            onThreads.bytesForThreads = 0;
+            EXPECT_EQ(report::formatTextReport(partial::mergedAnalysis(set, onThreads), {}),
+                      report::formatTextReport(merged, {}))
+                << label;
             for (int k = 0; k < 3; ++k) {
                 report::ReportOptions o;
                 o.inputs = files;
@@ -65,7 +72,8 @@ protected:
                 o.interference = k == 2;
                 o.topCollectives = k == 2 ? 0 : 3;
                 std::vector<std::string> warnings;
-                const std::string text = partial::mergedReport(set, mo, o, report::ReportFormat::Text, &warnings);
+                const std::string text =
+                    partial::mergedReport(set, k == 1 ? onThreads : mo, o, report::ReportFormat::Text, &warnings);
                 EXPECT_EQ(text, report::formatTextReport(merged, o)) << label << " options " << k;
                 EXPECT_EQ(text, report::formatTextReport(single, o)) << label << " options " << k;
                 EXPECT_EQ(warnings, merged.warnings) << label;
@@ -87,6 +95,38 @@ TEST_F(MergedReport, DataParallelJobsGiveTheWholeAnalysisReports) {
     for (int round = 0; round < 4; ++round) {
         const std::string name = "dp" + std::to_string(round);
         expectSameReports(synth::writeWorkload(test::randomJob(rng), path(name), false), rng, name);
+    }
+}
+
+// Files analysed in this process keep their devices in binary, filled
+// into the set while the files are still read; the devices then read back
+// on threads, or on one.
+TEST_F(MergedReport, DevicesKeptInBinaryReadOnThreadsGiveTheSameReports) {
+    std::mt19937 rng(3103);
+    for (int round = 0; round < 3; ++round) {
+        const std::string name = "bin" + std::to_string(round);
+        const auto files = synth::writeWorkload(test::randomJob(rng), path(name), false);
+        const AnalysisSettings s;
+        const Analysis single = analyze(loadCaptures(files), s);
+        partial::PartSet set;
+        job::FileWorkerOptions fo;
+        fo.jobs = std::uniform_int_distribution<int>(1, 3)(rng);
+        const job::AnalyzedFiles analyzed(files, s, fo, set, files);
+        report::ReportOptions o;
+        o.inputs = files;
+        o.steps = true;
+        o.collectives = true;
+        for (int threads : {1, 2, 3}) {
+            partial::MergeOptions mo;
+            mo.threads = threads;
+            mo.bytesForThreads = 0;
+            EXPECT_EQ(partial::mergedReport(set, mo, o, report::ReportFormat::Text),
+                      report::formatTextReport(single, o))
+                << name << " on " << threads << " threads";
+            EXPECT_EQ(report::formatTextReport(partial::mergedAnalysis(set, mo), o),
+                      report::formatTextReport(single, o))
+                << name << " on " << threads << " threads";
+        }
     }
 }
 
