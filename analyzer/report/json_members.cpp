@@ -90,23 +90,23 @@ void JsonMembers::boolean(std::string_view k, bool v) {
     out_ += v ? "true" : "false";
 }
 
+void JsonMembers::integerOrNull(std::string_view k, const std::optional<int64_t>& v) {
+    if (v)
+        integer(k, *v);
+    else
+        null(k);
+}
+
 void JsonMembers::pairs(std::string_view k, const std::vector<std::pair<int, int>>& items, std::string_view first,
                         std::string_view second) {
-    key(k);
-    out_ += '[';
-    const int item = indent_ < 0 ? -1 : indent_ + 4;
-    for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out_ += ',';
-        if (item >= 0) {
-            out_ += '\n';
-            out_.append(static_cast<size_t>(item), ' ');
-        }
-        JsonMembers o(out_, item);
+    objects(k, items.size(), [&](size_t i, JsonMembers& o) {
         o.integer(first, items[i].first);
         o.integer(second, items[i].second);
-        o.close();
-    }
-    if (!items.empty() && indent_ >= 0) {
+    });
+}
+
+void JsonMembers::closeArray(size_t n) {
+    if (n && indent_ >= 0) {
         out_ += '\n';
         out_.append(static_cast<size_t>(indent_) + 2, ' ');
     }

@@ -27,13 +27,42 @@ public:
     void stringOrNull(std::string_view key, std::string_view v);  // "" is null
     void boolean(std::string_view key, bool v);
     void null(std::string_view key);
+    void integerOrNull(std::string_view key, const std::optional<int64_t>& v);
     // An array of objects of two integer members: [{first: p.first, second: p.second}, ...].
     void pairs(std::string_view key, const std::vector<std::pair<int, int>>& items, std::string_view first,
                std::string_view second);
+    // A member whose value is an object, its members added by fill(JsonMembers&).
+    template <class Fill>
+    void object(std::string_view k, Fill fill) {
+        key(k);
+        JsonMembers inner(out_, indent_ < 0 ? -1 : indent_ + 2);
+        fill(inner);
+        inner.close();
+    }
+    // A member whose value is an array of n objects, item i's members added
+    // by fill(i, JsonMembers&).
+    template <class Fill>
+    void objects(std::string_view k, size_t n, Fill fill) {
+        key(k);
+        out_ += '[';
+        const int item = indent_ < 0 ? -1 : indent_ + 4;
+        for (size_t i = 0; i < n; ++i) {
+            if (i) out_ += ',';
+            if (item >= 0) {
+                out_ += '\n';
+                out_.append(static_cast<size_t>(item), ' ');
+            }
+            JsonMembers inner(out_, item);
+            fill(i, inner);
+            inner.close();
+        }
+        closeArray(n);
+    }
     void close();
 
 private:
     void key(std::string_view k);
+    void closeArray(size_t n);
 
     std::string& out_;
     int indent_;

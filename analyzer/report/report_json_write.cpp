@@ -27,71 +27,78 @@ std::string hexText(uint64_t v) {
 
 ordered_json hexOrNull(const std::optional<uint64_t>& v) { return v ? ordered_json(hexText(*v)) : nullptr; }
 
-void putMetrics(ordered_json& j, const OverlapMetrics& m) {
-    j["window_ns"] = m.window_ns;
-    j["compute_ns"] = m.compute_ns;
-    j["comm_ns"] = m.comm_ns;
-    j["overlap_ns"] = m.overlap_ns;
-    j["exposed_comm_ns"] = m.exposed_comm_ns;
-    j["busy_ns"] = m.busy_ns;
-    j["idle_ns"] = m.idle_ns;
-    j["overlap_ratio"] = orNull(m.overlap_ratio);
-    j["achieved_speedup"] = orNull(m.achieved_speedup);
-    j["ideal_speedup"] = orNull(m.ideal_speedup);
+// The members below are most of a device's object besides its collectives
+// (a step has about sixty): written member by member (JsonMembers), not
+// through a json tree, the same bytes.
+void metricsMembers(JsonMembers& j, const OverlapMetrics& m) {
+    j.integer("window_ns", m.window_ns);
+    j.integer("compute_ns", m.compute_ns);
+    j.integer("comm_ns", m.comm_ns);
+    j.integer("overlap_ns", m.overlap_ns);
+    j.integer("exposed_comm_ns", m.exposed_comm_ns);
+    j.integer("busy_ns", m.busy_ns);
+    j.integer("idle_ns", m.idle_ns);
+    j.number("overlap_ratio", m.overlap_ratio);
+    j.number("achieved_speedup", m.achieved_speedup);
+    j.number("ideal_speedup", m.ideal_speedup);
 }
 
 // docs/design.md 4b and 4c fields of one window; 4c ones are null with one
 // device, and where SendRecv kernels without a peer make waiting unknown.
-void putInterferenceAndWait(ordered_json& j, const InterferenceMetrics& i,
-                            const std::optional<WaitTransferMetrics>& w) {
+void interferenceAndWaitMembers(JsonMembers& j, const InterferenceMetrics& i,
+                                const std::optional<WaitTransferMetrics>& w) {
     // Compute ran under communication but none of it has a baseline: what
     // overlap cost it is unknown, not 0 (then the net gain is unknown too).
     const bool measured = i.overlapped_compute_ns == 0 || i.interfered_compute_ns > 0;
-    j["overlapped_compute_ns"] = i.overlapped_compute_ns;
-    j["interfered_compute_ns"] = i.interfered_compute_ns;
-    j["interference_ns"] = measured ? ordered_json(i.interference_ns) : ordered_json(nullptr);
-    j["interference_coverage"] = orNull(i.interference_coverage);
-    j["compute_slowdown"] = orNull(i.compute_slowdown);
-    j["net_overlap_gain_ns"] = measured ? ordered_json(i.net_overlap_gain_ns) : ordered_json(nullptr);
+    const auto when = [](bool known, TimeNs v) { return known ? std::optional<int64_t>(v) : std::nullopt; };
+    j.integer("overlapped_compute_ns", i.overlapped_compute_ns);
+    j.integer("interfered_compute_ns", i.interfered_compute_ns);
+    j.integerOrNull("interference_ns", when(measured, i.interference_ns));
+    j.number("interference_coverage", i.interference_coverage);
+    j.number("compute_slowdown", i.compute_slowdown);
+    j.integerOrNull("net_overlap_gain_ns", when(measured, i.net_overlap_gain_ns));
     const bool known = w && w->known();
-    j["comm_wait_ns"] = known ? ordered_json(w->comm_wait_ns) : ordered_json(nullptr);
-    j["exposed_wait_ns"] = known ? ordered_json(w->exposed_wait_ns) : ordered_json(nullptr);
-    j["exposed_transfer_ns"] = known ? ordered_json(w->exposed_transfer_ns) : ordered_json(nullptr);
+    j.integerOrNull("comm_wait_ns", when(known, known ? w->comm_wait_ns : 0));
+    j.integerOrNull("exposed_wait_ns", when(known, known ? w->exposed_wait_ns : 0));
+    j.integerOrNull("exposed_transfer_ns", when(known, known ? w->exposed_transfer_ns : 0));
     // Why the three are null: with a count, peers were missing (the text
     // names it); null, one device. A report read back says the same.
-    j["kernels_without_peer"] = w ? ordered_json(w->kernels_without_peer) : ordered_json(nullptr);
-}
-
-template <typename T>
-ordered_json fieldOr(const std::optional<PipelineStageMetrics>& m, T PipelineStageMetrics::*f) {
-    return m ? ordered_json((*m).*f) : ordered_json(nullptr);
+    j.integerOrNull("kernels_without_peer", when(w.has_value(), w ? w->kernels_without_peer : 0));
 }
 
 // Pipeline bubble fields (docs/metrics.md 7e), null without a pipeline;
 // a step also carries its stage, the pipeline's shape and whether it is slowest.
-void putPipeline(ordered_json& j, const std::optional<PipelineStageMetrics>& m, bool step) {
-    j["pipeline_window_ns"] = fieldOr(m, &PipelineStageMetrics::window_ns);
-    j["bubble_ns"] = fieldOr(m, &PipelineStageMetrics::bubble_ns);
-    j["bubble_share"] = m ? orNull(m->bubble_share) : ordered_json(nullptr);
-    j["theoretical_bubble_share"] = m ? orNull(m->theoretical_bubble_share) : ordered_json(nullptr);
-    j["fill_ns"] = fieldOr(m, &PipelineStageMetrics::fill_ns);
-    j["drain_ns"] = fieldOr(m, &PipelineStageMetrics::drain_ns);
-    j["stall_ns"] = fieldOr(m, &PipelineStageMetrics::stall_ns);
+void pipelineMembers(JsonMembers& j, const std::optional<PipelineStageMetrics>& m, bool step) {
+    const auto time = [&](TimeNs PipelineStageMetrics::*f) {
+        return m ? std::optional<int64_t>((*m).*f) : std::nullopt;
+    };
+    j.integerOrNull("pipeline_window_ns", time(&PipelineStageMetrics::window_ns));
+    j.integerOrNull("bubble_ns", time(&PipelineStageMetrics::bubble_ns));
+    j.number("bubble_share", m ? m->bubble_share : std::nullopt);
+    j.number("theoretical_bubble_share", m ? m->theoretical_bubble_share : std::nullopt);
+    j.integerOrNull("fill_ns", time(&PipelineStageMetrics::fill_ns));
+    j.integerOrNull("drain_ns", time(&PipelineStageMetrics::drain_ns));
+    j.integerOrNull("stall_ns", time(&PipelineStageMetrics::stall_ns));
     if (!step) return;
-    j["pipeline_stage"] = fieldOr(m, &PipelineStageMetrics::stage);
-    j["pipeline_stages"] = fieldOr(m, &PipelineStageMetrics::stages);
-    j["microbatches"] = fieldOr(m, &PipelineStageMetrics::microbatches);
-    j["slowest_stage"] = fieldOr(m, &PipelineStageMetrics::slowest);
+    const auto count = [&](int PipelineStageMetrics::*f) { return m ? std::optional<int64_t>((*m).*f) : std::nullopt; };
+    j.integerOrNull("pipeline_stage", count(&PipelineStageMetrics::stage));
+    j.integerOrNull("pipeline_stages", count(&PipelineStageMetrics::stages));
+    j.integerOrNull("microbatches", count(&PipelineStageMetrics::microbatches));
+    if (m)
+        j.boolean("slowest_stage", m->slowest);
+    else
+        j.null("slowest_stage");
 }
 
 // All-to-all fields (docs/metrics.md 7f), null without all-to-all.
-void putAllToAll(ordered_json& j, const std::optional<AllToAllMetrics>& m) {
-    j["alltoall_ops"] = m ? ordered_json(m->ops) : ordered_json(nullptr);
-    j["alltoall_ns"] = m ? ordered_json(m->alltoall_ns) : ordered_json(nullptr);
-    j["exposed_alltoall_ns"] = m ? ordered_json(m->exposed_alltoall_ns) : ordered_json(nullptr);
-    j["alltoall_transfer_ns"] = m ? ordered_json(m->transfer_ns) : ordered_json(nullptr);
-    j["alltoall_bytes_sent"] = m ? orNull(m->bytes_sent) : ordered_json(nullptr);
-    j["alltoall_bytes_received"] = m ? orNull(m->bytes_received) : ordered_json(nullptr);
+void allToAllMembers(JsonMembers& j, const std::optional<AllToAllMetrics>& m) {
+    const auto v = [&](auto AllToAllMetrics::*f) { return m ? std::optional<int64_t>((*m).*f) : std::nullopt; };
+    j.integerOrNull("alltoall_ops", v(&AllToAllMetrics::ops));
+    j.integerOrNull("alltoall_ns", v(&AllToAllMetrics::alltoall_ns));
+    j.integerOrNull("exposed_alltoall_ns", v(&AllToAllMetrics::exposed_alltoall_ns));
+    j.integerOrNull("alltoall_transfer_ns", v(&AllToAllMetrics::transfer_ns));
+    j.unsignedOrNull("alltoall_bytes_sent", m ? m->bytes_sent : std::nullopt);
+    j.unsignedOrNull("alltoall_bytes_received", m ? m->bytes_received : std::nullopt);
 }
 
 // Values that are unknown when negative (ranks) or empty (names from files).
@@ -204,34 +211,37 @@ ordered_json stragglerJson(const std::optional<StragglerMetrics>& s) {
             {"worst", worst}};
 }
 
-ordered_json findingsJson(const std::vector<Finding>& findings) {
-    ordered_json arr = ordered_json::array();
-    for (const auto& f : findings)
-        arr.push_back({{"kind", toString(f.kind)}, {"message", f.message}, {"exposed_ns", f.exposed_ns}});
-    return arr;
+void findingsMember(JsonMembers& j, const std::vector<Finding>& findings) {
+    j.objects("findings", findings.size(), [&](size_t i, JsonMembers& f) {
+        f.string("kind", toString(findings[i].kind));
+        f.string("message", findings[i].message);
+        f.integer("exposed_ns", findings[i].exposed_ns);
+    });
 }
 
-ordered_json stepJson(const DeviceAnalysis& d, const StepAnalysis& s) {
-    ordered_json j;
-    j["name"] = s.name;
-    j["start_ns"] = s.start_ns;
-    j["end_ns"] = s.end_ns;
-    putMetrics(j, s.metrics);
-    putInterferenceAndWait(j, s.interference, s.wait);
-    putPipeline(j, s.pipeline, true);
-    putAllToAll(j, s.alltoall);
+void stepMembers(JsonMembers& j, const DeviceAnalysis& d, const StepAnalysis& s) {
+    j.string("name", s.name);
+    j.integer("start_ns", s.start_ns);
+    j.integer("end_ns", s.end_ns);
+    metricsMembers(j, s.metrics);
+    interferenceAndWaitMembers(j, s.interference, s.wait);
+    pipelineMembers(j, s.pipeline, true);
+    allToAllMembers(j, s.alltoall);
     const auto& b = s.bottleneck;
-    ordered_json bj;
-    const bool has = b.collective >= 0 && static_cast<size_t>(b.collective) < d.collectives.size();
-    bj["collective"] = has ? ordered_json(b.collective) : ordered_json(nullptr);
-    bj["name"] = has ? ordered_json(describeCollective(d.collectives[static_cast<size_t>(b.collective)]))
-                     : ordered_json(nullptr);
-    bj["exposed_ns"] = b.exposed_ns;
-    bj["share"] = orNull(b.share);
-    bj["verdict"] = b.communicationBound ? "communication-bound" : "compute-bound";
-    bj["findings"] = findingsJson(b.findings);
-    j["bottleneck"] = bj;
-    return j;
+    j.object("bottleneck", [&](JsonMembers& bj) {
+        const bool has = b.collective >= 0 && static_cast<size_t>(b.collective) < d.collectives.size();
+        if (has) {
+            bj.integer("collective", b.collective);
+            bj.string("name", describeCollective(d.collectives[static_cast<size_t>(b.collective)]));
+        } else {
+            bj.null("collective");
+            bj.null("name");
+        }
+        bj.integer("exposed_ns", b.exposed_ns);
+        bj.number("share", b.share);
+        bj.string("verdict", b.communicationBound ? "communication-bound" : "compute-bound");
+        findingsMember(bj, b.findings);
+    });
 }
 
 // The hot path of big reports (millions of collectives and as many matched
@@ -350,6 +360,24 @@ public:
         if (n && !compact_) os_ << "\n" << pad(indent_ + 2);
         os_ << "]";
     }
+    // A member whose value is an object written member by member: fill(JsonMembers&).
+    template <typename Fill>
+    void membersField(const std::string& key, Fill fill) {
+        next(key);
+        thread_local std::string text;
+        text.clear();
+        JsonMembers m(text, compact_ ? -1 : indent_ + 2);
+        fill(m);
+        m.close();
+        os_.write(text.data(), static_cast<std::streamsize>(text.size()));
+    }
+    // An array of objects, each written member by member: fill(i, JsonMembers&).
+    template <typename Fill>
+    void membersArrayField(const std::string& key, size_t n, Fill fill) {
+        rawArrayField(key, n, [&](std::ostream& os, int indent, size_t i) {
+            writeObject(os, indent, [&](JsonMembers& m) { fill(i, m); });
+        });
+    }
     void close() { os_ << (first_ || compact_ ? "" : "\n" + pad(indent_)) << "}"; }
 
 private:
@@ -366,11 +394,10 @@ private:
         return out;
     }
     void next(const std::string& key) {
-        if (compact_)
-            os_ << (first_ ? "" : ",") << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8) << ":";
-        else
-            os_ << (first_ ? "\n" : ",\n") << pad(indent_ + 2) << ordered_json(key).dump(-1, ' ', false, kInvalidUtf8)
-                << ": ";
+        std::string text = compact_ ? (first_ ? "" : ",") : (first_ ? "\n" : ",\n") + pad(indent_ + 2);
+        appendJsonString(text, key);
+        text += compact_ ? ":" : ": ";
+        os_ << text;
         first_ = false;
     }
     std::ostream& os_;
@@ -402,15 +429,15 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
     w.field("host", textOrNull(d.host));
     w.field("pid", d.pid > 0 ? ordered_json(d.pid) : ordered_json(nullptr));  // 0: the file named no process
     w.field("device", d.device);
-    ordered_json totals;
-    putMetrics(totals, d.totals);
-    putInterferenceAndWait(totals, d.interference, d.wait);
-    totals["last_arrivals"] = orNull(d.last_arrivals);
-    totals["delay_caused_ns"] = orNull(d.delay_caused_ns);
-    putPipeline(totals, d.pipeline, false);
-    putAllToAll(totals, d.alltoall);
-    w.field("totals", totals);
-    w.arrayField("steps", d.steps.size(), [&](size_t i) { return stepJson(d, d.steps[i]); });
+    w.membersField("totals", [&](JsonMembers& totals) {
+        metricsMembers(totals, d.totals);
+        interferenceAndWaitMembers(totals, d.interference, d.wait);
+        totals.integerOrNull("last_arrivals", d.last_arrivals);
+        totals.integerOrNull("delay_caused_ns", d.delay_caused_ns);
+        pipelineMembers(totals, d.pipeline, false);
+        allToAllMembers(totals, d.alltoall);
+    });
+    w.membersArrayField("steps", d.steps.size(), [&](size_t i, JsonMembers& m) { stepMembers(m, d, d.steps[i]); });
     w.rawArrayField("collectives", d.collectives.size(),
                     [&](std::ostream& os, int indent, size_t i) { writeCollective(os, indent, d.collectives[i]); });
     // Added fields (version 1 allows additions).
@@ -424,7 +451,11 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
                                    {"exposed_ns", b.exposed_ns},
                                    {"share", orNull(b.share)}}
                     : ordered_json(nullptr));
-    w.field("findings", findingsJson(d.findings));
+    w.membersArrayField("findings", d.findings.size(), [&](size_t i, JsonMembers& f) {
+        f.string("kind", toString(d.findings[i].kind));
+        f.string("message", d.findings[i].message);
+        f.integer("exposed_ns", d.findings[i].exposed_ns);
+    });
     // The capture's completeness (its process's counts; null when the file does not say).
     w.field("dropped_records", orNull(d.droppedRecords));
     w.field("end_reason", d.endReason ? ordered_json(*d.endReason) : ordered_json(nullptr));
@@ -464,16 +495,16 @@ void writeJsonReport(std::ostream& os, const Analysis& a, const ReportOptions& o
     w.rawArrayField("devices", body.deviceCount,
                     [&](std::ostream& out, int indent, size_t i) { body.writeDevice(out, indent, i); });
 
-    ordered_json summary;
-    putMetrics(summary, a.summary);
-    summary["device_count"] = body.deviceCount;
-    summary["verdict"] = verdict(a.summary);
-    summary["dropped_records"] = orNull(a.droppedRecords);
-    putPipeline(summary, pipelineSummary(a), false);
-    summary["exposed_alltoall_ns"] = orNull(exposedAllToAll(a));
-    double worst = 0;
-    summary["alltoall_imbalance"] = worstAllToAll(a, &worst) ? ordered_json(worst) : ordered_json(nullptr);
-    w.field("summary", summary);
+    w.membersField("summary", [&](JsonMembers& summary) {
+        metricsMembers(summary, a.summary);
+        summary.integer("device_count", static_cast<int64_t>(body.deviceCount));
+        summary.string("verdict", verdict(a.summary));
+        summary.unsignedOrNull("dropped_records", a.droppedRecords);
+        pipelineMembers(summary, pipelineSummary(a), false);
+        summary.integerOrNull("exposed_alltoall_ns", exposedAllToAll(a));
+        double worst = 0;
+        summary.number("alltoall_imbalance", worstAllToAll(a, &worst) ? std::optional<double>(worst) : std::nullopt);
+    });
 
     w.rawArrayField("matched_collectives", body.matchedCount, [&](std::ostream& out, int indent, size_t i) {
         const MatchedCollective m = body.matched(i);

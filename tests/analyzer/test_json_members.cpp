@@ -118,5 +118,51 @@ TEST(JsonMembers, ObjectsAsDumpLaysThemOut) {
     EXPECT_EQ(empty, "{}");
 }
 
+// Nested objects and arrays of objects (a step's bottleneck and findings),
+// empty and not, and integers that may be null, against json's dump.
+TEST(JsonMembers, NestedObjectsAndArraysAsDumpLaysThemOut) {
+    for (size_t findings : {0u, 1u, 3u}) {
+        ordered_json expect;
+        expect["name"] = "ProfilerStep#7";
+        expect["wait_ns"] = nullptr;
+        expect["count"] = int64_t{-12};
+        ordered_json bottleneck;
+        bottleneck["collective"] = 4;
+        bottleneck["inner"] = ordered_json::object();
+        ordered_json list = ordered_json::array();
+        for (size_t i = 0; i < findings; ++i) list.push_back({{"kind", "idle-gap"}, {"exposed_ns", i}});
+        bottleneck["findings"] = list;
+        expect["bottleneck"] = bottleneck;
+        expect["after"] = true;
+        for (int indent : {-1, 0, 6}) {
+            std::string out;
+            JsonMembers m(out, indent);
+            m.string("name", "ProfilerStep#7");
+            m.integerOrNull("wait_ns", std::nullopt);
+            m.integerOrNull("count", -12);
+            m.object("bottleneck", [&](JsonMembers& b) {
+                b.integer("collective", 4);
+                b.object("inner", [](JsonMembers&) {});
+                b.objects("findings", findings, [](size_t i, JsonMembers& f) {
+                    f.string("kind", "idle-gap");
+                    f.integer("exposed_ns", static_cast<int64_t>(i));
+                });
+            });
+            m.boolean("after", true);
+            m.close();
+            std::string want = dumped(expect, indent < 0 ? -1 : 2);
+            if (indent > 0) {
+                std::string moved;
+                for (char c : want) {
+                    moved += c;
+                    if (c == '\n') moved.append(static_cast<size_t>(indent), ' ');
+                }
+                want = moved;
+            }
+            EXPECT_EQ(out, want) << indent << " with " << findings << " findings";
+        }
+    }
+}
+
 }  // namespace
 }  // namespace osc::report
