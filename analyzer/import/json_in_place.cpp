@@ -158,12 +158,29 @@ kineto::Scalar Cursor::number() {
         q += negative;
         uint64_t v = 0;
         const int n = leadingDigits(q, v);
-        if (n > 0 && n < 8 && !kNumberChar[static_cast<unsigned char>(q[n])]) {
-            if (*q == '0' && n > 1) fail();
-            p = q + n;
-            kineto::Scalar out{kineto::Scalar::Type::Integer};
-            out.i = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-            return out;
+        if (n > 0 && n < 8) {
+            const auto after = static_cast<unsigned char>(q[n]);
+            if (!kNumberChar[after]) {
+                if (*q == '0' && n > 1) fail();
+                p = q + n;
+                kineto::Scalar out{kineto::Scalar::Type::Integer};
+                out.i = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+                return out;
+            }
+            // A decimal of a few digits each side ("blocks per SM": 0.984848,
+            // two in every kernel's args): the text, as the loop below
+            // hands it over, found eight digits at a time.
+            if (after == '.' && e - q >= 24) {
+                uint64_t fraction = 0;
+                const int m = leadingDigits(q + n + 1, fraction);
+                if (m > 0 && m < 8 && !kNumberChar[static_cast<unsigned char>(q[n + 1 + m])]) {
+                    if (*q == '0' && n > 1) fail();
+                    kineto::Scalar out{kineto::Scalar::Type::Float};
+                    out.text = std::string_view(p, static_cast<size_t>(q + n + 1 + m - p));
+                    p = q + n + 1 + m;
+                    return out;
+                }
+            }
         }
         q = p;
     }

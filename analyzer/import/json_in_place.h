@@ -90,7 +90,9 @@ public:
 
     // The next character that is not JSON white space, not consumed; -1 at
     // the end of the content.
-    int peek() {
+    // Inlined wherever it is called: every key and value of a trace asks it,
+    // and GCC left it a call (7 % of a 1 GB trace's parse).
+    [[gnu::always_inline]] int peek() {
         // Most often no white space, or one space (": ", ", ").
         if (end - p >= 2) {
             const auto c = static_cast<unsigned char>(*p);
@@ -104,7 +106,7 @@ public:
         return peekSlowly();
     }
     // Consumes `c`, the next character after white space, or fails.
-    void expect(char c) {
+    [[gnu::always_inline]] void expect(char c) {
         if (peek() != static_cast<unsigned char>(c)) fail();
         ++p;
     }

@@ -227,58 +227,38 @@ TEST(KinetoPieces, RandomTracesReadTheSameEveryWay) {
 TEST(KinetoPieces, EveryNumberSpellingReadsTheSame) {
     // In times (where the in-place reader has a path of its own for plain
     // decimals), ids and args; valid and not, at the edges of each path.
-    const std::vector<std::string> spellings = {"0",
-                                                "-0",
-                                                "7",
-                                                "12.5",
-                                                "0.5",
-                                                "-0.5",
-                                                "1.000",
-                                                "1.0005",
-                                                "1.0004",
-                                                "12.3456",
-                                                "1718000000123.456",
-                                                "9999999999999999.999",
-                                                "2305843009213693.952",
-                                                "2305843009213693.953",
-                                                "2305843009213693",
-                                                "2305843009213694",
-                                                "12345678901234567.5",
-                                                "99999999999999999999",
-                                                "18446744073709551615",
-                                                "-9223372036854775808",
-                                                "-9223372036854775809",
-                                                "1e3",
-                                                "1E+3",
-                                                "2.5e-2",
-                                                "1e400",
-                                                "01",
-                                                "1.",
-                                                ".5",
-                                                "-",
-                                                "--1",
-                                                "1.2.3",
-                                                "1-2",
-                                                "1e",
-                                                "1e+",
-                                                "0x10",
-                                                "1.5e3.2",
-                                                "3.0",
-                                                "7 ",
-                                                "7\n"};
+    const std::vector<std::string> spellings = {
+        "0", "-0", "7", "12.5", "0.5", "-0.5", "1.000", "1.0005", "1.0004", "12.3456", "1718000000123.456",
+        "9999999999999999.999", "2305843009213693.952", "2305843009213693.953", "2305843009213693", "2305843009213694",
+        "12345678901234567.5", "99999999999999999999", "18446744073709551615", "-9223372036854775808",
+        "-9223372036854775809", "1e3", "1E+3", "2.5e-2", "1e400", "01", "1.", ".5", "-", "--1", "1.2.3", "1-2", "1e",
+        "1e+", "0x10", "1.5e3.2", "3.0", "7 ", "7\n",
+        // The plain decimals of kernels' args, and the edges of
+        // their eight-digit path (fewer than 8 digits a side).
+        "0.984848", "-7.878788", "1234567.1234567", "12345678.5", "1.12345678", "00.5", "-01.5", "0.5e3", "0.5E-3",
+        "1.5.5", "1.5-", "1.5+", "0.0"};
     int valid = 0;
     for (const auto& n : spellings) {
-        const std::string event = "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": " + n +
-                                  ", \"tid\": " + n + ", \"ts\": " + n + ", \"dur\": " + n +
-                                  ", \"args\": {\"device\": 0, \"stream\": " + n + ", \"correlation\": " + n +
-                                  ", \"grid\": [" + n + ", 1]}}";
-        std::string text = "{\"traceEvents\": [";
-        for (int i = 0; i < 50; ++i) text += (i ? ",\n" : "") + event;
-        text += "]}";
-        const std::string reference = streaming(text);
-        valid += reference.rfind("error: ", 0) != 0;
-        for (const size_t piece : {size_t{13}, size_t{1} << 20})
-            ASSERT_EQ(inPlace(text, piece, 2), reference) << "spelled " << n << ", pieces of " << piece << " bytes";
+        // Everywhere, and only in an argument nothing reads (where a number
+        // the grammar refuses must still fail the trace).
+        const std::string everywhere = "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": " + n +
+                                       ", \"tid\": " + n + ", \"ts\": " + n + ", \"dur\": " + n +
+                                       ", \"args\": {\"device\": 0, \"stream\": " + n + ", \"correlation\": " + n +
+                                       ", \"grid\": [" + n + ", 1]}}";
+        const std::string skipped =
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 1, \"tid\": 2, \"ts\": 3, \"dur\": 4, "
+            "\"args\": {\"device\": 0, \"blocks per SM\": " +
+            n + ", \"correlation\": 5}}";
+        for (const std::string& event : {everywhere, skipped}) {
+            std::string text = "{\"traceEvents\": [";
+            for (int i = 0; i < 50; ++i) text += (i ? ",\n" : "") + event;
+            text += "]}";
+            const std::string reference = streaming(text);
+            valid += reference.rfind("error: ", 0) != 0;
+            for (const size_t piece : {size_t{13}, size_t{1} << 20})
+                ASSERT_EQ(inPlace(text, piece, 2), reference)
+                    << "spelled " << n << ", pieces of " << piece << " bytes, in " << event;
+        }
     }
     EXPECT_GT(valid, 10);
 }
