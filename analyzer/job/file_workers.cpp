@@ -77,13 +77,26 @@ void AnalyzedFiles::analyze(const FileWorkerOptions& options, partial::PartSet* 
                 LoadOptions one = load;
                 if (options.reading)
                     one.progress = [&read, i](double fraction, std::string_view) { read(i, fraction); };
-                const partial::FilePart part = analyzeCaptureFile(files_[i], settings_, options.reader, one);
+                partial::FilePart part = analyzeCaptureFile(files_[i], settings_, options.reader, one);
                 bytes.clear();
                 Section& s = sections_[i];
                 partial::encodeFilePart(part, bytes, &s.devices);
                 s.worker = worker;
                 s.length = bytes.size();
                 s.offset = scratch.append(bytes.data(), bytes.size());
+                if (set) {
+                    // What the set keeps of each device, made here: the
+                    // thread filling it then reads no device back.
+                    auto ready = std::make_unique<Ready>();
+                    static const DeviceIntervals kNone;
+                    for (size_t d = 0; d < part.analysis.devices.size(); ++d)
+                        ready->devices.push_back(partial::prepareDevice(
+                            part.analysis.devices[d], d < part.intervals.size() ? part.intervals[d] : kNone));
+                    part.analysis.devices.clear();
+                    part.intervals.clear();
+                    ready->head = std::move(part);
+                    s.ready = std::move(ready);
+                }
             } catch (...) {
                 errors[i] = std::current_exception();
                 failed.store(true);
@@ -120,7 +133,10 @@ void AnalyzedFiles::analyze(const FileWorkerOptions& options, partial::PartSet* 
             }
             if (errors[added]) return;
             try {
-                addTo(*set, added);
+                Section& s = sections_[added];
+                const partial::PartSet::EncodedDevices encoded{s.devices, scratch_[s.worker].get(), s.offset, nullptr};
+                set->addPrepared(s.ready->head, std::move(s.ready->devices), encoded);
+                s.ready.reset();
             } catch (...) {
                 adding = std::current_exception();  // thrown once every file is read, as before
             }

@@ -15,6 +15,7 @@
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/part_set.h"
+#include "analyzer/partial/prepared_device.h"
 
 #include <functional>
 #include <iosfwd>
@@ -63,10 +64,17 @@ private:
     void analyze(const FileWorkerOptions& options, partial::PartSet* set);
     void addTo(partial::PartSet& set, size_t file) const;
 
+    // A file's part without its devices, and what the set keeps of each of
+    // them: made by the worker, taken by the thread filling the set.
+    struct Ready {
+        partial::FilePart head;
+        std::vector<partial::PreparedDevice> devices;
+    };
     struct Section {
         size_t worker = 0;
         uint64_t offset = 0, length = 0;
         std::vector<partial::DeviceSpan> devices;  // each device's record, from `offset`
+        std::unique_ptr<Ready> ready;
     };
     AnalysisSettings settings_;
     std::vector<std::string> files_;

@@ -26,8 +26,9 @@ public:
     // make(worker, index, decisions): device `index`'s product, on worker thread `worker`.
     using Make = std::function<Product(size_t worker, size_t index, const crossrank::DeviceCrossRank& cross)>;
 
-    DevicesAhead(Merge& merge, int threads, Make make) : merge_(merge), make_(std::move(make)) {
-        ahead_ = static_cast<size_t>(threads) + 1;
+    // At most `ahead` devices are made beyond the last one taken.
+    DevicesAhead(Merge& merge, int threads, size_t ahead, Make make)
+        : merge_(merge), make_(std::move(make)), ahead_(ahead) {
         for (int t = 0; t < threads; ++t) workers_.emplace_back([this, t] { work(static_cast<size_t>(t)); });
     }
     ~DevicesAhead() {
@@ -42,8 +43,7 @@ public:
     DevicesAhead& operator=(const DevicesAhead&) = delete;
 
     // Device `index` (0, 1, ...) once made; rethrows what its making threw.
-    // The next devices are made meanwhile, at most threads + 1 ahead of the
-    // last one taken.
+    // The next devices are made meanwhile.
     Product take(size_t index) {
         Made m;
         {
@@ -100,7 +100,7 @@ private:
 
     Merge& merge_;
     Make make_;
-    size_t ahead_ = 2;
+    size_t ahead_;
     std::mutex mutex_;
     std::condition_variable changed_;
     std::map<size_t, Made> done_;

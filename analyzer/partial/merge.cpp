@@ -84,17 +84,18 @@ DeviceAnalysis Merge::device(size_t index, const crossrank::DeviceCrossRank& cro
 }
 
 void Merge::eachDevice(const std::function<void(DeviceAnalysis&&)>& take) {
-    const int threads = threadsOf(options_);
     // A device is handed from thread to thread in tens of microseconds:
     // 1,024 devices of 20 kB each were read as quickly on one thread.
     uint64_t bytes = 0;
     for (size_t i = 0; i < deviceCount(); ++i) bytes += source_.part(i).reportLength;
-    if (threads <= 1 || deviceCount() <= 1 || bytes < options_.bytesForThreads * deviceCount()) {
+    if (threadsOf(options_) <= 1 || deviceCount() <= 1 || bytes < options_.bytesForThreads * deviceCount()) {
         for (size_t i = 0; i < deviceCount(); ++i) take(device(i));
         return;
     }
+    // One device read back on another thread while the one before it is
+    // taken: two in memory at most (one of a long job is tens of MB).
     DevicesAhead<DeviceAnalysis> ahead(
-        *this, threads, [this](size_t, size_t i, const crossrank::DeviceCrossRank& c) { return device(i, c); });
+        *this, 1, 1, [this](size_t, size_t i, const crossrank::DeviceCrossRank& c) { return device(i, c); });
     for (size_t i = 0; i < deviceCount(); ++i) {
         take(ahead.take(i));
         reportProgress(i);
@@ -117,7 +118,8 @@ void writeMergedJson(const PartSet& parts, const MergeOptions& options, const re
             if (!ahead) {
                 for (int t = 0; t < threads; ++t) scratch.push_back(std::make_unique<crossrank::ScratchFile>());
                 ahead = std::make_unique<DevicesAhead<Rendered>>(
-                    merge, threads, [&, indent](size_t worker, size_t index, const crossrank::DeviceCrossRank& c) {
+                    merge, threads, static_cast<size_t>(threads) + 1,
+                    [&, indent](size_t worker, size_t index, const crossrank::DeviceCrossRank& c) {
                         Rendered r{worker, scratch[worker]->size(), 0};
                         {
                             crossrank::ScratchWriteBuf buf(*scratch[worker]);

@@ -30,11 +30,11 @@ struct MergeOptions {
     std::function<void(size_t done, size_t total)> progress;
     // Matched instances held in memory at once before they go to disk.
     size_t instancesInMemory = size_t{8} << 20;
-    // Threads the merge makes devices on (renders them for writeMergedJson,
-    // reads them back for mergedReport and mergedAnalysis), ahead of the one
-    // it takes (0: one per core).
+    // Threads writeMergedJson renders devices on, ahead of the one it
+    // writes (0: one per core); 1 also keeps mergedReport and
+    // mergedAnalysis from reading the next device back on another thread.
     int threads = 0;
-    // Devices are read back on those threads only when their records
+    // Devices are read back on another thread only when their records
     // average this many bytes: a smaller one is read sooner than it is
     // handed from thread to thread.
     uint64_t bytesForThreads = uint64_t{1} << 20;
@@ -58,8 +58,8 @@ public:
     // device() with the decisions taken: thread-safe, as render() is.
     DeviceAnalysis device(size_t index, const crossrank::DeviceCrossRank& cross) const;
     // Every device read back, handed to `take` in order 0, 1, ...; with
-    // MergeOptions::threads other than 1, read on threads a few devices
-    // ahead of the one taken (so that many hold at once).
+    // MergeOptions::threads other than 1 and devices of bytesForThreads,
+    // the next one read on another thread while one is taken (two in memory).
     void eachDevice(const std::function<void(DeviceAnalysis&&)>& take);
     // writeDevice in two halves: the decisions, in order 0, 1, ... (the
     // engine moves on), and the report object made with them, which may run
@@ -85,9 +85,9 @@ private:
 void writeMergedJson(const PartSet& parts, const MergeOptions& options, const report::ReportOptions& report,
                      std::ostream& out, const std::function<void(const std::vector<std::string>&)>& warnings = nullptr);
 // The merged text or Markdown report, made device by device as the JSON
-// above is: each device is rendered and dropped once the devices after it
-// are read (a few, as MergeOptions::threads says), so memory holds no more
-// of the devices than those and slim copies of their totals.
+// above is: each device is rendered and dropped before the one after the
+// next is read, so memory holds no more of the devices than two and slim
+// copies of their totals.
 // Equal to formatTextReport / formatMarkdownReport of mergedAnalysis().
 // `warnings`, when given, gets the merge's warnings (the report leaves
 // them out; the CLI prints them).

@@ -4,6 +4,7 @@
 #include "analyzer/crossrank/device_records.h"
 #include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/partial_format.h"
+#include "analyzer/partial/prepared_device.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -663,60 +664,81 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
 }
 
 void PartSet::addFilePart(const FilePart& part, const EncodedDevices* encoded) {
-    if (encoded && encoded->spans.size() != part.analysis.devices.size())
+    const auto& analysed = part.analysis.devices;
+    if (encoded && encoded->spans.size() != analysed.size())
         throw std::logic_error("addFilePart: a span for every device");
-    const Analysis& a = part.analysis;
+    static const DeviceIntervals kNone;
+    std::vector<PreparedDevice> prepared;
+    prepared.reserve(analysed.size());
+    for (size_t i = 0; i < analysed.size(); ++i)
+        prepared.push_back(prepareDevice(analysed[i], i < part.intervals.size() ? part.intervals[i] : kNone));
+    if (encoded) {
+        addPrepared(part, std::move(prepared), *encoded);
+        return;
+    }
+    std::string bytes;
+    EncodedDevices own;
+    for (const DeviceAnalysis& device : analysed) {
+        const size_t at = bytes.size();
+        encodeDevice(device, bytes);
+        own.spans.push_back({at, bytes.size() - at});
+    }
+    own.bytes = bytes.data();
+    addPrepared(part, std::move(prepared), own);
+}
+
+void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& prepared, const EncodedDevices& encoded) {
+    if (encoded.spans.size() != prepared.size()) throw std::logic_error("addPrepared: a span for every device");
+    const Analysis& a = head.analysis;
     PartFile file;
-    file.path = part.path;
-    file.originUtcNs = part.originUtcNs;
-    file.processes = part.processes;
-    file.loadWarnings = part.loadWarnings;
-    file.savedNothing = part.savedNothing;
+    file.path = head.path;
+    file.originUtcNs = head.originUtcNs;
+    file.processes = head.processes;
+    file.loadWarnings = head.loadWarnings;
+    file.savedNothing = head.savedNothing;
     for (size_t w = 0; w < a.warnings.size(); ++w)
-        file.warnings.emplace_back(w < part.warningProcess.size() ? part.warningProcess[w] : 0, a.warnings[w]);
+        file.warnings.emplace_back(w < head.warningProcess.size() ? head.warningProcess[w] : 0, a.warnings[w]);
     file.droppedRecords = a.droppedRecords;
     files.push_back(std::move(file));
-    const bool inPlace = encoded && encoded->scratch;
-    sources_.push_back({part.path, "", inPlace ? encoded->scratch : data_.get()});
+    const bool inPlace = encoded.scratch != nullptr;
+    sources_.push_back({head.path, "", inPlace ? encoded.scratch : data_.get()});
     const auto append = [&](const auto& records) {
         using T = typename std::decay_t<decltype(records)>::value_type;
         return data_->append(records.data(), records.size() * sizeof(T));
     };
-    static const DeviceIntervals kNone;
-    std::string bytes;
-    for (size_t i = 0; i < a.devices.size(); ++i) {
-        const DeviceAnalysis& device = a.devices[i];
-        const DeviceIntervals& iv = i < part.intervals.size() ? part.intervals[i] : kNone;
+    std::vector<crossrank::OpRecord> ops;
+    std::vector<uint32_t> nameIds;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+        PreparedDevice& p = prepared[i];
         PartDevice d;
         d.file = files.size() - 1;
-        d.process = device.processIndex;
-        d.header = crossrank::headerOf(device, iv);
-        const auto ops = crossrank::opRecordsOf(device, keys);
+        d.process = p.process;
+        d.header = std::move(p.header);
+        // Numbered in the device's order, names first seen first, as
+        // crossrank::opRecordsOf numbers a DeviceAnalysis's.
+        nameIds.clear();
+        for (const std::string& name : p.collectives) nameIds.push_back(keys.nameId(name));
+        crossrank::KeyTable::Device numbering(keys);
+        ops.clear();
+        ops.reserve(p.ops.size());
+        for (const PreparedDevice::Op& op : p.ops)
+            ops.push_back({numbering.key(nameIds[op.collective], op.commHash, op.seqNumber), op.start_ns, op.end_ns});
         d.ops = static_cast<uint32_t>(ops.size());
         d.opsAt = append(ops);
-        d.exposed = static_cast<uint32_t>(iv.exposed.size());
-        d.exposedAt = append(iv.exposed);
-        d.p2pAt = append(crossrank::p2pRecordsOf(device));
-        d.alltoallAt = append(crossrank::allToAllRecordsOf(device));
-        d.compute = static_cast<uint32_t>(iv.compute.size());
-        d.computeAt = append(iv.compute);
-        d.bandwidthAt = append(crossrank::bandwidthRecordsOf(device));
-        storeLeadUps(d, iv.leadUps, iv.leadUpIncrements, iv.leadUpNames, *data_);
+        d.exposed = static_cast<uint32_t>(p.exposed.size());
+        d.exposedAt = append(p.exposed);
+        d.p2pAt = append(p.p2p);
+        d.alltoallAt = append(p.alltoall);
+        d.compute = static_cast<uint32_t>(p.compute.size());
+        d.computeAt = append(p.compute);
+        d.bandwidthAt = append(p.bandwidth);
+        storeLeadUps(d, p.leadUps, p.leadUpIncrements, p.leadUpNames, *data_);
         d.source = sources_.size() - 1;
         d.binary = true;
-        if (inPlace) {
-            d.reportLength = encoded->spans[i].length;
-            d.reportAt = encoded->offset + encoded->spans[i].offset;
-        } else if (encoded) {
-            d.reportLength = encoded->spans[i].length;
-            d.reportAt = data_->append(encoded->bytes + encoded->spans[i].offset, d.reportLength);
-        } else {
-            bytes.clear();
-            encodeDevice(device, bytes);
-            d.reportLength = bytes.size();
-            d.reportAt = data_->append(bytes.data(), bytes.size());
-        }
-        refuseDuplicate(d, part.path);
+        d.reportLength = encoded.spans[i].length;
+        d.reportAt = inPlace ? encoded.offset + encoded.spans[i].offset
+                             : data_->append(encoded.bytes + encoded.spans[i].offset, d.reportLength);
+        refuseDuplicate(d, head.path);
         devices.push_back(std::move(d));
     }
 }

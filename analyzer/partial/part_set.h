@@ -12,6 +12,7 @@
 #include "analyzer/metrics/analysis.h"
 #include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/file_part.h"
+#include "analyzer/partial/prepared_device.h"
 
 #include <istream>
 #include <map>
@@ -80,6 +81,10 @@ public:
     // no JSON on the way, its devices kept whole in binary; with `encoded`,
     // not encoded again.
     void addFilePart(const FilePart& part, const EncodedDevices* encoded = nullptr);
+    // The same for a part whose devices were prepared where they were
+    // analysed (prepared_device.h): `head` is the file part without its
+    // devices, `prepared` and `encoded` one entry per device.
+    void addPrepared(const FilePart& head, std::vector<PreparedDevice>&& prepared, const EncodedDevices& encoded);
     void setHeader(const AnalysisSettings& settings, std::vector<std::string> inputs);
 
     AnalysisSettings settings;
