@@ -211,12 +211,14 @@ ordered_json stragglerJson(const std::optional<StragglerMetrics>& s) {
             {"worst", worst}};
 }
 
+void findingMembers(JsonMembers& j, const Finding& f) {
+    j.string("kind", toString(f.kind));
+    j.string("message", f.message);
+    j.integer("exposed_ns", f.exposed_ns);
+}
+
 void findingsMember(JsonMembers& j, const std::vector<Finding>& findings) {
-    j.objects("findings", findings.size(), [&](size_t i, JsonMembers& f) {
-        f.string("kind", toString(findings[i].kind));
-        f.string("message", findings[i].message);
-        f.integer("exposed_ns", findings[i].exposed_ns);
-    });
+    j.objects("findings", findings.size(), [&](size_t i, JsonMembers& f) { findingMembers(f, findings[i]); });
 }
 
 void stepMembers(JsonMembers& j, const DeviceAnalysis& d, const StepAnalysis& s) {
@@ -451,11 +453,8 @@ void writeDevice(ObjectWriter& w, const DeviceAnalysis& d) {
                                    {"exposed_ns", b.exposed_ns},
                                    {"share", orNull(b.share)}}
                     : ordered_json(nullptr));
-    w.membersArrayField("findings", d.findings.size(), [&](size_t i, JsonMembers& f) {
-        f.string("kind", toString(d.findings[i].kind));
-        f.string("message", d.findings[i].message);
-        f.integer("exposed_ns", d.findings[i].exposed_ns);
-    });
+    w.membersArrayField("findings", d.findings.size(),
+                        [&](size_t i, JsonMembers& f) { findingMembers(f, d.findings[i]); });
     // The capture's completeness (its process's counts; null when the file does not say).
     w.field("dropped_records", orNull(d.droppedRecords));
     w.field("end_reason", d.endReason ? ordered_json(*d.endReason) : ordered_json(nullptr));
