@@ -83,7 +83,7 @@ DeviceAnalysis Merge::device(size_t index, const crossrank::DeviceCrossRank& cro
     return out;
 }
 
-void Merge::eachDevice(const std::function<void(DeviceAnalysis&&)>& take) {
+void Merge::eachDevice(const std::function<void(DeviceAnalysis&&)>& take, bool keptAll) {
     // A device is handed from thread to thread in tens of microseconds:
     // 1,024 devices of 20 kB each were read as quickly on one thread.
     uint64_t bytes = 0;
@@ -92,10 +92,13 @@ void Merge::eachDevice(const std::function<void(DeviceAnalysis&&)>& take) {
         for (size_t i = 0; i < deviceCount(); ++i) take(device(i));
         return;
     }
-    // One device read back on another thread while the one before it is
-    // taken: two in memory at most (one of a long job is tens of MB).
+    // Devices the caller drops as it goes: one read back on another thread
+    // while the one before it is taken, two in memory at most (one of a long
+    // job is tens of MB). Devices it keeps anyway: read on every thread.
+    const int threads = keptAll ? threadsOf(options_) : 1;
     DevicesAhead<DeviceAnalysis> ahead(
-        *this, 1, 1, [this](size_t, size_t i, const crossrank::DeviceCrossRank& c) { return device(i, c); });
+        *this, threads, keptAll ? static_cast<size_t>(threads) + 1 : 1,
+        [this](size_t, size_t i, const crossrank::DeviceCrossRank& c) { return device(i, c); });
     for (size_t i = 0; i < deviceCount(); ++i) {
         take(ahead.take(i));
         reportProgress(i);
@@ -153,7 +156,7 @@ std::string mergedReport(const PartSet& parts, const MergeOptions& options, cons
     Merge merge(parts, options);
     if (warnings) *warnings = merge.rest().warnings;
     report::ReportAssembler assembler(format, report);
-    merge.eachDevice([&](DeviceAnalysis&& d) { assembler.addDevice(d); });
+    merge.eachDevice([&](DeviceAnalysis&& d) { assembler.addDevice(d); }, false);
     for (size_t g = 0; g < merge.matchedCount(); ++g) assembler.addMatched(merge.matched(g));
     return assembler.finish(merge.rest());
 }
@@ -163,13 +166,15 @@ Analysis mergedAnalysis(const PartSet& parts, const MergeOptions& options, bool 
     Analysis a = merge.rest();
     a.devices.clear();  // shells: the devices themselves come next
     a.devices.reserve(merge.deviceCount());
-    merge.eachDevice([&](DeviceAnalysis&& d) {
-        if (!collectives) {
-            d.collectives = {};
-            d.signatures = {};
-        }
-        a.devices.push_back(std::move(d));
-    });
+    merge.eachDevice(
+        [&](DeviceAnalysis&& d) {
+            if (!collectives) {
+                d.collectives = {};
+                d.signatures = {};
+            }
+            a.devices.push_back(std::move(d));
+        },
+        true);
     if (collectives)
         for (size_t g = 0; g < merge.matchedCount(); ++g) a.matched.push_back(merge.matched(g));
     return a;

@@ -59,8 +59,9 @@ public:
     DeviceAnalysis device(size_t index, const crossrank::DeviceCrossRank& cross) const;
     // Every device read back, handed to `take` in order 0, 1, ...; with
     // MergeOptions::threads other than 1 and devices of bytesForThreads,
-    // the next one read on another thread while one is taken (two in memory).
-    void eachDevice(const std::function<void(DeviceAnalysis&&)>& take);
+    // the next ones read on other threads while one is taken: on one thread,
+    // two in memory, unless `keptAll` (the caller keeps every device).
+    void eachDevice(const std::function<void(DeviceAnalysis&&)>& take, bool keptAll);
     // writeDevice in two halves: the decisions, in order 0, 1, ... (the
     // engine moves on), and the report object made with them, which may run
     // for several devices at once on other threads.
