@@ -16,6 +16,8 @@
 //
 //   bench_job_scale [--runs R] [--dir DIR] [--baseline PATH_TO_OLD_OVERLAPSCOPE] [--only A|B|C]
 //
+// Jobs are generated once under DIR (default: $TMPDIR/osc-bench-job-scale).
+//
 // With --baseline the same figures are measured for another build in the
 // same run (before/after on the same machine, under the same load).
 #include "bench/child_run.h"
@@ -152,7 +154,9 @@ bool everyCore(const std::string& cli, const std::string& baseline, const std::s
 
 int main(int argc, char** argv) {
     int runs = 5;
-    std::string dir = "bench_job_scale_jobs", baseline, only;
+    // Jobs are generated once and reused, in the temporary directory: never
+    // in the working one (a checkout, most often).
+    std::string dir = (std::filesystem::temp_directory_path() / "osc-bench-job-scale").string(), baseline, only;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--runs" && i + 1 < argc)

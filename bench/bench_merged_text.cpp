@@ -9,7 +9,7 @@
 //
 // Jobs are `overlapscope synth --ranks N --steps S` (data parallel,
 // bucketed, 12 layers), generated once under DIR (default:
-// bench_merged_text_jobs here). Target: the device-by-device peak at the
+// $TMPDIR/osc-bench-merged-text). Target: the device-by-device peak at the
 // largest N within 1.5x of that at the smallest (judged on 64 and 256:
 // beyond, the merge's own per-device headers grow it, the JSON path's too,
 // which is printed alongside as the floor); both paths' reports equal.
@@ -91,7 +91,9 @@ int main(int argc, char** argv) {
     spec.steps = 100;
     int runs = 3, jobs = 1;
     bool markdown = false;
-    std::string dir = "bench_merged_text_jobs";
+    // Jobs are generated once and reused, in the temporary directory: never
+    // in the working one (a checkout, most often).
+    std::string dir = (std::filesystem::temp_directory_path() / "osc-bench-merged-text").string();
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string {

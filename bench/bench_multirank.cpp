@@ -15,7 +15,7 @@
 //
 //   bench_multirank [--ranks 64,256,1024] [--layers L] [--steps S] [--runs R]
 //                   [--nodes P] [--big K] [--jobs 4,8,...] [--dir DIR]
-// Jobs are generated once under DIR (default: bench_multirank_jobs here).
+// Jobs are generated once under DIR (default: $TMPDIR/osc-bench-multirank).
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/job/file_workers.h"
 #include "analyzer/load/load_capture.h"
@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
     int runs = 3, nodes = 8;
     std::vector<int> moreJobs;  // --jobs 4,8: more worker counts to time (cores permitting)
     long big = 0;
-    std::string dir = "bench_multirank_jobs";
+    // Jobs are generated once and reused, in the temporary directory: never
+    // in the working one (a checkout, most often).
+    std::string dir = (std::filesystem::temp_directory_path() / "osc-bench-multirank").string();
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string {
