@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -231,6 +232,25 @@ TEST_F(JobTest, ABadFileAfterOneGivenTwiceIsStillTheOneReported) {
         } catch (const CaptureError& e) {
             EXPECT_NE(std::string(e.what()).find("z-bad.sqlite"), std::string::npos) << e.what();
         }
+    }
+}
+
+// Cancelled once the first file is done: the workers stop, the thread
+// filling the set stops waiting for files that will not come, and the job
+// ends in LoadCancelled, whatever the number of workers.
+TEST_F(JobTest, ACancelledJobOfSeveralFilesEndsWithoutHanging) {
+    synth::WorkloadSpec spec;
+    spec.ranks = 8;
+    spec.steps = 3;
+    synth::writeWorkload(spec, (dir_ / "j").string(), false);
+    for (int jobs : {1, 2, 4}) {
+        std::atomic<bool> cancel{false};
+        job::JobProgress progress;
+        progress.cancel = &cancel;
+        progress.counted = [&](std::string_view verb, size_t done, size_t) {
+            if (verb == "analyzing" && done >= 1) cancel = true;
+        };
+        EXPECT_THROW(analyzeFiles({(dir_ / "j").string()}, {}, jobs, progress), LoadCancelled) << "jobs " << jobs;
     }
 }
 
