@@ -88,10 +88,7 @@ void AnalyzedFiles::analyze(const FileWorkerOptions& options, partial::PartSet* 
                     // What the set keeps of each device, made here: the
                     // thread filling it then reads no device back.
                     auto ready = std::make_unique<Ready>();
-                    static const DeviceIntervals kNone;
-                    for (size_t d = 0; d < part.analysis.devices.size(); ++d)
-                        ready->devices.push_back(partial::prepareDevice(
-                            part.analysis.devices[d], d < part.intervals.size() ? part.intervals[d] : kNone));
+                    ready->devices = partial::prepareDevices(part);
                     part.analysis.devices.clear();
                     part.intervals.clear();
                     ready->head = std::move(part);
@@ -181,7 +178,7 @@ void AnalyzedFiles::addTo(partial::PartSet& set, size_t file) const {
     const Section& s = sections_[file];
     // The devices' records stay where the worker wrote them.
     const partial::PartSet::EncodedDevices encoded{s.devices, scratch_[s.worker].get(), s.offset, nullptr};
-    set.addFilePart(part(file), &encoded);
+    set.addFilePart(part(file), encoded);
 }
 
 void AnalyzedFiles::writePartial(std::ostream& out, const std::vector<std::string>& inputs,

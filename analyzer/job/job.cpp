@@ -126,8 +126,7 @@ void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgre
             // Its devices' records are copied as they are, not encoded again.
             partial::PartSet::EncodedDevices encoded;
             encoded.bytes = bytes.data();
-            set.addFilePart(partial::decodeFilePart(bytes.data(), bytes.size(), path.c_str(), &encoded.spans),
-                            &encoded);
+            set.addFilePart(partial::decodeFilePart(bytes.data(), bytes.size(), path.c_str(), &encoded.spans), encoded);
         }
     } else {
         files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings, workerOptions(request, progress), set,

@@ -663,28 +663,8 @@ void PartSet::readDevice(const std::string& line, const std::string& name, size_
     readCollectiveHealth(j, w, d, ops, *data_);
 }
 
-void PartSet::addFilePart(const FilePart& part, const EncodedDevices* encoded) {
-    const auto& analysed = part.analysis.devices;
-    if (encoded && encoded->spans.size() != analysed.size())
-        throw std::logic_error("addFilePart: a span for every device");
-    static const DeviceIntervals kNone;
-    std::vector<PreparedDevice> prepared;
-    prepared.reserve(analysed.size());
-    for (size_t i = 0; i < analysed.size(); ++i)
-        prepared.push_back(prepareDevice(analysed[i], i < part.intervals.size() ? part.intervals[i] : kNone));
-    if (encoded) {
-        addPrepared(part, std::move(prepared), *encoded);
-        return;
-    }
-    std::string bytes;
-    EncodedDevices own;
-    for (const DeviceAnalysis& device : analysed) {
-        const size_t at = bytes.size();
-        encodeDevice(device, bytes);
-        own.spans.push_back({at, bytes.size() - at});
-    }
-    own.bytes = bytes.data();
-    addPrepared(part, std::move(prepared), own);
+void PartSet::addFilePart(const FilePart& part, const EncodedDevices& encoded) {
+    addPrepared(part, prepareDevices(part), encoded);
 }
 
 void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& prepared, const EncodedDevices& encoded) {

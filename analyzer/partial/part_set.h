@@ -78,9 +78,9 @@ public:
         const char* bytes = nullptr;
     };
     // One file analysed in this process or on a Dask worker (analyzer/job):
-    // no JSON on the way, its devices kept whole in binary; with `encoded`,
-    // not encoded again.
-    void addFilePart(const FilePart& part, const EncodedDevices* encoded = nullptr);
+    // no JSON on the way, its devices kept whole in binary, as `encoded`
+    // holds them (never encoded again).
+    void addFilePart(const FilePart& part, const EncodedDevices& encoded);
     // The same for a part whose devices were prepared where they were
     // analysed (prepared_device.h): `head` is the file part without its
     // devices, `prepared` and `encoded` one entry per device.

@@ -29,4 +29,14 @@ PreparedDevice prepareDevice(const DeviceAnalysis& device, const DeviceIntervals
     return p;
 }
 
+std::vector<PreparedDevice> prepareDevices(const FilePart& part) {
+    static const DeviceIntervals kNone;
+    const auto& devices = part.analysis.devices;
+    std::vector<PreparedDevice> out;
+    out.reserve(devices.size());
+    for (size_t i = 0; i < devices.size(); ++i)
+        out.push_back(prepareDevice(devices[i], i < part.intervals.size() ? part.intervals[i] : kNone));
+    return out;
+}
+
 }  // namespace osc::partial

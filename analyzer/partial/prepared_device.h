@@ -8,6 +8,7 @@
 
 #include "analyzer/crossrank/device_source.h"
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/partial/file_part.h"
 
 #include <cstdint>
 #include <optional>
@@ -37,5 +38,8 @@ struct PreparedDevice {
 };
 
 PreparedDevice prepareDevice(const DeviceAnalysis& device, const DeviceIntervals& intervals);
+// Every device of a file's part, each with its intervals (none where the
+// part has fewer).
+std::vector<PreparedDevice> prepareDevices(const FilePart& part);
 
 }  // namespace osc::partial

@@ -366,12 +366,7 @@ public:
     template <typename Fill>
     void membersField(const std::string& key, Fill fill) {
         next(key);
-        thread_local std::string text;
-        text.clear();
-        JsonMembers m(text, compact_ ? -1 : indent_ + 2);
-        fill(m);
-        m.close();
-        os_.write(text.data(), static_cast<std::streamsize>(text.size()));
+        writeObject(os_, compact_ ? -1 : indent_ + 2, fill);
     }
     // An array of objects, each written member by member: fill(i, JsonMembers&).
     template <typename Fill>
