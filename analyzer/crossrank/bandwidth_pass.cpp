@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string_view>
 
 namespace osc::crossrank {
 namespace {
@@ -39,9 +40,9 @@ struct Split {
         }
     }
 
-    std::vector<Finding> findings(const std::string& link, double peak) {
+    // `where`: " (LINK, PEAK GB/s)".
+    std::vector<Finding> findings(const std::string& where) {
         std::vector<Finding> out;
-        const std::string where = " (" + link + ", " + gbps(peak) + ")";
         if (busy > 0)
             addFinding(out,
                        {FindingKind::BandwidthLimit,
@@ -90,7 +91,10 @@ DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<Op
         return op.key == kNoKey ? kUnknown : source.collectiveNames()[source.keys()[op.key].name];
     };
     Values all;
-    std::map<std::pair<std::string, uint64_t>, Values> classes;
+    // Keyed by views of the source's names: a string key was a heap
+    // allocation per operation, a tenth of a small device's merge.
+    static const std::string kAllToAll = "AllToAll";
+    std::map<std::pair<std::string_view, uint64_t>, Values> classes;
     Split device;
     std::vector<Split> perStep(steps);
     for (size_t i = 0; i < ops.size() && i < records.size() && i < arrival.size(); ++i) {
@@ -109,7 +113,8 @@ DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<Op
             *b.busbw_gbps <= kMaxBusBwFraction * *sum.peak_busbw_gbps)
             b.busbw_fraction = *b.busbw_gbps / *sum.peak_busbw_gbps;
         ++sum.measured;
-        Values& v = classes[{r.allToAll ? std::string("AllToAll") : nameOf(ops[i]), sizeClassOf(r.busBytes)}];
+        Values& v = classes[{r.allToAll ? std::string_view(kAllToAll) : std::string_view(nameOf(ops[i])),
+                             sizeClassOf(r.busBytes)}];
         for (Values* x : {&all, &v}) {
             x->algbw.push_back(*b.algbw_gbps);
             if (b.busbw_gbps) x->busbw.push_back(*b.busbw_gbps);
@@ -128,7 +133,7 @@ DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<Op
     sum.schedule_limit_exposed_ns = device.idle;
     for (auto& [key, v] : classes) {
         BusBwClass c;
-        c.collective = key.first;
+        c.collective = std::string(key.first);
         c.size_class = key.second;
         c.count = static_cast<int>(v.algbw.size());
         c.median_algbw_gbps = lowerMedianOrNull(v.algbw);
@@ -150,10 +155,11 @@ DeviceBandwidth deviceBandwidth(const DeviceSource& source, const std::vector<Op
                     exposed});
     }
     if (sum.peak_busbw_gbps) {
-        auto link = device.findings(sum.link, *sum.peak_busbw_gbps);
+        const std::string where = " (" + sum.link + ", " + gbps(*sum.peak_busbw_gbps) + ")";
+        auto link = device.findings(where);
         out.findings.insert(out.findings.end(), link.begin(), link.end());
         out.stepFindings.resize(steps);
-        for (size_t s = 0; s < steps; ++s) out.stepFindings[s] = perStep[s].findings(sum.link, *sum.peak_busbw_gbps);
+        for (size_t s = 0; s < steps; ++s) out.stepFindings[s] = perStep[s].findings(where);
     }
     return out;
 }

@@ -1,30 +1,47 @@
 #include "analyzer/job/file_workers.h"
 
+#include "analyzer/capture/capture_error.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/partial/device_codec.h"
 #include "analyzer/partial/partial_format.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <fstream>
 #include <mutex>
 #include <ostream>
 #include <stdexcept>
 #include <thread>
 
 namespace osc::job {
+namespace {
+
+// A file part, whole; in blocks (by the character, istreambuf_iterator, it
+// was a fifth of a 64-rank merge on Dask, issue 44).
+void readPart(const std::string& path, std::string& bytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw CaptureError(path, "cannot open this part");
+    std::array<char, 1 << 16> block;
+    while (in.read(block.data(), block.size()) || in.gcount() > 0)
+        bytes.append(block.data(), static_cast<size_t>(in.gcount()));
+    if (in.bad()) throw CaptureError(path, "cannot read this part");
+}
+
+}  // namespace
 
 AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const AnalysisSettings& settings,
                              const FileWorkerOptions& options)
-    : settings_(settings), files_(captureFiles(paths)) {
+    : settings_(settings), files_(options.partsGiven ? paths : captureFiles(paths)) {
     analyze(options, nullptr);
 }
 
 AnalyzedFiles::AnalyzedFiles(const std::vector<std::string>& paths, const AnalysisSettings& settings,
                              const FileWorkerOptions& options, partial::PartSet& set,
                              const std::vector<std::string>& inputs)
-    : settings_(settings), files_(captureFiles(paths)) {
+    : settings_(settings), files_(options.partsGiven ? paths : captureFiles(paths)) {
     set.setHeader(settings_, inputs);
     analyze(options, &set);
 }
@@ -41,6 +58,8 @@ void AnalyzedFiles::analyze(const FileWorkerOptions& options, partial::PartSet* 
     // file (a PyTorch trace) gets its share of them.
     if (load.threads <= 0)
         load.threads = std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / jobs);
+    // Without a set to hold them, the devices would be lost.
+    const bool keep = options.keepDevices && options.partsGiven && set;
     std::vector<std::exception_ptr> errors(n);
     std::atomic<size_t> next{0}, done{0};
     std::atomic<bool> failed{false};
@@ -74,26 +93,28 @@ void AnalyzedFiles::analyze(const FileWorkerOptions& options, partial::PartSet* 
             const size_t i = next.fetch_add(1);
             if (i >= n) return;
             try {
-                LoadOptions one = load;
-                if (options.reading)
-                    one.progress = [&read, i](double fraction, std::string_view) { read(i, fraction); };
-                partial::FilePart part = analyzeCaptureFile(files_[i], settings_, options.reader, one);
-                bytes.clear();
                 Section& s = sections_[i];
-                partial::encodeFilePart(part, bytes, &s.devices);
-                s.worker = worker;
-                s.length = bytes.size();
-                s.offset = scratch.append(bytes.data(), bytes.size());
-                if (set) {
-                    // What the set keeps of each device, made here: the
-                    // thread filling it then reads no device back.
-                    auto ready = std::make_unique<Ready>();
-                    ready->devices = partial::prepareDevices(part);
-                    part.analysis.devices.clear();
-                    part.intervals.clear();
-                    ready->head = std::move(part);
-                    s.ready = std::move(ready);
+                bytes.clear();
+                partial::FilePart part;
+                if (options.partsGiven) {
+                    readPart(files_[i], bytes);
+                    part = partial::decodeFilePart(bytes.data(), bytes.size(), files_[i].c_str(),
+                                                   keep ? nullptr : &s.devices);
+                } else {
+                    LoadOptions one = load;
+                    if (options.reading)
+                        one.progress = [&read, i](double fraction, std::string_view) { read(i, fraction); };
+                    part = analyzeCaptureFile(files_[i], settings_, options.reader, one);
+                    partial::encodeFilePart(part, bytes, &s.devices);
                 }
+                if (!keep) {
+                    s.worker = worker;
+                    s.length = bytes.size();
+                    s.offset = scratch.append(bytes.data(), bytes.size());
+                }
+                // What the set keeps of each device, made here: the thread
+                // filling it then reads no device back.
+                if (set) s.ready = std::make_unique<partial::PreparedPart>(partial::preparePart(std::move(part), keep));
             } catch (...) {
                 errors[i] = std::current_exception();
                 failed.store(true);

@@ -35,6 +35,15 @@ struct FileWorkerOptions {
     // files too (the readers' fractions summed over the workers), so a line
     // advances while a big file is read. Called from the workers, one at a time.
     std::function<void(double fraction)> reading;
+    // The files are file parts (device_codec's bytes, as Dask's tasks send
+    // them: overlapscope.distributed), read and decoded here, not analysed.
+    bool partsGiven = false;
+    // With partsGiven, where the set's caller keeps every device
+    // (mergedAnalysis): the set holds them as decoded, not copied into a
+    // scratch file and decoded again. Only with the constructor that fills a
+    // set, after which this object holds no parts (part(), addTo and
+    // writePartial are not for it).
+    bool keepDevices = false;
 };
 
 // The per-file half of the analysis, kept on disk in file order.
@@ -64,17 +73,12 @@ private:
     void analyze(const FileWorkerOptions& options, partial::PartSet* set);
     void addTo(partial::PartSet& set, size_t file) const;
 
-    // A file's part without its devices, and what the set keeps of each of
-    // them: made by the worker, taken by the thread filling the set.
-    struct Ready {
-        partial::FilePart head;
-        std::vector<partial::PreparedDevice> devices;
-    };
     struct Section {
         size_t worker = 0;
         uint64_t offset = 0, length = 0;
         std::vector<partial::DeviceSpan> devices;  // each device's record, from `offset`
-        std::unique_ptr<Ready> ready;
+        // Made by the worker, taken by the thread filling the set.
+        std::unique_ptr<partial::PreparedPart> ready;
     };
     AnalysisSettings settings_;
     std::vector<std::string> files_;

@@ -85,23 +85,13 @@ FileWorkerOptions workerOptions(const JobRequest& request, const JobProgress& pr
     return o;
 }
 
-partial::MergeOptions mergeOptions(const JobRequest& request, const JobProgress& progress) {
-    partial::MergeOptions o;
-    o.threads = request.jobs;
-    o.alignCollectives = request.align;
-    o.peakBusBwGbps = request.settings.peakBusBwGbps;
-    o.progress = [&progress](size_t done, size_t total) {
-        if (cancelled(progress)) throw LoadCancelled{};
-        count(progress, "merging", done, total);
-    };
-    return o;
-}
-
 // Several captures or partials as one PartSet: captures are analysed file by
 // file first. `files` keeps the captures' scratch files alive for as long as
-// `set` is used. With `report`: as analyzeInMemory's.
+// `set` is used. `keepDevices`: the caller keeps every device (mergedAnalysis),
+// so the set holds file parts' devices as decoded (FileWorkerOptions::keepDevices).
+// With `report`: as analyzeInMemory's.
 void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress, partial::PartSet& set,
-             std::unique_ptr<AnalyzedFiles>& files, report::ReportOptions* report = nullptr) {
+             std::unique_ptr<AnalyzedFiles>& files, bool keepDevices, report::ReportOptions* report = nullptr) {
     if (inputs.kind == JobKind::Partials) {
         for (size_t i = 0; i < inputs.paths.size(); ++i) {
             if (cancelled(progress)) throw LoadCancelled{};
@@ -109,28 +99,16 @@ void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgre
             set.addPartialFile(inputs.paths[i]);
         }
         count(progress, "reading", inputs.paths.size(), inputs.paths.size());
-    } else if (inputs.kind == JobKind::FileParts) {
-        set.setHeader(request.settings, inputs.paths);
-        std::string bytes;
-        for (const auto& path : inputs.paths) {
-            if (cancelled(progress)) throw LoadCancelled{};
-            std::ifstream in(path, std::ios::binary);
-            if (!in) throw CaptureError(path, "cannot open this part");
-            // In blocks: by the character (istreambuf_iterator) it was a fifth
-            // of a 64-rank merge on Dask (issue 44).
-            bytes.clear();
-            std::array<char, 1 << 16> block;
-            while (in.read(block.data(), block.size()) || in.gcount() > 0)
-                bytes.append(block.data(), static_cast<size_t>(in.gcount()));
-            if (in.bad()) throw CaptureError(path, "cannot read this part");
-            // Its devices' records are copied as they are, not encoded again.
-            partial::PartSet::EncodedDevices encoded;
-            encoded.bytes = bytes.data();
-            set.addFilePart(partial::decodeFilePart(bytes.data(), bytes.size(), path.c_str(), &encoded.spans), encoded);
-        }
     } else {
-        files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings, workerOptions(request, progress), set,
-                                                inputs.paths);
+        // Captures analysed, or file parts (Dask's) decoded, on the job's
+        // threads; the set filled on this one as they finish.
+        FileWorkerOptions o = workerOptions(request, progress);
+        o.partsGiven = inputs.kind == JobKind::FileParts;
+        // Parts' devices kept as decoded, not read back: the merge of 1,024
+        // Dask parts went 0.064 -> 0.055 s. Captures' are not: kept as
+        // analysed, 1,024 captures' report went 0.85 -> 0.93 s.
+        o.keepDevices = keepDevices && o.partsGiven;
+        files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings, o, set, inputs.paths);
     }
     if (progress.status) progress.status("");
     if (report) reportSavedNothing(set.savedNothing(), set.files.size(), *report);
@@ -145,6 +123,18 @@ Analysis analyzeForReport(const JobInputs& inputs, const JobRequest& request, co
 }
 
 }  // namespace
+
+partial::MergeOptions mergeOptions(const JobRequest& request, const JobProgress& progress) {
+    partial::MergeOptions o;
+    o.threads = request.jobs;
+    o.alignCollectives = request.align;
+    o.peakBusBwGbps = request.settings.peakBusBwGbps;
+    o.progress = [&progress](size_t done, size_t total) {
+        if (cancelled(progress)) throw LoadCancelled{};
+        count(progress, "merging", done, total);
+    };
+    return o;
+}
 
 std::vector<std::string> partialFiles(const std::vector<std::string>& paths) {
     std::vector<std::string> out;
@@ -228,7 +218,7 @@ Analysis analyzeJob(const JobInputs& inputs, const JobRequest& request, const Jo
     if (!streamed(inputs)) return analyzeInMemory(inputs, request, progress);
     partial::PartSet set;
     std::unique_ptr<AnalyzedFiles> files;
-    partsOf(inputs, request, progress, set, files);
+    partsOf(inputs, request, progress, set, files, true);
     Analysis a = partial::mergedAnalysis(set, mergeOptions(request, progress), request.collectives);
     if (progress.status) progress.status("");
     warn(progress, a.warnings);
@@ -249,7 +239,7 @@ void writeJobJson(const JobInputs& inputs, const JobRequest& request, const repo
     }
     partial::PartSet set;
     std::unique_ptr<AnalyzedFiles> files;
-    partsOf(inputs, request, progress, set, files, &o);
+    partsOf(inputs, request, progress, set, files, false, &o);
     partial::writeMergedJson(set, mergeOptions(request, progress), o, out,
                              [&](const std::vector<std::string>& warnings) { warn(progress, warnings); });
     if (progress.status) progress.status("");
@@ -265,7 +255,7 @@ std::string jobReport(const JobInputs& inputs, const JobRequest& request, const 
     // Device by device: the job's devices are never in memory together.
     partial::PartSet set;
     std::unique_ptr<AnalyzedFiles> files;
-    partsOf(inputs, request, progress, set, files, &o);
+    partsOf(inputs, request, progress, set, files, false, &o);
     std::vector<std::string> warnings;
     std::string text =
         partial::mergedReport(set, mergeOptions(request, progress), o,

@@ -8,6 +8,7 @@
 #include "analyzer/job/capture_file.h"
 #include "analyzer/job/file_workers.h"
 #include "analyzer/metrics/analysis.h"
+#include "analyzer/partial/merge.h"
 #include "analyzer/report/report_options.h"
 
 #include <atomic>
@@ -74,6 +75,10 @@ struct JobProgress {
     // Set from another thread to abandon the job (LoadCancelled).
     const std::atomic<bool>* cancel = nullptr;
 };
+
+// The merge's options for a request: its threads, --align and link peak;
+// "merging" progress and cancel (LoadCancelled) from `progress`.
+partial::MergeOptions mergeOptions(const JobRequest& request, const JobProgress& progress);
 
 // True when the job is analysed file by file and merged (several capture
 // files, or partials), rather than in memory.

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -31,6 +32,30 @@ std::vector<T> readRecords(const crossrank::ScratchFile& file, uint64_t at, size
     file.read(at, out.data(), out.size() * sizeof(T));
     return out;
 }
+
+// A file's record streams gathered and written to the scratch file in one
+// write: a write per stream and device was most of filling the set for
+// 1,024 small devices. Offsets are the file's as if each had been appended.
+class StagedRecords {
+public:
+    explicit StagedRecords(crossrank::ScratchFile& file) : file_(file), base_(file.size()) {}
+    uint64_t append(const void* data, size_t size) {
+        const uint64_t at = base_ + bytes_.size();
+        bytes_.append(static_cast<const char*>(data), size);
+        return at;
+    }
+    // Before anything else is appended to the file; staging goes on after it.
+    void write() {
+        file_.append(bytes_.data(), bytes_.size());
+        bytes_.clear();
+        base_ = file_.size();
+    }
+
+private:
+    crossrank::ScratchFile& file_;
+    uint64_t base_;
+    std::string bytes_;
+};
 
 // Names the file and the line of any problem in one message.
 class Where {
@@ -496,9 +521,11 @@ static std::string nameBlob(const std::vector<std::string>& names) {
     return blob;
 }
 
+// `Records`: a ScratchFile or StagedRecords.
+template <class Records>
 static void storeLeadUps(PartDevice& d, const std::vector<DeviceIntervals::LeadUp>& leads,
                          const std::vector<DeviceIntervals::LeadUpIncrement>& incs,
-                         const std::vector<std::string>& names, crossrank::ScratchFile& data) {
+                         const std::vector<std::string>& names, Records& data) {
     d.header.leadUps = static_cast<uint32_t>(leads.size());
     d.leadUpsAt = data.append(leads.data(), leads.size() * sizeof(DeviceIntervals::LeadUp));
     d.increments = static_cast<uint32_t>(incs.size());
@@ -668,7 +695,9 @@ void PartSet::addFilePart(const FilePart& part, const EncodedDevices& encoded) {
 }
 
 void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& prepared, const EncodedDevices& encoded) {
-    if (encoded.spans.size() != prepared.size()) throw std::logic_error("addPrepared: a span for every device");
+    const bool kept = std::all_of(prepared.begin(), prepared.end(), [](const auto& p) { return p.device.has_value(); });
+    if (!kept && encoded.spans.size() != prepared.size())
+        throw std::logic_error("addPrepared: a span for every device");
     const Analysis& a = head.analysis;
     PartFile file;
     file.path = head.path;
@@ -682,12 +711,13 @@ void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& pr
     files.push_back(std::move(file));
     const bool inPlace = encoded.scratch != nullptr;
     sources_.push_back({head.path, "", inPlace ? encoded.scratch : data_.get()});
-    const auto append = [&](const auto& records) {
+    const auto append = [](StagedRecords& staged, const auto& records) {
         using T = typename std::decay_t<decltype(records)>::value_type;
-        return data_->append(records.data(), records.size() * sizeof(T));
+        return staged.append(records.data(), records.size() * sizeof(T));
     };
     std::vector<crossrank::OpRecord> ops;
     std::vector<uint32_t> nameIds;
+    StagedRecords staged(*data_);
     for (size_t i = 0; i < prepared.size(); ++i) {
         PreparedDevice& p = prepared[i];
         PartDevice d;
@@ -704,26 +734,39 @@ void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& pr
         for (const PreparedDevice::Op& op : p.ops)
             ops.push_back({numbering.key(nameIds[op.collective], op.commHash, op.seqNumber), op.start_ns, op.end_ns});
         d.ops = static_cast<uint32_t>(ops.size());
-        d.opsAt = append(ops);
+        d.opsAt = append(staged, ops);
         d.exposed = static_cast<uint32_t>(p.exposed.size());
-        d.exposedAt = append(p.exposed);
-        d.p2pAt = append(p.p2p);
-        d.alltoallAt = append(p.alltoall);
+        d.exposedAt = append(staged, p.exposed);
+        d.p2pAt = append(staged, p.p2p);
+        d.alltoallAt = append(staged, p.alltoall);
         d.compute = static_cast<uint32_t>(p.compute.size());
-        d.computeAt = append(p.compute);
-        d.bandwidthAt = append(p.bandwidth);
-        storeLeadUps(d, p.leadUps, p.leadUpIncrements, p.leadUpNames, *data_);
+        d.computeAt = append(staged, p.compute);
+        d.bandwidthAt = append(staged, p.bandwidth);
+        storeLeadUps(d, p.leadUps, p.leadUpIncrements, p.leadUpNames, staged);
         d.source = sources_.size() - 1;
         d.binary = true;
-        d.reportLength = encoded.spans[i].length;
-        d.reportAt = inPlace ? encoded.offset + encoded.spans[i].offset
-                             : data_->append(encoded.bytes + encoded.spans[i].offset, d.reportLength);
+        if (p.device) {
+            d.kept = kept_.size();
+            kept_.push_back(std::move(p.device));
+        } else {
+            d.reportLength = encoded.spans[i].length;
+            d.reportAt = inPlace ? encoded.offset + encoded.spans[i].offset
+                                 : staged.append(encoded.bytes + encoded.spans[i].offset, d.reportLength);
+        }
         refuseDuplicate(d, head.path);
         devices.push_back(std::move(d));
     }
+    staged.write();
 }
 
 DeviceAnalysis PartSet::readDevice(const PartDevice& d) const {
+    if (d.kept != static_cast<size_t>(-1)) {
+        std::optional<DeviceAnalysis>& kept = kept_.at(d.kept);
+        if (!kept) throw std::logic_error("PartSet::readDevice: a kept device read twice");
+        DeviceAnalysis out = std::move(*kept);
+        kept.reset();
+        return out;
+    }
     const Source& s = sources_[d.source];
     std::string bytes(d.reportLength, '\0');
     s.scratch->read(d.reportAt, bytes.data(), bytes.size());

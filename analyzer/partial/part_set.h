@@ -17,6 +17,7 @@
 #include <istream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -58,6 +59,9 @@ struct PartDevice {
     // in PartSet's scratch file.
     uint64_t reportAt = 0, reportLength = 0;
     bool binary = false;
+    // Into PartSet's kept devices, where the device is held as analysed
+    // (PreparedDevice::device); npos: read from its report object.
+    size_t kept = static_cast<size_t>(-1);
 };
 
 class PartSet {
@@ -70,7 +74,8 @@ public:
     // Where a file part's device records already lie (encodeFilePart's
     // spans): in `scratch` from `offset` on, used where they are (the
     // scratch must outlive this set); without a scratch at `bytes`, copied
-    // into this set's scratch as they are.
+    // into this set's scratch as they are. No spans where every device is
+    // kept in memory (PreparedDevice::device).
     struct EncodedDevices {
         std::vector<DeviceSpan> spans;
         const crossrank::ScratchFile* scratch = nullptr;
@@ -109,7 +114,8 @@ public:
     crossrank::LeadUpDetail readLeadUpDetail(const PartDevice& d) const;
     // The device's report object as it was written (one line of JSON).
     std::unique_ptr<std::istream> openDeviceJson(const PartDevice& d) const;
-    // A `binary` device as it was analysed.
+    // A `binary` device as it was analysed. A kept one is given once, moved
+    // out (a merge reads each device once; a second read is a logic_error).
     DeviceAnalysis readDevice(const PartDevice& d) const;
     const std::string& sourceName(size_t source) const { return sources_[source].name; }
 
@@ -126,6 +132,9 @@ private:
 
     std::vector<Source> sources_;
     std::unique_ptr<crossrank::ScratchFile> data_ = std::make_unique<crossrank::ScratchFile>();
+    // The devices held as analysed; empty once taken. Each is touched by
+    // one reader only, so readers on several threads need no lock.
+    mutable std::vector<std::optional<DeviceAnalysis>> kept_;
     bool haveHeader_ = false;
     std::string settingsText_;  // without align, as the first partial had it
     // (host, pid, rank, the file's time 0, device) -> (file, where it was read).

@@ -39,4 +39,15 @@ std::vector<PreparedDevice> prepareDevices(const FilePart& part) {
     return out;
 }
 
+PreparedPart preparePart(FilePart&& part, bool keep) {
+    PreparedPart out;
+    out.devices = prepareDevices(part);
+    if (keep)
+        for (size_t d = 0; d < out.devices.size(); ++d) out.devices[d].device = std::move(part.analysis.devices[d]);
+    part.analysis.devices.clear();
+    part.intervals.clear();
+    out.head = std::move(part);
+    return out;
+}
+
 }  // namespace osc::partial

@@ -35,11 +35,24 @@ struct PreparedDevice {
     std::vector<DeviceIntervals::LeadUp> leadUps;
     std::vector<DeviceIntervals::LeadUpIncrement> leadUpIncrements;
     std::vector<std::string> leadUpNames;
+    // The device itself, where the set's caller keeps every device anyway
+    // (mergedAnalysis): the set holds it as analysed, and the merge takes it
+    // from there instead of decoding its record again.
+    std::optional<DeviceAnalysis> device;
 };
 
 PreparedDevice prepareDevice(const DeviceAnalysis& device, const DeviceIntervals& intervals);
 // Every device of a file's part, each with its intervals (none where the
 // part has fewer).
 std::vector<PreparedDevice> prepareDevices(const FilePart& part);
+
+// A file's part without its devices and intervals, and what the set keeps of
+// each device (PartSet::addPrepared's arguments).
+struct PreparedPart {
+    FilePart head;
+    std::vector<PreparedDevice> devices;
+};
+// `keep`: each device moved into its PreparedDevice::device.
+PreparedPart preparePart(FilePart&& part, bool keep);
 
 }  // namespace osc::partial

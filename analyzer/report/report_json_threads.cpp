@@ -18,7 +18,7 @@ namespace {
 class DevicesRenderedAhead {
 public:
     DevicesRenderedAhead(const std::vector<DeviceAnalysis>& devices, int indent, int threads)
-        : devices_(devices), indent_(indent), rendered_(static_cast<size_t>(threads) * 2) {
+        : devices_(devices), indent_(indent), rendered_(static_cast<size_t>(threads) * kSlotsPerThread) {
         for (int t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
     }
     ~DevicesRenderedAhead() {
@@ -41,16 +41,25 @@ public:
             if (error_) std::rethrow_exception(error_);
         }
         slot.text.writeTo(out);
+        const size_t bytes = slot.text.size();
+        slot.text.clearKeepingOneBlock();  // a large device's blocks are not kept for the next
         {
             std::lock_guard lock(mutex_);
             slot.index = kNone;
             written_ = index + 1;
+            aheadBytes_ -= bytes;
         }
         changed_.notify_all();
     }
 
 private:
     static constexpr size_t kNone = SIZE_MAX;
+    // Devices rendered and not yet written: up to this many a thread (small
+    // devices: the writer, faulting in its output, and the renderers each
+    // stalled the others with two), and beyond the next one to write, while
+    // they hold less than kAheadBytes (a device of a long job is hundreds of MB).
+    static constexpr size_t kSlotsPerThread = 8;
+    static constexpr size_t kAheadBytes = size_t{64} << 20;
     struct Slot {
         size_t index = kNone;  // the device whose object `text` holds
         TextBlocks text;       // its blocks kept from one device to the next
@@ -63,7 +72,9 @@ private:
                 std::unique_lock lock(mutex_);
                 // A slot is free once the device rendered into it last is written.
                 changed_.wait(lock, [&] {
-                    return stop_ || error_ || (next_ < devices_.size() && next_ < written_ + rendered_.size());
+                    return stop_ || error_ ||
+                           (next_ < devices_.size() && next_ < written_ + rendered_.size() &&
+                            (next_ == written_ || aheadBytes_ < kAheadBytes));
                 });
                 if (stop_ || error_ || next_ >= devices_.size()) return;
                 index = next_++;
@@ -82,6 +93,7 @@ private:
             {
                 std::lock_guard lock(mutex_);
                 slot.index = index;
+                aheadBytes_ += slot.text.size();
             }
             changed_.notify_all();
         }
@@ -93,6 +105,7 @@ private:
     std::mutex mutex_;
     std::condition_variable changed_;
     size_t next_ = 0, written_ = 0;
+    size_t aheadBytes_ = 0;  // in slots rendered and not yet written
     bool stop_ = false;
     std::exception_ptr error_;
     std::vector<std::thread> workers_;

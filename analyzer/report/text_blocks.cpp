@@ -16,6 +16,11 @@ void TextBlocks::clear() {
     setp(nullptr, nullptr);
 }
 
+void TextBlocks::clearKeepingOneBlock() {
+    clear();
+    if (blocks_.size() > 1) blocks_.resize(1);
+}
+
 size_t TextBlocks::size() const {
     if (used_ == 0) return 0;
     return (used_ - 1) * kBlockBytes + static_cast<size_t>(pptr() - pbase());

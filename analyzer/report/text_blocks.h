@@ -18,6 +18,8 @@ public:
     size_t size() const;
     // Empty again; the blocks stay for the next text.
     void clear();
+    // Empty again, the first block kept, the others freed.
+    void clearKeepingOneBlock();
     // f(const char*, size_t) over the text's pieces, in order.
     template <class F>
     void forEachPiece(F f) const {

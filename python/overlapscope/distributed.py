@@ -12,7 +12,9 @@ outweigh their analysis): the worker runs the per-file half of the analysis on i
 the code of ``overlapscope report --partial``, and sends back the file's
 part in the binary form ``report --jobs N`` keeps its own files' parts in
 (no JSON on either side; every node runs one version of overlapscope). The
-client merges the parts as ``report --jobs N`` merges its threads' parts. Dask places the tasks,
+client reads each part into the merge as it arrives, while the other tasks
+run, and merges them as ``report --jobs N`` merges its threads' parts once
+the last came. Dask places the tasks,
 reruns those of a worker that dies (each file's part is kept once, by its
 task) and keeps them off the client.
 
@@ -234,21 +236,21 @@ def _collect(
         client.cancel([f for t, f in enumerate(futures) if t not in taken])
 
 
-def analyse_parts(
+def _each_part(
     client: Any,
     names: Sequence[str],
     settings: Dict[str, Any],
-    directory: str,
-    hosts: Hosts = None,
-    on_done: Optional[Callable[[int, int], None]] = None,
-) -> List[str]:
-    """Each file of the job analysed on the cluster into its part (one
-    ``NNNNNNN.part`` file each), written into ``directory`` as it arrives (named in the job's file order,
-    which is the order returned). ``on_done(done, total)`` as they come.
-    The parts are in the binary form only this version of overlapscope
-    reads (a worker of another version is one line naming it). Raises
-    CaptureError (one line: the file's problem and the worker that met it);
-    Ctrl-C (KeyboardInterrupt) cancels the tasks not yet done."""
+    hosts: Hosts,
+    on_done: Optional[Callable[[int, int], None]],
+    take: Callable[[int, str, bytes], None],
+) -> int:
+    """Each file of the job analysed on the cluster into its part, given to
+    ``take(index in the job's file order, the file, its part)`` as it
+    arrives, in any order; returns the number of files. The parts are in
+    the binary form only this version of overlapscope reads (a worker of
+    another version is one line naming it). Raises CaptureError (one line:
+    the file's problem and the worker that met it); Ctrl-C
+    (KeyboardInterrupt) cancels the tasks not yet done."""
     units = _units(client, names, hosts)
     tasks = _tasks(units, sum(client.nthreads().values()))
     job = uuid.uuid4().hex
@@ -263,7 +265,6 @@ def analyse_parts(
         )
         for t, task in enumerate(tasks)
     ]
-    files = [os.path.join(directory, f"{i:07d}.part") for i in range(len(units))]
 
     def keep(t: int, outcome: Any) -> int:
         worker, version, parts, error = outcome
@@ -275,12 +276,50 @@ def analyse_parts(
                 "install one version on every node"
             )
         for i, part in zip(tasks[t], parts):
-            with open(files[i], "wb") as f:
-                f.write(part)
+            take(i, units[i].path, part)
         return len(tasks[t])
 
     _collect(client, futures, lambda t: ", ".join(units[i].path for i in tasks[t]), keep, len(units), on_done)
-    return files
+    return len(units)
+
+
+def analyse_parts(
+    client: Any,
+    names: Sequence[str],
+    settings: Dict[str, Any],
+    directory: str,
+    hosts: Hosts = None,
+    on_done: Optional[Callable[[int, int], None]] = None,
+) -> List[str]:
+    """Each file of the job analysed on the cluster into its part (one
+    ``NNNNNNN.part`` file each), written into ``directory`` as it arrives
+    (named in the job's file order, which is the order returned; the
+    command line's half of ``report --scheduler``). ``on_done(done, total)``
+    as they come. Raises as :func:`_each_part`."""
+
+    def write(i: int, _: str, part: bytes) -> None:
+        with open(os.path.join(directory, f"{i:07d}.part"), "wb") as f:
+            f.write(part)
+
+    count = _each_part(client, names, settings, hosts, on_done, write)
+    return [os.path.join(directory, f"{i:07d}.part") for i in range(count)]
+
+
+def merge_parts(
+    client: Any,
+    names: Sequence[str],
+    settings: Dict[str, Any],
+    hosts: Hosts = None,
+    on_done: Optional[Callable[[int, int], None]] = None,
+) -> Tuple[Any, int]:
+    """Each file of the job analysed on the cluster, and its part read into
+    the merge here as it arrives (while the other tasks run, so that little
+    is left for after the last). Returns the parts (``_core.ArrivingParts``)
+    and their number, for ``ArrivingParts.analysis``. Raises as
+    :func:`_each_part`."""
+    parts = _core.ArrivingParts(settings, list(names))
+    count = _each_part(client, names, settings, hosts, on_done, lambda i, path, part: parts.add(i, part, path))
+    return parts, count
 
 
 # Which rank a stuck job waits for is a question about every rank's calls at
@@ -472,13 +511,11 @@ def report(
         raise ValueError(f"jobs must be 0 (every core) or more, not {jobs}")
     names = paths_of(paths)
     show = _progress.callback(progress)
-    with tempfile.TemporaryDirectory(prefix="overlapscope-parts-") as scratch:
-        parts = _on_cluster(
-            client, show, "analyzing", lambda c, on_done: analyse_parts(c, names, settings, scratch, hosts, on_done)
-        )
-        handle = _core.analyze_job(
-            parts, settings, int(jobs), None if align is None else align == "collectives", show, names, True
-        )
+    parts, count = _on_cluster(
+        client, show, "analyzing", lambda c, on_done: merge_parts(c, names, settings, hosts, on_done)
+    )
+    handle = parts.analysis(count, settings, int(jobs), None if align is None else align == "collectives", show,
+                            list(names))
     warn_all(handle.job_warnings)
     return Report(handle)
 

@@ -7,6 +7,7 @@
 #include "analyzer/hang/hang.h"
 #include "analyzer/hang/hang_inputs.h"
 #include "analyzer/hang/hang_output.h"
+#include "analyzer/job/arriving_parts.h"
 #include "analyzer/job/job.h"
 #include "analyzer/load/load_capture.h"
 #include "analyzer/output/safe_output.h"
@@ -95,6 +96,35 @@ std::shared_ptr<AnalysisHandle> analyzeJob(const std::vector<std::string>& paths
         },
         progress);
     if (named) out->inputs = *named;
+    out->warnings = work.warnings();
+    return out;
+}
+
+// overlapscope.distributed's parts merged as they come (job::ArrivingParts);
+// the lock keeps two Python threads from filling it at once.
+struct ArrivingPartsHandle {
+    ArrivingPartsHandle(const py::dict& settings, std::vector<std::string> inputs)
+        : parts(settingsFrom(settings), std::move(inputs)) {}
+    job::ArrivingParts parts;
+    std::mutex lock;
+};
+
+std::shared_ptr<AnalysisHandle> arrivedAnalysis(ArrivingPartsHandle& h, size_t count, const py::dict& settings,
+                                                int jobs, std::optional<bool> align, const py::object& progress,
+                                                const std::vector<std::string>& named) {
+    auto out = std::make_shared<AnalysisHandle>();
+    job::JobRequest request;
+    request.settings = settingsFrom(settings);
+    request.jobs = jobs;
+    request.align = align;
+    BackgroundJob work;
+    work.run(
+        [&] {
+            std::lock_guard hold(h.lock);
+            out->analysis = h.parts.analysis(count, request, work.progress());
+        },
+        progress);
+    out->inputs = named;
     out->warnings = work.warnings();
     return out;
 }
@@ -402,7 +432,7 @@ PYBIND11_MODULE(_core, m) {
              })
         .def("json",
              [](const AnalysisHandle& h) {
-                 report::TextBlocks text;
+                 PythonTextBuf text;
                  {
                      // Seconds for a job of hundreds of ranks: other Python threads go on.
                      py::gil_scoped_release released;
@@ -411,7 +441,7 @@ PYBIND11_MODULE(_core, m) {
                          out, h.analysis, h.options(),
                          static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
                  }
-                 return pythonText(text);
+                 return text.take();
              })
         .def("head",
              [](const AnalysisHandle& h) {
@@ -489,6 +519,23 @@ PYBIND11_MODULE(_core, m) {
     m.def("analyze_job", &analyzeJob, py::arg("paths"), py::arg("settings"), py::arg("jobs"), py::arg("align"),
           py::arg("progress"), py::arg("named") = py::none(), py::arg("parts") = false);
     m.def("file_part", &filePart, py::arg("path"), py::arg("settings"));
+    py::class_<ArrivingPartsHandle, std::shared_ptr<ArrivingPartsHandle>>(m, "ArrivingParts")
+        .def(py::init<const py::dict&, std::vector<std::string>>(), py::arg("settings"), py::arg("inputs"))
+        .def(
+            "add",
+            [](ArrivingPartsHandle& h, size_t index, const py::bytes& part, const std::string& origin) {
+                char* data = nullptr;
+                Py_ssize_t size = 0;
+                if (PyBytes_AsStringAndSize(part.ptr(), &data, &size) != 0) throw py::error_already_set();
+                // Decoded without the GIL: the client's other threads (Dask's
+                // event loop, receiving the next parts) go on.
+                py::gil_scoped_release released;
+                std::lock_guard hold(h.lock);
+                h.parts.add(index, std::string_view(data, static_cast<size_t>(size)), origin);
+            },
+            py::arg("index"), py::arg("part"), py::arg("origin"))
+        .def("analysis", &arrivedAnalysis, py::arg("count"), py::arg("settings"), py::arg("jobs"), py::arg("align"),
+             py::arg("progress"), py::arg("named"));
     m.def("hang_files", &hangFiles, py::arg("paths"));
     m.def("capture_files", &captureFiles, py::arg("paths"));
     m.def(

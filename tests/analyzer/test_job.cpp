@@ -127,6 +127,12 @@ TEST_F(JobTest, FilePartsMadeElsewhereGiveTheReportMadeInMemory) {
         ASSERT_TRUE(job::streamed(in));
         const std::string want = json(analyze(loadCapture(d.string()), s), {d.string()});
         ASSERT_EQ(json(job::analyzeJob(in, r), {d.string()}), want) << "round " << round;
+        // Streamed (report --scheduler): each device read back, not kept.
+        report::ReportOptions o;
+        o.inputs = {d.string()};
+        std::ostringstream streamed;
+        job::writeJobJson(in, r, o, streamed);
+        ASSERT_EQ(streamed.str(), want) << "round " << round;
         if (round == 0) {
             std::fstream(in.paths[1], std::ios::in | std::ios::out | std::ios::binary).write("XXXX", 4);
             try {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -145,6 +146,21 @@ def test_unreadable_file_names_file_and_worker(cluster: Any, job: Path, tmp_path
         od.report([*map(str, rank_files(job)), str(bad)], client=client, progress=False)
     message = str(e.value)
     assert str(bad) in message and "on worker tcp://127.0.0.1:" in message and "\n" not in message
+    assert wait_for(lambda: not part_tasks(client), "the job's tasks to be released")
+
+
+def test_a_capture_given_twice_is_refused_as_in_one_process(cluster: Any, job: Path, tmp_path: Path) -> None:
+    # Its two parts are both taken as they come; the merge refuses the
+    # second once every part is in, with the one-process message.
+    _, client = cluster
+    copy = tmp_path / "copy-of-rank0.sqlite"
+    shutil.copyfile(rank_files(job)[0], copy)
+    paths = [str(job), str(copy)]
+    with pytest.raises(overlapscope.CaptureError) as one:
+        overlapscope.report(paths, progress=False)
+    with pytest.raises(overlapscope.CaptureError) as many:
+        od.report(paths, client=client, progress=False)
+    assert "given twice" in str(many.value) and str(many.value) == str(one.value)
     assert wait_for(lambda: not part_tasks(client), "the job's tasks to be released")
 
 

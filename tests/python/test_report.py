@@ -353,3 +353,28 @@ def test_an_exception_in_the_callback_stops_the_work() -> None:
 
     with pytest.raises(RuntimeError, match="stop here"):
         overlapscope.report(str(EXAMPLES / "ddp_4ranks"), progress=fail)
+
+
+def test_to_json_grows_past_its_first_block_and_keeps_utf8(cli, tmp_path) -> None:
+    # Enough collectives for a document many times the str's first 64 kB,
+    # and a kernel name that is not ASCII: the str is the command line's
+    # output decoded, byte for byte.
+    import json
+    import subprocess
+
+    def kernel(name, ts, dur, corr, stream):
+        return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+                "args": {"stream": stream, "correlation": corr}}
+
+    events = []
+    for i in range(600):
+        events.append(kernel("gemm_über_alles", i * 100, 60, 2 * i + 1, 7))
+        events.append(kernel("ncclDevKernel_AllReduce_Sum_f32 — groß", i * 100 + 30, 50, 2 * i + 2, 9))
+    path = tmp_path / "rank0.json"
+    path.write_text(json.dumps({"distributedInfo": {"rank": 0}, "traceEvents": events}, ensure_ascii=False),
+                    encoding="utf-8")
+    text = overlapscope.report(str(path), progress=False).to_json()
+    want = subprocess.run([cli, "report", "--format", "json", str(path)], capture_output=True, check=True).stdout
+    assert len(want) > 4 * 65536
+    assert text.encode("utf-8") == want
+    assert "groß" in text
