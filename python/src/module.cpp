@@ -29,6 +29,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -75,29 +76,28 @@ struct CaptureHandle {
     std::vector<std::string> warnings;
 };
 
-// `named`: what the report says it was made from, when not the paths
-// themselves (overlapscope.distributed merges the parts of the paths the
-// user gave). `parts`: the paths are file parts (filePart's bytes, one a
-// file, in the job's file order), not inputs the user has.
-std::shared_ptr<AnalysisHandle> analyzeJob(const std::vector<std::string>& paths, const py::dict& settings, int jobs,
-                                           std::optional<bool> align, const py::object& progress,
-                                           const std::optional<std::vector<std::string>>& named, bool parts) {
+// An analysis made by `make` on a background thread (the GIL released, the
+// progress shown), for a request of these settings.
+std::shared_ptr<AnalysisHandle> analysed(
+    const py::dict& settings, int jobs, std::optional<bool> align, const py::object& progress,
+    const std::function<void(const job::JobRequest&, const job::JobProgress&, AnalysisHandle&)>& make) {
     auto out = std::make_shared<AnalysisHandle>();
     job::JobRequest request;
     request.settings = settingsFrom(settings);
     request.jobs = jobs;
     request.align = align;
     BackgroundJob work;
-    work.run(
-        [&] {
-            const job::JobInputs inputs =
-                parts ? job::JobInputs{job::JobKind::FileParts, paths} : job::classifyJob(paths);
-            out->analysis = job::analyzeJob(inputs, request, work.progress(), &out->inputs);
-        },
-        progress);
-    if (named) out->inputs = *named;
+    work.run([&] { make(request, work.progress(), *out); }, progress);
     out->warnings = work.warnings();
     return out;
+}
+
+std::shared_ptr<AnalysisHandle> analyzeJob(const std::vector<std::string>& paths, const py::dict& settings, int jobs,
+                                           std::optional<bool> align, const py::object& progress) {
+    return analysed(settings, jobs, align, progress,
+                    [&](const job::JobRequest& request, const job::JobProgress& p, AnalysisHandle& out) {
+                        out.analysis = job::analyzeJob(job::classifyJob(paths), request, p, &out.inputs);
+                    });
 }
 
 // overlapscope.distributed's parts merged as they come (job::ArrivingParts);
@@ -109,24 +109,16 @@ struct ArrivingPartsHandle {
     std::mutex lock;
 };
 
+// `named`: the inputs the user gave, for the report.
 std::shared_ptr<AnalysisHandle> arrivedAnalysis(ArrivingPartsHandle& h, size_t count, const py::dict& settings,
                                                 int jobs, std::optional<bool> align, const py::object& progress,
                                                 const std::vector<std::string>& named) {
-    auto out = std::make_shared<AnalysisHandle>();
-    job::JobRequest request;
-    request.settings = settingsFrom(settings);
-    request.jobs = jobs;
-    request.align = align;
-    BackgroundJob work;
-    work.run(
-        [&] {
-            std::lock_guard hold(h.lock);
-            out->analysis = h.parts.analysis(count, request, work.progress());
-        },
-        progress);
-    out->inputs = named;
-    out->warnings = work.warnings();
-    return out;
+    return analysed(settings, jobs, align, progress,
+                    [&](const job::JobRequest& request, const job::JobProgress& p, AnalysisHandle& out) {
+                        std::lock_guard hold(h.lock);
+                        out.analysis = h.parts.analysis(count, request, p);
+                        out.inputs = named;
+                    });
 }
 
 std::shared_ptr<CaptureHandle> loadTrace(const std::vector<std::string>& paths, bool launchDetails,
@@ -517,7 +509,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("diff", &diffOf, py::arg("base"), py::arg("candidate"), py::arg("settings"), py::arg("jobs"),
           py::arg("fail_percent"), py::arg("progress"));
     m.def("analyze_job", &analyzeJob, py::arg("paths"), py::arg("settings"), py::arg("jobs"), py::arg("align"),
-          py::arg("progress"), py::arg("named") = py::none(), py::arg("parts") = false);
+          py::arg("progress"));
     m.def("file_part", &filePart, py::arg("path"), py::arg("settings"));
     py::class_<ArrivingPartsHandle, std::shared_ptr<ArrivingPartsHandle>>(m, "ArrivingParts")
         .def(py::init<const py::dict&, std::vector<std::string>>(), py::arg("settings"), py::arg("inputs"))
