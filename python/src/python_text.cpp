@@ -1,7 +1,5 @@
 #include "python/src/python_text.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -63,25 +61,6 @@ void PythonTextBuf::advance(size_t n) {
     }
 }
 
-// The next pages of the str made present in one call ahead of the copy
-// (Linux 5.14's MADV_POPULATE_WRITE): faulted in one at a time, a 64 MB
-// report's JSON spent half of Report.to_json()'s time in the kernel on this
-// thread. Advice only: without it, the pages fault in as they are written.
-void PythonTextBuf::populate(size_t atLeast) {
-    constexpr size_t kAhead = size_t{4} << 20;
-    const size_t end = std::min(capacity_, std::max(atLeast, populated_ + kAhead));
-#ifdef MADV_POPULATE_WRITE
-    if (populateWorks_ && end - populated_ >= kAhead / 2) {
-        constexpr uintptr_t kPage = 4096;
-        const auto from = (reinterpret_cast<uintptr_t>(characters(str_)) + populated_ + kPage - 1) & ~(kPage - 1);
-        const auto to = (reinterpret_cast<uintptr_t>(characters(str_)) + end) & ~(kPage - 1);
-        if (to > from && ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE) != 0)
-            populateWorks_ = false;
-    }
-#endif
-    populated_ = end;
-}
-
 PythonTextBuf::int_type PythonTextBuf::overflow(int_type c) {
     if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
     const char ch = traits_type::to_char_type(c);
@@ -97,7 +76,6 @@ std::streamsize PythonTextBuf::xsputn(const char* s, std::streamsize n) {
     ascii_ = ascii_ && isAscii(pbase() + scanned_, used - scanned_) && isAscii(s, k);
     scanned_ = used + k;
     if (used + k > capacity_) grow(used + k);
-    if (used + k > populated_) populate(used + k);
     std::memcpy(pptr(), s, k);
     advance(k);
     return n;

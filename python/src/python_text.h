@@ -34,14 +34,11 @@ protected:
 private:
     void grow(size_t atLeast);
     void advance(size_t n);
-    void populate(size_t atLeast);
 
     PyObject* str_ = nullptr;  // compact ASCII, its characters the put area
     size_t capacity_ = 0;
     size_t scanned_ = 0;  // characters known to be ASCII or not, from the start
     bool ascii_ = true;
-    size_t populated_ = 0;  // characters whose pages were made present ahead (or never need to be)
-    bool populateWorks_ = true;
 };
 
 }  // namespace osc::python
