@@ -152,7 +152,7 @@ void AnalyzedFiles::analyze(const FileWorkerOptions& options, partial::PartSet* 
             if (errors[added]) return;
             try {
                 Section& s = sections_[added];
-                const partial::PartSet::EncodedDevices encoded{s.devices, scratch_[s.worker].get(), s.offset, nullptr};
+                const partial::PartSet::EncodedDevices encoded{s.devices, scratch_[s.worker].get(), s.offset};
                 set->addPrepared(s.ready->head, std::move(s.ready->devices), encoded);
                 s.ready.reset();
             } catch (...) {
@@ -198,7 +198,7 @@ void AnalyzedFiles::addTo(partial::PartSet& set, const std::vector<std::string>&
 void AnalyzedFiles::addTo(partial::PartSet& set, size_t file) const {
     const Section& s = sections_[file];
     // The devices' records stay where the worker wrote them.
-    const partial::PartSet::EncodedDevices encoded{s.devices, scratch_[s.worker].get(), s.offset, nullptr};
+    const partial::PartSet::EncodedDevices encoded{s.devices, scratch_[s.worker].get(), s.offset};
     set.addFilePart(part(file), encoded);
 }
 

@@ -33,9 +33,9 @@ std::vector<T> readRecords(const crossrank::ScratchFile& file, uint64_t at, size
     return out;
 }
 
-// A file's record streams gathered and written to the scratch file in one
-// write: a write per stream and device was most of filling the set for
-// 1,024 small devices. Offsets are the file's as if each had been appended.
+// A device's record streams gathered and written to the scratch file in one
+// write: a write per stream was most of filling the set for 1,024 small
+// devices. Offsets are the file's as if each had been appended.
 class StagedRecords {
 public:
     explicit StagedRecords(crossrank::ScratchFile& file) : file_(file), base_(file.size()) {}
@@ -696,8 +696,8 @@ void PartSet::addFilePart(const FilePart& part, const EncodedDevices& encoded) {
 
 void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& prepared, const EncodedDevices& encoded) {
     const bool kept = std::all_of(prepared.begin(), prepared.end(), [](const auto& p) { return p.device.has_value(); });
-    if (!kept && encoded.spans.size() != prepared.size())
-        throw std::logic_error("addPrepared: a span for every device");
+    if (!kept && (encoded.spans.size() != prepared.size() || !encoded.scratch))
+        throw std::logic_error("addPrepared: where each device lies, or each device itself");
     const Analysis& a = head.analysis;
     PartFile file;
     file.path = head.path;
@@ -709,8 +709,7 @@ void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& pr
         file.warnings.emplace_back(w < head.warningProcess.size() ? head.warningProcess[w] : 0, a.warnings[w]);
     file.droppedRecords = a.droppedRecords;
     files.push_back(std::move(file));
-    const bool inPlace = encoded.scratch != nullptr;
-    sources_.push_back({head.path, "", inPlace ? encoded.scratch : data_.get()});
+    sources_.push_back({head.path, "", encoded.scratch ? encoded.scratch : data_.get()});
     const auto append = [](StagedRecords& staged, const auto& records) {
         using T = typename std::decay_t<decltype(records)>::value_type;
         return staged.append(records.data(), records.size() * sizeof(T));
@@ -743,6 +742,7 @@ void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& pr
         d.computeAt = append(staged, p.compute);
         d.bandwidthAt = append(staged, p.bandwidth);
         storeLeadUps(d, p.leadUps, p.leadUpIncrements, p.leadUpNames, staged);
+        staged.write();  // a device at a time: one of a long job holds hundreds of MB
         d.source = sources_.size() - 1;
         d.binary = true;
         if (p.device) {
@@ -750,13 +750,11 @@ void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& pr
             kept_.push_back(std::move(p.device));
         } else {
             d.reportLength = encoded.spans[i].length;
-            d.reportAt = inPlace ? encoded.offset + encoded.spans[i].offset
-                                 : staged.append(encoded.bytes + encoded.spans[i].offset, d.reportLength);
+            d.reportAt = encoded.offset + encoded.spans[i].offset;
         }
         refuseDuplicate(d, head.path);
         devices.push_back(std::move(d));
     }
-    staged.write();
 }
 
 DeviceAnalysis PartSet::readDevice(const PartDevice& d) const {

@@ -73,14 +73,12 @@ public:
     void addSections(const crossrank::ScratchFile& scratch, uint64_t offset, uint64_t length, const std::string& name);
     // Where a file part's device records already lie (encodeFilePart's
     // spans): in `scratch` from `offset` on, used where they are (the
-    // scratch must outlive this set); without a scratch at `bytes`, copied
-    // into this set's scratch as they are. No spans where every device is
-    // kept in memory (PreparedDevice::device).
+    // scratch must outlive this set). None where every device is kept in
+    // memory (PreparedDevice::device).
     struct EncodedDevices {
         std::vector<DeviceSpan> spans;
         const crossrank::ScratchFile* scratch = nullptr;
         uint64_t offset = 0;
-        const char* bytes = nullptr;
     };
     // One file analysed in this process or on a Dask worker (analyzer/job):
     // no JSON on the way, its devices kept whole in binary, as `encoded`
