@@ -56,8 +56,10 @@ private:
     static constexpr size_t kNone = SIZE_MAX;
     // Devices rendered and not yet written: up to this many a thread (small
     // devices: the writer, faulting in its output, and the renderers each
-    // stalled the others with two), and beyond the next one to write, while
-    // they hold less than kAheadBytes (a device of a long job is hundreds of MB).
+    // stalled the others with two), while they hold less than kAheadBytes (a
+    // device of a long job is hundreds of MB). Never a deadlock: devices are
+    // taken in order, so while any waits rendered, the one to write next is
+    // taken too.
     static constexpr size_t kSlotsPerThread = 8;
     static constexpr size_t kAheadBytes = size_t{64} << 20;
     struct Slot {
@@ -74,7 +76,7 @@ private:
                 changed_.wait(lock, [&] {
                     return stop_ || error_ ||
                            (next_ < devices_.size() && next_ < written_ + rendered_.size() &&
-                            (next_ == written_ || aheadBytes_ < kAheadBytes));
+                            aheadBytes_ < kAheadBytes);
                 });
                 if (stop_ || error_ || next_ >= devices_.size()) return;
                 index = next_++;

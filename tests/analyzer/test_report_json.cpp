@@ -598,6 +598,25 @@ TEST(ReportJson, DevicesRenderedOnThreadsGiveTheSameDocument) {
     }
 }
 
+// Devices whose objects outgrow how much may wait rendered (64 MB): the
+// renderers wait for the writer, none for ever, and the bytes stay the
+// single thread's.
+TEST(ReportJson, DevicesLargerThanWhatMayWaitRenderedComeOutInOrder) {
+    Analysis a = manyDevices(6);
+    std::vector<CollectiveInstance> some;
+    for (const auto& d : a.devices) some.insert(some.end(), d.collectives.begin(), d.collectives.end());
+    ASSERT_FALSE(some.empty());
+    for (auto& d : a.devices)
+        while (d.collectives.size() < 30'000) d.collectives.insert(d.collectives.end(), some.begin(), some.end());
+    const std::string one = formatJsonReport(a, ReportOptions{});
+    ASSERT_GT(one.size(), size_t{80} << 20) << "more than may wait rendered";
+    for (const int threads : {2, 3}) {
+        std::ostringstream out;
+        writeJsonReportOnThreads(out, a, ReportOptions{}, threads);
+        EXPECT_TRUE(out.str() == one) << threads << " threads";
+    }
+}
+
 TEST(ReportJson, AReportOfManyDevicesNamesItsFirstProblem) {
     auto j = json::parse(formatJsonReport(manyDevices(900), ReportOptions{}));
     const auto problem = [](const std::string& text) {
