@@ -429,6 +429,8 @@ PYBIND11_MODULE(_core, m) {
                      // Seconds for a job of hundreds of ranks: other Python threads go on.
                      py::gil_scoped_release released;
                      std::ostream out(&text);
+                     // A str that cannot grow is an error, not a report cut short.
+                     out.exceptions(std::ios::badbit);
                      report::writeJsonReportOnThreads(
                          out, h.analysis, h.options(),
                          static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
