@@ -66,7 +66,6 @@ def main() -> int:
     import distributed
 
     import overlapscope.distributed as od
-    from overlapscope import _core
     from overlapscope._options import analysis_settings
     from overlapscope._report import Report
 

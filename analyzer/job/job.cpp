@@ -14,7 +14,6 @@
 #include "analyzer/report/report_text.h"
 
 #include <algorithm>
-#include <array>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -104,10 +103,7 @@ void partsOf(const JobInputs& inputs, const JobRequest& request, const JobProgre
         // threads; the set filled on this one as they finish.
         FileWorkerOptions o = workerOptions(request, progress);
         o.partsGiven = inputs.kind == JobKind::FileParts;
-        // Parts' devices kept as decoded, not read back: the merge of 1,024
-        // Dask parts went 0.064 -> 0.055 s. Captures' are not: kept as
-        // analysed, 1,024 captures' report went 0.85 -> 0.93 s.
-        o.keepDevices = keepDevices && o.partsGiven;
+        o.keepDevices = keepDevices;  // parts' devices only (FileWorkerOptions::keepDevices)
         files = std::make_unique<AnalyzedFiles>(inputs.paths, request.settings, o, set, inputs.paths);
     }
     if (progress.status) progress.status("");

@@ -758,7 +758,7 @@ void PartSet::addPrepared(const FilePart& head, std::vector<PreparedDevice>&& pr
 }
 
 DeviceAnalysis PartSet::readDevice(const PartDevice& d) const {
-    if (d.kept != static_cast<size_t>(-1)) {
+    if (d.kept != PartDevice::kNotKept) {
         std::optional<DeviceAnalysis>& kept = kept_.at(d.kept);
         if (!kept) throw std::logic_error("PartSet::readDevice: a kept device read twice");
         DeviceAnalysis out = std::move(*kept);

@@ -14,6 +14,7 @@
 #include "analyzer/partial/file_part.h"
 #include "analyzer/partial/prepared_device.h"
 
+#include <cstdint>
 #include <istream>
 #include <map>
 #include <memory>
@@ -60,8 +61,9 @@ struct PartDevice {
     uint64_t reportAt = 0, reportLength = 0;
     bool binary = false;
     // Into PartSet's kept devices, where the device is held as analysed
-    // (PreparedDevice::device); npos: read from its report object.
-    size_t kept = static_cast<size_t>(-1);
+    // (PreparedDevice::device); kNotKept: read from its report object.
+    static constexpr size_t kNotKept = SIZE_MAX;
+    size_t kept = kNotKept;
 };
 
 class PartSet {

@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <ostream>
 #include <sstream>
 
@@ -18,7 +17,6 @@ constexpr auto kInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
 using nlohmann::ordered_json;
 
-// 64-bit hashes exceed what JSON readers in JavaScript keep exactly.
 // "0x" and 16 lowercase hex digits ("0x%016llx"), into `out`: once per
 // collective, where snprintf and a string on the heap were 2 % of a report.
 constexpr size_t kHexLength = 18;
@@ -29,6 +27,7 @@ void hexDigits(uint64_t v, char* out) {
     for (size_t i = kHexLength; i > 2; --i, v >>= 4) out[i - 1] = kDigits[v & 0xf];
 }
 
+// As text: 64-bit hashes exceed what JSON readers in JavaScript keep exactly.
 std::string hexText(uint64_t v) {
     char buf[kHexLength];
     hexDigits(v, buf);
