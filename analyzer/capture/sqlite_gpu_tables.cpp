@@ -8,6 +8,7 @@
 #include "analyzer/capture/parallel_scan.h"
 #include "analyzer/capture/sqlite_read_context.h"
 
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -27,6 +28,16 @@ const auto kKernelShapeColumns =
     std::make_tuple(&KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
                     &KernelTable::name, &KernelTable::shortName, &KernelTable::gridX, &KernelTable::gridY,
                     &KernelTable::gridZ, &KernelTable::blockX, &KernelTable::blockY, &KernelTable::blockZ);
+
+// Appends value(0) .. value(n - 1) to `column`: the vector grows once, and
+// its end stays in a register through the loop.
+template <typename T, typename Value>
+void appendEach(std::vector<T>& column, size_t n, Value value) {
+    const size_t at = column.size();
+    column.resize(at + n);
+    T* out = column.data() + at;
+    for (size_t i = 0; i < n; ++i) out[i] = value(i);
+}
 
 // Which launch columns a reading fills.
 enum class LaunchColumns : uint8_t { None, Shape, All };
@@ -134,35 +145,52 @@ template <LaunchColumns Columns_, typename... Columns>
 uint64_t readSplitKernels(ReadContext& ctx, const Launches& launches, const std::tuple<Columns...>& columns) {
     const std::string t = "OVERLAPSCOPE_KERNEL";
     if (ctx.rowCount(t) == 0) return 0;
-    auto part = scanTable<KernelTable>(ctx, t, "SELECT start, end, deviceId, correlationId, launchId FROM " + t,
-                                       columns, [&](TablePart<KernelTable>& p, sqlite3_stmt* s) {
-                                           const int64_t id = sql::integerColumn(s, 4);
-                                           const LaunchRow& l = launches.byId(id);
-                                           p.slotOf.push_back(p.slot(l.globalPid, u32(sql::integerColumn(s, 2))));
-                                           auto& k = p.rows;
-                                           k.start.push_back(sql::integerColumn(s, 0));
-                                           k.end.push_back(sql::integerColumn(s, 1));
-                                           k.stream.push_back(l.stream);
-                                           k.correlation.push_back(u32(sql::integerColumn(s, 3)));
-                                           k.name.push_back(l.name);
-                                           k.shortName.push_back(l.shortName);
-                                           if constexpr (Columns_ != LaunchColumns::None) {
-                                               k.gridX.push_back(l.gridX);
-                                               k.gridY.push_back(l.gridY);
-                                               k.gridZ.push_back(l.gridZ);
-                                               k.blockX.push_back(l.blockX);
-                                               k.blockY.push_back(l.blockY);
-                                               k.blockZ.push_back(l.blockZ);
-                                           }
-                                           if constexpr (Columns_ == LaunchColumns::All) {
-                                               k.registersPerThread.push_back(l.registersPerThread);
-                                               k.staticSharedMemory.push_back(l.staticSharedMemory);
-                                               k.dynamicSharedMemory.push_back(l.dynamicSharedMemory);
-                                               k.graphId.push_back(l.graphId);
-                                               k.graphNodeId.push_back(l.graphNodeId);
-                                               p.counter += l.graphNodeId != 0;
-                                           }
-                                       });
+    // Columns 0-4: start, end, deviceId, correlationId, launchId.
+    auto rows = [&](TablePart<KernelTable>& p, const DecodedRows& r) {
+        const size_t n = r.count;
+        const int64_t* launchId = r.column(4);
+        const int64_t* device = r.column(2);
+        const LaunchRow* launch[DecodedRows::kMaxRows];
+        for (size_t i = 0; i < n; ++i) launch[i] = &launches.byId(launchId[i]);
+        for (size_t i = 0; i < n; ++i) p.slotOf.push_back(p.slot(launch[i]->globalPid, u32(device[i])));
+        auto& k = p.rows;
+        const int64_t* start = r.column(0);
+        const int64_t* end = r.column(1);
+        const int64_t* correlation = r.column(3);
+        k.start.insert(k.start.end(), start, start + n);
+        k.end.insert(k.end.end(), end, end + n);
+        appendEach(k.correlation, n, [&](size_t i) { return u32(correlation[i]); });
+        auto fromLaunch = [&](std::vector<uint32_t>& column, uint32_t LaunchRow::*field) {
+            appendEach(column, n, [&](size_t i) { return launch[i]->*field; });
+        };
+        fromLaunch(k.stream, &LaunchRow::stream);
+        fromLaunch(k.name, &LaunchRow::name);
+        fromLaunch(k.shortName, &LaunchRow::shortName);
+        if constexpr (Columns_ != LaunchColumns::None) {
+            fromLaunch(k.gridX, &LaunchRow::gridX);
+            fromLaunch(k.gridY, &LaunchRow::gridY);
+            fromLaunch(k.gridZ, &LaunchRow::gridZ);
+            fromLaunch(k.blockX, &LaunchRow::blockX);
+            fromLaunch(k.blockY, &LaunchRow::blockY);
+            fromLaunch(k.blockZ, &LaunchRow::blockZ);
+        }
+        if constexpr (Columns_ == LaunchColumns::All) {
+            fromLaunch(k.registersPerThread, &LaunchRow::registersPerThread);
+            fromLaunch(k.staticSharedMemory, &LaunchRow::staticSharedMemory);
+            fromLaunch(k.dynamicSharedMemory, &LaunchRow::dynamicSharedMemory);
+            fromLaunch(k.graphId, &LaunchRow::graphId);
+            appendEach(k.graphNodeId, n, [&](size_t i) { return launch[i]->graphNodeId; });
+            for (size_t i = 0; i < n; ++i) p.counter += launch[i]->graphNodeId != 0;
+        }
+    };
+    std::optional<TablePart<KernelTable>> fromPages =
+        scanTablePages<KernelTable>(ctx, t, {"start", "end", "deviceId", "correlationId", "launchId"}, columns, rows);
+    TablePart<KernelTable> part =
+        fromPages ? std::move(*fromPages)
+                  : scanTable<KernelTable>(
+                        ctx, t, "SELECT start, end, deviceId, correlationId, launchId FROM " + t, columns,
+                        [&rows](TablePart<KernelTable>& p, sqlite3_stmt* s) { rows(p, StatementRow<5>(s).rows()); });
+    fromPages.reset();
     distribute(part.rows, part.slotOf, placementTables(ctx, part, &Device::kernels), columns);
     return part.counter;
 }

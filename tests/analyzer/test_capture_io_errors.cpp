@@ -7,6 +7,7 @@
 #include "analyzer/capture/sqlite_read_context.h"
 #include "analyzer/capture/sqlite_reader.h"
 #include "analyzer/capture/sqlite_util.h"
+#include "analyzer/capture/table_pages.h"
 #include "tests/analyzer/test_capture_io_util.h"
 
 #include <gtest/gtest.h>
@@ -81,9 +82,12 @@ TEST(CaptureIoErrors, SqliteWorkBeyondTheBoundIsStoppedWithOneLine) {
     TempDir dir;
     const auto path = dir / "busy.sqlite";
     writeKernels(path, 20000);
+    // The kernels through SQLite: read from their pages they take no step.
+    sqlread::readTablePagesDirectly = false;
     sqlread::sqliteStepBudgetForTests = 1;
     const std::string error = readError(path);
     sqlread::sqliteStepBudgetForTests = 0;
+    sqlread::readTablePagesDirectly = true;
     EXPECT_NE(error.find("far more work than a file this size can need"), std::string::npos) << error;
     Capture c;
     readSqliteCapture(path, {}, c);  // the real bound lets it through

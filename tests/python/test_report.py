@@ -5,6 +5,7 @@ brute force over the raw rows of load()."""
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from typing import Any, Dict, List
@@ -319,7 +320,12 @@ def test_text_and_markdown_are_the_command_lines(cli) -> None:
 
 
 def test_progress_reaches_the_callback_and_python_runs_meanwhile(synth) -> None:
-    path = synth("million.sqlite", "--kernels", "1000000", "--streams", "4")  # about a second to load
+    path = synth("million.sqlite", "--kernels", "1000000", "--streams", "4")
+    # An empty journal beside the capture: the reader then reads its kernels
+    # through SQLite, about a second, not from the pages directly, which is
+    # over before the first 100 ms poll of progress.
+    journal = path + "-journal"
+    open(journal, "wb").close()
     calls = []
     ticks = [0]
     stop = threading.Event()
@@ -337,6 +343,7 @@ def test_progress_reaches_the_callback_and_python_runs_meanwhile(synth) -> None:
     finally:
         stop.set()
         spinner.join()
+        os.remove(journal)
     elapsed = time.monotonic() - started
     assert calls and calls[-1] == ("", None)
     assert any(message.startswith("loading") and 0 <= fraction <= 1 for message, fraction in calls)
