@@ -21,6 +21,16 @@ void appendColumn(std::vector<T>& dst, std::vector<T>& src) {
     std::vector<T>().swap(src);
 }
 
+// Appends value(0) .. value(n - 1) to `column`: the vector grows once, and
+// its end stays in a register through the loop.
+template <typename T, typename Value>
+void appendEach(std::vector<T>& column, size_t n, Value value) {
+    const size_t at = column.size();
+    column.resize(at + n);
+    T* out = column.data() + at;
+    for (size_t i = 0; i < n; ++i) out[i] = value(i);
+}
+
 template <typename T>
 void scatterColumn(std::vector<T>& src, const std::vector<uint32_t>& slotOf, std::vector<std::vector<T>*>& dst,
                    const std::vector<size_t>& counts) {

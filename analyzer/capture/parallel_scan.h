@@ -98,17 +98,28 @@ struct StatementRow {
     DecodedRows rows() const { return DecodedRows{columns, 1}; }
 };
 
+// One row's integers, for row functions written once for a statement's row
+// (StatementValues) and a row of a batch read from pages (BatchRow).
+struct StatementValues {
+    sqlite3_stmt* statement;
+    int64_t integer(int column) const { return sql::integerColumn(statement, column); }
+};
+struct BatchRow {
+    const DecodedRows& rows;
+    size_t row;
+    int64_t integer(int column) const { return rows.columns[column][row]; }
+};
+
 // The usual first six result columns: globalPid, deviceId, start, end,
 // streamId, correlationId.
-template <typename Table>
-inline void readPlacementColumns(TablePart<Table>& part, sqlite3_stmt* s) {
-    part.slotOf.push_back(
-        part.slot(static_cast<uint64_t>(sql::integerColumn(s, 0)), static_cast<uint32_t>(sql::integerColumn(s, 1))));
+template <typename Table, typename Row>
+inline void readPlacementColumns(TablePart<Table>& part, const Row& r) {
+    part.slotOf.push_back(part.slot(static_cast<uint64_t>(r.integer(0)), static_cast<uint32_t>(r.integer(1))));
     auto& t = part.rows;
-    t.start.push_back(sql::integerColumn(s, 2));
-    t.end.push_back(sql::integerColumn(s, 3));
-    t.stream.push_back(static_cast<uint32_t>(sql::integerColumn(s, 4)));
-    t.correlation.push_back(static_cast<uint32_t>(sql::integerColumn(s, 5)));
+    t.start.push_back(r.integer(2));
+    t.end.push_back(r.integer(3));
+    t.stream.push_back(static_cast<uint32_t>(r.integer(4)));
+    t.correlation.push_back(static_cast<uint32_t>(r.integer(5)));
 }
 
 // Appends `from` to `into`, keeping rowid order (into's rows come first).
@@ -229,25 +240,52 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
     return first;
 }
 
-// scanTable's result read from the table's pages (TablePages), `names` the
-// columns in the order `rows(part, DecodedRows)` reads them; nullopt when the
-// file or table is not one TablePages reads or its pages hold anything
-// unexpected, and then the caller reads it with scanTable.
+// The first and last rowid of a table as SQLite has them: what rows read
+// from its pages must begin and end with (absent for an empty table).
+struct RowidSpan {
+    int64_t first = 0, last = 0;
+    static std::optional<RowidSpan> of(ReadContext& ctx, const std::string& table) {
+        const std::string from = " FROM \"" + table + "\")";
+        sql::Statement range(ctx.db, "SELECT (SELECT min(rowid)" + from + ", (SELECT max(rowid)" + from);
+        if (!range.step() || range.isNull(0)) return std::nullopt;
+        return RowidSpan{range.int64(0), range.int64(1)};
+    }
+    // Whether `seen` (every leaf read as expected) holds the rows SQLite
+    // would give: rowids rising from the table's first to its last.
+    bool agrees(const TablePages::Scanned& seen) const {
+        return seen.ok && seen.rows > 0 && seen.firstRowid == first && seen.lastRowid == last &&
+               seen.rows <= static_cast<uint64_t>(last - first) + 1;
+    }
+};
+
+// Reads a whole table from its pages on this thread, `rows(DecodedRows)`
+// taking each batch; false when TablePages says no, part way or before it
+// began (the caller then drops what `rows` kept and reads it with SQLite).
+template <typename Rows>
+bool scanPagesHere(ReadContext& ctx, const std::string& table, const std::vector<PageColumn>& columns, Rows rows) {
+    if (!readTablePagesDirectly) return false;
+    auto pages = TablePages::open(ctx, table, columns);
+    if (!pages) return false;
+    const std::optional<RowidSpan> span = RowidSpan::of(ctx, table);
+    if (!span) return false;
+    const int64_t total = ctx.rowCount(table);
+    return span->agrees(
+        pages->scan(0, pages->leafCount(), rows, [&](uint64_t done) { ctx.tick(static_cast<int64_t>(done), total); }));
+}
+
+// scanTable's result read from the table's pages (TablePages), `columns` in
+// the order `rows(part, DecodedRows)` reads them; nullopt when the file or
+// table is not one TablePages reads or its pages hold anything unexpected,
+// and then the caller reads it with scanTable.
 template <typename Table, typename... Columns, typename RowFn>
 std::optional<TablePart<Table>> scanTablePages(ReadContext& ctx, const std::string& table,
-                                               const std::vector<std::string>& names,
+                                               const std::vector<PageColumn>& names,
                                                const std::tuple<Columns...>& columns, RowFn rows) {
     if (!readTablePagesDirectly) return std::nullopt;
     auto pages = TablePages::open(ctx, table, names);
     if (!pages) return std::nullopt;
-    int64_t lo = 0, hi = 0;
-    {
-        const std::string from = " FROM \"" + table + "\")";
-        sql::Statement range(ctx.db, "SELECT (SELECT min(rowid)" + from + ", (SELECT max(rowid)" + from);
-        if (!range.step() || range.isNull(0)) return std::nullopt;
-        lo = range.int64(0);
-        hi = range.int64(1);
-    }
+    const std::optional<RowidSpan> span = RowidSpan::of(ctx, table);
+    if (!span) return std::nullopt;
     const int64_t total = ctx.rowCount(table);
     const size_t leaves = pages->leafCount();
     const bool split = total >= parallelScanMinRows && std::thread::hardware_concurrency() >= 2 && leaves >= 2;
@@ -291,19 +329,16 @@ std::optional<TablePart<Table>> scanTablePages(ReadContext& ctx, const std::stri
         [&](uint64_t done) { ctx.tick(static_cast<int64_t>(done), firstRows); });
     if (worker.joinable()) worker.join();
     if (secondError) std::rethrow_exception(secondError);
-    // The rows must be the ones SQLite would give: every page read as
-    // expected, rowids rising throughout, from the table's first to its last.
-    bool ok = firstSeen.ok && (!split || secondSeen.ok);
     TablePages::Scanned all = firstSeen;
-    if (ok && split && secondSeen.rows > 0) {
-        if (all.rows > 0 && secondSeen.firstRowid <= all.lastRowid) ok = false;
+    if (split && all.ok) {
+        // The halves' rowids must rise across the seam too.
+        if (!secondSeen.ok || (all.rows > 0 && secondSeen.rows > 0 && secondSeen.firstRowid <= all.lastRowid))
+            all.ok = false;
         if (all.rows == 0) all.firstRowid = secondSeen.firstRowid;
-        all.lastRowid = secondSeen.lastRowid;
+        if (secondSeen.rows > 0) all.lastRowid = secondSeen.lastRowid;
         all.rows += secondSeen.rows;
     }
-    ok = ok && all.rows > 0 && all.firstRowid == lo && all.lastRowid == hi &&
-         all.rows <= static_cast<uint64_t>(hi - lo) + 1;
-    if (!ok) return std::nullopt;
+    if (!span->agrees(all)) return std::nullopt;
     if (split) mergeParts(*first, second, columns);
     return first;
 }

@@ -29,16 +29,6 @@ const auto kKernelShapeColumns =
                     &KernelTable::name, &KernelTable::shortName, &KernelTable::gridX, &KernelTable::gridY,
                     &KernelTable::gridZ, &KernelTable::blockX, &KernelTable::blockY, &KernelTable::blockZ);
 
-// Appends value(0) .. value(n - 1) to `column`: the vector grows once, and
-// its end stays in a register through the loop.
-template <typename T, typename Value>
-void appendEach(std::vector<T>& column, size_t n, Value value) {
-    const size_t at = column.size();
-    column.resize(at + n);
-    T* out = column.data() + at;
-    for (size_t i = 0; i < n; ++i) out[i] = value(i);
-}
-
 // Which launch columns a reading fills.
 enum class LaunchColumns : uint8_t { None, Shape, All };
 const auto kCopyColumns = std::make_tuple(
@@ -52,20 +42,35 @@ const auto kSyncColumns = std::make_tuple(&SyncTable::start, &SyncTable::end, &S
 // SELECT list shared by all four tables: placement first, then times. Raw
 // columns, not coalesce(): NULL reads as 0, which is the right default for
 // these, and the kernel table is big enough for the difference to show.
+const char* const kPlacement[] = {"globalPid", "deviceId", "start", "end", "streamId", "correlationId"};
 std::string placement(ReadContext& ctx, const std::string& table) {
-    return "SELECT " + ctx.rawColumn(table, "globalPid", "0") + ", " + ctx.rawColumn(table, "deviceId", "0") + ", " +
-           ctx.rawColumn(table, "start", "0") + ", " + ctx.rawColumn(table, "end", "0") + ", " +
-           ctx.rawColumn(table, "streamId", "0") + ", " + ctx.rawColumn(table, "correlationId", "0");
+    std::string out = "SELECT ";
+    for (const char* c : kPlacement) out += (out.size() > 7 ? ", " : "") + ctx.rawColumn(table, c, "0");
+    return out;
+}
+
+// The same columns as read from the table's pages (a missing one reads 0,
+// as the literal selected for it does), followed by `extra`.
+std::vector<PageColumn> placementPages(std::vector<PageColumn> extra) {
+    std::vector<PageColumn> out(std::begin(kPlacement), std::end(kPlacement));
+    out.insert(out.end(), extra.begin(), extra.end());
+    return out;
+}
+
+// `"name"` (firstColumn()'s quoting) as the bare name; "" stays "".
+std::string unquoted(const std::string& quoted) {
+    return quoted.size() >= 2 && quoted.front() == '"' ? quoted.substr(1, quoted.size() - 2) : quoted;
 }
 
 // gridX, gridY, gridZ, blockX, blockY, blockZ from result column `first` on.
-void readShape(KernelTable& k, sqlite3_stmt* s, int first) {
-    k.gridX.push_back(u32(sql::integerColumn(s, first)));
-    k.gridY.push_back(u32(sql::integerColumn(s, first + 1)));
-    k.gridZ.push_back(u32(sql::integerColumn(s, first + 2)));
-    k.blockX.push_back(u32(sql::integerColumn(s, first + 3)));
-    k.blockY.push_back(u32(sql::integerColumn(s, first + 4)));
-    k.blockZ.push_back(u32(sql::integerColumn(s, first + 5)));
+template <typename Row>
+void readShape(KernelTable& k, const Row& r, int first) {
+    k.gridX.push_back(u32(r.integer(first)));
+    k.gridY.push_back(u32(r.integer(first + 1)));
+    k.gridZ.push_back(u32(r.integer(first + 2)));
+    k.blockX.push_back(u32(r.integer(first + 3)));
+    k.blockY.push_back(u32(r.integer(first + 4)));
+    k.blockZ.push_back(u32(r.integer(first + 5)));
 }
 
 // Whether the table exists and holds rows: checked before its column list is
@@ -73,17 +78,32 @@ void readShape(KernelTable& k, sqlite3_stmt* s, int first) {
 // are often empty).
 bool hasRows(ReadContext& ctx, const std::string& table) { return ctx.hasTable(table) && ctx.rowCount(table) > 0; }
 
-// Reads one table: `row` appends the columns after the six placement ones.
+// Reads one table: `row(table, r, tally)` appends the columns after the six
+// placement ones, reading r.integer(column). `extraPages` are the same
+// columns as read from the table's pages (TablePages); empty when one of
+// them is an expression pages cannot give, and then SQLite reads the table.
 // Returns the row function's tally.
 template <typename Table, typename... Columns, typename RowFn>
-uint64_t readTable(ReadContext& ctx, const std::string& table, const std::string& extraColumns, Table Device::*member,
+uint64_t readTable(ReadContext& ctx, const std::string& table, const std::string& extraColumns,
+                   const std::vector<PageColumn>& extraPages, Table Device::*member,
                    const std::tuple<Columns...>& columns, RowFn row) {
     if (!ctx.hasTable(table) || ctx.rowCount(table) == 0) return 0;
-    auto part = scanTable<Table>(ctx, table, placement(ctx, table) + extraColumns + " FROM \"" + table + "\"", columns,
-                                 [&row](TablePart<Table>& p, sqlite3_stmt* s) {
-                                     readPlacementColumns(p, s);
-                                     row(p.rows, s, p.counter);
-                                 });
+    auto oneRow = [&row](TablePart<Table>& p, const auto& r) {
+        readPlacementColumns(p, r);
+        row(p.rows, r, p.counter);
+    };
+    std::optional<TablePart<Table>> fromPages;
+    if (!extraPages.empty())
+        fromPages = scanTablePages<Table>(ctx, table, placementPages(extraPages), columns,
+                                          [&oneRow](TablePart<Table>& p, const DecodedRows& r) {
+                                              for (size_t i = 0; i < r.count; ++i) oneRow(p, BatchRow{r, i});
+                                          });
+    TablePart<Table> part =
+        fromPages
+            ? std::move(*fromPages)
+            : scanTable<Table>(ctx, table, placement(ctx, table) + extraColumns + " FROM \"" + table + "\"", columns,
+                               [&oneRow](TablePart<Table>& p, sqlite3_stmt* s) { oneRow(p, StatementValues{s}); });
+    fromPages.reset();
     distribute(part.rows, part.slotOf, placementTables(ctx, part, member), columns);
     return part.counter;
 }
@@ -217,23 +237,29 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
     const std::string shortColumn = ctx.firstColumn(t, {"shortName", "demangledName"});
     std::string extra = ", " + (nameColumn.empty() ? "-1" : "coalesce(" + nameColumn + ", -1)") + ", " +
                         (shortColumn.empty() ? "-1" : "coalesce(" + shortColumn + ", -1)");
+    // An empty name is no column: it reads the -1 selected instead.
+    std::vector<PageColumn> pages = {{unquoted(nameColumn), -1, -1}, {unquoted(shortColumn), -1, -1}};
     std::string shapeColumns;  // what readShape reads
-    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"})
+    std::vector<PageColumn> shapePages;
+    for (const char* c : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"}) {
         shapeColumns += ", " + ctx.rawColumn(t, c, "1");
+        shapePages.push_back({c, 1, 0});
+    }
     if (!ctx.options.launchDetails || ctx.options.launchShapeOnly) {
         if (ctx.options.launchDetails) {
             extra += shapeColumns;
-            readTable(ctx, t, extra, &Device::kernels, kKernelShapeColumns,
-                      [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
-                          k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
-                          k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
-                          readShape(k, s, 8);
+            pages.insert(pages.end(), shapePages.begin(), shapePages.end());
+            readTable(ctx, t, extra, pages, &Device::kernels, kKernelShapeColumns,
+                      [&ctx](KernelTable& k, const auto& r, uint64_t&) {
+                          k.name.push_back(ctx.name(r.integer(6)));
+                          k.shortName.push_back(ctx.name(r.integer(7)));
+                          readShape(k, r, 8);
                       });
         } else {
-            readTable(ctx, t, extra, &Device::kernels, kKernelCoreColumns,
-                      [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t&) {
-                          k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
-                          k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
+            readTable(ctx, t, extra, pages, &Device::kernels, kKernelCoreColumns,
+                      [&ctx](KernelTable& k, const auto& r, uint64_t&) {
+                          k.name.push_back(ctx.name(r.integer(6)));
+                          k.shortName.push_back(ctx.name(r.integer(7)));
                       });
         }
         // Only "are any kernels in graphs" matters then, and only for the
@@ -246,18 +272,22 @@ void readKernels(ReadContext& ctx, uint64_t& kernelsInGraphs) {
         return;
     }
     extra += shapeColumns;
-    for (const char* c : {"registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphId", "graphNodeId"})
+    pages.insert(pages.end(), shapePages.begin(), shapePages.end());
+    for (const char* c :
+         {"registersPerThread", "staticSharedMemory", "dynamicSharedMemory", "graphId", "graphNodeId"}) {
         extra += ", " + ctx.rawColumn(t, c, "0");
-    kernelsInGraphs = readTable(ctx, t, extra, &Device::kernels, kKernelColumns,
-                                [&ctx](KernelTable& k, sqlite3_stmt* s, uint64_t& inGraphs) {
-                                    k.name.push_back(ctx.name(sql::integerColumn(s, 6)));
-                                    k.shortName.push_back(ctx.name(sql::integerColumn(s, 7)));
-                                    readShape(k, s, 8);
-                                    k.registersPerThread.push_back(u32(sql::integerColumn(s, 14)));
-                                    k.staticSharedMemory.push_back(u32(sql::integerColumn(s, 15)));
-                                    k.dynamicSharedMemory.push_back(u32(sql::integerColumn(s, 16)));
-                                    k.graphId.push_back(u32(sql::integerColumn(s, 17)));
-                                    const auto node = static_cast<uint64_t>(sql::integerColumn(s, 18));
+        pages.push_back(c);
+    }
+    kernelsInGraphs = readTable(ctx, t, extra, pages, &Device::kernels, kKernelColumns,
+                                [&ctx](KernelTable& k, const auto& r, uint64_t& inGraphs) {
+                                    k.name.push_back(ctx.name(r.integer(6)));
+                                    k.shortName.push_back(ctx.name(r.integer(7)));
+                                    readShape(k, r, 8);
+                                    k.registersPerThread.push_back(u32(r.integer(14)));
+                                    k.staticSharedMemory.push_back(u32(r.integer(15)));
+                                    k.dynamicSharedMemory.push_back(u32(r.integer(16)));
+                                    k.graphId.push_back(u32(r.integer(17)));
+                                    const auto node = static_cast<uint64_t>(r.integer(18));
                                     k.graphNodeId.push_back(node);
                                     inGraphs += node != 0;
                                 });
@@ -270,13 +300,19 @@ void readCopies(ReadContext& ctx) {
                               ctx.column(t, "srcKind", "0") + ", " + ctx.column(t, "dstKind", "0") + ", " +
                               ctx.column(t, "srcDeviceId", "4294967295") + ", " +
                               ctx.column(t, "dstDeviceId", "4294967295");
-    readTable(ctx, t, extra, &Device::copies, kCopyColumns, [](CopyTable& c, sqlite3_stmt* s, uint64_t&) {
-        c.bytes.push_back(static_cast<uint64_t>(sql::integerColumn(s, 6)));
-        c.copyKind.push_back(static_cast<CopyKind>(sql::integerColumn(s, 7)));
-        c.srcKind.push_back(static_cast<MemKind>(sql::integerColumn(s, 8)));
-        c.dstKind.push_back(static_cast<MemKind>(sql::integerColumn(s, 9)));
-        c.srcDevice.push_back(u32(sql::integerColumn(s, 10)));
-        c.dstDevice.push_back(u32(sql::integerColumn(s, 11)));
+    const std::vector<PageColumn> pages = {"bytes",
+                                           "copyKind",
+                                           "srcKind",
+                                           "dstKind",
+                                           {"srcDeviceId", 4294967295, 4294967295},
+                                           {"dstDeviceId", 4294967295, 4294967295}};
+    readTable(ctx, t, extra, pages, &Device::copies, kCopyColumns, [](CopyTable& c, const auto& r, uint64_t&) {
+        c.bytes.push_back(static_cast<uint64_t>(r.integer(6)));
+        c.copyKind.push_back(static_cast<CopyKind>(r.integer(7)));
+        c.srcKind.push_back(static_cast<MemKind>(r.integer(8)));
+        c.dstKind.push_back(static_cast<MemKind>(r.integer(9)));
+        c.srcDevice.push_back(u32(r.integer(10)));
+        c.dstDevice.push_back(u32(r.integer(11)));
     });
 }
 
@@ -284,22 +320,24 @@ void readMemsets(ReadContext& ctx) {
     const std::string t = "CUPTI_ACTIVITY_KIND_MEMSET";
     if (!hasRows(ctx, t)) return;
     const std::string extra = ", " + ctx.column(t, "bytes", "0") + ", " + ctx.column(t, "value", "0");
-    readTable(ctx, t, extra, &Device::memsets, kMemsetColumns, [](MemsetTable& m, sqlite3_stmt* s, uint64_t&) {
-        m.bytes.push_back(static_cast<uint64_t>(sql::integerColumn(s, 6)));
-        m.value.push_back(u32(sql::integerColumn(s, 7)));
-    });
+    readTable(ctx, t, extra, {"bytes", "value"}, &Device::memsets, kMemsetColumns,
+              [](MemsetTable& m, const auto& r, uint64_t&) {
+                  m.bytes.push_back(static_cast<uint64_t>(r.integer(6)));
+                  m.value.push_back(u32(r.integer(7)));
+              });
 }
 
 void readSyncs(ReadContext& ctx) {
     const std::string t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
     if (!hasRows(ctx, t)) return;
-    // streamId NULL means "no stream" here, unlike the other tables.
+    // streamId NULL means "no stream" here, unlike the other tables: an
+    // expression no page gives, so SQLite reads this (small) table.
     const std::string extra = ", " + ctx.column(t, "syncType", "0") + ", " + ctx.column(t, "eventId", "4294967295") +
                               ", " + (ctx.hasColumn(t, "streamId") ? "\"streamId\" IS NULL" : "1");
-    readTable(ctx, t, extra, &Device::syncs, kSyncColumns, [](SyncTable& y, sqlite3_stmt* s, uint64_t&) {
-        y.type.push_back(static_cast<SyncType>(sql::integerColumn(s, 6)));
-        y.eventId.push_back(u32(sql::integerColumn(s, 7)));
-        if (sql::integerColumn(s, 8) != 0) y.stream.back() = kNoId;
+    readTable(ctx, t, extra, {}, &Device::syncs, kSyncColumns, [](SyncTable& y, const auto& r, uint64_t&) {
+        y.type.push_back(static_cast<SyncType>(r.integer(6)));
+        y.eventId.push_back(u32(r.integer(7)));
+        if (r.integer(8) != 0) y.stream.back() = kNoId;
     });
 }
 

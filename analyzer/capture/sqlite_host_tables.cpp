@@ -2,6 +2,7 @@
 // NCCL collectives (ours), stream names (ours) and thread names (nsys's
 // ThreadNames, which ours copy).
 #include "analyzer/capture/column_scatter.h"
+#include "analyzer/capture/parallel_scan.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_read_context.h"
 
@@ -67,52 +68,67 @@ void readApiCalls(ReadContext& ctx) {
     if (total == 0) return;
     ApiCallTable flat;
     reserveAll(flat, static_cast<size_t>(total), kApiColumns);
-    std::vector<uint32_t> slotOf;
-    slotOf.reserve(static_cast<size_t>(total));
-    ProcessSlots slots(ctx);
     // Runtime or driver: eventClass when it says so, else the name decides
     // (cached per name: -1 = not decided yet).
     std::vector<int8_t> kindByName(ctx.capture.strings.size() + 1, -1);
-    // Raw columns where NULL means 0 (sqlite3_column_int64 reads NULL as 0,
-    // so coalesce(c, 0) only cost VDBE steps: about 5% of this table's read,
-    // which is as long as the kernel table); nameId and eventClass keep
-    // their -1 for NULL.
-    sql::Statement st(ctx.db, "SELECT " + ctx.rawColumn(t, "globalTid", "0") + ", " + ctx.rawColumn(t, "start", "0") +
-                                  ", " + ctx.rawColumn(t, "end", "0") + ", " + ctx.rawColumn(t, "correlationId", "0") +
-                                  ", " + ctx.column(t, "nameId", "-1") + ", " + ctx.rawColumn(t, "returnValue", "0") +
-                                  ", " + ctx.column(t, "eventClass", "-1") + " FROM " + t);
-    sqlite3_stmt* s = st.get();
-    int64_t done = 0;
-    while (st.step()) {
-        try {
-            const auto tid = static_cast<uint64_t>(sql::integerColumn(s, 0));
-            slotOf.push_back(slots.slot(tid));
-            flat.globalTid.push_back(tid);
-            flat.start.push_back(sql::integerColumn(s, 1));
-            flat.end.push_back(sql::integerColumn(s, 2));
-            flat.correlation.push_back(u32(sql::integerColumn(s, 3)));
-            const uint32_t name = ctx.name(sql::integerColumn(s, 4));
-            flat.name.push_back(name);
-            flat.returnValue.push_back(static_cast<int32_t>(sql::integerColumn(s, 5)));
-            const int64_t eventClass = sql::integerColumn(s, 6);
-            ApiKind kind;
-            if (eventClass == schema::kEventClassRuntime) {
-                kind = ApiKind::Runtime;
-            } else if (eventClass == schema::kEventClassDriver) {
-                kind = ApiKind::Driver;
-            } else {
-                if (name >= kindByName.size()) kindByName.resize(name + 1, -1);
-                if (kindByName[name] < 0)
-                    kindByName[name] = static_cast<int8_t>(kindFromName(ctx.capture.strings.at(name)));
-                kind = static_cast<ApiKind>(kindByName[name]);
+    // Columns 0-6: globalTid, start, end, correlationId, nameId, returnValue,
+    // eventClass. NULL reads as 0 but for nameId and eventClass, whose NULL
+    // is -1.
+    auto rows = [&](const DecodedRows& r) {
+        const size_t n = r.count;
+        const int64_t* tid = r.column(0);
+        const int64_t* start = r.column(1);
+        const int64_t* end = r.column(2);
+        const int64_t* correlation = r.column(3);
+        const int64_t* nameId = r.column(4);
+        const int64_t* returnValue = r.column(5);
+        const int64_t* eventClass = r.column(6);
+        appendEach(flat.globalTid, n, [&](size_t i) { return static_cast<uint64_t>(tid[i]); });
+        flat.start.insert(flat.start.end(), start, start + n);
+        flat.end.insert(flat.end.end(), end, end + n);
+        appendEach(flat.correlation, n, [&](size_t i) { return u32(correlation[i]); });
+        const size_t first = flat.name.size();
+        appendEach(flat.name, n, [&](size_t i) { return ctx.name(nameId[i]); });
+        appendEach(flat.returnValue, n, [&](size_t i) { return static_cast<int32_t>(returnValue[i]); });
+        appendEach(flat.kind, n, [&](size_t i) {
+            if (eventClass[i] == schema::kEventClassRuntime) return ApiKind::Runtime;
+            if (eventClass[i] == schema::kEventClassDriver) return ApiKind::Driver;
+            const uint32_t name = flat.name[first + i];
+            if (name >= kindByName.size()) kindByName.resize(name + 1, -1);
+            if (kindByName[name] < 0)
+                kindByName[name] = static_cast<int8_t>(kindFromName(ctx.capture.strings.at(name)));
+            return static_cast<ApiKind>(kindByName[name]);
+        });
+    };
+    const std::vector<PageColumn> columns = {
+        "globalTid", "start", "end", "correlationId", {"nameId", -1, -1}, "returnValue", {"eventClass", -1, -1}};
+    if (!scanPagesHere(ctx, t, columns, rows)) {
+        std::apply([&](auto... column) { ((flat.*column).clear(), ...); }, kApiColumns);
+        // Raw columns where NULL means 0 (sqlite3_column_int64 reads NULL as
+        // 0, so coalesce(c, 0) only cost VDBE steps); nameId and eventClass
+        // keep their -1 for NULL.
+        sql::Statement st(ctx.db, "SELECT " + ctx.rawColumn(t, "globalTid", "0") + ", " +
+                                      ctx.rawColumn(t, "start", "0") + ", " + ctx.rawColumn(t, "end", "0") + ", " +
+                                      ctx.rawColumn(t, "correlationId", "0") + ", " + ctx.column(t, "nameId", "-1") +
+                                      ", " + ctx.rawColumn(t, "returnValue", "0") + ", " +
+                                      ctx.column(t, "eventClass", "-1") + " FROM " + t);
+        int64_t done = 0;
+        while (st.step()) {
+            try {
+                rows(StatementRow<7>(st.get()).rows());
+            } catch (const sql::NotAnInteger&) {
+                st.requireIntegers(0, 7, t);
+                throw;
             }
-            flat.kind.push_back(kind);
             if ((++done & 0xFFFF) == 0) ctx.tick(done, total);
-        } catch (const sql::NotAnInteger&) {
-            st.requireIntegers(0, 7, t);
-            throw;
         }
     }
+    // Processes are made once every row is in, in row order, whichever way
+    // they were read (a reading from pages that gave up made none).
+    ProcessSlots slots(ctx);
+    std::vector<uint32_t> slotOf;
+    slotOf.reserve(flat.size());
+    for (uint64_t tid : flat.globalTid) slotOf.push_back(slots.slot(tid));
     distribute(flat, slotOf, slots.tables(&Process::apiCalls), kApiColumns);
 }
 

@@ -26,8 +26,13 @@ constexpr int kMaxDepth = 16;
 
 }  // namespace
 
-TablePages::Batch::Batch(int columnCount) : values(static_cast<size_t>(columnCount) * DecodedRows::kMaxRows) {
-    for (int c = 0; c < columnCount; ++c) columns[c] = values.data() + static_cast<size_t>(c) * DecodedRows::kMaxRows;
+TablePages::Batch::Batch(const TablePages& pages)
+    : values(static_cast<size_t>(pages.columnCount_) * DecodedRows::kMaxRows) {
+    for (int c = 0; c < pages.columnCount_; ++c) {
+        int64_t* column = values.data() + static_cast<size_t>(c) * DecodedRows::kMaxRows;
+        columns[c] = column;
+        if (pages.missing_[c]) std::fill(column, column + DecodedRows::kMaxRows, pages.ifMissing_[c]);
+    }
 }
 
 TablePages::TablePages(TablePages&& other) noexcept
@@ -38,6 +43,11 @@ TablePages::TablePages(TablePages&& other) noexcept
       columnCount_(other.columnCount_),
       rootIsLeaf_(other.rootIsLeaf_),
       recordColumns_(other.recordColumns_) {
+    std::memcpy(ifMissing_, other.ifMissing_, sizeof ifMissing_);
+    std::memcpy(ifNull_, other.ifNull_, sizeof ifNull_);
+    std::memcpy(missing_, other.missing_, sizeof missing_);
+    std::memcpy(copyOf_, other.copyOf_, sizeof copyOf_);
+    copies_ = other.copies_;
     std::memcpy(slot_, other.slot_, sizeof slot_);
 }
 
@@ -57,7 +67,7 @@ bool TablePages::readPage(uint32_t number, std::vector<unsigned char>& page) con
 }
 
 std::optional<TablePages> TablePages::open(ReadContext& ctx, const std::string& table,
-                                           const std::vector<std::string>& columns) {
+                                           const std::vector<PageColumn>& columns) {
     if (columns.empty() || columns.size() > static_cast<size_t>(kMaxColumns)) return std::nullopt;
     // Pages in a -wal, or a journal to roll back, would change what the
     // file's own pages say; SQLite reads those (a live capture's, say).
@@ -66,6 +76,7 @@ std::optional<TablePages> TablePages::open(ReadContext& ctx, const std::string& 
     TablePages out;
     out.columnCount_ = static_cast<int>(columns.size());
     std::fill(std::begin(out.slot_), std::end(out.slot_), int8_t{-1});
+    std::fill(std::begin(out.copyOf_), std::end(out.copyOf_), int8_t{-1});
     {
         // Each wanted column's place in a record. A hidden (generated)
         // column or a primary key (an INTEGER one is the rowid, stored as
@@ -77,10 +88,22 @@ std::optional<TablePages> TablePages::open(ReadContext& ctx, const std::string& 
             if (info.int64(5) != 0 || info.int64(6) != 0) return std::nullopt;
             const std::string_view name = info.text(1);
             for (size_t c = 0; c < columns.size(); ++c)
-                if (found[c] < 0 && name == columns[c]) found[c] = cid;
+                if (found[c] < 0 && !columns[c].name.empty() && name == columns[c].name) found[c] = cid;
         }
         for (size_t c = 0; c < columns.size(); ++c) {
-            if (found[c] < 0 || found[c] >= kMaxRecordColumns || out.slot_[found[c]] >= 0) return std::nullopt;
+            out.ifMissing_[c] = columns[c].ifMissing;
+            out.ifNull_[c] = columns[c].ifNull;
+            if (found[c] < 0) {
+                out.missing_[c] = true;
+                continue;
+            }
+            if (found[c] >= kMaxRecordColumns) return std::nullopt;
+            if (out.slot_[found[c]] >= 0) {
+                if (columns[c].ifNull != columns[static_cast<size_t>(out.slot_[found[c]])].ifNull) return std::nullopt;
+                out.copyOf_[c] = out.slot_[found[c]];
+                out.copies_ = true;
+                continue;
+            }
             out.slot_[found[c]] = static_cast<int8_t>(c);
             out.recordColumns_ = std::max(out.recordColumns_, found[c] + 1);
         }

@@ -1,8 +1,8 @@
 // Internal to the SQLite reader: a rowid table's rows decoded straight from
-// the file's b-tree pages, for the one table big enough to be worth it (our
-// narrow kernel rows). SQLite's virtual machine spends about 90 ns a row
-// stepping and handing out five integer columns; the cells themselves
-// decode in a fraction of that.
+// the file's b-tree pages, for the tables big enough to be worth it
+// (kernels, copies, memsets, API calls). SQLite's virtual machine spends
+// about 90 ns a row stepping and handing out five integer columns; the
+// cells themselves decode in a fraction of that.
 //
 // This is a fast path, never the only one: anything that is not plainly a
 // finished file's well-formed table (a -wal or -journal beside the file, an
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace osc::sqlread {
@@ -36,14 +37,25 @@ struct DecodedRows {
 // two readings of one file.
 inline bool readTablePagesDirectly = true;
 
+// A column to read, as the SQL readers read it: a table without the column
+// reads `ifMissing` (the literal they select instead), a NULL reads `ifNull`
+// (0 as sqlite3_column_int64 has it, or coalesce()'s fallback).
+struct PageColumn {
+    PageColumn(std::string column, int64_t missing = 0, int64_t null = 0)
+        : name(std::move(column)), ifMissing(missing), ifNull(null) {}
+    PageColumn(const char* column, int64_t missing = 0, int64_t null = 0)
+        : PageColumn(std::string(column), missing, null) {}
+    std::string name;
+    int64_t ifMissing, ifNull;
+};
+
 class TablePages {
 public:
     // The table's leaf pages, found through its interior pages, or nullopt
-    // when the file or the table is not one this reads. `columns` are names
-    // from the table's definition; at most kMaxColumns.
+    // when the file or the table is not one this reads. At most kMaxColumns.
     static std::optional<TablePages> open(ReadContext& ctx, const std::string& table,
-                                          const std::vector<std::string>& columns);
-    static constexpr int kMaxColumns = 8;
+                                          const std::vector<PageColumn>& columns);
+    static constexpr int kMaxColumns = 24;
 
     TablePages(TablePages&& other) noexcept;
     TablePages& operator=(TablePages&&) = delete;
@@ -73,7 +85,8 @@ private:
         std::vector<int64_t> values;
         const int64_t* columns[kMaxColumns] = {};
         size_t count = 0;
-        explicit Batch(int columnCount);
+        // A column the table lacks holds its ifMissing throughout.
+        explicit Batch(const TablePages& pages);
     };
     // Walks the cells of one leaf page into `batch`, handing it to `rows`
     // when full; false at anything unexpected.
@@ -85,6 +98,12 @@ private:
     std::vector<uint32_t> leaves_;
     int columnCount_ = 0;
     bool rootIsLeaf_ = false;
+    int64_t ifMissing_[kMaxColumns] = {}, ifNull_[kMaxColumns] = {};
+    bool missing_[kMaxColumns] = {};
+    // A column asked for twice (nsys exports without shortName read
+    // demangledName for both names): the second copies the first's value.
+    int8_t copyOf_[kMaxColumns] = {};
+    bool copies_ = false;
     // A record's first recordColumns_ columns are read; slot_[c] is where
     // column c goes among the wanted ones (-1: not wanted).
     static constexpr int kMaxRecordColumns = 32;
@@ -117,7 +136,8 @@ inline int varint(const unsigned char* p, const unsigned char* end, uint64_t& ou
 inline uint32_t u16(const unsigned char* p) { return (uint32_t{p[0]} << 8) | p[1]; }
 
 // A record value of serial type 0-6, 8 or 9 as SQLite's column_int64 reads
-// it; false for the others (a real, text or blob: SQLite decides those).
+// it (NULL as 0); false for the others (a real, text or blob: SQLite
+// decides those).
 inline bool integerValue(uint64_t serialType, const unsigned char*& p, const unsigned char* end, int64_t& out) {
     static constexpr int kBytes[7] = {0, 1, 2, 3, 4, 6, 8};
     if (serialType == 8 || serialType == 9 || serialType == 0) {
@@ -188,12 +208,20 @@ bool TablePages::leafRows(const unsigned char* page, Scanned& seen, Batch& batch
                 continue;
             }
             int64_t v = 0;
-            if (!integerValue(serial, value, recordEnd, v)) return false;
+            if (serial == 0)
+                v = ifNull_[slot_[column]];
+            else if (!integerValue(serial, value, recordEnd, v))
+                return false;
             values[static_cast<size_t>(slot_[column]) * DecodedRows::kMaxRows + batch.count] = v;
         }
         // Having read the whole header, SQLite checks that the values fill
         // the record exactly.
         if (type == typesEnd && value != recordEnd) return false;
+        if (copies_)
+            for (int w = 0; w < columnCount_; ++w)
+                if (copyOf_[w] >= 0)
+                    values[static_cast<size_t>(w) * DecodedRows::kMaxRows + batch.count] =
+                        values[static_cast<size_t>(copyOf_[w]) * DecodedRows::kMaxRows + batch.count];
         const auto id = static_cast<int64_t>(rowid);
         if (seen.rows == 0)
             seen.firstRowid = id;
@@ -214,7 +242,7 @@ template <typename Rows, typename Tick>
 TablePages::Scanned TablePages::scan(size_t from, size_t to, Rows&& rows, Tick&& tick) const {
     Scanned seen;
     std::vector<unsigned char> page(pageSize_);
-    Batch batch(columnCount_);
+    Batch batch(*this);
     uint64_t nextTick = 65536;
     for (size_t leaf = from; leaf < to; ++leaf) {
         if (!readPage(leaves_[leaf], page) || page[0] != pages::kLeafTablePage ||

@@ -34,7 +34,8 @@ struct PagesRead {
     Rows rows;
 };
 
-PagesRead readFromPages(const std::string& path, const std::string& table, const std::vector<std::string>& columns) {
+PagesRead readFromPages(const std::string& path, const std::string& table,
+                        const std::vector<sqlread::PageColumn>& columns) {
     Capture capture;
     LoadOptions options;
     sqlread::ReadContext ctx(path, options, capture);
@@ -56,6 +57,7 @@ PagesRead readFromPages(const std::string& path, const std::string& table, const
     return out;
 }
 
+// `columns`: SQL expressions, one per value.
 Rows readWithSqlite(const std::string& path, const std::string& table, const std::vector<std::string>& columns) {
     std::string select;
     for (const auto& c : columns) select += (select.empty() ? "" : ", ") + c;
@@ -100,11 +102,12 @@ TEST(CaptureIoPages, RowsOfADeepTreeAreSqlites) {
     sql += "COMMIT; DELETE FROM T WHERE rowid % 13 = 0;";  // rowids with gaps
     execSql(path, sql);
 
-    const std::vector<std::string> columns{"c", "a", "b"};
-    const PagesRead pages = readFromPages(path, "T", columns);
+    // b's NULL read as coalesce() reads it; a column the table lacks as the
+    // literal selected in its place.
+    const PagesRead pages = readFromPages(path, "T", {"c", "a", {"b", 0, -7}, {"absent", 42, 0}});
     ASSERT_TRUE(pages.opened);
     ASSERT_TRUE(pages.ok);
-    const Rows expected = readWithSqlite(path, "T", columns);
+    const Rows expected = readWithSqlite(path, "T", {"c", "a", "coalesce(b, -7)", "42"});
     ASSERT_EQ(expected.size(), 30000u - 30000u / 13);
     EXPECT_EQ(pages.rows, expected);
 }
@@ -114,7 +117,7 @@ TEST(CaptureIoPages, SaysNoWhereSqliteMustDecide) {
     struct Case {
         const char* name;
         const char* sql;
-        std::vector<std::string> columns;
+        std::vector<sqlread::PageColumn> columns;
         bool opens;  // false: open() says no; true: open() agrees, scan() says no
     };
     const std::vector<Case> cases = {
@@ -126,7 +129,6 @@ TEST(CaptureIoPages, SaysNoWhereSqliteMustDecide) {
          "CREATE TABLE T (k INTEGER PRIMARY KEY, v INTEGER) WITHOUT ROWID; INSERT INTO T VALUES (1, 2);",
          {"v"},
          false},
-        {"no such column", "CREATE TABLE T (a INTEGER); INSERT INTO T VALUES (1);", {"a", "b"}, false},
         {"text", "CREATE TABLE T (a INTEGER); INSERT INTO T VALUES (1); INSERT INTO T VALUES ('twelve');", {"a"}, true},
         {"real", "CREATE TABLE T (a); INSERT INTO T VALUES (1); INSERT INTO T VALUES (1.5);", {"a"}, true},
         {"overflow page",
@@ -155,8 +157,21 @@ TEST(CaptureIoPages, SaysNoWhereSqliteMustDecide) {
     EXPECT_FALSE(readFromPages(path, "T", {"a"}).opened);
 }
 
+// Kernels and, three to a kernel, the API calls around them.
 void writeCapture(const std::string& path, int kernels) {
     auto w = CaptureWriter::create(path, 0);
+    ApiCallRow a;
+    const char* calls[] = {"cudaLaunchKernel", "cuLaunchKernelEx", "cudaStreamSynchronize"};
+    for (int i = 0; i < 3 * kernels; ++i) {
+        a.globalTid = schema::packGlobalTid(i % 7 == 3 ? 600 : 500, 11 + i % 3);
+        a.start = int64_t{i} * 333;
+        a.end = a.start + 100 + i % 50;
+        a.correlationId = static_cast<uint32_t>(i);
+        a.name = calls[i % 3];
+        a.kind = i % 3 == 1 ? ApiKind::Driver : ApiKind::Runtime;
+        a.returnValue = i % 97 == 0 ? 700 : 0;
+        w->addApiCall(a);
+    }
     KernelRow k;
     for (int i = 0; i < kernels; ++i) {
         k.globalPid = schema::packGlobalPid(i % 3 == 2 ? 600 : 500);
@@ -177,12 +192,12 @@ struct Loaded {
     Capture capture;
 };
 
-Loaded load(const std::string& path, bool fromPages) {
+Loaded load(const std::string& path, bool fromPages, const LoadOptions& options = {}) {
     const bool saved = sqlread::readTablePagesDirectly;
     sqlread::readTablePagesDirectly = fromPages;
     Loaded out;
     try {
-        readSqliteCapture(path, {}, out.capture);
+        readSqliteCapture(path, options, out.capture);
     } catch (const CaptureError& e) {
         out.error = e.what();
     }
@@ -203,9 +218,38 @@ void expectSameKernels(const Capture& a, const Capture& b) {
             EXPECT_EQ(x.stream, y.stream);
             EXPECT_EQ(x.correlation, y.correlation);
             EXPECT_EQ(x.gridX, y.gridX);
+            EXPECT_EQ(x.blockZ, y.blockZ);
+            EXPECT_EQ(x.registersPerThread, y.registersPerThread);
+            EXPECT_EQ(x.graphId, y.graphId);
+            EXPECT_EQ(x.graphNodeId, y.graphNodeId);
             ASSERT_EQ(x.name.size(), y.name.size());
             for (size_t i = 0; i < x.name.size(); ++i) ASSERT_EQ(a.strings.at(x.name[i]), b.strings.at(y.name[i]));
+            ASSERT_EQ(x.shortName.size(), y.shortName.size());
+            for (size_t i = 0; i < x.shortName.size(); ++i)
+                ASSERT_EQ(a.strings.at(x.shortName[i]), b.strings.at(y.shortName[i]));
+            const CopyTable& cx = a.processes[p].devices[d].copies;
+            const CopyTable& cy = b.processes[p].devices[d].copies;
+            EXPECT_EQ(cx.start, cy.start);
+            EXPECT_EQ(cx.bytes, cy.bytes);
+            EXPECT_EQ(cx.copyKind, cy.copyKind);
+            EXPECT_EQ(cx.srcDevice, cy.srcDevice);
+            EXPECT_EQ(cx.dstDevice, cy.dstDevice);
+            const MemsetTable& mx = a.processes[p].devices[d].memsets;
+            const MemsetTable& my = b.processes[p].devices[d].memsets;
+            EXPECT_EQ(mx.start, my.start);
+            EXPECT_EQ(mx.bytes, my.bytes);
+            EXPECT_EQ(mx.value, my.value);
         }
+        const ApiCallTable& x = a.processes[p].apiCalls;
+        const ApiCallTable& y = b.processes[p].apiCalls;
+        EXPECT_EQ(x.start, y.start);
+        EXPECT_EQ(x.end, y.end);
+        EXPECT_EQ(x.globalTid, y.globalTid);
+        EXPECT_EQ(x.correlation, y.correlation);
+        EXPECT_EQ(x.returnValue, y.returnValue);
+        EXPECT_EQ(x.kind, y.kind);
+        ASSERT_EQ(x.name.size(), y.name.size());
+        for (size_t i = 0; i < x.name.size(); ++i) ASSERT_EQ(a.strings.at(x.name[i]), b.strings.at(y.name[i]));
     }
 }
 
@@ -213,10 +257,13 @@ TEST(CaptureIoPages, AFinishedCaptureIsReadFromItsPagesAsSqliteReadsIt) {
     TempDir dir;
     const auto path = dir / "capture.sqlite";
     writeCapture(path, 20000);
-    const PagesRead pages = readFromPages(path, "OVERLAPSCOPE_KERNEL", {"start", "end", "correlationId"});
-    ASSERT_TRUE(pages.opened);  // else the fast path is never taken and the tests below prove nothing
-    ASSERT_TRUE(pages.ok);
-    EXPECT_EQ(pages.rows, readWithSqlite(path, "OVERLAPSCOPE_KERNEL", {"start", "end", "correlationId"}));
+    // Else the fast path is never taken and the comparisons below prove nothing.
+    for (const char* table : {"OVERLAPSCOPE_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
+        const PagesRead pages = readFromPages(path, table, {"start", "end", "correlationId"});
+        ASSERT_TRUE(pages.opened) << table;
+        ASSERT_TRUE(pages.ok) << table;
+        EXPECT_EQ(pages.rows, readWithSqlite(path, table, {"start", "end", "correlationId"}));
+    }
     for (int64_t threshold : {int64_t{1000}, int64_t{1} << 40}) {  // two threads, one
         SCOPED_TRACE(threshold);
         const int64_t saved = sqlread::parallelScanMinRows;
@@ -226,21 +273,107 @@ TEST(CaptureIoPages, AFinishedCaptureIsReadFromItsPagesAsSqliteReadsIt) {
         ASSERT_EQ(fast.error, "");
         ASSERT_EQ(slow.error, "");
         expectSameKernels(fast.capture, slow.capture);
-        size_t kernels = 0;
-        for (const auto& p : fast.capture.processes)
+        size_t kernels = 0, calls = 0;
+        for (const auto& p : fast.capture.processes) {
+            calls += p.apiCalls.size();
             for (const auto& d : p.devices) kernels += d.kernels.size();
+        }
         EXPECT_EQ(kernels, 20000u);
+        EXPECT_EQ(calls, 60000u);
     }
 }
 
-// Damage anywhere in the kernel table's pages: the capture loads, or is
-// refused, exactly as when SQLite reads every row.
+// Nsight Systems' wide tables, as exports have them and as older ones lack
+// columns: NULLs, a column missing, the short name missing (the long one
+// then read for both), on one thread and two.
+TEST(CaptureIoPages, NsysTablesFromPagesAsThroughSqlite) {
+    TempDir dir;
+    const std::string rows = "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 4999) ";
+    const std::string pid = "(16777216 * (1 + i % 2))";  // two processes
+    const std::string common =
+        R"(
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1, 'gemm'), (2, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL'), (3, 'cudaLaunchKernel'),
+  (4, 'cuLaunchKernel'), (5, 'ag');
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER, greenContextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,
+  bytes INTEGER, copyKind INTEGER, deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER);
+)" + rows +
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY SELECT i * 500, i * 500 + 90, i % 3, 1, NULL, 20 + i % 2, i, " + pid +
+        ", i * 4096, 1 + i % 8, NULL, 1, 2, CASE WHEN i % 5 = 0 THEN NULL ELSE i % 4 END FROM n;" +
+        R"(
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, value INTEGER, bytes INTEGER);
+)" + rows +
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET SELECT i * 700, i * 700 + 30, i % 3, 1, 5, i, " + pid +
+        ", CASE WHEN i % 9 = 0 THEN NULL ELSE i % 256 END, i * 64 FROM n;" + R"(
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER,
+  globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+)" + rows +
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT i * 300, i * 300 + 50, CASE i % 4 WHEN 0 THEN NULL " +
+        "WHEN 1 THEN 1 ELSE 0 END, " + pid + " + 77, i, CASE WHEN i % 11 = 0 THEN NULL ELSE 3 + i % 2 END FROM n;";
+    // The kernel table in an export's column order, and an older one.
+    const std::string full = R"(
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER,
+  launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL,
+  gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL,
+  blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,
+  localMemoryPerThread INTEGER, localMemoryTotal INTEGER, gridId INTEGER, sharedMemoryExecuted INTEGER,
+  graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER);
+)" + rows + "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT i * 1000, i * 1000 + 600, i % 3, 1, NULL, 7 + i % 4, i, " +
+                             pid + ", 1 + i % 2, 5, NULL, 0, 0, 32 + i % 64, 1 + i % 6, 1, 1, 128, 1, 1 + i % 2, 0, " +
+                             "i % 3 * 1024, 0, 0, i, 0, CASE WHEN i % 13 = 0 THEN i ELSE NULL END, 0 FROM n;";
+    const std::string old = R"(
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER,
+  contextId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
+  gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER);
+)" + rows + "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT i * 1000, i * 1000 + 600, i % 3, 1, 7 + i % 4, i, " +
+                            pid + ", CASE WHEN i % 7 = 0 THEN NULL ELSE 1 + i % 2 END, CASE WHEN i % 5 = 0 THEN NULL " +
+                            "ELSE 1 + i % 6 END, 1, 1, 128, 1, 2 FROM n;";
+    int n = 0;
+    for (const std::string& kernelTable : {full, old}) {
+        const auto path = dir / ("export" + std::to_string(n++) + ".sqlite");
+        execSql(path, "PRAGMA page_size=1024;" + common + kernelTable);
+        for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                  "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME"})
+            ASSERT_TRUE(readFromPages(path, table, {"start", "end"}).ok) << table;  // the fast path is taken
+        for (int64_t threshold : {int64_t{1000}, int64_t{1} << 40}) {
+            for (bool shapeOnly : {false, true}) {
+                SCOPED_TRACE(path + " threshold " + std::to_string(threshold) + (shapeOnly ? " shape" : " all"));
+                const int64_t saved = sqlread::parallelScanMinRows;
+                sqlread::parallelScanMinRows = threshold;
+                LoadOptions options;
+                options.launchShapeOnly = shapeOnly;
+                const Loaded fast = load(path, true, options), slow = load(path, false, options);
+                sqlread::parallelScanMinRows = saved;
+                ASSERT_EQ(fast.error, "");
+                ASSERT_EQ(slow.error, "");
+                expectSameKernels(fast.capture, slow.capture);
+                size_t kernels = 0, copies = 0;
+                for (const auto& p : fast.capture.processes)
+                    for (const auto& d : p.devices) {
+                        kernels += d.kernels.size();
+                        copies += d.copies.size();
+                    }
+                EXPECT_EQ(kernels, 5000u);
+                EXPECT_EQ(copies, 5000u);
+            }
+        }
+    }
+}
+
+// Damage anywhere in the pages of the tables read from pages: the capture
+// loads, or is refused, exactly as when SQLite reads every row.
 TEST(CaptureIoPages, DamagedPagesLoadAsThroughSqlite) {
     TempDir dir;
     const auto original = dir / "capture.sqlite";
     writeCapture(original, 20000);
     std::vector<int64_t> pageNumbers;
-    ASSERT_TRUE(forEachRow(original, "SELECT pageno FROM dbstat WHERE name = 'OVERLAPSCOPE_KERNEL'",
+    ASSERT_TRUE(forEachRow(original,
+                           "SELECT pageno FROM dbstat WHERE name IN ('OVERLAPSCOPE_KERNEL', "
+                           "'CUPTI_ACTIVITY_KIND_RUNTIME')",
                            [&](sqlite3_stmt* st) { pageNumbers.push_back(sqlite3_column_int64(st, 0)); }));
     ASSERT_GE(pageNumbers.size(), 3u);  // a root and its leaves
     std::ifstream in(original, std::ios::binary);
