@@ -166,82 +166,10 @@ void mergeParts(TablePart<Table>& into, TablePart<Table>& from, const std::tuple
 // exercise the two-thread path on small files).
 inline int64_t parallelScanMinRows = 1 << 20;
 
-// Scans `select` (one table, no WHERE clause) over `table`: in two threads
-// when the table is big and the machine has two cores, else in this thread.
-template <typename Table, typename... Columns, typename RowFn>
-TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std::string& select,
-                           const std::tuple<Columns...>& columns, RowFn row) {
-    TablePart<Table> first;
-    const int64_t total = ctx.rowCount(table);
-    reserveAll(first.rows, static_cast<size_t>(total), columns);
-    first.slotOf.reserve(static_cast<size_t>(total));
-
-    int64_t lo = 0, hi = 0;
-    bool split = total >= parallelScanMinRows && std::thread::hardware_concurrency() >= 2;
-    if (split) {
-        // Separate subqueries: min() and max() in one SELECT scan the table.
-        const std::string from = " FROM \"" + table + "\")";
-        sql::Statement range(ctx.db, "SELECT (SELECT min(rowid)" + from + ", (SELECT max(rowid)" + from);
-        split = range.step() && !range.isNull(0);
-        if (split) {
-            lo = range.int64(0);
-            hi = range.int64(1);
-            split = hi > lo;
-        }
-    }
-    if (!split) {
-        sql::Statement st(ctx.db, select);
-        scanRows(st, table, first, row, [&](int64_t done) { ctx.tick(done, total); });
-        return first;
-    }
-
-    const int64_t mid = lo + (hi - lo) / 2;
-    // Rowids are dense in practice, so the halves are about even.
-    const double firstShare = static_cast<double>(mid - lo + 1) / static_cast<double>(hi - lo + 1);
-    const auto firstRows = static_cast<int64_t>(firstShare * static_cast<double>(total));
-    TablePart<Table> second;
-    std::exception_ptr secondError;
-    std::atomic<bool> stop{false};
-    std::thread worker([&] {
-        try {
-            sql::Database db = sql::Database::openForReading(ctx.path);
-            sqlite3_busy_timeout(db.get(), 5000);
-            const auto rows = static_cast<size_t>(total - firstRows + (total >> 6) + 1024);
-            reserveAll(second.rows, rows, columns);
-            second.slotOf.reserve(rows);
-            // Bounded by the first connection's max(rowid): a live capture
-            // may have committed more since, and those rows could refer to
-            // launches or strings the first connection's snapshot lacks.
-            sql::Statement st(db,
-                              select + " WHERE rowid > " + std::to_string(mid) + " AND rowid <= " + std::to_string(hi));
-            scanRows(st, table, second, row, [&](int64_t) {
-                if (stop.load(std::memory_order_relaxed)) throw LoadCancelled{};
-            });
-        } catch (...) {
-            secondError = std::current_exception();
-        }
-    });
-    // The worker must be joined before anything here unwinds.
-    struct Joiner {
-        std::thread& thread;
-        std::atomic<bool>& stop;
-        ~Joiner() {
-            stop = true;
-            if (thread.joinable()) thread.join();
-        }
-    } joiner{worker, stop};
-    {
-        sql::Statement st(ctx.db, select + " WHERE rowid <= " + std::to_string(mid));
-        scanRows(st, table, first, row, [&](int64_t done) { ctx.tick(done, firstRows); });
-    }
-    worker.join();
-    if (secondError) std::rethrow_exception(secondError);
-    mergeParts(first, second, columns);
-    return first;
-}
-
-// The first and last rowid of a table as SQLite has them: what rows read
-// from its pages must begin and end with (absent for an empty table).
+// The first and last rowid of a table as SQLite has them: where a scan
+// splits, and what rows read from its pages must begin and end with (absent
+// for an empty table). Separate subqueries: min() and max() in one SELECT
+// scan the table.
 struct RowidSpan {
     int64_t first = 0, last = 0;
     static std::optional<RowidSpan> of(ReadContext& ctx, const std::string& table) {
@@ -257,6 +185,90 @@ struct RowidSpan {
                seen.rows <= static_cast<uint64_t>(last - first) + 1;
     }
 };
+
+// A scan's second half on a thread of its own: `scan(part, stopped)` fills
+// `part`, reserved for `rows` rows, and calls stopped() now and then, which
+// throws LoadCancelled once the first half is done or unwinding. The thread
+// is joined before anything of the caller's unwinds; join() rethrows its
+// error.
+template <typename Table>
+class SecondHalf {
+public:
+    template <typename... Columns, typename Scan>
+    SecondHalf(size_t rows, const std::tuple<Columns...>& columns, Scan scan)
+        : thread_([this, rows, &columns, scan]() mutable {
+              try {
+                  reserveAll(part.rows, rows, columns);
+                  part.slotOf.reserve(rows);
+                  scan(part, [this] {
+                      if (stop_.load(std::memory_order_relaxed)) throw LoadCancelled{};
+                  });
+              } catch (...) {
+                  error_ = std::current_exception();
+              }
+          }) {}
+    ~SecondHalf() {
+        stop_ = true;
+        if (thread_.joinable()) thread_.join();
+    }
+    SecondHalf(const SecondHalf&) = delete;
+    SecondHalf& operator=(const SecondHalf&) = delete;
+
+    TablePart<Table>& join() {
+        if (thread_.joinable()) thread_.join();
+        if (error_) std::rethrow_exception(error_);
+        return part;
+    }
+
+    TablePart<Table> part;
+
+private:
+    std::atomic<bool> stop_{false};
+    std::exception_ptr error_;
+    std::thread thread_;  // last: it starts once the members it uses exist
+};
+
+// Scans `select` (one table, no WHERE clause) over `table`: in two threads
+// when the table is big and the machine has two cores, else in this thread.
+template <typename Table, typename... Columns, typename RowFn>
+TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std::string& select,
+                           const std::tuple<Columns...>& columns, RowFn row) {
+    TablePart<Table> first;
+    const int64_t total = ctx.rowCount(table);
+    reserveAll(first.rows, static_cast<size_t>(total), columns);
+    first.slotOf.reserve(static_cast<size_t>(total));
+
+    std::optional<RowidSpan> span;
+    if (total >= parallelScanMinRows && std::thread::hardware_concurrency() >= 2) span = RowidSpan::of(ctx, table);
+    if (!span || span->last <= span->first) {
+        sql::Statement st(ctx.db, select);
+        scanRows(st, table, first, row, [&](int64_t done) { ctx.tick(done, total); });
+        return first;
+    }
+
+    const int64_t lo = span->first, hi = span->last;
+    const int64_t mid = lo + (hi - lo) / 2;
+    // Rowids are dense in practice, so the halves are about even.
+    const double firstShare = static_cast<double>(mid - lo + 1) / static_cast<double>(hi - lo + 1);
+    const auto firstRows = static_cast<int64_t>(firstShare * static_cast<double>(total));
+    SecondHalf<Table> second(static_cast<size_t>(total - firstRows + (total >> 6) + 1024), columns,
+                             [&](TablePart<Table>& part, auto stopped) {
+                                 sql::Database db = sql::Database::openForReading(ctx.path);
+                                 sqlite3_busy_timeout(db.get(), 5000);
+                                 // Bounded by the first connection's max(rowid): a live capture
+                                 // may have committed more since, and those rows could refer to
+                                 // launches or strings the first connection's snapshot lacks.
+                                 sql::Statement st(db, select + " WHERE rowid > " + std::to_string(mid) +
+                                                           " AND rowid <= " + std::to_string(hi));
+                                 scanRows(st, table, part, row, [&](int64_t) { stopped(); });
+                             });
+    {
+        sql::Statement st(ctx.db, select + " WHERE rowid <= " + std::to_string(mid));
+        scanRows(st, table, first, row, [&](int64_t done) { ctx.tick(done, firstRows); });
+    }
+    mergeParts(first, second.join(), columns);
+    return first;
+}
 
 // Reads a whole table from its pages on this thread, `rows(DecodedRows)`
 // taking each batch; false when TablePages says no, part way or before it
@@ -295,41 +307,18 @@ std::optional<TablePart<Table>> scanTablePages(ReadContext& ctx, const std::stri
     std::optional<TablePart<Table>> first(std::in_place);
     reserveAll(first->rows, static_cast<size_t>(total), columns);
     first->slotOf.reserve(static_cast<size_t>(total));
-    TablePart<Table> second;
-    TablePages::Scanned firstSeen, secondSeen;
-    std::exception_ptr secondError;
-    std::atomic<bool> stop{false};
-    std::thread worker;
-    if (split) {
-        worker = std::thread([&] {
-            try {
-                const auto expected = static_cast<size_t>(total - firstRows + (total >> 6) + 1024);
-                reserveAll(second.rows, expected, columns);
-                second.slotOf.reserve(expected);
-                secondSeen = pages->scan(
-                    mid, leaves, [&](const DecodedRows& r) { rows(second, r); },
-                    [&](uint64_t) {
-                        if (stop.load(std::memory_order_relaxed)) throw LoadCancelled{};
-                    });
-            } catch (...) {
-                secondError = std::current_exception();
-            }
-        });
-    }
-    struct Joiner {
-        std::thread& thread;
-        std::atomic<bool>& stop;
-        ~Joiner() {
-            stop = true;
-            if (thread.joinable()) thread.join();
-        }
-    } joiner{worker, stop};
-    firstSeen = pages->scan(
+    TablePages::Scanned secondSeen;
+    std::optional<SecondHalf<Table>> second;
+    if (split)
+        second.emplace(static_cast<size_t>(total - firstRows + (total >> 6) + 1024), columns,
+                       [&](TablePart<Table>& part, auto stopped) {
+                           secondSeen = pages->scan(
+                               mid, leaves, [&](const DecodedRows& r) { rows(part, r); }, [&](uint64_t) { stopped(); });
+                       });
+    TablePages::Scanned all = pages->scan(
         0, mid, [&](const DecodedRows& r) { rows(*first, r); },
         [&](uint64_t done) { ctx.tick(static_cast<int64_t>(done), firstRows); });
-    if (worker.joinable()) worker.join();
-    if (secondError) std::rethrow_exception(secondError);
-    TablePages::Scanned all = firstSeen;
+    TablePart<Table>* secondPart = split ? &second->join() : nullptr;
     if (split && all.ok) {
         // The halves' rowids must rise across the seam too.
         if (!secondSeen.ok || (all.rows > 0 && secondSeen.rows > 0 && secondSeen.firstRowid <= all.lastRowid))
@@ -339,7 +328,7 @@ std::optional<TablePart<Table>> scanTablePages(ReadContext& ctx, const std::stri
         all.rows += secondSeen.rows;
     }
     if (!span->agrees(all)) return std::nullopt;
-    if (split) mergeParts(*first, second, columns);
+    if (split) mergeParts(*first, *secondPart, columns);
     return first;
 }
 
