@@ -270,21 +270,6 @@ TablePart<Table> scanTable(ReadContext& ctx, const std::string& table, const std
     return first;
 }
 
-// Reads a whole table from its pages on this thread, `rows(DecodedRows)`
-// taking each batch; false when TablePages says no, part way or before it
-// began (the caller then drops what `rows` kept and reads it with SQLite).
-template <typename Rows>
-bool scanPagesHere(ReadContext& ctx, const std::string& table, const std::vector<PageColumn>& columns, Rows rows) {
-    if (!readTablePagesDirectly) return false;
-    auto pages = TablePages::open(ctx, table, columns);
-    if (!pages) return false;
-    const std::optional<RowidSpan> span = RowidSpan::of(ctx, table);
-    if (!span) return false;
-    const int64_t total = ctx.rowCount(table);
-    return span->agrees(
-        pages->scan(0, pages->leafCount(), rows, [&](uint64_t done) { ctx.tick(static_cast<int64_t>(done), total); }));
-}
-
 // scanTable's result read from the table's pages (TablePages), `columns` in
 // the order `rows(part, DecodedRows)` reads them; nullopt when the file or
 // table is not one TablePages reads or its pages hold anything unexpected,

@@ -66,15 +66,14 @@ void readApiCalls(ReadContext& ctx) {
     if (!ctx.hasTable(t)) return;
     const int64_t total = ctx.rowCount(t);
     if (total == 0) return;
-    ApiCallTable flat;
-    reserveAll(flat, static_cast<size_t>(total), kApiColumns);
-    // Runtime or driver: eventClass when it says so, else the name decides
-    // (cached per name: -1 = not decided yet).
-    std::vector<int8_t> kindByName(ctx.capture.strings.size() + 1, -1);
+    // Runtime or driver: eventClass when it says so, else the name decides,
+    // once every row is in (the rows may be read on two threads).
+    constexpr auto kUndecided = static_cast<ApiKind>(0xFF);
     // Columns 0-6: globalTid, start, end, correlationId, nameId, returnValue,
     // eventClass. NULL reads as 0 but for nameId and eventClass, whose NULL
     // is -1.
-    auto rows = [&](const DecodedRows& r) {
+    auto rows = [&ctx](TablePart<ApiCallTable>& part, const DecodedRows& r) {
+        ApiCallTable& flat = part.rows;
         const size_t n = r.count;
         const int64_t* tid = r.column(0);
         const int64_t* start = r.column(1);
@@ -87,23 +86,20 @@ void readApiCalls(ReadContext& ctx) {
         flat.start.insert(flat.start.end(), start, start + n);
         flat.end.insert(flat.end.end(), end, end + n);
         appendEach(flat.correlation, n, [&](size_t i) { return u32(correlation[i]); });
-        const size_t first = flat.name.size();
         appendEach(flat.name, n, [&](size_t i) { return ctx.name(nameId[i]); });
         appendEach(flat.returnValue, n, [&](size_t i) { return static_cast<int32_t>(returnValue[i]); });
         appendEach(flat.kind, n, [&](size_t i) {
             if (eventClass[i] == schema::kEventClassRuntime) return ApiKind::Runtime;
             if (eventClass[i] == schema::kEventClassDriver) return ApiKind::Driver;
-            const uint32_t name = flat.name[first + i];
-            if (name >= kindByName.size()) kindByName.resize(name + 1, -1);
-            if (kindByName[name] < 0)
-                kindByName[name] = static_cast<int8_t>(kindFromName(ctx.capture.strings.at(name)));
-            return static_cast<ApiKind>(kindByName[name]);
+            return kUndecided;
         });
     };
     const std::vector<PageColumn> columns = {
         "globalTid", "start", "end", "correlationId", {"nameId", -1, -1}, "returnValue", {"eventClass", -1, -1}};
-    if (!scanPagesHere(ctx, t, columns, rows)) {
-        std::apply([&](auto... column) { ((flat.*column).clear(), ...); }, kApiColumns);
+    std::optional<TablePart<ApiCallTable>> part = scanTablePages<ApiCallTable>(ctx, t, columns, kApiColumns, rows);
+    if (!part) {
+        part.emplace();
+        reserveAll(part->rows, static_cast<size_t>(total), kApiColumns);
         // Raw columns where NULL means 0 (sqlite3_column_int64 reads NULL as
         // 0, so coalesce(c, 0) only cost VDBE steps); nameId and eventClass
         // keep their -1 for NULL.
@@ -115,13 +111,22 @@ void readApiCalls(ReadContext& ctx) {
         int64_t done = 0;
         while (st.step()) {
             try {
-                rows(StatementRow<7>(st.get()).rows());
+                rows(*part, StatementRow<7>(st.get()).rows());
             } catch (const sql::NotAnInteger&) {
                 st.requireIntegers(0, 7, t);
                 throw;
             }
             if ((++done & 0xFFFF) == 0) ctx.tick(done, total);
         }
+    }
+    ApiCallTable& flat = part->rows;
+    std::vector<int8_t> kindByName(ctx.capture.strings.size() + 1, -1);  // -1: not decided yet
+    for (size_t i = 0; i < flat.size(); ++i) {
+        if (flat.kind[i] != kUndecided) continue;
+        const uint32_t name = flat.name[i];
+        if (name >= kindByName.size()) kindByName.resize(name + 1, -1);
+        if (kindByName[name] < 0) kindByName[name] = static_cast<int8_t>(kindFromName(ctx.capture.strings.at(name)));
+        flat.kind[i] = static_cast<ApiKind>(kindByName[name]);
     }
     // Processes are made once every row is in, in row order, whichever way
     // they were read (a reading from pages that gave up made none).
