@@ -374,7 +374,7 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT
 TEST(CaptureIoPages, DamagedPagesLoadAsThroughSqlite) {
     TempDir dir;
     const auto original = dir / "capture.sqlite";
-    writeCapture(original, 20000);
+    writeCapture(original, 8000);
     std::vector<int64_t> pageNumbers;
     ASSERT_TRUE(forEachRow(original,
                            "SELECT pageno FROM dbstat WHERE name IN ('OVERLAPSCOPE_KERNEL', "
@@ -388,7 +388,7 @@ TEST(CaptureIoPages, DamagedPagesLoadAsThroughSqlite) {
     sqlread::parallelScanMinRows = 1000;
     std::mt19937_64 random(46);
     int refused = 0, loaded = 0;
-    for (int round = 0; round < 300; ++round) {
+    for (int round = 0; round < 200; ++round) {
         std::string damaged = bytes;
         const int flips = 1 + static_cast<int>(random() % 4);
         std::string where;
