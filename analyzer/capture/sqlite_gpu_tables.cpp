@@ -45,7 +45,11 @@ const auto kSyncColumns = std::make_tuple(&SyncTable::start, &SyncTable::end, &S
 const char* const kPlacement[] = {"globalPid", "deviceId", "start", "end", "streamId", "correlationId"};
 std::string placement(ReadContext& ctx, const std::string& table) {
     std::string out = "SELECT ";
-    for (const char* c : kPlacement) out += (out.size() > 7 ? ", " : "") + ctx.rawColumn(table, c, "0");
+    const char* separator = "";
+    for (const char* c : kPlacement) {
+        out += separator + ctx.rawColumn(table, c, "0");
+        separator = ", ";
+    }
     return out;
 }
 
