@@ -42,4 +42,14 @@ Analysis analyze(const Capture& capture, const AnalysisSettings& settings, Analy
     return a;
 }
 
+Analysis analyze(Capture&& capture, const AnalysisSettings& settings, AnalysisDepth depth) {
+    Analysis a;
+    std::vector<DeviceIntervals> intervalsOfDevice;
+    analyzeProcesses(capture, settings, a, intervalsOfDevice, nullptr, depth);
+    const size_t processes = capture.processes.size();
+    capture = Capture{};
+    finishAnalysis(a, intervalsOfDevice, processes);
+    return a;
+}
+
 }  // namespace osc

@@ -13,6 +13,10 @@ namespace osc {
 // Throws std::invalid_argument for an invalid regex in the settings.
 Analysis analyze(const Capture& capture, const AnalysisSettings& settings = {},
                  AnalysisDepth depth = AnalysisDepth::Full);
+// The same, emptying `capture` once its devices are analysed: the cross-rank
+// half reads only the analysis, and a one-file report's peak memory was the
+// capture's tables held beside it.
+Analysis analyze(Capture&& capture, const AnalysisSettings& settings = {}, AnalysisDepth depth = AnalysisDepth::Full);
 
 // The cross-rank half over devices analysed in memory by analyzeProcesses:
 // the summary, matching (collectives and point-to-point), --align

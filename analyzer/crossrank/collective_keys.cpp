@@ -9,10 +9,10 @@ size_t KeyTable::KeyHash::operator()(const CollectiveKey& k) const {
     return static_cast<size_t>(h ^ (h >> 31));
 }
 
-uint32_t KeyTable::nameId(const std::string& collective) {
-    const auto [it, added] = nameIndex_.emplace(collective, static_cast<uint32_t>(names_.size()));
+uint32_t KeyTable::nameId(std::string_view collective) {
+    const auto [it, added] = nameIndex_.emplace(std::string(collective), static_cast<uint32_t>(names_.size()));
     if (added) {
-        names_.push_back(collective);
+        names_.emplace_back(collective);
         if (collective.empty()) none_ = it->second;
         if (collective == "SendRecv") sendRecv_ = it->second;
     }
@@ -56,7 +56,7 @@ uint32_t KeyTable::intern(const CollectiveKey& key) {
     return id;
 }
 
-uint32_t KeyTable::Device::key(const std::string& collective, std::optional<uint64_t> commHash,
+uint32_t KeyTable::Device::key(std::string_view collective, std::optional<uint64_t> commHash,
                                std::optional<uint64_t> seqNumber) {
     return key(table_.nameId(collective), commHash, seqNumber);
 }

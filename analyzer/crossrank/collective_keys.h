@@ -25,8 +25,7 @@ public:
         // k counting that collective on the device. Operations without a
         // collective type, and SendRecv (sends and receives pair by peer,
         // p2p_match.h), get kNoKey.
-        uint32_t key(const std::string& collective, std::optional<uint64_t> commHash,
-                     std::optional<uint64_t> seqNumber);
+        uint32_t key(std::string_view collective, std::optional<uint64_t> commHash, std::optional<uint64_t> seqNumber);
         // The same for a collective name already numbered by nameId().
         uint32_t key(uint32_t name, std::optional<uint64_t> commHash, std::optional<uint64_t> seqNumber);
 
@@ -35,7 +34,7 @@ public:
         std::vector<uint64_t> ordinal_;  // by collective name id
     };
 
-    uint32_t nameId(const std::string& collective);
+    uint32_t nameId(std::string_view collective);
     const std::vector<CollectiveKey>& keys() const { return keys_; }
     const std::vector<std::string>& names() const { return names_; }
 

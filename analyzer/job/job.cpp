@@ -59,12 +59,12 @@ Analysis analyzeInMemory(const JobInputs& inputs, const JobRequest& request, con
     options.launchShapeOnly = true;  // all the analysis reads of a launch
     options.progress = progress.loading;
     options.cancel = progress.cancel;
-    const Capture capture = loadCaptures(inputs.paths, options);
+    Capture capture = loadCaptures(inputs.paths, options);
     if (progress.status) progress.status("");
     if (report) reportSavedNothing(capture.savedNothing, captureFiles(inputs.paths).size(), *report);
     warn(progress, capture.warnings);
     if (progress.status) progress.status("analyzing");
-    Analysis analysis = analyze(capture, request.settings);
+    Analysis analysis = analyze(std::move(capture), request.settings);
     if (progress.status) progress.status("");
     warn(progress, analysis.warnings);
     return analysis;

@@ -4,6 +4,7 @@
 
 #include "analyzer/capture/model.h"
 #include "analyzer/metrics/intervals.h"
+#include "analyzer/metrics/shared_text.h"
 
 #include <array>
 #include <optional>
@@ -203,9 +204,9 @@ struct P2pPart {
 // One communication operation on one device: a communication kernel, or a
 // peer-to-peer (or, with --comm-copies, host<->device) copy.
 struct CollectiveInstance {
-    std::string name;        // kernel name (demangled) or copy description
-    std::string collective;  // AllReduce, AllGather, ReduceScatter, SendRecv, ... or ""
-    std::string datatype;    // f32, bf16, ... or ""
+    SharedText name;        // kernel name (demangled) or copy description
+    SharedText collective;  // AllReduce, AllGather, ReduceScatter, SendRecv, ... or ""
+    SharedText datatype;    // f32, bf16, ... or ""
     TimeNs start_ns = 0, end_ns = 0;
     uint32_t stream = 0;
     TimeNs duration_ns = 0, overlapped_ns = 0, exposed_ns = 0;
@@ -213,7 +214,7 @@ struct CollectiveInstance {
     std::optional<double> bandwidth_gbps;  // bytes / duration
     // From the NCCL profiler plugin row matched to this kernel, when present.
     std::optional<uint64_t> commHash, seqNumber;
-    std::string algo, proto;
+    SharedText algo, proto;
     // Sends and receives of a SendRecv (or all-to-all) kernel, in row order,
     // and this device's rank and the size of the communicator from the rows
     // (-1 when unknown).

@@ -26,7 +26,7 @@ std::optional<uint64_t> busBytes(const CollectiveInstance& op) {
         return std::max(sent, received);
     }
     if (!op.bytes) return std::nullopt;
-    const std::string& c = op.collective;
+    const std::string_view c = op.collective;
     if (c == "AllReduce" || c == "Broadcast" || c == "Reduce" || c == "SendRecv") return *op.bytes;
     if (c == "AllGather" || c == "ReduceScatter" || isAllToAll(op)) {
         if (op.commSize <= 0) return std::nullopt;

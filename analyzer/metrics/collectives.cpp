@@ -4,9 +4,25 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace osc {
 namespace {
+
+// One SharedText per string id: every operation naming it shares it.
+class SharedTexts {
+public:
+    explicit SharedTexts(const StringTable& strings) : strings_(strings) {}
+    const SharedText& at(uint32_t id) {
+        auto it = texts_.find(id);
+        if (it == texts_.end()) it = texts_.emplace(id, SharedText(strings_.at(id))).first;
+        return it->second;
+    }
+
+private:
+    const StringTable& strings_;
+    std::unordered_map<uint32_t, SharedText> texts_;
+};
 
 const char* copyKindName(CopyKind k) {
     switch (k) {
@@ -62,6 +78,10 @@ void fillBandwidth(CollectiveInstance& op) {
 std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Device& device,
                                                ActivityClassifier& classifier, const DeviceCoverage& coverage) {
     std::vector<CollectiveInstance> ops;
+    struct KernelTexts {
+        SharedText name, collective, datatype;
+    };
+    std::unordered_map<uint32_t, KernelTexts> textsOf;  // by name id: a device has a few communication kernels
     const auto finish = [&](CollectiveInstance& op) {
         op.duration_ns = std::max<TimeNs>(0, op.end_ns - op.start_ns);
         op.overlapped_ns = op.duration_ns ? coverage.compute.covered(op.start_ns, op.end_ns) : 0;
@@ -76,10 +96,15 @@ std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Dev
         const uint32_t nameId = kernelNameId(k, i);
         if (classifier.kernel(nameId) != Category::Communication) continue;
         CollectiveInstance op;
-        op.name = std::string(capture.strings.at(nameId));
-        const NcclKernelName& parsed = classifier.ncclName(nameId);
-        op.collective = parsed.collective;
-        op.datatype = parsed.datatype;
+        auto texts = textsOf.find(nameId);
+        if (texts == textsOf.end()) {
+            const NcclKernelName& parsed = classifier.ncclName(nameId);
+            texts = textsOf.emplace(nameId, KernelTexts{capture.strings.at(nameId), parsed.collective, parsed.datatype})
+                        .first;
+        }
+        op.name = texts->second.name;
+        op.collective = texts->second.collective;
+        op.datatype = texts->second.datatype;
         op.start_ns = k.start[i];
         op.end_ns = k.end[i];
         op.stream = k.stream[i];
@@ -88,12 +113,15 @@ std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Dev
         ops.push_back(std::move(op));
     }
     const size_t nKernels = ops.size();
+    std::map<CopyKind, SharedText> copyNames;
     const auto& c = device.copies;
     for (size_t i = 0; i < c.size(); ++i) {
         const CopyKind kind = i < c.copyKind.size() ? c.copyKind[i] : CopyKind::Unknown;
         if (classifier.copy(kind) != Category::Communication) continue;
         CollectiveInstance op;
-        op.name = std::string("Memcpy ") + copyKindName(kind);
+        SharedText& name = copyNames[kind];
+        if (name.empty()) name = std::string("Memcpy ") + copyKindName(kind);
+        op.name = name;
         op.start_ns = c.start[i];
         op.end_ns = c.end[i];
         op.stream = c.stream[i];
@@ -127,16 +155,20 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
     const auto known = [](const std::vector<TimeNs>& col, size_t r) { return r < col.size() && col[r] >= 0; };
 
     std::vector<int> rowsOn(ops.size(), 0);
+    SharedTexts texts(capture.strings);
+    const SharedText allToAll("AllToAll"), sendRecv("SendRecv");
     const auto attach = [&](size_t opIndex, size_t r) {
         CollectiveInstance& op = ops[opIndex];
         const std::string_view func = capture.strings.at(t.func[r]);
         if (rowsOn[opIndex]++ == 0) {
             op.commHash = t.commHash[r];
             op.seqNumber = t.seqNumber[r];
-            op.algo = std::string(capture.strings.at(t.algo[r]));
-            op.proto = std::string(capture.strings.at(t.proto[r]));
+            op.algo = texts.at(t.algo[r]);
+            op.proto = texts.at(t.proto[r]);
             op.bytes = t.bytes[r];
-            if (op.collective.empty()) op.collective = kernelCollectiveOf(func);
+            // A point-to-point call's kernel is a SendRecv kernel.
+            if (op.collective.empty())
+                op.collective = func == "Send" || func == "Recv" ? sendRecv : texts.at(t.func[r]);
             op.commRank = r < t.rank.size() ? t.rank[r] : -1;
             op.commSize = r < t.nranks.size() ? t.nranks[r] : -1;
         } else {
@@ -148,7 +180,7 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
             op.p2p.push_back({func == "Send", t.root[r], t.bytes[r],
                               t.p2pNumbered ? std::optional<uint64_t>(t.seqNumber[r]) : std::nullopt});
         // An all-to-all the plugin names runs in a SendRecv kernel (NCCL 2.28).
-        if (isAllToAllFunc(func) && (op.collective.empty() || op.collective == "SendRecv")) op.collective = "AllToAll";
+        if (isAllToAllFunc(func) && (op.collective.empty() || op.collective == "SendRecv")) op.collective = allToAll;
         fillBandwidth(op);
     };
 
@@ -221,7 +253,7 @@ void attachPluginRows(const Capture& capture, const Process& process, const Devi
     // Order rule: per collective type, k-th unmatched row -> k-th unmatched kernel.
     std::map<std::string, std::vector<size_t>> freeOps, freeRows;
     for (size_t i : kernelOps)
-        if (rowsOn[i] == 0 && !ops[i].collective.empty()) freeOps[ops[i].collective].push_back(i);
+        if (rowsOn[i] == 0 && !ops[i].collective.empty()) freeOps[ops[i].collective.str()].push_back(i);
     for (size_t r : untimed) freeRows[kernelCollectiveOf(capture.strings.at(t.func[r]))].push_back(r);
     for (auto& [coll, rows] : freeRows) {
         auto f = freeOps.find(coll);

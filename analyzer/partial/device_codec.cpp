@@ -273,7 +273,7 @@ private:
             bytes += 1;
         } else if constexpr (std::is_enum_v<T> || std::is_arithmetic_v<T>) {
             bytes += sizeof(T);
-        } else if constexpr (std::is_same_v<T, std::string>) {
+        } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, SharedText>) {
             bytes += sizeof(uint32_t) + v.size();
         } else if constexpr (IsOptional<T>::value) {
             bytes += 1;
@@ -332,7 +332,7 @@ private:
             raw(&byte, 1);
         } else if constexpr (std::is_enum_v<T> || std::is_arithmetic_v<T>) {
             raw(&v, sizeof v);
-        } else if constexpr (std::is_same_v<T, std::string>) {
+        } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, SharedText>) {
             count(v.size());
             raw(v.data(), v.size());
         } else if constexpr (IsOptional<T>::value) {
@@ -411,6 +411,10 @@ private:
             // capacity cases), and `v` is always a fresh empty string.
             v = std::string(cur_, n);
             cur_ += n;
+        } else if constexpr (std::is_same_v<T, SharedText>) {
+            const size_t n = count(1);
+            v = texts_.recall(std::string_view(cur_, n));
+            cur_ += n;
         } else if constexpr (IsOptional<T>::value) {
             if (flag()) {
                 field(v.emplace());
@@ -453,6 +457,7 @@ private:
     const char* cur_;
     const char* end_;
     const char* origin_;
+    RecentTexts texts_;  // a device's operations repeat a handful of names
 };
 
 template <class T>

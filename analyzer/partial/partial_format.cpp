@@ -188,13 +188,13 @@ void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const DeviceInt
     out << '}';
 
     // Collective names by index: a device has a handful of kinds.
-    std::map<std::string, size_t> nameIndex;
+    std::map<std::string, size_t, std::less<>> nameIndex;
     std::vector<std::string> names;
     std::vector<size_t> nameOf;
     nameOf.reserve(d.collectives.size());
     for (const auto& c : d.collectives) {
-        const auto [it, added] = nameIndex.emplace(c.collective, names.size());
-        if (added) names.push_back(c.collective);
+        const auto [it, added] = nameIndex.emplace(c.collective.str(), names.size());
+        if (added) names.push_back(c.collective.str());
         nameOf.push_back(it->second);
     }
     out << ",\"ops\":{";

@@ -15,7 +15,7 @@ PreparedDevice prepareDevice(const DeviceAnalysis& device, const DeviceIntervals
     p.ops.reserve(device.collectives.size());
     for (const CollectiveInstance& c : device.collectives) {
         const auto [it, added] = names.try_emplace(c.collective, static_cast<uint32_t>(p.collectives.size()));
-        if (added) p.collectives.push_back(c.collective);
+        if (added) p.collectives.emplace_back(c.collective);
         p.ops.push_back({it->second, c.commHash, c.seqNumber, c.start_ns, c.end_ns});
     }
     p.exposed = intervals.exposed;

@@ -62,10 +62,10 @@ std::string formatBytes(std::optional<uint64_t> bytes) {
 std::string describeCollective(const CollectiveInstance& c) {
     if (c.collective.empty()) {
         // Kernel names can be long templates; the part before '(' says enough.
-        const auto paren = c.name.find('(');
-        return paren == std::string::npos ? c.name : c.name.substr(0, paren);
+        const std::string_view name = c.name;
+        return std::string(name.substr(0, name.find('(')));
     }
-    return c.datatype.empty() ? c.collective : c.collective + " " + c.datatype;
+    return c.datatype.empty() ? c.collective.str() : c.collective + " " + c.datatype.str();
 }
 
 std::string verdict(const OverlapMetrics& m) {

@@ -235,9 +235,9 @@ public:
 
     CollectiveInstance collective(const json& c, const std::string& w) const {
         CollectiveInstance x;
-        x.name = text(c, "name", w);
-        x.collective = optText(c, "collective", w);
-        x.datatype = optText(c, "datatype", w);
+        x.name = texts_.recall(text(c, "name", w));
+        x.collective = texts_.recall(optText(c, "collective", w));
+        x.datatype = texts_.recall(optText(c, "datatype", w));
         x.start_ns = integer(c, "start_ns", w);
         x.end_ns = integer(c, "end_ns", w);
         x.stream = static_cast<uint32_t>(optInteger(c, "stream", w).value_or(0));
@@ -248,8 +248,8 @@ public:
         x.bandwidth_gbps = optGbps(c, "bandwidth_gbps", w);
         x.commHash = optHex(c, "comm_hash", w);
         if (auto s = optInteger(c, "seq_number", w)) x.seqNumber = static_cast<uint64_t>(*s);
-        x.algo = optText(c, "algo", w);
-        x.proto = optText(c, "proto", w);
+        x.algo = texts_.recall(optText(c, "algo", w));
+        x.proto = texts_.recall(optText(c, "proto", w));
         x.step = static_cast<int>(optInteger(c, "step", w).value_or(-1));
         // docs/design.md 4d; reports written before it lack them.
         x.algbw_gbps = optGbps(c, "algbw_gbps", w);
@@ -433,6 +433,7 @@ public:
 
 private:
     std::string origin_;
+    mutable RecentTexts texts_;  // operations repeat a handful of names
 };
 
 // An integer field, or `fallback` when it is absent or not an integer.

@@ -45,7 +45,7 @@ private:
 };
 
 // Gradient collectives: all-reduce (DDP) and reduce-scatter (ZeRO, FSDP).
-const std::string* gradientKind(const std::string& c) {
+const std::string* gradientKind(std::string_view c) {
     return c == kAllReduce ? &kAllReduce : c == kReduceScatter ? &kReduceScatter : nullptr;
 }
 

@@ -15,8 +15,8 @@
 
 namespace osc::gui::csv {
 
-inline std::string quoted(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+inline std::string quoted(std::string_view s) {
+    if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
     std::string out = "\"";
     for (char c : s) {
         if (c == '"') out += '"';

@@ -58,7 +58,7 @@ std::string eventTooltip(const TimelineModel& model, const Analysis* analysis, E
                     " · block " + dims(K.blockX[r], K.blockY[r], K.blockZ[r]);
             text += "\n" + launchLine(model, lane.group, K.correlation[r]);
             if (const CollectiveInstance* op = operationOf(model, analysis, lane.group, r, row.start[i])) {
-                std::string what = op->collective.empty() ? std::string("communication") : op->collective;
+                std::string what = op->collective.empty() ? std::string("communication") : op->collective.str();
                 if (op->bytes) what += " · " + formatBytes(*op->bytes);
                 if (op->seqNumber) what += " · seq " + std::to_string(*op->seqNumber);
                 text += "\n" + what;

@@ -11,7 +11,8 @@ namespace osc::gui {
 namespace {
 
 std::string describe(const CollectiveInstance& c) {
-    std::string name = c.collective.empty() ? c.name.substr(0, c.name.find('(')) : c.collective;
+    const std::string_view full = c.name;
+    std::string name = c.collective.empty() ? std::string(full.substr(0, full.find('('))) : c.collective.str();
     if (!c.datatype.empty()) name += " " + c.datatype;
     return name;
 }

@@ -63,13 +63,16 @@ void CategoryColumn::push(uint32_t id, std::string_view name) {
     codes_.push_back(it->second);
 }
 
-void CategoryColumn::pushText(const std::string& name) {
-    auto [it, added] = byText_.try_emplace(name, static_cast<int32_t>(categories_.size()));
-    if (added) categories_.append(text(name));
+void CategoryColumn::pushText(std::string_view name) {
+    auto it = byText_.find(name);
+    if (it == byText_.end()) {
+        it = byText_.emplace(std::string(name), static_cast<int32_t>(categories_.size())).first;
+        categories_.append(text(name));
+    }
     codes_.push_back(it->second);
 }
 
-void CategoryColumn::pushTextOrNull(const std::string& name) {
+void CategoryColumn::pushTextOrNull(std::string_view name) {
     if (name.empty())
         codes_.push_back(-1);  // pandas' code for a missing category, as the JSON's null
     else

@@ -44,15 +44,19 @@ py::array boolArray(std::vector<uint8_t>&& values);
 class CategoryColumn {
 public:
     void push(uint32_t id, std::string_view name);
-    void pushText(const std::string& name);  // without a string table id
+    void pushText(std::string_view name);  // without a string table id
     // Unknown or inapplicable ("") is missing, where the report JSON writes null.
-    void pushTextOrNull(const std::string& name);
+    void pushTextOrNull(std::string_view name);
     py::tuple finish();  // ("category", codes, categories)
 
 private:
     std::vector<int32_t> codes_;
     std::unordered_map<uint32_t, int32_t> byId_;
-    std::unordered_map<std::string, int32_t> byText_;
+    struct TextHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> byText_;
     py::list categories_;
 };
 

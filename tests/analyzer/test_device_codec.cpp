@@ -124,7 +124,8 @@ void compare(const T& a, const T& b, const std::string& path, std::vector<std::s
     if (diffs.size() >= 8) return;
     if constexpr (std::is_floating_point_v<T>) {
         if (std::bit_cast<uint64_t>(a) != std::bit_cast<uint64_t>(b)) diffs.push_back(path + ": bits differ");
-    } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>) {
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string> ||
+                         std::is_same_v<T, SharedText>) {
         if (!(a == b)) diffs.push_back(path + ": values differ");
     } else if constexpr (IsOptional<T>::value) {
         if (a.has_value() != b.has_value())
@@ -168,7 +169,8 @@ void defaultMembers(const T& x, const std::string& path, std::vector<std::string
             out.push_back(path + " (empty list)");
         else
             defaultMembers(x[0], path + "[0]", out);
-    } else if constexpr (std::is_class_v<T> && !std::is_same_v<T, std::string> && !IsArray<T>::value) {
+    } else if constexpr (std::is_class_v<T> && !std::is_same_v<T, std::string> && !std::is_same_v<T, SharedText> &&
+                         !IsArray<T>::value) {
         const T blank{};
         const auto [names, mx] = members(x);
         const auto mblank = members(blank).second;
