@@ -73,6 +73,11 @@ void RangeTable::sortByStart() {
     permuteAll(perm, start, end, name, globalTid, domain, category, color, kind, onGpu);
 }
 
+void CpuOpTable::sortByStart() {
+    const auto perm = sortPermutation(start);
+    permuteAll(perm, start, end, name, globalTid);
+}
+
 void CollectiveTable::sortByEnqueue() {
     const auto perm = sortPermutation(enqueue);
     permuteAll(perm, commHash, rank, nranks, seqNumber, func, datatype, algo, proto, count, bytes, root, nChannels,

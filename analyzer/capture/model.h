@@ -130,6 +130,19 @@ struct RangeTable {
     void sortByStart();
 };
 
+// Host-side operators of a PyTorch trace (Kineto "cpu_op"): a RangeTable
+// without the NVTX columns (domain, category, color, kind, side), which no
+// operator has: a large trace holds one operator per kernel launch, and
+// those columns were 14 of its 42 bytes.
+struct CpuOpTable {
+    std::vector<TimeNs> start, end;
+    std::vector<uint32_t> name;  // StringTable id
+    std::vector<uint64_t> globalTid;
+
+    size_t size() const { return start.size(); }
+    void sortByStart();
+};
+
 // One row per collective from the NCCL profiler plugin (OVERLAPSCOPE_NCCL_COLL).
 // Times are -1 where unknown.
 struct CollectiveTable {
@@ -211,9 +224,9 @@ struct Process {
     ApiCallTable apiCalls;
     RangeTable ranges;
     // Host-side operators of a PyTorch trace (Kineto "cpu_op": aten::mm,
-    // autograd nodes), per thread, for the GUI's CPU lanes. No metric reads
-    // them: steps still come from `ranges` only.
-    RangeTable cpuOps;
+    // autograd nodes), per thread, for the GUI's CPU lanes and to name idle
+    // time (lead_up.h); steps still come from `ranges` only.
+    CpuOpTable cpuOps;
     CollectiveTable collectives;
     // Host thread names by globalTid (nsys ThreadNames, which our captures
     // copy; PyTorch "thread_name" metadata), for the GUI's CPU lanes only.

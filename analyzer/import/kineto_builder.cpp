@@ -214,7 +214,11 @@ void CaptureBuilder::onEvent(const Event& e) {
             break;
         }
         case EventKind::CpuOp: {
-            appendRange(p.cpuOps, e, start, end, false);
+            auto& ops = p.cpuOps;
+            ops.start.push_back(start);
+            ops.end.push_back(end);
+            ops.name.push_back(capture_.strings.intern(e.name));
+            ops.globalTid.push_back(globalTid(e.pid, e.tid));
             keepCommOperator(p, e, start, end);
             break;
         }

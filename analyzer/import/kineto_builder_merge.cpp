@@ -116,7 +116,8 @@ void CaptureBuilder::absorb(CaptureBuilder& piece) {
         }
         appendApiCalls(to.apiCalls, from.apiCalls, ids);
         appendRanges(to.ranges, from.ranges, ids);
-        appendRanges(to.cpuOps, from.cpuOps, ids);
+        appendColumns(to.cpuOps, from.cpuOps, &CpuOpTable::start, &CpuOpTable::end, &CpuOpTable::globalTid);
+        appendIds(to.cpuOps.name, from.cpuOps.name, ids);
         appendCollectives(to.collectives, from.collectives, ids);
     }
     appendPerProcess(pendingComm_, piece.pendingComm_);

@@ -437,7 +437,7 @@ DetailList eventDetails(const TimelineModel& model, EventRef ref, const Analysis
             break;
         }
         case EventSource::CpuOp: {
-            const RangeTable& O = proc.cpuOps;
+            const CpuOpTable& O = proc.cpuOps;
             add("operator", std::string(strings.at(O.name[r])));
             add("thread", std::to_string(threadIdOf(O.globalTid[r])));
             add("start", formatTimestamp(row.start[i]));

@@ -30,7 +30,7 @@ std::string hostThreadTitle(const Process& p, uint64_t globalTid) {
 std::vector<HostThreadLane> buildHostLanes(const Process& p) {
     std::map<uint64_t, std::vector<HostEvent>> byThread;
     const ApiCallTable& api = p.apiCalls;
-    const RangeTable& ops = p.cpuOps;
+    const CpuOpTable& ops = p.cpuOps;
     // Both tables are start-sorted: a merge keeps each thread's list sorted.
     // At equal starts the operator comes first, so the call lands under it.
     size_t a = 0, o = 0;

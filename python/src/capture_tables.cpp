@@ -5,6 +5,7 @@
 #include "python/src/columns.h"
 
 #include <stdexcept>
+#include <type_traits>
 
 namespace osc::python {
 namespace {
@@ -176,11 +177,15 @@ py::dict syncsTable(const Capture& c) {
 }
 
 // NVTX ranges and annotations, or PyTorch operators (same table layout).
-py::dict rangesTable(const Capture& c, const RangeTable Process::*member) {
+// NVTX ranges, or PyTorch's CPU operators: those have no domain, are
+// push-pop and on the CPU.
+template <typename Table>
+py::dict rangesTable(const Capture& c, const Table Process::*member) {
     std::vector<std::pair<size_t, size_t>> rows;
     for (size_t p = 0; p < c.processes.size(); ++p)
         for (size_t i = 0; i < (c.processes[p].*member).size(); ++i) rows.emplace_back(p, i);
-    auto r = [&](size_t i) -> const RangeTable& { return c.processes[rows[i].first].*member; };
+    auto r = [&](size_t i) -> const Table& { return c.processes[rows[i].first].*member; };
+    constexpr bool kNvtx = std::is_same_v<Table, RangeTable>;
     Columns t(rows.size());
     t.add("process_index", [&](size_t i) { return rows[i].first; });
     t.add("rank", [&](size_t i) { return known(c.processes[rows[i].first].rank); });
@@ -195,11 +200,14 @@ py::dict rangesTable(const Capture& c, const RangeTable Process::*member) {
     t.put("name", name.finish());
     t.add("thread", [&](size_t i) { return r(i).globalTid[rows[i].second]; });
     t.add("domain", [&](size_t i) {
-        const uint32_t d = r(i).domain[rows[i].second];
+        uint32_t d = kNoId;
+        if constexpr (kNvtx) d = r(i).domain[rows[i].second];
         return d == kNoId ? std::nullopt : std::optional<std::string>(c.strings.at(d));
     });
     t.add("kind", [&](size_t i) -> std::string {
-        switch (r(i).kind[rows[i].second]) {
+        RangeKind kind = RangeKind::PushPop;
+        if constexpr (kNvtx) kind = r(i).kind[rows[i].second];
+        switch (kind) {
             case RangeKind::PushPop:
                 return "push-pop";
             case RangeKind::StartEnd:
@@ -209,7 +217,10 @@ py::dict rangesTable(const Capture& c, const RangeTable Process::*member) {
         }
         return "";
     });
-    t.add("on_gpu", [&](size_t i) { return r(i).onGpu[rows[i].second] != 0; });
+    t.add("on_gpu", [&](size_t i) {
+        if constexpr (kNvtx) return r(i).onGpu[rows[i].second] != 0;
+        return false;
+    });
     return t.finish();
 }
 

@@ -84,7 +84,11 @@ inline std::string dumpCapture(const Capture& c) {
         column(out, "a.name", a.name);
         column(out, "a.returnValue", a.returnValue);
         column(out, "a.kind", a.kind);
-        for (const RangeTable* r : {&p.ranges, &p.cpuOps}) {
+        column(out, "o.start", p.cpuOps.start);
+        column(out, "o.end", p.cpuOps.end);
+        column(out, "o.name", p.cpuOps.name);
+        column(out, "o.globalTid", p.cpuOps.globalTid);
+        for (const RangeTable* r : {&p.ranges}) {
             column(out, "r.start", r->start);
             column(out, "r.end", r->end);
             column(out, "r.name", r->name);

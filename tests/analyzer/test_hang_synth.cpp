@@ -222,8 +222,14 @@ TEST(HangSequences, HostActivityIsTheNewestOfEachKind) {
     range(p.ranges, "ncclAllReduce", 3'000, 3'100, "NCCL");
     range(p.ranges, "a mark", 6'000, 6'000, {}, RangeKind::Mark);
     range(p.ranges, "gpu annotation", 7'000, 8'000, {}, RangeKind::PushPop, true);
-    range(p.cpuOps, "aten::copy_", 50, 60);
-    range(p.cpuOps, "aten::to", 40, 9'000);
+    auto cpuOp = [&](std::string_view name, TimeNs start, TimeNs end) {
+        p.cpuOps.start.push_back(start);
+        p.cpuOps.end.push_back(end);
+        p.cpuOps.name.push_back(cap.strings.intern(name));
+        p.cpuOps.globalTid.push_back(1);
+    };
+    cpuOp("aten::copy_", 50, 60);
+    cpuOp("aten::to", 40, 9'000);
     const hang::HostActivity h = hang::hostActivityOf(cap, p);
     ASSERT_TRUE(h.apiCall && h.range && h.cpuOp);
     EXPECT_EQ(h.apiCall->name, "cudaStreamSynchronize");

@@ -72,16 +72,11 @@ inline void addApiCall(Capture& c, Process& p, TimeNs s, TimeNs e, uint64_t tid,
 }
 
 inline void addCpuOp(Capture& c, Process& p, TimeNs s, TimeNs e, uint64_t tid, const std::string& name) {
-    RangeTable& r = p.cpuOps;
+    CpuOpTable& r = p.cpuOps;
     r.start.push_back(s);
     r.end.push_back(e);
     r.name.push_back(c.strings.intern(name));
     r.globalTid.push_back(tid);
-    r.domain.push_back(kNoId);
-    r.category.push_back(0);
-    r.color.push_back(0);
-    r.kind.push_back(RangeKind::PushPop);
-    r.onGpu.push_back(0);
 }
 
 inline const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
