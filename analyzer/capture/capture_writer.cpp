@@ -5,6 +5,7 @@
 #include "analyzer/capture/new_capture_file.h"
 #include "analyzer/capture/schema.h"
 #include "analyzer/capture/sqlite_util.h"
+#include "analyzer/capture/text_map.h"
 #include "analyzer/capture/wal_checkpointer.h"
 
 #include <fcntl.h>
@@ -24,11 +25,7 @@
 namespace osc {
 namespace {
 
-struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using StringIdMap = std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
+using StringIdMap = TextMap<uint32_t>;
 
 // What a kernel row shares with other launches of the same kernel in the
 // same way (OVERLAPSCOPE_KERNEL_LAUNCH). No padding: compared and hashed as bytes.

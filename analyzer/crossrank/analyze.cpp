@@ -34,22 +34,28 @@ void finishAnalysis(Analysis& a, const std::vector<DeviceIntervals>& intervalsOf
     a.warnings = std::move(rest.warnings);
 }
 
-Analysis analyze(const Capture& capture, const AnalysisSettings& settings, AnalysisDepth depth) {
-    Analysis a;
-    std::vector<DeviceIntervals> intervalsOfDevice;
-    analyzeProcesses(capture, settings, a, intervalsOfDevice, nullptr, depth);
-    finishAnalysis(a, intervalsOfDevice, capture.processes.size());
-    return a;
-}
+namespace {
 
-Analysis analyze(Capture&& capture, const AnalysisSettings& settings, AnalysisDepth depth) {
+// Both halves; `given`, when the caller gave the capture up, is emptied
+// between them.
+Analysis analyzeWhole(const Capture& capture, Capture* given, const AnalysisSettings& settings, AnalysisDepth depth) {
     Analysis a;
     std::vector<DeviceIntervals> intervalsOfDevice;
     analyzeProcesses(capture, settings, a, intervalsOfDevice, nullptr, depth);
     const size_t processes = capture.processes.size();
-    capture = Capture{};
+    if (given) *given = Capture{};
     finishAnalysis(a, intervalsOfDevice, processes);
     return a;
+}
+
+}  // namespace
+
+Analysis analyze(const Capture& capture, const AnalysisSettings& settings, AnalysisDepth depth) {
+    return analyzeWhole(capture, nullptr, settings, depth);
+}
+
+Analysis analyze(Capture&& capture, const AnalysisSettings& settings, AnalysisDepth depth) {
+    return analyzeWhole(capture, &capture, settings, depth);
 }
 
 }  // namespace osc

@@ -10,6 +10,8 @@ size_t KeyTable::KeyHash::operator()(const CollectiveKey& k) const {
 }
 
 uint32_t KeyTable::nameId(std::string_view collective) {
+    // Called once per operation: a name already numbered makes no string.
+    if (const auto found = nameIndex_.find(collective); found != nameIndex_.end()) return found->second;
     const auto [it, added] = nameIndex_.emplace(std::string(collective), static_cast<uint32_t>(names_.size()));
     if (added) {
         names_.emplace_back(collective);

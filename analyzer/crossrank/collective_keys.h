@@ -3,6 +3,7 @@
 // across ranks by the same rule in memory and over partial results.
 #pragma once
 
+#include "analyzer/capture/text_map.h"
 #include "analyzer/crossrank/device_source.h"
 
 #include <optional>
@@ -60,7 +61,7 @@ private:
     std::vector<SeqRun> runs_;
     tsl::robin_map<CollectiveKey, uint32_t, KeyHash> runIndex_;  // seq ignored: 0
     tsl::robin_map<CollectiveKey, uint32_t, KeyHash> keyIndex_;  // the keys no run holds
-    std::unordered_map<std::string, uint32_t> nameIndex_;
+    TextMap<uint32_t> nameIndex_;
     uint32_t sendRecv_ = kNoKey, none_ = kNoKey;  // name ids never matched
 };
 

@@ -6,6 +6,7 @@
 // given (before 2000 or after 2100, INT64_MIN included) is dropped, so
 // that no later subtraction can overflow.
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/capture/text_map.h"
 #include "analyzer/hang/dump_readers.h"
 #include "analyzer/hang/flight_recorder.h"
 
@@ -201,11 +202,7 @@ private:
     void readStatus(const DataTree& t);
 
     FlightRecorderDump& dump_;
-    struct TextHash {
-        using is_transparent = void;
-        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-    std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> ids_{{"", 0}};
+    TextMap<uint32_t> ids_{{"", 0}};
     // The last dtype names looked up: entries of one dump mostly share one.
     // A copy, not a view into the dump's texts: a short text moves when
     // their vector grows (found by the fuzzer).

@@ -5,6 +5,8 @@
 // overlapscope/_frames.py turns a Columns object into a DataFrame.
 #pragma once
 
+#include "analyzer/capture/text_map.h"
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -52,11 +54,7 @@ public:
 private:
     std::vector<int32_t> codes_;
     std::unordered_map<uint32_t, int32_t> byId_;
-    struct TextHash {
-        using is_transparent = void;
-        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-    std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> byText_;
+    TextMap<int32_t> byText_;
     py::list categories_;
 };
 
