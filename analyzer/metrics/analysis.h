@@ -228,6 +228,9 @@ struct CollectiveInstance {
     // with nccl-tests' bus factor, and against the link's peak.
     std::optional<double> algbw_gbps, busbw_gbps, busbw_fraction;
     BusBwBasis busbw_basis = BusBwBasis::None;
+
+    // What tables name the operation by: its collective, else its kernel name.
+    const SharedText& collectiveOrName() const { return collective.empty() ? name : collective; }
 };
 
 enum class FindingKind {

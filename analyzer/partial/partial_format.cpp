@@ -188,7 +188,7 @@ void writeDeviceLine(std::ostream& out, const DeviceAnalysis& d, const DeviceInt
     out << '}';
 
     // Collective names by index: a device has a handful of kinds.
-    std::map<std::string, size_t, std::less<>> nameIndex;
+    std::map<std::string, size_t> nameIndex;
     std::vector<std::string> names;
     std::vector<size_t> nameOf;
     nameOf.reserve(d.collectives.size());

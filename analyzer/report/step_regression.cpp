@@ -40,7 +40,7 @@ std::vector<Series> seriesOf(const DeviceAnalysis& d) {
         int communicator = -1;
         if (c.commHash) communicator = communicators.emplace(*c.commHash, communicators.size()).first->second;
         if (c.step < 0 || static_cast<size_t>(c.step) >= d.steps.size()) continue;
-        byKey[{(c.collective.empty() ? c.name : c.collective).str(), communicator}][c.step] += c.duration_ns;
+        byKey[{c.collectiveOrName().str(), communicator}][c.step] += c.duration_ns;
     }
     for (const auto& [key, perStep] : byKey) {
         Series s;

@@ -82,7 +82,7 @@ std::string compareCollectivesCsv(const Analysis& base, const Analysis& candidat
         const CollectiveInstance* either = ca ? ca : cb;
         std::vector<std::string> row = csv::deviceFields(base.devices[static_cast<size_t>(p.baseDevice)]);
         row.push_back(p.step >= 0 ? std::to_string(p.step) : std::string());
-        row.push_back(quoted(either->collective.empty() ? either->name : either->collective));
+        row.push_back(quoted(either->collectiveOrName()));
         row.push_back(quoted(p.group));
         row.push_back(std::to_string(p.bucket));
         row.push_back(number(either->bytes));

@@ -72,8 +72,7 @@ std::vector<Identity> identities(const DeviceAnalysis& d, const std::vector<int>
     std::map<Identity, int> seen;  // bucket 0 of each (type, group, bytes): how many so far
     for (int i : ops) {
         const CollectiveInstance& c = d.collectives[static_cast<size_t>(i)];
-        Identity id{(c.collective.empty() ? c.name : c.collective).str(),
-                    c.commHash ? groups.at(*c.commHash) : std::string(), c.bytes, 0};
+        Identity id{c.collectiveOrName().str(), c.commHash ? groups.at(*c.commHash) : std::string(), c.bytes, 0};
         id.bucket = seen[id]++;
         out.push_back(std::move(id));
     }

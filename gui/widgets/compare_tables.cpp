@@ -235,7 +235,7 @@ QVariant CollectiveCompareModel::data(const QModelIndex& index, int role) const 
     const int group = runs_.baseModel ? runs_.baseModel->groupOf(da) : -1;
     const int column = index.column();
     const auto name = [](const CollectiveInstance* c) {
-        return c ? (c->collective.empty() ? c->name : c->collective).str() : std::string("(none)");
+        return c ? c->collectiveOrName().str() : std::string("(none)");
     };
     switch (role) {
         case StartRole:
@@ -351,7 +351,7 @@ std::function<AsyncSortedTableModel::Keys()> CollectiveCompareModel::sortKeys(in
                 case Name:
                 case Group: {
                     const CollectiveInstance* c = ca ? ca : cb;
-                    text.push_back(column == Group ? p.group : (c->collective.empty() ? c->name : c->collective).str());
+                    text.push_back(column == Group ? p.group : c->collectiveOrName().str());
                     break;
                 }
                 case DurationA:

@@ -371,7 +371,7 @@ QVariant CollectiveTableModel::data(const QModelIndex& index, int role) const {
         case Device:
             return deviceName(d);
         case Name: {
-            const QString name = QString::fromUtf8((c.collective.empty() ? c.name : c.collective).view());
+            const QString name = QString::fromUtf8(c.collectiveOrName().view());
             return r.bottleneck ? QStringLiteral("⚑ ") + name : name;
         }
         case Step:
@@ -425,7 +425,7 @@ std::function<AsyncSortedTableModel::Keys()> CollectiveTableModel::sortKeys(int 
                     k.push_back(r.device);
                     break;
                 case Name:
-                    text.push_back((c.collective.empty() ? c.name : c.collective).str());
+                    text.push_back(c.collectiveOrName().str());
                     break;
                 case Step:
                     k.push_back(c.step);
