@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Optional, Sequence, Union
 
-import pandas as pd
+from ._lazy import pandas as pd
+from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
 from ._options import PathLike, analysis_settings
@@ -102,7 +103,8 @@ def diff(
     settings = analysis_settings(
         comm_kernel, comm_copies, step_pattern, align, microbatch_pattern, pipeline_stages, peak_busbw_gbps
     )
-    out = _core.diff(
+    out = while_engine_works(
+        _core.diff,
         os.fspath(base),
         os.fspath(candidate),
         settings,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numpy as np
-import pandas as pd
+from ._lazy import numpy as np
+from ._lazy import pandas as pd
 
 
 def column(value: Any) -> Any:

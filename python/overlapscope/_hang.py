@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List
 
-import pandas as pd
+from ._lazy import pandas as pd
+from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
 from ._options import Paths, paths_of
@@ -107,4 +108,4 @@ def hang_documents(names: List[str], min_wait_ms: float, progress: _progress.Pro
     (not yet shown); overlapscope.distributed runs it on the files it gathered."""
     if not min_wait_ms >= 0:
         raise ValueError(f"min_wait_ms must be 0 or more, not {min_wait_ms!r}")
-    return _core.hang(names, float(min_wait_ms), _progress.callback(progress))
+    return while_engine_works(_core.hang, names, float(min_wait_ms), _progress.callback(progress))

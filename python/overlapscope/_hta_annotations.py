@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 
-import pandas as pd
+from ._lazy import pandas as pd
 
 # hta/common/types.py MemoryKernelGroupingPattern, which shorten_name leaves alone.
 _MEMORY = re.compile(r"(^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)")

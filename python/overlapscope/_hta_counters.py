@@ -13,11 +13,11 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Optional
 
-import pandas as pd
+from ._lazy import pandas as pd
 
 from . import _core
 
-Frame = Callable[[int], pd.DataFrame]
+Frame = Callable[[int], "pd.DataFrame"]
 
 #: The host calls that put work on a stream (trace_symbol_table.py get_runtime_launch_events_mask).
 LAUNCHES = (

@@ -11,7 +11,7 @@ import random
 from enum import Enum
 from typing import Any, Dict, List, Optional, Union
 
-import pandas as pd
+from ._lazy import pandas as pd
 
 from ._hta_annotations import shorten_name
 

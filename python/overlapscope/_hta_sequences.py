@@ -16,8 +16,8 @@ import os
 from collections import defaultdict
 from typing import Any, Dict, List, Tuple
 
-import numpy as np
-import pandas as pd
+from ._lazy import numpy as np
+from ._lazy import pandas as pd
 
 from . import _core
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, List, Optional
 
-import pandas as pd
+from ._lazy import pandas as pd
 
-Frame = Callable[[int], pd.DataFrame]
+Frame = Callable[[int], "pd.DataFrame"]
 
 
 def iteration_info(frames: Dict[int, pd.DataFrame]) -> pd.DataFrame:

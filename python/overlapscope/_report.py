@@ -7,7 +7,8 @@ import os
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-import pandas as pd
+from ._lazy import pandas as pd
+from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
 from ._errors import OverlapscopeWarning
@@ -239,7 +240,8 @@ def report(
     )
     if jobs < 0:
         raise ValueError(f"jobs must be 0 (every core) or more, not {jobs}")
-    handle = _core.analyze_job(
+    handle = while_engine_works(
+        _core.analyze_job,
         paths_of(paths),
         settings,
         int(jobs),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-import pandas as pd
+from ._lazy import pandas as pd
+from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
 from ._options import Paths, analysis_settings, paths_of
@@ -131,6 +132,6 @@ def load(
     Loading runs without the GIL and shows progress as :func:`report` does.
     """
     settings = analysis_settings(comm_kernel, comm_copies)
-    handle = _core.load(paths_of(paths), True, _progress.callback(progress))
+    handle = while_engine_works(_core.load, paths_of(paths), True, _progress.callback(progress))
     warn_all(handle.warnings)
     return Trace(handle, settings)

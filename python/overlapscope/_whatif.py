@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Optional, Sequence, Union
 
-import pandas as pd
+from ._lazy import pandas as pd
+from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
 from ._options import Paths, analysis_settings, paths_of
@@ -104,7 +105,7 @@ def whatif(
     _core.validate_whatif(whatif_settings)  # before a long load, as the command line does
     inputs = paths_of(paths)
     callback = _progress.callback(progress)
-    capture = _core.load(inputs, False, callback)
+    capture = while_engine_works(_core.load, inputs, False, callback)
     warn_all(capture.warnings)
     result = capture.whatif(settings, whatif_settings, bool(summary), inputs, callback)
     warn_all(result["warnings"])

@@ -32,7 +32,9 @@ import os
 from enum import Flag, auto
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-import pandas as pd
+from ._lazy import numpy as np
+from ._lazy import pandas as pd
+from ._lazy import while_engine_works
 
 from . import _core, _frames, _hta_annotations, _hta_counters, _hta_sequences, _hta_steps, _progress
 from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
@@ -147,7 +149,8 @@ class TraceAnalysis:
         ranks: Dict[str, int] = {}
         if isinstance(trace_files, dict):
             ranks = {path: int(rank) for path, rank in zip(paths, trace_files.keys())}
-        self._trace, loaded = _core.hta_load(
+        self._trace, loaded = while_engine_works(
+            _core.hta_load,
             paths, 0, bool(include_last_profiler_step), _round_like_hta(), ranks, bool(_filter_steps),
             _progress.callback(progress),
         )
@@ -250,17 +253,25 @@ class TraceAnalysis:
 
         analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
         stats = _frames.frame(self._trace.kernel_name_stats())  # the per-name group-by, made in C++
-        parts = []
-        for rank in self._trace.ranks():
-            of_rank = stats[stats["rank"] == rank]
-            for kernel_type in analysed:
-                per_name = of_rank[of_rank["kernel_type"] == kernel_type][["name", "sum", "max", "min", "mean", "std"]]
-                kernels = _hta_annotations.fold(per_name.reset_index(drop=True), num_kernels, duration_ratio)
+        stats = stats[stats["kernel_type"].isin(analysed)]
+        columns = ["name", "sum", "max", "min", "std", "mean", "kernel_type", "rank"]
+        if self._trace.ranks():
+            # A rank's kernels of one type are folded into "others" only when
+            # there are more than num_kernels names; the rows of every other
+            # group are HTA's as they are (their order is the sort's below).
+            names = stats.groupby(["rank", "kernel_type"], sort=False)["name"].transform("size")
+            kept = stats[names <= num_kernels].fillna({"std": 0})
+            parts = [kept[columns]]
+            folded = stats[names > num_kernels].groupby(["rank", "kernel_type"], sort=False)
+            for (rank, kernel_type), per_name in folded:
+                per_name = per_name[["name", "sum", "max", "min", "mean", "std"]].reset_index(drop=True)
+                kernels = _hta_annotations.fold(per_name, num_kernels, duration_ratio)
                 kernels["kernel_type"] = kernel_type
                 kernels["rank"] = int(rank)
-                parts.append(kernels)
-        columns = ["name", "sum", "max", "min", "std", "mean", "kernel_type", "rank"]
-        all_kernel_df = pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+                parts.append(kernels[columns])
+            all_kernel_df = pd.concat(parts, ignore_index=True)
+        else:
+            all_kernel_df = pd.DataFrame(columns=columns)
         all_kernel_df.sort_values(by=["kernel_type", "name", "rank"], ignore_index=True, inplace=True)
         all_kernel_df.rename(
             columns={"sum": "sum (us)", "mean": "mean (us)", "max": "max (us)", "min": "min (us)", "std": "stddev"},
@@ -300,6 +311,8 @@ class TraceAnalysis:
             raise ValueError(f"no trace for rank {rank}")
         intervals = _frames.frame(self._trace.idle_intervals(int(rank), float(delay)))
         intervals["stream"] = intervals["stream"].astype(self._trace.dtypes(int(rank))["stream"])
+        if not streams and not show_stats and len(intervals):
+            return self._idle_time_of_every_stream(rank, intervals), None
         if not streams:
             streams = list(intervals["stream"].unique())
         # From here on as hta/analyzers/breakdown_analysis.py computes it.
@@ -328,6 +341,33 @@ class TraceAnalysis:
             stats_df.insert(0, "rank", rank)
             stats_df.rename(mapper=_IDLE_CATEGORY_NAMES, axis=0, inplace=True)
         return result_df, stats_df
+
+    @staticmethod
+    def _idle_time_of_every_stream(rank: int, intervals: pd.DataFrame) -> pd.DataFrame:
+        """What the loop of ``_idle_time_of_rank`` gives for every stream, in
+        one group-by: the same sums (pandas adds each group's rows in order
+        either way), each stream's total added up in the same order, the
+        streams in the order they first appear, each one's categories sorted."""
+        sums = intervals.groupby(["stream", "idle_category"], sort=True)["idle_interval"].sum().reset_index()
+        first_seen = {stream: at for at, stream in enumerate(intervals["stream"].unique())}
+        order = np.argsort(sums["stream"].map(first_seen).to_numpy(), kind="stable")
+        sums = sums.iloc[order].reset_index(drop=True)
+        sums["stream"] = sums["stream"].astype(intervals["stream"].dtype)  # the group-by widened it
+        stream = sums["stream"].to_numpy()
+        starts = np.flatnonzero(np.r_[True, stream[1:] != stream[:-1]])
+        counts = np.diff(np.r_[starts, len(stream)])
+        idle = sums["idle_interval"].to_numpy()
+        totals = np.repeat(np.add.reduceat(idle, starts), counts)
+        result_df = pd.DataFrame(
+            {
+                "rank": rank,
+                "stream": sums["stream"],
+                "idle_category": sums["idle_category"].map(lambda c: _IDLE_CATEGORY_NAMES.get(c, c)).astype(object),
+                "idle_time": idle,
+                "idle_time_ratio": idle / totals,
+            }
+        )
+        return result_df.round(2)
 
     def get_cuda_kernel_launch_stats(
         self,

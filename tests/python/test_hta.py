@@ -380,3 +380,54 @@ def test_others_as_hta_groups_them(tmp_path: Path) -> None:
     o = rows["others"]
     assert (o[1], o[2], o[3], o[5]) == (sum(others), max(others), min(others), pytest.approx(sum(others) / len(others)))
     assert o[4] == pytest.approx(pd.Series(others).std())
+
+
+def test_iterations_of_overlapping_profiler_steps(tmp_path: Path) -> None:
+    # add_iteration: a row's iteration is the last ProfilerStep holding its
+    # start, the host's steps (by start) before the GPU's; steps here nest,
+    # overlap, touch and one lasts no time. Worked out by hand for every row
+    # (the last step's end is kept: include_last_profiler_step).
+    def step(name, ts, dur, gpu=False):
+        return {"ph": "X", "cat": "gpu_user_annotation" if gpu else "user_annotation", "name": name,
+                "pid": 0 if gpu else 1, "tid": 7 if gpu else 1, "ts": ts, "dur": dur, "args": {}}
+
+    def op(ts):
+        return {"ph": "X", "cat": "cpu_op", "name": f"aten::op_{ts}", "pid": 1, "tid": 1, "ts": ts, "dur": 1,
+                "args": {}}
+
+    steps = [step("ProfilerStep#1", 0, 100), step("ProfilerStep#2", 50, 150), step("ProfilerStep#3", 120, 0),
+             step("ProfilerStep#4", 200, 50), step("ProfilerStep#9", 80, 40, gpu=True)]
+    want = {5: 1, 49: 1, 50: 2, 79: 2, 80: 9, 119: 9, 120: 2, 199: 2, 200: 4, 249: 4, 250: -1}
+    events = steps + [op(ts) for ts in want] + [
+        {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 5,
+         "args": {"stream": 7, "correlation": 1}}]
+    (tmp_path / "t.json").write_text(json.dumps({"distributedInfo": {"rank": 0}, "traceEvents": events}))
+    frame = TraceAnalysis(trace_dir=str(tmp_path), include_last_profiler_step=True, progress=False)._frame(0)
+    ops = frame[frame["name"].astype(str).str.startswith("aten::op_")]
+    assert {int(str(n)[len("aten::op_"):]): int(i) for n, i in zip(ops["name"], ops["iteration"])} == want
+
+
+def test_idle_time_rows_by_stream_then_category(tmp_path: Path) -> None:
+    # Streams ascending (docs/python.md: HTA follows its file there), each
+    # stream's categories in HTA's order (host_wait, kernel_wait, other), each
+    # ratio over its own stream's idle time; the first kernel of a stream has
+    # no gap (other, nothing added).
+    def kernel(stream, ts, dur, corr, launched):
+        return [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                 "ts": launched, "dur": 2, "args": {"correlation": corr}},
+                {"ph": "X", "cat": "kernel", "name": f"k{corr}", "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+                 "args": {"stream": stream, "correlation": corr}}]
+
+    events = (kernel(20, 0, 10, 1, 0) + kernel(20, 15, 10, 2, 1) + kernel(20, 125, 10, 3, 120)
+              + kernel(7, 30, 10, 4, 3) + kernel(7, 50, 10, 5, 4) + kernel(7, 100, 10, 6, 5))
+    (tmp_path / "t.json").write_text(json.dumps({"distributedInfo": {"rank": 0}, "traceEvents": events}))
+    idle, _ = TraceAnalysis(trace_dir=str(tmp_path), progress=False).get_idle_time_breakdown(visualize=False)
+    rows = [(int(r.stream), r.idle_category, r.idle_time, r.idle_time_ratio) for r in idle.itertuples(index=False)]
+    # Stream 7: 10 us between kernels launched long before (kernel_wait,
+    # under 30 us) and 40 us (other). Stream 20: 5 us (kernel_wait) and 100 us
+    # waiting for a launch at 120 (host_wait).
+    assert rows == [(7, "kernel_wait", 10.0, 0.2), (7, "other", 40.0, 0.8),
+                    (20, "host_wait", 100.0, round(100 / 105, 2)), (20, "kernel_wait", 5.0, round(5 / 105, 2)),
+                    (20, "other", 0.0, 0.0)]
+    assert list(idle.columns) == ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]
+    assert list(idle.index) == list(range(5))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -133,6 +135,50 @@ def test_frames_are_pandas() -> None:
     for name in ("processes", "devices", "kernels", "copies", "memsets", "syncs", "ranges", "api_calls", "cpu_ops"):
         assert isinstance(getattr(trace, name), pd.DataFrame), name
     assert str(trace.kernels["start_ns"].dtype) == "int64"
+
+
+def _fresh_python(code: str) -> str:
+    """What `code` prints in a new interpreter (nothing imported yet)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_importing_the_package_leaves_pandas_for_the_first_load() -> None:
+    # pandas takes 0.2 s to import: not on `import overlapscope`, but while
+    # the engine reads the first input, on a thread of its own.
+    printed = _fresh_python(
+        "import sys, overlapscope, overlapscope.hta\n"
+        "print('pandas' in sys.modules, 'numpy' in sys.modules)\n"
+        f"trace = overlapscope.load({str(CAPTURE)!r}, progress=False)\n"
+        "import pandas\n"
+        "print(type(trace.kernels) is pandas.DataFrame, len(trace.kernels) > 0)"
+    )
+    assert printed.split("\n") == ["False False", "True True"]
+
+
+def test_pandas_is_imported_while_the_engine_works_and_before_it_returns() -> None:
+    # The call below stands for the engine: it holds no GIL while it sleeps
+    # and sees the import happen meanwhile; a call that raises still waits
+    # for the import (no thread is left importing), and its error is the one
+    # the caller gets.
+    prelude = "import sys, threading, time\nfrom overlapscope._lazy import while_engine_works\n"
+    assert _fresh_python(
+        prelude + "def engine():\n"
+        "    for _ in range(2000):\n"
+        "        if 'pandas' in sys.modules: return 'seen'\n"
+        "        time.sleep(0.005)\n"
+        "    return 'never'\n"
+        "print(while_engine_works(engine))\n"
+    ) == "seen"
+    assert _fresh_python(
+        prelude + "def failing():\n"
+        "    raise ValueError('bad input')\n"
+        "try:\n"
+        "    while_engine_works(failing)\n"
+        "except ValueError as e:\n"
+        "    print(e, threading.active_count(), 'pandas' in sys.modules)\n"
+    ) == "bad input 1 True"
 
 
 def test_progress_in_a_notebook_is_one_output_redrawn_and_emptied(tmp_path) -> None:
