@@ -27,11 +27,12 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= \
 targets=(overlapscope test_cli test_cli_hardening test_capture_io test_metrics_hostile
          fuzz_replay_kineto_json fuzz_replay_capture_reader fuzz_replay_flight_recorder test_flight_recorder
          test_agent_output_files test_agent_session test_agent_stop_grace test_agent_e2e
-         test_agent_handle_checks bench_nccl_plugin_stress test_shared_text)
+         test_agent_handle_checks bench_nccl_plugin_stress test_shared_text
+         test_analysis_only_load)
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 # The fake agent library is preloaded into sanitized processes after their
 # own runtime would be: ASan's link-order check would refuse that needlessly.
 export ASAN_OPTIONS="exitcode=86:detect_leaks=1:abort_on_error=0:verify_asan_link_order=0:detect_odr_violation=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" --timeout 600 \
-  -R '^(Cli|CliOutputSafety|CliOptionErrors|CaptureIo|MetricsHostile|Hostile|fuzz_ubsan_|AgentOutputFiles|CaptureSession|StopGrace|AgentEndToEnd|AgentLifecycle|PluginHandles|HandleChecks|Abi/HandleChecks|BufferChecks|NcclStress|agent_nccl_plugin_stress_fake|FlightRecorder|PickleReader|Versions/FlightRecorderTest|SharedText)'
+  -R '^(Cli|CliOutputSafety|CliOptionErrors|CaptureIo|MetricsHostile|Hostile|fuzz_ubsan_|AgentOutputFiles|CaptureSession|StopGrace|AgentEndToEnd|AgentLifecycle|PluginHandles|HandleChecks|Abi/HandleChecks|BufferChecks|NcclStress|agent_nccl_plugin_stress_fake|FlightRecorder|PickleReader|Versions/FlightRecorderTest|SharedText|AnalysisOnlyLoad|PackedOptional|CompactList)'

@@ -45,7 +45,13 @@ void KernelTable::reserve(size_t n) {
 void KernelTable::sortByStart() {
     const auto perm = sortPermutation(start);
     permuteAll(perm, start, end, stream, correlation, name, shortName, gridX, gridY, gridZ, blockX, blockY, blockZ,
-               registersPerThread, staticSharedMemory, dynamicSharedMemory, graphId, graphNodeId);
+               registersPerThread, staticSharedMemory, dynamicSharedMemory, graphId, graphNodeId, shape);
+}
+
+LaunchShape KernelTable::launchShape(size_t i) const {
+    if (i < shape.size() && shape[i] < shapes.size()) return shapes[shape[i]];
+    const auto at = [i](const std::vector<uint32_t>& column) { return i < column.size() ? column[i] : 0u; };
+    return {at(gridX), at(gridY), at(gridZ), at(blockX), at(blockY), at(blockZ)};
 }
 
 void CopyTable::sortByStart() {

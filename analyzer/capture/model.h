@@ -8,6 +8,7 @@
 
 #include "analyzer/capture/string_table.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -53,6 +54,9 @@ enum class SyncType : uint8_t {
     ContextSynchronize = 4,
 };
 
+// A kernel's grid x, y, z and block x, y, z.
+using LaunchShape = std::array<uint32_t, 6>;
+
 struct KernelTable {
     std::vector<TimeNs> start, end;
     std::vector<uint32_t> stream, correlation;
@@ -62,8 +66,17 @@ struct KernelTable {
     std::vector<uint32_t> registersPerThread, staticSharedMemory, dynamicSharedMemory;
     std::vector<uint32_t> graphId;
     std::vector<uint64_t> graphNodeId;
+    // Loaded for the analysis only (LoadOptions::analysisOnly), a reader may
+    // leave the grid and block columns empty and give each kernel's shape
+    // here, as an index into `shapes`: a trace launches a few hundred
+    // distinct shapes, and 24 bytes a kernel become 4.
+    std::vector<uint32_t> shape;
+    std::vector<LaunchShape> shapes;
 
     size_t size() const { return start.size(); }
+    // Kernel i's grid and block from whichever columns hold them; 0 where
+    // none does.
+    LaunchShape launchShape(size_t i) const;
     void reserve(size_t n);
     void sortByStart();
 };

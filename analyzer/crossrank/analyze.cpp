@@ -41,7 +41,7 @@ namespace {
 Analysis analyzeWhole(const Capture& capture, Capture* given, const AnalysisSettings& settings, AnalysisDepth depth) {
     Analysis a;
     std::vector<DeviceIntervals> intervalsOfDevice;
-    analyzeProcesses(capture, settings, a, intervalsOfDevice, nullptr, depth);
+    analyzeProcesses(capture, settings, a, intervalsOfDevice, nullptr, depth, given);
     const size_t processes = capture.processes.size();
     if (given) *given = Capture{};
     finishAnalysis(a, intervalsOfDevice, processes);

@@ -58,6 +58,7 @@ std::unique_ptr<CaptureBuilder> CaptureBuilder::forPiece(Capture& local) const {
     piece->distRank_ = distRank_;
     piece->distWorldSize_ = distWorldSize_;
     piece->launchShapeOnly_ = launchShapeOnly_;
+    piece->analysisOnly_ = analysisOnly_;
     return piece;
 }
 
@@ -127,14 +128,20 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.stream.push_back(stream == kNoId ? 0 : stream);
             k.correlation.push_back(correlation);
             k.name.push_back(name);
-            k.shortName.push_back(name);
-            k.gridX.push_back(clampU32(e.grid[0]));
-            k.gridY.push_back(clampU32(e.grid[1]));
-            k.gridZ.push_back(clampU32(e.grid[2]));
-            k.blockX.push_back(clampU32(e.block[0]));
-            k.blockY.push_back(clampU32(e.block[1]));
-            k.blockZ.push_back(clampU32(e.block[2]));
-            if (!launchShapeOnly_) {
+            if (!analysisOnly_) k.shortName.push_back(name);
+            const LaunchShape shape{clampU32(e.grid[0]),  clampU32(e.grid[1]),  clampU32(e.grid[2]),
+                                    clampU32(e.block[0]), clampU32(e.block[1]), clampU32(e.block[2])};
+            if (analysisOnly_) {
+                k.shape.push_back(shapes_.id(shape));
+            } else {
+                k.gridX.push_back(shape[0]);
+                k.gridY.push_back(shape[1]);
+                k.gridZ.push_back(shape[2]);
+                k.blockX.push_back(shape[3]);
+                k.blockY.push_back(shape[4]);
+                k.blockZ.push_back(shape[5]);
+            }
+            if (!launchShapeOnly_ && !analysisOnly_) {
                 k.registersPerThread.push_back(clampU32(e.registers));
                 // Kineto reports static + dynamic shared memory as one figure.
                 k.staticSharedMemory.push_back(clampU32(e.sharedMemory));
@@ -200,8 +207,10 @@ void CaptureBuilder::onEvent(const Event& e) {
             a.globalTid.push_back(globalTid(e.pid, e.tid));
             a.correlation.push_back(correlation);
             a.name.push_back(capture_.strings.intern(e.name));
-            a.returnValue.push_back(0);
-            a.kind.push_back(kind == EventKind::Driver ? ApiKind::Driver : ApiKind::Runtime);
+            if (!analysisOnly_) {
+                a.returnValue.push_back(0);
+                a.kind.push_back(kind == EventKind::Driver ? ApiKind::Driver : ApiKind::Runtime);
+            }
             if (p.pid == 0 && e.pid > 0) p.pid = e.pid;
             break;
         }
@@ -218,7 +227,7 @@ void CaptureBuilder::onEvent(const Event& e) {
             ops.start.push_back(start);
             ops.end.push_back(end);
             ops.name.push_back(capture_.strings.intern(e.name));
-            ops.globalTid.push_back(globalTid(e.pid, e.tid));
+            if (!analysisOnly_) ops.globalTid.push_back(globalTid(e.pid, e.tid));
             keepCommOperator(p, e, start, end);
             break;
         }
@@ -320,6 +329,7 @@ void CaptureBuilder::finish() {
             shiftColumn(d.syncs.start, origin);
             shiftColumn(d.syncs.end, origin);
             if (const auto it = gpus_.find(d.id); it != gpus_.end()) d.gpu = it->second;
+            if (!d.kernels.shape.empty()) d.kernels.shapes = shapes_.shapes();
         }
         shiftColumn(p.apiCalls.start, origin);
         shiftColumn(p.apiCalls.end, origin);

@@ -3,6 +3,7 @@
 // rebasing of times so the earliest event of the file is at 0.
 #pragma once
 
+#include "analyzer/capture/load_options.h"
 #include "analyzer/capture/model.h"
 #include "analyzer/import/kineto_comm_args.h"
 #include "analyzer/import/kineto_event.h"
@@ -12,9 +13,35 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace osc::kineto {
+
+// Distinct launch shapes, numbered as first met.
+class LaunchShapes {
+public:
+    uint32_t id(const LaunchShape& shape) {
+        if (!shapes_.empty() && shape == shapes_[last_]) return last_;  // kernels come in runs
+        const auto [it, added] = ids_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
+        if (added) shapes_.push_back(shape);
+        last_ = it->second;
+        return last_;
+    }
+    const std::vector<LaunchShape>& shapes() const { return shapes_; }
+
+private:
+    struct Hash {
+        size_t operator()(const LaunchShape& s) const {
+            uint64_t h = 1469598103934665603ull;
+            for (uint32_t v : s) h = (h ^ v) * 1099511628211ull;
+            return static_cast<size_t>(h);
+        }
+    };
+    std::unordered_map<LaunchShape, uint32_t, Hash> ids_;
+    std::vector<LaunchShape> shapes_;
+    uint32_t last_ = 0;
+};
 
 class CaptureBuilder : public Sink {
 public:
@@ -22,8 +49,12 @@ public:
     CaptureBuilder(Capture& capture, std::string path, std::function<void()> tick);
 
     // Kernels keep only their grid and block of the launch details
-    // (LoadOptions::launchShapeOnly).
-    void keepLaunchShapeOnly(bool only) { launchShapeOnly_ = only; }
+    // (LoadOptions::launchShapeOnly); with `analysisOnly`, the columns the
+    // analysis does not read stay empty (LoadOptions::analysisOnly).
+    void keep(const LoadOptions& options) {
+        launchShapeOnly_ = options.launchShapeOnly;
+        analysisOnly_ = options.analysisOnly;
+    }
 
     void onEvent(const Event& event) override;
     void onDistributedInfo(int64_t rank, int64_t worldSize) override;
@@ -74,7 +105,9 @@ private:
     int64_t baseTimeNs_ = 0;
     int64_t minTs_ = INT64_MAX;
     uint64_t kernels_ = 0;
-    bool launchShapeOnly_ = false;
+    bool launchShapeOnly_ = false, analysisOnly_ = false;
+    // Under analysisOnly_: every kernel's launch shape, numbered (KernelTable::shape).
+    LaunchShapes shapes_;
     // Per process (index into processes_): NCCL kernels with PyTorch's
     // send/receive arguments, turned into rows once the rank is known.
     std::vector<std::vector<PendingComm>> pendingComm_;

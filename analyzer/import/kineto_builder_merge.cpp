@@ -17,7 +17,8 @@ void append(std::vector<T>& to, const std::vector<T>& from) {
     to.insert(to.end(), from.begin(), from.end());
 }
 
-// String ids of the piece as the capture's (kNoId and other non-ids kept).
+// Ids the piece gave (strings, launch shapes) as the whole file's (kNoId and
+// other non-ids kept).
 void appendIds(std::vector<uint32_t>& to, const std::vector<uint32_t>& from, const std::vector<uint32_t>& ids) {
     const size_t at = to.size();
     to.resize(at + from.size());
@@ -30,7 +31,8 @@ void appendColumns(Table& to, const Table& from, Columns... columns) {
     (append(to.*columns, from.*columns), ...);
 }
 
-void appendKernels(KernelTable& to, const KernelTable& from, const std::vector<uint32_t>& ids) {
+void appendKernels(KernelTable& to, const KernelTable& from, const std::vector<uint32_t>& ids,
+                   const std::vector<uint32_t>& shapeIds) {
     appendColumns(to, from, &KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
                   &KernelTable::gridX, &KernelTable::gridY, &KernelTable::gridZ, &KernelTable::blockX,
                   &KernelTable::blockY, &KernelTable::blockZ, &KernelTable::registersPerThread,
@@ -38,6 +40,7 @@ void appendKernels(KernelTable& to, const KernelTable& from, const std::vector<u
                   &KernelTable::graphNodeId);
     appendIds(to.name, from.name, ids);
     appendIds(to.shortName, from.shortName, ids);
+    appendIds(to.shape, from.shape, shapeIds);
 }
 
 void appendCopies(CopyTable& to, const CopyTable& from) {
@@ -101,6 +104,8 @@ void CaptureBuilder::absorb(CaptureBuilder& piece) {
     const StringTable& strings = piece.capture_.strings;
     std::vector<uint32_t> ids(strings.size());
     for (uint32_t i = 0; i < strings.size(); ++i) ids[i] = capture_.strings.intern(strings.at(i));
+    std::vector<uint32_t> shapeIds;
+    for (const LaunchShape& shape : piece.shapes_.shapes()) shapeIds.push_back(shapes_.id(shape));
     if (processes_.size() < piece.processes_.size()) processes_.resize(piece.processes_.size());
     for (size_t i = 0; i < piece.processes_.size(); ++i) {
         Process& to = processes_[i];
@@ -109,7 +114,7 @@ void CaptureBuilder::absorb(CaptureBuilder& piece) {
         for (auto& [tid, name] : from.threadNames) to.threadNames[tid] = std::move(name);
         for (const Device& d : from.devices) {
             Device& into = deviceFor(to, d.id);
-            appendKernels(into.kernels, d.kernels, ids);
+            appendKernels(into.kernels, d.kernels, ids, shapeIds);
             appendCopies(into.copies, d.copies);
             appendMemsets(into.memsets, d.memsets);
             appendSyncs(into.syncs, d.syncs);

@@ -39,11 +39,11 @@ struct TextSource {
 
 // The streaming reader: JsonScanner handing every token to the SaxHandler.
 template <typename Source>
-void readStreaming(Source& source, const std::string& path, const std::function<void()>& tick, bool launchShapeOnly,
-                   Capture& capture) {
+void readStreaming(Source& source, const std::string& path, const std::function<void()>& tick,
+                   const LoadOptions& options, Capture& capture) {
     const size_t firstProcess = capture.processes.size();
     CaptureBuilder builder(capture, path, tick);
-    builder.keepLaunchShapeOnly(launchShapeOnly);
+    builder.keep(options);
     SaxHandler handler(builder, path);
     JsonScanner<Source, SaxHandler> scanner(source, handler, path);
     try {
@@ -162,7 +162,7 @@ bool readInPlace(TraceBytes& bytes, const std::string& path, const LoadOptions& 
                  Capture& capture) {
     const size_t firstProcess = capture.processes.size(), firstString = capture.strings.size();
     CaptureBuilder builder(capture, path, nullptr);
-    builder.keepLaunchShapeOnly(options.launchShapeOnly);
+    builder.keep(options);
     PieceOptions pieces;
     pieces.pieceBytes = std::max<size_t>(1, ways.pieceBytes);
     pieces.threads = threadsFor(options, ways);
@@ -225,7 +225,7 @@ void readKinetoTrace(const std::string& path, const LoadOptions& options, Captur
             options.progress(static_cast<double>(reader.fileBytesRead()) / static_cast<double>(reader.fileSize()),
                              kStage);
     };
-    readStreaming(reader, path, tick, options.launchShapeOnly, capture);
+    readStreaming(reader, path, tick, options, capture);
     if (options.progress) options.progress(1.0, kStage);
 }
 
@@ -242,7 +242,7 @@ void readKinetoText(std::string_view text, const std::string& name, const LoadOp
     auto tick = [&] {
         if (options.cancelled()) throw LoadCancelled{};
     };
-    readStreaming(source, name, tick, options.launchShapeOnly, capture);
+    readStreaming(source, name, tick, options, capture);
 }
 
 }  // namespace kineto

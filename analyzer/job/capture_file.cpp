@@ -3,6 +3,8 @@
 #include "analyzer/capture/time_range.h"
 #include "analyzer/partial/partial_format.h"
 
+#include <utility>
+
 namespace osc::job {
 
 partial::FilePart analyzeCaptureFile(const std::string& path, const AnalysisSettings& settings, CaptureReader reader,
@@ -14,7 +16,7 @@ partial::FilePart analyzeCaptureFile(const std::string& path, const AnalysisSett
         reader(path, options, capture);
         checkTimeRanges(capture, 0, path);
         finishLoading(capture);
-        part = partial::analyzeFilePart(capture, path, settings);
+        part = partial::analyzeFilePart(std::move(capture), path, settings);
     }  // the capture is freed before its part is written anywhere
     return part;
 }

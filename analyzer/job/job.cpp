@@ -57,6 +57,7 @@ Analysis analyzeInMemory(const JobInputs& inputs, const JobRequest& request, con
     LoadOptions options;
     options.launchDetails = request.launchDetails;
     options.launchShapeOnly = true;  // all the analysis reads of a launch
+    options.analysisOnly = true;     // analysed, then dropped
     options.progress = progress.loading;
     options.cancel = progress.cancel;
     Capture capture = loadCaptures(inputs.paths, options);
@@ -76,6 +77,7 @@ FileWorkerOptions workerOptions(const JobRequest& request, const JobProgress& pr
     o.reader = readCaptureFile;
     o.load.launchDetails = request.launchDetails;
     o.load.launchShapeOnly = true;
+    o.load.analysisOnly = true;
     o.load.cancel = progress.cancel;
     o.progress = [&progress](size_t done, size_t total, const std::string&) {
         count(progress, "analyzing", done, total);

@@ -3,6 +3,7 @@
 // together.
 #include "analyzer/metrics/analysis.h"
 
+#include "analyzer/capture/freed_memory.h"
 #include "analyzer/capture/schema.h"
 
 #include "analyzer/metrics/alltoall.h"
@@ -208,7 +209,7 @@ DeviceAnalysis analyzeDevice(const Capture& capture, const Process& process, int
 
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
                       std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess,
-                      AnalysisDepth depth) {
+                      AnalysisDepth depth, Capture* spent) {
     out.settings = settings;
     ActivityClassifier classifier(capture.strings, settings);
     const std::regex& stepPattern = compiledOnce(settings.stepPattern, compileStepPattern);
@@ -218,6 +219,14 @@ void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, 
         const Process& process = capture.processes[p];
         const StepProjector projector(capture, process, stepPattern, stepNameMatches);
         const MicroBatchRanges microbatches(capture, process, microbatchPattern, microbatchNameMatches);
+        if (spent) {
+            ApiCallTable& calls = spent->processes[p].apiCalls;
+            std::vector<uint64_t>().swap(calls.globalTid);
+            std::vector<uint32_t>().swap(calls.correlation);
+            // With what the load freed (its pieces' tables), before the
+            // analysis allocates its own.
+            returnFreedMemory();
+        }
         if (!process.devices.empty()) warnAboutCompleteness(process, out.warnings, out.droppedRecords);
         if (warningProcess) warningProcess->resize(out.warnings.size(), static_cast<int>(p));
         for (const Device& device : process.devices) {

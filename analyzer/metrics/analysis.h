@@ -3,7 +3,9 @@
 #pragma once
 
 #include "analyzer/capture/model.h"
+#include "analyzer/metrics/compact_list.h"
 #include "analyzer/metrics/intervals.h"
+#include "analyzer/metrics/packed_optional.h"
 #include "analyzer/metrics/shared_text.h"
 
 #include <array>
@@ -208,26 +210,26 @@ struct CollectiveInstance {
     SharedText collective;  // AllReduce, AllGather, ReduceScatter, SendRecv, ... or ""
     SharedText datatype;    // f32, bf16, ... or ""
     TimeNs start_ns = 0, end_ns = 0;
-    uint32_t stream = 0;
     TimeNs duration_ns = 0, overlapped_ns = 0, exposed_ns = 0;
-    std::optional<uint64_t> bytes;         // from the NCCL plugin table or the copy
-    std::optional<double> bandwidth_gbps;  // bytes / duration
     // From the NCCL profiler plugin row matched to this kernel, when present.
-    std::optional<uint64_t> commHash, seqNumber;
     SharedText algo, proto;
     // Sends and receives of a SendRecv (or all-to-all) kernel, in row order,
     // and this device's rank and the size of the communicator from the rows
     // (-1 when unknown).
-    std::vector<P2pPart> p2p;
-    int32_t commRank = -1, commSize = -1;
-    bool allToAll = false;                         // an all-to-all (section 7f), set by analyze()
-    int step = -1;                                 // index into DeviceAnalysis::steps, -1 outside any step
+    CompactList<P2pPart> p2p;
     size_t kernelIndex = static_cast<size_t>(-1);  // row in Device::kernels, or -1 for a copy
+    uint32_t stream = 0;
+    int32_t commRank = -1, commSize = -1;
+    int step = -1;                                 // index into DeviceAnalysis::steps, -1 outside any step
+    PackedOptional<uint64_t> bytes;                // from the NCCL plugin table or the copy
+    PackedOptional<double> bandwidth_gbps;         // bytes / duration
+    PackedOptional<uint64_t> commHash, seqNumber;  // from the plugin row
     // docs/design.md 4d, decided across ranks (null before, and without
     // bytes): bytes over the transfer time (or the duration, see the basis),
     // with nccl-tests' bus factor, and against the link's peak.
-    std::optional<double> algbw_gbps, busbw_gbps, busbw_fraction;
+    PackedOptional<double> algbw_gbps, busbw_gbps, busbw_fraction;
     BusBwBasis busbw_basis = BusBwBasis::None;
+    bool allToAll = false;  // an all-to-all (section 7f), set by analyze()
 
     // What tables name the operation by: its collective, else its kernel name.
     const SharedText& collectiveOrName() const { return collective.empty() ? name : collective; }
@@ -442,10 +444,13 @@ enum class AnalysisDepth { Full, StepFigures };
 // `intervalsOfDevice`. Processes can so be analysed apart (one file at a
 // time, on several threads) and their captures freed before the cross-rank
 // half. `warningProcess`, when given, gets the process index of each
-// warning added. Throws std::invalid_argument for an invalid regex in the
-// settings.
+// warning added. `spent`, when given, is `capture` itself, which the caller
+// gives up: the API calls' threads and correlations are freed once a
+// process's steps are projected (no later step reads them; a twelfth of a
+// PyTorch trace's capture). Throws std::invalid_argument for an invalid
+// regex in the settings.
 void analyzeProcesses(const Capture& capture, const AnalysisSettings& settings, Analysis& out,
                       std::vector<DeviceIntervals>& intervalsOfDevice, std::vector<int>* warningProcess = nullptr,
-                      AnalysisDepth depth = AnalysisDepth::Full);
+                      AnalysisDepth depth = AnalysisDepth::Full, Capture* spent = nullptr);
 
 }  // namespace osc

@@ -22,12 +22,6 @@ struct KeyHash {
     }
 };
 
-struct SignatureDurations {
-    std::vector<TimeNs> isolated, overlapped;
-};
-
-uint32_t column(const std::vector<uint32_t>& c, size_t i) { return i < c.size() ? c[i] : 0; }
-
 }  // namespace
 
 InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& device, ActivityClassifier& classifier,
@@ -38,7 +32,12 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
     slotOf_.assign(k.size(), kNotOverlapped);
     tsl::robin_map<SignatureKey, uint32_t, KeyHash> slotOf;
     std::vector<SignatureKey> keys;
-    std::vector<SignatureDurations> durations;
+    // Per signature: how many isolated and overlapped kernels it has. Their
+    // durations are then laid out once, each signature's together, in
+    // arrays of exactly that size (vectors grown kernel by kernel held up to
+    // twice that: at 1 M kernels this index was a tenth of a report's peak).
+    std::vector<uint32_t> isolatedCount, overlappedCount;
+    TimeNs longest = 0;
     // Kernels in start order (as every reader leaves them) walk the coverage
     // forward instead of searching all of it twice per kernel.
     CoverageWalker walker(coverage.comm);
@@ -50,53 +49,77 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
         const TimeNs ov = sorted_ ? walker.covered(k.start[i], k.end[i]) : coverage.comm.covered(k.start[i], k.end[i]);
         const bool isolated = ov == 0, overlapped = ov >= d - ov;  // at least half; 2 * ov may not fit
         if (!isolated && !overlapped) continue;
-        const SignatureKey key{nameId,
-                               column(k.gridX, i),
-                               column(k.gridY, i),
-                               column(k.gridZ, i),
-                               column(k.blockX, i),
-                               column(k.blockY, i),
-                               column(k.blockZ, i)};
+        const LaunchShape shape = k.launchShape(i);
+        const SignatureKey key{nameId, shape[0], shape[1], shape[2], shape[3], shape[4], shape[5]};
         auto [it, added] = slotOf.try_emplace(key, static_cast<uint32_t>(keys.size()));
         if (added) {
             keys.push_back(key);
-            durations.emplace_back();
+            isolatedCount.push_back(0);
+            overlappedCount.push_back(0);
         }
-        if (isolated) {
-            durations[it->second].isolated.push_back(d);
-        } else {
-            durations[it->second].overlapped.push_back(d);
-            slotOf_[i] = it->second;
-        }
+        // Until the durations are laid out, an isolated kernel's slot carries kIsolated.
+        slotOf_[i] = it->second | (isolated ? kIsolated : 0);
+        longest = std::max(longest, d);
+        ++(isolated ? isolatedCount : overlappedCount)[it->second];
     }
 
-    std::vector<TimeNs>& baseline = baseline_;
-    baseline.assign(keys.size(), -1);
+    // Each signature's durations in kernel order, from its first offset; in
+    // 32 bits when every one fits (under 4.3 s), which halves them.
+    std::vector<size_t> isolatedAt(keys.size() + 1, 0), overlappedAt(keys.size() + 1, 0);
     for (size_t s = 0; s < keys.size(); ++s) {
-        auto& iso = durations[s].isolated;
-        if (iso.size() >= 3) baseline[s] = lowerMedian(iso);
+        isolatedAt[s + 1] = isolatedAt[s] + isolatedCount[s];
+        overlappedAt[s + 1] = overlappedAt[s] + overlappedCount[s];
     }
+    const auto summarize = [&]<typename Ns>(std::vector<Ns> isolatedNs, std::vector<Ns> overlappedNs) {
+        std::vector<size_t> nextIsolated(isolatedAt.begin(), isolatedAt.end() - 1);
+        std::vector<size_t> nextOverlapped(overlappedAt.begin(), overlappedAt.end() - 1);
+        for (size_t i = 0; i < k.size(); ++i) {
+            uint32_t& slot = slotOf_[i];
+            if (slot == kNotOverlapped) continue;
+            const auto d = static_cast<Ns>(k.end[i] - k.start[i]);
+            if (slot & kIsolated) {
+                isolatedNs[nextIsolated[slot & ~kIsolated]++] = d;
+                slot = kNotOverlapped;
+            } else {
+                overlappedNs[nextOverlapped[slot]++] = d;
+            }
+        }
+        const auto lowerMedianOf = [](std::vector<Ns>& values, size_t from, size_t to) {
+            const auto first = values.begin() + static_cast<std::ptrdiff_t>(from);
+            const auto at = first + static_cast<std::ptrdiff_t>((to - from - 1) / 2);
+            std::nth_element(first, at, values.begin() + static_cast<std::ptrdiff_t>(to));
+            return static_cast<TimeNs>(*at);
+        };
 
-    for (size_t s = 0; s < keys.size(); ++s) {
-        auto& dur = durations[s];
-        if (dur.overlapped.empty()) continue;
-        SignatureInterference row;
-        row.name = std::string(capture.strings.at(keys[s][0]));
-        for (size_t a = 0; a < 3; ++a) {
-            row.grid[a] = keys[s][1 + a];
-            row.block[a] = keys[s][4 + a];
+        baseline_.assign(keys.size(), -1);
+        for (size_t s = 0; s < keys.size(); ++s)
+            if (isolatedCount[s] >= 3) baseline_[s] = lowerMedianOf(isolatedNs, isolatedAt[s], isolatedAt[s + 1]);
+
+        for (size_t s = 0; s < keys.size(); ++s) {
+            if (overlappedCount[s] == 0) continue;
+            SignatureInterference row;
+            row.name = std::string(capture.strings.at(keys[s][0]));
+            for (size_t a = 0; a < 3; ++a) {
+                row.grid[a] = keys[s][1 + a];
+                row.block[a] = keys[s][4 + a];
+            }
+            row.isolated = static_cast<int>(isolatedCount[s]);
+            row.overlapped = static_cast<int>(overlappedCount[s]);
+            if (baseline_[s] >= 0) {
+                row.baseline_ns = baseline_[s];
+                TimeNs sum = 0;  // in kernel order, before the median reorders them
+                for (size_t j = overlappedAt[s]; j < overlappedAt[s + 1]; ++j)
+                    sum = saturatingAdd(sum, static_cast<TimeNs>(overlappedNs[j]) - baseline_[s]);
+                row.slowdown_ns = sum;
+            }
+            row.median_overlapped_ns = lowerMedianOf(overlappedNs, overlappedAt[s], overlappedAt[s + 1]);
+            signatures_.push_back(std::move(row));
         }
-        row.isolated = static_cast<int>(dur.isolated.size());
-        row.overlapped = static_cast<int>(dur.overlapped.size());
-        if (baseline[s] >= 0) {
-            row.baseline_ns = baseline[s];
-            TimeNs sum = 0;
-            for (TimeNs d : dur.overlapped) sum = saturatingAdd(sum, d - baseline[s]);
-            row.slowdown_ns = sum;
-        }
-        row.median_overlapped_ns = lowerMedian(std::move(dur.overlapped));
-        signatures_.push_back(std::move(row));
-    }
+    };
+    if (longest <= TimeNs{UINT32_MAX})
+        summarize(std::vector<uint32_t>(isolatedAt.back()), std::vector<uint32_t>(overlappedAt.back()));
+    else
+        summarize(std::vector<TimeNs>(isolatedAt.back()), std::vector<TimeNs>(overlappedAt.back()));
     std::stable_sort(signatures_.begin(), signatures_.end(),
                      [](const SignatureInterference& a, const SignatureInterference& b) {
                          if (a.slowdown_ns.has_value() != b.slowdown_ns.has_value()) return a.slowdown_ns.has_value();

@@ -27,6 +27,7 @@ public:
 
 private:
     static constexpr uint32_t kNotOverlapped = UINT32_MAX;
+    static constexpr uint32_t kIsolated = 1u << 31;  // while building: the slot of an isolated kernel
     // 4 bytes per kernel rather than a copy of each overlapped one: on 10M
     // kernels that kept the report's peak memory down by about 200 MB.
     const KernelTable& kernels_;

@@ -63,9 +63,13 @@ struct IsOptional : std::false_type {};
 template <class T>
 struct IsOptional<std::optional<T>> : std::true_type {};
 template <class T>
+struct IsOptional<PackedOptional<T>> : std::true_type {};  // encoded as std::optional<T>
+template <class T>
 struct IsVector : std::false_type {};
 template <class T, class A>
 struct IsVector<std::vector<T, A>> : std::true_type {};
+template <class T>
+struct IsVector<CompactList<T>> : std::true_type {};  // encoded as std::vector<T>
 template <class T>
 struct IsArray : std::false_type {};
 template <class T, size_t N>
@@ -416,10 +420,14 @@ private:
             v = texts_.recall(std::string_view(cur_, n));
             cur_ += n;
         } else if constexpr (IsOptional<T>::value) {
-            if (flag()) {
+            if (!flag()) {
+                v.reset();
+            } else if constexpr (std::is_same_v<T, std::optional<typename T::value_type>>) {
                 field(v.emplace());
             } else {
-                v.reset();
+                typename T::value_type value{};
+                field(value);
+                v = value;
             }
         } else if constexpr (IsVector<T>::value) {
             using E = typename T::value_type;

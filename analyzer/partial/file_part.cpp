@@ -10,18 +10,31 @@ bool processBefore(const PartProcess& a, const PartProcess& b) {
     return a.pid < b.pid;
 }
 
-FilePart analyzeFilePart(const Capture& capture, const std::string& path, const AnalysisSettings& settings) {
+namespace {
+
+// `spent`: analyzeProcesses'.
+FilePart partOf(const Capture& capture, Capture* spent, const std::string& path, const AnalysisSettings& settings) {
     FilePart part;
     part.path = path;
     AnalysisSettings perFile = settings;
     perFile.alignCollectives = false;
-    analyzeProcesses(capture, perFile, part.analysis, part.intervals, &part.warningProcess);
+    analyzeProcesses(capture, perFile, part.analysis, part.intervals, &part.warningProcess, AnalysisDepth::Full, spent);
     part.analysis.settings = settings;
     for (const auto& p : capture.processes) part.processes.push_back({p.rank, p.host, p.pid});
     part.originUtcNs = capture.originUtcNs;
     part.loadWarnings = capture.warnings;
     part.savedNothing = !capture.savedNothing.empty();
     return part;
+}
+
+}  // namespace
+
+FilePart analyzeFilePart(const Capture& capture, const std::string& path, const AnalysisSettings& settings) {
+    return partOf(capture, nullptr, path, settings);
+}
+
+FilePart analyzeFilePart(Capture&& capture, const std::string& path, const AnalysisSettings& settings) {
+    return partOf(capture, &capture, path, settings);
 }
 
 }  // namespace osc::partial

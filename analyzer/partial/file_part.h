@@ -42,5 +42,8 @@ struct FilePart {
 // loadCaptures({path}) makes it. --align collectives is a cross-rank step:
 // it is ignored here (the merge applies it).
 FilePart analyzeFilePart(const Capture& capture, const std::string& path, const AnalysisSettings& settings);
+// The same for a capture the caller gives up: what the analysis has read is
+// freed as it goes (analyzeProcesses' `spent`).
+FilePart analyzeFilePart(Capture&& capture, const std::string& path, const AnalysisSettings& settings);
 
 }  // namespace osc::partial

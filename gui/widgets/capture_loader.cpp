@@ -1,10 +1,10 @@
 #include "gui/widgets/capture_loader.h"
 
 #include "analyzer/capture/capture_error.h"
+#include "analyzer/capture/freed_memory.h"
 #include "analyzer/crossrank/analyze.h"
 #include "analyzer/crossrank/clock_alignment.h"
 #include "analyzer/load/load_capture.h"
-#include "gui/widgets/process_memory.h"
 
 #include <QMetaObject>
 

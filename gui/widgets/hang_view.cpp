@@ -1,8 +1,8 @@
 #include "gui/widgets/hang_view.h"
 
+#include "analyzer/capture/freed_memory.h"
 #include "analyzer/hang/hang.h"
 #include "gui/render/palette.h"
-#include "gui/widgets/process_memory.h"
 #include "gui/widgets/qt_values.h"
 
 #include <QCoreApplication>

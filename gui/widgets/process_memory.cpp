@@ -12,10 +12,4 @@ void limitAllocatorArenas() {
 #endif
 }
 
-void returnFreedMemory() {
-#if defined(__GLIBC__)
-    malloc_trim(0);  // every arena, not only the main one (glibc 2.8 and later)
-#endif
-}
-
 }  // namespace osc::gui

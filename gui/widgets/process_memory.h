@@ -10,10 +10,9 @@ namespace osc::gui {
 
 // At most two arenas: the GUI thread's and one the workers share (they
 // allocate in large blocks, so they hardly contend). Call first in main(),
-// before any thread starts.
+// before any thread starts. A worker calls returnFreedMemory()
+// (analyzer/capture/freed_memory.h) once its scratch is gone, so that the
+// next worker's peak does not come on top.
 void limitAllocatorArenas();
-// Hands the pages freed so far back to the system; a worker calls it once
-// its scratch is gone, so that the next worker's peak does not come on top.
-void returnFreedMemory();
 
 }  // namespace osc::gui

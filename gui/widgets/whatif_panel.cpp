@@ -1,8 +1,8 @@
 #include "gui/widgets/whatif_panel.h"
 
+#include "analyzer/capture/freed_memory.h"
 #include "gui/model/whatif_plot.h"
 #include "gui/render/palette.h"
-#include "gui/widgets/process_memory.h"
 #include "gui/widgets/tab_dock.h"
 
 #include <QAction>

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "analyzer/capture/text_map.h"
+#include "analyzer/metrics/packed_optional.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -58,6 +59,11 @@ private:
     py::list categories_;
 };
 
+template <typename T>
+struct IsPackedOptional : std::false_type {};
+template <typename T>
+struct IsPackedOptional<PackedOptional<T>> : std::true_type {};
+
 // One table being built: columns in the order they are added; each is a
 // function of the row index.
 class Columns {
@@ -73,7 +79,9 @@ public:
     template <typename F>
     void add(const char* name, F value) {
         using T = std::decay_t<decltype(value(size_t{0}))>;
-        if constexpr (std::is_same_v<T, bool>) {
+        if constexpr (IsPackedOptional<T>::value) {  // as the std::optional it stands for
+            add(name, [&value](size_t i) { return value(i).optional(); });
+        } else if constexpr (std::is_same_v<T, bool>) {
             std::vector<uint8_t> v(rows_);
             for (size_t i = 0; i < rows_; ++i) v[i] = value(i) ? 1 : 0;
             columns_[name] = boolArray(std::move(v));

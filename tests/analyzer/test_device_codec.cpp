@@ -103,9 +103,13 @@ struct IsOptional : std::false_type {};
 template <class T>
 struct IsOptional<std::optional<T>> : std::true_type {};
 template <class T>
+struct IsOptional<PackedOptional<T>> : std::true_type {};
+template <class T>
 struct IsVector : std::false_type {};
 template <class T>
 struct IsVector<std::vector<T>> : std::true_type {};
+template <class T>
+struct IsVector<CompactList<T>> : std::true_type {};
 template <class T>
 struct IsArray : std::false_type {};
 template <class T, size_t N>

@@ -388,5 +388,34 @@ TEST(InterferenceOfALargeDevice, AHandWorkedMillionKernels) {
     EXPECT_EQ(m.net_overlap_gain_ns, kPairs * 14 - kPairs * 4);
 }
 
+// Durations are kept in 32 bits when every one fits: a signature with
+// kernels of several seconds (past 2^32 ns) keeps its exact baseline,
+// median and slowdown, and so does the same device at a millionth of the
+// scale. Three isolated gemms of 5, 6 and 7 units (baseline: the lower
+// median, 6), one of 8 under an all-reduce (slowdown 2).
+TEST(InterferenceOfLongKernels, SecondsLongKernelsKeepTheirNanoseconds) {
+    for (const TimeNs unit : {TimeNs{1'000}, TimeNs{1'000'000'000}}) {
+        testing::TraceBuilder b;
+        b.process(0);
+        TimeNs t = 0;
+        for (const TimeNs n : {5, 6, 7}) {
+            b.kernel(0, 0, "gemm", t, t + n * unit, 7);
+            t += (n + 1) * unit;
+        }
+        b.kernel(0, 0, "gemm", t, t + 8 * unit, 7);
+        b.kernel(0, 0, kAllReduce, t, t + 8 * unit, 9);
+        const Analysis a = analyze(b.capture);
+        ASSERT_EQ(a.devices.size(), 1u);
+        ASSERT_EQ(a.devices[0].signatures.size(), 1u) << unit;
+        const SignatureInterference& s = a.devices[0].signatures[0];
+        EXPECT_EQ(s.isolated, 3) << unit;
+        EXPECT_EQ(s.overlapped, 1) << unit;
+        EXPECT_EQ(s.baseline_ns, 6 * unit);
+        EXPECT_EQ(s.median_overlapped_ns, 8 * unit);
+        EXPECT_EQ(s.slowdown_ns, 2 * unit);
+        EXPECT_EQ(a.devices[0].interference.interference_ns, 2 * unit);
+    }
+}
+
 }  // namespace
 }  // namespace osc
