@@ -51,6 +51,23 @@ def job(cli: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+class task_stream(distributed.get_task_stream):
+    """distributed.get_task_stream, read once the scheduler's records stop
+    coming: under load the record of a job's last task reached the
+    scheduler's stream after the job's result had reached the client."""
+
+    def __exit__(self, *exc: Any) -> None:
+        seen, quiet_since, deadline = -1, time.monotonic(), time.monotonic() + 10
+        while time.monotonic() < deadline:
+            count = len(self.client.get_task_stream(start=self.start))
+            if count != seen:
+                seen, quiet_since = count, time.monotonic()
+            elif time.monotonic() - quiet_since >= 0.5:
+                break
+            time.sleep(0.05)
+        super().__exit__(*exc)
+
+
 def rank_files(directory: Path) -> List[Path]:
     return sorted(directory.glob("*.sqlite"))
 
@@ -100,7 +117,7 @@ def test_report_is_the_one_process_report(cluster: Any, job: Path) -> None:
         ([str(rank_files(job)[2])], {}),  # one file: analysed in memory in one process
     ):
         one = overlapscope.report(paths, progress=False, **options)
-        with distributed.get_task_stream(client) as stream:
+        with task_stream(client) as stream:
             many = od.report(paths, client=client, progress=False, **options)
         assert many.to_json() == one.to_json()
         assert many.inputs == paths
@@ -122,7 +139,7 @@ def test_node_local_paths_go_to_their_host(cluster: Any, job: Path) -> None:
     _, client = cluster
     worker = sorted(client.scheduler_info()["workers"])[0]
     files = [str(f) for f in rank_files(job)]
-    with distributed.get_task_stream(client) as stream:
+    with task_stream(client) as stream:
         r = od.report(files, client=client, hosts=lambda path: worker, progress=False)
     parts = [t for t in stream.data if str(t["key"]).startswith("overlapscope-part")]
     job_of = lambda key: str(key).rsplit("-", 1)[0]  # noqa: E731 - overlapscope-part-JOB-INDEX
@@ -229,7 +246,7 @@ def test_cli_existing_output_refused_first(cluster: Any, cli: str, job: Path, tm
     c, client = cluster
     out = tmp_path / "report.json"
     out.write_text("mine")
-    with distributed.get_task_stream(client) as stream:
+    with task_stream(client) as stream:
         done = run_cli(cli, "report", "--scheduler", c.scheduler_address, "-o", str(out), str(job))
     assert done.returncode == 2 and str(out) in done.stderr and len(done.stderr.splitlines()) == 1
     assert out.read_text() == "mine"
@@ -293,7 +310,7 @@ def test_hang_is_the_one_process_hang(cluster: Any, stalled: Path) -> None:
         ([str(next(HUNG.glob("*rank1*"))), str(next(DUMPS.glob("*rank0*")))], 2),
     ):
         one = overlapscope.hang(paths, progress=False)
-        with distributed.get_task_stream(client) as stream:
+        with task_stream(client) as stream:
             many = od.hang(paths, client=client, progress=False)
         assert many.to_dict() == one.to_dict()
         assert many.text() == one.text()
@@ -347,7 +364,7 @@ def test_hta_facade_loaded_on_the_cluster(cluster: Any, tmp_path: Path) -> None:
     with pytest.warns(overlapscope.OverlapscopeWarning) as local_said:
         one = hta_answers(TraceAnalysis(trace_dir=str(traces)))
     named = f"127.0.0.1:{traces}"
-    with distributed.get_task_stream(client) as stream:
+    with task_stream(client) as stream:
         with pytest.warns(overlapscope.OverlapscopeWarning) as said:
             analysis = od.trace_analysis(named, client=client, written_into=str(tmp_path), progress=False)
     assert len([t for t in stream.data if str(t["key"]).startswith("overlapscope-file")]) == 4  # read by workers
