@@ -50,16 +50,23 @@ void reportSavedNothing(const std::vector<std::string>& savedNothing, size_t fil
     for (const auto& f : savedNothing) report.inputWarnings.push_back(savedNothingWarning(f));
 }
 
+// How a job loads a capture it only analyses, then drops: the launch's
+// shape and nothing else the analysis does not read.
+LoadOptions analysisLoad(const JobRequest& request, const JobProgress& progress) {
+    LoadOptions options;
+    options.launchDetails = request.launchDetails;
+    options.launchShapeOnly = true;
+    options.analysisOnly = true;
+    options.cancel = progress.cancel;
+    return options;
+}
+
 // One capture in memory: read with progress, then analysed. With `report`:
 // for a report, which names a capture that saved nothing.
 Analysis analyzeInMemory(const JobInputs& inputs, const JobRequest& request, const JobProgress& progress,
                          report::ReportOptions* report = nullptr) {
-    LoadOptions options;
-    options.launchDetails = request.launchDetails;
-    options.launchShapeOnly = true;  // all the analysis reads of a launch
-    options.analysisOnly = true;     // analysed, then dropped
+    LoadOptions options = analysisLoad(request, progress);
     options.progress = progress.loading;
-    options.cancel = progress.cancel;
     Capture capture = loadCaptures(inputs.paths, options);
     if (progress.status) progress.status("");
     if (report) reportSavedNothing(capture.savedNothing, captureFiles(inputs.paths).size(), *report);
@@ -75,10 +82,7 @@ FileWorkerOptions workerOptions(const JobRequest& request, const JobProgress& pr
     FileWorkerOptions o;
     o.jobs = request.jobs;
     o.reader = readCaptureFile;
-    o.load.launchDetails = request.launchDetails;
-    o.load.launchShapeOnly = true;
-    o.load.analysisOnly = true;
-    o.load.cancel = progress.cancel;
+    o.load = analysisLoad(request, progress);
     o.progress = [&progress](size_t done, size_t total, const std::string&) {
         count(progress, "analyzing", done, total);
     };

@@ -85,10 +85,9 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
             }
         }
         const auto lowerMedianOf = [](std::vector<Ns>& values, size_t from, size_t to) {
-            const auto first = values.begin() + static_cast<std::ptrdiff_t>(from);
-            const auto at = first + static_cast<std::ptrdiff_t>((to - from - 1) / 2);
-            std::nth_element(first, at, values.begin() + static_cast<std::ptrdiff_t>(to));
-            return static_cast<TimeNs>(*at);
+            const auto first = values.begin();
+            return static_cast<TimeNs>(
+                lowerMedianInPlace(first + static_cast<std::ptrdiff_t>(from), first + static_cast<std::ptrdiff_t>(to)));
         };
 
         baseline_.assign(keys.size(), -1);

@@ -22,10 +22,6 @@ OverlapMetrics MetricSum::total() const {
     return out;
 }
 
-TimeNs lowerMedian(std::vector<TimeNs> values) {
-    const size_t at = (values.size() - 1) / 2;
-    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(at), values.end());
-    return values[at];
-}
+TimeNs lowerMedian(std::vector<TimeNs> values) { return lowerMedianInPlace(values.begin(), values.end()); }
 
 }  // namespace osc

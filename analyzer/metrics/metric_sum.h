@@ -4,6 +4,7 @@
 
 #include "analyzer/metrics/analysis.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace osc {
@@ -26,5 +27,12 @@ private:
 // The lower median, the ((n - 1) / 2)-th smallest value: a value that
 // occurred, never an average of two. `values` must not be empty.
 TimeNs lowerMedian(std::vector<TimeNs> values);
+// The same of [first, last) (not empty), found in place: the range is reordered.
+template <typename It>
+auto lowerMedianInPlace(It first, It last) {
+    const It at = first + (last - first - 1) / 2;
+    std::nth_element(first, at, last);
+    return *at;
+}
 
 }  // namespace osc
