@@ -23,11 +23,12 @@ void checkTimeRange(const Process& process, const std::string& path);
 // checkTimeRange for the processes a reader added, from `firstProcess` on.
 void checkTimeRanges(const Capture& capture, size_t firstProcess, const std::string& path);
 
-// The end of loading, once every file's processes are in: processes aligned
-// on one timeline (wall-clock session starts), their times checked again
-// (each time and session start in range can still land outside it when
-// shifted), tables sorted and processes ordered (Capture::finalize). The
-// loader and the agent's own partial end the same way.
+// The end of loading, once every file's processes are in and checked
+// (checkTimeRanges): processes aligned on one timeline (wall-clock session
+// starts), the times of those the alignment moved checked again (each time
+// and session start in range can still land outside it when shifted),
+// tables sorted and processes ordered (Capture::finalize). The loader and
+// the agent's own partial end the same way.
 void finishLoading(Capture& capture);
 
 }  // namespace osc

@@ -1,5 +1,7 @@
 #include "analyzer/crossrank/collective_keys.h"
 
+#include <algorithm>
+
 namespace osc::crossrank {
 
 size_t KeyTable::KeyHash::operator()(const CollectiveKey& k) const {
@@ -24,8 +26,12 @@ uint32_t KeyTable::nameId(std::string_view collective) {
 KeyTable::SeqRun& KeyTable::runOf(const CollectiveKey& key) {
     CollectiveKey stream = key;
     stream.seq = 0;
+    // Operations of one run mostly follow each other: hashed only on a change.
+    if (lastRun_ != kNoKey && stream == lastStream_) return runs_[lastRun_];
     const auto [it, added] = runIndex_.emplace(stream, static_cast<uint32_t>(runs_.size()));
     if (added) runs_.push_back({key.seq, 0, {}});
+    lastStream_ = stream;
+    lastRun_ = it->second;
     return runs_[it->second];
 }
 
@@ -58,9 +64,19 @@ uint32_t KeyTable::intern(const CollectiveKey& key) {
     return id;
 }
 
+KeyTable::Device::Device(KeyTable& table, size_t operations) : table_(table) {
+    auto& keys = table_.keys_;
+    if (keys.capacity() - keys.size() < operations)
+        keys.reserve(std::max(keys.size() + operations, 2 * keys.capacity()));
+}
+
 uint32_t KeyTable::Device::key(std::string_view collective, std::optional<uint64_t> commHash,
                                std::optional<uint64_t> seqNumber) {
-    return key(table_.nameId(collective), commHash, seqNumber);
+    if (lastName_ == kNoKey || collective != lastText_) {
+        lastName_ = table_.nameId(collective);
+        lastText_.assign(collective);
+    }
+    return key(lastName_, commHash, seqNumber);
 }
 
 uint32_t KeyTable::Device::key(uint32_t name, std::optional<uint64_t> commHash, std::optional<uint64_t> seqNumber) {

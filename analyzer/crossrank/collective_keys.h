@@ -20,7 +20,10 @@ public:
     // The keys of one device's operations, in its order: call key() for each.
     class Device {
     public:
-        explicit Device(KeyTable& table) : table_(table) {}
+        // `operations`, where known, makes room for as many new keys at once
+        // (a device of 300,000 operations each a key of its own grew the
+        // table 19 times).
+        explicit Device(KeyTable& table, size_t operations = 0);
         // Operations carrying the plugin's (commHash, seqNumber) match on
         // (commHash, collective, seqNumber); the others on (collective, k),
         // k counting that collective on the device. Operations without a
@@ -33,6 +36,9 @@ public:
     private:
         KeyTable& table_;
         std::vector<uint64_t> ordinal_;  // by collective name id
+        // The name numbered last: a device's operations mostly repeat it.
+        std::string lastText_;
+        uint32_t lastName_ = kNoKey;
     };
 
     uint32_t nameId(std::string_view collective);
@@ -59,6 +65,8 @@ private:
     std::vector<CollectiveKey> keys_;
     std::vector<std::string> names_;
     std::vector<SeqRun> runs_;
+    CollectiveKey lastStream_;                                   // the run found last (seq 0) ...
+    uint32_t lastRun_ = kNoKey;                                  // ... and its index
     tsl::robin_map<CollectiveKey, uint32_t, KeyHash> runIndex_;  // seq ignored: 0
     tsl::robin_map<CollectiveKey, uint32_t, KeyHash> keyIndex_;  // the keys no run holds
     TextMap<uint32_t> nameIndex_;

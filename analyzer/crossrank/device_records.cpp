@@ -86,7 +86,7 @@ std::vector<BandwidthRecord> bandwidthRecordsOf(const DeviceAnalysis& d) {
 std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& d, KeyTable& keys) {
     std::vector<OpRecord> out;
     out.reserve(d.collectives.size());
-    KeyTable::Device numbering(keys);
+    KeyTable::Device numbering(keys, d.collectives.size());
     for (const auto& c : d.collectives)
         out.push_back({numbering.key(c.collective, c.commHash, c.seqNumber), c.start_ns, c.end_ns});
     return out;

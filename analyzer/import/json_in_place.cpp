@@ -15,35 +15,47 @@ constexpr const bool* kNumberChar = json_detail::kCharTables.numberChar;
 
 // Whether the 8 bytes at p are all ASCII digits, and their value (p[0] the
 // most significant): eight digits at a time where timestamps have 13-16.
-bool eightDigits(const char* p) {
+[[gnu::always_inline]] inline bool eightDigits(const char* p) {
     uint64_t v;
     std::memcpy(&v, p, 8);
     return (v & 0xF0F0F0F0F0F0F0F0u) == 0x3030303030303030u &&
            ((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) == 0x3030303030303030u;
 }
 
-uint64_t valueOfEightDigits(uint64_t v) {
+[[gnu::always_inline]] inline uint64_t valueOfEightDigits(uint64_t v) {
     v = (v & 0x0F0F0F0F0F0F0F0Fu) * 2561 >> 8;
     v = (v & 0x00FF00FF00FF00FFu) * 6553601 >> 16;
     return (v & 0x0000FFFF0000FFFFu) * 42949672960001u >> 32;
 }
 
-uint64_t valueOfEightDigits(const char* p) {
+[[gnu::always_inline]] inline uint64_t valueOfEightDigits(const char* p) {
     uint64_t v;
     std::memcpy(&v, p, 8);
     return valueOfEightDigits(v);
 }
 
-// How many of the 8 bytes at p, from the first, are ASCII digits (0-8),
-// and the value of those digits.
-int leadingDigits(const char* p, uint64_t& value) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
+// How many of the 8 bytes in v (loaded from memory, the first byte lowest),
+// from the first, are ASCII digits (0-8).
+[[gnu::always_inline]] inline int digitsIn(uint64_t v) {
     // A carry out of a byte >= 0xFA can only spoil bytes after it, and that
     // byte is no digit: the first non-digit is still found.
     const uint64_t other = ((v & 0xF0F0F0F0F0F0F0F0u) ^ 0x3030303030303030u) |
                            (((v + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) ^ 0x3030303030303030u);
-    const int n = other == 0 ? 8 : __builtin_ctzll(other) / 8;
+    return other == 0 ? 8 : __builtin_ctzll(other) / 8;
+}
+
+// How many of the 8 bytes at p, from the first, are ASCII digits (0-8).
+[[gnu::always_inline]] inline int leadingDigits(const char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return digitsIn(v);
+}
+
+// The same, and the value of those digits.
+[[gnu::always_inline]] inline int leadingDigits(const char* p, uint64_t& value) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    const int n = digitsIn(v);
     // The digits moved up to the top bytes; the zero bytes below read as leading zeros.
     value = n == 0 ? 0 : valueOfEightDigits(v << (8 * (8 - n)));
     return n;
@@ -227,6 +239,32 @@ kineto::Scalar Cursor::number() {
     const char* start = p;
     p = q;
     return numberOf(start, intStart, intDigits, integer, q);
+}
+
+void Cursor::skipNumber() {
+    // Most numbers skipped are short integers or decimals (ids, counts,
+    // "blocks per SM": 0.984848): checked as number() checks them, without
+    // their value; anything else goes through number() itself.
+    const char* q = p;
+    if (end - q >= 24) {
+        q += *q == '-';
+        const int n = leadingDigits(q);
+        if (n > 0 && n < 8 && (*q != '0' || n == 1)) {
+            const auto after = static_cast<unsigned char>(q[n]);
+            if (!kNumberChar[after]) {
+                p = q + n;
+                return;
+            }
+            if (after == '.') {
+                const int m = leadingDigits(q + n + 1);
+                if (m > 0 && m < 8 && !kNumberChar[static_cast<unsigned char>(q[n + 1 + m])]) {
+                    p = q + n + 1 + m;
+                    return;
+                }
+            }
+        }
+    }
+    number();
 }
 
 kineto::Scalar Cursor::numberAtEnd() {

@@ -123,6 +123,8 @@ public:
     }
     // A number (p at its first character), as JsonScanner hands numbers over.
     kineto::Scalar number();
+    // The same number read and dropped, as strictly.
+    void skipNumber();
     // Where the number at p is a plain decimal of microseconds (at most three
     // decimals, no exponent), its value in ns, exactly as microsToNs() reads
     // it, p moved past it; else false, p unmoved (read it as number()).
@@ -135,7 +137,7 @@ public:
             ++p;
             string(skipped_);
         } else if (c == '-' || static_cast<unsigned>(c - '0') < 10) {
-            number();
+            skipNumber();
         } else {
             skipOther(c, depth);
         }

@@ -2,6 +2,8 @@
 
 #include "analyzer/import/kineto_fields.h"
 
+#include <cstddef>
+
 namespace osc::kineto {
 
 using json_in_place::Cursor;
@@ -11,17 +13,34 @@ namespace {
 // The depth of an event's own fields, for Cursor::skipValue's limit.
 constexpr int kEventDepth = 1;
 
-// Reads `"key":` (p at the quote) and returns the key's text.
-std::string_view keyOf(Cursor& c, std::string& scratch) {
+// Reads `"key":` (after white space) and returns lookup(its text): the key
+// learnt at `position` where its bytes come next, else the key read and
+// then learnt there.
+template <typename Lookup>
+[[gnu::always_inline]] inline uint8_t keyAt(Cursor& c, std::string& scratch, KeyPredictor& predictor, size_t position,
+                                            Lookup lookup) {
     if (c.peek() != '"') Cursor::fail();
+    uint8_t key = 0;
+    if (c.end - c.p >= static_cast<std::ptrdiff_t>(KeyPredictor::kBytes) && predictor.match(c.p, position, key))
+        return key;
+    const char* from = c.p;
     ++c.p;
-    const std::string_view key = c.string(scratch);
+    const std::string_view text = c.string(scratch);
     c.expect(':');
+    key = lookup(text);
+    if (text.data() == from + 1) predictor.learn(position, from, c.p, key);  // not decoded from escapes
     return key;
 }
 
+// The args slot of an event's category.
+size_t argSlot(const std::string& cat, size_t slots) {
+    if (cat.empty()) return 0;
+    const auto at = [&](size_t i) { return static_cast<size_t>(static_cast<unsigned char>(cat[i])); };
+    return (cat.size() * 31 + at(0) * 7 + at(cat.size() / 2) * 3 + at(cat.size() - 1)) % slots;
+}
+
 // After a member: true for ',' (another follows), false for the closing `close`.
-bool nextMember(Cursor& c, char close) {
+[[gnu::always_inline]] inline bool nextMember(Cursor& c, char close) {
     const int next = c.peek();
     ++c.p;
     if (next == ',') return true;
@@ -39,8 +58,9 @@ void EventParser::parse(Cursor& c, Event& event) {
         ++c.p;
         return;
     }
+    size_t position = 0;
     do {
-        const uint8_t key = eventKey(keyOf(c, key_));
+        const uint8_t key = keyAt(c, key_, eventKeys_, position++, eventKey);
         const int first = c.peek();
         if (first == '{') {
             if (key == kArgs) {
@@ -70,8 +90,10 @@ void EventParser::args(Cursor& c, Event& event) {
         ++c.p;
         return;
     }
+    KeyPredictor& predictor = argKeys_[argSlot(event.cat, kArgSlots)];
+    size_t position = 0;
     do {
-        const uint8_t key = argKey(keyOf(c, key_));
+        const uint8_t key = keyAt(c, key_, predictor, position++, argKey);
         const int first = c.peek();
         if (first == '[' && (key == kGrid || key == kBlock)) {
             launchDimensions(c, event, key);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "analyzer/import/json_in_place.h"
+#include "analyzer/import/key_predictor.h"
 #include "analyzer/import/kineto_event.h"
 
 #include <string>
@@ -29,6 +30,11 @@ private:
 
     std::string path_;
     std::string key_, value_;  // scratch for strings with escapes
+    // The keys of events, and of args per event category (a few slots,
+    // by a hash of "cat": categories that share one only predict worse).
+    static constexpr size_t kArgSlots = 16;
+    KeyPredictor eventKeys_;
+    KeyPredictor argKeys_[kArgSlots];
 };
 
 }  // namespace osc::kineto

@@ -20,13 +20,15 @@ inline constexpr int kReportVersion = 1;
 void writeJsonReport(std::ostream& out, const Analysis& analysis, const ReportOptions& options);
 std::string formatJsonReport(const Analysis& analysis, const ReportOptions& options);
 // The same bytes, the devices' objects (nearly all of a large report)
-// rendered on `threads` threads a few devices ahead of the one written.
+// rendered on `threads` threads a few devices ahead of the one written; of
+// fewer devices than threads, each device's collectives so.
 void writeJsonReportOnThreads(std::ostream& out, const Analysis& analysis, const ReportOptions& options, int threads);
 
 // One element of "devices", exactly as writeJsonReport writes it, its
 // opening brace where the caller's stream is and its inner lines indented
 // `indent` + 2 spaces; with a negative indent on one line, without spaces.
-void writeDeviceJson(std::ostream& out, const DeviceAnalysis& device, int indent);
+// Its collectives, where many, rendered on `threads` threads.
+void writeDeviceJson(std::ostream& out, const DeviceAnalysis& device, int indent, int threads = 1);
 
 // A device's "busbw" and "straggler" objects (docs/design.md 4d) as compact
 // JSON text, "null" when absent: the merge of partial results puts them into

@@ -617,6 +617,34 @@ TEST(ReportJson, DevicesLargerThanWhatMayWaitRenderedComeOutInOrder) {
     }
 }
 
+// Fewer devices than threads: each device's collectives rendered run by run
+// on the threads (one large PyTorch trace is one device), the same bytes as
+// one thread's, on one line too.
+TEST(ReportJson, CollectivesRenderedOnThreadsGiveTheSameDocument) {
+    Analysis a = manyDevices(2);
+    std::vector<CollectiveInstance> some;
+    for (const auto& d : a.devices) some.insert(some.end(), d.collectives.begin(), d.collectives.end());
+    ASSERT_FALSE(some.empty());
+    // 9 runs of 2,048 and a part one on the first device; too few for runs on the second.
+    while (a.devices[0].collectives.size() < 18'500)
+        a.devices[0].collectives.insert(a.devices[0].collectives.end(), some.begin(), some.end());
+    a.devices[0].collectives.resize(18'500);
+    for (size_t i = 0; i < a.devices[0].collectives.size(); ++i) a.devices[0].collectives[i].start_ns += int64_t(i);
+    const std::string one = formatJsonReport(a, ReportOptions{});
+    for (const int threads : {3, 4, 8}) {
+        std::ostringstream out;
+        writeJsonReportOnThreads(out, a, ReportOptions{}, threads);
+        EXPECT_TRUE(out.str() == one) << threads << " threads";
+    }
+    for (const int indent : {-1, 0, 6}) {
+        std::ostringstream single, threaded;
+        writeDeviceJson(single, a.devices[0], indent);
+        writeDeviceJson(threaded, a.devices[0], indent, 2);
+        EXPECT_TRUE(threaded.str() == single.str()) << "indent " << indent;
+        EXPECT_EQ(json::parse(threaded.str())["collectives"].size(), 18'500u);
+    }
+}
+
 TEST(ReportJson, AReportOfManyDevicesNamesItsFirstProblem) {
     auto j = json::parse(formatJsonReport(manyDevices(900), ReportOptions{}));
     const auto problem = [](const std::string& text) {
