@@ -115,13 +115,13 @@ ActivityClassifier::ActivityClassifier(const StringTable& strings, const Analysi
     for (const auto& p : settings.commKernelPatterns) patterns_.push_back(compile(p, "--comm-kernel"));
 }
 
-Category ActivityClassifier::kernel(uint32_t nameId) {
+Category ActivityClassifier::classifyKernel(uint32_t nameId) {
     if (nameId >= category_.size()) {
         if (nameId == kNoId) return Category::Compute;
-        category_.resize(std::max<size_t>(strings_.size(), nameId + 1), 0xFF);
+        category_.resize(std::max<size_t>(strings_.size(), nameId + 1), kUnclassified);
     }
     uint8_t& c = category_[nameId];
-    if (c == 0xFF) {
+    if (c == kUnclassified) {
         const std::string_view name = strings_.at(nameId);
         bool comm = communicationFamily(name) != nullptr;
         for (size_t i = 0; !comm && i < patterns_.size(); ++i) comm = searchName(name, patterns_[i]);

@@ -47,17 +47,26 @@ public:
     // Throws std::invalid_argument naming the pattern when a regex is invalid.
     ActivityClassifier(const StringTable& strings, const AnalysisSettings& settings);
 
-    Category kernel(uint32_t nameId);
+    // Inline where the answer is cached: every pass of a device's analysis
+    // asks it once per kernel.
+    Category kernel(uint32_t nameId) {
+        if (nameId < category_.size() && category_[nameId] != kUnclassified)
+            return static_cast<Category>(category_[nameId]);
+        return classifyKernel(nameId);
+    }
     Category copy(CopyKind kind) const;
     static Category memset() { return Category::Memory; }
     // Parsed NCCL name for a kernel name id (cached like the category).
     const NcclKernelName& ncclName(uint32_t nameId);
 
 private:
+    static constexpr uint8_t kUnclassified = 0xFF;
+    Category classifyKernel(uint32_t nameId);
+
     const StringTable& strings_;
     std::vector<std::regex> patterns_;
     bool commCopies_ = false;
-    std::vector<uint8_t> category_;     // by name id; 0xFF = not yet classified
+    std::vector<uint8_t> category_;     // by name id, or kUnclassified
     std::vector<int32_t> parsedIndex_;  // by name id; -1 = not yet parsed
     std::vector<NcclKernelName> parsed_;
 };

@@ -92,19 +92,30 @@ std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Dev
     size_t count = 0;
     for (size_t i = 0; i < k.size(); ++i) count += classifier.kernel(kernelNameId(k, i)) == Category::Communication;
     ops.reserve(count);
+    // Whether each run is start-sorted, known as it is built: checked after,
+    // it was another sweep over every operation (184 bytes each).
+    bool kernelsSorted = true, copiesSorted = true;
+    const KernelTexts* texts = nullptr;  // the last kernel's: its successor mostly has the same name
+    uint32_t textsName = kNoId;
     for (size_t i = 0; i < k.size(); ++i) {
         const uint32_t nameId = kernelNameId(k, i);
         if (classifier.kernel(nameId) != Category::Communication) continue;
-        CollectiveInstance op;
-        auto texts = textsOf.find(nameId);
-        if (texts == textsOf.end()) {
-            const NcclKernelName& parsed = classifier.ncclName(nameId);
-            texts = textsOf.emplace(nameId, KernelTexts{capture.strings.at(nameId), parsed.collective, parsed.datatype})
+        if (!texts || nameId != textsName) {
+            auto found = textsOf.find(nameId);
+            if (found == textsOf.end()) {
+                const NcclKernelName& parsed = classifier.ncclName(nameId);
+                found =
+                    textsOf.emplace(nameId, KernelTexts{capture.strings.at(nameId), parsed.collective, parsed.datatype})
                         .first;
+            }
+            texts = &found->second;
+            textsName = nameId;
         }
-        op.name = texts->second.name;
-        op.collective = texts->second.collective;
-        op.datatype = texts->second.datatype;
+        CollectiveInstance op;
+        op.name = texts->name;
+        op.collective = texts->collective;
+        op.datatype = texts->datatype;
+        if (!ops.empty() && k.start[i] < ops.back().start_ns) kernelsSorted = false;
         op.start_ns = k.start[i];
         op.end_ns = k.end[i];
         op.stream = k.stream[i];
@@ -122,6 +133,7 @@ std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Dev
         SharedText& name = copyNames[kind];
         if (name.empty()) name = std::string("Memcpy ") + copyKindName(kind);
         op.name = name;
+        if (ops.size() > nKernels && c.start[i] < ops.back().start_ns) copiesSorted = false;
         op.start_ns = c.start[i];
         op.end_ns = c.end[i];
         op.stream = c.stream[i];
@@ -134,11 +146,9 @@ std::vector<CollectiveInstance> collectCommOps(const Capture& capture, const Dev
         return a.start_ns < b.start_ns;
     };
     auto mid = ops.begin() + static_cast<std::ptrdiff_t>(nKernels);
-    if (mid == ops.end()) {
-        if (!std::is_sorted(ops.begin(), ops.end(), byStart)) std::stable_sort(ops.begin(), ops.end(), byStart);
-    } else if (!std::is_sorted(ops.begin(), mid, byStart) || !std::is_sorted(mid, ops.end(), byStart))
+    if (!kernelsSorted || !copiesSorted)
         std::stable_sort(ops.begin(), ops.end(), byStart);
-    else
+    else if (mid != ops.end())
         std::inplace_merge(ops.begin(), mid, ops.end(), byStart);
     return ops;
 }

@@ -62,6 +62,7 @@ public:
 
 private:
     void key(std::string_view k);
+    void appendKey(std::string_view k, std::string_view after);
     void closeArray(size_t n);
 
     std::string& out_;

@@ -62,6 +62,14 @@ TEST(JsonMembers, StringsAsDumpWritesThem) {
         for (char& c : s) c = static_cast<char>(rng() % 256);
         values.push_back(s);
     }
+    // Kernel names are long: printable ASCII with at most one byte dump()
+    // writes otherwise, anywhere in sixteen-byte blocks or after them.
+    for (int i = 0; i < 5000; ++i) {
+        std::string s(rng() % 80, ' ');
+        for (char& c : s) c = static_cast<char>(0x20 + rng() % 95);
+        if (!s.empty() && i % 2) s[rng() % s.size()] = "\"\\\x1f\x7f\x80\xff\n\x00"[rng() % 8];
+        values.push_back(s);
+    }
     for (const std::string& v : values) {
         std::string out;
         appendJsonString(out, v);
