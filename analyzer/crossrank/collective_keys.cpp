@@ -64,9 +64,9 @@ uint32_t KeyTable::intern(const CollectiveKey& key) {
     return id;
 }
 
-KeyTable::Device::Device(KeyTable& table, size_t operations) : table_(table) {
+KeyTable::Device::Device(KeyTable& table, size_t operations, bool alone) : table_(table), alone_(alone) {
     auto& keys = table_.keys_;
-    if (keys.capacity() - keys.size() < operations)
+    if (!alone && keys.capacity() - keys.size() < operations)
         keys.reserve(std::max(keys.size() + operations, 2 * keys.capacity()));
 }
 
@@ -83,6 +83,7 @@ uint32_t KeyTable::Device::key(uint32_t name, std::optional<uint64_t> commHash, 
     if (name == table_.none_ || name == table_.sendRecv_) return kNoKey;
     CollectiveKey k;
     k.name = name;
+    if (alone_) return table_.intern(k);
     if (commHash && seqNumber) {
         k.scheme = 0;
         k.commHash = *commHash;

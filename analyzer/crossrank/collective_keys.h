@@ -22,8 +22,10 @@ public:
     public:
         // `operations`, where known, makes room for as many new keys at once
         // (a device of 300,000 operations each a key of its own grew the
-        // table 19 times).
-        explicit Device(KeyTable& table, size_t operations = 0);
+        // table 19 times). `alone`: the job's only device, whose operations
+        // can match no other's: one key per collective name, which is all
+        // a pass reads of them then (a PyTorch trace is one device).
+        explicit Device(KeyTable& table, size_t operations = 0, bool alone = false);
         // Operations carrying the plugin's (commHash, seqNumber) match on
         // (commHash, collective, seqNumber); the others on (collective, k),
         // k counting that collective on the device. Operations without a
@@ -35,6 +37,7 @@ public:
 
     private:
         KeyTable& table_;
+        bool alone_ = false;
         std::vector<uint64_t> ordinal_;  // by collective name id
         // The name numbered last: a device's operations mostly repeat it.
         std::string lastText_;

@@ -83,10 +83,10 @@ std::vector<BandwidthRecord> bandwidthRecordsOf(const DeviceAnalysis& d) {
     return out;
 }
 
-std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& d, KeyTable& keys) {
+std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& d, KeyTable& keys, bool alone) {
     std::vector<OpRecord> out;
     out.reserve(d.collectives.size());
-    KeyTable::Device numbering(keys, d.collectives.size());
+    KeyTable::Device numbering(keys, d.collectives.size(), alone);
     for (const auto& c : d.collectives)
         out.push_back({numbering.key(c.collective, c.commHash, c.seqNumber), c.start_ns, c.end_ns});
     return out;

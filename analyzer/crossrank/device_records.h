@@ -24,7 +24,8 @@ std::vector<P2pPartRecord> p2pRecordsOf(const DeviceAnalysis& device);
 std::vector<AllToAllRecord> allToAllRecordsOf(const DeviceAnalysis& device);
 // Its operations' bus bandwidth inputs (docs/design.md 4d), by operation.
 std::vector<BandwidthRecord> bandwidthRecordsOf(const DeviceAnalysis& device);
-// Its operations with their matching keys, numbered in `keys`.
-std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& device, KeyTable& keys);
+// Its operations with their matching keys, numbered in `keys`; `alone`:
+// the job's only device (KeyTable::Device).
+std::vector<OpRecord> opRecordsOf(const DeviceAnalysis& device, KeyTable& keys, bool alone = false);
 
 }  // namespace osc::crossrank

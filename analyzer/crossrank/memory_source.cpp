@@ -14,7 +14,7 @@ MemorySource::MemorySource(const Analysis& analysis, const std::vector<DeviceInt
     ops_.reserve(n);
     for (size_t d = 0; d < n; ++d) {
         headers_.push_back(headerOf(analysis.devices[d], intervals[d]));
-        ops_.push_back(opRecordsOf(analysis.devices[d], keys_));
+        ops_.push_back(opRecordsOf(analysis.devices[d], keys_, n == 1));
     }
 }
 

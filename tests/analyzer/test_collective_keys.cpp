@@ -8,8 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace osc::crossrank {
 namespace {
@@ -80,6 +83,29 @@ TEST(KeyTable, OperationsWithoutSequenceNumbersMatchByOrdinalPerCollective) {
     // A (hash, seq) key never equals an ordinal one of the same numbers.
     EXPECT_NE(a.key(ar, uint64_t{0}, uint64_t{0}), a0);
     EXPECT_EQ(table.keys().size(), 5u);
+}
+
+// The job's only device: its operations can match no other's, so each
+// collective name is one key, and every operation's key names the
+// collective it names when numbered with the others'.
+TEST(KeyTable, TheOnlyDeviceNumbersOneKeyPerCollectiveName) {
+    KeyTable shared, alone;
+    const std::vector<std::string> names = {"AllReduce", "AllGather", "", "SendRecv", "ReduceScatter"};
+    KeyTable::Device many(shared), one(alone, 0, true);
+    std::mt19937_64 rng(3);
+    for (int op = 0; op < 2000; ++op) {
+        const std::string& name = names[rng() % names.size()];
+        const bool plugin = rng() % 2;
+        const auto hash = plugin ? std::optional<uint64_t>(0x1000 + rng() % 3) : std::nullopt;
+        const auto seq = plugin ? std::optional<uint64_t>(rng() % 50) : std::nullopt;
+        const uint32_t a = many.key(name, hash, seq), b = one.key(name, hash, seq);
+        ASSERT_EQ(a == kNoKey, b == kNoKey) << name;
+        if (a == kNoKey) continue;
+        EXPECT_EQ(shared.names()[shared.keys()[a].name], name);
+        EXPECT_EQ(alone.names()[alone.keys()[b].name], name);
+    }
+    EXPECT_EQ(alone.keys().size(), 3u);  // AllReduce, AllGather, ReduceScatter
+    EXPECT_GT(shared.keys().size(), 100u);
 }
 
 }  // namespace
