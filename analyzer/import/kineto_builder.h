@@ -43,6 +43,12 @@ private:
     uint32_t last_ = 0;
 };
 
+// How much of a file is still to come, as CaptureBuilder::absorb may guess it.
+struct RoomAhead {
+    double growth = 1;        // the file's rows over those absorbed so far, about
+    double contentBytes = 0;  // the file's content, about: no column holds more bytes
+};
+
 class CaptureBuilder : public Sink {
 public:
     // `tick` runs every few thousand events (progress, cancellation).
@@ -74,7 +80,9 @@ public:
     // file order, so the result is what one builder reading every event in
     // turn would have made (kineto_builder_merge.cpp).
     std::unique_ptr<CaptureBuilder> forPiece(Capture& local) const;
-    void absorb(CaptureBuilder& piece);
+    // A table that must move anyway makes room for `room.growth` times its
+    // rows.
+    void absorb(CaptureBuilder& piece, const RoomAhead& room = {});
 
 private:
     // Two records per collective (operator and kernel): bounded memory on hostile input.

@@ -12,80 +12,106 @@
 namespace osc::kineto {
 namespace {
 
-template <typename T>
-void append(std::vector<T>& to, const std::vector<T>& from) {
-    to.insert(to.end(), from.begin(), from.end());
-}
+// A piece's columns appended to the file's, with room made ahead
+// (makeRoom) for as many rows as the whole file is expected to hold.
+struct Appender {
+    RoomAhead ahead;
 
-// Ids the piece gave (strings, launch shapes) as the whole file's (kNoId and
-// other non-ids kept).
-void appendIds(std::vector<uint32_t>& to, const std::vector<uint32_t>& from, const std::vector<uint32_t>& ids) {
-    const size_t at = to.size();
-    to.resize(at + from.size());
-    for (size_t i = 0; i < from.size(); ++i) to[at + i] = from[i] < ids.size() ? ids[from[i]] : from[i];
-}
+    // Room for `adding` more rows. When the column must move anyway, room for
+    // as many as the whole file is expected to hold: grown by doubling, a
+    // 1 GB trace's columns were copied a dozen times each and their new pages
+    // faulted in every time, while room not yet written takes no memory.
+    template <typename T>
+    void makeRoom(std::vector<T>& column, size_t adding) const {
+        const size_t need = column.size() + adding;
+        if (need <= column.capacity()) return;
+        size_t room = std::max(need, 2 * column.capacity());
+        // Never more than the content could fill (a guess from a first piece
+        // that met the array's end is no guess).
+        const double expected = static_cast<double>(need) * ahead.growth;
+        if (expected > static_cast<double>(room) && expected * sizeof(T) <= ahead.contentBytes)
+            room = static_cast<size_t>(expected);
+        column.reserve(room);
+    }
 
-// The listed columns of `from` after `to`'s.
-template <typename Table, typename... Columns>
-void appendColumns(Table& to, const Table& from, Columns... columns) {
-    (append(to.*columns, from.*columns), ...);
-}
+    template <typename T>
+    void append(std::vector<T>& to, const std::vector<T>& from) const {
+        makeRoom(to, from.size());
+        to.insert(to.end(), from.begin(), from.end());
+    }
 
-void appendKernels(KernelTable& to, const KernelTable& from, const std::vector<uint32_t>& ids,
-                   const std::vector<uint32_t>& shapeIds) {
-    appendColumns(to, from, &KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
-                  &KernelTable::gridX, &KernelTable::gridY, &KernelTable::gridZ, &KernelTable::blockX,
-                  &KernelTable::blockY, &KernelTable::blockZ, &KernelTable::registersPerThread,
-                  &KernelTable::staticSharedMemory, &KernelTable::dynamicSharedMemory, &KernelTable::graphId,
-                  &KernelTable::graphNodeId);
-    appendIds(to.name, from.name, ids);
-    appendIds(to.shortName, from.shortName, ids);
-    appendIds(to.shape, from.shape, shapeIds);
-}
+    // Ids the piece gave (strings, launch shapes) as the whole file's (kNoId and
+    // other non-ids kept).
+    void appendIds(std::vector<uint32_t>& to, const std::vector<uint32_t>& from,
+                   const std::vector<uint32_t>& ids) const {
+        makeRoom(to, from.size());
+        const size_t at = to.size();
+        to.resize(at + from.size());
+        for (size_t i = 0; i < from.size(); ++i) to[at + i] = from[i] < ids.size() ? ids[from[i]] : from[i];
+    }
 
-void appendCopies(CopyTable& to, const CopyTable& from) {
-    appendColumns(to, from, &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation,
-                  &CopyTable::bytes, &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind,
-                  &CopyTable::srcDevice, &CopyTable::dstDevice);
-}
+    // The listed columns of `from` after `to`'s.
+    template <typename Table, typename... Columns>
+    void appendColumns(Table& to, const Table& from, Columns... columns) const {
+        (append(to.*columns, from.*columns), ...);
+    }
 
-void appendMemsets(MemsetTable& to, const MemsetTable& from) {
-    appendColumns(to, from, &MemsetTable::start, &MemsetTable::end, &MemsetTable::stream, &MemsetTable::correlation,
-                  &MemsetTable::bytes, &MemsetTable::value);
-}
+    void appendKernels(KernelTable& to, const KernelTable& from, const std::vector<uint32_t>& ids,
+                       const std::vector<uint32_t>& shapeIds) const {
+        appendColumns(to, from, &KernelTable::start, &KernelTable::end, &KernelTable::stream, &KernelTable::correlation,
+                      &KernelTable::gridX, &KernelTable::gridY, &KernelTable::gridZ, &KernelTable::blockX,
+                      &KernelTable::blockY, &KernelTable::blockZ, &KernelTable::registersPerThread,
+                      &KernelTable::staticSharedMemory, &KernelTable::dynamicSharedMemory, &KernelTable::graphId,
+                      &KernelTable::graphNodeId);
+        appendIds(to.name, from.name, ids);
+        appendIds(to.shortName, from.shortName, ids);
+        appendIds(to.shape, from.shape, shapeIds);
+    }
 
-void appendSyncs(SyncTable& to, const SyncTable& from) {
-    appendColumns(to, from, &SyncTable::start, &SyncTable::end, &SyncTable::stream, &SyncTable::correlation,
-                  &SyncTable::type, &SyncTable::eventId);
-}
+    void appendCopies(CopyTable& to, const CopyTable& from) const {
+        appendColumns(to, from, &CopyTable::start, &CopyTable::end, &CopyTable::stream, &CopyTable::correlation,
+                      &CopyTable::bytes, &CopyTable::copyKind, &CopyTable::srcKind, &CopyTable::dstKind,
+                      &CopyTable::srcDevice, &CopyTable::dstDevice);
+    }
 
-void appendApiCalls(ApiCallTable& to, const ApiCallTable& from, const std::vector<uint32_t>& ids) {
-    appendColumns(to, from, &ApiCallTable::start, &ApiCallTable::end, &ApiCallTable::globalTid,
-                  &ApiCallTable::correlation, &ApiCallTable::returnValue, &ApiCallTable::kind);
-    appendIds(to.name, from.name, ids);
-}
+    void appendMemsets(MemsetTable& to, const MemsetTable& from) const {
+        appendColumns(to, from, &MemsetTable::start, &MemsetTable::end, &MemsetTable::stream, &MemsetTable::correlation,
+                      &MemsetTable::bytes, &MemsetTable::value);
+    }
 
-void appendRanges(RangeTable& to, const RangeTable& from, const std::vector<uint32_t>& ids) {
-    appendColumns(to, from, &RangeTable::start, &RangeTable::end, &RangeTable::globalTid, &RangeTable::category,
-                  &RangeTable::color, &RangeTable::kind, &RangeTable::onGpu);
-    appendIds(to.name, from.name, ids);
-    appendIds(to.domain, from.domain, ids);
-}
+    void appendSyncs(SyncTable& to, const SyncTable& from) const {
+        appendColumns(to, from, &SyncTable::start, &SyncTable::end, &SyncTable::stream, &SyncTable::correlation,
+                      &SyncTable::type, &SyncTable::eventId);
+    }
 
-void appendCollectives(CollectiveTable& to, const CollectiveTable& from, const std::vector<uint32_t>& ids) {
-    // Rows made from PyTorch's arguments are numbered by their place in the
-    // table (appendArgsRow): the piece's numbers count from its first row.
-    const uint64_t offset = to.size();
-    appendColumns(to, from, &CollectiveTable::commHash, &CollectiveTable::rank, &CollectiveTable::nranks,
-                  &CollectiveTable::count, &CollectiveTable::bytes, &CollectiveTable::root, &CollectiveTable::nChannels,
-                  &CollectiveTable::device, &CollectiveTable::enqueue, &CollectiveTable::gpuStart,
-                  &CollectiveTable::gpuEnd);
-    for (const uint64_t seq : from.seqNumber) to.seqNumber.push_back(seq + offset);
-    appendIds(to.func, from.func, ids);
-    appendIds(to.datatype, from.datatype, ids);
-    appendIds(to.algo, from.algo, ids);
-    appendIds(to.proto, from.proto, ids);
-}
+    void appendApiCalls(ApiCallTable& to, const ApiCallTable& from, const std::vector<uint32_t>& ids) const {
+        appendColumns(to, from, &ApiCallTable::start, &ApiCallTable::end, &ApiCallTable::globalTid,
+                      &ApiCallTable::correlation, &ApiCallTable::returnValue, &ApiCallTable::kind);
+        appendIds(to.name, from.name, ids);
+    }
+
+    void appendRanges(RangeTable& to, const RangeTable& from, const std::vector<uint32_t>& ids) const {
+        appendColumns(to, from, &RangeTable::start, &RangeTable::end, &RangeTable::globalTid, &RangeTable::category,
+                      &RangeTable::color, &RangeTable::kind, &RangeTable::onGpu);
+        appendIds(to.name, from.name, ids);
+        appendIds(to.domain, from.domain, ids);
+    }
+
+    void appendCollectives(CollectiveTable& to, const CollectiveTable& from, const std::vector<uint32_t>& ids) const {
+        // Rows made from PyTorch's arguments are numbered by their place in the
+        // table (appendArgsRow): the piece's numbers count from its first row.
+        const uint64_t offset = to.size();
+        appendColumns(to, from, &CollectiveTable::commHash, &CollectiveTable::rank, &CollectiveTable::nranks,
+                      &CollectiveTable::count, &CollectiveTable::bytes, &CollectiveTable::root,
+                      &CollectiveTable::nChannels, &CollectiveTable::device, &CollectiveTable::enqueue,
+                      &CollectiveTable::gpuStart, &CollectiveTable::gpuEnd);
+        for (const uint64_t seq : from.seqNumber) to.seqNumber.push_back(seq + offset);
+        appendIds(to.func, from.func, ids);
+        appendIds(to.datatype, from.datatype, ids);
+        appendIds(to.algo, from.algo, ids);
+        appendIds(to.proto, from.proto, ids);
+    }
+};
 
 template <typename Record>
 void appendPerProcess(std::vector<std::vector<Record>>& to, std::vector<std::vector<Record>>& from,
@@ -100,7 +126,8 @@ void appendPerProcess(std::vector<std::vector<Record>>& to, std::vector<std::vec
 
 }  // namespace
 
-void CaptureBuilder::absorb(CaptureBuilder& piece) {
+void CaptureBuilder::absorb(CaptureBuilder& piece, const RoomAhead& room) {
+    const Appender a{room};
     const StringTable& strings = piece.capture_.strings;
     std::vector<uint32_t> ids(strings.size());
     for (uint32_t i = 0; i < strings.size(); ++i) ids[i] = capture_.strings.intern(strings.at(i));
@@ -114,16 +141,16 @@ void CaptureBuilder::absorb(CaptureBuilder& piece) {
         for (auto& [tid, name] : from.threadNames) to.threadNames[tid] = std::move(name);
         for (const Device& d : from.devices) {
             Device& into = deviceFor(to, d.id);
-            appendKernels(into.kernels, d.kernels, ids, shapeIds);
-            appendCopies(into.copies, d.copies);
-            appendMemsets(into.memsets, d.memsets);
-            appendSyncs(into.syncs, d.syncs);
+            a.appendKernels(into.kernels, d.kernels, ids, shapeIds);
+            a.appendCopies(into.copies, d.copies);
+            a.appendMemsets(into.memsets, d.memsets);
+            a.appendSyncs(into.syncs, d.syncs);
         }
-        appendApiCalls(to.apiCalls, from.apiCalls, ids);
-        appendRanges(to.ranges, from.ranges, ids);
-        appendColumns(to.cpuOps, from.cpuOps, &CpuOpTable::start, &CpuOpTable::end, &CpuOpTable::globalTid);
-        appendIds(to.cpuOps.name, from.cpuOps.name, ids);
-        appendCollectives(to.collectives, from.collectives, ids);
+        a.appendApiCalls(to.apiCalls, from.apiCalls, ids);
+        a.appendRanges(to.ranges, from.ranges, ids);
+        a.appendColumns(to.cpuOps, from.cpuOps, &CpuOpTable::start, &CpuOpTable::end, &CpuOpTable::globalTid);
+        a.appendIds(to.cpuOps.name, from.cpuOps.name, ids);
+        a.appendCollectives(to.collectives, from.collectives, ids);
     }
     appendPerProcess(pendingComm_, piece.pendingComm_);
     appendPerProcess(pendingP2pOperators_, piece.pendingP2pOperators_, kMaxGroupRecordsPerProcess);

@@ -142,4 +142,12 @@ uint64_t TraceBytes::fileBytesRead() const { return stream_ ? stream_->fileBytes
 
 uint64_t TraceBytes::fileSize() const { return stream_ ? stream_->fileSize() : filled(); }
 
+double TraceBytes::fractionBefore(size_t offset) const {
+    const auto size = static_cast<double>(fileSize());
+    if (size <= 0) return 1;
+    // A plain file's content is its bytes (offset <= bytes read); a gzip
+    // file's content outgrows its bytes, and only the bytes read say.
+    return std::min({1.0, static_cast<double>(offset) / size, static_cast<double>(fileBytesRead()) / size});
+}
+
 }  // namespace osc

@@ -54,6 +54,10 @@ public:
 
     uint64_t fileBytesRead() const;
     uint64_t fileSize() const;
+    // About how much of the content lies before content byte `offset`, as a
+    // fraction: exactly for plain files and content in memory; for gzip,
+    // the compressed bytes read so far over the file's.
+    double fractionBefore(size_t offset) const;
 
 private:
     void fill();

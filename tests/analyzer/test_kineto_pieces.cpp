@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -479,6 +480,46 @@ TEST(TraceBytes, HoldsTheContentGzReaderReads) {
         bytes.release(at);  // behind the reader: the filling goes on
     }
     EXPECT_EQ(bytes.waitFor(text.size() + 1), text.size());
+}
+
+// How much of the content lies before an offset, which the reader's tables
+// make room by: exact for a plain file and for content in memory; for
+// gzip, the compressed bytes read, between none and all.
+TEST(TraceBytes, KnowsAboutHowMuchOfTheContentLiesBeforeAnOffset) {
+    const osc::testsupport::TempDir dir;
+    std::string text;
+    std::mt19937 rng(8);
+    while (text.size() < (size_t{3} << 20)) text += std::to_string(rng()) + " ";
+    {
+        std::ofstream(dir / "t.json", std::ios::binary) << text;
+        TraceBytes plain(dir / "t.json", size_t{1} << 20);
+        plain.waitFor(size_t{1} << 19);  // the ring holds 1 MiB past what is released
+        const double size = static_cast<double>(text.size());
+        EXPECT_DOUBLE_EQ(plain.fractionBefore(text.size() / 4), static_cast<double>(text.size() / 4) / size);
+        for (size_t at = 0; at < text.size(); at += size_t{1} << 19) {
+            plain.waitFor(at + 1);
+            plain.release(at);
+        }
+        plain.waitFor(text.size() + 1);
+        EXPECT_DOUBLE_EQ(plain.fractionBefore(text.size()), 1.0);
+    }
+    {
+        TraceBytes memory(text.data(), text.size());
+        EXPECT_DOUBLE_EQ(memory.fractionBefore(text.size() / 8),
+                         static_cast<double>(text.size() / 8) / static_cast<double>(text.size()));
+    }
+    osc::testing::writeGz(dir / "t.gz", text);
+    TraceBytes gz(dir / "t.gz", size_t{1} << 20);
+    gz.waitFor(size_t{1} << 19);
+    const double early = gz.fractionBefore(size_t{1} << 19);
+    EXPECT_GT(early, 0.0);
+    EXPECT_LT(early, 1.0);
+    for (size_t at = 0; at < text.size(); at += size_t{1} << 19) {
+        gz.waitFor(at + 1);
+        gz.release(at);
+    }
+    gz.waitFor(text.size() + 1);
+    EXPECT_DOUBLE_EQ(gz.fractionBefore(text.size()), 1.0);
 }
 
 TEST(TraceBytes, ACorruptStreamThrowsWhereItBreaks) {
