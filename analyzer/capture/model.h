@@ -9,6 +9,7 @@
 #include "analyzer/capture/string_table.h"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -56,6 +57,17 @@ enum class SyncType : uint8_t {
 
 // A kernel's grid x, y, z and block x, y, z.
 using LaunchShape = std::array<uint32_t, 6>;
+
+// FNV-1a over a fixed run of 32-bit words: hashes launch shapes, and the
+// interference signatures made of a name id and a shape.
+struct WordsHash {
+    template <size_t N>
+    size_t operator()(const std::array<uint32_t, N>& words) const {
+        uint64_t h = 1469598103934665603ull;
+        for (const uint32_t v : words) h = (h ^ v) * 1099511628211ull;
+        return static_cast<size_t>(h);
+    }
+};
 
 struct KernelTable {
     std::vector<TimeNs> start, end;

@@ -31,14 +31,7 @@ public:
     const std::vector<LaunchShape>& shapes() const { return shapes_; }
 
 private:
-    struct Hash {
-        size_t operator()(const LaunchShape& s) const {
-            uint64_t h = 1469598103934665603ull;
-            for (uint32_t v : s) h = (h ^ v) * 1099511628211ull;
-            return static_cast<size_t>(h);
-        }
-    };
-    std::unordered_map<LaunchShape, uint32_t, Hash> ids_;
+    std::unordered_map<LaunchShape, uint32_t, WordsHash> ids_;
     std::vector<LaunchShape> shapes_;
     uint32_t last_ = 0;
 };

@@ -14,14 +14,6 @@ namespace {
 // (name id, grid x/y/z, block x/y/z); absent launch details count as 0.
 using SignatureKey = std::array<uint32_t, 7>;
 
-struct KeyHash {
-    size_t operator()(const SignatureKey& k) const {
-        uint64_t h = 1469598103934665603ull;
-        for (uint32_t v : k) h = (h ^ v) * 1099511628211ull;
-        return static_cast<size_t>(h);
-    }
-};
-
 }  // namespace
 
 InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& device, ActivityClassifier& classifier,
@@ -30,7 +22,7 @@ InterferenceIndex::InterferenceIndex(const Capture& capture, const Device& devic
     const auto& k = device.kernels;
     sorted_ = std::is_sorted(k.start.begin(), k.start.end());
     slotOf_.assign(k.size(), kNotOverlapped);
-    tsl::robin_map<SignatureKey, uint32_t, KeyHash> slotOf;
+    tsl::robin_map<SignatureKey, uint32_t, WordsHash> slotOf;
     std::vector<SignatureKey> keys;
     // Per signature: how many isolated and overlapped kernels it has. Their
     // durations are then laid out once, each signature's together, in
