@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 _T = TypeVar("_T")
 
@@ -42,22 +42,32 @@ numpy = Deferred("numpy")
 _HEAVY = ("numpy", "pandas")
 
 
-def _import_heavy() -> None:
+def _import_heavy(imported: Optional[Callable[[], Any]]) -> None:
     try:
         for name in _HEAVY:
             importlib.import_module(name)
     except Exception:  # noqa: BLE001 - the first real use says what is wrong
         pass
+    finally:
+        if imported is not None:
+            imported()
 
 
-def while_engine_works(call: Callable[..., _T], *args: Any) -> _T:
+def while_engine_works(call: Callable[..., _T], *args: Any, imported: Optional[Callable[[], Any]] = None) -> _T:
     """``call(*args)``, a compiled function that releases the GIL while it
     works, with pandas and numpy imported meanwhile on another thread (the
     tables it returns need them). Waits for that import before returning,
-    also when the call raises: no import is left half done."""
+    also when the call raises: no import is left half done. ``imported``
+    is called once the import is over (at once when there is none): an
+    ``ImportGate``'s ``open``, for a call that leaves a core to the import
+    until then."""
     if all(name in sys.modules for name in _HEAVY):
+        if imported is not None:
+            imported()
         return call(*args)
-    importing = threading.Thread(target=_import_heavy, name="overlapscope: importing pandas", daemon=True)
+    importing = threading.Thread(
+        target=_import_heavy, args=(imported,), name="overlapscope: importing pandas", daemon=True
+    )
     importing.start()
     try:
         return call(*args)

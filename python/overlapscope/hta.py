@@ -149,10 +149,12 @@ class TraceAnalysis:
         ranks: Dict[str, int] = {}
         if isinstance(trace_files, dict):
             ranks = {path: int(rank) for path, rank in zip(paths, trace_files.keys())}
+        gate = _core.ImportGate()
         self._trace, loaded = while_engine_works(
             _core.hta_load,
-            paths, 0, bool(include_last_profiler_step), _round_like_hta(), ranks, bool(_filter_steps),
+            paths, 0, bool(include_last_profiler_step), _round_like_hta(), ranks, bool(_filter_steps), gate,
             _progress.callback(progress),
+            imported=gate.open,
         )
         warn_all(loaded)
         warn_all(self._trace.warnings())
@@ -294,6 +296,10 @@ class TraceAnalysis:
         ``other``; with ``show_idle_interval_stats`` also their statistics."""
         if not ranks:
             ranks = [0]
+        if not streams and not show_idle_interval_stats:
+            every_stream = self._idle_time_of_every_stream_of(ranks, consecutive_kernel_delay)
+            if every_stream is not None:
+                return every_stream, None
         results, stats = [], []
         for rank in ranks:
             result, interval_stats = self._idle_time_of_rank(
@@ -341,6 +347,40 @@ class TraceAnalysis:
             stats_df.insert(0, "rank", rank)
             stats_df.rename(mapper=_IDLE_CATEGORY_NAMES, axis=0, inplace=True)
         return result_df, stats_df
+
+    def _idle_time_of_every_stream_of(self, ranks: List[int], delay: float) -> Optional[pd.DataFrame]:
+        """``_idle_time_of_every_stream`` of each rank, concatenated, from
+        sums the engine adds as pandas' group-by does: the same table
+        without a group-by per rank. None where a rank has no gaps (its
+        empty table changes the concatenation's dtypes: the loop makes it)."""
+        for rank in ranks:
+            if rank not in self._trace.ranks():
+                raise ValueError(f"no trace for rank {rank}")
+        sums = self._trace.idle_sums([int(rank) for rank in ranks], float(delay))
+        part, stream = np.asarray(sums["part"]), np.asarray(sums["stream"])
+        rows = np.bincount(part, minlength=len(ranks))
+        if len(ranks) == 0 or (rows == 0).any():
+            return None
+        # Each stream's total as the loop's np.add.reduceat adds it.
+        starts = np.flatnonzero(np.r_[True, (part[1:] != part[:-1]) | (stream[1:] != stream[:-1])])
+        counts = np.diff(np.r_[starts, len(stream)])
+        idle = np.asarray(sums["idle_time"], dtype=float)
+        totals = np.repeat(np.add.reduceat(idle, starts), counts)
+        # pd.concat's dtype for the ranks' streams, and its index: each rank's rows numbered from 0.
+        dtype = np.result_type(*[np.dtype(self._trace.dtypes(int(rank))["stream"]) for rank in ranks])
+        index = pd.RangeIndex(rows[0]).append([pd.RangeIndex(n) for n in rows[1:]]) if len(rows) > 1 else None
+        names = np.array([_IDLE_CATEGORY_NAMES[c] for c in range(3)], dtype=object)
+        result_df = pd.DataFrame(
+            {
+                "rank": np.asarray(sums["rank"], dtype=np.int64),
+                "stream": stream.astype(dtype),
+                "idle_category": names[np.asarray(sums["idle_category"])],
+                "idle_time": idle,
+                "idle_time_ratio": idle / totals,
+            },
+            index=index,
+        )
+        return result_df.round(2)
 
     @staticmethod
     def _idle_time_of_every_stream(rank: int, intervals: pd.DataFrame) -> pd.DataFrame:

@@ -1,31 +1,32 @@
 // HTA's five computations (hta_engine.h) over the events hta_trace.cpp kept.
 #include "python/src/hta_engine.h"
 #include "python/src/columns.h"
+#include "python/src/correlation_map.h"
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace osc::python {
 namespace {
 
-struct Span {
-    TimeNs start, end;
-};
+using Span = HtaSpan;
+
+// (start, end) with the longest first among equal starts: the order
+// htaMerge's groups are made in.
+bool mergeOrder(const Span& a, const Span& b) { return a.start < b.start || (a.start == b.start && a.end > b.end); }
 
 // hta/utils/utils.py merge_kernel_intervals: sorted by start, a new group
 // wherever a start lies beyond every earlier end; a group spans its first
 // start to its largest end. Negative-length events (inward rounding) stay
 // as HTA keeps them. Where starts tie, HTA's unstable sort decides whether
 // a negative event opens a group of its own; here the longest goes first,
-// so it never does (docs/python.md).
+// so it never does (docs/python.md). The rank's events come in start
+// order, so the sort is mostly skipped.
 std::vector<Span> htaMerge(std::vector<Span> spans) {
-    std::sort(spans.begin(), spans.end(),
-              [](const Span& a, const Span& b) { return a.start < b.start || (a.start == b.start && a.end > b.end); });
+    if (!std::is_sorted(spans.begin(), spans.end(), mergeOrder)) std::sort(spans.begin(), spans.end(), mergeOrder);
     std::vector<Span> groups;
     TimeNs reach = 0;
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -50,21 +51,79 @@ struct StatusEvent {
     int delta;
 };
 
+bool earlier(const StatusEvent& a, const StatusEvent& b) { return a.time < b.time; }
+
+// Sorts rows[from, to) by time as std::stable_sort does, in O(n + inversions)
+// for rows nearly in order; past a budget of moves, std::stable_sort itself
+// (equal rows never passed each other, so the result is the same).
+void sortNearlyOrdered(std::vector<StatusEvent>& rows, size_t from, size_t to) {
+    size_t budget = 8 * (to - from) + 64;
+    for (size_t i = from + 1; i < to; ++i) {
+        if (!earlier(rows[i], rows[i - 1])) continue;
+        const StatusEvent moving = rows[i];
+        size_t hole = i;
+        for (; hole > from && earlier(moving, rows[hole - 1]) && budget > 0; --hole, --budget)
+            rows[hole] = rows[hole - 1];
+        rows[hole] = moving;
+        if (budget == 0) {
+            std::stable_sort(rows.begin() + static_cast<ptrdiff_t>(from), rows.begin() + static_cast<ptrdiff_t>(to),
+                             earlier);
+            return;
+        }
+    }
+}
+
 // HTA's sweeps: +value at each merged group's start, -value at its end,
-// sorted by time, with a running sum; each row lasts until the next row.
-std::vector<StatusEvent> statusEvents(const std::vector<std::pair<std::vector<Span>, int>>& typed) {
+// sorted by time (stably: ties keep the order the groups are listed in),
+// with a running sum; each row lasts until the next row. One type's groups
+// are disjoint and ordered, so its rows are in order but where a group of
+// negative length (inward rounding) puts its end just before its start:
+// each type's rows are sorted alone, then merged, which orders them as one
+// stable sort of them all would.
+std::vector<StatusEvent> statusEvents(const std::vector<std::pair<const std::vector<Span>*, int>>& typed) {
+    size_t rows = 0;
+    for (const auto& [groups, value] : typed) rows += 2 * groups->size();
     std::vector<StatusEvent> events;
-    for (const auto& [groups, value] : typed)
-        for (const auto& g : groups) {
+    events.reserve(rows);
+    std::vector<size_t> bounds{0};
+    for (const auto& [groups, value] : typed) {
+        for (const auto& g : *groups) {
             events.push_back({g.start, value});
             events.push_back({g.end, -value});
         }
-    std::stable_sort(events.begin(), events.end(),
-                     [](const StatusEvent& a, const StatusEvent& b) { return a.time < b.time; });
+        sortNearlyOrdered(events, bounds.back(), events.size());
+        bounds.push_back(events.size());
+    }
+    // std::inplace_merge is stable: of equal times, the earlier list's rows go first.
+    for (size_t k = 2; k < bounds.size(); ++k)
+        std::inplace_merge(events.begin(), events.begin() + static_cast<ptrdiff_t>(bounds[k - 1]),
+                           events.begin() + static_cast<ptrdiff_t>(bounds[k]), earlier);
     return events;
 }
 
+template <typename Keep>
+std::vector<Span> spansOf(const HtaRank& r, Keep keep) {
+    std::vector<Span> spans;
+    spans.reserve(r.start.size());
+    for (size_t i = 0; i < r.start.size(); ++i)
+        if (keep(i)) spans.push_back({r.start[i], r.end[i]});
+    return spans;
+}
+
+std::vector<Span> unionOfType(const HtaRank& r, HtaKernelType type) {
+    return htaMerge(spansOf(r, [&](size_t i) { return r.type[i] == type; }));
+}
+
 }  // namespace
+
+HtaUnions htaUnionsOf(const HtaRank& r) {
+    HtaUnions u;
+    u.all = htaMerge(spansOf(r, [](size_t) { return true; }));
+    u.communication = unionOfType(r, HtaKernelType::Communication);
+    u.computation = unionOfType(r, HtaKernelType::Computation);
+    u.memory = unionOfType(r, HtaKernelType::Memory);
+    return u;
+}
 
 const char* htaKernelTypeName(HtaKernelType t) {
     switch (t) {
@@ -84,22 +143,13 @@ namespace {
 
 double us(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
 
-std::vector<Span> spansOf(const HtaRank& r, const std::function<bool(size_t)>& keep) {
-    std::vector<Span> spans;
-    for (size_t i = 0; i < r.start.size(); ++i)
-        if (keep(i)) spans.push_back({r.start[i], r.end[i]});
-    return spans;
-}
-
 }  // namespace
 
 py::dict HtaTrace::overlap() const {
     std::vector<TimeNs> overlapped, comm;
     for (const auto& r : ranks_) {
-        const auto commGroups =
-            htaMerge(spansOf(r, [&](size_t i) { return r.type[i] == HtaKernelType::Communication; }));
-        const auto compGroups = htaMerge(spansOf(r, [&](size_t i) { return r.type[i] == HtaKernelType::Computation; }));
-        const auto events = statusEvents({{commGroups, 1}, {compGroups, 2}});
+        const HtaUnions& u = r.unions;
+        const auto events = statusEvents({{&u.communication, 1}, {&u.computation, 2}});
         TimeNs both = 0;
         int running = 0;
         for (size_t k = 0; k + 1 < events.size(); ++k) {
@@ -107,7 +157,7 @@ py::dict HtaTrace::overlap() const {
             if (running == 3) both += events[k + 1].time - events[k].time;
         }
         overlapped.push_back(both);
-        comm.push_back(runLength(commGroups));
+        comm.push_back(runLength(u.communication));
     }
     Columns t(ranks_.size());
     t.add("rank", [&](size_t i) { return ranks_[i].rank; });
@@ -122,15 +172,13 @@ py::dict HtaTrace::temporal() const {
     };
     std::vector<Row> rows;
     for (const auto& r : ranks_) {
-        const auto all = htaMerge(spansOf(r, [](size_t) { return true; }));
-        if (all.empty()) {
+        const HtaUnions& u = r.unions;
+        if (u.all.empty()) {
             rows.push_back({});
             continue;
         }
-        const TimeNs span = all.back().end - all.front().start;
-        const auto compute =
-            runLength(htaMerge(spansOf(r, [&](size_t i) { return r.type[i] == HtaKernelType::Computation; })));
-        rows.push_back({span - runLength(all), compute, span});
+        const TimeNs span = u.all.back().end - u.all.front().start;
+        rows.push_back({span - runLength(u.all), runLength(u.computation), span});
     }
     Columns t(ranks_.size());
     t.add("rank", [&](size_t i) { return ranks_[i].rank; });
@@ -147,10 +195,10 @@ py::dict HtaTrace::kernelTypeTime(bool includeMemory) const {
     std::vector<int> rankOf;
     std::vector<std::string> label;
     std::vector<double> time;
-    for (const auto& r : ranks_) {
-        std::vector<std::pair<std::vector<Span>, int>> typed;
-        for (size_t bit = 0; bit < analysed.size(); ++bit)
-            typed.emplace_back(htaMerge(spansOf(r, [&](size_t i) { return r.type[i] == analysed[bit]; })), 1 << bit);
+    for (size_t ri = 0; ri < ranks_.size(); ++ri) {
+        const HtaUnions& u = ranks_[ri].unions;
+        std::vector<std::pair<const std::vector<Span>*, int>> typed;
+        for (size_t bit = 0; bit < analysed.size(); ++bit) typed.emplace_back(&u.of(analysed[bit]), 1 << bit);
         const auto events = statusEvents(typed);
         std::map<int, double> byRunning;
         int running = 0;
@@ -170,7 +218,7 @@ py::dict HtaTrace::kernelTypeTime(bool includeMemory) const {
         }
         for (const auto& [name, t] : byLabel) {
             if (t == 0) continue;  // HTA's zero rows come from its unstable sort of ties
-            rankOf.push_back(r.rank);
+            rankOf.push_back(ranks_[ri].rank);
             label.push_back(name);
             time.push_back(t);
         }
@@ -195,10 +243,15 @@ py::dict HtaTrace::kernelNameStats() const {
     std::vector<uint32_t> name;
     std::vector<Stats> stats;
     for (const auto& r : ranks_) {
-        std::map<std::pair<HtaKernelType, uint32_t>, Stats> of;
+        // Rows in (type, name) order, as the group-by gives them; met in event order.
+        std::unordered_map<uint64_t, size_t> slotOf;
+        std::vector<std::pair<uint64_t, Stats>> of;
         for (size_t i = 0; i < r.start.size(); ++i) {
             if (r.type[i] == HtaKernelType::Other) continue;
-            Stats& st = of[{r.type[i], r.name[i]}];
+            const uint64_t key = uint64_t{static_cast<uint8_t>(r.type[i])} << 32 | r.name[i];
+            const auto [slot, added] = slotOf.try_emplace(key, of.size());
+            if (added) of.emplace_back(key, Stats{});
+            Stats& st = of[slot->second].second;
             const double v = us(r.end[i] - r.start[i]);
             const double y = v - st.compensation;
             const double t = st.sum + y;
@@ -211,10 +264,11 @@ py::dict HtaTrace::kernelNameStats() const {
             st.mean += (v - st.mean) / static_cast<double>(st.count);
             st.ssqdm += (v - old) * (v - st.mean);
         }
+        std::sort(of.begin(), of.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         for (const auto& [key, st] : of) {
             rank.push_back(r.rank);
-            type.push_back(key.first);
-            name.push_back(key.second);
+            type.push_back(static_cast<HtaKernelType>(key >> 32));
+            name.push_back(static_cast<uint32_t>(key));
             stats.push_back(st);
         }
     }
@@ -233,35 +287,54 @@ py::dict HtaTrace::kernelNameStats() const {
     return t.finish();
 }
 
-py::dict HtaTrace::idleIntervals(int rank, double consecutiveKernelDelayUs) const {
-    const HtaRank& r = rankData(rank);
-    // Streams in order; events within one in start order, as HTA sorts them.
+namespace {
+
+// One rank's GPU events but syncs, by stream (streams in order), each
+// stream's in start order as HTA sorts them. Ties in start (an event rounded
+// to nothing and the next one) are HTA's unstable sort's to order; the
+// shorter goes first here.
+std::map<uint32_t, std::vector<size_t>> eventsByStream(const HtaRank& r) {
     std::map<uint32_t, std::vector<size_t>> byStream;
     for (size_t i = 0; i < r.start.size(); ++i)
         if (r.kind[i] != HtaEventKind::Sync) byStream[r.stream[i]].push_back(i);
+    const auto before = [&](size_t a, size_t b) {
+        return r.start[a] < r.start[b] || (r.start[a] == r.start[b] && r.end[a] < r.end[b]);
+    };
+    for (auto& [s, events] : byStream)
+        if (!std::is_sorted(events.begin(), events.end(), before))
+            std::stable_sort(events.begin(), events.end(), before);
+    return byStream;
+}
+
+// The gaps of one stream's events, in order: f(gap in us, category), the
+// first with NaN and category 2 (other).
+template <typename Gap>
+void forEachGap(const HtaRank& r, const std::vector<size_t>& events, double consecutiveKernelDelayUs, Gap gap) {
+    for (size_t k = 0; k < events.size(); ++k) {
+        if (k == 0) {
+            gap(std::numeric_limits<double>::quiet_NaN(), 2);
+            continue;
+        }
+        const size_t i = events[k], previous = events[k - 1];
+        const double interval = us(r.start[i] - r.end[previous]);
+        const bool hostWait = r.launchStart[i] && *r.launchStart[i] > r.end[previous];
+        gap(interval, hostWait ? 0 : interval < consecutiveKernelDelayUs ? 1 : 2);
+    }
+}
+
+}  // namespace
+
+py::dict HtaTrace::idleIntervals(int rank, double consecutiveKernelDelayUs) const {
+    const HtaRank& r = rankData(rank);
     std::vector<uint32_t> stream;
     std::vector<double> gap;
     std::vector<int> category;
-    for (auto& [s, events] : byStream) {
-        // Ties in start (an event rounded to nothing and the next one) are
-        // HTA's unstable sort's to order; the shorter goes first here.
-        std::stable_sort(events.begin(), events.end(), [&](size_t a, size_t b) {
-            return r.start[a] < r.start[b] || (r.start[a] == r.start[b] && r.end[a] < r.end[b]);
-        });
-        for (size_t k = 0; k < events.size(); ++k) {
+    for (const auto& [s, events] : eventsByStream(r))
+        forEachGap(r, events, consecutiveKernelDelayUs, [&](double interval, int c) {
             stream.push_back(s);
-            if (k == 0) {
-                gap.push_back(std::numeric_limits<double>::quiet_NaN());
-                category.push_back(2);
-                continue;
-            }
-            const size_t i = events[k], previous = events[k - 1];
-            const double interval = us(r.start[i] - r.end[previous]);
-            const bool hostWait = r.launchStart[i] && *r.launchStart[i] > r.end[previous];
             gap.push_back(interval);
-            category.push_back(hostWait ? 0 : interval < consecutiveKernelDelayUs ? 1 : 2);
-        }
-    }
+            category.push_back(c);
+        });
     Columns t(stream.size());
     t.add("stream", [&](size_t i) { return stream[i]; });
     t.add("idle_interval", [&](size_t i) { return gap[i]; });
@@ -269,32 +342,91 @@ py::dict HtaTrace::idleIntervals(int rank, double consecutiveKernelDelayUs) cons
     return t.finish();
 }
 
+py::dict HtaTrace::idleSums(const std::vector<int>& ranks, double consecutiveKernelDelayUs) const {
+    std::vector<int> rankOf, category;
+    std::vector<uint32_t> part, stream;
+    std::vector<double> idle;
+    for (size_t p = 0; p < ranks.size(); ++p) {
+        const int rank = ranks[p];
+        const HtaRank& r = rankData(rank);
+        for (const auto& [s, events] : eventsByStream(r)) {
+            // pandas' group-by sum: Kahan-compensated, NaN skipped, 0 for a
+            // category of NaN only; categories in order.
+            struct Sum {
+                bool seen = false;
+                double sum = 0, compensation = 0;
+            };
+            Sum sums[3];
+            forEachGap(r, events, consecutiveKernelDelayUs, [&](double interval, int c) {
+                Sum& st = sums[c];
+                st.seen = true;
+                if (std::isnan(interval)) return;
+                const double y = interval - st.compensation;
+                const double t = st.sum + y;
+                st.compensation = t - st.sum - y;
+                st.sum = t;
+            });
+            for (int c = 0; c < 3; ++c) {
+                if (!sums[c].seen) continue;
+                part.push_back(static_cast<uint32_t>(p));
+                rankOf.push_back(rank);
+                stream.push_back(s);
+                category.push_back(c);
+                idle.push_back(sums[c].sum);
+            }
+        }
+    }
+    Columns t(rankOf.size());
+    t.add("part", [&](size_t i) { return part[i]; });
+    t.add("rank", [&](size_t i) { return rankOf[i]; });
+    t.add("stream", [&](size_t i) { return stream[i]; });
+    t.add("idle_category", [&](size_t i) { return category[i]; });
+    t.add("idle_time", [&](size_t i) { return idle[i]; });
+    return t.finish();
+}
+
 py::dict HtaTrace::launchStats(int rank, bool includeMemoryEvents) const {
     const HtaRank& r = rankData(rank);
-    std::unordered_set<std::string_view> launches = {"cudaLaunchKernel", "cudaLaunchKernelExC",
-                                                     "runFunction - job_prep_and_submit_for_execution"};
-    if (includeMemoryEvents) launches.insert({"cudaMemcpyAsync", "cudaMemsetAsync"});
-    std::unordered_set<uint32_t> correlations;
-    std::vector<size_t> calls;  // host rows that are calls, any name (HTA joins on correlation alone)
+    std::vector<std::string_view> launchNames = {"cudaLaunchKernel", "cudaLaunchKernelExC",
+                                                 "runFunction - job_prep_and_submit_for_execution"};
+    if (includeMemoryEvents) launchNames.insert(launchNames.end(), {"cudaMemcpyAsync", "cudaMemsetAsync"});
+    // Whether a name launches, decided once per name rather than once per call.
+    std::vector<char> launching(names_.size(), 0);
+    for (size_t n = 0; n < names_.size(); ++n)
+        launching[n] = std::find(launchNames.begin(), launchNames.end(), names_[n]) != launchNames.end();
+    std::vector<uint32_t> launched;  // correlations of launching calls
+    std::vector<size_t> calls;       // host rows that are calls, any name (HTA joins on correlation alone)
     for (size_t i = 0; i < r.hostStart.size(); ++i) {
         if (r.hostKind[i] != HtaHostKind::Runtime && r.hostKind[i] != HtaHostKind::Driver) continue;
         calls.push_back(i);
-        if (launches.count(names_[r.hostName[i]])) correlations.insert(r.hostCorrelation[i]);
+        if (launching[r.hostName[i]]) launched.push_back(r.hostCorrelation[i]);
     }
-    std::unordered_multimap<uint32_t, size_t> gpuOf;
+    // The launching correlations numbered 0..slots-1; each slot's GPU rows in
+    // row order: rows[first[k]] .. rows[first[k + 1]).
+    std::sort(launched.begin(), launched.end());
+    launched.erase(std::unique(launched.begin(), launched.end()), launched.end());
+    CorrelationMap<uint32_t> slotOf(launched);
+    for (size_t k = 0; k < launched.size(); ++k) slotOf.set(launched[k], static_cast<uint32_t>(k));
+    std::vector<uint32_t> first(launched.size() + 1, 0), rows;
     for (size_t i = 0; i < r.start.size(); ++i)
-        if (correlations.count(r.correlation[i])) gpuOf.emplace(r.correlation[i], i);
+        if (const uint32_t* k = slotOf.find(r.correlation[i])) ++first[*k + 1];
+    for (size_t k = 0; k < launched.size(); ++k) first[k + 1] += first[k];
+    rows.resize(first.back());
+    {
+        std::vector<uint32_t> filled(first.begin(), first.end() - 1);
+        for (size_t i = 0; i < r.start.size(); ++i)
+            if (const uint32_t* k = slotOf.find(r.correlation[i])) rows[filled[*k]++] = static_cast<uint32_t>(i);
+    }
     std::vector<uint32_t> correlation;
     std::vector<double> cpuDuration, gpuDuration, delay;
     for (size_t c : calls) {
-        if (!correlations.count(r.hostCorrelation[c])) continue;
-        auto [first, last] = gpuOf.equal_range(r.hostCorrelation[c]);
-        std::vector<size_t> gpu;
-        for (auto it = first; it != last; ++it) gpu.push_back(it->second);
-        std::sort(gpu.begin(), gpu.end());
+        const uint32_t key = r.hostCorrelation[c];
+        const uint32_t* k = slotOf.find(key);
+        if (!k) continue;
         const TimeNs cpu = r.hostEnd[c] - r.hostStart[c];
-        for (size_t g : gpu) {
-            correlation.push_back(r.hostCorrelation[c]);
+        for (uint32_t at = first[*k]; at < first[*k + 1]; ++at) {
+            const size_t g = rows[at];
+            correlation.push_back(key);
             cpuDuration.push_back(us(cpu));
             gpuDuration.push_back(us(r.end[g] - r.start[g]));
             delay.push_back(std::max(0.0, us(r.start[g] - r.hostStart[c] - cpu)));

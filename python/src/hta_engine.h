@@ -61,6 +61,23 @@ struct HtaOptions {
     std::unordered_map<std::string, int> rankOfFile;
 };
 
+// A group of GPU events HTA's merge_kernel_intervals joins: its first start to its largest end.
+struct HtaSpan {
+    TimeNs start, end;
+};
+
+// One rank's unions, which the overlap and breakdown sweeps read: made once,
+// on the thread that read the rank's file, instead of on every call. of():
+// one of the three types the sweeps read (OTHER has no union of its own).
+struct HtaUnions {
+    std::vector<HtaSpan> all, communication, computation, memory;
+    const std::vector<HtaSpan>& of(HtaKernelType type) const {
+        return type == HtaKernelType::Communication ? communication
+               : type == HtaKernelType::Computation ? computation
+                                                    : memory;
+    }
+};
+
 struct HtaRank {
     int rank = 0;
     std::string path;  // the trace file
@@ -88,7 +105,11 @@ struct HtaRank {
     // dtypes HTA's parser gives this file's integer columns (to_numeric's
     // downcast over every row, -1 where a row has none): "int8" ... "int64".
     std::string streamDtype = "int64", correlationDtype = "int64";
+    HtaUnions unions;  // of the GPU events above (htaUnionsOf)
 };
+
+// The unions of a rank's GPU events, as HTA's merge_kernel_intervals makes them.
+HtaUnions htaUnionsOf(const HtaRank& rank);
 
 // Names of a view (kernel, call and annotation names), each kept once.
 struct HtaNames {
@@ -145,6 +166,11 @@ public:
     // to the previous event on the stream (us; NaN for the first) and its
     // category (0 host wait, 1 kernel wait, 2 other).
     py::dict idleIntervals(int rank, double consecutiveKernelDelayUs) const;
+    // get_idle_time_breakdown's sums over all streams of the given ranks:
+    // part (the place of the rank in `ranks`), rank, stream, category and
+    // the sum of its gaps (us) as pandas' group-by adds them; rows by part,
+    // stream and category.
+    py::dict idleSums(const std::vector<int>& ranks, double consecutiveKernelDelayUs) const;
     // get_cuda_kernel_launch_stats' rows on one rank.
     py::dict launchStats(int rank, bool includeMemoryEvents) const;
     // One rank's rows as HTA's table holds them (hta_frame.cpp): GPU rows,

@@ -17,14 +17,16 @@ namespace {
 constexpr std::string_view kEvents = "\"traceEvents\"";
 constexpr size_t kChunk = size_t{1} << 20;
 
-// Reads from `in` into `text` until `done(text)` or the end; at most `limit` bytes.
-// The files are read on this thread, no further than asked (GzReader's
-// thread read 6 MB ahead of each file's head, and a job's files were looked
-// at twice).
+// Reads from `in` into `text` until `done(text)` or the end; at most about
+// `limit` bytes, in chunks that start small and double (a trace's head is
+// mostly a few KiB). The files are read on this thread, no further than
+// asked (GzReader's thread read 6 MB ahead of each file's head, and a job's
+// files were looked at twice).
 template <typename Done>
 void readUntil(InflateStream& in, std::string& text, size_t limit, Done done) {
-    std::vector<char> chunk(kChunk);
-    while (!done(text) && text.size() < limit) {
+    std::vector<char> chunk;
+    for (size_t size = 16384; !done(text) && text.size() < limit; size = std::min(2 * size, kChunk)) {
+        chunk.resize(size);
         const size_t n = in.read(chunk.data(), chunk.size());
         if (n == 0) return;
         text.append(chunk.data(), n);
@@ -62,6 +64,18 @@ size_t objectEnd(std::string_view text, size_t open) {
         }
     }
     return std::string_view::npos;
+}
+
+// Whether `text` holds the first element of the array after "traceEvents"
+// (at `events`) whole, or shows there is none.
+bool firstEventRead(std::string_view text, size_t events) {
+    const size_t bracket = text.find('[', events + kEvents.size());
+    if (bracket == std::string_view::npos) return false;
+    size_t open = bracket + 1;
+    while (open < text.size() && (text[open] == ' ' || text[open] == '\n' || text[open] == '\r' || text[open] == '\t'))
+        ++open;
+    if (open >= text.size()) return false;
+    return text[open] != '{' || objectEnd(text, open) != std::string_view::npos;
 }
 
 // The top-level fields of one event that HTA's parser looks at.
@@ -163,10 +177,11 @@ TraceHead readTraceHead(const std::string& path, bool baseFromTail) {
     TraceHead out;
     InflateStream in(path);
     std::string head;
-    // Until the first event is whole (an event is far smaller than a MiB).
+    // Until the first event is whole, or a MiB past the array's start
+    // (an event is far smaller).
     readUntil(in, head, 4 * kChunk, [&](const std::string& t) {
         const size_t events = t.find(kEvents);
-        return events != std::string::npos && t.size() > events + kChunk;
+        return events != std::string::npos && (firstEventRead(t, events) || t.size() > events + kChunk);
     });
     out.firstRow = firstRow(head);
     const size_t events = head.find(kEvents);

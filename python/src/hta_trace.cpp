@@ -2,6 +2,7 @@
 // its rounding of fractional microseconds, its trimming of the last
 // ProfilerStep, one rank per file.
 #include "analyzer/import/kineto_names.h"
+#include "python/src/correlation_map.h"
 #include "python/src/hta_engine.h"
 #include "python/src/hta_head.h"
 
@@ -200,6 +201,22 @@ std::vector<std::string> profilerStepNames(const Capture& capture) {
     return {seen.begin(), seen.end()};
 }
 
+namespace {
+
+// Sorts `rows` by `less` as one std::stable_sort would, where the rows are
+// runs [bounds[k], bounds[k + 1]) each mostly in order already (a capture's
+// tables are start-ordered): a run is sorted alone only when out of order,
+// then the runs are merged, earlier runs first among equals.
+template <typename Row, typename Less>
+void stableSortRuns(std::vector<Row>& rows, const std::vector<size_t>& bounds, Less less) {
+    const auto at = [&](size_t k) { return rows.begin() + static_cast<ptrdiff_t>(bounds[k]); };
+    for (size_t k = 1; k < bounds.size(); ++k)
+        if (!std::is_sorted(at(k - 1), at(k), less)) std::stable_sort(at(k - 1), at(k), less);
+    for (size_t k = 2; k < bounds.size(); ++k) std::inplace_merge(rows.begin(), at(k - 1), at(k), less);
+}
+
+}  // namespace
+
 HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool filter) {
     HtaCaptureView view;
     HtaNames& names = view.names;
@@ -207,6 +224,14 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
     TimeNs& origin = view.origin;
     const StringTable& strings = capture.strings;
     names.ofString.assign(strings.size(), kNoId);
+    // HTA's kernel type of each name, found once per name (by its patterns) rather than once per event.
+    std::vector<std::optional<HtaKernelType>> typeOfName;
+    const auto typeOf = [&](uint32_t name) {
+        if (name >= typeOfName.size()) typeOfName.resize(names.names.size());
+        auto& type = typeOfName[name];
+        if (!type) type = htaKernelType(names.names[name]);
+        return *type;
+    };
     view.processes = capture.processes.size();
     for (size_t pi = 0; pi < capture.processes.size(); ++pi) {
         const Process& p = capture.processes[pi];
@@ -251,6 +276,8 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
             HtaHostKind kind;
         };
         std::vector<Host> hosts;
+        hosts.reserve(p.apiCalls.size() + p.ranges.size() + p.cpuOps.size());
+        std::vector<size_t> hostRuns{0};
         const auto& calls = p.apiCalls;
         for (size_t i = 0; i < calls.size(); ++i) {
             const auto [s, e] = clock.event(calls.start[i], calls.end[i]);
@@ -258,16 +285,19 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
                              calls.globalTid[i],
                              calls.kind[i] == ApiKind::Driver ? HtaHostKind::Driver : HtaHostKind::Runtime});
         }
+        hostRuns.push_back(hosts.size());
         for (size_t i = 0; i < p.ranges.size(); ++i) {
             const auto [s, e] = clock.event(p.ranges.start[i], p.ranges.end[i]);
             hosts.push_back({s, e, nameId(strings, p.ranges.name[i]), 0, p.ranges.globalTid[i],
                              p.ranges.onGpu[i] ? HtaHostKind::GpuUserAnnotation : HtaHostKind::UserAnnotation});
         }
+        hostRuns.push_back(hosts.size());
         for (size_t i = 0; i < p.cpuOps.size(); ++i) {
             const auto [s, e] = clock.event(p.cpuOps.start[i], p.cpuOps.end[i]);
             hosts.push_back({s, e, nameId(strings, p.cpuOps.name[i]), 0, p.cpuOps.globalTid[i], HtaHostKind::CpuOp});
         }
-        std::stable_sort(hosts.begin(), hosts.end(), [](const Host& a, const Host& b) { return a.start < b.start; });
+        hostRuns.push_back(hosts.size());
+        stableSortRuns(hosts, hostRuns, [](const Host& a, const Host& b) { return a.start < b.start; });
 
         StepWindows steps;
         for (int gpuSide = 0; gpuSide < 2; ++gpuSide)
@@ -279,11 +309,14 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
         steps.finish();
 
         int64_t maxCorrelation = -1;
-        std::unordered_map<uint32_t, std::pair<TimeNs, int>> launchOf;  // correlation -> (start, iteration)
+        std::vector<uint32_t> hostCorrelations;
+        for (const auto& h : hosts)
+            if (h.correlation != 0) hostCorrelations.push_back(h.correlation);
+        CorrelationMap<std::pair<TimeNs, int>> launchOf(hostCorrelations);  // -> (start, iteration)
         for (const auto& h : hosts) {
             origin = std::min(origin, h.start);
             maxCorrelation = std::max<int64_t>(maxCorrelation, h.correlation);
-            if (h.correlation != 0) launchOf[h.correlation] = {h.start, steps.at(h.start)};
+            if (h.correlation != 0) launchOf.set(h.correlation, {h.start, steps.at(h.start)});
         }
 
         bool keepAllGpu = true;
@@ -306,7 +339,7 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
             cutoff = options.includeLastProfilerStep ? lastEnd.value_or(lastHost) : lastStart.value_or(firstHost);
         }
         auto keptHost = [&](TimeNs s) { return keepAllGpu || (cutoffInclusive ? s <= cutoff : s < cutoff); };
-        std::unordered_set<uint32_t> keptCorrelations;
+        CorrelationMap<bool> keptCorrelations(hostCorrelations);
         for (const auto& h : hosts) {
             if (!keptHost(h.start)) continue;
             r.hostStart.push_back(h.start);
@@ -316,14 +349,14 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
             r.hostThread.push_back(h.thread);
             r.hostKind.push_back(h.kind);
             r.hostIteration.push_back(steps.at(h.start));
-            if (h.correlation != 0) keptCorrelations.insert(h.correlation);
+            if (h.correlation != 0) keptCorrelations.set(h.correlation, true);
         }
         // HTA's row 0, the time a kernel without its launch is joined to.
         std::optional<TimeNs> firstRowStart;
         if (firstRow) {
             const TimeNs t = clock.start(firstRow->tsNs - clock.toTrace);  // onto the trace's clock, rounded
-            const bool kept = keepAllGpu || (firstRow->gpu ? keptCorrelations.count(static_cast<uint32_t>(
-                                                                 std::max<int64_t>(firstRow->correlation, 0))) > 0
+            const bool kept = keepAllGpu || (firstRow->gpu ? keptCorrelations.contains(static_cast<uint32_t>(
+                                                                 std::max<int64_t>(firstRow->correlation, 0)))
                                                            : keptHost(t));
             if (kept) firstRowStart = t;
         }
@@ -336,6 +369,13 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
             double bandwidth;
         };
         std::vector<Event> events;
+        {
+            size_t rows = 0;
+            for (const auto& d : p.devices)
+                rows += d.kernels.size() + d.copies.size() + d.memsets.size() + d.syncs.size();
+            events.reserve(rows);
+        }
+        std::vector<size_t> eventRuns{0};
         int64_t maxStream = -1;
         auto add = [&](TimeNs s, TimeNs e, uint32_t stream, uint32_t correlation, uint32_t name, uint32_t device,
                        HtaEventKind kind, int64_t bytes) {
@@ -343,7 +383,7 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
             maxCorrelation = std::max<int64_t>(maxCorrelation, correlation);
             const auto [rs, re] = clock.event(s, e);
             origin = std::min(origin, rs);
-            if (!keepAllGpu && (correlation == 0 || !keptCorrelations.count(correlation))) return;
+            if (!keepAllGpu && (correlation == 0 || !keptCorrelations.contains(correlation))) return;
             // Kineto: bytes / duration in ns, on the duration CUPTI measured.
             const double bandwidth =
                 bytes >= 0 && e > s ? static_cast<double>(bytes) / static_cast<double>(e - s) : 0.0;
@@ -355,6 +395,7 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
             for (size_t i = 0; i < k.size(); ++i)
                 add(k.start[i], k.end[i], k.stream[i], k.correlation[i], nameId(strings, k.name[i]), d.id,
                     HtaEventKind::Kernel, -1);
+            eventRuns.push_back(events.size());
             const auto& c = d.copies;
             for (size_t i = 0; i < c.size(); ++i) {
                 // Kineto's own spelling, which is how the trace named it.
@@ -367,21 +408,31 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
                 add(c.start[i], c.end[i], c.stream[i], c.correlation[i], it->second, d.id, HtaEventKind::Memcpy,
                     static_cast<int64_t>(c.bytes[i]));
             }
+            eventRuns.push_back(events.size());
             const auto& m = d.memsets;
             const uint32_t memset = nameId("Memset (Device)");
             for (size_t i = 0; i < m.size(); ++i)
                 add(m.start[i], m.end[i], m.stream[i], m.correlation[i], memset, d.id, HtaEventKind::Memset,
                     static_cast<int64_t>(m.bytes[i]));
+            eventRuns.push_back(events.size());
             const auto& s = d.syncs;
             for (size_t i = 0; i < s.size(); ++i)
                 if (s.stream[i] != kNoId)
                     add(s.start[i], s.end[i], s.stream[i], s.correlation[i], nameId(kineto::syncTypeName(s.type[i])),
                         d.id, HtaEventKind::Sync, -1);
+            eventRuns.push_back(events.size());
         }
         r.streamDtype = downcast(-1, maxStream);
         r.correlationDtype = downcast(-1, maxCorrelation);
-        std::stable_sort(events.begin(), events.end(),
-                         [](const Event& a, const Event& b) { return a.start < b.start; });
+        stableSortRuns(events, eventRuns, [](const Event& a, const Event& b) { return a.start < b.start; });
+        for (auto* column : {&r.start, &r.end}) column->reserve(events.size());
+        for (auto* column : {&r.stream, &r.correlation, &r.name, &r.device}) column->reserve(events.size());
+        r.kind.reserve(events.size());
+        r.type.reserve(events.size());
+        r.bytes.reserve(events.size());
+        r.bandwidth.reserve(events.size());
+        r.launchStart.reserve(events.size());
+        r.iteration.reserve(events.size());
         for (const auto& e : events) {
             r.start.push_back(e.start);
             r.end.push_back(e.end);
@@ -390,18 +441,19 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
             r.name.push_back(e.name);
             r.device.push_back(e.device);
             r.kind.push_back(e.kind);
-            r.type.push_back(htaKernelType(names.names[e.name]));
+            r.type.push_back(typeOf(e.name));
             r.bytes.push_back(e.bytes);
             r.bandwidth.push_back(e.bandwidth);
-            const auto launch = e.correlation != 0 ? launchOf.find(e.correlation) : launchOf.end();
-            if (launch != launchOf.end()) {
-                r.launchStart.push_back(launch->second.first);
-                r.iteration.push_back(launch->second.second);
+            const auto* launch = e.correlation != 0 ? launchOf.find(e.correlation) : nullptr;
+            if (launch) {
+                r.launchStart.push_back(launch->first);
+                r.iteration.push_back(launch->second);
             } else {
                 r.launchStart.push_back(e.correlation != 0 ? firstRowStart : std::nullopt);
                 r.iteration.push_back(-1);
             }
         }
+        r.unions = htaUnionsOf(r);
         view.ranks.push_back(std::move(r));
         view.numberedByPlace.push_back(byPlace);
     }

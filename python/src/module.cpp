@@ -23,12 +23,14 @@
 #include "python/src/columns.h"
 #include "python/src/hta_engine.h"
 #include "python/src/hta_head.h"
+#include "python/src/import_gate.h"
 #include "python/src/python_text.h"
 #include "python/src/report_tables.h"
 
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -205,7 +207,7 @@ py::dict whatIf(const CaptureHandle& c, const py::dict& settings, const py::dict
 // sees it on the thread that read it, and freed then (its rows are the
 // peak's bulk); the views are joined at the end.
 py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOptions& options,
-                  const py::object& progress) {
+                  const std::shared_ptr<ImportGate>& gate, const py::object& progress) {
     const std::vector<std::string> files = captureFiles(paths);
     std::shared_ptr<HtaTrace> trace;
     BackgroundJob work;
@@ -255,7 +257,15 @@ py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOpti
                 }
             };
             std::vector<std::thread> pool;
-            for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+            // One thread waits for the pandas import to end (ImportGate), or for the files to run out.
+            const size_t started = gate && !gate->isOpen() && threads > 1 ? threads - 1 : threads;
+            for (size_t t = 1; t < started; ++t) pool.emplace_back(worker);
+            if (started < threads)
+                pool.emplace_back([&] {
+                    while (!gate->isOpen() && next.load() < files.size() && !work.cancelFlag()->load())
+                        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                    worker();
+                });
             worker();
             for (auto& t : pool) t.join();
             for (const auto& e : errors)  // the first bad file in order, as loadCaptures reports it
@@ -471,6 +481,7 @@ PYBIND11_MODULE(_core, m) {
         .def("kernel_type_time", &HtaTrace::kernelTypeTime, py::arg("include_memory"))
         .def("kernel_name_stats", &HtaTrace::kernelNameStats)
         .def("idle_intervals", &HtaTrace::idleIntervals, py::arg("rank"), py::arg("consecutive_kernel_delay"))
+        .def("idle_sums", &HtaTrace::idleSums, py::arg("ranks"), py::arg("consecutive_kernel_delay"))
         .def("launch_stats", &HtaTrace::launchStats, py::arg("rank"), py::arg("include_memory_events"))
         .def("frame", &HtaTrace::frame, py::arg("rank"))
         .def("dtypes", &HtaTrace::dtypes, py::arg("rank"))
@@ -493,16 +504,21 @@ PYBIND11_MODULE(_core, m) {
     m.def(
         "hta_load",
         [](const std::vector<std::string>& paths, int jobs, bool includeLastProfilerStep, bool round,
-           const std::unordered_map<std::string, int>& rankOfFile, bool filterSteps, const py::object& progress) {
+           const std::unordered_map<std::string, int>& rankOfFile, bool filterSteps,
+           const std::shared_ptr<ImportGate>& gate, const py::object& progress) {
             HtaOptions o;
             o.includeLastProfilerStep = includeLastProfilerStep;
             o.roundToMicroseconds = round;
             o.rankOfFile = rankOfFile;
             o.filterSteps = filterSteps;
-            return htaLoad(paths, jobs, o, progress);
+            return htaLoad(paths, jobs, o, gate, progress);
         },
         py::arg("paths"), py::arg("jobs"), py::arg("include_last_profiler_step"), py::arg("round_to_us"),
-        py::arg("rank_of_file"), py::arg("filter_steps"), py::arg("progress"));
+        py::arg("rank_of_file"), py::arg("filter_steps"), py::arg("import_gate"), py::arg("progress"));
+    py::class_<ImportGate, std::shared_ptr<ImportGate>>(m, "ImportGate")
+        .def(py::init<>())
+        .def("open", &ImportGate::open)
+        .def("is_open", &ImportGate::isOpen);
     m.def("holds_mtia_events", &holdsMtiaEvents, py::arg("path"));
     m.def("write_file", &writeUserFile, py::arg("path"), py::arg("content"), py::arg("force"));
     m.def("write_partial", &writePartial, py::arg("paths"), py::arg("path"), py::arg("force"), py::arg("settings"),

@@ -13,8 +13,11 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import random
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -278,6 +281,15 @@ def check(analyzer: TraceAnalysis, ref: Reference) -> None:
         assert {(s, c): t for s, c, t in zip(mine["stream"], mine["idle_category"], mine["idle_time"])} == pytest.approx(
             {k: round(v, 2) for k, v in want.items()}, abs=0.0101)
     assert described is not None and {"count", "mean", "50%"} <= set(described.columns)
+    # Without the statistics, every rank's streams come from one pass of
+    # sums: the same table as HTA's loop over ranks and streams (above),
+    # bit for bit, each rank's rows numbered from 0 (pd.concat's index).
+    every_stream, none = analyzer.get_idle_time_breakdown(ranks=ranks, visualize=False)
+    assert none is None
+    pd.testing.assert_frame_equal(every_stream, idle, check_exact=True, check_index_type=True)
+    assert list(every_stream.index) == [i for rank in ranks for i in range(int((idle["rank"] == rank).sum()))]
+    for stream_rows in every_stream.groupby(["rank", "stream"])["idle_time_ratio"]:
+        assert stream_rows[1].sum() == pytest.approx(1.0, abs=0.02)
 
     launches = analyzer.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
     for rank in ranks:
@@ -329,6 +341,47 @@ def test_real_pytorch_ddp_traces(exact: bool, monkeypatch) -> None:
         monkeypatch.setenv("HTA_DISABLE_NS_ROUNDING", "1")
     folder = EXAMPLES / "h100" / "pytorch_ddp_torch_profiler"
     check(TraceAnalysis(trace_dir=str(folder), progress=False), Reference(sorted(folder.glob("*.json.gz")), exact))
+
+
+def test_spread_correlations_join_as_dense_ones(random_job: Path) -> None:
+    # Correlations a million apart (no dense table fits them): the joins of
+    # GPU rows to their launches go through the hash map, same answers.
+    for path in random_job.glob("*.json"):
+        path.write_text(re.sub(r'("correlation": )(\d+)', lambda m: f"{m.group(1)}{int(m.group(2)) * 1_000_003}",
+                               path.read_text()))
+    ref = Reference(sorted(random_job.glob("*.json")), exact=False)
+    assert max(e["corr"] for events in ref.ranks.values() for e in events) > 10_000_000
+    check(TraceAnalysis(trace_dir=str(random_job), progress=False), ref)
+
+
+def test_idle_time_of_ranks_asked_twice_and_out_of_order(random_job: Path) -> None:
+    # Each rank's rows as asking for it alone gives them, in the order asked.
+    analyzer = TraceAnalysis(trace_dir=str(random_job), progress=False)
+    ranks = [1, 0, 1]
+    together, _ = analyzer.get_idle_time_breakdown(ranks=ranks, visualize=False)
+    alone = [analyzer.get_idle_time_breakdown(ranks=[rank], visualize=False, show_idle_interval_stats=True)[0]
+             for rank in ranks]
+    pd.testing.assert_frame_equal(together, pd.concat(alone), check_exact=True, check_index_type=True)
+    with pytest.raises(ValueError, match="no trace for rank 5"):
+        analyzer.get_idle_time_breakdown(ranks=[0, 5], visualize=False)
+
+
+def test_a_fresh_process_loads_while_pandas_is_imported(random_job: Path) -> None:
+    # Where pandas is not imported yet, the load runs beside its import and
+    # leaves it a core until it is done (ImportGate): the same answers.
+    script = (
+        "import sys\n"
+        "from overlapscope.hta import TraceAnalysis\n"
+        "assert 'pandas' not in sys.modules\n"
+        "analyzer = TraceAnalysis(trace_dir=sys.argv[1], progress=False)\n"
+        "print(analyzer.get_temporal_breakdown(visualize=False).to_json())\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", script, str(random_job)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    here = TraceAnalysis(trace_dir=str(random_job), progress=False).get_temporal_breakdown(visualize=False)
+    assert done.stdout.strip() == here.to_json()
 
 
 def test_trace_files_by_rank_and_relative_names(random_job: Path) -> None:

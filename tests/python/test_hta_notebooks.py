@@ -59,6 +59,12 @@ def test_idle_gaps_of_kernels_without_their_launch_join_the_first_row(tmp_path: 
     write(tmp_path / "t.json", [{"ph": "i", "name": "mark", "pid": 1, "tid": 1, "ts": 25}] + events[1:])
     idle, _ = TraceAnalysis(trace_dir=str(tmp_path), progress=False).get_idle_time_breakdown(visualize=False)
     assert dict(zip(idle["idle_category"], idle["idle_time"])) == {"kernel_wait": 23.0, "other": 0.0}
+    # A first row far longer than the first piece of the file read for it
+    # (the head is read in growing pieces until that row is whole).
+    long_first = host("first", 25, 1, cat="user_annotation", note="x" * 300_000)
+    write(tmp_path / "t.json", [long_first] + events[1:])
+    idle, _ = TraceAnalysis(trace_dir=str(tmp_path), progress=False).get_idle_time_breakdown(visualize=False)
+    assert dict(zip(idle["idle_category"], idle["idle_time"])) == {"host_wait": 18.0, "kernel_wait": 5.0, "other": 0.0}
 
 
 def test_dtypes_are_htas(tmp_path: Path) -> None:
