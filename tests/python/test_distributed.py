@@ -59,13 +59,50 @@ class task_stream(distributed.get_task_stream):
     def __exit__(self, *exc: Any) -> None:
         seen, quiet_since, deadline = -1, time.monotonic(), time.monotonic() + 10
         while time.monotonic() < deadline:
-            count = len(self.client.get_task_stream(start=self.start))
+            # The whole stream: its window from `start` is found by bisection
+            # over records that a late one leaves out of order.
+            count = len(self.client.get_task_stream())
             if count != seen:
                 seen, quiet_since = count, time.monotonic()
             elif time.monotonic() - quiet_since >= 0.5:
                 break
             time.sleep(0.05)
         super().__exit__(*exc)
+
+
+class new_tasks(task_stream):
+    """The records of the tasks keyed PREFIX-JOB-INDEX of the jobs a block
+    started: every record of a job the stream did not hold before it."""
+
+    def __init__(self, client: Any, prefix: str) -> None:
+        super().__init__(client=client)
+        self.prefix = prefix
+
+    def _records(self) -> List[dict]:
+        return [t for t in self.client.get_task_stream() if str(t["key"]).startswith(self.prefix)]
+
+    def __enter__(self) -> "new_tasks":
+        super().__enter__()
+        self.earlier = {job_of(str(t["key"])) for t in self._records()}
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        super().__exit__(*exc)
+        self.records = [t for t in self._records() if job_of(str(t["key"])) not in self.earlier]
+
+
+def part_records(client: Any) -> List[dict]:
+    """The records of every file task the scheduler's task stream holds, in
+    the order they finished (keys overlapscope-part-JOB-INDEX)."""
+    return [t for t in client.get_task_stream() if str(t["key"]).startswith("overlapscope-part")]
+
+
+def part_keys(client: Any) -> List[str]:
+    return [str(t["key"]) for t in part_records(client)]
+
+
+def job_of(key: str) -> str:
+    return key.rsplit("-", 1)[0]
 
 
 def rank_files(directory: Path) -> List[Path]:
@@ -110,21 +147,20 @@ def processing_key(client: Any, suffix: str) -> Dict[str, str]:
 
 def test_report_is_the_one_process_report(cluster: Any, job: Path) -> None:
     _, client = cluster
-    seen: set = set()  # the task stream holds earlier jobs' tasks too
     for paths, options in (
         ([str(job)], {}),
         ([str(f) for f in rank_files(job)], {"align": "collectives", "comm_copies": True}),
         ([str(rank_files(job)[2])], {}),  # one file: analysed in memory in one process
     ):
         one = overlapscope.report(paths, progress=False, **options)
-        with task_stream(client) as stream:
+        earlier_jobs = {job_of(k) for k in part_keys(client)}  # the stream holds earlier jobs' tasks too
+        with task_stream(client):
             many = od.report(paths, client=client, progress=False, **options)
         assert many.to_json() == one.to_json()
         assert many.inputs == paths
-        keys = [str(t["key"]) for t in stream.data if str(t["key"]).startswith("overlapscope-part")]
-        new = [k for k in keys if k not in seen]
-        seen.update(keys)
+        new = [k for k in part_keys(client) if job_of(k) not in earlier_jobs]
         files = 4 if len(paths) > 1 or Path(paths[0]).is_dir() else 1
+        assert len({job_of(k) for k in new}) == 1
         assert len(new) == len(set(new)) == files  # one task per file, each run once
 
 
@@ -139,11 +175,10 @@ def test_node_local_paths_go_to_their_host(cluster: Any, job: Path) -> None:
     _, client = cluster
     worker = sorted(client.scheduler_info()["workers"])[0]
     files = [str(f) for f in rank_files(job)]
-    with task_stream(client) as stream:
+    earlier_jobs = {job_of(k) for k in part_keys(client)}
+    with task_stream(client):
         r = od.report(files, client=client, hosts=lambda path: worker, progress=False)
-    parts = [t for t in stream.data if str(t["key"]).startswith("overlapscope-part")]
-    job_of = lambda key: str(key).rsplit("-", 1)[0]  # noqa: E731 - overlapscope-part-JOB-INDEX
-    ran = [t["worker"] for t in parts if job_of(t["key"]) == job_of(parts[-1]["key"])]
+    ran = [t["worker"] for t in part_records(client) if job_of(str(t["key"])) not in earlier_jobs]
     assert ran == [worker] * 4
     assert r.to_json() == overlapscope.report(files, progress=False).to_json()
     # HOST:PATH: the directory listed and its files analysed on that host.
@@ -298,8 +333,8 @@ def stalled(cli: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def file_tasks(stream: Any) -> List[str]:
-    return [str(t["key"]) for t in stream.data if str(t["key"]).startswith("overlapscope-file")]
+def file_tasks(stream: new_tasks) -> List[str]:
+    return [str(t["key"]) for t in stream.records]
 
 
 def test_hang_is_the_one_process_hang(cluster: Any, stalled: Path) -> None:
@@ -310,7 +345,7 @@ def test_hang_is_the_one_process_hang(cluster: Any, stalled: Path) -> None:
         ([str(next(HUNG.glob("*rank1*"))), str(next(DUMPS.glob("*rank0*")))], 2),
     ):
         one = overlapscope.hang(paths, progress=False)
-        with task_stream(client) as stream:
+        with new_tasks(client, "overlapscope-file") as stream:
             many = od.hang(paths, client=client, progress=False)
         assert many.to_dict() == one.to_dict()
         assert many.text() == one.text()
@@ -364,10 +399,10 @@ def test_hta_facade_loaded_on_the_cluster(cluster: Any, tmp_path: Path) -> None:
     with pytest.warns(overlapscope.OverlapscopeWarning) as local_said:
         one = hta_answers(TraceAnalysis(trace_dir=str(traces)))
     named = f"127.0.0.1:{traces}"
-    with task_stream(client) as stream:
+    with new_tasks(client, "overlapscope-file") as stream:
         with pytest.warns(overlapscope.OverlapscopeWarning) as said:
             analysis = od.trace_analysis(named, client=client, written_into=str(tmp_path), progress=False)
-    assert len([t for t in stream.data if str(t["key"]).startswith("overlapscope-file")]) == 4  # read by workers
+    assert len(stream.records) == 4  # read by workers
     # The warning names the directory as given, not the client's copy.
     assert [str(w.message).replace(named, str(traces)) for w in said] == [str(w.message) for w in local_said]
     many = hta_answers(analysis)
