@@ -2,6 +2,7 @@
 #include "python/src/hta_engine.h"
 #include "python/src/columns.h"
 #include "python/src/correlation_map.h"
+#include "python/src/sorted_runs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,9 +25,10 @@ bool mergeOrder(const Span& a, const Span& b) { return a.start < b.start || (a.s
 // as HTA keeps them. Where starts tie, HTA's unstable sort decides whether
 // a negative event opens a group of its own; here the longest goes first,
 // so it never does (docs/python.md). The rank's events come in start
-// order, so the sort is mostly skipped.
+// order, nearly in this one (spans equal by it are equal, so a stable sort
+// is as good as HTA's).
 std::vector<Span> htaMerge(std::vector<Span> spans) {
-    if (!std::is_sorted(spans.begin(), spans.end(), mergeOrder)) std::sort(spans.begin(), spans.end(), mergeOrder);
+    sortNearlyOrdered(spans.begin(), spans.end(), mergeOrder);
     std::vector<Span> groups;
     TimeNs reach = 0;
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -53,26 +55,6 @@ struct StatusEvent {
 
 bool earlier(const StatusEvent& a, const StatusEvent& b) { return a.time < b.time; }
 
-// Sorts rows[from, to) by time as std::stable_sort does, in O(n + inversions)
-// for rows nearly in order; past a budget of moves, std::stable_sort itself
-// (equal rows never passed each other, so the result is the same).
-void sortNearlyOrdered(std::vector<StatusEvent>& rows, size_t from, size_t to) {
-    size_t budget = 8 * (to - from) + 64;
-    for (size_t i = from + 1; i < to; ++i) {
-        if (!earlier(rows[i], rows[i - 1])) continue;
-        const StatusEvent moving = rows[i];
-        size_t hole = i;
-        for (; hole > from && earlier(moving, rows[hole - 1]) && budget > 0; --hole, --budget)
-            rows[hole] = rows[hole - 1];
-        rows[hole] = moving;
-        if (budget == 0) {
-            std::stable_sort(rows.begin() + static_cast<ptrdiff_t>(from), rows.begin() + static_cast<ptrdiff_t>(to),
-                             earlier);
-            return;
-        }
-    }
-}
-
 // HTA's sweeps: +value at each merged group's start, -value at its end,
 // sorted by time (stably: ties keep the order the groups are listed in),
 // with a running sum; each row lasts until the next row. One type's groups
@@ -91,13 +73,9 @@ std::vector<StatusEvent> statusEvents(const std::vector<std::pair<const std::vec
             events.push_back({g.start, value});
             events.push_back({g.end, -value});
         }
-        sortNearlyOrdered(events, bounds.back(), events.size());
         bounds.push_back(events.size());
     }
-    // std::inplace_merge is stable: of equal times, the earlier list's rows go first.
-    for (size_t k = 2; k < bounds.size(); ++k)
-        std::inplace_merge(events.begin(), events.begin() + static_cast<ptrdiff_t>(bounds[k - 1]),
-                           events.begin() + static_cast<ptrdiff_t>(bounds[k]), earlier);
+    stableSortRuns(events, bounds, earlier);
     return events;
 }
 

@@ -5,6 +5,7 @@
 #include "python/src/correlation_map.h"
 #include "python/src/hta_engine.h"
 #include "python/src/hta_head.h"
+#include "python/src/sorted_runs.h"
 
 #include <algorithm>
 #include <charconv>
@@ -200,22 +201,6 @@ std::vector<std::string> profilerStepNames(const Capture& capture) {
             if (isProfilerStep(capture.strings.at(id))) seen.insert(capture.strings.at(id));
     return {seen.begin(), seen.end()};
 }
-
-namespace {
-
-// Sorts `rows` by `less` as one std::stable_sort would, where the rows are
-// runs [bounds[k], bounds[k + 1]) each mostly in order already (a capture's
-// tables are start-ordered): a run is sorted alone only when out of order,
-// then the runs are merged, earlier runs first among equals.
-template <typename Row, typename Less>
-void stableSortRuns(std::vector<Row>& rows, const std::vector<size_t>& bounds, Less less) {
-    const auto at = [&](size_t k) { return rows.begin() + static_cast<ptrdiff_t>(bounds[k]); };
-    for (size_t k = 1; k < bounds.size(); ++k)
-        if (!std::is_sorted(at(k - 1), at(k), less)) std::stable_sort(at(k - 1), at(k), less);
-    for (size_t k = 2; k < bounds.size(); ++k) std::inplace_merge(rows.begin(), at(k - 1), at(k), less);
-}
-
-}  // namespace
 
 HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool filter) {
     HtaCaptureView view;
