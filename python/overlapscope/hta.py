@@ -317,8 +317,6 @@ class TraceAnalysis:
             raise ValueError(f"no trace for rank {rank}")
         intervals = _frames.frame(self._trace.idle_intervals(int(rank), float(delay)))
         intervals["stream"] = intervals["stream"].astype(self._trace.dtypes(int(rank))["stream"])
-        if not streams and not show_stats and len(intervals):
-            return self._idle_time_of_every_stream(rank, intervals), None
         if not streams:
             streams = list(intervals["stream"].unique())
         # From here on as hta/analyzers/breakdown_analysis.py computes it.
@@ -349,9 +347,10 @@ class TraceAnalysis:
         return result_df, stats_df
 
     def _idle_time_of_every_stream_of(self, ranks: List[int], delay: float) -> Optional[pd.DataFrame]:
-        """``_idle_time_of_every_stream`` of each rank, concatenated, from
-        sums the engine adds as pandas' group-by does: the same table
-        without a group-by per rank. None where a rank has no gaps (its
+        """What the loop of ``_idle_time_of_rank`` gives for every stream of
+        each rank, concatenated, from sums the engine adds as pandas'
+        group-by does (each group's rows in order): the same table without a
+        group-by per rank and stream. None where a rank has no gaps (its
         empty table changes the concatenation's dtypes: the loop makes it)."""
         for rank in ranks:
             if rank not in self._trace.ranks():
@@ -379,33 +378,6 @@ class TraceAnalysis:
                 "idle_time_ratio": idle / totals,
             },
             index=index,
-        )
-        return result_df.round(2)
-
-    @staticmethod
-    def _idle_time_of_every_stream(rank: int, intervals: pd.DataFrame) -> pd.DataFrame:
-        """What the loop of ``_idle_time_of_rank`` gives for every stream, in
-        one group-by: the same sums (pandas adds each group's rows in order
-        either way), each stream's total added up in the same order, the
-        streams in the order they first appear, each one's categories sorted."""
-        sums = intervals.groupby(["stream", "idle_category"], sort=True)["idle_interval"].sum().reset_index()
-        first_seen = {stream: at for at, stream in enumerate(intervals["stream"].unique())}
-        order = np.argsort(sums["stream"].map(first_seen).to_numpy(), kind="stable")
-        sums = sums.iloc[order].reset_index(drop=True)
-        sums["stream"] = sums["stream"].astype(intervals["stream"].dtype)  # the group-by widened it
-        stream = sums["stream"].to_numpy()
-        starts = np.flatnonzero(np.r_[True, stream[1:] != stream[:-1]])
-        counts = np.diff(np.r_[starts, len(stream)])
-        idle = sums["idle_interval"].to_numpy()
-        totals = np.repeat(np.add.reduceat(idle, starts), counts)
-        result_df = pd.DataFrame(
-            {
-                "rank": rank,
-                "stream": sums["stream"],
-                "idle_category": sums["idle_category"].map(lambda c: _IDLE_CATEGORY_NAMES.get(c, c)).astype(object),
-                "idle_time": idle,
-                "idle_time_ratio": idle / totals,
-            }
         )
         return result_df.round(2)
 
