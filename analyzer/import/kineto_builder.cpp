@@ -94,7 +94,10 @@ void CaptureBuilder::appendRange(RangeTable& r, const Event& e, TimeNs start, Ti
 
 void CaptureBuilder::onEvent(const Event& e) {
     if (++events_ % 8192 == 0 && tick_) tick_();
-    if (e.ph == "M") {
+    // One-letter phases compared as such: std::string == "M" measures the
+    // literal on every event.
+    const std::string_view ph = e.ph;
+    if (ph == std::string_view("M")) {
         // Kineto names host threads and GPU streams alike; only names of
         // threads that ran operators or calls are ever looked up, and those
         // carry the host pid, not a device index. A later row for the same
@@ -103,7 +106,7 @@ void CaptureBuilder::onEvent(const Event& e) {
             processFor(e.pid).threadNames[globalTid(e.pid, e.tid)] = threadNameOf(e.argName);
         return;
     }
-    if (e.ph != "X") return;  // instants, flows: nothing we model
+    if (ph != std::string_view("X")) return;  // instants, flows: nothing we model
     const EventKind kind = kindOfCategory(e.cat);
     if (kind == EventKind::Ignored) return;
     if (!e.hasTs || !e.hasDur)

@@ -126,6 +126,19 @@ def _listed_traces(trace_dir: str) -> Tuple[List[str], List[str]]:
     return kept, said
 
 
+# get_gpu_kernel_breakdown's per-kernel columns: pandas' names, then HTA's.
+_KERNEL_COLUMNS = {
+    "name": "name",
+    "sum": "sum (us)",
+    "max": "max (us)",
+    "min": "min (us)",
+    "std": "stddev",
+    "mean": "mean (us)",
+    "kernel_type": "kernel_type",
+    "rank": "rank",
+}
+
+
 class TraceAnalysis:
     """HTA's ``TraceAnalysis`` for one job's traces, one file per rank.
 
@@ -208,29 +221,12 @@ class TraceAnalysis:
     def get_comm_comp_overlap(self, visualize: bool = True) -> pd.DataFrame:
         """Per rank: the share of communication time that overlaps computation,
         in percent: columns ``rank``, ``comp_comm_overlap_pctg``."""
-        sums = _frames.frame(self._trace.overlap())
-        ratio = sums["overlap_ns"].astype(float) / sums["comm_ns"].astype(float)
-        return pd.DataFrame({"rank": sums["rank"], "comp_comm_overlap_pctg": (100 * ratio).round(2)})
+        return _frames.frame(self._trace.overlap())
 
     def get_temporal_breakdown(self, visualize: bool = True) -> pd.DataFrame:
         """Per rank: idle, compute and non-compute time over the span of the
         GPU events (us), and their shares in percent."""
-        t = _frames.frame(self._trace.temporal())
-        kernel = t["span_ns"].astype(float) / 1000
-        idle = t["idle_ns"].astype(float) / 1000
-        compute = t["compute_ns"].astype(float) / 1000
-        df = pd.DataFrame(
-            {
-                "rank": t["rank"],
-                "idle_time(us)": idle,
-                "compute_time(us)": compute,
-                "non_compute_time(us)": kernel - compute - idle,
-                "kernel_time(us)": kernel,
-            }
-        )
-        for part in ("idle_time", "compute_time", "non_compute_time"):
-            df[f"{part}_pctg"] = (100 * (df[f"{part}(us)"] / df["kernel_time(us)"])).round(2)
-        return df
+        return _frames.frame(self._trace.temporal())
 
     def get_gpu_kernel_breakdown(
         self,
@@ -243,42 +239,27 @@ class TraceAnalysis:
         """The time by kernel type (and their overlaps) over all ranks, and
         per rank and type the most time-consuming kernels (sum, max, min,
         stddev, mean in us), the rest grouped as ``others``."""
-        types = _frames.frame(self._trace.kernel_type_time(bool(include_memory_kernels)))
-        kernel_type_df = types.groupby(by=["kernel_type"])["time_us"].agg(["sum"])
-        kernel_type_df.reset_index(inplace=True)
-        kernel_type_df["sum"] = kernel_type_df["sum"].astype("int64")
+        parts = self._trace.kernel_breakdown(bool(include_memory_kernels), int(num_kernels))
+        kernel_type_df = _frames.frame(parts["types"])
         kernel_type_df.sort_values(by=["sum"], ignore_index=True, inplace=True, ascending=False)
-        kernel_type_df["percentage"] = (kernel_type_df["sum"] / kernel_type_df["sum"].sum()) * 100
-        kernel_type_df = kernel_type_df.round({"percentage": 1})
-        if kernel_type_df.empty:  # pandas' empty group-by gives floats; HTA's is text
-            kernel_type_df["kernel_type"] = kernel_type_df["kernel_type"].astype(object)
 
-        analysed = ["COMPUTATION", "COMMUNICATION"] + (["MEMORY"] if include_memory_kernels else [])
-        stats = _frames.frame(self._trace.kernel_name_stats())  # the per-name group-by, made in C++
-        stats = stats[stats["kernel_type"].isin(analysed)]
-        columns = ["name", "sum", "max", "min", "std", "mean", "kernel_type", "rank"]
-        if self._trace.ranks():
+        all_kernel_df = _frames.frame(parts["kernels"])
+        if not self._trace.ranks():
+            all_kernel_df = pd.DataFrame(columns=list(_KERNEL_COLUMNS.values()))
+        elif len(parts["folded"]["rank"]):
             # A rank's kernels of one type are folded into "others" only when
-            # there are more than num_kernels names; the rows of every other
-            # group are HTA's as they are (their order is the sort's below).
-            names = stats.groupby(["rank", "kernel_type"], sort=False)["name"].transform("size")
-            kept = stats[names <= num_kernels].fillna({"std": 0})
-            parts = [kept[columns]]
-            folded = stats[names > num_kernels].groupby(["rank", "kernel_type"], sort=False)
-            for (rank, kernel_type), per_name in folded:
+            # there are more than num_kernels names.
+            pieces = [all_kernel_df]
+            for (rank, kernel_type), per_name in _frames.frame(parts["folded"]).groupby(
+                ["rank", "kernel_type"], sort=False
+            ):
                 per_name = per_name[["name", "sum", "max", "min", "mean", "std"]].reset_index(drop=True)
                 kernels = _hta_annotations.fold(per_name, num_kernels, duration_ratio)
                 kernels["kernel_type"] = kernel_type
                 kernels["rank"] = int(rank)
-                parts.append(kernels[columns])
-            all_kernel_df = pd.concat(parts, ignore_index=True)
-        else:
-            all_kernel_df = pd.DataFrame(columns=columns)
-        all_kernel_df.sort_values(by=["kernel_type", "name", "rank"], ignore_index=True, inplace=True)
-        all_kernel_df.rename(
-            columns={"sum": "sum (us)", "mean": "mean (us)", "max": "max (us)", "min": "min (us)", "std": "stddev"},
-            inplace=True,
-        )
+                pieces.append(kernels[list(_KERNEL_COLUMNS)].rename(columns=_KERNEL_COLUMNS))
+            all_kernel_df = pd.concat(pieces, ignore_index=True)
+            all_kernel_df.sort_values(by=["kernel_type", "name", "rank"], ignore_index=True, inplace=True)
         return kernel_type_df, all_kernel_df
 
     def get_idle_time_breakdown(
@@ -400,9 +381,9 @@ class TraceAnalysis:
         for rank in ranks:
             if rank not in self._trace.ranks():
                 raise ValueError(f"no trace for rank {rank}")
-            stats = _frames.frame(self._trace.launch_stats(int(rank), bool(include_memory_events)))
-            stats["correlation"] = stats["correlation"].astype(self._trace.dtypes(int(rank))["correlation"])
-            out[rank] = stats
+            columns = self._trace.launch_stats(int(rank), bool(include_memory_events))
+            columns["correlation"] = columns["correlation"].astype(self._trace.dtypes(int(rank))["correlation"])
+            out[rank] = _frames.frame(columns)
         return out
 
     # -- HTA's counters (hta/analyzers/trace_counters.py) ---------------------

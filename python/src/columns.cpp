@@ -41,13 +41,18 @@ bool validUtf8(std::string_view s) {
 
 }  // namespace
 
-py::str text(std::string_view s) {
-    if (validUtf8(s)) return py::str(s.data(), s.size());
+std::string pythonText(std::string_view s) {
+    if (validUtf8(s)) return std::string(s);
     // The report JSON's own replacement (nlohmann's), so both spell a broken
     // name alike; rare enough that the round trip through JSON text is cheap.
     const std::string dumped =
         nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    const auto fixed = nlohmann::json::parse(dumped).get<std::string>();
+    return nlohmann::json::parse(dumped).get<std::string>();
+}
+
+py::str text(std::string_view s) {
+    if (validUtf8(s)) return py::str(s.data(), s.size());
+    const std::string fixed = pythonText(s);
     return py::str(fixed.data(), fixed.size());
 }
 

@@ -27,6 +27,8 @@ namespace py = pybind11;
 // A std::string as Python str. Broken UTF-8 (names come from files) becomes
 // U+FFFD exactly where the report JSON writer puts it.
 py::str text(std::string_view s);
+// The UTF-8 of that str: byte order on it is Python's order of the strs.
+std::string pythonText(std::string_view s);
 
 // A rank (local rank, world size) the file did not name, -1, as missing:
 // pandas' <NA>, where the report JSON writes null.

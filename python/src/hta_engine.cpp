@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -16,8 +17,13 @@ namespace {
 using Span = HtaSpan;
 
 // (start, end) with the longest first among equal starts: the order
-// htaMerge's groups are made in.
-bool mergeOrder(const Span& a, const Span& b) { return a.start < b.start || (a.start == b.start && a.end > b.end); }
+// htaMerge's groups are made in. A type, not a function, so that the sorts
+// inline it.
+struct MergeOrder {
+    bool operator()(const Span& a, const Span& b) const {
+        return a.start < b.start || (a.start == b.start && a.end > b.end);
+    }
+};
 
 // hta/utils/utils.py merge_kernel_intervals: sorted by start, a new group
 // wherever a start lies beyond every earlier end; a group spans its first
@@ -28,7 +34,7 @@ bool mergeOrder(const Span& a, const Span& b) { return a.start < b.start || (a.s
 // order, nearly in this one (spans equal by it are equal, so a stable sort
 // is as good as HTA's).
 std::vector<Span> htaMerge(std::vector<Span> spans) {
-    sortNearlyOrdered(spans.begin(), spans.end(), mergeOrder);
+    sortNearlyOrdered(spans.begin(), spans.end(), MergeOrder{});
     std::vector<Span> groups;
     TimeNs reach = 0;
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -48,37 +54,6 @@ TimeNs runLength(const std::vector<Span>& groups) {
     return sum;
 }
 
-struct StatusEvent {
-    TimeNs time;
-    int delta;
-};
-
-bool earlier(const StatusEvent& a, const StatusEvent& b) { return a.time < b.time; }
-
-// HTA's sweeps: +value at each merged group's start, -value at its end,
-// sorted by time (stably: ties keep the order the groups are listed in),
-// with a running sum; each row lasts until the next row. One type's groups
-// are disjoint and ordered, so its rows are in order but where a group of
-// negative length (inward rounding) puts its end just before its start:
-// each type's rows are sorted alone, then merged, which orders them as one
-// stable sort of them all would.
-std::vector<StatusEvent> statusEvents(const std::vector<std::pair<const std::vector<Span>*, int>>& typed) {
-    size_t rows = 0;
-    for (const auto& [groups, value] : typed) rows += 2 * groups->size();
-    std::vector<StatusEvent> events;
-    events.reserve(rows);
-    std::vector<size_t> bounds{0};
-    for (const auto& [groups, value] : typed) {
-        for (const auto& g : *groups) {
-            events.push_back({g.start, value});
-            events.push_back({g.end, -value});
-        }
-        bounds.push_back(events.size());
-    }
-    stableSortRuns(events, bounds, earlier);
-    return events;
-}
-
 template <typename Keep>
 std::vector<Span> spansOf(const HtaRank& r, Keep keep) {
     std::vector<Span> spans;
@@ -93,6 +68,27 @@ std::vector<Span> unionOfType(const HtaRank& r, HtaKernelType type) {
 }
 
 }  // namespace
+
+// One type's groups are disjoint and ordered, so its rows are in order but
+// where a group of negative length (inward rounding) puts its end just
+// before its start: each type's rows are sorted alone, then merged, which
+// orders them as one stable sort of them all would.
+std::vector<HtaStatusEvent> htaStatusEvents(const std::vector<std::pair<const std::vector<HtaSpan>*, int>>& typed) {
+    size_t rows = 0;
+    for (const auto& [groups, value] : typed) rows += 2 * groups->size();
+    std::vector<HtaStatusEvent> events;
+    events.reserve(rows);
+    std::vector<size_t> bounds{0};
+    for (const auto& [groups, value] : typed) {
+        for (const auto& g : *groups) {
+            events.push_back({g.start, value});
+            events.push_back({g.end, -value});
+        }
+        bounds.push_back(events.size());
+    }
+    stableSortRuns(events, bounds, [](const HtaStatusEvent& a, const HtaStatusEvent& b) { return a.time < b.time; });
+    return events;
+}
 
 HtaUnions htaUnionsOf(const HtaRank& r) {
     HtaUnions u;
@@ -119,34 +115,42 @@ const char* htaKernelTypeName(HtaKernelType t) {
 
 namespace {
 
-double us(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
+// numpy's round to `decimals` places (what pandas' round calls): rint of the
+// value times 10^decimals, over 10^decimals.
+double roundLikeNumpy(double value, int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    return std::nearbyint(value * scale) / scale;
+}
+
+// HTA's percentages: (100 * (part / whole)).round(2), in float64.
+double percentOf(double part, double whole) { return roundLikeNumpy(100 * (part / whole), 2); }
 
 }  // namespace
 
 py::dict HtaTrace::overlap() const {
-    std::vector<TimeNs> overlapped, comm;
+    std::vector<double> percent;
     for (const auto& r : ranks_) {
         const HtaUnions& u = r.unions;
-        const auto events = statusEvents({{&u.communication, 1}, {&u.computation, 2}});
+        const auto events = htaStatusEvents({{&u.communication, 1}, {&u.computation, 2}});
         TimeNs both = 0;
         int running = 0;
         for (size_t k = 0; k + 1 < events.size(); ++k) {
             running += events[k].delta;
             if (running == 3) both += events[k + 1].time - events[k].time;
         }
-        overlapped.push_back(both);
-        comm.push_back(runLength(u.communication));
+        // No communication: 0 / 0, NaN as in pandas.
+        percent.push_back(percentOf(static_cast<double>(both), static_cast<double>(runLength(u.communication))));
     }
     Columns t(ranks_.size());
     t.add("rank", [&](size_t i) { return ranks_[i].rank; });
-    t.add("overlap_ns", [&](size_t i) { return overlapped[i]; });
-    t.add("comm_ns", [&](size_t i) { return comm[i]; });
+    t.add("comp_comm_overlap_pctg", [&](size_t i) { return percent[i]; });
     return t.finish();
 }
 
 py::dict HtaTrace::temporal() const {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     struct Row {
-        std::optional<TimeNs> idle, compute, span;
+        double idle = kNaN, compute = kNaN, span = kNaN;  // us; NaN for a rank without GPU events
     };
     std::vector<Row> rows;
     for (const auto& r : ranks_) {
@@ -156,112 +160,18 @@ py::dict HtaTrace::temporal() const {
             continue;
         }
         const TimeNs span = u.all.back().end - u.all.front().start;
-        rows.push_back({span - runLength(u.all), runLength(u.computation), span});
+        rows.push_back({htaUs(span - runLength(u.all)), htaUs(runLength(u.computation)), htaUs(span)});
     }
+    const auto nonCompute = [&](size_t i) { return rows[i].span - rows[i].compute - rows[i].idle; };
     Columns t(ranks_.size());
     t.add("rank", [&](size_t i) { return ranks_[i].rank; });
-    t.add("idle_ns", [&](size_t i) { return rows[i].idle; });
-    t.add("compute_ns", [&](size_t i) { return rows[i].compute; });
-    t.add("span_ns", [&](size_t i) { return rows[i].span; });
-    return t.finish();
-}
-
-py::dict HtaTrace::kernelTypeTime(bool includeMemory) const {
-    const std::vector<HtaKernelType> analysed =
-        includeMemory ? std::vector{HtaKernelType::Computation, HtaKernelType::Communication, HtaKernelType::Memory}
-                      : std::vector{HtaKernelType::Computation, HtaKernelType::Communication};
-    std::vector<int> rankOf;
-    std::vector<std::string> label;
-    std::vector<double> time;
-    for (size_t ri = 0; ri < ranks_.size(); ++ri) {
-        const HtaUnions& u = ranks_[ri].unions;
-        std::vector<std::pair<const std::vector<Span>*, int>> typed;
-        for (size_t bit = 0; bit < analysed.size(); ++bit) typed.emplace_back(&u.of(analysed[bit]), 1 << bit);
-        const auto events = statusEvents(typed);
-        std::map<int, double> byRunning;
-        int running = 0;
-        for (size_t k = 0; k + 1 < events.size(); ++k) {
-            running += events[k].delta;
-            if (running <= 0) continue;
-            // HTA truncates each piece to whole microseconds (astype(int)).
-            byRunning[running] += std::trunc(us(events[k + 1].time - events[k].time));
-        }
-        std::map<std::string, double> byLabel;
-        for (const auto& [value, t] : byRunning) {
-            std::string name;
-            for (size_t bit = 0; bit < analysed.size(); ++bit)
-                if (value & (1 << bit))
-                    name += (name.empty() ? "" : " overlapping ") + std::string(htaKernelTypeName(analysed[bit]));
-            byLabel[name] += t;
-        }
-        for (const auto& [name, t] : byLabel) {
-            if (t == 0) continue;  // HTA's zero rows come from its unstable sort of ties
-            rankOf.push_back(ranks_[ri].rank);
-            label.push_back(name);
-            time.push_back(t);
-        }
-    }
-    Columns t(rankOf.size());
-    t.add("rank", [&](size_t i) { return rankOf[i]; });
-    t.add("kernel_type", [&](size_t i) { return label[i]; });
-    t.add("time_us", [&](size_t i) { return time[i]; });
-    return t.finish();
-}
-
-py::dict HtaTrace::kernelNameStats() const {
-    // pandas' groupby("name")["dur"].agg(["sum", "max", "min", "mean", "std"])
-    // per rank and kernel type, as its Cython computes them: Kahan-compensated
-    // sums, Welford's variance (ddof 1), rows in order.
-    struct Stats {
-        size_t count = 0;
-        double sum = 0, compensation = 0, max = 0, min = 0, mean = 0, ssqdm = 0;
-    };
-    std::vector<int> rank;
-    std::vector<HtaKernelType> type;
-    std::vector<uint32_t> name;
-    std::vector<Stats> stats;
-    for (const auto& r : ranks_) {
-        // Rows in (type, name) order, as the group-by gives them; met in event order.
-        std::unordered_map<uint64_t, size_t> slotOf;
-        std::vector<std::pair<uint64_t, Stats>> of;
-        for (size_t i = 0; i < r.start.size(); ++i) {
-            if (r.type[i] == HtaKernelType::Other) continue;
-            const uint64_t key = uint64_t{static_cast<uint8_t>(r.type[i])} << 32 | r.name[i];
-            const auto [slot, added] = slotOf.try_emplace(key, of.size());
-            if (added) of.emplace_back(key, Stats{});
-            Stats& st = of[slot->second].second;
-            const double v = us(r.end[i] - r.start[i]);
-            const double y = v - st.compensation;
-            const double t = st.sum + y;
-            st.compensation = t - st.sum - y;
-            st.sum = t;
-            st.max = st.count ? std::max(st.max, v) : v;
-            st.min = st.count ? std::min(st.min, v) : v;
-            ++st.count;
-            const double old = st.mean;
-            st.mean += (v - st.mean) / static_cast<double>(st.count);
-            st.ssqdm += (v - old) * (v - st.mean);
-        }
-        std::sort(of.begin(), of.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (const auto& [key, st] : of) {
-            rank.push_back(r.rank);
-            type.push_back(static_cast<HtaKernelType>(key >> 32));
-            name.push_back(static_cast<uint32_t>(key));
-            stats.push_back(st);
-        }
-    }
-    Columns t(rank.size());
-    t.add("rank", [&](size_t i) { return rank[i]; });
-    t.add("kernel_type", [&](size_t i) -> std::string { return htaKernelTypeName(type[i]); });
-    t.add("name", [&](size_t i) -> std::string { return names_[name[i]]; });
-    t.add("sum", [&](size_t i) { return stats[i].sum; });
-    t.add("max", [&](size_t i) { return stats[i].max; });
-    t.add("min", [&](size_t i) { return stats[i].min; });
-    t.add("mean", [&](size_t i) { return stats[i].sum / static_cast<double>(stats[i].count); });
-    t.add("std", [&](size_t i) -> std::optional<double> {
-        if (stats[i].count < 2) return std::nullopt;
-        return std::sqrt(stats[i].ssqdm / static_cast<double>(stats[i].count - 1));
-    });
+    t.add("idle_time(us)", [&](size_t i) { return rows[i].idle; });
+    t.add("compute_time(us)", [&](size_t i) { return rows[i].compute; });
+    t.add("non_compute_time(us)", nonCompute);
+    t.add("kernel_time(us)", [&](size_t i) { return rows[i].span; });
+    t.add("idle_time_pctg", [&](size_t i) { return percentOf(rows[i].idle, rows[i].span); });
+    t.add("compute_time_pctg", [&](size_t i) { return percentOf(rows[i].compute, rows[i].span); });
+    t.add("non_compute_time_pctg", [&](size_t i) { return percentOf(nonCompute(i), rows[i].span); });
     return t.finish();
 }
 
@@ -294,7 +204,7 @@ void forEachGap(const HtaRank& r, const std::vector<size_t>& events, double cons
             continue;
         }
         const size_t i = events[k], previous = events[k - 1];
-        const double interval = us(r.start[i] - r.end[previous]);
+        const double interval = htaUs(r.start[i] - r.end[previous]);
         const bool hostWait = r.launchStart[i] && *r.launchStart[i] > r.end[previous];
         gap(interval, hostWait ? 0 : interval < consecutiveKernelDelayUs ? 1 : 2);
     }
@@ -381,7 +291,7 @@ py::dict HtaTrace::launchStats(int rank, bool includeMemoryEvents) const {
     }
     // The launching correlations numbered 0..slots-1; each slot's GPU rows in
     // row order: rows[first[k]] .. rows[first[k + 1]).
-    std::sort(launched.begin(), launched.end());
+    sortNearlyOrdered(launched.begin(), launched.end(), std::less<>{});  // calls come in correlation order, nearly
     launched.erase(std::unique(launched.begin(), launched.end()), launched.end());
     CorrelationMap<uint32_t> slotOf(launched);
     for (size_t k = 0; k < launched.size(); ++k) slotOf.set(launched[k], static_cast<uint32_t>(k));
@@ -405,9 +315,9 @@ py::dict HtaTrace::launchStats(int rank, bool includeMemoryEvents) const {
         for (uint32_t at = first[*k]; at < first[*k + 1]; ++at) {
             const size_t g = rows[at];
             correlation.push_back(key);
-            cpuDuration.push_back(us(cpu));
-            gpuDuration.push_back(us(r.end[g] - r.start[g]));
-            delay.push_back(std::max(0.0, us(r.start[g] - r.hostStart[c] - cpu)));
+            cpuDuration.push_back(htaUs(cpu));
+            gpuDuration.push_back(htaUs(r.end[g] - r.start[g]));
+            delay.push_back(std::max(0.0, htaUs(r.start[g] - r.hostStart[c] - cpu)));
         }
     }
     Columns t(correlation.size());

@@ -61,6 +61,9 @@ struct HtaOptions {
     std::unordered_map<std::string, int> rankOfFile;
 };
 
+// A duration in HTA's unit, us.
+inline double htaUs(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
+
 // A group of GPU events HTA's merge_kernel_intervals joins: its first start to its largest end.
 struct HtaSpan {
     TimeNs start, end;
@@ -111,6 +114,16 @@ struct HtaRank {
 // The unions of a rank's GPU events, as HTA's merge_kernel_intervals makes them.
 HtaUnions htaUnionsOf(const HtaRank& rank);
 
+// A row of HTA's sweeps over merged groups: +value at a group's start,
+// -value at its end; a row lasts until the next one.
+struct HtaStatusEvent {
+    TimeNs time;
+    int delta;
+};
+// The sweep's rows over each (groups, value), sorted by time stably (ties
+// keep the order the groups are listed in), as HTA sorts them.
+std::vector<HtaStatusEvent> htaStatusEvents(const std::vector<std::pair<const std::vector<HtaSpan>*, int>>& typed);
+
 // Names of a view (kernel, call and annotation names), each kept once.
 struct HtaNames {
     std::vector<std::string> names;
@@ -151,17 +164,19 @@ public:
     std::vector<int> ranks() const;
     std::vector<std::string> warnings() const { return warnings_; }
 
-    // Per rank: |comm ∩ comp| and |comm| (ns) as get_comm_comp_overlap sums them.
+    // get_comm_comp_overlap's table: per rank, |comm ∩ comp| / |comm| in percent.
     py::dict overlap() const;
-    // Per rank: idle, compute and span of all GPU events (get_temporal_breakdown).
+    // get_temporal_breakdown's table: per rank, idle, compute and other time
+    // over the span of the GPU events (us), and their shares in percent.
     py::dict temporal() const;
-    // Per rank and kernel-type combination ("COMPUTATION overlapping
-    // COMMUNICATION"): the time in whole us HTA's breakdown sums.
-    py::dict kernelTypeTime(bool includeMemory) const;
-    // Per rank, kernel type and name: sum, max, min, mean and std of the
-    // durations (us), as pandas' groupby computes them (its first step in
-    // get_gpu_kernel_breakdown), without a row per kernel in Python.
-    py::dict kernelNameStats() const;
+    // get_gpu_kernel_breakdown (hta_kernel_breakdown.cpp): "types", the
+    // time by kernel-type combination ("COMPUTATION overlapping
+    // COMMUNICATION") over the job, in whole us, with its percentage;
+    // "kernels", per rank, type and name the statistics of the durations
+    // (us) of groups of at most `numKernels` names, in the table's final
+    // order and names; "folded", the per-name rows of the larger groups,
+    // which HTA folds into "others" (hta.py).
+    py::dict kernelBreakdown(bool includeMemory, int numKernels) const;
     // get_idle_time_breakdown's per-kernel gaps on one rank: stream, the gap
     // to the previous event on the stream (us; NaN for the first) and its
     // category (0 host wait, 1 kernel wait, 2 other).

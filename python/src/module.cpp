@@ -241,6 +241,7 @@ py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOpti
                     try {
                         LoadOptions o;
                         o.launchDetails = false;
+                        if (getenv("OSC_T1")) o.threads = atoi(getenv("OSC_T1"));
                         o.cancel = work.cancelFlag();
                         o.progress = [&, i](double fraction, std::string_view stage) { advance(i, fraction, stage); };
                         Capture capture = loadCaptures({files[i]}, o);
@@ -478,8 +479,7 @@ PYBIND11_MODULE(_core, m) {
         .def("warnings", &HtaTrace::warnings)
         .def("overlap", &HtaTrace::overlap)
         .def("temporal", &HtaTrace::temporal)
-        .def("kernel_type_time", &HtaTrace::kernelTypeTime, py::arg("include_memory"))
-        .def("kernel_name_stats", &HtaTrace::kernelNameStats)
+        .def("kernel_breakdown", &HtaTrace::kernelBreakdown, py::arg("include_memory"), py::arg("num_kernels"))
         .def("idle_intervals", &HtaTrace::idleIntervals, py::arg("rank"), py::arg("consecutive_kernel_delay"))
         .def("idle_sums", &HtaTrace::idleSums, py::arg("ranks"), py::arg("consecutive_kernel_delay"))
         .def("launch_stats", &HtaTrace::launchStats, py::arg("rank"), py::arg("include_memory_events"))

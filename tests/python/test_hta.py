@@ -484,3 +484,60 @@ def test_idle_time_rows_by_stream_then_category(tmp_path: Path) -> None:
                     (20, "other", 0.0, 0.0)]
     assert list(idle.columns) == ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]
     assert list(idle.index) == list(range(5))
+
+
+def test_breakdown_tables_ordered_and_rounded_as_pandas_does(tmp_path: Path) -> None:
+    # The engine makes these tables whole; pandas, on the same numbers, is the
+    # oracle: its sort of the kernel rows (Python's order of the names, where
+    # a broken name's U+FFFD sorts before an emoji although its byte 0xFF
+    # sorts after), its rounding of the shares, NaN where a rank has no
+    # communication or no GPU events at all.
+    def kernel(name, stream, ts, dur, corr):
+        return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+                "args": {"stream": stream, "correlation": corr}}
+
+    def write(rank, events, broken=b""):
+        text = json.dumps({"distributedInfo": {"rank": rank}, "traceEvents": events}).encode()
+        (tmp_path / f"rank{rank}.json").write_bytes(text.replace(b"BROKEN", broken))
+
+    names0 = ["b", "B", "a", "\u00e9_gemm", "\U0001F600k", "BROKEN"]
+    events0 = [kernel(n, 7, 3 * i, 1 + i % 3, i + 1) for i, n in enumerate(names0 * 2)]
+    # 2 us of memset in the job's 160 us of GPU time: 1.25 %, which numpy rounds to even (1.2).
+    events0 += [kernel("ncclDevKernel_AllReduce", 9, 2, 7, 100), kernel("b", 7, 40, 53, 101),
+                {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 100, "dur": 2,
+                 "args": {"stream": 7, "correlation": 102}}]
+    write(0, events0, broken=b"\xffk")
+    write(1, [kernel(f"k{i:02d}", 7, 10 * i, 1 + i, i + 1) for i in range(12)] + [kernel("b", 7, 200, 2, 50)])
+    write(2, [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 2,
+               "args": {"correlation": 1}}])
+    analyzer = TraceAnalysis(trace_dir=str(tmp_path), progress=False)
+
+    for num_kernels in (100, 10):  # rank 1's thirteen names folded with 10
+        types, kernels = analyzer.get_gpu_kernel_breakdown(visualize=False, num_kernels=num_kernels)
+        assert list(types["sum"]) == sorted(types["sum"], reverse=True)
+        pd.testing.assert_series_equal(types["percentage"], (types["sum"] / types["sum"].sum() * 100).round(1),
+                                       check_names=False, check_exact=True)
+        assert types["sum"].dtype == "int64" and types["kernel_type"].dtype == object
+        by_pandas = kernels.sort_values(by=["kernel_type", "name", "rank"], ignore_index=True)
+        pd.testing.assert_frame_equal(kernels, by_pandas, check_exact=True)
+        rank0 = kernels[(kernels["rank"] == 0) & (kernels["kernel_type"] == "COMPUTATION")]["name"].tolist()
+        assert rank0 == sorted(["b", "B", "a", "\u00e9_gemm", "\U0001F600k", "\ufffdk"])
+        assert rank0.index("\ufffdk") < rank0.index("\U0001F600k")
+        assert ("others" in set(kernels[kernels["rank"] == 1]["name"])) == (num_kernels == 10)
+    memory = types[types["kernel_type"] == "MEMORY"]
+    assert memory["sum"].tolist() == [2] and types["sum"].sum() == 160 and memory["percentage"].tolist() == [1.2]
+
+    overlap = analyzer.get_comm_comp_overlap(visualize=False)
+    assert overlap["rank"].tolist() == [0, 1, 2]
+    # Rank 0: NCCL [2, 9) us under compute kernels at [3, 5) and [6, 9): 5 of 7 us.
+    assert overlap["comp_comm_overlap_pctg"][0] == round(100 * 5 / 7, 2)
+    assert overlap["comp_comm_overlap_pctg"][1:].isna().all()
+
+    t = analyzer.get_temporal_breakdown(visualize=False)
+    for part in ("idle_time", "compute_time", "non_compute_time"):
+        want = (100 * (t[f"{part}(us)"] / t["kernel_time(us)"])).round(2)
+        pd.testing.assert_series_equal(t[f"{part}_pctg"], want, check_names=False, check_exact=True)
+    pd.testing.assert_series_equal(t["non_compute_time(us)"],
+                                   t["kernel_time(us)"] - t["compute_time(us)"] - t["idle_time(us)"],
+                                   check_names=False, check_exact=True)
+    assert t.iloc[2, 1:].isna().all() and not t.iloc[:2, 1:].isna().any().any()
