@@ -17,14 +17,28 @@ The analysis is overlapscope's C++ engine; it runs without the GIL. See
 docs/python.md.
 """
 
+import importlib
+from typing import Any, List
+
 from ._core import __version__
 from ._errors import CaptureError, OverlapscopeWarning
-from ._diff import Diff, diff
-from ._hang import Hang, hang
-from ._report import Report, report, write_partial
-from ._trace import Trace, load
-from ._whatif import WhatIf, whatif
-from . import hta
+
+# The rest is imported on first use (PEP 562): `from overlapscope.hta import
+# TraceAnalysis` starts reading traces without importing the report, diff
+# and what-if modules first.
+_WHERE = {
+    "Diff": "._diff",
+    "diff": "._diff",
+    "Hang": "._hang",
+    "hang": "._hang",
+    "Report": "._report",
+    "report": "._report",
+    "write_partial": "._report",
+    "Trace": "._trace",
+    "load": "._trace",
+    "WhatIf": "._whatif",
+    "whatif": "._whatif",
+}
 
 __all__ = [
     "CaptureError",
@@ -43,3 +57,17 @@ __all__ = [
     "whatif",
     "write_partial",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "hta":
+        return importlib.import_module(".hta", __name__)
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_WHERE) | {"hta"})

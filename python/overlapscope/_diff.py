@@ -10,7 +10,7 @@ from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
 from ._options import PathLike, analysis_settings
-from ._report import warn_all
+from ._errors import warn_all
 
 
 class Diff(_frames.Document):

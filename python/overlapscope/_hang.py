@@ -10,7 +10,7 @@ from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
 from ._options import Paths, paths_of
-from ._report import warn_all
+from ._errors import warn_all
 
 
 class Hang(_frames.Document):

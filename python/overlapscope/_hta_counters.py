@@ -35,8 +35,6 @@ LAUNCHES = (
     "hipMemcpyWithStream",
 )
 
-#: HTA's CUDA_MAX_LAUNCH_QUEUE_PER_STREAM (hta/common/constants.py).
-CUDA_MAX_LAUNCH_QUEUE_PER_STREAM = 1024
 
 
 def _ranks(ranks: Optional[List[int]]) -> List[int]:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ._lazy import pandas as pd
 from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
-from ._errors import OverlapscopeWarning
+from ._errors import warn_all
 from ._options import Paths, analysis_settings, paths_of
 
 TABLES = ("devices", "steps", "collectives", "findings", "matched", "interference", "p2p", "pipeline", "alltoall")
@@ -191,11 +190,6 @@ class Report:
     def _repr_html_(self) -> str:
         shown = ["label", "overlap_ratio", "exposed_comm_ns", "comm_ns", "compute_ns", "verdict", "bottleneck_name"]
         return self.devices[shown].to_html(index=False)
-
-
-def warn_all(messages: Sequence[str], stacklevel: int = 3) -> None:
-    for message in messages:
-        warnings.warn(message, OverlapscopeWarning, stacklevel=stacklevel)
 
 
 def report(

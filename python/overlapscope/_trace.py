@@ -9,7 +9,8 @@ from ._lazy import while_engine_works
 
 from . import _core, _frames, _progress
 from ._options import Paths, analysis_settings, paths_of
-from ._report import Report, warn_all
+from ._errors import warn_all
+from ._report import Report
 
 
 class Trace:

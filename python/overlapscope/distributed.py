@@ -44,9 +44,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core, _progress
 from ._hang import Hang, hang_documents
-from ._errors import CaptureError
+from ._errors import CaptureError, warn_all
 from ._options import Paths, analysis_settings, paths_of
-from ._report import Report, warn_all
+from ._report import Report
 
 Hosts = Union[None, Mapping[str, str], Callable[[str], Optional[str]]]
 

@@ -32,19 +32,37 @@ import os
 from enum import Flag, auto
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from ._lazy import Deferred
 from ._lazy import numpy as np
 from ._lazy import pandas as pd
 from ._lazy import while_engine_works
 
-from . import _core, _frames, _hta_annotations, _hta_counters, _hta_sequences, _hta_steps, _progress
-from ._hta_diff import DeviceType, LabeledTrace, TraceDiff
-from ._errors import CaptureError
-from ._report import warn_all
+from . import _core, _frames, _progress
+from ._errors import CaptureError, warn_all
+
+# HTA's own pandas, ported (docs/python.md), imported on first use: loading a
+# trace does not wait for them.
+_hta_annotations = Deferred(f"{__package__}._hta_annotations")
+_hta_counters = Deferred(f"{__package__}._hta_counters")
+_hta_sequences = Deferred(f"{__package__}._hta_sequences")
+_hta_steps = Deferred(f"{__package__}._hta_steps")
 
 __all__ = ["DeviceType", "LabeledTrace", "NotInOverlapscope", "TimeSeriesTypes", "TraceAnalysis", "TraceDiff"]
 
+
+def __getattr__(name: str) -> Any:
+    if name in ("DeviceType", "LabeledTrace", "TraceDiff"):  # HTA's TraceDiff, on first use
+        from . import _hta_diff
+
+        return getattr(_hta_diff, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: HTA's default trace directory (hta/configs/default_values.py).
 DEFAULT_TRACE_DIR = "/tmp/trace"
+
+#: HTA's CUDA_MAX_LAUNCH_QUEUE_PER_STREAM (hta/common/constants.py).
+CUDA_MAX_LAUNCH_QUEUE_PER_STREAM = 1024
 
 _IDLE_CATEGORY_NAMES = {0: "host_wait", 1: "kernel_wait", 2: "other"}
 
@@ -406,7 +424,7 @@ class TraceAnalysis:
     def get_time_spent_blocked_on_full_queue(
         self,
         queue_length_dict: Dict[int, pd.DataFrame],
-        max_queue_length: int = _hta_counters.CUDA_MAX_LAUNCH_QUEUE_PER_STREAM,
+        max_queue_length: int = CUDA_MAX_LAUNCH_QUEUE_PER_STREAM,
     ) -> Optional[pd.DataFrame]:
         """Per rank, the time a stream's queue held ``max_queue_length`` or
         more (the host blocks then), and its share of the trace."""

@@ -177,9 +177,18 @@ public:
             stretch_.push_back(open.empty() ? -1 : windows_[*open.rbegin()].number);
         }
     }
+    // Asked in time order (host rows are), the stretch of the last answer or
+    // the next one answers without a search.
     int at(TimeNs t) const {
+        for (size_t k = last_; k < last_ + 2 && k < edges_.size(); ++k)
+            if (edges_[k] <= t && (k + 1 == edges_.size() || t < edges_[k + 1])) {
+                last_ = k;
+                return stretch_[k];
+            }
         const auto after = std::upper_bound(edges_.begin(), edges_.end(), t);
-        return after == edges_.begin() ? -1 : stretch_[static_cast<size_t>(after - edges_.begin()) - 1];
+        if (after == edges_.begin()) return -1;
+        last_ = static_cast<size_t>(after - edges_.begin()) - 1;
+        return stretch_[last_];
     }
 
 private:
@@ -190,6 +199,7 @@ private:
     std::vector<Window> windows_;
     std::vector<TimeNs> edges_;
     std::vector<int> stretch_;  // the answer from edges_[i] to edges_[i + 1]
+    mutable size_t last_ = 0;   // the stretch of the last answer
 };
 
 }  // namespace
@@ -264,10 +274,16 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
         hosts.reserve(p.apiCalls.size() + p.ranges.size() + p.cpuOps.size());
         std::vector<size_t> hostRuns{0};
         const auto& calls = p.apiCalls;
+        std::vector<uint32_t> callNameOf(strings.size(), kNoId);  // by string id: withoutVersion once per name
         for (size_t i = 0; i < calls.size(); ++i) {
             const auto [s, e] = clock.event(calls.start[i], calls.end[i]);
-            hosts.push_back({s, e, nameId(withoutVersion(strings.at(calls.name[i]))), calls.correlation[i],
-                             calls.globalTid[i],
+            const uint32_t stringId = calls.name[i];
+            uint32_t name = stringId < callNameOf.size() ? callNameOf[stringId] : kNoId;
+            if (name == kNoId) {
+                name = nameId(withoutVersion(strings.at(stringId)));
+                if (stringId < callNameOf.size()) callNameOf[stringId] = name;
+            }
+            hosts.push_back({s, e, name, calls.correlation[i], calls.globalTid[i],
                              calls.kind[i] == ApiKind::Driver ? HtaHostKind::Driver : HtaHostKind::Runtime});
         }
         hostRuns.push_back(hosts.size());
@@ -325,6 +341,11 @@ HtaCaptureView seeAsHta(const Capture& capture, const HtaOptions& options, bool 
         }
         auto keptHost = [&](TimeNs s) { return keepAllGpu || (cutoffInclusive ? s <= cutoff : s < cutoff); };
         CorrelationMap<bool> keptCorrelations(hostCorrelations);
+        for (auto* column : {&r.hostStart, &r.hostEnd}) column->reserve(hosts.size());
+        for (auto* column : {&r.hostName, &r.hostCorrelation}) column->reserve(hosts.size());
+        r.hostThread.reserve(hosts.size());
+        r.hostKind.reserve(hosts.size());
+        r.hostIteration.reserve(hosts.size());
         for (const auto& h : hosts) {
             if (!keptHost(h.start)) continue;
             r.hostStart.push_back(h.start);
