@@ -384,6 +384,33 @@ def test_a_fresh_process_loads_while_pandas_is_imported(random_job: Path) -> Non
     assert done.stdout.strip() == here.to_json()
 
 
+def test_importing_the_facade_leaves_the_rest_for_later() -> None:
+    # TraceAnalysis starts reading with _core alone imported: the report,
+    # diff and what-if modules and HTA's ported pandas come on first use,
+    # and are then there under every name they had.
+    script = (
+        "import sys\n"
+        "from overlapscope.hta import TraceAnalysis\n"
+        "print(sorted(m for m in sys.modules if m.startswith('overlapscope')))\n"
+        "import overlapscope, overlapscope.hta as hta\n"
+        "from overlapscope import *\n"
+        "assert overlapscope.report is overlapscope._report.report and 'whatif' in dir(overlapscope)\n"
+        "assert hta.TraceDiff.__name__ == 'TraceDiff' and hta.CUDA_MAX_LAUNCH_QUEUE_PER_STREAM == 1024\n"
+        "assert callable(hta._hta_counters.queue_length_time_series)\n"
+        "try:\n"
+        "    overlapscope.no_such_name\n"
+        "except AttributeError as e:\n"
+        "    print(e)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    first, missing = done.stdout.splitlines()
+    assert eval(first) == ["overlapscope", "overlapscope._core", "overlapscope._errors", "overlapscope._frames",
+                           "overlapscope._lazy", "overlapscope._progress", "overlapscope.hta"]
+    assert missing == "module 'overlapscope' has no attribute 'no_such_name'"
+
+
 def test_trace_files_by_rank_and_relative_names(random_job: Path) -> None:
     analyzer = TraceAnalysis(trace_files={5: "rank0.json", 9: "rank1.json"}, trace_dir=str(random_job), progress=False)
     assert analyzer.get_ranks() == [5, 9]
