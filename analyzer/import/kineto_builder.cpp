@@ -57,6 +57,7 @@ std::unique_ptr<CaptureBuilder> CaptureBuilder::forPiece(Capture& local) const {
     piece->processByTracePid_ = processByTracePid_;
     piece->distRank_ = distRank_;
     piece->distWorldSize_ = distWorldSize_;
+    piece->launchDetails_ = launchDetails_;
     piece->launchShapeOnly_ = launchShapeOnly_;
     piece->analysisOnly_ = analysisOnly_;
     return piece;
@@ -132,25 +133,27 @@ void CaptureBuilder::onEvent(const Event& e) {
             k.correlation.push_back(correlation);
             k.name.push_back(name);
             if (!analysisOnly_) k.shortName.push_back(name);
-            const LaunchShape shape{clampU32(e.grid[0]),  clampU32(e.grid[1]),  clampU32(e.grid[2]),
-                                    clampU32(e.block[0]), clampU32(e.block[1]), clampU32(e.block[2])};
-            if (analysisOnly_) {
-                k.shape.push_back(shapes_.id(shape));
-            } else {
-                k.gridX.push_back(shape[0]);
-                k.gridY.push_back(shape[1]);
-                k.gridZ.push_back(shape[2]);
-                k.blockX.push_back(shape[3]);
-                k.blockY.push_back(shape[4]);
-                k.blockZ.push_back(shape[5]);
-            }
-            if (!launchShapeOnly_ && !analysisOnly_) {
-                k.registersPerThread.push_back(clampU32(e.registers));
-                // Kineto reports static + dynamic shared memory as one figure.
-                k.staticSharedMemory.push_back(clampU32(e.sharedMemory));
-                k.dynamicSharedMemory.push_back(0);
-                k.graphId.push_back(0);
-                k.graphNodeId.push_back(0);
+            if (launchDetails_) {
+                const LaunchShape shape{clampU32(e.grid[0]),  clampU32(e.grid[1]),  clampU32(e.grid[2]),
+                                        clampU32(e.block[0]), clampU32(e.block[1]), clampU32(e.block[2])};
+                if (analysisOnly_) {
+                    k.shape.push_back(shapes_.id(shape));
+                } else {
+                    k.gridX.push_back(shape[0]);
+                    k.gridY.push_back(shape[1]);
+                    k.gridZ.push_back(shape[2]);
+                    k.blockX.push_back(shape[3]);
+                    k.blockY.push_back(shape[4]);
+                    k.blockZ.push_back(shape[5]);
+                }
+                if (!launchShapeOnly_ && !analysisOnly_) {
+                    k.registersPerThread.push_back(clampU32(e.registers));
+                    // Kineto reports static + dynamic shared memory as one figure.
+                    k.staticSharedMemory.push_back(clampU32(e.sharedMemory));
+                    k.dynamicSharedMemory.push_back(0);
+                    k.graphId.push_back(0);
+                    k.graphNodeId.push_back(0);
+                }
             }
             ++kernels_;
             if (namesGroupCollective(e.comm))

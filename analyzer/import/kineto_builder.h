@@ -47,10 +47,13 @@ public:
     // `tick` runs every few thousand events (progress, cancellation).
     CaptureBuilder(Capture& capture, std::string path, std::function<void()> tick);
 
-    // Kernels keep only their grid and block of the launch details
-    // (LoadOptions::launchShapeOnly); with `analysisOnly`, the columns the
+    // Without launch details, kernels keep none of them, grid and block
+    // included, as the SQLite reader leaves them (LoadOptions::launchDetails);
+    // otherwise only their grid and block where asked
+    // (LoadOptions::launchShapeOnly). With `analysisOnly`, the columns the
     // analysis does not read stay empty (LoadOptions::analysisOnly).
     void keep(const LoadOptions& options) {
+        launchDetails_ = options.launchDetails;
         launchShapeOnly_ = options.launchShapeOnly;
         analysisOnly_ = options.analysisOnly;
     }
@@ -106,7 +109,7 @@ private:
     int64_t baseTimeNs_ = 0;
     int64_t minTs_ = INT64_MAX;
     uint64_t kernels_ = 0;
-    bool launchShapeOnly_ = false, analysisOnly_ = false;
+    bool launchDetails_ = true, launchShapeOnly_ = false, analysisOnly_ = false;
     // Under analysisOnly_: every kernel's launch shape, numbered (KernelTable::shape).
     LaunchShapes shapes_;
     // Per process (index into processes_): NCCL kernels with PyTorch's

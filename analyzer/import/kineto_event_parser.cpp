@@ -95,7 +95,7 @@ void EventParser::args(Cursor& c, Event& event) {
     do {
         const uint8_t key = keyAt(c, key_, predictor, position++, argKey);
         const int first = c.peek();
-        if (first == '[' && (key == kGrid || key == kBlock)) {
+        if (first == '[' && (key == kGrid || key == kBlock) && launchShape_) {
             launchDimensions(c, event, key);
         } else if (first == '{' || first == '[' || key == kArgOther) {
             c.skipValue(kEventDepth + 1);

@@ -17,8 +17,11 @@ namespace osc::kineto {
 
 class EventParser {
 public:
-    // `path` names the file in FormatErrors.
-    explicit EventParser(std::string path) : path_(std::move(path)) {}
+    // `path` names the file in FormatErrors. Without `launchShape`, the
+    // arrays args.grid and args.block are skipped (checked as JSON only, all
+    // SaxHandler checks of them): a load without launch details keeps neither.
+    explicit EventParser(std::string path, bool launchShape = true)
+        : path_(std::move(path)), launchShape_(launchShape) {}
 
     // The element at the cursor (white space may come first) into `event`;
     // the cursor ends just after it.
@@ -29,6 +32,7 @@ private:
     void launchDimensions(json_in_place::Cursor& c, Event& event, uint8_t key);
 
     std::string path_;
+    bool launchShape_ = true;
     std::string key_, value_;  // scratch for strings with escapes
     // The keys of events, and of args per event category (a few slots,
     // by a hash of "cat": categories that share one only predict worse).

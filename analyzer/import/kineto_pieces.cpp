@@ -157,7 +157,7 @@ private:
         piece.builder = prototype_->forPiece(piece.local);
         if (start == kNone) return;
         Cursor c(bytes_, start, floor, &stop_);
-        EventParser parser(path_);
+        EventParser parser(path_, options_.launchShape);
         Event event;
         size_t at = start;
         while (at < stopAt) {

@@ -25,7 +25,8 @@ namespace kineto {
 
 struct PieceOptions {
     size_t pieceBytes = size_t{1} << 19;
-    int threads = 1;  // parsing threads (the caller's thread absorbs)
+    int threads = 1;          // parsing threads (the caller's thread absorbs)
+    bool launchShape = true;  // args.grid and args.block read (EventParser)
     // Called after each piece is absorbed (progress; may throw LoadCancelled).
     std::function<void()> absorbed;
     const std::atomic<bool>* cancel = nullptr;

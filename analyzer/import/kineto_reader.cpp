@@ -166,6 +166,7 @@ bool readInPlace(TraceBytes& bytes, const std::string& path, const LoadOptions& 
     PieceOptions pieces;
     pieces.pieceBytes = std::max<size_t>(1, ways.pieceBytes);
     pieces.threads = threadsFor(options, ways);
+    pieces.launchShape = options.launchDetails;  // the builder keeps no shape without details
     pieces.cancel = options.cancel;
     pieces.absorbed = [&] {
         if (options.cancelled()) throw LoadCancelled{};

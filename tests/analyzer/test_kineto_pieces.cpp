@@ -36,30 +36,31 @@ std::string outcome(const std::function<void(Capture&)>& read) {
     return osc::testing::dumpCapture(c);
 }
 
-std::string streaming(std::string_view text) {
+std::string streaming(std::string_view text, const LoadOptions& options = {}) {
     kineto::ReadWays ways;
     ways.streamingOnly = true;
-    return outcome([&](Capture& c) { kineto::readKinetoText(text, "t.json", {}, c, ways); });
+    return outcome([&](Capture& c) { kineto::readKinetoText(text, "t.json", options, c, ways); });
 }
 
 // `tookInPlace`: whether the in-place reader answered (else it left the
 // text to the streaming one).
-std::string inPlace(std::string_view text, size_t pieceBytes, int threads, bool* tookInPlace = nullptr) {
+std::string inPlace(std::string_view text, size_t pieceBytes, int threads, bool* tookInPlace = nullptr,
+                    const LoadOptions& options = {}) {
     kineto::ReadWays ways;
     ways.pieceBytes = pieceBytes;
     ways.threads = threads;
     ways.readInPlace = tookInPlace;
-    return outcome([&](Capture& c) { kineto::readKinetoText(text, "t.json", {}, c, ways); });
+    return outcome([&](Capture& c) { kineto::readKinetoText(text, "t.json", options, c, ways); });
 }
 
 // Piece sizes from one byte (a cut in every element) up.
-void expectAllWaysAgree(const std::string& text, const std::string& what) {
-    const std::string reference = streaming(text);
+void expectAllWaysAgree(const std::string& text, const std::string& what, const LoadOptions& options = {}) {
+    const std::string reference = streaming(text, options);
     ASSERT_EQ(reference.rfind("error: ", 0), std::string::npos) << what << ": " << reference;
     for (const size_t piece : {size_t{17}, size_t{61}, size_t{4096}, size_t{1} << 20})
         for (const int threads : {1, 3}) {
             bool tookInPlace = false;
-            const std::string got = inPlace(text, piece, threads, &tookInPlace);
+            const std::string got = inPlace(text, piece, threads, &tookInPlace, options);
             ASSERT_EQ(got, reference) << what << ", pieces of " << piece << " bytes, " << threads << " threads";
             EXPECT_TRUE(tookInPlace) << what << ": left to the streaming reader";
         }
@@ -328,6 +329,41 @@ TEST(KinetoPieces, KeysMetInTheOrderLearntAndOutOfItReadTheSame) {
         text += "\n]}";
         expectAllWaysAgree(text, "trace " + std::to_string(trace));
     }
+}
+
+TEST(KinetoPieces, WithoutLaunchDetailsEveryWayKeepsNoneAndChecksTheSame) {
+    // Without launch details the in-place reader skips args.grid and
+    // args.block (JSON checked, nothing kept), as the SQLite reader leaves
+    // them: the same model as the streaming reader's, no shape in it, and
+    // the same error where a grid is broken JSON.
+    LoadOptions bare;
+    bare.launchDetails = false;
+    for (uint32_t seed = 1; seed <= 8; ++seed)
+        expectAllWaysAgree(randomTrace(seed, 60), "seed " + std::to_string(seed) + " without details", bare);
+
+    const std::string kernel = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+        "ts": 1, "dur": 2, "args": {"device": 0, "stream": 7, "grid": [130, 2, 1], "block": [128, 1, 1],
+        "registers per thread": 32}}]})";
+    for (const bool details : {true, false}) {
+        LoadOptions options;
+        options.launchDetails = details;
+        for (const bool inPlaceFirst : {true, false}) {
+            kineto::ReadWays ways;
+            ways.streamingOnly = !inPlaceFirst;
+            Capture c;
+            kineto::readKinetoText(kernel, "t.json", options, c, ways);
+            const KernelTable& k = c.processes.at(0).devices.at(0).kernels;
+            ASSERT_EQ(k.size(), 1u);
+            EXPECT_EQ(k.launchShape(0), (details ? LaunchShape{130, 2, 1, 128, 1, 1} : LaunchShape{}));
+            EXPECT_EQ(k.gridX.size() + k.blockZ.size() + k.registersPerThread.size(), details ? 3u : 0u);
+        }
+    }
+
+    std::string broken = kernel;
+    broken.replace(broken.find("[130, 2, 1]"), 11, "[130, 02, 1]");
+    const std::string reference = streaming(broken, bare);
+    ASSERT_EQ(reference.rfind("error: ", 0), 0u) << reference;
+    EXPECT_EQ(inPlace(broken, 4096, 2, nullptr, bare), reference);
 }
 
 TEST(KinetoPieces, BrokenTracesFailWithTheStreamingReadersMessage) {
