@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace osc {
 namespace {
@@ -45,12 +46,35 @@ char* mapRing(size_t size, const std::string& path) {
     return base;
 }
 
+// The last ring a thread let go of, for its next file: a job that reads
+// files one after another on a thread then fills pages already faulted in,
+// instead of faulting in and zeroing a fresh ring per file (a tenth of the
+// read's system time). Unmapped when the thread ends.
+struct SpareRing {
+    char* base = nullptr;
+    size_t size = 0;
+    SpareRing() = default;
+    SpareRing(const SpareRing&) = delete;
+    SpareRing& operator=(const SpareRing&) = delete;
+    ~SpareRing() { drop(); }
+    void drop() {
+        if (base) ::munmap(base, 2 * size);
+        base = nullptr;
+    }
+};
+thread_local SpareRing spareRing;
+
 }  // namespace
 
 TraceBytes::TraceBytes(const std::string& path, size_t span) : stream_(std::make_unique<InflateStream>(path)) {
     span_ = 16 * pageSize();
     while (span_ < span) span_ *= 2;
-    base_ = mapRing(span_, path);
+    if (spareRing.base && spareRing.size == span_) {
+        base_ = std::exchange(spareRing.base, nullptr);
+    } else {
+        base_ = mapRing(span_, path);
+    }
+    ring_ = true;
     mapped_ = 2 * span_;
     mask_ = span_ - 1;
     thread_ = std::thread([this] { fill(); });
@@ -76,7 +100,13 @@ TraceBytes::~TraceBytes() {
         changed_.notify_all();
         thread_.join();
     }
-    if (base_) ::munmap(base_, mapped_);
+    if (base_ && ring_) {
+        spareRing.drop();
+        spareRing.base = base_;
+        spareRing.size = span_;
+    } else if (base_) {
+        ::munmap(base_, mapped_);
+    }
 }
 
 void TraceBytes::fill() {

@@ -4,7 +4,8 @@
 // row, so any stretch of up to span() bytes from an offset not yet released
 // reads as one contiguous run, and memory stays at the ring's size however
 // large the file: the same pages are filled again once the readers have
-// released them (no page faults, nothing to zero, after the first lap).
+// released them (no page faults, nothing to zero, after the first lap). A
+// thread's next file reuses the ring its last one let go of.
 #pragma once
 
 #include <atomic>
@@ -65,6 +66,7 @@ private:
     std::unique_ptr<InflateStream> stream_;
     char* base_ = nullptr;
     size_t mapped_ = 0;         // bytes mapped at base_
+    bool ring_ = false;         // base_ is a ring (mapped twice), kept for the thread's next file
     size_t span_ = 0;           // the ring's size (or the whole content's)
     size_t mask_ = ~size_t{0};  // offset -> place in the ring
     mutable std::mutex mutex_;
