@@ -17,8 +17,7 @@ import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _progress
-from ._errors import CaptureError
-from ._errors import OverlapscopeWarning, warn_all
+from ._errors import CaptureError, OverlapscopeWarning, warn_all
 
 Traces = Union[str, Sequence[str], Mapping[int, str]]
 

@@ -36,7 +36,6 @@ LAUNCHES = (
 )
 
 
-
 def _ranks(ranks: Optional[List[int]]) -> List[int]:
     return [0] if ranks is None or len(ranks) == 0 else list(ranks)
 

@@ -260,6 +260,8 @@ class TraceAnalysis:
         parts = self._trace.kernel_breakdown(bool(include_memory_kernels), int(num_kernels))
         kernel_type_df = _frames.frame(parts["types"])
         kernel_type_df.sort_values(by=["sum"], ignore_index=True, inplace=True, ascending=False)
+        if kernel_type_df.empty:  # pandas makes an empty list floats; HTA's column is text
+            kernel_type_df["kernel_type"] = kernel_type_df["kernel_type"].astype(object)
 
         all_kernel_df = _frames.frame(parts["kernels"])
         if not self._trace.ranks():

@@ -551,6 +551,10 @@ def test_breakdown_tables_ordered_and_rounded_as_pandas_does(tmp_path: Path) -> 
         assert rank0 == sorted(["b", "B", "a", "\u00e9_gemm", "\U0001F600k", "\ufffdk"])
         assert rank0.index("\ufffdk") < rank0.index("\U0001F600k")
         assert ("others" in set(kernels[kernels["rank"] == 1]["name"])) == (num_kernels == 10)
+    # Rank 2 alone has no kernels: empty tables, HTA's dtypes.
+    alone = TraceAnalysis(trace_files={2: str(tmp_path / "rank2.json")}, progress=False)
+    types2, kernels2 = alone.get_gpu_kernel_breakdown(visualize=False)
+    assert types2.empty and kernels2.empty and types2["kernel_type"].dtype == object and types2["sum"].dtype == "int64"
     memory = types[types["kernel_type"] == "MEMORY"]
     assert memory["sum"].tolist() == [2] and types["sum"].sum() == 160 and memory["percentage"].tolist() == [1.2]
 
