@@ -21,7 +21,10 @@ BackgroundJob::BackgroundJob() {
     // Several files analysed: the line's fraction advances within them.
     progress_.reading = [this](double fraction) {
         const std::lock_guard lock(mutex_);
-        if (message_.rfind("analyzing:", 0) != 0) message_ = "analyzing: reading files";
+        if (message_.rfind("analyzing:", 0) != 0) {
+            if (changed_ && !fraction_) stagesPassed_.push_back(message_);
+            message_ = "analyzing: reading files";
+        }
         fraction_ = fraction;
         changed_ = true;
     };
@@ -37,6 +40,9 @@ void BackgroundJob::status(std::string_view stage) { set(std::string(stage), std
 
 void BackgroundJob::set(std::string message, std::optional<double> fraction) {
     const std::lock_guard lock(mutex_);
+    // A stage replaced before the callback saw it is still told (ahead of
+    // what replaced it): a short analysis is a stage like a long one.
+    if (changed_ && !fraction_ && message_ != message) stagesPassed_.push_back(message_);
     message_ = std::move(message);
     fraction_ = fraction;
     changed_ = true;
@@ -94,12 +100,15 @@ void BackgroundJob::run(const std::function<void()>& work, const py::object& cal
             std::string message;
             std::optional<double> fraction;
             bool changed = false;
+            std::vector<std::string> passed;
             {
                 const std::lock_guard lock(mutex_);
                 std::swap(changed, changed_);
+                std::swap(passed, stagesPassed_);
                 message = message_;
                 fraction = fraction_;
             }
+            for (const auto& stage : passed) callback(stage, py::none());
             if (changed || finished)
                 callback(finished ? std::string() : message, fraction ? py::cast(*fraction) : py::none());
         }

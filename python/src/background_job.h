@@ -35,7 +35,8 @@ public:
 
     // Runs `work` on its own thread and waits for it (GIL released), calling
     // `callback(message, fraction or None)` when progress changed, unless
-    // callback is None. Re-raises the work's exception here; Ctrl-C or an
+    // callback is None; every stage (status()) reaches it, also one that
+    // began and ended between two of its calls. Re-raises the work's exception here; Ctrl-C or an
     // exception from the callback cancels the work and propagates.
     void run(const std::function<void()>& work, const py::object& callback);
 
@@ -51,6 +52,7 @@ private:
     std::string message_;
     std::optional<double> fraction_;
     bool changed_ = false;
+    std::vector<std::string> stagesPassed_;  // stages since the last call, before message_
     std::vector<std::string> warnings_;
 };
 
