@@ -21,10 +21,7 @@ BackgroundJob::BackgroundJob() {
     // Several files analysed: the line's fraction advances within them.
     progress_.reading = [this](double fraction) {
         const std::lock_guard lock(mutex_);
-        if (message_.rfind("analyzing:", 0) != 0) {
-            if (changed_ && !fraction_) stagesPassed_.push_back(message_);
-            message_ = "analyzing: reading files";
-        }
+        if (message_.rfind("analyzing:", 0) != 0) replaceMessage("analyzing: reading files");
         fraction_ = fraction;
         changed_ = true;
     };
@@ -38,12 +35,16 @@ void BackgroundJob::loading(double fraction, std::string_view stage) {
 
 void BackgroundJob::status(std::string_view stage) { set(std::string(stage), std::nullopt); }
 
-void BackgroundJob::set(std::string message, std::optional<double> fraction) {
-    const std::lock_guard lock(mutex_);
+void BackgroundJob::replaceMessage(std::string message) {
     // A stage replaced before the callback saw it is still told (ahead of
     // what replaced it): a short analysis is a stage like a long one.
     if (changed_ && !fraction_ && message_ != message) stagesPassed_.push_back(message_);
     message_ = std::move(message);
+}
+
+void BackgroundJob::set(std::string message, std::optional<double> fraction) {
+    const std::lock_guard lock(mutex_);
+    replaceMessage(std::move(message));
     fraction_ = fraction;
     changed_ = true;
 }

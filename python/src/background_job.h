@@ -45,6 +45,8 @@ public:
 
 private:
     void set(std::string message, std::optional<double> fraction);
+    // The line's message, with mutex_ held.
+    void replaceMessage(std::string message);
 
     std::atomic<bool> cancel_{false};
     job::JobProgress progress_;

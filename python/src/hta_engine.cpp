@@ -113,14 +113,12 @@ const char* htaKernelTypeName(HtaKernelType t) {
     return "OTHER";
 }
 
-namespace {
-
-// numpy's round to `decimals` places (what pandas' round calls): rint of the
-// value times 10^decimals, over 10^decimals.
 double roundLikeNumpy(double value, int decimals) {
     const double scale = std::pow(10.0, decimals);
     return std::nearbyint(value * scale) / scale;
 }
+
+namespace {
 
 // HTA's percentages: (100 * (part / whole)).round(2), in float64.
 double percentOf(double part, double whole) { return roundLikeNumpy(100 * (part / whole), 2); }

@@ -64,6 +64,10 @@ struct HtaOptions {
 // A duration in HTA's unit, us.
 inline double htaUs(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
 
+// numpy's round to `decimals` places (what pandas' round calls): rint of the
+// value times 10^decimals, over 10^decimals (to even at a half).
+double roundLikeNumpy(double value, int decimals);
+
 // A group of GPU events HTA's merge_kernel_intervals joins: its first start to its largest end.
 struct HtaSpan {
     TimeNs start, end;

@@ -124,11 +124,9 @@ py::dict HtaTrace::kernelBreakdown(bool includeMemory, int numKernels) const {
     Columns types(labels.size());
     types.add("kernel_type", [&](size_t i) { return labels[i]; });
     types.add("sum", [&](size_t i) { return sums[i]; });
-    // pandas: int64 / int64 in float64, times 100, then numpy's round to one
-    // decimal (rint of ten times it, over ten).
+    // pandas: int64 / int64 in float64, times 100, rounded to one decimal.
     types.add("percentage", [&](size_t i) {
-        const double share = static_cast<double>(sums[i]) / static_cast<double>(total) * 100;
-        return std::nearbyint(share * 10) / 10;
+        return roundLikeNumpy(static_cast<double>(sums[i]) / static_cast<double>(total) * 100, 1);
     });
 
     // A (rank, type) group of more than numKernels names is folded; the

@@ -241,7 +241,6 @@ py::tuple htaLoad(const std::vector<std::string>& paths, int jobs, const HtaOpti
                     try {
                         LoadOptions o;
                         o.launchDetails = false;
-                        if (getenv("OSC_T1")) o.threads = atoi(getenv("OSC_T1"));
                         o.cancel = work.cancelFlag();
                         o.progress = [&, i](double fraction, std::string_view stage) { advance(i, fraction, stage); };
                         Capture capture = loadCaptures({files[i]}, o);
